@@ -1,0 +1,47 @@
+/* Allocation wrappers; the countdown makes allocation failures testable. */
+#include "common/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_countdown = -1;
+
+static int should_fail(void)
+{
+    if (fail_countdown < 0)
+        return 0;
+    if (fail_countdown == 0) {
+        fail_countdown = -1;
+        return 1;
+    }
+    fail_countdown--;
+    return 0;
+}
+
+void aitk_alloc_fail_after(long n) { fail_countdown = n; }
+
+void *aitk_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
+
+void *aitk_calloc(size_t count, size_t size)
+{
+    return should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1);
+}
+
+void *aitk_realloc(void *p, size_t n) { return should_fail() ? NULL : realloc(p, n ? n : 1); }
+
+void aitk_free(void *p) { free(p); }
+
+char *aitk_strndup(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    size_t len = strnlen(s, n);
+    char *d = aitk_malloc(len + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+char *aitk_strdup(const char *s) { return s ? aitk_strndup(s, strlen(s)) : NULL; }

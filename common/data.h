@@ -1,0 +1,28 @@
+/* The project's data files (YAML with sources), compiled into the binary.
+ *
+ * Embedding means the tool works from any folder and --quick reads no file it
+ * was not asked to. AITK_DATA_DIR=<repo-like folder> makes it read the files
+ * from disk instead, so a person can try an edited matrix without a rebuild. */
+#ifndef AITK_COMMON_DATA_H
+#define AITK_COMMON_DATA_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+#include "common/yaml.h"
+
+typedef struct aitk_embedded_file {
+    const char *name; /* repository-relative: "validate/compat.yaml" */
+    const unsigned char *data;
+    size_t len;
+} aitk_embedded_file;
+
+/* Generated at build time (cmake/embed.cmake). */
+extern const aitk_embedded_file aitk_embedded_files[];
+extern const size_t aitk_embedded_file_count;
+
+/* Parses data file `name`; messages name it as "validate/compat.yaml:L:C". */
+aitk_status aitk_data_load_yaml(const char *name, aitk_yaml_doc **out, aitk_str *err);
+
+#endif

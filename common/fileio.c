@@ -1,0 +1,199 @@
+/* File helpers: capped reads, atomic writes, mkdir -p. POSIX; Win32 through mingw's CRT. */
+#include "common/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+
+#ifdef _WIN32
+#include <direct.h>
+#include <io.h>
+#define aitk_mkdir(p) _mkdir(p)
+#define fsync(fd) _commit(fd)
+#else
+#define aitk_mkdir(p) mkdir((p), 0777)
+#endif
+
+aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size_t *len,
+                           aitk_str *err)
+{
+    *data = NULL;
+    if (len)
+        *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        if (err)
+            aitk_str_appendf(err, "%s: %s", path, strerror(e));
+        return e == ENOENT ? AITK_E_NOTFOUND : AITK_E_IO;
+    }
+    aitk_str buf = AITK_STR_INIT;
+    char chunk[65536];
+    size_t n;
+    aitk_status st = AITK_OK;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (buf.len + n > max_bytes) {
+            st = AITK_E_RANGE;
+            if (err)
+                aitk_str_appendf(err, "%s: larger than the %zu-byte limit", path, max_bytes);
+            break;
+        }
+        if ((st = aitk_str_appendn(&buf, chunk, n)))
+            break;
+    }
+    if (!st && ferror(f)) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: read error", path);
+    }
+    fclose(f);
+    if (st) {
+        aitk_str_free(&buf);
+        return st;
+    }
+    size_t got = buf.len;
+    *data = aitk_str_steal(&buf);
+    if (!*data)
+        return AITK_E_NOMEM;
+    if (len)
+        *len = got;
+    return AITK_OK;
+}
+
+aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
+{
+    aitk_str tmp = AITK_STR_INIT;
+    if (aitk_str_appendf(&tmp, "%s.tmp.XXXXXX", path))
+        return AITK_E_NOMEM;
+    char *tpath = tmp.ptr;
+#ifdef _WIN32
+    int fd = _mktemp_s(tpath, tmp.len + 1) == 0
+                 ? _open(tpath, _O_CREAT | _O_EXCL | _O_WRONLY | _O_BINARY, 0666)
+                 : -1;
+#else
+    int fd = mkstemp(tpath);
+#endif
+    if (fd < 0) {
+        if (err)
+            aitk_str_appendf(err, "%s: cannot create a file there: %s", path, strerror(errno));
+        aitk_str_free(&tmp);
+        return AITK_E_IO;
+    }
+    const char *p = data;
+    size_t left = len;
+    aitk_status st = AITK_OK;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            st = AITK_E_IO;
+            if (err)
+                aitk_str_appendf(err, "%s: write failed: %s", path, strerror(errno));
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (!st && fsync(fd) != 0) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: fsync failed: %s", path, strerror(errno));
+    }
+#ifndef _WIN32
+    /* mkstemp creates 0600; a report is an ordinary file. */
+    if (!st) {
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, 0666 & ~um);
+    }
+#endif
+    if (close(fd) != 0 && !st) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: close failed: %s", path, strerror(errno));
+    }
+#ifdef _WIN32
+    if (!st)
+        remove(path); /* rename does not replace on Windows' CRT */
+#endif
+    if (!st && rename(tpath, path) != 0) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: rename failed: %s", path, strerror(errno));
+    }
+    if (st)
+        remove(tpath);
+    aitk_str_free(&tmp);
+    return st;
+}
+
+aitk_status aitk_dir_create(const char *dir, aitk_str *err)
+{
+    char *copy = aitk_strdup(dir);
+    if (!copy)
+        return AITK_E_NOMEM;
+    aitk_status st = AITK_OK;
+    size_t n = strlen(copy);
+    for (size_t i = 1; i <= n; i++) {
+        if (copy[i] != '/' && copy[i] != '\0')
+            continue;
+        char saved = copy[i];
+        copy[i] = '\0';
+        if (aitk_mkdir(copy) != 0 && errno != EEXIST) {
+            st = AITK_E_IO;
+            if (err)
+                aitk_str_appendf(err, "%s: cannot create folder: %s", copy, strerror(errno));
+            break;
+        }
+        copy[i] = saved;
+    }
+    if (!st) {
+        struct stat sb;
+        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            st = AITK_E_IO;
+            if (err)
+                aitk_str_appendf(err, "%s: exists and is not a folder", dir);
+        }
+    }
+    aitk_free(copy);
+    return st;
+}
+
+aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err)
+{
+    aitk_str probe = AITK_STR_INIT;
+    if (aitk_path_join(&probe, dir, ".aitk-write-test.XXXXXX"))
+        return AITK_E_NOMEM;
+#ifdef _WIN32
+    int fd = _mktemp_s(probe.ptr, probe.len + 1) == 0
+                 ? _open(probe.ptr, _O_CREAT | _O_EXCL | _O_WRONLY, 0666)
+                 : -1;
+#else
+    int fd = mkstemp(probe.ptr);
+#endif
+    if (fd < 0) {
+        if (err)
+            aitk_str_appendf(err, "%s: folder is not writable: %s", dir, strerror(errno));
+        aitk_str_free(&probe);
+        return AITK_E_IO;
+    }
+    close(fd);
+    remove(probe.ptr);
+    aitk_str_free(&probe);
+    return AITK_OK;
+}
+
+aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name)
+{
+    aitk_str_clear(out);
+    size_t n = strlen(dir);
+    int slash = n > 0 && (dir[n - 1] == '/' || dir[n - 1] == '\\');
+    return aitk_str_appendf(out, "%s%s%s", dir, slash || n == 0 ? "" : "/", name);
+}

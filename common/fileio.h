@@ -1,0 +1,33 @@
+/* Files: whole-file reads with a size cap, and atomic writes.
+ *
+ * Reports are written to a temporary file beside the target and renamed into
+ * place, so an interrupted run never leaves half a report.json behind. */
+#ifndef AITK_COMMON_FILEIO_H
+#define AITK_COMMON_FILEIO_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+/* Reads at most `max_bytes` (AITK_E_RANGE if the file is larger). The buffer
+ * is NUL-terminated; free with aitk_free. `err` gets "path: reason". */
+aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size_t *len,
+                           aitk_str *err);
+
+/* Writes `len` bytes to `path` atomically: temp file in the same folder,
+ * fsync, rename. On any failure the target is untouched and the temp removed. */
+aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len,
+                                   aitk_str *err);
+
+/* Creates `dir` and its parents (mkdir -p). */
+aitk_status aitk_dir_create(const char *dir, aitk_str *err);
+
+/* Checks that a file can be created in `dir` (by creating and removing one),
+ * so callers can refuse bad output folders before doing any work. */
+aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err);
+
+/* path = dir + "/" + name, into `out`. */
+aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,37 @@
+/* Logging to stderr for people: levels, colour only where it helps.
+ *
+ * Colour is used when stderr is a terminal, NO_COLOR is unset or empty
+ * (no-color.org), and --no-color was not given. --quiet keeps errors only;
+ * --verbose adds debug lines. Probes never log: only the CLI layer does. */
+#ifndef AITK_COMMON_LOG_H
+#define AITK_COMMON_LOG_H
+
+#include <stdbool.h>
+
+typedef enum aitk_log_level {
+    AITK_LOG_ERROR,
+    AITK_LOG_WARN,
+    AITK_LOG_INFO,
+    AITK_LOG_DEBUG,
+} aitk_log_level;
+
+/* want_color: false when --no-color was given. */
+void aitk_log_init(aitk_log_level max_level, bool want_color);
+bool aitk_log_color(void);
+bool aitk_log_enabled(aitk_log_level level);
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void aitk_log(aitk_log_level level, const char *fmt, ...);
+
+/* ANSI wrappers that collapse to "" when colour is off. */
+const char *aitk_color(const char *ansi);
+#define AITK_RED "\033[31m"
+#define AITK_GREEN "\033[32m"
+#define AITK_YELLOW "\033[33m"
+#define AITK_DIM "\033[2m"
+#define AITK_BOLD "\033[1m"
+#define AITK_RESET "\033[0m"
+
+#endif

@@ -1,0 +1,39 @@
+/* Running a program with a time limit and captured output.
+ *
+ * Used for the deep Python check (import torch) and by tests that drive the
+ * CLI. The child runs in its own process group so a timeout kills the whole
+ * tree (python may spawn helpers), not just the first process. */
+#ifndef AITK_COMMON_PROC_H
+#define AITK_COMMON_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct aitk_proc_result {
+    int exit_code;    /* valid when exited is true */
+    int term_signal;  /* non-zero when killed by a signal */
+    bool exited;
+    bool timed_out;
+    double wall_ms;
+} aitk_proc_result;
+
+typedef struct aitk_proc_opts {
+    long timeout_ms;           /* <= 0: no limit */
+    size_t max_output;         /* per stream; more is dropped (0: 1 MiB) */
+    const char *cwd;           /* NULL: inherit */
+    const char *const *env;    /* NULL: inherit; else "NAME=value" list, NULL-terminated */
+    const char *stdin_text;    /* NULL: /dev/null */
+} aitk_proc_opts;
+
+/* Runs argv[0] (searched on PATH) with argv. Returns AITK_OK once the child
+ * was started and collected, whatever its exit status; AITK_E_EXEC when it
+ * could not be started (err says why); AITK_E_TIMEOUT when it was killed for
+ * running over the limit (res still filled). `out`/`errout` may be NULL. */
+aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
+                          aitk_proc_result *res, aitk_str *out, aitk_str *errout,
+                          aitk_str *err);
+
+#endif

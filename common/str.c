@@ -1,0 +1,103 @@
+/* Growable owned strings; see str.h for the sticky-failure contract. */
+#include "common/str.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+static aitk_status reserve(aitk_str *s, size_t extra)
+{
+    if (s->failed)
+        return AITK_E_NOMEM;
+    if (extra > (size_t)-1 - s->len - 1) {
+        s->failed = true;
+        return AITK_E_NOMEM;
+    }
+    size_t need = s->len + extra + 1;
+    if (need <= s->cap)
+        return AITK_OK;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < need)
+        cap = cap > ((size_t)-1) / 2 ? need : cap * 2;
+    char *p = aitk_realloc(s->ptr, cap);
+    if (!p) {
+        s->failed = true;
+        return AITK_E_NOMEM;
+    }
+    s->ptr = p;
+    s->cap = cap;
+    return AITK_OK;
+}
+
+aitk_status aitk_str_appendn(aitk_str *s, const char *text, size_t n)
+{
+    aitk_status st = reserve(s, n);
+    if (st)
+        return st;
+    if (n)
+        memcpy(s->ptr + s->len, text, n);
+    s->len += n;
+    s->ptr[s->len] = '\0';
+    return AITK_OK;
+}
+
+aitk_status aitk_str_append(aitk_str *s, const char *text)
+{
+    return aitk_str_appendn(s, text ? text : "", text ? strlen(text) : 0);
+}
+
+aitk_status aitk_str_appendc(aitk_str *s, char c) { return aitk_str_appendn(s, &c, 1); }
+
+aitk_status aitk_str_vappendf(aitk_str *s, const char *fmt, va_list ap)
+{
+    va_list probe;
+    va_copy(probe, ap);
+    int n = vsnprintf(NULL, 0, fmt, probe);
+    va_end(probe);
+    if (n < 0)
+        return AITK_E_INVAL;
+    aitk_status st = reserve(s, (size_t)n);
+    if (st)
+        return st;
+    vsnprintf(s->ptr + s->len, (size_t)n + 1, fmt, ap);
+    s->len += (size_t)n;
+    return AITK_OK;
+}
+
+aitk_status aitk_str_appendf(aitk_str *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    aitk_status st = aitk_str_vappendf(s, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+const char *aitk_str_cstr(const aitk_str *s) { return s->ptr ? s->ptr : ""; }
+
+aitk_status aitk_str_status(const aitk_str *s) { return s->failed ? AITK_E_NOMEM : AITK_OK; }
+
+void aitk_str_clear(aitk_str *s)
+{
+    s->len = 0;
+    if (s->ptr)
+        s->ptr[0] = '\0';
+}
+
+char *aitk_str_steal(aitk_str *s)
+{
+    char *p = NULL;
+    if (!s->failed) {
+        p = s->ptr ? s->ptr : aitk_strdup("");
+        s->ptr = NULL;
+    }
+    aitk_str_free(s);
+    return p;
+}
+
+void aitk_str_free(aitk_str *s)
+{
+    aitk_free(s->ptr);
+    *s = (aitk_str)AITK_STR_INIT;
+}

@@ -1,0 +1,43 @@
+/* aitk_str: one owned, growable string for building text (Redis sds habit).
+ *
+ * No fixed buffers that silently truncate. An allocation failure is sticky:
+ * the string keeps what it had, every later append is refused, and
+ * aitk_str_status() reports AITK_E_NOMEM, so a renderer can append freely and
+ * check once at the end. A zero-initialised aitk_str is a valid empty string. */
+#ifndef AITK_COMMON_STR_H
+#define AITK_COMMON_STR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+
+typedef struct aitk_str {
+    char *ptr;   /* NUL-terminated when len > 0 or after any append */
+    size_t len;
+    size_t cap;
+    bool failed; /* sticky allocation failure */
+} aitk_str;
+
+#define AITK_STR_INIT {0}
+
+aitk_status aitk_str_append(aitk_str *s, const char *text);
+aitk_status aitk_str_appendn(aitk_str *s, const char *text, size_t n);
+aitk_status aitk_str_appendc(aitk_str *s, char c);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+aitk_status aitk_str_appendf(aitk_str *s, const char *fmt, ...);
+aitk_status aitk_str_vappendf(aitk_str *s, const char *fmt, va_list ap);
+
+/* Text so far; "" for an empty string, never NULL. */
+const char *aitk_str_cstr(const aitk_str *s);
+aitk_status aitk_str_status(const aitk_str *s);
+void aitk_str_clear(aitk_str *s);
+/* Hand the buffer to the caller (free with aitk_free); the string becomes empty.
+ * Returns NULL when an allocation had failed. */
+char *aitk_str_steal(aitk_str *s);
+void aitk_str_free(aitk_str *s);
+
+#endif

@@ -1,0 +1,442 @@
+/* libyaml event stream -> aitk_yaml_node tree, with positions for every node. */
+#include "common/yaml.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+/* Deeper nesting than any real config; stops stack exhaustion on hostile input. */
+#define YAML_MAX_DEPTH 64
+#define YAML_MAX_FILE (16u << 20)
+
+typedef struct builder {
+    yaml_parser_t parser;
+    const char *name;
+    aitk_str *err;
+} builder;
+
+static void node_free(aitk_yaml_node *n)
+{
+    if (!n)
+        return;
+    aitk_free(n->text);
+    for (size_t i = 0; n->items && i < n->count; i++)
+        node_free(n->items[i]);
+    for (size_t i = 0; n->pairs && i < n->count; i++) {
+        node_free(n->pairs[i].key);
+        node_free(n->pairs[i].value);
+    }
+    aitk_free(n->items);
+    aitk_free(n->pairs);
+    aitk_free(n);
+}
+
+static aitk_status parser_error(builder *b)
+{
+    const yaml_parser_t *p = &b->parser;
+    if (p->error == YAML_MEMORY_ERROR)
+        return AITK_E_NOMEM;
+    /* libyaml marks are 0-based; people count from 1. */
+    const yaml_mark_t *m = p->problem_mark.line || p->problem_mark.column || !p->context
+                               ? &p->problem_mark
+                               : &p->context_mark;
+    if (b->err) {
+        aitk_str_appendf(b->err, "%s:%zu:%zu: %s", b->name, m->line + 1, m->column + 1,
+                         p->problem ? p->problem : "invalid YAML");
+        if (p->context)
+            aitk_str_appendf(b->err, " (%s at line %zu, column %zu)", p->context,
+                             p->context_mark.line + 1, p->context_mark.column + 1);
+    }
+    return AITK_E_PARSE;
+}
+
+static aitk_status next_event(builder *b, yaml_event_t *ev)
+{
+    if (!yaml_parser_parse(&b->parser, ev))
+        return parser_error(b);
+    return AITK_OK;
+}
+
+static aitk_yaml_node *node_new(aitk_yaml_kind kind, const yaml_mark_t *m)
+{
+    aitk_yaml_node *n = aitk_calloc(1, sizeof *n);
+    if (n) {
+        n->kind = kind;
+        n->line = (int)m->line + 1;
+        n->col = (int)m->column + 1;
+    }
+    return n;
+}
+
+static aitk_status build_node(builder *b, yaml_event_t *ev, int depth, aitk_yaml_node **out);
+
+static aitk_status grow(void **arr, size_t elem, size_t count, size_t *cap)
+{
+    if (count < *cap)
+        return AITK_OK;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    void *p = aitk_realloc(*arr, ncap * elem);
+    if (!p)
+        return AITK_E_NOMEM;
+    *arr = p;
+    *cap = ncap;
+    return AITK_OK;
+}
+
+static aitk_status build_seq(builder *b, aitk_yaml_node *n, int depth)
+{
+    size_t cap = 0;
+    for (;;) {
+        yaml_event_t ev;
+        aitk_status st = next_event(b, &ev);
+        if (st)
+            return st;
+        if (ev.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&ev);
+            return AITK_OK;
+        }
+        aitk_yaml_node *child = NULL;
+        st = build_node(b, &ev, depth + 1, &child);
+        yaml_event_delete(&ev);
+        if (st)
+            return st;
+        if ((st = grow((void **)&n->items, sizeof *n->items, n->count, &cap))) {
+            node_free(child);
+            return st;
+        }
+        n->items[n->count++] = child;
+    }
+}
+
+static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
+{
+    size_t cap = 0;
+    for (;;) {
+        yaml_event_t ev;
+        aitk_status st = next_event(b, &ev);
+        if (st)
+            return st;
+        if (ev.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete(&ev);
+            return AITK_OK;
+        }
+        aitk_yaml_node *key = NULL;
+        st = build_node(b, &ev, depth + 1, &key);
+        yaml_event_delete(&ev);
+        if (st)
+            return st;
+        if (key->kind != AITK_YAML_SCALAR) {
+            if (b->err)
+                aitk_str_appendf(b->err, "%s:%d:%d: a mapping key must be a plain value",
+                                 b->name, key->line, key->col);
+            node_free(key);
+            return AITK_E_PARSE;
+        }
+        for (size_t i = 0; i < n->count; i++) {
+            if (strcmp(n->pairs[i].key->text, key->text) == 0) {
+                if (b->err)
+                    aitk_str_appendf(b->err, "%s:%d:%d: duplicate key '%s' (first at line %d)",
+                                     b->name, key->line, key->col, key->text,
+                                     n->pairs[i].key->line);
+                node_free(key);
+                return AITK_E_PARSE;
+            }
+        }
+        aitk_yaml_node *value = NULL;
+        if ((st = next_event(b, &ev))) {
+            node_free(key);
+            return st;
+        }
+        st = build_node(b, &ev, depth + 1, &value);
+        yaml_event_delete(&ev);
+        if (!st)
+            st = grow((void **)&n->pairs, sizeof *n->pairs, n->count, &cap);
+        if (st) {
+            node_free(key);
+            node_free(value);
+            return st;
+        }
+        n->pairs[n->count].key = key;
+        n->pairs[n->count].value = value;
+        n->count++;
+    }
+}
+
+static aitk_status build_node(builder *b, yaml_event_t *ev, int depth, aitk_yaml_node **out)
+{
+    *out = NULL;
+    if (depth > YAML_MAX_DEPTH) {
+        if (b->err)
+            aitk_str_appendf(b->err, "%s:%zu:%zu: nested deeper than %d levels", b->name,
+                             ev->start_mark.line + 1, ev->start_mark.column + 1, YAML_MAX_DEPTH);
+        return AITK_E_PARSE;
+    }
+    aitk_yaml_node *n = NULL;
+    aitk_status st = AITK_OK;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        if (!(n = node_new(AITK_YAML_SCALAR, &ev->start_mark)))
+            return AITK_E_NOMEM;
+        n->text = aitk_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        if (!n->text) {
+            node_free(n);
+            return AITK_E_NOMEM;
+        }
+        n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+        if (!(n = node_new(AITK_YAML_SEQ, &ev->start_mark)))
+            return AITK_E_NOMEM;
+        st = build_seq(b, n, depth);
+        break;
+    case YAML_MAPPING_START_EVENT:
+        if (!(n = node_new(AITK_YAML_MAP, &ev->start_mark)))
+            return AITK_E_NOMEM;
+        st = build_map(b, n, depth);
+        break;
+    case YAML_ALIAS_EVENT:
+        if (b->err)
+            aitk_str_appendf(b->err, "%s:%zu:%zu: YAML aliases (*name) are not supported here",
+                             b->name, ev->start_mark.line + 1, ev->start_mark.column + 1);
+        return AITK_E_PARSE;
+    default:
+        if (b->err)
+            aitk_str_appendf(b->err, "%s:%zu:%zu: unexpected YAML event", b->name,
+                             ev->start_mark.line + 1, ev->start_mark.column + 1);
+        return AITK_E_PARSE;
+    }
+    if (st) {
+        node_free(n);
+        return st;
+    }
+    *out = n;
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_parse(const char *name, const char *text, size_t len, aitk_yaml_doc **out,
+                            aitk_str *err)
+{
+    *out = NULL;
+    aitk_yaml_doc *doc = aitk_calloc(1, sizeof *doc);
+    if (!doc || !(doc->name = aitk_strdup(name))) {
+        aitk_free(doc);
+        return AITK_E_NOMEM;
+    }
+    builder b = {.name = name, .err = err};
+    if (!yaml_parser_initialize(&b.parser)) {
+        aitk_yaml_free(doc);
+        return AITK_E_NOMEM;
+    }
+    yaml_parser_set_input_string(&b.parser, (const unsigned char *)text, len);
+    aitk_status st = AITK_OK;
+    /* STREAM-START, then DOCUMENT-START or STREAM-END (empty input). */
+    yaml_event_t ev;
+    int phase = 0;
+    while (!st) {
+        if ((st = next_event(&b, &ev)))
+            break;
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if (t == YAML_STREAM_START_EVENT || t == YAML_DOCUMENT_START_EVENT) {
+            yaml_event_delete(&ev);
+            continue;
+        }
+        if (t == YAML_DOCUMENT_END_EVENT) {
+            yaml_event_delete(&ev);
+            break; /* first document only */
+        }
+        if (phase++ == 0)
+            st = build_node(&b, &ev, 0, &doc->root);
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&b.parser);
+    if (st) {
+        aitk_yaml_free(doc);
+        return st;
+    }
+    *out = doc;
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_load_file(const char *path, aitk_yaml_doc **out, aitk_str *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    *out = NULL;
+    aitk_status st = aitk_file_read(path, YAML_MAX_FILE, &data, &len, err);
+    if (st)
+        return st;
+    st = aitk_yaml_parse(path, data, len, out, err);
+    aitk_free(data);
+    return st;
+}
+
+void aitk_yaml_free(aitk_yaml_doc *doc)
+{
+    if (!doc)
+        return;
+    node_free(doc->root);
+    aitk_free(doc->name);
+    aitk_free(doc);
+}
+
+aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key)
+{
+    if (!map || map->kind != AITK_YAML_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->count; i++)
+        if (strcmp(map->pairs[i].key->text, key) == 0)
+            return map->pairs[i].value;
+    return NULL;
+}
+
+void aitk_yaml_errorf(aitk_str *err, const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                      const char *fmt, ...)
+{
+    if (!err)
+        return;
+    const char *name = doc && doc->name ? doc->name : "<yaml>";
+    if (node)
+        aitk_str_appendf(err, "%s:%d:%d: ", name, node->line, node->col);
+    else
+        aitk_str_appendf(err, "%s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    aitk_str_vappendf(err, fmt, ap);
+    va_end(ap);
+}
+
+static const char *kind_name(aitk_yaml_kind k)
+{
+    return k == AITK_YAML_MAP ? "a mapping" : k == AITK_YAML_SEQ ? "a list" : "a value";
+}
+
+aitk_status aitk_yaml_expect(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                             aitk_yaml_kind kind, const char *what, aitk_str *err)
+{
+    if (!node) {
+        aitk_yaml_errorf(err, doc, NULL, "missing %s", what);
+        return AITK_E_PARSE;
+    }
+    if (node->kind != kind) {
+        aitk_yaml_errorf(err, doc, node, "%s must be %s, found %s", what, kind_name(kind),
+                         kind_name(node->kind));
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
+static aitk_status need_scalar(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                               const char *want, aitk_str *err)
+{
+    if (!node) {
+        aitk_yaml_errorf(err, doc, NULL, "missing %s", want);
+        return AITK_E_PARSE;
+    }
+    if (node->kind != AITK_YAML_SCALAR) {
+        aitk_yaml_errorf(err, doc, node, "expected %s, found %s", want, kind_name(node->kind));
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_double(const aitk_yaml_doc *doc, const aitk_yaml_node *node, double *out,
+                             aitk_str *err)
+{
+    aitk_status st = need_scalar(doc, node, "a number", err);
+    if (st)
+        return st;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(node->text, &end);
+    if (end == node->text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        aitk_yaml_errorf(err, doc, node, "expected a number, found '%s'", node->text);
+        return AITK_E_PARSE;
+    }
+    *out = v;
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_long(const aitk_yaml_doc *doc, const aitk_yaml_node *node, long *out,
+                           aitk_str *err)
+{
+    aitk_status st = need_scalar(doc, node, "an integer", err);
+    if (st)
+        return st;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(node->text, &end, 10);
+    if (end == node->text || *end != '\0' || errno == ERANGE) {
+        aitk_yaml_errorf(err, doc, node, "expected an integer, found '%s'", node->text);
+        return AITK_E_PARSE;
+    }
+    *out = v;
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *node, bool *out,
+                           aitk_str *err)
+{
+    aitk_status st = need_scalar(doc, node, "true or false", err);
+    if (st)
+        return st;
+    /* YAML 1.1 spellings, as PyYAML (and so ai-toolkit) reads them. */
+    static const char *const yes[] = {"true", "yes", "on", NULL};
+    static const char *const no[] = {"false", "no", "off", NULL};
+    for (int i = 0; yes[i]; i++) {
+        if (strcasecmp(node->text, yes[i]) == 0) {
+            *out = true;
+            return AITK_OK;
+        }
+        if (strcasecmp(node->text, no[i]) == 0) {
+            *out = false;
+            return AITK_OK;
+        }
+    }
+    aitk_yaml_errorf(err, doc, node, "expected true or false, found '%s'", node->text);
+    return AITK_E_PARSE;
+}
+
+aitk_status aitk_yaml_string(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                             const char **out, aitk_str *err)
+{
+    aitk_status st = need_scalar(doc, node, "a text value", err);
+    if (st)
+        return st;
+    *out = node->text;
+    return AITK_OK;
+}
+
+aitk_status aitk_yaml_check_keys(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                 const char *const *known, const char *where, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_expect(doc, map, AITK_YAML_MAP, where, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < map->count; i++) {
+        const char *k = map->pairs[i].key->text;
+        int found = 0;
+        for (const char *const *kn = known; *kn && !found; kn++)
+            found = strcmp(*kn, k) == 0;
+        if (!found) {
+            aitk_yaml_errorf(err, doc, map->pairs[i].key, "unknown key '%s' in %s (known:", k,
+                             where);
+            for (const char *const *kn = known; *kn; kn++)
+                aitk_str_appendf(err, "%s %s", kn == known ? "" : ",", *kn);
+            aitk_str_append(err, ")");
+            return AITK_E_PARSE;
+        }
+    }
+    return AITK_OK;
+}

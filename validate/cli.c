@@ -1,0 +1,182 @@
+/* getopt_long parsing for the validate command, and its --help text. */
+#include "validate/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate/probes/workloads.h"
+
+enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS };
+
+static const struct option long_opts[] = {
+    {"quick", no_argument, NULL, 'q'},
+    {"full", no_argument, NULL, 'f'},
+    {"model", required_argument, NULL, 'm'},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"cpu", no_argument, NULL, OPT_CPU},
+    {"output-dir", required_argument, NULL, 'o'},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+    {"quiet", no_argument, NULL, 'Q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+void aitk_cli_print_help(void)
+{
+    fputs(
+        "Usage: aitk-validate [OPTIONS]\n"
+        "       aitk-validate COMMAND [ARGS]   (COMMAND: deps, predict, compare, render, gpus)\n"
+        "\n"
+        "Tells whether this machine can train FLUX, Chroma and OmniGen2 LoRAs with\n"
+        "ai-toolkit, how fast and in how much memory, and what to fix when it cannot.\n"
+        "\n"
+        "Depth (pick one; the default is the standard level):\n"
+        "  --quick             environment checks only: no workload, no CUDA library\n"
+        "                      loaded; seconds\n"
+        "  --full              everything, including the 1000-step reference workloads\n"
+        "\n"
+        "What to run:\n"
+        "  -m, --model LIST    workloads, comma-separated: flux1-dev, chroma, omnigen2\n"
+        "                      (default: all three)\n"
+        "      --steps N       training steps per workload (1..10000000)\n"
+        "      --cpu           use the CPU backend even when a GPU answers\n"
+        "      --profile NAME  compatibility profile: ai-toolkit-current (default),\n"
+        "                      seed-guide (the original troubleshooting guide)\n"
+        "      --strict        warnings count as failures (exit 1)\n"
+        "\n"
+        "Output:\n"
+        "  -o, --output-dir DIR  write report.json and report.md into DIR (created)\n"
+        "      --json FILE       write the JSON report to FILE\n"
+        "      --markdown FILE   write the Markdown summary to FILE\n"
+        "      --no-color        no colours (also: NO_COLOR=1, or stderr not a terminal)\n"
+        "  -Q, --quiet           print nothing but errors\n"
+        "  -v, --verbose         print each check as it is made\n"
+        "  -V, --version         print the version and exit\n"
+        "  -h, --help            print this help and exit\n"
+        "\n"
+        "Commands (each has --help):\n"
+        "  render REPORT.json [--markdown FILE]   re-render a saved report\n"
+        "  deps, predict, compare, gpus           listed for completeness; see README\n"
+        "\n"
+        "Exit codes:\n"
+        "  0  no check failed     1  a check failed (or warned under --strict)\n"
+        "  2  bad usage or input  3  internal error\n"
+        "\n"
+        "Examples:\n"
+        "  aitk-validate --quick                     # is this machine set up at all?\n"
+        "  aitk-validate --full --output-dir out/    # the whole run, reports in out/\n"
+        "  aitk-validate --model flux1-dev --steps 50 --json flux.json\n"
+        "  aitk-validate --quick --profile seed-guide --markdown issue.md\n"
+        "  aitk-validate render out/report.json --markdown issue.md\n",
+        stdout);
+}
+
+aitk_status aitk_cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
+                                aitk_str *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || end == text || *end != '\0') {
+        aitk_str_appendf(err, "%s: '%s' is not a whole number", opt, text);
+        return AITK_E_INVAL;
+    }
+    if (errno == ERANGE || v < min || v > max) {
+        aitk_str_appendf(err, "%s: %s is out of range (%ld..%ld)", opt, text, min, max);
+        return AITK_E_INVAL;
+    }
+    *out = v;
+    return AITK_OK;
+}
+
+static aitk_status check_models(const char *list, aitk_str *err)
+{
+    if (!*list) {
+        aitk_str_append(err, "--model: empty list (known: flux1-dev, chroma, omnigen2)");
+        return AITK_E_INVAL;
+    }
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int known = 0;
+        for (const char *const *m = aitk_reference_models; *m && !known; m++)
+            known = strlen(*m) == len && strncmp(*m, p, len) == 0;
+        if (!known) {
+            aitk_str_appendf(err, "--model: unknown model '%.*s' (known: flux1-dev, chroma, omnigen2)",
+                             (int)len, p);
+            return AITK_E_INVAL;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return AITK_OK;
+}
+
+aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err)
+{
+    memset(o, 0, sizeof *o);
+    o->level = AITK_LEVEL_STANDARD;
+    int quick = 0, full = 0;
+    optind = 1;
+    opterr = 0; /* we print our own one-line errors */
+    int c;
+    while ((c = getopt_long(argc, argv, ":qfm:o:QvVh", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'q': quick = 1; break;
+        case 'f': full = 1; break;
+        case 'm':
+            if (check_models(optarg, err))
+                return AITK_E_INVAL;
+            o->models = optarg;
+            break;
+        case OPT_STEPS:
+            if (aitk_cli_parse_long("--steps", optarg, 1, 10000000, &o->steps, err))
+                return AITK_E_INVAL;
+            break;
+        case OPT_CPU: o->cpu = true; break;
+        case 'o': o->output_dir = optarg; break;
+        case OPT_JSON: o->json_path = optarg; break;
+        case OPT_MARKDOWN: o->markdown_path = optarg; break;
+        case OPT_PROFILE: o->profile = optarg; break;
+        case OPT_STRICT: o->strict = true; break;
+        case OPT_NO_COLOR: o->no_color = true; break;
+        case 'Q': o->verbosity = -1; break;
+        case 'v': o->verbosity = 1; break;
+        case 'V': o->version = true; break;
+        case 'h': o->help = true; break;
+        case ':':
+            aitk_str_appendf(err, "%s needs a value (see --help)", argv[optind - 1]);
+            return AITK_E_INVAL;
+        default:
+            if (optopt)
+                aitk_str_appendf(err, "unknown option '-%c' (see --help)", optopt);
+            else
+                aitk_str_appendf(err, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return AITK_E_INVAL;
+        }
+    }
+    if (optind < argc) {
+        aitk_str_appendf(err, "unexpected argument '%s' (commands go first: aitk-validate "
+                              "COMMAND ...; see --help)", argv[optind]);
+        return AITK_E_INVAL;
+    }
+    if (quick && full) {
+        aitk_str_append(err, "--quick and --full cannot be combined");
+        return AITK_E_INVAL;
+    }
+    if (o->output_dir && !*o->output_dir) {
+        aitk_str_append(err, "--output-dir: empty folder name");
+        return AITK_E_INVAL;
+    }
+    o->level = quick ? AITK_LEVEL_QUICK : full ? AITK_LEVEL_FULL : AITK_LEVEL_STANDARD;
+    return AITK_OK;
+}

@@ -1,0 +1,253 @@
+/* aitk-validate: arguments -> plan -> probes -> report -> files -> exit code.
+ *
+ * The only place that prints results and writes files; probes observe, the
+ * report model holds the result, renderers turn it into text. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "reports/markdown.h"
+#include "reports/report.h"
+#include "validate/cli.h"
+#include "validate/commands.h"
+#include "validate/compat.h"
+#include "validate/engine.h"
+#include "validate/version.h"
+
+typedef struct output_plan {
+    aitk_str json_path, md_path;       /* from --output-dir */
+} output_plan;
+
+/* Refuses unusable output places before any probing: a run that cannot
+ * save its result should not spend minutes first. */
+static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, aitk_str *err)
+{
+    if (o->output_dir) {
+        aitk_status st = aitk_dir_create(o->output_dir, err);
+        if (!st)
+            st = aitk_dir_check_writable(o->output_dir, err);
+        if (!st)
+            st = aitk_path_join(&plan->json_path, o->output_dir, "report.json");
+        if (!st)
+            st = aitk_path_join(&plan->md_path, o->output_dir, "report.md");
+        if (st)
+            return st;
+    }
+    const char *files[] = {o->json_path, o->markdown_path};
+    for (size_t i = 0; i < 2; i++) {
+        if (!files[i])
+            continue;
+        aitk_str dir = AITK_STR_INIT;
+        const char *slash = strrchr(files[i], '/');
+        if (slash)
+            aitk_str_appendn(&dir, files[i], slash == files[i] ? 1 : (size_t)(slash - files[i]));
+        else
+            aitk_str_append(&dir, ".");
+        aitk_status st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
+        aitk_str_free(&dir);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
+
+static const char *status_label(const char *status)
+{
+    if (strcmp(status, "pass") == 0)
+        return aitk_log_color() ? AITK_GREEN "PASS" AITK_RESET : "PASS";
+    if (strcmp(status, "warn") == 0)
+        return aitk_log_color() ? AITK_YELLOW "WARN" AITK_RESET : "WARN";
+    if (strcmp(status, "fail") == 0)
+        return aitk_log_color() ? AITK_RED "FAIL" AITK_RESET : "FAIL";
+    return aitk_log_color() ? AITK_DIM "SKIP" AITK_RESET : "SKIP";
+}
+
+static const char *text_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The console view: one line a check, remedies under failures and warnings. */
+static void print_summary(const cJSON *report, int verbosity)
+{
+    const cJSON *c;
+    printf("aitk-validate %s · level %s · profile %s\n", AITK_VERSION, text_of(report, "level"),
+           text_of(report, "profile"));
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+    {
+        const char *st = text_of(c, "status");
+        printf("  %s  %-24s %s", status_label(st), text_of(c, "id"), text_of(c, "title"));
+        if (*text_of(c, "observed"))
+            printf(": %s", text_of(c, "observed"));
+        printf("\n");
+        int bad = strcmp(st, "fail") == 0 || strcmp(st, "warn") == 0;
+        if ((bad || verbosity > 0) && *text_of(c, "message"))
+            printf("        %s\n", text_of(c, "message"));
+        if (verbosity > 0 && *text_of(c, "expected"))
+            printf("        expected: %s\n", text_of(c, "expected"));
+        if (bad && *text_of(c, "remedy"))
+            printf("        fix: %s\n", text_of(c, "remedy"));
+        if (verbosity > 0 && *text_of(c, "source"))
+            printf("        source: %s\n", text_of(c, "source"));
+    }
+    const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
+    const char *v = text_of(summary, "verdict");
+    printf("Verdict: %s (%g failed, %g warnings, %g passed, %g skipped)\n",
+           strcmp(v, "fail") == 0 ? "FAIL" : strcmp(v, "warn") == 0 ? "PASS with warnings" : "PASS",
+           cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble,
+           cJSON_GetObjectItemCaseSensitive(counts, "warn")->valuedouble,
+           cJSON_GetObjectItemCaseSensitive(counts, "pass")->valuedouble,
+           cJSON_GetObjectItemCaseSensitive(counts, "skip")->valuedouble);
+}
+
+static aitk_status write_text(const char *path, const aitk_str *text, aitk_str *err)
+{
+    return aitk_file_write_atomic(path, aitk_str_cstr(text), text->len, err);
+}
+
+static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)
+{
+    aitk_report_meta meta = {
+        .tool_version = AITK_VERSION,
+        .git_commit = AITK_GIT_COMMIT,
+        .level = aitk_level_name(o->level),
+        .profile = ctx->profile_name,
+        .command = "validate",
+        .strict = o->strict,
+    };
+    cJSON *report = aitk_report_new(&meta);
+    if (!report)
+        return NULL;
+    for (size_t i = 0; i < ctx->checks.count; i++)
+        if (aitk_report_add_check(report, &ctx->checks.items[i]))
+            goto fail;
+    cJSON *host = cJSON_DetachItemFromObjectCaseSensitive(ctx->env, "host");
+    if (!host)
+        host = cJSON_CreateObject();
+    if (aitk_report_set_section(report, "host", host) ||
+        aitk_report_set_section(report, "environment", cJSON_Duplicate(ctx->env, 1)) ||
+        aitk_report_finish(report, NULL))
+        goto fail;
+    return report;
+fail:
+    cJSON_Delete(report);
+    return NULL;
+}
+
+static int run_validate(const aitk_options *o)
+{
+    aitk_str err = AITK_STR_INIT;
+    output_plan plan = {AITK_STR_INIT, AITK_STR_INIT};
+    aitk_compat *compat = NULL;
+    int rc = AITK_EXIT_INTERNAL;
+    aitk_run_ctx ctx = {0};
+    cJSON *report = NULL;
+    aitk_str json = AITK_STR_INIT, md = AITK_STR_INIT;
+
+    aitk_status st = aitk_compat_load(o->profile, &compat, &err);
+    if (st) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+        goto out;
+    }
+    if ((st = prepare_outputs(o, &plan, &err))) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+        goto out;
+    }
+    ctx = (aitk_run_ctx){
+        .level = o->level,
+        .profile_name = compat->profile_name,
+        .compat = compat,
+        .output_dir = o->output_dir,
+        .models = o->models,
+        .steps = o->steps,
+        .cpu_only = o->cpu,
+        .env = cJSON_CreateObject(),
+    };
+    if (!ctx.env || aitk_engine_run(&ctx, aitk_providers, aitk_provider_count)) {
+        aitk_log(AITK_LOG_ERROR, "out of memory while probing");
+        goto out;
+    }
+    if (!(report = build_report(o, &ctx)) || aitk_report_to_json(report, &json) ||
+        aitk_render_markdown(report, &md)) {
+        aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
+        goto out;
+    }
+    const char *json_files[] = {plan.json_path.len ? plan.json_path.ptr : NULL, o->json_path};
+    const char *md_files[] = {plan.md_path.len ? plan.md_path.ptr : NULL, o->markdown_path};
+    int write_failed = 0;
+    for (int i = 0; i < 2; i++) {
+        if (json_files[i] && write_text(json_files[i], &json, &err))
+            write_failed = 1;
+        if (md_files[i] && write_text(md_files[i], &md, &err))
+            write_failed = 1;
+    }
+    if (o->verbosity >= 0)
+        print_summary(report, o->verbosity);
+    if (write_failed) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_INTERNAL;
+        goto out;
+    }
+    if (o->verbosity >= 0) {
+        for (int i = 0; i < 2; i++) {
+            if (json_files[i])
+                printf("Report: %s\n", json_files[i]);
+            if (md_files[i])
+                printf("Summary for an issue: %s\n", md_files[i]);
+        }
+    }
+    aitk_verdict v;
+    rc = aitk_report_verdict(report, &v) ? AITK_EXIT_INTERNAL
+         : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
+                                         : AITK_EXIT_OK;
+out:
+    cJSON_Delete(report);
+    cJSON_Delete(ctx.env);
+    aitk_checklist_free(&ctx.checks);
+    aitk_compat_free(compat);
+    aitk_str_free(&json);
+    aitk_str_free(&md);
+    aitk_str_free(&plan.json_path);
+    aitk_str_free(&plan.md_path);
+    aitk_str_free(&err);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    aitk_log_init(AITK_LOG_INFO, true);
+    if (argc > 1 && argv[1][0] != '-') {
+        const aitk_command *cmd = aitk_command_find(argv[1]);
+        if (!cmd) {
+            aitk_log(AITK_LOG_ERROR, "unknown command '%s' (see --help)", argv[1]);
+            return AITK_EXIT_USAGE;
+        }
+        return cmd->run(argc - 1, argv + 1);
+    }
+    aitk_options o;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_cli_parse(argc, argv, &o, &err)) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return AITK_EXIT_USAGE;
+    }
+    aitk_str_free(&err);
+    if (o.help) {
+        aitk_cli_print_help();
+        return AITK_EXIT_OK;
+    }
+    if (o.version) {
+        printf("aitk-validate %s (%s)\n", AITK_VERSION, AITK_GIT_COMMIT);
+        return AITK_EXIT_OK;
+    }
+    aitk_log_init(o.verbosity < 0 ? AITK_LOG_ERROR : o.verbosity > 0 ? AITK_LOG_DEBUG : AITK_LOG_INFO,
+                  !o.no_color);
+    return run_validate(&o);
+}

@@ -1,0 +1,404 @@
+/* Host probe (Linux): /etc/os-release, uname, glibc, /proc/cpuinfo,
+ * /proc/meminfo, statvfs. Observes only; the judging rules come from the
+ * selected compat profile. */
+#define _GNU_SOURCE
+#include "validate/probes/host.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "validate/compat.h"
+
+#define GB 1e9 /* disk sizes are quoted in decimal GB, as vendors and the HF hub do */
+#define GIB 1073741824.0
+
+int aitk_version_compare(const char *a, const char *b)
+{
+    while (*a || *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+        if (ea == a && eb == b && (!isdigit((unsigned char)*a) || !isdigit((unsigned char)*b)))
+            break; /* both stuck on a non-number: compare no further */
+        if (!*ea && !*eb)
+            break;
+    }
+    return 0;
+}
+
+/* KEY=value or KEY="value" from os-release (shell-quoted subset). */
+static void read_os_release(cJSON *os)
+{
+    FILE *f = fopen("/etc/os-release", "r");
+    if (!f)
+        f = fopen("/usr/lib/os-release", "r");
+    if (!f)
+        return;
+    char line[512];
+    static const struct { const char *key, *field; } wanted[] = {
+        {"NAME", "name"}, {"VERSION_ID", "version"}, {"PRETTY_NAME", "pretty_name"},
+        {"ID", "id"},
+    };
+    while (fgets(line, sizeof line, f)) {
+        char *eq = strchr(line, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        char *v = eq + 1;
+        v[strcspn(v, "\r\n")] = '\0';
+        size_t n = strlen(v);
+        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+            v[n - 1] = '\0';
+            v++;
+        }
+        for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
+            if (strcmp(line, wanted[i].key) == 0)
+                cJSON_AddStringToObject(os, wanted[i].field, v);
+    }
+    fclose(f);
+}
+
+typedef struct cpu_info {
+    char model[256];
+    long logical;
+    long physical;
+    char flags[4096];
+} cpu_info;
+
+static int has_flag(const char *flags, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = flags; (p = strstr(p, flag)); p += n)
+        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static void read_cpuinfo(cpu_info *ci)
+{
+    memset(ci, 0, sizeof *ci);
+    ci->logical = sysconf(_SC_NPROCESSORS_ONLN);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    /* Physical cores: distinct (physical id, core id) pairs. */
+    long pairs[1024][2];
+    int npairs = 0;
+    long phys = -1;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\n")] = '\0';
+        if (!ci->model[0] && strncmp(line, "model name", 10) == 0)
+            snprintf(ci->model, sizeof ci->model, "%s", v);
+        else if (!ci->flags[0] && strncmp(line, "flags", 5) == 0)
+            snprintf(ci->flags, sizeof ci->flags, "%s", v);
+        else if (strncmp(line, "physical id", 11) == 0)
+            phys = strtol(v, NULL, 10);
+        else if (strncmp(line, "core id", 7) == 0) {
+            long core = strtol(v, NULL, 10);
+            int seen = 0;
+            for (int i = 0; i < npairs && !seen; i++)
+                seen = pairs[i][0] == phys && pairs[i][1] == core;
+            if (!seen && npairs < 1024) {
+                pairs[npairs][0] = phys;
+                pairs[npairs][1] = core;
+                npairs++;
+            }
+        }
+    }
+    fclose(f);
+    ci->physical = npairs ? npairs : ci->logical;
+}
+
+static long long meminfo_kb(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* statvfs on the nearest existing ancestor: the cache folder may not exist yet. */
+static int free_bytes(const char *dir, double *out, aitk_str *probed)
+{
+    char *path = aitk_strdup(dir);
+    if (!path)
+        return -1;
+    struct statvfs sv;
+    int rc = -1;
+    for (;;) {
+        if (statvfs(path, &sv) == 0) {
+            *out = (double)sv.f_bavail * (double)sv.f_frsize;
+            aitk_str_append(probed, path);
+            rc = 0;
+            break;
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            break;
+        if (slash == path) {
+            if (path[1] == '\0')
+                break;
+            path[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+    }
+    aitk_free(path);
+    return rc;
+}
+
+aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
+{
+    const char *v;
+    aitk_str_clear(dir);
+    if ((v = getenv("HF_HUB_CACHE")) && *v) {
+        *why = "HF_HUB_CACHE";
+        return aitk_str_append(dir, v);
+    }
+    if ((v = getenv("HUGGINGFACE_HUB_CACHE")) && *v) {
+        *why = "HUGGINGFACE_HUB_CACHE";
+        return aitk_str_append(dir, v);
+    }
+    if ((v = getenv("HF_HOME")) && *v) {
+        *why = "HF_HOME";
+        return aitk_path_join(dir, v, "hub");
+    }
+    if ((v = getenv("XDG_CACHE_HOME")) && *v) {
+        *why = "XDG_CACHE_HOME";
+        return aitk_str_appendf(dir, "%s/huggingface/hub", v);
+    }
+    const char *home = getenv("HOME");
+    *why = "default (~/.cache/huggingface/hub)";
+    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", home && *home ? home : ".");
+}
+
+static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c) { return aitk_checklist_add(&ctx->checks, c); }
+
+static aitk_status check_libc(aitk_run_ctx *ctx, cJSON *os)
+{
+#ifdef __GLIBC__
+    const char *have = gnu_get_libc_version();
+    aitk_str obs = AITK_STR_INIT, exp = AITK_STR_INIT;
+    aitk_str_appendf(&obs, "glibc %s", have);
+    cJSON_AddStringToObject(os, "libc", aitk_str_cstr(&obs));
+    const aitk_yaml_node *rule = aitk_compat_rule(ctx->compat, "host", "min_glibc");
+    const aitk_yaml_node *want = aitk_yaml_get(rule, "value");
+    aitk_check c = {.id = "host.libc", .category = "host", .title = "C library (glibc)",
+                    .observed = aitk_str_cstr(&obs)};
+    if (!want || want->kind != AITK_YAML_SCALAR) {
+        c.status = AITK_CHECK_SKIP;
+        c.message = "the selected profile states no glibc minimum";
+    } else {
+        aitk_str_appendf(&exp, ">= %s", want->text);
+        c.expected = aitk_str_cstr(&exp);
+        c.source = aitk_compat_rule_source(rule);
+        if (aitk_version_compare(have, want->text) >= 0) {
+            c.status = AITK_CHECK_PASS;
+            c.message = "new enough for the official PyTorch Linux wheels";
+        } else {
+            c.status = AITK_CHECK_FAIL;
+            c.message = "older than the glibc the official PyTorch Linux wheels are built against";
+            c.remedy = "Use a newer distribution (any current Debian, Ubuntu or RHEL release), "
+                       "or run ai-toolkit in its Docker image.";
+        }
+    }
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&obs);
+    aitk_str_free(&exp);
+    return st;
+#else
+    (void)os;
+    aitk_check c = {.id = "host.libc", .category = "host", .title = "C library",
+                    .status = AITK_CHECK_SKIP, .message = "not a glibc system"};
+    return add(ctx, &c);
+#endif
+}
+
+static aitk_status check_model_cache(aitk_run_ctx *ctx, cJSON *disk)
+{
+    aitk_str dir = AITK_STR_INIT, probed = AITK_STR_INIT, obs = AITK_STR_INIT,
+             exp = AITK_STR_INIT, flux = AITK_STR_INIT;
+    const char *why = "";
+    aitk_status st = aitk_host_model_cache_dir(&dir, &why);
+    double freeb = 0;
+    int ok = !st && free_bytes(aitk_str_cstr(&dir), &freeb, &probed) == 0;
+    cJSON *mc = cJSON_AddObjectToObject(disk, "model_cache");
+    cJSON_AddStringToObject(mc, "path", aitk_str_cstr(&dir));
+    cJSON_AddStringToObject(mc, "chosen_by", why);
+    /* A FLUX.1-dev already in the cache needs no new space. */
+    aitk_path_join(&flux, aitk_str_cstr(&dir), "models--black-forest-labs--FLUX.1-dev");
+    struct stat sb;
+    int cached = stat(aitk_str_cstr(&flux), &sb) == 0 && S_ISDIR(sb.st_mode);
+    cJSON_AddBoolToObject(mc, "flux1_dev_cached", cached);
+    if (ok)
+        cJSON_AddNumberToObject(mc, "free_bytes", freeb);
+
+    const aitk_yaml_node *rule = aitk_compat_rule(ctx->compat, "host", "model_cache_free_gb");
+    double need = 0;
+    aitk_check c = {.id = "host.disk.model_cache", .category = "host",
+                    .title = "Free disk for the model cache"};
+    if (ok)
+        aitk_str_appendf(&obs, "%.1f GB free in %s (cache folder from %s)", freeb / GB,
+                         aitk_str_cstr(&probed), why);
+    c.observed = aitk_str_cstr(&obs);
+    if (!ok) {
+        c.status = AITK_CHECK_WARN;
+        c.message = "could not measure free space for the Hugging Face cache";
+        c.remedy = "Set HF_HOME to a folder on a disk with room for the model weights.";
+    } else if (!rule || aitk_yaml_double(ctx->compat->doc, aitk_yaml_get(rule, "value"), &need, NULL)) {
+        c.status = AITK_CHECK_SKIP;
+        c.message = "the selected profile states no model-cache size";
+    } else {
+        aitk_str_appendf(&exp, ">= %.0f GB free, or FLUX.1-dev already cached", need);
+        c.expected = aitk_str_cstr(&exp);
+        c.source = aitk_compat_rule_source(rule);
+        if (cached) {
+            c.status = AITK_CHECK_PASS;
+            c.message = "FLUX.1-dev is already in the Hugging Face cache";
+        } else if (freeb >= need * GB) {
+            c.status = AITK_CHECK_PASS;
+            c.message = "room to download FLUX.1-dev with its text encoders and VAE";
+        } else {
+            c.status = AITK_CHECK_WARN;
+            c.message = "not enough free space to download FLUX.1-dev with its text encoders "
+                        "and VAE into the Hugging Face cache";
+            c.remedy = "Free disk space, or point HF_HOME (or HF_HUB_CACHE) at a larger disk "
+                       "before the first training run.";
+        }
+    }
+    st = add(ctx, &c);
+    aitk_str_free(&dir);
+    aitk_str_free(&probed);
+    aitk_str_free(&obs);
+    aitk_str_free(&exp);
+    aitk_str_free(&flux);
+    return st;
+}
+
+static aitk_status check_output_disk(aitk_run_ctx *ctx, cJSON *disk)
+{
+    const char *dir = ctx->output_dir ? ctx->output_dir : ".";
+    aitk_str probed = AITK_STR_INIT, obs = AITK_STR_INIT;
+    double freeb = 0;
+    int ok = free_bytes(dir, &freeb, &probed) == 0;
+    cJSON *od = cJSON_AddObjectToObject(disk, "output");
+    cJSON_AddStringToObject(od, "path", dir);
+    if (ok) {
+        cJSON_AddNumberToObject(od, "free_bytes", freeb);
+        aitk_str_appendf(&obs, "%.1f GB free in %s", freeb / GB, aitk_str_cstr(&probed));
+    }
+    aitk_check c = {.id = "host.disk.output", .category = "host", .title = "Free disk for reports",
+                    .status = ok ? AITK_CHECK_PASS : AITK_CHECK_WARN,
+                    .observed = aitk_str_cstr(&obs),
+                    .message = ok ? "informational" : "could not measure free space for reports"};
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&probed);
+    aitk_str_free(&obs);
+    return st;
+}
+
+aitk_status aitk_host_checks(aitk_run_ctx *ctx)
+{
+    cJSON *host = cJSON_AddObjectToObject(ctx->env, "host");
+    cJSON *os = host ? cJSON_AddObjectToObject(host, "os") : NULL;
+    if (!os)
+        return AITK_E_NOMEM;
+    read_os_release(os);
+    struct utsname un;
+    if (uname(&un) == 0) {
+        cJSON_AddStringToObject(os, "kernel", un.release);
+        cJSON_AddStringToObject(os, "machine", un.machine);
+        cJSON_AddStringToObject(os, "system", un.sysname);
+        cJSON_AddStringToObject(host, "hostname", un.nodename);
+    }
+    const cJSON *pretty = cJSON_GetObjectItemCaseSensitive(os, "pretty_name");
+    aitk_str obs = AITK_STR_INIT;
+    aitk_str_appendf(&obs, "%s, kernel %s, %s",
+                     cJSON_IsString(pretty) ? pretty->valuestring : un.sysname, un.release,
+                     un.machine);
+    aitk_check c = {.id = "host.os", .category = "host", .title = "Operating system",
+                    .status = AITK_CHECK_PASS, .observed = aitk_str_cstr(&obs),
+                    .message = "informational"};
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&obs);
+    if (!st)
+        st = check_libc(ctx, os);
+
+    cpu_info ci;
+    read_cpuinfo(&ci);
+    cJSON *cpu = cJSON_AddObjectToObject(host, "cpu");
+    cJSON_AddStringToObject(cpu, "model", ci.model);
+    cJSON_AddNumberToObject(cpu, "logical_cpus", (double)ci.logical);
+    cJSON_AddNumberToObject(cpu, "physical_cores", (double)ci.physical);
+    cJSON *isa = cJSON_AddObjectToObject(cpu, "isa");
+    static const struct { const char *flag, *name; } isa_flags[] = {
+        {"avx2", "avx2"}, {"fma", "fma"}, {"f16c", "f16c"}, {"avx512f", "avx512f"},
+        {"avx512_bf16", "avx512_bf16"}, {"amx_tile", "amx_tile"}, {"amx_bf16", "amx_bf16"},
+    };
+    aitk_str isa_text = AITK_STR_INIT;
+    for (size_t i = 0; i < sizeof isa_flags / sizeof *isa_flags; i++) {
+        int on = has_flag(ci.flags, isa_flags[i].flag);
+        cJSON_AddBoolToObject(isa, isa_flags[i].name, on);
+        if (on)
+            aitk_str_appendf(&isa_text, "%s%s", isa_text.len ? " " : "", isa_flags[i].name);
+    }
+    obs = (aitk_str)AITK_STR_INIT;
+    aitk_str_appendf(&obs, "%s; %ld cores / %ld threads; %s", ci.model[0] ? ci.model : "unknown CPU",
+                     ci.physical, ci.logical, isa_text.len ? aitk_str_cstr(&isa_text) : "no AVX2");
+    aitk_check cc = {.id = "host.cpu", .category = "host", .title = "CPU",
+                     .status = AITK_CHECK_PASS, .observed = aitk_str_cstr(&obs),
+                     .message = "informational"};
+    if (!st)
+        st = add(ctx, &cc);
+    aitk_str_free(&obs);
+    aitk_str_free(&isa_text);
+
+    char *mem = NULL;
+    cJSON *memory = cJSON_AddObjectToObject(host, "memory");
+    obs = (aitk_str)AITK_STR_INIT;
+    aitk_check mc = {.id = "host.memory", .category = "host", .title = "System memory"};
+    if (aitk_file_read("/proc/meminfo", 1 << 20, &mem, NULL, NULL) == AITK_OK) {
+        long long total = meminfo_kb(mem, "MemTotal:"), avail = meminfo_kb(mem, "MemAvailable:");
+        cJSON_AddNumberToObject(memory, "total_bytes", (double)total * 1024);
+        cJSON_AddNumberToObject(memory, "available_bytes", (double)avail * 1024);
+        aitk_str_appendf(&obs, "%.1f GiB total, %.1f GiB available", total / (GIB / 1024),
+                         avail / (GIB / 1024));
+        mc.status = AITK_CHECK_PASS;
+        mc.message = "informational";
+    } else {
+        mc.status = AITK_CHECK_SKIP;
+        mc.message = "/proc/meminfo is not readable";
+    }
+    aitk_free(mem);
+    mc.observed = aitk_str_cstr(&obs);
+    if (!st)
+        st = add(ctx, &mc);
+    aitk_str_free(&obs);
+
+    cJSON *disk = cJSON_AddObjectToObject(host, "disk");
+    if (!st)
+        st = check_output_disk(ctx, disk);
+    if (!st)
+        st = check_model_cache(ctx, disk);
+    return st;
+}

@@ -1,0 +1,19 @@
+/* Host probe: OS, kernel, libc, CPU and its ISA, memory, free disk. */
+#ifndef AITK_VALIDATE_PROBES_HOST_H
+#define AITK_VALIDATE_PROBES_HOST_H
+
+#include "validate/engine.h"
+
+/* Fills ctx->env "host" and adds the host.* checks. */
+aitk_status aitk_host_checks(aitk_run_ctx *ctx);
+
+/* The Hugging Face hub cache folder, as huggingface_hub resolves it:
+ * HUGGINGFACE_HUB_CACHE, else HF_HUB_CACHE, else $HF_HOME/hub, else
+ * $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
+ * `why` says which rule picked it. */
+aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why);
+
+/* Compares dotted versions numerically ("2.36" vs "2.17"); -1, 0, 1. */
+int aitk_version_compare(const char *a, const char *b);
+
+#endif

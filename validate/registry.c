@@ -1,0 +1,13 @@
+/* The order of the report: the machine first, then the GPU stack, then work.
+ * A new probe registers here and nowhere else. */
+#include "validate/engine.h"
+#include "validate/probes/gpu.h"
+#include "validate/probes/host.h"
+#include "validate/probes/workloads.h"
+
+const aitk_provider aitk_providers[] = {
+    {"host", AITK_LEVEL_QUICK, aitk_host_checks},
+    {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
+    {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
+};
+const size_t aitk_provider_count = sizeof aitk_providers / sizeof *aitk_providers;
