@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of aitk-validate from Debian 12
+# packages. Idempotent: packages already present are left alone. Run as root
+# (it re-runs itself through sudo when it can). Prints what it installs and
+# fails loudly, naming the package, when one cannot be had.
+#
+# The CUDA toolkit (/usr/local/cuda) is not a Debian package: the GPU plugin
+# is built when it is present and skipped when it is not (see README).
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    exec sudo -E bash "$0" "$@"
+  fi
+  echo "install-deps: must run as root (no sudo found)" >&2
+  exit 1
+fi
+
+# One package a line, with the reason; keep sorted by purpose.
+packages=(
+  # build
+  build-essential   # gcc, g++, make, libc headers
+  cmake             # >= 3.25 for workflow presets (bookworm has 3.25.1)
+  ninja-build       # the presets' generator
+  pkg-config        # finds the libraries below
+  git               # the report records the commit
+  # chosen libraries
+  libyaml-dev       # data files and ai-toolkit configs
+  libcjson-dev      # the JSON report model
+  libelf-dev        # ELF reader of the dependency doctor
+  libopenblas-dev   # CPU GEMM of the reference workloads
+  libbenchmark-dev  # Google Benchmark, behind the C shim
+  libcmocka-dev     # test assertions
+  # tests
+  python3             # test drivers
+  python3-jsonschema  # validates every report the tests produce
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# An update first: on a fresh machine the package lists are empty.
+apt-get update -q || { echo "install-deps: apt-get update failed" >&2; exit 1; }
+for p in "${missing[@]}"; do
+  if ! apt-cache show "$p" >/dev/null 2>&1; then
+    echo "install-deps: package '$p' is not available from the configured Debian sources" >&2
+    exit 1
+  fi
+done
+apt-get install -y -q --no-install-recommends "${missing[@]}" || {
+  echo "install-deps: apt-get install failed for: ${missing[*]}" >&2
+  exit 1
+}
+echo "install-deps: done"

@@ -1,0 +1,168 @@
+/* Report -> Markdown. Reads only the report tree; never a probe. */
+#include "reports/markdown.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "reports/check.h"
+
+static const char *field(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Inline text: pipes would break tables, newlines would break list items. */
+static void append_inline(aitk_str *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            aitk_str_append(out, "\\|");
+        else if (*s == '\n' || *s == '\r')
+            aitk_str_appendc(out, ' ');
+        else if (*s == '<')
+            aitk_str_append(out, "&lt;");
+        else
+            aitk_str_appendc(out, *s);
+    }
+}
+
+static void append_check_item(aitk_str *out, const cJSON *c)
+{
+    aitk_str_append(out, "- **");
+    append_inline(out, field(c, "title"));
+    aitk_str_append(out, "** (`");
+    append_inline(out, field(c, "id"));
+    aitk_str_append(out, "`)");
+    if (*field(c, "message")) {
+        aitk_str_append(out, ": ");
+        append_inline(out, field(c, "message"));
+    }
+    aitk_str_append(out, "\n");
+    if (*field(c, "observed") || *field(c, "expected")) {
+        aitk_str_append(out, "  - observed: ");
+        append_inline(out, *field(c, "observed") ? field(c, "observed") : "(nothing)");
+        if (*field(c, "expected")) {
+            aitk_str_append(out, "; expected: ");
+            append_inline(out, field(c, "expected"));
+        }
+        aitk_str_append(out, "\n");
+    }
+    if (*field(c, "remedy")) {
+        aitk_str_append(out, "  - **fix:** ");
+        append_inline(out, field(c, "remedy"));
+        aitk_str_append(out, "\n");
+    }
+    if (*field(c, "source")) {
+        aitk_str_append(out, "  - source: ");
+        append_inline(out, field(c, "source"));
+        aitk_str_append(out, "\n");
+    }
+}
+
+static int append_group(aitk_str *out, const cJSON *checks, const char *status,
+                        const char *heading)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, checks)
+    {
+        if (strcmp(field(c, "status"), status) != 0)
+            continue;
+        if (n++ == 0)
+            aitk_str_appendf(out, "\n### %s\n\n", heading);
+        append_check_item(out, c);
+    }
+    return n;
+}
+
+static void append_host_line(aitk_str *out, const cJSON *host)
+{
+    if (!cJSON_IsObject(host))
+        return;
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(host, "os");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(host, "cpu");
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(host, "memory");
+    aitk_str_append(out, "\nHost: ");
+    append_inline(out, *field(os, "pretty_name") ? field(os, "pretty_name") : field(os, "name"));
+    aitk_str_append(out, " · ");
+    append_inline(out, field(os, "machine"));
+    if (*field(os, "libc")) {
+        aitk_str_append(out, " · ");
+        append_inline(out, field(os, "libc"));
+    }
+    if (*field(cpu, "model")) {
+        aitk_str_append(out, " · ");
+        append_inline(out, field(cpu, "model"));
+        aitk_str_appendf(out, " (%.0f logical CPUs)", number(cpu, "logical_cpus"));
+    }
+    if (number(mem, "total_bytes") > 0)
+        aitk_str_appendf(out, " · %.1f GiB RAM", number(mem, "total_bytes") / 1073741824.0);
+    aitk_str_append(out, "\n");
+}
+
+aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
+{
+    const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
+    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(report, "tool");
+    if (!cJSON_IsArray(checks) || !cJSON_IsObject(counts))
+        return AITK_E_INVAL;
+
+    const char *verdict = field(summary, "verdict");
+    const char *label = strcmp(verdict, "fail") == 0   ? "FAIL"
+                        : strcmp(verdict, "warn") == 0 ? "PASS with warnings"
+                                                       : "PASS";
+    aitk_str_appendf(out, "## aitk-validate: %s\n\n", label);
+    aitk_str_appendf(out, "%.0f failed · %.0f warnings · %.0f passed · %.0f skipped\n\n",
+                     number(counts, "fail"), number(counts, "warn"), number(counts, "pass"),
+                     number(counts, "skip"));
+    aitk_str_append(out, "`aitk-validate ");
+    append_inline(out, field(tool, "version"));
+    if (*field(tool, "git_commit")) {
+        aitk_str_append(out, " (");
+        append_inline(out, field(tool, "git_commit"));
+        aitk_str_append(out, ")");
+    }
+    aitk_str_append(out, "` · level ");
+    append_inline(out, field(report, "level"));
+    aitk_str_append(out, " · profile ");
+    append_inline(out, field(report, "profile"));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "strict")))
+        aitk_str_append(out, " · strict");
+    aitk_str_append(out, " · ");
+    append_inline(out, field(report, "created_at"));
+    aitk_str_append(out, "\n");
+    append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
+
+    append_group(out, checks, "fail", "Failed");
+    append_group(out, checks, "warn", "Warnings");
+
+    aitk_str_appendf(out, "\n<details><summary>All checks (%d)</summary>\n\n",
+                     cJSON_GetArraySize(checks));
+    aitk_str_append(out, "| status | check | observed | expected |\n|---|---|---|---|\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, checks)
+    {
+        aitk_str_append(out, "| ");
+        append_inline(out, field(c, "status"));
+        aitk_str_append(out, " | `");
+        append_inline(out, field(c, "id"));
+        aitk_str_append(out, "` ");
+        append_inline(out, field(c, "title"));
+        aitk_str_append(out, " | ");
+        append_inline(out, field(c, "observed"));
+        aitk_str_append(out, " | ");
+        append_inline(out, field(c, "expected"));
+        aitk_str_append(out, " |\n");
+    }
+    aitk_str_append(out, "\n</details>\n");
+    return aitk_str_status(out);
+}

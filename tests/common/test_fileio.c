@@ -1,0 +1,136 @@
+/* Files: capped reads, atomic writes that replace or leave untouched, mkdir -p. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/aitk-test-fileio-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_atomic_write_replaces(void **state)
+{
+    (void)state;
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_path_join(&path, tmpdir, "r.json");
+    assert_int_equal(aitk_file_write_atomic(path.ptr, "first", 5, &err), AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(path.ptr, "second!", 7, &err), AITK_OK);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(aitk_file_read(path.ptr, 100, &data, &len, &err), AITK_OK);
+    assert_int_equal(len, 7);
+    assert_string_equal(data, "second!");
+    assert_int_equal(count_entries(tmpdir), 1); /* no temp file left behind */
+    aitk_free(data);
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+}
+
+static void test_atomic_write_failure_names_path(void **state)
+{
+    (void)state;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_file_write_atomic("/nonexistent-dir-aitk/x.json", "a", 1, &err),
+                     AITK_E_IO);
+    assert_non_null(strstr(aitk_str_cstr(&err), "/nonexistent-dir-aitk/x.json"));
+    aitk_str_free(&err);
+}
+
+static void test_read_cap_and_missing(void **state)
+{
+    (void)state;
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_path_join(&path, tmpdir, "big");
+    char buf[1000];
+    memset(buf, 'a', sizeof buf);
+    assert_int_equal(aitk_file_write_atomic(path.ptr, buf, sizeof buf, NULL), AITK_OK);
+    char *data = (char *)1;
+    assert_int_equal(aitk_file_read(path.ptr, 999, &data, NULL, &err), AITK_E_RANGE);
+    assert_null(data);
+    assert_non_null(strstr(aitk_str_cstr(&err), "limit"));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_file_read("/no/such/file", 10, &data, NULL, &err), AITK_E_NOTFOUND);
+    assert_non_null(strstr(aitk_str_cstr(&err), "/no/such/file"));
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+}
+
+static void test_dir_create_and_writable(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, err = AITK_STR_INIT, file = AITK_STR_INIT;
+    aitk_path_join(&dir, tmpdir, "a/b/c");
+    assert_int_equal(aitk_dir_create(dir.ptr, &err), AITK_OK);
+    assert_int_equal(aitk_dir_create(dir.ptr, &err), AITK_OK); /* idempotent */
+    assert_int_equal(aitk_dir_check_writable(dir.ptr, &err), AITK_OK);
+    assert_int_equal(count_entries(dir.ptr), 0); /* the probe file is removed */
+    /* A folder under a regular file cannot exist, even for root. */
+    aitk_path_join(&file, tmpdir, "plain");
+    aitk_file_write_atomic(file.ptr, "x", 1, NULL);
+    aitk_str_append(&file, "/sub");
+    assert_int_equal(aitk_dir_create(file.ptr, &err), AITK_E_IO);
+    assert_int_equal(aitk_dir_check_writable(file.ptr, &err), AITK_E_IO);
+    aitk_str_free(&dir);
+    aitk_str_free(&file);
+    aitk_str_free(&err);
+}
+
+static void test_path_join(void **state)
+{
+    (void)state;
+    aitk_str p = AITK_STR_INIT;
+    aitk_path_join(&p, "a", "b");
+    assert_string_equal(p.ptr, "a/b");
+    aitk_path_join(&p, "a/", "b");
+    assert_string_equal(p.ptr, "a/b");
+    aitk_path_join(&p, "", "b");
+    assert_string_equal(p.ptr, "b");
+    aitk_str_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_atomic_write_replaces, setup, teardown),
+        cmocka_unit_test(test_atomic_write_failure_names_path),
+        cmocka_unit_test_setup_teardown(test_read_cap_and_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_create_and_writable, setup, teardown),
+        cmocka_unit_test(test_path_join),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,93 @@
+/* Subprocesses: output capture, exit codes, signals, timeouts, exec failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <string.h>
+
+#include "common/proc.h"
+
+static void test_captures_both_streams(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 5000};
+    assert_int_equal(aitk_proc_run(argv, &o, &r, &out, &errout, NULL), AITK_OK);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 3);
+    assert_string_equal(aitk_str_cstr(&out), "out\n");
+    assert_string_equal(aitk_str_cstr(&errout), "err\n");
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+}
+
+static void test_timeout_kills_the_group(void **state)
+{
+    (void)state;
+    /* The shell's child (sleep) must die too, or the pipes stay open. */
+    const char *argv[] = {"sh", "-c", "sleep 30 & sleep 30; echo never", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 200};
+    assert_int_equal(aitk_proc_run(argv, &o, &r, &out, NULL, &err), AITK_E_TIMEOUT);
+    assert_true(r.timed_out);
+    assert_int_equal(r.term_signal, SIGKILL);
+    assert_true(r.wall_ms < 10000);
+    assert_string_equal(aitk_str_cstr(&out), "");
+    assert_non_null(strstr(aitk_str_cstr(&err), "killed after 200 ms"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+static void test_missing_program(void **state)
+{
+    (void)state;
+    const char *argv[] = {"aitk-no-such-program-xyz", NULL};
+    aitk_proc_result r;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_proc_run(argv, NULL, &r, NULL, NULL, &err), AITK_E_EXEC);
+    assert_non_null(strstr(aitk_str_cstr(&err), "aitk-no-such-program-xyz"));
+    assert_non_null(strstr(aitk_str_cstr(&err), "No such file"));
+    aitk_str_free(&err);
+}
+
+static void test_stdin_env_cwd_and_cap(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "cat; echo \"$AITK_X\"; pwd; head -c 5000 /dev/zero | tr '\\0' a", NULL};
+    const char *env[] = {"AITK_X=hello", "PATH=/usr/bin:/bin", NULL};
+    aitk_proc_opts o = {.timeout_ms = 5000, .env = env, .cwd = "/tmp", .stdin_text = "in\n",
+                        .max_output = 20};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT;
+    assert_int_equal(aitk_proc_run(argv, &o, &r, &out, NULL, NULL), AITK_OK);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(out.len, 20); /* capped, not grown without bound */
+    assert_memory_equal(out.ptr, "in\nhello\n/tmp\naaaaaa", 20);
+    aitk_str_free(&out);
+}
+
+static void test_killed_by_signal(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "kill -TERM $$", NULL};
+    aitk_proc_result r;
+    assert_int_equal(aitk_proc_run(argv, NULL, &r, NULL, NULL, NULL), AITK_OK);
+    assert_false(r.exited);
+    assert_int_equal(r.term_signal, SIGTERM);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_captures_both_streams),
+        cmocka_unit_test(test_timeout_kills_the_group),
+        cmocka_unit_test(test_missing_program),
+        cmocka_unit_test(test_stdin_env_cwd_and_cap),
+        cmocka_unit_test(test_killed_by_signal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

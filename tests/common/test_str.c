@@ -1,0 +1,81 @@
+/* aitk_str: growth, formatting, sticky allocation failure, steal. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/str.h"
+
+static void test_append_and_format(void **state)
+{
+    (void)state;
+    aitk_str s = AITK_STR_INIT;
+    assert_string_equal(aitk_str_cstr(&s), "");
+    assert_int_equal(aitk_str_append(&s, "abc"), AITK_OK);
+    assert_int_equal(aitk_str_appendf(&s, "-%d-%s", 42, "x"), AITK_OK);
+    assert_int_equal(aitk_str_appendc(&s, '!'), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&s), "abc-42-x!");
+    assert_int_equal(s.len, 9);
+    aitk_str_clear(&s);
+    assert_string_equal(aitk_str_cstr(&s), "");
+    aitk_str_free(&s);
+}
+
+static void test_grows_past_initial_capacity(void **state)
+{
+    (void)state;
+    aitk_str s = AITK_STR_INIT;
+    for (int i = 0; i < 10000; i++)
+        assert_int_equal(aitk_str_appendf(&s, "%04d", i % 10000), AITK_OK);
+    assert_int_equal(s.len, 40000);
+    assert_memory_equal(s.ptr + 4 * 9999, "9999", 4);
+    assert_int_equal(strlen(s.ptr), 40000);
+    aitk_str_free(&s);
+}
+
+static void test_allocation_failure_is_sticky(void **state)
+{
+    (void)state;
+    aitk_str s = AITK_STR_INIT;
+    assert_int_equal(aitk_str_append(&s, "kept"), AITK_OK);
+    /* Force the next growth to fail: the text so far survives, later appends are refused. */
+    char big[200];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    aitk_alloc_fail_after(0);
+    assert_int_equal(aitk_str_append(&s, big), AITK_E_NOMEM);
+    assert_int_equal(aitk_str_status(&s), AITK_E_NOMEM);
+    assert_string_equal(aitk_str_cstr(&s), "kept");
+    assert_int_equal(aitk_str_append(&s, "y"), AITK_E_NOMEM);
+    assert_null(aitk_str_steal(&s)); /* a failed string cannot be handed on as complete */
+    assert_null(s.ptr);
+}
+
+static void test_steal_hands_over_buffer(void **state)
+{
+    (void)state;
+    aitk_str s = AITK_STR_INIT;
+    aitk_str_append(&s, "owned");
+    char *p = aitk_str_steal(&s);
+    assert_string_equal(p, "owned");
+    assert_null(s.ptr);
+    assert_int_equal(s.len, 0);
+    aitk_free(p);
+    aitk_str empty = AITK_STR_INIT;
+    p = aitk_str_steal(&empty);
+    assert_string_equal(p, "");
+    aitk_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_and_format),
+        cmocka_unit_test(test_grows_past_initial_capacity),
+        cmocka_unit_test(test_allocation_failure_is_sticky),
+        cmocka_unit_test(test_steal_hands_over_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

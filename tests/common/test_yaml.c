@@ -1,0 +1,171 @@
+/* YAML tree: positions, typed getters, and every error naming file:line:col. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/yaml.h"
+
+static aitk_yaml_doc *parse_ok(const char *text)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_yaml_parse("t.yaml", text, strlen(text), &doc, &err);
+    if (st)
+        fail_msg("parse failed: %s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return doc;
+}
+
+static void expect_parse_error(const char *text, const char *needle)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_yaml_parse("t.yaml", text, strlen(text), &doc, &err), AITK_E_PARSE);
+    assert_null(doc);
+    if (!strstr(aitk_str_cstr(&err), needle))
+        fail_msg("error '%s' lacks '%s'", aitk_str_cstr(&err), needle);
+    aitk_str_free(&err);
+}
+
+static void test_tree_and_positions(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("config:\n"
+                                  "  network: {type: lora, linear: 16}\n"
+                                  "  resolution: [512, 768, 1024]\n"
+                                  "  name: \"16\"\n");
+    aitk_yaml_node *cfg = aitk_yaml_get(doc->root, "config");
+    assert_non_null(cfg);
+    assert_int_equal(cfg->kind, AITK_YAML_MAP);
+    aitk_yaml_node *lin = aitk_yaml_get(aitk_yaml_get(cfg, "network"), "linear");
+    assert_int_equal(lin->line, 2);
+    assert_int_equal(lin->col, 33); /* "  network: {type: lora, linear: 16}" */
+    long v = 0;
+    assert_int_equal(aitk_yaml_long(doc, lin, &v, NULL), AITK_OK);
+    assert_int_equal(v, 16);
+    aitk_yaml_node *res = aitk_yaml_get(cfg, "resolution");
+    assert_int_equal(res->kind, AITK_YAML_SEQ);
+    assert_int_equal(res->count, 3);
+    assert_string_equal(res->items[2]->text, "1024");
+    aitk_yaml_node *name = aitk_yaml_get(cfg, "name");
+    assert_true(name->quoted);
+    assert_null(aitk_yaml_get(cfg, "missing"));
+    assert_null(aitk_yaml_get(res, "anything")); /* not a map */
+    aitk_yaml_free(doc);
+}
+
+static void test_typed_getter_errors_name_the_place(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("a: abc\nb: [1]\nc: maybe\nd: 1e-4\ne: Yes\nf: 1e999\n");
+    aitk_str err = AITK_STR_INIT;
+    double d;
+    long l;
+    bool b;
+    assert_int_equal(aitk_yaml_double(doc, aitk_yaml_get(doc->root, "a"), &d, &err), AITK_E_PARSE);
+    assert_string_equal(aitk_str_cstr(&err), "t.yaml:1:4: expected a number, found 'abc'");
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_long(doc, aitk_yaml_get(doc->root, "b"), &l, &err), AITK_E_PARSE);
+    assert_string_equal(aitk_str_cstr(&err), "t.yaml:2:4: expected an integer, found a list");
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_bool(doc, aitk_yaml_get(doc->root, "c"), &b, &err), AITK_E_PARSE);
+    assert_string_equal(aitk_str_cstr(&err), "t.yaml:3:4: expected true or false, found 'maybe'");
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_double(doc, aitk_yaml_get(doc->root, "d"), &d, &err), AITK_OK);
+    assert_true(d > 0.99e-4 && d < 1.01e-4);
+    assert_int_equal(aitk_yaml_bool(doc, aitk_yaml_get(doc->root, "e"), &b, &err), AITK_OK);
+    assert_true(b);
+    assert_int_equal(aitk_yaml_double(doc, aitk_yaml_get(doc->root, "f"), &d, &err), AITK_E_PARSE);
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_long(doc, aitk_yaml_get(doc->root, "zz"), &l, &err), AITK_E_PARSE);
+    assert_string_equal(aitk_str_cstr(&err), "t.yaml: missing an integer");
+    aitk_str_free(&err);
+    aitk_yaml_free(doc);
+}
+
+static void test_unterminated_quote_is_positioned(void **state)
+{
+    (void)state;
+    /* The defect of the upstream OmniGen2 example config. */
+    expect_parse_error("model:\n  name_or_path: \"OmniGen2/OmniGen2\n  arch: omnigen2\n",
+                       "while scanning a quoted scalar at line 2, column 17");
+    expect_parse_error("a: [1, 2\n", "t.yaml:");
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    expect_parse_error("a: 1\nb: 2\na: 3\n", "t.yaml:3:1: duplicate key 'a' (first at line 1)");
+    expect_parse_error("a: &x 1\nb: *x\n", "t.yaml:2:4: YAML aliases");
+    expect_parse_error("? [1, 2]\n: v\n", "a mapping key must be a plain value");
+    aitk_str deep = AITK_STR_INIT;
+    for (int i = 0; i < 100; i++)
+        aitk_str_append(&deep, "[");
+    expect_parse_error(aitk_str_cstr(&deep), "nested deeper than 64 levels");
+    aitk_str_free(&deep);
+}
+
+static void test_empty_and_multi_document(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("");
+    assert_null(doc->root);
+    aitk_yaml_free(doc);
+    doc = parse_ok("--- 1\n--- 2\n"); /* first document only */
+    assert_string_equal(doc->root->text, "1");
+    aitk_yaml_free(doc);
+}
+
+static void test_check_keys(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("value: 1\nsoruce: x\n");
+    static const char *const known[] = {"value", "source", NULL};
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_yaml_check_keys(doc, doc->root, known, "a rule", &err), AITK_E_PARSE);
+    assert_string_equal(aitk_str_cstr(&err),
+                        "t.yaml:2:1: unknown key 'soruce' in a rule (known: value, source)");
+    aitk_str_free(&err);
+    aitk_yaml_free(doc);
+}
+
+/* Every allocation in the parser may fail: the result is AITK_E_NOMEM or
+ * success, never a crash or a leak (ASan checks the latter). */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    const char *text = "a: {b: [1, 2, {c: d}], e: 'f'}\ng: [h, i]\n";
+    int failures = 0;
+    for (long n = 0; n < 200; n++) {
+        aitk_yaml_doc *doc = NULL;
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_yaml_parse("t.yaml", text, strlen(text), &doc, NULL);
+        aitk_alloc_fail_after(-1);
+        if (st == AITK_OK) {
+            assert_non_null(aitk_yaml_get(doc->root, "g"));
+            aitk_yaml_free(doc);
+            break;
+        }
+        assert_int_equal(st, AITK_E_NOMEM);
+        assert_null(doc);
+        failures++;
+    }
+    assert_true(failures > 10); /* the seam was really exercised */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_and_positions),
+        cmocka_unit_test(test_typed_getter_errors_name_the_place),
+        cmocka_unit_test(test_unterminated_quote_is_positioned),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_empty_and_multi_document),
+        cmocka_unit_test(test_check_keys),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

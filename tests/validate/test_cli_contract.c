@@ -1,0 +1,256 @@
+/* The command-line contract, checked on the real binary: bad usage is one
+ * line on stderr and exit 2 with nothing written; good runs leave reports
+ * whose verdict matches the exit code. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "cli_run.h"
+
+static char tmp[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof tmp, "/tmp/aitk-cli-XXXXXX");
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    return system(cmd);
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* One line on stderr that contains `needle`, nothing on stdout, exit 2. */
+static void expect_usage_error(const char *const *args, const char *needle)
+{
+    cli_result r;
+    cli_run(&r, args, NULL);
+    assert_int_equal(r.exit_code, 2);
+    if (count_lines(aitk_str_cstr(&r.err)) != 1 || !strstr(aitk_str_cstr(&r.err), needle))
+        fail_msg("stderr should be one line with '%s', got: %s", needle, aitk_str_cstr(&r.err));
+    assert_int_equal(r.out.len, 0);
+    cli_free(&r);
+}
+
+static void test_bad_usage(void **state)
+{
+    (void)state;
+    expect_usage_error((const char *[]){"--bogus", NULL}, "unknown option '--bogus'");
+    expect_usage_error((const char *[]){"--steps", "-5", NULL}, "--steps: -5 is out of range");
+    expect_usage_error((const char *[]){"--steps", "abc", NULL}, "--steps: 'abc' is not a whole number");
+    expect_usage_error((const char *[]){"--steps", "12x", NULL}, "not a whole number");
+    expect_usage_error((const char *[]){"--steps", NULL}, "--steps needs a value");
+    expect_usage_error((const char *[]){"--quick", "--full", NULL}, "cannot be combined");
+    expect_usage_error((const char *[]){"--model", "sdxl", NULL}, "unknown model 'sdxl'");
+    expect_usage_error((const char *[]){"frobnicate", NULL}, "unknown command 'frobnicate'");
+    expect_usage_error((const char *[]){"--quick", "stray", NULL}, "unexpected argument 'stray'");
+    expect_usage_error((const char *[]){"--quick", "--profile", "nope", NULL},
+                       "unknown profile 'nope' (known: ai-toolkit-current");
+}
+
+static void test_unwritable_output_dir_writes_nothing(void **state)
+{
+    (void)state;
+    /* A folder below a regular file cannot be created, even by root. */
+    aitk_str file = AITK_STR_INIT, out = AITK_STR_INIT;
+    aitk_path_join(&file, tmp, "a-file");
+    assert_int_equal(aitk_file_write_atomic(file.ptr, "x", 1, NULL), AITK_OK);
+    aitk_str_appendf(&out, "%s/reports", file.ptr);
+    const char *args[] = {"--quick", "--output-dir", out.ptr, NULL};
+    expect_usage_error(args, out.ptr);
+    assert_int_equal(entries(tmp), 1); /* only a-file: no temp, no partial report */
+    /* Same for --json into a folder that does not exist. */
+    aitk_str_clear(&out);
+    aitk_str_appendf(&out, "%s/missing/r.json", tmp);
+    const char *args2[] = {"--quick", "--json", out.ptr, NULL};
+    expect_usage_error(args2, "missing");
+    assert_int_equal(entries(tmp), 1);
+    aitk_str_free(&file);
+    aitk_str_free(&out);
+}
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    cli_result r;
+    cli_run(&r, (const char *[]){"--help", NULL}, NULL);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out.ptr, "Exit codes:"));
+    assert_non_null(strstr(r.out.ptr, "Examples:"));
+    assert_non_null(strstr(r.out.ptr, "--output-dir"));
+    cli_free(&r);
+    cli_run(&r, (const char *[]){"--version", NULL}, NULL);
+    assert_int_equal(r.exit_code, 0);
+    assert_true(strncmp(r.out.ptr, "aitk-validate ", 14) == 0);
+    cli_free(&r);
+}
+
+static cJSON *load_json(const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(aitk_file_read(path, 1 << 24, &text, &len, NULL), AITK_OK);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    aitk_free(text);
+    assert_non_null(j);
+    return j;
+}
+
+/* --quick into --output-dir: both files, and the exit code agrees with the
+ * verdict inside. The JSON also goes to the shared folder that the schema
+ * test validates. */
+static void test_quick_writes_reports(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, json = AITK_STR_INIT, md = AITK_STR_INIT, keep = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "out/nested");
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-quick.json");
+    const char *args[] = {"--quick", "--output-dir", dir.ptr, "--json", keep.ptr, NULL};
+    cli_result r;
+    cli_run(&r, args, NULL);
+    if (r.exit_code != 0 && r.exit_code != 1)
+        fail_msg("exit %d: %s", r.exit_code, aitk_str_cstr(&r.err));
+    aitk_path_join(&json, dir.ptr, "report.json");
+    aitk_path_join(&md, dir.ptr, "report.md");
+    cJSON *rep = load_json(json.ptr);
+    const cJSON *summary = cJSON_GetObjectItem(rep, "summary");
+    const char *verdict = cJSON_GetObjectItem(summary, "verdict")->valuestring;
+    assert_int_equal(r.exit_code, strcmp(verdict, "fail") == 0 ? 1 : 0);
+    assert_int_equal(cJSON_GetObjectItem(summary, "exit_code")->valueint, r.exit_code);
+    assert_string_equal(cJSON_GetObjectItem(rep, "level")->valuestring, "quick");
+    /* --quick runs no workload. */
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "checks"))
+        assert_false(strncmp(cJSON_GetObjectItem(c, "id")->valuestring, "workload.", 9) == 0);
+    char *mdtext = NULL;
+    assert_int_equal(aitk_file_read(md.ptr, 1 << 20, &mdtext, NULL, NULL), AITK_OK);
+    assert_non_null(strstr(mdtext, "## aitk-validate: "));
+    assert_non_null(strstr(r.out.ptr, "Verdict: "));
+
+    /* render reproduces report.md byte for byte from report.json. */
+    aitk_str again = AITK_STR_INIT;
+    aitk_path_join(&again, tmp, "again.md");
+    cli_result rr;
+    cli_run(&rr, (const char *[]){"render", json.ptr, "--markdown", again.ptr, NULL}, NULL);
+    assert_int_equal(rr.exit_code, 0);
+    char *again_text = NULL;
+    assert_int_equal(aitk_file_read(again.ptr, 1 << 20, &again_text, NULL, NULL), AITK_OK);
+    assert_string_equal(again_text, mdtext);
+    cli_free(&rr);
+    aitk_free(again_text);
+    aitk_str_free(&again);
+
+    aitk_free(mdtext);
+    cJSON_Delete(rep);
+    cli_free(&r);
+    aitk_str_free(&dir);
+    aitk_str_free(&json);
+    aitk_str_free(&md);
+    aitk_str_free(&keep);
+}
+
+static void test_standard_level_reports_workloads_as_skipped(void **state)
+{
+    (void)state;
+    aitk_str keep = AITK_STR_INIT;
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-standard-flux.json");
+    cli_result r;
+    cli_run(&r, (const char *[]){"--model", "flux1-dev", "--json", keep.ptr, "-Q", NULL}, NULL);
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    assert_int_equal(r.out.len, 0); /* --quiet */
+    cJSON *rep = load_json(keep.ptr);
+    int flux = 0, others = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "checks"))
+    {
+        const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+        if (strcmp(id, "workload.flux1-dev") == 0) {
+            flux++;
+            /* Nothing ran, so it must not say pass. */
+            assert_string_not_equal(cJSON_GetObjectItem(c, "status")->valuestring, "pass");
+        } else if (strncmp(id, "workload.", 9) == 0) {
+            others++;
+        }
+    }
+    assert_int_equal(flux, 1);
+    assert_int_equal(others, 0); /* --model selected one */
+    cJSON_Delete(rep);
+    cli_free(&r);
+    aitk_str_free(&keep);
+}
+
+static void test_broken_data_file_is_positioned(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, file = AITK_STR_INIT, env = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "data/validate");
+    assert_int_equal(aitk_dir_create(dir.ptr, NULL), AITK_OK);
+    aitk_path_join(&file, dir.ptr, "compat.yaml");
+    const char *broken = "schema: 1\ndefault_profile: p\nprofiles:\n  p:\n    host:\n"
+                         "      min_glibc: {value: \"2.17, source: x}\n";
+    assert_int_equal(aitk_file_write_atomic(file.ptr, broken, strlen(broken), NULL), AITK_OK);
+    aitk_str_appendf(&env, "AITK_DATA_DIR=%s/data", tmp);
+    cli_result r;
+    cli_run(&r, (const char *[]){"--quick", NULL}, (const char *[]){env.ptr, NULL});
+    assert_int_equal(r.exit_code, 2);
+    assert_non_null(strstr(r.err.ptr, "validate/compat.yaml:"));
+    assert_non_null(strstr(r.err.ptr, "line 6, column 26"));
+    cli_free(&r);
+    aitk_str_free(&dir);
+    aitk_str_free(&file);
+    aitk_str_free(&env);
+}
+
+static void test_render_rejects_bad_input(void **state)
+{
+    (void)state;
+    aitk_str f = AITK_STR_INIT;
+    aitk_path_join(&f, tmp, "bad.json");
+    assert_int_equal(aitk_file_write_atomic(f.ptr, "{\n  \"a\": [1,\n}", 15, NULL), AITK_OK);
+    expect_usage_error((const char *[]){"render", f.ptr, NULL}, "bad.json:3:1: not valid JSON");
+    assert_int_equal(aitk_file_write_atomic(f.ptr, "{\"checks\": []}", 14, NULL), AITK_OK);
+    expect_usage_error((const char *[]){"render", f.ptr, NULL}, "no schema_version");
+    expect_usage_error((const char *[]){"render", "/no/such/report.json", NULL},
+                       "/no/such/report.json: No such file");
+    expect_usage_error((const char *[]){"render", NULL}, "exactly one report");
+    aitk_str_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test_setup_teardown(test_unwritable_output_dir_writes_nothing, setup, teardown),
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test_setup_teardown(test_quick_writes_reports, setup, teardown),
+        cmocka_unit_test(test_standard_level_reports_workloads_as_skipped),
+        cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
