@@ -1,0 +1,81 @@
+/* Markdown for an issue body: failures first with remedies, then warnings,
+ * table cells that cannot break the table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "reports/markdown.h"
+#include "reports/report.h"
+
+static void test_failures_first_with_remedies(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1.2.3", "abc", "standard", "seed-guide", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_check pass = {.id = "a.ok", .category = "a", .title = "Fine thing", .status = AITK_CHECK_PASS,
+                       .observed = "x|y"};
+    aitk_check warn = {.id = "a.warn", .category = "a", .title = "Warned thing",
+                       .status = AITK_CHECK_WARN, .remedy = "REMEDY-W"};
+    aitk_check fail = {.id = "gpu.nvml", .category = "gpu", .title = "NVML", .status = AITK_CHECK_FAIL,
+                       .observed = "libnvidia-ml.so.1: cannot open", .expected = "loadable",
+                       .message = "no driver", .remedy = "REMEDY-F", .source = "SRC"};
+    aitk_report_add_check(r, &pass);
+    aitk_report_add_check(r, &warn);
+    aitk_report_add_check(r, &fail);
+    aitk_report_finish(r, NULL);
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    const char *t = aitk_str_cstr(&md);
+    assert_non_null(strstr(t, "## aitk-validate: FAIL"));
+    assert_non_null(strstr(t, "1 failed · 1 warnings · 1 passed · 0 skipped"));
+    assert_non_null(strstr(t, "profile seed-guide"));
+    const char *failed = strstr(t, "### Failed");
+    const char *warned = strstr(t, "### Warnings");
+    const char *table = strstr(t, "| status | check |");
+    assert_non_null(failed);
+    assert_non_null(warned);
+    assert_non_null(table);
+    assert_true(failed < warned && warned < table); /* failures first */
+    assert_true(strstr(t, "REMEDY-F") < warned);
+    assert_non_null(strstr(t, "**fix:** REMEDY-F"));
+    assert_non_null(strstr(t, "source: SRC"));
+    assert_non_null(strstr(t, "observed: libnvidia-ml.so.1: cannot open; expected: loadable"));
+    assert_non_null(strstr(t, "x\\|y")); /* a pipe cannot split a table cell */
+    assert_null(strstr(t, "### Skipped"));
+    aitk_str_free(&md);
+    cJSON_Delete(r);
+}
+
+static void test_clean_report_has_no_failure_section(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1.2.3", "abc", "quick", "p", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_check pass = {.id = "a.ok", .category = "a", .status = AITK_CHECK_PASS};
+    aitk_report_add_check(r, &pass);
+    aitk_report_finish(r, NULL);
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    assert_non_null(strstr(md.ptr, "## aitk-validate: PASS\n"));
+    assert_null(strstr(md.ptr, "### Failed"));
+    assert_null(strstr(md.ptr, "### Warnings"));
+    aitk_str_free(&md);
+    cJSON_Delete(r);
+    /* Not a report at all: refused, not crashed on. */
+    cJSON *junk = cJSON_CreateObject();
+    assert_int_equal(aitk_render_markdown(junk, &md), AITK_E_INVAL);
+    cJSON_Delete(junk);
+    aitk_str_free(&md);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failures_first_with_remedies),
+        cmocka_unit_test(test_clean_report_has_no_failure_section),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
