@@ -34,6 +34,8 @@ packages=(
   # tests
   python3             # test drivers
   python3-jsonschema  # validates every report the tests produce
+  libxml2-utils       # xmllint: the JUnit output against its schema
+  chromium            # headless browser: the HTML report really renders
 )
 
 missing=()

@@ -9,7 +9,8 @@
 
 #include "validate/probes/workloads.h"
 
-enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS };
+enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
+       OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE };
 
 static const struct option long_opts[] = {
     {"quick", no_argument, NULL, 'q'},
@@ -20,7 +21,13 @@ static const struct option long_opts[] = {
     {"output-dir", required_argument, NULL, 'o'},
     {"json", required_argument, NULL, OPT_JSON},
     {"markdown", required_argument, NULL, OPT_MARKDOWN},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"redact", no_argument, NULL, OPT_REDACT},
+    {"support-bundle", required_argument, NULL, OPT_BUNDLE},
     {"profile", required_argument, NULL, OPT_PROFILE},
+    {"python", required_argument, NULL, OPT_PYTHON},
+    {"aitk-dir", required_argument, NULL, OPT_AITK_DIR},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"quiet", no_argument, NULL, 'Q'},
@@ -52,11 +59,23 @@ void aitk_cli_print_help(void)
         "      --profile NAME  compatibility profile: ai-toolkit-current (default),\n"
         "                      seed-guide (the original troubleshooting guide)\n"
         "      --strict        warnings count as failures (exit 1)\n"
+        "      --python PATH   the Python interpreter (or environment folder) ai-toolkit\n"
+        "                      runs in (default: $VIRTUAL_ENV, $CONDA_PREFIX, ./venv,\n"
+        "                      the --aitk-dir venv, python3 on PATH)\n"
+        "      --aitk-dir DIR  an ai-toolkit checkout; its venv/ is searched\n"
         "\n"
         "Output:\n"
-        "  -o, --output-dir DIR  write report.json and report.md into DIR (created)\n"
+        "  -o, --output-dir DIR  write report.json, report.md, report.html and junit.xml\n"
+        "                        into DIR (created)\n"
         "      --json FILE       write the JSON report to FILE\n"
         "      --markdown FILE   write the Markdown summary to FILE\n"
+        "      --html FILE       write the HTML page (charts, every check) to FILE\n"
+        "      --junit FILE      write JUnit XML (one test case per check) to FILE\n"
+        "      --redact          replace user and host names, home paths, IP and MAC\n"
+        "                        addresses, GPU serials and UUIDs, tokens and keys in\n"
+        "                        every output (the same value, the same placeholder)\n"
+        "      --support-bundle DIR  write a redacted report.md (an issue body),\n"
+        "                        report.html and report.json into DIR\n"
         "      --no-color        no colours (also: NO_COLOR=1, or stderr not a terminal)\n"
         "  -Q, --quiet           print nothing but errors\n"
         "  -v, --verbose         print each check as it is made\n"
@@ -64,8 +83,11 @@ void aitk_cli_print_help(void)
         "  -h, --help            print this help and exit\n"
         "\n"
         "Commands (each has --help):\n"
-        "  render REPORT.json [--markdown FILE]   re-render a saved report\n"
-        "  deps, predict, compare, gpus           listed for completeness; see README\n"
+        "  render REPORT.json [--markdown F] [--html F] [--junit F] [--redact]\n"
+        "                                         re-render a saved report\n"
+        "  compare BASE.json NEW.json [--threshold 5%] [--format text|markdown|html]\n"
+        "                                         per-metric deltas; exit 1 on a regression\n"
+        "  deps, predict, gpus                    see README\n"
         "\n"
         "Exit codes:\n"
         "  0  no check failed     1  a check failed (or warned under --strict)\n"
@@ -76,7 +98,9 @@ void aitk_cli_print_help(void)
         "  aitk-validate --full --output-dir out/    # the whole run, reports in out/\n"
         "  aitk-validate --model flux1-dev --steps 50 --json flux.json\n"
         "  aitk-validate --quick --profile seed-guide --markdown issue.md\n"
-        "  aitk-validate render out/report.json --markdown issue.md\n",
+        "  aitk-validate render out/report.json --markdown issue.md\n"
+        "  aitk-validate --quick --support-bundle bundle/   # safe to attach to an issue\n"
+        "  aitk-validate compare nightly/base.json out/report.json --threshold 5%\n",
         stdout);
 }
 
@@ -146,7 +170,25 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
         case 'o': o->output_dir = optarg; break;
         case OPT_JSON: o->json_path = optarg; break;
         case OPT_MARKDOWN: o->markdown_path = optarg; break;
+        case OPT_HTML: o->html_path = optarg; break;
+        case OPT_JUNIT: o->junit_path = optarg; break;
+        case OPT_REDACT: o->redact = true; break;
+        case OPT_BUNDLE: o->support_bundle = optarg; break;
         case OPT_PROFILE: o->profile = optarg; break;
+        case OPT_PYTHON:
+            if (!*optarg) {
+                aitk_str_append(err, "--python: empty path");
+                return AITK_E_INVAL;
+            }
+            o->python = optarg;
+            break;
+        case OPT_AITK_DIR:
+            if (!*optarg) {
+                aitk_str_append(err, "--aitk-dir: empty folder name");
+                return AITK_E_INVAL;
+            }
+            o->aitk_dir = optarg;
+            break;
         case OPT_STRICT: o->strict = true; break;
         case OPT_NO_COLOR: o->no_color = true; break;
         case 'Q': o->verbosity = -1; break;
@@ -175,6 +217,10 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
     }
     if (o->output_dir && !*o->output_dir) {
         aitk_str_append(err, "--output-dir: empty folder name");
+        return AITK_E_INVAL;
+    }
+    if (o->support_bundle && !*o->support_bundle) {
+        aitk_str_append(err, "--support-bundle: empty folder name");
         return AITK_E_INVAL;
     }
     o->level = quick ? AITK_LEVEL_QUICK : full ? AITK_LEVEL_FULL : AITK_LEVEL_STANDARD;

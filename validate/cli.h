@@ -24,7 +24,13 @@ typedef struct aitk_options {
     const char *output_dir;    /* --output-dir */
     const char *json_path;     /* --json */
     const char *markdown_path; /* --markdown */
+    const char *html_path;     /* --html */
+    const char *junit_path;    /* --junit */
+    const char *support_bundle; /* --support-bundle DIR: redacted md/html/json */
+    bool redact;               /* --redact: every output redacted */
     const char *profile;       /* --profile (NULL: the matrix's default) */
+    const char *python;        /* --python PATH */
+    const char *aitk_dir;      /* --aitk-dir DIR */
     bool strict;
     bool no_color;
     int verbosity;             /* -1 quiet, 0 normal, 1 verbose */

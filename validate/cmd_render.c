@@ -1,5 +1,6 @@
-/* `aitk-validate render REPORT.json [--markdown FILE]`: renderers are pure
- * functions of the saved report, so any report can be re-rendered anywhere. */
+/* `aitk-validate render REPORT.json [--markdown F] [--html F] [--junit F]
+ * [--json F] [--redact]`: renderers are pure functions of the saved report,
+ * so any report can be re-rendered anywhere. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,7 +8,10 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/markdown.h"
+#include "reports/redact.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -16,37 +20,61 @@
 
 static void render_help(void)
 {
-    fputs("Usage: aitk-validate render REPORT.json [--markdown FILE]\n"
+    fputs("Usage: aitk-validate render REPORT.json [--markdown FILE] [--html FILE]\n"
+          "                            [--junit FILE] [--json FILE] [--redact]\n"
           "\n"
           "Re-renders a saved report. Without an output option the Markdown goes to\n"
-          "standard output.\n"
-          "  --markdown FILE   write the Markdown summary to FILE (atomically)\n"
+          "standard output. Files are written atomically.\n"
+          "  --markdown FILE   the Markdown summary (for an issue body)\n"
+          "  --html FILE       the self-contained HTML page (charts, every check)\n"
+          "  --junit FILE      JUnit XML for CI test reporters\n"
+          "  --json FILE       the report itself (useful with --redact)\n"
+          "  --redact          replace user and host names, home paths, addresses,\n"
+          "                    GPU serials and UUIDs, tokens and keys first\n"
           "\n"
           "Exit codes: 0 rendered, 2 unreadable or malformed report, 3 internal error.\n",
           stdout);
 }
 
+typedef aitk_status (*renderer)(const cJSON *report, aitk_str *out);
+
+static aitk_status render_json(const cJSON *report, aitk_str *out)
+{
+    return aitk_report_to_json(report, out);
+}
+
 int aitk_cmd_render(int argc, char **argv)
 {
+    enum { MD, HTML, JUNIT, JSON, NOUT };
     static const struct option opts[] = {
         {"markdown", required_argument, NULL, 'm'},
+        {"html", required_argument, NULL, 'H'},
+        {"junit", required_argument, NULL, 'j'},
+        {"json", required_argument, NULL, 'J'},
+        {"redact", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *md_path = NULL;
+    static const renderer renderers[NOUT] = {aitk_render_markdown, aitk_render_html,
+                                             aitk_render_junit, render_json};
+    static const char *const names[NOUT] = {"Markdown", "HTML", "JUnit XML", "JSON"};
+    const char *paths[NOUT] = {NULL};
+    int redact = 0;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'm') {
-            md_path = optarg;
-        } else if (c == 'h') {
-            render_help();
-            return AITK_EXIT_OK;
-        } else if (c == ':') {
+        switch (c) {
+        case 'm': paths[MD] = optarg; break;
+        case 'H': paths[HTML] = optarg; break;
+        case 'j': paths[JUNIT] = optarg; break;
+        case 'J': paths[JSON] = optarg; break;
+        case 'r': redact = 1; break;
+        case 'h': render_help(); return AITK_EXIT_OK;
+        case ':':
             aitk_log(AITK_LOG_ERROR, "render: %s needs a value", argv[optind - 1]);
             return AITK_EXIT_USAGE;
-        } else {
+        default:
             aitk_log(AITK_LOG_ERROR, "render: unknown option '%s' (see render --help)",
                      argv[optind - 1]);
             return AITK_EXIT_USAGE;
@@ -70,20 +98,32 @@ int aitk_cmd_render(int argc, char **argv)
         aitk_str_free(&err);
         return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
     }
-    aitk_str md = AITK_STR_INIT;
     int rc = AITK_EXIT_OK;
-    if (aitk_render_markdown(report, &md)) {
-        aitk_log(AITK_LOG_ERROR, "%s: could not render Markdown", path);
+    if (redact && aitk_redact_report(report, NULL, NULL)) {
+        aitk_log(AITK_LOG_ERROR, "%s: could not redact (out of memory)", path);
         rc = AITK_EXIT_INTERNAL;
-    } else if (md_path) {
-        if (aitk_file_write_atomic(md_path, md.ptr, md.len, &err)) {
+    }
+    int any = paths[MD] || paths[HTML] || paths[JUNIT] || paths[JSON];
+    if (!any)
+        paths[MD] = "-";
+    aitk_str out = AITK_STR_INIT;
+    /* Render everything asked for even after one failure: each file stands alone. */
+    for (int i = 0; rc != AITK_EXIT_INTERNAL && i < NOUT; i++) {
+        if (!paths[i])
+            continue;
+        aitk_str_clear(&out);
+        aitk_str_clear(&err);
+        if (renderers[i](report, &out)) {
+            aitk_log(AITK_LOG_ERROR, "%s: could not render %s", path, names[i]);
+            rc = AITK_EXIT_INTERNAL;
+        } else if (paths[i][0] == '-' && paths[i][1] == '\0') {
+            fwrite(aitk_str_cstr(&out), 1, out.len, stdout);
+        } else if (aitk_file_write_atomic(paths[i], aitk_str_cstr(&out), out.len, &err)) {
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
             rc = AITK_EXIT_USAGE;
         }
-    } else {
-        fwrite(md.ptr, 1, md.len, stdout);
     }
-    aitk_str_free(&md);
+    aitk_str_free(&out);
     aitk_str_free(&err);
     cJSON_Delete(report);
     return rc;

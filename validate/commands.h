@@ -13,5 +13,9 @@ typedef struct aitk_command {
 const aitk_command *aitk_command_find(const char *name);
 
 int aitk_cmd_render(int argc, char **argv);
+int aitk_cmd_predict(int argc, char **argv);
+int aitk_cmd_gpus(int argc, char **argv);
+int aitk_cmd_deps(int argc, char **argv);
+int aitk_cmd_compare(int argc, char **argv);
 
 #endif

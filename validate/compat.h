@@ -7,11 +7,13 @@
 #include "common/status.h"
 #include "common/str.h"
 #include "common/yaml.h"
+#include "reports/check.h"
 
 struct aitk_compat {
     aitk_yaml_doc *doc;
     const aitk_yaml_node *profile;  /* the selected profile's map */
     const char *profile_name;
+    const aitk_yaml_node *tables;   /* profile-independent facts; may be NULL */
 };
 typedef struct aitk_compat aitk_compat;
 
@@ -26,5 +28,15 @@ const aitk_yaml_node *aitk_compat_rule(const aitk_compat *c, const char *section
                                        const char *key);
 /* The rule's source text ("" when absent). */
 const char *aitk_compat_rule_source(const aitk_yaml_node *rule);
+
+/* A profile-independent table (driver minimums, wheel arch lists, ...) and
+ * one of its rows; NULL when absent. Rows have the rule shape. */
+const aitk_yaml_node *aitk_compat_table(const aitk_compat *c, const char *table);
+const aitk_yaml_node *aitk_compat_table_row(const aitk_compat *c, const char *table,
+                                            const char *key);
+/* The text of a scalar value; NULL when the value is absent or not a scalar. */
+const char *aitk_compat_rule_text(const aitk_yaml_node *rule);
+/* What breaking the rule means under its profile: the rule's severity, FAIL by default. */
+aitk_check_status aitk_compat_rule_severity(const aitk_yaml_node *rule);
 
 #endif

@@ -47,6 +47,8 @@ typedef struct aitk_run_ctx {
     const char *models;          /* comma list from --model, NULL for all */
     long steps;                  /* --steps, 0 for the default */
     bool cpu_only;               /* --cpu */
+    const char *python;          /* --python PATH (interpreter or environment), NULL: search */
+    const char *aitk_dir;        /* --aitk-dir DIR (an ai-toolkit checkout), NULL if not given */
     cJSON *env;                  /* environment record: providers add sections */
     aitk_checklist checks;
 } aitk_run_ctx;

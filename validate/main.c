@@ -4,12 +4,17 @@
  * report model holds the result, renderers turn it into text. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/markdown.h"
+#include "reports/redact.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -17,41 +22,123 @@
 #include "validate/engine.h"
 #include "validate/version.h"
 
+/* Every file a run writes, in one list: --output-dir (4 files),
+ * --support-bundle (3), and the single-file options (4). */
+enum { OUT_JSON, OUT_MARKDOWN, OUT_HTML, OUT_JUNIT, OUT_KINDS, MAX_OUTPUTS = 11 };
+
+typedef struct output_file {
+    aitk_str path;
+    int kind;
+    bool redacted;
+} output_file;
+
 typedef struct output_plan {
-    aitk_str json_path, md_path;       /* from --output-dir */
+    output_file files[MAX_OUTPUTS];
+    size_t count;
+    bool any_redacted;
 } output_plan;
+
+static const char *const out_labels[OUT_KINDS] = {"Report", "Summary for an issue", "Page",
+                                                  "JUnit"};
+
+static aitk_status plan_add(output_plan *plan, const char *dir, const char *name, int kind,
+                            bool redacted)
+{
+    output_file *f = &plan->files[plan->count++];
+    f->kind = kind;
+    f->redacted = redacted;
+    plan->any_redacted |= redacted;
+    return dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
+}
+
+static void plan_free(output_plan *plan)
+{
+    for (size_t i = 0; i < plan->count; i++)
+        aitk_str_free(&plan->files[i].path);
+}
 
 /* Refuses unusable output places before any probing: a run that cannot
  * save its result should not spend minutes first. */
 static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, aitk_str *err)
 {
-    if (o->output_dir) {
-        aitk_status st = aitk_dir_create(o->output_dir, err);
+    static const char *const dir_names[OUT_KINDS] = {"report.json", "report.md", "report.html",
+                                                     "junit.xml"};
+    const char *dirs[2] = {o->output_dir, o->support_bundle};
+    for (int d = 0; d < 2; d++) {
+        if (!dirs[d])
+            continue;
+        aitk_status st = aitk_dir_create(dirs[d], err);
         if (!st)
-            st = aitk_dir_check_writable(o->output_dir, err);
-        if (!st)
-            st = aitk_path_join(&plan->json_path, o->output_dir, "report.json");
-        if (!st)
-            st = aitk_path_join(&plan->md_path, o->output_dir, "report.md");
+            st = aitk_dir_check_writable(dirs[d], err);
         if (st)
             return st;
+        /* The bundle is for a public issue: always redacted, and no JUnit. */
+        for (int k = 0; k < (d == 0 ? OUT_KINDS : OUT_JUNIT); k++)
+            if ((st = plan_add(plan, dirs[d], dir_names[k], k, d == 1 || o->redact)))
+                return st;
     }
-    const char *files[] = {o->json_path, o->markdown_path};
-    for (size_t i = 0; i < 2; i++) {
-        if (!files[i])
+    const char *files[OUT_KINDS] = {o->json_path, o->markdown_path, o->html_path, o->junit_path};
+    for (int k = 0; k < OUT_KINDS; k++) {
+        if (!files[k])
             continue;
         aitk_str dir = AITK_STR_INIT;
-        const char *slash = strrchr(files[i], '/');
+        const char *slash = strrchr(files[k], '/');
         if (slash)
-            aitk_str_appendn(&dir, files[i], slash == files[i] ? 1 : (size_t)(slash - files[i]));
+            aitk_str_appendn(&dir, files[k], slash == files[k] ? 1 : (size_t)(slash - files[k]));
         else
             aitk_str_append(&dir, ".");
         aitk_status st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
         aitk_str_free(&dir);
+        if (!st)
+            st = plan_add(plan, NULL, files[k], k, o->redact);
         if (st)
             return st;
     }
     return AITK_OK;
+}
+
+static aitk_status render_output(const cJSON *report, int kind, aitk_str *out)
+{
+    switch (kind) {
+    case OUT_JSON: return aitk_report_to_json(report, out);
+    case OUT_MARKDOWN: return aitk_render_markdown(report, out);
+    case OUT_HTML: return aitk_render_html(report, out);
+    default: return aitk_render_junit(report, out);
+    }
+}
+
+/* A redacted copy of the report. Besides what the tree itself gives away,
+ * the redactor is told who runs this and where, since a probe may have
+ * recorded them in a place no rule knows about. */
+static cJSON *redacted_copy(const cJSON *report)
+{
+    cJSON *copy = cJSON_Duplicate(report, 1);
+    aitk_redactor *r = NULL;
+    struct utsname un;
+    const char *home = getenv("HOME");
+    const char *base = home ? strrchr(home, '/') : NULL;
+    aitk_status st = copy ? aitk_redactor_new(&r) : AITK_E_NOMEM;
+    if (!st && getenv("USER"))
+        st = aitk_redactor_add(r, AITK_REDACT_USER, getenv("USER"));
+    if (!st && getenv("LOGNAME"))
+        st = aitk_redactor_add(r, AITK_REDACT_USER, getenv("LOGNAME"));
+    if (!st && base && base[1])
+        st = aitk_redactor_add(r, AITK_REDACT_USER, base + 1);
+    if (!st && uname(&un) == 0)
+        st = aitk_redactor_add(r, AITK_REDACT_HOST, un.nodename);
+    if (!st)
+        st = aitk_redactor_apply(r, copy);
+    if (!st) {
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "redacted");
+        if (!cJSON_AddBoolToObject(copy, "redacted", 1))
+            st = AITK_E_NOMEM;
+    }
+    aitk_redactor_free(r);
+    if (st) {
+        cJSON_Delete(copy);
+        return NULL;
+    }
+    return copy;
 }
 
 static const char *status_label(const char *status)
@@ -142,12 +229,12 @@ fail:
 static int run_validate(const aitk_options *o)
 {
     aitk_str err = AITK_STR_INIT;
-    output_plan plan = {AITK_STR_INIT, AITK_STR_INIT};
+    output_plan plan = {0};
     aitk_compat *compat = NULL;
     int rc = AITK_EXIT_INTERNAL;
     aitk_run_ctx ctx = {0};
-    cJSON *report = NULL;
-    aitk_str json = AITK_STR_INIT, md = AITK_STR_INIT;
+    cJSON *report = NULL, *redacted = NULL;
+    aitk_str text = AITK_STR_INIT;
 
     aitk_status st = aitk_compat_load(o->profile, &compat, &err);
     if (st) {
@@ -168,54 +255,51 @@ static int run_validate(const aitk_options *o)
         .models = o->models,
         .steps = o->steps,
         .cpu_only = o->cpu,
+        .python = o->python, .aitk_dir = o->aitk_dir,
         .env = cJSON_CreateObject(),
     };
     if (!ctx.env || aitk_engine_run(&ctx, aitk_providers, aitk_provider_count)) {
         aitk_log(AITK_LOG_ERROR, "out of memory while probing");
         goto out;
     }
-    if (!(report = build_report(o, &ctx)) || aitk_report_to_json(report, &json) ||
-        aitk_render_markdown(report, &md)) {
+    if (!(report = build_report(o, &ctx)) ||
+        ((plan.any_redacted || o->redact) && !(redacted = redacted_copy(report)))) {
         aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
         goto out;
     }
-    const char *json_files[] = {plan.json_path.len ? plan.json_path.ptr : NULL, o->json_path};
-    const char *md_files[] = {plan.md_path.len ? plan.md_path.ptr : NULL, o->markdown_path};
     int write_failed = 0;
-    for (int i = 0; i < 2; i++) {
-        if (json_files[i] && write_text(json_files[i], &json, &err))
-            write_failed = 1;
-        if (md_files[i] && write_text(md_files[i], &md, &err))
+    for (size_t i = 0; i < plan.count; i++) {
+        const output_file *f = &plan.files[i];
+        aitk_str_clear(&text);
+        if (render_output(f->redacted ? redacted : report, f->kind, &text)) {
+            aitk_log(AITK_LOG_ERROR, "could not render %s (out of memory)", f->path.ptr);
+            goto out;
+        }
+        if (write_text(f->path.ptr, &text, &err))
             write_failed = 1;
     }
     if (o->verbosity >= 0)
-        print_summary(report, o->verbosity);
+        print_summary(o->redact ? redacted : report, o->verbosity);
     if (write_failed) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         rc = AITK_EXIT_INTERNAL;
         goto out;
     }
-    if (o->verbosity >= 0) {
-        for (int i = 0; i < 2; i++) {
-            if (json_files[i])
-                printf("Report: %s\n", json_files[i]);
-            if (md_files[i])
-                printf("Summary for an issue: %s\n", md_files[i]);
-        }
-    }
+    for (size_t i = 0; o->verbosity >= 0 && i < plan.count; i++)
+        printf("%s%s: %s\n", out_labels[plan.files[i].kind],
+               plan.files[i].redacted ? " (redacted)" : "", plan.files[i].path.ptr);
     aitk_verdict v;
     rc = aitk_report_verdict(report, &v) ? AITK_EXIT_INTERNAL
          : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
                                          : AITK_EXIT_OK;
 out:
     cJSON_Delete(report);
+    cJSON_Delete(redacted);
     cJSON_Delete(ctx.env);
     aitk_checklist_free(&ctx.checks);
     aitk_compat_free(compat);
-    aitk_str_free(&json);
-    aitk_str_free(&md);
-    aitk_str_free(&plan.json_path);
-    aitk_str_free(&plan.md_path);
+    aitk_str_free(&text);
+    plan_free(&plan);
     aitk_str_free(&err);
     return rc;
 }

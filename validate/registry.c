@@ -1,13 +1,23 @@
 /* The order of the report: the machine first, then the GPU stack, then work.
  * A new probe registers here and nowhere else. */
 #include "validate/engine.h"
+#include "validate/libdeps/provider.h"
+#include "validate/probes/cuda_stack.h"
+#include "validate/probes/envlint.h"
 #include "validate/probes/gpu.h"
 #include "validate/probes/host.h"
+#include "validate/probes/python.h"
+#include "validate/probes/rules.h"
 #include "validate/probes/workloads.h"
 
 const aitk_provider aitk_providers[] = {
     {"host", AITK_LEVEL_QUICK, aitk_host_checks},
     {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
+    {"python", AITK_LEVEL_QUICK, aitk_python_checks},
+    {"cuda", AITK_LEVEL_QUICK, aitk_cuda_stack_checks},
+    {"compat", AITK_LEVEL_QUICK, aitk_rules_checks},
+    {"env", AITK_LEVEL_QUICK, aitk_envlint_checks},
+    {"deps", AITK_LEVEL_QUICK, aitk_deps_checks},
     {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
 };
 const size_t aitk_provider_count = sizeof aitk_providers / sizeof *aitk_providers;

@@ -1,78 +1,275 @@
-/* GPU driver presence through the real loader (dlopen), never linked.
- *
- * When the driver is absent the loader's own sentence is the observation:
- * that is what torch would hit too. The per-GPU probe (NVML queries, driver
- * API, compatibility rules) builds on this; see issue "Machine and
- * software-stack probes". */
+/* GPU provider: runs the NVML and CUDA driver probes, then judges what they
+ * saw. When the driver is absent the loader's own sentence is the
+ * observation: that is what torch would hit too. */
 #include "validate/probes/gpu.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "common/dynload.h"
+#include "common/str.h"
+#include "validate/compat.h"
+#include "validate/probes/cudadrv.h"
+#include "validate/probes/gpu_util.h"
+#include "validate/probes/nvml.h"
 
-typedef struct driver_lib {
-    const char *id, *title, *what;
-    const char *const *names;
-    const char *remedy;
-} driver_lib;
+#define DRIVER_SOURCE "NVIDIA driver installation guide; DCGM diagnostics level 1 (FACTS.md sections 10-11)"
+#define REMEDY_INSTALL                                                                     \
+    "Install the NVIDIA driver for this GPU (it ships NVML and libcuda; the CUDA toolkit "  \
+    "does not). In a container, start it with the NVIDIA container runtime "               \
+    "(docker run --gpus all)."
 
-#ifdef _WIN32
-static const char *const nvml_names[] = {"nvml.dll", NULL};
-static const char *const cuda_names[] = {"nvcuda.dll", NULL};
-#else
-static const char *const nvml_names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
-static const char *const cuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
-#endif
+static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c)
+{
+    return aitk_checklist_add(&ctx->checks, c);
+}
 
-static const driver_lib libs[] = {
-    {"gpu.nvml", "NVIDIA management library (NVML)", "nvml",
-     nvml_names,
-     "Install the NVIDIA driver for this GPU (it ships NVML). In a container, start it with "
-     "the NVIDIA container runtime (docker run --gpus all)."},
-    {"gpu.cuda_driver", "CUDA driver library", "cuda_driver",
-     cuda_names,
-     "Install the NVIDIA driver (it ships the CUDA driver library; the CUDA toolkit does not). "
-     "In a container, start it with the NVIDIA container runtime (docker run --gpus all)."},
-};
+static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
+{
+    aitk_check c = {.id = "gpu.nvml", .category = "gpu",
+                    .title = "NVIDIA management library (NVML)", .expected = "loadable, initialises",
+                    .source = DRIVER_SOURCE};
+    aitk_str obs = AITK_STR_INIT;
+    if (!aitk_json_true(nvml, "loaded")) {
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_json_text(nvml, "loader_error");
+        c.message = "No NVIDIA driver is present on this machine (or it is hidden from this "
+                    "process): no GPU can be used for training.";
+        c.remedy = REMEDY_INSTALL;
+    } else if (*aitk_json_text(nvml, "missing_symbols")) {
+        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(nvml, "path"),
+                         aitk_json_text(nvml, "missing_symbols"));
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = "The NVML library is too old or is not NVIDIA's: required functions are missing.";
+        c.remedy = "Reinstall the NVIDIA driver; remove stray copies of libnvidia-ml from "
+                   "LD_LIBRARY_PATH and application folders.";
+    } else if (*aitk_json_text(nvml, "init_error")) {
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_json_text(nvml, "init_error");
+        c.message = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
+                    "user-space/kernel version mismatch after an update).";
+        c.remedy = "Reboot after a driver update; check `lsmod | grep nvidia` and `dmesg`; "
+                   "reinstall the driver if the versions differ.";
+    } else {
+        aitk_str_appendf(&obs, "driver %s (%s)", aitk_json_text(nvml, "driver_version"),
+                         aitk_json_text(nvml, "path"));
+        c.status = AITK_CHECK_PASS;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = "the NVIDIA driver answers";
+    }
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&obs);
+    return st;
+}
 
-#define DRIVER_SOURCE "NVIDIA driver installation guide; DCGM diagnostics level 1 checks (FACTS.md sections 10-11)"
+static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const cJSON *cu)
+{
+    aitk_check c = {.id = "gpu.cuda_driver", .category = "gpu", .title = "CUDA driver API (libcuda)",
+                    .expected = "loadable, cuInit succeeds", .source = DRIVER_SOURCE};
+    aitk_str obs = AITK_STR_INIT;
+    int nvml_gpus = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nvml, "devices"));
+    if (!aitk_json_true(cu, "loaded")) {
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_json_text(cu, "loader_error");
+        c.message = aitk_json_true(nvml, "loaded")
+                        ? "NVML is present but the CUDA driver library is not: torch cannot use the GPU."
+                        : "No NVIDIA driver is present: the CUDA driver library torch needs is missing.";
+        c.remedy = REMEDY_INSTALL;
+    } else if (*aitk_json_text(cu, "missing_symbols")) {
+        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(cu, "path"),
+                         aitk_json_text(cu, "missing_symbols"));
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = "The CUDA driver library is too old or is not NVIDIA's: required functions are missing.";
+        c.remedy = "Reinstall the NVIDIA driver; remove stray libcuda.so copies (e.g. the toolkit's "
+                   "stubs/ folder) from LD_LIBRARY_PATH.";
+    } else if (*aitk_json_text(cu, "init_error")) {
+        aitk_str_appendf(&obs, "cuInit: %s", aitk_json_text(cu, "init_error"));
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = nvml_gpus > 0
+                        ? "NVML sees the GPU but the CUDA driver API fails: torch.cuda.is_available() "
+                          "will be False."
+                        : "The CUDA driver API fails to initialise: no GPU is usable.";
+        c.remedy = "Check that /dev/nvidia-uvm exists (modprobe nvidia-uvm), that "
+                   "CUDA_VISIBLE_DEVICES does not hide every GPU, that the driver's user-space "
+                   "and kernel versions match (reboot after an update), and in a container "
+                   "that the NVIDIA runtime is used.";
+    } else {
+        aitk_str_appendf(&obs, "CUDA %s driver API, %d device(s) (%s)",
+                         aitk_json_text(cu, "cuda_version"),
+                         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cu, "devices")),
+                         aitk_json_text(cu, "path"));
+        c.status = AITK_CHECK_PASS;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = "the CUDA driver API initialises";
+    }
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&obs);
+    return st;
+}
+
+/* One check per GPU: what it is, and what is wrong with it for training. */
+static aitk_status check_device(aitk_run_ctx *ctx, const cJSON *dev)
+{
+    int index = (int)aitk_json_number(dev, "index", -1);
+    aitk_str id = AITK_STR_INIT, obs = AITK_STR_INIT, msg = AITK_STR_INIT, fix = AITK_STR_INIT;
+    aitk_check_status status = AITK_CHECK_PASS;
+    aitk_gpu_describe(dev, &obs);
+    const cJSON *mig = cJSON_GetObjectItemCaseSensitive(dev, "mig_mode");
+    const cJSON *rr = cJSON_GetObjectItemCaseSensitive(dev, "remapped_rows");
+    if (strcmp(aitk_json_text(mig, "current"), "enabled") == 0 ||
+        strcmp(aitk_json_text(mig, "pending"), "enabled") == 0) {
+        status = AITK_CHECK_WARN;
+        aitk_str_append(&msg, "MIG mode is enabled: CUDA sees only MIG instances, each with a "
+                              "slice of the memory, and torch cannot use the whole GPU. ");
+        aitk_str_appendf(&fix, "Disable MIG for training: sudo nvidia-smi -i %d -mig 0 "
+                               "(then reset the GPU or reboot). ", index);
+    }
+    if (aitk_json_true(rr, "failure") || aitk_json_number(rr, "uncorrectable", 0) > 0 ||
+        aitk_json_true(rr, "pending")) {
+        status = AITK_CHECK_WARN;
+        aitk_str_append(&msg, "The GPU memory has uncorrectable row remaps or a remap pending. ");
+        aitk_str_append(&fix, "Reset the GPU to apply pending remaps; if failures persist, have "
+                              "the card serviced (nvidia-smi -q -d ROW_REMAPPER). ");
+    }
+    if (aitk_json_true(dev, "display_active")) {
+        if (status == AITK_CHECK_PASS)
+            status = AITK_CHECK_WARN;
+        aitk_str_append(&msg, "This GPU also drives a display, which takes VRAM and time slices. ");
+        aitk_str_append(&fix, "Set `low_vram: true` under model: in the ai-toolkit config, or "
+                              "train on a GPU without a display attached. ");
+    }
+    if (!msg.len)
+        aitk_str_append(&msg, "GPU found");
+    aitk_str_appendf(&id, "gpu.%d", index);
+    aitk_str title = AITK_STR_INIT;
+    aitk_str_appendf(&title, "GPU %d", index);
+    aitk_check c = {.id = aitk_str_cstr(&id), .category = "gpu", .title = aitk_str_cstr(&title),
+                    .status = status, .observed = aitk_str_cstr(&obs),
+                    .expected = "whole GPU usable: MIG off, no display, healthy memory",
+                    .message = aitk_str_cstr(&msg), .remedy = aitk_str_cstr(&fix),
+                    .source = "NVML device queries; ai-toolkit README (low_vram) (FACTS.md section 4)"};
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&id);
+    aitk_str_free(&title);
+    aitk_str_free(&obs);
+    aitk_str_free(&msg);
+    aitk_str_free(&fix);
+    return st;
+}
+
+static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
+{
+    int n = cJSON_GetArraySize(devices);
+    aitk_str obs = AITK_STR_INIT;
+    aitk_str_appendf(&obs, "%d", n);
+    aitk_check c = {.id = "gpu.count", .category = "gpu", .title = "GPUs visible",
+                    .status = n > 0 ? AITK_CHECK_PASS : AITK_CHECK_FAIL,
+                    .observed = aitk_str_cstr(&obs), .expected = ">= 1",
+                    .message = n > 0 ? "the driver lists GPUs" : "the driver is installed but lists no GPU",
+                    .remedy = n > 0 ? "" : "Check that the card is seated and powered (lspci | grep -i nvidia) "
+                                           "and that CUDA_VISIBLE_DEVICES does not hide it.",
+                    .source = DRIVER_SOURCE};
+    aitk_status st = add(ctx, &c);
+    aitk_str_free(&obs);
+    return st;
+}
+
+/* VRAM per workload, judged per GPU: training uses one GPU's memory (data
+ * parallel copies the model), so GPUs do not add up. */
+static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
+{
+    const aitk_yaml_node *table = aitk_yaml_get(ctx->compat->profile, "workload_vram_gb");
+    for (size_t i = 0; table && i < table->count; i++) {
+        const char *model = table->pairs[i].key->text;
+        if (ctx->models && !aitk_list_has(ctx->models, model))
+            continue;
+        const aitk_yaml_node *rule = table->pairs[i].value;
+        double need = 0;
+        if (aitk_yaml_double(ctx->compat->doc, aitk_yaml_get(rule, "value"), &need, NULL))
+            continue;
+        aitk_str id = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT,
+                 msg = AITK_STR_INIT, fix = AITK_STR_INIT, title = AITK_STR_INIT;
+        int fit = 0, total = 0, best = -1;
+        const cJSON *dev;
+        cJSON_ArrayForEach(dev, devices)
+        {
+            double gb = aitk_gpu_vram_gb(dev);
+            if (gb < 0)
+                continue;
+            total++;
+            int idx = (int)aitk_json_number(dev, "index", -1);
+            aitk_str_appendf(&obs, "%sGPU %d %s %.0f GB", obs.len ? "; " : "", idx,
+                             aitk_json_text(dev, "name"), gb);
+            if (gb + 1e-9 >= need) {
+                fit++;
+                if (best < 0)
+                    best = idx;
+            }
+        }
+        aitk_check_status status = fit == total ? AITK_CHECK_PASS
+                                   : fit > 0    ? AITK_CHECK_WARN
+                                                : aitk_compat_rule_severity(rule);
+        aitk_str_appendf(&exp, ">= %g GB on the training GPU", need);
+        if (status == AITK_CHECK_PASS) {
+            aitk_str_appendf(&msg, "every GPU has the %g GB %s needs", need, model);
+        } else if (fit > 0) {
+            aitk_str_appendf(&msg, "%d of %d GPUs are under the %g GB %s needs; training on them "
+                                   "runs out of memory", total - fit, total, need, model);
+            aitk_str_appendf(&fix, "Train on GPU %d: set `device: cuda:%d` in the ai-toolkit config "
+                                   "or export CUDA_VISIBLE_DEVICES=%d.", best, best, best);
+        } else {
+            aitk_str_appendf(&msg, "no GPU has the %g GB %s needs", need, model);
+            aitk_str_append(&fix, "Use a GPU with more memory, or lower the need: `quantize: true`, "
+                                  "`low_vram: true`, gradient checkpointing, a smaller resolution.");
+        }
+        aitk_str_appendf(&id, "gpu.vram.%s", model);
+        aitk_str_appendf(&title, "VRAM for %s", model);
+        aitk_check c = {.id = aitk_str_cstr(&id), .category = "gpu", .title = aitk_str_cstr(&title),
+                        .status = status, .observed = aitk_str_cstr(&obs),
+                        .expected = aitk_str_cstr(&exp), .message = aitk_str_cstr(&msg),
+                        .remedy = aitk_str_cstr(&fix), .source = aitk_compat_rule_source(rule)};
+        aitk_status st = add(ctx, &c);
+        aitk_str *all[] = {&id, &obs, &exp, &msg, &fix, &title};
+        for (size_t k = 0; k < 6; k++)
+            aitk_str_free(all[k]);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
 
 aitk_status aitk_gpu_checks(aitk_run_ctx *ctx)
 {
     cJSON *gpu = cJSON_AddObjectToObject(ctx->env, "gpu");
-    if (!gpu)
+    cJSON *nvml = gpu ? cJSON_AddObjectToObject(gpu, "nvml") : NULL;
+    cJSON *cu = gpu ? cJSON_AddObjectToObject(gpu, "cuda_driver") : NULL;
+    if (!nvml || !cu)
         return AITK_E_NOMEM;
-    aitk_status st = AITK_OK;
-    for (size_t i = 0; i < sizeof libs / sizeof *libs && !st; i++) {
-        const driver_lib *l = &libs[i];
-        aitk_str err = AITK_STR_INIT, path = AITK_STR_INIT;
-        aitk_dl *dl = NULL;
-        const char *which = NULL;
-        aitk_status lst = aitk_dl_open_first(l->names, AITK_DL_DEFAULT, &dl, &which, &err);
-        if (lst == AITK_E_NOMEM)
-            return lst;
-        cJSON *o = cJSON_AddObjectToObject(gpu, l->what);
-        cJSON_AddBoolToObject(o, "loaded", lst == AITK_OK);
-        aitk_check c = {.id = l->id, .category = "gpu", .title = l->title,
-                        .expected = "loadable", .source = DRIVER_SOURCE};
-        if (lst == AITK_OK) {
-            aitk_dl_path(dl, &path);
-            cJSON_AddStringToObject(o, "path", aitk_str_cstr(&path));
-            c.status = AITK_CHECK_PASS;
-            c.observed = path.len ? aitk_str_cstr(&path) : which;
-            c.message = "the NVIDIA driver library loads";
-            aitk_dl_close(dl);
-        } else {
-            cJSON_AddStringToObject(o, "loader_error", aitk_str_cstr(&err));
-            c.status = AITK_CHECK_FAIL;
-            c.observed = aitk_str_cstr(&err);
-            c.message = "no NVIDIA driver is installed (or it is hidden from this process): "
-                        "no GPU can be used";
-            c.remedy = l->remedy;
-        }
-        st = aitk_checklist_add(&ctx->checks, &c);
-        aitk_str_free(&err);
-        aitk_str_free(&path);
+    aitk_status st = aitk_nvml_probe(nvml);
+    if (!st)
+        st = aitk_cudadrv_probe(cu);
+    if (!st)
+        st = check_nvml(ctx, nvml);
+    if (!st)
+        st = check_cuda_driver(ctx, nvml, cu);
+    if (st)
+        return st;
+    /* NVML knows more per GPU; the driver API's list stands in when NVML fails. */
+    const cJSON *devices = aitk_gpu_devices(ctx->env);
+    if (!devices)
+        return AITK_OK;
+    st = check_count(ctx, devices);
+    const cJSON *dev;
+    cJSON_ArrayForEach(dev, devices)
+    {
+        if (!st)
+            st = check_device(ctx, dev);
     }
+    if (!st && cJSON_GetArraySize(devices) > 0)
+        st = check_vram(ctx, devices);
     return st;
 }

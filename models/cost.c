@@ -1,0 +1,466 @@
+/* Cost model: FLOPs, bytes, seconds and a memory plan for one training step.
+ *
+ * Counting rules (FACTS.md section 6): a Linear costs 2*in*out FLOPs per token
+ * forward; with frozen base weights the backward pass computes only dX, one
+ * more such GEMM; gradient checkpointing runs each checkpointed block's forward
+ * again before its backward. Attention forward is 4*T^2*head_dim*heads per
+ * sample; backward 2.5x. LoRA adds 2*r*(in+out) per adapted Linear and token
+ * for each forward and twice that in the backward (dA, dB and dX). Time is
+ * each group of work over its peak rate times an efficiency (cost.yaml). */
+#include "models/cost.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+
+const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS] = {
+    "base GEMMs, forward", "base GEMMs, recompute (checkpointing)",
+    "base GEMMs, activation gradients", "LoRA adapters (fwd, recompute, bwd)",
+    "attention, forward", "attention, recompute", "attention, backward",
+    "text encoders (not cached)",
+};
+const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
+    "elementwise (norms, modulation, activations, RoPE)", "dequantizing base weights per pass",
+    "LoRA adapter traffic",
+};
+const char *const aitk_mem_names[AITK_MEM_TERMS] = {
+    "base weights", "LoRA parameters", "LoRA gradients", "optimizer state",
+    "checkpointed activations", "one block live (recompute + backward)",
+    "workspaces (cuBLAS, dequantized weight)", "text encoders (not cached)",
+    "VAE (latents not cached)", "fragmentation allowance", "CUDA context",
+};
+
+aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
+{
+    if (!strcmp(text, "bf16") || !strcmp(text, "none") || !strcmp(text, "bfloat16")) {
+        *out = AITK_DTYPE_BF16;
+    } else if (!strcmp(text, "fp8") || !strcmp(text, "qfloat8") || !strcmp(text, "float8")) {
+        *out = AITK_DTYPE_FP8;
+    } else if (!strcmp(text, "nf4")) {
+        *out = AITK_DTYPE_NF4;
+    } else {
+        return AITK_E_INVAL;
+    }
+    return AITK_OK;
+}
+
+const char *aitk_weight_dtype_name(aitk_weight_dtype d)
+{
+    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : "bf16";
+}
+
+void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
+{
+    const aitk_model_defaults *d = &spec->defaults;
+    memset(w, 0, sizeof *w);
+    w->spec = spec;
+    w->resolutions[0] = d->resolution;
+    w->n_resolutions = 1;
+    w->batch = d->batch;
+    w->accumulation = 1;
+    w->rank = d->rank;
+    w->alpha = (double)d->alpha;
+    w->steps = 1000;
+    if (aitk_weight_dtype_parse(d->quantize, &w->base_dtype))
+        w->base_dtype = AITK_DTYPE_BF16;
+    w->te_dtype = w->base_dtype; /* ai-toolkit: quantize_te follows quantize */
+    w->optimizer = d->optimizer;
+    w->checkpointing = d->checkpointing;
+    w->cache_latents = d->cache_latents;
+    w->cache_text = d->cache_text;
+    w->lora_bytes = 2; /* the examples train in bf16 */
+}
+
+/* ---- cost.yaml ---- */
+
+static aitk_status fig(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                       double *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(map, key);
+    if (!n) {
+        aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    const aitk_yaml_node *v = n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
+    if (!v) {
+        aitk_yaml_errorf(err, doc, n, "'%s' has no value", key);
+        return AITK_E_PARSE;
+    }
+    aitk_status st = aitk_yaml_double(doc, v, out, err);
+    if (!st && *out < 0) {
+        aitk_yaml_errorf(err, doc, v, "'%s' must not be negative", key);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m, aitk_str *err)
+{
+    const aitk_yaml_doc *doc = p->doc;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of optimizers", err);
+    size_t used = 0;
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= sizeof p->optimizers / sizeof *p->optimizers) {
+            aitk_yaml_errorf(err, doc, m, "too many optimizers (at most %zu)",
+                             sizeof p->optimizers / sizeof *p->optimizers);
+            return AITK_E_RANGE;
+        }
+        aitk_optimizer_spec *o = &p->optimizers[i];
+        o->name = m->pairs[i].key->text;
+        const aitk_yaml_node *v = m->pairs[i].value;
+        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{bytes_per_param, source, aliases}", err);
+        if (!st)
+            st = fig(doc, v, "bytes_per_param", &o->bytes_per_param, err);
+        const aitk_yaml_node *a = aitk_yaml_get(v, "aliases");
+        o->aliases = &p->alias_store[used];
+        for (size_t k = 0; !st && a && a->kind == AITK_YAML_SEQ && k < a->count; k++) {
+            if (used + 2 >= sizeof p->alias_store / sizeof *p->alias_store) {
+                aitk_yaml_errorf(err, doc, a, "too many optimizer aliases");
+                return AITK_E_RANGE;
+            }
+            st = aitk_yaml_string(doc, a->items[k], &p->alias_store[used++], err);
+        }
+        p->alias_store[used++] = NULL;
+        p->n_optimizers = i + 1;
+    }
+    return st;
+}
+
+aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
+{
+    *out = NULL;
+    aitk_cost_params *p = aitk_calloc(1, sizeof *p);
+    if (!p)
+        return AITK_E_NOMEM;
+    aitk_status st = aitk_data_load_yaml("models/cost.yaml", &p->doc, err);
+    const aitk_yaml_doc *doc = p->doc;
+    const aitk_yaml_node *root = st ? NULL : doc->root;
+    const aitk_yaml_node *e = aitk_yaml_get(root, "efficiency");
+    const aitk_yaml_node *f = aitk_yaml_get(root, "flop_rules");
+    const aitk_yaml_node *m = aitk_yaml_get(root, "memory");
+    const aitk_yaml_node *o = aitk_yaml_get(root, "optimizers");
+    if (!st && (!e || !f || !m || !o)) {
+        aitk_yaml_errorf(err, doc, root,
+                         "expected the sections efficiency, flop_rules, memory and optimizers");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = fig(doc, e, "gemm", &p->eff_gemm, err);
+    if (!st)
+        st = fig(doc, e, "attention_fwd", &p->eff_attn_fwd, err);
+    if (!st)
+        st = fig(doc, e, "attention_bwd", &p->eff_attn_bwd, err);
+    if (!st)
+        st = fig(doc, e, "bandwidth", &p->eff_bandwidth, err);
+    if (!st)
+        st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
+    if (!st && (p->eff_gemm <= 0 || p->eff_gemm > 1 || p->eff_attn_fwd <= 0 ||
+                p->eff_attn_fwd > 1 || p->eff_attn_bwd <= 0 || p->eff_attn_bwd > 1 ||
+                p->eff_bandwidth <= 0 || p->eff_bandwidth > 1)) {
+        aitk_yaml_errorf(err, doc, e, "efficiencies must be in (0, 1]");
+        st = AITK_E_RANGE;
+    }
+    if (!st)
+        st = fig(doc, f, "attention_bwd_factor", &p->attn_bwd_factor, err);
+    if (!st)
+        st = fig(doc, f, "elementwise_bwd_factor", &p->elementwise_bwd_factor, err);
+    if (!st)
+        st = fig(doc, f, "dequant_bytes_per_weight", &p->dequant_bytes_per_weight, err);
+    const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
+    if (!st && !wb) {
+        aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = fig(doc, wb, "bf16", &p->weight_bytes[AITK_DTYPE_BF16], err);
+    if (!st)
+        st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_DTYPE_FP8], err);
+    if (!st)
+        st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_DTYPE_NF4], err);
+    if (!st)
+        st = fig(doc, m, "scale_bytes_per_row", &p->scale_bytes_per_row, err);
+    if (!st)
+        st = fig(doc, m, "activation_bytes", &p->activation_bytes, err);
+    if (!st)
+        st = fig(doc, m, "cuda_context_gib", &p->cuda_context_gib, err);
+    if (!st)
+        st = fig(doc, m, "cublas_workspace_mib", &p->cublas_workspace_mib, err);
+    if (!st)
+        st = fig(doc, m, "fragmentation", &p->fragmentation, err);
+    if (!st)
+        st = load_optimizers(p, o, err);
+    if (st) {
+        aitk_cost_params_free(p);
+        return st;
+    }
+    *out = p;
+    return AITK_OK;
+}
+
+void aitk_cost_params_free(aitk_cost_params *p)
+{
+    if (!p)
+        return;
+    aitk_yaml_free(p->doc);
+    aitk_free(p);
+}
+
+const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_optimizers; i++) {
+        const aitk_optimizer_spec *o = &p->optimizers[i];
+        if (strcasecmp(o->name, name) == 0)
+            return o;
+        for (const char *const *a = o->aliases; a && *a; a++)
+            if (strcasecmp(*a, name) == 0)
+                return o;
+    }
+    return NULL;
+}
+
+/* ---- work ---- */
+
+static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed)
+{
+    return (double)aitk_model_spec_tokens(w->spec, s, res, fixed) * (double)w->batch;
+}
+
+aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, long resolution,
+                           aitk_step_work *out)
+{
+    memset(out, 0, sizeof *out);
+    const aitk_model_spec *s = w->spec;
+    const double r = (double)w->rank, act = p->activation_bytes;
+    const double passes_quant = w->base_dtype == AITK_DTYPE_BF16 ? 0 : 1;
+    for (size_t g = 0; g < s->n_blocks; g++) {
+        const aitk_block_spec *b = &s->blocks[g];
+        const double n = (double)b->count;
+        const bool recompute = w->checkpointing && b->checkpointed;
+        const double fwd_passes = recompute ? 2 : 1;
+        for (size_t i = 0; i < b->n_linears; i++) {
+            const aitk_linear_spec *l = &b->linears[i];
+            const double t = tokens(w, l->stream, resolution, l->fixed_tokens);
+            const double k = n * (double)l->repeat, in = (double)l->in, o = (double)l->out;
+            const double f = 2 * in * o * t * k;
+            out->flops[AITK_WORK_GEMM_FWD] += f;
+            if (recompute)
+                out->flops[AITK_WORK_GEMM_RECOMPUTE] += f;
+            if (b->backward)
+                out->flops[AITK_WORK_GEMM_BWD] += f;
+            /* The weight is expanded once per pass that uses it. */
+            out->bytes[AITK_BYTES_DEQUANT] += passes_quant * p->dequant_bytes_per_weight * in *
+                                              o * n * (double)l->repeat *
+                                              (fwd_passes + (b->backward ? 1 : 0));
+            if (l->lora && w->rank > 0) {
+                const double lf = 2 * r * (in + o) * t * k;
+                out->flops[AITK_WORK_LORA] += lf * fwd_passes + (b->backward ? 2 * lf : 0);
+                out->lora_params += r * (in + o) * k;
+                /* Forward reads x and adds into y (read + write); backward
+                 * reads dY and x and accumulates into dX. */
+                out->bytes[AITK_BYTES_LORA] += act * t * k *
+                                               ((in + 2 * o) * fwd_passes +
+                                                (b->backward ? 3 * in + o : 0));
+            }
+        }
+        if (b->heads > 0) {
+            const double t = (double)aitk_model_spec_tokens(s, b->attn_stream, resolution, 0);
+            const double f = 4 * t * t * (double)b->head_dim * (double)b->heads *
+                             (double)w->batch * n;
+            out->flops[AITK_WORK_ATTN_FWD] += f;
+            if (recompute)
+                out->flops[AITK_WORK_ATTN_RECOMPUTE] += f;
+            if (b->backward)
+                out->flops[AITK_WORK_ATTN_BWD] += p->attn_bwd_factor * f;
+        }
+        const double eb = b->elementwise_per_token * (double)s->hidden * act *
+                          tokens(w, b->input, resolution, 0) * n;
+        out->bytes[AITK_BYTES_ELEMENTWISE] +=
+            eb * fwd_passes + (b->backward ? p->elementwise_bwd_factor * eb : 0);
+    }
+    if (!w->cache_text)
+        for (size_t i = 0; i < s->n_frozen; i++)
+            if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER)
+                out->flops[AITK_WORK_CONDITIONING] +=
+                    2 * s->frozen[i].params * (double)s->frozen[i].tokens * (double)w->batch;
+    for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
+        out->flops[i] *= (double)w->accumulation;
+    /* Every micro-batch runs its own passes, dequantizing included. */
+    for (int i = 0; i < AITK_BYTES_TERMS; i++)
+        out->bytes[i] *= (double)w->accumulation;
+    return AITK_OK;
+}
+
+/* ---- memory ---- */
+
+/* Activations one block saves for its backward: every Linear's input and
+ * output, and attention's q, k, v, output and log-sum-exp (flash attention:
+ * no T^2 term). For a GPT layer this counts about 40*s*b*h bytes where
+ * Korthikanti et al. count 34 (a Linear's output that is the next op's input
+ * is counted twice here): on the safe side by ~15% for the one live block. */
+static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                               const aitk_block_spec *b, long res)
+{
+    double bytes = 0;
+    for (size_t i = 0; i < b->n_linears; i++) {
+        const aitk_linear_spec *l = &b->linears[i];
+        bytes += p->activation_bytes * tokens(w, l->stream, res, l->fixed_tokens) *
+                 (double)l->repeat * (double)(l->in + l->out);
+    }
+    if (b->heads > 0) {
+        const double t = tokens(w, b->attn_stream, res, 0);
+        const double hd = (double)b->head_dim;
+        const double heads = (double)b->heads, kv = (double)b->kv_heads;
+        bytes += p->activation_bytes * t * hd * (2.0 * heads + 2.0 * kv);
+        bytes += 4.0 * t * (double)b->heads; /* fp32 log-sum-exp */
+    }
+    return bytes;
+}
+
+static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p,
+                               long resolution, aitk_memory_plan *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+    const aitk_model_spec *s = w->spec;
+    const aitk_optimizer_spec *opt = aitk_cost_find_optimizer(p, w->optimizer);
+    if (!opt) {
+        aitk_str_appendf(err, "unknown optimizer '%s' (known:", w->optimizer);
+        for (size_t i = 0; i < p->n_optimizers; i++)
+            aitk_str_appendf(err, " %s", p->optimizers[i].name);
+        aitk_str_append(err, ")");
+        return AITK_E_NOTFOUND;
+    }
+    double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
+    const double wbytes = p->weight_bytes[w->base_dtype];
+    const bool quant = w->base_dtype != AITK_DTYPE_BF16;
+    for (size_t g = 0; g < s->n_blocks; g++) {
+        const aitk_block_spec *b = &s->blocks[g];
+        const double n = (double)b->count;
+        m[AITK_MEM_BASE_WEIGHTS] += n * (double)b->norm_params * p->weight_bytes[AITK_DTYPE_BF16];
+        for (size_t i = 0; i < b->n_linears; i++) {
+            const aitk_linear_spec *l = &b->linears[i];
+            const double k = n * (double)l->repeat, in = (double)l->in, o = (double)l->out;
+            const double scales = quant ? o * p->scale_bytes_per_row : 0;
+            const double bias = l->bias ? o * p->weight_bytes[AITK_DTYPE_BF16] : 0;
+            m[AITK_MEM_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
+            if (in * o > largest_weight)
+                largest_weight = in * o;
+            if (l->lora && w->rank > 0)
+                lora += (double)w->rank * (in + o) * k;
+        }
+        const double bl = block_live_bytes(w, p, b, resolution);
+        if (w->checkpointing && b->checkpointed) {
+            m[AITK_MEM_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
+                                       tokens(w, b->input, resolution, 0);
+            live = fmax(live, bl);
+        } else if (b->backward) {
+            /* Without checkpointing every block keeps all it saved. */
+            m[AITK_MEM_CHECKPOINTS] += n * bl;
+        }
+    }
+    m[AITK_MEM_LORA_PARAMS] = lora * w->lora_bytes;
+    m[AITK_MEM_LORA_GRADS] = lora * w->lora_bytes;
+    m[AITK_MEM_OPTIMIZER] = lora * opt->bytes_per_param;
+    m[AITK_MEM_LIVE_BLOCK] = live;
+    /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
+     * (the one in use and the next). */
+    m[AITK_MEM_WORKSPACES] = p->cublas_workspace_mib * 1048576.0 +
+                             (quant ? 2 * largest_weight * p->weight_bytes[AITK_DTYPE_BF16] : 0);
+    for (size_t i = 0; i < s->n_frozen; i++) {
+        const aitk_frozen_spec *f = &s->frozen[i];
+        if (f->role == AITK_FROZEN_TEXT_ENCODER && !w->cache_text)
+            m[AITK_MEM_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
+        else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
+            m[AITK_MEM_VAE] += f->params * p->weight_bytes[AITK_DTYPE_BF16];
+    }
+    double managed = 0;
+    for (int i = 0; i < AITK_MEM_FRAGMENTATION; i++)
+        managed += m[i];
+    m[AITK_MEM_FRAGMENTATION] = managed * p->fragmentation;
+    m[AITK_MEM_CUDA_CONTEXT] = p->cuda_context_gib * 1073741824.0;
+    out->total = managed + m[AITK_MEM_FRAGMENTATION] + m[AITK_MEM_CUDA_CONTEXT];
+    return AITK_OK;
+}
+
+/* ---- time ---- */
+
+static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
+                         const aitk_gpu_spec *g, double t[4])
+{
+    const double peak = g->bf16_tflops * 1e12, bw = g->bandwidth_gbs * 1e9;
+    const double gemm = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
+                        wk->flops[AITK_WORK_GEMM_BWD] + wk->flops[AITK_WORK_LORA] +
+                        wk->flops[AITK_WORK_CONDITIONING];
+    t[0] = gemm / (peak * p->eff_gemm);
+    t[1] = (wk->flops[AITK_WORK_ATTN_FWD] + wk->flops[AITK_WORK_ATTN_RECOMPUTE]) /
+               (peak * p->eff_attn_fwd) +
+           wk->flops[AITK_WORK_ATTN_BWD] / (peak * p->eff_attn_bwd);
+    double bytes = 0;
+    for (int i = 0; i < AITK_BYTES_TERMS; i++)
+        bytes += wk->bytes[i];
+    t[2] = bytes / (bw * p->eff_bandwidth);
+    t[3] = p->step_overhead_s;
+}
+
+static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
+                           const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+    if (w->n_resolutions == 0 || w->batch < 1 || w->accumulation < 1 || w->rank < 0) {
+        aitk_str_append(err, "a workload needs a resolution, batch >= 1, accumulation >= 1 "
+                             "and rank >= 0");
+        return AITK_E_INVAL;
+    }
+    long largest = 0;
+    double sum = 0;
+    for (size_t i = 0; i < w->n_resolutions; i++) {
+        const long res = w->resolutions[i];
+        if (res < w->spec->vae_downsample * w->spec->patch) {
+            aitk_str_appendf(err, "resolution %ld is below one latent patch (%ld px)", res,
+                             w->spec->vae_downsample * w->spec->patch);
+            return AITK_E_RANGE;
+        }
+        aitk_step_work wk;
+        double t[4];
+        aitk_cost_work(w, p, res, &wk);
+        step_seconds(&wk, p, gpu, t);
+        sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
+        if (res > largest) {
+            largest = res;
+            out->work = wk;
+            out->t_gemm = t[0];
+            out->t_attention = t[1];
+            out->t_memory = t[2];
+            out->t_overhead = t[3] * (double)w->accumulation;
+        }
+    }
+    out->step_s = sum / (double)w->n_resolutions;
+    aitk_status st = aitk_cost_memory(w, p, largest, &out->memory, err);
+    if (st)
+        return st;
+    out->vram_bytes = gpu->vram_gb * 1073741824.0;
+    out->fits = out->memory.total <= out->vram_bytes;
+    return AITK_OK;
+}
+
+aitk_status aitk_cost_memory(const aitk_workload *w, const aitk_cost_params *p, long resolution,
+                             aitk_memory_plan *out, aitk_str *err)
+{
+    /* err may be NULL: messages then go to a scratch string. */
+    aitk_str scratch = AITK_STR_INIT;
+    aitk_status st = memory_plan(w, p, resolution, out, err ? err : &scratch);
+    aitk_str_free(&scratch);
+    return st;
+}
+
+aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
+                              const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err)
+{
+    /* err may be NULL: messages then go to a scratch string. */
+    aitk_str scratch = AITK_STR_INIT;
+    aitk_status st = predict(w, p, gpu, out, err ? err : &scratch);
+    aitk_str_free(&scratch);
+    return st;
+}

@@ -1,0 +1,133 @@
+/* The analytic cost model: one LoRA training step of a workload, in FLOPs,
+ * bytes moved, seconds on a given GPU and a memory plan.
+ *
+ * A step is what ai-toolkit does with cached latents: a forward pass through
+ * the transformer with frozen base weights and LoRA adapters, a backward pass
+ * for activation gradients only (no base-weight gradients), recomputing each
+ * checkpointed block first, then the LoRA update. The accounting follows
+ * FACTS.md section 6; every constant it needs is in models/cost.yaml. */
+#ifndef AITK_MODELS_COST_H
+#define AITK_MODELS_COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+#include "models/gpudb.h"
+#include "models/spec.h"
+
+typedef enum aitk_weight_dtype {
+    AITK_DTYPE_BF16,
+    AITK_DTYPE_FP8,
+    AITK_DTYPE_NF4,
+} aitk_weight_dtype;
+
+/* "bf16"/"none" -> BF16, "fp8"/"qfloat8" -> FP8, "nf4" -> NF4. */
+aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out);
+const char *aitk_weight_dtype_name(aitk_weight_dtype d);
+
+typedef struct aitk_workload {
+    const aitk_model_spec *spec;
+    long resolutions[8];     /* buckets; time is their mean, memory their max */
+    size_t n_resolutions;
+    long batch, accumulation, rank, steps;
+    double alpha;
+    aitk_weight_dtype base_dtype, te_dtype;
+    const char *optimizer;   /* ai-toolkit spelling; looked up in cost.yaml */
+    bool checkpointing, cache_latents, cache_text;
+    double lora_bytes;       /* per LoRA parameter: 2 (bf16) or 4 (fp32) */
+} aitk_workload;
+
+/* The model's ai-toolkit defaults (its example config), one resolution. */
+void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
+
+typedef struct aitk_optimizer_spec {
+    const char *name;
+    double bytes_per_param;
+    const char *const *aliases;
+} aitk_optimizer_spec;
+
+typedef struct aitk_cost_params {
+    aitk_yaml_doc *doc; /* owns the strings */
+    double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
+    double attn_bwd_factor, elementwise_bwd_factor, dequant_bytes_per_weight;
+    double weight_bytes[3]; /* by aitk_weight_dtype */
+    double scale_bytes_per_row, activation_bytes;
+    double cuda_context_gib, cublas_workspace_mib, fragmentation;
+    aitk_optimizer_spec optimizers[16];
+    size_t n_optimizers;
+    const char *alias_store[64];
+} aitk_cost_params;
+
+/* Loads models/cost.yaml. */
+aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err);
+void aitk_cost_params_free(aitk_cost_params *p);
+/* NULL when the optimizer is not in cost.yaml. */
+const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name);
+
+/* Work of one optimizer step at one resolution (all micro-batches). */
+enum {
+    AITK_WORK_GEMM_FWD,      /* base-weight GEMMs, forward */
+    AITK_WORK_GEMM_RECOMPUTE,/* forward again inside checkpointed blocks */
+    AITK_WORK_GEMM_BWD,      /* activation-gradient GEMMs (dX = dY W^T) */
+    AITK_WORK_LORA,          /* adapter GEMMs: forward, recompute, dA, dB, dX */
+    AITK_WORK_ATTN_FWD,
+    AITK_WORK_ATTN_RECOMPUTE,
+    AITK_WORK_ATTN_BWD,
+    AITK_WORK_CONDITIONING,  /* frozen text encoders, when not cached */
+    AITK_WORK_FLOP_TERMS,
+};
+enum {
+    AITK_BYTES_ELEMENTWISE,  /* norms, modulation, activations, RoPE, residuals */
+    AITK_BYTES_DEQUANT,      /* quantized weights expanded to bf16 per pass */
+    AITK_BYTES_LORA,         /* thin adapter GEMMs are bandwidth-bound */
+    AITK_BYTES_TERMS,
+};
+enum {
+    AITK_MEM_BASE_WEIGHTS,
+    AITK_MEM_LORA_PARAMS,
+    AITK_MEM_LORA_GRADS,
+    AITK_MEM_OPTIMIZER,
+    AITK_MEM_CHECKPOINTS,
+    AITK_MEM_LIVE_BLOCK,
+    AITK_MEM_WORKSPACES,
+    AITK_MEM_TEXT_ENCODERS,
+    AITK_MEM_VAE,
+    AITK_MEM_FRAGMENTATION,
+    AITK_MEM_CUDA_CONTEXT,
+    AITK_MEM_TERMS,
+};
+extern const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS];
+extern const char *const aitk_work_byte_names[AITK_BYTES_TERMS];
+extern const char *const aitk_mem_names[AITK_MEM_TERMS];
+
+typedef struct aitk_step_work {
+    double flops[AITK_WORK_FLOP_TERMS];
+    double bytes[AITK_BYTES_TERMS];
+    double lora_params;
+} aitk_step_work;
+
+typedef struct aitk_memory_plan {
+    double bytes[AITK_MEM_TERMS];
+    double total;
+} aitk_memory_plan;
+
+aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, long resolution,
+                           aitk_step_work *out);
+aitk_status aitk_cost_memory(const aitk_workload *w, const aitk_cost_params *p, long resolution,
+                             aitk_memory_plan *out, aitk_str *err);
+
+typedef struct aitk_prediction {
+    aitk_step_work work;     /* at the largest resolution */
+    aitk_memory_plan memory; /* at the largest resolution */
+    double t_gemm, t_attention, t_memory, t_overhead; /* largest resolution, seconds */
+    double step_s;           /* mean over the resolution buckets, x accumulation */
+    double vram_bytes;
+    bool fits;
+} aitk_prediction;
+
+aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
+                              const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err);
+
+#endif

@@ -1,0 +1,247 @@
+/* bench/gpus.yaml -> aitk_gpudb, and name lookup tolerant of how people and
+ * NVML spell GPU names ("NVIDIA GeForce RTX 4090", "rtx4090", "4090"). */
+#include "models/gpudb.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+
+static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
+                              bool required, double *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, key);
+    if (!n) {
+        if (!required)
+            return AITK_OK;
+        aitk_yaml_errorf(err, doc, m, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    aitk_status st = aitk_yaml_double(doc, n, out, err);
+    if (!st && *out < 0) {
+        aitk_yaml_errorf(err, doc, n, "'%s' must not be negative", key);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+static aitk_status get_string(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
+                              const char **out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, key);
+    if (!n) {
+        aitk_yaml_errorf(err, doc, m, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    return aitk_yaml_string(doc, n, out, err);
+}
+
+static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
+                            const char **alias_slots, char **unverified, aitk_str *err)
+{
+    static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
+                                       "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
+                                       "cc", "pcie_gen", "tdp_w", "unverified", "source", NULL};
+    const aitk_yaml_doc *doc = db->doc;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, keys, "a GPU entry", err);
+    if (!st)
+        st = get_string(doc, m, "name", &g->name, err);
+    if (!st)
+        st = get_double(doc, m, "vram_gb", true, &g->vram_gb, err);
+    if (!st)
+        st = get_double(doc, m, "bandwidth_gbs", true, &g->bandwidth_gbs, err);
+    if (!st)
+        st = get_double(doc, m, "bf16_tflops", true, &g->bf16_tflops, err);
+    if (!st)
+        st = get_double(doc, m, "fp16_tflops", true, &g->fp16_tflops, err);
+    if (!st)
+        st = get_double(doc, m, "fp8_tflops", false, &g->fp8_tflops, err);
+    if (!st)
+        st = get_double(doc, m, "fp32_tflops", true, &g->fp32_tflops, err);
+    if (!st)
+        st = get_string(doc, m, "cc", &g->cc, err);
+    if (!st)
+        st = get_string(doc, m, "source", &g->source, err);
+    const aitk_yaml_node *n = NULL;
+    if (!st && (n = aitk_yaml_get(m, "pcie_gen")))
+        st = aitk_yaml_long(doc, n, &g->pcie_gen, err);
+    if (!st && (n = aitk_yaml_get(m, "tdp_w")))
+        st = aitk_yaml_long(doc, n, &g->tdp_w, err);
+    if (!st && (g->vram_gb <= 0 || g->bandwidth_gbs <= 0 || g->bf16_tflops <= 0)) {
+        aitk_yaml_errorf(err, doc, m, "%s: vram_gb, bandwidth_gbs and bf16_tflops must be > 0",
+                         g->name);
+        return AITK_E_RANGE;
+    }
+    /* Aliases: slots were sized by the caller (count + 1 per GPU). */
+    n = aitk_yaml_get(m, "aliases");
+    size_t k = 0;
+    if (!st && n) {
+        st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of names", err);
+        for (size_t i = 0; !st && i < n->count; i++)
+            st = aitk_yaml_string(doc, n->items[i], &alias_slots[k++], err);
+    }
+    alias_slots[k] = NULL;
+    g->aliases = alias_slots;
+    aitk_str u = AITK_STR_INIT;
+    n = aitk_yaml_get(m, "unverified");
+    if (!st && n) {
+        st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of field names", err);
+        for (size_t i = 0; !st && i < n->count; i++) {
+            const char *f = NULL;
+            st = aitk_yaml_string(doc, n->items[i], &f, err);
+            if (!st)
+                aitk_str_appendf(&u, "%s%s", i ? ", " : "", f);
+        }
+    }
+    if (!st && aitk_str_status(&u))
+        st = AITK_E_NOMEM;
+    if (st) {
+        aitk_str_free(&u);
+        return st;
+    }
+    *unverified = u.len ? aitk_str_steal(&u) : aitk_strdup("");
+    g->unverified = *unverified;
+    return *unverified ? AITK_OK : AITK_E_NOMEM;
+}
+
+aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err)
+{
+    *out = NULL;
+    aitk_gpudb *db = aitk_calloc(1, sizeof *db);
+    if (!db) {
+        aitk_yaml_free(doc);
+        return AITK_E_NOMEM;
+    }
+    db->doc = doc;
+    const aitk_yaml_node *gpus = aitk_yaml_get(doc->root, "gpus");
+    aitk_status st = gpus ? aitk_yaml_expect(doc, gpus, AITK_YAML_SEQ, "a list of GPUs", err)
+                          : AITK_E_PARSE;
+    if (!gpus)
+        aitk_yaml_errorf(err, doc, doc->root, "missing 'gpus'");
+    size_t slots = 0;
+    for (size_t i = 0; !st && i < gpus->count; i++) {
+        const aitk_yaml_node *a = aitk_yaml_get(gpus->items[i], "aliases");
+        slots += 1 + (a && a->kind == AITK_YAML_SEQ ? a->count : 0);
+    }
+    if (!st && gpus->count) {
+        db->gpus = aitk_calloc(gpus->count, sizeof *db->gpus);
+        db->alias_store = aitk_calloc(slots, sizeof *db->alias_store);
+        db->unverified_store = aitk_calloc(gpus->count, sizeof *db->unverified_store);
+        if (!db->gpus || !db->alias_store || !db->unverified_store)
+            st = AITK_E_NOMEM;
+    }
+    size_t used = 0;
+    for (size_t i = 0; !st && i < gpus->count; i++) {
+        const aitk_yaml_node *a = aitk_yaml_get(gpus->items[i], "aliases");
+        st = load_gpu(db, gpus->items[i], &db->gpus[i], db->alias_store + used,
+                      &db->unverified_store[i], err);
+        used += 1 + (a && a->kind == AITK_YAML_SEQ ? a->count : 0);
+        db->count = i + 1;
+    }
+    if (st) {
+        aitk_gpudb_free(db);
+        return st;
+    }
+    *out = db;
+    return AITK_OK;
+}
+
+aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    *out = NULL;
+    aitk_status st = aitk_data_load_yaml("bench/gpus.yaml", &doc, err);
+    return st ? st : aitk_gpudb_from_doc(doc, out, err);
+}
+
+void aitk_gpudb_free(aitk_gpudb *db)
+{
+    if (!db)
+        return;
+    for (size_t i = 0; db->unverified_store && i < db->count; i++)
+        aitk_free(db->unverified_store[i]);
+    aitk_free(db->unverified_store);
+    aitk_free(db->alias_store);
+    aitk_free(db->gpus);
+    aitk_yaml_free(db->doc);
+    aitk_free(db);
+}
+
+/* Compares with case, spaces, '-' and '_' ignored. `partial`: a within b. */
+static bool name_match(const char *query, const char *name, bool partial)
+{
+    for (const char *start = name; *start; start++) {
+        const char *q = query, *n = start;
+        for (;;) {
+            while (*q == ' ' || *q == '-' || *q == '_')
+                q++;
+            while (*n == ' ' || *n == '-' || *n == '_')
+                n++;
+            if (!*q)
+                break;
+            if (!*n || tolower((unsigned char)*q) != tolower((unsigned char)*n))
+                break;
+            q++;
+            n++;
+        }
+        if (!*q && (partial || !*n))
+            return true;
+        if (!partial)
+            return false;
+    }
+    return false;
+}
+
+static bool gpu_matches(const aitk_gpu_spec *g, const char *query, bool partial)
+{
+    if (name_match(query, g->name, partial))
+        return true;
+    for (const char *const *a = g->aliases; a && *a; a++)
+        if (name_match(query, *a, partial))
+            return true;
+    return false;
+}
+
+static aitk_status find_gpu(const aitk_gpudb *db, const char *name,
+                            const aitk_gpu_spec **out, aitk_str *err)
+{
+    *out = NULL;
+    for (size_t i = 0; i < db->count; i++) {
+        if (gpu_matches(&db->gpus[i], name, false)) {
+            *out = &db->gpus[i];
+            return AITK_OK;
+        }
+    }
+    size_t hits = 0;
+    for (size_t i = 0; i < db->count; i++) {
+        if (gpu_matches(&db->gpus[i], name, true)) {
+            hits++;
+            *out = &db->gpus[i];
+        }
+    }
+    if (hits == 1)
+        return AITK_OK;
+    *out = NULL;
+    if (hits > 1) {
+        aitk_str_appendf(err, "GPU name '%s' is ambiguous: it matches", name);
+        for (size_t i = 0, k = 0; i < db->count; i++)
+            if (gpu_matches(&db->gpus[i], name, true))
+                aitk_str_appendf(err, "%s '%s'", k++ ? "," : "", db->gpus[i].name);
+        return AITK_E_INVAL;
+    }
+    aitk_str_appendf(err, "unknown GPU '%s' (see `aitk-validate gpus` for the list)", name);
+    return AITK_E_NOTFOUND;
+}
+
+aitk_status aitk_gpudb_find(const aitk_gpudb *db, const char *name, const aitk_gpu_spec **out,
+                            aitk_str *err)
+{
+    /* err may be NULL: messages then go to a scratch string. */
+    aitk_str scratch = AITK_STR_INIT;
+    aitk_status st = find_gpu(db, name, out, err ? err : &scratch);
+    aitk_str_free(&scratch);
+    return st;
+}

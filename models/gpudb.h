@@ -1,0 +1,43 @@
+/* The GPU database (bench/gpus.yaml): datasheet figures for GPUs a person may
+ * not have, with the names NVML reports, so `predict` can answer for any of
+ * them and a probed GPU can find its own row. */
+#ifndef AITK_MODELS_GPUDB_H
+#define AITK_MODELS_GPUDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+#include "common/yaml.h"
+
+typedef struct aitk_gpu_spec {
+    const char *name;          /* short display name: "RTX 4090" */
+    const char *const *aliases; /* NULL-terminated, NVML names among them */
+    double vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops;
+    const char *cc;            /* compute capability "8.9" */
+    long pcie_gen, tdp_w;
+    const char *source;
+    const char *unverified;    /* comma-separated field names, "" if none */
+} aitk_gpu_spec;
+
+typedef struct aitk_gpudb {
+    aitk_yaml_doc *doc; /* owns the strings */
+    aitk_gpu_spec *gpus;
+    size_t count;
+    const char **alias_store;  /* backing store of every aliases array */
+    char **unverified_store;
+} aitk_gpudb;
+
+/* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
+aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);
+aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err);
+void aitk_gpudb_free(aitk_gpudb *db);
+
+/* Finds a GPU by name or alias, ignoring case, spaces, '-' and '_'. If no name
+ * matches exactly, a unique partial match is accepted ("4090"); several
+ * partial matches are AITK_E_INVAL listing them; none is AITK_E_NOTFOUND. */
+aitk_status aitk_gpudb_find(const aitk_gpudb *db, const char *name, const aitk_gpu_spec **out,
+                            aitk_str *err);
+
+#endif

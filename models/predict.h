@@ -1,0 +1,39 @@
+/* `predict` results for one workload across GPUs, and their renderings: the
+ * text table (with --explain, the memory plan and the work of one step) and
+ * the JSON document written by --json. Shared by validate/cmd_predict.c and
+ * models/predict_render.c. */
+#ifndef AITK_MODELS_PREDICT_H
+#define AITK_MODELS_PREDICT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "models/cost.h"
+
+typedef struct cJSON cJSON;
+
+typedef struct aitk_predict_row {
+    const aitk_gpu_spec *gpu;
+    aitk_prediction pred;
+    double price_per_hour; /* USD; < 0 when not given */
+} aitk_predict_row;
+
+typedef struct aitk_predict_result {
+    const aitk_model_spec *spec;
+    aitk_workload workload;
+    const char *config_path; /* --config FILE, or NULL */
+    aitk_predict_row *rows;
+    size_t n_rows;
+} aitk_predict_result;
+
+/* Minutes per 1000 optimizer steps. */
+double aitk_predict_minutes_per_1000(const aitk_prediction *p);
+
+void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
+                             bool explain);
+/* Appends one object for `r` to the array `arr`. */
+aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r);
+/* The efficiencies the predictions used, for the JSON document. */
+aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p);
+
+#endif

@@ -1,0 +1,218 @@
+/* Renderings of `predict` results: a table per workload, the largest memory
+ * terms of a plan that does not fit (so the reader sees why), and with
+ * --explain the whole memory plan and the work of one step. */
+#include "models/predict.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+double aitk_predict_minutes_per_1000(const aitk_prediction *p)
+{
+    return p->step_s * 1000.0 / 60.0;
+}
+
+static void describe_workload(FILE *out, const aitk_predict_result *r)
+{
+    const aitk_workload *w = &r->workload;
+    fprintf(out, "%s — %s%s%s\n", w->spec->id, w->spec->title, r->config_path ? ", from " : "",
+            r->config_path ? r->config_path : "");
+    fprintf(out, "  %s base weights, LoRA rank %ld (alpha %g), batch %ld",
+            aitk_weight_dtype_name(w->base_dtype), w->rank, w->alpha, w->batch);
+    if (w->accumulation > 1)
+        fprintf(out, " x %ld accumulation", w->accumulation);
+    fprintf(out, ", %s", w->n_resolutions > 1 ? "resolutions" : "resolution");
+    for (size_t i = 0; i < w->n_resolutions; i++)
+        fprintf(out, "%s%ld", i ? "/" : " ", w->resolutions[i]);
+    fprintf(out, " px, %s, %s, text encoders %s%s\n",
+            w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
+            w->cache_text ? "cached" : "loaded as ",
+            w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
+}
+
+/* Indices of the memory terms, largest first. */
+static void sort_terms(const aitk_memory_plan *m, int idx[AITK_MEM_TERMS])
+{
+    for (int i = 0; i < AITK_MEM_TERMS; i++)
+        idx[i] = i;
+    for (int i = 1; i < AITK_MEM_TERMS; i++)
+        for (int j = i; j > 0 && m->bytes[idx[j]] > m->bytes[idx[j - 1]]; j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+}
+
+static void explain(FILE *out, const aitk_predict_result *r)
+{
+    if (r->n_rows == 0)
+        return;
+    const aitk_prediction *p = &r->rows[0].pred;
+    long largest = 0;
+    for (size_t i = 0; i < r->workload.n_resolutions; i++)
+        if (r->workload.resolutions[i] > largest)
+            largest = r->workload.resolutions[i];
+    fprintf(out, "\n  Memory plan at %ld px (same on every GPU):\n", largest);
+    for (int i = 0; i < AITK_MEM_TERMS; i++)
+        fprintf(out, "    %-44s %8.2f GiB\n", aitk_mem_names[i], p->memory.bytes[i] / GIB);
+    fprintf(out, "    %-44s %8.2f GiB\n", "peak", p->memory.total / GIB);
+    fprintf(out, "  LoRA parameters: %.1f M\n", p->work.lora_params / 1e6);
+    fprintf(out, "\n  Work of one optimizer step at %ld px:\n", largest);
+    double total = 0;
+    for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++) {
+        fprintf(out, "    %-52s %10.3e FLOP\n", aitk_work_flop_names[i], p->work.flops[i]);
+        total += p->work.flops[i];
+    }
+    fprintf(out, "    %-52s %10.3e FLOP\n", "total", total);
+    for (int i = 0; i < AITK_BYTES_TERMS; i++)
+        fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
+    fprintf(out, "\n  Time of one step at %ld px, seconds:\n    %-16s %7s %7s %7s %7s\n",
+            largest, "GPU", "GEMM", "attn", "memory", "other");
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const aitk_prediction *q = &r->rows[i].pred;
+        fprintf(out, "    %-16s %7.2f %7.2f %7.2f %7.2f\n", r->rows[i].gpu->name,
+                q->t_gemm, q->t_attention, q->t_memory, q->t_overhead);
+    }
+}
+
+void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
+                             bool explain_it)
+{
+    (void)p;
+    describe_workload(out, r);
+    const aitk_model_targets *t = &r->spec->targets;
+    fprintf(out, "  documented target: %.0f GB VRAM, %s, %.0f min per 1000 steps (%s)\n",
+            t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
+    fprintf(out, "  %-16s %7s %9s %5s %8s %9s %9s\n", "GPU", "VRAM", "peak", "fits", "s/step",
+            "min/1000", "USD/1000");
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const aitk_predict_row *row = &r->rows[i];
+        const aitk_prediction *q = &row->pred;
+        const double minutes = aitk_predict_minutes_per_1000(q);
+        fprintf(out, "  %-16s %3.0f GiB %5.1f GiB %5s %8.2f %9.1f ", row->gpu->name,
+                row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO", q->step_s,
+                minutes);
+        if (row->price_per_hour >= 0)
+            fprintf(out, "%9.2f\n", minutes / 60.0 * row->price_per_hour);
+        else
+            fprintf(out, "%9s\n", "-");
+        if (!q->fits) {
+            int idx[AITK_MEM_TERMS];
+            sort_terms(&q->memory, idx);
+            fprintf(out, "      needs %.1f GiB more; largest terms:",
+                    (q->memory.total - q->vram_bytes) / GIB);
+            for (int k = 0; k < 3; k++)
+                fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_mem_names[idx[k]],
+                        q->memory.bytes[idx[k]] / GIB);
+            fputc('\n', out);
+        }
+    }
+    if (explain_it)
+        explain(out, r);
+    fputc('\n', out);
+}
+
+/* ---- JSON ---- */
+
+static cJSON *terms_json(const char *const *names, const double *values, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o && i < n; i++)
+        cJSON_AddNumberToObject(o, names[i], values[i]);
+    return o;
+}
+
+aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
+{
+    const aitk_workload *w = &r->workload;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        return AITK_E_NOMEM;
+    }
+    /* Adds that fail leave the tree whole; the caller's cJSON_Print reports it. */
+    cJSON_AddStringToObject(o, "model", w->spec->id);
+    cJSON_AddStringToObject(o, "title", w->spec->title);
+    if (r->config_path)
+        cJSON_AddStringToObject(o, "config", r->config_path);
+    cJSON *wj = cJSON_AddObjectToObject(o, "workload");
+    if (wj) {
+        cJSON *res = cJSON_AddArrayToObject(wj, "resolutions");
+        for (size_t i = 0; res && i < w->n_resolutions; i++)
+            cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));
+        cJSON_AddNumberToObject(wj, "batch", (double)w->batch);
+        cJSON_AddNumberToObject(wj, "gradient_accumulation", (double)w->accumulation);
+        cJSON_AddNumberToObject(wj, "rank", (double)w->rank);
+        cJSON_AddNumberToObject(wj, "alpha", (double)w->alpha);
+        cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
+        cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
+        cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
+        cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
+        cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
+        cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
+        cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
+    }
+    cJSON *tg = cJSON_AddObjectToObject(o, "documented_target");
+    if (tg) {
+        cJSON_AddNumberToObject(tg, "min_vram_gb", r->spec->targets.min_vram_gb);
+        cJSON_AddStringToObject(tg, "recommended_gpu", r->spec->targets.recommended_gpu);
+        cJSON_AddNumberToObject(tg, "minutes_per_1000_steps", r->spec->targets.minutes_per_1000);
+        cJSON_AddStringToObject(tg, "source", r->spec->targets.source);
+    }
+    cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
+    for (size_t i = 0; gpus && i < r->n_rows; i++) {
+        const aitk_predict_row *row = &r->rows[i];
+        const aitk_prediction *q = &row->pred;
+        cJSON *g = cJSON_CreateObject();
+        if (!g || !cJSON_AddItemToArray(gpus, g)) {
+            cJSON_Delete(g);
+            return AITK_E_NOMEM;
+        }
+        cJSON_AddStringToObject(g, "gpu", row->gpu->name);
+        cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
+        cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
+        cJSON_AddBoolToObject(g, "fits", q->fits);
+        cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
+        cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
+        if (row->price_per_hour >= 0) {
+            cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
+            cJSON_AddNumberToObject(g, "usd_per_1000_steps",
+                                    aitk_predict_minutes_per_1000(q) / 60.0 * row->price_per_hour);
+        }
+        cJSON *tm = cJSON_AddObjectToObject(g, "seconds_at_largest_resolution");
+        if (tm) {
+            cJSON_AddNumberToObject(tm, "gemm", q->t_gemm);
+            cJSON_AddNumberToObject(tm, "attention", q->t_attention);
+            cJSON_AddNumberToObject(tm, "memory", q->t_memory);
+            cJSON_AddNumberToObject(tm, "other", q->t_overhead);
+        }
+        if (i == 0) {
+            /* GPU-independent, so given once per workload. */
+            cJSON_AddItemToObject(o, "memory_plan_bytes",
+                                  terms_json(aitk_mem_names, q->memory.bytes, AITK_MEM_TERMS));
+            cJSON_AddItemToObject(o, "flops_per_step", terms_json(aitk_work_flop_names,
+                                                                  q->work.flops,
+                                                                  AITK_WORK_FLOP_TERMS));
+            cJSON_AddItemToObject(o, "bytes_per_step", terms_json(aitk_work_byte_names,
+                                                                  q->work.bytes, AITK_BYTES_TERMS));
+            cJSON_AddNumberToObject(o, "lora_params", q->work.lora_params);
+        }
+    }
+    return AITK_OK;
+}
+
+aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p)
+{
+    cJSON *e = cJSON_AddObjectToObject(doc, "efficiencies");
+    if (!e)
+        return AITK_E_NOMEM;
+    cJSON_AddNumberToObject(e, "gemm", p->eff_gemm);
+    cJSON_AddNumberToObject(e, "attention_fwd", p->eff_attn_fwd);
+    cJSON_AddNumberToObject(e, "attention_bwd", p->eff_attn_bwd);
+    cJSON_AddNumberToObject(e, "bandwidth", p->eff_bandwidth);
+    cJSON_AddNumberToObject(e, "step_overhead_s", p->step_overhead_s);
+    cJSON_AddStringToObject(e, "source", "models/cost.yaml defaults (not calibrated)");
+    return AITK_OK;
+}

@@ -1,0 +1,482 @@
+/* Model spec loader: models/<id>.yaml -> aitk_model_spec.
+ *
+ * Shapes are dimension expressions (models/spec_expr.c) so that the full-size
+ * and the tiny CPU configuration share one description. Every field is checked
+ * with its position: a typo in a data file must be an error, never a silently
+ * wrong parameter count. */
+#include "models/spec.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+
+const char *const aitk_model_ids[] = {"flux1-dev", "chroma", "omnigen2", NULL};
+
+/* ---- small readers ---- */
+
+/* A figure written either plainly or as {value: ..., source: ...}. */
+static const aitk_yaml_node *value_of(const aitk_yaml_node *n)
+{
+    if (n && n->kind == AITK_YAML_MAP)
+        return aitk_yaml_get(n, "value");
+    return n;
+}
+
+static aitk_status need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                        const aitk_yaml_node **out, aitk_str *err)
+{
+    *out = value_of(aitk_yaml_get(map, key));
+    if (!*out) {
+        aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
+/* A section (a map or list) as it is, never unwrapped as a {value:} figure. */
+static aitk_status need_section(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                const char *key, const aitk_yaml_node **out, aitk_str *err)
+{
+    *out = aitk_yaml_get(map, key);
+    if (!*out) {
+        aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
+static aitk_status read_string(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                               const char **out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    return st ? st : aitk_yaml_string(doc, n, out, err);
+}
+
+static aitk_status read_double(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                               const char *key, double *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    return st ? st : aitk_yaml_double(doc, n, out, err);
+}
+
+static aitk_status read_long(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                             long *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    return st ? st : aitk_yaml_long(doc, n, out, err);
+}
+
+static aitk_status read_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                             bool *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    return st ? st : aitk_yaml_bool(doc, n, out, err);
+}
+
+/* Optional boolean: absent keeps *out. */
+static aitk_status opt_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                            bool *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(map, key);
+    return n ? aitk_yaml_bool(doc, n, out, err) : AITK_OK;
+}
+
+static aitk_status read_dim(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
+                            const aitk_yaml_node *map, const char *key, long *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    return st ? st : aitk_model_dim_eval(doc, dims, n, out, err);
+}
+
+/* `tokens:` is a stream name or a dimension expression (a fixed count). */
+static aitk_status read_stream(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
+                               const aitk_yaml_node *n, aitk_stream *out, long *fixed,
+                               aitk_str *err)
+{
+    static const char *const names[] = {"img", "txt", "all", "cond", "ref"};
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SCALAR, "a token stream", err);
+    if (st)
+        return st;
+    for (int i = 0; i < 5; i++) {
+        if (strcmp(n->text, names[i]) == 0) {
+            *out = (aitk_stream)i;
+            return AITK_OK;
+        }
+    }
+    *out = AITK_STREAM_FIXED;
+    st = aitk_model_dim_eval(doc, dims, n, fixed, err);
+    if (st)
+        aitk_str_append(err, " (a token stream is img, txt, all, cond, ref or a count)");
+    return st;
+}
+
+/* ---- blocks ---- */
+
+static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
+                               const aitk_yaml_node *n, aitk_linear_spec *l, aitk_str *err)
+{
+    static const char *const keys[] = {"name", "repeat", "in", "out", "bias", "tokens", "lora",
+                                       NULL};
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a Linear {name, in, out, ...}", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, n, keys, "a Linear", err);
+    if (!st)
+        st = read_string(doc, n, "name", &l->name, err);
+    l->repeat = 1;
+    if (!st && aitk_yaml_get(n, "repeat"))
+        st = read_dim(doc, dims, n, "repeat", &l->repeat, err);
+    if (!st)
+        st = read_dim(doc, dims, n, "in", &l->in, err);
+    if (!st)
+        st = read_dim(doc, dims, n, "out", &l->out, err);
+    if (!st)
+        st = opt_bool(doc, n, "bias", &l->bias, err);
+    if (!st)
+        st = opt_bool(doc, n, "lora", &l->lora, err);
+    const aitk_yaml_node *t = NULL;
+    if (!st)
+        st = need(doc, n, "tokens", &t, err);
+    if (!st)
+        st = read_stream(doc, dims, t, &l->stream, &l->fixed_tokens, err);
+    return st;
+}
+
+static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
+                              const aitk_yaml_node *n, aitk_block_spec *b, aitk_str *err)
+{
+    static const char *const keys[] = {"name", "count", "checkpointed", "backward", "input",
+                                       "norm_params", "attention", "elementwise_per_token",
+                                       "linears", NULL};
+    long unused = 0;
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a block group", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, n, keys, "a block group", err);
+    if (!st)
+        st = read_string(doc, n, "name", &b->name, err);
+    if (!st)
+        st = read_dim(doc, dims, n, "count", &b->count, err);
+    if (!st)
+        st = read_bool(doc, n, "checkpointed", &b->checkpointed, err);
+    if (!st)
+        st = read_bool(doc, n, "backward", &b->backward, err);
+    if (!st)
+        st = read_stream(doc, dims, aitk_yaml_get(n, "input") ? aitk_yaml_get(n, "input") : n,
+                         &b->input, &unused, err);
+    if (!st && aitk_yaml_get(n, "norm_params"))
+        st = read_dim(doc, dims, n, "norm_params", &b->norm_params, err);
+    if (!st)
+        st = read_double(doc, n, "elementwise_per_token", &b->elementwise_per_token, err);
+    const aitk_yaml_node *a = aitk_yaml_get(n, "attention");
+    if (!st && a) {
+        static const char *const akeys[] = {"heads", "kv_heads", "head_dim", "tokens", NULL};
+        st = aitk_yaml_expect(doc, a, AITK_YAML_MAP, "attention {heads, kv_heads, ...}", err);
+        if (!st)
+            st = aitk_yaml_check_keys(doc, a, akeys, "attention", err);
+        if (!st)
+            st = read_dim(doc, dims, a, "heads", &b->heads, err);
+        if (!st)
+            st = read_dim(doc, dims, a, "kv_heads", &b->kv_heads, err);
+        if (!st)
+            st = read_dim(doc, dims, a, "head_dim", &b->head_dim, err);
+        if (!st)
+            st = read_stream(doc, dims, aitk_yaml_get(a, "tokens") ? aitk_yaml_get(a, "tokens") : a,
+                             &b->attn_stream, &unused, err);
+    }
+    const aitk_yaml_node *ls = aitk_yaml_get(n, "linears");
+    if (!st && ls) {
+        st = aitk_yaml_expect(doc, ls, AITK_YAML_SEQ, "a list of Linears", err);
+        if (!st && ls->count) {
+            b->linears = aitk_calloc(ls->count, sizeof *b->linears);
+            if (!b->linears)
+                return AITK_E_NOMEM;
+            b->n_linears = ls->count;
+        }
+        for (size_t i = 0; !st && i < ls->count; i++)
+            st = load_linear(doc, dims, ls->items[i], &b->linears[i], err);
+    }
+    return st;
+}
+
+/* ---- the rest of the file ---- */
+
+static aitk_status load_frozen(const aitk_yaml_doc *doc, const aitk_model_spec *spec,
+                               const aitk_yaml_node *n, aitk_frozen_spec *f, aitk_str *err)
+{
+    static const char *const keys[] = {"name", "role", "params", "tokens", NULL};
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a frozen model", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, n, keys, "a frozen model", err);
+    const char *role = NULL;
+    if (!st)
+        st = read_string(doc, n, "name", &f->name, err);
+    if (!st)
+        st = read_string(doc, n, "role", &role, err);
+    if (!st) {
+        if (strcmp(role, "text_encoder") == 0) {
+            f->role = AITK_FROZEN_TEXT_ENCODER;
+        } else if (strcmp(role, "vae") == 0) {
+            f->role = AITK_FROZEN_VAE;
+        } else {
+            aitk_yaml_errorf(err, doc, value_of(aitk_yaml_get(n, "role")),
+                             "role must be text_encoder or vae, found '%s'", role);
+            return AITK_E_PARSE;
+        }
+    }
+    if (!st)
+        st = read_double(doc, n, "params", &f->params, err);
+    const aitk_yaml_node *t = aitk_yaml_get(n, "tokens");
+    if (!st && t) {
+        if (t->kind == AITK_YAML_SCALAR && strcmp(t->text, "text") == 0)
+            f->tokens = spec->text_tokens;
+        else
+            st = aitk_yaml_long(doc, t, &f->tokens, err);
+    }
+    return st;
+}
+
+static aitk_status load_defaults(const aitk_yaml_doc *doc, const aitk_yaml_node *d,
+                                 aitk_model_defaults *o, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_expect(doc, d, AITK_YAML_MAP, "a defaults map", err);
+    if (!st)
+        st = read_long(doc, d, "rank", &o->rank, err);
+    if (!st)
+        st = read_long(doc, d, "alpha", &o->alpha, err);
+    if (!st)
+        st = read_long(doc, d, "resolution", &o->resolution, err);
+    if (!st)
+        st = read_long(doc, d, "batch", &o->batch, err);
+    if (!st)
+        st = read_string(doc, d, "quantize", &o->quantize, err);
+    if (!st)
+        st = read_string(doc, d, "optimizer", &o->optimizer, err);
+    if (!st)
+        st = read_bool(doc, d, "checkpointing", &o->checkpointing, err);
+    if (!st)
+        st = read_bool(doc, d, "cache_latents", &o->cache_latents, err);
+    if (!st)
+        st = read_bool(doc, d, "cache_text", &o->cache_text, err);
+    const aitk_yaml_node *r = NULL;
+    if (!st)
+        st = need(doc, d, "resolutions", &r, err); /* {value: [..]} */
+    if (!st)
+        st = aitk_yaml_expect(doc, r, AITK_YAML_SEQ, "a list of resolutions", err);
+    for (size_t i = 0; !st && i < r->count; i++) {
+        if (i >= sizeof o->resolutions / sizeof *o->resolutions) {
+            aitk_yaml_errorf(err, doc, r, "more than %zu resolutions",
+                             sizeof o->resolutions / sizeof *o->resolutions);
+            return AITK_E_RANGE;
+        }
+        st = aitk_yaml_long(doc, r->items[i], &o->resolutions[i], err);
+        o->n_resolutions = i + 1;
+    }
+    return st;
+}
+
+static aitk_status load_spec(aitk_model_spec *s, aitk_str *err)
+{
+    const aitk_yaml_doc *doc = s->doc;
+    const aitk_yaml_node *root = doc->root;
+    aitk_status st = aitk_yaml_expect(doc, root, AITK_YAML_MAP, "a model spec", err);
+    if (st)
+        return st;
+    long schema = 0;
+    st = read_long(doc, root, "schema", &schema, err);
+    if (!st && schema != 1) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(root, "schema"),
+                         "schema %ld is not supported (this build reads schema 1)", schema);
+        return AITK_E_PARSE;
+    }
+    if (!st)
+        st = read_string(doc, root, "id", &s->id, err);
+    if (!st)
+        st = read_string(doc, root, "title", &s->title, err);
+    if (!st)
+        st = read_string(doc, root, "source", &s->source, err);
+    if (!st)
+        st = read_double(doc, root, "published_params", &s->published_params, err);
+    if (!st)
+        st = read_string(doc, aitk_yaml_get(root, "published_params"), "source",
+                         &s->published_source, err);
+    const aitk_yaml_node *dims = NULL, *tok = NULL;
+    if (!st)
+        st = need_section(doc, root, s->tiny ? "tiny_dims" : "dims", &dims, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, dims, AITK_YAML_MAP, "a map of dimensions", err);
+    if (!st)
+        st = read_dim(doc, dims, dims, "hidden", &s->hidden, err);
+    if (!st)
+        st = need_section(doc, root, "tokens", &tok, err);
+    if (!st)
+        st = read_long(doc, tok, "vae_downsample", &s->vae_downsample, err);
+    if (!st)
+        st = read_long(doc, tok, "patch", &s->patch, err);
+    if (!st)
+        st = read_long(doc, tok, s->tiny ? "tiny_text" : "text", &s->text_tokens, err);
+    if (!st && (s->vae_downsample <= 0 || s->patch <= 0 || s->text_tokens < 0)) {
+        aitk_yaml_errorf(err, doc, tok, "vae_downsample and patch must be positive");
+        return AITK_E_RANGE;
+    }
+    const aitk_yaml_node *blocks = NULL, *frozen = NULL, *n = NULL;
+    if (!st)
+        st = need_section(doc, root, "blocks", &blocks, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, blocks, AITK_YAML_SEQ, "a list of block groups", err);
+    if (!st && blocks->count) {
+        s->blocks = aitk_calloc(blocks->count, sizeof *s->blocks);
+        if (!s->blocks)
+            return AITK_E_NOMEM;
+        s->n_blocks = blocks->count;
+    }
+    for (size_t i = 0; !st && i < s->n_blocks; i++)
+        st = load_block(doc, dims, blocks->items[i], &s->blocks[i], err);
+    if (!st)
+        st = need_section(doc, root, "frozen", &frozen, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, frozen, AITK_YAML_SEQ, "a list of frozen models", err);
+    if (!st && frozen->count) {
+        s->frozen = aitk_calloc(frozen->count, sizeof *s->frozen);
+        if (!s->frozen)
+            return AITK_E_NOMEM;
+        s->n_frozen = frozen->count;
+    }
+    for (size_t i = 0; !st && i < s->n_frozen; i++)
+        st = load_frozen(doc, s, frozen->items[i], &s->frozen[i], err);
+    if (!st)
+        st = need_section(doc, root, "defaults", &n, err);
+    if (!st)
+        st = load_defaults(doc, n, &s->defaults, err);
+    if (!st)
+        st = need_section(doc, root, "targets", &n, err);
+    if (!st)
+        st = read_double(doc, n, "min_vram_gb", &s->targets.min_vram_gb, err);
+    if (!st)
+        st = read_double(doc, n, "minutes_per_1000_steps", &s->targets.minutes_per_1000, err);
+    if (!st)
+        st = read_string(doc, n, "recommended_gpu", &s->targets.recommended_gpu, err);
+    if (!st)
+        st = read_string(doc, n, "source", &s->targets.source, err);
+    return st;
+}
+
+static aitk_status from_doc(aitk_yaml_doc *doc, bool tiny, aitk_model_spec **out,
+                            aitk_str *err)
+{
+    *out = NULL;
+    aitk_model_spec *s = aitk_calloc(1, sizeof *s);
+    if (!s) {
+        aitk_yaml_free(doc);
+        return AITK_E_NOMEM;
+    }
+    s->doc = doc;
+    s->tiny = tiny;
+    aitk_status st = load_spec(s, err);
+    if (st) {
+        aitk_model_spec_free(s);
+        return st;
+    }
+    *out = s;
+    return AITK_OK;
+}
+
+static aitk_status load_by_id(const char *id, bool tiny, aitk_model_spec **out, aitk_str *err)
+{
+    *out = NULL;
+    bool known = false;
+    for (const char *const *m = aitk_model_ids; *m; m++)
+        known = known || strcmp(*m, id) == 0;
+    if (!known) {
+        aitk_str_appendf(err, "unknown model '%s' (known:", id);
+        for (const char *const *m = aitk_model_ids; *m; m++)
+            aitk_str_appendf(err, " %s", *m);
+        aitk_str_append(err, ")");
+        return AITK_E_NOTFOUND;
+    }
+    aitk_str name = AITK_STR_INIT;
+    aitk_str_appendf(&name, "models/%s.yaml", id);
+    aitk_yaml_doc *doc = NULL;
+    aitk_status st = aitk_str_status(&name);
+    if (!st)
+        st = aitk_data_load_yaml(aitk_str_cstr(&name), &doc, err);
+    aitk_str_free(&name);
+    if (st)
+        return st;
+    return aitk_model_spec_from_doc(doc, tiny, out, err);
+}
+
+void aitk_model_spec_free(aitk_model_spec *spec)
+{
+    if (!spec)
+        return;
+    for (size_t i = 0; i < spec->n_blocks; i++)
+        aitk_free(spec->blocks[i].linears);
+    aitk_free(spec->blocks);
+    aitk_free(spec->frozen);
+    aitk_yaml_free(spec->doc);
+    aitk_free(spec);
+}
+
+double aitk_block_spec_params(const aitk_block_spec *b)
+{
+    double p = (double)b->norm_params;
+    for (size_t i = 0; i < b->n_linears; i++) {
+        const aitk_linear_spec *l = &b->linears[i];
+        p += (double)l->repeat * ((double)l->in * (double)l->out + (l->bias ? (double)l->out : 0));
+    }
+    return p;
+}
+
+double aitk_model_spec_params(const aitk_model_spec *spec)
+{
+    double p = 0;
+    for (size_t i = 0; i < spec->n_blocks; i++)
+        p += (double)spec->blocks[i].count * aitk_block_spec_params(&spec->blocks[i]);
+    return p;
+}
+
+long aitk_model_spec_tokens(const aitk_model_spec *spec, aitk_stream stream, long resolution,
+                            long fixed_tokens)
+{
+    long side = resolution / (spec->vae_downsample * spec->patch);
+    long img = side * side;
+    switch (stream) {
+    case AITK_STREAM_IMG:
+        return img;
+    case AITK_STREAM_TXT:
+        return spec->text_tokens;
+    case AITK_STREAM_ALL:
+        return img + spec->text_tokens;
+    case AITK_STREAM_COND:
+        return 1;
+    case AITK_STREAM_REF:
+        return 0;
+    case AITK_STREAM_FIXED:
+        return fixed_tokens;
+    }
+    return 0;
+}
+
+aitk_status aitk_model_spec_load(const char *id, bool tiny, aitk_model_spec **out, aitk_str *err)
+{
+    /* err may be NULL: messages then go to a scratch string. */
+    aitk_str scratch = AITK_STR_INIT;
+    aitk_status st = load_by_id(id, tiny, out, err ? err : &scratch);
+    aitk_str_free(&scratch);
+    return st;
+}
+
+aitk_status aitk_model_spec_from_doc(aitk_yaml_doc *doc, bool tiny, aitk_model_spec **out,
+                                     aitk_str *err)
+{
+    /* err may be NULL: messages then go to a scratch string. */
+    aitk_str scratch = AITK_STR_INIT;
+    aitk_status st = from_doc(doc, tiny, out, err ? err : &scratch);
+    aitk_str_free(&scratch);
+    return st;
+}

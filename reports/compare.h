@@ -1,0 +1,55 @@
+/* Comparing two reports: per-metric deltas and a regression gate for CI.
+ *
+ * Workload metrics (median step time, time per 1000 steps, throughput, peak
+ * memory) and microbenchmark results are matched by name; each knows whether
+ * higher or lower is better, and a change in the bad direction beyond the
+ * threshold is a regression. A check that fails now but did not before is a
+ * regression whatever the threshold. */
+#ifndef AITK_REPORTS_COMPARE_H
+#define AITK_REPORTS_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct cJSON cJSON;
+
+typedef enum aitk_compare_format {
+    AITK_COMPARE_TEXT,
+    AITK_COMPARE_MARKDOWN,
+    AITK_COMPARE_HTML,
+} aitk_compare_format;
+
+typedef struct aitk_compare_row {
+    char *metric;          /* "workload flux1-dev: median step time" */
+    char *unit;            /* "s", "bytes", "GB/s"; "" for status rows */
+    bool numeric;          /* false: a status row (base_text -> now_text) */
+    double base, now;      /* numeric rows */
+    char *base_text, *now_text; /* status rows; "(absent)" when missing */
+    double delta_pct;      /* (now - base) / base * 100; numeric rows with base != 0 */
+    bool has_delta;
+    bool higher_is_better;
+    bool regression, improvement;
+} aitk_compare_row;
+
+typedef struct aitk_compare {
+    aitk_compare_row *rows;
+    size_t count, cap;
+    size_t regressions;
+    double threshold_pct;
+} aitk_compare;
+
+/* Fills `out` (zero it first). threshold_pct >= 0. */
+aitk_status aitk_compare_reports(const cJSON *base, const cJSON *now, double threshold_pct,
+                                 aitk_compare *out);
+
+aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, aitk_str *out);
+
+void aitk_compare_free(aitk_compare *c);
+
+/* "5%", "5", "2.5%" -> 5, 5, 2.5 (percent); 0..1000. Errors name the text. */
+aitk_status aitk_compare_parse_threshold(const char *text, double *pct, aitk_str *err);
+
+#endif

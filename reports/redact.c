@@ -1,0 +1,365 @@
+/* Redaction over the report tree: learn private values, then rewrite text.
+ *
+ * Two passes. The first learns values that only their place gives away (a
+ * field named hostname, serial or HF_TOKEN; the user name inside a home
+ * path); the second rewrites every string and key, replacing those learnt
+ * values wherever they stand as whole words, plus whatever the patterns
+ * recognise on their own (UUIDs, MACs, IPs, known token prefixes, long
+ * random-looking runs). One table maps value -> placeholder for both, which
+ * is what makes the replacement consistent across the whole report. */
+#include "reports/redact.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "reports/redact_patterns.h"
+
+typedef struct entry {
+    aitk_redact_kind kind;
+    char *value;
+    size_t len;
+    char *placeholder;
+} entry;
+
+struct aitk_redactor {
+    entry *items;
+    size_t count, cap;
+    size_t counters[AITK_REDACT_KIND_COUNT];
+};
+
+static const char *const kind_names[] = {
+#define AITK_X_NAME(name, text) text,
+    AITK_REDACT_KIND_LIST(AITK_X_NAME)
+#undef AITK_X_NAME
+};
+
+aitk_status aitk_redactor_new(aitk_redactor **out)
+{
+    *out = aitk_calloc(1, sizeof **out);
+    return *out ? AITK_OK : AITK_E_NOMEM;
+}
+
+void aitk_redactor_free(aitk_redactor *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->count; i++) {
+        aitk_free(r->items[i].value);
+        aitk_free(r->items[i].placeholder);
+    }
+    aitk_free(r->items);
+    aitk_free(r);
+}
+
+size_t aitk_redactor_count(const aitk_redactor *r, aitk_redact_kind kind)
+{
+    return (unsigned)kind < AITK_REDACT_KIND_COUNT ? r->counters[kind] : 0;
+}
+
+/* Host and user names compare without case (DNS and most logins do). */
+static entry *find(aitk_redactor *r, const char *v, size_t n)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        entry *e = &r->items[i];
+        if (e->len != n)
+            continue;
+        bool fold = e->kind == AITK_REDACT_HOST || e->kind == AITK_REDACT_USER;
+        if (fold ? strncasecmp(e->value, v, n) == 0 : memcmp(e->value, v, n) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* The placeholder for v[0..n), creating it the first time. */
+static aitk_status placeholder(aitk_redactor *r, aitk_redact_kind kind, const char *v, size_t n,
+                               const char **out)
+{
+    entry *e = find(r, v, n);
+    if (e) {
+        *out = e->placeholder;
+        return AITK_OK;
+    }
+    if (r->count == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        entry *items = aitk_realloc(r->items, cap * sizeof *items);
+        if (!items)
+            return AITK_E_NOMEM;
+        r->items = items;
+        r->cap = cap;
+    }
+    aitk_str ph = AITK_STR_INIT;
+    aitk_str_appendf(&ph, "[%s-%zu]", kind_names[kind], r->counters[kind] + 1);
+    char *value = aitk_strndup(v, n);
+    char *text = aitk_str_steal(&ph);
+    if (!value || !text) {
+        aitk_free(value);
+        aitk_free(text);
+        return AITK_E_NOMEM;
+    }
+    r->items[r->count++] = (entry){kind, value, n, text};
+    r->counters[kind]++;
+    *out = text;
+    return AITK_OK;
+}
+
+static bool identifies_nobody(aitk_redact_kind kind, const char *v)
+{
+    static const char *const common[] = {"root",    "localhost", "localhost.localdomain",
+                                         "unknown", "none",      "null",
+                                         "(none)",  "n/a",       "[n/a]"};
+    size_t n = strlen(v);
+    if (n < 2 || v[0] == '[')
+        return true;
+    for (size_t i = 0; i < sizeof common / sizeof *common; i++)
+        if (aitk_redact_ci_equal(v, common[i]))
+            return true;
+    /* "Not Supported", "N/A": a serial or secret field that holds no value. */
+    if ((kind == AITK_REDACT_SERIAL || kind == AITK_REDACT_SECRET || kind == AITK_REDACT_UUID) &&
+        (n < 4 || strchr(v, ' ')))
+        return true;
+    return false;
+}
+
+aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const char *value)
+{
+    if (!value || (unsigned)kind >= AITK_REDACT_KIND_COUNT)
+        return AITK_E_INVAL;
+    if (identifies_nobody(kind, value))
+        return AITK_OK;
+    const char *ph;
+    aitk_status st = placeholder(r, kind, value, strlen(value), &ph);
+    /* "gpu7.cluster.example.org" also appears as plain "gpu7". */
+    const char *dot = kind == AITK_REDACT_HOST ? strchr(value, '.') : NULL;
+    if (!st && dot && dot - value >= 2 && !isdigit((unsigned char)value[0]))
+        st = placeholder(r, kind, value, (size_t)(dot - value), &ph);
+    return st;
+}
+
+static const entry *match_learnt(const aitk_redactor *r, const char *p)
+{
+    const entry *best = NULL;
+    for (size_t i = 0; i < r->count; i++) {
+        const entry *e = &r->items[i];
+        if (best && e->len <= best->len)
+            continue;
+        bool fold = e->kind == AITK_REDACT_HOST || e->kind == AITK_REDACT_USER;
+        int cmp = fold ? strncasecmp(p, e->value, e->len) : strncmp(p, e->value, e->len);
+        if (cmp == 0 && !aitk_redact_is_word(p[e->len]))
+            best = e;
+    }
+    return best;
+}
+
+static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags, aitk_str *out)
+{
+    size_t i = 0;
+    while (in[i]) {
+        const char *p = in + i;
+        bool boundary = i == 0 || !aitk_redact_is_word(in[i - 1]);
+        bool b64_start = i == 0 || !(isalnum((unsigned char)in[i - 1]) || in[i - 1] == '+' ||
+                                     in[i - 1] == '/' || in[i - 1] == '_');
+        if (boundary) {
+            const entry *e = match_learnt(r, p);
+            if (e) {
+                aitk_str_append(out, e->placeholder);
+                i += e->len;
+                continue;
+            }
+            aitk_redact_kind kind = AITK_REDACT_SECRET;
+            size_t n = 0, keep = 0;
+            if ((n = aitk_redact_match_uuid(p)))
+                kind = AITK_REDACT_UUID;
+            else if ((n = aitk_redact_match_mac(p)))
+                kind = AITK_REDACT_MAC;
+            else if (!(flags & AITK_REDACT_TEXT_NO_IP) && !aitk_redact_version_context(in, i) &&
+                     ((n = aitk_redact_match_ipv4(p)) || (n = aitk_redact_match_ipv6(p))))
+                kind = AITK_REDACT_IP;
+            else if ((n = aitk_redact_match_token(p)) || (b64_start && (n = aitk_redact_match_random(p, flags))))
+                kind = AITK_REDACT_SECRET;
+            else if ((n = aitk_redact_match_assignment(p, &keep)))
+                kind = AITK_REDACT_SECRET;
+            if (n) {
+                const char *ph;
+                aitk_status st = placeholder(r, kind, p + keep, n - keep, &ph);
+                if (st)
+                    return st;
+                aitk_str_appendn(out, p, keep);
+                aitk_str_append(out, ph);
+                i += n;
+                continue;
+            }
+        }
+        aitk_str_appendc(out, in[i]);
+        i++;
+    }
+    return aitk_str_status(out);
+}
+
+aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out)
+{
+    return redact_text(r, in ? in : "", 0, out);
+}
+
+static unsigned key_flags(const char *key)
+{
+    unsigned f = 0;
+    if (!key)
+        return 0;
+    size_t n = strlen(key);
+    if (aitk_redact_ci_contains(key, n, "version") || aitk_redact_ci_contains(key, n, "driver"))
+        f |= AITK_REDACT_TEXT_NO_IP;
+    if (aitk_redact_ci_contains(key, n, "commit") || aitk_redact_ci_contains(key, n, "sha") ||
+        aitk_redact_ci_contains(key, n, "hash") || aitk_redact_ci_contains(key, n, "checksum") ||
+        aitk_redact_ci_contains(key, n, "build_id"))
+        f |= AITK_REDACT_TEXT_NO_HEX;
+    return f;
+}
+
+/* Every user name that follows a home-folder prefix in s. */
+static aitk_status learn_home_users(aitk_redactor *r, const char *s)
+{
+    static const char *const prefixes[] = {"/home/", "/Users/", "\\Users\\", "/users/"};
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
+        size_t plen = strlen(prefixes[k]);
+        for (const char *p = strstr(s, prefixes[k]); p; p = strstr(p + 1, prefixes[k])) {
+            const char *u = p + plen;
+            size_t n = strcspn(u, "/\\ \t\r\n\"':;,");
+            if (n == 0)
+                continue;
+            char *name = aitk_strndup(u, n);
+            if (!name)
+                return AITK_E_NOMEM;
+            aitk_status st = aitk_redactor_add(r, AITK_REDACT_USER, name);
+            aitk_free(name);
+            if (st)
+                return st;
+        }
+    }
+    return AITK_OK;
+}
+
+static aitk_status learn_from_key(aitk_redactor *r, const char *key, const char *v)
+{
+    static const char *const host_keys[] = {"hostname", "host_name", "nodename", "node_name",
+                                            "fqdn", "computername"};
+    static const char *const user_keys[] = {"user", "username", "user_name", "login",
+                                            "logname", "owner"};
+    if (!key)
+        return AITK_OK;
+    size_t n = strlen(key);
+    for (size_t i = 0; i < sizeof host_keys / sizeof *host_keys; i++)
+        if (aitk_redact_ci_equal(key, host_keys[i]))
+            return aitk_redactor_add(r, AITK_REDACT_HOST, v);
+    for (size_t i = 0; i < sizeof user_keys / sizeof *user_keys; i++)
+        if (aitk_redact_ci_equal(key, user_keys[i]))
+            return aitk_redactor_add(r, AITK_REDACT_USER, v);
+    if (aitk_redact_ci_contains(key, n, "serial"))
+        return aitk_redactor_add(r, AITK_REDACT_SERIAL, v);
+    /* NVML's "GPU-<uuid>": the prefix is public, and keeping it out of the
+     * learnt value gives "GPU-[uuid-1]" everywhere, as the pattern does. */
+    if (aitk_redact_ci_contains(key, n, "uuid"))
+        return aitk_redactor_add(r, AITK_REDACT_UUID,
+                                 strncmp(v, "GPU-", 4) == 0 || strncmp(v, "MIG-", 4) == 0 ? v + 4
+                                                                                          : v);
+    if (aitk_redact_secret_name(key, n) && strlen(v) >= 8)
+        return aitk_redactor_add(r, AITK_REDACT_SECRET, v);
+    return AITK_OK;
+}
+
+static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
+{
+    aitk_status st = AITK_OK;
+    if (cJSON_IsString(node) && node->valuestring) {
+        st = learn_from_key(r, key, node->valuestring);
+        if (!st)
+            st = learn_home_users(r, node->valuestring);
+        return st;
+    }
+    if (cJSON_IsObject(node)) {
+        /* {"name": "HF_TOKEN", "value": "..."}: the name gives the value away. */
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(node, "name");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(node, "value");
+        if (cJSON_IsString(name) && cJSON_IsString(value))
+            st = learn_from_key(r, name->valuestring, value->valuestring);
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, node)
+    {
+        if (st)
+            break;
+        if (c->string && (st = learn_home_users(r, c->string)))
+            break;
+        st = learn(r, c, cJSON_IsObject(node) ? c->string : key);
+    }
+    return st;
+}
+
+static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
+{
+    aitk_str text = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    if (cJSON_IsString(node) && node->valuestring) {
+        st = redact_text(r, node->valuestring, key_flags(key), &text);
+        if (!st && strcmp(text.len ? text.ptr : "", node->valuestring) != 0 &&
+            !cJSON_SetValuestring(node, aitk_str_cstr(&text)))
+            st = AITK_E_NOMEM;
+        aitk_str_free(&text);
+        return st;
+    }
+    cJSON *c;
+    cJSON_ArrayForEach(c, node)
+    {
+        if (c->string && !(c->type & cJSON_StringIsConst)) {
+            aitk_str_clear(&text);
+            if ((st = redact_text(r, c->string, 0, &text)))
+                break;
+            if (strcmp(aitk_str_cstr(&text), c->string) != 0) {
+                char *k = cJSON_malloc(text.len + 1);
+                if (!k) {
+                    st = AITK_E_NOMEM;
+                    break;
+                }
+                memcpy(k, aitk_str_cstr(&text), text.len + 1);
+                cJSON_free(c->string);
+                c->string = k;
+            }
+        }
+        if ((st = rewrite(r, c, cJSON_IsObject(node) ? c->string : key)))
+            break;
+    }
+    aitk_str_free(&text);
+    return st;
+}
+
+aitk_status aitk_redactor_apply(aitk_redactor *r, cJSON *tree)
+{
+    if (!tree)
+        return AITK_E_INVAL;
+    aitk_status st = learn(r, tree, NULL);
+    return st ? st : rewrite(r, tree, NULL);
+}
+
+aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host)
+{
+    aitk_redactor *r;
+    aitk_status st = aitk_redactor_new(&r);
+    if (st)
+        return st;
+    if (user)
+        st = aitk_redactor_add(r, AITK_REDACT_USER, user);
+    if (!st && host)
+        st = aitk_redactor_add(r, AITK_REDACT_HOST, host);
+    if (!st)
+        st = aitk_redactor_apply(r, report);
+    if (!st) {
+        cJSON_DeleteItemFromObjectCaseSensitive(report, "redacted");
+        if (!cJSON_AddBoolToObject(report, "redacted", 1))
+            st = AITK_E_NOMEM;
+    }
+    aitk_redactor_free(r);
+    return st;
+}

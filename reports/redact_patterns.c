@@ -1,0 +1,227 @@
+/* The patterns of redaction: what a private value looks like in free text.
+ *
+ * Each matcher looks at the text starting at p and returns the length of
+ * what it recognises there, or 0; none reads past the terminating NUL. They
+ * know nothing of the report tree or of placeholders (redact.c does). */
+#include "reports/redact_patterns.h"
+
+#include <ctype.h>
+#include <string.h>
+
+bool aitk_redact_is_word(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++) {
+        size_t j = 0;
+        while (j < m && tolower((unsigned char)hay[i + j]) == needle[j])
+            j++;
+        if (j == m)
+            return true;
+    }
+    return false;
+}
+
+bool aitk_redact_ci_equal(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+/* A name (JSON key or VARIABLE in VARIABLE=value) that holds a secret. */
+bool aitk_redact_secret_name(const char *name, size_t n)
+{
+    static const char *const words[] = {"token", "secret", "password", "passwd", "credential",
+                                        "api_key", "apikey", "access_key", "private_key",
+                                        "auth_key"};
+    if (aitk_redact_ci_contains(name, n, "tokenizer"))
+        return false;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (aitk_redact_ci_contains(name, n, words[i]))
+            return true;
+    return false;
+}
+
+
+static size_t hex_run(const char *p)
+{
+    size_t n = 0;
+    while (isxdigit((unsigned char)p[n]))
+        n++;
+    return n;
+}
+
+size_t aitk_redact_match_uuid(const char *p)
+{
+    static const size_t groups[] = {8, 4, 4, 4, 12};
+    size_t at = 0;
+    for (size_t g = 0; g < 5; g++) {
+        if (hex_run(p + at) < groups[g])
+            return 0;
+        at += groups[g];
+        if (g < 4 && p[at++] != '-')
+            return 0;
+    }
+    return aitk_redact_is_word(p[at]) ? 0 : at;
+}
+
+size_t aitk_redact_match_mac(const char *p)
+{
+    if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
+        return 0;
+    char sep = p[2];
+    if (sep != ':' && sep != '-')
+        return 0;
+    for (size_t g = 0; g < 6; g++) {
+        const char *q = p + g * 3;
+        if (!isxdigit((unsigned char)q[0]) || !isxdigit((unsigned char)q[1]))
+            return 0;
+        if (g < 5 && q[2] != sep)
+            return 0;
+    }
+    return aitk_redact_is_word(p[17]) || p[17] == sep ? 0 : 17;
+}
+
+size_t aitk_redact_match_ipv4(const char *p)
+{
+    size_t at = 0;
+    for (int g = 0; g < 4; g++) {
+        size_t d = 0;
+        int v = 0;
+        while (d < 4 && isdigit((unsigned char)p[at + d]))
+            v = v * 10 + (p[at + d++] - '0');
+        if (d == 0 || d > 3 || v > 255)
+            return 0;
+        at += d;
+        if (g < 3 && p[at++] != '.')
+            return 0;
+    }
+    /* 1.2.3.4.5 is a version, not an address. */
+    if (aitk_redact_is_word(p[at]) || (p[at] == '.' && isdigit((unsigned char)p[at + 1])))
+        return 0;
+    return at;
+}
+
+size_t aitk_redact_match_ipv6(const char *p)
+{
+    size_t n = 0, colons = 0, groups = 0, in_group = 0;
+    bool double_colon = false;
+    for (; isxdigit((unsigned char)p[n]) || p[n] == ':'; n++) {
+        if (p[n] == ':') {
+            colons++;
+            if (p[n + 1] == ':')
+                double_colon = true;
+            if (in_group > 4)
+                return 0;
+            in_group = 0;
+        } else if (in_group++ == 0) {
+            groups++;
+        }
+    }
+    if (in_group > 4 || aitk_redact_is_word(p[n]) || n < 6 || colons > 7 || groups < 2)
+        return 0;
+    return double_colon || colons == 7 ? n : 0;
+}
+
+static size_t alnum_run(const char *p, const char *extra)
+{
+    size_t n = 0;
+    while (isalnum((unsigned char)p[n]) || (p[n] && strchr(extra, p[n])))
+        n++;
+    return n;
+}
+
+/* Tokens with a published prefix: Hugging Face, GitHub, AWS key ids,
+ * OpenAI-style, Slack, GitLab. */
+size_t aitk_redact_match_token(const char *p)
+{
+    static const struct {
+        const char *prefix;
+        const char *extra; /* characters besides alphanumerics */
+        size_t min;        /* characters after the prefix */
+    } kinds[] = {
+        {"hf_", "", 20},       {"ghp_", "", 20},        {"gho_", "", 20},  {"ghu_", "", 20},
+        {"ghs_", "", 20},      {"ghr_", "", 20},        {"github_pat_", "_", 20},
+        {"AKIA", "", 16},      {"ASIA", "", 16},        {"sk-", "_-", 20}, {"xoxb-", "-", 10},
+        {"xoxp-", "-", 10},    {"glpat-", "_-", 20},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        size_t k = strlen(kinds[i].prefix);
+        if (strncmp(p, kinds[i].prefix, k) != 0)
+            continue;
+        size_t n = alnum_run(p + k, kinds[i].extra);
+        if (n >= kinds[i].min && !aitk_redact_is_word(p[k + n]))
+            return k + n;
+    }
+    return 0;
+}
+
+/* Long random-looking runs: hex of 32+ (API keys, hashes of secrets), or
+ * base64 of 32+ with upper, lower and digits mixed (AWS secret keys are 40).
+ * '_' and '-' are left out on purpose: identifiers and paths use them. */
+size_t aitk_redact_match_random(const char *p, unsigned flags)
+{
+    size_t n = hex_run(p);
+    if (n >= 32 && !aitk_redact_is_word(p[n]) && !(flags & AITK_REDACT_TEXT_NO_HEX))
+        return n;
+    if (p[0] == '/')
+        return 0;
+    size_t upper = 0, lower = 0, digit = 0;
+    for (n = 0; isalnum((unsigned char)p[n]) || p[n] == '+' || p[n] == '/'; n++) {
+        upper += isupper((unsigned char)p[n]) != 0;
+        lower += islower((unsigned char)p[n]) != 0;
+        digit += isdigit((unsigned char)p[n]) != 0;
+    }
+    while (p[n] == '=')
+        n++;
+    if (n < 32 || aitk_redact_is_word(p[n]) || upper < 2 || lower < 2 || digit < 2)
+        return 0;
+    return n;
+}
+
+/* SOME_TOKEN=value, api_key: "value" inside free text (log lines, messages).
+ * *name_len gets the part to keep (name, separator, opening quote). */
+size_t aitk_redact_match_assignment(const char *p, size_t *name_len)
+{
+    size_t n = 0;
+    while (aitk_redact_is_word(p[n]))
+        n++;
+    if (n == 0 || !aitk_redact_secret_name(p, n))
+        return 0;
+    size_t at = n;
+    while (p[at] == ' ')
+        at++;
+    if (p[at] != '=' && p[at] != ':')
+        return 0;
+    at++;
+    while (p[at] == ' ')
+        at++;
+    if (p[at] == '"' || p[at] == '\'')
+        at++;
+    size_t v = 0;
+    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;", p[at + v]))
+        v++;
+    if (v < 8 || p[at] == '[')
+        return 0;
+    *name_len = at;
+    return at + v;
+}
+
+/* The longest learnt value at p that ends on a word boundary. */
+/* Dotted numbers that are versions, not addresses: inside a longer dotted
+ * or colon run (9.1.0.70.1, a time) or after a version operator (==9.1.0.70). */
+bool aitk_redact_version_context(const char *in, size_t i)
+{
+    if (i == 0)
+        return false;
+    char prev = in[i - 1];
+    if (prev == '.' || prev == ':')
+        return true;
+    return prev == '=' && i >= 2 && strchr("=<>~!", in[i - 2]);
+}

@@ -1,0 +1,31 @@
+/* Internal to redaction (redact.c): text matchers for private values.
+ * Not for other modules. Each aitk_redact_match_* returns the length of the
+ * match at p, or 0. */
+#ifndef AITK_REPORTS_REDACT_PATTERNS_H
+#define AITK_REPORTS_REDACT_PATTERNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Flags from the field a text sits in (see key_flags in redact.c). */
+enum { AITK_REDACT_TEXT_NO_IP = 1, AITK_REDACT_TEXT_NO_HEX = 2 };
+
+bool aitk_redact_is_word(char c);
+/* Case-insensitive: needle (lower case) in hay[0..n). */
+bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle);
+bool aitk_redact_ci_equal(const char *a, const char *b);
+/* A name (JSON key, VARIABLE of VARIABLE=value) that holds a secret. */
+bool aitk_redact_secret_name(const char *name, size_t n);
+
+size_t aitk_redact_match_uuid(const char *p);
+size_t aitk_redact_match_mac(const char *p);
+size_t aitk_redact_match_ipv4(const char *p);
+size_t aitk_redact_match_ipv6(const char *p);
+size_t aitk_redact_match_token(const char *p);
+size_t aitk_redact_match_random(const char *p, unsigned flags);
+/* *name_len gets the part to keep (name, separator, opening quote). */
+size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
+/* True when in[i] starts a dotted number that is a version, not an address. */
+bool aitk_redact_version_context(const char *in, size_t i);
+
+#endif

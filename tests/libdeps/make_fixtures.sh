@@ -1,0 +1,185 @@
+#!/bin/sh
+# Builds the dependency-doctor fixtures into $1 (run by CTest as the setup
+# fixture `libdeps.fixtures`; nothing here is committed as a binary).
+#   elf/  gcc-built .so trees: RUNPATH/$ORIGIN chain, inherited DT_RPATH,
+#         a missing soname, a wrong-class (32-bit) candidate, a GLIBC_2.99 need
+#   pe/   mingw-built DLL trees shaped like a Windows torch 2.4.0 install, plus
+#         a DLL whose import is missing from the installed copy (error 127)
+# Exit 77 (skip) when a needed compiler is missing; any other failure is 1.
+set -eu
+out=$1
+need() { command -v "$1" >/dev/null 2>&1 || { echo "missing tool: $1" >&2; exit 77; }; }
+need gcc
+need python3
+rm -rf "$out"
+mkdir -p "$out/src" "$out/elf/build"
+s=$out/src
+e=$out/elf
+
+# ---------------------------------------------------------------- ELF ----
+cat > "$s/leaf.c" <<'C'
+int aitk_leaf(void) { return 1; }
+C
+cat > "$s/mid.c" <<'C'
+int aitk_leaf(void);
+int aitk_mid(void) { return aitk_leaf() + 1; }
+C
+cat > "$s/top.c" <<'C'
+int aitk_mid(void);
+int aitk_top(void) { return aitk_mid() + 1; }
+C
+so() { gcc -shared -fPIC -o "$@"; }
+
+# RUNPATH chain: libtop -> (RUNPATH $ORIGIN/sub) libmid.so.1 -> (RUNPATH $ORIGIN/leafdir) libleaf.so.1
+mkdir -p "$e/chain/sub/leafdir"
+so "$e/chain/sub/leafdir/libleaf.so.1" "$s/leaf.c" -Wl,-soname,libleaf.so.1
+so "$e/chain/sub/libmid.so.1" "$s/mid.c" -Wl,-soname,libmid.so.1 \
+   "$e/chain/sub/leafdir/libleaf.so.1" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/leafdir'
+so "$e/chain/libtop.so" "$s/top.c" -Wl,-soname,libtop.so \
+   "$e/chain/sub/libmid.so.1" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'
+
+# DT_RPATH inherited: libold (RPATH $ORIGIN/rp) -> libr1.so (no paths) -> libr2.so,
+# found only through libold's RPATH (ld.so searches the loaders' RPATHs too).
+mkdir -p "$e/rpath/rp"
+so "$e/rpath/rp/libr2.so" "$s/leaf.c" -Wl,-soname,libr2.so
+so "$e/rpath/rp/libr1.so" "$s/mid.c" -Wl,-soname,libr1.so "$e/rpath/rp/libr2.so"
+so "$e/rpath/libold.so" "$s/top.c" -Wl,-soname,libold.so "$e/rpath/rp/libr1.so" \
+   -Wl,--disable-new-dtags,-rpath,'$ORIGIN/rp'
+
+# Wrong class: RUNPATH lists d32 (a 32-bit libdual.so) before d64; alt/
+# holds another 64-bit libdual.so (a duplicate when LD_LIBRARY_PATH names it).
+mkdir -p "$e/wrongclass/d32" "$e/wrongclass/d64"
+so "$e/wrongclass/d64/libdual.so" "$s/leaf.c" -Wl,-soname,libdual.so
+gcc -m32 -shared -fPIC -nostdlib -o "$e/wrongclass/d32/libdual.so" "$s/leaf.c" -Wl,-soname,libdual.so
+mkdir -p "$e/wrongclass/alt"
+so "$e/wrongclass/alt/libdual.so" "$s/top.c" -Wl,-soname,libdual.so
+so "$e/wrongclass/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/wrongclass/d64/libdual.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN/d32:$ORIGIN/d64'
+
+# Missing soname: built against libgone.so.1, which is then removed.
+mkdir -p "$e/missing"
+so "$e/elf_gone.so" "$s/leaf.c" -Wl,-soname,libgone.so.1
+so "$e/missing/libneedsgone.so" "$s/mid.c" -Wl,-soname,libneedsgone.so "$e/elf_gone.so"
+# The same in a folder of lib*.so.N files, as the deps.cuda check scans them.
+mkdir -p "$e/provider"
+so "$e/provider/libneedsgone.so.1" "$s/mid.c" -Wl,-soname,libneedsgone.so.1 "$e/elf_gone.so"
+rm -f "$e/elf_gone.so"
+
+# A Linux torch install in a venv: libtorch_cpu.so -> libc10.so ($ORIGIN),
+# libtorch_cuda.so -> libcudart.so.99 expected from pip's nvidia package
+# folder (RPATH $ORIGIN/../../nvidia/cuda_runtime/lib), which is absent.
+tl=$e/venv/lib/python3.11/site-packages/torch/lib
+mkdir -p "$tl" "$e/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib"
+so "$tl/libc10.so" "$s/leaf.c" -Wl,-soname,libc10.so
+so "$tl/libtorch_cpu.so" "$s/mid.c" -Wl,-soname,libtorch_cpu.so "$tl/libc10.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$e/build/libcudart.so.99" "$s/leaf.c" -Wl,-soname,libcudart.so.99
+so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libcudart.so.99" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/../../nvidia/cuda_runtime/lib'
+
+# Too-new glibc: link against a stand-in whose soname is libc.so.6 and which
+# defines version GLIBC_2.99; at run time the real libc.so.6 lacks it.
+mkdir -p "$e/glibc"
+cat > "$s/fakec.map" <<'M'
+GLIBC_2.99 { global: aitk_future; local: *; };
+M
+cat > "$s/fakec.c" <<'C'
+int aitk_future(void) { return 0; }
+C
+cat > "$s/toonew.c" <<'C'
+int aitk_future(void);
+int aitk_toonew(void) { return aitk_future(); }
+C
+gcc -shared -fPIC -nostdlib -o "$e/build/libc.so.6" "$s/fakec.c" -Wl,-soname,libc.so.6 \
+    -Wl,--version-script,"$s/fakec.map"
+gcc -shared -fPIC -nostdlib -o "$e/glibc/libtoonew.so" "$s/toonew.c" -Wl,-soname,libtoonew.so \
+    "$e/build/libc.so.6"
+
+# ----------------------------------------------------------------- PE ----
+if ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+    echo "no x86_64-w64-mingw32-gcc: PE fixtures not built" >&2
+    exit 0
+fi
+p=$out/pe
+b=$p/build
+lib=$p/env/Lib/site-packages/torch/lib
+sys=$p/winroot/Windows/System32
+mkdir -p "$b" "$lib" "$sys" "$p/env/Library/bin"
+cc64=x86_64-w64-mingw32-gcc
+dll() { name=$1; shift; $cc64 -shared -o "$b/$name" "$@"; }
+stub() { # stub NAME SYMBOL: a DLL exporting one function
+    printf 'int %s(void) { return 7; }\n' "$2" > "$s/$2.c"
+    dll "$1" "$s/$2.c"
+}
+stub libomp140.x86_64.dll omp_get_max_threads_stub
+stub vcruntime140.dll vcrt_stub
+stub msvcp140.dll msvcp_stub
+stub zlibwapi.dll zlib_stub
+stub api-ms-win-crt-runtime-l1-1-0.dll crt_stub
+cat > "$s/iomp.rc.in" <<'R'
+1 VERSIONINFO
+FILEVERSION @V@
+PRODUCTVERSION @V@
+BEGIN
+END
+R
+iomp() { # iomp OUTDIR VERSION(a,b,c,d)
+    sed "s/@V@/$2/" "$s/iomp.rc.in" > "$s/iomp.rc"
+    x86_64-w64-mingw32-windres "$s/iomp.rc" -O coff -o "$s/iomp.res"
+    printf 'int omp_stub(void) { return 5; }\n' > "$s/iomp.c"
+    $cc64 -shared -o "$1/libiomp5md.dll" "$s/iomp.c" "$s/iomp.res"
+}
+iomp "$b" 5,0,2023,1
+iomp "$lib" 5,0,2023,1
+iomp "$p/env/Library/bin" 5,0,2019,1
+
+# c10.dll -> vcruntime140.dll, msvcp140.dll
+printf 'int vcrt_stub(void); int msvcp_stub(void);\nint c10_fn(void) { return vcrt_stub() + msvcp_stub(); }\n' > "$s/c10.c"
+$cc64 -shared -o "$lib/c10.dll" "$s/c10.c" "$b/vcruntime140.dll" "$b/msvcp140.dll"
+# fbgemm.dll -> libomp140.x86_64.dll (absent from the tree), vcruntime140.dll, an API set
+printf 'int omp_get_max_threads_stub(void); int vcrt_stub(void); int crt_stub(void);\nint fbgemm_fn(void) { return omp_get_max_threads_stub() + vcrt_stub() + crt_stub(); }\n' > "$s/fbgemm.c"
+$cc64 -shared -o "$lib/fbgemm.dll" "$s/fbgemm.c" "$b/libomp140.x86_64.dll" "$b/vcruntime140.dll" \
+    "$b/api-ms-win-crt-runtime-l1-1-0.dll"
+# torch_cpu.dll -> c10, fbgemm, libiomp5md, and cudnn64_9.dll as a delay-load import
+printf 'LIBRARY cudnn64_9.dll\nEXPORTS\n  cudnnGetVersion\n' > "$s/cudnn.def"
+x86_64-w64-mingw32-dlltool --input-def "$s/cudnn.def" --output-delaylib "$b/libcudnn_delay.a" \
+    --dllname cudnn64_9.dll
+printf 'int c10_fn(void); int fbgemm_fn(void); int omp_stub(void); unsigned long long cudnnGetVersion(void);\nint torch_cpu_fn(int x) { return c10_fn() + fbgemm_fn() + omp_stub() + (x ? (int)cudnnGetVersion() : 0); }\n' > "$s/torch_cpu.c"
+$cc64 -shared -o "$lib/torch_cpu.dll" "$s/torch_cpu.c" "$lib/c10.dll" "$lib/fbgemm.dll" \
+    "$b/libiomp5md.dll" "$b/libcudnn_delay.a"
+# GNU ld builds the delay-load descriptor but leaves data directory 13 (Delay
+# Import) empty; MSVC's linker fills it. Fill it as MSVC would, from the
+# descriptor's symbol address, so the DLL looks like the real thing.
+desc=$(x86_64-w64-mingw32-nm "$lib/torch_cpu.dll" | awk '/__DELAY_IMPORT_DESCRIPTOR_/ {print $1; exit}')
+base=$(x86_64-w64-mingw32-objdump -p "$lib/torch_cpu.dll" | awk '$1 == "ImageBase" {print $2; exit}')
+python3 - "$lib/torch_cpu.dll" "$desc" "$base" <<'PY'
+import struct, sys
+path, desc, base = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3], 16)
+data = bytearray(open(path, 'rb').read())
+pe = struct.unpack_from('<I', data, 0x3c)[0]
+opt = pe + 24
+assert struct.unpack_from('<H', data, opt)[0] == 0x20b
+struct.pack_into('<II', data, opt + 112 + 13 * 8, desc - base, 32)
+open(path, 'wb').write(bytes(data))
+PY
+# torch_cuda.dll -> zlibwapi.dll, and the copy in torch\lib is a 32-bit DLL
+printf 'int zlib_stub(void); int c10_fn(void);\nint torch_cuda_fn(void) { return zlib_stub() + c10_fn(); }\n' > "$s/torch_cuda.c"
+$cc64 -shared -o "$lib/torch_cuda.dll" "$s/torch_cuda.c" "$b/zlibwapi.dll" "$lib/c10.dll"
+if command -v i686-w64-mingw32-gcc >/dev/null 2>&1; then
+    i686-w64-mingw32-gcc -shared -o "$lib/zlibwapi.dll" "$s/zlib_stub.c"
+else
+    echo "no i686-w64-mingw32-gcc: the 32-bit DLL fixture is missing" >&2
+    : > "$p/no-i686"
+fi
+# caffe2_nvrtc.dll -> nvrtc64_120_0.dll, linked against a newer copy that
+# exports nvrtc_new; the installed copy only has nvrtc_old (error 127).
+printf 'int nvrtc_old(void) { return 1; }\nint nvrtc_new(void) { return 2; }\n' > "$s/nvrtc_new.c"
+printf 'int nvrtc_old(void) { return 1; }\n' > "$s/nvrtc_old.c"
+$cc64 -shared -o "$b/nvrtc64_120_0.dll" "$s/nvrtc_new.c"
+$cc64 -shared -o "$lib/nvrtc64_120_0.dll" "$s/nvrtc_old.c"
+printf 'int nvrtc_old(void); int nvrtc_new(void);\nint caffe2_fn(void) { return nvrtc_old() + nvrtc_new(); }\n' > "$s/caffe2.c"
+$cc64 -shared -o "$lib/caffe2_nvrtc.dll" "$s/caffe2.c" "$b/nvrtc64_120_0.dll"
+# The installed VC++ redistributable lives in System32 (kernel32.dll does
+# not: the built-in list must cover it).
+cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"
+echo "fixtures built in $out"

@@ -1,0 +1,216 @@
+/* `aitk-validate deps` as a user runs it: the torch-2.4.0-shaped fixture
+ * gives the broken chain, the folders in order, the remedy with its source,
+ * exit 1, and --json carries the same; bad input exits 2; a whole tree
+ * exits 0. Also the remedies file: matching, and a broken edited copy
+ * (AITK_DATA_DIR) named with file:line:column. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "fixtures.h"
+#include "validate/libdeps/remedies.h"
+
+static int run_deps(const char *const *args, aitk_str *out, aitk_str *errout,
+                    const char *const *env)
+{
+    const char *argv[16] = {AITK_EXE, "deps"};
+    size_t n = 2;
+    for (size_t i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    aitk_proc_opts o = {.timeout_ms = 60000, .env = env};
+    aitk_proc_result r = {0};
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_proc_run(argv, &o, &r, out, errout, &err), AITK_OK);
+    aitk_str_free(&err);
+    assert_true(r.exited);
+    return r.exit_code;
+}
+
+static void need_pe(void)
+{
+    if (!fx_exists(FX_TORCH "/fbgemm.dll"))
+        skip();
+}
+
+static void test_fbgemm_text(void **state)
+{
+    (void)state;
+    need_pe();
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {"--windows-root", FX_WINROOT, FX_TORCH "/fbgemm.dll", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    const char *o = aitk_str_cstr(&out);
+    const char *want[] = {
+        "PROBLEM: fbgemm.dll -> libomp140.x86_64.dll: NOT FOUND",
+        "searched, in order:",
+        "1. " FX_TORCH " (the DLL's folder)",
+        "2. " FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))",
+        "3. " FX_WINROOT "/Windows/System32 (System32)",
+        "torch to 2.4.1", "MSVC v143 build tools", "source: pytorch/pytorch#131662",
+        "result: 1 problem"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(o, want[i]))
+            fail_msg("output lacks '%s':\n%s", want[i], o);
+    /* The search order is printed in order. */
+    assert_true(strstr(o, "1. ") < strstr(o, "2. ") && strstr(o, "2. ") < strstr(o, "3. "));
+    assert_null(strstr(o, "KERNEL32.dll: NOT FOUND"));
+    assert_null(strstr(o, "msvcrt.dll: NOT FOUND"));
+    assert_null(strstr(o, "api-ms-win-crt-runtime-l1-1-0.dll: NOT FOUND"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+static void test_fbgemm_json(void **state)
+{
+    (void)state;
+    need_pe();
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {"--json", "--windows-root", FX_WINROOT, FX_TORCH "/fbgemm.dll", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    assert_non_null(doc);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ok")));
+    cJSON *root = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "roots"), 0);
+    cJSON *problems = cJSON_GetObjectItem(root, "problems");
+    assert_int_equal(cJSON_GetArraySize(problems), 1);
+    cJSON *p = cJSON_GetArrayItem(problems, 0);
+    assert_string_equal(cJSON_GetObjectItem(p, "name")->valuestring, "libomp140.x86_64.dll");
+    assert_string_equal(cJSON_GetObjectItem(p, "kind")->valuestring, "not_found");
+    cJSON *chain = cJSON_GetObjectItem(p, "chain");
+    assert_int_equal(cJSON_GetArraySize(chain), 2);
+    assert_string_equal(cJSON_GetArrayItem(chain, 0)->valuestring, "fbgemm.dll");
+    assert_string_equal(cJSON_GetArrayItem(chain, 1)->valuestring, "libomp140.x86_64.dll");
+    cJSON *searched = cJSON_GetObjectItem(p, "searched");
+    assert_int_equal(cJSON_GetArraySize(searched), 3);
+    assert_string_equal(cJSON_GetArrayItem(searched, 0)->valuestring, FX_TORCH " (the DLL's folder)");
+    cJSON *rem = cJSON_GetObjectItem(p, "remedy");
+    assert_non_null(strstr(cJSON_GetObjectItem(rem, "fix")->valuestring, "2.4.1"));
+    assert_non_null(strstr(cJSON_GetObjectItem(rem, "source")->valuestring, "131662"));
+    cJSON_Delete(doc);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+static void test_exit_codes(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *ok[] = {FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(ok, &out, &err, NULL), 0);
+    assert_non_null(strstr(aitk_str_cstr(&out), "result: 0 problems"));
+    const char *missing[] = {FX "/elf/missing/libneedsgone.so", NULL};
+    assert_int_equal(run_deps(missing, &out, &err, NULL), 1);
+    const char *nofile[] = {FX "/nothing-here.so", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(nofile, &out, &err, NULL), 2);
+    assert_non_null(strstr(aitk_str_cstr(&err), "nothing-here.so"));
+    const char *notelf[] = {FX "/src/leaf.c", NULL};
+    assert_int_equal(run_deps(notelf, &out, &err, NULL), 2);
+    const char *none[] = {NULL};
+    assert_int_equal(run_deps(none, &out, &err, NULL), 2);
+    const char *badroot[] = {"--windows-root", FX "/no-windows-here", FX_TORCH "/c10.dll", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(badroot, &out, &err, NULL), 2);
+    assert_non_null(strstr(aitk_str_cstr(&err), "no-windows-here: not a folder"));
+    const char *badopt[] = {"--depth", "zero", FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(badopt, &out, &err, NULL), 2);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+static void test_depth_all_and_load(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *all[] = {"--all", FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(all, &out, &err, NULL), 0);
+    assert_non_null(strstr(aitk_str_cstr(&out), "libleaf.so.1 => " FX "/elf/chain/sub/leafdir/libleaf.so.1"));
+    aitk_str_clear(&out);
+    const char *shallow[] = {"--all", "--depth", "1", FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(shallow, &out, &err, NULL), 0);
+    assert_non_null(strstr(aitk_str_cstr(&out), "libmid.so.1 => "));
+    assert_null(strstr(aitk_str_cstr(&out), "libleaf.so.1"));
+    aitk_str_clear(&out);
+    /* The real loader's verdict beside the static one (our own fixtures:
+     * their code is known, so running constructors is safe). */
+    const char *load_ok[] = {"--load", FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(load_ok, &out, &err, NULL), 0);
+    assert_non_null(strstr(aitk_str_cstr(&out), "loader says: loaded"));
+    aitk_str_clear(&out);
+    const char *load_bad[] = {"--load", FX "/elf/missing/libneedsgone.so", NULL};
+    assert_int_equal(run_deps(load_bad, &out, &err, NULL), 1);
+    const char *says = strstr(aitk_str_cstr(&out), "loader says: ");
+    assert_non_null(says);
+    assert_non_null(strstr(says, "libgone.so.1"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+static void test_remedy_matching(void **state)
+{
+    (void)state;
+    assert_true(aitk_remedies_glob("libcudnn*.so*", "libcudnn_ops.so.9"));
+    assert_true(aitk_remedies_glob("cudart64_*.dll", "CUDART64_12.DLL"));
+    assert_false(aitk_remedies_glob("libc.so.6", "libc.so.60"));
+    assert_false(aitk_remedies_glob("*.dll", "x.so"));
+    aitk_remedies *r = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_remedies_load(&r, &err), AITK_OK);
+    const aitk_remedy *m = aitk_remedies_find(r, "LIBOMP140.X86_64.DLL", false);
+    assert_non_null(m);
+    assert_non_null(strstr(m->fix, "2.4.1"));
+    assert_non_null(strstr(aitk_remedies_find(r, "libiomp5md.dll", true)->symptom, "Error #15"));
+    assert_non_null(aitk_remedies_find(r, "libiomp5md.dll", false));
+    assert_null(aitk_remedies_find(r, "libunknown-thing.so.1", false));
+    aitk_remedies_free(r);
+    aitk_str_free(&err);
+}
+
+static void test_broken_remedies_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-remedies-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_str_appendf(&path, "%s/validate/libdeps", dir);
+    assert_int_equal(aitk_dir_create(path.ptr, &err), AITK_OK);
+    aitk_str_append(&path, "/remedies.yaml");
+    const char *text = "remedies:\n  - match: [\"x.dll\"]\n    fix: \"a\"\n    colour: red\n";
+    assert_int_equal(aitk_file_write_atomic(path.ptr, text, strlen(text), &err), AITK_OK);
+    setenv("AITK_DATA_DIR", dir, 1);
+    aitk_remedies *r = NULL;
+    assert_int_equal(aitk_remedies_load(&r, &err), AITK_E_PARSE);
+    unsetenv("AITK_DATA_DIR");
+    if (!strstr(aitk_str_cstr(&err), "remedies.yaml:4:5: unknown key 'colour'"))
+        fail_msg("unexpected message: %s", aitk_str_cstr(&err));
+    assert_null(r);
+    /* The command reports it as an internal error (the data ships with it). */
+    aitk_str env = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT;
+    aitk_str_appendf(&env, "AITK_DATA_DIR=%s", dir);
+    const char *envp[] = {env.ptr, "NO_COLOR=1", NULL};
+    const char *args[] = {FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(args, &out, &errout, envp), 3);
+    assert_non_null(strstr(aitk_str_cstr(&errout), "remedies.yaml:4:5"));
+    remove(path.ptr);
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+    aitk_str_free(&env);
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fbgemm_text),
+        cmocka_unit_test(test_fbgemm_json),
+        cmocka_unit_test(test_exit_codes),
+        cmocka_unit_test(test_depth_all_and_load),
+        cmocka_unit_test(test_remedy_matching),
+        cmocka_unit_test(test_broken_remedies_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,142 @@
+/* deps.* checks in the main report: a folder whose library lacks a
+ * dependency fails with the chain, the folders searched and a remedy; a
+ * whole folder passes; an absent folder is skipped; at the standard level
+ * the loader's own verdict is recorded. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "fixtures.h"
+#include "validate/libdeps/provider.h"
+
+static const aitk_check *run_dir(aitk_run_ctx *ctx, const char *dir)
+{
+    ctx->env = cJSON_CreateObject();
+    assert_int_equal(aitk_deps_check_dir(ctx, "deps.cuda", "t", dir, ctx->env), AITK_OK);
+    assert_int_equal(ctx->checks.count, 1);
+    return &ctx->checks.items[0];
+}
+
+static void test_failing_folder(void **state)
+{
+    (void)state;
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/provider");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->observed, "libneedsgone.so.1 -> libgone.so.1: NOT FOUND") ||
+        !strstr(c->observed, "1. /etc/ld.so.cache"))
+        fail_msg("observed: %s", c->observed);
+    assert_true(strlen(c->remedy) > 0);
+    cJSON *cuda = cJSON_GetObjectItem(ctx.env, "cuda");
+    assert_string_equal(cJSON_GetObjectItem(cuda, "dir")->valuestring, FX "/elf/provider");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+static void test_loader_confirms(void **state)
+{
+    (void)state;
+    /* At the standard level the real loader runs too (our fixtures only). */
+    aitk_run_ctx ctx = {.level = AITK_LEVEL_STANDARD};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/provider");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    assert_non_null(strstr(c->observed, "loader: "));
+    cJSON *lib = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries"), 0);
+    assert_non_null(strstr(cJSON_GetObjectItem(lib, "load")->valuestring, "libgone.so.1"));
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.level = AITK_LEVEL_STANDARD;
+    c = run_dir(&ctx, FX "/elf/chain/sub");
+    assert_int_equal(c->status, AITK_CHECK_PASS);
+    lib = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries"), 0);
+    assert_string_equal(cJSON_GetObjectItem(lib, "load")->valuestring, "loaded");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+static void test_passing_and_absent(void **state)
+{
+    (void)state;
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/chain/sub");
+    assert_int_equal(c->status, AITK_CHECK_PASS);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    /* An unversioned lib*.so (torch's own naming) is examined too. */
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, FX "/elf/chain");
+    assert_int_equal(c->status, AITK_CHECK_PASS);
+    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries");
+    assert_int_equal(cJSON_GetArraySize(libs), 1);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(libs, 0), "path")->valuestring,
+                        FX "/elf/chain/libtop.so");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, FX "/no-such-folder");
+    assert_int_equal(c->status, AITK_CHECK_SKIP);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+static void test_torch_in_venv(void **state)
+{
+    (void)state;
+    /* Discovery through $VIRTUAL_ENV; the CUDA folder is pointed at an
+     * empty place so only deps.torch has something to say. */
+    setenv("VIRTUAL_ENV", FX "/elf/venv", 1);
+    setenv("AITK_CUDA_LIB_DIR", FX "/no-cuda-here", 1);
+    aitk_run_ctx ctx = {0};
+    ctx.env = cJSON_CreateObject();
+    assert_int_equal(aitk_deps_checks(&ctx), AITK_OK);
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("AITK_CUDA_LIB_DIR");
+    assert_int_equal(ctx.checks.count, 2);
+    assert_int_equal(ctx.checks.items[0].status, AITK_CHECK_SKIP);
+    const aitk_check *c = &ctx.checks.items[1];
+    assert_string_equal(c->id, "deps.torch");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->observed, "libtorch_cuda.so -> libcudart.so.99: NOT FOUND") ||
+        !strstr(c->observed, "nvidia/cuda_runtime/lib (DT_RUNPATH of libtorch_cuda.so)"))
+        fail_msg("observed: %s", c->observed);
+    assert_non_null(strstr(c->remedy, "libcudart.so.99: "));
+    assert_non_null(strstr(c->message, "3 libraries"));
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+static void test_real_cuda(void **state)
+{
+    (void)state;
+    if (!fx_exists("/usr/local/cuda/lib64/libcudart.so.13") &&
+        !fx_exists("/usr/local/cuda/lib64/libcudart.so.12"))
+        skip();
+    aitk_run_ctx ctx = {0};
+    ctx.env = cJSON_CreateObject();
+    assert_int_equal(aitk_deps_checks(&ctx), AITK_OK);
+    assert_int_equal(ctx.checks.count, 2);
+    assert_string_equal(ctx.checks.items[0].id, "deps.cuda");
+    assert_int_not_equal(ctx.checks.items[0].status, AITK_CHECK_SKIP);
+    assert_string_equal(ctx.checks.items[1].id, "deps.torch");
+    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "deps"), "cuda"),
+                                      "libraries");
+    assert_true(cJSON_GetArraySize(libs) >= 5);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failing_folder),
+        cmocka_unit_test(test_passing_and_absent),
+        cmocka_unit_test(test_loader_confirms),
+        cmocka_unit_test(test_torch_in_venv),
+        cmocka_unit_test(test_real_cuda),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/* Loader emulation. Linux: the fixture trees resolve by the rule the
+ * fixture was built to exercise, and every path ldd (the real loader) prints
+ * for fixtures and real system libraries is the path the tree resolves.
+ * Windows: the torch-2.4.0-shaped tree breaks exactly at libomp140, with the
+ * folders in torch's order, and no system DLL is reported missing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <strings.h>
+
+#include "fixtures.h"
+#include "validate/libdeps/tree.h"
+
+static aitk_dep_tree analyze(const aitk_deps_opts *o, const char *path)
+{
+    aitk_deps *d = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_dep_tree t;
+    assert_int_equal(aitk_deps_new(o, &d, &err), AITK_OK);
+    if (aitk_deps_analyze(d, path, &t, &err) != AITK_OK)
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_deps_free(d);
+    aitk_str_free(&err);
+    return t;
+}
+
+static const aitk_dep_node *node(const aitk_dep_tree *t, const char *name)
+{
+    for (size_t i = 1; i < t->count; i++)
+        if (strcmp(t->nodes[i].name, name) == 0 && !t->nodes[i].repeat)
+            return &t->nodes[i];
+    fail_msg("no node %s", name);
+    return NULL;
+}
+
+static void test_linux_fixture_rules(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = ""};
+    aitk_dep_tree t = analyze(&o, FX "/elf/chain/libtop.so");
+    const aitk_dep_node *mid = node(&t, "libmid.so.1"), *leaf = node(&t, "libleaf.so.1");
+    assert_string_equal(mid->path, FX "/elf/chain/sub/libmid.so.1");
+    assert_string_equal(mid->how, "DT_RUNPATH of libtop.so");
+    assert_string_equal(leaf->path, FX "/elf/chain/sub/leafdir/libleaf.so.1");
+    assert_string_equal(leaf->how, "DT_RUNPATH of libmid.so.1");
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    /* libr2 is found through libold's DT_RPATH although libr1 asked for it. */
+    t = analyze(&o, FX "/elf/rpath/libold.so");
+    assert_string_equal(node(&t, "libr2.so")->how, "DT_RPATH of libold.so");
+    aitk_dep_tree_free(&t);
+
+    /* d32's 32-bit libdual.so is skipped and recorded; d64's is used. */
+    t = analyze(&o, FX "/elf/wrongclass/libuser.so");
+    const aitk_dep_node *dual = node(&t, "libdual.so");
+    assert_int_equal(dual->state, AITK_DEP_FOUND);
+    assert_string_equal(dual->path, FX "/elf/wrongclass/d64/libdual.so");
+    assert_int_equal(dual->skipped.count, 1);
+    assert_non_null(strstr(dual->skipped.items[0], "d32/libdual.so (ELF 32-bit i386"));
+    aitk_dep_tree_free(&t);
+
+    t = analyze(&o, FX "/elf/missing/libneedsgone.so");
+    const aitk_dep_node *gone = node(&t, "libgone.so.1");
+    assert_int_equal(gone->state, AITK_DEP_NOT_FOUND);
+    assert_null(gone->path);
+    assert_true(gone->searched.count >= 2);
+    assert_string_equal(gone->searched.items[0], "/etc/ld.so.cache");
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    t = analyze(&o, FX "/elf/glibc/libtoonew.so");
+    const aitk_dep_node *libc = node(&t, "libc.so.6");
+    assert_int_equal(libc->state, AITK_DEP_BAD_VERSION);
+    assert_non_null(strstr(libc->detail, "GLIBC_2.99"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+}
+
+static void test_ld_library_path(void **state)
+{
+    (void)state;
+    /* LD_LIBRARY_PATH comes before DT_RUNPATH: point it at d32 then d64 and
+     * the rule changes, the 32-bit candidate is still skipped. */
+    aitk_deps_opts o = {.ld_library_path = FX "/elf/wrongclass/d32:" FX "/elf/wrongclass/d64"};
+    aitk_dep_tree t = analyze(&o, FX "/elf/wrongclass/libuser.so");
+    const aitk_dep_node *dual = node(&t, "libdual.so");
+    assert_string_equal(dual->how, "LD_LIBRARY_PATH");
+    assert_string_equal(dual->path, FX "/elf/wrongclass/d64/libdual.so");
+    aitk_dep_tree_free(&t);
+
+    /* Another copy further down the order is a duplicate, not a problem. */
+    aitk_deps_opts alt = {.ld_library_path = FX "/elf/wrongclass/alt"};
+    t = analyze(&alt, FX "/elf/wrongclass/libuser.so");
+    dual = node(&t, "libdual.so");
+    assert_string_equal(dual->path, FX "/elf/wrongclass/alt/libdual.so");
+    assert_int_equal(dual->duplicates.count, 1);
+    assert_non_null(strstr(dual->duplicates.items[0],
+                           FX "/elf/wrongclass/d64/libdual.so (DT_RUNPATH of libuser.so"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    assert_int_equal(aitk_dep_tree_warnings(&t), 1);
+    aitk_dep_tree_free(&t);
+}
+
+/* Every "name => path" line of ldd must be a node of our tree with the same
+ * file (compared by identity, as ldd may print another spelling). */
+static void compare_with_ldd(const char *lib)
+{
+    aitk_str out = AITK_STR_INIT;
+    const char *argv[] = {"ldd", lib, NULL};
+    if (fx_run(argv, &out) != 0)
+        fail_msg("ldd %s failed", lib);
+    aitk_deps_opts o = {0};
+    aitk_dep_tree t = analyze(&o, lib);
+    size_t compared = 0;
+    for (const char *line = out.ptr; line && *line;) {
+        size_t len = strcspn(line, "\n");
+        const char *arrow = strstr(line, " => ");
+        if (arrow && arrow < line + len) {
+            const char *name = line + strspn(line, "\t ");
+            char *n = aitk_strndup(name, (size_t)(arrow - name));
+            const char *p = arrow + 4;
+            char *path = aitk_strndup(p, strcspn(p, " \n"));
+            bool match = false;
+            for (size_t i = 1; i < t.count && !match; i++) {
+                struct stat a, b;
+                match = strcmp(t.nodes[i].name, n) == 0 && t.nodes[i].path &&
+                        stat(t.nodes[i].path, &a) == 0 && stat(path, &b) == 0 &&
+                        a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+            }
+            if (strcmp(path, "not") != 0 && !match)
+                fail_msg("%s: ldd resolves %s => %s, the tree does not", lib, n, path);
+            compared++;
+            aitk_free(n);
+            aitk_free(path);
+        }
+        line += len + (line[len] != '\0');
+    }
+    assert_true(compared > 0);
+    aitk_dep_tree_free(&t);
+    aitk_str_free(&out);
+}
+
+static void test_agrees_with_ldd(void **state)
+{
+    (void)state;
+    const char *libs[] = {
+        "/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcublas.so.13",
+        "/usr/local/cuda/lib64/libcusolver.so.12", "/usr/local/cuda/lib64/libnvblas.so.13",
+        "/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libelf.so.1",
+        "/lib/x86_64-linux-gnu/libyaml-0.so.2", "/usr/bin/cmake",
+        FX "/elf/chain/libtop.so", FX "/elf/rpath/libold.so", FX "/elf/wrongclass/libuser.so"};
+    size_t done = 0;
+    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+        if (!fx_exists(libs[i]))
+            continue;
+        compare_with_ldd(libs[i]);
+        done++;
+    }
+    assert_true(done >= 5);
+}
+
+static aitk_dep_tree analyze_pe(const char *dll, aitk_win_mode mode)
+{
+    aitk_deps_opts o = {.windows_root = FX_WINROOT, .win_mode = mode};
+    return analyze(&o, dll);
+}
+
+static void test_windows_torch_240(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX_TORCH "/fbgemm.dll"))
+        skip();
+    aitk_dep_tree t = analyze_pe(FX_TORCH "/fbgemm.dll", AITK_WIN_SAFE);
+    assert_int_equal(t.format, AITK_DEP_PE);
+    const aitk_dep_node *omp = node(&t, "libomp140.x86_64.dll");
+    assert_int_equal(omp->state, AITK_DEP_NOT_FOUND);
+    /* torch's order: the DLL's folder, add_dll_directory folders, System32. */
+    assert_int_equal(omp->searched.count, 3);
+    assert_string_equal(omp->searched.items[0], FX_TORCH " (the DLL's folder)");
+    assert_string_equal(omp->searched.items[1], FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))");
+    assert_string_equal(omp->searched.items[2], FX_WINROOT "/Windows/System32 (System32)");
+    const aitk_dep_node *vc = node(&t, "vcruntime140.dll");
+    assert_int_equal(vc->state, AITK_DEP_FOUND);
+    assert_string_equal(vc->how, "System32");
+    /* The one problem is libomp140; kernel32, msvcrt, the API set are Windows'. */
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    for (size_t i = 1; i < t.count; i++) {
+        const char *n = t.nodes[i].name;
+        if (strcasecmp(n, "KERNEL32.dll") == 0 || strcasecmp(n, "msvcrt.dll") == 0 ||
+            strncmp(n, "api-ms-win-", 11) == 0)
+            assert_int_equal(t.nodes[i].state, AITK_DEP_SYSTEM);
+    }
+    aitk_str chain = AITK_STR_INIT;
+    for (size_t i = 0; i < t.count; i++)
+        if (t.nodes[i].state == AITK_DEP_NOT_FOUND)
+            aitk_dep_tree_chain(&t, i, &chain);
+    assert_string_equal(aitk_str_cstr(&chain), "fbgemm.dll -> libomp140.x86_64.dll");
+    aitk_str_free(&chain);
+    aitk_dep_tree_free(&t);
+
+    /* Without --windows-root nothing of Windows' own is missing either. */
+    aitk_deps_opts bare = {0};
+    t = analyze(&bare, FX_TORCH "/c10.dll");
+    for (size_t i = 1; i < t.count; i++)
+        if (strcasecmp(t.nodes[i].name, "KERNEL32.dll") == 0)
+            assert_int_equal(t.nodes[i].state, AITK_DEP_SYSTEM);
+    assert_int_equal(node(&t, "vcruntime140.dll")->state, AITK_DEP_NOT_FOUND);
+    aitk_dep_tree_free(&t);
+}
+
+static void test_windows_other_cases(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX_TORCH "/torch_cpu.dll"))
+        skip();
+    aitk_dep_tree t = analyze_pe(FX_TORCH "/torch_cpu.dll", AITK_WIN_SAFE);
+    /* The delay-load import is missing but not counted as a load failure. */
+    const aitk_dep_node *cudnn = node(&t, "cudnn64_9.dll");
+    assert_true(cudnn->delay);
+    assert_int_equal(cudnn->state, AITK_DEP_NOT_FOUND);
+    assert_int_equal(aitk_dep_tree_problems(&t), 1); /* libomp140 through fbgemm */
+    /* libiomp5md.dll: loaded from torch\lib, a second copy in Library\bin. */
+    const aitk_dep_node *iomp = node(&t, "libiomp5md.dll");
+    assert_string_equal(iomp->path, FX_TORCH "/libiomp5md.dll");
+    assert_int_equal(iomp->duplicates.count, 1);
+    assert_non_null(strstr(iomp->duplicates.items[0], "Library/bin/libiomp5md.dll (version 5.0.2019.1)"));
+    assert_int_equal(aitk_dep_tree_warnings(&t), 2);
+    aitk_dep_tree_free(&t);
+
+    if (!fx_exists(FX "/pe/no-i686")) {
+        t = analyze_pe(FX_TORCH "/torch_cuda.dll", AITK_WIN_SAFE);
+        const aitk_dep_node *z = node(&t, "zlibwapi.dll");
+        assert_int_equal(z->state, AITK_DEP_WRONG_ARCH);
+        assert_string_equal(z->arch, "i386");
+        assert_int_equal(aitk_dep_tree_problems(&t), 1);
+        aitk_dep_tree_free(&t);
+    }
+
+    /* An import the installed DLL does not export: error 127. */
+    t = analyze_pe(FX_TORCH "/caffe2_nvrtc.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *nvrtc = node(&t, "nvrtc64_120_0.dll");
+    assert_int_equal(nvrtc->state, AITK_DEP_MISSING_SYMBOL);
+    assert_non_null(strstr(nvrtc->detail, "does not export nvrtc_new (1 missing)"));
+    assert_null(strstr(nvrtc->detail, "nvrtc_old"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    /* Legacy mode: no DLL-folder rule; torch's folders arrive through PATH. */
+    t = analyze_pe(FX_TORCH "/fbgemm.dll", AITK_WIN_LEGACY);
+    const aitk_dep_node *omp = node(&t, "libomp140.x86_64.dll");
+    assert_string_equal(omp->searched.items[0], FX_WINROOT "/Windows/System32 (System32)");
+    assert_string_equal(omp->searched.items[1], FX_WINROOT "/Windows (Windows folder)");
+    assert_string_equal(omp->searched.items[2], FX_TORCH " (PATH (torch's dll_paths))");
+    aitk_dep_tree_free(&t);
+}
+
+static void test_bad_roots(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {0};
+    aitk_deps *d = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_dep_tree t;
+    assert_int_equal(aitk_deps_new(&o, &d, &err), AITK_OK);
+    assert_int_equal(aitk_deps_analyze(d, FX "/does-not-exist.so", &t, &err), AITK_E_IO);
+    assert_non_null(strstr(aitk_str_cstr(&err), "does-not-exist.so"));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_deps_analyze(d, FX "/src/leaf.c", &t, &err), AITK_E_PARSE);
+    assert_non_null(strstr(aitk_str_cstr(&err), "leaf.c: neither an ELF nor a PE"));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_deps_analyze(d, FX "/elf", &t, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "/elf: is a folder"));
+    aitk_deps_free(d);
+    aitk_str_free(&err);
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    /* Each allocation in turn fails: the analysis reports NOMEM (or finishes
+     * when the failure hits nothing essential), never crashes or leaks. */
+    const char *roots[] = {FX_TORCH "/torch_cpu.dll", FX "/elf/wrongclass/libuser.so",
+                           FX "/elf/glibc/libtoonew.so"};
+    for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
+        if (!fx_exists(roots[r]))
+            continue;
+        /* Until the injected failure falls past the last allocation: then
+         * every run succeeds (20 in a row ends the loop). */
+        long n = 0;
+        for (long ok_in_row = 0; ok_in_row < 20 && n < 50000; n++) {
+            aitk_deps_opts o = {.windows_root = FX_WINROOT, .ld_library_path = ""};
+            aitk_deps *d = NULL;
+            aitk_str err = AITK_STR_INIT;
+            aitk_dep_tree t;
+            aitk_alloc_fail_after(n);
+            aitk_status st = aitk_deps_new(&o, &d, &err);
+            if (!st) {
+                st = aitk_deps_analyze(d, roots[r], &t, &err);
+                if (!st)
+                    aitk_dep_tree_free(&t);
+            }
+            aitk_alloc_fail_after(-1);
+            assert_true(st == AITK_OK || st == AITK_E_NOMEM);
+            ok_in_row = st == AITK_OK ? ok_in_row + 1 : 0;
+            aitk_deps_free(d);
+            aitk_str_free(&err);
+        }
+        print_message("%s: allocation failures injected at 0..%ld\n", roots[r], n - 1);
+        assert_true(n > 40); /* the walk does allocate: the loop must have run */
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linux_fixture_rules),
+        cmocka_unit_test(test_ld_library_path),
+        cmocka_unit_test(test_agrees_with_ldd),
+        cmocka_unit_test(test_windows_torch_240),
+        cmocka_unit_test(test_windows_other_cases),
+        cmocka_unit_test(test_bad_roots),
+        cmocka_unit_test(test_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

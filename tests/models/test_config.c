@@ -1,0 +1,290 @@
+/* The ai-toolkit config reader: each shape of FACTS.md section 4 (fixtures
+ * written from it), ai-toolkit's code defaults for missing keys, both
+ * accumulation spellings refused as ai-toolkit refuses them, the upstream
+ * OmniGen2 example's unterminated quote as file:line:column, unknown keys
+ * listed with their places, and allocation failures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <ctype.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "models/aitk_config.h"
+
+#define FIXTURE(name) AITK_SOURCE_DIR "/tests/models/fixtures/" name
+
+static void read_ok(const char *path, aitk_train_config *c)
+{
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_config_read(path, c, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+}
+
+/* "<file>:<line>:<col>" then ':' or ')' somewhere in msg. */
+static void assert_positioned(const char *msg, const char *file)
+{
+    const char *p = strstr(msg, file);
+    if (!p)
+        fail_msg("'%s' does not name %s", msg, file);
+    p += strlen(file);
+    for (int part = 0; part < 2; part++) {
+        if (*p++ != ':' || !isdigit((unsigned char)*p))
+            fail_msg("'%s' has no line:column after %s", msg, file);
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p != ':' && *p != ')')
+        fail_msg("'%s' has no line:column after %s", msg, file);
+}
+
+static void test_flux_example(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    read_ok(FIXTURE("flux_24gb.yaml"), &c);
+    assert_string_equal(c.model_id, "flux1-dev");
+    assert_string_equal(c.name_or_path, "black-forest-labs/FLUX.1-dev");
+    assert_int_equal(c.rank, 16);
+    assert_true(c.alpha == 16);
+    assert_int_equal(c.batch, 1);
+    assert_int_equal(c.accumulation, 1);
+    assert_int_equal(c.steps, 2000);
+    assert_int_equal(c.n_resolutions, 3);
+    assert_int_equal(c.resolutions[0], 512);
+    assert_int_equal(c.resolutions[2], 1024);
+    assert_true(c.checkpointing);
+    assert_string_equal(c.dtype, "bf16");
+    assert_true(c.lora_bytes == 2);
+    assert_string_equal(c.optimizer, "adamw8bit");
+    assert_true(c.quantize);
+    assert_true(c.quantize_te); /* follows quantize when unset */
+    assert_string_equal(c.qtype, "qfloat8");
+    assert_true(c.cache_latents);
+    assert_false(c.cache_text);
+    /* Every key of the example is either used or known not to cost anything. */
+    if (c.n_ignored)
+        fail_msg("ignored: %s", aitk_str_cstr(&c.ignored));
+    aitk_config_free(&c);
+}
+
+static void test_chroma_example(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    read_ok(FIXTURE("chroma_24gb.yaml"), &c);
+    assert_string_equal(c.model_id, "chroma");
+    assert_int_equal(c.accumulation, 2); /* the gradient_accumulation spelling */
+    assert_int_equal(c.steps, 3000);
+    assert_int_equal(c.n_ignored, 1);
+    assert_non_null(strstr(aitk_str_cstr(&c.ignored), "train.some_future_option"));
+    assert_positioned(aitk_str_cstr(&c.ignored), "chroma_24gb.yaml");
+    aitk_config_free(&c);
+}
+
+static void test_omnigen2_example(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    read_ok(FIXTURE("omnigen2_24gb.yaml"), &c);
+    assert_string_equal(c.model_id, "omnigen2");
+    assert_false(c.quantize);
+    assert_true(c.quantize_te);
+    aitk_config_free(&c);
+}
+
+/* FACTS.md section 4, toolkit/config_modules.py: steps 1000, batch_size 1,
+ * optimizer adamw, dtype fp32, gradient_checkpointing true, rank 4 / alpha
+ * 1.0, quantize false, qtype qfloat8, resolution 512. */
+static void test_code_defaults(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    read_ok(FIXTURE("minimal_flux.yaml"), &c);
+    assert_string_equal(c.model_id, "flux1-dev");
+    assert_int_equal(c.steps, 1000);
+    assert_int_equal(c.batch, 1);
+    assert_int_equal(c.accumulation, 1);
+    assert_string_equal(c.optimizer, "adamw");
+    assert_string_equal(c.dtype, "fp32");
+    assert_true(c.lora_bytes == 4);
+    assert_true(c.checkpointing);
+    assert_int_equal(c.rank, 4);
+    assert_true(c.alpha == 1.0);
+    assert_false(c.quantize);
+    assert_string_equal(c.qtype, "qfloat8");
+    assert_int_equal(c.n_resolutions, 1);
+    assert_int_equal(c.resolutions[0], 512);
+    aitk_config_free(&c);
+}
+
+static void test_both_accumulation_spellings(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_config_read(FIXTURE("both_accumulation.yaml"), &c, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "mutually exclusive"));
+    assert_positioned(aitk_str_cstr(&err), "both_accumulation.yaml");
+    assert_null(c.doc);
+    aitk_str_free(&err);
+}
+
+static void test_unterminated_quote(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_config_read(FIXTURE("omnigen2_unterminated.yaml"), &c, &err),
+                     AITK_E_PARSE);
+    assert_positioned(aitk_str_cstr(&err), "omnigen2_unterminated.yaml");
+    /* ...and names where the quote was opened: line 9, column 23 of the file. */
+    assert_non_null(strstr(aitk_str_cstr(&err), "omnigen2_unterminated.yaml:9:23"));
+    aitk_str_free(&err);
+    /* Other syntax errors get no quote hint; quotes inside words and closed
+     * quotes are not mistaken for one. */
+    const char *text = "config:\n  name: \"it's fine\" # don't\n  process: [1, 2\n";
+    assert_int_equal(aitk_config_parse("x.yaml", text, strlen(text), &c, &err), AITK_E_PARSE);
+    assert_positioned(aitk_str_cstr(&err), "x.yaml");
+    assert_null(strstr(aitk_str_cstr(&err), "likely cause"));
+    aitk_str_free(&err);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    aitk_train_config c;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_not_equal(aitk_config_read("/nonexistent/cfg.yaml", &c, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "/nonexistent/cfg.yaml"));
+    aitk_str_free(&err);
+}
+
+/* Broken configs given as text: each refused with a positioned reason. */
+static void test_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *expect;
+        aitk_status st;
+    } cases[] = {
+        {"- just a list\n", "ai-toolkit config", AITK_E_PARSE},
+        {"job: extension\n", "missing 'config'", AITK_E_PARSE},
+        {"config: {process: []}\n", "process is empty", AITK_E_PARSE},
+        {"config: {process: [{model: {arch: sdxl}}]}\n", "arch 'sdxl'", AITK_E_INVAL},
+        {"config: {process: [{train: {batch_size: 1}}]}\n", "no model section", AITK_E_INVAL},
+        {"config: {process: [{model: {name_or_path: x}}]}\n", "neither is_flux", AITK_E_INVAL},
+        {"config: {process: [{model: {is_flux: true}, train: {batch_size: one}}]}\n",
+         "cfg.yaml:1:65", AITK_E_PARSE},
+        {"config: {process: [{model: {is_flux: true}, train: {batch_size: 0}}]}\n",
+         "at least 1", AITK_E_RANGE},
+        {"config: {process: [{model: {is_flux: true}, datasets: [{resolution: [0]}]}]}\n",
+         "outside 16..16384", AITK_E_RANGE},
+        {"config: {process: [{model: {is_flux: true}, train: {dtype: int3}}]}\n",
+         "unknown dtype", AITK_E_PARSE},
+        {"config: {process: [{model: {is_flux: true}, network: {type: lokr}}]}\n",
+         "not modelled", AITK_E_INVAL},
+        {"config: {process: [{model: {is_flux: maybe}}]}\n", "cfg.yaml:1:38", AITK_E_PARSE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        aitk_status st = aitk_config_parse("cfg.yaml", cases[i].text, strlen(cases[i].text), &c,
+                                           &err);
+        if (st != cases[i].st)
+            fail_msg("case %zu: status %d, expected %d (%s)", i, st, cases[i].st,
+                     aitk_str_cstr(&err));
+        if (!strstr(aitk_str_cstr(&err), cases[i].expect))
+            fail_msg("case %zu: '%s' lacks '%s'", i, aitk_str_cstr(&err), cases[i].expect);
+        aitk_str_free(&err);
+    }
+}
+
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    int failed = 0;
+    for (long n = 0; n < 2000; n++) {
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_config_read(FIXTURE("chroma_24gb.yaml"), &c, &err);
+        aitk_alloc_fail_after(-1);
+        aitk_str_free(&err);
+        if (!st) {
+            aitk_config_free(&c);
+            break;
+        }
+        failed++;
+    }
+    assert_true(failed > 0);
+}
+
+/* Deterministic mutation fuzzing of the reader (the ASan build checks memory):
+ * bytes of every fixture deleted, inserted or replaced by YAML punctuation.
+ * Whatever the input, the result is OK or one of the documented errors, and
+ * an error always has a message. */
+static void test_mutations(void **state)
+{
+    (void)state;
+    static const char *const fixtures[] = {FIXTURE("flux_24gb.yaml"), FIXTURE("chroma_24gb.yaml"),
+                                           FIXTURE("omnigen2_24gb.yaml")};
+    static const char punct[] = ":\"'[]{}-,\n #&*!|>%@`0123456789ax";
+    unsigned long x = 88172645463325252UL; /* xorshift64 */
+    for (int iter = 0; iter < 3000; iter++) {
+        char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(aitk_file_read(fixtures[iter % 3], 1 << 20, &text, &len, NULL), AITK_OK);
+        char *buf = aitk_malloc(len + 16);
+        assert_non_null(buf);
+        memcpy(buf, text, len);
+        aitk_free(text);
+        int edits = 1 + iter % 5;
+        for (int e = 0; e < edits && len > 1; e++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            size_t pos = (size_t)(x % len);
+            char ch = punct[(x >> 32) % (sizeof punct - 1)];
+            unsigned op = (unsigned)((x >> 48) % 3);
+            if (op == 0) { /* delete */
+                memmove(buf + pos, buf + pos + 1, len - pos - 1);
+                len--;
+            } else if (op == 1) { /* insert (buf has room for 16 more) */
+                memmove(buf + pos + 1, buf + pos, len - pos);
+                buf[pos] = ch;
+                len++;
+            } else {
+                buf[pos] = ch;
+            }
+        }
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        aitk_status st = aitk_config_parse("fuzz.yaml", buf, len, &c, &err);
+        if (st == AITK_OK) {
+            aitk_config_free(&c);
+        } else if (st != AITK_E_PARSE && st != AITK_E_INVAL && st != AITK_E_RANGE) {
+            fail_msg("iteration %d: unexpected status %s", iter, aitk_status_name(st));
+        } else if (err.len == 0) {
+            fail_msg("iteration %d: %s without a message", iter, aitk_status_name(st));
+        }
+        aitk_str_free(&err);
+        aitk_free(buf);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flux_example),       cmocka_unit_test(test_chroma_example),
+        cmocka_unit_test(test_omnigen2_example),   cmocka_unit_test(test_code_defaults),
+        cmocka_unit_test(test_both_accumulation_spellings),
+        cmocka_unit_test(test_unterminated_quote), cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_malformed),          cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_mutations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

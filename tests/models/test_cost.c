@@ -1,0 +1,276 @@
+/* The cost model against figures from outside the code: reported training
+ * speeds and memory (FACTS.md section 8), the attention FLOP formula of
+ * FACTS.md section 6 evaluated here from the published architecture, and the
+ * sanity bounds of issue 5. Expected values are never produced by the code
+ * under test. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/cost.h"
+
+#define GB 1e9
+#define GIB 1073741824.0
+
+typedef struct fixture {
+    aitk_model_spec *spec;
+    aitk_cost_params *params;
+    aitk_gpudb *db;
+} fixture;
+
+static fixture *load(const char *model)
+{
+    static fixture f;
+    aitk_str err = AITK_STR_INIT;
+    aitk_model_spec_free(f.spec);
+    f.spec = NULL;
+    if (aitk_model_spec_load(model, false, &f.spec, &err) ||
+        (!f.params && aitk_cost_params_load(&f.params, &err)) ||
+        (!f.db && aitk_gpudb_load(&f.db, &err)))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return &f;
+}
+
+static aitk_prediction predict(fixture *f, const aitk_workload *w, const char *gpu)
+{
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_prediction p;
+    if (aitk_gpudb_find(f->db, gpu, &g, &err) || aitk_cost_predict(w, f->params, g, &p, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return p;
+}
+
+static void assert_factor(double got, double reported, double factor, const char *what)
+{
+    if (got > reported * factor || got < reported / factor)
+        fail_msg("%s: predicted %.3g, reported %.3g: more than a factor %.2f apart", what, got,
+                 reported, factor);
+}
+
+/* Issue 5, Done when: FLUX on an RTX 4090 at 1024 px, fp8 base, rank 16,
+ * checkpointing: peak under 24 GB and a step within 1.5x of the reported
+ * 3.5 s/step (SimpleTuner FLUX quickstart, FACTS.md section 8). */
+static void test_flux_4090_1024(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.resolutions[0] = 1024;
+    assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
+    assert_int_equal(w.rank, 16);
+    assert_true(w.checkpointing);
+    aitk_prediction p = predict(f, &w, "NVIDIA GeForce RTX 4090");
+    assert_true(p.fits);
+    assert_true(p.memory.total < 24 * GIB);
+    assert_factor(p.step_s, 3.5, 1.5, "FLUX 4090 1024 px s/step");
+}
+
+/* Same source, 512 px: 1.4 s/step. */
+static void test_flux_4090_512(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.resolutions[0] = 512;
+    aitk_prediction p = predict(f, &w, "RTX 4090");
+    assert_factor(p.step_s, 1.4, 1.5, "FLUX 4090 512 px s/step");
+}
+
+/* Issue 5, Done when: bf16 base weights do not fit in 24 GB; SimpleTuner
+ * reports > 30 GB for a rank-16 LoRA in bf16 (with text embeddings cached). */
+static void test_flux_bf16_does_not_fit(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.base_dtype = w.te_dtype = AITK_DTYPE_BF16;
+    aitk_prediction p = predict(f, &w, "RTX 4090");
+    assert_false(p.fits);
+    w.cache_text = true;
+    p = predict(f, &w, "RTX 4090");
+    assert_false(p.fits);
+    /* "> 30 GB" is an observed peak on a card that had more; read as 30 GB
+     * within 1.25x (SimpleTuner also holds its own buffers). */
+    assert_factor(p.memory.total / GB, 30, 1.25, "FLUX bf16 rank 16 GB");
+    assert_true(p.memory.total > 24 * GIB);
+}
+
+/* Chroma, SimpleTuner CHROMA.md: rank-16 LoRA ~28 GB in bf16, ~16 GB in int8
+ * (8-bit weights, as fp8 here), ~8 GB in NF4; read as within 1.3x. */
+static void test_chroma_memory(void **state)
+{
+    (void)state;
+    fixture *f = load("chroma");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.cache_text = true;
+    static const struct {
+        aitk_weight_dtype d;
+        double gb;
+    } rows[] = {{AITK_DTYPE_BF16, 28}, {AITK_DTYPE_FP8, 16}, {AITK_DTYPE_NF4, 8}};
+    for (size_t i = 0; i < 3; i++) {
+        w.base_dtype = rows[i].d;
+        aitk_prediction p = predict(f, &w, "H100 SXM");
+        assert_factor(p.memory.total / GB, rows[i].gb, 1.3, aitk_weight_dtype_name(rows[i].d));
+    }
+}
+
+/* kohya sd-scripts PR #1374 (FACTS.md section 8): FLUX LoRA rank 128 on an RTX
+ * A6000 used 44.2 GB with bf16 weights and 33.5 GB with an fp8 base. */
+static void test_flux_a6000_memory(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.rank = 128;
+    w.base_dtype = w.te_dtype = AITK_DTYPE_BF16;
+    aitk_prediction p = predict(f, &w, "RTX A6000");
+    assert_factor(p.memory.total / GB, 44.2, 1.25, "A6000 bf16 rank 128 GB");
+    w.base_dtype = AITK_DTYPE_FP8;
+    p = predict(f, &w, "RTX A6000");
+    assert_factor(p.memory.total / GB, 33.5, 1.25, "A6000 fp8 base rank 128 GB");
+}
+
+/* FACTS.md section 6: attention forward is 4*T^2*head_dim*heads per layer and
+ * sample, backward 2.5x; checkpointing recomputes the forward once. FLUX at
+ * 1024 px: T = 4096 + 512, 24 heads of 128, 19 + 38 blocks (FACTS.md 5). */
+static void test_flux_attention_flops(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    const double t = 4096 + 512, fwd = 4 * t * t * 128 * 24 * (19 + 38);
+    assert_true(fabs(wk.flops[AITK_WORK_ATTN_FWD] - fwd) < 1e-9 * fwd);
+    assert_true(fabs(wk.flops[AITK_WORK_ATTN_RECOMPUTE] - fwd) < 1e-9 * fwd);
+    assert_true(fabs(wk.flops[AITK_WORK_ATTN_BWD] - 2.5 * fwd) < 1e-9 * fwd);
+    /* Base GEMMs: forward, recompute and dX are one forward's worth each. */
+    assert_true(fabs(wk.flops[AITK_WORK_GEMM_RECOMPUTE] / wk.flops[AITK_WORK_GEMM_FWD] - 1) < 0.01);
+    assert_true(fabs(wk.flops[AITK_WORK_GEMM_BWD] / wk.flops[AITK_WORK_GEMM_FWD] - 1) < 0.01);
+    /* FACTS.md 6 rough check: ~4.0e14 FLOP per step. That figure charges all
+     * 11.9 B parameters to every token; the per-stream Linears of the double
+     * blocks see only their own tokens, so the spec-based count is lower. */
+    double total = 0;
+    for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
+        total += wk.flops[i];
+    assert_factor(total, 4.0e14, 2.0, "FLUX 1024 px FLOP per step");
+}
+
+/* Without checkpointing nothing is recomputed and every block keeps what it
+ * saved, so memory grows and work shrinks. */
+static void test_checkpointing_tradeoff(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    aitk_prediction on = predict(f, &w, "H100 SXM");
+    w.checkpointing = false;
+    aitk_prediction off = predict(f, &w, "H100 SXM");
+    assert_true(off.work.flops[AITK_WORK_GEMM_RECOMPUTE] == 0);
+    assert_true(off.work.flops[AITK_WORK_ATTN_RECOMPUTE] == 0);
+    assert_true(off.step_s < on.step_s);
+    assert_true(off.memory.total > on.memory.total + 10 * GB);
+}
+
+/* AdamW keeps two fp32 moments (8 B/param); bitsandbytes' 8-bit AdamW two
+ * 8-bit moments (2 B/param): a 4x smaller optimizer term. */
+static void test_optimizer_state(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.optimizer = "adamw";
+    aitk_prediction a = predict(f, &w, "A40");
+    w.optimizer = "AdamW8bit";
+    aitk_prediction b = predict(f, &w, "A40");
+    assert_true(fabs(a.memory.bytes[AITK_MEM_OPTIMIZER] / b.memory.bytes[AITK_MEM_OPTIMIZER] - 4) <
+                1e-9);
+    w.optimizer = "sgd-of-my-own";
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_gpudb_find(f->db, "A40", &g, &err), AITK_OK);
+    assert_int_equal(aitk_cost_predict(&w, f->params, g, &b, &err), AITK_E_NOTFOUND);
+    assert_non_null(strstr(aitk_str_cstr(&err), "sgd-of-my-own"));
+    assert_int_equal(aitk_cost_predict(&w, f->params, g, &b, NULL), AITK_E_NOTFOUND);
+    aitk_str_free(&err);
+}
+
+/* Bad workloads are refused with a reason, not predicted. */
+static void test_bad_workloads(void **state)
+{
+    (void)state;
+    fixture *f = load("omnigen2");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    const aitk_gpu_spec *g = &f->db->gpus[0];
+    aitk_prediction p;
+    aitk_str err = AITK_STR_INIT;
+    w.batch = 0;
+    assert_int_equal(aitk_cost_predict(&w, f->params, g, &p, &err), AITK_E_INVAL);
+    w.batch = 1;
+    w.resolutions[0] = 8;
+    assert_int_equal(aitk_cost_predict(&w, f->params, g, &p, &err), AITK_E_RANGE);
+    assert_non_null(strstr(aitk_str_cstr(&err), "resolution 8"));
+    aitk_str_free(&err);
+}
+
+/* Multi-bucket configs: time is the mean of the buckets, memory the largest. */
+static void test_buckets(void **state)
+{
+    (void)state;
+    fixture *f = load("chroma");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    double s[2], peak_1024 = 0;
+    const long res[2] = {512, 1024};
+    for (int i = 0; i < 2; i++) {
+        w.resolutions[0] = res[i];
+        aitk_prediction p = predict(f, &w, "L40S");
+        s[i] = p.step_s;
+        peak_1024 = p.memory.total;
+    }
+    w.resolutions[0] = 512;
+    w.resolutions[1] = 1024;
+    w.n_resolutions = 2;
+    aitk_prediction both = predict(f, &w, "L40S");
+    assert_true(fabs(both.step_s - (s[0] + s[1]) / 2) < 1e-9);
+    assert_true(both.memory.total == peak_1024);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fixture *f = load("chroma");
+    aitk_model_spec_free(f->spec);
+    aitk_cost_params_free(f->params);
+    aitk_gpudb_free(f->db);
+    return 0;
+}
+
+int main(void)
+{
+    unsetenv("AITK_DATA_DIR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flux_4090_1024),     cmocka_unit_test(test_flux_4090_512),
+        cmocka_unit_test(test_flux_bf16_does_not_fit), cmocka_unit_test(test_chroma_memory),
+        cmocka_unit_test(test_flux_a6000_memory),  cmocka_unit_test(test_flux_attention_flops),
+        cmocka_unit_test(test_checkpointing_tradeoff), cmocka_unit_test(test_optimizer_state),
+        cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,210 @@
+/* The GPU database against FACTS.md section 7 (datasheet figures written out
+ * here from that table), lookups by the names NVML reports, and errors on a
+ * broken database file (read from disk through AITK_DATA_DIR). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "models/cost.h"
+#include "models/gpudb.h"
+
+static aitk_gpudb *db;
+
+static int setup(void **state)
+{
+    (void)state;
+    unsetenv("AITK_DATA_DIR");
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_gpudb_load(&db, &err)) {
+        fprintf(stderr, "%s\n", aitk_str_cstr(&err));
+        return -1;
+    }
+    aitk_str_free(&err);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    aitk_gpudb_free(db);
+    return 0;
+}
+
+/* FACTS.md section 7: name as NVML reports it, VRAM GB, bandwidth GB/s,
+ * BF16 TFLOPS, FP32 TFLOPS, compute capability, TDP W. */
+static const struct {
+    const char *nvml;
+    double vram, bw, bf16, fp32;
+    const char *cc;
+    long tdp;
+} facts[] = {
+    {"NVIDIA GeForce RTX 3090", 24, 936, 71, 35.6, "8.6", 350},
+    {"NVIDIA GeForce RTX 3090 Ti", 24, 1008, 80, 40, "8.6", 450},
+    {"NVIDIA GeForce RTX 4090", 24, 1008, 165.2, 82.6, "8.9", 450},
+    {"NVIDIA GeForce RTX 5090", 32, 1792, 209.5, 104.8, "12.0", 575},
+    {"NVIDIA RTX A6000", 48, 768, 154.8, 38.7, "8.6", 300},
+    {"NVIDIA RTX 6000 Ada Generation", 48, 960, 364, 91.1, "8.9", 300},
+    {"NVIDIA L4", 24, 300, 121, 30.3, "8.9", 72},
+    {"NVIDIA A40", 48, 696, 149.7, 37.4, "8.6", 300},
+    {"NVIDIA L40S", 48, 864, 362, 91.6, "8.9", 350},
+    {"NVIDIA A10", 24, 600, 125, 31.2, "8.6", 150},
+    {"NVIDIA A100-PCIE-40GB", 40, 1555, 312, 19.5, "8.0", 250},
+    {"NVIDIA A100-SXM4-40GB", 40, 1555, 312, 19.5, "8.0", 400},
+    {"NVIDIA A100 80GB PCIe", 80, 1935, 312, 19.5, "8.0", 300},
+    {"NVIDIA A100-SXM4-80GB", 80, 2039, 312, 19.5, "8.0", 400},
+    {"NVIDIA H100 PCIe", 80, 2000, 756, 51, "9.0", 350},
+    {"NVIDIA H100 80GB HBM3", 80, 3350, 989, 67, "9.0", 700},
+    {"NVIDIA H200", 141, 4800, 989, 67, "9.0", 700},
+    {"NVIDIA B200", 180, 7700, 2250, 75, "10.0", 1000},
+};
+
+static void test_facts(void **state)
+{
+    (void)state;
+    assert_int_equal(db->count, sizeof facts / sizeof *facts);
+    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) {
+        const aitk_gpu_spec *g = NULL;
+        aitk_str err = AITK_STR_INIT;
+        if (aitk_gpudb_find(db, facts[i].nvml, &g, &err))
+            fail_msg("%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        if (g->vram_gb != facts[i].vram || g->bandwidth_gbs != facts[i].bw ||
+            g->bf16_tflops != facts[i].bf16 || g->fp32_tflops != facts[i].fp32 ||
+            strcmp(g->cc, facts[i].cc) != 0 || g->tdp_w != facts[i].tdp)
+            fail_msg("%s (%s) differs from FACTS.md section 7", g->name, facts[i].nvml);
+        assert_true(strlen(g->source) > 10);
+    }
+}
+
+/* FACTS.md marks some figures unverified; the database must say so too. */
+static void test_unverified_marked(void **state)
+{
+    (void)state;
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(db, "A40", &g, NULL), AITK_OK);
+    assert_non_null(strstr(g->unverified, "bandwidth_gbs"));
+    assert_int_equal(aitk_gpudb_find(db, "RTX 6000 Ada", &g, NULL), AITK_OK);
+    assert_non_null(strstr(g->unverified, "bf16_tflops"));
+    assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g, NULL), AITK_OK);
+    assert_string_equal(g->unverified, "");
+}
+
+static void test_lookup_spellings(void **state)
+{
+    (void)state;
+    static const char *const spellings[] = {"RTX 4090", "rtx4090", "rtx-4090", "4090",
+                                            "geforce rtx 4090", "NVIDIA GeForce RTX 4090"};
+    for (size_t i = 0; i < sizeof spellings / sizeof *spellings; i++) {
+        const aitk_gpu_spec *g = NULL;
+        aitk_str err = AITK_STR_INIT;
+        if (aitk_gpudb_find(db, spellings[i], &g, &err))
+            fail_msg("'%s': %s", spellings[i], aitk_str_cstr(&err));
+        assert_string_equal(g->name, "RTX 4090");
+        aitk_str_free(&err);
+    }
+    /* An exact name wins over partial matches: "RTX 3090" is not ambiguous
+     * with "RTX 3090 Ti". */
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(db, "RTX 3090", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "RTX 3090");
+}
+
+static void test_lookup_failures(void **state)
+{
+    (void)state;
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_gpudb_find(db, "A100", &g, &err), AITK_E_INVAL);
+    assert_null(g);
+    assert_non_null(strstr(aitk_str_cstr(&err), "ambiguous"));
+    assert_non_null(strstr(aitk_str_cstr(&err), "A100 80GB SXM"));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_gpudb_find(db, "Voodoo 5 6000", &g, &err), AITK_E_NOTFOUND);
+    assert_non_null(strstr(aitk_str_cstr(&err), "Voodoo 5 6000"));
+    /* Callers that want no message may pass NULL. */
+    assert_int_equal(aitk_gpudb_find(db, "A100", &g, NULL), AITK_E_INVAL);
+    assert_int_equal(aitk_gpudb_find(db, "Voodoo", &g, NULL), AITK_E_NOTFOUND);
+    aitk_str_free(&err);
+}
+
+/* A broken database on disk: the error names the file and the place. */
+static void test_broken_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-gpudb-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_str_appendf(&path, "%s/bench", dir);
+    assert_int_equal(aitk_dir_create(aitk_str_cstr(&path), NULL), AITK_OK);
+    aitk_str_append(&path, "/gpus.yaml");
+    static const char *const bad[] = {
+        "schema: 1\ngpus:\n  - name: X\n    vram_gb: lots\n",
+        "schema: 1\ngpus:\n  - {name: X, vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
+        " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s, colour: red}\n",
+        "schema: 1\ngpus:\n  - {name: X, vram_gb: 0, bandwidth_gbs: 1, bf16_tflops: 1,"
+        " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
+        "schema: 1\ngpus: [\n",
+    };
+    static const char *const expect[] = {"gpus.yaml:4:14", "colour", "must be > 0", "gpus.yaml:"};
+    setenv("AITK_DATA_DIR", dir, 1);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(
+            aitk_file_write_atomic(aitk_str_cstr(&path), bad[i], strlen(bad[i]), NULL), AITK_OK);
+        aitk_gpudb *d = NULL;
+        aitk_str_clear(&err);
+        assert_int_not_equal(aitk_gpudb_load(&d, &err), AITK_OK);
+        assert_null(d);
+        if (!strstr(aitk_str_cstr(&err), expect[i]))
+            fail_msg("case %zu: '%s' lacks '%s'", i, aitk_str_cstr(&err), expect[i]);
+    }
+    unsetenv("AITK_DATA_DIR");
+    unlink(aitk_str_cstr(&path));
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/bench", dir);
+    rmdir(aitk_str_cstr(&path));
+    rmdir(dir);
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+}
+
+/* Every allocation of a load can fail: reported, never crashed on or leaked
+ * (the ASan build checks the leaks). The cost parameters load the same way. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    int failed = 0;
+    for (long n = 0; n < 4000; n++) {
+        aitk_gpudb *d = NULL;
+        aitk_cost_params *p = NULL;
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_gpudb_load(&d, NULL);
+        if (!st)
+            st = aitk_cost_params_load(&p, NULL);
+        aitk_alloc_fail_after(-1);
+        aitk_gpudb_free(d);
+        aitk_cost_params_free(p);
+        if (!st)
+            break;
+        assert_int_equal(st, AITK_E_NOMEM);
+        failed++;
+    }
+    assert_true(failed > 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_facts),           cmocka_unit_test(test_unverified_marked),
+        cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),
+        cmocka_unit_test(test_broken_file),     cmocka_unit_test(test_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,232 @@
+/* Test helpers: everything here builds inputs or runs the binary; no
+ * expected value is computed here. */
+#define _GNU_SOURCE
+#include "probe_test.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/str.h"
+
+extern char **environ;
+
+char *pt_tempdir(const char *tag)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/probes-tmp", AITK_BINARY_DIR);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/probes-tmp/%s-XXXXXX", AITK_BINARY_DIR, tag);
+    char *d = mkdtemp(path);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+void pt_write(const char *dir, const char *rel, const char *text)
+{
+    aitk_str p = AITK_STR_INIT;
+    aitk_path_join(&p, dir, rel);
+    char *parent = strdup(aitk_str_cstr(&p));
+    *strrchr(parent, '/') = '\0';
+    assert_int_equal(aitk_dir_create(parent, NULL), 0);
+    FILE *f = fopen(aitk_str_cstr(&p), "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(parent);
+    aitk_str_free(&p);
+}
+
+void pt_chmod_x(const char *dir, const char *rel)
+{
+    aitk_str p = AITK_STR_INIT;
+    aitk_path_join(&p, dir, rel);
+    assert_int_equal(chmod(aitk_str_cstr(&p), 0755), 0);
+    aitk_str_free(&p);
+}
+
+char *pt_site(const char *root, const char *pyver)
+{
+    int ma = 0, mi = 0;
+    sscanf(pyver, "%d.%d", &ma, &mi);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s/lib/python%d.%d/site-packages", root, ma, mi);
+    return strdup(buf);
+}
+
+void pt_fake_venv(const char *root, const char *pyver, const char *const *pkgs,
+                  const char *torch_cuda)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "home = /usr/bin\ninclude-system-site-packages = false\n"
+                              "version = %s\n", pyver);
+    pt_write(root, "pyvenv.cfg", buf);
+    pt_write(root, "bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(root, "bin/python3");
+    char *site = pt_site(root, pyver);
+    for (const char *const *p = pkgs; p && *p; p++) {
+        const char *eq = strstr(*p, "==");
+        char name[128], ver[128];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - *p), *p);
+        snprintf(ver, sizeof ver, "%s", eq + 2);
+        char rel[512], dirname[256];
+        snprintf(dirname, sizeof dirname, "%s", name);
+        for (char *c = dirname; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        snprintf(rel, sizeof rel, "%s-%s.dist-info/METADATA", dirname, ver);
+        snprintf(buf, sizeof buf, "Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: x\n\nbody\n",
+                 name, ver);
+        pt_write(site, rel, buf);
+        if (strcmp(name, "torch") == 0) {
+            if (torch_cuda)
+                snprintf(buf, sizeof buf,
+                         "__version__ = '%s'\ndebug = False\ncuda: Optional[str] = '%s'\n"
+                         "git_version = '0123456789abcdef'\nhip: Optional[str] = None\n",
+                         ver, torch_cuda);
+            else
+                snprintf(buf, sizeof buf,
+                         "__version__ = '%s'\ndebug = False\ncuda: Optional[str] = None\n"
+                         "git_version = '0123456789abcdef'\nhip: Optional[str] = None\n", ver);
+            pt_write(site, "torch/version.py", buf);
+        }
+    }
+    free(site);
+}
+
+static int dropped(const char *entry, const char *const *extra)
+{
+    /* Variables that would steer the probes away from the test's setup. */
+    static const char *const drop[] = {"LD_LIBRARY_PATH=", "AITK_STUB_GPU=", "VIRTUAL_ENV=",
+                                       "CONDA_PREFIX=", "PYTHONPATH=", "CUDA_VISIBLE_DEVICES=",
+                                       "AITK_DATA_DIR=", NULL};
+    for (const char *const *d = drop; *d; d++)
+        if (strncmp(entry, *d, strlen(*d)) == 0)
+            return 1;
+    for (const char *const *e = extra; e && *e; e++) {
+        size_t n = strcspn(*e, "=") + 1;
+        if (strncmp(entry, *e, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
+              const char *const *extra_env, int *exit_code)
+{
+    static int serial;
+    /* Into the shared reports folder, so schema.all_reports validates them too. */
+    char json_path[600];
+    snprintf(json_path, sizeof json_path, "%s/probes-%ld-%d.json", AITK_TEST_REPORTS,
+             (long)getpid(), serial++);
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    const char **env = calloc(n + 16, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!dropped(environ[i], extra_env))
+            env[k++] = environ[i];
+    char ld[1024], sp[1024];
+    if (lib_dir) {
+        snprintf(ld, sizeof ld, "LD_LIBRARY_PATH=%s", lib_dir);
+        env[k++] = ld;
+    }
+    if (spec) {
+        snprintf(sp, sizeof sp, "AITK_STUB_GPU=%s", spec);
+        env[k++] = sp;
+    }
+    for (const char *const *e = extra_env; e && *e && k < n + 15; e++)
+        env[k++] = *e;
+    env[k] = NULL;
+    const char *argv[64];
+    size_t a = 0;
+    argv[a++] = AITK_EXE;
+    for (const char *const *p = args; p && *p && a < 60; p++)
+        argv[a++] = *p;
+    argv[a++] = "--json";
+    argv[a++] = json_path;
+    argv[a] = NULL;
+    aitk_proc_opts o = {.timeout_ms = 60000, .env = env};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_status st = aitk_proc_run(argv, &o, &r, &out, &errout, &err);
+    free(env);
+    if (st)
+        fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&err));
+    *exit_code = r.exited ? r.exit_code : 128 + r.term_signal;
+    /* Under AITK_SANITIZE the child is instrumented too: its reports count. */
+    if (strstr(aitk_str_cstr(&errout), "Sanitizer") || strstr(aitk_str_cstr(&errout), "runtime error:"))
+        fail_msg("sanitizer report from %s:\n%s", AITK_EXE, aitk_str_cstr(&errout));
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(json_path, 1 << 24, &text, &len, NULL))
+        fail_msg("no report written (exit %d)\nstdout:\n%s\nstderr:\n%s", *exit_code,
+                 aitk_str_cstr(&out), aitk_str_cstr(&errout));
+    cJSON *report = cJSON_Parse(text);
+    aitk_free(text);
+    if (!report)
+        fail_msg("report is not JSON: %s", json_path);
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+    aitk_str_free(&err);
+    return report;
+}
+
+const char *pt_text(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+const cJSON *pt_find_check(const cJSON *report, const char *id)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+    {
+        if (strcmp(pt_text(c, "id"), id) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+const cJSON *pt_check(const cJSON *report, const char *id)
+{
+    const cJSON *c = pt_find_check(report, id);
+    if (!c) {
+        aitk_str ids = AITK_STR_INIT;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+        {
+            aitk_str_appendf(&ids, " %s", pt_text(c, "id"));
+        }
+        fail_msg("no check '%s' in the report (have:%s)", id, aitk_str_cstr(&ids));
+    }
+    return c;
+}
+
+void pt_assert_contains_at(const char *hay, const char *needle, const char *file, int line)
+{
+    if (!strstr(hay, needle)) {
+        print_error("ERROR: expected to find \"%s\" in \"%s\"\n", needle, hay);
+        _fail(file, line);
+    }
+}
+
+void pt_assert_status_at(const cJSON *check, const char *status, const char *file, int line)
+{
+    if (strcmp(pt_text(check, "status"), status) != 0) {
+        print_error("ERROR: check %s: status %s, expected %s (observed: %s; message: %s)\n",
+                    pt_text(check, "id"), pt_text(check, "status"), status,
+                    pt_text(check, "observed"), pt_text(check, "message"));
+        _fail(file, line);
+    }
+}

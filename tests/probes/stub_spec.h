@@ -1,0 +1,95 @@
+/* The fake driver's machine, read from AITK_STUB_GPU by both stub libraries:
+ *
+ *   driver=535.104.05;cuda=12020;nvml_init=9;cu_init=100;
+ *   gpu=NVIDIA GeForce RTX 4090|8.9|24564[|mig=1][|display=1][|remap_pending=1]
+ *
+ * One "gpu=" item per GPU: name | compute capability | memory in MiB, then
+ * optional flags. nvml_init / cu_init make the init call return that error
+ * code. Test-only code: malformed specs give a stub with no GPU. */
+#ifndef AITK_TESTS_STUB_SPEC_H
+#define AITK_TESTS_STUB_SPEC_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STUB_MAX_GPUS 8
+
+typedef struct stub_gpu {
+    char name[96];
+    int major, minor;
+    unsigned long long mem_mib;
+    int mig, display, remap_pending;
+} stub_gpu;
+
+typedef struct stub_spec {
+    char driver[32];
+    int cuda;
+    int nvml_init, cu_init;
+    int count;
+    stub_gpu gpus[STUB_MAX_GPUS];
+} stub_spec;
+
+static void stub_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void stub_parse_gpu(stub_spec *s, const char *item)
+{
+    if (s->count >= STUB_MAX_GPUS)
+        return;
+    stub_gpu *g = &s->gpus[s->count];
+    memset(g, 0, sizeof *g);
+    size_t n = strcspn(item, "|");
+    stub_copy(g->name, sizeof g->name, item, n);
+    if (!item[n])
+        return;
+    item += n + 1;
+    g->major = atoi(item);
+    const char *dot = strchr(item, '.');
+    g->minor = dot ? atoi(dot + 1) : 0;
+    item += strcspn(item, "|");
+    if (!*item)
+        return;
+    g->mem_mib = strtoull(item + 1, NULL, 10);
+    s->count++;
+    while ((item = strchr(item + 1, '|')) != NULL) {
+        if (strncmp(item, "|mig=1", 6) == 0)
+            g->mig = 1;
+        if (strncmp(item, "|display=1", 10) == 0)
+            g->display = 1;
+        if (strncmp(item, "|remap_pending=1", 16) == 0)
+            g->remap_pending = 1;
+    }
+}
+
+static void stub_spec_read(stub_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    strcpy(s->driver, "570.86.15");
+    s->cuda = 12080;
+    const char *text = getenv("AITK_STUB_GPU");
+    while (text && *text) {
+        size_t n = strcspn(text, ";");
+        char item[256];
+        stub_copy(item, sizeof item, text, n);
+        if (strncmp(item, "driver=", 7) == 0)
+            stub_copy(s->driver, sizeof s->driver, item + 7, strlen(item + 7));
+        else if (strncmp(item, "cuda=", 5) == 0)
+            s->cuda = atoi(item + 5);
+        else if (strncmp(item, "nvml_init=", 10) == 0)
+            s->nvml_init = atoi(item + 10);
+        else if (strncmp(item, "cu_init=", 8) == 0)
+            s->cu_init = atoi(item + 8);
+        else if (strncmp(item, "gpu=", 4) == 0)
+            stub_parse_gpu(s, item + 4);
+        text += n;
+        if (*text == ';')
+            text++;
+    }
+}
+
+#endif

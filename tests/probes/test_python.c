@@ -1,0 +1,329 @@
+/* Python probe on fake environments written here (pyvenv.cfg, dist-info,
+ * torch/version.py, and for the deep check an "interpreter" that is a shell
+ * script printing what a real one would). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "probe_test.h"
+
+static cJSON *run_quick(const char *venv, const char *profile)
+{
+    const char *args[] = {"--quick", "--python", venv, profile ? "--profile" : NULL, profile, NULL};
+    int rc = 0;
+    char empty[600];
+    snprintf(empty, sizeof empty, "%s/nolib", venv);
+    return pt_run(empty, NULL, args, NULL, &rc);
+}
+
+static void test_variant_mismatch(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-variant");
+    const char *pkgs[] = {"torch==2.5.1+cu121", "torchvision==0.20.1+cpu", NULL};
+    pt_fake_venv(venv, "3.11.9", pkgs, "12.1");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch_companions");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "torchvision 0.20.1+cpu is built for +cpu");
+    pt_assert_contains(pt_text(c, "expected"), "same CUDA variant (+cu121)");
+    pt_assert_contains(pt_text(c, "remedy"), "torch==2.5.1 torchvision==0.20.1");
+    pt_assert_contains(pt_text(c, "remedy"), "--index-url https://download.pytorch.org/whl/cu121");
+    pt_assert_status(pt_check(r, "python.torch"), "pass");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_companion_wrong_release(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-release");
+    const char *pkgs[] = {"torch==2.7.0+cu128", "torchvision==0.21.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch_companions");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "expected"), "torchvision 0.22.0");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_python_out_of_range(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-old");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.8.18", pkgs, "12.8");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.version");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "expected"), ">= 3.10");
+    pt_assert_contains(pt_text(c, "source"), "ai-toolkit README");
+    pt_assert_contains(pt_text(c, "remedy"), "python=3.10");
+    c = pt_check(r, "python.torch_python");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "expected"), "3.9-3.13");
+    pt_assert_contains(pt_text(c, "source"), "RELEASE.md");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_profiles_judge_python_312(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py312");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.version");
+    pt_assert_status(c, "pass");
+    assert_string_equal(pt_text(c, "expected"), ">= 3.10");
+    pt_assert_contains(pt_text(c, "source"), "ostris/ai-toolkit README");
+    assert_string_equal(pt_text(r, "profile"), "ai-toolkit-current");
+    cJSON_Delete(r);
+    r = run_quick(venv, "seed-guide");
+    c = pt_check(r, "python.version");
+    pt_assert_status(c, "warn");
+    assert_string_equal(pt_text(c, "expected"), "3.8-3.10");
+    pt_assert_contains(pt_text(c, "source"), "seed guide");
+    pt_assert_contains(pt_text(c, "message"), "outside 3.8-3.10");
+    assert_string_equal(pt_text(r, "profile"), "seed-guide");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_two_torch_installs(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-shadow");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    /* A leftover copy on PYTHONPATH comes first on sys.path. */
+    char *extra = pt_tempdir("py-shadow-pp");
+    pt_write(extra, "torch-2.4.0.dist-info/METADATA", "Name: torch\nVersion: 2.4.0\n\n");
+    char pp[700];
+    snprintf(pp, sizeof pp, "PYTHONPATH=%s", extra);
+    const char *env[] = {pp, NULL};
+    const char *args[] = {"--quick", "--python", venv, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(extra, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.shadowing");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "2.4.0 in ");
+    pt_assert_contains(pt_text(c, "observed"), "2.7.0+cu128 in ");
+    pt_assert_contains(pt_text(c, "message"), "Python imports 2.4.0");
+    pt_assert_contains(pt_text(c, "remedy"), "pip uninstall -y torch");
+    cJSON_Delete(r);
+    free(extra);
+    free(venv);
+}
+
+static void test_two_dist_info_same_site(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-twice");
+    const char *pkgs[] = {"torch==2.6.0+cu126", "torch==2.7.0+cu126", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.6");
+    cJSON *r = run_quick(venv, NULL);
+    pt_assert_status(pt_check(r, "python.shadowing"), "fail");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_cpu_torch(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-cpu");
+    const char *pkgs[] = {"torch==2.7.0+cpu", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "CPU-only");
+    pt_assert_contains(pt_text(c, "remedy"), "--index-url");
+    /* Facts read from version.py land in the environment record. */
+    const cJSON *env = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "environment"), "python"),
+        "environments"), 0);
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(env, "torch");
+    assert_string_equal(pt_text(torch, "git_version"), "0123456789abcdef");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(torch, "cuda")));
+    assert_string_equal(pt_text(torch, "variant"), "cpu");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_no_torch_and_requirements(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-empty");
+    const char *pkgs[] = {"diffusers==0.33.0", "transformers==4.52.0", "peft==0.15.0",
+                          "accelerate==1.7.0", "optimum-quanto==0.2.7", "torchao==0.11.0", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
+    cJSON *r = run_quick(venv, NULL);
+    pt_assert_status(pt_check(r, "python.torch"), "fail");
+    const cJSON *c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "warn");
+    pt_assert_contains(pt_text(c, "observed"), "optimum-quanto 0.2.7");
+    pt_assert_contains(pt_text(c, "observed"), "missing: bitsandbytes");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+/* Standard level runs the interpreter: here a script that answers like a
+ * real one whose torch import fails. */
+static void test_deep_import_error(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-deep");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\necho 'noise before the answer'\n"
+             "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": \"ImportError: libcudnn.so.9: "
+             "cannot open shared object file: No such file or directory\"}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "observed"),
+                        "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_deep_garbled_answer(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-garbled");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    pt_write(venv, "bin/python3", "#!/bin/sh\necho 'AITK-JSON:[1, 2'\necho 'Segmentation fault' >&2\n"
+                                  "exit 139\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "observed"), "Segmentation fault");
+    pt_assert_contains(pt_text(c, "message"), "exited with 139 before answering");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_deep_arch_list_wins(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-deep-arch");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    /* A custom build whose own arch list lacks sm_120 although the official
+     * cu128 wheel has it: the installed wheel's answer must win. */
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\necho 'AITK-JSON:{\"torch\": \"2.7.0+cu128\", \"cuda_build\": \"12.8\", "
+             "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_80\", \"sm_90\"], "
+             "\"cudnn\": 90100, \"warnings\": []}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_DIR, "driver=575.64.03;cuda=12090;gpu=NVIDIA GeForce RTX 5090|12.0|32607",
+                      args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "observed"), "cuDNN 90100");
+    c = pt_check(r, "gpu.arch_for_torch");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "source"), "get_arch_list");
+    pt_assert_contains(pt_text(c, "expected"), "sm_80 sm_90");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_python_path_missing(void **state)
+{
+    (void)state;
+    const char *args[] = {"--quick", "--python", "/nonexistent/aitk/bin/python3", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "--python /nonexistent/aitk/bin/python3: no such file");
+    assert_null(pt_find_check(r, "python.torch"));
+    cJSON_Delete(r);
+}
+
+static void test_deep_interpreter_not_runnable(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-noexec");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    char py[800];
+    snprintf(py, sizeof py, "%s/bin/python3", venv);
+    assert_int_equal(chmod(py, 0644), 0); /* exists, cannot be executed */
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "could not be started");
+    cJSON_Delete(r);
+    free(venv);
+}
+
+static void test_aitk_dir_venv(void **state)
+{
+    (void)state;
+    char *aitk = pt_tempdir("aitk-checkout");
+    char venv[700];
+    snprintf(venv, sizeof venv, "%s/venv", aitk);
+    const char *pkgs[] = {"torch==2.9.1+cu128", "torchvision==0.24.1+cu128",
+                          "torchaudio==2.9.1+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    /* No PATH python: the checkout's venv is the only candidate. */
+    const char *env[] = {"PATH=/nonexistent", NULL};
+    const char *args[] = {"--quick", "--aitk-dir", aitk, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "observed"), "aitk-checkout");
+    pt_assert_contains(pt_text(c, "observed"), "(--aitk-dir)");
+    pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
+    pt_assert_status(pt_check(r, "python.torch_python"), "pass");
+    cJSON_Delete(r);
+    const char *bad[] = {"--quick", "--aitk-dir", "/nonexistent/ai-toolkit", NULL};
+    r = pt_run(NULL, NULL, bad, env, &rc);
+    pt_assert_status(pt_check(r, "python.env"), "fail");
+    cJSON_Delete(r);
+    free(aitk);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variant_mismatch),
+        cmocka_unit_test(test_companion_wrong_release),
+        cmocka_unit_test(test_python_out_of_range),
+        cmocka_unit_test(test_profiles_judge_python_312),
+        cmocka_unit_test(test_two_torch_installs),
+        cmocka_unit_test(test_two_dist_info_same_site),
+        cmocka_unit_test(test_cpu_torch),
+        cmocka_unit_test(test_no_torch_and_requirements),
+        cmocka_unit_test(test_deep_import_error),
+        cmocka_unit_test(test_deep_garbled_answer),
+        cmocka_unit_test(test_deep_arch_list_wins),
+        cmocka_unit_test(test_python_path_missing),
+        cmocka_unit_test(test_deep_interpreter_not_runnable),
+        cmocka_unit_test(test_aitk_dir_venv),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,122 @@
+/* The HTML page in a real browser: headless Chromium loads the rendered
+ * synthetic report, its DOM must hold the charts (svg) and the check table,
+ * and a screenshot is saved as a test artifact
+ * (tests/reports-out/browser/report.png, and report-dark.png with the dark
+ * colour scheme). Skipped (77) only when no Chromium is installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "reports/html.h"
+#include "report_test_util.h"
+
+static const char *chromium;
+
+static const char *find_chromium(void)
+{
+    static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
+    static aitk_str path;
+    const char *env_path = getenv("PATH");
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        for (const char *p = env_path ? env_path : "/usr/bin"; *p;) {
+            size_t n = strcspn(p, ":");
+            aitk_str_clear(&path);
+            aitk_str_appendf(&path, "%.*s/%s", (int)n, p, names[i]);
+            if (access(path.ptr, X_OK) == 0)
+                return path.ptr;
+            p += n;
+            if (*p == ':')
+                p++;
+        }
+    }
+    return NULL;
+}
+
+static void browser(const char *const *extra, aitk_str *out)
+{
+    /* --no-sandbox: CI runs as root in a container, where the sandbox cannot start. */
+    const char *argv[16] = {chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--hide-scrollbars", "--window-size=1100,3300"};
+    size_t n = 6;
+    for (size_t i = 0; extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    aitk_str err = AITK_STR_INIT;
+    int rc = rt_run(argv, NULL, out, &err);
+    if (rc != 0)
+        fail_msg("chromium exited %d:\n%s", rc, aitk_str_cstr(&err));
+    aitk_str_free(&err);
+}
+
+static void test_dom_and_screenshot(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, page = AITK_STR_INIT, url = AITK_STR_INIT, shot = AITK_STR_INIT,
+             dark = AITK_STR_INIT, dom = AITK_STR_INIT;
+    rt_dir(&dir, "browser");
+    aitk_str_appendf(&page, "%s/report.html", dir.ptr);
+    aitk_str_appendf(&url, "file://%s", page.ptr);
+    aitk_str_appendf(&shot, "--screenshot=%s/report.png", dir.ptr);
+    aitk_str_appendf(&dark, "--screenshot=%s/report-dark.png", dir.ptr);
+
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    aitk_str html = AITK_STR_INIT;
+    assert_int_equal(aitk_render_html(r, &html), AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(page.ptr, html.ptr, html.len, NULL), AITK_OK);
+    aitk_str_free(&html);
+    cJSON_Delete(r);
+
+    /* The DOM as the browser built it, not as we wrote it. */
+    const char *dump[] = {"--dump-dom", url.ptr, NULL};
+    browser(dump, &dom);
+    const char *d = aitk_str_cstr(&dom);
+    assert_int_equal(rt_count(d, "<svg class=\"chart\""), 4);
+    assert_int_equal(rt_count(d, "<rect class=\"bar "), 6);
+    const char *table = strstr(d, "<table id=\"checks\">");
+    assert_non_null(table);
+    /* The parser adds nothing and drops nothing: 8 rows in the table body. */
+    assert_int_equal(rt_count(table, "<tr><td><span class=\"badge"), 8);
+    assert_non_null(strstr(d, "FAIL: this machine is not ready"));
+    assert_non_null(strstr(d, "<table id=\"micro-table\">"));
+    assert_null(strstr(d, "<script"));
+
+    const char *light[] = {shot.ptr, url.ptr, NULL};
+    browser(light, NULL);
+    const char *dark_args[] = {"--force-dark-mode", dark.ptr, url.ptr, NULL};
+    browser(dark_args, NULL);
+    for (int i = 0; i < 2; i++) {
+        aitk_str png = AITK_STR_INIT;
+        aitk_str_appendf(&png, "%s/%s", dir.ptr, i ? "report-dark.png" : "report.png");
+        char *data = NULL;
+        size_t len = 0;
+        assert_int_equal(aitk_file_read(png.ptr, 64u << 20, &data, &len, NULL), AITK_OK);
+        assert_true(len > 20000); /* a real page, not a blank frame */
+        assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
+        printf("screenshot: %s (%zu bytes)\n", png.ptr, len);
+        aitk_free(data);
+        aitk_str_free(&png);
+    }
+    aitk_str_free(&dir);
+    aitk_str_free(&page);
+    aitk_str_free(&url);
+    aitk_str_free(&shot);
+    aitk_str_free(&dark);
+    aitk_str_free(&dom);
+}
+
+int main(void)
+{
+    chromium = find_chromium();
+    if (!chromium) {
+        printf("no chromium on PATH: skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dom_and_screenshot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

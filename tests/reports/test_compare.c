@@ -1,0 +1,252 @@
+/* compare: a planted 10% regression is caught and a 2% drift passes, at the
+ * default 5% threshold, for workload step times, throughput, peak memory and
+ * microbenchmarks; check status changes; the threshold parser; and the real
+ * `aitk-validate compare` exit codes (0, 1, 2). The variants are made here
+ * by setting literal values on copies of the fixture. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "reports/compare.h"
+#include "report_test_util.h"
+
+static cJSON *base_report(void)
+{
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    return r;
+}
+
+static cJSON *obj_path(cJSON *r, const char *array, int index, const char *section)
+{
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, array), index);
+    assert_non_null(e);
+    return section ? cJSON_GetObjectItemCaseSensitive(e, section) : e;
+}
+
+static void set_num(cJSON *obj, const char *key, double v)
+{
+    assert_non_null(obj);
+    assert_non_null(cJSON_ReplaceItemInObjectCaseSensitive(obj, key, cJSON_CreateNumber(v)) ? obj
+                                                                                            : NULL);
+}
+
+static const aitk_compare_row *row(const aitk_compare *c, const char *metric)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (strcmp(c->rows[i].metric, metric) == 0)
+            return &c->rows[i];
+    fail_msg("no row '%s'", metric);
+    return NULL;
+}
+
+static void test_identical(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(c.regressions, 0);
+    /* 2 workloads x 7 metrics + 3 micro, no status rows. */
+    assert_int_equal(c.count, 17);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static void test_step_time(void **state)
+{
+    (void)state;
+    cJSON *a = base_report();
+    /* flux1-dev median 2.30 s: 2.53 is +10%, 2.346 is +2%. */
+    static const double slower[] = {2.53, 2.346};
+    for (int k = 0; k < 2; k++) {
+        cJSON *b = base_report();
+        set_num(obj_path(b, "workloads", 0, "step_time_s"), "median", slower[k]);
+        aitk_compare c = {0};
+        assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+        const aitk_compare_row *r = row(&c, "workload flux1-dev: median step time");
+        assert_true(fabs(r->delta_pct - (k == 0 ? 10.0 : 2.0)) < 1e-9);
+        assert_int_equal(r->regression, k == 0);
+        assert_int_equal(c.regressions, k == 0 ? 1 : 0);
+        aitk_compare_free(&c);
+        cJSON_Delete(b);
+    }
+    cJSON_Delete(a);
+}
+
+static void test_higher_is_better(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    /* Throughput 0.4348 -> 0.39132 steps/s (-10%); peak memory +2%; GEMM 152.4 -> 137.16
+     * TFLOP/s (-10%); attention 3.9 ms -> 3.51 ms (-10%, faster: an improvement). */
+    set_num(obj_path(b, "workloads", 0, "throughput"), "steps_per_s", 0.39132);
+    set_num(obj_path(b, "workloads", 1, "memory"), "peak_bytes", 37580963840.0 * 1.02);
+    set_num(obj_path(b, "micro", 1, NULL), "value", 137.16);
+    set_num(obj_path(b, "micro", 2, NULL), "value", 3.51);
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "workload flux1-dev: steps/s")->regression);
+    assert_false(row(&c, "workload chroma: peak memory")->regression);
+    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->regression);
+    assert_false(row(&c, "micro attention.flux_joint")->regression);
+    assert_true(row(&c, "micro attention.flux_joint")->improvement);
+    assert_int_equal(c.regressions, 2);
+    aitk_compare_free(&c);
+    /* With a 15% threshold the same changes pass. */
+    assert_int_equal(aitk_compare_reports(a, b, 15, &c), AITK_OK);
+    assert_int_equal(c.regressions, 0);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static void test_check_status(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    /* host.os pass -> fail is a regression; gpu.driver fail -> pass an improvement. */
+    cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "checks", 0, NULL), "status",
+                                           cJSON_CreateString("fail"));
+    cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "checks", 2, NULL), "status",
+                                           cJSON_CreateString("pass"));
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "check host.os")->regression);
+    assert_true(row(&c, "check gpu.driver")->improvement);
+    assert_int_equal(c.regressions, 1);
+    aitk_str out = AITK_STR_INIT;
+    assert_int_equal(aitk_compare_render(&c, AITK_COMPARE_MARKDOWN, &out), AITK_OK);
+    assert_non_null(strstr(out.ptr, "| check host.os | pass | fail | changed | **REGRESSION** |"));
+    aitk_str_clear(&out);
+    assert_int_equal(aitk_compare_render(&c, AITK_COMPARE_HTML, &out), AITK_OK);
+    assert_non_null(strstr(out.ptr, "<table id=\"compare\">"));
+    aitk_str_clear(&out);
+    assert_int_equal(aitk_compare_render(&c, AITK_COMPARE_TEXT, &out), AITK_OK);
+    assert_non_null(strstr(out.ptr, "Result: REGRESSION (1 beyond 5.0%)"));
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static void test_threshold_parse(void **state)
+{
+    (void)state;
+    double v = -1;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_compare_parse_threshold("5%", &v, &err), AITK_OK);
+    assert_true(v == 5);
+    assert_int_equal(aitk_compare_parse_threshold("2.5", &v, &err), AITK_OK);
+    assert_true(v == 2.5);
+    static const char *const bad[] = {"", "%", "five", "5%%", "-1", "1001", "nan", "5 %"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        aitk_str_clear(&err);
+        if (aitk_compare_parse_threshold(bad[i], &v, &err) != AITK_E_INVAL)
+            fail_msg("'%s' accepted", bad[i]);
+        assert_non_null(strstr(err.ptr, "--threshold"));
+    }
+    aitk_str_free(&err);
+}
+
+/* Each allocation fails in turn: NOMEM or the complete table; nothing
+ * leaked (ASan). */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "checks", 0, NULL), "status",
+                                           cJSON_CreateString("fail"));
+    aitk_compare ref = {0};
+    aitk_str want = AITK_STR_INIT;
+    assert_int_equal(aitk_compare_reports(a, b, 5, &ref), AITK_OK);
+    assert_int_equal(aitk_compare_render(&ref, AITK_COMPARE_HTML, &want), AITK_OK);
+    aitk_compare_free(&ref);
+    int failures = 0, ok_in_a_row = 0;
+    for (long n = 0; n < 20000 && ok_in_a_row < 20; n++) {
+        aitk_compare c = {0};
+        aitk_str out = AITK_STR_INIT;
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_compare_reports(a, b, 5, &c);
+        if (!st)
+            st = aitk_compare_render(&c, AITK_COMPARE_HTML, &out);
+        aitk_alloc_fail_after(-1);
+        assert_true(st == AITK_OK || st == AITK_E_NOMEM);
+        if (st == AITK_OK) {
+            ok_in_a_row++;
+            assert_string_equal(aitk_str_cstr(&out), want.ptr);
+        } else {
+            ok_in_a_row = 0;
+            failures++;
+        }
+        aitk_compare_free(&c);
+        aitk_str_free(&out);
+    }
+    assert_true(failures > 0);
+    assert_int_equal(ok_in_a_row, 20);
+    aitk_str_free(&want);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static int run_compare(const char *base, const char *now, const char *threshold, aitk_str *out)
+{
+    const char *argv[] = {AITK_EXE, "compare", base, now, threshold ? "--threshold" : NULL,
+                          threshold, NULL};
+    return rt_run(argv, NULL, out, NULL);
+}
+
+static void test_cli(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, p10 = AITK_STR_INIT, p2 = AITK_STR_INIT, bad = AITK_STR_INIT,
+             out = AITK_STR_INIT;
+    rt_dir(&dir, "compare");
+    aitk_str_appendf(&p10, "%s/regress10.json", dir.ptr);
+    aitk_str_appendf(&p2, "%s/drift2.json", dir.ptr);
+    aitk_str_appendf(&bad, "%s/not-a-report.txt", dir.ptr);
+    cJSON *b = base_report();
+    set_num(obj_path(b, "workloads", 1, "time_per_1000_steps"), "measured_s", 8910); /* +10% */
+    assert_int_equal(rt_write_json(p10.ptr, b), 0);
+    set_num(obj_path(b, "workloads", 1, "time_per_1000_steps"), "measured_s", 8262); /* +2% */
+    assert_int_equal(rt_write_json(p2.ptr, b), 0);
+    cJSON_Delete(b);
+    assert_int_equal(aitk_file_write_atomic(bad.ptr, "{\"x\": 1}", 8, NULL), AITK_OK);
+
+    assert_int_equal(run_compare(FIXTURE, p10.ptr, NULL, &out), 1);
+    assert_non_null(strstr(out.ptr, "workload chroma: time per 1000 steps"));
+    assert_non_null(strstr(out.ptr, "+10.0%  REGRESSION"));
+    aitk_str_clear(&out);
+    assert_int_equal(run_compare(FIXTURE, p2.ptr, NULL, &out), 0);
+    assert_non_null(strstr(out.ptr, "Result: no regression"));
+    assert_int_equal(run_compare(FIXTURE, p10.ptr, "12%", NULL), 0);
+    assert_int_equal(run_compare(FIXTURE, p2.ptr, "1%", NULL), 1);
+    assert_int_equal(run_compare(FIXTURE, p2.ptr, "lots", NULL), 2);
+    assert_int_equal(run_compare(FIXTURE, bad.ptr, NULL, NULL), 2);
+    assert_int_equal(run_compare(FIXTURE, "/nonexistent/x.json", NULL, NULL), 2);
+    const char *one[] = {AITK_EXE, "compare", FIXTURE, NULL};
+    assert_int_equal(rt_run(one, NULL, NULL, NULL), 2);
+    const char *md[] = {AITK_EXE, "compare", FIXTURE, p10.ptr, "--format", "markdown", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(rt_run(md, NULL, &out, NULL), 1);
+    assert_non_null(strstr(out.ptr, "## aitk-validate compare: REGRESSION"));
+    aitk_str_free(&dir);
+    aitk_str_free(&p10);
+    aitk_str_free(&p2);
+    aitk_str_free(&bad);
+    aitk_str_free(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical),      cmocka_unit_test(test_step_time),
+        cmocka_unit_test(test_higher_is_better), cmocka_unit_test(test_check_status),
+        cmocka_unit_test(test_threshold_parse), cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

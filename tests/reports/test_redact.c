@@ -1,0 +1,231 @@
+/* Redaction, unit level: each kind of private value is replaced, the same
+ * value always by the same placeholder, and ordinary report text (versions,
+ * paths, GPU names, timestamps) is left alone. Expected outputs are written
+ * out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "reports/redact.h"
+#include "report_test_util.h"
+
+/* Planted values, shared with the tree test. */
+#define HF "hf_QwErTyUiOpAsDfGhJkLzXcVbNm012345"
+#define AWS_SECRET "Zq3vR8kLm2Np5Xt9Wb4Yc7Hd1Gf6Js0Ae+Uo/Ki"
+#define AWS_EXAMPLE "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+#define UUID "3f1c2b4a-9d8e-4f7a-b6c5-1a2b3c4d5e6f"
+#define SERIAL "1324021045678"
+#define HOST "gpu-box-17.corp.example.com"
+#define USER "jdoe"
+
+static void expect(aitk_redactor *r, const char *in, const char *want)
+{
+    aitk_str out = AITK_STR_INIT;
+    assert_int_equal(aitk_redactor_text(r, in, &out), AITK_OK);
+    if (strcmp(aitk_str_cstr(&out), want) != 0)
+        fail_msg("redact(\"%s\")\n  got  \"%s\"\n  want \"%s\"", in, aitk_str_cstr(&out), want);
+    aitk_str_free(&out);
+}
+
+static void test_patterns(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "GPU-" UUID " ready", "GPU-[uuid-1] ready");
+    expect(r, "mac 00:1A:2b:3C:4d:5E up", "mac [mac-1] up");
+    expect(r, "from 10.1.2.33 and fe80::1ff:fe23:4567:890a", "from [ip-1] and [ip-2]");
+    expect(r, "HF_TOKEN=" HF, "HF_TOKEN=[secret-1]");
+    expect(r, "token " HF " again", "token [secret-1] again");
+    expect(r, "key AKIAIOSFODNN7EXAMPLE", "key [secret-2]");
+    expect(r, "secret " AWS_SECRET ".", "secret [secret-3].");
+    expect(r, "AWS_SECRET_ACCESS_KEY=" AWS_EXAMPLE, "AWS_SECRET_ACCESS_KEY=[secret-4]");
+    expect(r, "gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh [secret-5]");
+    expect(r, "api_key: \"s3cr3t-value-42\"", "api_key: \"[secret-6]\"");
+    expect(r, "hex deadbeefdeadbeefdeadbeefdeadbeef00112233", "hex [secret-7]");
+    assert_int_equal(aitk_redactor_count(r, AITK_REDACT_SECRET), 7);
+    assert_int_equal(aitk_redactor_count(r, AITK_REDACT_IP), 2);
+    aitk_redactor_free(r);
+}
+
+static void test_leaves_ordinary_text(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    static const char *const keep[] = {
+        "/usr/lib/x86_64-linux-gnu/libcudnn.so.9",
+        "NVIDIA_GeForce_RTX_4090_Laptop_GPU",
+        "created 2026-12-01T05:00:00Z, step 12:30:45",
+        "cuDNN 9.1.0.70.1 and CUDA 12.4.1",
+        "pip install nvidia-cudnn-cu12==9.1.0.70",
+        "torch 2.5.1+cu124 on glibc 2.36",
+        "/root/.cache/huggingface",
+        "FluxTransformer2DModel.from_pretrained",
+        "",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        expect(r, keep[i], keep[i]);
+    for (int k = 0; k < AITK_REDACT_KIND_COUNT; k++)
+        assert_int_equal(aitk_redactor_count(r, (aitk_redact_kind)k), 0);
+    aitk_redactor_free(r);
+}
+
+static void test_known_values_consistent(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, USER), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, HOST), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "root"), AITK_OK); /* ignored */
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "alice"), AITK_OK);
+    expect(r, "/home/jdoe/ai-toolkit on " HOST, "/home/[user-1]/ai-toolkit on [host-1]");
+    /* The short host name is learnt from the full one; case does not matter. */
+    expect(r, "ssh JDOE@GPU-BOX-17", "ssh [user-1]@[host-2]");
+    expect(r, "alice and jdoe; jdoe2 and xjdoe stay", "[user-2] and [user-1]; jdoe2 and xjdoe stay");
+    expect(r, "/root/x", "/root/x");
+    assert_int_equal(aitk_redactor_add(r, 99, "x"), AITK_E_INVAL);
+    aitk_redactor_free(r);
+}
+
+/* A report with every planted kind, in the places probes put them. */
+static cJSON *planted_report(void)
+{
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(r, "host");
+    cJSON_ReplaceItemInObjectCaseSensitive(host, "hostname", cJSON_CreateString(HOST));
+    cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+    cJSON_AddStringToObject(env, "HOME", "/home/" USER);
+    cJSON_AddStringToObject(env, "HF_TOKEN", HF);
+    cJSON_AddStringToObject(env, "AWS_SECRET_ACCESS_KEY", AWS_EXAMPLE);
+    cJSON *vars = cJSON_AddArrayToObject(env, "variables");
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "name", "WANDB_API_KEY");
+    cJSON_AddStringToObject(v, "value", "0a1b2c3d4e5f60718293");
+    cJSON_AddItemToArray(vars, v);
+    cJSON *gpu = cJSON_AddObjectToObject(env, "gpu0");
+    cJSON_AddStringToObject(gpu, "uuid", "GPU-" UUID);
+    cJSON_AddStringToObject(gpu, "serial", SERIAL);
+    cJSON_AddStringToObject(gpu, "mac", "00:1a:2b:3c:4d:5e");
+    cJSON *check = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        check, "message",
+        cJSON_CreateString("cache at /home/" USER "/.cache on gpu-box-17 from 192.168.7.21, "
+                           "board " SERIAL ", key " AWS_SECRET));
+    return r;
+}
+
+static const char *const planted[] = {HF, AWS_SECRET, AWS_EXAMPLE, UUID, SERIAL, HOST,
+                                      "gpu-box-17", USER, "192.168.7.21", "00:1a:2b:3c:4d:5e",
+                                      "0a1b2c3d4e5f60718293"};
+
+static void test_tree(void **state)
+{
+    (void)state;
+    cJSON *r = planted_report();
+    assert_int_equal(aitk_redact_report(r, NULL, NULL), AITK_OK);
+    char *text = cJSON_Print(r);
+    for (size_t i = 0; i < sizeof planted / sizeof *planted; i++)
+        if (strstr(text, planted[i]))
+            fail_msg("'%s' survived redaction:\n%s", planted[i], text);
+    /* Same value, same placeholder: the serial in its field and in the message. */
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(env, "gpu0");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(gpu, "serial")->valuestring, "[serial-1]");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(gpu, "uuid")->valuestring,
+                        "GPU-[uuid-1]");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "HF_TOKEN")->valuestring,
+                        "[secret-1]");
+    assert_non_null(strstr(text, "board [serial-1]"));
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(r, "host");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(host, "hostname")->valuestring,
+                        "[host-1]");
+    assert_non_null(strstr(text, "/home/[user-1]/.cache"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "redacted")));
+    /* The tool's own commit is long hex, and public. */
+    assert_non_null(strstr(text, "0123456789abcdef0123456789abcdef01234567"));
+    /* Ordinary fields are untouched. */
+    assert_non_null(strstr(text, "pip install nvidia-cudnn-cu12==9.1.0.70"));
+    cJSON_free(text);
+    cJSON_Delete(r);
+}
+
+/* Each allocation fails in turn: NOMEM, or the same redacted tree as without
+ * failures; never a crash or a half-redacted report claiming success. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    cJSON *ref = planted_report();
+    assert_int_equal(aitk_redact_report(ref, USER, HOST), AITK_OK);
+    char *want = cJSON_Print(ref);
+    cJSON_Delete(ref);
+    int failures = 0, ok_in_a_row = 0;
+    for (long n = 0; n < 20000 && ok_in_a_row < 20; n++) {
+        cJSON *r = planted_report();
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_redact_report(r, USER, HOST);
+        aitk_alloc_fail_after(-1);
+        assert_true(st == AITK_OK || st == AITK_E_NOMEM);
+        if (st == AITK_OK) {
+            ok_in_a_row++;
+            char *got = cJSON_Print(r);
+            assert_string_equal(got, want);
+            cJSON_free(got);
+        } else {
+            ok_in_a_row = 0;
+            failures++;
+        }
+        cJSON_Delete(r);
+    }
+    assert_true(failures > 0);
+    assert_int_equal(ok_in_a_row, 20);
+    cJSON_free(want);
+}
+
+/* Random text built from the characters the patterns care about: never a
+ * crash or an overread (ASan), and a learnt value never survives. */
+static void test_random_text(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "0123456789abcdefABCDEF:.-=_/+hf_GPU xyz\"'\xc3\xa9\xff";
+    unsigned long seed = 12345;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "node7"), AITK_OK);
+    aitk_str in = AITK_STR_INIT, out = AITK_STR_INIT;
+    for (int i = 0; i < 3000; i++) {
+        aitk_str_clear(&in);
+        aitk_str_clear(&out);
+        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+        size_t n = (seed >> 33) % 120;
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            aitk_str_appendc(&in, alphabet[(seed >> 33) % (sizeof alphabet - 1)]);
+        }
+        if (i % 3 == 0)
+            aitk_str_append(&in, " node7 ");
+        assert_int_equal(aitk_redactor_text(r, aitk_str_cstr(&in), &out), AITK_OK);
+        const char *hit = strstr(aitk_str_cstr(&out), " node7 ");
+        if (hit)
+            fail_msg("'%s' -> '%s'", in.ptr, out.ptr);
+    }
+    aitk_str_free(&in);
+    aitk_str_free(&out);
+    aitk_redactor_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_patterns),
+        cmocka_unit_test(test_leaves_ordinary_text),
+        cmocka_unit_test(test_known_values_consistent),
+        cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_random_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

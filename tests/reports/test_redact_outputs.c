@@ -1,0 +1,174 @@
+/* Redaction, whole program: planted private values do not survive in any
+ * output file the real binary writes (JSON, Markdown, HTML, JUnit), neither
+ * through `render --redact` nor through `--support-bundle DIR`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <ctype.h>
+#include <sys/utsname.h>
+
+#include "report_test_util.h"
+
+#define HF "hf_QwErTyUiOpAsDfGhJkLzXcVbNm012345"
+#define AWS_SECRET "Zq3vR8kLm2Np5Xt9Wb4Yc7Hd1Gf6Js0Ae+Uo/Ki"
+#define AWS_EXAMPLE "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+#define UUID "3f1c2b4a-9d8e-4f7a-b6c5-1a2b3c4d5e6f"
+#define SERIAL "1324021045678"
+#define HOST "gpu-box-17.corp.example.com"
+#define USER "jdoe"
+
+static const char *const planted[] = {HF,   AWS_SECRET, AWS_EXAMPLE, UUID, SERIAL, HOST,
+                                      "gpu-box-17", "/home/" USER, "192.168.7.21"};
+
+static int is_word(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* `value` in `text`; as a whole word only when `whole` (a short host name
+ * such as "vm" is also a piece of "NVML"). */
+static const char *find_value(const char *text, const char *value, int whole)
+{
+    size_t n = strlen(value);
+    for (const char *p = strstr(text, value); p; p = strstr(p + 1, value))
+        if (!whole || ((p == text || !is_word(p[-1])) && !is_word(p[n])))
+            return p;
+    return NULL;
+}
+
+static void assert_clean(const char *path, const char *const *values, size_t n, int whole)
+{
+    char *text = rt_read(path);
+    if (!text)
+        fail_msg("%s was not written", path);
+    assert_true(strlen(text) > 100);
+    for (size_t i = 0; i < n; i++)
+        if (values[i] && strlen(values[i]) >= 2 && find_value(text, values[i], whole))
+            fail_msg("'%s' survived redaction in %s", values[i], path);
+    aitk_free(text);
+}
+
+static void test_render_redact(void **state)
+{
+    (void)state;
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "host"),
+                                           "hostname", cJSON_CreateString(HOST));
+    cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+    cJSON_AddStringToObject(env, "HOME", "/home/" USER);
+    cJSON_AddStringToObject(env, "HF_TOKEN", HF);
+    cJSON_AddStringToObject(env, "AWS_SECRET_ACCESS_KEY", AWS_EXAMPLE);
+    cJSON *gpu = cJSON_AddObjectToObject(env, "gpu0");
+    cJSON_AddStringToObject(gpu, "uuid", "GPU-" UUID);
+    cJSON_AddStringToObject(gpu, "serial", SERIAL);
+    /* In the places people read: a failed check's text and a workload message. */
+    cJSON *check = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 2);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        check, "observed",
+        cJSON_CreateString("/home/" USER "/venv on gpu-box-17 (192.168.7.21), GPU-" UUID));
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        check, "remedy", cJSON_CreateString("export HF_TOKEN=" HF " AWS key " AWS_SECRET));
+    cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "workloads"), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(w, "message",
+                                           cJSON_CreateString("board " SERIAL " on " HOST));
+
+    aitk_str dir = AITK_STR_INIT, in = AITK_STR_INIT;
+    rt_dir(&dir, "redact");
+    aitk_str_appendf(&in, "%s/planted.json", aitk_str_cstr(&dir));
+    assert_int_equal(rt_write_json(aitk_str_cstr(&in), r), 0);
+    cJSON_Delete(r);
+
+    static const char *const names[] = {"out.json", "out.md", "out.html", "junit.xml"};
+    aitk_str paths[4] = {AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT};
+    for (int i = 0; i < 4; i++)
+        aitk_str_appendf(&paths[i], "%s/%s", aitk_str_cstr(&dir), names[i]);
+    const char *argv[] = {AITK_EXE, "render", aitk_str_cstr(&in), "--redact",
+                          "--json", paths[0].ptr, "--markdown", paths[1].ptr,
+                          "--html", paths[2].ptr, "--junit", paths[3].ptr, NULL};
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(rt_run(argv, NULL, NULL, &err), 0);
+    for (int i = 0; i < 4; i++)
+        assert_clean(paths[i].ptr, planted, sizeof planted / sizeof *planted, 0);
+
+    /* The placeholders are there, consistent across the files. */
+    char *html = rt_read(paths[2].ptr);
+    char *junit = rt_read(paths[3].ptr);
+    assert_non_null(strstr(html, "GPU-[uuid-1]"));
+    assert_non_null(strstr(junit, "GPU-[uuid-1]"));
+    assert_non_null(strstr(junit, "hostname=\"[host-1]\""));
+    aitk_free(html);
+    aitk_free(junit);
+
+    /* Without --redact the same render keeps them: the test can fail. */
+    const char *plain[] = {AITK_EXE, "render", aitk_str_cstr(&in), "--html", paths[2].ptr, NULL};
+    assert_int_equal(rt_run(plain, NULL, NULL, &err), 0);
+    html = rt_read(paths[2].ptr);
+    assert_non_null(strstr(html, HF));
+    aitk_free(html);
+
+    for (int i = 0; i < 4; i++)
+        aitk_str_free(&paths[i]);
+    aitk_str_free(&dir);
+    aitk_str_free(&in);
+    aitk_str_free(&err);
+}
+
+static void test_support_bundle(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, path_env = AITK_STR_INIT, out = AITK_STR_INIT,
+             err = AITK_STR_INIT;
+    rt_dir(&dir, "support-bundle");
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    /* A run as user "plantuser" with tokens in its environment. */
+    const char *env[] = {path_env.ptr,
+                         "HOME=/home/plantuser",
+                         "USER=plantuser",
+                         "LOGNAME=plantuser",
+                         "HF_TOKEN=" HF,
+                         "AWS_SECRET_ACCESS_KEY=" AWS_SECRET,
+                         "NO_COLOR=1",
+                         NULL};
+    const char *argv[] = {AITK_EXE, "--quick", "--support-bundle", dir.ptr, NULL};
+    int rc = rt_run(argv, env, &out, &err);
+    if (rc != 0 && rc != 1)
+        fail_msg("exit %d\n%s\n%s", rc, aitk_str_cstr(&out), aitk_str_cstr(&err));
+    struct utsname un;
+    assert_int_equal(uname(&un), 0);
+    /* A generic node name identifies nobody and is kept on purpose. */
+    int generic = strcmp(un.nodename, "localhost") == 0 || strlen(un.nodename) < 2;
+    const char *values[] = {"plantuser", HF, AWS_SECRET, generic ? NULL : un.nodename};
+    static const char *const names[] = {"report.md", "report.html", "report.json"};
+    aitk_str p = AITK_STR_INIT;
+    for (int i = 0; i < 3; i++) {
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s/%s", dir.ptr, names[i]);
+        assert_clean(p.ptr, values, sizeof values / sizeof *values, 1);
+    }
+    /* No JUnit in a bundle: it is for people, not CI. */
+    aitk_str_clear(&p);
+    aitk_str_appendf(&p, "%s/junit.xml", dir.ptr);
+    assert_false(rt_exists(p.ptr));
+    aitk_str_clear(&p);
+    aitk_str_appendf(&p, "%s/report.json", dir.ptr);
+    cJSON *r = rt_load(p.ptr);
+    assert_non_null(r);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "redacted")));
+    cJSON_Delete(r);
+    aitk_str_free(&p);
+    aitk_str_free(&dir);
+    aitk_str_free(&path_env);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_redact),
+        cmocka_unit_test(test_support_bundle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,132 @@
+/* `aitk-validate compare BASE.json NEW.json [--threshold 5%] [--format F]
+ * [--output FILE]`: the regression gate of a nightly CI job. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "reports/compare.h"
+#include "reports/report.h"
+#include "validate/cli.h"
+#include "validate/commands.h"
+
+#define MAX_REPORT_BYTES (64u << 20)
+
+static void compare_help(void)
+{
+    fputs("Usage: aitk-validate compare BASE.json NEW.json [--threshold 5%] "
+          "[--format text|markdown|html] [--output FILE]\n"
+          "\n"
+          "Compares two saved reports metric by metric: workload step times, time per\n"
+          "1000 steps, throughput and peak memory; microbenchmark results; check\n"
+          "statuses. A metric that got worse by more than the threshold, or a check that\n"
+          "fails in NEW but did not in BASE, is a regression.\n"
+          "  --threshold P   allowed change in the bad direction, in percent (default 5%)\n"
+          "  --format F      text (default), markdown or html\n"
+          "  --output FILE   write there (atomically) instead of standard output\n"
+          "\n"
+          "Exit codes: 0 no regression, 1 a regression, 2 bad usage or unreadable\n"
+          "report, 3 internal error.\n",
+          stdout);
+}
+
+static aitk_status load(const char *path, cJSON **report, aitk_str *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    aitk_status st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, err);
+    if (!st)
+        st = aitk_report_parse(path, text, len, report, err);
+    aitk_free(text);
+    return st;
+}
+
+int aitk_cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threshold", required_argument, NULL, 't'},
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    double threshold = 5;
+    aitk_compare_format fmt = AITK_COMPARE_TEXT;
+    const char *output = NULL;
+    aitk_str err = AITK_STR_INIT;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 't') {
+            if (aitk_compare_parse_threshold(optarg, &threshold, &err)) {
+                aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
+                aitk_str_free(&err);
+                return AITK_EXIT_USAGE;
+            }
+        } else if (c == 'f') {
+            if (strcmp(optarg, "text") == 0)
+                fmt = AITK_COMPARE_TEXT;
+            else if (strcmp(optarg, "markdown") == 0)
+                fmt = AITK_COMPARE_MARKDOWN;
+            else if (strcmp(optarg, "html") == 0)
+                fmt = AITK_COMPARE_HTML;
+            else {
+                aitk_log(AITK_LOG_ERROR, "compare: --format: '%s' is not text, markdown or html",
+                         optarg);
+                return AITK_EXIT_USAGE;
+            }
+        } else if (c == 'o') {
+            output = optarg;
+        } else if (c == 'h') {
+            compare_help();
+            return AITK_EXIT_OK;
+        } else if (c == ':') {
+            aitk_log(AITK_LOG_ERROR, "compare: %s needs a value", argv[optind - 1]);
+            return AITK_EXIT_USAGE;
+        } else {
+            aitk_log(AITK_LOG_ERROR, "compare: unknown option '%s' (see compare --help)",
+                     argv[optind - 1]);
+            return AITK_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 2) {
+        aitk_log(AITK_LOG_ERROR, "compare: give exactly two reports, BASE and NEW "
+                                 "(see compare --help)");
+        return AITK_EXIT_USAGE;
+    }
+    cJSON *base = NULL, *now = NULL;
+    aitk_status st = load(argv[optind], &base, &err);
+    if (!st)
+        st = load(argv[optind + 1], &now, &err);
+    if (st) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        cJSON_Delete(base);
+        return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+    }
+    aitk_compare cmp = {0};
+    aitk_str text = AITK_STR_INIT;
+    int rc;
+    if (aitk_compare_reports(base, now, threshold, &cmp) ||
+        aitk_compare_render(&cmp, fmt, &text)) {
+        aitk_log(AITK_LOG_ERROR, "compare: out of memory");
+        rc = AITK_EXIT_INTERNAL;
+    } else if (output && aitk_file_write_atomic(output, text.ptr, text.len, &err)) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_USAGE;
+    } else {
+        if (!output)
+            fwrite(aitk_str_cstr(&text), 1, text.len, stdout);
+        rc = cmp.regressions ? AITK_EXIT_FAILED : AITK_EXIT_OK;
+    }
+    aitk_compare_free(&cmp);
+    aitk_str_free(&text);
+    aitk_str_free(&err);
+    cJSON_Delete(base);
+    cJSON_Delete(now);
+    return rc;
+}

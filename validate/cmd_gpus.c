@@ -1,0 +1,134 @@
+/* `aitk-validate gpus [--json]`: lists the GPU database (bench/gpus.yaml), so a
+ * person can see which names `predict --gpu` accepts and what figures stand
+ * behind a prediction. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/log.h"
+#include "models/gpudb.h"
+#include "validate/cli.h"
+#include "validate/commands.h"
+
+static void gpus_help(void)
+{
+    fputs("Usage: aitk-validate gpus [--json] [--sources]\n"
+          "\n"
+          "Lists the GPUs `predict` knows: VRAM, memory bandwidth, dense BF16/FP8/FP32\n"
+          "tensor rates (TFLOP/s), compute capability, PCIe generation and TDP.\n"
+          "  --sources   add each row's source and the figures marked unverified\n"
+          "  --json      print the database as JSON instead\n"
+          "Names are matched ignoring case, spaces and '-': \"rtx4090\", \"NVIDIA GeForce\n"
+          "RTX 4090\" (as NVML reports it) and \"4090\" all find the RTX 4090.\n"
+          "\n"
+          "Exit codes: 0 listed, 2 bad usage or a malformed database, 3 internal error.\n",
+          stdout);
+}
+
+static int print_json(const aitk_gpudb *db)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < db->count; i++) {
+        const aitk_gpu_spec *g = &db->gpus[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            cJSON_Delete(arr);
+            return AITK_EXIT_INTERNAL;
+        }
+        /* A failed add leaves the tree whole; cJSON_Print below then fails. */
+        cJSON_AddStringToObject(o, "name", g->name);
+        cJSON *al = cJSON_AddArrayToObject(o, "aliases");
+        for (const char *const *a = g->aliases; al && *a; a++)
+            cJSON_AddItemToArray(al, cJSON_CreateString(*a));
+        cJSON_AddNumberToObject(o, "vram_gb", g->vram_gb);
+        cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
+        cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
+        cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
+        if (g->fp8_tflops > 0)
+            cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
+        cJSON_AddNumberToObject(o, "fp32_tflops", g->fp32_tflops);
+        cJSON_AddStringToObject(o, "cc", g->cc);
+        cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
+        cJSON_AddNumberToObject(o, "tdp_w", (double)g->tdp_w);
+        cJSON_AddStringToObject(o, "unverified", g->unverified);
+        cJSON_AddStringToObject(o, "source", g->source);
+    }
+    char *text = arr ? cJSON_Print(arr) : NULL;
+    cJSON_Delete(arr);
+    if (!text)
+        return AITK_EXIT_INTERNAL;
+    puts(text);
+    cJSON_free(text);
+    return AITK_EXIT_OK;
+}
+
+int aitk_cmd_gpus(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"sources", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false, sources = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'j') {
+            json = true;
+        } else if (c == 's') {
+            sources = true;
+        } else if (c == 'h') {
+            gpus_help();
+            return AITK_EXIT_OK;
+        } else {
+            aitk_log(AITK_LOG_ERROR, "gpus: unknown option '%s' (see gpus --help)",
+                     argv[optind - 1]);
+            return AITK_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        aitk_log(AITK_LOG_ERROR, "gpus: unexpected argument '%s' (see gpus --help)", argv[optind]);
+        return AITK_EXIT_USAGE;
+    }
+    aitk_str err = AITK_STR_INIT;
+    aitk_gpudb *db = NULL;
+    aitk_status st = aitk_gpudb_load(&db, &err);
+    if (st) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+    }
+    aitk_str_free(&err);
+    int rc = AITK_EXIT_OK;
+    if (json) {
+        rc = print_json(db);
+    } else {
+        printf("%-16s %6s %8s %8s %8s %8s %5s %5s %6s  %s\n", "GPU", "VRAM", "BW GB/s",
+               "BF16", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
+        for (size_t i = 0; i < db->count; i++) {
+            const aitk_gpu_spec *g = &db->gpus[i];
+            printf("%-16s %4.0f GB %8.0f %8.1f ", g->name, g->vram_gb, g->bandwidth_gbs,
+                   g->bf16_tflops);
+            if (g->fp8_tflops > 0)
+                printf("%8.1f", g->fp8_tflops);
+            else
+                printf("%8s", "-");
+            printf(" %8.1f %5s %5ld %6ld  %s\n", g->fp32_tflops, g->cc, g->pcie_gen, g->tdp_w,
+                   g->aliases[0] ? g->aliases[0] : "");
+            if (sources) {
+                printf("    source: %s\n", g->source);
+                if (g->unverified[0])
+                    printf("    unverified: %s\n", g->unverified);
+            }
+        }
+        puts("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. "
+             "Data: bench/gpus.yaml (with sources: --sources).");
+    }
+    aitk_gpudb_free(db);
+    return rc;
+}

@@ -1,0 +1,387 @@
+/* `aitk-validate predict`: time and memory of a LoRA training job on GPUs the
+ * person may not have — "before purchasing hardware". Models come from
+ * models/<id>.yaml or from a real ai-toolkit config (--config), GPUs from
+ * bench/gpus.yaml, the rules and default efficiencies from models/cost.yaml. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "models/aitk_config.h"
+#include "models/predict.h"
+#include "validate/cli.h"
+#include "validate/commands.h"
+
+typedef struct price {
+    const aitk_gpu_spec *gpu;
+    double usd;
+} price;
+
+typedef struct predict_opts {
+    const char *models, *config, *gpus, *json_path, *quantize;
+    bool all_gpus, explain;
+    long resolution, batch, rank;
+    price prices[32];
+    size_t n_prices;
+    char **price_args;
+    size_t n_price_args;
+} predict_opts;
+
+static void predict_help(void)
+{
+    fputs("Usage: aitk-validate predict [--model M[,M...] | --config FILE]\n"
+          "                             [--gpu NAME[,NAME...] | --all-gpus] [options]\n"
+          "\n"
+          "Predicts, per GPU, whether a LoRA training job fits in memory (and if not,\n"
+          "the largest terms of its memory plan), seconds per step, minutes per 1000\n"
+          "steps and, with a price, USD per 1000 steps. No GPU is needed.\n"
+          "  --model M[,M]         flux1-dev, chroma, omnigen2 (default: all three)\n"
+          "  --config FILE         an ai-toolkit training config (its model and settings)\n"
+          "  --gpu NAME[,NAME]     GPUs from `aitk-validate gpus` (default: all)\n"
+          "  --all-gpus            every GPU in the database\n"
+          "  --resolution R        square resolution in pixels (replaces the buckets)\n"
+          "  --batch B             batch size\n"
+          "  --rank R              LoRA rank (alpha follows it)\n"
+          "  --quantize fp8|none   base weights (and text encoders) in fp8 or bf16\n"
+          "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
+          "  --json FILE           write the predictions as JSON (atomically)\n"
+          "  --explain             print the memory plan and the work of one step\n"
+          "  --calibrate FILE      (not in this build yet) efficiencies from a saved report\n"
+          "Defaults are each model's ai-toolkit example config at 1024 px; efficiencies\n"
+          "are the documented defaults of models/cost.yaml.\n"
+          "\n"
+          "Exit codes: 0 predicted, 2 bad usage or bad input (file:line:col given),\n"
+          "3 internal error.\n",
+          stdout);
+}
+
+static aitk_status parse_long(const char *opt, const char *text, long min, long max, long *out,
+                              aitk_str *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || v < min || v > max) {
+        aitk_str_appendf(err, "%s: expected a whole number from %ld to %ld, found '%s'", opt, min,
+                         max, text);
+        return AITK_E_INVAL;
+    }
+    *out = v;
+    return AITK_OK;
+}
+
+/* Calls fn for each comma-separated item of list (owned copies). */
+static aitk_status each_item(const char *list, aitk_status (*fn)(const char *, void *), void *ctx)
+{
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        char *item = aitk_strndup(p, n);
+        if (!item)
+            return AITK_E_NOMEM;
+        aitk_status st = n ? fn(item, ctx) : AITK_OK;
+        aitk_free(item);
+        if (st)
+            return st;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return AITK_OK;
+}
+
+typedef struct run {
+    predict_opts *o;
+    aitk_gpudb *db;
+    aitk_cost_params *params;
+    const aitk_gpu_spec **gpus;
+    size_t n_gpus;
+    cJSON *json;
+    aitk_str *err;
+} run;
+
+static aitk_status add_gpu(const char *name, void *ctx)
+{
+    run *r = ctx;
+    const aitk_gpu_spec *g = NULL;
+    aitk_status st = aitk_gpudb_find(r->db, name, &g, r->err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < r->n_gpus; i++)
+        if (r->gpus[i] == g)
+            return AITK_OK;
+    r->gpus[r->n_gpus++] = g; /* gpus has room for the whole database */
+    return AITK_OK;
+}
+
+static aitk_status parse_prices(run *r)
+{
+    predict_opts *o = r->o;
+    for (size_t i = 0; i < o->n_price_args; i++) {
+        const char *arg = o->price_args[i];
+        const char *eq = strrchr(arg, '=');
+        char *end = NULL;
+        double usd = eq ? strtod(eq + 1, &end) : -1;
+        if (!eq || eq == arg || end == eq + 1 || *end != '\0' || !(usd >= 0) || usd > 1e6) {
+            aitk_str_appendf(r->err, "--price-per-hour: expected GPU=USD (e.g. \"RTX 4090=0.69\"), "
+                                     "found '%s'", arg);
+            return AITK_E_INVAL;
+        }
+        if (o->n_prices == sizeof o->prices / sizeof *o->prices) {
+            aitk_str_appendf(r->err, "--price-per-hour: at most %zu prices",
+                             sizeof o->prices / sizeof *o->prices);
+            return AITK_E_INVAL;
+        }
+        char *name = aitk_strndup(arg, (size_t)(eq - arg));
+        if (!name)
+            return AITK_E_NOMEM;
+        aitk_status st = aitk_gpudb_find(r->db, name, &o->prices[o->n_prices].gpu, r->err);
+        aitk_free(name);
+        if (st)
+            return st;
+        o->prices[o->n_prices++].usd = usd;
+    }
+    return AITK_OK;
+}
+
+static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_workload *w,
+                                    const char *config_path)
+{
+    predict_opts *o = r->o;
+    if (o->resolution) {
+        w->resolutions[0] = o->resolution;
+        w->n_resolutions = 1;
+    }
+    if (o->batch)
+        w->batch = o->batch;
+    if (o->rank) {
+        w->rank = o->rank;
+        w->alpha = (double)o->rank;
+    }
+    if (o->quantize) {
+        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        if (aitk_weight_dtype_parse(o->quantize, &d) || d == AITK_DTYPE_NF4) {
+            aitk_str_appendf(r->err, "--quantize: expected fp8 or none, found '%s'", o->quantize);
+            return AITK_E_INVAL;
+        }
+        w->base_dtype = w->te_dtype = d;
+    }
+    aitk_predict_result res = {.spec = spec, .workload = *w, .config_path = config_path,
+                               .n_rows = r->n_gpus};
+    res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
+    if (!res.rows)
+        return AITK_E_NOMEM;
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < r->n_gpus; i++) {
+        res.rows[i].gpu = r->gpus[i];
+        res.rows[i].price_per_hour = -1;
+        for (size_t k = 0; k < o->n_prices; k++)
+            if (o->prices[k].gpu == r->gpus[i])
+                res.rows[i].price_per_hour = o->prices[k].usd;
+        st = aitk_cost_predict(w, r->params, r->gpus[i], &res.rows[i].pred, r->err);
+    }
+    if (!st)
+        aitk_predict_print_text(stdout, &res, r->params, o->explain);
+    if (!st && r->json)
+        st = aitk_predict_add_json(cJSON_GetObjectItemCaseSensitive(r->json, "predictions"), &res);
+    aitk_free(res.rows);
+    return st;
+}
+
+static aitk_status predict_model(const char *id, void *ctx)
+{
+    run *r = ctx;
+    aitk_model_spec *spec = NULL;
+    aitk_status st = aitk_model_spec_load(id, false, &spec, r->err);
+    if (st)
+        return st;
+    aitk_workload w;
+    aitk_workload_defaults(&w, spec);
+    st = predict_workload(r, spec, &w, NULL);
+    aitk_model_spec_free(spec);
+    return st;
+}
+
+static aitk_status predict_config(run *r)
+{
+    aitk_train_config cfg;
+    aitk_status st = aitk_config_read(r->o->config, &cfg, r->err);
+    if (st)
+        return st;
+    if (cfg.n_ignored)
+        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) do not enter the prediction (ignored):\n%s",
+                 r->o->config, cfg.n_ignored, aitk_str_cstr(&cfg.ignored));
+    if (cfg.low_vram)
+        aitk_log(AITK_LOG_WARN, "%s: low_vram is read but not modelled (it changes where "
+                                "weights are quantized, not the peak on the GPU)", r->o->config);
+    aitk_model_spec *spec = NULL;
+    st = aitk_model_spec_load(cfg.model_id, false, &spec, r->err);
+    if (!st) {
+        aitk_workload w;
+        aitk_workload_defaults(&w, spec);
+        memcpy(w.resolutions, cfg.resolutions, sizeof w.resolutions);
+        w.n_resolutions = cfg.n_resolutions;
+        w.batch = cfg.batch;
+        w.accumulation = cfg.accumulation;
+        w.rank = cfg.rank;
+        w.alpha = cfg.alpha;
+        w.steps = cfg.steps;
+        w.checkpointing = cfg.checkpointing;
+        w.optimizer = cfg.optimizer;
+        w.lora_bytes = cfg.lora_bytes;
+        w.cache_latents = cfg.cache_latents;
+        w.cache_text = cfg.cache_text;
+        bool four_bit = strstr(cfg.qtype, "4") != NULL;
+        w.base_dtype = !cfg.quantize ? AITK_DTYPE_BF16 : four_bit ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
+        w.te_dtype = cfg.quantize_te ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
+        if (!aitk_cost_find_optimizer(r->params, w.optimizer)) {
+            aitk_str_appendf(r->err, "%s: optimizer '%s' is not in models/cost.yaml's list",
+                             r->o->config, w.optimizer);
+            st = AITK_E_INVAL;
+        } else {
+            st = predict_workload(r, spec, &w, r->o->config);
+        }
+    }
+    aitk_model_spec_free(spec);
+    aitk_config_free(&cfg);
+    return st;
+}
+
+static int finish(run *r, aitk_status st)
+{
+    int rc = AITK_EXIT_OK;
+    if (!st && r->json) {
+        char *text = cJSON_Print(r->json);
+        if (!text) {
+            st = AITK_E_NOMEM;
+        } else {
+            st = aitk_file_write_atomic(r->o->json_path, text, strlen(text), r->err);
+            cJSON_free(text);
+        }
+    }
+    if (st) {
+        if (st == AITK_E_NOMEM || st == AITK_E_INTERNAL)
+            aitk_log(AITK_LOG_ERROR, "predict: %s", aitk_strerror(st));
+        else
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(r->err));
+        rc = st == AITK_E_NOMEM || st == AITK_E_INTERNAL ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+    }
+    cJSON_Delete(r->json);
+    aitk_free(r->gpus);
+    aitk_gpudb_free(r->db);
+    aitk_cost_params_free(r->params);
+    aitk_free(r->o->price_args);
+    return rc;
+}
+
+static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, NULL, 'm'},     {"config", required_argument, NULL, 'c'},
+        {"gpu", required_argument, NULL, 'g'},       {"all-gpus", no_argument, NULL, 'A'},
+        {"resolution", required_argument, NULL, 'r'}, {"batch", required_argument, NULL, 'b'},
+        {"rank", required_argument, NULL, 'k'},      {"quantize", required_argument, NULL, 'q'},
+        {"price-per-hour", required_argument, NULL, 'p'},
+        {"calibrate", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},
+        {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    o->price_args = aitk_calloc((size_t)argc, sizeof *o->price_args);
+    if (!o->price_args)
+        return AITK_EXIT_INTERNAL;
+    int c;
+    aitk_status st = AITK_OK;
+    while (!st && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': o->models = optarg; break;
+        case 'c': o->config = optarg; break;
+        case 'g': o->gpus = optarg; break;
+        case 'A': o->all_gpus = true; break;
+        case 'r': st = parse_long("--resolution", optarg, 64, 8192, &o->resolution, err); break;
+        case 'b': st = parse_long("--batch", optarg, 1, 1024, &o->batch, err); break;
+        case 'k': st = parse_long("--rank", optarg, 1, 4096, &o->rank, err); break;
+        case 'q': o->quantize = optarg; break;
+        case 'p': o->price_args[o->n_price_args++] = optarg; break;
+        case 'j': o->json_path = optarg; break;
+        case 'e': o->explain = true; break;
+        case 'C':
+            aitk_str_append(err, "predict: --calibrate is not in this build yet (it needs a "
+                                 "report with measured efficiencies from the GPU backend)");
+            st = AITK_E_UNSUPPORTED;
+            break;
+        case 'h': predict_help(); return -1;
+        case ':':
+            aitk_str_appendf(err, "predict: %s needs a value", argv[optind - 1]);
+            st = AITK_E_INVAL;
+            break;
+        default:
+            aitk_str_appendf(err, "predict: unknown option '%s' (see predict --help)",
+                             argv[optind - 1]);
+            st = AITK_E_INVAL;
+        }
+    }
+    if (!st && optind != argc) {
+        aitk_str_appendf(err, "predict: unexpected argument '%s' (see predict --help)",
+                         argv[optind]);
+        st = AITK_E_INVAL;
+    }
+    if (!st && o->models && o->config) {
+        aitk_str_append(err, "predict: give --model or --config, not both");
+        st = AITK_E_INVAL;
+    }
+    if (!st && o->gpus && o->all_gpus) {
+        aitk_str_append(err, "predict: give --gpu or --all-gpus, not both");
+        st = AITK_E_INVAL;
+    }
+    return st ? AITK_EXIT_USAGE : AITK_EXIT_OK;
+}
+
+int aitk_cmd_predict(int argc, char **argv)
+{
+    predict_opts o = {0};
+    aitk_str err = AITK_STR_INIT;
+    int rc = parse_args(argc, argv, &o, &err);
+    if (rc) {
+        if (rc > 0)
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_free(o.price_args);
+        aitk_str_free(&err);
+        return rc < 0 ? AITK_EXIT_OK : rc;
+    }
+    run r = {.o = &o, .err = &err};
+    aitk_status st = aitk_gpudb_load(&r.db, &err);
+    if (!st)
+        st = aitk_cost_params_load(&r.params, &err);
+    if (!st) {
+        r.gpus = aitk_calloc(r.db->count ? r.db->count : 1, sizeof *r.gpus);
+        st = r.gpus ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st && o.gpus) {
+        st = each_item(o.gpus, add_gpu, &r);
+    } else if (!st) {
+        for (size_t i = 0; i < r.db->count; i++)
+            r.gpus[r.n_gpus++] = &r.db->gpus[i];
+    }
+    if (!st)
+        st = parse_prices(&r);
+    if (!st && o.json_path) {
+        r.json = cJSON_CreateObject();
+        if (!r.json || !cJSON_AddNumberToObject(r.json, "schema", 1) ||
+            !cJSON_AddArrayToObject(r.json, "predictions") ||
+            aitk_predict_add_params_json(r.json, r.params))
+            st = AITK_E_NOMEM;
+    }
+    if (!st && o.config)
+        st = predict_config(&r);
+    else if (!st)
+        st = each_item(o.models ? o.models : "flux1-dev,chroma,omnigen2", predict_model, &r);
+    rc = finish(&r, st);
+    aitk_str_free(&err);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* ELF reader for the dependency doctor, through libelf.
+ *
+ * Reads only what the loader's search needs: class, machine, OS ABI,
+ * DT_NEEDED, DT_RPATH, DT_RUNPATH, DT_SONAME, DF_1_NODEFLIB, the interpreter,
+ * and symbol-version needs (GLIBC_2.x wanted from libc.so.6) and definitions
+ * (what a library provides). Files are mapped, not read, because CUDA
+ * libraries run to hundreds of MiB and we touch a few pages of each. Every
+ * failure names the file; no input, however broken, may crash the reader. */
+#ifndef AITK_LIBDEPS_ELF_H
+#define AITK_LIBDEPS_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct aitk_elf_verneed {
+    char *file;    /* the DT_NEEDED name the versions are wanted from */
+    char *version; /* "GLIBC_2.34" */
+} aitk_elf_verneed;
+
+typedef struct aitk_elf_info {
+    int elf_class;      /* ELFCLASS32 or ELFCLASS64 */
+    unsigned machine;   /* EM_* */
+    unsigned osabi;
+    unsigned type;      /* ET_DYN, ET_EXEC, ... */
+    char *soname, *rpath, *runpath, *interp; /* NULL when absent */
+    bool nodeflib;      /* DF_1_NODEFLIB: skip ld.so.cache and default folders */
+    char **needed;
+    size_t needed_count;
+    aitk_elf_verneed *verneed;
+    size_t verneed_count;
+    char **verdef;      /* version names defined (provided), base entry excluded */
+    size_t verdef_count;
+} aitk_elf_info;
+
+/* Whole-file analysis. AITK_E_IO when it cannot be opened, AITK_E_PARSE when
+ * it is not a well-formed ELF object; err gets "path: reason". */
+aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err);
+/* The same over bytes in memory (tests, fuzzing); `name` is used in messages. */
+aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, aitk_elf_info *out,
+                              aitk_str *err);
+void aitk_elf_info_free(aitk_elf_info *info);
+
+/* Cheap identity check of a search candidate: reads the first 20 bytes only.
+ * AITK_E_PARSE when the file is not ELF. */
+aitk_status aitk_elf_peek(const char *path, int *elf_class, unsigned *machine, aitk_str *err);
+
+/* "x86-64", "i386", "AArch64", or "machine 0x.." into `out`. */
+void aitk_elf_machine_name(unsigned machine, aitk_str *out);
+
+#endif

@@ -1,0 +1,471 @@
+/* PE parsing over a byte buffer; see pe.h. The whole file is one bounded
+ * view: every read goes through rd16/rd32/rd64 or rva_to_off, which refuse
+ * anything past the end, so malformed input ends in a message, never in a
+ * read outside the buffer. Field offsets are those of the Microsoft PE/COFF
+ * specification ("PE Format", learn.microsoft.com). */
+#include "validate/libdeps/pe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifndef _WIN32
+#include <sys/mman.h>
+#endif
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+#define MAX_NAME 1024         /* longer "DLL names" are garbage, not names */
+#define MAX_DESCRIPTORS 65536 /* real DLLs import from < 100 DLLs */
+
+typedef struct view {
+    const char *name;
+    const unsigned char *p;
+    size_t len;
+    uint32_t nsec;
+    size_t sec_off;     /* file offset of the section table */
+    uint32_t size_of_headers;
+    uint64_t image_base;
+    bool pe32plus;
+    aitk_str *err;
+} view;
+
+static aitk_status bad(const view *v, const char *what)
+{
+    aitk_str_appendf(v->err, "%s: %s", v->name, what);
+    return AITK_E_PARSE;
+}
+
+static bool rd16(const view *v, size_t off, uint32_t *out)
+{
+    if (off > v->len || v->len - off < 2)
+        return false;
+    *out = (uint32_t)v->p[off] | (uint32_t)v->p[off + 1] << 8;
+    return true;
+}
+
+static bool rd32(const view *v, size_t off, uint32_t *out)
+{
+    if (off > v->len || v->len - off < 4)
+        return false;
+    *out = (uint32_t)v->p[off] | (uint32_t)v->p[off + 1] << 8 | (uint32_t)v->p[off + 2] << 16 |
+           (uint32_t)v->p[off + 3] << 24;
+    return true;
+}
+
+static bool rd64(const view *v, size_t off, uint64_t *out)
+{
+    uint32_t lo, hi;
+    if (!rd32(v, off, &lo) || !rd32(v, off + 4, &hi))
+        return false;
+    *out = (uint64_t)hi << 32 | lo;
+    return true;
+}
+
+/* File offset of `rva`, with at least `need` bytes readable there. */
+static bool rva_to_off(const view *v, uint32_t rva, size_t need, size_t *out)
+{
+    if (rva < v->size_of_headers) {
+        if (rva > v->len || v->len - rva < need)
+            return false;
+        *out = rva;
+        return true;
+    }
+    for (uint32_t i = 0; i < v->nsec; i++) {
+        size_t s = v->sec_off + (size_t)i * 40;
+        uint32_t vsize, va, rawsize, rawptr;
+        if (!rd32(v, s + 8, &vsize) || !rd32(v, s + 12, &va) || !rd32(v, s + 16, &rawsize) ||
+            !rd32(v, s + 20, &rawptr))
+            return false;
+        uint64_t span = vsize > rawsize ? vsize : rawsize;
+        if (rva < va || (uint64_t)rva >= (uint64_t)va + span)
+            continue;
+        uint64_t delta = rva - va;
+        if (delta + need > rawsize) /* in the section's zero-filled tail: not in the file */
+            return false;
+        uint64_t off = (uint64_t)rawptr + delta;
+        if (off > v->len || v->len - off < need)
+            return false;
+        *out = (size_t)off;
+        return true;
+    }
+    return false;
+}
+
+/* A NUL-terminated string at `rva`, copied. */
+static aitk_status str_at_rva(const view *v, uint32_t rva, const char *what, char **out)
+{
+    size_t off;
+    if (!rva_to_off(v, rva, 1, &off)) {
+        aitk_str_appendf(v->err, "%s: %s at RVA 0x%x lies outside the file", v->name, what, rva);
+        return AITK_E_PARSE;
+    }
+    size_t room = v->len - off < MAX_NAME ? v->len - off : MAX_NAME;
+    const unsigned char *nul = memchr(v->p + off, 0, room);
+    if (!nul || nul == v->p + off) {
+        aitk_str_appendf(v->err, "%s: %s at RVA 0x%x is not a terminated name", v->name, what, rva);
+        return AITK_E_PARSE;
+    }
+    *out = aitk_strndup((const char *)v->p + off, (size_t)(nul - (v->p + off)));
+    return *out ? AITK_OK : AITK_E_NOMEM;
+}
+
+static aitk_status add_import(aitk_pe_info *out, char *dll, bool delay)
+{
+    aitk_pe_import *g = aitk_realloc(out->imports, (out->import_count + 1) * sizeof *g);
+    if (!g) {
+        aitk_free(dll);
+        return AITK_E_NOMEM;
+    }
+    out->imports = g;
+    g[out->import_count++] = (aitk_pe_import){.dll = dll, .delay = delay};
+    return AITK_OK;
+}
+
+/* The import lookup table at `rva`: one entry per function, zero-ended;
+ * the top bit marks an import by ordinal, else the entry is the RVA of a
+ * 2-byte hint followed by the name. */
+static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk_pe_import *imp)
+{
+    size_t esize = pe32plus ? 8 : 4;
+    for (size_t i = 0; i < MAX_DESCRIPTORS * 16; i++) {
+        size_t off;
+        uint64_t e = 0;
+        uint32_t e32 = 0;
+        uint32_t at = rva + (uint32_t)(i * esize);
+        if (at < rva || !rva_to_off(v, at, esize, &off)) {
+            aitk_str_appendf(v->err, "%s: import lookup table of %s at RVA 0x%x lies outside the file",
+                             v->name, imp->dll, at);
+            return AITK_E_PARSE;
+        }
+        if (pe32plus)
+            rd64(v, off, &e);
+        else if (rd32(v, off, &e32))
+            e = e32;
+        if (e == 0)
+            return AITK_OK;
+        if (e & (pe32plus ? (uint64_t)1 << 63 : (uint64_t)1 << 31))
+            continue; /* by ordinal */
+        char *name = NULL;
+        aitk_status st = str_at_rva(v, (uint32_t)(e & 0x7fffffffu) + 2, "imported function name",
+                                    &name);
+        if (st)
+            return st;
+        char **g = aitk_realloc(imp->symbols, (imp->symbol_count + 1) * sizeof *g);
+        if (!g) {
+            aitk_free(name);
+            return AITK_E_NOMEM;
+        }
+        imp->symbols = g;
+        g[imp->symbol_count++] = name;
+    }
+    return AITK_OK;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool delay,
+                                unsigned flags, aitk_pe_info *out)
+{
+    if (rva == 0 || size == 0)
+        return AITK_OK;
+    size_t desc = delay ? 32 : 20;
+    /* The loader walks imports to the all-zero descriptor whatever the
+     * directory size says (GNU ld writes odd sizes); delay descriptors are
+     * also bounded by the size, as GNU ld leaves no terminator after them. */
+    size_t limit = delay ? size / desc : MAX_DESCRIPTORS;
+    if (limit > MAX_DESCRIPTORS)
+        limit = MAX_DESCRIPTORS;
+    for (size_t i = 0; i < limit; i++) {
+        size_t off;
+        uint32_t drva = rva + (uint32_t)(i * desc);
+        if (drva < rva || !rva_to_off(v, drva, desc, &off)) {
+            aitk_str_appendf(v->err, "%s: %simport descriptor %zu at RVA 0x%x lies outside the file",
+                             v->name, delay ? "delay-" : "", i, drva);
+            return AITK_E_PARSE;
+        }
+        uint32_t attrs = 0, name_rva = 0, ilt = 0;
+        if (delay) {
+            rd32(v, off, &attrs);
+            rd32(v, off + 4, &name_rva);
+            rd32(v, off + 16, &ilt);
+        } else {
+            rd32(v, off + 12, &name_rva);
+            rd32(v, off, &ilt);
+            if (ilt == 0) /* no separate lookup table: the IAT holds it on disk */
+                rd32(v, off + 16, &ilt);
+        }
+        if (name_rva == 0) /* the all-zero terminator */
+            return AITK_OK;
+        /* Old (VC6) delay descriptors hold virtual addresses, not RVAs. */
+        if (delay && !(attrs & 1u)) {
+            uint64_t va = name_rva, iva = ilt;
+            if (va < v->image_base || va - v->image_base > UINT32_MAX ||
+                (iva && (iva < v->image_base || iva - v->image_base > UINT32_MAX)))
+                return bad(v, "delay-import address outside the image");
+            name_rva = (uint32_t)(va - v->image_base);
+            ilt = iva ? (uint32_t)(iva - v->image_base) : 0;
+        }
+        char *dll = NULL;
+        aitk_status st = str_at_rva(v, name_rva, delay ? "delay-import DLL name" : "import DLL name",
+                                    &dll);
+        if (!st)
+            st = add_import(out, dll, delay);
+        if (!st && (flags & AITK_PE_READ_SYMBOLS) && ilt)
+            st = read_symbols(v, ilt, v->pe32plus, &out->imports[out->import_count - 1]);
+        if (st)
+            return st;
+    }
+    if (delay)
+        return AITK_OK;
+    return bad(v, "import table has no terminator");
+}
+
+static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk_pe_info *out)
+{
+    if (rva == 0 || size == 0)
+        return AITK_OK;
+    size_t off;
+    uint32_t count, names_rva;
+    if (!rva_to_off(v, rva, 40, &off) || !rd32(v, off + 24, &count) ||
+        !rd32(v, off + 32, &names_rva))
+        return bad(v, "export directory lies outside the file");
+    if (count > v->len / 4)
+        return bad(v, "export name count larger than the file could hold");
+    if (count == 0)
+        return AITK_OK;
+    size_t table;
+    if (!rva_to_off(v, names_rva, (size_t)count * 4, &table))
+        return bad(v, "export name table lies outside the file");
+    out->exports = aitk_calloc(count, sizeof *out->exports);
+    if (!out->exports)
+        return AITK_E_NOMEM;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t nrva;
+        rd32(v, table + (size_t)i * 4, &nrva);
+        aitk_status st = str_at_rva(v, nrva, "export name", &out->exports[i]);
+        if (st)
+            return st;
+        out->export_count++;
+    }
+    /* The loader binary-searches this table, so it should be sorted
+     * already; a hostile file need not be, and our lookups must not lie. */
+    qsort(out->exports, out->export_count, sizeof *out->exports, cmp_name);
+    return AITK_OK;
+}
+
+/* One level of the resource tree: the entry with `id`, or the first entry
+ * when id is 0. Returns its OffsetToData field. */
+static bool res_entry(const view *v, size_t base, size_t dir_off, uint32_t id, uint32_t *data)
+{
+    uint32_t named, ids;
+    if (!rd16(v, base + dir_off + 12, &named) || !rd16(v, base + dir_off + 14, &ids))
+        return false;
+    for (uint32_t i = 0; i < named + ids; i++) {
+        uint32_t name, to;
+        size_t e = base + dir_off + 16 + (size_t)i * 8;
+        if (!rd32(v, e, &name) || !rd32(v, e + 4, &to))
+            return false;
+        if (id == 0 || name == id) {
+            *data = to;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Version resource (RT_VERSION = 16) -> VS_FIXEDFILEINFO. Absent or odd
+ * resources are not errors: the version is an extra, not a requirement. */
+static aitk_status read_version(const view *v, uint32_t rva, uint32_t size, aitk_pe_info *out)
+{
+    size_t base;
+    if (rva == 0 || size < 16 || !rva_to_off(v, rva, 16, &base))
+        return AITK_OK;
+    uint32_t to = 0, id = 16;
+    size_t dir = 0;
+    for (int level = 0; level < 3; level++) {
+        if (!res_entry(v, base, dir, id, &to))
+            return AITK_OK;
+        id = 0;
+        if (level < 2) {
+            if (!(to & 0x80000000u))
+                return AITK_OK;
+            dir = to & 0x7fffffffu;
+        } else if (to & 0x80000000u) {
+            return AITK_OK;
+        }
+    }
+    uint32_t data_rva, data_size;
+    size_t doff;
+    if (!rd32(v, base + to, &data_rva) || !rd32(v, base + to + 4, &data_size) ||
+        data_size > v->len || !rva_to_off(v, data_rva, data_size, &doff))
+        return AITK_OK;
+    for (size_t i = 0; i + 16 <= data_size; i += 4) {
+        uint32_t sig, ms, ls;
+        rd32(v, doff + i, &sig);
+        if (sig != 0xfeef04bdu)
+            continue;
+        rd32(v, doff + i + 8, &ms);
+        rd32(v, doff + i + 12, &ls);
+        aitk_str s = AITK_STR_INIT;
+        aitk_str_appendf(&s, "%u.%u.%u.%u", ms >> 16, ms & 0xffffu, ls >> 16, ls & 0xffffu);
+        if (aitk_str_status(&s))
+            return AITK_E_NOMEM;
+        out->file_version = aitk_str_steal(&s);
+        return AITK_OK;
+    }
+    return AITK_OK;
+}
+
+static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
+{
+    uint32_t mz, lfanew, sig, magic, nsec, optsize, ndirs;
+    if (v->len == 0)
+        return bad(v, "empty file");
+    if (!rd16(v, 0, &mz) || mz != 0x5a4d)
+        return bad(v, "not a PE file (no MZ header)");
+    if (!rd32(v, 0x3c, &lfanew) || !rd32(v, lfanew, &sig) || sig != 0x00004550)
+        return bad(v, "not a PE file (no PE signature where the DOS header points)");
+    size_t coff = (size_t)lfanew + 4, opt = coff + 20;
+    if (!rd16(v, coff, &out->machine) || !rd16(v, coff + 2, &nsec) ||
+        !rd16(v, coff + 16, &optsize) || !rd16(v, coff + 18, &out->characteristics))
+        return bad(v, "truncated COFF header");
+    if (!rd16(v, opt, &magic) || (magic != 0x10b && magic != 0x20b))
+        return bad(v, "truncated or unknown optional header");
+    out->pe32plus = v->pe32plus = magic == 0x20b;
+    size_t dirs = opt + (out->pe32plus ? 112 : 96);
+    uint32_t base32 = 0;
+    bool ok = rd32(v, opt + 60, &v->size_of_headers) &&
+              rd32(v, opt + (out->pe32plus ? 108 : 92), &ndirs) &&
+              (out->pe32plus ? rd64(v, opt + 24, &v->image_base) : rd32(v, opt + 28, &base32));
+    if (!ok || optsize < (out->pe32plus ? 112 : 96))
+        return bad(v, "truncated optional header");
+    if (!out->pe32plus)
+        v->image_base = base32;
+    v->nsec = nsec;
+    v->sec_off = opt + optsize;
+    if (v->sec_off > v->len || (v->len - v->sec_off) / 40 < nsec)
+        return bad(v, "section table runs past the end of the file");
+    /* Directories beyond NumberOfRvaAndSizes or the optional header are absent. */
+    size_t have = (optsize - (dirs - opt)) / 8;
+    if (ndirs > have)
+        ndirs = (uint32_t)have;
+    uint32_t drva[14] = {0}, dsize[14] = {0};
+    for (uint32_t i = 0; i < ndirs && i < 14; i++)
+        if (!rd32(v, dirs + i * 8, &drva[i]) || !rd32(v, dirs + i * 8 + 4, &dsize[i]))
+            return bad(v, "data directories run past the end of the file");
+    aitk_status st = read_imports(v, drva[1], dsize[1], false, flags, out);
+    if (!st)
+        st = read_imports(v, drva[13], dsize[13], true, flags, out);
+    if (!st && (flags & AITK_PE_READ_EXPORTS))
+        st = read_exports(v, drva[0], dsize[0], out);
+    if (!st)
+        st = read_version(v, drva[2], dsize[2], out);
+    return st;
+}
+
+aitk_status aitk_pe_read_mem(const char *name, const unsigned char *data, size_t len,
+                             unsigned flags, aitk_pe_info *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+    view v = {.name = name, .p = data, .len = len, .err = err};
+    aitk_status st = parse(&v, flags, out);
+    if (st)
+        aitk_pe_info_free(out);
+    return st;
+}
+
+aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+#ifndef _WIN32
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return AITK_E_IO;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size == 0) {
+        close(fd);
+        aitk_str_appendf(err, "%s: %s", path, S_ISREG(sb.st_mode) ? "empty file" : "not a regular file");
+        return AITK_E_PARSE;
+    }
+    void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        aitk_str_appendf(err, "%s: cannot map: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    aitk_status st = aitk_pe_read_mem(path, map, (size_t)sb.st_size, flags, out, err);
+    munmap(map, (size_t)sb.st_size);
+    return st;
+#else
+    char *data = NULL;
+    size_t len = 0;
+    aitk_status st = aitk_file_read(path, (size_t)1 << 32, &data, &len, err);
+    if (!st)
+        st = aitk_pe_read_mem(path, (const unsigned char *)data, len, flags, out, err);
+    aitk_free(data);
+    return st;
+#endif
+}
+
+aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    unsigned char h[64], c[6];
+    view v = {.name = path, .p = h, .len = 0, .err = err};
+    ssize_t n = read(fd, h, sizeof h);
+    uint32_t lfanew = 0, sig = 0, mz = 0;
+    v.len = n > 0 ? (size_t)n : 0;
+    bool ok = rd16(&v, 0, &mz) && mz == 0x5a4d && rd32(&v, 0x3c, &lfanew) &&
+              lseek(fd, (off_t)lfanew, SEEK_SET) == (off_t)lfanew && read(fd, c, 6) == 6;
+    close(fd);
+    view cv = {.name = path, .p = c, .len = 6, .err = err};
+    if (!ok || !rd32(&cv, 0, &sig) || sig != 0x00004550 || !rd16(&cv, 4, machine))
+        return bad(&v, "not a PE file");
+    return AITK_OK;
+}
+
+void aitk_pe_machine_name(unsigned machine, aitk_str *out)
+{
+    if (machine == AITK_PE_MACHINE_AMD64)
+        aitk_str_append(out, "x86-64");
+    else if (machine == AITK_PE_MACHINE_I386)
+        aitk_str_append(out, "i386");
+    else if (machine == AITK_PE_MACHINE_ARM64)
+        aitk_str_append(out, "ARM64");
+    else
+        aitk_str_appendf(out, "machine 0x%x", machine);
+}
+
+void aitk_pe_info_free(aitk_pe_info *info)
+{
+    if (!info)
+        return;
+    for (size_t i = 0; i < info->import_count; i++) {
+        aitk_free(info->imports[i].dll);
+        for (size_t k = 0; k < info->imports[i].symbol_count; k++)
+            aitk_free(info->imports[i].symbols[k]);
+        aitk_free(info->imports[i].symbols);
+    }
+    aitk_free(info->imports);
+    for (size_t i = 0; i < info->export_count; i++)
+        aitk_free(info->exports[i]);
+    aitk_free(info->exports);
+    aitk_free(info->file_version);
+    memset(info, 0, sizeof *info);
+}

@@ -1,0 +1,235 @@
+/* deps.* checks (provider.h). Each failure names the missing link, the chain
+ * to it, where the loader looked and the remedy, like `aitk-validate deps`.
+ *
+ * Torch discovery is minimal for now: $VIRTUAL_ENV, $CONDA_PREFIX, the user
+ * site and the system Python's packages; --python and --aitk-dir discovery
+ * (asking each interpreter where torch is) is left for later (issue 3). */
+#include "validate/libdeps/provider.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/dynload.h"
+#include "validate/libdeps/render.h"
+#include "validate/libdeps/tree.h"
+
+/* lib*.so.N: the soname level, so each library is examined once (not via
+ * its lib*.so and lib*.so.N.M.K aliases too). */
+static bool soname_file(const char *n)
+{
+    const char *so = strstr(n, ".so.");
+    if (strncmp(n, "lib", 3) != 0 || !so || !so[4])
+        return false;
+    for (const char *p = so + 4; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* lib*.so with no lib*.so.N beside it: torch's own libraries
+ * (libtorch_cuda.so, libc10.so) carry no version suffix. */
+static bool plain_so(const char *n, const aitk_strlist *names)
+{
+    size_t len = strlen(n);
+    if (strncmp(n, "lib", 3) != 0 || len < 4 || strcmp(n + len - 3, ".so") != 0)
+        return false;
+    for (size_t i = 0; i < names->count; i++)
+        if (strncmp(names->items[i], n, len) == 0 && names->items[i][len] == '.' &&
+            soname_file(names->items[i]))
+            return false;
+    return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static aitk_status list_libs(const char *dir, aitk_strlist *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return AITK_E_NOTFOUND;
+    aitk_strlist names = {0};
+    aitk_status st = AITK_OK;
+    for (struct dirent *e; !st && (e = readdir(d));)
+        if (strncmp(e->d_name, "lib", 3) == 0 && strstr(e->d_name, ".so"))
+            st = aitk_strlist_add(&names, e->d_name);
+    closedir(d);
+    for (size_t i = 0; !st && i < names.count; i++) {
+        const char *n = names.items[i];
+        if (!soname_file(n) && !plain_so(n, &names))
+            continue;
+        aitk_str p = AITK_STR_INIT;
+        aitk_str_appendf(&p, "%s/%s", dir, n);
+        st = aitk_str_status(&p) ? AITK_E_NOMEM : aitk_strlist_add(out, p.ptr);
+        aitk_str_free(&p);
+    }
+    aitk_strlist_free(&names);
+    if (out->count)
+        qsort(out->items, out->count, sizeof *out->items, cmp_str);
+    return st;
+}
+
+aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *title,
+                                const char *dir, cJSON *env)
+{
+    aitk_strlist libs = {0};
+    aitk_str observed = AITK_STR_INIT, remedy = AITK_STR_INIT, sources = AITK_STR_INIT,
+             err = AITK_STR_INIT;
+    aitk_status st = list_libs(dir, &libs);
+    aitk_check c = {.id = id, .category = "deps", .title = title,
+                    .expected = "every dependency resolvable by the loader"};
+    cJSON *sec = cJSON_AddObjectToObject(env, strrchr(id, '.') + 1);
+    cJSON_AddStringToObject(sec, "dir", dir);
+    if (st == AITK_E_NOTFOUND || (!st && libs.count == 0)) {
+        c.status = AITK_CHECK_SKIP;
+        c.observed = "";
+        c.message = "no libraries found there";
+        c.source = "";
+        st = aitk_checklist_add(&ctx->checks, &c);
+        aitk_strlist_free(&libs);
+        return st;
+    }
+    aitk_deps_opts opts = {0};
+    aitk_deps *d = NULL;
+    aitk_remedies *rem = NULL;
+    if (!st && aitk_remedies_load(&rem, &err) == AITK_E_NOMEM)
+        st = AITK_E_NOMEM;
+    if (!st)
+        st = aitk_deps_new(&opts, &d, &err);
+    cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
+    size_t bad = 0, unreadable = 0;
+    for (size_t i = 0; !st && i < libs.count; i++) {
+        aitk_dep_tree t;
+        aitk_str_clear(&err);
+        aitk_status ast = aitk_deps_analyze(d, libs.items[i], &t, &err);
+        if (ast == AITK_E_NOMEM) {
+            st = ast;
+            break;
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", libs.items[i]);
+        cJSON_AddItemToArray(arr, o);
+        if (ast) {
+            unreadable++;
+            cJSON_AddStringToObject(o, "error", aitk_str_cstr(&err));
+            aitk_str_appendf(&observed, "%s%s", observed.len ? "; " : "", aitk_str_cstr(&err));
+            continue;
+        }
+        size_t p = aitk_dep_tree_problems(&t);
+        cJSON_AddNumberToObject(o, "links", (double)(t.count - 1));
+        cJSON_AddNumberToObject(o, "problems", (double)p);
+        if (p) {
+            bad++;
+            st = aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources);
+        }
+        aitk_dep_tree_free(&t);
+        /* Beyond --quick the real loader confirms (it runs constructors,
+         * which is what the standard level allows): its own words go beside
+         * the static diagnosis, and a refusal the static view missed fails. */
+        if (!st && ctx->level >= AITK_LEVEL_STANDARD) {
+            aitk_dl *dl = NULL;
+            aitk_str lerr = AITK_STR_INIT;
+            aitk_status lst = aitk_dl_open(libs.items[i], AITK_DL_DEFAULT, &dl, &lerr);
+            cJSON_AddStringToObject(o, "load", lst ? aitk_str_cstr(&lerr) : "loaded");
+            if (lst == AITK_E_NOMEM) {
+                st = lst;
+            } else if (lst) {
+                if (!p)
+                    bad++;
+                aitk_str_appendf(&observed, "%sloader: %s", observed.len ? "; " : "",
+                                 aitk_str_cstr(&lerr));
+            } else {
+                aitk_dl_close(dl);
+            }
+            aitk_str_free(&lerr);
+        }
+    }
+    if (!st) {
+        aitk_str msg = AITK_STR_INIT;
+        aitk_str_appendf(&msg, "%zu librar%s in %s examined statically", libs.count,
+                         libs.count == 1 ? "y" : "ies", dir);
+        if (bad || unreadable)
+            aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad, unreadable);
+        c.status = bad || unreadable ? AITK_CHECK_FAIL : AITK_CHECK_PASS;
+        c.observed = observed.len ? observed.ptr : "all dependencies resolved";
+        c.message = aitk_str_cstr(&msg);
+        c.remedy = remedy.len ? remedy.ptr
+                   : c.status == AITK_CHECK_FAIL
+                       ? "Run `aitk-validate deps --all` on the failing library to see the whole tree, "
+                         "then install the package that ships the missing library."
+                       : "";
+        c.source = sources.len ? sources.ptr : "glibc ld.so search order (elf/dl-load.c); FACTS.md sections 9-10";
+        st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
+        aitk_str_free(&msg);
+    }
+    aitk_deps_free(d);
+    aitk_remedies_free(rem);
+    aitk_strlist_free(&libs);
+    aitk_str_free(&observed);
+    aitk_str_free(&remedy);
+    aitk_str_free(&sources);
+    aitk_str_free(&err);
+    return st;
+}
+
+/* The first torch/lib folder of the active environment, if any. */
+static aitk_status find_torch(aitk_str *out)
+{
+    const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), getenv("HOME"),
+                              "/usr/local", "/usr"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        if (!prefixes[i] || !*prefixes[i])
+            continue;
+        aitk_str pat = AITK_STR_INIT;
+        /* $HOME: the user site, ~/.local/lib/python3.X/site-packages. */
+        aitk_str_appendf(&pat, "%s%s/lib/python3*/*-packages/torch/lib", prefixes[i],
+                         i == 2 ? "/.local" : "");
+        if (aitk_str_status(&pat))
+            return AITK_E_NOMEM;
+        glob_t g;
+        int rc = glob(pat.ptr, GLOB_NOSORT, NULL, &g);
+        aitk_str_free(&pat);
+        if (rc == 0 && g.gl_pathc > 0) {
+            aitk_str_append(out, g.gl_pathv[0]);
+            globfree(&g);
+            return aitk_str_status(out);
+        }
+        if (rc == 0)
+            globfree(&g);
+    }
+    return AITK_E_NOTFOUND;
+}
+
+aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
+{
+    cJSON *env = cJSON_AddObjectToObject(ctx->env, "deps");
+    if (!env)
+        return AITK_E_NOMEM;
+    const char *cuda = getenv("AITK_CUDA_LIB_DIR"); /* tests and unusual installs */
+    aitk_status st = aitk_deps_check_dir(ctx, "deps.cuda", "CUDA libraries: dependency tree",
+                                         cuda && *cuda ? cuda : "/usr/local/cuda/lib64", env);
+    if (st)
+        return st;
+    aitk_str torch = AITK_STR_INIT;
+    st = find_torch(&torch);
+    if (st == AITK_E_NOTFOUND) {
+        aitk_check c = {.id = "deps.torch", .category = "deps",
+                        .title = "torch libraries: dependency tree", .status = AITK_CHECK_SKIP,
+                        .observed = "", .expected = "",
+                        .message = "no torch install found in $VIRTUAL_ENV, $CONDA_PREFIX, "
+                                   "the user site (~/.local), /usr/local or /usr",
+                        .source = ""};
+        st = aitk_checklist_add(&ctx->checks, &c);
+    } else if (!st) {
+        st = aitk_deps_check_dir(ctx, "deps.torch", "torch libraries: dependency tree", torch.ptr,
+                                 env);
+    }
+    aitk_str_free(&torch);
+    return st;
+}

@@ -1,0 +1,275 @@
+/* Text and JSON views of a dependency tree (render.h). The text leads with
+ * what is broken, because that is the question the user came with; --all
+ * adds the full tree for those who want to see every link. */
+#include "validate/libdeps/render.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+static const char *state_text(const aitk_dep_node *n)
+{
+    switch (n->state) {
+    case AITK_DEP_NOT_FOUND: return "NOT FOUND";
+    case AITK_DEP_WRONG_ARCH: return "WRONG ARCHITECTURE";
+    case AITK_DEP_BAD_FILE: return "UNREADABLE";
+    case AITK_DEP_BAD_VERSION: return "MISSING VERSION";
+    case AITK_DEP_MISSING_SYMBOL: return "MISSING FUNCTION";
+    default: return aitk_dep_state_name(n->state);
+    }
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void text_remedy(aitk_str *o, const aitk_remedy *rem, const char *indent)
+{
+    if (!rem) {
+        aitk_str_appendf(o, "%sfix: find which package ships this library and install it "
+                            "(no known remedy in remedies.yaml)\n", indent);
+        return;
+    }
+    aitk_str_appendf(o, "%scomes from: %s\n%ssymptom: %s\n%sfix: %s\n%ssource: %s\n", indent,
+                     rem->comes_from, indent, rem->symptom, indent, rem->fix, indent, rem->source);
+}
+
+static void text_node(const aitk_dep_tree *t, size_t i, aitk_str *o)
+{
+    const aitk_dep_node *n = &t->nodes[i];
+    for (unsigned d = 0; d < n->depth + 1; d++)
+        aitk_str_append(o, "  ");
+    aitk_str_appendf(o, "%s%s", n->name, n->delay ? " (delay-load)" : "");
+    if (i == 0)
+        aitk_str_appendf(o, " [%s]\n", n->arch ? n->arch : "?");
+    else if (n->state == AITK_DEP_FOUND)
+        aitk_str_appendf(o, " => %s [%s%s]\n", n->path, n->how, n->repeat ? ", already loaded" : "");
+    else if (n->state == AITK_DEP_SYSTEM)
+        aitk_str_appendf(o, " => %s\n", n->how);
+    else
+        aitk_str_appendf(o, " => %s%s%s\n", state_text(n), n->detail ? ": " : "",
+                         n->detail ? n->detail : "");
+    for (size_t k = 0; k < n->skipped.count; k++) {
+        for (unsigned d = 0; d < n->depth + 2; d++)
+            aitk_str_append(o, "  ");
+        aitk_str_appendf(o, "(skipped %s)\n", n->skipped.items[k]);
+    }
+    for (size_t c = n->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
+        text_node(t, c, o);
+}
+
+static void text_list(aitk_str *o, const char *title, const aitk_strlist *l, bool numbered)
+{
+    if (!l->count)
+        return;
+    aitk_str_appendf(o, "    %s\n", title);
+    for (size_t k = 0; k < l->count; k++) {
+        if (numbered)
+            aitk_str_appendf(o, "      %zu. %s\n", k + 1, l->items[k]);
+        else
+            aitk_str_appendf(o, "      %s\n", l->items[k]);
+    }
+}
+
+aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
+                                  aitk_str *o)
+{
+    const aitk_dep_node *root = &t->nodes[0];
+    aitk_str_appendf(o, "%s (%s %s)\n", root->name, t->format == AITK_DEP_PE ? "PE" : "ELF",
+                     root->arch ? root->arch : "?");
+    if (all)
+        for (size_t c = root->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
+            text_node(t, c, o);
+    size_t problems = 0, warnings = 0;
+    for (size_t i = 1; i < t->count; i++) {
+        const aitk_dep_node *n = &t->nodes[i];
+        bool problem = aitk_dep_state_is_problem(n->state);
+        if (n->repeat || (!problem && !n->duplicates.count))
+            continue;
+        bool deferred = aitk_dep_tree_deferred(t, i);
+        aitk_str chain = AITK_STR_INIT;
+        aitk_dep_tree_chain(t, i, &chain);
+        if (problem) {
+            aitk_str_appendf(o, "  %s: %s: %s\n", deferred ? "warning (delay-load)" : "PROBLEM",
+                             aitk_str_cstr(&chain), state_text(n));
+            if (n->path)
+                aitk_str_appendf(o, "    file: %s%s%s%s\n", n->path, n->arch ? " (" : "",
+                                 n->arch ? n->arch : "", n->arch ? ")" : "");
+            if (n->detail)
+                aitk_str_appendf(o, "    why: %s\n", n->detail);
+            if (deferred)
+                aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
+            text_list(o, "searched, in order:", &n->searched, true);
+            text_list(o, "skipped candidates:", &n->skipped, false);
+            text_remedy(o, aitk_remedies_find(r, n->name, false), "    ");
+            if (deferred)
+                warnings++;
+            else
+                problems++;
+        }
+        if (n->duplicates.count) {
+            aitk_str_appendf(o, "  warning: %s: %zu copies on the search path\n",
+                             aitk_str_cstr(&chain), n->duplicates.count + 1);
+            aitk_str_appendf(o, "    loaded: %s", n->path ? n->path : "?");
+            if (n->version)
+                aitk_str_appendf(o, " (version %s)", n->version);
+            aitk_str_append(o, "\n");
+            text_list(o, "also found:", &n->duplicates, false);
+            const aitk_remedy *rem = aitk_remedies_find(r, n->name, true);
+            if (rem)
+                text_remedy(o, rem, "    ");
+            warnings++;
+        }
+        aitk_str_free(&chain);
+    }
+    aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s (%zu links examined)\n", problems,
+                     problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", t->count - 1);
+    return aitk_str_status(o);
+}
+
+static cJSON *json_list(const aitk_strlist *l)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t k = 0; a && k < l->count; k++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(l->items[k]));
+    return a;
+}
+
+static void json_remedy(cJSON *o, const aitk_remedy *rem)
+{
+    if (!rem) {
+        cJSON_AddNullToObject(o, "remedy");
+        return;
+    }
+    cJSON *m = cJSON_AddObjectToObject(o, "remedy");
+    cJSON_AddStringToObject(m, "comes_from", rem->comes_from);
+    cJSON_AddStringToObject(m, "symptom", rem->symptom);
+    cJSON_AddStringToObject(m, "fix", rem->fix);
+    cJSON_AddStringToObject(m, "source", rem->source);
+}
+
+static void add_opt_string(cJSON *o, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *json_node(const aitk_dep_tree *t, size_t i)
+{
+    const aitk_dep_node *n = &t->nodes[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", i == 0 ? base_name(n->name) : n->name);
+    cJSON_AddStringToObject(o, "state", aitk_dep_state_name(n->state));
+    add_opt_string(o, "path", n->path);
+    add_opt_string(o, "how", n->how);
+    add_opt_string(o, "arch", n->arch);
+    if (n->version)
+        cJSON_AddStringToObject(o, "version", n->version);
+    if (n->detail)
+        cJSON_AddStringToObject(o, "detail", n->detail);
+    if (n->delay)
+        cJSON_AddTrueToObject(o, "delay_load");
+    if (n->repeat)
+        cJSON_AddTrueToObject(o, "already_loaded");
+    if (aitk_dep_state_is_problem(n->state))
+        cJSON_AddItemToObject(o, "searched", json_list(&n->searched));
+    if (n->skipped.count)
+        cJSON_AddItemToObject(o, "skipped", json_list(&n->skipped));
+    if (n->duplicates.count)
+        cJSON_AddItemToObject(o, "duplicates", json_list(&n->duplicates));
+    if (n->first_child != AITK_DEP_NONE) {
+        cJSON *kids = cJSON_AddArrayToObject(o, "children");
+        for (size_t c = n->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
+            cJSON_AddItemToArray(kids, json_node(t, c));
+    }
+    return o;
+}
+
+static cJSON *json_chain(const aitk_dep_tree *t, size_t i)
+{
+    cJSON *a = cJSON_CreateArray();
+    size_t n = t->nodes[i].depth + 1;
+    for (size_t k = 0; k < n; k++) {
+        size_t j = i;
+        for (size_t up = 0; up < n - 1 - k; up++)
+            j = t->nodes[j].parent;
+        cJSON_AddItemToArray(a, cJSON_CreateString(base_name(t->nodes[j].name)));
+    }
+    return a;
+}
+
+aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", t->nodes[0].path);
+    cJSON_AddStringToObject(o, "format", t->format == AITK_DEP_PE ? "pe" : "elf");
+    add_opt_string(o, "arch", t->nodes[0].arch);
+    cJSON_AddBoolToObject(o, "ok", aitk_dep_tree_problems(t) == 0);
+    cJSON *problems = cJSON_AddArrayToObject(o, "problems");
+    cJSON *warnings = cJSON_AddArrayToObject(o, "warnings");
+    for (size_t i = 1; i < t->count; i++) {
+        const aitk_dep_node *n = &t->nodes[i];
+        bool problem = aitk_dep_state_is_problem(n->state);
+        if (n->repeat || (!problem && !n->duplicates.count))
+            continue;
+        cJSON *p = cJSON_CreateObject();
+        bool deferred = aitk_dep_tree_deferred(t, i);
+        cJSON_AddStringToObject(p, "kind", problem ? aitk_dep_state_name(n->state) : "duplicate");
+        cJSON_AddStringToObject(p, "name", n->name);
+        cJSON_AddItemToObject(p, "chain", json_chain(t, i));
+        add_opt_string(p, "path", n->path);
+        if (n->detail)
+            cJSON_AddStringToObject(p, "detail", n->detail);
+        cJSON_AddBoolToObject(p, "delay_load", deferred);
+        cJSON_AddItemToObject(p, "searched", json_list(&n->searched));
+        if (n->skipped.count)
+            cJSON_AddItemToObject(p, "skipped", json_list(&n->skipped));
+        if (n->duplicates.count)
+            cJSON_AddItemToObject(p, "duplicates", json_list(&n->duplicates));
+        json_remedy(p, aitk_remedies_find(r, n->name, !problem));
+        cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
+    }
+    cJSON_AddItemToObject(o, "tree", json_node(t, 0));
+    /* cJSON drops items silently when an allocation fails: check the shape. */
+    if (!o || !cJSON_GetObjectItem(o, "tree") || !cJSON_GetObjectItem(o, "warnings")) {
+        cJSON_Delete(o);
+        return AITK_E_NOMEM;
+    }
+    *out = o;
+    return AITK_OK;
+}
+
+aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remedies *r,
+                                        aitk_str *observed, aitk_str *remedy, aitk_str *sources)
+{
+    for (size_t i = 1; i < t->count; i++) {
+        const aitk_dep_node *n = &t->nodes[i];
+        if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(t, i))
+            continue;
+        aitk_str chain = AITK_STR_INIT;
+        aitk_dep_tree_chain(t, i, &chain);
+        aitk_str_appendf(observed, "%s%s: %s", observed->len ? "; " : "", aitk_str_cstr(&chain),
+                         state_text(n));
+        if (n->detail)
+            aitk_str_appendf(observed, " (%s)", n->detail);
+        if (n->searched.count) {
+            aitk_str_append(observed, "; searched:");
+            for (size_t k = 0; k < n->searched.count; k++)
+                aitk_str_appendf(observed, " %zu. %s", k + 1, n->searched.items[k]);
+        }
+        aitk_str_free(&chain);
+        const aitk_remedy *rem = aitk_remedies_find(r, n->name, false);
+        if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
+            aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? " " : "", n->name, rem->fix);
+            aitk_str_appendf(sources, "%s%s", sources->len ? "; " : "", rem->source);
+        }
+    }
+    if (aitk_str_status(observed) || aitk_str_status(remedy) || aitk_str_status(sources))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}

@@ -1,0 +1,58 @@
+/* Internal to libdeps: the analysis session and the two loader emulations.
+ * tree.c walks; resolve_linux.c and resolve_windows.c decide, for one
+ * requested name, where the loader would find it. */
+#ifndef AITK_LIBDEPS_RESOLVE_H
+#define AITK_LIBDEPS_RESOLVE_H
+
+#include <sys/types.h>
+
+#include "validate/libdeps/elf.h"
+#include "validate/libdeps/ldcache.h"
+#include "validate/libdeps/pe.h"
+#include "validate/libdeps/tree.h"
+
+/* One file read once per session, shared by every tree that reaches it. */
+typedef struct aitk_dep_obj {
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    bool is_pe;
+    aitk_status st;   /* AITK_OK when read */
+    char *error;      /* the reader's message otherwise */
+    aitk_elf_info elf;
+    aitk_pe_info pe;
+} aitk_dep_obj;
+
+/* A folder's listing for case-insensitive lookups (Windows names). */
+typedef struct aitk_dir_listing {
+    char *dir;
+    char **lower;     /* sorted lower-case names */
+    char **real;      /* the same entries as spelled on disk */
+    size_t count;
+} aitk_dir_listing;
+
+struct aitk_deps {
+    aitk_deps_opts opts;
+    aitk_ldcache cache;
+    bool cache_loaded, cache_failed;
+    char *cache_error;
+    aitk_dep_obj *objs;
+    size_t obj_count;
+    aitk_dir_listing *dirs;
+    size_t dir_count;
+};
+
+/* Reads (or finds in the session cache) the object at `path`. Returns its
+ * index; the object's st/error say whether it could be read. */
+aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *index);
+
+/* Fills node `i` (name set, parent set) of `t`: path/how/state, searched,
+ * skipped, duplicates. The requester is t->nodes[i].parent. */
+aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i);
+aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i);
+
+/* Case-insensitive file lookup in `dir`: the on-disk name or NULL. */
+aitk_status aitk_deps_dir_find(aitk_deps *d, const char *dir, const char *name,
+                               const char **real);
+
+#endif

@@ -1,0 +1,315 @@
+/* Where ld.so would find one DT_NEEDED name (glibc elf/dl-load.c order):
+ *   1. a name with a slash is a path;
+ *   2. DT_RPATH of the requester, then of the object that loaded it, and on
+ *      up to the root, skipping any object that has DT_RUNPATH, and only
+ *      when the requester itself has no DT_RUNPATH;
+ *   3. LD_LIBRARY_PATH;
+ *   4. DT_RUNPATH of the requester only;
+ *   5. /etc/ld.so.cache, then 6. the default folders (both skipped under
+ *      DF_1_NODEFLIB).
+ * $ORIGIN, $LIB and $PLATFORM are expanded as ld.so does; candidates of the
+ * wrong ELF class or machine are skipped and recorded, as ld.so skips them.
+ * Not emulated: glibc-hwcaps/ and legacy hwcap subfolders of each path
+ * folder, and secure (setuid) mode. */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "validate/libdeps/resolve.h"
+
+typedef struct search {
+    aitk_deps *d;
+    aitk_dep_node *n;
+    int elf_class;
+    unsigned machine;
+} search;
+
+static const char *triplet(unsigned machine, int elf_class)
+{
+    if (machine == EM_X86_64)
+        return elf_class == ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+    if (machine == EM_386)
+        return "i386-linux-gnu";
+    if (machine == EM_AARCH64)
+        return "aarch64-linux-gnu";
+    if (machine == EM_PPC64)
+        return "powerpc64le-linux-gnu";
+    return NULL;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static const char *platform(unsigned machine)
+{
+    return machine == EM_X86_64 ? "x86_64" : machine == EM_386 ? "i686"
+           : machine == EM_AARCH64 ? "aarch64" : "unknown";
+}
+
+/* ld.so.cache flags for this class/machine (dl-cache.h _DL_CACHE_DEFAULT_ID). */
+static uint32_t cache_flags(unsigned machine, int elf_class)
+{
+    if (machine == EM_X86_64 && elf_class == ELFCLASS64)
+        return AITK_LDCACHE_FLAG_ELF_LIBC6 | AITK_LDCACHE_FLAG_X8664_LIB64;
+    if (machine == EM_X86_64)
+        return AITK_LDCACHE_FLAG_ELF_LIBC6 | 0x0800u; /* x32 */
+    if (machine == EM_AARCH64)
+        return AITK_LDCACHE_FLAG_ELF_LIBC6 | AITK_LDCACHE_FLAG_AARCH64_LIB64;
+    return AITK_LDCACHE_FLAG_ELF_LIBC6;
+}
+
+/* Another usable copy of an already found library, further down the
+ * search order: ld.so never loads it, but a different version there is how
+ * "works in one shell, fails in another" happens (LD_LIBRARY_PATH, pip's
+ * nvidia-* packages next to a CUDA toolkit). */
+static aitk_status note_duplicate(search *s, const char *file, const char *rule)
+{
+    struct stat a, b;
+    int cls = 0;
+    unsigned mach = 0;
+    aitk_str err = AITK_STR_INIT, text = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    if (stat(file, &a) == 0 && stat(s->n->path, &b) == 0 &&
+        (a.st_dev != b.st_dev || a.st_ino != b.st_ino) &&
+        aitk_elf_peek(file, &cls, &mach, &err) == AITK_OK && cls == s->elf_class &&
+        mach == s->machine) {
+        for (size_t i = 0; i < s->n->duplicates.count; i++)
+            if (strncmp(s->n->duplicates.items[i], file, strlen(file)) == 0 &&
+                s->n->duplicates.items[i][strlen(file)] == ' ')
+                goto out; /* the same file reached by two rules */
+        aitk_str_appendf(&text, "%s (%s, %lld bytes; loaded copy: %lld bytes)", file, rule,
+                         (long long)a.st_size, (long long)b.st_size);
+        st = aitk_str_status(&text) ? AITK_E_NOMEM : aitk_strlist_add(&s->n->duplicates, text.ptr);
+    }
+out:
+    aitk_str_free(&err);
+    aitk_str_free(&text);
+    return st;
+}
+
+/* Checks one candidate file. Returns true only when the search must stop
+ * (out of memory); a found library is recorded in the node and the search
+ * goes on, looking only for further copies. */
+static bool try_path(search *s, const char *file, const char *rule, aitk_status *st)
+{
+    if (access(file, F_OK) != 0)
+        return false;
+    if (s->n->path) {
+        *st = note_duplicate(s, file, rule);
+        return *st != AITK_OK;
+    }
+    int cls = 0;
+    unsigned mach = 0;
+    aitk_str err = AITK_STR_INIT, why = AITK_STR_INIT;
+    if (aitk_elf_peek(file, &cls, &mach, &err) != AITK_OK) {
+        aitk_str_appendf(&why, "%s (not an ELF file)", file);
+    } else if (cls != s->elf_class || mach != s->machine) {
+        aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == ELFCLASS32 ? 32 : 64);
+        aitk_elf_machine_name(mach, &why);
+        aitk_str_appendf(&why, ", the tree is %d-bit ", s->elf_class == ELFCLASS32 ? 32 : 64);
+        aitk_elf_machine_name(s->machine, &why);
+        aitk_str_append(&why, ")");
+    }
+    aitk_str_free(&err);
+    if (why.len || why.failed) {
+        *st = aitk_str_status(&why);
+        if (!*st)
+            *st = aitk_strlist_add(&s->n->skipped, why.ptr);
+        aitk_str_free(&why);
+        return *st != AITK_OK;
+    }
+    s->n->state = AITK_DEP_FOUND;
+    if (!(s->n->path = aitk_strdup(file)) || !(s->n->how = aitk_strdup(rule)))
+        *st = AITK_E_NOMEM;
+    return *st != AITK_OK;
+}
+
+static bool try_dir(search *s, const char *dir, const char *rule, aitk_status *st)
+{
+    aitk_str label = AITK_STR_INIT, file = AITK_STR_INIT;
+    aitk_str_appendf(&label, "%s (%s)", *dir ? dir : ".", rule);
+    aitk_str_appendf(&file, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] != '/' ? "/" : "",
+                     s->n->name);
+    bool done;
+    if ((*st = aitk_str_status(&label)) || (*st = aitk_str_status(&file)) ||
+        (!s->n->path && (*st = aitk_strlist_add(&s->n->searched, label.ptr))))
+        done = true;
+    else
+        done = try_path(s, file.ptr, rule, st);
+    aitk_str_free(&label);
+    aitk_str_free(&file);
+    return done;
+}
+
+/* Replaces $ORIGIN, $LIB, $PLATFORM (and ${...}) in one path element. */
+static aitk_status expand(const search *s, const char *elem, size_t len, const char *origin,
+                          aitk_str *out)
+{
+    const char *trip = triplet(s->machine, s->elf_class);
+    aitk_str lib = AITK_STR_INIT;
+    aitk_str_appendf(&lib, "lib/%s", trip ? trip : "");
+    bool multiarch = false;
+    if (trip) {
+        aitk_str probe = AITK_STR_INIT;
+        aitk_str_appendf(&probe, "/%s", lib.ptr);
+        multiarch = is_dir(aitk_str_cstr(&probe));
+        aitk_str_free(&probe);
+    }
+    if (!multiarch) {
+        aitk_str_clear(&lib);
+        aitk_str_append(&lib, s->elf_class == ELFCLASS64 ? "lib64" : "lib");
+    }
+    static const char *const names[] = {"ORIGIN", "LIB", "PLATFORM"};
+    for (size_t i = 0; i < len;) {
+        bool hit = false;
+        if (elem[i] == '$') {
+            for (size_t k = 0; k < 3 && !hit; k++) {
+                size_t nl = strlen(names[k]), skip = 0;
+                if (len - i > nl && strncmp(elem + i + 1, names[k], nl) == 0)
+                    skip = 1 + nl;
+                else if (len - i > nl + 2 && elem[i + 1] == '{' &&
+                         strncmp(elem + i + 2, names[k], nl) == 0 && elem[i + 2 + nl] == '}')
+                    skip = 3 + nl;
+                if (skip) {
+                    aitk_str_append(out, k == 0 ? origin : k == 1 ? lib.ptr : platform(s->machine));
+                    i += skip;
+                    hit = true;
+                }
+            }
+        }
+        if (!hit)
+            aitk_str_appendc(out, elem[i++]);
+    }
+    aitk_str_free(&lib);
+    return aitk_str_status(out);
+}
+
+/* Searches each folder of a ':'-separated list; true when it must stop. */
+static bool try_list(search *s, const char *list, const char *origin, const char *rule,
+                     aitk_status *st)
+{
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ":;");
+        aitk_str dir = AITK_STR_INIT;
+        *st = expand(s, p, len, origin, &dir);
+        bool done = *st ? true : try_dir(s, aitk_str_cstr(&dir), rule, st);
+        aitk_str_free(&dir);
+        if (done)
+            return true;
+        if (!p[len])
+            return false;
+        p += len + 1;
+    }
+}
+
+static aitk_status origin_of(const aitk_dep_node *n, aitk_str *out)
+{
+    const char *slash = n->path ? strrchr(n->path, '/') : NULL;
+    if (slash == n->path && slash)
+        aitk_str_append(out, "/");
+    else if (slash)
+        aitk_str_appendn(out, n->path, (size_t)(slash - n->path));
+    else
+        aitk_str_append(out, ".");
+    return aitk_str_status(out);
+}
+
+static bool try_object_path(search *s, const aitk_dep_tree *t, size_t j, bool runpath,
+                            aitk_status *st)
+{
+    const aitk_dep_node *o = &t->nodes[j];
+    const aitk_elf_info *e = &s->d->objs[o->obj].elf;
+    const char *list = runpath ? e->runpath : e->rpath;
+    if (!list)
+        return false;
+    const char *slash = strrchr(o->name, '/');
+    aitk_str origin = AITK_STR_INIT, rule = AITK_STR_INIT;
+    origin_of(o, &origin);
+    aitk_str_appendf(&rule, "%s of %s", runpath ? "DT_RUNPATH" : "DT_RPATH",
+                     slash ? slash + 1 : o->name);
+    bool done = (*st = aitk_str_status(&origin)) || (*st = aitk_str_status(&rule)) ||
+                try_list(s, list, origin.ptr, rule.ptr, st);
+    aitk_str_free(&origin);
+    aitk_str_free(&rule);
+    return done;
+}
+
+static aitk_status load_cache(aitk_deps *d)
+{
+    if (d->cache_loaded || d->cache_failed)
+        return AITK_OK;
+    aitk_str err = AITK_STR_INIT;
+    const char *path = d->opts.ldcache_path ? d->opts.ldcache_path : "/etc/ld.so.cache";
+    aitk_status st = aitk_ldcache_load(path, &d->cache, &err);
+    if (st == AITK_E_NOMEM) {
+        aitk_str_free(&err);
+        return st;
+    }
+    d->cache_loaded = st == AITK_OK;
+    d->cache_failed = st != AITK_OK;
+    if (st)
+        d->cache_error = aitk_str_steal(&err);
+    aitk_str_free(&err);
+    return AITK_OK;
+}
+
+aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    const aitk_elf_info *root = &d->objs[t->nodes[0].obj].elf;
+    search s = {d, &t->nodes[i], root->elf_class, root->machine};
+    aitk_status st = AITK_OK;
+    size_t req = t->nodes[i].parent;
+    const aitk_elf_info *re = &d->objs[t->nodes[req].obj].elf;
+    const char *name = s.n->name;
+    s.n->state = AITK_DEP_NOT_FOUND;
+    if (strchr(name, '/')) {
+        if (!try_path(&s, name, "path in DT_NEEDED", &st) && !st && !s.n->path)
+            st = aitk_strlist_add(&s.n->searched, name);
+        return st;
+    }
+    if (!re->runpath) {
+        for (size_t j = req; j != AITK_DEP_NONE; j = t->nodes[j].parent)
+            if (!d->objs[t->nodes[j].obj].elf.runpath && try_object_path(&s, t, j, false, &st))
+                return st;
+    }
+    const char *llp = d->opts.ld_library_path ? d->opts.ld_library_path : getenv("LD_LIBRARY_PATH");
+    if (llp && *llp && try_list(&s, llp, ".", "LD_LIBRARY_PATH", &st))
+        return st;
+    if (try_object_path(&s, t, req, true, &st))
+        return st;
+    if (re->nodeflib)
+        return AITK_OK;
+    if ((st = load_cache(d)))
+        return st;
+    if (d->cache_loaded) {
+        if (!s.n->path && (st = aitk_strlist_add(&s.n->searched, d->opts.ldcache_path
+                                                                      ? d->opts.ldcache_path
+                                                                      : "/etc/ld.so.cache")))
+            return st;
+        const char *hit = aitk_ldcache_lookup(&d->cache, name, cache_flags(s.machine, s.elf_class));
+        if (hit && try_path(&s, hit, "ld.so.cache", &st))
+            return st;
+    }
+    /* The default folders of this glibc build (Debian: multiarch first). */
+    const char *trip = triplet(s.machine, s.elf_class);
+    aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT;
+    aitk_str_appendf(&a, "/lib/%s", trip ? trip : "");
+    aitk_str_appendf(&b, "/usr/lib/%s", trip ? trip : "");
+    bool multi = trip && is_dir(aitk_str_cstr(&a));
+    const char *dirs[4] = {multi ? a.ptr : (s.elf_class == ELFCLASS64 ? "/lib64" : "/lib"),
+                           multi ? b.ptr : (s.elf_class == ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
+                           multi ? "/lib" : NULL, multi ? "/usr/lib" : NULL};
+    if ((st = aitk_str_status(&a)) == AITK_OK && (st = aitk_str_status(&b)) == AITK_OK)
+        for (size_t k = 0; k < 4 && dirs[k]; k++)
+            if (try_dir(&s, dirs[k], "default folder", &st))
+                break;
+    aitk_str_free(&a);
+    aitk_str_free(&b);
+    return st;
+}

@@ -1,0 +1,542 @@
+/* The tree walk (see tree.h): breadth-first like both loaders, each name
+ * resolved by the platform's rules, each file read once per session.
+ *
+ * Node pointers are re-taken after every append because the node array
+ * grows; indexes are the stable handle. */
+#include "validate/libdeps/tree.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "validate/libdeps/resolve.h"
+
+aitk_status aitk_strlist_add(aitk_strlist *l, const char *text)
+{
+    char **g = aitk_realloc(l->items, (l->count + 1) * sizeof *g);
+    if (!g)
+        return AITK_E_NOMEM;
+    l->items = g;
+    if (!(g[l->count] = aitk_strdup(text)))
+        return AITK_E_NOMEM;
+    l->count++;
+    return AITK_OK;
+}
+
+void aitk_strlist_free(aitk_strlist *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        aitk_free(l->items[i]);
+    aitk_free(l->items);
+    l->items = NULL;
+    l->count = 0;
+}
+
+const char *aitk_dep_state_name(aitk_dep_state st)
+{
+    switch (st) {
+#define AITK_X_CASE(name, text) case name: return text;
+        AITK_DEP_STATE_LIST(AITK_X_CASE)
+#undef AITK_X_CASE
+    }
+    return "unknown";
+}
+
+bool aitk_dep_state_is_problem(aitk_dep_state st)
+{
+    return st == AITK_DEP_NOT_FOUND || st == AITK_DEP_WRONG_ARCH || st == AITK_DEP_BAD_FILE ||
+           st == AITK_DEP_BAD_VERSION || st == AITK_DEP_MISSING_SYMBOL;
+}
+
+aitk_status aitk_deps_new(const aitk_deps_opts *opts, aitk_deps **out, aitk_str *err)
+{
+    (void)err;
+    *out = aitk_calloc(1, sizeof **out);
+    if (!*out)
+        return AITK_E_NOMEM;
+    (*out)->opts = *opts;
+    return AITK_OK;
+}
+
+static void obj_free(aitk_dep_obj *o)
+{
+    aitk_free(o->path);
+    aitk_free(o->error);
+    aitk_elf_info_free(&o->elf);
+    aitk_pe_info_free(&o->pe);
+}
+
+void aitk_deps_free(aitk_deps *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->obj_count; i++)
+        obj_free(&d->objs[i]);
+    aitk_free(d->objs);
+    for (size_t i = 0; i < d->dir_count; i++) {
+        aitk_dir_listing *l = &d->dirs[i];
+        for (size_t j = 0; j < l->count; j++) {
+            aitk_free(l->lower[j]);
+            aitk_free(l->real[j]);
+        }
+        aitk_free(l->lower);
+        aitk_free(l->real);
+        aitk_free(l->dir);
+    }
+    aitk_free(d->dirs);
+    aitk_ldcache_free(&d->cache);
+    aitk_free(d->cache_error);
+    aitk_free(d);
+}
+
+aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *index)
+{
+    struct stat sb;
+    bool have_id = stat(path, &sb) == 0;
+    for (size_t i = 0; i < d->obj_count; i++) {
+        aitk_dep_obj *o = &d->objs[i];
+        if (have_id ? (o->dev == sb.st_dev && o->ino == sb.st_ino && o->st != AITK_E_IO)
+                    : strcmp(o->path, path) == 0) {
+            *index = i;
+            return AITK_OK;
+        }
+    }
+    aitk_dep_obj *g = aitk_realloc(d->objs, (d->obj_count + 1) * sizeof *g);
+    if (!g)
+        return AITK_E_NOMEM;
+    d->objs = g;
+    aitk_dep_obj *o = &g[d->obj_count];
+    memset(o, 0, sizeof *o);
+    if (!(o->path = aitk_strdup(path)))
+        return AITK_E_NOMEM;
+    d->obj_count++;
+    o->is_pe = is_pe;
+    o->dev = have_id ? sb.st_dev : 0;
+    o->ino = have_id ? sb.st_ino : 0;
+    aitk_str err = AITK_STR_INIT;
+    o->st = is_pe ? aitk_pe_read_file(path, AITK_PE_READ_EXPORTS | AITK_PE_READ_SYMBOLS, &o->pe, &err)
+                  : aitk_elf_read_file(path, &o->elf, &err);
+    if (o->st == AITK_E_NOMEM) {
+        aitk_str_free(&err);
+        return AITK_E_NOMEM;
+    }
+    if (o->st && !(o->error = aitk_str_steal(&err)))
+        return AITK_E_NOMEM;
+    aitk_str_free(&err);
+    *index = d->obj_count - 1;
+    return AITK_OK;
+}
+
+static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, size_t *index)
+{
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 32;
+        aitk_dep_node *g = aitk_realloc(t->nodes, cap * sizeof *g);
+        if (!g)
+            return AITK_E_NOMEM;
+        t->nodes = g;
+        t->cap = cap;
+    }
+    aitk_dep_node *n = &t->nodes[t->count];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->first_child = n->last_child = n->next_sibling = AITK_DEP_NONE;
+    n->obj = AITK_DEP_NONE;
+    if (!(n->name = aitk_strdup(name)))
+        return AITK_E_NOMEM;
+    *index = t->count++;
+    if (parent != AITK_DEP_NONE) {
+        aitk_dep_node *p = &t->nodes[parent];
+        n->depth = p->depth + 1;
+        if (p->last_child == AITK_DEP_NONE)
+            p->first_child = *index;
+        else
+            t->nodes[p->last_child].next_sibling = *index;
+        p->last_child = *index;
+    }
+    return AITK_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    if (!s)
+        return NULL;
+    char *c = aitk_strdup(s);
+    if (!c)
+        *oom = true;
+    return c;
+}
+
+/* An earlier node the loader would reuse for `name` instead of searching. */
+static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upto, const char *name)
+{
+    for (size_t j = 0; j < upto; j++) {
+        const aitk_dep_node *n = &t->nodes[j];
+        if (n->repeat || !(n->state == AITK_DEP_ROOT || n->state == AITK_DEP_FOUND ||
+                           n->state == AITK_DEP_SYSTEM))
+            continue;
+        if (t->format == AITK_DEP_PE) {
+            if (strcasecmp(base_name(n->name), name) == 0)
+                return j;
+        } else if (strcmp(j == 0 ? base_name(n->name) : n->name, name) == 0 ||
+                   (n->obj != AITK_DEP_NONE && d->objs[n->obj].elf.soname &&
+                    strcmp(d->objs[n->obj].elf.soname, name) == 0)) {
+            return j;
+        }
+    }
+    return AITK_DEP_NONE;
+}
+
+/* Dotted numeric comparison of the part after the last '_' ("2.34" < "2.38"). */
+static int version_cmp(const char *a, const char *b)
+{
+    const char *pa = strrchr(a, '_'), *pb = strrchr(b, '_');
+    pa = pa ? pa + 1 : a;
+    pb = pb ? pb + 1 : b;
+    while (*pa || *pb) {
+        unsigned long x = strtoul(pa, (char **)&pa, 10), y = strtoul(pb, (char **)&pb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        if (*pa == '.')
+            pa++;
+        if (*pb == '.')
+            pb++;
+        if ((*pa && (*pa < '0' || *pa > '9')) || (*pb && (*pb < '0' || *pb > '9')))
+            return strcmp(pa, pb);
+    }
+    return 0;
+}
+
+/* GLIBC_2.x style needs of the requester from node i against what node i
+ * defines: a missing one stops the load ("version `GLIBC_2.38' not found"). */
+static aitk_status check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    aitk_dep_node *n = &t->nodes[i];
+    size_t pobj = t->nodes[n->parent].obj;
+    if (n->obj == AITK_DEP_NONE || pobj == AITK_DEP_NONE || d->objs[n->obj].st)
+        return AITK_OK;
+    const aitk_elf_info *req = &d->objs[pobj].elf, *prov = &d->objs[n->obj].elf;
+    if (prov->verdef_count == 0) /* unversioned provider: ld.so only warns */
+        return AITK_OK;
+    aitk_str missing = AITK_STR_INIT;
+    const char *newest = NULL;
+    for (size_t v = 0; v < req->verneed_count; v++) {
+        if (strcmp(req->verneed[v].file, n->name) != 0)
+            continue;
+        const char *want = req->verneed[v].version;
+        bool have = false;
+        for (size_t k = 0; k < prov->verdef_count && !have; k++)
+            have = strcmp(prov->verdef[k], want) == 0;
+        if (have)
+            continue;
+        aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", want);
+        size_t plen = strcspn(want, "_");
+        for (size_t k = 0; k < prov->verdef_count; k++)
+            if (strncmp(prov->verdef[k], want, plen) == 0 && prov->verdef[k][plen] == '_' &&
+                (!newest || version_cmp(prov->verdef[k], newest) > 0))
+                newest = prov->verdef[k];
+    }
+    if (missing.len) {
+        aitk_str msg = AITK_STR_INIT;
+        aitk_str_appendf(&msg, "needs version %s, which %s does not provide", missing.ptr, n->path);
+        if (newest)
+            aitk_str_appendf(&msg, " (newest it has: %s)", newest);
+        aitk_free(n->detail);
+        n->detail = aitk_str_steal(&msg);
+        n->state = AITK_DEP_BAD_VERSION;
+        n->repeat = false;
+        if (!n->detail) {
+            aitk_str_free(&missing);
+            return AITK_E_NOMEM;
+        }
+    }
+    aitk_status st = aitk_str_status(&missing);
+    aitk_str_free(&missing);
+    return st;
+}
+
+static int cmp_name(const void *key, const void *item)
+{
+    return strcmp((const char *)key, *(char *const *)item);
+}
+
+/* Functions the requester imports by name from node i that node i does not
+ * export: Windows refuses the load ("The specified procedure could not be
+ * found", error 127). Forwarded exports count as exports. */
+static aitk_status check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    aitk_dep_node *n = &t->nodes[i];
+    size_t pobj = t->nodes[n->parent].obj;
+    if (n->obj == AITK_DEP_NONE || pobj == AITK_DEP_NONE || d->objs[n->obj].st)
+        return AITK_OK;
+    const aitk_pe_info *req = &d->objs[pobj].pe, *prov = &d->objs[n->obj].pe;
+    aitk_str missing = AITK_STR_INIT;
+    size_t count = 0;
+    for (size_t k = 0; k < req->import_count; k++) {
+        const aitk_pe_import *imp = &req->imports[k];
+        if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
+            continue;
+        for (size_t s = 0; s < imp->symbol_count; s++) {
+            if (prov->export_count &&
+                bsearch(imp->symbols[s], prov->exports, prov->export_count, sizeof *prov->exports,
+                        cmp_name))
+                continue;
+            if (count++ < 5)
+                aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", imp->symbols[s]);
+        }
+    }
+    aitk_status st = AITK_OK;
+    if (count) {
+        aitk_str msg = AITK_STR_INIT;
+        aitk_str_appendf(&msg, "%s does not export %s%s (%zu missing): Windows stops with "
+                               "\"The specified procedure could not be found\" (error 127)",
+                         n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count);
+        aitk_free(n->detail);
+        n->detail = aitk_str_steal(&msg);
+        n->state = AITK_DEP_MISSING_SYMBOL;
+        n->repeat = false;
+        st = n->detail ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_str_status(&missing);
+    aitk_str_free(&missing);
+    return st;
+}
+
+static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
+{
+    const aitk_dep_obj *o = &d->objs[n->obj];
+    aitk_str s = AITK_STR_INIT;
+    if (o->is_pe)
+        aitk_pe_machine_name(o->pe.machine, &s);
+    else
+        aitk_elf_machine_name(o->elf.machine, &s);
+    if (!o->is_pe)
+        aitk_str_append(&s, o->elf.elf_class == 1 ? " (32-bit)" : " (64-bit)");
+    n->arch = aitk_str_steal(&s);
+    if (o->is_pe && o->pe.file_version && !(n->version = aitk_strdup(o->pe.file_version)))
+        return AITK_E_NOMEM;
+    return n->arch ? AITK_OK : AITK_E_NOMEM;
+}
+
+/* After the resolver found a file: read it, note corrupt files and files
+ * that are already loaded under another name. */
+static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    aitk_dep_node *n = &t->nodes[i];
+    size_t obj;
+    aitk_status st = aitk_deps_obj(d, n->path, t->format == AITK_DEP_PE, &obj);
+    if (st)
+        return st;
+    n->obj = obj;
+    if (d->objs[obj].st) {
+        n->state = AITK_DEP_BAD_FILE;
+        return (n->detail = aitk_strdup(d->objs[obj].error)) ? AITK_OK : AITK_E_NOMEM;
+    }
+    if ((st = set_arch(d, n)))
+        return st;
+    for (size_t j = 0; j < i; j++)
+        if (t->nodes[j].obj == obj && !t->nodes[j].repeat)
+            n->repeat = true;
+    return AITK_OK;
+}
+
+static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, const char *name,
+                             bool delay)
+{
+    size_t i;
+    aitk_status st = add_node(t, name, parent, &i);
+    if (st)
+        return st;
+    t->nodes[i].delay = delay;
+    size_t prev = find_loaded(d, t, i, name);
+    if (prev != AITK_DEP_NONE) {
+        aitk_dep_node *n = &t->nodes[i];
+        const aitk_dep_node *p = &t->nodes[prev];
+        bool oom = false;
+        n->path = dup_or_null(p->path, &oom);
+        n->how = dup_or_null(prev == 0 ? "the root itself" : p->how, &oom);
+        n->arch = dup_or_null(p->arch, &oom);
+        n->version = dup_or_null(p->version, &oom);
+        n->state = p->state == AITK_DEP_ROOT ? AITK_DEP_FOUND : p->state;
+        n->obj = p->obj;
+        n->repeat = true;
+        if (oom)
+            return AITK_E_NOMEM;
+    } else {
+        st = t->format == AITK_DEP_PE ? aitk_resolve_windows(d, t, i) : aitk_resolve_linux(d, t, i);
+        if (!st && t->nodes[i].state == AITK_DEP_FOUND && t->nodes[i].path)
+            st = open_found(d, t, i);
+    }
+    if (!st && t->format == AITK_DEP_ELF && t->nodes[i].state == AITK_DEP_FOUND)
+        st = check_versions(d, t, i);
+    if (!st && t->format == AITK_DEP_PE && t->nodes[i].state == AITK_DEP_FOUND)
+        st = check_symbols(d, t, i);
+    return st;
+}
+
+static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    const aitk_dep_obj *o = &d->objs[t->nodes[i].obj];
+    size_t n = o->is_pe ? o->pe.import_count : o->elf.needed_count;
+    for (size_t k = 0; k < n; k++) {
+        /* `o` stays valid: the object cache only grows in open_found, so re-take it. */
+        o = &d->objs[t->nodes[i].obj];
+        const char *name = o->is_pe ? o->pe.imports[k].dll : o->elf.needed[k];
+        bool delay = o->is_pe && o->pe.imports[k].delay;
+        char *copy = aitk_strdup(name);
+        if (!copy)
+            return AITK_E_NOMEM;
+        aitk_status st = add_child(d, t, i, copy, delay);
+        aitk_free(copy);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
+
+static aitk_status root_format(const char *path, aitk_dep_format *fmt, aitk_str *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        aitk_str_appendf(err, "%s: is a folder; give the library files (for example %s/*.so*)",
+                         path, path);
+        return AITK_E_INVAL;
+    }
+    unsigned char m[4] = {0};
+    ssize_t n = read(fd, m, sizeof m);
+    close(fd);
+    if (n >= 4 && memcmp(m, "\177ELF", 4) == 0)
+        *fmt = AITK_DEP_ELF;
+    else if (n >= 2 && m[0] == 'M' && m[1] == 'Z')
+        *fmt = AITK_DEP_PE;
+    else {
+        aitk_str_appendf(err, "%s: %s", path,
+                         n <= 0 ? "empty file" : "neither an ELF nor a PE (Windows) file");
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
+aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
+{
+    memset(t, 0, sizeof *t);
+    aitk_str abs = AITK_STR_INIT;
+    if (path[0] != '/') {
+        /* ld.so makes $ORIGIN absolute the same way: cwd + name, no realpath. */
+        char *cwd = getcwd(NULL, 0);
+        if (cwd)
+            aitk_str_appendf(&abs, "%s/", cwd);
+        free(cwd);
+    }
+    aitk_str_append(&abs, path);
+    if (aitk_str_status(&abs))
+        return AITK_E_NOMEM;
+    aitk_status st = root_format(abs.ptr, &t->format, err);
+    size_t root = 0;
+    if (!st)
+        st = add_node(t, abs.ptr, AITK_DEP_NONE, &root);
+    if (!st) {
+        t->nodes[0].state = AITK_DEP_ROOT;
+        if (!(t->nodes[0].path = aitk_strdup(abs.ptr)) || !(t->nodes[0].how = aitk_strdup("given")))
+            st = AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_deps_obj(d, abs.ptr, t->format == AITK_DEP_PE, &t->nodes[0].obj);
+    aitk_str_free(&abs);
+    if (!st && d->objs[t->nodes[0].obj].st) {
+        aitk_str_append(err, d->objs[t->nodes[0].obj].error);
+        st = d->objs[t->nodes[0].obj].st;
+    }
+    if (!st)
+        st = set_arch(d, &t->nodes[0]);
+    for (size_t i = 0; !st && i < t->count; i++) {
+        const aitk_dep_node *n = &t->nodes[i];
+        if ((n->state != AITK_DEP_ROOT && n->state != AITK_DEP_FOUND) || n->repeat ||
+            n->obj == AITK_DEP_NONE || d->objs[n->obj].st)
+            continue;
+        if (d->opts.max_depth && n->depth >= d->opts.max_depth)
+            continue;
+        st = expand(d, t, i);
+    }
+    if (st)
+        aitk_dep_tree_free(t);
+    return st;
+}
+
+void aitk_dep_tree_free(aitk_dep_tree *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        aitk_dep_node *n = &t->nodes[i];
+        aitk_free(n->name);
+        aitk_free(n->path);
+        aitk_free(n->how);
+        aitk_free(n->detail);
+        aitk_free(n->arch);
+        aitk_free(n->version);
+        aitk_strlist_free(&n->searched);
+        aitk_strlist_free(&n->skipped);
+        aitk_strlist_free(&n->duplicates);
+    }
+    aitk_free(t->nodes);
+    memset(t, 0, sizeof *t);
+}
+
+bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i)
+{
+    for (size_t j = i; j != AITK_DEP_NONE; j = t->nodes[j].parent)
+        if (t->nodes[j].delay)
+            return true;
+    return false;
+}
+
+size_t aitk_dep_tree_problems(const aitk_dep_tree *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++)
+        n += !t->nodes[i].repeat && aitk_dep_state_is_problem(t->nodes[i].state) &&
+             !aitk_dep_tree_deferred(t, i);
+    return n;
+}
+
+size_t aitk_dep_tree_warnings(const aitk_dep_tree *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++)
+        n += !t->nodes[i].repeat &&
+             (t->nodes[i].duplicates.count > 0 ||
+              (aitk_dep_state_is_problem(t->nodes[i].state) && aitk_dep_tree_deferred(t, i)));
+    return n;
+}
+
+aitk_status aitk_dep_tree_chain(const aitk_dep_tree *t, size_t i, aitk_str *out)
+{
+    size_t n = t->nodes[i].depth + 1;
+    size_t *path = aitk_malloc(n * sizeof *path);
+    if (!path)
+        return AITK_E_NOMEM;
+    size_t k = n;
+    for (size_t j = i; j != AITK_DEP_NONE && k > 0; j = t->nodes[j].parent)
+        path[--k] = j;
+    for (size_t start = k; k < n; k++)
+        aitk_str_appendf(out, "%s%s", k == start ? "" : " -> ", base_name(t->nodes[path[k]].name));
+    aitk_free(path);
+    return aitk_str_status(out);
+}

@@ -1,0 +1,114 @@
+/* The dependency tree: what each library needs, where the loader would find
+ * it (which rule, which folder), or that it would not, with the folders
+ * searched in order.
+ *
+ * One analysis emulates one process loading one root file: a name the
+ * loader has already loaded is reused, not searched again (ld.so matches
+ * DT_NEEDED against loaded names and sonames; Windows against loaded module
+ * names), which is also what keeps cycles finite. Nodes live in one array in
+ * breadth-first load order; parent/first_child/next_sibling give the shape. */
+#ifndef AITK_LIBDEPS_TREE_H
+#define AITK_LIBDEPS_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+#define AITK_DEP_NONE ((size_t)-1)
+
+typedef struct aitk_strlist {
+    char **items;
+    size_t count;
+} aitk_strlist;
+
+aitk_status aitk_strlist_add(aitk_strlist *l, const char *text);
+void aitk_strlist_free(aitk_strlist *l);
+
+#define AITK_DEP_STATE_LIST(X)                                                 \
+    X(AITK_DEP_ROOT, "root")                                                   \
+    X(AITK_DEP_FOUND, "found")                                                 \
+    X(AITK_DEP_SYSTEM, "system")           /* provided by the OS itself */     \
+    X(AITK_DEP_NOT_FOUND, "not_found")                                         \
+    X(AITK_DEP_WRONG_ARCH, "wrong_arch")   /* found, but unusable here */      \
+    X(AITK_DEP_BAD_FILE, "bad_file")       /* found, but unreadable/corrupt */ \
+    X(AITK_DEP_BAD_VERSION, "missing_version") /* found, lacks a needed version */ \
+    X(AITK_DEP_MISSING_SYMBOL, "missing_symbol") /* found, lacks an imported function */
+
+typedef enum aitk_dep_state {
+#define AITK_X_ENUM(name, text) name,
+    AITK_DEP_STATE_LIST(AITK_X_ENUM)
+#undef AITK_X_ENUM
+} aitk_dep_state;
+
+const char *aitk_dep_state_name(aitk_dep_state st);
+/* True for states that stop a load (missing, wrong arch, corrupt, version). */
+bool aitk_dep_state_is_problem(aitk_dep_state st);
+
+typedef struct aitk_dep_node {
+    char *name;             /* as the requester wrote it (DT_NEEDED, import name); root: its path */
+    char *path;             /* where it was (or would be) loaded from; NULL when not found */
+    char *how;              /* the rule that found it: "RUNPATH", "ld.so.cache", "System32"... */
+    char *detail;           /* problem text: the reader's error, the missing versions */
+    char *arch;             /* "x86-64", "i386"... when the file was read */
+    char *version;          /* PE file version when known */
+    aitk_dep_state state;
+    bool delay;             /* a PE delay-load import: failure shows only when first used */
+    bool repeat;            /* already loaded earlier in the walk: not expanded again */
+    aitk_strlist searched;  /* folders in search order, each "folder (rule)" */
+    aitk_strlist skipped;   /* candidates passed over: "path (reason)" */
+    aitk_strlist duplicates;/* other copies of the same name in searched folders */
+    size_t parent, first_child, last_child, next_sibling;
+    unsigned depth;
+    size_t obj;             /* index into the analysis cache; AITK_DEP_NONE if unread */
+} aitk_dep_node;
+
+typedef enum aitk_dep_format { AITK_DEP_ELF, AITK_DEP_PE } aitk_dep_format;
+
+typedef struct aitk_dep_tree {
+    aitk_dep_format format;
+    aitk_dep_node *nodes;   /* nodes[0] is the root */
+    size_t count, cap;
+} aitk_dep_tree;
+
+typedef enum aitk_win_mode {
+    AITK_WIN_SAFE,   /* LoadLibraryExW(.., LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | _DLL_LOAD_DIR) */
+    AITK_WIN_LEGACY, /* LoadLibraryW: torch's fallback, PATH searched */
+} aitk_win_mode;
+
+typedef struct aitk_deps_opts {
+    const char *windows_root;    /* folder holding Windows/System32; NULL: built-in list only */
+    aitk_win_mode win_mode;
+    aitk_strlist dll_dirs;       /* add_dll_directory folders; empty: derived as torch does */
+    aitk_strlist win_path;       /* PATH folders for the legacy mode */
+    const char *app_dir;         /* the application (python.exe) folder, if known */
+    const char *ld_library_path; /* NULL: the environment's */
+    const char *ldcache_path;    /* NULL: /etc/ld.so.cache */
+    unsigned max_depth;          /* 0: unlimited */
+} aitk_deps_opts;
+
+typedef struct aitk_deps aitk_deps; /* one analysis session: options + caches */
+
+/* `opts` is copied (its lists are borrowed and must outlive the session). */
+aitk_status aitk_deps_new(const aitk_deps_opts *opts, aitk_deps **out, aitk_str *err);
+void aitk_deps_free(aitk_deps *d);
+
+/* Analyses one root file. AITK_E_IO / AITK_E_PARSE (with "path: reason" in
+ * err) when the root itself cannot be read: that is bad input, not a finding.
+ * Problems further down are nodes, not errors. */
+aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *out, aitk_str *err);
+void aitk_dep_tree_free(aitk_dep_tree *t);
+
+/* True when node i or one of its ancestors is a delay-load import: its
+ * failure shows only when the program first calls into it. */
+bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i);
+/* Problems that stop the load (not counting repeats or deferred ones). */
+size_t aitk_dep_tree_problems(const aitk_dep_tree *t);
+/* Warnings: duplicates, and problems behind a delay-load import. */
+size_t aitk_dep_tree_warnings(const aitk_dep_tree *t);
+
+/* "a.so -> b.so -> c.so" from the root's base name down to node i. */
+aitk_status aitk_dep_tree_chain(const aitk_dep_tree *t, size_t i, aitk_str *out);
+
+#endif

@@ -1,0 +1,486 @@
+/* Finding and versioning the CUDA user-space libraries. Reading headers is
+ * what lets --quick give a version without loading a 500 MB library; the
+ * header beside a library (../include) is only trusted for the library in
+ * the same installation. */
+#define _GNU_SOURCE
+#include "validate/probes/cuda_stack.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/alloc.h"
+#include "common/dynload.h"
+#include "common/fileio.h"
+#include "common/str.h"
+#include "validate/probes/gpu_util.h"
+#include "validate/probes/python.h"
+
+#define HEADER_MAX (4 * 1024 * 1024)
+
+typedef enum { VER_RUNTIME, VER_CUBLAS, VER_CUBLASLT, VER_CUDNN, VER_NCCL } ver_kind;
+
+typedef struct cuda_lib {
+    const char *key;      /* report key and check id suffix */
+    const char *title;
+    const char *stem;     /* "libcudart": file names start with stem + ".so" or stem + "-" */
+    const char *pip;      /* pip distribution prefix: nvidia-cuda-runtime-cu12 ... */
+    const char *pip_dir;  /* site-packages/nvidia/<dir>/lib */
+    const char *header;   /* header holding the version */
+    ver_kind kind;
+} cuda_lib;
+
+static const cuda_lib libs[] = {
+    {"cudart", "CUDA runtime (cudart)", "libcudart", "nvidia-cuda-runtime", "cuda_runtime",
+     "cuda_runtime_api.h", VER_RUNTIME},
+    {"cublas", "cuBLAS", "libcublas", "nvidia-cublas", "cublas", "cublas_api.h", VER_CUBLAS},
+    {"cublaslt", "cuBLASLt", "libcublasLt", "nvidia-cublas", "cublas", "cublas_api.h",
+     VER_CUBLASLT},
+    {"cudnn", "cuDNN", "libcudnn", "nvidia-cudnn", "cudnn", "cudnn_version.h", VER_CUDNN},
+    {"nccl", "NCCL", "libnccl", "nvidia-nccl", "nccl", "nccl.h", VER_NCCL},
+};
+
+long aitk_header_define(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; (p = strstr(p, "#define")) != NULL; p++) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, name, n) != 0 || (q[n] != ' ' && q[n] != '\t'))
+            continue;
+        q += n;
+        while (*q == ' ' || *q == '\t' || *q == '(')
+            q++;
+        char *end = NULL;
+        long v = strtol(q, &end, 10);
+        if (end != q)
+            return v;
+    }
+    return -1;
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Versions from a header, as text "13.0" / "13.1.0" / "9.19.0". */
+static void header_version(const cuda_lib *l, const char *include_dir, aitk_str *ver,
+                           aitk_str *where)
+{
+    aitk_str path = AITK_STR_INIT;
+    aitk_path_join(&path, include_dir, l->header);
+    char *text = NULL;
+    size_t len = 0;
+    if (!is_file(aitk_str_cstr(&path)) ||
+        aitk_file_read(aitk_str_cstr(&path), HEADER_MAX, &text, &len, NULL)) {
+        aitk_str_free(&path);
+        return;
+    }
+    long a = -1, b = -1, c = -1;
+    switch (l->kind) {
+    case VER_RUNTIME:
+        a = aitk_header_define(text, "CUDART_VERSION");
+        if (a >= 0)
+            aitk_str_appendf(ver, "%ld.%ld", a / 1000, (a % 1000) / 10);
+        break;
+    case VER_CUBLAS:
+    case VER_CUBLASLT:
+        a = aitk_header_define(text, "CUBLAS_VER_MAJOR");
+        b = aitk_header_define(text, "CUBLAS_VER_MINOR");
+        c = aitk_header_define(text, "CUBLAS_VER_PATCH");
+        break;
+    case VER_CUDNN:
+        a = aitk_header_define(text, "CUDNN_MAJOR");
+        b = aitk_header_define(text, "CUDNN_MINOR");
+        c = aitk_header_define(text, "CUDNN_PATCHLEVEL");
+        break;
+    case VER_NCCL:
+        a = aitk_header_define(text, "NCCL_MAJOR");
+        b = aitk_header_define(text, "NCCL_MINOR");
+        c = aitk_header_define(text, "NCCL_PATCH");
+        break;
+    }
+    if (l->kind != VER_RUNTIME && a >= 0 && b >= 0 && c >= 0)
+        aitk_str_appendf(ver, "%ld.%ld.%ld", a, b, c);
+    if (ver->len)
+        aitk_str_append(where, aitk_str_cstr(&path));
+    aitk_free(text);
+    aitk_str_free(&path);
+}
+
+/* Does `name` name this library ("libcudart.so.13", "libcudart-d0da41ae.so.11.0")
+ * and not another with the same stem (libcublasLt vs libcublas)? */
+static int names_lib(const cuda_lib *l, const char *name)
+{
+    size_t n = strlen(l->stem);
+    if (strncmp(name, l->stem, n) != 0)
+        return 0;
+    return strncmp(name + n, ".so", 3) == 0 || name[n] == '-';
+}
+
+/* "libcudart.so.13.0.96" -> "13.0.96"; "" for an unversioned name. */
+static void soname_version(const char *file, aitk_str *out)
+{
+    const char *so = strstr(file, ".so.");
+    if (so)
+        aitk_str_append(out, so + 4);
+}
+
+/* Finds this library in `dir`: the versioned soname preferred over the
+ * bare development symlink (which the loader never asks for). */
+static int find_in_dir(const cuda_lib *l, const char *dir, aitk_str *path)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char best[256] = "";
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!names_lib(l, e->d_name) || strlen(e->d_name) >= sizeof best)
+            continue;
+        /* Shortest versioned name: libcudart.so.13 rather than libcudart.so.13.0.96. */
+        int versioned = strstr(e->d_name, ".so.") != NULL;
+        int best_versioned = strstr(best, ".so.") != NULL;
+        if (!*best || (versioned && !best_versioned) ||
+            (versioned == best_versioned && strlen(e->d_name) < strlen(best)))
+            strcpy(best, e->d_name);
+    }
+    closedir(d);
+    if (!*best)
+        return 0;
+    aitk_path_join(path, dir, best);
+    return 1;
+}
+
+typedef struct search_dir {
+    char *dir;
+    char *real; /* the folder it resolves to: /usr/local/cuda/lib64 is often a symlink */
+    const char *why;
+} search_dir;
+
+typedef struct search_path {
+    search_dir *dirs;
+    size_t count, cap;
+} search_path;
+
+/* Adds a folder that exists and is not already searched under another name. */
+static void sp_add(search_path *sp, const char *dir, const char *why)
+{
+    char *resolved = realpath(dir, NULL);
+    if (!resolved)
+        return;
+    char *real = aitk_strdup(resolved);
+    free(resolved);
+    if (!real)
+        return;
+    for (size_t i = 0; i < sp->count; i++) {
+        if (strcmp(sp->dirs[i].real, real) == 0) {
+            aitk_free(real);
+            return;
+        }
+    }
+    if (sp->count == sp->cap) {
+        size_t cap = sp->cap ? sp->cap * 2 : 16;
+        search_dir *p = aitk_realloc(sp->dirs, cap * sizeof *p);
+        if (!p) {
+            aitk_free(real);
+            return;
+        }
+        sp->dirs = p;
+        sp->cap = cap;
+    }
+    char *copy = aitk_strdup(dir);
+    if (copy)
+        sp->dirs[sp->count++] = (search_dir){copy, real, why};
+    else
+        aitk_free(real);
+}
+
+static void sp_free(search_path *sp)
+{
+    for (size_t i = 0; i < sp->count; i++) {
+        aitk_free(sp->dirs[i].dir);
+        aitk_free(sp->dirs[i].real);
+    }
+    aitk_free(sp->dirs);
+}
+
+/* torch/lib, then every site-packages/nvidia/<x>/lib, then the system. */
+static void build_search_path(const cJSON *pyenv, search_path *sp)
+{
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pyenv, "packages"), "torch");
+    aitk_str p = AITK_STR_INIT;
+    if (torch) {
+        aitk_path_join(&p, aitk_json_text(torch, "site"), "torch/lib");
+        sp_add(sp, aitk_str_cstr(&p), "torch/lib");
+    }
+    const cJSON *site;
+    cJSON_ArrayForEach(site, cJSON_GetObjectItemCaseSensitive(pyenv, "site_packages"))
+    {
+        aitk_str_clear(&p);
+        aitk_path_join(&p, aitk_json_text(site, "path"), "nvidia");
+        DIR *d = opendir(aitk_str_cstr(&p));
+        struct dirent *e;
+        char *names[64];
+        size_t n = 0;
+        while (d && (e = readdir(d)) != NULL && n < 64)
+            if (e->d_name[0] != '.')
+                names[n++] = aitk_strdup(e->d_name);
+        if (d)
+            closedir(d);
+        for (size_t i = 0; i < n; i++) {
+            if (!names[i])
+                continue;
+            aitk_str lib = AITK_STR_INIT;
+            aitk_str_appendf(&lib, "%s/%s/lib", aitk_str_cstr(&p), names[i]);
+            sp_add(sp, aitk_str_cstr(&lib), "site-packages/nvidia");
+            aitk_str_free(&lib);
+            aitk_free(names[i]);
+        }
+    }
+    const char *ld = getenv("LD_LIBRARY_PATH");
+    for (const char *s = ld; s && *s;) {
+        size_t n = strcspn(s, ":");
+        char *dir = aitk_strndup(s, n);
+        if (dir && *dir)
+            sp_add(sp, dir, "LD_LIBRARY_PATH");
+        aitk_free(dir);
+        s += n;
+        if (*s == ':')
+            s++;
+    }
+    static const char *const sys[] = {"/usr/local/cuda/lib64",
+                                      "/usr/local/cuda/targets/x86_64-linux/lib",
+                                      "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", NULL};
+    for (const char *const *s = sys; *s; s++)
+        sp_add(sp, *s, "system");
+    aitk_str_free(&p);
+}
+
+/* Version without loading: the pip distribution when the library came from
+ * site-packages/nvidia, the installation's header when one sits beside it,
+ * else the file name. */
+static void quick_version(const cuda_lib *l, const char *path, const char *why, const cJSON *pyenv,
+                          cJSON *o)
+{
+    aitk_str ver = AITK_STR_INIT, where = AITK_STR_INIT;
+    if (strcmp(why, "site-packages/nvidia") == 0) {
+        const cJSON *pkg;
+        cJSON_ArrayForEach(pkg, cJSON_GetObjectItemCaseSensitive(pyenv, "packages"))
+        {
+            if (!ver.len && strncmp(pkg->string, l->pip, strlen(l->pip)) == 0) {
+                aitk_str_append(&ver, aitk_json_text(pkg, "version"));
+                aitk_str_appendf(&where, "pip package %s", pkg->string);
+            }
+        }
+    }
+    if (!ver.len) {
+        /* <root>/lib64/libx.so -> <root>/include; also <root>/lib/.. for pip layouts. */
+        char *dir = aitk_strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) {
+            *slash = '\0';
+            slash = strrchr(dir, '/');
+        }
+        if (slash) {
+            *slash = '\0';
+            aitk_str inc = AITK_STR_INIT;
+            aitk_path_join(&inc, dir, "include");
+            header_version(l, aitk_str_cstr(&inc), &ver, &where);
+            aitk_str_free(&inc);
+        }
+        aitk_free(dir);
+    }
+    if (!ver.len) {
+        char *real = realpath(path, NULL);
+        const char *base = strrchr(real ? real : path, '/');
+        soname_version(base ? base + 1 : path, &ver);
+        if (ver.len)
+            aitk_str_append(&where, "file name");
+        free(real);
+    }
+    if (ver.len) {
+        cJSON_AddStringToObject(o, "version", aitk_str_cstr(&ver));
+        cJSON_AddStringToObject(o, "version_from", aitk_str_cstr(&where));
+    }
+    aitk_str_free(&ver);
+    aitk_str_free(&where);
+}
+
+/* Libraries loaded for their version stay loaded for the life of the
+ * process: a standard run's GPU plugin maps the same files again, and
+ * cuBLAS / cuDNN / NCCL carry statically linked C++ runtimes whose
+ * allocations dlclose would strand. The handles live here so they stay
+ * reachable. */
+static aitk_dl *kept[16];
+static size_t kept_count;
+
+static void keep_loaded(aitk_dl *dl)
+{
+    if (kept_count < sizeof kept / sizeof *kept)
+        kept[kept_count++] = dl;
+    else
+        aitk_dl_close(dl);
+}
+
+typedef int (*fn_int_out)(int *);
+typedef int (*fn_prop)(int, int *);
+typedef size_t (*fn_size)(void);
+
+/* Loads the library and asks it. Returns the loader's or the call's failure
+ * text in `err` (empty on success). */
+static void loaded_version(const cuda_lib *l, const char *path, cJSON *o, aitk_str *err)
+{
+    aitk_dl *dl = NULL;
+    if (aitk_dl_open(path, AITK_DL_DEFAULT, &dl, err))
+        return;
+    void *fn = NULL;
+    aitk_str ver = AITK_STR_INIT;
+    int v = 0, a = 0, b = 0, c = 0;
+    switch (l->kind) {
+    case VER_RUNTIME:
+        if (!aitk_dl_sym(dl, "cudaRuntimeGetVersion", &fn, err) && ((fn_int_out)fn)(&v) == 0)
+            aitk_str_appendf(&ver, "%d.%d", v / 1000, (v % 1000) / 10);
+        break;
+    case VER_CUBLAS: /* libraryPropertyType: MAJOR_VERSION 0, MINOR 1, PATCH_LEVEL 2 */
+        if (!aitk_dl_sym(dl, "cublasGetProperty", &fn, err) && ((fn_prop)fn)(0, &a) == 0 &&
+            ((fn_prop)fn)(1, &b) == 0 && ((fn_prop)fn)(2, &c) == 0)
+            aitk_str_appendf(&ver, "%d.%d.%d", a, b, c);
+        break;
+    case VER_CUBLASLT: /* major*10000 + minor*100 + patch */
+        if (!aitk_dl_sym(dl, "cublasLtGetVersion", &fn, err)) {
+            size_t s = ((fn_size)fn)();
+            aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 10000, (s / 100) % 100, s % 100);
+        }
+        break;
+    case VER_CUDNN: /* 9.x: major*10000 + minor*100 + patch; 8.x: major*1000 + minor*100 + patch */
+        if (!aitk_dl_sym(dl, "cudnnGetVersion", &fn, err)) {
+            size_t s = ((fn_size)fn)();
+            if (s >= 90000)
+                aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 10000, (s / 100) % 100, s % 100);
+            else
+                aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 1000, (s / 100) % 10, s % 100);
+        }
+        break;
+    case VER_NCCL: /* >= 2.9: major*10000 + minor*100 + patch */
+        if (!aitk_dl_sym(dl, "ncclGetVersion", &fn, err) && ((fn_int_out)fn)(&v) == 0)
+            aitk_str_appendf(&ver, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+        break;
+    }
+    if (ver.len) {
+        cJSON_AddStringToObject(o, "loaded_version", aitk_str_cstr(&ver));
+        aitk_str_clear(err);
+    }
+    aitk_str_free(&ver);
+    keep_loaded(dl);
+}
+
+static aitk_status probe_lib(aitk_run_ctx *ctx, const cuda_lib *l, const search_path *sp,
+                             const cJSON *pyenv, cJSON *rec)
+{
+    cJSON *o = cJSON_AddObjectToObject(rec, l->key);
+    cJSON *cands = o ? cJSON_AddArrayToObject(o, "candidates") : NULL;
+    if (!cands)
+        return AITK_E_NOMEM;
+    aitk_str path = AITK_STR_INIT, first = AITK_STR_INIT, obs = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *first_why = NULL;
+    for (size_t i = 0; i < sp->count; i++) {
+        aitk_str_clear(&path);
+        if (!find_in_dir(l, sp->dirs[i].dir, &path))
+            continue;
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "path", aitk_str_cstr(&path));
+        cJSON_AddStringToObject(c, "found_in", sp->dirs[i].why);
+        quick_version(l, aitk_str_cstr(&path), sp->dirs[i].why, pyenv, c);
+        cJSON_AddItemToArray(cands, c);
+        if (!first_why) {
+            aitk_str_append(&first, aitk_str_cstr(&path));
+            first_why = sp->dirs[i].why;
+        }
+    }
+    aitk_str id = AITK_STR_INIT;
+    aitk_str_appendf(&id, "cuda.%s", l->key);
+    aitk_check c = {.id = aitk_str_cstr(&id), .category = "cuda", .title = l->title,
+                    .expected = "found where torch looks; version readable",
+                    .source = "torch's library search: torch/lib, site-packages/nvidia/*/lib "
+                              "(RPATH of libtorch_cuda.so), then the system loader; DCGM r1 "
+                              "'CUDA toolkit libraries' (FACTS.md section 11)"};
+    if (!first_why) {
+        cJSON_AddBoolToObject(o, "found", 0);
+        c.status = AITK_CHECK_WARN;
+        c.observed = "not found";
+        c.message = "not found in torch/lib, site-packages/nvidia or the system folders; torch's "
+                    "pip wheels bring their own, but the GPU plugin and a system-wide setup need it";
+        c.remedy = "pip install torch from download.pytorch.org (it pulls the nvidia-* packages), "
+                   "or install the CUDA toolkit / libcudnn / libnccl packages for your CUDA version.";
+    } else {
+        cJSON *chosen = cJSON_GetArrayItem(cands, 0);
+        cJSON_AddBoolToObject(o, "found", 1);
+        cJSON_AddStringToObject(o, "path", aitk_str_cstr(&first));
+        cJSON_AddStringToObject(o, "found_in", first_why);
+        const char *ver = aitk_json_text(chosen, "version");
+        if (ctx->level >= AITK_LEVEL_STANDARD) {
+            loaded_version(l, aitk_str_cstr(&first), o, &err);
+            if (*aitk_json_text(o, "loaded_version"))
+                ver = aitk_json_text(o, "loaded_version");
+        }
+        if (*ver)
+            cJSON_AddStringToObject(o, "version", ver);
+        aitk_str_appendf(&obs, "%s %s (%s; version from %s)", aitk_str_cstr(&first),
+                         *ver ? ver : "version unknown", first_why,
+                         *aitk_json_text(o, "loaded_version") ? "the library itself"
+                                                              : *aitk_json_text(chosen, "version_from")
+                                                                    ? aitk_json_text(chosen, "version_from")
+                                                                    : "nowhere");
+        c.observed = aitk_str_cstr(&obs);
+        if (err.len) {
+            c.status = AITK_CHECK_FAIL;
+            cJSON_AddStringToObject(o, "load_error", aitk_str_cstr(&err));
+            aitk_str_appendf(&obs, ": %s", aitk_str_cstr(&err));
+            c.observed = aitk_str_cstr(&obs);
+            c.message = "the library is there but does not load: a dependency is missing or it "
+                        "is damaged";
+            c.remedy = "Run `aitk-validate deps` for the dependency tree; reinstall the package "
+                       "that owns this file.";
+        } else {
+            c.status = AITK_CHECK_PASS;
+            c.message = cJSON_GetArraySize(cands) > 1
+                            ? "found; other copies further down the search order are listed in the "
+                              "report (the first one wins)"
+                            : "found";
+        }
+    }
+    aitk_status st = aitk_checklist_add(&ctx->checks, &c);
+    aitk_str_free(&id);
+    aitk_str_free(&path);
+    aitk_str_free(&first);
+    aitk_str_free(&obs);
+    aitk_str_free(&err);
+    return st;
+}
+
+aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
+{
+    cJSON *rec = cJSON_AddObjectToObject(ctx->env, "cuda_stack");
+    if (!rec)
+        return AITK_E_NOMEM;
+    const cJSON *pyenv = aitk_python_selected(ctx->env);
+    search_path sp = {0};
+    build_search_path(pyenv, &sp);
+    cJSON *order = cJSON_AddArrayToObject(rec, "search_order");
+    for (size_t i = 0; order && i < sp.count; i++)
+        cJSON_AddItemToArray(order, cJSON_CreateString(sp.dirs[i].dir));
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < sizeof libs / sizeof *libs; i++)
+        st = probe_lib(ctx, &libs[i], &sp, pyenv, rec);
+    sp_free(&sp);
+    return st;
+}

@@ -1,0 +1,155 @@
+/* Importing torch for real. The script prints one marked JSON line so that
+ * whatever else torch or site hooks print cannot be mistaken for the answer;
+ * a failed import is reported with the exception's own text, which is what a
+ * user would search for. Warnings are captured too: the "sm_120 is not
+ * compatible with the current PyTorch installation" text is only a warning. */
+#include "validate/probes/pydeep.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "common/proc.h"
+#include "common/str.h"
+#include "validate/probes/gpu_util.h"
+
+#define DEEP_TIMEOUT_MS 120000
+#define MARK "AITK-JSON:"
+
+static const char script[] =
+    "import json, sys, warnings\n"
+    "r = {'python': sys.version.split()[0], 'executable': sys.executable}\n"
+    "try:\n"
+    "    with warnings.catch_warnings(record=True) as w:\n"
+    "        warnings.simplefilter('always')\n"
+    "        import torch\n"
+    "        r['torch'] = torch.__version__\n"
+    "        r['torch_file'] = torch.__file__\n"
+    "        r['cuda_build'] = torch.version.cuda\n"
+    "        r['cuda_available'] = torch.cuda.is_available()\n"
+    "        r['arch_list'] = torch.cuda.get_arch_list()\n"
+    "        r['device_count'] = torch.cuda.device_count()\n"
+    "        r['devices'] = [{'name': torch.cuda.get_device_name(i),\n"
+    "                         'capability': '%d.%d' % torch.cuda.get_device_capability(i)}\n"
+    "                        for i in range(r['device_count'])] if r['cuda_available'] else []\n"
+    "        try:\n"
+    "            r['cudnn'] = torch.backends.cudnn.version()\n"
+    "        except Exception as e:\n"
+    "            r['cudnn_error'] = '%s: %s' % (type(e).__name__, e)\n"
+    "    r['warnings'] = [str(x.message) for x in w]\n"
+    "except BaseException as e:\n"
+    "    r['error'] = '%s: %s' % (type(e).__name__, e)\n"
+    "print('" MARK "' + json.dumps(r))\n";
+
+static void last_line(const char *text, aitk_str *out)
+{
+    const char *end = text + strlen(text);
+    while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+        end--;
+    const char *start = end;
+    while (start > text && start[-1] != '\n')
+        start--;
+    aitk_str_appendn(out, start, (size_t)(end - start));
+}
+
+aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv)
+{
+    const char *interp = aitk_json_text(pyenv, "interpreter");
+    aitk_check c = {.id = "python.import_torch", .category = "python", .title = "import torch",
+                    .expected = "imports; torch.cuda.is_available() is True",
+                    .source = "the deep check runs the interpreter: python -c 'import torch'"};
+    if (!*interp) {
+        c.status = AITK_CHECK_SKIP;
+        c.message = "no interpreter found in the environment";
+        return aitk_checklist_add(&ctx->checks, &c);
+    }
+    const char *argv[] = {interp, "-c", script, NULL};
+    aitk_proc_opts opts = {.timeout_ms = DEEP_TIMEOUT_MS, .max_output = 1 << 20};
+    aitk_proc_result res;
+    memset(&res, 0, sizeof res);
+    aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, err = AITK_STR_INIT,
+             obs = AITK_STR_INIT, msg = AITK_STR_INIT;
+    aitk_status st = aitk_proc_run(argv, &opts, &res, &out, &errout, &err);
+    if (st == AITK_E_NOMEM)
+        goto done;
+    cJSON *deep = NULL;
+    const char *mark = strstr(aitk_str_cstr(&out), MARK);
+    if (!st && mark) {
+        aitk_str line = AITK_STR_INIT;
+        aitk_str_appendn(&line, mark + strlen(MARK), strcspn(mark + strlen(MARK), "\r\n"));
+        deep = cJSON_Parse(aitk_str_cstr(&line));
+        aitk_str_free(&line);
+        if (deep && !cJSON_IsObject(deep)) {
+            cJSON_Delete(deep);
+            deep = NULL;
+        }
+        if (!deep)
+            mark = NULL; /* an unreadable answer is no answer */
+    }
+    if (!deep)
+        deep = cJSON_CreateObject();
+    if (!deep) {
+        st = AITK_E_NOMEM;
+        goto done;
+    }
+    cJSON_AddNumberToObject(deep, "wall_ms", res.wall_ms);
+    cJSON_AddItemToObject(pyenv, "deep", deep);
+    if (st == AITK_E_TIMEOUT) {
+        c.status = AITK_CHECK_FAIL;
+        aitk_str_appendf(&obs, "no answer within %d s", DEEP_TIMEOUT_MS / 1000);
+        c.message = "importing torch hung: often a driver call that never returns or a network "
+                    "file system";
+        c.remedy = "Run `python -c 'import torch; print(torch.cuda.is_available())'` by hand; "
+                   "check dmesg for GPU errors (Xid).";
+    } else if (st) {
+        c.status = AITK_CHECK_FAIL;
+        aitk_str_append(&obs, aitk_str_cstr(&err));
+        c.message = "the interpreter could not be started";
+        c.remedy = "Check the path given with --python, or recreate the environment.";
+    } else if (!mark) {
+        c.status = AITK_CHECK_FAIL;
+        last_line(errout.len ? aitk_str_cstr(&errout) : aitk_str_cstr(&out), &obs);
+        aitk_str_appendf(&msg, "the interpreter exited with %d before answering",
+                         res.exited ? res.exit_code : -res.term_signal);
+        c.message = aitk_str_cstr(&msg);
+        c.remedy = "Run the interpreter by hand; a crash here (e.g. a segfault in a CUDA library) "
+                   "is what ai-toolkit would hit too.";
+    } else if (*aitk_json_text(deep, "error")) {
+        c.status = AITK_CHECK_FAIL;
+        aitk_str_append(&obs, aitk_json_text(deep, "error"));
+        c.message = "import torch fails: ai-toolkit cannot start in this environment";
+        c.remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's README; "
+                   "if a DLL or .so is named, `aitk-validate deps` explains which library is missing.";
+    } else {
+        int n = (int)aitk_json_number(deep, "device_count", 0);
+        aitk_str_appendf(&obs, "torch %s, CUDA build %s, cuda.is_available() %s, %d device(s)",
+                         aitk_json_text(deep, "torch"),
+                         *aitk_json_text(deep, "cuda_build") ? aitk_json_text(deep, "cuda_build") : "none",
+                         aitk_json_true(deep, "cuda_available") ? "True" : "False", n);
+        if (aitk_json_number(deep, "cudnn", 0) > 0)
+            aitk_str_appendf(&obs, ", cuDNN %.0f", aitk_json_number(deep, "cudnn", 0));
+        const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(deep, "warnings"), 0);
+        if (aitk_json_true(deep, "cuda_available")) {
+            c.status = w ? AITK_CHECK_WARN : AITK_CHECK_PASS;
+            aitk_str_append(&msg, w && cJSON_IsString(w) ? w->valuestring : "torch sees the GPU");
+            c.remedy = w ? "Read the warning: it usually means this torch build lacks kernels for "
+                           "the GPU (see gpu.arch_for_torch)." : "";
+        } else {
+            c.status = AITK_CHECK_FAIL;
+            aitk_str_append(&msg, "torch imports but cannot use CUDA");
+            if (w && cJSON_IsString(w))
+                aitk_str_appendf(&msg, ": %s", w->valuestring);
+            c.remedy = "See the gpu.* and python.torch checks: a missing driver, a driver older "
+                       "than torch's CUDA, or a CPU-only torch.";
+        }
+        c.message = aitk_str_cstr(&msg);
+    }
+    c.observed = aitk_str_cstr(&obs);
+    st = aitk_checklist_add(&ctx->checks, &c);
+done:
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+    aitk_str_free(&err);
+    aitk_str_free(&obs);
+    aitk_str_free(&msg);
+    return st;
+}

@@ -1,0 +1,452 @@
+/* Static Python environment reader (Linux layout lib/pythonX.Y/site-packages,
+ * Windows layout Lib/site-packages). The search order of site folders mirrors
+ * Python's: PYTHONPATH, the environment's own site-packages, then the user
+ * site and the base installation where the environment lets them through. */
+#define _GNU_SOURCE
+#include "validate/probes/pyenv.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/str.h"
+#include "validate/probes/gpu_util.h"
+
+#define SMALL_FILE (256 * 1024)
+
+/* Distribution names that matter, normalised (PEP 503, '_' form). nvidia-*
+ * packages are matched by prefix. */
+static const char *const wanted[] = {
+    "torch", "torchvision", "torchaudio", "diffusers", "transformers", "peft", "accelerate",
+    "optimum_quanto", "torchao", "bitsandbytes", "xformers", "flash_attn", "triton", "numpy",
+    "safetensors", "huggingface_hub", "lycoris_lora", "prodigyopt", "timm", NULL,
+};
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Lower-case, '-' and '.' to '_' (PEP 503 normalisation, underscore form). */
+static void normalise(char *s)
+{
+    for (; *s; s++) {
+        *s = (char)tolower((unsigned char)*s);
+        if (*s == '-' || *s == '.')
+            *s = '_';
+    }
+}
+
+int aitk_pyver_major_minor(const char *version, int *major, int *minor)
+{
+    char *end = NULL;
+    long a = strtol(version, &end, 10);
+    if (end == version || *end != '.')
+        return 0;
+    const char *m = end + 1;
+    long b = strtol(m, &end, 10);
+    if (end == m || a < 0 || b < 0 || a > 1000 || b > 1000)
+        return 0;
+    *major = (int)a;
+    *minor = (int)b;
+    return 1;
+}
+
+/* key = value lines (pyvenv.cfg). */
+static void read_cfg(const char *path, cJSON *cfg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(path, SMALL_FILE, &text, &len, NULL))
+        return;
+    for (char *line = text; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *eq = strchr(line, '=');
+        if (eq) {
+            char *k = line, *v = eq + 1;
+            *eq = '\0';
+            while (*k == ' ' || *k == '\t')
+                k++;
+            for (char *e = eq - 1; e >= k && isspace((unsigned char)*e); e--)
+                *e = '\0';
+            while (*v == ' ' || *v == '\t')
+                v++;
+            v[strcspn(v, "\r")] = '\0';
+            for (size_t n = strlen(v); n > 0 && isspace((unsigned char)v[n - 1]); n--)
+                v[n - 1] = '\0';
+            if (*k && !cJSON_GetObjectItemCaseSensitive(cfg, k))
+                cJSON_AddStringToObject(cfg, k, v);
+        }
+        line = next;
+    }
+    aitk_free(text);
+}
+
+/* "Name: x" / "Version: y" headers of METADATA or PKG-INFO (RFC 822 style). */
+static void read_metadata(const char *path, aitk_str *name, aitk_str *version)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(path, 4 * SMALL_FILE, &text, &len, NULL))
+        return;
+    for (char *line = text; line && *line && *line != '\n';) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        line[strcspn(line, "\r")] = '\0';
+        if (strncmp(line, "Name:", 5) == 0 && !name->len)
+            aitk_str_append(name, line + 5 + strspn(line + 5, " \t"));
+        else if (strncmp(line, "Version:", 8) == 0 && !version->len)
+            aitk_str_append(version, line + 8 + strspn(line + 8, " \t"));
+        line = next;
+    }
+    aitk_free(text);
+}
+
+static int wanted_name(const char *norm)
+{
+    if (strncmp(norm, "nvidia_", 7) == 0)
+        return 1;
+    for (const char *const *w = wanted; *w; w++)
+        if (strcmp(*w, norm) == 0)
+            return 1;
+    return 0;
+}
+
+/* Records one install of a package; a second install of the same name is kept
+ * under "copies" (the first one found is the one Python imports). */
+static void record_package(cJSON *packages, const char *name, const char *version,
+                           const char *site, const char *meta_dir)
+{
+    cJSON *install = cJSON_CreateObject();
+    if (!install)
+        return;
+    cJSON_AddStringToObject(install, "version", version);
+    cJSON_AddStringToObject(install, "site", site);
+    cJSON_AddStringToObject(install, "metadata", meta_dir);
+    cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, name);
+    if (!pkg) {
+        pkg = cJSON_AddObjectToObject(packages, name);
+        if (!pkg) {
+            cJSON_Delete(install);
+            return;
+        }
+        cJSON_AddStringToObject(pkg, "version", version);
+        cJSON_AddStringToObject(pkg, "site", site);
+        cJSON_AddArrayToObject(pkg, "installs");
+    }
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(pkg, "installs"), install);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan_site(const char *site, cJSON *packages)
+{
+    DIR *d = opendir(site);
+    if (!d)
+        return;
+    /* Sorted, so reports do not depend on directory order. */
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *dot = strrchr(e->d_name, '.');
+        if (!dot || (strcmp(dot, ".dist-info") != 0 && strcmp(dot, ".egg-info") != 0))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            char **p = aitk_realloc(names, nc * sizeof *p);
+            if (!p)
+                break;
+            names = p;
+            cap = nc;
+        }
+        if ((names[n] = aitk_strdup(e->d_name)) != NULL)
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        /* "name-version.dist-info": the name ends at the first '-' (wheel rule). */
+        char *norm = aitk_strndup(names[i], strcspn(names[i], "-"));
+        if (norm)
+            normalise(norm);
+        if (norm && wanted_name(norm)) {
+            aitk_str dir = AITK_STR_INIT, meta = AITK_STR_INIT, name = AITK_STR_INIT,
+                     ver = AITK_STR_INIT;
+            aitk_path_join(&dir, site, names[i]);
+            aitk_path_join(&meta, aitk_str_cstr(&dir),
+                           strstr(names[i], ".dist-info") ? "METADATA" : "PKG-INFO");
+            read_metadata(aitk_str_cstr(&meta), &name, &ver);
+            const char *dash = strchr(names[i], '-');
+            if (!ver.len && dash) { /* no readable METADATA: the folder name still tells */
+                const char *end = strrchr(names[i], '.');
+                size_t upto = end > dash ? (size_t)(end - dash - 1) : 0;
+                size_t word = strcspn(dash + 1, "-");
+                aitk_str_appendn(&ver, dash + 1, word < upto ? word : upto);
+            }
+            char *key = aitk_strdup(name.len ? aitk_str_cstr(&name) : norm);
+            if (key) {
+                normalise(key);
+                for (char *p = key; *p; p++)
+                    if (*p == '_')
+                        *p = '-';
+                record_package(packages, key, aitk_str_cstr(&ver), site, aitk_str_cstr(&dir));
+            }
+            aitk_free(key);
+            aitk_str_free(&dir);
+            aitk_str_free(&meta);
+            aitk_str_free(&name);
+            aitk_str_free(&ver);
+        }
+        aitk_free(norm);
+        aitk_free(names[i]);
+    }
+    aitk_free(names);
+}
+
+/* torch/version.py: `__version__ = '2.7.0+cu128'`, `cuda = '12.8'` (or with a
+ * type annotation, or None), `git_version = '...'`. */
+static void read_torch_version(const char *site, cJSON *torch)
+{
+    aitk_str path = AITK_STR_INIT;
+    aitk_path_join(&path, site, "torch/version.py");
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(aitk_str_cstr(&path), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+        cJSON_AddStringToObject(torch, "version_py", aitk_str_cstr(&path));
+        static const struct { const char *var, *key; } vars[] = {
+            {"__version__", "version"}, {"cuda", "cuda"}, {"git_version", "git_version"},
+            {"hip", "hip"}, {"debug", "debug"},
+        };
+        for (char *line = text; line && *line;) {
+            char *next = strchr(line, '\n');
+            if (next)
+                *next++ = '\0';
+            for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+                size_t n = strlen(vars[i].var);
+                if (strncmp(line, vars[i].var, n) != 0 || (line[n] != ' ' && line[n] != ':' &&
+                                                           line[n] != '='))
+                    continue;
+                char *eq = strchr(line + n, '=');
+                if (!eq)
+                    continue;
+                char *v = eq + 1 + strspn(eq + 1, " \t");
+                if (*v == '\'' || *v == '"') {
+                    char *end = strchr(v + 1, *v);
+                    if (end)
+                        cJSON_AddStringToObject(torch, vars[i].key,
+                                                (*end = '\0', v + 1));
+                } else if (strncmp(v, "None", 4) == 0) {
+                    cJSON_AddNullToObject(torch, vars[i].key);
+                } else if (strncmp(v, "True", 4) == 0 || strncmp(v, "False", 5) == 0) {
+                    cJSON_AddBoolToObject(torch, vars[i].key, *v == 'T');
+                }
+            }
+            line = next;
+        }
+        aitk_free(text);
+    }
+    aitk_str_free(&path);
+}
+
+/* The local version label: "+cu128", "+cpu", "+rocm6.2"; derived from the
+ * CUDA version when the wheel has none (PyPI's default Linux wheels). */
+static void torch_variant(cJSON *torch)
+{
+    const char *v = aitk_json_text(torch, "version");
+    const char *plus = strchr(v, '+');
+    aitk_str var = AITK_STR_INIT;
+    if (plus) {
+        aitk_str_append(&var, plus + 1);
+    } else {
+        int ma, mi;
+        const char *cuda = aitk_json_text(torch, "cuda");
+        if (aitk_pyver_major_minor(cuda, &ma, &mi))
+            aitk_str_appendf(&var, "cu%d%d", ma, mi);
+        else if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(torch, "cuda")))
+            aitk_str_append(&var, "cpu");
+    }
+    if (var.len)
+        cJSON_AddStringToObject(torch, "variant", aitk_str_cstr(&var));
+    aitk_str_free(&var);
+}
+
+/* lib/python3.X folder of a prefix, or "" (first match in name order). */
+static void find_lib_python(const char *prefix, aitk_str *out)
+{
+    aitk_str lib = AITK_STR_INIT;
+    aitk_path_join(&lib, prefix, "lib");
+    DIR *d = opendir(aitk_str_cstr(&lib));
+    char best[64] = "";
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        int ma, mi;
+        if (strncmp(e->d_name, "python", 6) == 0 && strlen(e->d_name) < sizeof best &&
+            aitk_pyver_major_minor(e->d_name + 6, &ma, &mi) && strcmp(e->d_name, best) > 0)
+            strcpy(best, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (*best)
+        aitk_path_join(out, aitk_str_cstr(&lib), best);
+    aitk_str_free(&lib);
+}
+
+static void add_site(cJSON *sites, const char *dir, const char *why)
+{
+    if (!is_dir(dir))
+        return;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sites)
+    {
+        if (strcmp(aitk_json_text(s, "path"), dir) == 0)
+            return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", dir);
+    cJSON_AddStringToObject(o, "kind", why);
+    cJSON_AddItemToArray(sites, o);
+}
+
+static void add_prefix_sites(cJSON *sites, const char *prefix, const char *why)
+{
+    aitk_str lp = AITK_STR_INIT, sp = AITK_STR_INIT;
+    find_lib_python(prefix, &lp);
+    if (lp.len) {
+        aitk_path_join(&sp, aitk_str_cstr(&lp), "site-packages");
+        add_site(sites, aitk_str_cstr(&sp), why);
+        aitk_str_clear(&sp);
+    }
+    aitk_path_join(&sp, prefix, "Lib/site-packages");
+    add_site(sites, aitk_str_cstr(&sp), why);
+    aitk_str_free(&lp);
+    aitk_str_free(&sp);
+}
+
+aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env)
+{
+    aitk_str p = AITK_STR_INIT, ver = AITK_STR_INIT;
+    cJSON_AddStringToObject(env, "prefix", prefix);
+    if (interpreter)
+        cJSON_AddStringToObject(env, "interpreter", interpreter);
+    aitk_path_join(&p, prefix, "pyvenv.cfg");
+    cJSON *cfg = NULL;
+    if (is_file(aitk_str_cstr(&p))) {
+        cfg = cJSON_AddObjectToObject(env, "pyvenv_cfg");
+        read_cfg(aitk_str_cstr(&p), cfg);
+    }
+    cJSON_AddBoolToObject(env, "venv", cfg != NULL);
+    /* The version: pyvenv.cfg (venv: version, uv: version_info), else the
+     * lib/pythonX.Y folder name. */
+    const char *v = aitk_json_text(cfg, "version_info");
+    if (!*v)
+        v = aitk_json_text(cfg, "version");
+    if (*v) {
+        aitk_str_append(&ver, v);
+    } else {
+        aitk_str lp = AITK_STR_INIT;
+        find_lib_python(prefix, &lp);
+        const char *slash = strrchr(aitk_str_cstr(&lp), '/');
+        if (slash)
+            aitk_str_append(&ver, slash + 7);
+        aitk_str_free(&lp);
+    }
+    int ma, mi;
+    size_t dots = 0;
+    for (const char *c = aitk_str_cstr(&ver); *c; c++)
+        dots += *c == '.';
+    if (dots == 1 && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi)) {
+        /* Only "3.11" from a folder name: the installation's patchlevel.h has the rest. */
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s/include/python%d.%d/patchlevel.h", prefix, ma, mi);
+        char *text = NULL;
+        size_t len = 0;
+        if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+            const char *d = strstr(text, "#define PY_VERSION");
+            const char *q = d ? strchr(d, '"') : NULL;
+            const char *e = q ? strchr(q + 1, '"') : NULL;
+            if (e && e - q - 1 < 32 && strncmp(q + 1, aitk_str_cstr(&ver), ver.len) == 0) {
+                aitk_str_clear(&ver);
+                aitk_str_appendn(&ver, q + 1, (size_t)(e - q - 1));
+            }
+            aitk_free(text);
+        }
+    }
+    if (ver.len)
+        cJSON_AddStringToObject(env, "python_version", aitk_str_cstr(&ver));
+    cJSON *sites = cJSON_AddArrayToObject(env, "site_packages");
+    const char *pp = getenv("PYTHONPATH");
+    for (const char *s = pp; s && *s;) {
+        size_t n = strcspn(s, ":");
+        char *dir = aitk_strndup(s, n);
+        if (dir && *dir)
+            add_site(sites, dir, "PYTHONPATH");
+        aitk_free(dir);
+        s += n;
+        if (*s == ':')
+            s++;
+    }
+    add_prefix_sites(sites, prefix, "environment");
+    int system_site = !cfg || strcmp(aitk_json_text(cfg, "include-system-site-packages"), "true") == 0;
+    const char *home = getenv("HOME");
+    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi) &&
+        !getenv("PYTHONNOUSERSITE")) {
+        aitk_str user = AITK_STR_INIT;
+        const char *base = getenv("PYTHONUSERBASE");
+        if (base)
+            aitk_str_appendf(&user, "%s/lib/python%d.%d/site-packages", base, ma, mi);
+        else
+            aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
+        add_site(sites, aitk_str_cstr(&user), "user site");
+        aitk_str_free(&user);
+    }
+    if (cfg && system_site && *aitk_json_text(cfg, "home")) {
+        /* home is the base interpreter's bin folder: its parent is the base prefix. */
+        char *base = aitk_strdup(aitk_json_text(cfg, "home"));
+        char *slash = base ? strrchr(base, '/') : NULL;
+        if (slash && slash != base) {
+            *slash = '\0';
+            add_prefix_sites(sites, base, "base installation");
+        }
+        aitk_free(base);
+    }
+    cJSON *packages = cJSON_AddObjectToObject(env, "packages");
+    const cJSON *site;
+    cJSON_ArrayForEach(site, sites)
+    {
+        scan_site(aitk_json_text(site, "path"), packages);
+    }
+    const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
+    if (torch_pkg) {
+        cJSON *torch = cJSON_AddObjectToObject(env, "torch");
+        read_torch_version(aitk_json_text(torch_pkg, "site"), torch);
+        if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
+            cJSON_AddStringToObject(torch, "version", aitk_json_text(torch_pkg, "version"));
+        torch_variant(torch);
+    }
+    aitk_str_free(&p);
+    aitk_str_free(&ver);
+    return AITK_OK;
+}

@@ -1,0 +1,30 @@
+/* Python environments, read statically: no interpreter is run. Finds the
+ * environments a user is likely to train in, reads pyvenv.cfg, the
+ * dist-info/egg-info of the packages that matter for ai-toolkit, and
+ * torch/version.py, and records where each package was found so two installs
+ * shadowing each other show up. */
+#ifndef AITK_VALIDATE_PROBES_PYENV_H
+#define AITK_VALIDATE_PROBES_PYENV_H
+
+#include "common/status.h"
+
+typedef struct cJSON cJSON;
+
+typedef struct aitk_pyenv_hints {
+    const char *python;   /* --python PATH, or NULL */
+    const char *aitk_dir; /* --aitk-dir DIR, or NULL */
+} aitk_pyenv_hints;
+
+/* Appends one object per environment found to `envs` (first: the one ai-toolkit
+ * would use), each {found_by, prefix, interpreter, pyvenv_cfg, python_version,
+ * site_packages[], packages{name: {version, path, copies[]}}, torch{...}}.
+ * Only AITK_E_NOMEM is returned; unreadable files become "errors" entries. */
+aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs);
+
+/* Reads one environment rooted at `prefix` into `env` (an object). */
+aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env);
+
+/* "2.7.0+cu128" -> major 2, minor 7; false when it does not start with N.N. */
+int aitk_pyver_major_minor(const char *version, int *major, int *minor);
+
+#endif

@@ -1,0 +1,196 @@
+/* Finding the Python environments a user is likely to train in, in the
+ * order ai-toolkit's README leads people to create them: --python, an active
+ * venv or conda environment, ./venv, the --aitk-dir checkout's venv, then the
+ * python3 on PATH (following pyenv shims to the version they run). */
+#define _GNU_SOURCE
+#include "validate/probes/pyenv.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/str.h"
+#include "validate/probes/gpu_util.h"
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* prefix of an interpreter path: .../bin/python -> ..., a conda python.exe
+ * lives in the prefix itself. */
+static void prefix_of(const char *interpreter, aitk_str *out)
+{
+    char *copy = aitk_strdup(interpreter);
+    char *slash = copy ? strrchr(copy, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        const char *leaf = strrchr(copy, '/');
+        if (leaf && (strcmp(leaf, "/bin") == 0 || strcmp(leaf, "/Scripts") == 0)) {
+            *strrchr(copy, '/') = '\0';
+        }
+        aitk_str_append(out, *copy ? copy : "/");
+    }
+    aitk_free(copy);
+}
+
+static const char *interpreter_in(const char *prefix, aitk_str *buf)
+{
+    static const char *const rel[] = {"bin/python3", "bin/python", "Scripts/python.exe",
+                                      "python.exe", NULL};
+    for (const char *const *r = rel; *r; r++) {
+        aitk_str_clear(buf);
+        aitk_path_join(buf, prefix, *r);
+        if (access(aitk_str_cstr(buf), F_OK) == 0)
+            return aitk_str_cstr(buf);
+    }
+    return NULL;
+}
+
+static void add_env(cJSON *envs, const char *prefix, const char *interp, const char *found_by)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, envs)
+    {
+        if (strcmp(aitk_json_text(e, "prefix"), prefix) == 0)
+            return; /* found twice (e.g. $VIRTUAL_ENV is ./venv): keep the first reason */
+    }
+    cJSON *env = cJSON_CreateObject();
+    if (!env || !cJSON_AddItemToArray(envs, env)) {
+        cJSON_Delete(env);
+        return;
+    }
+    cJSON_AddStringToObject(env, "found_by", found_by);
+    aitk_pyenv_read(prefix, interp, env);
+}
+
+static void add_prefix_env(cJSON *envs, const char *prefix, const char *found_by)
+{
+    aitk_str interp = AITK_STR_INIT;
+    if (prefix && *prefix && is_dir(prefix)) {
+        char *real = realpath(prefix, NULL);
+        const char *root = real ? real : prefix;
+        add_env(envs, root, interpreter_in(root, &interp), found_by);
+        free(real);
+    }
+    aitk_str_free(&interp);
+}
+
+/* A pyenv shim is a shell script: the environment it runs is
+ * $PYENV_ROOT/versions/<v>, with <v> from $PYENV_VERSION, ./.python-version
+ * or $PYENV_ROOT/version (pyenv's own order, nearest first). */
+static int pyenv_shim_prefix(const char *shim, aitk_str *prefix)
+{
+    const char *slash = strrchr(shim, '/');
+    if (!slash || slash - shim < 6 || strncmp(slash - 6, "/shims", 6) != 0)
+        return 0;
+    aitk_str root = AITK_STR_INIT, file = AITK_STR_INIT;
+    aitk_str_appendn(&root, shim, (size_t)(slash - 6 - shim));
+    char *text = NULL;
+    size_t len = 0;
+    const char *v = getenv("PYENV_VERSION");
+    if (!v || !*v) {
+        aitk_path_join(&file, aitk_str_cstr(&root), "version");
+        if (aitk_file_read(".python-version", 4096, &text, &len, NULL) == AITK_OK ||
+            aitk_file_read(aitk_str_cstr(&file), 4096, &text, &len, NULL) == AITK_OK) {
+            text[strcspn(text, " \t\r\n:")] = '\0';
+            v = text;
+        }
+    }
+    int ok = v && *v && strcmp(v, "system") != 0 && !strchr(v, '/');
+    if (ok) {
+        aitk_str_appendf(prefix, "%s/versions/%.*s", aitk_str_cstr(&root), (int)strcspn(v, ":"), v);
+        ok = is_dir(aitk_str_cstr(prefix));
+        if (!ok)
+            aitk_str_clear(prefix);
+    }
+    aitk_free(text);
+    aitk_str_free(&root);
+    aitk_str_free(&file);
+    return ok;
+}
+
+static void add_path_python(cJSON *envs)
+{
+    const char *path = getenv("PATH");
+    static const char *const names[] = {"python3", "python"};
+    for (size_t k = 0; k < 2; k++) {
+        for (const char *s = path; s && *s;) {
+            size_t n = strcspn(s, ":");
+            aitk_str cand = AITK_STR_INIT, prefix = AITK_STR_INIT;
+            aitk_str_appendf(&cand, "%.*s/%s", (int)n, s, names[k]);
+            s += n;
+            if (*s == ':')
+                s++;
+            if (n && access(aitk_str_cstr(&cand), X_OK) == 0) {
+                /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
+                char *real = realpath(aitk_str_cstr(&cand), NULL);
+                if (!pyenv_shim_prefix(real ? real : aitk_str_cstr(&cand), &prefix))
+                    prefix_of(real ? real : aitk_str_cstr(&cand), &prefix);
+                free(real);
+                add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
+                        k == 0 ? "python3 on PATH" : "python on PATH");
+                s = ""; /* the first on PATH is the one a shell runs */
+            }
+            aitk_str_free(&cand);
+            aitk_str_free(&prefix);
+        }
+    }
+}
+
+aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
+{
+    if (hints && hints->python) {
+        aitk_str prefix = AITK_STR_INIT;
+        if (access(hints->python, F_OK) != 0) {
+            /* Said plainly rather than guessing another environment. */
+            cJSON *env = cJSON_CreateObject();
+            if (!env || !cJSON_AddItemToArray(envs, env)) {
+                cJSON_Delete(env);
+                return AITK_E_NOMEM;
+            }
+            cJSON_AddStringToObject(env, "found_by", "--python");
+            cJSON_AddStringToObject(env, "interpreter", hints->python);
+            cJSON_AddStringToObject(env, "error", "no such file or folder");
+        } else if (is_dir(hints->python)) {
+            aitk_str interp = AITK_STR_INIT;
+            add_env(envs, hints->python, interpreter_in(hints->python, &interp), "--python");
+            aitk_str_free(&interp);
+        } else {
+            prefix_of(hints->python, &prefix);
+            add_env(envs, prefix.len ? aitk_str_cstr(&prefix) : ".", hints->python, "--python");
+        }
+        aitk_str_free(&prefix);
+        return AITK_OK;
+    }
+    add_prefix_env(envs, getenv("VIRTUAL_ENV"), "$VIRTUAL_ENV");
+    add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
+    add_prefix_env(envs, "venv", "./venv");
+    add_prefix_env(envs, ".venv", "./.venv");
+    if (hints && hints->aitk_dir && !is_dir(hints->aitk_dir)) {
+        cJSON *env = cJSON_CreateObject();
+        if (!env || !cJSON_AddItemToArray(envs, env)) {
+            cJSON_Delete(env);
+            return AITK_E_NOMEM;
+        }
+        cJSON_AddStringToObject(env, "found_by", "--aitk-dir");
+        cJSON_AddStringToObject(env, "prefix", hints->aitk_dir);
+        cJSON_AddStringToObject(env, "error", "not a folder");
+        return AITK_OK;
+    } else if (hints && hints->aitk_dir) {
+        static const char *const sub[] = {"venv", ".venv"};
+        for (size_t i = 0; i < 2; i++) {
+            aitk_str p = AITK_STR_INIT;
+            aitk_path_join(&p, hints->aitk_dir, sub[i]);
+            add_prefix_env(envs, aitk_str_cstr(&p), "--aitk-dir");
+            aitk_str_free(&p);
+        }
+    }
+    add_path_python(envs);
+    return AITK_OK;
+}

@@ -1,0 +1,418 @@
+/* Judging the Python environment: version against the profile and against
+ * torch's wheels, torch's build, its companions, shadowed installs, and the
+ * packages ai-toolkit's requirements name. */
+#include "validate/probes/python.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/str.h"
+#include "validate/compat.h"
+#include "validate/probes/gpu_util.h"
+#include "validate/probes/pydeep.h"
+#include "validate/probes/pyenv.h"
+
+#define PIP_INDEX "https://download.pytorch.org/whl/"
+
+typedef struct judged {
+    aitk_str id, obs, exp, msg, fix, src;
+} judged;
+
+static void judged_free(judged *j)
+{
+    aitk_str *all[] = {&j->id, &j->obs, &j->exp, &j->msg, &j->fix, &j->src};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        aitk_str_free(all[i]);
+}
+
+static aitk_status add_judged(aitk_run_ctx *ctx, judged *j, const char *title, aitk_check_status st)
+{
+    aitk_check c = {.id = aitk_str_cstr(&j->id), .category = "python", .title = title,
+                    .status = st, .observed = aitk_str_cstr(&j->obs),
+                    .expected = aitk_str_cstr(&j->exp), .message = aitk_str_cstr(&j->msg),
+                    .remedy = aitk_str_cstr(&j->fix), .source = aitk_str_cstr(&j->src)};
+    aitk_status s = aitk_checklist_add(&ctx->checks, &c);
+    judged_free(j);
+    return s;
+}
+
+const cJSON *aitk_python_selected(const cJSON *env)
+{
+    const cJSON *py = cJSON_GetObjectItemCaseSensitive(env, "python");
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(py, "environments"), 0);
+}
+
+/* major*100 + minor of a "3.12.3" text; -1 when unreadable. */
+static int mm(const char *v)
+{
+    int a, b;
+    return aitk_pyver_major_minor(v, &a, &b) ? a * 100 + b : -1;
+}
+
+static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
+{
+    judged j = {0};
+    aitk_str_append(&j.id, "python.env");
+    aitk_str_append(&j.exp, "a Python environment with ai-toolkit's requirements");
+    aitk_str_append(&j.src, "ostris/ai-toolkit README install steps (FACTS.md section 4)");
+    if (!sel) {
+        aitk_str_append(&j.obs, "none found");
+        aitk_str_append(&j.msg, "No Python environment was found ($VIRTUAL_ENV, $CONDA_PREFIX, ./venv, "
+                                "python3 on PATH).");
+        aitk_str_append(&j.fix, "Create one as ai-toolkit's README says (python3 -m venv venv; "
+                                ". venv/bin/activate; pip install -r requirements.txt), or point "
+                                "to it with --python PATH.");
+        return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
+    }
+    if (*aitk_json_text(sel, "error")) {
+        aitk_str_appendf(&j.obs, "%s %s: %s", aitk_json_text(sel, "found_by"),
+                         *aitk_json_text(sel, "interpreter") ? aitk_json_text(sel, "interpreter")
+                                                              : aitk_json_text(sel, "prefix"),
+                         aitk_json_text(sel, "error"));
+        aitk_str_append(&j.msg, "the environment named on the command line does not exist");
+        aitk_str_append(&j.fix, "Give the path of the environment's interpreter (venv/bin/python) "
+                                "or folder, or the ai-toolkit checkout's folder.");
+        return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
+    }
+    aitk_str_appendf(&j.obs, "%s (%s), Python %s", aitk_json_text(sel, "prefix"),
+                     aitk_json_text(sel, "found_by"),
+                     *aitk_json_text(sel, "python_version") ? aitk_json_text(sel, "python_version")
+                                                             : "version unknown");
+    aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment" : "an installation");
+    return add_judged(ctx, &j, "Python environment", AITK_CHECK_PASS);
+}
+
+static aitk_status check_version(aitk_run_ctx *ctx, const cJSON *sel)
+{
+    const aitk_yaml_node *lo = aitk_compat_rule(ctx->compat, "python", "min_version");
+    const aitk_yaml_node *hi = aitk_compat_rule(ctx->compat, "python", "max_version");
+    const char *ver = aitk_json_text(sel, "python_version");
+    judged j = {0};
+    aitk_str_append(&j.id, "python.version");
+    aitk_str_append(&j.obs, *ver ? ver : "unknown");
+    const char *lo_t = aitk_compat_rule_text(lo), *hi_t = aitk_compat_rule_text(hi);
+    if (lo_t && hi_t)
+        aitk_str_appendf(&j.exp, "%s-%s", lo_t, hi_t);
+    else if (lo_t)
+        aitk_str_appendf(&j.exp, ">= %s", lo_t);
+    else if (hi_t)
+        aitk_str_appendf(&j.exp, "<= %s", hi_t);
+    aitk_str_append(&j.src, aitk_compat_rule_source(lo ? lo : hi));
+    if (!lo && !hi) {
+        aitk_str_appendf(&j.msg, "the %s profile states no Python range", ctx->profile_name);
+        return add_judged(ctx, &j, "Python version", AITK_CHECK_SKIP);
+    }
+    int v = mm(ver);
+    if (v < 0) {
+        aitk_str_append(&j.msg, "the Python version could not be read statically (no pyvenv.cfg, "
+                                "no lib/pythonX.Y)");
+        return add_judged(ctx, &j, "Python version", AITK_CHECK_SKIP);
+    }
+    const aitk_yaml_node *broken = NULL;
+    if (lo_t && mm(lo_t) >= 0 && v < mm(lo_t))
+        broken = lo;
+    else if (hi_t && mm(hi_t) >= 0 && v > mm(hi_t))
+        broken = hi;
+    if (!broken) {
+        aitk_str_appendf(&j.msg, "Python %s is within %s (%s profile)", ver, aitk_str_cstr(&j.exp),
+                         ctx->profile_name);
+        return add_judged(ctx, &j, "Python version", AITK_CHECK_PASS);
+    }
+    aitk_str_clear(&j.src);
+    aitk_str_append(&j.src, aitk_compat_rule_source(broken));
+    aitk_str_appendf(&j.msg, "Python %s is outside %s, the range the %s profile allows", ver,
+                     aitk_str_cstr(&j.exp), ctx->profile_name);
+    aitk_str_appendf(&j.fix, "Create the environment with a Python in %s (e.g. uv venv --python %s, "
+                             "or conda create -n aitk python=%s) and reinstall the requirements.",
+                     aitk_str_cstr(&j.exp), hi_t ? hi_t : lo_t, hi_t ? hi_t : lo_t);
+    return add_judged(ctx, &j, "Python version", aitk_compat_rule_severity(broken));
+}
+
+static aitk_status check_torch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *torch)
+{
+    judged j = {0};
+    aitk_str_append(&j.id, "python.torch");
+    aitk_str_append(&j.exp, "torch installed, built with CUDA");
+    aitk_str_append(&j.src, "PyTorch install matrix (FACTS.md sections 2-3)");
+    if (!torch) {
+        aitk_str_append(&j.obs, "not installed");
+        aitk_str_appendf(&j.msg, "torch is not installed in %s", aitk_json_text(sel, "prefix"));
+        aitk_str_append(&j.fix, "Install torch as ai-toolkit's README says, e.g. pip install torch "
+                                "torchvision torchaudio --index-url " PIP_INDEX "cu128");
+        return add_judged(ctx, &j, "torch", AITK_CHECK_FAIL);
+    }
+    const char *variant = aitk_json_text(torch, "variant");
+    aitk_str_appendf(&j.obs, "%s (CUDA %s)", aitk_json_text(torch, "version"),
+                     *aitk_json_text(torch, "cuda") ? aitk_json_text(torch, "cuda") : "none");
+    if (strcmp(variant, "cpu") == 0 || strncmp(variant, "rocm", 4) == 0) {
+        aitk_str_appendf(&j.msg, "this torch is a %s build: it cannot use an NVIDIA GPU",
+                         strcmp(variant, "cpu") == 0 ? "CPU-only" : "ROCm");
+        aitk_str_append(&j.fix, "pip uninstall -y torch torchvision torchaudio, then install a CUDA "
+                                "build: pip install torch torchvision torchaudio --index-url "
+                                PIP_INDEX "cu128");
+        return add_judged(ctx, &j, "torch", AITK_CHECK_FAIL);
+    }
+    aitk_str_append(&j.msg, "a CUDA build of torch");
+    return add_judged(ctx, &j, "torch", AITK_CHECK_PASS);
+}
+
+static aitk_status check_torch_python(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *torch)
+{
+    int ta, tb;
+    const char *tv = aitk_json_text(torch, "version");
+    const char *pv = aitk_json_text(sel, "python_version");
+    judged j = {0};
+    aitk_str_append(&j.id, "python.torch_python");
+    aitk_str_appendf(&j.obs, "Python %s, torch %s", *pv ? pv : "unknown", tv);
+    char key[32] = "";
+    if (aitk_pyver_major_minor(tv, &ta, &tb))
+        snprintf(key, sizeof key, "%d.%d", ta, tb);
+    const aitk_yaml_node *row = aitk_compat_table_row(ctx->compat, "torch_python", key);
+    const char *range = aitk_compat_rule_text(row);
+    aitk_str_append(&j.src, aitk_compat_rule_source(row));
+    int lo = -1, hi = -1;
+    if (range) {
+        const char *dash = strchr(range, '-');
+        lo = mm(range);
+        hi = dash ? mm(dash + 1) : -1;
+    }
+    if (lo < 0 || hi < 0 || mm(pv) < 0) {
+        aitk_str_appendf(&j.msg, mm(pv) < 0 ? "the Python version is unknown"
+                                            : "the matrix has no Python range for torch %s", key);
+        return add_judged(ctx, &j, "Python for this torch", AITK_CHECK_SKIP);
+    }
+    aitk_str_append(&j.exp, range);
+    if (mm(pv) >= lo && mm(pv) <= hi) {
+        aitk_str_appendf(&j.msg, "torch %s ships wheels for Python %s", key, range);
+        return add_judged(ctx, &j, "Python for this torch", AITK_CHECK_PASS);
+    }
+    aitk_str_appendf(&j.msg, "torch %s has official wheels only for Python %s: this install was "
+                             "built elsewhere or will not import", key, range);
+    aitk_str_appendf(&j.fix, "Use a Python in %s for torch %s, or install a torch release that "
+                             "supports Python %s.", range, key, pv);
+    return add_judged(ctx, &j, "Python for this torch", AITK_CHECK_FAIL);
+}
+
+static const char *scalar_text(const aitk_yaml_node *n)
+{
+    return n && n->kind == AITK_YAML_SCALAR ? n->text : NULL;
+}
+
+/* "+cu121" of a version text, "" when none. */
+static const char *local_label(const char *version)
+{
+    const char *plus = strchr(version, '+');
+    return plus ? plus + 1 : "";
+}
+
+static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const cJSON *torch)
+{
+    const char *tv = aitk_json_text(torch, "version");
+    const char *tvar = aitk_json_text(torch, "variant");
+    judged j = {0};
+    aitk_str_append(&j.id, "python.torch_companions");
+    aitk_str_appendf(&j.obs, "torch %s", tv);
+    char base[64];
+    snprintf(base, sizeof base, "%.*s", (int)strcspn(tv, "+"), tv);
+    const aitk_yaml_node *row = aitk_compat_table_row(ctx->compat, "torch_companions", base);
+    const aitk_yaml_node *value = aitk_yaml_get(row, "value");
+    aitk_str_append(&j.src, row ? aitk_compat_rule_source(row)
+                                : "PyTorch release notes: torch, torchvision and torchaudio come "
+                                  "from one release and one CUDA variant (FACTS.md section 3)");
+    aitk_check_status status = AITK_CHECK_PASS;
+    static const char *const names[] = {"torchvision", "torchaudio"};
+    aitk_str_appendf(&j.exp, "same CUDA variant (+%s)", *tvar ? tvar : "?");
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, names[i]);
+        if (!p)
+            continue;
+        const char *v = aitk_json_text(p, "version");
+        aitk_str_appendf(&j.obs, ", %s %s", names[i], v);
+        const char *want = scalar_text(aitk_yaml_get(value, names[i]));
+        if (want)
+            aitk_str_appendf(&j.exp, ", %s %s", names[i], want);
+        const char *lab = local_label(v);
+        /* A companion without a label matches a torch without one (PyPI wheels). */
+        int variant_bad = *lab ? strcmp(lab, local_label(tv)) != 0 && strcmp(lab, tvar) != 0
+                               : *local_label(tv) != '\0';
+        /* "0.22.0+cu128" matches "0.22.0"; "0.22.10" does not match "0.22.1". */
+        size_t wl = want ? strlen(want) : 0;
+        int version_bad = want && (strncmp(v, want, wl) != 0 || (v[wl] && v[wl] != '+'));
+        if (variant_bad) {
+            aitk_str_appendf(&j.msg, "%s %s is built for +%s but torch %s is +%s: importing it "
+                                     "fails or loads a second CUDA runtime. ",
+                             names[i], v, *lab ? lab : "(none)", tv, *tvar ? tvar : "(none)");
+            status = AITK_CHECK_FAIL;
+        } else if (version_bad) {
+            aitk_str_appendf(&j.msg, "%s %s is not the release made with torch %s (%s). ",
+                             names[i], v, base, want);
+            status = AITK_CHECK_FAIL;
+        }
+    }
+    if (status == AITK_CHECK_PASS) {
+        aitk_str_append(&j.msg, "torch and its companions belong together");
+    } else {
+        aitk_str_appendf(&j.fix, "Reinstall the three from one index: pip install --force-reinstall "
+                                 "torch==%s", base);
+        const char *tvv = scalar_text(aitk_yaml_get(value, "torchvision"));
+        const char *tav = scalar_text(aitk_yaml_get(value, "torchaudio"));
+        if (tvv)
+            aitk_str_appendf(&j.fix, " torchvision==%s", tvv);
+        if (tav)
+            aitk_str_appendf(&j.fix, " torchaudio==%s", tav);
+        aitk_str_appendf(&j.fix, " --index-url " PIP_INDEX "%s", *tvar ? tvar : "cu128");
+    }
+    return add_judged(ctx, &j, "torch, torchvision, torchaudio", status);
+}
+
+static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
+{
+    judged j = {0};
+    aitk_str_append(&j.id, "python.shadowing");
+    aitk_str_append(&j.exp, "one install of each package");
+    aitk_str_append(&j.src, "Python import system: the first site folder on sys.path wins; pip "
+                            "leaves older dist-info behind after interrupted upgrades");
+    const cJSON *p;
+    int dup = 0;
+    cJSON_ArrayForEach(p, pkgs)
+    {
+        const cJSON *installs = cJSON_GetObjectItemCaseSensitive(p, "installs");
+        if (cJSON_GetArraySize(installs) < 2)
+            continue;
+        dup++;
+        aitk_str_appendf(&j.obs, "%s%s:", j.obs.len ? "; " : "", p->string);
+        const cJSON *in;
+        int k = 0;
+        cJSON_ArrayForEach(in, installs)
+        {
+            aitk_str_appendf(&j.obs, "%s %s in %s", k++ ? "," : "", aitk_json_text(in, "version"),
+                             aitk_json_text(in, "site"));
+        }
+        aitk_str_appendf(&j.msg, "%s is installed %d times; Python imports %s from %s and the "
+                                 "others confuse pip and version checks. ",
+                         p->string, cJSON_GetArraySize(installs), aitk_json_text(p, "version"),
+                         aitk_json_text(p, "site"));
+        aitk_str_appendf(&j.fix, "%spip uninstall -y %s (repeat until pip says it is not "
+                                 "installed; use --user for the user site, or remove stale "
+                                 "*.dist-info folders), then install it once.",
+                         j.fix.len ? " " : "", p->string);
+    }
+    if (!dup) {
+        aitk_str_append(&j.obs, "none");
+        aitk_str_append(&j.msg, "no package is installed twice");
+    }
+    aitk_check_status st = AITK_CHECK_PASS;
+    if (dup)
+        st = cJSON_GetObjectItemCaseSensitive(pkgs, "torch") &&
+                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetObjectItemCaseSensitive(pkgs, "torch"), "installs")) > 1
+                 ? AITK_CHECK_FAIL
+                 : AITK_CHECK_WARN;
+    return add_judged(ctx, &j, "Shadowed installs", st);
+}
+
+static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *pkgs)
+{
+    static const char *const req[] = {"diffusers", "transformers", "peft", "accelerate",
+                                      "optimum-quanto", "torchao", "bitsandbytes", NULL};
+    judged j = {0};
+    aitk_str_append(&j.id, "python.requirements");
+    aitk_str_append(&j.src, "ostris/ai-toolkit requirements.txt (FACTS.md section 4)");
+    aitk_str missing = AITK_STR_INIT;
+    for (const char *const *r = req; *r; r++) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, *r);
+        aitk_str_appendf(&j.exp, "%s%s", j.exp.len ? ", " : "", *r);
+        if (p)
+            aitk_str_appendf(&j.obs, "%s%s %s", j.obs.len ? ", " : "", *r, aitk_json_text(p, "version"));
+        else
+            aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", *r);
+    }
+    aitk_check_status st = AITK_CHECK_PASS;
+    if (missing.len) {
+        st = AITK_CHECK_WARN;
+        aitk_str_appendf(&j.obs, "%smissing: %s", j.obs.len ? "; " : "", aitk_str_cstr(&missing));
+        aitk_str_appendf(&j.msg, "ai-toolkit imports %s; training stops at start-up without them",
+                         aitk_str_cstr(&missing));
+        aitk_str_append(&j.fix, "In the ai-toolkit folder, with the environment active: "
+                                "pip install -r requirements.txt");
+    } else {
+        aitk_str_append(&j.msg, "ai-toolkit's main requirements are installed");
+    }
+    aitk_str_free(&missing);
+    return add_judged(ctx, &j, "ai-toolkit requirements", st);
+}
+
+/* The profile's pinned torch build (ai-toolkit-current) and minimum CUDA (seed-guide). */
+static aitk_status check_torch_build(aitk_run_ctx *ctx, const cJSON *torch)
+{
+    const aitk_yaml_node *pin = aitk_compat_rule(ctx->compat, "cuda", "torch_pin");
+    const aitk_yaml_node *min = aitk_compat_rule(ctx->compat, "cuda", "min_torch_cuda");
+    aitk_status st = AITK_OK;
+    const char *tv = aitk_json_text(torch, "version");
+    if (pin && aitk_compat_rule_text(pin)) {
+        const char *want = aitk_compat_rule_text(pin);
+        judged j = {0};
+        aitk_str_append(&j.id, "python.torch_pin");
+        aitk_str_append(&j.obs, tv);
+        aitk_str_append(&j.exp, want);
+        aitk_str_append(&j.src, aitk_compat_rule_source(pin));
+        int same = strcmp(tv, want) == 0;
+        aitk_str_appendf(&j.msg, same ? "the torch build ai-toolkit pins"
+                                      : "ai-toolkit is tested with torch %s; this is %s", want, tv);
+        if (!same)
+            aitk_str_appendf(&j.fix, "Reinstall ai-toolkit's requirements (its README's pip "
+                                     "install lines) to get torch %s.", want);
+        st = add_judged(ctx, &j, "torch build pinned by ai-toolkit",
+                        same ? AITK_CHECK_PASS : aitk_compat_rule_severity(pin));
+    }
+    const char *cuda = aitk_json_text(torch, "cuda");
+    if (!st && min && aitk_compat_rule_text(min) && *cuda) {
+        const char *want = aitk_compat_rule_text(min);
+        judged j = {0};
+        aitk_str_append(&j.id, "python.torch_cuda");
+        aitk_str_append(&j.obs, cuda);
+        aitk_str_appendf(&j.exp, ">= %s", want);
+        aitk_str_append(&j.src, aitk_compat_rule_source(min));
+        int ok = mm(cuda) >= mm(want);
+        aitk_str_appendf(&j.msg, "torch is built with CUDA %s", cuda);
+        if (!ok)
+            aitk_str_appendf(&j.fix, "Install a torch built with CUDA %s or newer.", want);
+        st = add_judged(ctx, &j, "CUDA version of torch",
+                        ok ? AITK_CHECK_PASS : aitk_compat_rule_severity(min));
+    }
+    return st;
+}
+
+aitk_status aitk_python_checks(aitk_run_ctx *ctx)
+{
+    cJSON *py = cJSON_AddObjectToObject(ctx->env, "python");
+    cJSON *envs = py ? cJSON_AddArrayToObject(py, "environments") : NULL;
+    if (!envs)
+        return AITK_E_NOMEM;
+    aitk_pyenv_hints hints = {ctx->python, ctx->aitk_dir};
+    aitk_status st = aitk_pyenv_find(&hints, envs);
+    const cJSON *sel = cJSON_GetArrayItem(envs, 0);
+    if (!st)
+        st = check_env(ctx, sel);
+    if (st || !sel || *aitk_json_text(sel, "error"))
+        return st;
+    const cJSON *pkgs = cJSON_GetObjectItemCaseSensitive(sel, "packages");
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(sel, "torch");
+    st = check_version(ctx, sel);
+    if (!st)
+        st = check_torch(ctx, sel, torch);
+    if (!st && torch)
+        st = check_torch_python(ctx, sel, torch);
+    if (!st && torch)
+        st = check_companions(ctx, pkgs, torch);
+    if (!st && torch)
+        st = check_torch_build(ctx, torch);
+    if (!st)
+        st = check_shadowing(ctx, pkgs);
+    if (!st)
+        st = check_requirements(ctx, pkgs);
+    if (!st && ctx->level >= AITK_LEVEL_STANDARD)
+        st = aitk_pydeep_check(ctx, (cJSON *)sel);
+    return st;
+}
