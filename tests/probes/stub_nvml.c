@@ -1,6 +1,7 @@
 /* A fake libnvidia-ml.so.1 for tests: exports the real NVML symbol names with
  * the real signatures (declared here, independently of the probe) and answers
- * from AITK_STUB_GPU, so the probe's dlopen/dlsym path runs in CI. */
+ * from AITK_STUB_GPU, so the probe's dlopen/dlsym path runs in CI. Built a
+ * second time without nvmlDeviceGetMemoryInfo (STUB_WITHOUT_MEMINFO). */
 #include <stdio.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int 
     *minor = d->minor;
     return OK;
 }
+#ifndef STUB_WITHOUT_MEMINFO
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
     DEV_CHECK(d);
@@ -104,6 +106,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     m->free = m->total - m->used;
     return OK;
 }
+#endif
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(d); *v = 384; return OK; }
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(d); *v = 1; return OK; }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(d); *v = 4; return OK; }

@@ -115,11 +115,26 @@ static void test_two_gpus_one_small(void **state)
     const cJSON *c = pt_check(r, "gpu.vram.flux1-dev");
     pt_assert_status(c, "warn");
     pt_assert_contains(pt_text(c, "expected"), ">= 24 GB");
-    pt_assert_contains(pt_text(c, "observed"), "GPU 1 NVIDIA GeForce RTX 3060 12 GB");
+    pt_assert_contains(pt_text(c, "observed"), "GPU 1 NVIDIA GeForce RTX 3060 12.0 GiB");
     pt_assert_contains(pt_text(c, "remedy"), "CUDA_VISIBLE_DEVICES=0");
     pt_assert_contains(pt_text(c, "source"), "24 GB");
     /* --model limits the workloads judged. */
     assert_null(pt_find_check(r, "gpu.vram.chroma"));
+    cJSON_Delete(r);
+}
+
+/* A "24 GB" card with ECC on reports 22.5 GiB: still the 24 GB class. A
+ * 20 GB card is not. */
+static void test_vram_card_class(void **state)
+{
+    (void)state;
+    const char *args[] = {"--quick", "--model", "flux1-dev", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_DIR, "gpu=NVIDIA L4|8.9|23034", args, NULL, &rc);
+    pt_assert_status(pt_check(r, "gpu.vram.flux1-dev"), "pass");
+    cJSON_Delete(r);
+    r = pt_run(AITK_STUB_DIR, "gpu=NVIDIA RTX 4000 Ada Generation|8.9|20475", args, NULL, &rc);
+    pt_assert_status(pt_check(r, "gpu.vram.flux1-dev"), "fail");
     cJSON_Delete(r);
 }
 
@@ -167,6 +182,22 @@ static void test_required_symbol_missing(void **state)
     pt_assert_contains(pt_text(c, "observed"), "cuDeviceTotalMem_v2");
     pt_assert_contains(pt_text(c, "message"), "required functions are missing");
     pt_assert_status(pt_check(r, "gpu.nvml"), "pass");
+    cJSON_Delete(r);
+}
+
+static void test_nvml_symbol_missing(void **state)
+{
+    (void)state;
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_NVML_NOSYM_DIR ":" AITK_STUB_DIR, "gpu=NVIDIA L4|8.9|23034", args,
+                      NULL, &rc);
+    const cJSON *c = pt_check(r, "gpu.nvml");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "stub-nvml-nosym/libnvidia-ml.so.1 lacks nvmlDeviceGetMemoryInfo");
+    /* The driver API still answers and describes the GPU. */
+    pt_assert_status(pt_check(r, "gpu.cuda_driver"), "pass");
+    pt_assert_contains(pt_text(pt_check(r, "gpu.0"), "observed"), "NVIDIA L4, sm_89, 22 GB");
     cJSON_Delete(r);
 }
 
@@ -237,9 +268,11 @@ int main(void)
         cmocka_unit_test(test_driver_new_enough),
         cmocka_unit_test(test_sm120_with_cu126),
         cmocka_unit_test(test_two_gpus_one_small),
+        cmocka_unit_test(test_vram_card_class),
         cmocka_unit_test(test_only_small_gpu),
         cmocka_unit_test(test_nvml_ok_driver_api_fails),
         cmocka_unit_test(test_required_symbol_missing),
+        cmocka_unit_test(test_nvml_symbol_missing),
         cmocka_unit_test(test_nvml_init_fails),
         cmocka_unit_test(test_mig_enabled),
         cmocka_unit_test(test_display_attached),

@@ -179,7 +179,11 @@ static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
 }
 
 /* VRAM per workload, judged per GPU: training uses one GPU's memory (data
- * parallel copies the model), so GPUs do not add up. */
+ * parallel copies the model), so GPUs do not add up. The figures name a card
+ * class ("24 GB"), while drivers report less: GDDR cards with ECC on reserve
+ * 1/16 (an L4 or A10 reports 22.5 GiB, a 4090 24.0 GiB). A GPU within 10% of
+ * the figure counts as that class. */
+#define VRAM_CLASS_TOLERANCE 0.9
 static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
 {
     const aitk_yaml_node *table = aitk_yaml_get(ctx->compat->profile, "workload_vram_gb");
@@ -197,14 +201,14 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
         const cJSON *dev;
         cJSON_ArrayForEach(dev, devices)
         {
-            double gb = aitk_gpu_vram_gb(dev);
-            if (gb < 0)
+            double gib = aitk_gpu_vram_gib(dev);
+            if (gib < 0)
                 continue;
             total++;
             int idx = (int)aitk_json_number(dev, "index", -1);
-            aitk_str_appendf(&obs, "%sGPU %d %s %.0f GB", obs.len ? "; " : "", idx,
-                             aitk_json_text(dev, "name"), gb);
-            if (gb + 1e-9 >= need) {
+            aitk_str_appendf(&obs, "%sGPU %d %s %.1f GiB", obs.len ? "; " : "", idx,
+                             aitk_json_text(dev, "name"), gib);
+            if (gib >= need * VRAM_CLASS_TOLERANCE) {
                 fit++;
                 if (best < 0)
                     best = idx;
@@ -213,7 +217,8 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
         aitk_check_status status = fit == total ? AITK_CHECK_PASS
                                    : fit > 0    ? AITK_CHECK_WARN
                                                 : aitk_compat_rule_severity(rule);
-        aitk_str_appendf(&exp, ">= %g GB on the training GPU", need);
+        aitk_str_appendf(&exp, ">= %g GB on the training GPU (a %g GB-class card: >= %.1f GiB reported)",
+                         need, need, need * VRAM_CLASS_TOLERANCE);
         if (status == AITK_CHECK_PASS) {
             aitk_str_appendf(&msg, "every GPU has the %g GB %s needs", need, model);
         } else if (fit > 0) {

@@ -49,11 +49,17 @@ const cJSON *aitk_gpu_devices(const cJSON *env)
     return cJSON_IsArray(cu) ? cu : NULL;
 }
 
-double aitk_gpu_vram_gb(const cJSON *dev)
+double aitk_gpu_vram_gib(const cJSON *dev)
 {
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(dev, "memory");
     double bytes = aitk_json_number(mem, "total_bytes", aitk_json_number(dev, "total_bytes", -1));
-    return bytes < 0 ? -1 : round(bytes / 1073741824.0);
+    return bytes < 0 ? -1 : bytes / 1073741824.0;
+}
+
+double aitk_gpu_vram_gb(const cJSON *dev)
+{
+    double gib = aitk_gpu_vram_gib(dev);
+    return gib < 0 ? -1 : round(gib);
 }
 
 int aitk_gpu_sm(const cJSON *dev)

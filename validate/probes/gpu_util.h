@@ -25,6 +25,8 @@ const cJSON *aitk_gpu_devices(const cJSON *env);
 /* Total memory in GB as marketed: rounded to whole GiB, because a "24 GB"
  * RTX 4090 reports 24564 MiB. -1 when unknown. */
 double aitk_gpu_vram_gb(const cJSON *dev);
+/* Total memory in GiB as reported (unrounded); -1 when unknown. */
+double aitk_gpu_vram_gib(const cJSON *dev);
 
 /* "NVIDIA GeForce RTX 4090, sm_89, 24 GB, PCIe 4 x16" into out. */
 void aitk_gpu_describe(const cJSON *dev, aitk_str *out);
