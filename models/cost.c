@@ -26,7 +26,7 @@ const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
     "elementwise (norms, modulation, activations, RoPE)", "dequantizing base weights per pass",
     "LoRA adapter traffic",
 };
-const char *const aitk_mem_names[AITK_MEM_TERMS] = {
+const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
     "base weights", "LoRA parameters", "LoRA gradients", "optimizer state",
     "checkpointed activations", "one block live (recompute + backward)",
     "workspaces (cuBLAS, dequantized weight)", "text encoders (not cached)",
@@ -338,13 +338,13 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
-        m[AITK_MEM_BASE_WEIGHTS] += n * (double)b->norm_params * p->weight_bytes[AITK_DTYPE_BF16];
+        m[AITK_PLAN_BASE_WEIGHTS] += n * (double)b->norm_params * p->weight_bytes[AITK_DTYPE_BF16];
         for (size_t i = 0; i < b->n_linears; i++) {
             const aitk_linear_spec *l = &b->linears[i];
             const double k = n * (double)l->repeat, in = (double)l->in, o = (double)l->out;
             const double scales = quant ? o * p->scale_bytes_per_row : 0;
             const double bias = l->bias ? o * p->weight_bytes[AITK_DTYPE_BF16] : 0;
-            m[AITK_MEM_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
+            m[AITK_PLAN_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
             if (in * o > largest_weight)
                 largest_weight = in * o;
             if (l->lora && w->rank > 0)
@@ -352,35 +352,35 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
         }
         const double bl = block_live_bytes(w, p, b, resolution);
         if (w->checkpointing && b->checkpointed) {
-            m[AITK_MEM_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
+            m[AITK_PLAN_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
                                        tokens(w, b->input, resolution, 0);
             live = fmax(live, bl);
         } else if (b->backward) {
             /* Without checkpointing every block keeps all it saved. */
-            m[AITK_MEM_CHECKPOINTS] += n * bl;
+            m[AITK_PLAN_CHECKPOINTS] += n * bl;
         }
     }
-    m[AITK_MEM_LORA_PARAMS] = lora * w->lora_bytes;
-    m[AITK_MEM_LORA_GRADS] = lora * w->lora_bytes;
-    m[AITK_MEM_OPTIMIZER] = lora * opt->bytes_per_param;
-    m[AITK_MEM_LIVE_BLOCK] = live;
+    m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;
+    m[AITK_PLAN_LORA_GRADS] = lora * w->lora_bytes;
+    m[AITK_PLAN_OPTIMIZER] = lora * opt->bytes_per_param;
+    m[AITK_PLAN_LIVE_BLOCK] = live;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
-    m[AITK_MEM_WORKSPACES] = p->cublas_workspace_mib * 1048576.0 +
+    m[AITK_PLAN_WORKSPACES] = p->cublas_workspace_mib * 1048576.0 +
                              (quant ? 2 * largest_weight * p->weight_bytes[AITK_DTYPE_BF16] : 0);
     for (size_t i = 0; i < s->n_frozen; i++) {
         const aitk_frozen_spec *f = &s->frozen[i];
         if (f->role == AITK_FROZEN_TEXT_ENCODER && !w->cache_text)
-            m[AITK_MEM_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
+            m[AITK_PLAN_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
         else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
-            m[AITK_MEM_VAE] += f->params * p->weight_bytes[AITK_DTYPE_BF16];
+            m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_DTYPE_BF16];
     }
     double managed = 0;
-    for (int i = 0; i < AITK_MEM_FRAGMENTATION; i++)
+    for (int i = 0; i < AITK_PLAN_FRAGMENTATION; i++)
         managed += m[i];
-    m[AITK_MEM_FRAGMENTATION] = managed * p->fragmentation;
-    m[AITK_MEM_CUDA_CONTEXT] = p->cuda_context_gib * 1073741824.0;
-    out->total = managed + m[AITK_MEM_FRAGMENTATION] + m[AITK_MEM_CUDA_CONTEXT];
+    m[AITK_PLAN_FRAGMENTATION] = managed * p->fragmentation;
+    m[AITK_PLAN_CUDA_CONTEXT] = p->cuda_context_gib * 1073741824.0;
+    out->total = managed + m[AITK_PLAN_FRAGMENTATION] + m[AITK_PLAN_CUDA_CONTEXT];
     return AITK_OK;
 }
 

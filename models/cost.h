@@ -85,22 +85,22 @@ enum {
     AITK_BYTES_TERMS,
 };
 enum {
-    AITK_MEM_BASE_WEIGHTS,
-    AITK_MEM_LORA_PARAMS,
-    AITK_MEM_LORA_GRADS,
-    AITK_MEM_OPTIMIZER,
-    AITK_MEM_CHECKPOINTS,
-    AITK_MEM_LIVE_BLOCK,
-    AITK_MEM_WORKSPACES,
-    AITK_MEM_TEXT_ENCODERS,
-    AITK_MEM_VAE,
-    AITK_MEM_FRAGMENTATION,
-    AITK_MEM_CUDA_CONTEXT,
-    AITK_MEM_TERMS,
+    AITK_PLAN_BASE_WEIGHTS,
+    AITK_PLAN_LORA_PARAMS,
+    AITK_PLAN_LORA_GRADS,
+    AITK_PLAN_OPTIMIZER,
+    AITK_PLAN_CHECKPOINTS,
+    AITK_PLAN_LIVE_BLOCK,
+    AITK_PLAN_WORKSPACES,
+    AITK_PLAN_TEXT_ENCODERS,
+    AITK_PLAN_VAE,
+    AITK_PLAN_FRAGMENTATION,
+    AITK_PLAN_CUDA_CONTEXT,
+    AITK_PLAN_TERMS,
 };
 extern const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS];
 extern const char *const aitk_work_byte_names[AITK_BYTES_TERMS];
-extern const char *const aitk_mem_names[AITK_MEM_TERMS];
+extern const char *const aitk_plan_term_names[AITK_PLAN_TERMS];
 
 typedef struct aitk_step_work {
     double flops[AITK_WORK_FLOP_TERMS];
@@ -109,7 +109,7 @@ typedef struct aitk_step_work {
 } aitk_step_work;
 
 typedef struct aitk_memory_plan {
-    double bytes[AITK_MEM_TERMS];
+    double bytes[AITK_PLAN_TERMS];
     double total;
 } aitk_memory_plan;
 

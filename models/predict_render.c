@@ -33,11 +33,11 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
 }
 
 /* Indices of the memory terms, largest first. */
-static void sort_terms(const aitk_memory_plan *m, int idx[AITK_MEM_TERMS])
+static void sort_terms(const aitk_memory_plan *m, int idx[AITK_PLAN_TERMS])
 {
-    for (int i = 0; i < AITK_MEM_TERMS; i++)
+    for (int i = 0; i < AITK_PLAN_TERMS; i++)
         idx[i] = i;
-    for (int i = 1; i < AITK_MEM_TERMS; i++)
+    for (int i = 1; i < AITK_PLAN_TERMS; i++)
         for (int j = i; j > 0 && m->bytes[idx[j]] > m->bytes[idx[j - 1]]; j--) {
             int t = idx[j];
             idx[j] = idx[j - 1];
@@ -55,8 +55,8 @@ static void explain(FILE *out, const aitk_predict_result *r)
         if (r->workload.resolutions[i] > largest)
             largest = r->workload.resolutions[i];
     fprintf(out, "\n  Memory plan at %ld px (same on every GPU):\n", largest);
-    for (int i = 0; i < AITK_MEM_TERMS; i++)
-        fprintf(out, "    %-44s %8.2f GiB\n", aitk_mem_names[i], p->memory.bytes[i] / GIB);
+    for (int i = 0; i < AITK_PLAN_TERMS; i++)
+        fprintf(out, "    %-44s %8.2f GiB\n", aitk_plan_term_names[i], p->memory.bytes[i] / GIB);
     fprintf(out, "    %-44s %8.2f GiB\n", "peak", p->memory.total / GIB);
     fprintf(out, "  LoRA parameters: %.1f M\n", p->work.lora_params / 1e6);
     fprintf(out, "\n  Work of one optimizer step at %ld px:\n", largest);
@@ -99,12 +99,12 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         else
             fprintf(out, "%9s\n", "-");
         if (!q->fits) {
-            int idx[AITK_MEM_TERMS];
+            int idx[AITK_PLAN_TERMS];
             sort_terms(&q->memory, idx);
             fprintf(out, "      needs %.1f GiB more; largest terms:",
                     (q->memory.total - q->vram_bytes) / GIB);
             for (int k = 0; k < 3; k++)
-                fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_mem_names[idx[k]],
+                fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_plan_term_names[idx[k]],
                         q->memory.bytes[idx[k]] / GIB);
             fputc('\n', out);
         }
@@ -191,7 +191,7 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         if (i == 0) {
             /* GPU-independent, so given once per workload. */
             cJSON_AddItemToObject(o, "memory_plan_bytes",
-                                  terms_json(aitk_mem_names, q->memory.bytes, AITK_MEM_TERMS));
+                                  terms_json(aitk_plan_term_names, q->memory.bytes, AITK_PLAN_TERMS));
             cJSON_AddItemToObject(o, "flops_per_step", terms_json(aitk_work_flop_names,
                                                                   q->work.flops,
                                                                   AITK_WORK_FLOP_TERMS));

@@ -92,7 +92,8 @@ static int parse_args(int argc, char **argv, deps_args *a)
             aitk_log(AITK_LOG_ERROR, "deps: %s needs a value", argv[optind - 1]);
             return AITK_EXIT_USAGE;
         default:
-            aitk_log(AITK_LOG_ERROR, "deps: unknown option '%s' (see deps --help)", argv[optind - 1]);
+            aitk_log(AITK_LOG_ERROR, "deps: unknown option '%s' (see deps --help)",
+                     argv[optind - 1]);
             return AITK_EXIT_USAGE;
         }
         if (st)

@@ -3,11 +3,15 @@
  * The only place that prints results and writes files; probes observe, the
  * report model holds the result, renderers turn it into text. */
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
+#include "bench/progress.h"
+#include "bench/runner.h"
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -213,6 +217,13 @@ static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)
     for (size_t i = 0; i < ctx->checks.count; i++)
         if (aitk_report_add_check(report, &ctx->checks.items[i]))
             goto fail;
+    /* Measurements are top-level arrays of the report, not environment facts. */
+    static const char *const measured[] = {"workloads", "micro"};
+    for (size_t i = 0; i < sizeof measured / sizeof *measured; i++) {
+        cJSON *m = cJSON_DetachItemFromObjectCaseSensitive(ctx->env, measured[i]);
+        if (m && aitk_report_set_section(report, measured[i], m))
+            goto fail;
+    }
     cJSON *host = cJSON_DetachItemFromObjectCaseSensitive(ctx->env, "host");
     if (!host)
         host = cJSON_CreateObject();
@@ -224,6 +235,28 @@ static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)
 fail:
     cJSON_Delete(report);
     return NULL;
+}
+
+/* Ctrl-C during a run: the benchmark runner finishes the step in flight,
+ * marks the workload "interrupted", and the report is still written. A
+ * second Ctrl-C ends the program at once (the default action is restored). */
+static void on_sigint(int sig)
+{
+    static const char msg[] = "\naitk-validate: stopping after the current step; the report "
+                              "will still be written (Ctrl-C again to abort)\n";
+    aitk_bench_request_stop();
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    signal(sig, SIG_DFL);
+}
+
+static void catch_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
 }
 
 static int run_validate(const aitk_options *o)
@@ -258,6 +291,11 @@ static int run_validate(const aitk_options *o)
         .python = o->python, .aitk_dir = o->aitk_dir,
         .env = cJSON_CreateObject(),
     };
+    /* Progress of long measurements on stderr: a bar on a terminal, lines
+     * in a log, nothing with --quiet. */
+    aitk_progress_set_default(aitk_progress_mode_for(stderr, o->verbosity < 0), stderr);
+    if (o->level != AITK_LEVEL_QUICK) /* --quick has nothing long to stop gracefully */
+        catch_sigint();
     if (!ctx.env || aitk_engine_run(&ctx, aitk_providers, aitk_provider_count)) {
         aitk_log(AITK_LOG_ERROR, "out of memory while probing");
         goto out;

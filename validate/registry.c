@@ -18,6 +18,7 @@ const aitk_provider aitk_providers[] = {
     {"compat", AITK_LEVEL_QUICK, aitk_rules_checks},
     {"env", AITK_LEVEL_QUICK, aitk_envlint_checks},
     {"deps", AITK_LEVEL_QUICK, aitk_deps_checks},
+    {"micro", AITK_LEVEL_STANDARD, aitk_micro_checks},
     {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
 };
 const size_t aitk_provider_count = sizeof aitk_providers / sizeof *aitk_providers;

@@ -77,6 +77,14 @@ so "$e/build/libcudart.so.99" "$s/leaf.c" -Wl,-soname,libcudart.so.99
 so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libcudart.so.99" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/../../nvidia/cuda_runtime/lib'
 
+# A cycle: libcyca.so <-> libcycb.so (liba built twice to close the loop).
+mkdir -p "$e/cycle"
+so "$e/cycle/libcyca.so" "$s/leaf.c" -Wl,-soname,libcyca.so
+so "$e/cycle/libcycb.so" "$s/mid.c" -Wl,-soname,libcycb.so "$e/cycle/libcyca.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$e/cycle/libcyca.so" "$s/leaf.c" -Wl,-soname,libcyca.so -Wl,--no-as-needed \
+   "$e/cycle/libcycb.so" -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+
 # Too-new glibc: link against a stand-in whose soname is libc.so.6 and which
 # defines version GLIBC_2.99; at run time the real libc.so.6 lacks it.
 mkdir -p "$e/glibc"

@@ -85,7 +85,8 @@ static void test_fbgemm_json(void **state)
     assert_string_equal(cJSON_GetArrayItem(chain, 1)->valuestring, "libomp140.x86_64.dll");
     cJSON *searched = cJSON_GetObjectItem(p, "searched");
     assert_int_equal(cJSON_GetArraySize(searched), 3);
-    assert_string_equal(cJSON_GetArrayItem(searched, 0)->valuestring, FX_TORCH " (the DLL's folder)");
+    assert_string_equal(cJSON_GetArrayItem(searched, 0)->valuestring,
+                        FX_TORCH " (the DLL's folder)");
     cJSON *rem = cJSON_GetObjectItem(p, "remedy");
     assert_non_null(strstr(cJSON_GetObjectItem(rem, "fix")->valuestring, "2.4.1"));
     assert_non_null(strstr(cJSON_GetObjectItem(rem, "source")->valuestring, "131662"));
@@ -127,7 +128,8 @@ static void test_depth_all_and_load(void **state)
     aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
     const char *all[] = {"--all", FX "/elf/chain/libtop.so", NULL};
     assert_int_equal(run_deps(all, &out, &err, NULL), 0);
-    assert_non_null(strstr(aitk_str_cstr(&out), "libleaf.so.1 => " FX "/elf/chain/sub/leafdir/libleaf.so.1"));
+    assert_non_null(
+        strstr(aitk_str_cstr(&out), "libleaf.so.1 => " FX "/elf/chain/sub/leafdir/libleaf.so.1"));
     aitk_str_clear(&out);
     const char *shallow[] = {"--all", "--depth", "1", FX "/elf/chain/libtop.so", NULL};
     assert_int_equal(run_deps(shallow, &out, &err, NULL), 0);
@@ -194,7 +196,15 @@ static void test_broken_remedies_file(void **state)
     const char *args[] = {FX "/elf/chain/libtop.so", NULL};
     assert_int_equal(run_deps(args, &out, &errout, envp), 3);
     assert_non_null(strstr(aitk_str_cstr(&errout), "remedies.yaml:4:5"));
+    /* Leave nothing behind: the file, then its folders, innermost first. */
     remove(path.ptr);
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/validate/libdeps", dir);
+    rmdir(path.ptr);
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/validate", dir);
+    rmdir(path.ptr);
+    rmdir(dir);
     aitk_str_free(&path);
     aitk_str_free(&err);
     aitk_str_free(&env);

@@ -123,7 +123,8 @@ static void test_fixture_facts(void **state)
     aitk_elf_info_free(&e);
     int cls = 0;
     unsigned mach = 0;
-    assert_int_equal(aitk_elf_peek(FX "/elf/wrongclass/d64/libdual.so", &cls, &mach, &err), AITK_OK);
+    assert_int_equal(aitk_elf_peek(FX "/elf/wrongclass/d64/libdual.so", &cls, &mach, &err),
+                     AITK_OK);
     assert_int_equal(cls, ELFCLASS64);
     assert_int_equal(mach, EM_X86_64);
     /* The version script gave libtoonew.so a need for GLIBC_2.99 from libc.so.6. */

@@ -36,7 +36,8 @@ static void test_real_cache_matches_ldconfig(void **state)
         char *path = aitk_strndup(arrow + 4, (size_t)(line + len - arrow - 4));
         bool found = false;
         for (size_t i = 0; i < c.count && !found; i++)
-            found = strcmp(c.entries[i].soname, soname) == 0 && strcmp(c.entries[i].path, path) == 0;
+            found = strcmp(c.entries[i].soname, soname) == 0 &&
+                    strcmp(c.entries[i].path, path) == 0;
         if (!found)
             fail_msg("ldconfig lists %s => %s, the parser does not", soname, path);
         aitk_free(soname);

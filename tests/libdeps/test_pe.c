@@ -51,7 +51,8 @@ static void objdump_symbols(const char *path, aitk_str *lines)
             snprintf(dll, sizeof dll, "%s", a);
         else if (len == 0)
             dll[0] = '\0';
-        else if (dll[0] && sscanf(buf, " %255s %255s %255s", a, b, c) == 3 && strcmp(a, "vma:") != 0)
+        else if (dll[0] && sscanf(buf, " %255s %255s %255s", a, b, c) == 3 &&
+                 strcmp(a, "vma:") != 0)
             aitk_str_appendf(lines, "%s|%s\n", dll, c);
         line += len + (line[len] != '\0');
     }

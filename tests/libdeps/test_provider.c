@@ -52,7 +52,8 @@ static void test_loader_confirms(void **state)
     ctx.level = AITK_LEVEL_STANDARD;
     c = run_dir(&ctx, FX "/elf/chain/sub");
     assert_int_equal(c->status, AITK_CHECK_PASS);
-    lib = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries"), 0);
+    lib = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries"), 0);
     assert_string_equal(cJSON_GetObjectItem(lib, "load")->valuestring, "loaded");
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
@@ -122,8 +123,8 @@ static void test_real_cuda(void **state)
     assert_string_equal(ctx.checks.items[0].id, "deps.cuda");
     assert_int_not_equal(ctx.checks.items[0].status, AITK_CHECK_SKIP);
     assert_string_equal(ctx.checks.items[1].id, "deps.torch");
-    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "deps"), "cuda"),
-                                      "libraries");
+    cJSON *deps = cJSON_GetObjectItem(ctx.env, "deps");
+    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(deps, "cuda"), "libraries");
     assert_true(cJSON_GetArraySize(libs) >= 5);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);

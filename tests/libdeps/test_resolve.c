@@ -79,6 +79,24 @@ static void test_linux_fixture_rules(void **state)
     aitk_dep_tree_free(&t);
 }
 
+static void test_cycle(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = ""};
+    aitk_dep_tree t = analyze(&o, FX "/elf/cycle/libcyca.so");
+    /* liba -> libb -> liba: the second liba is the root, already loaded. */
+    const aitk_dep_node *b = node(&t, "libcycb.so");
+    assert_int_equal(b->state, AITK_DEP_FOUND);
+    size_t back = b->first_child;
+    while (back != AITK_DEP_NONE && strcmp(t.nodes[back].name, "libcyca.so") != 0)
+        back = t.nodes[back].next_sibling;
+    assert_int_not_equal(back, AITK_DEP_NONE);
+    assert_true(t.nodes[back].repeat);
+    assert_int_equal(t.nodes[back].first_child, AITK_DEP_NONE);
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+}
+
 static void test_ld_library_path(void **state)
 {
     (void)state;
@@ -151,7 +169,9 @@ static void test_agrees_with_ldd(void **state)
         "/usr/local/cuda/lib64/libcusolver.so.12", "/usr/local/cuda/lib64/libnvblas.so.13",
         "/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libelf.so.1",
         "/lib/x86_64-linux-gnu/libyaml-0.so.2", "/usr/bin/cmake",
-        FX "/elf/chain/libtop.so", FX "/elf/rpath/libold.so", FX "/elf/wrongclass/libuser.so"};
+        FX "/elf/chain/libtop.so", FX "/elf/rpath/libold.so", FX "/elf/wrongclass/libuser.so",
+        FX "/elf/cycle/libcyca.so",
+        FX "/elf/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so"};
     size_t done = 0;
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
         if (!fx_exists(libs[i]))
@@ -180,7 +200,8 @@ static void test_windows_torch_240(void **state)
     /* torch's order: the DLL's folder, add_dll_directory folders, System32. */
     assert_int_equal(omp->searched.count, 3);
     assert_string_equal(omp->searched.items[0], FX_TORCH " (the DLL's folder)");
-    assert_string_equal(omp->searched.items[1], FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))");
+    assert_string_equal(omp->searched.items[1],
+                        FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))");
     assert_string_equal(omp->searched.items[2], FX_WINROOT "/Windows/System32 (System32)");
     const aitk_dep_node *vc = node(&t, "vcruntime140.dll");
     assert_int_equal(vc->state, AITK_DEP_FOUND);
@@ -226,7 +247,8 @@ static void test_windows_other_cases(void **state)
     const aitk_dep_node *iomp = node(&t, "libiomp5md.dll");
     assert_string_equal(iomp->path, FX_TORCH "/libiomp5md.dll");
     assert_int_equal(iomp->duplicates.count, 1);
-    assert_non_null(strstr(iomp->duplicates.items[0], "Library/bin/libiomp5md.dll (version 5.0.2019.1)"));
+    assert_non_null(
+        strstr(iomp->duplicates.items[0], "Library/bin/libiomp5md.dll (version 5.0.2019.1)"));
     assert_int_equal(aitk_dep_tree_warnings(&t), 2);
     aitk_dep_tree_free(&t);
 
@@ -318,6 +340,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linux_fixture_rules),
         cmocka_unit_test(test_ld_library_path),
+        cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_agrees_with_ldd),
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),

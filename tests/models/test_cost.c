@@ -198,7 +198,7 @@ static void test_optimizer_state(void **state)
     aitk_prediction a = predict(f, &w, "A40");
     w.optimizer = "AdamW8bit";
     aitk_prediction b = predict(f, &w, "A40");
-    assert_true(fabs(a.memory.bytes[AITK_MEM_OPTIMIZER] / b.memory.bytes[AITK_MEM_OPTIMIZER] - 4) <
+    assert_true(fabs(a.memory.bytes[AITK_PLAN_OPTIMIZER] / b.memory.bytes[AITK_PLAN_OPTIMIZER] - 4) <
                 1e-9);
     w.optimizer = "sgd-of-my-own";
     const aitk_gpu_spec *g = NULL;

@@ -174,26 +174,40 @@ static void test_quick_writes_reports(void **state)
     aitk_str_free(&keep);
 }
 
-static void test_standard_level_reports_workloads_as_skipped(void **state)
+/* A workload check may say "pass" only when that workload really ran to
+ * completion; otherwise it says skip (or warn/fail) with a reason. */
+static void test_standard_level_workload_claims_match_what_ran(void **state)
 {
     (void)state;
     aitk_str keep = AITK_STR_INIT;
     aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-standard-flux.json");
     cli_result r;
-    cli_run(&r, (const char *[]){"--model", "flux1-dev", "--json", keep.ptr, "-Q", NULL}, NULL);
+    cli_run(&r, (const char *[]){"--model", "flux1-dev", "--steps", "3", "--json", keep.ptr, "-Q", NULL},
+            NULL);
     assert_true(r.exit_code == 0 || r.exit_code == 1);
     assert_int_equal(r.out.len, 0); /* --quiet */
     cJSON *rep = load_json(keep.ptr);
+    const char *ran = NULL;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(rep, "workloads"))
+    {
+        assert_string_equal(cJSON_GetObjectItem(w, "name")->valuestring, "flux1-dev");
+        ran = cJSON_GetObjectItem(w, "status")->valuestring;
+    }
     int flux = 0, others = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "checks"))
     {
         const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+        const char *st = cJSON_GetObjectItem(c, "status")->valuestring;
         if (strcmp(id, "workload.flux1-dev") == 0) {
             flux++;
-            /* Nothing ran, so it must not say pass. */
-            assert_string_not_equal(cJSON_GetObjectItem(c, "status")->valuestring, "pass");
-        } else if (strncmp(id, "workload.", 9) == 0) {
+            if (strcmp(st, "pass") == 0 && !(ran && strcmp(ran, "completed") == 0))
+                fail_msg("workload.flux1-dev says pass but the workload status is %s",
+                         ran ? ran : "(absent)");
+            if (strcmp(st, "skip") == 0)
+                assert_true(strlen(cJSON_GetObjectItem(c, "message")->valuestring) > 0);
+        } else if (strncmp(id, "workload.", 9) == 0 && strncmp(id, "workload.flux1-dev.", 19) != 0) {
             others++;
         }
     }
@@ -248,7 +262,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable_output_dir_writes_nothing, setup, teardown),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test_setup_teardown(test_quick_writes_reports, setup, teardown),
-        cmocka_unit_test(test_standard_level_reports_workloads_as_skipped),
+        cmocka_unit_test(test_standard_level_workload_claims_match_what_ran),
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
     };

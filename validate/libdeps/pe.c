@@ -138,7 +138,8 @@ static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk
         uint32_t e32 = 0;
         uint32_t at = rva + (uint32_t)(i * esize);
         if (at < rva || !rva_to_off(v, at, esize, &off)) {
-            aitk_str_appendf(v->err, "%s: import lookup table of %s at RVA 0x%x lies outside the file",
+            aitk_str_appendf(v->err,
+                             "%s: import lookup table of %s at RVA 0x%x lies outside the file",
                              v->name, imp->dll, at);
             return AITK_E_PARSE;
         }
@@ -187,7 +188,8 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
         size_t off;
         uint32_t drva = rva + (uint32_t)(i * desc);
         if (drva < rva || !rva_to_off(v, drva, desc, &off)) {
-            aitk_str_appendf(v->err, "%s: %simport descriptor %zu at RVA 0x%x lies outside the file",
+            aitk_str_appendf(v->err,
+                             "%s: %simport descriptor %zu at RVA 0x%x lies outside the file",
                              v->name, delay ? "delay-" : "", i, drva);
             return AITK_E_PARSE;
         }
@@ -214,8 +216,8 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
             ilt = iva ? (uint32_t)(iva - v->image_base) : 0;
         }
         char *dll = NULL;
-        aitk_status st = str_at_rva(v, name_rva, delay ? "delay-import DLL name" : "import DLL name",
-                                    &dll);
+        aitk_status st =
+            str_at_rva(v, name_rva, delay ? "delay-import DLL name" : "import DLL name", &dll);
         if (!st)
             st = add_import(out, dll, delay);
         if (!st && (flags & AITK_PE_READ_SYMBOLS) && ilt)
@@ -396,7 +398,8 @@ aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *ou
     }
     if (!S_ISREG(sb.st_mode) || sb.st_size == 0) {
         close(fd);
-        aitk_str_appendf(err, "%s: %s", path, S_ISREG(sb.st_mode) ? "empty file" : "not a regular file");
+        aitk_str_appendf(err, "%s: %s", path,
+                         S_ISREG(sb.st_mode) ? "empty file" : "not a regular file");
         return AITK_E_PARSE;
     }
     void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

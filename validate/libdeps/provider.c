@@ -155,16 +155,18 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         aitk_str_appendf(&msg, "%zu librar%s in %s examined statically", libs.count,
                          libs.count == 1 ? "y" : "ies", dir);
         if (bad || unreadable)
-            aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad, unreadable);
+            aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad,
+                             unreadable);
         c.status = bad || unreadable ? AITK_CHECK_FAIL : AITK_CHECK_PASS;
         c.observed = observed.len ? observed.ptr : "all dependencies resolved";
         c.message = aitk_str_cstr(&msg);
         c.remedy = remedy.len ? remedy.ptr
                    : c.status == AITK_CHECK_FAIL
-                       ? "Run `aitk-validate deps --all` on the failing library to see the whole tree, "
-                         "then install the package that ships the missing library."
+                       ? "Run `aitk-validate deps --all` on the failing library to see the "
+                         "whole tree, then install the package that ships the missing library."
                        : "";
-        c.source = sources.len ? sources.ptr : "glibc ld.so search order (elf/dl-load.c); FACTS.md sections 9-10";
+        c.source = sources.len ? sources.ptr
+                               : "glibc ld.so search order (elf/dl-load.c); FACTS.md sections 9-10";
         st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
         aitk_str_free(&msg);
     }

@@ -46,7 +46,8 @@ static void text_node(const aitk_dep_tree *t, size_t i, aitk_str *o)
     if (i == 0)
         aitk_str_appendf(o, " [%s]\n", n->arch ? n->arch : "?");
     else if (n->state == AITK_DEP_FOUND)
-        aitk_str_appendf(o, " => %s [%s%s]\n", n->path, n->how, n->repeat ? ", already loaded" : "");
+        aitk_str_appendf(o, " => %s [%s%s]\n", n->path, n->how,
+                         n->repeat ? ", already loaded" : "");
     else if (n->state == AITK_DEP_SYSTEM)
         aitk_str_appendf(o, " => %s\n", n->how);
     else

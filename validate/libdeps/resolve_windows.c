@@ -300,7 +300,8 @@ static aitk_status hit(aitk_deps *d, aitk_dep_tree *t, size_t i, const char *fil
             aitk_pe_machine_name(machine, &text);
             aitk_str_append(&text, " DLL, but the tree is ");
             aitk_pe_machine_name(want, &text);
-            aitk_str_append(&text, ": Windows refuses it (error 193, 0xc000007b) and searches no further");
+            aitk_str_append(&text, ": Windows refuses it (error 193, 0xc000007b) and searches "
+                                   "no further");
             if (!st)
                 st = aitk_str_status(&text) ? AITK_E_NOMEM : set_text(&n->detail, text.ptr);
         }
@@ -354,8 +355,8 @@ aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i)
             continue;
         aitk_str file = AITK_STR_INIT;
         aitk_str_appendf(&file, "%s/%s", f->dir, real);
-        st = aitk_str_status(&file) ? AITK_E_NOMEM
-                                    : hit(d, t, i, file.ptr, known ? "KnownDLLs (System32)" : f->rule);
+        const char *rule = known ? "KnownDLLs (System32)" : f->rule;
+        st = aitk_str_status(&file) ? AITK_E_NOMEM : hit(d, t, i, file.ptr, rule);
         aitk_str_free(&file);
     }
     for (size_t k = 0; k < fs.count; k++)

@@ -119,7 +119,8 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
     o->dev = have_id ? sb.st_dev : 0;
     o->ino = have_id ? sb.st_ino : 0;
     aitk_str err = AITK_STR_INIT;
-    o->st = is_pe ? aitk_pe_read_file(path, AITK_PE_READ_EXPORTS | AITK_PE_READ_SYMBOLS, &o->pe, &err)
+    unsigned pe_flags = AITK_PE_READ_EXPORTS | AITK_PE_READ_SYMBOLS;
+    o->st = is_pe ? aitk_pe_read_file(path, pe_flags, &o->pe, &err)
                   : aitk_elf_read_file(path, &o->elf, &err);
     if (o->st == AITK_E_NOMEM) {
         aitk_str_free(&err);

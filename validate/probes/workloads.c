@@ -1,51 +1,367 @@
-/* Until the CPU backend (issue 6) and the runner (issue 7) exist, each
- * selected workload is reported as skipped with the reason: a report must
- * never imply a workload ran when it did not. */
+/* The workload and microbenchmark providers (see workloads.h).
+ *
+ * Backend choice: the CUDA plugin is not part of this build yet, so every
+ * workload runs on the CPU backend's small configuration -- with --cpu, when
+ * no GPU answers, and (said in the message) when a GPU answers but there is
+ * no GPU backend to drive it. CPU figures are labelled as such and are never
+ * judged against the GPU targets. A Ctrl-C (the CLI's SIGINT handler sets
+ * the runner's stop flag) ends the workload in flight as "interrupted" and
+ * leaves the rest "skipped", so the report is still complete and valid. */
 #include "validate/probes/workloads.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <string.h>
 
+#include "bench/config.h"
+#include "bench/progress.h"
+#include "bench/runner.h"
+#include "bench/workload.h"
 #include "common/str.h"
+#include "validate/probes/gpu_util.h"
+#ifdef AITK_BENCH_HAVE_MICRO
+#include "bench/micro/micro.h"
+#endif
 
 const char *const aitk_reference_models[] = {"flux1-dev", "chroma", "omnigen2", NULL};
 
 static int selected(const char *list, const char *model)
 {
-    if (!list)
-        return 1;
-    size_t n = strlen(model);
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, model, n) == 0)
-            return 1;
-        p += len;
-        if (*p == ',')
-            p++;
+    return !list || aitk_list_has(list, model);
+}
+
+/* ctx->env[key] as an array, created when missing. */
+static cJSON *env_array(aitk_run_ctx *ctx, const char *key)
+{
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(ctx->env, key);
+    return cJSON_IsArray(a) ? a : cJSON_AddArrayToObject(ctx->env, key);
+}
+
+static double num_at(const cJSON *o, const char *obj, const char *key)
+{
+    return aitk_json_number(cJSON_GetObjectItemCaseSensitive(o, obj), key, NAN);
+}
+
+static void describe_time(aitk_str *s, double secs)
+{
+    if (secs < 120)
+        aitk_str_appendf(s, "%.1f s", secs);
+    else if (secs < 7200)
+        aitk_str_appendf(s, "%.1f min", secs / 60);
+    else
+        aitk_str_appendf(s, "%.2f h", secs / 3600);
+}
+
+/* "median 0.012 s/step, 81 steps/s, 1.5 GFLOP/s; 1000 steps: 12.3 s
+ * (extrapolated from 45 steps, +-1.1%)" from a workloads[] entry. */
+static void observed_of(const cJSON *w, aitk_str *s)
+{
+    double med = num_at(w, "step_time_s", "median");
+    double sps = num_at(w, "throughput", "steps_per_s");
+    double gf = num_at(w, "throughput", "gflops");
+    if (isfinite(med))
+        aitk_str_appendf(s, "median %.3g s/step", med);
+    if (isfinite(sps))
+        aitk_str_appendf(s, ", %.3g steps/s", sps);
+    if (isfinite(gf))
+        aitk_str_appendf(s, ", %.3g GFLOP/s", gf);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    double m = aitk_json_number(t, "measured_s", NAN);
+    if (isfinite(m)) {
+        aitk_str_appendf(s, "%s1000 steps: ", s->len ? "; " : "");
+        describe_time(s, m);
+        if (aitk_json_true(t, "extrapolated")) {
+            aitk_str_appendf(s, " (extrapolated from %.0f steps",
+                             aitk_json_number(t, "from_steps", 0));
+            double e = aitk_json_number(t, "error_pct", NAN);
+            if (isfinite(e))
+                aitk_str_appendf(s, ", \xc2\xb1%.1f%%", e);
+            aitk_str_append(s, ")");
+        } else {
+            aitk_str_append(s, " (measured)");
+        }
     }
-    return 0;
+    double peak = num_at(w, "memory", "peak_bytes");
+    double planned = num_at(w, "memory", "predicted_bytes");
+    if (isfinite(peak))
+        aitk_str_appendf(s, "%speak %.1f MiB allocated", s->len ? "; " : "", peak / 1048576.0);
+    if (isfinite(peak) && isfinite(planned) && planned > 0)
+        aitk_str_appendf(s, " (memory model: %.1f MiB, %+.1f%%)", planned / 1048576.0,
+                         100.0 * (peak - planned) / planned);
+    if (!strcmp(aitk_json_text(w, "backend"), "cpu") && s->len)
+        aitk_str_append(s, " (CPU figures, small configuration)");
+}
+
+static const char *remedy_of(const char *status)
+{
+    if (!strcmp(status, "failed"))
+        return "run again with --verbose and attach report.json to an issue: a step that "
+               "fails on the CPU backend is a bug in aitk-validate";
+    if (!strcmp(status, "interrupted"))
+        return "run again and let the workload finish (Ctrl-C ends it early); --steps N "
+               "makes a shorter run";
+    if (!strcmp(status, "timed_out"))
+        return "the workload ran past its time limit (bench/workloads.yaml): use --steps N "
+               "for a shorter run, or run on a faster backend";
+    return NULL;
+}
+
+static aitk_status add_workload_check(aitk_run_ctx *ctx, const char *model, const cJSON *w)
+{
+    const char *status = aitk_json_text(w, "status");
+    aitk_check_status cs = !strcmp(status, "completed")                ? AITK_CHECK_PASS
+                           : !strcmp(status, "failed")                 ? AITK_CHECK_FAIL
+                           : !strcmp(status, "skipped")                ? AITK_CHECK_SKIP
+                                                                       : AITK_CHECK_WARN;
+    aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, obs = AITK_STR_INIT,
+             msg = AITK_STR_INIT;
+    aitk_str_appendf(&id, "workload.%s", model);
+    aitk_str_appendf(&title, "Reference %s LoRA training workload", model);
+    observed_of(w, &obs);
+    aitk_str_append(&msg, aitk_json_text(w, "message"));
+    if (cs == AITK_CHECK_WARN && !msg.len)
+        aitk_str_appendf(&msg, "the workload ended %s", status);
+    aitk_check c = {
+        .id = aitk_str_cstr(&id),
+        .category = "workload",
+        .title = aitk_str_cstr(&title),
+        .status = cs,
+        .observed = aitk_str_cstr(&obs),
+        .expected = "the training step runs to completion; a GPU backend is also judged "
+                    "against the documented time and memory targets",
+        .message = aitk_str_cstr(&msg),
+        .remedy = remedy_of(status),
+        .source = "bench/workloads.yaml (run plan); models/<id>.yaml targets",
+    };
+    aitk_status st = aitk_str_status(&obs) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
+    aitk_str_free(&id);
+    aitk_str_free(&title);
+    aitk_str_free(&obs);
+    aitk_str_free(&msg);
+    return st;
+}
+
+static aitk_check_status parse_status(const char *text)
+{
+    aitk_check_status cs = AITK_CHECK_SKIP;
+    aitk_check_status_parse(text, &cs);
+    return cs;
+}
+
+aitk_status aitk_workload_target_checks(aitk_run_ctx *ctx, const char *model, const cJSON *w)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
+    aitk_status st = AITK_OK;
+    aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT;
+    if (*aitk_json_text(t, "status")) {
+        aitk_str_appendf(&id, "workload.%s.time_1000", model);
+        aitk_str_appendf(&title, "%s: time for 1000 steps against the documented target", model);
+        describe_time(&obs, aitk_json_number(t, "measured_s", NAN));
+        aitk_str_append(&obs, aitk_json_true(t, "extrapolated") ? " (extrapolated)" : " (measured)");
+        describe_time(&exp, aitk_json_number(t, "target_s", NAN));
+        aitk_str_appendf(&exp, " or less (the %s target scaled to this GPU)",
+                         aitk_json_text(t, "target_gpu"));
+        aitk_check c = {.id = id.ptr, .category = "workload", .title = title.ptr,
+                        .status = parse_status(aitk_json_text(t, "status")),
+                        .observed = obs.ptr, .expected = exp.ptr,
+                        .message = "warn: up to 25% over the scaled target; fail: beyond",
+                        .remedy = "compare with `aitk-validate predict`: a slower GPU, power or "
+                                  "clock limits (nvidia-smi -q -d PERFORMANCE), or a busy GPU",
+                        .source = aitk_json_text(t, "source")};
+        if (c.status == AITK_CHECK_PASS)
+            c.remedy = NULL;
+        st = aitk_str_status(&obs) || aitk_str_status(&exp) ? AITK_E_NOMEM
+                                                             : aitk_checklist_add(&ctx->checks, &c);
+    }
+    if (!st && *aitk_json_text(m, "status")) {
+        aitk_str_clear(&id);
+        aitk_str_clear(&title);
+        aitk_str_clear(&obs);
+        aitk_str_clear(&exp);
+        aitk_str_appendf(&id, "workload.%s.memory", model);
+        aitk_str_appendf(&title, "%s: peak memory against VRAM and the documented minimum", model);
+        aitk_str_appendf(&obs, "peak %.1f GiB of %.1f GiB",
+                         aitk_json_number(m, "peak_bytes", NAN) / 1073741824.0,
+                         aitk_json_number(m, "vram_bytes", NAN) / 1073741824.0);
+        aitk_str_appendf(&exp, "fits in VRAM; documented minimum %.0f GB",
+                         aitk_json_number(m, "documented_min_bytes", NAN) / 1e9);
+        aitk_check c = {.id = id.ptr, .category = "workload", .title = title.ptr,
+                        .status = parse_status(aitk_json_text(m, "status")),
+                        .observed = obs.ptr, .expected = exp.ptr,
+                        .remedy = "a GPU with at least the documented memory, or a lower "
+                                  "resolution / fp8 base / gradient checkpointing",
+                        .source = aitk_json_text(m, "source")};
+        if (c.status == AITK_CHECK_PASS)
+            c.remedy = NULL;
+        st = aitk_str_status(&obs) || aitk_str_status(&exp) ? AITK_E_NOMEM
+                                                             : aitk_checklist_add(&ctx->checks, &c);
+    }
+    aitk_str_free(&id);
+    aitk_str_free(&title);
+    aitk_str_free(&obs);
+    aitk_str_free(&exp);
+    return st;
+}
+
+/* "AMD EPYC 7B13 (2 logical CPUs)" from the host section. */
+static void cpu_name(const aitk_run_ctx *ctx, aitk_str *out)
+{
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(ctx->env, "host"), "cpu");
+    const char *model = aitk_json_text(cpu, "model");
+    aitk_str_append(out, *model ? model : "CPU");
+    double n = aitk_json_number(cpu, "logical_cpus", -1);
+    if (n > 0)
+        aitk_str_appendf(out, " (%.0f logical CPUs)", n);
+}
+
+static aitk_status append_note(cJSON *w, const char *note)
+{
+    aitk_str m = AITK_STR_INIT;
+    const char *old = aitk_json_text(w, "message");
+    aitk_str_appendf(&m, "%s%s%s", old, *old ? "; " : "", note);
+    cJSON *s = aitk_str_status(&m) ? NULL : cJSON_CreateString(aitk_str_cstr(&m));
+    aitk_str_free(&m);
+    if (!s)
+        return AITK_E_NOMEM;
+    if (cJSON_HasObjectItem(w, "message"))
+        return cJSON_ReplaceItemInObjectCaseSensitive(w, "message", s) ? AITK_OK : AITK_E_NOMEM;
+    return cJSON_AddItemToObject(w, "message", s) ? AITK_OK : AITK_E_NOMEM;
 }
 
 aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
 {
-    for (const char *const *m = aitk_reference_models; *m; m++) {
+    aitk_bench_config *cfg = NULL;
+    aitk_str err = AITK_STR_INIT, device = AITK_STR_INIT;
+    aitk_status st = aitk_bench_config_load(&cfg, &err);
+    cJSON *arr = st ? NULL : env_array(ctx, "workloads");
+    if (!st && !arr)
+        st = AITK_E_NOMEM;
+    if (st) {
+        /* A broken bench/workloads.yaml is named with its line and column. */
+        aitk_check c = {.id = "workload.config", .category = "workload",
+                        .title = "Workload run plan (bench/workloads.yaml)",
+                        .status = AITK_CHECK_FAIL, .message = aitk_str_cstr(&err),
+                        .remedy = "fix the file named in the message, or unset AITK_DATA_DIR"};
+        if (st != AITK_E_NOMEM)
+            st = aitk_checklist_add(&ctx->checks, &c);
+        aitk_str_free(&err);
+        return st;
+    }
+    cpu_name(ctx, &device);
+    const cJSON *gpus = aitk_gpu_devices(ctx->env);
+    const char *gpu_note = !ctx->cpu_only && cJSON_GetArraySize(gpus) > 0
+                               ? "a GPU answers, but this build has no GPU backend yet "
+                                 "(the CUDA plugin): these are CPU figures"
+                               : NULL;
+    aitk_bench_device dev = {.backend = "cpu", .name = aitk_str_cstr(&device),
+                             .vram_bytes = NAN};
+    aitk_progress pg;
+    aitk_progress_init_default(&pg);
+    for (const char *const *m = aitk_reference_models; *m && !st; m++) {
         if (!selected(ctx->models, *m))
             continue;
-        aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, msg = AITK_STR_INIT;
-        aitk_str_appendf(&id, "workload.%s", *m);
-        aitk_str_appendf(&title, "Reference %s LoRA training workload", *m);
-        aitk_str_appendf(&msg,
-                         "not run: this build has no training backend yet (the CPU reference "
-                         "step and the GPU plugin are still being built)%s",
-                         ctx->cpu_only ? "; --cpu was given" : "");
-        aitk_check c = {.id = aitk_str_cstr(&id), .category = "workload",
-                        .title = aitk_str_cstr(&title), .status = AITK_CHECK_SKIP,
-                        .message = aitk_str_cstr(&msg)};
-        aitk_status st = aitk_checklist_add(&ctx->checks, &c);
-        aitk_str_free(&id);
-        aitk_str_free(&title);
-        aitk_str_free(&msg);
-        if (st)
-            return st;
+        cJSON *w = NULL;
+        if (aitk_bench_stop_requested()) {
+            st = aitk_bench_workload_skipped(*m, "cpu", "not run: interrupted (Ctrl-C) before "
+                                                        "it started", &w);
+        } else {
+            aitk_bench_request req = {.model_id = *m,
+                                      .full = ctx->level == AITK_LEVEL_FULL,
+                                      .steps = ctx->steps,
+                                      .device = &dev,
+                                      .progress = &pg};
+            st = aitk_bench_workload_run(cfg, &req, &w);
+            if (!st && gpu_note)
+                st = append_note(w, gpu_note);
+        }
+        if (!st && !cJSON_AddItemToArray(arr, w)) {
+            cJSON_Delete(w);
+            st = AITK_E_NOMEM;
+        }
+        if (!st)
+            st = add_workload_check(ctx, *m, w);
+        if (!st)
+            st = aitk_workload_target_checks(ctx, *m, w); /* GPU entries only */
     }
-    return AITK_OK;
+    aitk_progress_free(&pg);
+    aitk_bench_config_free(cfg);
+    aitk_str_free(&device);
+    aitk_str_free(&err);
+    return st;
+}
+
+#ifdef AITK_BENCH_HAVE_MICRO
+/* "memcpy 11.8 GB/s; GEMM 62-95 GFLOP/s; attention 4.1-5.0 GFLOP/s". */
+static void micro_summary(const cJSON *arr, aitk_str *s)
+{
+    static const char *const cats[] = {"memcpy", "gemm", "attention"};
+    static const char *const labels[] = {"memcpy", "GEMM", "attention"};
+    for (size_t c = 0; c < 3; c++) {
+        double lo = INFINITY, hi = -INFINITY;
+        const char *unit = "";
+        const cJSON *e;
+        cJSON_ArrayForEach(e, arr)
+        {
+            if (strcmp(aitk_json_text(e, "category"), cats[c]) != 0)
+                continue;
+            double v = aitk_json_number(e, "value", NAN);
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+            unit = aitk_json_text(e, "unit");
+        }
+        if (!isfinite(lo))
+            continue;
+        aitk_str_appendf(s, "%s%s ", s->len ? "; " : "", labels[c]);
+        if (hi > lo * 1.005)
+            aitk_str_appendf(s, "%.3g-%.3g %s", lo, hi, unit);
+        else
+            aitk_str_appendf(s, "%.3g %s", hi, unit);
+    }
+}
+#endif
+
+aitk_status aitk_micro_checks(aitk_run_ctx *ctx)
+{
+    aitk_check c = {.id = "micro.cpu", .category = "micro",
+                    .title = "Host microbenchmarks (memcpy, GEMM and attention at the "
+                             "workloads' shapes)",
+                    .expected = "every microbenchmark runs",
+                    .source = "bench/workloads.yaml micro:"};
+#ifdef AITK_BENCH_HAVE_MICRO
+    aitk_bench_config *cfg = NULL;
+    aitk_str err = AITK_STR_INIT, notes = AITK_STR_INIT, obs = AITK_STR_INIT;
+    aitk_status st = aitk_bench_config_load(&cfg, &err);
+    cJSON *arr = st ? NULL : env_array(ctx, "micro");
+    if (!st && !arr)
+        st = AITK_E_NOMEM;
+    aitk_progress pg;
+    aitk_progress_init_default(&pg);
+    if (!st)
+        st = aitk_micro_run_suite(cfg, NULL, &pg, arr, &notes);
+    aitk_progress_free(&pg);
+    if (!st) {
+        micro_summary(arr, &obs);
+        aitk_str_appendf(&obs, "%s(%d benchmarks)", obs.len ? " " : "",
+                         cJSON_GetArraySize(arr));
+        if (notes.len >= 2)
+            notes.ptr[notes.len -= 2] = '\0'; /* the last "; " */
+        c.status = notes.len ? AITK_CHECK_WARN : AITK_CHECK_PASS;
+        c.observed = aitk_str_cstr(&obs);
+        c.message = aitk_str_cstr(&notes);
+        st = aitk_str_status(&obs) || aitk_str_status(&notes) ? AITK_E_NOMEM
+                                                               : aitk_checklist_add(&ctx->checks,
+                                                                                    &c);
+    }
+    aitk_bench_config_free(cfg);
+    aitk_str_free(&err);
+    aitk_str_free(&notes);
+    aitk_str_free(&obs);
+    return st;
+#else
+    c.status = AITK_CHECK_SKIP;
+    c.message = "this build has no Google Benchmark (Debian libbenchmark-dev)";
+    return aitk_checklist_add(&ctx->checks, &c);
+#endif
 }

@@ -1,0 +1,502 @@
+/* FLUX.1-dev and Chroma: the model's tensors (from the spec's dimensions),
+ * its buffers, the frozen conditioning (FLUX's timestep/guidance/pooled-text
+ * MLPs; Chroma's approximator), the frozen embedders and final layer, and the
+ * order of one step: forward through every block keeping block inputs, loss,
+ * backward block by block (recomputing first when checkpointing).
+ *
+ * Conditioning as defined here (the golden generator mirrors it):
+ * - FLUX: vec = T2(silu(T1(sin(1000 t)))) + G2(silu(G1(sin(1000 g)))) +
+ *   P2(silu(P1(pooled))), guidance g = 1; blocks and the final layer read
+ *   silu(vec). Final layer: scale, shift = Linear(silu(vec)).
+ * - Chroma: V = 12 nd + 3 ns + 2 modulation rows per sample; row v's input
+ *   is [sin(1000 t) (ain/4) | sin(0) (ain/4) | sin(v) (ain/2)] (t, guidance
+ *   0, row index); approximator: x = In(inp); per layer x += L2(silu(L1(
+ *   RMSNorm(x)))); rows = Out(x). Double block i takes rows 12i..12i+5 (img)
+ *   and 12i+6.. (txt), single block j rows 12nd+3j.., final (scale, shift)
+ *   the last two. (Chroma's real row order differs; the work is the same.) */
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "models/step_flux.h"
+
+static aitk_status lin(aitk_step_model *m, long *idx, int in, int out, bool lora,
+                       const char *fmt, ...)
+{
+    aitk_str name = AITK_STR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    aitk_str_vappendf(&name, fmt, ap);
+    va_end(ap);
+    aitk_status st = aitk_str_status(&name);
+    if (!st)
+        st = step_declare_linear(m, aitk_str_cstr(&name), in, out, true, lora, idx);
+    aitk_str_free(&name);
+    return st;
+}
+
+static aitk_status norm(aitk_step_model *m, long *idx, int c, const char *fmt, ...)
+{
+    aitk_str name = AITK_STR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    aitk_str_vappendf(&name, fmt, ap);
+    va_end(ap);
+    aitk_status st = aitk_str_status(&name);
+    if (!st)
+        st = step_declare_norm(m, aitk_str_cstr(&name), c, idx);
+    aitk_str_free(&name);
+    return st;
+}
+
+static aitk_status read_dims(aitk_step_model *m, flux_state *f, aitk_str *err)
+{
+    const aitk_model_spec *s = m->spec;
+    const aitk_block_spec *db = step_spec_block(s, "double_stream");
+    const aitk_block_spec *sb = step_spec_block(s, "single_stream");
+    const aitk_block_spec *eb = step_spec_block(s, "embed_in");
+    const aitk_linear_spec *mlp = step_spec_linear(db, "img_mlp_in");
+    const aitk_linear_spec *xe = step_spec_linear(eb, "x_embedder");
+    const aitk_linear_spec *ce = step_spec_linear(eb, "context_embedder");
+    const aitk_linear_spec *te = step_spec_linear(eb, "timestep_embedder");
+    const aitk_linear_spec *pe = step_spec_linear(eb, "text_embedder");
+    const aitk_block_spec *ab = step_spec_block(s, "approximator");
+    const aitk_linear_spec *ai = step_spec_linear(ab, "in_proj");
+    const aitk_linear_spec *al = step_spec_linear(ab, "layer_in");
+    if (!db || !sb || !mlp || !xe || !ce || (f->chroma ? !ai || !al : !te || !pe)) {
+        aitk_str_appendf(err, "model spec '%s' lacks a block or Linear the MMDiT step needs "
+                              "(double_stream, single_stream, embed_in, %s)", s->id,
+                         f->chroma ? "approximator" : "timestep/text embedders");
+        return AITK_E_INVAL;
+    }
+    f->C = (int)s->hidden;
+    f->H = (int)db->heads;
+    f->D = (int)db->head_dim;
+    f->M = (int)mlp->out;
+    f->nd = (int)db->count;
+    f->ns = (int)sb->count;
+    f->in_ch = (int)xe->in;
+    f->txt_dim = (int)ce->in;
+    if (f->chroma) {
+        f->ain = (int)ai->in;
+        f->ahid = (int)ai->out;
+        f->alayers = (int)al->repeat;
+        /* The spec's mod_vectors only sizes the approximator's FLOPs; the
+         * graph needs exactly the rows its blocks read. */
+        f->V = 12 * f->nd + 3 * f->ns + 2;
+    } else {
+        f->freq = (int)te->in;
+        f->clip = (int)pe->in;
+    }
+    f->r = (int)m->setup.rank;
+    f->B = (int)m->B;
+    f->Ts[0] = (int)m->Ti;
+    f->Ts[1] = (int)m->Tt;
+    f->T = f->Ts[0] + f->Ts[1];
+    f->joff[0] = f->Ts[1];
+    f->joff[1] = 0;
+    f->Ns[0] = (size_t)f->B * (size_t)f->Ts[0];
+    f->Ns[1] = (size_t)f->B * (size_t)f->Ts[1];
+    f->N = f->Ns[0] + f->Ns[1];
+    f->rowoff[0] = 0;
+    f->rowoff[1] = f->Ns[0];
+    if (f->H < 1 || f->D < 2 || f->D % 2 || (long)f->H * f->D != f->C || f->nd < 1 ||
+        f->ns < 1 || f->Ts[1] < 1 || (f->chroma && (f->ain % 4 || f->ain < 4))) {
+        aitk_str_appendf(err, "model spec '%s': heads (%d) x head_dim (%d) must be hidden (%d), "
+                              "head_dim even, %d double and %d single blocks at least 1, text "
+                              "tokens (%d) at least 1", s->id, f->H, f->D, f->C, f->nd, f->ns,
+                         f->Ts[1]);
+        return AITK_E_INVAL;
+    }
+    if ((double)f->N * (double)(f->C + f->M) > (double)INT_MAX ||
+        (double)f->N * f->H > (double)INT_MAX) {
+        aitk_str_appendf(err, "%zu tokens x width %d is past what one GEMM call takes", f->N,
+                         f->C + f->M);
+        return AITK_E_RANGE;
+    }
+    return AITK_OK;
+}
+
+static aitk_status flux_declare(aitk_step_model *m, aitk_str *err)
+{
+    flux_state *f = aitk_calloc(1, sizeof *f);
+    if (!f)
+        return AITK_E_NOMEM;
+    m->arch_state = f;
+    f->chroma = m->arch_id == STEP_ARCH_CHROMA;
+    STEP_CHECK(read_dims(m, f, err));
+    const int C = f->C, M = f->M, D = f->D;
+    f->dbl = aitk_calloc((size_t)f->nd, sizeof *f->dbl);
+    f->sgl = aitk_calloc((size_t)f->ns, sizeof *f->sgl);
+    if (!f->dbl || !f->sgl)
+        return AITK_E_NOMEM;
+    STEP_CHECK(step_declare(m, "x0", AITK_STEP_T_INPUT, 3, (long[]){m->B, m->Ti, f->in_ch},
+                            1.0f, false, &f->in_x0));
+    STEP_CHECK(step_declare(m, "txt", AITK_STEP_T_INPUT, 3, (long[]){m->B, m->Tt, f->txt_dim},
+                            1.0f, false, &f->in_txt));
+    STEP_CHECK(lin(m, &f->x_emb, f->in_ch, C, false, "x_embedder"));
+    STEP_CHECK(lin(m, &f->ctx_emb, f->txt_dim, C, false, "context_embedder"));
+    if (f->chroma) {
+        f->a_l1 = aitk_calloc((size_t)f->alayers, sizeof *f->a_l1);
+        f->a_l2 = aitk_calloc((size_t)f->alayers, sizeof *f->a_l2);
+        f->a_norm = aitk_calloc((size_t)f->alayers, sizeof *f->a_norm);
+        if (!f->a_l1 || !f->a_l2 || !f->a_norm)
+            return AITK_E_NOMEM;
+        STEP_CHECK(lin(m, &f->a_in, f->ain, f->ahid, false, "approx.in"));
+        for (int l = 0; l < f->alayers; l++) {
+            STEP_CHECK(norm(m, &f->a_norm[l], f->ahid, "approx.%d.norm", l));
+            STEP_CHECK(lin(m, &f->a_l1[l], f->ahid, f->ahid, false, "approx.%d.in", l));
+            STEP_CHECK(lin(m, &f->a_l2[l], f->ahid, f->ahid, false, "approx.%d.out", l));
+        }
+        STEP_CHECK(lin(m, &f->a_out, f->ahid, C, false, "approx.out"));
+    } else {
+        STEP_CHECK(step_declare(m, "pooled", AITK_STEP_T_INPUT, 2, (long[]){m->B, f->clip},
+                                1.0f, false, &f->in_pooled));
+        STEP_CHECK(lin(m, &f->t1, f->freq, C, false, "time_1"));
+        STEP_CHECK(lin(m, &f->t2, C, C, false, "time_2"));
+        STEP_CHECK(lin(m, &f->g1, f->freq, C, false, "guidance_1"));
+        STEP_CHECK(lin(m, &f->g2, C, C, false, "guidance_2"));
+        STEP_CHECK(lin(m, &f->p1, f->clip, C, false, "text_1"));
+        STEP_CHECK(lin(m, &f->p2, C, C, false, "text_2"));
+    }
+    static const char *const sn[2] = {"img", "txt"};
+    static const char *const qkv[3] = {"q", "k", "v"};
+    for (int i = 0; i < f->nd; i++) {
+        flux_double *d = &f->dbl[i];
+        for (int s = 0; s < 2; s++) {
+            if (!f->chroma)
+                STEP_CHECK(lin(m, &d->mod[s], C, 6 * C, true, "double.%d.%s_mod", i, sn[s]));
+            for (int j = 0; j < 3; j++)
+                STEP_CHECK(lin(m, &d->qkv[s][j], C, C, true, "double.%d.%s_%s", i, sn[s],
+                               qkv[j]));
+            STEP_CHECK(norm(m, &d->nq[s], D, "double.%d.%s_norm_q", i, sn[s]));
+            STEP_CHECK(norm(m, &d->nk[s], D, "double.%d.%s_norm_k", i, sn[s]));
+            STEP_CHECK(lin(m, &d->out[s], C, C, true, "double.%d.%s_out", i, sn[s]));
+            STEP_CHECK(lin(m, &d->mlp1[s], C, M, true, "double.%d.%s_mlp_in", i, sn[s]));
+            STEP_CHECK(lin(m, &d->mlp2[s], M, C, true, "double.%d.%s_mlp_out", i, sn[s]));
+        }
+    }
+    for (int j = 0; j < f->ns; j++) {
+        flux_single *sb = &f->sgl[j];
+        if (!f->chroma)
+            STEP_CHECK(lin(m, &sb->mod, C, 3 * C, true, "single.%d.mod", j));
+        for (int k = 0; k < 3; k++)
+            STEP_CHECK(lin(m, &sb->qkv[k], C, C, true, "single.%d.%s", j, qkv[k]));
+        STEP_CHECK(norm(m, &sb->nq, D, "single.%d.norm_q", j));
+        STEP_CHECK(norm(m, &sb->nk, D, "single.%d.norm_k", j));
+        STEP_CHECK(lin(m, &sb->mlp1, C, M, true, "single.%d.mlp_in", j));
+        STEP_CHECK(lin(m, &sb->out, C + M, C, true, "single.%d.out", j));
+    }
+    if (!f->chroma)
+        STEP_CHECK(lin(m, &f->norm_mod, C, 2 * C, false, "norm_out_mod"));
+    STEP_CHECK(lin(m, &f->proj_out, C, f->in_ch, false, "proj_out"));
+    return AITK_OK;
+}
+
+#define ALLOC(ptr, n, tag, what) STEP_CHECK(step_alloc_floats(m, (n), (tag), (what), &(ptr)))
+
+static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
+{
+    (void)err;
+    flux_state *f = m->arch_state;
+    const size_t C = (size_t)f->C, B = (size_t)f->B, NC = f->N * C, Ni = f->Ns[0];
+    step_bump meas = {0};
+    flux_dacts da;
+    flux_sacts sa;
+    flux_gscratch gs;
+    flux_carve_double(f, &meas, &da);
+    f->dslot = meas.used;
+    meas.used = 0;
+    flux_carve_single(f, &meas, &sa);
+    f->sslot = meas.used;
+    meas.used = 0;
+    flux_carve_grads(f, &meas, &gs);
+    const size_t slot = f->dslot > f->sslot ? f->dslot : f->sslot;
+    ALLOC(f->ckpt, (size_t)(f->nd + f->ns + 1) * NC, AITK_MEM_ACTIVATIONS,
+          "block inputs (checkpoints)");
+    if (m->setup.checkpointing)
+        ALLOC(f->acts, slot, AITK_MEM_ACTIVATIONS, "one block's saved activations");
+    else
+        ALLOC(f->acts, (size_t)f->nd * f->dslot + (size_t)f->ns * f->sslot,
+              AITK_MEM_ACTIVATIONS, "every block's saved activations");
+    ALLOC(f->grad_arena, meas.used, AITK_MEM_GRADIENTS, "activation gradients of one block");
+    step_bump gb = {f->grad_arena, 0};
+    flux_carve_grads(f, &gb, &f->g);
+    ALLOC(f->dres, NC, AITK_MEM_GRADIENTS, "residual-stream gradient");
+    ALLOC(f->pos, (size_t)f->T * 3, AITK_MEM_WORKSPACE, "token positions");
+    ALLOC(f->cos, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE cos");
+    ALLOC(f->sin, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE sin");
+    ALLOC(f->vec, B * C, AITK_MEM_ACTIVATIONS, "conditioning vector");
+    ALLOC(f->svec, B * C, AITK_MEM_ACTIVATIONS, "silu(conditioning)");
+    size_t cond_w = f->chroma ? 0 : (size_t)(f->freq > f->C ? f->freq : f->C);
+    ALLOC(f->e1, B * cond_w + 1, AITK_MEM_WORKSPACE, "conditioning scratch");
+    ALLOC(f->e2, B * cond_w + 1, AITK_MEM_WORKSPACE, "conditioning scratch");
+    ALLOC(f->e3, B * cond_w + 1, AITK_MEM_WORKSPACE, "conditioning scratch");
+    ALLOC(f->ts, B * cond_w + 1, AITK_MEM_WORKSPACE, "timestep embedding");
+    ALLOC(f->gs, B * cond_w + 1, AITK_MEM_WORKSPACE, "guidance embedding");
+    size_t host_sin = B * (size_t)(f->chroma ? (size_t)f->V * (size_t)f->ain : (size_t)f->freq);
+    if (f->chroma) {
+        const size_t bv = B * (size_t)f->V, ah = (size_t)f->ahid;
+        ALLOC(f->mods, bv * C, AITK_MEM_ACTIVATIONS, "approximator modulation rows");
+        ALLOC(f->ax_in, bv * (size_t)f->ain, AITK_MEM_WORKSPACE, "approximator input");
+        ALLOC(f->ax, bv * ah, AITK_MEM_WORKSPACE, "approximator state");
+        ALLOC(f->ax_n, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
+        ALLOC(f->ax_h1, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
+        ALLOC(f->ax_h2, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
+        ALLOC(f->ax_rstd, bv, AITK_MEM_WORKSPACE, "approximator scratch");
+    }
+    const size_t lat = Ni * (size_t)f->in_ch;
+    ALLOC(f->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC(f->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC(f->fin_mod, B * 2 * C, AITK_MEM_ACTIVATIONS, "final modulation rows");
+    ALLOC(f->fin_dmod, B * 2 * C, AITK_MEM_GRADIENTS, "final modulation rows' gradient");
+    f->h_x0 = aitk_malloc(lat * sizeof(float));
+    f->h_xt = aitk_malloc(lat * sizeof(float));
+    f->h_target = aitk_malloc(lat * sizeof(float));
+    f->h_t = aitk_malloc(B * sizeof(float));
+    f->h_sin = aitk_malloc((host_sin + (size_t)f->T * 3) * sizeof(float));
+    if (!f->h_x0 || !f->h_xt || !f->h_target || !f->h_t || !f->h_sin)
+        return AITK_E_NOMEM;
+    /* positions and RoPE tables are fixed for the model's lifetime */
+    step_positions(f->h_sin, f->Ts[1], f->Ts[0], false);
+    STEP_CHECK(m->ops->upload(f->pos, f->h_sin, (size_t)f->T * 3 * sizeof(float)));
+    int axes[3];
+    step_rope_axes(f->D, true, axes);
+    return m->ops->rope_table(f->cos, f->sin, f->pos, f->T, f->D, axes, 10000.0f);
+}
+
+static void flux_free(aitk_step_model *m)
+{
+    flux_state *f = m->arch_state;
+    if (!f)
+        return;
+    aitk_free(f->dbl);
+    aitk_free(f->sgl);
+    aitk_free(f->a_l1);
+    aitk_free(f->a_l2);
+    aitk_free(f->a_norm);
+    aitk_free(f->h_x0);
+    aitk_free(f->h_xt);
+    aitk_free(f->h_target);
+    aitk_free(f->h_t);
+    aitk_free(f->h_sin);
+    aitk_free(f);
+    m->arch_state = NULL;
+}
+
+/* Frozen conditioning: FLUX's vec/silu(vec) or Chroma's modulation rows. */
+static aitk_status conditioning(aitk_step_model *m, flux_state *f)
+{
+    const aitk_ops *o = m->ops;
+    const int B = f->B, C = f->C;
+    const size_t bc = (size_t)B * (size_t)C;
+    if (f->chroma) {
+        const int q = f->ain / 4, V = f->V;
+        for (int b = 0; b < B; b++)
+            for (int v = 0; v < V; v++) {
+                float *row = f->h_sin + ((size_t)b * V + v) * (size_t)f->ain;
+                step_sinusoid(row, (double)f->h_t[b] * 1000.0, q);
+                step_sinusoid(row + q, 0.0, q);
+                step_sinusoid(row + 2 * q, (double)v, 2 * q);
+            }
+        const int n = B * V;
+        STEP_CHECK(o->upload(f->ax_in, f->h_sin, (size_t)n * f->ain * sizeof(float)));
+        STEP_CHECK(step_linear_forward(m, &m->lin[f->a_in], f->ax, NULL, f->ax_in, n));
+        for (int l = 0; l < f->alayers; l++) {
+            STEP_CHECK(o->rmsnorm_forward(f->ax_n, f->ax_rstd, f->ax, step_f(m, f->a_norm[l]), n,
+                                          f->ahid, 1e-6f));
+            STEP_CHECK(step_linear_forward(m, &m->lin[f->a_l1[l]], f->ax_h1, NULL, f->ax_n, n));
+            STEP_CHECK(o->silu_forward(f->ax_h2, f->ax_h1, (size_t)n * f->ahid));
+            STEP_CHECK(step_linear_forward(m, &m->lin[f->a_l2[l]], f->ax_h1, NULL, f->ax_h2, n));
+            STEP_CHECK(o->axpy(f->ax, 1.0f, f->ax_h1, (size_t)n * f->ahid));
+        }
+        return step_linear_forward(m, &m->lin[f->a_out], f->mods, NULL, f->ax, n);
+    }
+    const size_t fr = (size_t)f->freq;
+    for (int b = 0; b < B; b++)
+        step_sinusoid(f->h_sin + b * fr, (double)f->h_t[b] * 1000.0, f->freq);
+    STEP_CHECK(o->upload(f->ts, f->h_sin, B * fr * sizeof(float)));
+    for (int b = 0; b < B; b++)
+        step_sinusoid(f->h_sin + b * fr, 1000.0, f->freq);
+    STEP_CHECK(o->upload(f->gs, f->h_sin, B * fr * sizeof(float)));
+    const long first[3] = {f->t1, f->g1, f->p1}, second[3] = {f->t2, f->g2, f->p2};
+    const float *in[3] = {f->ts, f->gs, step_f(m, f->in_pooled)};
+    for (int i = 0; i < 3; i++) {
+        STEP_CHECK(step_linear_forward(m, &m->lin[first[i]], f->e1, NULL, in[i], B));
+        STEP_CHECK(o->silu_forward(f->e2, f->e1, bc));
+        STEP_CHECK(step_linear_forward(m, &m->lin[second[i]], i ? f->e3 : f->vec, NULL, f->e2,
+                                       B));
+        if (i)
+            STEP_CHECK(o->axpy(f->vec, 1.0f, f->e3, bc));
+    }
+    return o->silu_forward(f->svec, f->vec, bc);
+}
+
+/* [img | txt] <-> per-sample [txt; img] */
+static aitk_status to_joint(const aitk_ops *o, const flux_state *f, float *dst, const float *src)
+{
+    const int C = f->C, Ti = f->Ts[0], Tt = f->Ts[1];
+    for (int b = 0; b < f->B; b++) {
+        float *row = dst + (size_t)b * (size_t)f->T * (size_t)C;
+        STEP_CHECK(o->copy2d(row, C, src + (f->Ns[0] + (size_t)b * Tt) * C, C, Tt, C));
+        STEP_CHECK(o->copy2d(row + (size_t)Tt * C, C, src + (size_t)b * Ti * C, C, Ti, C));
+    }
+    return AITK_OK;
+}
+
+static aitk_status to_double(const aitk_ops *o, const flux_state *f, float *dst,
+                             const float *src)
+{
+    const int C = f->C, Ti = f->Ts[0], Tt = f->Ts[1];
+    for (int b = 0; b < f->B; b++) {
+        const float *row = src + (size_t)b * (size_t)f->T * (size_t)C;
+        STEP_CHECK(o->copy2d(dst + (f->Ns[0] + (size_t)b * Tt) * C, C, row, C, Tt, C));
+        STEP_CHECK(o->copy2d(dst + (size_t)b * Ti * C, C, row + (size_t)Tt * C, C, Ti, C));
+    }
+    return AITK_OK;
+}
+
+static flux_dacts dslot(const flux_state *f, bool ckpt, int i)
+{
+    flux_dacts a;
+    step_bump b = {f->acts + (ckpt ? 0 : (size_t)i * f->dslot), 0};
+    flux_carve_double(f, &b, &a);
+    return a;
+}
+
+static flux_sacts sslot(const flux_state *f, bool ckpt, int j)
+{
+    flux_sacts a;
+    step_bump b = {f->acts + (ckpt ? 0 : (size_t)f->nd * f->dslot + (size_t)j * f->sslot), 0};
+    flux_carve_single(f, &b, &a);
+    return a;
+}
+
+/* First image row of sample b in the joint layout. */
+static size_t img_row(const flux_state *f, int b)
+{
+    return (size_t)b * (size_t)f->T + (size_t)f->Ts[1];
+}
+
+/* Final layer: LN of the image rows, modulate (scale, shift), proj_out; the
+ * MSE and its gradient back to dres (joint layout). Frozen: no LoRA. */
+static aitk_status final_layer(aitk_step_model *m, flux_state *f, const float *h, double *loss)
+{
+    const aitk_ops *o = m->ops;
+    const int C = f->C, B = f->B, Ti = f->Ts[0], Ni = (int)f->Ns[0];
+    const size_t lat = f->Ns[0] * (size_t)f->in_ch;
+    /* the final layer's tensors live in gradient scratch: nothing else is
+     * live there between the last forward block and the first backward one */
+    float *target = f->g.sc[5], *pred = f->g.sc[6], *dpred = f->g.sc[7];
+    float *fin_ln = f->g.sc[3], *fin_x = f->g.sc[4];
+    STEP_CHECK(o->upload(target, f->h_target, lat * sizeof(float)));
+    const float *scale, *shift;
+    float *dscale, *dshift;
+    int ld;
+    if (f->chroma) {
+        ld = f->V * C;
+        scale = f->mods + (size_t)(f->V - 2) * C;
+        shift = scale + C;
+        dscale = f->g.dmods + (size_t)(f->V - 2) * C;
+        dshift = dscale + C;
+    } else {
+        ld = 2 * C;
+        STEP_CHECK(step_linear_forward(m, &m->lin[f->norm_mod], f->fin_mod, NULL, f->svec, B));
+        scale = f->fin_mod;
+        shift = f->fin_mod + C;
+        dscale = f->fin_dmod;
+        dshift = f->fin_dmod + C;
+    }
+    /* each sample's image rows are contiguous in h: normalized in place of a copy */
+    for (int b = 0; b < B; b++) {
+        const size_t row = (size_t)b * (size_t)Ti;
+        STEP_CHECK(o->layernorm_forward(fin_ln + row * C, f->fin_mean + row,
+                                        f->fin_rstd + row, h + img_row(f, b) * C, Ti, C, 1e-6f));
+    }
+    STEP_CHECK(o->modulate_forward(fin_x, fin_ln, shift, scale, B, Ti, C, ld));
+    STEP_CHECK(step_linear_forward(m, &m->lin[f->proj_out], pred, NULL, fin_x, Ni));
+    float *loss_dev = pred + lat;
+    STEP_CHECK(o->mse_forward(loss_dev, pred, target, lat));
+    float host_loss = 0;
+    STEP_CHECK(o->download(&host_loss, loss_dev, sizeof host_loss));
+    *loss = host_loss;
+    STEP_CHECK(o->mse_backward(dpred, 1.0f, pred, target, lat));
+    float *d_x = f->g.sc[0], *d_ln = f->g.sc[1];
+    STEP_CHECK(step_linear_backward(m, &m->lin[f->proj_out], d_x, f->g.work, dpred,
+                                    fin_x, NULL, Ni, false));
+    STEP_CHECK(o->modulate_backward(d_ln, dshift, dscale, d_x, fin_ln, scale, B, Ti, C, ld));
+    STEP_CHECK(o->zero(f->dres, f->N * (size_t)C * sizeof(float)));
+    for (int b = 0; b < B; b++) {
+        const size_t row = (size_t)b * (size_t)Ti;
+        STEP_CHECK(o->layernorm_backward(f->dres + img_row(f, b) * C, d_ln + row * C,
+                                         h + img_row(f, b) * C, f->fin_mean + row,
+                                         f->fin_rstd + row, Ti, C));
+    }
+    return AITK_OK;
+}
+
+static aitk_status flux_forward_backward(aitk_step_model *m, double *loss)
+{
+    flux_state *f = m->arch_state;
+    const aitk_ops *o = m->ops;
+    const bool ck = m->setup.checkpointing;
+    const size_t NC = f->N * (size_t)f->C, lat = f->Ns[0] * (size_t)f->in_ch;
+    STEP_CHECK(o->download(f->h_x0, step_f(m, f->in_x0), lat * sizeof(float)));
+    STEP_CHECK(step_flow_inputs(m, f->h_x0, f->h_xt, f->h_target, f->h_t, f->in_ch));
+    /* x_t only feeds the frozen x_embedder: gradient scratch holds it */
+    float *xt = f->g.sm[0];
+    STEP_CHECK(o->upload(xt, f->h_xt, lat * sizeof(float)));
+    STEP_CHECK(conditioning(m, f));
+    /* embedders write block 0's input [img | txt] */
+    STEP_CHECK(step_linear_forward(m, &m->lin[f->x_emb], f->ckpt, NULL, xt, (int)f->Ns[0]));
+    STEP_CHECK(step_linear_forward(m, &m->lin[f->ctx_emb], f->ckpt + f->Ns[0] * (size_t)f->C,
+                                   NULL, step_f(m, f->in_txt), (int)f->Ns[1]));
+    /* Buffers that hold nothing during the forward pass stand in for
+     * temporaries: dres takes the double->joint hand-over, and a
+     * recomputed block writes its (unused) output into gradient scratch. */
+    for (int i = 0; i < f->nd; i++) {
+        flux_dacts a = dslot(f, ck, i);
+        float *out = i + 1 < f->nd ? f->ckpt + (size_t)(i + 1) * NC : f->dres;
+        STEP_CHECK(flux_double_forward(m, f, i, &a, f->ckpt + (size_t)i * NC, out));
+    }
+    STEP_CHECK(to_joint(o, f, f->ckpt + (size_t)f->nd * NC, f->dres));
+    for (int j = 0; j < f->ns; j++) {
+        flux_sacts a = sslot(f, ck, j);
+        const size_t at = (size_t)(f->nd + j) * NC;
+        STEP_CHECK(flux_single_forward(m, f, j, &a, f->ckpt + at, f->ckpt + at + NC));
+    }
+    STEP_CHECK(final_layer(m, f, f->ckpt + (size_t)(f->nd + f->ns) * NC, loss));
+    for (int j = f->ns - 1; j >= 0; j--) {
+        flux_sacts a = sslot(f, ck, j);
+        const float *in = f->ckpt + (size_t)(f->nd + j) * NC;
+        if (ck) {
+            m->recomputing = true;
+            aitk_status st = flux_single_forward(m, f, j, &a, in, f->g.sc[7]);
+            m->recomputing = false;
+            STEP_CHECK(st);
+        }
+        STEP_CHECK(flux_single_backward(m, f, j, &a, &f->g, in, f->dres));
+    }
+    STEP_CHECK(o->copy2d(f->g.sc[0], f->C, f->dres, f->C, (int)f->N, f->C));
+    STEP_CHECK(to_double(o, f, f->dres, f->g.sc[0]));
+    for (int i = f->nd - 1; i >= 0; i--) {
+        flux_dacts a = dslot(f, ck, i);
+        const float *in = f->ckpt + (size_t)i * NC;
+        if (ck) {
+            m->recomputing = true;
+            aitk_status st = flux_double_forward(m, f, i, &a, in, f->g.sc[7]);
+            m->recomputing = false;
+            STEP_CHECK(st);
+        }
+        STEP_CHECK(flux_double_backward(m, f, i, &a, &f->g, in, f->dres));
+    }
+    return AITK_OK;
+}
+
+const step_arch step_arch_flux = {
+    .declare = flux_declare,
+    .alloc = flux_alloc,
+    .forward_backward = flux_forward_backward,
+    .free = flux_free,
+};

@@ -1,0 +1,95 @@
+/* The cost model's memory plan and FLOP count for a configuration of the CPU
+ * reference step (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops). Kept apart because
+ * models/cost.h and kernels/ops.h cannot share a file (both define
+ * AITK_PLAN_OPTIMIZER). The GPU plan is not changed: the CPU backend's
+ * storage is applied to a copy of the loaded parameters. */
+#include <string.h>
+
+#include "models/cost.h"
+#include "models/spec.h"
+
+aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
+                          long txt_tokens, long rank, double alpha, bool fp8, bool adamw,
+                          bool checkpointing, double *terms, aitk_str *err);
+aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
+                            long txt_tokens, long rank, bool checkpointing, double *hardware,
+                            aitk_str *err);
+
+aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
+                            long txt_tokens, long rank, bool checkpointing, double *hardware,
+                            aitk_str *err)
+{
+    aitk_cost_params *params = NULL;
+    aitk_status st = aitk_cost_params_load(&params, err);
+    if (st)
+        return st;
+    aitk_model_spec s = *spec;
+    s.text_tokens = txt_tokens;
+    aitk_workload w;
+    aitk_workload_defaults(&w, &s);
+    w.resolutions[0] = resolution;
+    w.n_resolutions = 1;
+    w.batch = batch;
+    w.accumulation = 1;
+    w.rank = rank;
+    w.checkpointing = checkpointing;
+    w.cache_latents = true;
+    w.cache_text = true; /* text features come cached: no encoder FLOPs */
+    aitk_step_work work;
+    st = aitk_cost_work(&w, params, resolution, &work);
+    aitk_cost_params_free(params);
+    if (st)
+        return st;
+    *hardware = 0;
+    for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
+        *hardware += work.flops[i];
+    return AITK_OK;
+}
+
+aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
+                          long txt_tokens, long rank, double alpha, bool fp8, bool adamw,
+                          bool checkpointing, double *terms, aitk_str *err)
+{
+    aitk_cost_params *params = NULL;
+    aitk_status st = aitk_cost_params_load(&params, err);
+    if (st)
+        return st;
+    aitk_cost_params p = *params;
+    /* fp32 everywhere on the CPU (an fp8 base stays one byte, one scale per
+     * tensor rather than per row); no CUDA context, no cuBLAS workspace, and
+     * malloc rather than a caching allocator: no fragmentation allowance. */
+    p.weight_bytes[AITK_DTYPE_BF16] = 4;
+    p.activation_bytes = 4;
+    p.scale_bytes_per_row = 0;
+    p.cuda_context_gib = 0;
+    p.cublas_workspace_mib = 0;
+    p.fragmentation = 0;
+    aitk_model_spec s = *spec;
+    s.text_tokens = txt_tokens;
+    aitk_workload w;
+    aitk_workload_defaults(&w, &s);
+    w.resolutions[0] = resolution;
+    w.n_resolutions = 1;
+    w.batch = batch;
+    w.accumulation = 1;
+    w.rank = rank;
+    w.alpha = alpha;
+    w.base_dtype = fp8 ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
+    w.optimizer = adamw ? "adamw" : "adamw8bit";
+    w.checkpointing = checkpointing;
+    w.cache_latents = true; /* the step starts from cached latents and text features */
+    w.cache_text = true;
+    w.lora_bytes = 4;
+    aitk_memory_plan plan;
+    st = aitk_cost_memory(&w, &p, resolution, &plan, err);
+    aitk_cost_params_free(params);
+    if (st)
+        return st;
+    const int order[] = {AITK_PLAN_BASE_WEIGHTS, AITK_PLAN_LORA_PARAMS, AITK_PLAN_LORA_GRADS,
+                         AITK_PLAN_OPTIMIZER,    AITK_PLAN_CHECKPOINTS, AITK_PLAN_LIVE_BLOCK,
+                         AITK_PLAN_WORKSPACES};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        terms[i] = plan.bytes[order[i]];
+    terms[sizeof order / sizeof *order] = plan.total;
+    return AITK_OK;
+}

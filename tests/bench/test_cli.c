@@ -1,0 +1,246 @@
+/* The real aitk-validate binary running the CPU workloads: a short standard
+ * run writes all four outputs with workloads[] and micro[]; SIGINT sent in
+ * the middle of a workload still leaves a valid report.json that says
+ * "interrupted". Both reports are checked against the JSON Schema and kept
+ * in the test-reports folder for schema.all_reports. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/str.h"
+
+static char tmp[] = "/tmp/aitk-bench-cli-XXXXXX";
+
+static cJSON *load_json(const char *path)
+{
+    char *data = NULL;
+    size_t len = 0;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_file_read(path, 64 << 20, &data, &len, &err))
+        fail_msg("cannot read %s: %s", path, aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    cJSON *j = cJSON_ParseWithLength(data, len);
+    free(data);
+    if (!j)
+        fail_msg("%s is not valid JSON", path);
+    return j;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    aitk_str p = AITK_STR_INIT;
+    aitk_path_join(&p, dir, name);
+    struct stat sb;
+    bool ok = stat(p.ptr, &sb) == 0 && sb.st_size > 0;
+    aitk_str_free(&p);
+    return ok;
+}
+
+/* Schema check with the project's validator; skipped (not passed) when
+ * python3-jsonschema is missing. Keeps a copy for schema.all_reports. */
+static void check_schema(const char *report, const char *keep_as)
+{
+    aitk_str keep = AITK_STR_INIT, err = AITK_STR_INIT;
+    char *data = NULL;
+    size_t len = 0;
+    aitk_path_join(&keep, AITK_TEST_REPORTS, keep_as);
+    assert_int_equal(aitk_file_read(report, 64 << 20, &data, &len, &err), 0);
+    assert_int_equal(aitk_file_write_atomic(keep.ptr, data, len, &err), 0);
+    free(data);
+    const char *argv[] = {"/usr/bin/python3", AITK_SOURCE_DIR "/tests/tools/validate_reports.py",
+                          AITK_SOURCE_DIR "/reports/schema/report.schema.json", report, NULL};
+    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_proc_result pr;
+    aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
+    if (aitk_proc_run(argv, &o, &pr, &out, &errout, &err) == AITK_OK && pr.exited &&
+        pr.exit_code != 77 && pr.exit_code != 0)
+        fail_msg("schema: %s%s", aitk_str_cstr(&out), aitk_str_cstr(&errout));
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+    aitk_str_free(&keep);
+    aitk_str_free(&err);
+}
+
+static const cJSON *item(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static void test_standard_cpu_run_writes_everything(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, json = AITK_STR_INIT, out = AITK_STR_INIT,
+             errs = AITK_STR_INIT, why = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "standard");
+    const char *argv[] = {AITK_EXE, "--cpu", "--model", "chroma", "--steps", "6",
+                          "--output-dir", dir.ptr, "--no-color", NULL};
+    aitk_proc_opts o = {.timeout_ms = 600000};
+    aitk_proc_result pr;
+    assert_int_equal(aitk_proc_run(argv, &o, &pr, &out, &errs, &why), 0);
+    if (!pr.exited || (pr.exit_code != 0 && pr.exit_code != 1))
+        fail_msg("exit %d: %s", pr.exit_code, aitk_str_cstr(&errs));
+    assert_true(exists(dir.ptr, "report.json") && exists(dir.ptr, "report.html") &&
+                exists(dir.ptr, "report.md") && exists(dir.ptr, "junit.xml"));
+    /* Not a terminal: plain progress lines, no carriage returns. */
+    assert_non_null(strstr(errs.ptr, "chroma warm-up"));
+    assert_null(strchr(errs.ptr, '\r'));
+    aitk_path_join(&json, dir.ptr, "report.json");
+    cJSON *r = load_json(json.ptr);
+    const cJSON *w = cJSON_GetArrayItem(item(r, "workloads"), 0);
+    assert_non_null(w);
+    assert_int_equal(cJSON_GetArraySize(item(r, "workloads")), 1);
+    assert_string_equal(item(w, "name")->valuestring, "chroma");
+    assert_string_equal(item(w, "backend")->valuestring, "cpu");
+    const char *status = item(w, "status")->valuestring;
+    if (strcmp(status, "skipped") == 0) {
+        /* A build without the training-step graph says so. */
+        assert_non_null(strstr(item(w, "message")->valuestring, "step"));
+    } else {
+        assert_string_equal(status, "completed");
+        /* --steps 6 -> two whole cycles of the three buckets. */
+        assert_int_equal(item(item(w, "steps"), "timed")->valueint, 6);
+        assert_true(cJSON_IsTrue(item(item(w, "time_per_1000_steps"), "extrapolated")));
+        assert_null(item(item(w, "time_per_1000_steps"), "target_s")); /* CPU figure */
+        assert_true(item(item(w, "throughput"), "steps_per_s")->valuedouble > 0);
+        assert_true(item(item(w, "memory"), "peak_bytes")->valuedouble > 0);
+    }
+    assert_true(cJSON_GetArraySize(item(r, "micro")) >= 1);
+    assert_null(item(item(r, "environment"), "workloads")); /* moved to the top level */
+    cJSON_Delete(r);
+    check_schema(json.ptr, "bench-standard-cpu.json");
+    aitk_str_free(&dir);
+    aitk_str_free(&json);
+    aitk_str_free(&out);
+    aitk_str_free(&errs);
+    aitk_str_free(&why);
+}
+
+/* Reads what is available from fd into s within wait_ms; false at EOF. */
+static bool read_some(int fd, aitk_str *s, int wait_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, wait_ms) <= 0)
+        return true;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+        return true;
+    if (n <= 0)
+        return false;
+    aitk_str_appendn(s, buf, (size_t)n);
+    return true;
+}
+
+static void test_sigint_during_workload_keeps_report(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, json = AITK_STR_INIT, errs = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "sigint");
+    /* A full run of far more steps than the test will wait for. */
+    const char *argv[] = {AITK_EXE, "--cpu", "--full", "--model", "flux1-dev", "--steps",
+                          "1000000", "--output-dir", dir.ptr, "--no-color", NULL};
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(pipefd[1], STDERR_FILENO);
+        close(pipefd[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    /* Wait until the workload is running (its progress has started). */
+    double t0 = aitk_clock_ms();
+    bool open_ = true;
+    while (open_ && !strstr(aitk_str_cstr(&errs), "flux1-dev warm-up") &&
+           aitk_clock_ms() - t0 < 300000)
+        open_ = read_some(pipefd[0], &errs, 200);
+    if (!strstr(aitk_str_cstr(&errs), "flux1-dev warm-up")) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the workload never started: %s", aitk_str_cstr(&errs));
+    }
+    aitk_sleep_ms(700);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    t0 = aitk_clock_ms();
+    while (open_ && aitk_clock_ms() - t0 < 120000)
+        open_ = read_some(pipefd[0], &errs, 200);
+    close(pipefd[0]);
+    int wst = 0;
+    if (open_) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("no exit within 120 s of SIGINT");
+    }
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    if (!WIFEXITED(wst) || (WEXITSTATUS(wst) != 0 && WEXITSTATUS(wst) != 1))
+        fail_msg("status %d after SIGINT: %s", wst, aitk_str_cstr(&errs));
+    assert_non_null(strstr(errs.ptr, "stopping after the current step"));
+    aitk_path_join(&json, dir.ptr, "report.json");
+    cJSON *r = load_json(json.ptr);
+    const cJSON *w = cJSON_GetArrayItem(item(r, "workloads"), 0);
+    assert_string_equal(item(w, "status")->valuestring, "interrupted");
+    assert_non_null(strstr(item(w, "message")->valuestring, "interrupted"));
+    const cJSON *c;
+    int seen = 0;
+    cJSON_ArrayForEach(c, item(r, "checks"))
+    {
+        if (strcmp(item(c, "id")->valuestring, "workload.flux1-dev") == 0) {
+            seen = 1;
+            assert_string_equal(item(c, "status")->valuestring, "warn");
+        }
+    }
+    assert_true(seen);
+    assert_true(exists(dir.ptr, "report.html") && exists(dir.ptr, "junit.xml") &&
+                exists(dir.ptr, "report.md"));
+    cJSON_Delete(r);
+    check_schema(json.ptr, "bench-sigint.json");
+    aitk_str_free(&dir);
+    aitk_str_free(&json);
+    aitk_str_free(&errs);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *argv[] = {"rm", "-rf", tmp, NULL};
+    aitk_proc_result pr;
+    aitk_proc_opts o = {.timeout_ms = 30000};
+    aitk_proc_run(argv, &o, &pr, NULL, NULL, NULL);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_standard_cpu_run_writes_everything),
+        cmocka_unit_test(test_sigint_during_workload_keeps_report),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,203 @@
+/* The reference-workload layer: the run plan file (and its errors, with
+ * line and column), the documented target scaled to another GPU through the
+ * cost model, the GPU hook's honest "not run", and one real short CPU run of
+ * the training-step graph when this build has it. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "bench/config.h"
+#include "bench/workload.h"
+#include "common/fileio.h"
+#include "tests/bench/bt.h"
+
+static void test_config_defaults(void **state)
+{
+    (void)state;
+    aitk_bench_config *c = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_bench_config_load(&c, &err), 0);
+    assert_true(c->cpu.tiny);
+    assert_false(c->cuda.tiny);
+    assert_int_equal(c->cpu.n_resolutions, 3);
+    assert_int_equal(c->cpu.resolutions[0], 128);
+    assert_int_equal(c->cpu.resolutions[2], 256);
+    assert_int_equal(c->cpu.full_steps, 1000);
+    assert_int_equal(c->cuda.n_resolutions, 0);
+    assert_true(c->n_gemm >= 1);
+    aitk_bench_config_free(c);
+    aitk_str_free(&err);
+}
+
+/* Writes `text` as <tmp>/bench/workloads.yaml and loads it via AITK_DATA_DIR. */
+static aitk_status load_text(const char *text, aitk_str *err)
+{
+    char dir[] = "/tmp/aitk-bench-cfg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    aitk_str sub = AITK_STR_INIT, file = AITK_STR_INIT;
+    aitk_path_join(&sub, dir, "bench");
+    assert_int_equal(aitk_dir_create(sub.ptr, NULL), 0);
+    aitk_path_join(&file, sub.ptr, "workloads.yaml");
+    assert_int_equal(aitk_file_write_atomic(file.ptr, text, strlen(text), NULL), 0);
+    setenv("AITK_DATA_DIR", dir, 1);
+    aitk_bench_config *c = NULL;
+    aitk_status st = aitk_bench_config_load(&c, err);
+    unsetenv("AITK_DATA_DIR");
+    aitk_bench_config_free(c);
+    unlink(file.ptr);
+    rmdir(sub.ptr);
+    rmdir(dir);
+    aitk_str_free(&sub);
+    aitk_str_free(&file);
+    return st;
+}
+
+#define BACKEND(res) \
+    "    size: tiny\n    resolutions: " res "\n    standard_steps: 30\n" \
+    "    full_steps: 1000\n    time_limit_s: 60\n"
+#define MICRO                                                                              \
+    "micro:\n  memcpy_mib: 8\n  gemm_resolution: 256\n  gemm: []\n"                        \
+    "  attention_resolution: 256\n  attention: []\n  min_time_s: 0.1\n"
+
+static void test_config_errors_are_positioned(void **state)
+{
+    (void)state;
+    aitk_str err = AITK_STR_INIT;
+    /* Well formed: loads. */
+    assert_int_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]") "  cuda:\n"
+                               BACKEND("[]") MICRO, &err), 0);
+    /* 100 px is not a multiple of 16: line 5, column 18 (the item). */
+    aitk_str_clear(&err);
+    assert_int_equal(load_text("schema: 1\nbackends:\n  cpu:\n    size: tiny\n"
+                               "    resolutions: [100]\n    standard_steps: 30\n"
+                               "    full_steps: 1000\n    time_limit_s: 60\n  cuda:\n"
+                               BACKEND("[]") MICRO, &err), AITK_E_RANGE);
+    assert_non_null(strstr(err.ptr, "workloads.yaml:5:19"));
+    assert_non_null(strstr(err.ptr, "multiple of 16"));
+    /* A typo is an error, not a silent default. */
+    aitk_str_clear(&err);
+    assert_int_not_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]")
+                                   "    standrd_steps: 3\n  cuda:\n" BACKEND("[]") MICRO, &err),
+                         0);
+    assert_non_null(strstr(err.ptr, "standrd_steps"));
+    /* A missing backend. */
+    aitk_str_clear(&err);
+    assert_int_not_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]") MICRO,
+                                   &err), 0);
+    assert_non_null(strstr(err.ptr, "cuda"));
+    aitk_str_free(&err);
+}
+
+static void test_scaled_target(void **state)
+{
+    (void)state;
+    aitk_gpudb *db = NULL;
+    aitk_cost_params *p = NULL;
+    aitk_model_spec *flux = NULL, *og = NULL;
+    aitk_str err = AITK_STR_INIT, src = AITK_STR_INIT;
+    assert_int_equal(aitk_gpudb_load(&db, &err), 0);
+    assert_int_equal(aitk_cost_params_load(&p, &err), 0);
+    assert_int_equal(aitk_model_spec_load("flux1-dev", false, &flux, &err), 0);
+    assert_int_equal(aitk_model_spec_load("omnigen2", false, &og, &err), 0);
+    const aitk_gpu_spec *g4090 = NULL, *h100 = NULL, *a100 = NULL, *tgt = NULL;
+    assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g4090, &err), 0);
+    assert_int_equal(aitk_gpudb_find(db, "H100 SXM", &h100, &err), 0);
+    assert_int_equal(aitk_gpudb_find(db, "A100 40GB PCIe", &a100, &err), 0);
+    double t;
+    /* On the target GPU itself the target is the documented 45 min. */
+    assert_int_equal(aitk_bench_scaled_target(flux, db, g4090, p, &t, &tgt, &src, &err), 0);
+    assert_near(t, 45 * 60, 1e-6);
+    assert_ptr_equal(tgt, g4090);
+    assert_non_null(strstr(src.ptr, "seed guide"));
+    /* An H100 (989 vs 165 dense bf16 TFLOP/s) is predicted faster. */
+    aitk_str_clear(&src);
+    assert_int_equal(aitk_bench_scaled_target(flux, db, h100, p, &t, &tgt, &src, &err), 0);
+    assert_true(t < 45 * 60);
+    /* "2 x A100": ambiguous A100 read as the first listed, two GPUs in data
+     * parallel -> one A100 40GB PCIe needs 2 x 240 min = 28800 s. */
+    aitk_str_clear(&src);
+    assert_int_equal(aitk_bench_scaled_target(og, db, a100, p, &t, &tgt, &src, &err), 0);
+    assert_near(t, 2 * 240 * 60, 1e-6);
+    assert_non_null(strstr(src.ptr, "read as A100 40GB PCIe"));
+    assert_non_null(strstr(src.ptr, "data parallel"));
+    aitk_model_spec_free(flux);
+    aitk_model_spec_free(og);
+    aitk_cost_params_free(p);
+    aitk_gpudb_free(db);
+    aitk_str_free(&err);
+    aitk_str_free(&src);
+}
+
+static void test_gpu_backend_is_not_faked(void **state)
+{
+    (void)state;
+    aitk_bench_config *c = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_bench_config_load(&c, &err), 0);
+    aitk_bench_device dev = {.backend = "cuda", .name = "GPU", .vram_bytes = 24e9};
+    aitk_bench_request req = {.model_id = "flux1-dev", .device = &dev};
+    cJSON *w = NULL;
+    assert_int_equal(aitk_bench_workload_run(c, &req, &w), 0);
+    assert_string_equal(cJSON_GetObjectItem(w, "status")->valuestring, "skipped");
+    assert_non_null(strstr(cJSON_GetObjectItem(w, "message")->valuestring, "CUDA plugin"));
+    assert_null(cJSON_GetObjectItem(w, "time_per_1000_steps"));
+    cJSON_Delete(w);
+    /* An unknown model is a failed entry naming the problem, not a crash. */
+    dev.backend = "cpu";
+    req.model_id = "sdxl";
+    assert_int_equal(aitk_bench_workload_run(c, &req, &w), 0);
+    assert_string_equal(cJSON_GetObjectItem(w, "status")->valuestring, "failed");
+    assert_non_null(strstr(cJSON_GetObjectItem(w, "message")->valuestring, "sdxl"));
+    cJSON_Delete(w);
+    aitk_bench_config_free(c);
+    aitk_str_free(&err);
+}
+
+static void test_short_cpu_run(void **state)
+{
+    (void)state;
+    if (!aitk_bench_have_step_graph())
+        skip();
+    aitk_bench_config *c = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_bench_config_load(&c, &err), 0);
+    aitk_bench_device dev = {.backend = "cpu", .name = "test CPU", .vram_bytes = NAN};
+    aitk_bench_request req = {.model_id = "chroma", .steps = 3, .device = &dev};
+    cJSON *w = NULL;
+    assert_int_equal(aitk_bench_workload_run(c, &req, &w), 0);
+    const char *status = cJSON_GetObjectItem(w, "status")->valuestring;
+    if (strcmp(status, "completed") != 0)
+        fail_msg("chroma: %s: %s", status, cJSON_GetObjectItem(w, "message")->valuestring);
+    const cJSON *steps = cJSON_GetObjectItem(w, "steps");
+    assert_int_equal(cJSON_GetObjectItem(steps, "timed")->valueint, 3);
+    assert_true(cJSON_GetObjectItem(steps, "warmup")->valueint >= 3);
+    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "memory"), "peak_bytes")->valuedouble
+                > 0);
+    /* The step graph counts its FLOPs: a positive rate. */
+    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "throughput"), "gflops")->valuedouble
+                > 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "buckets")), 3);
+    cJSON_Delete(w);
+    aitk_bench_config_free(c);
+    aitk_str_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_errors_are_positioned),
+        cmocka_unit_test(test_scaled_target),
+        cmocka_unit_test(test_gpu_backend_is_not_faked),
+        cmocka_unit_test(test_short_cpu_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
