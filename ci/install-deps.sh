@@ -32,6 +32,10 @@ packages=(
   libbenchmark-dev  # Google Benchmark, behind the C shim
   libcmocka-dev     # test assertions
   # tests
+  gcc-mingw-w64-x86-64  # cross-builds the Windows DLL fixtures of the dependency doctor
+  gcc-mingw-w64-i686    # the 32-bit DLL fixture (a wrong-architecture candidate)
+  clang                 # libFuzzer targets (the readers' fuzz tests)
+  libclang-rt-14-dev    # libFuzzer and sanitizer runtimes for clang
   python3             # test drivers
   python3-jsonschema  # validates every report the tests produce
   libxml2-utils       # xmllint: the JUnit output against its schema

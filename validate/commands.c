@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const aitk_command commands[] = {
-    {"render", "re-render a saved report.json as Markdown", aitk_cmd_render},
+    {"render", "re-render a saved report.json (Markdown, HTML, JUnit)", aitk_cmd_render},
     {"deps", "library dependency doctor (ELF and PE trees)", aitk_cmd_deps},
     {"predict", "predict time and memory on GPUs you do not have", aitk_cmd_predict},
     {"compare", "compare two reports; fail on regressions", aitk_cmd_compare},
