@@ -251,7 +251,8 @@ static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk
         return AITK_E_NOMEM;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t nrva;
-        rd32(v, table + (size_t)i * 4, &nrva);
+        if (!rd32(v, table + (size_t)i * 4, &nrva))
+            return bad(v, "export name table lies outside the file");
         aitk_status st = str_at_rva(v, nrva, "export name", &out->exports[i]);
         if (st)
             return st;
@@ -311,11 +312,10 @@ static aitk_status read_version(const view *v, uint32_t rva, uint32_t size, aitk
         return AITK_OK;
     for (size_t i = 0; i + 16 <= data_size; i += 4) {
         uint32_t sig, ms, ls;
-        rd32(v, doff + i, &sig);
-        if (sig != 0xfeef04bdu)
+        if (!rd32(v, doff + i, &sig) || sig != 0xfeef04bdu)
             continue;
-        rd32(v, doff + i + 8, &ms);
-        rd32(v, doff + i + 12, &ls);
+        if (!rd32(v, doff + i + 8, &ms) || !rd32(v, doff + i + 12, &ls))
+            return AITK_OK; /* a truncated version block: no version, not an error */
         aitk_str s = AITK_STR_INIT;
         aitk_str_appendf(&s, "%u.%u.%u.%u", ms >> 16, ms & 0xffffu, ls >> 16, ls & 0xffffu);
         if (aitk_str_status(&s))
