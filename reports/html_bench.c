@@ -198,7 +198,14 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         stat_row(out, "95% CI high", st, "ci95_high", SECONDS);
         stat_row(out, "steps/s", tp, "steps_per_s", GENERAL);
         stat_row(out, "images/s", tp, "images_per_s", GENERAL);
-        stat_row(out, "TFLOP/s", tp, "tflops", ONE_DECIMAL);
+        /* CPU runs of the small configurations do tens of GFLOP/s, which
+         * would print as "0.0 TFLOP/s": show the unit that says something. */
+        const cJSON *tf = cJSON_GetObjectItemCaseSensitive(tp, "tflops");
+        if (cJSON_IsNumber(tf) && tf->valuedouble < 1.0 &&
+            cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(tp, "gflops")))
+            stat_row(out, "GFLOP/s", tp, "gflops", ONE_DECIMAL);
+        else
+            stat_row(out, "TFLOP/s", tp, "tflops", ONE_DECIMAL);
         stat_row(out, "MFU", tp, "mfu", PERCENT);
         aitk_str_append(out, "</table></div></div></div>\n");
     }
