@@ -13,6 +13,7 @@
 
 #include "bench/runner.h"
 #include "common/alloc.h"
+#include "models/aitk_config.h"
 #include "models/spec.h"
 
 #ifdef AITK_BENCH_HAVE_STEP
@@ -97,6 +98,20 @@ static aitk_status add_configuration(cJSON *w, const aitk_bench_plan *plan, bool
     return AITK_OK;
 }
 
+/* With --config the step follows the user's LoRA, batch, optimizer and
+ * precision choices, but not their resolutions: full-size buckets on a CPU
+ * would take hours. Said where a reader of the report looks. */
+static aitk_status add_config_note(cJSON *w)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(w, "configuration");
+    return c && cJSON_AddStringToObject(c, "from_config",
+                                        "rank, alpha, batch, optimizer, base precision and "
+                                        "checkpointing from --config; resolutions are the CPU "
+                                        "backend's small buckets, not the config's")
+               ? AITK_OK
+               : AITK_E_NOMEM;
+}
+
 /* The cost model's memory plan next to the measured peak, so every run
  * checks the memory model (DESIGN: prediction error on every run). */
 static aitk_status add_prediction(cJSON *w, double peak, double planned)
@@ -118,7 +133,8 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     const aitk_bench_backend_cfg *bc = &cfg->cpu;
     aitk_bench_plan plan = {
         .name = req->model_id,
-        .batch = spec->defaults.batch > 0 ? spec->defaults.batch : 1,
+        .batch = req->train ? req->train->batch
+                 : spec->defaults.batch > 0 ? spec->defaults.batch : 1,
         .timed_steps = req->steps > 0 && !req->full ? req->steps : bc->standard_steps,
         .full = req->full,
         .requested_steps = req->full && req->steps > 0 ? req->steps : bc->full_steps,
@@ -139,7 +155,7 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     aitk_str_clear(&err); /* no cost figures: the step graph's own count still applies */
 #ifdef AITK_BENCH_HAVE_STEP
     aitk_bench_steps *steps = NULL;
-    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, &steps, &err);
+    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, &steps, &err);
     plan.step = aitk_bench_steps_run;
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;
@@ -155,6 +171,7 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     aitk_bench_result r;
     st = aitk_bench_run(&plan, &r);
     double planned = st ? NAN : aitk_bench_steps_planned(steps);
+    double lora_params = (double)aitk_bench_steps_lora_params(steps);
     aitk_bench_steps_free(steps);
     if (st) {
         aitk_str_free(&err);
@@ -162,11 +179,17 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     }
     aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
-    aitk_str_appendf(&title, "%s LoRA r%ld, small CPU configuration", spec->title,
-                     spec->defaults.rank);
+    aitk_str_appendf(&title, "%s LoRA r%ld, small CPU configuration%s", spec->title,
+                     req->train ? req->train->rank : spec->defaults.rank,
+                     req->train ? " (from --config)" : "");
     st = aitk_bench_result_json(&plan, &r, aitk_str_cstr(&title), "cpu", req->device->name, &t,
                                 entry);
-    if (!st && (st = add_configuration(*entry, &plan, true)) == AITK_OK)
+    if (!st && (st = add_configuration(*entry, &plan, true)) == AITK_OK && req->train)
+        st = add_config_note(*entry);
+    if (!st && !cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(*entry, "configuration"),
+                                        "lora_params", lora_params))
+        st = AITK_E_NOMEM;
+    if (!st)
         st = add_prediction(*entry, r.peak_bytes, planned);
     if (st && *entry) {
         cJSON_Delete(*entry);

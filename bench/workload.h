@@ -33,6 +33,11 @@ typedef struct aitk_bench_request {
     long steps;                /* --steps N; 0: the config's default */
     const aitk_bench_device *device;
     aitk_progress *progress;   /* NULL: silent */
+    /* --config: the user's ai-toolkit config. Its LoRA rank/alpha, batch,
+     * optimizer, base precision and checkpointing replace the model's
+     * defaults; the CPU backend keeps its own small resolutions (said in the
+     * entry's configuration note). NULL: the model's defaults. */
+    const struct aitk_train_config *train;
 } aitk_bench_request;
 
 /* True when this build has the training-step graph (models/step.h) and the

@@ -2,11 +2,14 @@
  * fails the step: a run that diverges is not a measurement. */
 #include "bench/workload_step.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "kernels/ops.h"
+#include "models/aitk_config.h"
 #include "models/step.h"
 
 struct aitk_bench_steps {
@@ -15,8 +18,39 @@ struct aitk_bench_steps {
     size_t n;
 };
 
+/* ai-toolkit's optimizer factory lower-cases the name before matching, so
+ * "AdamW8Bit" and "adamw8bit" are the same optimizer. */
+static bool is_8bit_optimizer(const char *name)
+{
+    for (const char *p = name; p && *p; p++)
+        if (p[0] == '8' && tolower((unsigned char)p[1]) == 'b' &&
+            tolower((unsigned char)p[2]) == 'i' && tolower((unsigned char)p[3]) == 't')
+            return true;
+    return false;
+}
+
+/* What an ai-toolkit config decides about the step itself; quantize means
+ * the qfloat8 base (FACTS.md section 4). */
+static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *t)
+{
+    if (!t)
+        return;
+    setup->rank = t->rank;
+    setup->alpha = t->alpha;
+    setup->batch = t->batch;
+    setup->checkpointing = t->checkpointing;
+    setup->optimizer = is_8bit_optimizer(t->optimizer) ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
+    if (t->quantize)
+        setup->base = AITK_STEP_BASE_FP8;
+    else if (t->dtype && (strcmp(t->dtype, "bf16") == 0 || strcmp(t->dtype, "bfloat16") == 0))
+        setup->base = AITK_STEP_BASE_BF16;
+    else
+        setup->base = AITK_STEP_BASE_FP32;
+}
+
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,
-                                    size_t n, aitk_bench_steps **out, aitk_str *err)
+                                    size_t n, const aitk_train_config *train,
+                                    aitk_bench_steps **out, aitk_str *err)
 {
     *out = NULL;
     if (n == 0 || n > AITK_BENCH_MAX_BUCKETS)
@@ -27,6 +61,7 @@ aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *res
     for (size_t b = 0; b < n; b++) {
         aitk_step_setup setup;
         aitk_step_setup_defaults(&setup, spec);
+        apply_train_config(&setup, train);
         setup.resolution = resolutions[b];
         setup.img_tokens = 0;
         aitk_status st = aitk_step_model_create(spec, &setup, aitk_ops_cpu(), &s->acct[b],
@@ -68,6 +103,11 @@ double aitk_bench_steps_peak(void *user)
     for (size_t b = 0; b < s->n; b++)
         peak = fmax(peak, (double)s->acct[b].peak_total);
     return peak;
+}
+
+size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s)
+{
+    return s->n ? aitk_step_lora_params(s->models[0]) : 0;
 }
 
 double aitk_bench_steps_planned(const aitk_bench_steps *s)

@@ -14,11 +14,14 @@
 
 typedef struct aitk_bench_steps aitk_bench_steps;
 
-/* Builds the models of `spec` at each of `n` resolutions on the CPU backend
- * (the spec's ai-toolkit defaults otherwise). Not timed: a model is built
+/* Builds the models of `spec` at each of `n` resolutions on the CPU backend,
+ * with the LoRA/optimizer/precision choices of `train` when given (the
+ * spec's ai-toolkit defaults otherwise). Not timed: a model is built
  * before its first step. Errors carry the step graph's sentence in err. */
+struct aitk_train_config;
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,
-                                    size_t n, aitk_bench_steps **out, aitk_str *err);
+                                    size_t n, const struct aitk_train_config *train,
+                                    aitk_bench_steps **out, aitk_str *err);
 /* The runner's callbacks; `user` is the aitk_bench_steps. */
 aitk_status aitk_bench_steps_run(void *user, size_t bucket, aitk_bench_step_info *info,
                                  aitk_str *err);
@@ -27,6 +30,9 @@ double aitk_bench_steps_peak(void *user);
 /* The cost model's memory plan for the largest bucket, with the CPU
  * backend's storage (aitk_step_memory_plan); NAN when it cannot say. */
 double aitk_bench_steps_planned(const aitk_bench_steps *s);
+/* LoRA parameters of the built step (the same in every bucket): shows in
+ * the report that the configured rank is the one that ran. */
+size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s);
 void aitk_bench_steps_free(aitk_bench_steps *s);
 
 #endif

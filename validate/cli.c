@@ -10,7 +10,7 @@
 #include "validate/probes/workloads.h"
 
 enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
-       OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE };
+       OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE, OPT_CONFIG };
 
 static const struct option long_opts[] = {
     {"quick", no_argument, NULL, 'q'},
@@ -28,6 +28,7 @@ static const struct option long_opts[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"python", required_argument, NULL, OPT_PYTHON},
     {"aitk-dir", required_argument, NULL, OPT_AITK_DIR},
+    {"config", required_argument, NULL, OPT_CONFIG},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"quiet", no_argument, NULL, 'Q'},
@@ -63,6 +64,8 @@ void aitk_cli_print_help(void)
         "                      runs in (default: $VIRTUAL_ENV, $CONDA_PREFIX, ./venv,\n"
         "                      the --aitk-dir venv, python3 on PATH)\n"
         "      --aitk-dir DIR  an ai-toolkit checkout; its venv/ is searched\n"
+        "      --config FILE   run the workload of an ai-toolkit training config (its\n"
+        "                      model, rank, alpha, batch, optimizer, quantize, checkpointing)\n"
         "\n"
         "Output:\n"
         "  -o, --output-dir DIR  write report.json, report.md, report.html and junit.xml\n"
@@ -98,6 +101,7 @@ void aitk_cli_print_help(void)
         "  2  bad usage or input  3  internal error\n"
         "\n"
         "Examples:\n"
+        "  aitk-validate --config my_flux_lora.yaml  # the job you mean to run\n"
         "  aitk-validate --quick                     # is this machine set up at all?\n"
         "  aitk-validate --full --output-dir out/    # the whole run, reports in out/\n"
         "  aitk-validate --model flux1-dev --steps 50 --json flux.json\n"
@@ -192,6 +196,13 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
                 return AITK_E_INVAL;
             }
             o->aitk_dir = optarg;
+            break;
+        case OPT_CONFIG:
+            if (!*optarg) {
+                aitk_str_append(err, "--config: empty file name");
+                return AITK_E_INVAL;
+            }
+            o->config = optarg;
             break;
         case OPT_STRICT: o->strict = true; break;
         case OPT_NO_COLOR: o->no_color = true; break;

@@ -31,6 +31,7 @@ typedef struct aitk_options {
     const char *profile;       /* --profile (NULL: the matrix's default) */
     const char *python;        /* --python PATH */
     const char *aitk_dir;      /* --aitk-dir DIR */
+    const char *config;        /* --config FILE (an ai-toolkit training config) */
     bool strict;
     bool no_color;
     int verbosity;             /* -1 quiet, 0 normal, 1 verbose */

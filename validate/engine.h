@@ -49,6 +49,7 @@ typedef struct aitk_run_ctx {
     bool cpu_only;               /* --cpu */
     const char *python;          /* --python PATH (interpreter or environment), NULL: search */
     const char *aitk_dir;        /* --aitk-dir DIR (an ai-toolkit checkout), NULL if not given */
+    const struct aitk_train_config *train_config; /* --config FILE, read; NULL if not given */
     cJSON *env;                  /* environment record: providers add sections */
     aitk_checklist checks;
 } aitk_run_ctx;

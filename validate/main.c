@@ -19,6 +19,7 @@
 #include "reports/junit.h"
 #include "reports/markdown.h"
 #include "reports/redact.h"
+#include "models/aitk_config.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -268,6 +269,8 @@ static int run_validate(const aitk_options *o)
     aitk_run_ctx ctx = {0};
     cJSON *report = NULL, *redacted = NULL;
     aitk_str text = AITK_STR_INIT;
+    aitk_train_config train = {0};
+    bool have_train = false;
 
     aitk_status st = aitk_compat_load(o->profile, &compat, &err);
     if (st) {
@@ -280,12 +283,29 @@ static int run_validate(const aitk_options *o)
         rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
         goto out;
     }
+    /* --config: read (and refuse, positioned) before any probing; its model
+     * is the workload to run. */
+    if (o->config) {
+        if ((st = aitk_config_read(o->config, &train, &err))) {
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+            rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+            goto out;
+        }
+        have_train = true;
+        if (o->models && strcmp(o->models, train.model_id) != 0) {
+            aitk_log(AITK_LOG_ERROR, "--model %s conflicts with --config %s, which trains %s",
+                     o->models, o->config, train.model_id);
+            rc = AITK_EXIT_USAGE;
+            goto out;
+        }
+    }
     ctx = (aitk_run_ctx){
         .level = o->level,
         .profile_name = compat->profile_name,
         .compat = compat,
         .output_dir = o->output_dir,
-        .models = o->models,
+        .models = have_train ? train.model_id : o->models,
+        .train_config = have_train ? &train : NULL,
         .steps = o->steps,
         .cpu_only = o->cpu,
         .python = o->python, .aitk_dir = o->aitk_dir,
@@ -331,6 +351,8 @@ static int run_validate(const aitk_options *o)
          : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
                                          : AITK_EXIT_OK;
 out:
+    if (have_train)
+        aitk_config_free(&train);
     cJSON_Delete(report);
     cJSON_Delete(redacted);
     cJSON_Delete(ctx.env);

@@ -8,6 +8,7 @@
 #include "validate/probes/host.h"
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
+#include "validate/probes/train_config.h"
 #include "validate/probes/workloads.h"
 
 const aitk_provider aitk_providers[] = {
@@ -18,6 +19,7 @@ const aitk_provider aitk_providers[] = {
     {"compat", AITK_LEVEL_QUICK, aitk_rules_checks},
     {"env", AITK_LEVEL_QUICK, aitk_envlint_checks},
     {"deps", AITK_LEVEL_QUICK, aitk_deps_checks},
+    {"config", AITK_LEVEL_QUICK, aitk_train_config_checks},
     {"micro", AITK_LEVEL_STANDARD, aitk_micro_checks},
     {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
 };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -218,6 +219,105 @@ static void test_standard_level_workload_claims_match_what_ran(void **state)
     aitk_str_free(&keep);
 }
 
+/* --config runs the job the user means: its model, with its LoRA and
+ * optimizer choices, said in the report; a broken config is refused with
+ * its position before anything runs. */
+static void test_config_selects_the_workload(void **state)
+{
+    (void)state;
+    const char *chroma = AITK_SOURCE_DIR "/tests/models/fixtures/chroma_24gb.yaml";
+    expect_usage_error((const char *[]){"--config", AITK_SOURCE_DIR
+                                        "/tests/models/fixtures/omnigen2_unterminated.yaml", NULL},
+                       "omnigen2_unterminated.yaml:9:23");
+    expect_usage_error((const char *[]){"--config", chroma, "--model", "flux1-dev", NULL},
+                       "conflicts with --config");
+    expect_usage_error((const char *[]){"--config", "/no/such/config.yaml", NULL},
+                       "/no/such/config.yaml");
+
+    aitk_str keep = AITK_STR_INIT;
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-config-chroma.json");
+    cli_result r;
+    cli_run(&r, (const char *[]){"--config", chroma, "--steps", "3", "--json", keep.ptr, "-Q", NULL},
+            NULL);
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    cJSON *rep = load_json(keep.ptr);
+    int config_checks = 0, workloads = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "checks"))
+    {
+        const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+        if (strcmp(id, "config.file") == 0) {
+            config_checks++;
+            /* chroma_24gb.yaml: arch chroma, linear 16, adamw8bit, quantize */
+            const char *obs = cJSON_GetObjectItem(c, "observed")->valuestring;
+            assert_non_null(strstr(obs, "chroma, LoRA rank 16"));
+            assert_non_null(strstr(obs, "adamw8bit"));
+        }
+        assert_false(strcmp(id, "workload.flux1-dev") == 0 || strcmp(id, "workload.omnigen2") == 0);
+    }
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(rep, "workloads"))
+    {
+        workloads++;
+        assert_string_equal(cJSON_GetObjectItem(w, "name")->valuestring, "chroma");
+        const cJSON *conf = cJSON_GetObjectItem(w, "configuration");
+        if (strcmp(cJSON_GetObjectItem(w, "status")->valuestring, "completed") == 0)
+            assert_non_null(cJSON_GetObjectItem(conf, "from_config"));
+    }
+    assert_int_equal(config_checks, 1);
+    assert_int_equal(workloads, 1);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "environment"), "config"),
+                            "model")->valuestring,
+        "chroma");
+    cJSON_Delete(rep);
+    cli_free(&r);
+
+    /* The config's rank and batch reach the step that runs. */
+    char dir[] = "/tmp/aitk-cfg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    aitk_str cfg = AITK_STR_INIT;
+    aitk_path_join(&cfg, dir, "flux_r4_b2.yaml");
+    const char *text = "job: extension\nconfig:\n  process:\n    - network: {type: lora, linear: 4, "
+                       "linear_alpha: 4}\n      train: {batch_size: 2, optimizer: adamw}\n"
+                       "      model: {is_flux: true}\n";
+    assert_int_equal(aitk_file_write_atomic(cfg.ptr, text, strlen(text), NULL), AITK_OK);
+    aitk_str_clear(&keep);
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-config-flux-r4.json");
+    cli_run(&r, (const char *[]){"--config", cfg.ptr, "--steps", "3", "--json", keep.ptr, "-Q", NULL},
+            NULL);
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    rep = load_json(keep.ptr);
+    w = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "workloads"), 0);
+    assert_non_null(w);
+    assert_string_equal(cJSON_GetObjectItem(w, "name")->valuestring, "flux1-dev");
+    if (strcmp(cJSON_GetObjectItem(w, "status")->valuestring, "completed") == 0) {
+        assert_non_null(strstr(cJSON_GetObjectItem(w, "title")->valuestring, "LoRA r4,"));
+        assert_int_equal(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(w, "configuration"), "batch")->valueint, 2);
+        /* LoRA parameters are r * (in + out) per adapted layer: rank 4 has a
+         * quarter of the default rank 16's (the run of the test above). */
+        aitk_str base = AITK_STR_INIT;
+        aitk_path_join(&base, AITK_TEST_REPORTS, "cli-standard-flux.json");
+        cJSON *r16 = load_json(base.ptr);
+        const cJSON *w16 = cJSON_GetArrayItem(cJSON_GetObjectItem(r16, "workloads"), 0);
+        double p4 = cJSON_GetObjectItem(cJSON_GetObjectItem(w, "configuration"), "lora_params")
+                        ->valuedouble;
+        double p16 = cJSON_GetObjectItem(cJSON_GetObjectItem(w16, "configuration"), "lora_params")
+                         ->valuedouble;
+        assert_true(p4 > 0);
+        assert_true(p16 == 4 * p4);
+        cJSON_Delete(r16);
+        aitk_str_free(&base);
+    }
+    cJSON_Delete(rep);
+    cli_free(&r);
+    remove(cfg.ptr);
+    rmdir(dir);
+    aitk_str_free(&cfg);
+    aitk_str_free(&keep);
+}
+
 static void test_broken_data_file_is_positioned(void **state)
 {
     (void)state;
@@ -263,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test_setup_teardown(test_quick_writes_reports, setup, teardown),
         cmocka_unit_test(test_standard_level_workload_claims_match_what_ran),
+        cmocka_unit_test(test_config_selects_the_workload),
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
     };

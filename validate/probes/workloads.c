@@ -271,7 +271,8 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
                                       .full = ctx->level == AITK_LEVEL_FULL,
                                       .steps = ctx->steps,
                                       .device = &dev,
-                                      .progress = &pg};
+                                      .progress = &pg,
+                                      .train = ctx->train_config};
             st = aitk_bench_workload_run(cfg, &req, &w);
             if (!st && gpu_note)
                 st = append_note(w, gpu_note);

@@ -1,0 +1,62 @@
+/* The config was read (and refused with file:line:column) before any
+ * probing, in main.c; this provider only reports what it holds, so the
+ * report says which job its workloads stand for. */
+#include "validate/probes/train_config.h"
+
+#include <cjson/cJSON.h>
+
+#include "models/aitk_config.h"
+
+static aitk_status record(cJSON *env, const aitk_train_config *t)
+{
+    cJSON *c = cJSON_AddObjectToObject(env, "config");
+    cJSON *res = c ? cJSON_AddArrayToObject(c, "resolutions") : NULL;
+    if (!res || !cJSON_AddStringToObject(c, "model", t->model_id) ||
+        (t->name_or_path && !cJSON_AddStringToObject(c, "name_or_path", t->name_or_path)) ||
+        !cJSON_AddNumberToObject(c, "rank", (double)t->rank) ||
+        !cJSON_AddNumberToObject(c, "alpha", t->alpha) ||
+        !cJSON_AddNumberToObject(c, "batch", (double)t->batch) ||
+        !cJSON_AddNumberToObject(c, "gradient_accumulation", (double)t->accumulation) ||
+        !cJSON_AddNumberToObject(c, "steps", (double)t->steps) ||
+        !cJSON_AddBoolToObject(c, "gradient_checkpointing", t->checkpointing) ||
+        !cJSON_AddStringToObject(c, "dtype", t->dtype ? t->dtype : "") ||
+        !cJSON_AddStringToObject(c, "optimizer", t->optimizer ? t->optimizer : "") ||
+        !cJSON_AddBoolToObject(c, "quantize", t->quantize) ||
+        !cJSON_AddBoolToObject(c, "low_vram", t->low_vram) ||
+        !cJSON_AddStringToObject(c, "ignored_keys", aitk_str_cstr(&t->ignored)))
+        return AITK_E_NOMEM;
+    for (size_t i = 0; i < t->n_resolutions; i++)
+        if (!cJSON_AddItemToArray(res, cJSON_CreateNumber((double)t->resolutions[i])))
+            return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
+aitk_status aitk_train_config_checks(aitk_run_ctx *ctx)
+{
+    const aitk_train_config *t = ctx->train_config;
+    if (!t)
+        return AITK_OK;
+    aitk_status st = record(ctx->env, t);
+    if (st)
+        return st;
+    aitk_str obs = AITK_STR_INIT, msg = AITK_STR_INIT;
+    aitk_str_appendf(&obs, "%s, LoRA rank %ld alpha %g, batch %ld, %s, %s base, checkpointing %s",
+                     t->model_id, t->rank, t->alpha, t->batch,
+                     t->optimizer ? t->optimizer : "adamw", t->quantize ? "fp8 (qfloat8)"
+                                                             : t->dtype ? t->dtype : "fp32",
+                     t->checkpointing ? "on" : "off");
+    if (t->n_ignored)
+        aitk_str_appendf(&msg, "%zu key(s) of the config play no part in time or memory and were "
+                               "not used: %s", t->n_ignored, aitk_str_cstr(&t->ignored));
+    else
+        aitk_str_append(&msg, "every key of the config was understood");
+    aitk_check c = {.id = "config.file", .category = "config",
+                    .title = "ai-toolkit training config (--config)",
+                    .status = AITK_CHECK_PASS, .observed = aitk_str_cstr(&obs),
+                    .message = aitk_str_cstr(&msg)};
+    st = aitk_str_status(&obs) || aitk_str_status(&msg) ? AITK_E_NOMEM
+                                                        : aitk_checklist_add(&ctx->checks, &c);
+    aitk_str_free(&obs);
+    aitk_str_free(&msg);
+    return st;
+}
