@@ -26,4 +26,14 @@ typedef struct aitk_dlsym_spec {
 aitk_status aitk_dlsyms_resolve(aitk_dl *dl, const aitk_dlsym_spec *specs, size_t count,
                                 aitk_str *missing);
 
+typedef struct cJSON cJSON;
+
+/* Opens the first of `names` that loads and resolves `specs`, recording in
+ * `out`: loaded, path (the file mapped, else the name that loaded),
+ * loader_error when nothing loads, missing_symbols when a required function
+ * is absent. On AITK_OK *dl is open (the caller closes it). AITK_E_DLOPEN and
+ * AITK_E_DLSYM are findings, already recorded; AITK_E_NOMEM is an error. */
+aitk_status aitk_dlsyms_open(const char *const *names, const aitk_dlsym_spec *specs,
+                             size_t count, cJSON *out, aitk_dl **dl);
+
 #endif

@@ -243,28 +243,11 @@ aitk_status aitk_nvml_probe(cJSON *out)
           "nvmlDeviceGetGraphicsRunningProcesses"}, false, &api.graphics_procs},
         {{"nvmlDeviceGetDisplayActive"}, false, &api.display_active},
     };
-    aitk_str err = AITK_STR_INIT, path = AITK_STR_INIT;
     aitk_dl *dl = NULL;
-    const char *which = NULL;
-    aitk_status st = aitk_dl_open_first(nvml_names, AITK_DL_DEFAULT, &dl, &which, &err);
-    cJSON_AddBoolToObject(out, "loaded", st == AITK_OK);
-    if (st) {
-        cJSON_AddStringToObject(out, "loader_error", aitk_str_cstr(&err));
-        aitk_str_free(&err);
+    aitk_status st = aitk_dlsyms_open(nvml_names, specs, sizeof specs / sizeof *specs, out, &dl);
+    if (st) /* not loadable or incomplete: recorded in `out`, a finding */
         return st == AITK_E_NOMEM ? st : AITK_OK;
-    }
-    if (aitk_dl_path(dl, &path) == AITK_OK)
-        cJSON_AddStringToObject(out, "path", aitk_str_cstr(&path));
-    else
-        cJSON_AddStringToObject(out, "path", which);
-    st = aitk_dlsyms_resolve(dl, specs, sizeof specs / sizeof *specs, &err);
-    if (st == AITK_E_DLSYM) {
-        cJSON_AddStringToObject(out, "missing_symbols", aitk_str_cstr(&err));
-        st = AITK_OK;
-        goto done;
-    }
-    if (st)
-        goto done;
+    aitk_str err = AITK_STR_INIT;
     nvml_ret r = ((fn_void)api.init)();
     if (r != NVML_SUCCESS) {
         error_text(&api, r, &err);
@@ -291,6 +274,5 @@ aitk_status aitk_nvml_probe(cJSON *out)
 done:
     aitk_dl_close(dl);
     aitk_str_free(&err);
-    aitk_str_free(&path);
     return st;
 }
