@@ -12,6 +12,7 @@
 
 struct aitk_dl {
     HMODULE module;
+    struct aitk_dl *next_kept;
 };
 
 static void append_win_error(aitk_str *err, const char *what, DWORD code)
@@ -67,6 +68,7 @@ aitk_status aitk_dl_open(const char *name, int flags, aitk_dl **out, aitk_str *e
         return AITK_E_NOMEM;
     }
     dl->module = m;
+    dl->next_kept = NULL;
     *out = dl;
     return AITK_OK;
 }
@@ -109,6 +111,7 @@ void aitk_dl_close(aitk_dl *dl)
 
 struct aitk_dl {
     void *handle;
+    struct aitk_dl *next_kept;
 };
 
 aitk_status aitk_dl_open(const char *name, int flags, aitk_dl **out, aitk_str *err)
@@ -129,6 +132,7 @@ aitk_status aitk_dl_open(const char *name, int flags, aitk_dl **out, aitk_str *e
         return AITK_E_NOMEM;
     }
     dl->handle = h;
+    dl->next_kept = NULL;
     *out = dl;
     return AITK_OK;
 }
@@ -183,4 +187,14 @@ aitk_status aitk_dl_open_first(const char *const *names, int flags, aitk_dl **ou
             return last;
     }
     return last;
+}
+
+static aitk_dl *kept_head; /* libraries kept loaded until exit (aitk_dl_keep) */
+
+void aitk_dl_keep(aitk_dl *dl)
+{
+    if (!dl)
+        return;
+    dl->next_kept = kept_head;
+    kept_head = dl;
 }

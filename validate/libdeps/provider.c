@@ -145,7 +145,7 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
                 aitk_str_appendf(&observed, "%sloader: %s", observed.len ? "; " : "",
                                  aitk_str_cstr(&lerr));
             } else {
-                aitk_dl_close(dl);
+                aitk_dl_keep(dl); /* see aitk_dl_keep: closing strands allocations */
             }
             aitk_str_free(&lerr);
         }

@@ -315,22 +315,6 @@ static void quick_version(const cuda_lib *l, const char *path, const char *why, 
     aitk_str_free(&where);
 }
 
-/* Libraries loaded for their version stay loaded for the life of the
- * process: a standard run's GPU plugin maps the same files again, and
- * cuBLAS / cuDNN / NCCL carry statically linked C++ runtimes whose
- * allocations dlclose would strand. The handles live here so they stay
- * reachable. */
-static aitk_dl *kept[16];
-static size_t kept_count;
-
-static void keep_loaded(aitk_dl *dl)
-{
-    if (kept_count < sizeof kept / sizeof *kept)
-        kept[kept_count++] = dl;
-    else
-        aitk_dl_close(dl);
-}
-
 typedef int (*fn_int_out)(int *);
 typedef int (*fn_prop)(int, int *);
 typedef size_t (*fn_size)(void);
@@ -380,7 +364,7 @@ static void loaded_version(const cuda_lib *l, const char *path, cJSON *o, aitk_s
         aitk_str_clear(err);
     }
     aitk_str_free(&ver);
-    keep_loaded(dl);
+    aitk_dl_keep(dl);
 }
 
 static aitk_status probe_lib(aitk_run_ctx *ctx, const cuda_lib *l, const search_path *sp,
