@@ -2,6 +2,7 @@
 #include "reports/markdown.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <string.h>
 
 #include "reports/check.h"
@@ -107,6 +108,63 @@ static void append_host_line(aitk_str *out, const cJSON *host)
     aitk_str_append(out, "\n");
 }
 
+/* "1 h 02 min", "3 min 20 s", "25.5 s": the scale a person reads a 1000-step time in. */
+static void append_duration(aitk_str *out, double s)
+{
+    if (s >= 3600)
+        aitk_str_appendf(out, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
+    else if (s >= 60)
+        aitk_str_appendf(out, "%.0f min %02.0f s", floor(s / 60), floor(fmod(s, 60)));
+    else
+        aitk_str_appendf(out, "%.1f s", s);
+}
+
+/* One line per workload: what ran, on what, how fast, in how much memory.
+ * CPU rows say so, so nobody reads them as GPU figures. */
+static void append_workloads(aitk_str *out, const cJSON *workloads)
+{
+    if (!cJSON_IsArray(workloads) || cJSON_GetArraySize(workloads) == 0)
+        return;
+    aitk_str_append(out, "\n### Workloads\n\n| workload | status | backend | median step | "
+                         "1000 steps | peak memory |\n|---|---|---|---|---|---|\n");
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workloads)
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(w, "step_time_s");
+        const cJSON *t1k = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(w, "memory");
+        aitk_str_append(out, "| ");
+        append_inline(out, field(w, "name"));
+        aitk_str_append(out, " | ");
+        append_inline(out, field(w, "status"));
+        aitk_str_append(out, " | ");
+        append_inline(out, field(w, "backend"));
+        if (strcmp(field(w, "backend"), "cpu") == 0)
+            aitk_str_append(out, " (CPU figures, small configuration)");
+        aitk_str_append(out, " | ");
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "median")))
+            aitk_str_appendf(out, "%.3g s", number(st, "median"));
+        aitk_str_append(out, " | ");
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t1k, "measured_s"))) {
+            append_duration(out, number(t1k, "measured_s"));
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t1k, "extrapolated")))
+                aitk_str_appendf(out, " (extrapolated from %.0f steps, ±%.1f%%)",
+                                 number(t1k, "from_steps"), number(t1k, "error_pct"));
+            if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t1k, "target_s"))) {
+                aitk_str_append(out, "; target ");
+                append_duration(out, number(t1k, "target_s"));
+            }
+        }
+        aitk_str_append(out, " | ");
+        double peak = number(mem, "peak_bytes");
+        if (peak >= 1073741824.0)
+            aitk_str_appendf(out, "%.2f GiB", peak / 1073741824.0);
+        else if (peak > 0)
+            aitk_str_appendf(out, "%.1f MiB", peak / 1048576.0);
+        aitk_str_append(out, " |\n");
+    }
+}
+
 aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
 {
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
@@ -144,6 +202,7 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
 
     append_group(out, checks, "fail", "Failed");
     append_group(out, checks, "warn", "Warnings");
+    append_workloads(out, cJSON_GetObjectItemCaseSensitive(report, "workloads"));
 
     aitk_str_appendf(out, "\n<details><summary>All checks (%d)</summary>\n\n",
                      cJSON_GetArraySize(checks));

@@ -71,11 +71,40 @@ static void test_clean_report_has_no_failure_section(void **state)
     aitk_str_free(&md);
 }
 
+static void test_workloads_table(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1.2.3", "abc", "full", "p", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_report_finish(r, NULL);
+    const char *wl = "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cpu\","
+                     "\"step_time_s\":{\"median\":0.0211},"
+                     "\"time_per_1000_steps\":{\"measured_s\":25.47,\"extrapolated\":false},"
+                     "\"memory\":{\"peak_bytes\":5368709120}},"
+                     "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
+                     "\"step_time_s\":{\"median\":8.1},"
+                     "\"time_per_1000_steps\":{\"measured_s\":8100,\"extrapolated\":true,"
+                     "\"from_steps\":40,\"error_pct\":0.9,\"target_s\":7200},"
+                     "\"memory\":{\"peak_bytes\":3145728}}]";
+    cJSON_AddItemToObject(r, "workloads", cJSON_Parse(wl));
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    const char *t = aitk_str_cstr(&md);
+    assert_non_null(strstr(t, "### Workloads"));
+    assert_non_null(strstr(t, "| flux1-dev | completed | cpu (CPU figures, small configuration) | "
+                              "0.0211 s | 25.5 s | 5.00 GiB |"));
+    assert_non_null(strstr(t, "| chroma | completed | cuda | 8.1 s | 2 h 15 min (extrapolated from "
+                              "40 steps, ±0.9%); target 2 h 00 min | 3.0 MiB |"));
+    aitk_str_free(&md);
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failures_first_with_remedies),
         cmocka_unit_test(test_clean_report_has_no_failure_section),
+        cmocka_unit_test(test_workloads_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
