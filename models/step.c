@@ -377,6 +377,26 @@ void step_rope_axes(int d, bool flux, int axes[3])
     axes[2] = d - a0 - a1;
 }
 
+aitk_status step_host_alloc(step_host *h, size_t latent, size_t batch, size_t scratch)
+{
+    h->x0 = aitk_malloc(latent * sizeof(float));
+    h->xt = aitk_malloc(latent * sizeof(float));
+    h->target = aitk_malloc(latent * sizeof(float));
+    h->t = aitk_malloc(batch * sizeof(float));
+    h->scratch = aitk_malloc(scratch * sizeof(float));
+    return h->x0 && h->xt && h->target && h->t && h->scratch ? AITK_OK : AITK_E_NOMEM;
+}
+
+void step_host_free(step_host *h)
+{
+    aitk_free(h->x0);
+    aitk_free(h->xt);
+    aitk_free(h->target);
+    aitk_free(h->t);
+    aitk_free(h->scratch);
+    *h = (step_host){0};
+}
+
 aitk_status step_flow_inputs(aitk_step_model *m, const float *x0, float *xt, float *target,
                              float *t_host, int in_ch)
 {

@@ -66,7 +66,7 @@ typedef struct flux_state {
     float *mods, *ax_in, *ax, *ax_n, *ax_h1, *ax_h2, *ax_rstd; /* Chroma */
     float *fin_mean, *fin_rstd, *fin_mod;
     float *fin_dmod;
-    float *h_x0, *h_xt, *h_target, *h_t, *h_sin; /* host staging */
+    step_host host; /* host staging */
 } flux_state;
 
 void flux_carve_double(const flux_state *f, step_bump *b, flux_dacts *a);

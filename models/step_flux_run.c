@@ -251,16 +251,10 @@ static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(f->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(f->fin_mod, B * 2 * C, AITK_MEM_ACTIVATIONS, "final modulation rows");
     ALLOC(f->fin_dmod, B * 2 * C, AITK_MEM_GRADIENTS, "final modulation rows' gradient");
-    f->h_x0 = aitk_malloc(lat * sizeof(float));
-    f->h_xt = aitk_malloc(lat * sizeof(float));
-    f->h_target = aitk_malloc(lat * sizeof(float));
-    f->h_t = aitk_malloc(B * sizeof(float));
-    f->h_sin = aitk_malloc((host_sin + (size_t)f->T * 3) * sizeof(float));
-    if (!f->h_x0 || !f->h_xt || !f->h_target || !f->h_t || !f->h_sin)
-        return AITK_E_NOMEM;
+    STEP_CHECK(step_host_alloc(&f->host, lat, B, host_sin + (size_t)f->T * 3));
     /* positions and RoPE tables are fixed for the model's lifetime */
-    step_positions(f->h_sin, f->Ts[1], f->Ts[0], false);
-    STEP_CHECK(m->ops->upload(f->pos, f->h_sin, (size_t)f->T * 3 * sizeof(float)));
+    step_positions(f->host.scratch, f->Ts[1], f->Ts[0], false);
+    STEP_CHECK(m->ops->upload(f->pos, f->host.scratch, (size_t)f->T * 3 * sizeof(float)));
     int axes[3];
     step_rope_axes(f->D, true, axes);
     return m->ops->rope_table(f->cos, f->sin, f->pos, f->T, f->D, axes, 10000.0f);
@@ -276,11 +270,7 @@ static void flux_free(aitk_step_model *m)
     aitk_free(f->a_l1);
     aitk_free(f->a_l2);
     aitk_free(f->a_norm);
-    aitk_free(f->h_x0);
-    aitk_free(f->h_xt);
-    aitk_free(f->h_target);
-    aitk_free(f->h_t);
-    aitk_free(f->h_sin);
+    step_host_free(&f->host);
     aitk_free(f);
     m->arch_state = NULL;
 }
@@ -295,13 +285,13 @@ static aitk_status conditioning(aitk_step_model *m, flux_state *f)
         const int q = f->ain / 4, V = f->V;
         for (int b = 0; b < B; b++)
             for (int v = 0; v < V; v++) {
-                float *row = f->h_sin + ((size_t)b * V + v) * (size_t)f->ain;
-                step_sinusoid(row, (double)f->h_t[b] * 1000.0, q);
+                float *row = f->host.scratch + ((size_t)b * V + v) * (size_t)f->ain;
+                step_sinusoid(row, (double)f->host.t[b] * 1000.0, q);
                 step_sinusoid(row + q, 0.0, q);
                 step_sinusoid(row + 2 * q, (double)v, 2 * q);
             }
         const int n = B * V;
-        STEP_CHECK(o->upload(f->ax_in, f->h_sin, (size_t)n * f->ain * sizeof(float)));
+        STEP_CHECK(o->upload(f->ax_in, f->host.scratch, (size_t)n * f->ain * sizeof(float)));
         STEP_CHECK(step_linear_forward(m, &m->lin[f->a_in], f->ax, NULL, f->ax_in, n));
         for (int l = 0; l < f->alayers; l++) {
             STEP_CHECK(o->rmsnorm_forward(f->ax_n, f->ax_rstd, f->ax, step_f(m, f->a_norm[l]), n,
@@ -315,11 +305,11 @@ static aitk_status conditioning(aitk_step_model *m, flux_state *f)
     }
     const size_t fr = (size_t)f->freq;
     for (int b = 0; b < B; b++)
-        step_sinusoid(f->h_sin + b * fr, (double)f->h_t[b] * 1000.0, f->freq);
-    STEP_CHECK(o->upload(f->ts, f->h_sin, B * fr * sizeof(float)));
+        step_sinusoid(f->host.scratch + b * fr, (double)f->host.t[b] * 1000.0, f->freq);
+    STEP_CHECK(o->upload(f->ts, f->host.scratch, B * fr * sizeof(float)));
     for (int b = 0; b < B; b++)
-        step_sinusoid(f->h_sin + b * fr, 1000.0, f->freq);
-    STEP_CHECK(o->upload(f->gs, f->h_sin, B * fr * sizeof(float)));
+        step_sinusoid(f->host.scratch + b * fr, 1000.0, f->freq);
+    STEP_CHECK(o->upload(f->gs, f->host.scratch, B * fr * sizeof(float)));
     const long first[3] = {f->t1, f->g1, f->p1}, second[3] = {f->t2, f->g2, f->p2};
     const float *in[3] = {f->ts, f->gs, step_f(m, f->in_pooled)};
     for (int i = 0; i < 3; i++) {
@@ -390,7 +380,7 @@ static aitk_status final_layer(aitk_step_model *m, flux_state *f, const float *h
      * live there between the last forward block and the first backward one */
     float *target = f->g.sc[5], *pred = f->g.sc[6], *dpred = f->g.sc[7];
     float *fin_ln = f->g.sc[3], *fin_x = f->g.sc[4];
-    STEP_CHECK(o->upload(target, f->h_target, lat * sizeof(float)));
+    STEP_CHECK(o->upload(target, f->host.target, lat * sizeof(float)));
     const float *scale, *shift;
     float *dscale, *dshift;
     int ld;
@@ -442,11 +432,11 @@ static aitk_status flux_forward_backward(aitk_step_model *m, double *loss)
     const aitk_ops *o = m->ops;
     const bool ck = m->setup.checkpointing;
     const size_t NC = f->N * (size_t)f->C, lat = f->Ns[0] * (size_t)f->in_ch;
-    STEP_CHECK(o->download(f->h_x0, step_f(m, f->in_x0), lat * sizeof(float)));
-    STEP_CHECK(step_flow_inputs(m, f->h_x0, f->h_xt, f->h_target, f->h_t, f->in_ch));
+    STEP_CHECK(o->download(f->host.x0, step_f(m, f->in_x0), lat * sizeof(float)));
+    STEP_CHECK(step_flow_inputs(m, f->host.x0, f->host.xt, f->host.target, f->host.t, f->in_ch));
     /* x_t only feeds the frozen x_embedder: gradient scratch holds it */
     float *xt = f->g.sm[0];
-    STEP_CHECK(o->upload(xt, f->h_xt, lat * sizeof(float)));
+    STEP_CHECK(o->upload(xt, f->host.xt, lat * sizeof(float)));
     STEP_CHECK(conditioning(m, f));
     /* embedders write block 0's input [img | txt] */
     STEP_CHECK(step_linear_forward(m, &m->lin[f->x_emb], f->ckpt, NULL, xt, (int)f->Ns[0]));

@@ -132,6 +132,17 @@ static inline float *step_f(aitk_step_model *m, long index)
 /* x_t = (1-t) x0 + t noise and target = noise - x0 for this step, on the host
  * side of the table (cpu) or through upload: fills `xt` and `target`
  * (B,Ti,in_ch) and `t_host` (B). */
+/* Host staging shared by every architecture: one step's flow-matching
+ * inputs (x0, x_t, target, per-sample t) and a scratch for token positions
+ * and sinusoidal embeddings. */
+typedef struct step_host {
+    float *x0, *xt, *target, *t, *scratch;
+} step_host;
+
+/* latent: floats per x0/x_t/target; scratch: floats of the scratch buffer. */
+aitk_status step_host_alloc(step_host *h, size_t latent, size_t batch, size_t scratch);
+void step_host_free(step_host *h);
+
 aitk_status step_flow_inputs(aitk_step_model *m, const float *x0, float *xt, float *target,
                              float *t_host, int in_ch);
 /* Sinusoidal embedding (diffusers' flip_sin_to_cos=True, shift 0) of `value`

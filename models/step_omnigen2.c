@@ -46,7 +46,7 @@ typedef struct og_state {
     float *sc[8], *sf[3], *dmod, *work, *dres;
     float *ts, *e1, *e2, *temb, *stemb, *txtn, *txt_rstd, *target;
     float *fin_mean, *fin_rstd, *fin_mod;
-    float *h_x0, *h_xt, *h_target, *h_t, *h_sin;
+    step_host host; /* host staging */
 } og_state;
 
 typedef struct { float *base; size_t used; } og_bump;
@@ -426,15 +426,9 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(g->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(g->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(g->fin_mod, B * C, AITK_MEM_ACTIVATIONS, "final scale rows");
-    g->h_x0 = aitk_malloc(lat * sizeof(float));
-    g->h_xt = aitk_malloc(lat * sizeof(float));
-    g->h_target = aitk_malloc(lat * sizeof(float));
-    g->h_t = aitk_malloc(B * sizeof(float));
-    g->h_sin = aitk_malloc((B * (size_t)g->freq + (size_t)g->T * 3) * sizeof(float));
-    if (!g->h_x0 || !g->h_xt || !g->h_target || !g->h_t || !g->h_sin)
-        return AITK_E_NOMEM;
-    step_positions(g->h_sin, g->Tt, g->Ti, true);
-    STEP_CHECK(m->ops->upload(g->pos, g->h_sin, (size_t)g->T * 3 * sizeof(float)));
+    STEP_CHECK(step_host_alloc(&g->host, lat, B, B * (size_t)g->freq + (size_t)g->T * 3));
+    step_positions(g->host.scratch, g->Tt, g->Ti, true);
+    STEP_CHECK(m->ops->upload(g->pos, g->host.scratch, (size_t)g->T * 3 * sizeof(float)));
     int axes[3];
     step_rope_axes(g->D, false, axes);
     return m->ops->rope_table(g->cos, g->sin, g->pos, g->T, g->D, axes, 10000.0f);
@@ -448,11 +442,7 @@ static void og_free(aitk_step_model *m)
     aitk_free(g->blk);
     aitk_free(g->ref);
     aitk_free(g->slot_off);
-    aitk_free(g->h_x0);
-    aitk_free(g->h_xt);
-    aitk_free(g->h_target);
-    aitk_free(g->h_t);
-    aitk_free(g->h_sin);
+    step_host_free(&g->host);
     aitk_free(g);
     m->arch_state = NULL;
 }
@@ -494,7 +484,7 @@ static aitk_status og_final(aitk_step_model *m, og_state *g, double *loss)
     /* in gradient scratch: free between the forward and the blocks' backward */
     float *target = g->sc[5], *pred = g->sc[6], *dpred = g->sc[7];
     float *fin_ln = g->sc[3], *fin_x = g->sc[4];
-    STEP_CHECK(o->upload(target, g->h_target, lat * sizeof(float)));
+    STEP_CHECK(o->upload(target, g->host.target, lat * sizeof(float)));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->norm_mod], g->fin_mod, NULL, g->stemb, B));
     /* each sample's image rows are contiguous in h: normalized where they are */
     for (int b = 0; b < B; b++) {
@@ -530,13 +520,13 @@ static aitk_status og_forward_backward(aitk_step_model *m, double *loss)
     const bool ck = m->setup.checkpointing;
     const int nb = 2 * g->R + g->L, B = g->B;
     const size_t lat = (size_t)B * g->Ti * g->in_ch, fr = (size_t)g->freq;
-    STEP_CHECK(o->download(g->h_x0, step_f(m, g->in_x0), lat * sizeof(float)));
-    STEP_CHECK(step_flow_inputs(m, g->h_x0, g->h_xt, g->h_target, g->h_t, g->in_ch));
+    STEP_CHECK(o->download(g->host.x0, step_f(m, g->in_x0), lat * sizeof(float)));
+    STEP_CHECK(step_flow_inputs(m, g->host.x0, g->host.xt, g->host.target, g->host.t, g->in_ch));
     float *xt = g->sf[0]; /* x_t only feeds the frozen embedder */
-    STEP_CHECK(o->upload(xt, g->h_xt, lat * sizeof(float)));
+    STEP_CHECK(o->upload(xt, g->host.xt, lat * sizeof(float)));
     for (int b = 0; b < B; b++)
-        step_sinusoid(g->h_sin + b * fr, (double)g->h_t[b] * 1000.0, g->freq);
-    STEP_CHECK(o->upload(g->ts, g->h_sin, B * fr * sizeof(float)));
+        step_sinusoid(g->host.scratch + b * fr, (double)g->host.t[b] * 1000.0, g->freq);
+    STEP_CHECK(o->upload(g->ts, g->host.scratch, B * fr * sizeof(float)));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->t1], g->e1, NULL, g->ts, B));
     STEP_CHECK(o->silu_forward(g->e2, g->e1, (size_t)B * g->cond));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->t2], g->temb, NULL, g->e2, B));

@@ -1,8 +1,7 @@
 /* The cost model's memory plan and FLOP count for a configuration of the CPU
- * reference step (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops). Kept apart because
- * models/cost.h and kernels/ops.h cannot share a file (both define
- * AITK_PLAN_OPTIMIZER). The GPU plan is not changed: the CPU backend's
- * storage is applied to a copy of the loaded parameters. */
+ * reference step (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops).
+ * The GPU plan is not changed: the CPU backend's storage is applied to a copy
+ * of the loaded parameters. */
 #include <string.h>
 
 #include "models/cost.h"
@@ -15,6 +14,21 @@ aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long b
                             long txt_tokens, long rank, bool checkpointing, double *hardware,
                             aitk_str *err);
 
+/* The workload one CPU step is: a single bucket, the step's own text length,
+ * no accumulation. `s` is the spec copy `w` refers to (caller's storage). */
+static void cpu_workload(aitk_workload *w, aitk_model_spec *s, const aitk_model_spec *spec,
+                         long resolution, long batch, long txt_tokens, long rank)
+{
+    *s = *spec;
+    s->text_tokens = txt_tokens;
+    aitk_workload_defaults(w, s);
+    w->resolutions[0] = resolution;
+    w->n_resolutions = 1;
+    w->batch = batch;
+    w->accumulation = 1;
+    w->rank = rank;
+}
+
 aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
                             long txt_tokens, long rank, bool checkpointing, double *hardware,
                             aitk_str *err)
@@ -23,15 +37,9 @@ aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long b
     aitk_status st = aitk_cost_params_load(&params, err);
     if (st)
         return st;
-    aitk_model_spec s = *spec;
-    s.text_tokens = txt_tokens;
+    aitk_model_spec s;
     aitk_workload w;
-    aitk_workload_defaults(&w, &s);
-    w.resolutions[0] = resolution;
-    w.n_resolutions = 1;
-    w.batch = batch;
-    w.accumulation = 1;
-    w.rank = rank;
+    cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.checkpointing = checkpointing;
     w.cache_latents = true;
     w.cache_text = true; /* text features come cached: no encoder FLOPs */
@@ -64,15 +72,9 @@ aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long bat
     p.cuda_context_gib = 0;
     p.cublas_workspace_mib = 0;
     p.fragmentation = 0;
-    aitk_model_spec s = *spec;
-    s.text_tokens = txt_tokens;
+    aitk_model_spec s;
     aitk_workload w;
-    aitk_workload_defaults(&w, &s);
-    w.resolutions[0] = resolution;
-    w.n_resolutions = 1;
-    w.batch = batch;
-    w.accumulation = 1;
-    w.rank = rank;
+    cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.alpha = alpha;
     w.base_dtype = fp8 ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
     w.optimizer = adamw ? "adamw" : "adamw8bit";
