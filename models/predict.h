@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "models/cost.h"
+#include "models/predict_calibrate.h"
 
 typedef struct cJSON cJSON;
 
@@ -24,6 +25,8 @@ typedef struct aitk_predict_result {
     const char *config_path; /* --config FILE, or NULL */
     aitk_predict_row *rows;
     size_t n_rows;
+    const aitk_calibration *calibration; /* --calibrate, or NULL */
+    const aitk_step_scale *step_scale;   /* applied to every row's times, or NULL */
 } aitk_predict_result;
 
 /* Minutes per 1000 optimizer steps. */
@@ -33,7 +36,12 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                              bool explain);
 /* Appends one object for `r` to the array `arr`. */
 aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r);
-/* The efficiencies the predictions used, for the JSON document. */
-aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p);
+/* Above the tables with --calibrate: one line per efficiency (measured or
+ * default, from what), the step scales, what was ignored, the assumption. */
+void aitk_calibration_print_text(FILE *out, const aitk_calibration *c);
+/* The efficiencies the predictions used, each with its source, for the JSON
+ * document; with a calibration (may be NULL) also a "calibration" object. */
+aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
+                                         const aitk_calibration *c);
 
 #endif

@@ -45,7 +45,25 @@ static void sort_terms(const aitk_memory_plan *m, int idx[AITK_PLAN_TERMS])
         }
 }
 
-static void explain(FILE *out, const aitk_predict_result *r)
+/* The efficiencies behind the times, so a reader of --explain can redo them. */
+static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
+                                 const aitk_cost_params *p)
+{
+    const double values[AITK_EFF_COUNT] = {p->eff_gemm, p->eff_attn_fwd, p->eff_attn_bwd,
+                                           p->eff_bandwidth};
+    fputs("\n  Efficiencies (fraction of each GPU's datasheet peak):", out);
+    for (int i = 0; i < AITK_EFF_COUNT; i++) {
+        const bool measured = r->calibration && r->calibration->eff[i].measured;
+        fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i], values[i],
+                measured ? "measured" : "default");
+    }
+    fprintf(out, "; overhead %.3f s/step (default)\n", p->step_overhead_s);
+    if (r->step_scale)
+        fprintf(out, "  Step scale %.3f (measured, %s) multiplies every time below\n",
+                r->step_scale->scale, r->calibration->report_path);
+}
+
+static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_params *params)
 {
     if (r->n_rows == 0)
         return;
@@ -68,8 +86,10 @@ static void explain(FILE *out, const aitk_predict_result *r)
     fprintf(out, "    %-52s %10.3e FLOP\n", "total", total);
     for (int i = 0; i < AITK_BYTES_TERMS; i++)
         fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
-    fprintf(out, "\n  Time of one step at %ld px, seconds:\n    %-16s %7s %7s %7s %7s\n",
-            largest, "GPU", "GEMM", "attn", "memory", "other");
+    explain_efficiencies(out, r, params);
+    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-16s %7s %7s %7s %7s\n",
+            largest, r->step_scale ? " (step scale included)" : "", "GPU", "GEMM", "attn",
+            "memory", "other");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         fprintf(out, "    %-16s %7.2f %7.2f %7.2f %7.2f\n", r->rows[i].gpu->name,
@@ -80,7 +100,6 @@ static void explain(FILE *out, const aitk_predict_result *r)
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
                              bool explain_it)
 {
-    (void)p;
     describe_workload(out, r);
     const aitk_model_targets *t = &r->spec->targets;
     fprintf(out, "  documented target: %.0f GB VRAM, %s, %.0f min per 1000 steps (%s)\n",
@@ -109,8 +128,14 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             fputc('\n', out);
         }
     }
+    if (r->step_scale)
+        fprintf(out, "  step times x %.3f: %s measured %.3g s/step on %s where the model with "
+                     "these efficiencies predicts %.3g s (%s)\n",
+                r->step_scale->scale, r->spec->id, r->step_scale->measured_s,
+                r->calibration->gpu->name, r->step_scale->predicted_s,
+                r->calibration->report_path);
     if (explain_it)
-        explain(out, r);
+        explain(out, r, p);
     fputc('\n', out);
 }
 
@@ -153,6 +178,12 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
         cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
         cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
+    }
+    cJSON *ss = r->step_scale ? cJSON_AddObjectToObject(o, "step_scale") : NULL;
+    if (ss) {
+        cJSON_AddNumberToObject(ss, "value", r->step_scale->scale);
+        cJSON_AddStringToObject(ss, "source", "measured step_time_s.median / predicted step on "
+                                              "the measured GPU; see calibration.step_scales");
     }
     cJSON *tg = cJSON_AddObjectToObject(o, "documented_target");
     if (tg) {
@@ -203,7 +234,64 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
     return AITK_OK;
 }
 
-aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p)
+/* "efficiencies": the values used (numbers, as before calibration existed)
+ * and "sources": for each, where its value comes from. */
+static cJSON *efficiency_sources(const aitk_calibration *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    aitk_str text = AITK_STR_INIT;
+    for (int i = 0; o && i < AITK_EFF_COUNT; i++) {
+        const aitk_eff_calibration *e = c ? &c->eff[i] : NULL;
+        aitk_str_clear(&text);
+        if (e && e->measured)
+            aitk_str_appendf(&text, "measured: median of %zu %s entr%s on %s, %s (default %.3g)",
+                             e->n_entries, aitk_str_cstr(&e->entries),
+                             e->n_entries == 1 ? "y" : "ies", c->device_name, c->report_path,
+                             e->default_value);
+        else
+            aitk_str_appendf(&text, "models/cost.yaml default%s", c ? " (not in the report)" : "");
+        cJSON_AddStringToObject(o, aitk_eff_names[i], aitk_str_cstr(&text));
+    }
+    cJSON_AddStringToObject(o, "step_overhead_s", "models/cost.yaml default");
+    aitk_str_free(&text);
+    return o;
+}
+
+static cJSON *calibration_json(const aitk_calibration *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "report", c->report_path);
+    cJSON_AddStringToObject(o, "device", c->device_name);
+    cJSON_AddStringToObject(o, "gpu", c->gpu->name);
+    cJSON_AddStringToObject(o, "device_choice", aitk_str_cstr(&c->device_choice));
+    cJSON *m = cJSON_AddArrayToObject(o, "measured");
+    cJSON *d = cJSON_AddArrayToObject(o, "defaults");
+    for (int i = 0; i < AITK_EFF_COUNT; i++)
+        cJSON_AddItemToArray(c->eff[i].measured ? m : d, cJSON_CreateString(aitk_eff_names[i]));
+    cJSON *scales = cJSON_AddArrayToObject(o, "step_scales");
+    for (size_t i = 0; scales && i < c->n_scales; i++) {
+        const aitk_step_scale *s = &c->scales[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(scales, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+        cJSON_AddStringToObject(e, "model", s->model);
+        cJSON_AddNumberToObject(e, "scale", s->scale);
+        cJSON_AddNumberToObject(e, "measured_step_s", s->measured_s);
+        cJSON_AddNumberToObject(e, "predicted_step_s", s->predicted_s);
+        cJSON_AddStringToObject(e, "configuration", aitk_str_cstr(&s->configuration));
+    }
+    if (c->ignored.len)
+        cJSON_AddStringToObject(o, "ignored", aitk_str_cstr(&c->ignored));
+    cJSON_AddStringToObject(o, "assumption", AITK_CALIBRATION_ASSUMPTION);
+    return o;
+}
+
+aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
+                                         const aitk_calibration *c)
 {
     cJSON *e = cJSON_AddObjectToObject(doc, "efficiencies");
     if (!e)
@@ -213,6 +301,49 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p)
     cJSON_AddNumberToObject(e, "attention_bwd", p->eff_attn_bwd);
     cJSON_AddNumberToObject(e, "bandwidth", p->eff_bandwidth);
     cJSON_AddNumberToObject(e, "step_overhead_s", p->step_overhead_s);
-    cJSON_AddStringToObject(e, "source", "models/cost.yaml defaults (not calibrated)");
+    if (c) {
+        aitk_str text = AITK_STR_INIT;
+        aitk_str_appendf(&text, "calibrated with %s (measured on %s)", c->report_path,
+                         c->device_name);
+        cJSON_AddStringToObject(e, "source", aitk_str_cstr(&text));
+        aitk_str_free(&text);
+    } else {
+        cJSON_AddStringToObject(e, "source", "models/cost.yaml defaults (not calibrated)");
+    }
+    cJSON_AddItemToObject(e, "sources", efficiency_sources(c));
+    if (c)
+        cJSON_AddItemToObject(doc, "calibration", calibration_json(c));
     return AITK_OK;
+}
+
+/* ---- --calibrate, as text ---- */
+
+void aitk_calibration_print_text(FILE *out, const aitk_calibration *c)
+{
+    fprintf(out, "Calibrated with %s: %s (%s in bench/gpus.yaml; %s)\n", c->report_path,
+            c->device_name, c->gpu->name, aitk_str_cstr(&c->device_choice));
+    for (int i = 0; i < AITK_EFF_COUNT; i++) {
+        const aitk_eff_calibration *e = &c->eff[i];
+        if (e->measured)
+            fprintf(out, "  %s %.2f measured (was %.2f default) from %zu %s entr%s on %s, %s\n",
+                    aitk_eff_names[i], e->value, e->default_value, e->n_entries,
+                    aitk_str_cstr(&e->entries), e->n_entries == 1 ? "y" : "ies", c->device_name,
+                    c->report_path);
+        else
+            fprintf(out, "  %s %.2f default (models/cost.yaml): not measured in %s\n",
+                    aitk_eff_names[i], e->value, c->report_path);
+    }
+    for (size_t i = 0; i < c->n_scales; i++) {
+        const aitk_step_scale *s = &c->scales[i];
+        fprintf(out, "  step scale %s %.3f: measured %.3g s/step (median) on %s, predicted %.3g s "
+                     "with the efficiencies above; configuration: %s\n",
+                s->model, s->scale, s->measured_s, c->device_name, s->predicted_s,
+                aitk_str_cstr(&s->configuration));
+    }
+    if (c->n_scales == 0)
+        fprintf(out, "  step scale: none (no completed cuda workload of a known model in %s)\n",
+                c->report_path);
+    if (c->ignored.len)
+        fprintf(out, "  ignored: %s\n", aitk_str_cstr(&c->ignored));
+    fprintf(out, "  Assumption: %s\n\n", AITK_CALIBRATION_ASSUMPTION);
 }

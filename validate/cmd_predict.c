@@ -1,7 +1,8 @@
 /* `aitk-validate predict`: time and memory of a LoRA training job on GPUs the
  * person may not have — "before purchasing hardware". Models come from
  * models/<id>.yaml or from a real ai-toolkit config (--config), GPUs from
- * bench/gpus.yaml, the rules and default efficiencies from models/cost.yaml. */
+ * bench/gpus.yaml, the rules and default efficiencies from models/cost.yaml,
+ * or efficiencies measured on a GPU from a saved report (--calibrate). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +24,7 @@ typedef struct price {
 } price;
 
 typedef struct predict_opts {
-    const char *models, *config, *gpus, *json_path, *quantize;
+    const char *models, *config, *gpus, *json_path, *quantize, *calibrate;
     bool all_gpus, explain;
     long resolution, batch, rank;
     price prices[32];
@@ -51,9 +52,19 @@ static void predict_help(void)
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
           "  --json FILE           write the predictions as JSON (atomically)\n"
           "  --explain             print the memory plan and the work of one step\n"
-          "  --calibrate FILE      (not in this build yet) efficiencies from a saved report\n"
+          "  --calibrate REPORT    efficiencies measured on a GPU, from a report.json of\n"
+          "                        `aitk-validate --full --output-dir`/`--json` run there\n"
           "Defaults are each model's ai-toolkit example config at 1024 px; efficiencies\n"
           "are the documented defaults of models/cost.yaml.\n"
+          "\n"
+          "--calibrate reads the report's GPU measurements (backend \"cuda\"): GEMM,\n"
+          "attention forward/backward and device-copy rates (micro[]) become efficiencies,\n"
+          "each the median rate over the datasheet figure of the measured GPU in\n"
+          "bench/gpus.yaml; one not measured keeps its default. A completed workload gives\n"
+          "its model a step scale (measured / predicted step on that GPU) that multiplies\n"
+          "the model's step times on every GPU. The output says which values were\n"
+          "measured. Assumed: efficiencies carry over to GPUs of similar class. A report\n"
+          "without GPU measurements, or of a GPU not in the database, is exit 2.\n"
           "\n"
           "Exit codes: 0 predicted, 2 bad usage or bad input (file:line:col given),\n"
           "3 internal error.\n",
@@ -101,6 +112,7 @@ typedef struct run {
     const aitk_gpu_spec **gpus;
     size_t n_gpus;
     cJSON *json;
+    aitk_calibration *cal;
     aitk_str *err;
 } run;
 
@@ -171,7 +183,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         w->base_dtype = w->te_dtype = d;
     }
     aitk_predict_result res = {.spec = spec, .workload = *w, .config_path = config_path,
-                               .n_rows = r->n_gpus};
+                               .n_rows = r->n_gpus, .calibration = r->cal,
+                               .step_scale = aitk_calibration_step_scale(r->cal, spec->id)};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;
@@ -183,6 +196,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
             if (o->prices[k].gpu == r->gpus[i])
                 res.rows[i].price_per_hour = o->prices[k].usd;
         st = aitk_cost_predict(w, r->params, r->gpus[i], &res.rows[i].pred, r->err);
+        if (!st && res.step_scale)
+            aitk_prediction_scale_time(&res.rows[i].pred, res.step_scale->scale);
     }
     if (!st)
         aitk_predict_print_text(stdout, &res, r->params, o->explain);
@@ -271,6 +286,7 @@ static int finish(run *r, aitk_status st)
         rc = st == AITK_E_NOMEM || st == AITK_E_INTERNAL ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
     }
     cJSON_Delete(r->json);
+    aitk_calibration_free(r->cal);
     aitk_free(r->gpus);
     aitk_gpudb_free(r->db);
     aitk_cost_params_free(r->params);
@@ -310,11 +326,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'p': o->price_args[o->n_price_args++] = optarg; break;
         case 'j': o->json_path = optarg; break;
         case 'e': o->explain = true; break;
-        case 'C':
-            aitk_str_append(err, "predict: --calibrate is not in this build yet (it needs a "
-                                 "report with measured efficiencies from the GPU backend)");
-            st = AITK_E_UNSUPPORTED;
-            break;
+        case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
         case ':':
             aitk_str_appendf(err, "predict: %s needs a value", argv[optind - 1]);
@@ -370,11 +382,16 @@ int aitk_cmd_predict(int argc, char **argv)
     }
     if (!st)
         st = parse_prices(&r);
+    /* Before anything is printed: a report it cannot use leaves stdout empty. */
+    if (!st && o.calibrate)
+        st = aitk_calibration_load(o.calibrate, r.db, r.params, &r.cal, &err);
+    if (!st && r.cal)
+        aitk_calibration_print_text(stdout, r.cal);
     if (!st && o.json_path) {
         r.json = cJSON_CreateObject();
         if (!r.json || !cJSON_AddNumberToObject(r.json, "schema", 1) ||
             !cJSON_AddArrayToObject(r.json, "predictions") ||
-            aitk_predict_add_params_json(r.json, r.params))
+            aitk_predict_add_params_json(r.json, r.params, r.cal))
             st = AITK_E_NOMEM;
     }
     if (!st && o.config)
