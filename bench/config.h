@@ -32,6 +32,7 @@ typedef struct aitk_bench_config {
     size_t n_gemm;
     const char *attention[8];  /* model ids */
     size_t n_attention;
+    bool cpu_only;             /* --cpu: no GPU microbenchmarks (set by the caller, not YAML) */
 } aitk_bench_config;
 
 /* Loads bench/workloads.yaml (embedded, or from AITK_DATA_DIR); errors name

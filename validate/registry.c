@@ -5,6 +5,7 @@
 #include "validate/probes/cuda_stack.h"
 #include "validate/probes/envlint.h"
 #include "validate/probes/gpu.h"
+#include "validate/probes/gpu_plugin.h"
 #include "validate/probes/host.h"
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
@@ -16,6 +17,8 @@ const aitk_provider aitk_providers[] = {
     {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},
     {"cuda", AITK_LEVEL_QUICK, aitk_cuda_stack_checks},
+    /* gpu.plugin: loads the CUDA plugin, so not at --quick (loads nothing). */
+    {"gpu", AITK_LEVEL_STANDARD, aitk_gpu_plugin_checks},
     {"compat", AITK_LEVEL_QUICK, aitk_rules_checks},
     {"env", AITK_LEVEL_QUICK, aitk_envlint_checks},
     {"deps", AITK_LEVEL_QUICK, aitk_deps_checks},

@@ -10,13 +10,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "bench/cuda_loader.h"
 #include "bench/runner.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "kernels/ops.h"
 #include "models/spec.h"
 
-typedef enum kind { K_MEMCPY, K_GEMM, K_ATTENTION } kind;
+typedef enum kind { K_MEMCPY, K_GEMM, K_ATTENTION, K_CUDA_GEMM, K_CUDA_MEMCPY } kind;
 
 typedef struct bench_def {
     aitk_micro_meta meta;
@@ -25,6 +26,8 @@ typedef struct bench_def {
     long m, n, k;          /* GEMM: C (m,n) = A (m,k) W^T, W (n,k) */
     long t, hq, hkv, d;    /* attention */
     size_t bytes;          /* memcpy */
+    int device;            /* cuda: the plugin's device index */
+    const char *device_name;
 } bench_def;
 
 static void fill(float *x, size_t n, float scale)
@@ -220,8 +223,24 @@ static aitk_status find_linear(const aitk_model_spec *spec, const char *block, c
     return AITK_E_NOTFOUND;
 }
 
+/* The GPU entries run at the largest bucket the GPU backend trains at
+ * (bench/workloads.yaml backends.cuda.resolutions, else the model's own
+ * defaults: ai-toolkit's [512, 768, 1024]), the CPU ones at gemm_resolution. */
+static long gpu_resolution(const aitk_bench_config *cfg, const aitk_model_spec *spec)
+{
+    long r = 0;
+    for (size_t i = 0; i < cfg->cuda.n_resolutions; i++)
+        r = cfg->cuda.resolutions[i] > r ? cfg->cuda.resolutions[i] : r;
+    for (size_t i = 0; !cfg->cuda.n_resolutions && i < spec->defaults.n_resolutions; i++)
+        r = spec->defaults.resolutions[i] > r ? spec->defaults.resolutions[i] : r;
+    return r > 0 ? r : spec->defaults.resolution;
+}
+
+/* A GEMM at one Linear's real shape: on the CPU (fp32 sgemm) when `dev` is
+ * NULL, else on that GPU through the plugin (bf16 cuBLASLt). */
 static aitk_status add_gemm(bench_def *d, const aitk_bench_config *cfg,
-                            const aitk_bench_gemm_cfg *g, aitk_str *notes)
+                            const aitk_bench_gemm_cfg *g, const aitk_cuda_device_info *dev,
+                            aitk_str *notes)
 {
     aitk_model_spec *spec = NULL;
     aitk_str err = AITK_STR_INIT;
@@ -233,15 +252,21 @@ static aitk_status add_gemm(bench_def *d, const aitk_bench_config *cfg,
         aitk_str_appendf(notes, "gemm %s.%s.%s not run: %s; ", g->model, g->block, g->linear,
                          aitk_str_cstr(&err));
     } else {
-        d->kind = K_GEMM;
-        d->m = aitk_model_spec_tokens(spec, l->stream, cfg->gemm_resolution, l->fixed_tokens);
+        long res = dev ? gpu_resolution(cfg, spec) : cfg->gemm_resolution;
+        d->kind = dev ? K_CUDA_GEMM : K_GEMM;
+        d->m = aitk_model_spec_tokens(spec, l->stream, res, l->fixed_tokens);
         d->n = l->out;
         d->k = l->in;
-        aitk_str_appendf(&d->name, "gemm.cpu.fp32.%s.%s", g->model, g->linear);
+        aitk_str_appendf(&d->name, "gemm.%s.%s.%s", dev ? "cuda.bf16" : "cpu.fp32", g->model,
+                         g->linear);
         aitk_str_appendf(&d->shape, "M=%ld N=%ld K=%ld (%s %s.%s at %ld px)", d->m, d->n, d->k,
-                         g->model, g->block, g->linear, cfg->gemm_resolution);
-        d->meta = (aitk_micro_meta){.category = "gemm", .unit = "GFLOP/s", .counter = "FLOPS",
-                                    .scale = 1e-9};
+                         g->model, g->block, g->linear, res);
+        d->meta = (aitk_micro_meta){.category = "gemm", .unit = dev ? "TFLOP/s" : "GFLOP/s",
+                                    .counter = "FLOPS", .scale = dev ? 1e-12 : 1e-9};
+        if (dev) {
+            d->device = dev->index;
+            d->device_name = dev->name;
+        }
     }
     aitk_model_spec_free(spec);
     aitk_str_free(&err);
@@ -312,15 +337,109 @@ static aitk_status run_one(bench_def *d, double min_time, cJSON *micro, aitk_str
     return st == AITK_E_NOMEM ? st : AITK_OK;
 }
 
+/* ---- GPU entries (the CUDA plugin) ----
+ * The plugin times them itself (CUDA events around back-to-back launches
+ * after warm-up, median of the samples: kernels/cuda/gemm.c), so they do not
+ * go through Google Benchmark, whose loop would see one opaque call per
+ * iteration and add nothing. The entry has the CPU entries' fields plus the
+ * device's name; `iterations` counts the operations timed. */
+
+static aitk_status add_entry(cJSON *micro, const bench_def *d, double value, double time_ms,
+                             double iterations)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "name", aitk_str_cstr(&d->name)) ||
+        !cJSON_AddStringToObject(o, "category", d->meta.category) ||
+        !cJSON_AddStringToObject(o, "backend", "cuda") ||
+        !cJSON_AddStringToObject(o, "shape", aitk_str_cstr(&d->shape)) ||
+        !cJSON_AddNumberToObject(o, "value", value) ||
+        !cJSON_AddStringToObject(o, "unit", d->meta.unit) ||
+        !cJSON_AddBoolToObject(o, "higher_is_better", true) ||
+        !cJSON_AddNumberToObject(o, "time_ms", time_ms) ||
+        !cJSON_AddNumberToObject(o, "iterations", iterations) ||
+        !cJSON_AddStringToObject(o, "device", d->device_name ? d->device_name : "") ||
+        !cJSON_AddItemToArray(micro, o)) {
+        cJSON_Delete(o);
+        return AITK_E_NOMEM;
+    }
+    return AITK_OK;
+}
+
+static aitk_status run_cuda(const bench_def *d, const aitk_cuda_plugin *gpu, double min_time,
+                            cJSON *micro, aitk_str *notes)
+{
+    /* A device failure (device memory included) becomes a note; only a host
+     * allocation failure (`host`) stops the suite. */
+    aitk_status dev_st, host = AITK_OK;
+    if (d->kind == K_CUDA_GEMM) {
+        aitk_cuda_gemm_args a = {.device = d->device, .m = d->m, .n = d->n, .k = d->k,
+                                 .dtype = AITK_CUDA_BF16, .min_time_s = min_time};
+        aitk_cuda_gemm_result *r = aitk_calloc(1, sizeof *r);
+        if (!r)
+            return AITK_E_NOMEM;
+        if (!(dev_st = gpu->gemm_bench(&a, r)))
+            host = add_entry(micro, d, r->tflops, r->median_ms,
+                             (double)(r->repetitions * r->matmuls_per_sample));
+        else
+            host = aitk_str_appendf(notes, "%s: %s; ", aitk_str_cstr(&d->name), r->error);
+        aitk_free(r);
+    } else {
+        aitk_cuda_memcpy_result *r = aitk_calloc(1, sizeof *r);
+        if (!r)
+            return AITK_E_NOMEM;
+        if (!(dev_st = gpu->memcpy_bench(d->device, d->bytes, min_time, r)))
+            host = add_entry(micro, d, r->gbs, r->median_ms, (double)r->repetitions);
+        else
+            host = aitk_str_appendf(notes, "%s: %s; ", aitk_str_cstr(&d->name), r->error);
+        aitk_free(r);
+    }
+    return host;
+}
+
+/* Adds the GPU entries when the plugin loads and a device answers. A build
+ * or machine without one adds nothing: the gpu.plugin check says why. */
+static aitk_status add_cuda(bench_def *defs, size_t *n, const aitk_bench_config *cfg,
+                            const aitk_cuda_plugin **gpu, aitk_cuda_probe_result *probe,
+                            aitk_str *notes)
+{
+    const aitk_cuda_load *ld = aitk_cuda_plugin_load();
+    if (ld->status || ld->api->probe(probe) || probe->n_devices < 1)
+        return AITK_OK;
+    *gpu = ld->api;
+    /* Device 0: the runtime orders devices fastest first. */
+    const aitk_cuda_device_info *dev = &probe->devices[0];
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; i < cfg->n_gemm && st != AITK_E_NOMEM; i++)
+        if (!(st = add_gemm(&defs[*n], cfg, &cfg->gemm[i], dev, notes)))
+            (*n)++;
+    if (st == AITK_E_NOMEM)
+        return st;
+    bench_def *d = &defs[(*n)++];
+    d->kind = K_CUDA_MEMCPY;
+    d->bytes = (size_t)cfg->memcpy_mib << 20;
+    d->device = dev->index;
+    d->device_name = dev->name;
+    aitk_str_append(&d->name, "memcpy.device");
+    aitk_str_appendf(&d->shape, "%ld MiB device-to-device (bytes read + written)",
+                     cfg->memcpy_mib);
+    d->meta = (aitk_micro_meta){.category = "memcpy", .unit = "GB/s"};
+    return aitk_str_status(&d->name) || aitk_str_status(&d->shape) ? AITK_E_NOMEM : AITK_OK;
+}
+
 aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filter,
                                  aitk_progress *pg, cJSON *micro, aitk_str *notes)
 {
     if (!cfg || !micro)
         return AITK_E_INVAL;
-    enum { MAX_DEFS = 1 + 16 + 8 };
+    enum { MAX_DEFS = 1 + 16 + 8 + 16 + 1 };
     bench_def *defs = aitk_calloc(MAX_DEFS, sizeof *defs);
-    if (!defs)
+    aitk_cuda_probe_result *probe = aitk_calloc(1, sizeof *probe);
+    const aitk_cuda_plugin *gpu = NULL;
+    if (!defs || !probe) {
+        aitk_free(defs);
+        aitk_free(probe);
         return AITK_E_NOMEM;
+    }
     size_t n = 0;
     aitk_status st = AITK_OK;
     defs[n].kind = K_MEMCPY;
@@ -331,14 +450,14 @@ aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filte
                                      .counter = "bytes_per_second", .scale = 1e-9};
     n++;
     for (size_t i = 0; i < cfg->n_gemm && st != AITK_E_NOMEM; i++)
-        if (!(st = add_gemm(&defs[n], cfg, &cfg->gemm[i], notes)))
+        if (!(st = add_gemm(&defs[n], cfg, &cfg->gemm[i], NULL, notes)))
             n++;
     for (size_t i = 0; i < cfg->n_attention && st != AITK_E_NOMEM; i++)
         if (!(st = add_attention(&defs[n], cfg, cfg->attention[i], notes)))
             n++;
-    /* Hook: GPU microbenchmarks register here with backend "cuda". */
-    if (st != AITK_E_NOMEM)
-        st = AITK_OK;
+    /* GPU microbenchmarks register here with backend "cuda". */
+    if (st != AITK_E_NOMEM && !cfg->cpu_only)
+        st = add_cuda(defs, &n, cfg, &gpu, probe, notes);
     size_t selected = 0;
     for (size_t i = 0; i < n; i++)
         selected += !filter || strstr(aitk_str_cstr(&defs[i].name), filter);
@@ -357,7 +476,9 @@ aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filte
             break;
         }
         double t0 = aitk_clock_ms();
-        st = run_one(&defs[i], cfg->min_time_s, micro, notes);
+        st = defs[i].kind >= K_CUDA_GEMM
+                 ? run_cuda(&defs[i], gpu, cfg->min_time_s, micro, notes)
+                 : run_one(&defs[i], cfg->min_time_s, micro, notes);
         if (pg)
             aitk_progress_update(pg, ++done, (aitk_clock_ms() - t0) / 1e3);
     }
@@ -370,5 +491,6 @@ aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filte
         aitk_str_free(&defs[i].shape);
     }
     aitk_free(defs);
+    aitk_free(probe);
     return st;
 }

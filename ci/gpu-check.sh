@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# GPU check: on a machine with an NVIDIA GPU (driver + CUDA toolkit installed),
+# configure a Release build, build it, run the GPU tests (ctest -L gpu: they
+# exit 77, "skipped", when no GPU answers, so this script fails on that too),
+# run a standard validation, and copy the figures under $OUT.
+#
+#   OUT=/path/to/results ci/gpu-check.sh            # from the repository root
+#
+# Environment: OUT (default ./gpu-check-out), BUILD_DIR (default
+# build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
+# architecture keeps the build short on an H100/H200; "native" also works).
+# Budget: under 8 minutes on 16 cores -- build ~2-3 min, GPU tests < 1 min,
+# the standard run (microbenchmarks + 3 short CPU workloads) ~2 min; each step
+# has its own time limit so a hang cannot eat the machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/gpu-check-out}
+BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-check}
+JOBS=${JOBS:-$(nproc)}
+CUDA_ARCH=${CUDA_ARCH:-90}
+mkdir -p "$OUT"
+LOG="$OUT/gpu-check.log"
+: >"$LOG"
+
+step() { # step NAME LIMIT_S CMD...: timed, logged, fails the script on failure
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS rc=0
+    echo "== $name (limit ${limit}s)" | tee -a "$LOG"
+    timeout --kill-after=10 "$limit" "$@" >>"$LOG" 2>&1 || rc=$?
+    echo "== $name: rc=$rc in $((SECONDS - t0))s" | tee -a "$LOG"
+    return "$rc"
+}
+
+{
+    echo "date: $(date -u +%FT%TZ)"
+    echo "commit: $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || true
+    /usr/local/cuda/bin/nvcc --version 2>&1 | tail -1 || true
+} >"$OUT/machine.txt"
+
+status=0
+step configure 120 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DAITK_WITH_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
+step build 300 cmake --build "$BUILD_DIR" -j "$JOBS"
+
+# GPU tests; a skip here means the GPU did not answer, which is a failure for
+# this script. --no-tests=error: a build without them is a failure too.
+step gpu-tests 180 ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --no-tests=error \
+    --output-junit "$OUT/ctest-gpu.xml" || status=1
+if grep -q "Skipped" "$LOG"; then
+    echo "GPU tests were skipped: no GPU answered the plugin's probe" | tee -a "$LOG"
+    status=1
+fi
+# The plugin's own tests that run everywhere (loader, CLI) on this machine too.
+step cuda-tests 240 ctest --test-dir "$BUILD_DIR" -R '^cuda\.' -LE gpu --output-on-failure \
+    || status=1
+
+# A standard validation: gpu.plugin, the cuda microbenchmarks, short workloads.
+# Its exit code is the verdict (1: a check failed) and is recorded, not fatal.
+rc=0
+step validate 300 "$BUILD_DIR/aitk-validate" --standard --output-dir "$OUT/report" --no-color \
+    || rc=$?
+echo "aitk-validate --standard exit code: $rc" | tee -a "$LOG"
+[ "$rc" -le 1 ] || status=1
+
+# The figures: GPU microbenchmarks and the gpu.plugin check, one line each.
+if [ -f "$OUT/report/report.json" ]; then
+    python3 - "$OUT/report/report.json" >"$OUT/figures.txt" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["checks"]:
+    if c["id"] == "gpu.plugin" or c["id"].startswith("micro."):
+        print(f'{c["id"]}: {c["status"]}: {c["observed"]} {c["message"]}')
+for m in r.get("micro", []):
+    print(f'{m["name"]}: {m["value"]:.4g} {m["unit"]} ({m.get("device", m.get("backend"))}; {m.get("shape", "")})')
+PY
+    cat "$OUT/figures.txt"
+fi
+cp "$BUILD_DIR"/Testing/Temporary/LastTest.log "$OUT/ctest-last.log" 2>/dev/null || true
+echo "total: ${SECONDS}s; results in $OUT" | tee -a "$LOG"
+exit "$status"

@@ -1,0 +1,234 @@
+/* The real aitk-validate binary and the CUDA plugin:
+ * - --quick does not map the plugin (the dynamic loader's own trace,
+ *   LD_DEBUG=files, is searched for it) and has no gpu.plugin check;
+ * - a standard run loads it (the same trace shows it) and reports gpu.plugin:
+ *   on a machine without a GPU it fails with the CUDA runtime's words, and on
+ *   one with a GPU it passes and micro[] holds the cuda entries
+ *   (gemm.cuda.bf16.<model>.<linear>, memcpy.device) with their device.
+ * The standard report is checked against the JSON Schema and kept for
+ * schema.all_reports. */
+#include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "tests/cuda/cuda_test.h"
+
+static char tmp[] = "/tmp/aitk-cuda-cli-XXXXXX";
+
+typedef struct run {
+    int exit_code;
+    double ms;
+    aitk_str out, err;
+} run;
+
+static void run_exe(run *r, const char *const *args)
+{
+    const char *argv[32] = {AITK_EXE};
+    int n = 1;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    static aitk_str path_env, home_env, asan_env;
+    aitk_str_clear(&path_env);
+    aitk_str_clear(&home_env);
+    aitk_str_clear(&asan_env);
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    aitk_str_appendf(&home_env, "HOME=%s", getenv("HOME") ? getenv("HOME") : "/tmp");
+    const char *env[8] = {path_env.ptr, home_env.ptr, "NO_COLOR=1", "LD_DEBUG=files"};
+    if (getenv("ASAN_OPTIONS")) {
+        aitk_str_appendf(&asan_env, "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
+        env[4] = asan_env.ptr;
+    }
+    aitk_proc_opts o = {.timeout_ms = 600000, .env = env};
+    aitk_proc_result pr;
+    r->out = (aitk_str)AITK_STR_INIT;
+    r->err = (aitk_str)AITK_STR_INIT;
+    aitk_str why = AITK_STR_INIT;
+    double t0 = aitk_clock_ms();
+    if (aitk_proc_run(argv, &o, &pr, &r->out, &r->err, &why) || !pr.exited)
+        fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&why));
+    r->ms = aitk_clock_ms() - t0;
+    r->exit_code = pr.exit_code;
+    aitk_str_free(&why);
+}
+
+static void run_free(run *r)
+{
+    aitk_str_free(&r->out);
+    aitk_str_free(&r->err);
+}
+
+static cJSON *load_json(const char *path)
+{
+    char *data = NULL;
+    size_t len = 0;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_file_read(path, 64 << 20, &data, &len, &err))
+        fail_msg("cannot read %s: %s", path, aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    cJSON *j = cJSON_ParseWithLength(data, len);
+    free(data);
+    if (!j)
+        fail_msg("%s is not valid JSON", path);
+    return j;
+}
+
+static const cJSON *find_check(const cJSON *report, const char *id)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+    {
+        const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "id");
+        if (cJSON_IsString(i) && !strcmp(i->valuestring, id))
+            return c;
+    }
+    return NULL;
+}
+
+static const char *text(const cJSON *o, const char *key)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(s) ? s->valuestring : "";
+}
+
+/* The dynamic loader's trace names every object it maps. */
+static bool mapped_plugin(const run *r)
+{
+    return strstr(aitk_str_cstr(&r->err), "libaitk_cuda.so") != NULL;
+}
+
+static void test_quick_does_not_load_the_plugin(void **state)
+{
+    (void)state;
+    aitk_str json = AITK_STR_INIT;
+    aitk_path_join(&json, tmp, "quick.json");
+    const char *args[] = {"--quick", "--json", json.ptr, "--no-color", NULL};
+    run r;
+    run_exe(&r, args);
+    print_message("--quick took %.0f ms (exit %d)\n", r.ms, r.exit_code);
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    /* The trace is there (the positive control is the standard run below)... */
+    assert_non_null(strstr(r.err.ptr, "file="));
+    /* ...and does not name the plugin. */
+    assert_false(mapped_plugin(&r));
+    cJSON *rep = load_json(json.ptr);
+    assert_null(find_check(rep, "gpu.plugin"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(rep, "environment"), "cuda_plugin"));
+    cJSON_Delete(rep);
+    run_free(&r);
+    aitk_str_free(&json);
+}
+
+static const cJSON *find_micro(const cJSON *report, const char *name)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(report, "micro"))
+    if (!strcmp(text(m, "name"), name))
+        return m;
+    return NULL;
+}
+
+static void check_schema(const char *report)
+{
+    aitk_str keep = AITK_STR_INIT, err = AITK_STR_INIT, out = AITK_STR_INIT, eout = AITK_STR_INIT;
+    char *data = NULL;
+    size_t len = 0;
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cuda-standard.json");
+    assert_int_equal(aitk_file_read(report, 64 << 20, &data, &len, &err), 0);
+    assert_int_equal(aitk_file_write_atomic(keep.ptr, data, len, &err), 0);
+    free(data);
+    const char *argv[] = {"/usr/bin/python3", AITK_SOURCE_DIR "/tests/tools/validate_reports.py",
+                          AITK_SOURCE_DIR "/reports/schema/report.schema.json", report, NULL};
+    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_proc_result pr;
+    if (aitk_proc_run(argv, &o, &pr, &out, &eout, &err) == AITK_OK && pr.exited &&
+        pr.exit_code != 77 && pr.exit_code != 0)
+        fail_msg("schema: %s%s", aitk_str_cstr(&out), aitk_str_cstr(&eout));
+    aitk_str_free(&keep);
+    aitk_str_free(&err);
+    aitk_str_free(&out);
+    aitk_str_free(&eout);
+}
+
+static void test_standard_reports_gpu_plugin(void **state)
+{
+    (void)state;
+    /* What the plugin itself says on this machine decides what to expect. */
+    aitk_status probe_st = AITK_OK;
+    assert_non_null(cuda_test_open(&probe_st));
+    aitk_str dir = AITK_STR_INIT, json = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "standard");
+    aitk_path_join(&json, dir.ptr, "report.json");
+    const char *args[] = {"--model", "chroma", "--steps", "2", "--output-dir", dir.ptr,
+                          "--no-color", NULL};
+    run r;
+    run_exe(&r, args);
+    print_message("standard run took %.1f s (exit %d)\n", r.ms / 1e3, r.exit_code);
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    assert_true(mapped_plugin(&r));
+    cJSON *rep = load_json(json.ptr);
+    const cJSON *c = find_check(rep, "gpu.plugin");
+    assert_non_null(c);
+    print_message("gpu.plugin: %s: %s\n", text(c, "status"), text(c, "message"));
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(rep, "environment"), "cuda_plugin");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "loaded")));
+    if (probe_st) {
+        assert_string_equal(text(c, "status"), "fail");
+        assert_non_null(strstr(text(c, "message"), "The CUDA plugin loads, but its CUDA runtime"));
+        assert_non_null(strstr(text(c, "message"), cuda_test_probe.error));
+        if (cuda_test_probe.driver_version == 0)
+            assert_non_null(strstr(text(c, "message"), "No NVIDIA driver is loaded"));
+        assert_true(*text(c, "remedy"));
+        /* No GPU: no cuda entries, and the CPU ones are still there. */
+        const cJSON *m;
+        cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(rep, "micro"))
+        assert_string_not_equal(text(m, "backend"), "cuda");
+        assert_non_null(find_micro(rep, "gemm.cpu.fp32.flux1-dev.img_qkv"));
+    } else {
+        assert_string_equal(text(c, "status"), "pass");
+        const char *names[] = {"gemm.cuda.bf16.flux1-dev.img_qkv",
+                               "gemm.cuda.bf16.flux1-dev.img_mlp_in",
+                               "gemm.cuda.bf16.chroma.mlp_in", "gemm.cuda.bf16.omnigen2.ffn_in",
+                               "memcpy.device", NULL};
+        for (const char **n = names; *n; n++) {
+            const cJSON *m = find_micro(rep, *n);
+            if (!m)
+                fail_msg("micro[] lacks %s", *n);
+            assert_string_equal(text(m, "backend"), "cuda");
+            assert_string_equal(text(m, "device"), cuda_test_probe.devices[0].name);
+            assert_string_equal(text(m, "unit"), strncmp(*n, "gemm", 4) ? "GB/s" : "TFLOP/s");
+            assert_string_equal(text(m, "category"), strncmp(*n, "gemm", 4) ? "memcpy" : "gemm");
+            assert_true(cJSON_GetObjectItemCaseSensitive(m, "value")->valuedouble > 0);
+            print_message("%s: %.1f %s (%s)\n", *n,
+                          cJSON_GetObjectItemCaseSensitive(m, "value")->valuedouble,
+                          text(m, "unit"), text(m, "shape"));
+        }
+    }
+    cJSON_Delete(rep);
+    check_schema(json.ptr);
+    run_free(&r);
+    aitk_str_free(&dir);
+    aitk_str_free(&json);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmp))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quick_does_not_load_the_plugin),
+        cmocka_unit_test(test_standard_reports_gpu_plugin),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
