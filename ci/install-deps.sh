@@ -34,6 +34,9 @@ packages=(
   # tests
   gcc-mingw-w64-x86-64  # cross-builds the Windows DLL fixtures of the dependency doctor
   gcc-mingw-w64-i686    # the 32-bit DLL fixture (a wrong-architecture candidate)
+  g++-mingw-w64-x86-64-posix  # the Windows build (C++ for the Benchmark shim; posix threads for OpenMP)
+  wine64                # runs the Windows build's tests (ci/build-win-deps.sh, preset windows)
+  dpkg-dev              # dpkg-source: unpacks the Debian source packages the Windows build cross-compiles
   clang                 # libFuzzer targets (the readers' fuzz tests)
   libclang-rt-14-dev    # libFuzzer and sanitizer runtimes for clang
   python3             # test drivers

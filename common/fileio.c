@@ -14,6 +14,7 @@
 #ifdef _WIN32
 #include <direct.h>
 #include <io.h>
+#include <windows.h>
 #define aitk_mkdir(p) _mkdir(p)
 #define fsync(fd) _commit(fd)
 #else
@@ -197,3 +198,57 @@ aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name)
     int slash = n > 0 && (dir[n - 1] == '/' || dir[n - 1] == '\\');
     return aitk_str_appendf(out, "%s%s%s", dir, slash || n == 0 ? "" : "/", name);
 }
+
+int aitk_open_read(const char *path)
+{
+#ifdef _WIN32
+    return open(path, O_RDONLY | O_BINARY);
+#else
+    return open(path, O_RDONLY | O_CLOEXEC);
+#endif
+}
+
+char *aitk_realpath(const char *path)
+{
+#ifdef _WIN32
+    struct stat sb;
+    return stat(path, &sb) == 0 ? _fullpath(NULL, path, 0) : NULL;
+#else
+    return realpath(path, NULL);
+#endif
+}
+
+#ifdef _WIN32
+int aitk_file_identity(const char *path, aitk_file_id *out)
+{
+    int n = MultiByteToWideChar(CP_UTF8, 0, path, -1, NULL, 0);
+    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
+    if (!w)
+        return -1;
+    MultiByteToWideChar(CP_UTF8, 0, path, -1, w, n);
+    /* FILE_FLAG_BACKUP_SEMANTICS: folders open too. */
+    HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    aitk_free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return -1;
+    BY_HANDLE_FILE_INFORMATION info;
+    BOOL ok = GetFileInformationByHandle(h, &info);
+    CloseHandle(h);
+    if (!ok)
+        return -1;
+    out->volume = info.dwVolumeSerialNumber;
+    out->index = (unsigned long long)info.nFileIndexHigh << 32 | info.nFileIndexLow;
+    return 0;
+}
+#else
+int aitk_file_identity(const char *path, aitk_file_id *out)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return -1;
+    out->volume = (unsigned long long)sb.st_dev;
+    out->index = (unsigned long long)sb.st_ino;
+    return 0;
+}
+#endif

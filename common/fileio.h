@@ -30,4 +30,23 @@ aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err);
 /* path = dir + "/" + name, into `out`. */
 aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name);
 
+/* open(2) for reading bytes: binary mode on Windows (no CRLF translation, no
+ * stop at ^Z), close-on-exec on POSIX. A file descriptor, or -1 with errno. */
+int aitk_open_read(const char *path);
+
+/* realpath(path, NULL): the absolute path with symlinks resolved, or NULL when
+ * `path` does not exist. On Windows, the full path (_fullpath) of an existing
+ * file. Free the result with free(). */
+char *aitk_realpath(const char *path);
+
+/* Which file a path names, so two names of one file compare equal:
+ * st_dev/st_ino on POSIX; the volume serial number and file index on Windows,
+ * whose C runtime leaves st_ino at 0 for every file. */
+typedef struct aitk_file_id {
+    unsigned long long volume, index;
+} aitk_file_id;
+
+/* 0, or -1 when the file cannot be opened or asked. */
+int aitk_file_identity(const char *path, aitk_file_id *out);
+
 #endif

@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 
+#include "common/str.h"
+
 typedef enum aitk_log_level {
     AITK_LOG_ERROR,
     AITK_LOG_WARN,
@@ -20,9 +22,7 @@ void aitk_log_init(aitk_log_level max_level, bool want_color);
 bool aitk_log_color(void);
 bool aitk_log_enabled(aitk_log_level level);
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
+AITK_PRINTF(2, 3)
 void aitk_log(aitk_log_level level, const char *fmt, ...);
 
 /* ANSI wrappers that collapse to "" when colour is off. */

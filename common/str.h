@@ -22,12 +22,21 @@ typedef struct aitk_str {
 
 #define AITK_STR_INIT {0}
 
+/* printf-style checking of our formatting functions. mingw-w64 builds use its
+ * C99 printf (__USE_MINGW_ANSI_STDIO, set by CMake), whose archetype is
+ * gnu_printf, not the msvcrt one that `printf` names there. */
+#if defined(__MINGW32__)
+#define AITK_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__)
+#define AITK_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define AITK_PRINTF(fmt, args)
+#endif
+
 aitk_status aitk_str_append(aitk_str *s, const char *text);
 aitk_status aitk_str_appendn(aitk_str *s, const char *text, size_t n);
 aitk_status aitk_str_appendc(aitk_str *s, char c);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
+AITK_PRINTF(2, 3)
 aitk_status aitk_str_appendf(aitk_str *s, const char *fmt, ...);
 aitk_status aitk_str_vappendf(aitk_str *s, const char *fmt, va_list ap);
 

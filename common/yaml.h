@@ -54,9 +54,7 @@ void aitk_yaml_free(aitk_yaml_doc *doc);
 aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key);
 
 /* Appends "name:line:col: <message>" for `node` (or "name: <message>"). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
+AITK_PRINTF(4, 5)
 void aitk_yaml_errorf(aitk_str *err, const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                       const char *fmt, ...);
 

@@ -222,7 +222,8 @@ static unsigned key_flags(const char *key)
 /* Every user name that follows a home-folder prefix in s. */
 static aitk_status learn_home_users(aitk_redactor *r, const char *s)
 {
-    static const char *const prefixes[] = {"/home/", "/Users/", "\\Users\\", "/users/"};
+    static const char *const prefixes[] = {"/home/", "/Users/", "\\Users\\", "/users/",
+                                           "\\users\\" /* Wine's spelling */};
     for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
         size_t plen = strlen(prefixes[k]);
         for (const char *p = strstr(s, prefixes[k]); p; p = strstr(p + 1, prefixes[k])) {

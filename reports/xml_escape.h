@@ -12,9 +12,7 @@
 aitk_status aitk_xml_escape(aitk_str *out, const char *s);
 
 /* Formats like printf, then escapes the result. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
+AITK_PRINTF(2, 3)
 aitk_status aitk_xml_escapef(aitk_str *out, const char *fmt, ...);
 
 #endif

@@ -26,8 +26,9 @@ static void deps_help(void)
           "Finds the broken link in the dependency tree of each ELF (.so) or PE (.dll)\n"
           "file: the chain to it, the folders the loader searched in order, and the fix.\n"
           "  --windows-root DIR   a folder holding Windows/System32 (PE trees examined\n"
-          "                       from another system); without it, a built-in list of\n"
-          "                       the DLLs every Windows 10+ install has is used\n"
+          "                       from another system); without it, on Windows this\n"
+          "                       system's own folders, elsewhere a built-in list of\n"
+          "                       the DLLs every Windows 10+ install has\n"
           "  --dll-dir DIR        an add_dll_directory folder (repeatable; default: the\n"
           "                       folders torch adds, derived from the DLL's location)\n"
           "  --legacy             emulate torch's fallback (LoadLibraryW, PATH searched)\n"
@@ -46,6 +47,7 @@ static void deps_help(void)
 
 typedef struct deps_args {
     aitk_deps_opts opts;
+    aitk_str native_root; /* on Windows, when --windows-root is not given */
     bool all, json, load;
 } deps_args;
 
@@ -99,6 +101,10 @@ static int parse_args(int argc, char **argv, deps_args *a)
         if (st)
             return AITK_EXIT_INTERNAL;
     }
+    /* On Windows the system's own folders are the default; elsewhere PE trees
+     * are resolved against the built-in list unless --windows-root says where. */
+    if (!a->opts.windows_root && aitk_deps_native_windows_root(&a->native_root) == AITK_OK)
+        a->opts.windows_root = a->native_root.ptr;
     const char *dirs[] = {a->opts.windows_root, a->opts.app_dir};
     for (size_t i = 0; i < 2; i++) {
         struct stat sb;
@@ -216,5 +222,6 @@ int aitk_cmd_deps(int argc, char **argv)
 out:
     aitk_strlist_free(&a.opts.dll_dirs);
     aitk_strlist_free(&a.opts.win_path);
+    aitk_str_free(&a.native_root);
     return rc < 0 ? AITK_EXIT_OK : rc;
 }

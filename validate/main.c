@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <sys/utsname.h>
+#endif
 #include <unistd.h>
 
 #include "bench/progress.h"
@@ -115,22 +119,44 @@ static aitk_status render_output(const cJSON *report, int kind, aitk_str *out)
 /* A redacted copy of the report. Besides what the tree itself gives away,
  * the redactor is told who runs this and where, since a probe may have
  * recorded them in a place no rule knows about. */
+/* This machine's network name: what --redact must remove wherever it appears. */
+static int machine_name(char *out, size_t size)
+{
+#ifdef _WIN32
+    DWORD n = (DWORD)size;
+    return GetComputerNameA(out, &n) ? 0 : -1;
+#else
+    struct utsname un;
+    if (uname(&un) != 0)
+        return -1;
+    snprintf(out, size, "%s", un.nodename);
+    return 0;
+#endif
+}
+
 static cJSON *redacted_copy(const cJSON *report)
 {
     cJSON *copy = cJSON_Duplicate(report, 1);
     aitk_redactor *r = NULL;
-    struct utsname un;
+    /* The user's name as POSIX shells and Windows set it, and the last part
+     * of the home folder (which is the account name on both). */
+    static const char *user_vars[] = {"USER", "LOGNAME", "USERNAME"};
     const char *home = getenv("HOME");
-    const char *base = home ? strrchr(home, '/') : NULL;
+    if (!home || !*home)
+        home = getenv("USERPROFILE");
+    const char *base = NULL;
+    for (const char *p = home; p && *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p;
     aitk_status st = copy ? aitk_redactor_new(&r) : AITK_E_NOMEM;
-    if (!st && getenv("USER"))
-        st = aitk_redactor_add(r, AITK_REDACT_USER, getenv("USER"));
-    if (!st && getenv("LOGNAME"))
-        st = aitk_redactor_add(r, AITK_REDACT_USER, getenv("LOGNAME"));
+    for (size_t i = 0; i < sizeof user_vars / sizeof *user_vars && !st; i++)
+        if (getenv(user_vars[i]) && *getenv(user_vars[i]))
+            st = aitk_redactor_add(r, AITK_REDACT_USER, getenv(user_vars[i]));
     if (!st && base && base[1])
         st = aitk_redactor_add(r, AITK_REDACT_USER, base + 1);
-    if (!st && uname(&un) == 0)
-        st = aitk_redactor_add(r, AITK_REDACT_HOST, un.nodename);
+    char host[256];
+    if (!st && machine_name(host, sizeof host) == 0 && host[0])
+        st = aitk_redactor_add(r, AITK_REDACT_HOST, host);
     if (!st)
         st = aitk_redactor_apply(r, copy);
     if (!st) {
@@ -253,11 +279,16 @@ static void on_sigint(int sig)
 
 static void catch_sigint(void)
 {
+#ifdef _WIN32
+    /* The C runtime turns Ctrl-C (a console control event) into SIGINT. */
+    signal(SIGINT, on_sigint);
+#else
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+#endif
 }
 
 static int run_validate(const aitk_options *o)

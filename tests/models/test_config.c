@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cmocka.h>
 #include <ctype.h>
 #include <string.h>
@@ -233,7 +234,7 @@ static void test_mutations(void **state)
     static const char *const fixtures[] = {FIXTURE("flux_24gb.yaml"), FIXTURE("chroma_24gb.yaml"),
                                            FIXTURE("omnigen2_24gb.yaml")};
     static const char punct[] = ":\"'[]{}-,\n #&*!|>%@`0123456789ax";
-    unsigned long x = 88172645463325252UL; /* xorshift64 */
+    uint64_t x = 88172645463325252ULL; /* xorshift64 */
     for (int iter = 0; iter < 3000; iter++) {
         char *text = NULL;
         size_t len = 0;

@@ -132,7 +132,7 @@ static void test_broken_specs(void **state)
                    " backward: true, input: all, elementwise_per_token: 1, linears: [{name: l, in:"
                    " 4-9, out: 2, tokens: img}]}\n",
          "negative"},
-        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 99999999999*99999999999,"
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 2000000000*2000000000*2000000000*2000000000*2000000000,"
                    " checkpointed: true, backward: true, input: all, elementwise_per_token: 1}\n",
          "overflow"},
         {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"

@@ -35,6 +35,21 @@ typedef struct aitk_elf_info {
     size_t verdef_count;
 } aitk_elf_info;
 
+/* The ELF identity values the resolver compares (System V ABI numbers; spelled
+ * out because mingw-w64 has no <elf.h>). */
+enum {
+    AITK_ELFCLASS32 = 1,
+    AITK_ELFCLASS64 = 2,
+};
+enum {
+    AITK_EM_386 = 3,
+    AITK_EM_PPC64 = 21,
+    AITK_EM_ARM = 40,
+    AITK_EM_X86_64 = 62,
+    AITK_EM_AARCH64 = 183,
+    AITK_EM_RISCV = 243,
+};
+
 /* Whole-file analysis. AITK_E_IO when it cannot be opened, AITK_E_PARSE when
  * it is not a well-formed ELF object; err gets "path: reason". */
 aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err);

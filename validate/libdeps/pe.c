@@ -388,7 +388,7 @@ aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *ou
 {
     memset(out, 0, sizeof *out);
 #ifndef _WIN32
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = aitk_open_read(path);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {
         aitk_str_appendf(err, "%s: %s", path, strerror(errno));
@@ -424,7 +424,7 @@ aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *ou
 
 aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = aitk_open_read(path);
     if (fd < 0) {
         aitk_str_appendf(err, "%s: %s", path, strerror(errno));
         return AITK_E_IO;

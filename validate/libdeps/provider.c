@@ -8,15 +8,19 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#ifndef _WIN32
 #include <glob.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "common/dynload.h"
 #include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
 
+#ifndef _WIN32
 /* lib*.so.N: the soname level, so each library is examined once (not via
  * its lib*.so and lib*.so.N.M.K aliases too). */
 static bool soname_file(const char *n)
@@ -43,6 +47,18 @@ static bool plain_so(const char *n, const aitk_strlist *names)
             return false;
     return true;
 }
+#endif
+
+/* What this platform's loader loads: *.dll on Windows, lib*.so* elsewhere. */
+static bool native_library_name(const char *n)
+{
+#ifdef _WIN32
+    size_t len = strlen(n);
+    return len > 4 && (strcmp(n + len - 4, ".dll") == 0 || strcmp(n + len - 4, ".DLL") == 0);
+#else
+    return strncmp(n, "lib", 3) == 0 && strstr(n, ".so") != NULL;
+#endif
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -57,13 +73,15 @@ static aitk_status list_libs(const char *dir, aitk_strlist *out)
     aitk_strlist names = {0};
     aitk_status st = AITK_OK;
     for (struct dirent *e; !st && (e = readdir(d));)
-        if (strncmp(e->d_name, "lib", 3) == 0 && strstr(e->d_name, ".so"))
+        if (native_library_name(e->d_name))
             st = aitk_strlist_add(&names, e->d_name);
     closedir(d);
     for (size_t i = 0; !st && i < names.count; i++) {
         const char *n = names.items[i];
+#ifndef _WIN32
         if (!soname_file(n) && !plain_so(n, &names))
             continue;
+#endif
         aitk_str p = AITK_STR_INIT;
         aitk_str_appendf(&p, "%s/%s", dir, n);
         st = aitk_str_status(&p) ? AITK_E_NOMEM : aitk_strlist_add(out, p.ptr);
@@ -96,6 +114,10 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         return st;
     }
     aitk_deps_opts opts = {0};
+    aitk_str win_root = AITK_STR_INIT;
+    /* Running on Windows: resolve against this system's own folders. */
+    if (aitk_deps_native_windows_root(&win_root) == AITK_OK)
+        opts.windows_root = win_root.ptr;
     aitk_deps *d = NULL;
     aitk_remedies *rem = NULL;
     if (!st && aitk_remedies_load(&rem, &err) == AITK_E_NOMEM)
@@ -166,13 +188,19 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
                          "whole tree, then install the package that ships the missing library."
                        : "";
         c.source = sources.len ? sources.ptr
+#ifdef _WIN32
+                               : "the Windows DLL search order torch uses (LoadLibraryExW with "
+                                 "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); FACTS.md section 9";
+#else
                                : "glibc ld.so search order (elf/dl-load.c); FACTS.md sections 9-10";
+#endif
         st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
         aitk_str_free(&msg);
     }
     aitk_deps_free(d);
     aitk_remedies_free(rem);
     aitk_strlist_free(&libs);
+    aitk_str_free(&win_root);
     aitk_str_free(&observed);
     aitk_str_free(&remedy);
     aitk_str_free(&sources);
@@ -180,6 +208,86 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     return st;
 }
 
+#ifdef _WIN32
+static bool is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* <parent>\Python3*\Lib\site-packages\torch\lib (per-user python.org
+ * installs) or <parent>\Python3*\site-packages\torch\lib (the user site,
+ * %APPDATA%\Python\Python3XX). */
+static aitk_status find_in_pythons(const char *parent, const char *below, aitk_str *out)
+{
+    DIR *d = parent ? opendir(parent) : NULL;
+    if (!d)
+        return AITK_E_NOTFOUND;
+    aitk_status st = AITK_E_NOTFOUND;
+    for (struct dirent *e; st == AITK_E_NOTFOUND && (e = readdir(d));) {
+        if (strncmp(e->d_name, "Python3", 7) != 0)
+            continue;
+        aitk_str p = AITK_STR_INIT;
+        aitk_str_appendf(&p, "%s\\%s\\%s", parent, e->d_name, below);
+        if (aitk_str_status(&p))
+            st = AITK_E_NOMEM;
+        else if (is_dir(p.ptr))
+            st = aitk_str_append(out, p.ptr);
+        aitk_str_free(&p);
+    }
+    closedir(d);
+    return st;
+}
+
+/* The first torch\lib folder of the active environment, if any: a venv or
+ * conda env (<prefix>\Lib\site-packages), the user site, then per-user
+ * python.org installs. */
+static aitk_status find_torch(aitk_str *out)
+{
+    const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX")};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        if (!prefixes[i] || !*prefixes[i])
+            continue;
+        aitk_str p = AITK_STR_INIT;
+        aitk_str_appendf(&p, "%s\\Lib\\site-packages\\torch\\lib", prefixes[i]);
+        if (aitk_str_status(&p))
+            return AITK_E_NOMEM;
+        if (is_dir(p.ptr)) {
+            aitk_status st = aitk_str_append(out, p.ptr);
+            aitk_str_free(&p);
+            return st;
+        }
+        aitk_str_free(&p);
+    }
+    aitk_str parent = AITK_STR_INIT;
+    aitk_status st = AITK_E_NOTFOUND;
+    if (getenv("APPDATA")) {
+        aitk_str_appendf(&parent, "%s\\Python", getenv("APPDATA"));
+        st = find_in_pythons(parent.ptr, "site-packages\\torch\\lib", out);
+    }
+    if (st == AITK_E_NOTFOUND && getenv("LOCALAPPDATA")) {
+        aitk_str_clear(&parent);
+        aitk_str_appendf(&parent, "%s\\Programs\\Python", getenv("LOCALAPPDATA"));
+        st = find_in_pythons(parent.ptr, "Lib\\site-packages\\torch\\lib", out);
+    }
+    aitk_str_free(&parent);
+    return st;
+}
+
+static const char *torch_places =
+    "no torch install found in %VIRTUAL_ENV%, %CONDA_PREFIX%, the user site "
+    "(%APPDATA%\\Python) or per-user Python installs (%LOCALAPPDATA%\\Programs\\Python)";
+
+/* The CUDA toolkit's DLLs: %CUDA_PATH%\bin, as the installer sets it. */
+static const char *default_cuda_dir(aitk_str *buf)
+{
+    const char *cp = getenv("CUDA_PATH");
+    if (!cp || !*cp)
+        return "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA";
+    aitk_str_appendf(buf, "%s\\bin", cp);
+    return aitk_str_cstr(buf);
+}
+#else
 /* The first torch/lib folder of the active environment, if any. */
 static aitk_status find_torch(aitk_str *out)
 {
@@ -208,14 +316,27 @@ static aitk_status find_torch(aitk_str *out)
     return AITK_E_NOTFOUND;
 }
 
+static const char *torch_places =
+    "no torch install found in $VIRTUAL_ENV, $CONDA_PREFIX, the user site (~/.local), "
+    "/usr/local or /usr";
+
+static const char *default_cuda_dir(aitk_str *buf)
+{
+    (void)buf;
+    return "/usr/local/cuda/lib64";
+}
+#endif
+
 aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
 {
     cJSON *env = cJSON_AddObjectToObject(ctx->env, "deps");
     if (!env)
         return AITK_E_NOMEM;
     const char *cuda = getenv("AITK_CUDA_LIB_DIR"); /* tests and unusual installs */
+    aitk_str cuda_buf = AITK_STR_INIT;
     aitk_status st = aitk_deps_check_dir(ctx, "deps.cuda", "CUDA libraries: dependency tree",
-                                         cuda && *cuda ? cuda : "/usr/local/cuda/lib64", env);
+                                         cuda && *cuda ? cuda : default_cuda_dir(&cuda_buf), env);
+    aitk_str_free(&cuda_buf);
     if (st)
         return st;
     aitk_str torch = AITK_STR_INIT;
@@ -224,8 +345,7 @@ aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
         aitk_check c = {.id = "deps.torch", .category = "deps",
                         .title = "torch libraries: dependency tree", .status = AITK_CHECK_SKIP,
                         .observed = "", .expected = "",
-                        .message = "no torch install found in $VIRTUAL_ENV, $CONDA_PREFIX, "
-                                   "the user site (~/.local), /usr/local or /usr",
+                        .message = torch_places,
                         .source = ""};
         st = aitk_checklist_add(&ctx->checks, &c);
     } else if (!st) {

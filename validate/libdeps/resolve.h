@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "validate/libdeps/elf.h"
+#include "common/fileio.h"
 #include "validate/libdeps/ldcache.h"
 #include "validate/libdeps/pe.h"
 #include "validate/libdeps/tree.h"
@@ -14,8 +15,7 @@
 /* One file read once per session, shared by every tree that reaches it. */
 typedef struct aitk_dep_obj {
     char *path;
-    dev_t dev;
-    ino_t ino;
+    aitk_file_id id; /* which file, whatever the name (common/fileio.h) */
     bool is_pe;
     aitk_status st;   /* AITK_OK when read */
     char *error;      /* the reader's message otherwise */

@@ -11,7 +11,6 @@
  * wrong ELF class or machine are skipped and recorded, as ld.so skips them.
  * Not emulated: glibc-hwcaps/ and legacy hwcap subfolders of each path
  * folder, and secure (setuid) mode. */
-#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,13 +28,13 @@ typedef struct search {
 
 static const char *triplet(unsigned machine, int elf_class)
 {
-    if (machine == EM_X86_64)
-        return elf_class == ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
-    if (machine == EM_386)
+    if (machine == AITK_EM_X86_64)
+        return elf_class == AITK_ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+    if (machine == AITK_EM_386)
         return "i386-linux-gnu";
-    if (machine == EM_AARCH64)
+    if (machine == AITK_EM_AARCH64)
         return "aarch64-linux-gnu";
-    if (machine == EM_PPC64)
+    if (machine == AITK_EM_PPC64)
         return "powerpc64le-linux-gnu";
     return NULL;
 }
@@ -48,18 +47,18 @@ static bool is_dir(const char *p)
 
 static const char *platform(unsigned machine)
 {
-    return machine == EM_X86_64 ? "x86_64" : machine == EM_386 ? "i686"
-           : machine == EM_AARCH64 ? "aarch64" : "unknown";
+    return machine == AITK_EM_X86_64 ? "x86_64" : machine == AITK_EM_386 ? "i686"
+           : machine == AITK_EM_AARCH64 ? "aarch64" : "unknown";
 }
 
 /* ld.so.cache flags for this class/machine (dl-cache.h _DL_CACHE_DEFAULT_ID). */
 static uint32_t cache_flags(unsigned machine, int elf_class)
 {
-    if (machine == EM_X86_64 && elf_class == ELFCLASS64)
+    if (machine == AITK_EM_X86_64 && elf_class == AITK_ELFCLASS64)
         return AITK_LDCACHE_FLAG_ELF_LIBC6 | AITK_LDCACHE_FLAG_X8664_LIB64;
-    if (machine == EM_X86_64)
+    if (machine == AITK_EM_X86_64)
         return AITK_LDCACHE_FLAG_ELF_LIBC6 | 0x0800u; /* x32 */
-    if (machine == EM_AARCH64)
+    if (machine == AITK_EM_AARCH64)
         return AITK_LDCACHE_FLAG_ELF_LIBC6 | AITK_LDCACHE_FLAG_AARCH64_LIB64;
     return AITK_LDCACHE_FLAG_ELF_LIBC6;
 }
@@ -110,9 +109,9 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
     if (aitk_elf_peek(file, &cls, &mach, &err) != AITK_OK) {
         aitk_str_appendf(&why, "%s (not an ELF file)", file);
     } else if (cls != s->elf_class || mach != s->machine) {
-        aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == ELFCLASS32 ? 32 : 64);
+        aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(mach, &why);
-        aitk_str_appendf(&why, ", the tree is %d-bit ", s->elf_class == ELFCLASS32 ? 32 : 64);
+        aitk_str_appendf(&why, ", the tree is %d-bit ", s->elf_class == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(s->machine, &why);
         aitk_str_append(&why, ")");
     }
@@ -163,7 +162,7 @@ static aitk_status expand(const search *s, const char *elem, size_t len, const c
     }
     if (!multiarch) {
         aitk_str_clear(&lib);
-        aitk_str_append(&lib, s->elf_class == ELFCLASS64 ? "lib64" : "lib");
+        aitk_str_append(&lib, s->elf_class == AITK_ELFCLASS64 ? "lib64" : "lib");
     }
     static const char *const names[] = {"ORIGIN", "LIB", "PLATFORM"};
     for (size_t i = 0; i < len;) {
@@ -302,8 +301,8 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
     aitk_str_appendf(&a, "/lib/%s", trip ? trip : "");
     aitk_str_appendf(&b, "/usr/lib/%s", trip ? trip : "");
     bool multi = trip && is_dir(aitk_str_cstr(&a));
-    const char *dirs[4] = {multi ? a.ptr : (s.elf_class == ELFCLASS64 ? "/lib64" : "/lib"),
-                           multi ? b.ptr : (s.elf_class == ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
+    const char *dirs[4] = {multi ? a.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/lib64" : "/lib"),
+                           multi ? b.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
                            multi ? "/lib" : NULL, multi ? "/usr/lib" : NULL};
     if ((st = aitk_str_status(&a)) == AITK_OK && (st = aitk_str_status(&b)) == AITK_OK)
         for (size_t k = 0; k < 4 && dirs[k]; k++)

@@ -164,12 +164,16 @@ static aitk_status windows_dir(aitk_deps *d, bool sys32, aitk_str *out)
     const char *root = d->opts.windows_root, *win = NULL, *s32 = NULL;
     aitk_status st = aitk_deps_dir_find(d, root, "Windows", &win);
     aitk_str w = AITK_STR_INIT;
-    aitk_str_appendf(&w, "%s/%s", root, win ? win : "Windows");
+    /* One separator, in the root's own style: "C:\" + "Windows" on Windows. */
+    size_t rl = strlen(root);
+    bool back = rl && root[rl - 1] == '\\';
+    const char *sep = rl && (root[rl - 1] == '/' || back) ? "" : "/";
+    aitk_str_appendf(&w, "%s%s%s", root, sep, win ? win : "Windows");
     if (!st && sys32 && !aitk_str_status(&w))
         st = aitk_deps_dir_find(d, w.ptr, "System32", &s32);
     aitk_str_append(out, aitk_str_cstr(&w));
     if (sys32)
-        aitk_str_appendf(out, "/%s", s32 ? s32 : "System32");
+        aitk_str_appendf(out, "%s%s", back ? "\\" : "/", s32 ? s32 : "System32");
     aitk_str_free(&w);
     return st ? st : aitk_str_status(out);
 }
@@ -306,9 +310,9 @@ static aitk_status hit(aitk_deps *d, aitk_dep_tree *t, size_t i, const char *fil
                 st = aitk_str_status(&text) ? AITK_E_NOMEM : set_text(&n->detail, text.ptr);
         }
     } else {
-        struct stat a, b;
-        if (stat(file, &a) == 0 && stat(n->path, &b) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino)
+        aitk_file_id a, b;
+        if (aitk_file_identity(file, &a) == 0 && aitk_file_identity(n->path, &b) == 0 &&
+            a.volume == b.volume && a.index == b.index)
             return AITK_OK;
         aitk_pe_info pe;
         aitk_str_append(&text, file);
@@ -373,3 +377,29 @@ aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i)
     n->state = AITK_DEP_NOT_FOUND;
     return AITK_OK;
 }
+
+#ifdef _WIN32
+#include <windows.h>
+
+aitk_status aitk_deps_native_windows_root(aitk_str *out)
+{
+    wchar_t w[MAX_PATH];
+    char dir[4 * MAX_PATH];
+    UINT n = GetSystemWindowsDirectoryW(w, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH ||
+        WideCharToMultiByte(CP_UTF8, 0, w, -1, dir, sizeof dir, NULL, NULL) <= 0)
+        return AITK_E_NOTFOUND;
+    /* "C:\Windows" -> "C:\": the resolver looks for Windows\System32 below. */
+    char *sep = strrchr(dir, '\\');
+    if (!sep)
+        return AITK_E_NOTFOUND;
+    sep[1] = '\0';
+    return aitk_str_append(out, dir);
+}
+#else
+aitk_status aitk_deps_native_windows_root(aitk_str *out)
+{
+    (void)out;
+    return AITK_E_UNSUPPORTED;
+}
+#endif

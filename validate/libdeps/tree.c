@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include "validate/libdeps/resolve.h"
 
 aitk_status aitk_strlist_add(aitk_strlist *l, const char *text)
@@ -96,11 +97,12 @@ void aitk_deps_free(aitk_deps *d)
 
 aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *index)
 {
-    struct stat sb;
-    bool have_id = stat(path, &sb) == 0;
+    aitk_file_id id = {0};
+    bool have_id = aitk_file_identity(path, &id) == 0;
     for (size_t i = 0; i < d->obj_count; i++) {
         aitk_dep_obj *o = &d->objs[i];
-        if (have_id ? (o->dev == sb.st_dev && o->ino == sb.st_ino && o->st != AITK_E_IO)
+        if (have_id ? (o->id.volume == id.volume && o->id.index == id.index &&
+                       o->st != AITK_E_IO)
                     : strcmp(o->path, path) == 0) {
             *index = i;
             return AITK_OK;
@@ -116,8 +118,7 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
         return AITK_E_NOMEM;
     d->obj_count++;
     o->is_pe = is_pe;
-    o->dev = have_id ? sb.st_dev : 0;
-    o->ino = have_id ? sb.st_ino : 0;
+    o->id = id;
     aitk_str err = AITK_STR_INIT;
     unsigned pe_flags = AITK_PE_READ_EXPORTS | AITK_PE_READ_SYMBOLS;
     o->st = is_pe ? aitk_pe_read_file(path, pe_flags, &o->pe, &err)
@@ -166,7 +167,23 @@ static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, s
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
+#ifdef _WIN32
+    const char *b = strrchr(path, '\\');
+    if (b && (!s || b > s))
+        s = b;
+#endif
     return s ? s + 1 : path;
+}
+
+/* "/x", and on Windows also "C:\x", "C:/x" and "\\server\share". */
+static bool is_absolute(const char *path)
+{
+#ifdef _WIN32
+    if (path[0] == '\\' ||
+        (((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z') && path[1] == ':'))
+        return true;
+#endif
+    return path[0] == '/';
 }
 
 static char *dup_or_null(const char *s, bool *oom)
@@ -409,17 +426,17 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
 
 static aitk_status root_format(const char *path, aitk_dep_format *fmt, aitk_str *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
-        return AITK_E_IO;
-    }
+    /* stat before open: Windows cannot open() a folder at all. */
     struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        close(fd);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         aitk_str_appendf(err, "%s: is a folder; give the library files (for example %s/*.so*)",
                          path, path);
         return AITK_E_INVAL;
+    }
+    int fd = aitk_open_read(path);
+    if (fd < 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        return AITK_E_IO;
     }
     unsigned char m[4] = {0};
     ssize_t n = read(fd, m, sizeof m);
@@ -440,7 +457,7 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
 {
     memset(t, 0, sizeof *t);
     aitk_str abs = AITK_STR_INIT;
-    if (path[0] != '/') {
+    if (!is_absolute(path)) {
         /* ld.so makes $ORIGIN absolute the same way: cwd + name, no realpath. */
         char *cwd = getcwd(NULL, 0);
         if (cwd)

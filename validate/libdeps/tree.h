@@ -90,6 +90,11 @@ typedef struct aitk_deps_opts {
 
 typedef struct aitk_deps aitk_deps; /* one analysis session: options + caches */
 
+/* On Windows: the folder holding this system's Windows\System32 ("C:\"), so
+ * the tree is resolved against the real system folders; elsewhere
+ * AITK_E_UNSUPPORTED (give --windows-root). */
+aitk_status aitk_deps_native_windows_root(aitk_str *out);
+
 /* `opts` is copied (its lists are borrowed and must outlive the session). */
 aitk_status aitk_deps_new(const aitk_deps_opts *opts, aitk_deps **out, aitk_str *err);
 void aitk_deps_free(aitk_deps *d);

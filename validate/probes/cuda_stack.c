@@ -115,6 +115,42 @@ static void header_version(const cuda_lib *l, const char *include_dir, aitk_str 
     aitk_str_free(&path);
 }
 
+#ifdef _WIN32
+/* Windows names: the stem, the major version, ".dll" (cudart64_12.dll,
+ * cublasLt64_12.dll, cudnn64_9.dll), as the CUDA installer and torch\lib
+ * ship them. NCCL has no Windows build. */
+static const char *windows_stem(const cuda_lib *l)
+{
+    static const struct { const char *key, *stem; } stems[] = {
+        {"cudart", "cudart64_"}, {"cublas", "cublas64_"}, {"cublaslt", "cublasLt64_"},
+        {"cudnn", "cudnn64_"},
+    };
+    for (size_t i = 0; i < sizeof stems / sizeof *stems; i++)
+        if (strcmp(stems[i].key, l->key) == 0)
+            return stems[i].stem;
+    return NULL;
+}
+
+static int names_lib(const cuda_lib *l, const char *name)
+{
+    const char *stem = windows_stem(l);
+    size_t n = stem ? strlen(stem) : 0;
+    if (!stem || strncmp(name, stem, n) != 0)
+        return 0;
+    size_t digits = strspn(name + n, "0123456789");
+    return digits > 0 && strcmp(name + n + digits, ".dll") == 0;
+}
+
+/* "cudart64_12.dll" -> "12". */
+static void soname_version(const char *file, aitk_str *out)
+{
+    const char *us = strrchr(file, '_');
+    if (us)
+        aitk_str_appendn(out, us + 1, strspn(us + 1, "0123456789"));
+}
+
+#define VERSIONED_MARK ".dll"
+#else
 /* Does `name` name this library ("libcudart.so.13", "libcudart-d0da41ae.so.11.0")
  * and not another with the same stem (libcublasLt vs libcublas)? */
 static int names_lib(const cuda_lib *l, const char *name)
@@ -133,6 +169,9 @@ static void soname_version(const char *file, aitk_str *out)
         aitk_str_append(out, so + 4);
 }
 
+#define VERSIONED_MARK ".so."
+#endif
+
 /* Finds this library in `dir`: the versioned soname preferred over the
  * bare development symlink (which the loader never asks for). */
 static int find_in_dir(const cuda_lib *l, const char *dir, aitk_str *path)
@@ -146,8 +185,8 @@ static int find_in_dir(const cuda_lib *l, const char *dir, aitk_str *path)
         if (!names_lib(l, e->d_name) || strlen(e->d_name) >= sizeof best)
             continue;
         /* Shortest versioned name: libcudart.so.13 rather than libcudart.so.13.0.96. */
-        int versioned = strstr(e->d_name, ".so.") != NULL;
-        int best_versioned = strstr(best, ".so.") != NULL;
+        int versioned = strstr(e->d_name, VERSIONED_MARK) != NULL;
+        int best_versioned = strstr(best, VERSIONED_MARK) != NULL;
         if (!*best || (versioned && !best_versioned) ||
             (versioned == best_versioned && strlen(e->d_name) < strlen(best)))
             strcpy(best, e->d_name);
@@ -173,7 +212,7 @@ typedef struct search_path {
 /* Adds a folder that exists and is not already searched under another name. */
 static void sp_add(search_path *sp, const char *dir, const char *why)
 {
-    char *resolved = realpath(dir, NULL);
+    char *resolved = aitk_realpath(dir);
     if (!resolved)
         return;
     char *real = aitk_strdup(resolved);
@@ -246,23 +285,49 @@ static void build_search_path(const cJSON *pyenv, search_path *sp)
             aitk_free(names[i]);
         }
     }
-    const char *ld = getenv("LD_LIBRARY_PATH");
-    for (const char *s = ld; s && *s;) {
-        size_t n = strcspn(s, ":");
+#ifdef _WIN32
+    /* Then the CUDA installer's bin folder and PATH, which LoadLibrary's
+     * legacy search (torch's fallback) walks. */
+    const char *cuda_path = getenv("CUDA_PATH");
+    if (cuda_path && *cuda_path) {
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s\\bin", cuda_path);
+        sp_add(sp, aitk_str_cstr(&p), "CUDA_PATH");
+    }
+    const char *env_dirs = getenv("PATH"), *env_name = "PATH", *sep = ";";
+#else
+    const char *env_dirs = getenv("LD_LIBRARY_PATH"), *env_name = "LD_LIBRARY_PATH", *sep = ":";
+#endif
+    for (const char *s = env_dirs; s && *s;) {
+        size_t n = strcspn(s, sep);
         char *dir = aitk_strndup(s, n);
         if (dir && *dir)
-            sp_add(sp, dir, "LD_LIBRARY_PATH");
+            sp_add(sp, dir, env_name);
         aitk_free(dir);
         s += n;
-        if (*s == ':')
+        if (*s == *sep)
             s++;
     }
+#ifndef _WIN32
     static const char *const sys[] = {"/usr/local/cuda/lib64",
                                       "/usr/local/cuda/targets/x86_64-linux/lib",
                                       "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", NULL};
     for (const char *const *s = sys; *s; s++)
         sp_add(sp, *s, "system");
+#endif
     aitk_str_free(&p);
+}
+
+/* The last '/' (or, on Windows, '\\') of a path. */
+static char *last_separator(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *back = strrchr(path, '\\');
+    if (back && (!slash || back > slash))
+        slash = back;
+#endif
+    return (char *)slash;
 }
 
 /* Version without loading: the pip distribution when the library came from
@@ -285,10 +350,10 @@ static void quick_version(const cuda_lib *l, const char *path, const char *why, 
     if (!ver.len) {
         /* <root>/lib64/libx.so -> <root>/include; also <root>/lib/.. for pip layouts. */
         char *dir = aitk_strdup(path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
+        char *slash = dir ? last_separator(dir) : NULL;
         if (slash) {
             *slash = '\0';
-            slash = strrchr(dir, '/');
+            slash = last_separator(dir);
         }
         if (slash) {
             *slash = '\0';
@@ -300,8 +365,8 @@ static void quick_version(const cuda_lib *l, const char *path, const char *why, 
         aitk_free(dir);
     }
     if (!ver.len) {
-        char *real = realpath(path, NULL);
-        const char *base = strrchr(real ? real : path, '/');
+        char *real = aitk_realpath(path);
+        const char *base = last_separator(real ? real : path);
         soname_version(base ? base + 1 : path, &ver);
         if (ver.len)
             aitk_str_append(&where, "file name");
@@ -463,8 +528,21 @@ aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
     for (size_t i = 0; order && i < sp.count; i++)
         cJSON_AddItemToArray(order, cJSON_CreateString(sp.dirs[i].dir));
     aitk_status st = AITK_OK;
-    for (size_t i = 0; !st && i < sizeof libs / sizeof *libs; i++)
+    for (size_t i = 0; !st && i < sizeof libs / sizeof *libs; i++) {
+#ifdef _WIN32
+        if (!windows_stem(&libs[i])) {
+            aitk_str id = AITK_STR_INIT;
+            aitk_str_appendf(&id, "cuda.%s", libs[i].key);
+            aitk_check c = {.id = aitk_str_cstr(&id), .category = "cuda", .title = libs[i].title,
+                            .status = AITK_CHECK_SKIP,
+                            .message = "not used on Windows (torch's Windows wheels have no NCCL)"};
+            st = aitk_str_status(&id) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
+            aitk_str_free(&id);
+            continue;
+        }
+#endif
         st = probe_lib(ctx, &libs[i], &sp, pyenv, rec);
+    }
     sp_free(&sp);
     return st;
 }

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include "common/str.h"
 #include "validate/compat.h"
 #include "validate/probes/gpu_util.h"
@@ -294,13 +295,27 @@ static aitk_status check_alloc_conf(aitk_run_ctx *ctx)
     return st;
 }
 
+/* strcasestr, which is a GNU extension (and absent from mingw-w64). */
+static const char *find_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return hay;
+    }
+    return NULL;
+}
+
 /* "…/cuda-12.4/bin" -> "12.4"; "/usr/local/cuda/bin" -> the version of
  * the folder the symlink points to. */
 static void cuda_version_of(const char *entry, aitk_str *out)
 {
-    char *real = realpath(entry, NULL);
+    char *real = aitk_realpath(entry);
     const char *s = real ? real : entry;
-    const char *p = strcasestr(s, "cuda");
+    const char *p = find_ci(s, "cuda");
     while (p) {
         const char *q = p + 4;
         if (*q == '-' || *q == '/' || *q == '\\' || *q == '_')
@@ -314,7 +329,7 @@ static void cuda_version_of(const char *entry, aitk_str *out)
             aitk_str_appendn(out, q, n);
             break;
         }
-        p = strcasestr(p + 4, "cuda");
+        p = find_ci(p + 4, "cuda");
     }
     free(real);
 }
@@ -340,7 +355,7 @@ static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
             }
             aitk_str ver = AITK_STR_INIT, seen = AITK_STR_INIT;
             aitk_str_appendf(&seen, "%s: %s", vars[i], entry);
-            if (strcasestr(entry, "cuda") && !strstr(aitk_str_cstr(&obs), aitk_str_cstr(&seen)))
+            if (find_ci(entry, "cuda") && !strstr(aitk_str_cstr(&obs), aitk_str_cstr(&seen)))
                 cuda_version_of(entry, &ver);
             aitk_str_free(&seen);
             if (ver.len) {

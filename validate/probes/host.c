@@ -1,6 +1,6 @@
-/* Host probe (Linux): /etc/os-release, uname, glibc, /proc/cpuinfo,
- * /proc/meminfo, statvfs. Observes only; the judging rules come from the
- * selected compat profile. */
+/* Host probe: OS, libc, CPU and its ISA, memory, free disk. What the
+ * platform says comes from host_sys.h (host_linux.c, host_windows.c); the
+ * judging rules come from the selected compat profile. */
 #define _GNU_SOURCE
 #include "validate/probes/host.h"
 
@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
 #endif
@@ -20,6 +17,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "validate/compat.h"
+#include "validate/probes/host_sys.h"
 
 #define GB 1e9 /* disk sizes are quoted in decimal GB, as vendors and the HF hub do */
 #define GIB 1073741824.0
@@ -39,132 +37,6 @@ int aitk_version_compare(const char *a, const char *b)
             break;
     }
     return 0;
-}
-
-/* KEY=value or KEY="value" from os-release (shell-quoted subset). */
-static void read_os_release(cJSON *os)
-{
-    FILE *f = fopen("/etc/os-release", "r");
-    if (!f)
-        f = fopen("/usr/lib/os-release", "r");
-    if (!f)
-        return;
-    char line[512];
-    static const struct { const char *key, *field; } wanted[] = {
-        {"NAME", "name"}, {"VERSION_ID", "version"}, {"PRETTY_NAME", "pretty_name"},
-        {"ID", "id"},
-    };
-    while (fgets(line, sizeof line, f)) {
-        char *eq = strchr(line, '=');
-        if (!eq)
-            continue;
-        *eq = '\0';
-        char *v = eq + 1;
-        v[strcspn(v, "\r\n")] = '\0';
-        size_t n = strlen(v);
-        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
-            v[n - 1] = '\0';
-            v++;
-        }
-        for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
-            if (strcmp(line, wanted[i].key) == 0)
-                cJSON_AddStringToObject(os, wanted[i].field, v);
-    }
-    fclose(f);
-}
-
-typedef struct cpu_info {
-    char model[256];
-    long logical;
-    long physical;
-    char flags[4096];
-} cpu_info;
-
-static int has_flag(const char *flags, const char *flag)
-{
-    size_t n = strlen(flag);
-    for (const char *p = flags; (p = strstr(p, flag)); p += n)
-        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
-static void read_cpuinfo(cpu_info *ci)
-{
-    memset(ci, 0, sizeof *ci);
-    ci->logical = sysconf(_SC_NPROCESSORS_ONLN);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    /* Physical cores: distinct (physical id, core id) pairs. */
-    long pairs[1024][2];
-    int npairs = 0;
-    long phys = -1;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (!colon)
-            continue;
-        char *v = colon + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        v[strcspn(v, "\n")] = '\0';
-        if (!ci->model[0] && strncmp(line, "model name", 10) == 0)
-            snprintf(ci->model, sizeof ci->model, "%s", v);
-        else if (!ci->flags[0] && strncmp(line, "flags", 5) == 0)
-            snprintf(ci->flags, sizeof ci->flags, "%s", v);
-        else if (strncmp(line, "physical id", 11) == 0)
-            phys = strtol(v, NULL, 10);
-        else if (strncmp(line, "core id", 7) == 0) {
-            long core = strtol(v, NULL, 10);
-            int seen = 0;
-            for (int i = 0; i < npairs && !seen; i++)
-                seen = pairs[i][0] == phys && pairs[i][1] == core;
-            if (!seen && npairs < 1024) {
-                pairs[npairs][0] = phys;
-                pairs[npairs][1] = core;
-                npairs++;
-            }
-        }
-    }
-    fclose(f);
-    ci->physical = npairs ? npairs : ci->logical;
-}
-
-static long long meminfo_kb(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    return p ? strtoll(p + strlen(key), NULL, 10) : -1;
-}
-
-/* statvfs on the nearest existing ancestor: the cache folder may not exist yet. */
-static int free_bytes(const char *dir, double *out, aitk_str *probed)
-{
-    char *path = aitk_strdup(dir);
-    if (!path)
-        return -1;
-    struct statvfs sv;
-    int rc = -1;
-    for (;;) {
-        if (statvfs(path, &sv) == 0) {
-            *out = (double)sv.f_bavail * (double)sv.f_frsize;
-            aitk_str_append(probed, path);
-            rc = 0;
-            break;
-        }
-        char *slash = strrchr(path, '/');
-        if (!slash)
-            break;
-        if (slash == path) {
-            if (path[1] == '\0')
-                break;
-            path[1] = '\0';
-        } else {
-            *slash = '\0';
-        }
-    }
-    aitk_free(path);
-    return rc;
 }
 
 aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
@@ -187,9 +59,17 @@ aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
         *why = "XDG_CACHE_HOME";
         return aitk_str_appendf(dir, "%s/huggingface/hub", v);
     }
-    const char *home = getenv("HOME");
     *why = "default (~/.cache/huggingface/hub)";
-    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", home && *home ? home : ".");
+    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", aitk_host_home());
+}
+
+static int has_flag(const char *flags, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = flags; (p = strstr(p, flag)); p += n)
+        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
 }
 
 static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c) { return aitk_checklist_add(&ctx->checks, c); }
@@ -241,7 +121,7 @@ static aitk_status check_model_cache(aitk_run_ctx *ctx, cJSON *disk)
     const char *why = "";
     aitk_status st = aitk_host_model_cache_dir(&dir, &why);
     double freeb = 0;
-    int ok = !st && free_bytes(aitk_str_cstr(&dir), &freeb, &probed) == 0;
+    int ok = !st && aitk_host_free_bytes(aitk_str_cstr(&dir), &freeb, &probed) == 0;
     cJSON *mc = cJSON_AddObjectToObject(disk, "model_cache");
     cJSON_AddStringToObject(mc, "path", aitk_str_cstr(&dir));
     cJSON_AddStringToObject(mc, "chosen_by", why);
@@ -300,7 +180,7 @@ static aitk_status check_output_disk(aitk_run_ctx *ctx, cJSON *disk)
     const char *dir = ctx->output_dir ? ctx->output_dir : ".";
     aitk_str probed = AITK_STR_INIT, obs = AITK_STR_INIT;
     double freeb = 0;
-    int ok = free_bytes(dir, &freeb, &probed) == 0;
+    int ok = aitk_host_free_bytes(dir, &freeb, &probed) == 0;
     cJSON *od = cJSON_AddObjectToObject(disk, "output");
     cJSON_AddStringToObject(od, "path", dir);
     if (ok) {
@@ -323,19 +203,8 @@ aitk_status aitk_host_checks(aitk_run_ctx *ctx)
     cJSON *os = host ? cJSON_AddObjectToObject(host, "os") : NULL;
     if (!os)
         return AITK_E_NOMEM;
-    read_os_release(os);
-    struct utsname un;
-    if (uname(&un) == 0) {
-        cJSON_AddStringToObject(os, "kernel", un.release);
-        cJSON_AddStringToObject(os, "machine", un.machine);
-        cJSON_AddStringToObject(os, "system", un.sysname);
-        cJSON_AddStringToObject(host, "hostname", un.nodename);
-    }
-    const cJSON *pretty = cJSON_GetObjectItemCaseSensitive(os, "pretty_name");
     aitk_str obs = AITK_STR_INIT;
-    aitk_str_appendf(&obs, "%s, kernel %s, %s",
-                     cJSON_IsString(pretty) ? pretty->valuestring : un.sysname, un.release,
-                     un.machine);
+    aitk_host_read_os(host, os, &obs);
     aitk_check c = {.id = "host.os", .category = "host", .title = "Operating system",
                     .status = AITK_CHECK_PASS, .observed = aitk_str_cstr(&obs),
                     .message = "informational"};
@@ -344,8 +213,8 @@ aitk_status aitk_host_checks(aitk_run_ctx *ctx)
     if (!st)
         st = check_libc(ctx, os);
 
-    cpu_info ci;
-    read_cpuinfo(&ci);
+    aitk_host_cpu ci;
+    aitk_host_read_cpu(&ci);
     cJSON *cpu = cJSON_AddObjectToObject(host, "cpu");
     cJSON_AddStringToObject(cpu, "model", ci.model);
     cJSON_AddNumberToObject(cpu, "logical_cpus", (double)ci.logical);
@@ -373,23 +242,21 @@ aitk_status aitk_host_checks(aitk_run_ctx *ctx)
     aitk_str_free(&obs);
     aitk_str_free(&isa_text);
 
-    char *mem = NULL;
     cJSON *memory = cJSON_AddObjectToObject(host, "memory");
     obs = (aitk_str)AITK_STR_INIT;
     aitk_check mc = {.id = "host.memory", .category = "host", .title = "System memory"};
-    if (aitk_file_read("/proc/meminfo", 1 << 20, &mem, NULL, NULL) == AITK_OK) {
-        long long total = meminfo_kb(mem, "MemTotal:"), avail = meminfo_kb(mem, "MemAvailable:");
-        cJSON_AddNumberToObject(memory, "total_bytes", (double)total * 1024);
-        cJSON_AddNumberToObject(memory, "available_bytes", (double)avail * 1024);
-        aitk_str_appendf(&obs, "%.1f GiB total, %.1f GiB available", total / (GIB / 1024),
-                         avail / (GIB / 1024));
+    double total = 0, avail = 0;
+    const char *why = NULL;
+    if (aitk_host_read_memory(&total, &avail, &why) == 0) {
+        cJSON_AddNumberToObject(memory, "total_bytes", total);
+        cJSON_AddNumberToObject(memory, "available_bytes", avail);
+        aitk_str_appendf(&obs, "%.1f GiB total, %.1f GiB available", total / GIB, avail / GIB);
         mc.status = AITK_CHECK_PASS;
         mc.message = "informational";
     } else {
         mc.status = AITK_CHECK_SKIP;
-        mc.message = "/proc/meminfo is not readable";
+        mc.message = why;
     }
-    aitk_free(mem);
     mc.observed = aitk_str_cstr(&obs);
     if (!st)
         st = add(ctx, &mc);

@@ -73,7 +73,7 @@ static void add_prefix_env(cJSON *envs, const char *prefix, const char *found_by
 {
     aitk_str interp = AITK_STR_INIT;
     if (prefix && *prefix && is_dir(prefix)) {
-        char *real = realpath(prefix, NULL);
+        char *real = aitk_realpath(prefix);
         const char *root = real ? real : prefix;
         add_env(envs, root, interpreter_in(root, &interp), found_by);
         free(real);
@@ -115,21 +115,31 @@ static int pyenv_shim_prefix(const char *shim, aitk_str *prefix)
     return ok;
 }
 
+#ifdef _WIN32
+#define PATH_SEP ";"
+#define RUNNABLE F_OK /* the C runtime has no execute bit to test */
+static const char *const path_pythons[] = {"python3.exe", "python.exe"};
+#else
+#define PATH_SEP ":"
+#define RUNNABLE X_OK
+static const char *const path_pythons[] = {"python3", "python"};
+#endif
+
 static void add_path_python(cJSON *envs)
 {
     const char *path = getenv("PATH");
-    static const char *const names[] = {"python3", "python"};
+    const char *const *names = path_pythons;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
-            size_t n = strcspn(s, ":");
+            size_t n = strcspn(s, PATH_SEP);
             aitk_str cand = AITK_STR_INIT, prefix = AITK_STR_INIT;
             aitk_str_appendf(&cand, "%.*s/%s", (int)n, s, names[k]);
             s += n;
-            if (*s == ':')
+            if (*s == PATH_SEP[0])
                 s++;
-            if (n && access(aitk_str_cstr(&cand), X_OK) == 0) {
+            if (n && access(aitk_str_cstr(&cand), RUNNABLE) == 0) {
                 /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
-                char *real = realpath(aitk_str_cstr(&cand), NULL);
+                char *real = aitk_realpath(aitk_str_cstr(&cand));
                 if (!pyenv_shim_prefix(real ? real : aitk_str_cstr(&cand), &prefix))
                     prefix_of(real ? real : aitk_str_cstr(&cand), &prefix);
                 free(real);
