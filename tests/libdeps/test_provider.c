@@ -110,6 +110,33 @@ static void test_torch_in_venv(void **state)
     cJSON_Delete(ctx.env);
 }
 
+static void test_torch_of_selected_python_env(void **state)
+{
+    (void)state;
+    /* The python.* checks chose an environment (here as --python would
+     * have): deps.torch examines that environment's torch, even with no
+     * $VIRTUAL_ENV and nothing else to find it by. */
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("CONDA_PREFIX");
+    setenv("AITK_CUDA_LIB_DIR", FX "/no-cuda-here", 1);
+    aitk_run_ctx ctx = {0};
+    ctx.env = cJSON_Parse("{\"python\": {\"environments\": [{\"packages\": {\"torch\": "
+                          "{\"site\": \"" FX "/elf/venv/lib/python3.11/site-packages\"}}}]}}");
+    assert_non_null(ctx.env);
+    assert_int_equal(aitk_deps_checks(&ctx), AITK_OK);
+    unsetenv("AITK_CUDA_LIB_DIR");
+    assert_int_equal(ctx.checks.count, 2);
+    const aitk_check *c = &ctx.checks.items[1];
+    assert_string_equal(c->id, "deps.torch");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    assert_non_null(strstr(c->observed, "libtorch_cuda.so -> libcudart.so.99: NOT FOUND"));
+    cJSON *torch = cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "deps"), "torch");
+    assert_string_equal(cJSON_GetObjectItem(torch, "dir")->valuestring,
+                        FX "/elf/venv/lib/python3.11/site-packages/torch/lib");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
 static void test_real_cuda(void **state)
 {
     (void)state;
@@ -137,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_passing_and_absent),
         cmocka_unit_test(test_loader_confirms),
         cmocka_unit_test(test_torch_in_venv),
+        cmocka_unit_test(test_torch_of_selected_python_env),
         cmocka_unit_test(test_real_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,10 @@
 /* deps.* checks (provider.h). Each failure names the missing link, the chain
  * to it, where the loader looked and the remedy, like `aitk-validate deps`.
  *
- * Torch discovery is minimal for now: $VIRTUAL_ENV, $CONDA_PREFIX, the user
- * site and the system Python's packages; --python and --aitk-dir discovery
- * (asking each interpreter where torch is) is left for later (issue 3). */
+ * Which torch: the one in the Python environment the python.* checks chose
+ * (so --python and --aitk-dir reach here too); without one, $VIRTUAL_ENV,
+ * $CONDA_PREFIX, the user site and the system Python's packages (on Windows,
+ * also the per-user python.org installs). */
 #include "validate/libdeps/provider.h"
 
 #include <cjson/cJSON.h>
@@ -17,6 +18,7 @@
 
 #include "common/alloc.h"
 #include "common/dynload.h"
+#include "common/fileio.h"
 #include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
 
@@ -327,6 +329,31 @@ static const char *default_cuda_dir(aitk_str *buf)
 }
 #endif
 
+/* torch/lib of the Python environment the python.* checks chose (--python,
+ * --aitk-dir's venv, an active venv or conda env, ./venv, python3 on PATH):
+ * the install ai-toolkit will load, found the same way for every check. The
+ * python provider runs before this one (validate/registry.c). */
+static aitk_status torch_of_selected_env(const cJSON *env, aitk_str *out)
+{
+    const cJSON *envs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(env, "python"), "environments");
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(envs, 0), "packages"), "torch");
+    const cJSON *site = cJSON_GetObjectItemCaseSensitive(torch, "site");
+    if (!cJSON_IsString(site) || !*site->valuestring)
+        return AITK_E_NOTFOUND;
+    aitk_str lib = AITK_STR_INIT;
+    aitk_path_join(&lib, site->valuestring, "torch/lib");
+    if (aitk_str_status(&lib))
+        return AITK_E_NOMEM;
+    struct stat sb;
+    aitk_status st = stat(lib.ptr, &sb) == 0 && S_ISDIR(sb.st_mode)
+                         ? aitk_str_append(out, lib.ptr)
+                         : AITK_E_NOTFOUND;
+    aitk_str_free(&lib);
+    return st;
+}
+
 aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
 {
     cJSON *env = cJSON_AddObjectToObject(ctx->env, "deps");
@@ -340,7 +367,9 @@ aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
     if (st)
         return st;
     aitk_str torch = AITK_STR_INIT;
-    st = find_torch(&torch);
+    st = torch_of_selected_env(ctx->env, &torch);
+    if (st == AITK_E_NOTFOUND)
+        st = find_torch(&torch);
     if (st == AITK_E_NOTFOUND) {
         aitk_check c = {.id = "deps.torch", .category = "deps",
                         .title = "torch libraries: dependency tree", .status = AITK_CHECK_SKIP,
