@@ -27,34 +27,7 @@
 /* The GPU the fake reports were "measured" on, as NVML names it. */
 #define MEASURED "NVIDIA H200"
 
-typedef struct ran {
-    int rc;
-    aitk_str out, err;
-} ran;
-
-static ran run(const char *const *args)
-{
-    const char *argv[32] = {AITK_EXE};
-    size_t n = 1;
-    for (; args[n - 1]; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    ran r = {0};
-    aitk_proc_opts o = {.timeout_ms = 60000};
-    aitk_proc_result res;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
-        fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    r.rc = res.exit_code;
-    return r;
-}
-
-static void ran_free(ran *r)
-{
-    aitk_str_free(&r->out);
-    aitk_str_free(&r->err);
-}
+#include "tests/exe_run.h"
 
 /* ---- figures read from the data files, independently of the code under test ---- */
 

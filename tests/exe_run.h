@@ -1,0 +1,42 @@
+/* Running the real aitk-validate binary from a test: arguments without the
+ * program, the test's own environment inherited (a Windows process needs
+ * SystemRoot and friends, so nothing is dropped), stdout and stderr
+ * captured. Tests that need a pinned environment use tests/validate/cli_run.h. */
+#ifndef AITK_TESTS_EXE_RUN_H
+#define AITK_TESTS_EXE_RUN_H
+
+#include "common/proc.h"
+#include "common/str.h"
+
+typedef struct ran {
+    int rc;
+    aitk_str out, err;
+} ran;
+
+static inline ran run_timeout(const char *const *args, long timeout_ms)
+{
+    const char *argv[32] = {AITK_EXE};
+    size_t n = 1;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    ran r = {0};
+    aitk_proc_opts o = {.timeout_ms = timeout_ms};
+    aitk_proc_result res;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
+        fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    r.rc = res.exit_code;
+    return r;
+}
+
+static inline ran run(const char *const *args) { return run_timeout(args, 60000); }
+
+static inline void ran_free(ran *r)
+{
+    aitk_str_free(&r->out);
+    aitk_str_free(&r->err);
+}
+
+#endif
