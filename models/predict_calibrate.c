@@ -18,6 +18,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "reports/report.h"
 
 const char *const aitk_eff_names[AITK_EFF_COUNT] = {"gemm", "attention_fwd", "attention_bwd",
                                                      "bandwidth"};
@@ -37,6 +38,9 @@ static double *eff_slot(aitk_cost_params *p, aitk_eff_id id)
 
 /* ---- reading the report ---- */
 
+/* The saved report through reports/'s own reader (JSON with line:column on
+ * a syntax error, schema 1.x, checks and summary present), then the one thing
+ * calibration adds: it must be this tool's. */
 static aitk_status parse_report(const char *path, cJSON **out, aitk_str *err)
 {
     *out = NULL;
@@ -51,37 +55,15 @@ static aitk_status parse_report(const char *path, cJSON **out, aitk_str *err)
         return st == AITK_E_NOMEM ? st : AITK_E_IO;
     }
     aitk_str_free(&why);
-    const char *end = NULL;
-    cJSON *r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!r) {
-        /* cJSON points at the first byte it could not take. */
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        long line = 1, col = 1;
-        for (size_t i = 0; i < off && i < len; i++) {
-            if (text[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        aitk_str_appendf(err, "%s:%ld:%ld: not valid JSON (an aitk-validate report.json is "
-                              "expected)", path, line, col);
-        aitk_free(text);
-        return AITK_E_PARSE;
-    }
+    cJSON *r = NULL;
+    st = aitk_report_parse(path, text, len, &r, err);
     aitk_free(text);
-    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(r, "tool");
-    const char *version = json_text(r, "schema_version");
-    if (!cJSON_IsObject(r) || !text_is(json_text(tool, "name"), "aitk-validate") || !version) {
-        aitk_str_appendf(err, "%s: not an aitk-validate report (no tool.name \"aitk-validate\" "
-                              "and schema_version)", path);
-        cJSON_Delete(r);
-        return AITK_E_PARSE;
-    }
-    if (strncmp(version, "1.", 2) != 0) {
-        aitk_str_appendf(err, "%s: schema_version %s is not supported (this build reads 1.x)",
-                         path, version);
+    if (st)
+        return st;
+    if (!text_is(json_text(cJSON_GetObjectItemCaseSensitive(r, "tool"), "name"),
+                 "aitk-validate")) {
+        aitk_str_appendf(err, "%s: not an aitk-validate report (no tool.name \"aitk-validate\")",
+                         path);
         cJSON_Delete(r);
         return AITK_E_PARSE;
     }

@@ -24,23 +24,9 @@
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/report_json.h"
 
 static char tmp[] = "/tmp/aitk-bench-cli-XXXXXX";
-
-static cJSON *load_json(const char *path)
-{
-    char *data = NULL;
-    size_t len = 0;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_file_read(path, 64 << 20, &data, &len, &err))
-        fail_msg("cannot read %s: %s", path, aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    cJSON *j = cJSON_ParseWithLength(data, len);
-    free(data);
-    if (!j)
-        fail_msg("%s is not valid JSON", path);
-    return j;
-}
 
 static bool exists(const char *dir, const char *name)
 {

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/proc.h"
+#include "tests/report_json.h"
 #include "tests/cuda/cuda_test.h"
 
 static char tmp[] = "/tmp/aitk-cuda-cli-XXXXXX";
@@ -67,39 +68,6 @@ static void run_free(run *r)
     aitk_str_free(&r->err);
 }
 
-static cJSON *load_json(const char *path)
-{
-    char *data = NULL;
-    size_t len = 0;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_file_read(path, 64 << 20, &data, &len, &err))
-        fail_msg("cannot read %s: %s", path, aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    cJSON *j = cJSON_ParseWithLength(data, len);
-    free(data);
-    if (!j)
-        fail_msg("%s is not valid JSON", path);
-    return j;
-}
-
-static const cJSON *find_check(const cJSON *report, const char *id)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
-    {
-        const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "id");
-        if (cJSON_IsString(i) && !strcmp(i->valuestring, id))
-            return c;
-    }
-    return NULL;
-}
-
-static const char *text(const cJSON *o, const char *key)
-{
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(s) ? s->valuestring : "";
-}
-
 /* The dynamic loader's trace names every object it maps. */
 static bool mapped_plugin(const run *r)
 {
@@ -133,7 +101,7 @@ static const cJSON *find_micro(const cJSON *report, const char *name)
 {
     const cJSON *m;
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(report, "micro"))
-    if (!strcmp(text(m, "name"), name))
+    if (!strcmp(json_str(m, "name"), name))
         return m;
     return NULL;
 }
@@ -179,24 +147,24 @@ static void test_standard_reports_gpu_plugin(void **state)
     cJSON *rep = load_json(json.ptr);
     const cJSON *c = find_check(rep, "gpu.plugin");
     assert_non_null(c);
-    print_message("gpu.plugin: %s: %s\n", text(c, "status"), text(c, "message"));
+    print_message("gpu.plugin: %s: %s\n", json_str(c, "status"), json_str(c, "message"));
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(rep, "environment"), "cuda_plugin");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "loaded")));
     if (probe_st) {
-        assert_string_equal(text(c, "status"), "fail");
-        assert_non_null(strstr(text(c, "message"), "The CUDA plugin loads, but its CUDA runtime"));
-        assert_non_null(strstr(text(c, "message"), cuda_test_probe.error));
+        assert_string_equal(json_str(c, "status"), "fail");
+        assert_non_null(strstr(json_str(c, "message"), "The CUDA plugin loads, but its CUDA runtime"));
+        assert_non_null(strstr(json_str(c, "message"), cuda_test_probe.error));
         if (cuda_test_probe.driver_version == 0)
-            assert_non_null(strstr(text(c, "message"), "No NVIDIA driver is loaded"));
-        assert_true(*text(c, "remedy"));
+            assert_non_null(strstr(json_str(c, "message"), "No NVIDIA driver is loaded"));
+        assert_true(*json_str(c, "remedy"));
         /* No GPU: no cuda entries, and the CPU ones are still there. */
         const cJSON *m;
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(rep, "micro"))
-        assert_string_not_equal(text(m, "backend"), "cuda");
+        assert_string_not_equal(json_str(m, "backend"), "cuda");
         assert_non_null(find_micro(rep, "gemm.cpu.fp32.flux1-dev.img_qkv"));
     } else {
-        assert_string_equal(text(c, "status"), "pass");
+        assert_string_equal(json_str(c, "status"), "pass");
         const char *names[] = {"gemm.cuda.bf16.flux1-dev.img_qkv",
                                "gemm.cuda.bf16.flux1-dev.img_mlp_in",
                                "gemm.cuda.bf16.chroma.mlp_in", "gemm.cuda.bf16.omnigen2.ffn_in",
@@ -205,14 +173,14 @@ static void test_standard_reports_gpu_plugin(void **state)
             const cJSON *m = find_micro(rep, *n);
             if (!m)
                 fail_msg("micro[] lacks %s", *n);
-            assert_string_equal(text(m, "backend"), "cuda");
-            assert_string_equal(text(m, "device"), cuda_test_probe.devices[0].name);
-            assert_string_equal(text(m, "unit"), strncmp(*n, "gemm", 4) ? "GB/s" : "TFLOP/s");
-            assert_string_equal(text(m, "category"), strncmp(*n, "gemm", 4) ? "memcpy" : "gemm");
+            assert_string_equal(json_str(m, "backend"), "cuda");
+            assert_string_equal(json_str(m, "device"), cuda_test_probe.devices[0].name);
+            assert_string_equal(json_str(m, "unit"), strncmp(*n, "gemm", 4) ? "GB/s" : "TFLOP/s");
+            assert_string_equal(json_str(m, "category"), strncmp(*n, "gemm", 4) ? "memcpy" : "gemm");
             assert_true(cJSON_GetObjectItemCaseSensitive(m, "value")->valuedouble > 0);
             print_message("%s: %.1f %s (%s)\n", *n,
                           cJSON_GetObjectItemCaseSensitive(m, "value")->valuedouble,
-                          text(m, "unit"), text(m, "shape"));
+                          json_str(m, "unit"), json_str(m, "shape"));
         }
     }
     cJSON_Delete(rep);

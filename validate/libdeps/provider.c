@@ -14,6 +14,7 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/alloc.h"
@@ -56,7 +57,7 @@ static bool native_library_name(const char *n)
 {
 #ifdef _WIN32
     size_t len = strlen(n);
-    return len > 4 && (strcmp(n + len - 4, ".dll") == 0 || strcmp(n + len - 4, ".DLL") == 0);
+    return len > 4 && strcasecmp(n + len - 4, ".dll") == 0; /* Windows names ignore case */
 #else
     return strncmp(n, "lib", 3) == 0 && strstr(n, ".so") != NULL;
 #endif
