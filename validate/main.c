@@ -189,7 +189,9 @@ static const char *text_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* The console view: one line a check, remedies under failures and warnings. */
+/* The console view: one line a check; the reason under failures, warnings and
+ * skips (a skip without its reason reads like a pass nobody ran), remedies
+ * under failures and warnings. */
 static void print_summary(const cJSON *report, int verbosity)
 {
     const cJSON *c;
@@ -203,7 +205,8 @@ static void print_summary(const cJSON *report, int verbosity)
             printf(": %s", text_of(c, "observed"));
         printf("\n");
         int bad = strcmp(st, "fail") == 0 || strcmp(st, "warn") == 0;
-        if ((bad || verbosity > 0) && *text_of(c, "message"))
+        int skipped = strcmp(st, "skip") == 0;
+        if ((bad || skipped || verbosity > 0) && *text_of(c, "message"))
             printf("        %s\n", text_of(c, "message"));
         if (verbosity > 0 && *text_of(c, "expected"))
             printf("        expected: %s\n", text_of(c, "expected"));

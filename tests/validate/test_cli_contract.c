@@ -144,10 +144,21 @@ static void test_quick_writes_reports(void **state)
     assert_int_equal(r.exit_code, strcmp(verdict, "fail") == 0 ? 1 : 0);
     assert_int_equal(cJSON_GetObjectItem(summary, "exit_code")->valueint, r.exit_code);
     assert_string_equal(cJSON_GetObjectItem(rep, "level")->valuestring, "quick");
-    /* --quick runs no workload. */
+    /* --quick runs no workload; the console says why each skipped check
+     * was skipped (here deps.torch skips: no torch is installed). */
     const cJSON *c;
+    int skips_seen = 0;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "checks"))
+    {
         assert_false(strncmp(cJSON_GetObjectItem(c, "id")->valuestring, "workload.", 9) == 0);
+        const char *msg = cJSON_GetObjectItem(c, "message")->valuestring;
+        if (strcmp(cJSON_GetObjectItem(c, "status")->valuestring, "skip") == 0 && *msg) {
+            if (!strstr(r.out.ptr, msg))
+                fail_msg("skip reason '%s' missing from the console output", msg);
+            skips_seen++;
+        }
+    }
+    print_message("%d skipped check(s) with their reasons on the console\n", skips_seen);
     char *mdtext = NULL;
     assert_int_equal(aitk_file_read(md.ptr, 1 << 20, &mdtext, NULL, NULL), AITK_OK);
     assert_non_null(strstr(mdtext, "## aitk-validate: "));
