@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "models/aitk_config.h"
 #include "models/predict.h"
+#include "models/reported.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
 
@@ -25,7 +26,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate;
-    bool all_gpus, explain;
+    bool all_gpus, explain, reported;
     long resolution, batch, rank;
     price prices[32];
     size_t n_prices;
@@ -54,6 +55,10 @@ static void predict_help(void)
           "  --explain             print the memory plan and the work of one step\n"
           "  --calibrate REPORT    efficiencies measured on a GPU, from a report.json of\n"
           "                        `aitk-validate --full --output-dir`/`--json` run there\n"
+          "  --reported            instead: predict the jobs people reported speeds for\n"
+          "                        (models/reported_speeds.yaml: GPU, setup, s/step, peak)\n"
+          "                        and set each prediction beside the reported figure;\n"
+          "                        takes only --calibrate and --json\n"
           "Defaults are each model's ai-toolkit example config at 1024 px; efficiencies\n"
           "are the documented defaults of models/cost.yaml.\n"
           "\n"
@@ -266,6 +271,31 @@ static aitk_status predict_config(run *r)
     return st;
 }
 
+/* The reported jobs, each predicted on its own GPU: the table for
+ * --reported, else the range of ratios under the predictions. */
+static aitk_status predict_reported(run *r, bool table)
+{
+    aitk_reported_speeds *speeds = NULL;
+    aitk_status st = aitk_reported_speeds_load(r->db, r->params, &speeds, r->err);
+    aitk_reported_row *rows = NULL;
+    if (!st) {
+        rows = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *rows);
+        st = rows ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_reported_evaluate(speeds, r->params, r->cal, rows, r->err);
+    if (!st && table)
+        aitk_reported_print_text(stdout, rows, speeds->count);
+    else if (!st)
+        aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
+    if (!st && r->json)
+        st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
+                   : aitk_reported_add_summary_json(r->json, rows, speeds->count);
+    aitk_free(rows);
+    aitk_reported_speeds_free(speeds);
+    return st;
+}
+
 static int finish(run *r, aitk_status st)
 {
     int rc = AITK_EXIT_OK;
@@ -304,6 +334,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"price-per-hour", required_argument, NULL, 'p'},
         {"calibrate", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},
         {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
+        {"reported", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -326,6 +357,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'p': o->price_args[o->n_price_args++] = optarg; break;
         case 'j': o->json_path = optarg; break;
         case 'e': o->explain = true; break;
+        case 'R': o->reported = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
         case ':':
@@ -345,6 +377,13 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     }
     if (!st && o->models && o->config) {
         aitk_str_append(err, "predict: give --model or --config, not both");
+        st = AITK_E_INVAL;
+    }
+    if (!st && o->reported &&
+        (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
+         o->rank || o->quantize || o->n_price_args || o->explain)) {
+        aitk_str_append(err, "predict: --reported predicts the reported setups as they are; "
+                             "it takes only --calibrate and --json");
         st = AITK_E_INVAL;
     }
     if (!st && o->gpus && o->all_gpus) {
@@ -394,10 +433,14 @@ int aitk_cmd_predict(int argc, char **argv)
             aitk_predict_add_params_json(r.json, r.params, r.cal))
             st = AITK_E_NOMEM;
     }
-    if (!st && o.config)
+    if (!st && o.reported)
+        st = predict_reported(&r, true);
+    else if (!st && o.config)
         st = predict_config(&r);
     else if (!st)
         st = each_item(o.models ? o.models : "flux1-dev,chroma,omnigen2", predict_model, &r);
+    if (!st && !o.reported)
+        st = predict_reported(&r, false);
     rc = finish(&r, st);
     aitk_str_free(&err);
     return rc;

@@ -67,6 +67,11 @@ static void test_flux_4090_json(void **state)
     double s = num(g, "step_seconds");
     if (s > 3.5 * 1.5 || s < 3.5 / 1.5)
         fail_msg("predicted %.2f s/step, reported 3.5", s);
+    /* Under the predictions: how far the same model was from reported jobs. */
+    const cJSON *against = cJSON_GetObjectItemCaseSensitive(j, "against_reports");
+    assert_true(num(against, "reports") >= 1);
+    assert_true(num(against, "min_ratio") <= num(against, "max_ratio"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "(`predict --reported`)"));
     cJSON_Delete(j);
     unlink(path);
     ran_free(&r);
@@ -151,6 +156,7 @@ static void test_bad_usage(void **state)
         {"predict", "--config", "/nonexistent.yaml", NULL},
         {"predict", "--json", "/nonexistent-dir/out.json", "--model", "chroma", NULL},
         {"predict", "stray", NULL},
+        {"predict", "--reported", "--gpu", "A40", NULL},
         {"gpus", "--bogus", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -181,63 +187,198 @@ static void test_gpus(void **state)
     ran_free(&r);
 }
 
-/* Copies a data file of the source tree into the folder `dir`/`name`. */
-static void copy_data(const char *dir, const char *name)
+/* A data folder for AITK_DATA_DIR: `copies` from the source tree, plus one
+ * file `broken` with the text `text`; data_dir_remove() undoes it. */
+static const char *const data_subdirs[] = {"bench", "models"};
+
+static void data_dir_make(char *dir, const char *const *copies, const char *broken,
+                          const char *text)
 {
-    aitk_str from = AITK_STR_INIT, to = AITK_STR_INIT;
-    aitk_str_appendf(&from, "%s/%s", AITK_SOURCE_DIR, name);
-    aitk_str_appendf(&to, "%s/%s", dir, name);
-    char *text = NULL;
-    size_t len = 0;
-    assert_int_equal(aitk_file_read(aitk_str_cstr(&from), 1 << 20, &text, &len, NULL), AITK_OK);
-    assert_int_equal(aitk_file_write_atomic(aitk_str_cstr(&to), text, len, NULL), AITK_OK);
-    aitk_free(text);
-    aitk_str_free(&from);
-    aitk_str_free(&to);
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof data_subdirs / sizeof *data_subdirs; i++) {
+        aitk_str sub = AITK_STR_INIT;
+        aitk_str_appendf(&sub, "%s/%s", dir, data_subdirs[i]);
+        assert_int_equal(aitk_dir_create(aitk_str_cstr(&sub), NULL), AITK_OK);
+        aitk_str_free(&sub);
+    }
+    for (const char *const *name = copies; *name; name++) {
+        aitk_str from = AITK_STR_INIT, to = AITK_STR_INIT;
+        aitk_str_appendf(&from, "%s/%s", AITK_SOURCE_DIR, *name);
+        aitk_str_appendf(&to, "%s/%s", dir, *name);
+        char *data = NULL;
+        size_t len = 0;
+        assert_int_equal(aitk_file_read(aitk_str_cstr(&from), 1 << 20, &data, &len, NULL),
+                         AITK_OK);
+        assert_int_equal(aitk_file_write_atomic(aitk_str_cstr(&to), data, len, NULL), AITK_OK);
+        aitk_free(data);
+        aitk_str_free(&from);
+        aitk_str_free(&to);
+    }
+    aitk_str file = AITK_STR_INIT;
+    aitk_str_appendf(&file, "%s/%s", dir, broken);
+    assert_int_equal(aitk_file_write_atomic(aitk_str_cstr(&file), text, strlen(text), NULL),
+                     AITK_OK);
+    aitk_str_free(&file);
+}
+
+static void data_dir_remove(const char *dir, const char *const *copies, const char *broken)
+{
+    aitk_str path = AITK_STR_INIT;
+    for (const char *const *name = copies; *name; name++) {
+        aitk_str_clear(&path);
+        aitk_str_appendf(&path, "%s/%s", dir, *name);
+        unlink(aitk_str_cstr(&path));
+    }
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/%s", dir, broken);
+    unlink(aitk_str_cstr(&path));
+    for (size_t i = 0; i < sizeof data_subdirs / sizeof *data_subdirs; i++) {
+        aitk_str_clear(&path);
+        aitk_str_appendf(&path, "%s/%s", dir, data_subdirs[i]);
+        rmdir(aitk_str_cstr(&path));
+    }
+    rmdir(dir);
+    aitk_str_free(&path);
+}
+
+/* Runs `args` with AITK_DATA_DIR=dir; expects exit 2 and "<file>:<line>:"
+ * on stderr, followed by `words`. */
+static void expect_data_error(const char *dir, const char *const *args, const char *file,
+                              const char *words)
+{
+    setenv("AITK_DATA_DIR", dir, 1);
+    ran r = run(args);
+    unsetenv("AITK_DATA_DIR");
+    if (r.rc != 2)
+        fail_msg("exit %d, stderr '%s'", r.rc, aitk_str_cstr(&r.err));
+    const char *at = strstr(aitk_str_cstr(&r.err), file);
+    if (!at || !strstr(at, words))
+        fail_msg("expected '%s:L:C: ...%s...', stderr '%s'", file, words, aitk_str_cstr(&r.err));
+    const char digit = at[strlen(file) + 1];
+    assert_true(digit >= '1' && digit <= '9');
+    ran_free(&r);
 }
 
 /* A broken model spec read from disk (AITK_DATA_DIR): exit 2, positioned. */
 static void test_broken_data(void **state)
 {
     (void)state;
+    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml", NULL};
     char dir[] = "/tmp/aitk-models-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    aitk_str sub = AITK_STR_INIT, file = AITK_STR_INIT, bench = AITK_STR_INIT;
-    aitk_str_appendf(&sub, "%s/models", dir);
-    aitk_str_appendf(&bench, "%s/bench", dir);
-    assert_int_equal(aitk_dir_create(aitk_str_cstr(&sub), NULL), AITK_OK);
-    assert_int_equal(aitk_dir_create(aitk_str_cstr(&bench), NULL), AITK_OK);
-    copy_data(dir, "bench/gpus.yaml");
-    copy_data(dir, "models/cost.yaml");
-    aitk_str_appendf(&file, "%s/chroma.yaml", aitk_str_cstr(&sub));
-    const char *text = "schema: 1\nid: chroma\ntitle: [unclosed\n";
-    assert_int_equal(aitk_file_write_atomic(aitk_str_cstr(&file), text, strlen(text), NULL),
-                     AITK_OK);
-    setenv("AITK_DATA_DIR", dir, 1);
-    const char *args[] = {"predict", "--model", "chroma", NULL};
-    ran r = run(args);
-    unsetenv("AITK_DATA_DIR");
-    assert_int_equal(r.rc, 2);
-    const char *at = strstr(aitk_str_cstr(&r.err), "models/chroma.yaml:");
-    assert_non_null(at);
-    const char digit = at[strlen("models/chroma.yaml:")];
-    assert_true(digit >= '1' && digit <= '9');
+    data_dir_make(dir, copies, "models/chroma.yaml", "schema: 1\nid: chroma\ntitle: [unclosed\n");
+    expect_data_error(dir, (const char *[]){"predict", "--model", "chroma", NULL},
+                      "models/chroma.yaml", "");
+    data_dir_remove(dir, copies, "models/chroma.yaml");
+}
+
+/* The figures the sources give (FACTS.md section 8), by report id. */
+static const struct {
+    const char *id, *gpu;
+    double seconds, peak_gb; /* peak 0: none reported */
+} sourced[] = {
+    {"aitk-145-a40-batch1", "A40", 6.5, 0},
+    {"aitk-145-a40-batch4", "A40", 22, 0},
+    {"simpletuner-4090-512", "RTX 4090", 1.4, 0},
+    {"simpletuner-4090-1024", "RTX 4090", 3.5, 0},
+    {"simpletuner-1033-h100", "H100 SXM", 0.5, 0},
+    {"kohya-1374-a6000-bf16", "RTX A6000", 8.25, 44.18},
+    {"kohya-1374-a6000-fp8", "RTX A6000", 7.99, 33.53},
+};
+
+static const cJSON *reported_row(const cJSON *doc, const char *id)
+{
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(doc, "reported"))
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(row, "id")->valuestring, id) == 0)
+            return row;
+    fail_msg("no reported row '%s'", id);
+    return NULL;
+}
+
+/* predict --reported: every sourced report is there with the figures its
+ * source gives; the 4090 rows hold the issue's sanity bound; the predicted
+ * peaks are within 10% of the two reported ones (the memory model against
+ * the world, not against itself). */
+static void test_reported(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/aitk-reported-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    ran r = run((const char *[]){"predict", "--reported", "--json", path, NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "ostris/ai-toolkit issue #145"));
+    cJSON *j = read_json(path);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "reported")),
+                     (int)(sizeof sourced / sizeof *sourced));
+    for (size_t i = 0; i < sizeof sourced / sizeof *sourced; i++) {
+        const cJSON *row = reported_row(j, sourced[i].id);
+        const cJSON *rep = cJSON_GetObjectItemCaseSensitive(row, "reported");
+        const cJSON *pred = cJSON_GetObjectItemCaseSensitive(row, "predicted");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(row, "gpu")->valuestring,
+                            sourced[i].gpu);
+        assert_float_equal(num(rep, "seconds_per_step"), sourced[i].seconds, 1e-9);
+        double ratio = num(pred, "seconds_per_step") / sourced[i].seconds;
+        assert_float_equal(num(row, "ratio"), ratio, 1e-9);
+        if (sourced[i].peak_gb > 0) {
+            assert_float_equal(num(rep, "peak_gb"), sourced[i].peak_gb, 1e-9);
+            double m = num(pred, "peak_gb") / sourced[i].peak_gb;
+            if (m < 0.9 || m > 1.1)
+                fail_msg("%s: predicted peak %.1f GB, reported %.2f", sourced[i].id,
+                         num(pred, "peak_gb"), sourced[i].peak_gb);
+        }
+        if (strstr(sourced[i].id, "4090") && (ratio > 1.5 || ratio < 1 / 1.5))
+            fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
+    }
+    cJSON_Delete(j);
+    unlink(path);
     ran_free(&r);
-    unlink(aitk_str_cstr(&file));
-    aitk_str_append(&sub, "/cost.yaml");
-    unlink(aitk_str_cstr(&sub));
-    aitk_str_append(&bench, "/gpus.yaml");
-    unlink(aitk_str_cstr(&bench));
-    aitk_str_clear(&sub);
-    aitk_str_appendf(&sub, "%s/models", dir);
-    rmdir(aitk_str_cstr(&sub));
-    aitk_str_clear(&bench);
-    aitk_str_appendf(&bench, "%s/bench", dir);
-    rmdir(aitk_str_cstr(&bench));
-    rmdir(dir);
-    aitk_str_free(&sub);
-    aitk_str_free(&bench);
-    aitk_str_free(&file);
+}
+
+/* The A40 report ran ai-toolkit's FLUX example config: its row must be the
+ * prediction `predict --config` makes from that config (two paths, one model). */
+static void test_reported_matches_config(void **state)
+{
+    (void)state;
+    char a[] = "/tmp/aitk-reported-XXXXXX", b[] = "/tmp/aitk-config-XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    assert_true(fa >= 0 && fb >= 0);
+    close(fa);
+    close(fb);
+    ran r1 = run((const char *[]){"predict", "--reported", "--json", a, NULL});
+    ran r2 = run((const char *[]){"predict", "--config", FIXTURE("flux_24gb.yaml"), "--gpu", "A40",
+                                  "--json", b, NULL});
+    assert_int_equal(r1.rc, 0);
+    assert_int_equal(r2.rc, 0);
+    cJSON *ja = read_json(a), *jb = read_json(b);
+    const cJSON *pred = cJSON_GetObjectItemCaseSensitive(reported_row(ja, "aitk-145-a40-batch1"),
+                                                         "predicted");
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(jb, "predictions"), 0);
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
+    assert_float_equal(num(pred, "seconds_per_step"), num(g, "step_seconds"), 1e-9);
+    assert_float_equal(num(pred, "peak_gb") * 1e9, num(g, "peak_bytes"), 1.0);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    unlink(a);
+    unlink(b);
+    ran_free(&r1);
+    ran_free(&r2);
+}
+
+/* A report naming a GPU the database lacks: exit 2 at its line and column. */
+static void test_reported_bad_data(void **state)
+{
+    (void)state;
+    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml",
+                                         "models/flux1-dev.yaml", NULL};
+    char dir[] = "/tmp/aitk-reported-XXXXXX";
+    data_dir_make(dir, copies, "models/reported_speeds.yaml",
+                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: t\n"
+                  "    gpu: Voodoo 5\n    model: flux1-dev\n    seconds_per_step: 1\n");
+    expect_data_error(dir, (const char *[]){"predict", "--reported", NULL},
+                      "models/reported_speeds.yaml", "unknown GPU 'Voodoo 5'");
+    data_dir_remove(dir, copies, "models/reported_speeds.yaml");
 }
 
 int main(void)
@@ -248,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
         cmocka_unit_test(test_config),         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
+        cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
+        cmocka_unit_test(test_reported_bad_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,298 @@
+/* models/reported_speeds.yaml -> aitk_reported_speeds, and the cost model's
+ * prediction for each reported job. */
+#include "models/reported.h"
+
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+
+static aitk_status get_text(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
+                            const char **out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, key);
+    if (!n) {
+        aitk_yaml_errorf(err, doc, m, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    return aitk_yaml_string(doc, n, out, err);
+}
+
+static aitk_status positive(const aitk_yaml_doc *doc, const aitk_yaml_node *n, double *out,
+                            aitk_str *err)
+{
+    aitk_status st = aitk_yaml_double(doc, n, out, err);
+    if (!st && !(*out > 0)) {
+        aitk_yaml_errorf(err, doc, n, "must be greater than 0");
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+static aitk_status positive_long(const aitk_yaml_doc *doc, const aitk_yaml_node *n, long max,
+                                 long *out, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_long(doc, n, out, err);
+    if (!st && (*out < 1 || *out > max)) {
+        aitk_yaml_errorf(err, doc, n, "expected a whole number from 1 to %ld", max);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+static aitk_status load_resolutions(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                    aitk_reported_setup *s, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of resolutions", err);
+    if (!st && (n->count == 0 || n->count > sizeof s->resolutions / sizeof *s->resolutions)) {
+        aitk_yaml_errorf(err, doc, n, "expected 1 to %zu resolutions",
+                         sizeof s->resolutions / sizeof *s->resolutions);
+        return AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < n->count; i++)
+        st = positive_long(doc, n->items[i], 8192, &s->resolutions[i], err);
+    if (!st)
+        s->n_resolutions = n->count;
+    return st;
+}
+
+static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                  aitk_reported_text *out, aitk_str *err)
+{
+    const char *t = NULL;
+    aitk_status st = aitk_yaml_string(doc, n, &t, err);
+    if (st)
+        return st;
+    static const struct {
+        const char *name;
+        aitk_reported_text mode;
+    } modes[] = {{"cached", AITK_TEXT_CACHED}, {"bf16", AITK_TEXT_BF16}, {"fp8", AITK_TEXT_FP8}};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+        if (strcmp(t, modes[i].name) == 0) {
+            *out = modes[i].mode;
+            return AITK_OK;
+        }
+    }
+    aitk_yaml_errorf(err, doc, n, "text: expected cached, bf16 or fp8, found '%s'", t);
+    return AITK_E_PARSE;
+}
+
+static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                              const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
+{
+    static const char *const keys[] = {"resolutions", "batch", "rank", "base", "text",
+                                       "checkpointing", "optimizer", NULL};
+    *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a setup", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, keys, "a setup", err);
+    const aitk_yaml_node *n;
+    if (!st && (n = aitk_yaml_get(m, "resolutions")))
+        st = load_resolutions(doc, n, s, err);
+    if (!st && (n = aitk_yaml_get(m, "batch")))
+        st = positive_long(doc, n, 1024, &s->batch, err);
+    if (!st && (n = aitk_yaml_get(m, "rank")))
+        st = positive_long(doc, n, 4096, &s->rank, err);
+    if (!st && (n = aitk_yaml_get(m, "base"))) {
+        const char *t = NULL;
+        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        st = aitk_yaml_string(doc, n, &t, err);
+        if (!st && (aitk_weight_dtype_parse(t, &d) || d == AITK_DTYPE_NF4)) {
+            aitk_yaml_errorf(err, doc, n, "base: expected bf16 or fp8, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+        s->base = (int)d;
+    }
+    if (!st && (n = aitk_yaml_get(m, "text")))
+        st = load_text_mode(doc, n, &s->text, err);
+    if (!st && (n = aitk_yaml_get(m, "checkpointing"))) {
+        bool b = false;
+        st = aitk_yaml_bool(doc, n, &b, err);
+        s->checkpointing = b;
+    }
+    if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
+        st = aitk_yaml_string(doc, n, &s->optimizer, err);
+        if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
+            aitk_yaml_errorf(err, doc, n, "optimizer '%s' is not in models/cost.yaml's list",
+                             s->optimizer);
+            st = AITK_E_PARSE;
+        }
+    }
+    return st;
+}
+
+static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                               const aitk_gpudb *db, const aitk_cost_params *p,
+                               aitk_reported_speed *r, aitk_str *err)
+{
+    static const char *const keys[] = {"id", "source", "trainer", "gpu", "model", "setup",
+                                       "assumed", "seconds_per_step", "peak_gb", NULL};
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a report", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, keys, "a report", err);
+    const char *gpu = NULL;
+    if (!st)
+        st = get_text(doc, m, "id", &r->id, err);
+    if (!st)
+        st = get_text(doc, m, "source", &r->source, err);
+    if (!st)
+        st = get_text(doc, m, "trainer", &r->trainer, err);
+    if (!st)
+        st = get_text(doc, m, "model", &r->model_id, err);
+    if (!st)
+        st = get_text(doc, m, "gpu", &gpu, err);
+    if (!st) {
+        aitk_str why = AITK_STR_INIT;
+        if (aitk_gpudb_find(db, gpu, &r->gpu, &why)) {
+            aitk_yaml_errorf(err, doc, aitk_yaml_get(m, "gpu"), "%s", aitk_str_cstr(&why));
+            st = AITK_E_PARSE;
+        }
+        aitk_str_free(&why);
+    }
+    const aitk_yaml_node *n = aitk_yaml_get(m, "assumed");
+    r->assumed = "";
+    if (!st && n)
+        st = aitk_yaml_string(doc, n, &r->assumed, err);
+    if (!st && !(n = aitk_yaml_get(m, "seconds_per_step"))) {
+        aitk_yaml_errorf(err, doc, m, "missing 'seconds_per_step'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = positive(doc, n, &r->seconds_per_step, err);
+    r->peak_gb = -1;
+    if (!st && (n = aitk_yaml_get(m, "peak_gb")))
+        st = positive(doc, n, &r->peak_gb, err);
+    if (!st)
+        st = load_setup(doc, aitk_yaml_get(m, "setup"), p, &r->setup, err);
+    return st;
+}
+
+/* A model id is checked by loading its spec once (ids repeat across rows). */
+static aitk_status check_model(const aitk_reported_speeds *s, size_t i, const aitk_yaml_node *m,
+                               aitk_str *err)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(s->items[k].model_id, s->items[i].model_id) == 0)
+            return AITK_OK;
+    aitk_model_spec *spec = NULL;
+    aitk_str why = AITK_STR_INIT;
+    aitk_status st = aitk_model_spec_load(s->items[i].model_id, false, &spec, &why);
+    aitk_model_spec_free(spec);
+    if (st && st != AITK_E_NOMEM) {
+        aitk_yaml_errorf(err, s->doc, aitk_yaml_get(m, "model"), "%s", aitk_str_cstr(&why));
+        st = AITK_E_PARSE;
+    }
+    aitk_str_free(&why);
+    return st;
+}
+
+aitk_status aitk_reported_speeds_from_doc(aitk_yaml_doc *doc, const aitk_gpudb *db,
+                                          const aitk_cost_params *p, aitk_reported_speeds **out,
+                                          aitk_str *err)
+{
+    *out = NULL;
+    aitk_reported_speeds *s = aitk_calloc(1, sizeof *s);
+    if (!s) {
+        aitk_yaml_free(doc);
+        return AITK_E_NOMEM;
+    }
+    s->doc = doc;
+    const aitk_yaml_node *list = aitk_yaml_get(doc->root, "reports");
+    aitk_status st = AITK_OK;
+    if (!list) {
+        aitk_yaml_errorf(err, doc, doc->root, "missing 'reports'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = aitk_yaml_expect(doc, list, AITK_YAML_SEQ, "a list of reports", err);
+    if (!st && list->count) {
+        s->items = aitk_calloc(list->count, sizeof *s->items);
+        st = s->items ? AITK_OK : AITK_E_NOMEM;
+    }
+    for (size_t i = 0; !st && i < list->count; i++) {
+        st = load_report(doc, list->items[i], db, p, &s->items[i], err);
+        if (!st)
+            st = check_model(s, i, list->items[i], err);
+        s->count = i + 1;
+    }
+    if (st) {
+        aitk_reported_speeds_free(s);
+        return st;
+    }
+    *out = s;
+    return AITK_OK;
+}
+
+aitk_status aitk_reported_speeds_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                      aitk_reported_speeds **out, aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    *out = NULL;
+    aitk_status st = aitk_data_load_yaml("models/reported_speeds.yaml", &doc, err);
+    return st ? st : aitk_reported_speeds_from_doc(doc, db, p, out, err);
+}
+
+void aitk_reported_speeds_free(aitk_reported_speeds *s)
+{
+    if (!s)
+        return;
+    aitk_free(s->items);
+    aitk_yaml_free(s->doc);
+    aitk_free(s);
+}
+
+void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec *spec,
+                            aitk_workload *w)
+{
+    const aitk_reported_setup *s = &r->setup;
+    aitk_workload_defaults(w, spec);
+    if (s->n_resolutions) {
+        memcpy(w->resolutions, s->resolutions, sizeof w->resolutions);
+        w->n_resolutions = s->n_resolutions;
+    }
+    if (s->batch)
+        w->batch = s->batch;
+    if (s->rank) {
+        w->rank = s->rank;
+        w->alpha = (double)s->rank;
+    }
+    if (s->base >= 0)
+        w->base_dtype = (aitk_weight_dtype)s->base;
+    switch (s->text) {
+    case AITK_TEXT_DEFAULT: break;
+    case AITK_TEXT_CACHED: w->cache_text = true; break;
+    case AITK_TEXT_BF16: w->cache_text = false; w->te_dtype = AITK_DTYPE_BF16; break;
+    case AITK_TEXT_FP8: w->cache_text = false; w->te_dtype = AITK_DTYPE_FP8; break;
+    }
+    if (s->checkpointing >= 0)
+        w->checkpointing = s->checkpointing != 0;
+    if (s->optimizer)
+        w->optimizer = s->optimizer;
+}
+
+aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
+                                   const aitk_calibration *cal, aitk_reported_row *rows,
+                                   aitk_str *err)
+{
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < s->count; i++) {
+        const aitk_reported_speed *r = &s->items[i];
+        aitk_model_spec *spec = NULL;
+        st = aitk_model_spec_load(r->model_id, false, &spec, err);
+        if (!st) {
+            rows[i] = (aitk_reported_row){.report = r};
+            aitk_reported_workload(r, spec, &rows[i].workload);
+            st = aitk_cost_predict(&rows[i].workload, p, r->gpu, &rows[i].pred, err);
+            rows[i].workload.spec = NULL;
+        }
+        const aitk_step_scale *scale = aitk_calibration_step_scale(cal, r->model_id);
+        if (!st && scale)
+            aitk_prediction_scale_time(&rows[i].pred, scale->scale);
+        if (!st)
+            rows[i].ratio = rows[i].pred.step_s / r->seconds_per_step;
+        aitk_model_spec_free(spec);
+    }
+    return st;
+}

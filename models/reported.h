@@ -1,0 +1,93 @@
+/* Training speeds people reported (models/reported_speeds.yaml) and the cost
+ * model's prediction for each reported setup: `predict --reported`.
+ *
+ * This is how the model is held to the world: each row is a real job with its
+ * source, the setup it ran (what the source left open is marked as assumed),
+ * the reported seconds per step (and peak memory, where given) and what the
+ * model predicts for the same job on the same GPU. */
+#ifndef AITK_MODELS_REPORTED_H
+#define AITK_MODELS_REPORTED_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "models/cost.h"
+#include "models/predict_calibrate.h"
+
+typedef struct cJSON cJSON;
+
+/* How the text conditioning of a reported job was run. */
+typedef enum aitk_reported_text {
+    AITK_TEXT_DEFAULT, /* the model's ai-toolkit default */
+    AITK_TEXT_CACHED,  /* encoder outputs cached: the encoders are not on the GPU */
+    AITK_TEXT_BF16,
+    AITK_TEXT_FP8,
+} aitk_reported_text;
+
+typedef struct aitk_reported_setup {
+    long resolutions[8];
+    size_t n_resolutions; /* 0: the model's default */
+    long batch, rank;     /* 0: the model's default */
+    int base;             /* aitk_weight_dtype, or -1 for the model's default */
+    aitk_reported_text text;
+    int checkpointing;    /* 0 / 1, or -1 for the model's default */
+    const char *optimizer; /* NULL: the model's default */
+} aitk_reported_setup;
+
+typedef struct aitk_reported_speed {
+    const char *id, *source, *trainer, *model_id, *assumed;
+    const aitk_gpu_spec *gpu;
+    aitk_reported_setup setup;
+    double seconds_per_step;
+    double peak_gb; /* decimal GB as reported; < 0 when the source gives none */
+} aitk_reported_speed;
+
+typedef struct aitk_reported_speeds {
+    aitk_yaml_doc *doc; /* owns the strings */
+    aitk_reported_speed *items;
+    size_t count;
+} aitk_reported_speeds;
+
+/* Loads models/reported_speeds.yaml; every GPU must be in `db`, every model a
+ * models/<id>.yaml, every optimizer in `p` (errors name file:line:column). */
+aitk_status aitk_reported_speeds_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                      aitk_reported_speeds **out, aitk_str *err);
+/* Same, from a parsed document (takes ownership of `doc`, also on error). */
+aitk_status aitk_reported_speeds_from_doc(aitk_yaml_doc *doc, const aitk_gpudb *db,
+                                          const aitk_cost_params *p, aitk_reported_speeds **out,
+                                          aitk_str *err);
+void aitk_reported_speeds_free(aitk_reported_speeds *s);
+
+/* The workload a report describes: the model's defaults, then the setup. */
+void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec *spec,
+                            aitk_workload *w);
+
+typedef struct aitk_reported_row {
+    const aitk_reported_speed *report;
+    aitk_workload workload; /* as predicted; its spec pointer is NULL (freed) */
+    aitk_prediction pred; /* with the calibration's step scale applied, if any */
+    double ratio;         /* predicted / reported seconds per step */
+} aitk_reported_row;
+
+/* One row per report, in file order (rows: s->count entries). */
+aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
+                                   const aitk_calibration *cal, aitk_reported_row *rows,
+                                   aitk_str *err);
+
+/* The table, the count within a factor 1.5 and each row's source. */
+void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n);
+/* One paragraph under ordinary predictions: how far predictions of the same
+ * kind were from the reported jobs (the range of ratios), so nobody reads an
+ * uncalibrated figure as a measurement. */
+void aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
+                                 bool calibrated);
+/* The same as "against_reports": {n, min_ratio, max_ratio} in `doc`. */
+aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *rows, size_t n);
+/* Adds "reported": [...] to `doc`. */
+aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, size_t n);
+
+/* The sanity bound of the cost model (issue #5): a prediction within this
+ * factor of a reported speed, either way. */
+#define AITK_REPORTED_SANITY_FACTOR 1.5
+
+#endif
