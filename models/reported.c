@@ -285,6 +285,10 @@ aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cos
             rows[i] = (aitk_reported_row){.report = r};
             aitk_reported_workload(r, spec, &rows[i].workload);
             st = aitk_cost_predict(&rows[i].workload, p, r->gpu, &rows[i].pred, err);
+            /* The row outlives the spec: keep no pointer into it. The
+             * optimizer's name is cost.yaml's (p lives as long as rows). */
+            const aitk_optimizer_spec *opt = aitk_cost_find_optimizer(p, rows[i].workload.optimizer);
+            rows[i].workload.optimizer = opt ? opt->name : NULL;
             rows[i].workload.spec = NULL;
         }
         const aitk_step_scale *scale = aitk_calibration_step_scale(cal, r->model_id);

@@ -64,7 +64,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
 
 typedef struct aitk_reported_row {
     const aitk_reported_speed *report;
-    aitk_workload workload; /* as predicted; its spec pointer is NULL (freed) */
+    aitk_workload workload; /* as predicted; spec NULL, optimizer cost.yaml's name */
     aitk_prediction pred; /* with the calibration's step scale applied, if any */
     double ratio;         /* predicted / reported seconds per step */
 } aitk_reported_row;
