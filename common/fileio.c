@@ -67,7 +67,30 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
     return AITK_OK;
 }
 
-aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
+/* Writes all of data to fd, retrying short writes and EINTR. */
+static aitk_status write_all(int fd, const char *path, const void *data, size_t len,
+                             aitk_str *err)
+{
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (err)
+                aitk_str_appendf(err, "%s: write failed: %s", path, strerror(errno));
+            return AITK_E_IO;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    return AITK_OK;
+}
+
+/* A temporary file beside `path`, then rename over it: readers see the old
+ * file or the new one, never half of one. */
+static aitk_status write_replacing(const char *path, const void *data, size_t len, aitk_str *err)
 {
     aitk_str tmp = AITK_STR_INIT;
     if (aitk_str_appendf(&tmp, "%s.tmp.XXXXXX", path))
@@ -86,22 +109,7 @@ aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t le
         aitk_str_free(&tmp);
         return AITK_E_IO;
     }
-    const char *p = data;
-    size_t left = len;
-    aitk_status st = AITK_OK;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            st = AITK_E_IO;
-            if (err)
-                aitk_str_appendf(err, "%s: write failed: %s", path, strerror(errno));
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
+    aitk_status st = write_all(fd, path, data, len, err);
     if (!st && fsync(fd) != 0) {
         st = AITK_E_IO;
         if (err)
@@ -133,6 +141,79 @@ aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t le
         remove(tpath);
     aitk_str_free(&tmp);
     return st;
+}
+
+#ifndef _WIN32
+/* A device or FIFO (/dev/null, /dev/stdout into a pipe) is written where it
+ * is: renaming a file over it would destroy it, and as root that once
+ * turned /dev/null into a regular file. */
+static aitk_status write_in_place(const char *path, const void *data, size_t len, aitk_str *err)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (err)
+            aitk_str_appendf(err, "%s: cannot open for writing: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    aitk_status st = write_all(fd, path, data, len, err);
+    if (close(fd) != 0 && !st) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: close failed: %s", path, strerror(errno));
+    }
+    return st;
+}
+#endif
+
+aitk_status aitk_output_path_check(const char *path, aitk_str *err)
+{
+    if (!path || !*path) {
+        if (err)
+            aitk_str_append(err, "an output file name is empty");
+        return AITK_E_INVAL;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (err)
+            aitk_str_appendf(err, "%s: is a folder, not a file", path);
+        return AITK_E_INVAL;
+    }
+#ifndef _WIN32
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) != 0) {
+        if (err)
+            aitk_str_appendf(err, "%s: is a symbolic link to nothing (%s)", path,
+                             strerror(errno));
+        return AITK_E_INVAL;
+    }
+#endif
+    return AITK_OK;
+}
+
+aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
+{
+    aitk_status st = aitk_output_path_check(path, err);
+    if (st)
+        return st;
+#ifndef _WIN32
+    struct stat sb, lsb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return write_in_place(path, data, len, err);
+    if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        /* Through a link to a regular file, as the shell's `>` would: the
+         * link stays, the file it names is replaced. */
+        char *target = aitk_realpath(path);
+        if (!target) {
+            if (err)
+                aitk_str_appendf(err, "%s: cannot resolve the link: %s", path, strerror(errno));
+            return AITK_E_IO;
+        }
+        st = write_replacing(target, data, len, err);
+        free(target); /* aitk_realpath's contract */
+        return st;
+    }
+#endif
+    return write_replacing(path, data, len, err);
 }
 
 aitk_status aitk_dir_create(const char *dir, aitk_str *err)

@@ -16,9 +16,18 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
                            aitk_str *err);
 
 /* Writes `len` bytes to `path` atomically: temp file in the same folder,
- * fsync, rename. On any failure the target is untouched and the temp removed. */
+ * fsync, rename. On any failure the target is untouched and the temp removed.
+ * A symbolic link is followed (the file it names is replaced, the link
+ * stays); a device or FIFO (/dev/null, /dev/stdout) is written in place,
+ * never replaced; a folder, an empty name or a dangling link is refused
+ * (AITK_E_INVAL, as aitk_output_path_check). */
 aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len,
                                    aitk_str *err);
+
+/* Whether `path` can name an output file at all: not empty, not a folder,
+ * not a symbolic link to nothing. For checking outputs before long work;
+ * AITK_E_INVAL with "path: why" in err. */
+aitk_status aitk_output_path_check(const char *path, aitk_str *err);
 
 /* Creates `dir` and its parents (mkdir -p). */
 aitk_status aitk_dir_create(const char *dir, aitk_str *err);

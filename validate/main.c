@@ -51,13 +51,16 @@ static const char *const out_labels[OUT_KINDS] = {"Report", "Summary for an issu
                                                   "JUnit"};
 
 static aitk_status plan_add(output_plan *plan, const char *dir, const char *name, int kind,
-                            bool redacted)
+                            bool redacted, aitk_str *err)
 {
     output_file *f = &plan->files[plan->count++];
     f->kind = kind;
     f->redacted = redacted;
     plan->any_redacted |= redacted;
-    return dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
+    aitk_status st = dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
+    /* An empty name, a folder or a dangling link is refused now, not after
+     * the run; a folder's report.json that is itself a folder, too. */
+    return st ? st : aitk_output_path_check(aitk_str_cstr(&f->path), err);
 }
 
 static void plan_free(output_plan *plan)
@@ -83,23 +86,23 @@ static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, ait
             return st;
         /* The bundle is for a public issue: always redacted, and no JUnit. */
         for (int k = 0; k < (d == 0 ? OUT_KINDS : OUT_JUNIT); k++)
-            if ((st = plan_add(plan, dirs[d], dir_names[k], k, d == 1 || o->redact)))
+            if ((st = plan_add(plan, dirs[d], dir_names[k], k, d == 1 || o->redact, err)))
                 return st;
     }
     const char *files[OUT_KINDS] = {o->json_path, o->markdown_path, o->html_path, o->junit_path};
     for (int k = 0; k < OUT_KINDS; k++) {
         if (!files[k])
             continue;
+        aitk_status st = plan_add(plan, NULL, files[k], k, o->redact, err);
         aitk_str dir = AITK_STR_INIT;
         const char *slash = strrchr(files[k], '/');
         if (slash)
             aitk_str_appendn(&dir, files[k], slash == files[k] ? 1 : (size_t)(slash - files[k]));
         else
             aitk_str_append(&dir, ".");
-        aitk_status st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
-        aitk_str_free(&dir);
         if (!st)
-            st = plan_add(plan, NULL, files[k], k, o->redact);
+            st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
+        aitk_str_free(&dir);
         if (st)
             return st;
     }

@@ -7,6 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,11 +27,15 @@ static int setup(void **state)
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-/* rm -rf without a shell (the Windows build has none): files, then folders. */
+/* rm -rf without a shell (the Windows build has none): files, then folders.
+ * lstat: a link (dangling or not) is removed, never followed. */
+#ifdef _WIN32
+#define lstat stat
+#endif
 static int remove_tree(const char *path)
 {
     struct stat sb;
-    if (stat(path, &sb) != 0)
+    if (lstat(path, &sb) != 0)
         return 0;
     if (!S_ISDIR(sb.st_mode))
         return remove(path);
@@ -92,6 +101,89 @@ static void test_atomic_write_failure_names_path(void **state)
     aitk_str_free(&err);
 }
 
+/* Outputs that cannot be files: refused with their name, nothing written. */
+static void test_write_refuses_folder_and_empty(void **state)
+{
+    (void)state;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_file_write_atomic(tmpdir, "a", 1, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "is a folder"));
+    assert_int_equal(count_entries(tmpdir), 0);
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_file_write_atomic("", "a", 1, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "empty"));
+    aitk_str_free(&err);
+}
+
+#ifndef _WIN32
+/* Through a symbolic link: the file it names gets the data, the link stays
+ * a link; a link to nothing is refused. */
+static void test_write_through_symlink(void **state)
+{
+    (void)state;
+    aitk_str target = AITK_STR_INIT, link = AITK_STR_INIT, dangling = AITK_STR_INIT;
+    aitk_path_join(&target, tmpdir, "target.txt");
+    aitk_path_join(&link, tmpdir, "link.json");
+    aitk_path_join(&dangling, tmpdir, "dangling.json");
+    assert_int_equal(aitk_file_write_atomic(target.ptr, "old", 3, NULL), AITK_OK);
+    assert_int_equal(symlink("target.txt", link.ptr), 0);
+    assert_int_equal(aitk_file_write_atomic(link.ptr, "new!", 4, NULL), AITK_OK);
+    struct stat lst;
+    assert_int_equal(lstat(link.ptr, &lst), 0);
+    assert_true(S_ISLNK(lst.st_mode));
+    char *data = NULL;
+    assert_int_equal(aitk_file_read(target.ptr, 100, &data, NULL, NULL), AITK_OK);
+    assert_string_equal(data, "new!");
+    aitk_free(data);
+    assert_int_equal(symlink("missing.txt", dangling.ptr), 0);
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_file_write_atomic(dangling.ptr, "x", 1, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "link to nothing"));
+    assert_int_equal(count_entries(tmpdir), 3); /* no temp file, no missing.txt */
+    aitk_str_free(&err);
+    aitk_str_free(&target);
+    aitk_str_free(&link);
+    aitk_str_free(&dangling);
+}
+
+/* A FIFO (what /dev/stdout is in a pipeline) is written in place and stays a
+ * FIFO: replacing a non-regular file destroyed /dev/null once. A child reads
+ * the FIFO into a regular file. */
+static void test_write_into_fifo(void **state)
+{
+    (void)state;
+    aitk_str fifo = AITK_STR_INIT, copy = AITK_STR_INIT;
+    aitk_path_join(&fifo, tmpdir, "pipe");
+    aitk_path_join(&copy, tmpdir, "copy");
+    assert_int_equal(mkfifo(fifo.ptr, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(10); /* if the FIFO was replaced, nobody ever writes to it */
+        char buf[64];
+        int in = open(fifo.ptr, O_RDONLY);
+        ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+        int out = open(copy.ptr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        _exit(n > 0 && out >= 0 && write(out, buf, (size_t)n) == n ? 0 : 1);
+    }
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_file_write_atomic(fifo.ptr, "through", 7, &err), AITK_OK);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat st;
+    assert_int_equal(lstat(fifo.ptr, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    char *data = NULL;
+    assert_int_equal(aitk_file_read(copy.ptr, 100, &data, NULL, NULL), AITK_OK);
+    assert_string_equal(data, "through");
+    aitk_free(data);
+    aitk_str_free(&err);
+    aitk_str_free(&fifo);
+    aitk_str_free(&copy);
+}
+#endif
+
 static void test_read_cap_and_missing(void **state)
 {
     (void)state;
@@ -149,6 +241,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_atomic_write_replaces, setup, teardown),
         cmocka_unit_test(test_atomic_write_failure_names_path),
+        cmocka_unit_test_setup_teardown(test_write_refuses_folder_and_empty, setup, teardown),
+#ifndef _WIN32
+        cmocka_unit_test_setup_teardown(test_write_through_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_into_fifo, setup, teardown),
+#endif
         cmocka_unit_test_setup_teardown(test_read_cap_and_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_create_and_writable, setup, teardown),
         cmocka_unit_test(test_path_join),

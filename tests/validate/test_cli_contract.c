@@ -91,6 +91,16 @@ static void test_unwritable_output_dir_writes_nothing(void **state)
     const char *args2[] = {"--quick", "--json", out.ptr, NULL};
     expect_usage_error(args2, "missing");
     assert_int_equal(entries(tmp), 1);
+    /* An output that names a folder, or no file at all, is refused before
+     * the run: the good --json beside it is not written either. */
+    aitk_str ok = AITK_STR_INIT;
+    aitk_path_join(&ok, tmp, "ok.json");
+    const char *args3[] = {"--quick", "--json", ok.ptr, "--markdown", tmp, NULL};
+    expect_usage_error(args3, "is a folder");
+    const char *args4[] = {"--quick", "--json", ok.ptr, "--html", "", NULL};
+    expect_usage_error(args4, "empty");
+    assert_int_equal(entries(tmp), 1);
+    aitk_str_free(&ok);
     aitk_str_free(&file);
     aitk_str_free(&out);
 }
