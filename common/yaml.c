@@ -20,7 +20,26 @@ typedef struct builder {
     yaml_parser_t parser;
     const char *name;
     aitk_str *err;
+    const char *text; /* the input, for positions of reader errors */
+    size_t len;
 } builder;
+
+/* A reader error (bad UTF-8, a control character) carries a byte offset,
+ * not a mark: count lines and characters up to it. */
+static yaml_mark_t mark_at_offset(const builder *b, size_t offset)
+{
+    yaml_mark_t m = {0};
+    for (size_t i = 0; i < offset && i < b->len; i++) {
+        unsigned char c = (unsigned char)b->text[i];
+        if (c == '\n') {
+            m.line++;
+            m.column = 0;
+        } else if ((c & 0xC0) != 0x80) { /* not a UTF-8 continuation byte */
+            m.column++;
+        }
+    }
+    return m;
+}
 
 static void node_free(aitk_yaml_node *n)
 {
@@ -44,7 +63,21 @@ static aitk_status parser_error(builder *b)
     if (p->error == YAML_MEMORY_ERROR)
         return AITK_E_NOMEM;
     /* libyaml marks are 0-based; people count from 1. */
-    const yaml_mark_t *m = p->problem_mark.line || p->problem_mark.column || !p->context
+    size_t offset = p->problem_offset;
+    /* "invalid trailing UTF-8 octet" points past the character's first
+     * byte; the person's view is the character: step back to its start. */
+    if (p->error == YAML_READER_ERROR && p->problem && strstr(p->problem, "trailing")) {
+        const unsigned char *t = (const unsigned char *)b->text;
+        if (offset > b->len)
+            offset = b->len;
+        while (offset > 0 && (t[offset - 1] & 0xC0) == 0x80) /* continuation bytes */
+            offset--;
+        if (offset > 0 && (t[offset - 1] & 0xC0) == 0xC0) /* the lead byte */
+            offset--;
+    }
+    yaml_mark_t reader_mark = mark_at_offset(b, offset);
+    const yaml_mark_t *m = p->error == YAML_READER_ERROR ? &reader_mark
+                           : p->problem_mark.line || p->problem_mark.column || !p->context
                                ? &p->problem_mark
                                : &p->context_mark;
     if (b->err) {
@@ -230,7 +263,7 @@ aitk_status aitk_yaml_parse(const char *name, const char *text, size_t len, aitk
         aitk_free(doc);
         return AITK_E_NOMEM;
     }
-    builder b = {.name = name, .err = err};
+    builder b = {.name = name, .err = err, .text = text, .len = len};
     if (!yaml_parser_initialize(&b.parser)) {
         aitk_yaml_free(doc);
         return AITK_E_NOMEM;

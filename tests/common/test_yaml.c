@@ -95,6 +95,16 @@ static void test_unterminated_quote_is_positioned(void **state)
     expect_parse_error("a: [1, 2\n", "t.yaml:");
 }
 
+/* Errors of libyaml's reader (encoding, control characters) come with a
+ * byte offset, not a mark; they must still point at the line and column. */
+static void test_reader_errors_are_positioned(void **state)
+{
+    (void)state;
+    expect_parse_error("a: 1\nb: 2\nc: caf\xe9 x\n", "t.yaml:3:7: invalid trailing UTF-8 octet");
+    expect_parse_error("a: 1\nb: \x07\n", "t.yaml:2:4: control characters are not allowed");
+    expect_parse_error("a: \xc3\xa9t\xc3\xa9\n\x01\n", "t.yaml:2:1:");
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -162,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_tree_and_positions),
         cmocka_unit_test(test_typed_getter_errors_name_the_place),
         cmocka_unit_test(test_unterminated_quote_is_positioned),
+        cmocka_unit_test(test_reader_errors_are_positioned),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_empty_and_multi_document),
         cmocka_unit_test(test_check_keys),
