@@ -264,7 +264,18 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
     if (!isfinite(eff) || eff <= 0) {
         aitk_str_appendf(err, "%s: micro entry %s has value %s %s: a measured rate must be "
                               "positive", c->report_path, name,
-                         cJSON_IsNumber(v) ? "<= 0" : "missing or not a number", unit);
+                         !cJSON_IsNumber(v)         ? "missing or not a number"
+                         : !isfinite(v->valuedouble) ? "that is not a finite number"
+                                                     : "<= 0",
+                         unit);
+        return AITK_E_RANGE;
+    }
+    if (eff < AITK_EFF_MIN_OF_DATASHEET) {
+        aitk_str_appendf(err, "%s: micro entry %s measured %.4g %s, %.2g of the datasheet %s of "
+                              "%s (%.4g %s); below %.2g the benchmark did not measure this GPU",
+                         c->report_path, name, v->valuedouble, unit, eff,
+                         bw ? "bandwidth" : "bf16 dense peak", c->gpu->name, peak,
+                         bw ? "GB/s" : "TFLOP/s", AITK_EFF_MIN_OF_DATASHEET);
         return AITK_E_RANGE;
     }
     if (eff > AITK_EFF_MAX_OVER_DATASHEET) {

@@ -29,6 +29,12 @@ extern const char *const aitk_eff_names[AITK_EFF_COUNT];
 /* A measured efficiency above datasheet x this is refused: consumer cards
  * boost above their datasheet clocks, but not by more. */
 #define AITK_EFF_MAX_OVER_DATASHEET 1.25
+/* ... and one below this fraction of the datasheet did not measure the GPU's
+ * tensor cores or copy engines at all (a CPU fallback, a broken entry). */
+#define AITK_EFF_MIN_OF_DATASHEET 0.01
+/* A step scale outside [1/x, x] says the report's workload is not the job the
+ * model predicts (another configuration, offloading, a stalled run). */
+#define AITK_STEP_SCALE_MAX 50.0
 
 /* Said wherever calibrated predictions are shown. */
 #define AITK_CALIBRATION_ASSUMPTION                                                        \

@@ -136,6 +136,14 @@ static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const cha
         s->scale = measured / pred.step_s;
         st = s->model ? AITK_OK : AITK_E_NOMEM;
     }
+    if (!st && !(s->scale <= AITK_STEP_SCALE_MAX && s->scale >= 1 / AITK_STEP_SCALE_MAX)) {
+        aitk_str_appendf(err, "%s: workload %s took %.4g s/step where the model predicts %.4g on "
+                              "%s: a factor %.3g is beyond %g either way, so the report's workload "
+                              "is not the job the model predicts",
+                         c->report_path, model, measured, pred.step_s, c->gpu->name, s->scale,
+                         AITK_STEP_SCALE_MAX);
+        st = AITK_E_RANGE;
+    }
     c->n_scales++; /* counted also on failure, so that free releases its string */
     return st;
 }

@@ -510,6 +510,39 @@ static void test_boost_limit(void **state)
     tmp_close(&t);
 }
 
+/* The other end: a rate far below the datasheet, a non-finite one, or a
+ * measured step the model misses by more than 50x is refused, not turned
+ * into "inf" or 300-digit predictions. */
+static void test_implausible_measurements(void **state)
+{
+    (void)state;
+    const datasheet h = datasheet_of(MEASURED);
+    tmpdir t;
+    tmp_open(&t);
+    cJSON *r = report_new(MEASURED);
+    add_micro(r, "memcpy.device", "memcpy", "cuda", 0.011 * h.bandwidth_gbs, "GB/s");
+    cJSON *j = predict_json(&t, write_report(&t, "slow.json", r), "H200 SXM", NULL);
+    assert_close(num_at(j, "efficiencies.bandwidth"), 0.011, "bandwidth just above the floor");
+    cJSON_Delete(j);
+    r = report_new(MEASURED);
+    add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", 1e-320, "TFLOP/s");
+    expect_refused(write_report(&t, "denormal.json", r), "did not measure this GPU");
+    r = report_new(MEASURED);
+    add_micro(r, "memcpy.device", "memcpy", "cuda", 0.009 * h.bandwidth_gbs, "GB/s");
+    expect_refused(write_report(&t, "floor.json", r), "did not measure this GPU");
+
+    static const double medians[] = {1e300, 1e-9};
+    for (size_t i = 0; i < 2; i++) {
+        r = report_new(MEASURED);
+        add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", 0.75 * h.bf16_tflops,
+                  "TFLOP/s");
+        add_workload(r, "flux1-dev", "cuda", medians[i], 768);
+        expect_refused(write_report(&t, i ? "tiny-step.json" : "huge-step.json", r),
+                       "is not the job the model predicts");
+    }
+    tmp_close(&t);
+}
+
 int main(void)
 {
     unsetenv("AITK_DATA_DIR");
@@ -517,7 +550,7 @@ int main(void)
         cmocka_unit_test(test_efficiencies),   cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_step_scale),     cmocka_unit_test(test_step_scale_defaults),
         cmocka_unit_test(test_report_without_gpu), cmocka_unit_test(test_bad_reports),
-        cmocka_unit_test(test_boost_limit),
+        cmocka_unit_test(test_boost_limit),    cmocka_unit_test(test_implausible_measurements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
