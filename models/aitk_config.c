@@ -40,15 +40,25 @@ static void note_ignored(reader *r, const aitk_yaml_node *map, const char *where
     }
 }
 
+/* The bounds are predict's command-line bounds (--batch, --rank): a value
+ * beyond them is a typo, and would print a peak of 10^19 GiB. */
+#define CONFIG_MAX_BATCH 1024
+#define CONFIG_MAX_RANK 4096
+#define CONFIG_MAX_ACCUMULATION 4096
+#define CONFIG_MAX_STEPS 100000000L
+#define CONFIG_MIN_RESOLUTION 64
+#define CONFIG_MAX_RESOLUTION 8192
+
 static aitk_status opt_long(reader *r, const aitk_yaml_node *map, const char *key, long min,
-                            long *out)
+                            long max, long *out)
 {
     const aitk_yaml_node *n = aitk_yaml_get(map, key);
     if (!n)
         return AITK_OK;
     aitk_status st = aitk_yaml_long(r->doc, n, out, r->err);
-    if (!st && *out < min) {
-        aitk_yaml_errorf(r->err, r->doc, n, "%s must be at least %ld, found %ld", key, min, *out);
+    if (!st && (*out < min || *out > max)) {
+        aitk_yaml_errorf(r->err, r->doc, n, "%s must be from %ld to %ld, found %ld", key, min,
+                         max, *out);
         return AITK_E_RANGE;
     }
     return st;
@@ -87,7 +97,7 @@ static aitk_status read_network(reader *r, const aitk_yaml_node *net)
         return AITK_E_INVAL;
     }
     if (!st)
-        st = opt_long(r, net, "linear", 1, &r->cfg->rank);
+        st = opt_long(r, net, "linear", 1, CONFIG_MAX_RANK, &r->cfg->rank);
     const aitk_yaml_node *a = aitk_yaml_get(net, "linear_alpha");
     if (!st && a)
         st = aitk_yaml_double(r->doc, a, &r->cfg->alpha, r->err);
@@ -122,12 +132,12 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t)
                          a1->line, a1->col);
         return AITK_E_INVAL;
     }
-    st = opt_long(r, t, "batch_size", 1, &c->batch);
+    st = opt_long(r, t, "batch_size", 1, CONFIG_MAX_BATCH, &c->batch);
     if (!st)
         st = opt_long(r, t, a1 ? "gradient_accumulation_steps" : "gradient_accumulation", 1,
-                      &c->accumulation);
+                      CONFIG_MAX_ACCUMULATION, &c->accumulation);
     if (!st)
-        st = opt_long(r, t, "steps", 1, &c->steps);
+        st = opt_long(r, t, "steps", 1, CONFIG_MAX_STEPS, &c->steps);
     if (!st)
         st = opt_bool(r, t, "gradient_checkpointing", &c->checkpointing);
     if (!st)
@@ -220,8 +230,9 @@ static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
     aitk_train_config *c = r->cfg;
     long v = 0;
     aitk_status st = aitk_yaml_long(r->doc, n, &v, r->err);
-    if (!st && (v < 16 || v > 16384)) {
-        aitk_yaml_errorf(r->err, r->doc, n, "resolution %ld is outside 16..16384", v);
+    if (!st && (v < CONFIG_MIN_RESOLUTION || v > CONFIG_MAX_RESOLUTION)) {
+        aitk_yaml_errorf(r->err, r->doc, n, "resolution %ld is outside %d..%d", v,
+                         CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION);
         return AITK_E_RANGE;
     }
     for (size_t i = 0; !st && i < c->n_resolutions; i++)
