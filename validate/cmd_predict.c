@@ -91,22 +91,28 @@ static aitk_status parse_long(const char *opt, const char *text, long min, long 
     return AITK_OK;
 }
 
-/* Calls fn for each comma-separated item of list (owned copies). */
-static aitk_status each_item(const char *list, aitk_status (*fn)(const char *, void *), void *ctx)
+/* Calls fn for each comma-separated item of list (owned copies). An empty
+ * list or an empty item is refused: `--model ''` predicting nothing with
+ * exit 0 reads as success. */
+static aitk_status each_item(const char *opt, const char *list,
+                             aitk_status (*fn)(const char *, void *), void *ctx, aitk_str *err)
 {
-    for (const char *p = list; *p;) {
+    const char *p = list;
+    do {
         size_t n = strcspn(p, ",");
+        if (n == 0) {
+            aitk_str_appendf(err, "%s: empty name in the list '%s'", opt, list);
+            return AITK_E_INVAL;
+        }
         char *item = aitk_strndup(p, n);
         if (!item)
             return AITK_E_NOMEM;
-        aitk_status st = n ? fn(item, ctx) : AITK_OK;
+        aitk_status st = fn(item, ctx);
         aitk_free(item);
         if (st)
             return st;
         p += n;
-        if (*p == ',')
-            p++;
-    }
+    } while (*p++ == ',');
     return AITK_OK;
 }
 
@@ -119,6 +125,7 @@ typedef struct run {
     cJSON *json;
     aitk_calibration *cal;
     aitk_str *err;
+    aitk_str models_done; /* "|id|id|": a model named twice is predicted once */
 } run;
 
 static aitk_status add_gpu(const char *name, void *ctx)
@@ -215,8 +222,17 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
 static aitk_status predict_model(const char *id, void *ctx)
 {
     run *r = ctx;
+    aitk_str key = AITK_STR_INIT;
+    aitk_str_appendf(&key, "|%s|", id);
+    bool seen = r->models_done.len && strstr(aitk_str_cstr(&r->models_done), aitk_str_cstr(&key));
+    aitk_status st = aitk_str_status(&key);
+    if (!st && !seen)
+        st = aitk_str_appendf(&r->models_done, "%s%s|", r->models_done.len ? "" : "|", id);
+    aitk_str_free(&key);
+    if (st || seen)
+        return st;
     aitk_model_spec *spec = NULL;
-    aitk_status st = aitk_model_spec_load(id, false, &spec, r->err);
+    st = aitk_model_spec_load(id, false, &spec, r->err);
     if (st)
         return st;
     aitk_workload w;
@@ -316,6 +332,7 @@ static int finish(run *r, aitk_status st)
         rc = st == AITK_E_NOMEM || st == AITK_E_INTERNAL ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
     }
     cJSON_Delete(r->json);
+    aitk_str_free(&r->models_done);
     aitk_calibration_free(r->cal);
     aitk_free(r->gpus);
     aitk_gpudb_free(r->db);
@@ -414,7 +431,7 @@ int aitk_cmd_predict(int argc, char **argv)
         st = r.gpus ? AITK_OK : AITK_E_NOMEM;
     }
     if (!st && o.gpus) {
-        st = each_item(o.gpus, add_gpu, &r);
+        st = each_item("--gpu", o.gpus, add_gpu, &r, &err);
     } else if (!st) {
         for (size_t i = 0; i < r.db->count; i++)
             r.gpus[r.n_gpus++] = &r.db->gpus[i];
@@ -438,7 +455,8 @@ int aitk_cmd_predict(int argc, char **argv)
     else if (!st && o.config)
         st = predict_config(&r);
     else if (!st)
-        st = each_item(o.models ? o.models : "flux1-dev,chroma,omnigen2", predict_model, &r);
+        st = each_item("--model", o.models ? o.models : "flux1-dev,chroma,omnigen2",
+                       predict_model, &r, &err);
     if (!st && !o.reported)
         st = predict_reported(&r, false);
     rc = finish(&r, st);

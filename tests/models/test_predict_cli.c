@@ -122,6 +122,22 @@ static void test_all(void **state)
     ran_free(&r);
 }
 
+/* A model named twice is predicted once (GPUs were already deduplicated). */
+static void test_duplicates_once(void **state)
+{
+    (void)state;
+    ran r = run((const char *[]){"predict", "--model", "chroma,chroma", "--gpu", "4090,4090",
+                                 NULL});
+    assert_int_equal(r.rc, 0);
+    const char *out = aitk_str_cstr(&r.out), *first = strstr(out, "chroma — ");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "chroma — "));
+    first = strstr(out, "RTX 4090 ");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "RTX 4090 "));
+    ran_free(&r);
+}
+
 static void test_config(void **state)
 {
     (void)state;
@@ -157,6 +173,11 @@ static void test_bad_usage(void **state)
         {"predict", "--json", "/nonexistent-dir/out.json", "--model", "chroma", NULL},
         {"predict", "stray", NULL},
         {"predict", "--reported", "--gpu", "A40", NULL},
+        {"predict", "--model", "", NULL},
+        {"predict", "--model", ",", NULL},
+        {"predict", "--model", "chroma,,flux1-dev", NULL},
+        {"predict", "--gpu", "", NULL},
+        {"predict", "--gpu", ",,", NULL},
         {"gpus", "--bogus", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -388,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
         cmocka_unit_test(test_config),         cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_duplicates_once),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
         cmocka_unit_test(test_reported_bad_data),
