@@ -101,3 +101,63 @@ void aitk_str_free(aitk_str *s)
     aitk_free(s->ptr);
     *s = (aitk_str)AITK_STR_INIT;
 }
+
+size_t aitk_utf8_sequence(const unsigned char *s)
+{
+    const unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    /* Lead byte: the length and the allowed range of the second byte
+     * (Unicode Table 3-7), which rules out overlongs and surrogates. */
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+char *aitk_utf8_repaired(const char *s, bool *nomem)
+{
+    *nomem = false;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n;
+    while (*p && (n = aitk_utf8_sequence(p)) != 0)
+        p += n;
+    if (!*p)
+        return NULL;
+    aitk_str out = AITK_STR_INIT;
+    aitk_str_appendn(&out, s, (size_t)(p - (const unsigned char *)s));
+    while (*p) {
+        n = aitk_utf8_sequence(p);
+        if (n) {
+            aitk_str_appendn(&out, (const char *)p, n);
+            p += n;
+        } else {
+            aitk_str_append(&out, "\xEF\xBF\xBD"); /* U+FFFD REPLACEMENT CHARACTER */
+            p++;
+        }
+    }
+    char *r = aitk_str_steal(&out);
+    *nomem = r == NULL;
+    return r;
+}

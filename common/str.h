@@ -49,4 +49,14 @@ void aitk_str_clear(aitk_str *s);
 char *aitk_str_steal(aitk_str *s);
 void aitk_str_free(aitk_str *s);
 
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 when s starts an
+ * ill-formed one (stray continuation byte, overlong form, surrogate, beyond
+ * U+10FFFF, truncated). */
+size_t aitk_utf8_sequence(const unsigned char *s);
+/* NULL when `s` is well-formed UTF-8 (nothing to do); otherwise a copy (free
+ * with aitk_free) in which each ill-formed byte is U+FFFD. File names and
+ * environment values are bytes, but JSON and Markdown must be UTF-8. The
+ * return value cannot tell "valid" from "out of memory": `*nomem` can. */
+char *aitk_utf8_repaired(const char *s, bool *nomem);
+
 #endif

@@ -128,6 +128,43 @@ aitk_status aitk_report_verdict(const cJSON *report, aitk_verdict *verdict)
     return AITK_E_PARSE;
 }
 
+/* One string: NULL-safe; a repaired copy replaces the old one. */
+static aitk_status repair_string(char **text)
+{
+    bool nomem = false;
+    char *fixed = *text ? aitk_utf8_repaired(*text, &nomem) : NULL;
+    if (nomem)
+        return AITK_E_NOMEM;
+    if (!fixed)
+        return AITK_OK;
+    /* cJSON owns its strings through its hooks: copy into its allocation. */
+    char *owned = (char *)cJSON_malloc(strlen(fixed) + 1);
+    if (owned)
+        strcpy(owned, fixed);
+    aitk_free(fixed);
+    if (!owned)
+        return AITK_E_NOMEM;
+    cJSON_free(*text);
+    *text = owned;
+    return AITK_OK;
+}
+
+aitk_status aitk_json_repair_utf8(cJSON *node)
+{
+    for (; node; node = node->next) {
+        aitk_status st = AITK_OK;
+        if (!(node->type & cJSON_StringIsConst))
+            st = repair_string(&node->string);
+        if (!st && cJSON_IsString(node))
+            st = repair_string(&node->valuestring);
+        if (!st && node->child)
+            st = aitk_json_repair_utf8(node->child);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
+
 aitk_status aitk_report_to_json(const cJSON *report, aitk_str *out)
 {
     char *text = cJSON_Print(report);
@@ -195,6 +232,11 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
         aitk_str_appendf(err, "%s: %s", path, problem);
         cJSON_Delete(r);
         return AITK_E_PARSE;
+    }
+    /* A report from elsewhere may carry raw bytes: renderers get UTF-8. */
+    if (aitk_json_repair_utf8(r)) {
+        cJSON_Delete(r);
+        return AITK_E_NOMEM;
     }
     *out = r;
     return AITK_OK;

@@ -44,6 +44,10 @@ aitk_status aitk_report_verdict(const cJSON *report, aitk_verdict *verdict);
 const char *aitk_verdict_name(aitk_verdict v);
 
 /* Pretty JSON text with a trailing newline. */
+/* Replaces every ill-formed UTF-8 byte in the tree's strings and keys with
+ * U+FFFD: a path or variable may hold any bytes, a report must be UTF-8.
+ * AITK_E_NOMEM is the only failure. */
+aitk_status aitk_json_repair_utf8(cJSON *node);
 aitk_status aitk_report_to_json(const cJSON *report, aitk_str *out);
 /* Parses a saved report and checks the fields renderers rely on;
  * errors say "path: problem". */

@@ -16,6 +16,7 @@
 #include "models/aitk_config.h"
 #include "models/predict.h"
 #include "models/reported.h"
+#include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
 
@@ -315,6 +316,8 @@ static aitk_status predict_reported(run *r, bool table)
 static int finish(run *r, aitk_status st)
 {
     int rc = AITK_EXIT_OK;
+    if (!st && r->json)
+        st = aitk_json_repair_utf8(r->json); /* a --config path may be any bytes */
     if (!st && r->json) {
         char *text = cJSON_Print(r->json);
         if (!text) {

@@ -69,6 +69,42 @@ static void test_steal_hands_over_buffer(void **state)
     aitk_free(p);
 }
 
+/* Ill-formed UTF-8 per the Unicode standard (Table 3-7): each bad byte
+ * becomes U+FFFD; well-formed text is left alone (NULL). */
+static void test_utf8_repair(void **state)
+{
+    (void)state;
+#define FFFD "\xEF\xBF\xBD"
+    static const struct {
+        const char *in, *out; /* out NULL: already well-formed */
+    } cases[] = {
+        {"plain ascii", NULL},
+        {"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", NULL}, /* é, €, an emoji */
+        {"caf\xE9", "caf" FFFD},                                /* Latin-1 é */
+        {"caf\xE9 x", "caf" FFFD " x"},
+        {"\xC0\xAF", FFFD FFFD},                                /* overlong '/' */
+        {"\xE0\x80\xAF", FFFD FFFD FFFD},                        /* overlong, 3 bytes */
+        {"\xED\xA0\x80", FFFD FFFD FFFD},                        /* a UTF-16 surrogate */
+        {"\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD},                /* beyond U+10FFFF */
+        {"ok\xE2\x82", "ok" FFFD FFFD},                         /* cut short at the end */
+        {"\x80x", FFFD "x"},                                    /* stray continuation */
+    };
+#undef FFFD
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bool nomem = true;
+        char *got = aitk_utf8_repaired(cases[i].in, &nomem);
+        assert_false(nomem);
+        if (!cases[i].out) {
+            if (got)
+                fail_msg("case %zu: well-formed input was changed", i);
+        } else {
+            if (!got || strcmp(got, cases[i].out) != 0)
+                fail_msg("case %zu: wrong repair", i);
+        }
+        aitk_free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -76,6 +112,7 @@ int main(void)
         cmocka_unit_test(test_grows_past_initial_capacity),
         cmocka_unit_test(test_allocation_failure_is_sticky),
         cmocka_unit_test(test_steal_hands_over_buffer),
+        cmocka_unit_test(test_utf8_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,9 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <iconv.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,6 +106,54 @@ static void test_unwritable_output_dir_writes_nothing(void **state)
     aitk_str_free(&ok);
     aitk_str_free(&file);
     aitk_str_free(&out);
+}
+
+/* glibc's iconv, not our code, judges whether text is UTF-8. */
+static bool utf8_by_iconv(const char *text)
+{
+    iconv_t cd = iconv_open("UTF-8", "UTF-8");
+    assert_true(cd != (iconv_t)-1);
+    char *in = (char *)text, buf[4096];
+    size_t left = strlen(text);
+    bool ok = true;
+    while (ok && left > 0) {
+        char *out = buf;
+        size_t room = sizeof buf;
+        if (iconv(cd, &in, &left, &out, &room) == (size_t)-1 && errno != E2BIG)
+            ok = false;
+    }
+    iconv_close(cd);
+    return ok;
+}
+
+/* A folder name that is not UTF-8 (Latin-1 "café") ends up in the report's
+ * text; report.json and report.md must still be UTF-8 (the JSON also goes
+ * to the schema test, whose Python reader refuses anything else). */
+static void test_non_utf8_path_gives_utf8_reports(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, keep = AITK_STR_INIT, md = AITK_STR_INIT;
+    aitk_str_appendf(&dir, "%s/caf\xe9", tmp);
+    aitk_path_join(&keep, AITK_TEST_REPORTS, "cli-latin1-path.json");
+    aitk_path_join(&md, dir.ptr, "report.md");
+    cli_result r;
+    cli_run(&r, (const char *[]){"--quick", "--output-dir", dir.ptr, "--json", keep.ptr, NULL},
+            NULL);
+    if (r.exit_code != 0 && r.exit_code != 1)
+        fail_msg("exit %d: %s", r.exit_code, aitk_str_cstr(&r.err));
+    const char *files[] = {keep.ptr, md.ptr};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = NULL;
+        assert_int_equal(aitk_file_read(files[i], 1 << 22, &text, NULL, NULL), AITK_OK);
+        assert_non_null(strstr(text, "caf\xEF\xBF\xBD")); /* the path is there, repaired */
+        if (!utf8_by_iconv(text))
+            fail_msg("%s is not UTF-8", files[i]);
+        aitk_free(text);
+    }
+    cli_free(&r);
+    aitk_str_free(&dir);
+    aitk_str_free(&keep);
+    aitk_str_free(&md);
 }
 
 static void test_help_and_version(void **state)
@@ -386,6 +437,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable_output_dir_writes_nothing, setup, teardown),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test_setup_teardown(test_quick_writes_reports, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_non_utf8_path_gives_utf8_reports, setup, teardown),
         cmocka_unit_test(test_standard_level_workload_claims_match_what_ran),
         cmocka_unit_test(test_config_selects_the_workload),
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
