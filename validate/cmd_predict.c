@@ -164,7 +164,10 @@ static aitk_status parse_prices(run *r)
         char *name = aitk_strndup(arg, (size_t)(eq - arg));
         if (!name)
             return AITK_E_NOMEM;
+        aitk_str_append(r->err, "--price-per-hour: ");
         aitk_status st = aitk_gpudb_find(r->db, name, &o->prices[o->n_prices].gpu, r->err);
+        if (!st)
+            aitk_str_clear(r->err);
         aitk_free(name);
         if (st)
             return st;

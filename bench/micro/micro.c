@@ -329,9 +329,15 @@ static aitk_status run_one(bench_def *d, double min_time, cJSON *micro, aitk_str
         cJSON_Delete(e);
         st = AITK_E_NOMEM;
     }
-    if (st && st != AITK_E_NOMEM)
-        aitk_str_appendf(notes, "%s: %s; ", d->meta.name,
-                         err.len ? aitk_str_cstr(&err) : aitk_strerror(st));
+    if (st && st != AITK_E_NOMEM) {
+        /* The report reader's messages already start with the name. */
+        const char *why = err.len ? aitk_str_cstr(&err) : aitk_strerror(st);
+        const size_t n = strlen(d->meta.name);
+        if (strncmp(why, d->meta.name, n) == 0 && why[n] == ':')
+            aitk_str_appendf(notes, "%s; ", why);
+        else
+            aitk_str_appendf(notes, "%s: %s; ", d->meta.name, why);
+    }
     aitk_str_free(&json);
     aitk_str_free(&err);
     return st == AITK_E_NOMEM ? st : AITK_OK;
