@@ -260,6 +260,27 @@ static void test_python_path_missing(void **state)
     cJSON_Delete(r);
 }
 
+/* --python naming something that is not a Python: a plain file, a folder
+ * without an interpreter. Both fail python.env instead of passing as "an
+ * installation" in /etc. */
+static void test_python_path_not_python(void **state)
+{
+    (void)state;
+    char *empty = pt_tempdir("py-empty");
+    const char *paths[] = {"/etc/passwd", empty};
+    const char *want[] = {"not an executable program", "no Python interpreter in this folder"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {"--quick", "--python", paths[i], NULL};
+        int rc = 0;
+        cJSON *r = pt_run(NULL, NULL, args, NULL, &rc);
+        const cJSON *c = pt_check(r, "python.env");
+        pt_assert_status(c, "fail");
+        pt_assert_contains(pt_text(c, "observed"), want[i]);
+        cJSON_Delete(r);
+    }
+    free(empty);
+}
+
 static void test_deep_interpreter_not_runnable(void **state)
 {
     (void)state;
@@ -322,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),
         cmocka_unit_test(test_python_path_missing),
+        cmocka_unit_test(test_python_path_not_python),
         cmocka_unit_test(test_deep_interpreter_not_runnable),
         cmocka_unit_test(test_aitk_dir_venv),
     };

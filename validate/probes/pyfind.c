@@ -157,24 +157,36 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
 {
     if (hints && hints->python) {
         aitk_str prefix = AITK_STR_INIT;
-        if (access(hints->python, F_OK) != 0) {
-            /* Said plainly rather than guessing another environment. */
+        aitk_str interp = AITK_STR_INIT;
+        const bool dir = is_dir(hints->python);
+        /* What --python names must be an interpreter or hold one: said
+         * plainly rather than judging /etc as "an installation". */
+        const char *problem =
+            access(hints->python, F_OK) != 0 ? "no such file or folder"
+            : dir && !interpreter_in(hints->python, &interp)
+                ? "no Python interpreter in this folder (bin/python3, Scripts/python.exe or "
+                  "python.exe)"
+#ifndef _WIN32
+            : !dir && access(hints->python, X_OK) != 0 ? "not an executable program"
+#endif
+                                                       : NULL;
+        if (problem) {
             cJSON *env = cJSON_CreateObject();
             if (!env || !cJSON_AddItemToArray(envs, env)) {
                 cJSON_Delete(env);
+                aitk_str_free(&interp);
                 return AITK_E_NOMEM;
             }
             cJSON_AddStringToObject(env, "found_by", "--python");
             cJSON_AddStringToObject(env, "interpreter", hints->python);
-            cJSON_AddStringToObject(env, "error", "no such file or folder");
-        } else if (is_dir(hints->python)) {
-            aitk_str interp = AITK_STR_INIT;
+            cJSON_AddStringToObject(env, "error", problem);
+        } else if (dir) {
             add_env(envs, hints->python, interpreter_in(hints->python, &interp), "--python");
-            aitk_str_free(&interp);
         } else {
             prefix_of(hints->python, &prefix);
             add_env(envs, prefix.len ? aitk_str_cstr(&prefix) : ".", hints->python, "--python");
         }
+        aitk_str_free(&interp);
         aitk_str_free(&prefix);
         return AITK_OK;
     }

@@ -70,7 +70,7 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                          *aitk_json_text(sel, "interpreter") ? aitk_json_text(sel, "interpreter")
                                                               : aitk_json_text(sel, "prefix"),
                          aitk_json_text(sel, "error"));
-        aitk_str_append(&j.msg, "the environment named on the command line does not exist");
+        aitk_str_append(&j.msg, "the Python named on the command line cannot be used");
         aitk_str_append(&j.fix, "Give the path of the environment's interpreter (venv/bin/python) "
                                 "or folder, or the ai-toolkit checkout's folder.");
         return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
