@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "validate/probes/host_sys.h"
 #include "validate/compat.h"
 #include "validate/probes/host.h"
 
@@ -167,6 +168,31 @@ static void test_cached_model_needs_no_space(void **state)
     aitk_str_free(&cache);
 }
 
+/* Free space is measured on the nearest existing folder above the cache:
+ * "." for a relative path, never a regular file (nothing can be created
+ * under one, so it must not pass). */
+static void test_free_bytes_ancestor(void **state)
+{
+    (void)state;
+    aitk_str path = AITK_STR_INIT, probed = AITK_STR_INIT;
+    double freeb = -1;
+    aitk_path_join(&path, tmp, "not/yet/there");
+    assert_int_equal(aitk_host_free_bytes(path.ptr, &freeb, &probed), 0);
+    assert_string_equal(aitk_str_cstr(&probed), tmp);
+    assert_true(freeb >= 0);
+    aitk_str_clear(&probed);
+    assert_int_equal(aitk_host_free_bytes("no-such-relative-folder/x", &freeb, &probed), 0);
+    assert_string_equal(aitk_str_cstr(&probed), ".");
+    aitk_str_clear(&path);
+    aitk_path_join(&path, tmp, "plain-file");
+    assert_int_equal(aitk_file_write_atomic(path.ptr, "x", 1, NULL), AITK_OK);
+    aitk_str_append(&path, "/hub");
+    aitk_str_clear(&probed);
+    assert_int_equal(aitk_host_free_bytes(path.ptr, &freeb, &probed), -1);
+    aitk_str_free(&path);
+    aitk_str_free(&probed);
+}
+
 static void test_matrix_errors(void **state)
 {
     (void)state;
@@ -209,6 +235,7 @@ static void test_shipped_matrix_loads_every_profile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_free_bytes_ancestor, setup, teardown),
         cmocka_unit_test(test_version_compare),
         cmocka_unit_test(test_model_cache_order),
         cmocka_unit_test_setup_teardown(test_rules_drive_verdicts, setup, teardown),

@@ -1,9 +1,11 @@
 /* Host facts on Linux: /etc/os-release, uname, /proc/cpuinfo, /proc/meminfo,
  * statvfs. See host_sys.h. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -92,24 +94,35 @@ static long long meminfo_kb(const char *text, const char *key)
     return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
-/* statvfs on the nearest existing ancestor: the cache folder may not exist yet. */
+/* statvfs on the nearest existing ancestor: the cache folder may not exist
+ * yet. That ancestor must be a folder: under a regular file nothing can be
+ * created, whatever the disk has free. A relative path ends at ".". */
 int aitk_host_free_bytes(const char *dir, double *out, aitk_str *probed)
 {
     char *path = aitk_strdup(dir);
     if (!path)
         return -1;
     struct statvfs sv;
+    struct stat sb;
     int rc = -1;
     for (;;) {
-        if (statvfs(path, &sv) == 0) {
-            *out = (double)sv.f_bavail * (double)sv.f_frsize;
-            aitk_str_append(probed, path);
-            rc = 0;
+        if (stat(path, &sb) == 0) {
+            if (S_ISDIR(sb.st_mode) && statvfs(path, &sv) == 0) {
+                *out = (double)sv.f_bavail * (double)sv.f_frsize;
+                aitk_str_append(probed, path);
+                rc = 0;
+            }
             break;
         }
-        char *slash = strrchr(path, '/');
-        if (!slash)
+        if (errno != ENOENT)
             break;
+        char *slash = strrchr(path, '/');
+        if (!slash) {
+            if (strcmp(path, ".") == 0 || !*path)
+                break;
+            strcpy(path, "."); /* "relative" -> "."; fits: path is non-empty */
+            continue;
+        }
         if (slash == path) {
             if (path[1] == '\0')
                 break;
