@@ -384,10 +384,25 @@ static aitk_status need_scalar(const aitk_yaml_doc *doc, const aitk_yaml_node *n
     return AITK_OK;
 }
 
+/* A quoted scalar is a string, as PyYAML (and so ai-toolkit) reads it:
+ * `quantize: "false"` is a non-empty string there, which Python takes as
+ * true. Reading it as false would predict a job that is not the one run. */
+static aitk_status need_typed_scalar(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                                     const char *want, aitk_str *err)
+{
+    aitk_status st = need_scalar(doc, node, want, err);
+    if (!st && node->quoted) {
+        aitk_yaml_errorf(err, doc, node, "expected %s, found the quoted string \"%s\" (YAML "
+                                         "reads quotes as text: remove them)", want, node->text);
+        st = AITK_E_PARSE;
+    }
+    return st;
+}
+
 aitk_status aitk_yaml_double(const aitk_yaml_doc *doc, const aitk_yaml_node *node, double *out,
                              aitk_str *err)
 {
-    aitk_status st = need_scalar(doc, node, "a number", err);
+    aitk_status st = need_typed_scalar(doc, node, "a number", err);
     if (st)
         return st;
     char *end = NULL;
@@ -404,7 +419,7 @@ aitk_status aitk_yaml_double(const aitk_yaml_doc *doc, const aitk_yaml_node *nod
 aitk_status aitk_yaml_long(const aitk_yaml_doc *doc, const aitk_yaml_node *node, long *out,
                            aitk_str *err)
 {
-    aitk_status st = need_scalar(doc, node, "an integer", err);
+    aitk_status st = need_typed_scalar(doc, node, "an integer", err);
     if (st)
         return st;
     char *end = NULL;
@@ -421,7 +436,7 @@ aitk_status aitk_yaml_long(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
 aitk_status aitk_yaml_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *node, bool *out,
                            aitk_str *err)
 {
-    aitk_status st = need_scalar(doc, node, "true or false", err);
+    aitk_status st = need_typed_scalar(doc, node, "true or false", err);
     if (st)
         return st;
     /* YAML 1.1 spellings, as PyYAML (and so ai-toolkit) reads them. */

@@ -86,6 +86,31 @@ static void test_typed_getter_errors_name_the_place(void **state)
     aitk_yaml_free(doc);
 }
 
+/* Quoted scalars are strings, as PyYAML reads them: `quantize: "false"` is
+ * true in Python, so it must not read as false here; neither is "4" a number. */
+static void test_quoted_scalars_are_strings(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("q: \"false\"\nb: '4'\nr: \"0.5\"\n");
+    aitk_str err = AITK_STR_INIT;
+    bool b;
+    long l;
+    double d;
+    assert_int_equal(aitk_yaml_bool(doc, aitk_yaml_get(doc->root, "q"), &b, &err), AITK_E_PARSE);
+    assert_non_null(strstr(aitk_str_cstr(&err), "t.yaml:1:4: expected true or false, found the "
+                                                "quoted string \"false\""));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_long(doc, aitk_yaml_get(doc->root, "b"), &l, &err), AITK_E_PARSE);
+    assert_non_null(strstr(aitk_str_cstr(&err), "t.yaml:2:4:"));
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_yaml_double(doc, aitk_yaml_get(doc->root, "r"), &d, &err), AITK_E_PARSE);
+    const char *text = NULL;
+    assert_int_equal(aitk_yaml_string(doc, aitk_yaml_get(doc->root, "q"), &text, &err), AITK_OK);
+    assert_string_equal(text, "false");
+    aitk_str_free(&err);
+    aitk_yaml_free(doc);
+}
+
 static void test_unterminated_quote_is_positioned(void **state)
 {
     (void)state;
@@ -173,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_typed_getter_errors_name_the_place),
         cmocka_unit_test(test_unterminated_quote_is_positioned),
         cmocka_unit_test(test_reader_errors_are_positioned),
+        cmocka_unit_test(test_quoted_scalars_are_strings),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_empty_and_multi_document),
         cmocka_unit_test(test_check_keys),
