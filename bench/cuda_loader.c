@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/dynload.h"
+#include "common/selfpath.h"
 
 #ifdef _WIN32
 #include <windows.h>
@@ -34,31 +35,24 @@ bool aitk_cuda_plugin_built(void)
 /* The folder of the running executable, or "" when the platform cannot tell. */
 static aitk_status exe_dir(aitk_str *out)
 {
-    char buf[4096];
-    size_t n = 0;
+    aitk_str self = AITK_STR_INIT, ignored = AITK_STR_INIT;
+    aitk_status st = aitk_self_path(&self, &ignored);
+    aitk_str_free(&ignored);
+    if (st == AITK_E_NOMEM)
+        return st;
+    char *path = self.ptr;
+    char *slash = path ? strrchr(path, '/') : NULL;
 #ifdef _WIN32
-    wchar_t w[2048];
-    DWORD wn = GetModuleFileNameW(NULL, w, (DWORD)(sizeof w / sizeof *w));
-    if (wn > 0 && wn < sizeof w / sizeof *w) {
-        int b = WideCharToMultiByte(CP_UTF8, 0, w, (int)wn, buf, (int)sizeof buf - 1, NULL, NULL);
-        n = b > 0 ? (size_t)b : 0;
-    }
-#elif defined(__linux__)
-    ssize_t r = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    n = r > 0 && (size_t)r < sizeof buf - 1 ? (size_t)r : 0;
-#endif
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-#ifdef _WIN32
-    char *bslash = strrchr(buf, '\\');
+    char *bslash = path ? strrchr(path, '\\') : NULL;
     if (bslash && (!slash || bslash > slash))
         slash = bslash;
 #endif
-    if (slash)
-        *slash = '\0';
+    if (!st && slash)
+        st = aitk_str_appendn(out, path, (size_t)(slash - path));
     else
-        buf[0] = '\0';
-    return aitk_str_append(out, buf);
+        st = AITK_OK; /* unknown: no candidates beside the program */
+    aitk_str_free(&self);
+    return st;
 }
 
 aitk_status aitk_cuda_plugin_candidates(aitk_str *out)

@@ -2,18 +2,29 @@
  *
  * Static by default: reading a file never runs its code. --load adds the
  * native loader's own verdict (dlopen / LoadLibraryExW), which runs library
- * constructors, so it is only done when asked. Compiled into aitk_libdeps
- * (see validate/libdeps/CMakeLists.txt). */
+ * constructors, so it is only done when asked, and never in this process:
+ * a constructor may abort, fault, hang or end the process with status 0,
+ * and the tool must still say so rather than die or report success. Each
+ * file is loaded by a copy of this program (the hidden LOAD_CHILD option)
+ * under a time limit, and how that copy ended is the verdict. Compiled into
+ * aitk_libdeps (see validate/libdeps/CMakeLists.txt). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/dynload.h"
 #include "common/log.h"
+#include "common/proc.h"
+#include "common/selfpath.h"
+#include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
 #include "validate/libdeps/render.h"
@@ -38,18 +49,46 @@ static void deps_help(void)
           "  --all                print every link, not only the broken ones\n"
           "  --json               print JSON instead of text\n"
           "  --load               also load each file with the native loader and show its\n"
-          "                       own error text (runs library constructors)\n"
+          "                       own error text (runs library constructors, in a\n"
+          "                       separate process); a refusal or crash is a problem\n"
+          "  --load-timeout S     give up on a --load after S seconds (default 30)\n"
           "\n"
           "Exit codes: 0 nothing missing, 1 a library is missing or unusable,\n"
           "2 bad usage or an unreadable PATH, 3 internal error.\n",
           stdout);
 }
 
+/* `aitk-validate deps --load-child PATH`: this program as the loading
+ * process of --load. Not in --help: it is how the tool calls itself. */
+#define LOAD_CHILD "--load-child"
+/* The child's last line. Library constructors may print anything; they do
+ * not print this, so its absence means the process ended inside the loader. */
+#define VERDICT_MARK "aitk-deps-load-verdict: "
+enum { CHILD_LOADED = 0, CHILD_REFUSED = 1 };
+#define LOAD_TIMEOUT_MS_DEFAULT 30000L
+
 typedef struct deps_args {
     aitk_deps_opts opts;
     aitk_str native_root; /* on Windows, when --windows-root is not given */
     bool all, json, load;
+    long load_timeout_ms;
 } deps_args;
+
+/* Whole number from `min` to `max`; a usage error naming `what` otherwise.
+ * (Not aitk_cli_parse_long: aitk_libdeps sits below aitk_validate_core in
+ * the link order.) */
+static int parse_number(const char *what, const char *text, long min, long max, long *out)
+{
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || v < min || v > max) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s needs a whole number from %ld to %ld, found '%s'",
+                 what, min, max, text);
+        return AITK_EXIT_USAGE;
+    }
+    *out = v;
+    return AITK_EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, deps_args *a)
 {
@@ -59,14 +98,15 @@ static int parse_args(int argc, char **argv, deps_args *a)
         {"app-dir", required_argument, NULL, 'A'},      {"depth", required_argument, NULL, 'd'},
         {"all", no_argument, NULL, 'a'},                {"json", no_argument, NULL, 'j'},
         {"load", no_argument, NULL, 'l'},               {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"load-timeout", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0},
     };
     optind = 1;
     opterr = 0;
+    a->load_timeout_ms = LOAD_TIMEOUT_MS_DEFAULT;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         aitk_status st = AITK_OK;
-        long depth = 0;
+        long n = 0;
         switch (c) {
         case 'w': a->opts.windows_root = optarg; break;
         case 'D': st = aitk_strlist_add(&a->opts.dll_dirs, optarg); break;
@@ -76,19 +116,16 @@ static int parse_args(int argc, char **argv, deps_args *a)
         case 'a': a->all = true; break;
         case 'j': a->json = true; break;
         case 'l': a->load = true; break;
-        case 'd': {
-            /* Parsed here, not with aitk_cli_parse_long: aitk_libdeps sits
-             * below aitk_validate_core in the link order. */
-            char *end = NULL;
-            depth = strtol(optarg, &end, 10);
-            if (!*optarg || *end || depth < 1 || depth > 1000) {
-                aitk_log(AITK_LOG_ERROR, "deps: --depth needs a whole number from 1 to 1000, "
-                                         "found '%s'", optarg);
+        case 'd':
+            if (parse_number("--depth", optarg, 1, 1000, &n))
                 return AITK_EXIT_USAGE;
-            }
-            a->opts.max_depth = (unsigned)depth;
+            a->opts.max_depth = (unsigned)n;
             break;
-        }
+        case 'T':
+            if (parse_number("--load-timeout", optarg, 1, 3600, &n))
+                return AITK_EXIT_USAGE;
+            a->load_timeout_ms = n * 1000;
+            break;
         case 'h': deps_help(); return -1;
         case ':':
             aitk_log(AITK_LOG_ERROR, "deps: %s needs a value", argv[optind - 1]);
@@ -120,93 +157,246 @@ static int parse_args(int argc, char **argv, deps_args *a)
     return AITK_EXIT_OK;
 }
 
-/* The native loader's verdict, for files this OS can load. */
-static void load_verdict(const aitk_dep_tree *t, const char *path, aitk_str *text, cJSON *json)
+/* The child side: load one file, print the loader's verdict, and end at
+ * once. _Exit skips the library's destructors and our own exit handlers:
+ * the question was whether it loads, and the answer is already out. */
+static int load_child(const char *path)
+{
+#ifdef _WIN32
+    /* No "missing DLL" or crash dialog: nobody would see it, the parent would
+     * wait for the time limit. */
+    SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
+#endif
+    aitk_str err = AITK_STR_INIT;
+    aitk_dl *dl = NULL;
+    aitk_status st = aitk_dl_open(path, AITK_DL_DEFAULT, &dl, &err);
+    /* On a fresh line: a constructor may have left one unfinished. */
+    printf("\n" VERDICT_MARK "%s\n", st ? aitk_str_cstr(&err) : "loaded");
+    fflush(stdout);
+    _Exit(st ? CHILD_REFUSED : CHILD_LOADED);
+}
+
+/* The text after the last verdict mark in the child's output, up to the end
+ * of that line; false when there is none. */
+static bool child_verdict(const aitk_str *out, aitk_str *verdict)
+{
+    const char *last = NULL, *text = aitk_str_cstr(out);
+    for (const char *p = text; (p = strstr(p, VERDICT_MARK)); p++)
+        last = p;
+    if (!last)
+        return false;
+    last += strlen(VERDICT_MARK);
+    aitk_str_appendn(verdict, last, strcspn(last, "\r\n"));
+    return true;
+}
+
+#ifndef _WIN32
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "a signal";
+    }
+}
+#endif
+
+/* The last non-empty line of the child's error output: an AddressSanitizer
+ * or loader message often says what happened. */
+static void append_last_line(aitk_str *to, const aitk_str *errout)
+{
+    const char *text = aitk_str_cstr(errout);
+    size_t end = errout->len;
+    while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+        end--;
+    size_t start = end;
+    while (start > 0 && text[start - 1] != '\n')
+        start--;
+    if (end > start)
+        aitk_str_appendf(to, "; its last error output: %.*s", (int)(end - start), text + start);
+}
+
+/* How the child ended, as the file's verdict; *failed unless it loaded. */
+static void describe_child(aitk_status st, const aitk_proc_result *r, const aitk_str *out,
+                           const aitk_str *errout, const char *shown, long timeout_ms,
+                           aitk_str *verdict, bool *failed)
+{
+    *failed = true;
+    if (st == AITK_E_TIMEOUT) {
+        aitk_str_appendf(verdict, "the loader did not finish within %ld s while loading %s (a "
+                                  "library constructor that waits or loops?); it was stopped",
+                         timeout_ms / 1000, shown);
+        return;
+    }
+#ifndef _WIN32
+    if (r->term_signal) {
+        aitk_str_appendf(verdict, "the loader crashed the process: signal %d (%s) while loading %s",
+                         r->term_signal, signal_name(r->term_signal), shown);
+        return;
+    }
+#else
+    if ((unsigned)r->exit_code >= 0xC0000000u) { /* an NTSTATUS: an unhandled exception */
+        aitk_str_appendf(verdict, "the loader crashed the process: exception 0x%08X while "
+                                  "loading %s", (unsigned)r->exit_code, shown);
+        return;
+    }
+#endif
+    aitk_str said = AITK_STR_INIT;
+    bool marked = child_verdict(out, &said);
+    if (marked && r->exit_code == CHILD_LOADED && strcmp(aitk_str_cstr(&said), "loaded") == 0)
+        *failed = false;
+    if (marked && (r->exit_code == CHILD_REFUSED || !*failed)) {
+        aitk_str_append(verdict, aitk_str_cstr(&said)); /* the loader's own words */
+    } else {
+        aitk_str_appendf(verdict, "the process loading %s ended inside the loader with exit "
+                                  "status %d and no verdict (a library constructor that calls "
+                                  "exit?)", shown, r->exit_code);
+        append_last_line(verdict, errout);
+    }
+    aitk_str_free(&said);
+}
+
+/* The native loader's verdict on `path` (shown to the user as `shown`),
+ * for files this OS can load, into t->load / t->load_failed. AITK_E_EXEC
+ * (err says why) when the loading process could not be started. */
+static aitk_status load_verdict(const char *self, long timeout_ms, const char *path,
+                                const char *shown, aitk_dep_tree *t, aitk_str *err)
 {
 #ifdef _WIN32
     bool native = t->format == AITK_DEP_PE;
 #else
     bool native = t->format == AITK_DEP_ELF;
 #endif
-    aitk_str err = AITK_STR_INIT;
-    const char *verdict = "not loadable on this OS";
-    aitk_dl *dl = NULL;
-    if (native) {
-        if (aitk_dl_open(path, AITK_DL_DEFAULT, &dl, &err) == AITK_OK) {
-            verdict = "loaded";
-            aitk_dl_close(dl);
-        } else {
-            verdict = aitk_str_cstr(&err);
+    aitk_str verdict = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    if (!native) {
+        aitk_str_append(&verdict, "not loadable on this OS");
+    } else {
+        const char *argv[] = {self, "deps", LOAD_CHILD, path, NULL};
+        aitk_proc_opts o = {.timeout_ms = timeout_ms, .max_output = 64u << 10};
+        aitk_proc_result r = {0};
+        aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
+        st = aitk_proc_run(argv, &o, &r, &out, &errout, err);
+        if (st == AITK_OK || st == AITK_E_TIMEOUT) {
+            describe_child(st, &r, &out, &errout, shown, timeout_ms, &verdict, &t->load_failed);
+            st = AITK_OK;
         }
+        aitk_str_free(&out);
+        aitk_str_free(&errout);
     }
-    if (text)
-        aitk_str_appendf(text, "  loader says: %s\n", verdict);
-    if (json)
-        cJSON_AddStringToObject(json, "load", verdict);
+    if (!st && !(t->load = aitk_str_steal(&verdict)))
+        st = AITK_E_NOMEM;
+    aitk_str_free(&verdict);
+    return st;
+}
+
+/* What every root of one run shares. */
+typedef struct deps_run {
+    const deps_args *a;
+    aitk_deps *d;
+    aitk_remedies *rem;
+    cJSON *roots, *errors; /* NULL without --json */
+    const char *self;      /* this program, for --load */
+} deps_run;
+
+static int render_one(const deps_run *run, const aitk_dep_tree *t)
+{
+    if (run->roots) {
+        cJSON *j = NULL;
+        if (aitk_deps_render_json(t, run->rem, &j))
+            return AITK_EXIT_INTERNAL;
+        cJSON_AddItemToArray(run->roots, j);
+        return AITK_EXIT_OK;
+    }
+    aitk_str text = AITK_STR_INIT;
+    int rc = aitk_deps_render_text(t, run->rem, run->a->all, &text) ? AITK_EXIT_INTERNAL
+                                                                     : AITK_EXIT_OK;
+    fputs(aitk_str_cstr(&text), stdout);
+    aitk_str_free(&text);
+    return rc;
+}
+
+/* One root: the static walk, the loader's verdict when asked, the output.
+ * Returns this root's exit code. */
+static int deps_one(const deps_run *run, const char *path)
+{
+    aitk_dep_tree t;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_analyze(run->d, path, &t, &err);
+    int rc = AITK_EXIT_OK;
+    if (st == AITK_E_NOMEM) {
+        rc = AITK_EXIT_INTERNAL;
+    } else if (st) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+        if (run->errors)
+            cJSON_AddItemToArray(run->errors, cJSON_CreateString(aitk_str_cstr(&err)));
+        rc = AITK_EXIT_USAGE;
+    }
+    if (rc) {
+        aitk_str_free(&err);
+        return rc;
+    }
+#ifdef _WIN32
+    const char *load_path = path; /* LoadLibraryExW wants its own separators */
+#else
+    const char *load_path = t.nodes[0].path; /* dlopen searches for a name without a slash */
+#endif
+    if (run->a->load &&
+        load_verdict(run->self, run->a->load_timeout_ms, load_path, path, &t, &err)) {
+        aitk_log(AITK_LOG_ERROR, "deps: --load: %s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_INTERNAL;
+    }
+    if (!rc)
+        rc = render_one(run, &t);
+    if (!rc && aitk_dep_tree_problems(&t) > 0)
+        rc = AITK_EXIT_FAILED;
+    aitk_dep_tree_free(&t);
     aitk_str_free(&err);
+    return rc;
 }
 
 int aitk_cmd_deps(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], LOAD_CHILD) == 0)
+        return load_child(argv[2]);
     deps_args a = {0};
+    aitk_str self = AITK_STR_INIT, err = AITK_STR_INIT;
+    deps_run run = {.a = &a};
     int rc = parse_args(argc, argv, &a);
     if (rc)
         goto out;
-    aitk_deps *d = NULL;
-    aitk_remedies *rem = NULL;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_remedies_load(&rem, &err) || aitk_deps_new(&a.opts, &d, &err)) {
+    if (aitk_remedies_load(&run.rem, &err) || aitk_deps_new(&a.opts, &run.d, &err) ||
+        (a.load && aitk_self_path(&self, &err))) {
         aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        aitk_remedies_free(rem);
         rc = AITK_EXIT_INTERNAL;
         goto out;
     }
+    run.self = aitk_str_cstr(&self);
     cJSON *doc = a.json ? cJSON_CreateObject() : NULL;
-    cJSON *roots = doc ? cJSON_AddArrayToObject(doc, "roots") : NULL;
-    cJSON *errors = doc ? cJSON_AddArrayToObject(doc, "errors") : NULL;
+    run.roots = doc ? cJSON_AddArrayToObject(doc, "roots") : NULL;
+    run.errors = doc ? cJSON_AddArrayToObject(doc, "errors") : NULL;
     if (doc)
         cJSON_AddStringToObject(doc, "schema", "aitk-deps/1");
     bool any_problem = false, any_bad_input = false;
     for (int i = optind; i < argc && rc != AITK_EXIT_INTERNAL; i++) {
-        aitk_dep_tree t;
-        aitk_str_clear(&err);
-        aitk_status st = aitk_deps_analyze(d, argv[i], &t, &err);
-        if (st == AITK_E_NOMEM) {
-            rc = AITK_EXIT_INTERNAL;
-            break;
-        }
-        if (st) {
-            any_bad_input = true;
-            aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
-            if (errors)
-                cJSON_AddItemToArray(errors, cJSON_CreateString(aitk_str_cstr(&err)));
-            continue;
-        }
-        any_problem |= aitk_dep_tree_problems(&t) > 0;
-        if (doc) {
-            cJSON *j = NULL;
-            if (aitk_deps_render_json(&t, rem, &j))
-                rc = AITK_EXIT_INTERNAL;
-            else {
-                if (a.load)
-                    load_verdict(&t, argv[i], NULL, j);
-                cJSON_AddItemToArray(roots, j);
-            }
-        } else {
-            aitk_str text = AITK_STR_INIT;
-            if (aitk_deps_render_text(&t, rem, a.all, &text))
-                rc = AITK_EXIT_INTERNAL;
-            if (a.load)
-                load_verdict(&t, argv[i], &text, NULL);
-            fputs(aitk_str_cstr(&text), stdout);
-            aitk_str_free(&text);
-        }
-        aitk_dep_tree_free(&t);
+        int one = deps_one(&run, argv[i]);
+        if (one == AITK_EXIT_INTERNAL)
+            rc = one;
+        any_problem |= one == AITK_EXIT_FAILED;
+        any_bad_input |= one == AITK_EXIT_USAGE;
     }
     if (doc && rc != AITK_EXIT_INTERNAL) {
         cJSON_AddBoolToObject(doc, "ok", !any_problem && !any_bad_input);
-        char *s = cJSON_Print(doc);
+        /* Paths are bytes; the JSON must be UTF-8. */
+        char *s = aitk_json_repair_utf8(doc) ? NULL : cJSON_Print(doc);
         if (!s)
             rc = AITK_EXIT_INTERNAL;
         else
@@ -214,12 +404,13 @@ int aitk_cmd_deps(int argc, char **argv)
         cJSON_free(s);
     }
     cJSON_Delete(doc);
-    aitk_str_free(&err);
-    aitk_deps_free(d);
-    aitk_remedies_free(rem);
     if (rc != AITK_EXIT_INTERNAL)
         rc = any_bad_input ? AITK_EXIT_USAGE : any_problem ? AITK_EXIT_FAILED : AITK_EXIT_OK;
 out:
+    aitk_deps_free(run.d);
+    aitk_remedies_free(run.rem);
+    aitk_str_free(&err);
+    aitk_str_free(&self);
     aitk_strlist_free(&a.opts.dll_dirs);
     aitk_strlist_free(&a.opts.win_path);
     aitk_str_free(&a.native_root);

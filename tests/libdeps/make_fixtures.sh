@@ -103,6 +103,51 @@ gcc -shared -fPIC -nostdlib -o "$e/build/libc.so.6" "$s/fakec.c" -Wl,-soname,lib
 gcc -shared -fPIC -nostdlib -o "$e/glibc/libtoonew.so" "$s/toonew.c" -Wl,-soname,libtoonew.so \
     "$e/build/libc.so.6"
 
+# --load and damaged files (test_load.c): constructors that abort, end the
+# process with status 0, or hang; a data symbol the installed dependency
+# lacks (the loader refuses, the static walk sees nothing); copies cut to
+# half and to 100 bytes; a copy with its section headers zeroed; a library
+# whose dependency is a cut copy.
+l=$e/load
+mkdir -p "$l/cutdep"
+printf '#include <stdlib.h>\n__attribute__((constructor)) static void c(void) { abort(); }\n' \
+    > "$s/ctor_abort.c"
+printf '#include <unistd.h>\n__attribute__((constructor)) static void c(void) { _exit(0); }\n' \
+    > "$s/ctor_exit.c"
+printf '#include <unistd.h>\n__attribute__((constructor)) static void c(void) { sleep(300); }\n' \
+    > "$s/ctor_hang.c"
+so "$l/libctorabort.so" "$s/ctor_abort.c"
+so "$l/libctorexit.so" "$s/ctor_exit.c"
+so "$l/libctorhang.so" "$s/ctor_hang.c"
+printf 'int aitk_data = 1;\n' > "$s/data_new.c"
+printf 'int aitk_other = 1;\n' > "$s/data_old.c"
+printf 'extern int aitk_data;\nint aitk_uses(void) { return aitk_data; }\n' > "$s/uses_data.c"
+so "$l/libdata.so" "$s/data_new.c" -Wl,-soname,libdata.so
+so "$l/libundef.so" "$s/uses_data.c" -Wl,-soname,libundef.so "$l/libdata.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$l/libdata.so" "$s/data_old.c" -Wl,-soname,libdata.so
+whole=$e/missing/libneedsgone.so
+size=$(wc -c < "$whole")
+head -c $((size / 2)) "$whole" > "$l/libhalf.so"
+head -c 100 "$whole" > "$l/libcut100.so"
+# libcutdep.so: half of a library; libuser.so needs it (found through RUNPATH).
+so "$l/cutdep/whole.so" "$s/leaf.c" -Wl,-soname,libcutdep.so
+size=$(wc -c < "$l/cutdep/whole.so")
+so "$l/cutdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$l/cutdep/whole.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+head -c $((size / 2)) "$l/cutdep/whole.so" > "$l/cutdep/libcutdep.so"
+rm -f "$l/cutdep/whole.so"
+# Section headers zeroed (e_shoff, e_shnum, e_shstrndx of an ELF64 header):
+# ld.so never reads them, so the library still needs libgone.so.1.
+python3 - "$whole" "$l/libnosections.so" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+assert data[4] == 2 and data[5] == 1  # ELFCLASS64, little-endian
+struct.pack_into('<Q', data, 0x28, 0)
+struct.pack_into('<HH', data, 0x3c, 0, 0)
+open(sys.argv[2], 'wb').write(bytes(data))
+PY
+
 # ----------------------------------------------------------------- PE ----
 if ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
     echo "no x86_64-w64-mingw32-gcc: PE fixtures not built" >&2

@@ -1,7 +1,8 @@
 /* The ELF reader against readelf (binutils, an independent reader) on the
  * gcc-built fixtures and real system libraries, the version needs of the
  * GLIBC_2.99 fixture, and corrupt files: each gives a message naming the
- * file and never a crash. */
+ * file and never a crash. Files without section headers are read through
+ * PT_DYNAMIC; cut copies say they are cut. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -248,6 +249,96 @@ static void test_corrupt_inputs(void **state)
     aitk_free(so);
 }
 
+/* The reader's view of a copy of `so` with e_shoff, e_shnum and e_shstrndx
+ * zeroed, as sstrip-like tools leave a file. */
+static void read_without_sections(const unsigned char *so, size_t len, aitk_elf_info *e)
+{
+    unsigned char *copy = aitk_malloc(len);
+    memcpy(copy, so, len);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)copy;
+    eh->e_shoff = 0;
+    eh->e_shnum = 0;
+    eh->e_shstrndx = 0;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_elf_read_mem("nosections.so", copy, len, e, &err) != AITK_OK)
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    aitk_free(copy);
+}
+
+/* ld.so never reads section headers: without them the needs, soname and
+ * RUNPATH come from PT_DYNAMIC, the same as with them. */
+static void test_no_section_headers(void **state)
+{
+    (void)state;
+    const char *files[] = {FX "/elf/chain/sub/libmid.so.1", FX "/elf/missing/libneedsgone.so",
+                           FX "/elf/rpath/libold.so"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        size_t len = 0;
+        unsigned char *so = fx_read(files[i], &len);
+        assert_non_null(so);
+        aitk_elf_info whole, bare;
+        aitk_str err = AITK_STR_INIT, a = AITK_STR_INIT, b = AITK_STR_INIT;
+        assert_int_equal(aitk_elf_read_mem("whole.so", so, len, &whole, &err), AITK_OK);
+        read_without_sections(so, len, &bare);
+        assert_true(whole.needed_count > 0);
+        ours_dynamic(&whole, &a);
+        ours_dynamic(&bare, &b);
+        if (strcmp(aitk_str_cstr(&a), aitk_str_cstr(&b)) != 0)
+            fail_msg("%s:\nwith sections:\n%s\nwithout:\n%s", files[i], aitk_str_cstr(&a),
+                     aitk_str_cstr(&b));
+        assert_false(bare.truncated);
+        aitk_elf_info_free(&whole);
+        aitk_elf_info_free(&bare);
+        aitk_str_free(&err);
+        aitk_str_free(&a);
+        aitk_str_free(&b);
+        aitk_free(so);
+    }
+}
+
+/* A cut copy is read as cut: the sizes say by how much, and nothing else is
+ * claimed about it (not "needs nothing"). */
+static void test_truncated(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    unsigned char *so = fx_read(FX "/elf/chain/sub/libmid.so.1", &len);
+    assert_non_null(so);
+    aitk_elf_info e;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_elf_read_mem("whole.so", so, len, &e, &err), AITK_OK);
+    assert_false(e.truncated);
+    aitk_elf_info_free(&e);
+    /* gcc puts the section headers last: they describe the whole length. */
+    const size_t cuts[] = {len / 2, 100, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        assert_int_equal(aitk_elf_read_mem("cut.so", so, cuts[i], &e, &err), AITK_OK);
+        assert_true(e.truncated);
+        assert_int_equal(e.file_size, cuts[i]);
+        assert_int_equal(e.described_size, len);
+        assert_int_equal(e.machine, EM_X86_64);
+        assert_int_equal(e.needed_count, 0);
+        aitk_elf_info_free(&e);
+    }
+    /* Section headers gone as well: the program headers still tell. */
+    unsigned char *bare = aitk_malloc(len);
+    memcpy(bare, so, len);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)bare;
+    eh->e_shoff = 0;
+    eh->e_shnum = 0;
+    eh->e_shstrndx = 0;
+    assert_int_equal(aitk_elf_read_mem("cut.so", bare, len / 2, &e, &err), AITK_OK);
+    assert_true(e.truncated);
+    assert_true(e.described_size > len / 2 && e.described_size <= len);
+    aitk_elf_info_free(&e);
+    /* Cut inside the ELF header itself: not readable as a library at all. */
+    expect_error(so, 40, "truncated: the file has 40 bytes, an ELF header needs 64");
+    aitk_free(bare);
+    aitk_free(so);
+    aitk_str_free(&err);
+}
+
 static void test_files_that_are_not_there(void **state)
 {
     (void)state;
@@ -267,6 +358,8 @@ int main(void)
         cmocka_unit_test(test_dynamic_matches_readelf),
         cmocka_unit_test(test_fixture_facts),
         cmocka_unit_test(test_corrupt_inputs),
+        cmocka_unit_test(test_no_section_headers),
+        cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_files_that_are_not_there),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

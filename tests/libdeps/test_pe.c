@@ -247,6 +247,31 @@ static void test_corrupt_inputs(void **state)
     aitk_free(dll);
 }
 
+/* A half-copied DLL keeps every header and may keep its import table, so
+ * it read as whole; the section table says how long it should be. */
+static void test_truncated(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    unsigned char *dll = fx_read(FX_TORCH "/fbgemm.dll", &len);
+    assert_non_null(dll);
+    aitk_pe_info pe;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_pe_read_mem("whole.dll", dll, len, 0, &pe, &err), AITK_OK);
+    assert_false(pe.truncated);
+    assert_true(pe.import_count > 0);
+    aitk_pe_info_free(&pe);
+    assert_int_equal(aitk_pe_read_mem("half.dll", dll, len / 2, 0, &pe, &err), AITK_OK);
+    assert_true(pe.truncated);
+    assert_int_equal(pe.file_size, len / 2);
+    assert_true(pe.described_size > len / 2 && pe.described_size <= len);
+    assert_int_equal(pe.machine, AITK_PE_MACHINE_AMD64);
+    assert_int_equal(pe.import_count, 0);
+    aitk_pe_info_free(&pe);
+    aitk_str_free(&err);
+    aitk_free(dll);
+}
+
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -272,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_fixture_facts),
         cmocka_unit_test(test_32bit_dll),
         cmocka_unit_test(test_corrupt_inputs),
+        cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, need_pe_fixtures, NULL);

@@ -3,7 +3,10 @@
  * libelf bounds-checks section data and string offsets for us; what it cannot
  * know is our loops: version chains are walked with counts capped by the
  * section size and offsets that must move forward, so a hostile file cannot
- * make a walk run forever. */
+ * make a walk run forever. Nor does it say that a file is cut short: it
+ * refuses one whose section headers lie past the end ("not an ELF file") and
+ * reads one whose segments do as if whole, so the extents are checked here,
+ * first from the raw ELF header, then per program header and section. */
 #include "validate/libdeps/elf.h"
 
 #include <elf.h>
@@ -11,6 +14,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,14 +63,31 @@ static const char *str_at(Elf *e, size_t link, size_t off, const char *name, ait
     return s;
 }
 
-static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_t index,
-                                const char *name, aitk_elf_info *out, aitk_str *err)
+/* Where the dynamic entries' strings are: the string-table section the
+ * dynamic section links to, or, in a file without section headers, the bytes
+ * DT_STRTAB points at (ld.so reads them there too). */
+typedef struct dyn_strings {
+    Elf *e;
+    size_t link;       /* string-table section; 0 when `raw` is used */
+    const char *raw;   /* DT_STRTAB's bytes in the file (NULL: none found) */
+    size_t raw_size;
+} dyn_strings;
+
+static const char *dyn_str(const dyn_strings *s, size_t off, const char *name, aitk_str *err)
 {
-    if (sh->sh_link == index || sh->sh_link == 0)
-        return fail(err, name, "dynamic section's string table link points at itself or nowhere");
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d)
-        return fail_elf(err, name, "unreadable dynamic section");
+    if (s->link)
+        return str_at(s->e, s->link, off, name, err);
+    const char *nul = s->raw && off < s->raw_size ? memchr(s->raw + off, 0, s->raw_size - off)
+                                                  : NULL;
+    if (!nul)
+        aitk_str_appendf(err, "%s: string offset %zu outside string table (DT_STRTAB, %zu bytes "
+                              "in the file)", name, off, s->raw_size);
+    return nul ? s->raw + off : NULL;
+}
+
+static aitk_status read_dyn_entries(Elf *e, Elf_Data *d, const dyn_strings *strs, const char *name,
+                                    aitk_elf_info *out, aitk_str *err)
+{
     size_t entsize = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
     size_t n = entsize ? d->d_size / entsize : 0;
     aitk_status st = AITK_OK;
@@ -80,7 +101,7 @@ static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_
         const char *s = NULL;
         switch (dyn.d_tag) {
         case DT_NEEDED: case DT_SONAME: case DT_RPATH: case DT_RUNPATH:
-            if (!(s = str_at(e, sh->sh_link, dyn.d_un.d_val, name, err)))
+            if (!(s = dyn_str(strs, dyn.d_un.d_val, name, err)))
                 return AITK_E_PARSE;
             break;
         default:
@@ -98,6 +119,86 @@ static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_
             out->nodeflib = true;
     }
     return st;
+}
+
+static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_t index,
+                                const char *name, aitk_elf_info *out, aitk_str *err)
+{
+    if (sh->sh_link == index || sh->sh_link == 0)
+        return fail(err, name, "dynamic section's string table link points at itself or nowhere");
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d)
+        return fail_elf(err, name, "unreadable dynamic section");
+    dyn_strings strs = {.e = e, .link = sh->sh_link};
+    return read_dyn_entries(e, d, &strs, name, out, err);
+}
+
+/* The file bytes at virtual address `addr`: the PT_LOAD segment holding it
+ * maps p_offset..p_offset+p_filesz to p_vaddr. *avail is how many bytes of
+ * that segment follow. False when no segment holds it in the file. */
+static bool vaddr_to_off(Elf *e, size_t phnum, uint64_t addr, uint64_t *off, uint64_t *avail)
+{
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz) {
+            *off = ph.p_offset + (addr - ph.p_vaddr);
+            *avail = ph.p_filesz - (addr - ph.p_vaddr);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* DT_STRTAB and DT_STRSZ among the entries; 0 when absent. */
+static void find_strtab(Elf_Data *d, size_t n, uint64_t *addr, uint64_t *size)
+{
+    *addr = *size = 0;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Dyn dyn;
+        if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+            break;
+        if (dyn.d_tag == DT_STRTAB)
+            *addr = dyn.d_un.d_ptr;
+        else if (dyn.d_tag == DT_STRSZ)
+            *size = dyn.d_un.d_val;
+    }
+}
+
+/* A file with no SHT_DYNAMIC section (section headers stripped or zeroed):
+ * the loader never reads section headers, it takes PT_DYNAMIC, so do the
+ * same rather than report a library that needs nothing. */
+static aitk_status read_dynamic_segment(Elf *e, const char *name, aitk_elf_info *out,
+                                        aitk_str *err)
+{
+    size_t phnum = 0, size = 0;
+    const char *raw = elf_rawfile(e, &size);
+    if (elf_getphdrnum(e, &phnum) != 0)
+        return fail_elf(err, name, "unreadable program headers");
+    GElf_Phdr ph = {0};
+    size_t i = 0;
+    for (; i < phnum; i++)
+        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_DYNAMIC)
+            break;
+    if (i == phnum || ph.p_filesz == 0)
+        return AITK_OK; /* a static executable: nothing to load */
+    if (!raw || ph.p_offset >= size || ph.p_filesz > size - ph.p_offset)
+        return fail(err, name, "dynamic segment lies outside the file");
+    Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+    if (!d)
+        return fail_elf(err, name, "unreadable dynamic segment");
+    size_t entsize = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
+    uint64_t addr, strsz, off = 0, avail = 0;
+    find_strtab(d, entsize ? d->d_size / entsize : 0, &addr, &strsz);
+    dyn_strings strs = {.e = e};
+    if (addr && vaddr_to_off(e, phnum, addr, &off, &avail) && off < size) {
+        strs.raw = raw + off;
+        /* DT_STRSZ, but never past the segment or the file. */
+        uint64_t room = avail < size - off ? avail : size - off;
+        strs.raw_size = (size_t)(strsz && strsz < room ? strsz : room);
+    }
+    return read_dyn_entries(e, d, &strs, name, out, err);
 }
 
 static aitk_status read_verneed(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
@@ -195,8 +296,150 @@ static aitk_status read_interp(Elf *e, const char *name, aitk_elf_info *out, ait
     return AITK_OK;
 }
 
+/* The ELF header fields that say how long the file must be, read from the
+ * raw bytes in the file's byte order (libelf may refuse the file). */
+typedef struct raw_ehdr {
+    uint64_t phoff, shoff;
+    unsigned type, machine, phentsize, phnum, shentsize, shnum;
+} raw_ehdr;
+
+static uint64_t rd_uint(const unsigned char *p, size_t n, bool msb)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v << 8 | p[msb ? i : n - 1 - i];
+    return v;
+}
+
+#define RAW_FIELD(type, field) \
+    rd_uint(raw + offsetof(type, field), sizeof((type *)0)->field, msb)
+
+/* The size of the ELF header `raw` starts with, and its fields in `h` when
+ * `size` bytes hold all of it; 0 when it is no ELF header of a known class
+ * and byte order (libelf then says what it is). */
+static size_t raw_header(const unsigned char *raw, size_t size, raw_ehdr *h)
+{
+    if (size < EI_NIDENT || memcmp(raw, ELFMAG, SELFMAG) != 0)
+        return 0;
+    bool is64 = raw[EI_CLASS] == ELFCLASS64, msb = raw[EI_DATA] == ELFDATA2MSB;
+    if ((!is64 && raw[EI_CLASS] != ELFCLASS32) || (!msb && raw[EI_DATA] != ELFDATA2LSB))
+        return 0;
+    size_t need = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+    if (size < need)
+        return need;
+    if (is64)
+        *h = (raw_ehdr){RAW_FIELD(Elf64_Ehdr, e_phoff), RAW_FIELD(Elf64_Ehdr, e_shoff),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_type),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_machine),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_phentsize),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_phnum),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_shentsize),
+                        (unsigned)RAW_FIELD(Elf64_Ehdr, e_shnum)};
+    else
+        *h = (raw_ehdr){RAW_FIELD(Elf32_Ehdr, e_phoff), RAW_FIELD(Elf32_Ehdr, e_shoff),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_type),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_machine),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_phentsize),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_phnum),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_shentsize),
+                        (unsigned)RAW_FIELD(Elf32_Ehdr, e_shnum)};
+    return need;
+}
+
+/* off + len, saturating: hostile headers may hold any values. */
+static uint64_t end_of(uint64_t off, uint64_t len)
+{
+    return len > UINT64_MAX - off ? UINT64_MAX : off + len;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Where the program and section header tables end. An e_shnum of 0 with
+ * an e_shoff means the count is in section 0 (extended numbering), and an
+ * e_phnum of PN_XNUM likewise: at least one entry is there. */
+static uint64_t header_tables_end(const raw_ehdr *h, size_t ehsize)
+{
+    uint64_t end = ehsize;
+    if (h->phnum)
+        end = max_u64(end, end_of(h->phoff, (uint64_t)h->phnum * h->phentsize));
+    if (h->shoff)
+        end = max_u64(end, end_of(h->shoff, (uint64_t)(h->shnum ? h->shnum : 1) * h->shentsize));
+    return end;
+}
+
+/* Where the last segment or section (other than SHT_NOBITS, which holds no
+ * file bytes) ends, as libelf reads the headers. */
+static aitk_status contents_end(Elf *e, const char *name, uint64_t *end, aitk_str *err)
+{
+    size_t phnum = 0, shnum = 0;
+    if (elf_getphdrnum(e, &phnum) != 0)
+        return fail_elf(err, name, "unreadable program headers");
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(e, (int)i, &ph))
+            return fail_elf(err, name, "unreadable program header");
+        *end = max_u64(*end, end_of(ph.p_offset, ph.p_filesz));
+    }
+    if (elf_getshdrnum(e, &shnum) != 0)
+        return fail_elf(err, name, "unreadable section headers");
+    for (size_t i = 1; i < shnum; i++) {
+        Elf_Scn *scn = elf_getscn(e, i);
+        GElf_Shdr sh;
+        if (!scn || !gelf_getshdr(scn, &sh))
+            return fail_elf(err, name, "unreadable section header");
+        if (sh.sh_type != SHT_NOBITS)
+            *end = max_u64(*end, end_of(sh.sh_offset, sh.sh_size));
+    }
+    return AITK_OK;
+}
+
+static aitk_status note_truncated(aitk_elf_info *out, size_t size, uint64_t described)
+{
+    out->truncated = true;
+    out->file_size = size;
+    out->described_size = described;
+    return AITK_OK;
+}
+
+/* A file cut inside its ELF header cannot be read as a library at all;
+ * libelf would call it "invalid ELF file data" or "not an ELF file". */
+static aitk_status header_cut(const unsigned char *raw, size_t size, const char *name,
+                              aitk_str *err)
+{
+    raw_ehdr h;
+    size_t ehsize = raw_header(raw, size, &h);
+    if (ehsize <= size)
+        return AITK_OK;
+    aitk_str_appendf(err, "%s: truncated: the file has %zu bytes, an ELF header needs %zu", name,
+                     size, ehsize);
+    return AITK_E_PARSE;
+}
+
+/* Cut-off files first: reading one further would either fail with a
+ * misleading reason or, worse, succeed on what is left. */
 static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_str *err)
 {
+    size_t size = 0;
+    const unsigned char *raw = (const unsigned char *)elf_rawfile(e, &size);
+    if (!raw)
+        return fail_elf(err, name, "unreadable file");
+    raw_ehdr h;
+    size_t ehsize = raw_header(raw, size, &h);
+    aitk_status st = header_cut(raw, size, name, err);
+    if (st)
+        return st;
+    if (ehsize) {
+        out->elf_class = raw[EI_CLASS];
+        out->osabi = raw[EI_OSABI];
+        out->machine = h.machine;
+        out->type = h.type;
+        uint64_t end = header_tables_end(&h, ehsize);
+        if (end > size)
+            return note_truncated(out, size, end);
+    }
     if (elf_kind(e) != ELF_K_ELF)
         return fail(err, name, "not an ELF file");
     GElf_Ehdr eh;
@@ -206,7 +449,12 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
     out->machine = eh.e_machine;
     out->osabi = eh.e_ident[EI_OSABI];
     out->type = eh.e_type;
-    aitk_status st = read_interp(e, name, out, err);
+    uint64_t end = 0;
+    st = contents_end(e, name, &end, err);
+    if (!st && end > size)
+        return note_truncated(out, size, end);
+    if (!st)
+        st = read_interp(e, name, out, err);
     size_t shnum = 0;
     if (!st && elf_getshdrnum(e, &shnum) != 0)
         return fail_elf(err, name, "unreadable section headers");
@@ -225,6 +473,10 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
             st = read_verdef(e, scn, &sh, name, out, err);
         }
     }
+    /* Version needs are not read this way: without section headers only
+     * DT_VERNEED's address is known, and the search needs the names. */
+    if (!st && !seen_dynamic)
+        st = read_dynamic_segment(e, name, out, err);
     return st;
 }
 
@@ -247,12 +499,22 @@ aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, ai
     if (!copy)
         return AITK_E_NOMEM;
     memcpy(copy, data, len);
-    Elf *e = elf_memory(copy, len);
-    aitk_status st = e ? read_elf(e, name, out, err) : fail_elf(err, name, "not readable as ELF");
+    aitk_status st = header_cut(data, len, name, err);
+    Elf *e = st ? NULL : elf_memory(copy, len);
+    if (!st)
+        st = e ? read_elf(e, name, out, err) : fail_elf(err, name, "not readable as ELF");
     if (e)
         elf_end(e);
     aitk_free(copy);
     return finish(st, out);
+}
+
+/* header_cut over the file's first bytes, for when libelf would not open it. */
+static aitk_status header_cut_fd(int fd, const char *path, aitk_str *err)
+{
+    unsigned char head[sizeof(Elf64_Ehdr)];
+    ssize_t n = pread(fd, head, sizeof head, 0);
+    return n > 0 ? header_cut(head, (size_t)n, path, err) : AITK_OK;
 }
 
 aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err)
@@ -272,7 +534,9 @@ aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *e
         st = fail(err, path, "empty file");
     } else {
         Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        st = e ? read_elf(e, path, out, err) : fail_elf(err, path, "not readable as ELF");
+        st = e ? read_elf(e, path, out, err) : header_cut_fd(fd, path, err);
+        if (!e && !st)
+            st = fail_elf(err, path, "not readable as ELF");
         if (e)
             elf_end(e);
     }

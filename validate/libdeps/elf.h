@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/status.h"
 #include "common/str.h"
@@ -33,6 +34,12 @@ typedef struct aitk_elf_info {
     size_t verneed_count;
     char **verdef;      /* version names defined (provided), base entry excluded */
     size_t verdef_count;
+    /* A cut-off copy (an interrupted download or copy): its headers describe
+     * `described_size` bytes, the file holds `file_size`. ld.so maps the
+     * missing part and faults on it (SIGBUS), so this is a finding, and only
+     * the identity above is read. */
+    bool truncated;
+    uint64_t file_size, described_size;
 } aitk_elf_info;
 
 /* The ELF identity values the resolver compares (System V ABI numbers; spelled
@@ -51,7 +58,10 @@ enum {
 };
 
 /* Whole-file analysis. AITK_E_IO when it cannot be opened, AITK_E_PARSE when
- * it is not a well-formed ELF object; err gets "path: reason". */
+ * it is not a well-formed ELF object; err gets "path: reason". A file cut
+ * short after its ELF header is AITK_OK with `truncated` set. Without
+ * section headers (stripped by sstrip and the like) the dynamic section is
+ * found through the PT_DYNAMIC program header, as ld.so finds it. */
 aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err);
 /* The same over bytes in memory (tests, fuzzing); `name` is used in messages. */
 aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, aitk_elf_info *out,

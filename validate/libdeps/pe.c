@@ -326,6 +326,22 @@ static aitk_status read_version(const view *v, uint32_t rva, uint32_t size, aitk
     return AITK_OK;
 }
 
+/* Where the headers and the last section's raw data end. A half-copied DLL
+ * still has every header, and its import table may even lie before the cut,
+ * so without this it would pass as whole. */
+static uint64_t image_end(const view *v)
+{
+    uint64_t end = v->size_of_headers;
+    for (uint32_t i = 0; i < v->nsec; i++) {
+        uint32_t rawsize = 0, rawptr = 0;
+        size_t s = v->sec_off + (size_t)i * 40;
+        if (rd32(v, s + 16, &rawsize) && rd32(v, s + 20, &rawptr) && rawsize &&
+            (uint64_t)rawptr + rawsize > end)
+            end = (uint64_t)rawptr + rawsize;
+    }
+    return end;
+}
+
 static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
 {
     uint32_t mz, lfanew, sig, magic, nsec, optsize, ndirs;
@@ -355,6 +371,13 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
     v->sec_off = opt + optsize;
     if (v->sec_off > v->len || (v->len - v->sec_off) / 40 < nsec)
         return bad(v, "section table runs past the end of the file");
+    uint64_t end = image_end(v);
+    if (end > v->len) {
+        out->truncated = true;
+        out->file_size = v->len;
+        out->described_size = end;
+        return AITK_OK;
+    }
     /* Directories beyond NumberOfRvaAndSizes or the optional header are absent. */
     size_t have = (optsize - (dirs - opt)) / 8;
     if (ndirs > have)

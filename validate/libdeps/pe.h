@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/status.h"
 #include "common/str.h"
@@ -35,6 +36,11 @@ typedef struct aitk_pe_info {
     char **exports;              /* exported names, sorted (strcmp) */
     size_t export_count;
     char *file_version;          /* "a.b.c.d" from VS_FIXEDFILEINFO, or NULL */
+    /* A cut-off copy: its section table places raw data up to
+     * `described_size` bytes, the file holds `file_size`. Only the headers
+     * above are read then; Windows refuses the file. */
+    bool truncated;
+    uint64_t file_size, described_size;
 } aitk_pe_info;
 
 /* What to read beyond the header and imports. Export tables of torch DLLs
@@ -42,7 +48,8 @@ typedef struct aitk_pe_info {
 #define AITK_PE_READ_EXPORTS 1u
 #define AITK_PE_READ_SYMBOLS 2u /* the function names each import wants */
 
-/* AITK_E_PARSE with "name: reason" for anything malformed. */
+/* AITK_E_PARSE with "name: reason" for anything malformed; a file cut short
+ * after its section table is AITK_OK with `truncated` set. */
 aitk_status aitk_pe_read_mem(const char *name, const unsigned char *data, size_t len,
                              unsigned flags, aitk_pe_info *out, aitk_str *err);
 /* Maps the file (reads it where mapping is unavailable). AITK_E_IO when it

@@ -75,6 +75,28 @@ static void text_list(aitk_str *o, const char *title, const aitk_strlist *l, boo
     }
 }
 
+/* Remedies match library names; the root's name is the path it was given. */
+static const char *remedy_key(const aitk_dep_tree *t, size_t i)
+{
+    return i == 0 ? base_name(t->nodes[0].name) : t->nodes[i].name;
+}
+
+/* The native loader's verdict (deps --load): a problem of its own only when
+ * the walk found nothing that explains it. Returns the problems it adds. */
+static size_t text_load(const aitk_dep_tree *t, aitk_str *o)
+{
+    if (!t->load)
+        return 0;
+    if (!aitk_dep_tree_load_problem(t)) {
+        aitk_str_appendf(o, "  loader says: %s\n", t->load);
+        return 0;
+    }
+    aitk_str_appendf(o, "  PROBLEM: %s: NOT LOADABLE (though no link above is missing)\n"
+                        "    file: %s\n    loader says: %s\n",
+                     base_name(t->nodes[0].name), t->nodes[0].path, t->load);
+    return 1;
+}
+
 aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
                                   aitk_str *o)
 {
@@ -85,7 +107,8 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
         for (size_t c = root->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
             text_node(t, c, o);
     size_t problems = 0, warnings = 0;
-    for (size_t i = 1; i < t->count; i++) {
+    /* From the root: a cut-off root is itself the problem. */
+    for (size_t i = 0; i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
         bool problem = aitk_dep_state_is_problem(n->state);
         if (n->repeat || (!problem && !n->duplicates.count))
@@ -105,7 +128,7 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
                 aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
             text_list(o, "searched, in order:", &n->searched, true);
             text_list(o, "skipped candidates:", &n->skipped, false);
-            text_remedy(o, aitk_remedies_find(r, n->name, false), "    ");
+            text_remedy(o, aitk_remedies_find(r, remedy_key(t, i), false), "    ");
             if (deferred)
                 warnings++;
             else
@@ -126,6 +149,7 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
         }
         aitk_str_free(&chain);
     }
+    problems += text_load(t, o);
     aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s (%zu links examined)\n", problems,
                      problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", t->count - 1);
     return aitk_str_status(o);
@@ -204,6 +228,21 @@ static cJSON *json_chain(const aitk_dep_tree *t, size_t i)
     return a;
 }
 
+/* The loader's refusal as a problem entry, shaped like the others. */
+static cJSON *json_load_problem(const aitk_dep_tree *t)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "kind", "not_loadable");
+    cJSON_AddStringToObject(p, "name", base_name(t->nodes[0].name));
+    cJSON_AddItemToObject(p, "chain", json_chain(t, 0));
+    add_opt_string(p, "path", t->nodes[0].path);
+    cJSON_AddStringToObject(p, "detail", t->load);
+    cJSON_AddBoolToObject(p, "delay_load", false);
+    cJSON_AddItemToObject(p, "searched", cJSON_CreateArray());
+    cJSON_AddNullToObject(p, "remedy");
+    return p;
+}
+
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out)
 {
     cJSON *o = cJSON_CreateObject();
@@ -211,9 +250,13 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
     cJSON_AddStringToObject(o, "format", t->format == AITK_DEP_PE ? "pe" : "elf");
     add_opt_string(o, "arch", t->nodes[0].arch);
     cJSON_AddBoolToObject(o, "ok", aitk_dep_tree_problems(t) == 0);
+    if (t->load)
+        cJSON_AddStringToObject(o, "load", t->load);
     cJSON *problems = cJSON_AddArrayToObject(o, "problems");
     cJSON *warnings = cJSON_AddArrayToObject(o, "warnings");
-    for (size_t i = 1; i < t->count; i++) {
+    if (aitk_dep_tree_load_problem(t))
+        cJSON_AddItemToArray(problems, json_load_problem(t));
+    for (size_t i = 0; i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
         bool problem = aitk_dep_state_is_problem(n->state);
         if (n->repeat || (!problem && !n->duplicates.count))
@@ -232,7 +275,7 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
             cJSON_AddItemToObject(p, "skipped", json_list(&n->skipped));
         if (n->duplicates.count)
             cJSON_AddItemToObject(p, "duplicates", json_list(&n->duplicates));
-        json_remedy(p, aitk_remedies_find(r, n->name, !problem));
+        json_remedy(p, aitk_remedies_find(r, remedy_key(t, i), !problem));
         cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
     }
     cJSON_AddItemToObject(o, "tree", json_node(t, 0));
@@ -248,7 +291,7 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
 aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remedies *r,
                                         aitk_str *observed, aitk_str *remedy, aitk_str *sources)
 {
-    for (size_t i = 1; i < t->count; i++) {
+    for (size_t i = 0; i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
         if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(t, i))
             continue;
@@ -264,7 +307,7 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
                 aitk_str_appendf(observed, " %zu. %s", k + 1, n->searched.items[k]);
         }
         aitk_str_free(&chain);
-        const aitk_remedy *rem = aitk_remedies_find(r, n->name, false);
+        const aitk_remedy *rem = aitk_remedies_find(r, remedy_key(t, i), false);
         if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
             aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? " " : "", n->name, rem->fix);
             aitk_str_appendf(sources, "%s%s", sources->len ? "; " : "", rem->source);

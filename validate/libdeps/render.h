@@ -17,7 +17,8 @@ typedef struct cJSON cJSON;
 /* Problems and warnings; with `all`, the whole tree first. */
 aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
                                   aitk_str *out);
-/* {"path", "format", "arch", "ok", "problems": [...], "warnings": [...], "tree": {...}} */
+/* {"path", "format", "arch", "ok", "load" (with --load), "problems": [...],
+ *  "warnings": [...], "tree": {...}} */
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out);
 
 /* One paragraph per problem for a report check: chain, searched, remedy. */

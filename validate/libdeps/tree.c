@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -348,6 +349,23 @@ static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
     return n->arch ? AITK_OK : AITK_E_NOMEM;
 }
 
+/* A file cut short (elf.h, pe.h) is found but unusable: ld.so faults
+ * mapping it, Windows refuses it; its own needs are not read. */
+static aitk_status mark_damaged(aitk_deps *d, aitk_dep_node *n)
+{
+    const aitk_dep_obj *o = &d->objs[n->obj];
+    if (!(o->is_pe ? o->pe.truncated : o->elf.truncated))
+        return AITK_OK;
+    aitk_str s = AITK_STR_INIT;
+    aitk_str_appendf(&s, "truncated: the file has %" PRIu64 " bytes, its headers describe %" PRIu64
+                         " (an interrupted download or copy?)",
+                     o->is_pe ? o->pe.file_size : o->elf.file_size,
+                     o->is_pe ? o->pe.described_size : o->elf.described_size);
+    aitk_free(n->detail);
+    n->state = AITK_DEP_BAD_FILE;
+    return (n->detail = aitk_str_steal(&s)) ? AITK_OK : AITK_E_NOMEM;
+}
+
 /* After the resolver found a file: read it, note corrupt files and files
  * that are already loaded under another name. */
 static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
@@ -362,7 +380,7 @@ static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
         n->state = AITK_DEP_BAD_FILE;
         return (n->detail = aitk_strdup(d->objs[obj].error)) ? AITK_OK : AITK_E_NOMEM;
     }
-    if ((st = set_arch(d, n)))
+    if ((st = set_arch(d, n)) || (st = mark_damaged(d, n)) || n->state == AITK_DEP_BAD_FILE)
         return st;
     for (size_t j = 0; j < i; j++)
         if (t->nodes[j].obj == obj && !t->nodes[j].repeat)
@@ -485,6 +503,10 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
     }
     if (!st)
         st = set_arch(d, &t->nodes[0]);
+    /* A cut-off root is a finding (exit 1), not unreadable input (exit 2):
+     * the file is there and says what it is, it is just not whole. */
+    if (!st)
+        st = mark_damaged(d, &t->nodes[0]);
     for (size_t i = 0; !st && i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
         if ((n->state != AITK_DEP_ROOT && n->state != AITK_DEP_FOUND) || n->repeat ||
@@ -514,6 +536,7 @@ void aitk_dep_tree_free(aitk_dep_tree *t)
         aitk_strlist_free(&n->duplicates);
     }
     aitk_free(t->nodes);
+    aitk_free(t->load);
     memset(t, 0, sizeof *t);
 }
 
@@ -525,13 +548,23 @@ bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i)
     return false;
 }
 
-size_t aitk_dep_tree_problems(const aitk_dep_tree *t)
+static size_t static_problems(const aitk_dep_tree *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->count; i++)
         n += !t->nodes[i].repeat && aitk_dep_state_is_problem(t->nodes[i].state) &&
              !aitk_dep_tree_deferred(t, i);
     return n;
+}
+
+bool aitk_dep_tree_load_problem(const aitk_dep_tree *t)
+{
+    return t->load_failed && static_problems(t) == 0;
+}
+
+size_t aitk_dep_tree_problems(const aitk_dep_tree *t)
+{
+    return static_problems(t) + aitk_dep_tree_load_problem(t);
 }
 
 size_t aitk_dep_tree_warnings(const aitk_dep_tree *t)

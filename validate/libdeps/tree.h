@@ -70,6 +70,12 @@ typedef struct aitk_dep_tree {
     aitk_dep_format format;
     aitk_dep_node *nodes;   /* nodes[0] is the root */
     size_t count, cap;
+    /* `deps --load`: the native loader's verdict on the root ("loaded", its
+     * own error text, or how the process loading it died); NULL when not
+     * asked. load_failed: it did not load, which is a problem even when the
+     * static walk found none. */
+    char *load;
+    bool load_failed;
 } aitk_dep_tree;
 
 typedef enum aitk_win_mode {
@@ -101,15 +107,20 @@ void aitk_deps_free(aitk_deps *d);
 
 /* Analyses one root file. AITK_E_IO / AITK_E_PARSE (with "path: reason" in
  * err) when the root itself cannot be read: that is bad input, not a finding.
- * Problems further down are nodes, not errors. */
+ * Problems further down are nodes, not errors; so is a root that is cut
+ * short (its state is then AITK_DEP_BAD_FILE and it is not expanded). */
 aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *out, aitk_str *err);
 void aitk_dep_tree_free(aitk_dep_tree *t);
 
 /* True when node i or one of its ancestors is a delay-load import: its
  * failure shows only when the program first calls into it. */
 bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i);
-/* Problems that stop the load (not counting repeats or deferred ones). */
+/* Problems that stop the load (not counting repeats or deferred ones), and
+ * the loader's refusal when that is the only sign (aitk_dep_tree_load_problem);
+ * when the walk found the cause, the refusal is its witness, not a second
+ * problem. */
 size_t aitk_dep_tree_problems(const aitk_dep_tree *t);
+bool aitk_dep_tree_load_problem(const aitk_dep_tree *t);
 /* Warnings: duplicates, and problems behind a delay-load import. */
 size_t aitk_dep_tree_warnings(const aitk_dep_tree *t);
 
