@@ -184,6 +184,19 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
     *out = NULL;
     const char *end = NULL;
     cJSON *r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    /* Only white space may follow the value: two reports pasted into one
+     * file, or a truncated write followed by an old tail, is not a report. */
+    const char *rest = end;
+    while (r && rest && rest < text + len && (*rest == ' ' || *rest == '\t' || *rest == '\n' ||
+                                              *rest == '\r' || *rest == '\0'))
+        rest++;
+    const char *what = "not valid JSON";
+    if (r && rest && rest < text + len) {
+        cJSON_Delete(r);
+        r = NULL;
+        end = rest;
+        what = "text after the end of the JSON value";
+    }
     if (!r) {
         /* Name the line and column of the first bad byte. */
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
@@ -196,7 +209,7 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
                 col++;
             }
         }
-        aitk_str_appendf(err, "%s:%d:%d: not valid JSON", path, line, col);
+        aitk_str_appendf(err, "%s:%d:%d: %s", path, line, col, what);
         return AITK_E_PARSE;
     }
     const char *problem = NULL;

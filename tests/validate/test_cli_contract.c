@@ -424,6 +424,10 @@ static void test_render_rejects_bad_input(void **state)
     expect_usage_error((const char *[]){"render", f.ptr, NULL}, "bad.json:3:1: not valid JSON");
     assert_int_equal(aitk_file_write_atomic(f.ptr, "{\"checks\": []}", 14, NULL), AITK_OK);
     expect_usage_error((const char *[]){"render", f.ptr, NULL}, "no schema_version");
+    /* Two values in one file (a report with an old tail): not one report. */
+    assert_int_equal(aitk_file_write_atomic(f.ptr, "{}\n  \n {\"x\": 1}\n", 16, NULL), AITK_OK);
+    expect_usage_error((const char *[]){"render", f.ptr, NULL},
+                       "bad.json:3:2: text after the end of the JSON value");
     expect_usage_error((const char *[]){"render", "/no/such/report.json", NULL},
                        "/no/such/report.json: No such file");
     expect_usage_error((const char *[]){"render", NULL}, "exactly one report");
