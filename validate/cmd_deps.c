@@ -150,6 +150,20 @@ static int parse_args(int argc, char **argv, deps_args *a)
             return AITK_EXIT_USAGE;
         }
     }
+    /* os.add_dll_directory refuses a missing folder, so does this; a PATH
+     * entry may be missing (PATH often names such folders), but --path
+     * without --legacy would be ignored, which reads as "searched". */
+    for (size_t i = 0; i < a->opts.dll_dirs.count; i++) {
+        struct stat sb;
+        if (stat(a->opts.dll_dirs.items[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            aitk_log(AITK_LOG_ERROR, "deps: --dll-dir %s: not a folder", a->opts.dll_dirs.items[i]);
+            return AITK_EXIT_USAGE;
+        }
+    }
+    if (a->opts.win_path.count && a->opts.win_mode != AITK_WIN_LEGACY) {
+        aitk_log(AITK_LOG_ERROR, "deps: --path only applies with --legacy (torch's PATH fallback)");
+        return AITK_EXIT_USAGE;
+    }
     if (optind >= argc) {
         aitk_log(AITK_LOG_ERROR, "deps: give at least one library or DLL (see deps --help)");
         return AITK_EXIT_USAGE;
@@ -373,9 +387,14 @@ int aitk_cmd_deps(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         goto out;
-    if (aitk_remedies_load(&run.rem, &err) || aitk_deps_new(&a.opts, &run.d, &err) ||
-        (a.load && aitk_self_path(&self, &err))) {
+    aitk_status st = aitk_remedies_load(&run.rem, &err);
+    if (st && st != AITK_E_NOMEM) { /* a broken data file (AITK_DATA_DIR): bad input */
         aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_USAGE;
+        goto out;
+    }
+    if (st || aitk_deps_new(&a.opts, &run.d, &err) || (a.load && aitk_self_path(&self, &err))) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s", st ? aitk_strerror(st) : aitk_str_cstr(&err));
         rc = AITK_EXIT_INTERNAL;
         goto out;
     }

@@ -118,6 +118,16 @@ static void test_exit_codes(void **state)
     assert_non_null(strstr(aitk_str_cstr(&err), "no-windows-here: not a folder"));
     const char *badopt[] = {"--depth", "zero", FX "/elf/chain/libtop.so", NULL};
     assert_int_equal(run_deps(badopt, &out, &err, NULL), 2);
+    /* add_dll_directory refuses a missing folder; --path means nothing
+     * without --legacy: both are usage errors, not silently accepted. */
+    const char *baddll[] = {"--dll-dir", FX "/no-such-dir", FX "/elf/chain/libtop.so", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(baddll, &out, &err, NULL), 2);
+    assert_non_null(strstr(aitk_str_cstr(&err), "--dll-dir " FX "/no-such-dir: not a folder"));
+    const char *lonepath[] = {"--path", FX, FX "/elf/chain/libtop.so", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(lonepath, &out, &err, NULL), 2);
+    assert_non_null(strstr(aitk_str_cstr(&err), "--path only applies with --legacy"));
     aitk_str_free(&out);
     aitk_str_free(&err);
 }
@@ -189,12 +199,12 @@ static void test_broken_remedies_file(void **state)
     if (!strstr(aitk_str_cstr(&err), "remedies.yaml:4:5: unknown key 'colour'"))
         fail_msg("unexpected message: %s", aitk_str_cstr(&err));
     assert_null(r);
-    /* The command reports it as an internal error (the data ships with it). */
+    /* The command says bad input (exit 2), as predict and gpus do for their data. */
     aitk_str env = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT;
     aitk_str_appendf(&env, "AITK_DATA_DIR=%s", dir);
     const char *envp[] = {env.ptr, "NO_COLOR=1", NULL};
     const char *args[] = {FX "/elf/chain/libtop.so", NULL};
-    assert_int_equal(run_deps(args, &out, &errout, envp), 3);
+    assert_int_equal(run_deps(args, &out, &errout, envp), 2);
     assert_non_null(strstr(aitk_str_cstr(&errout), "remedies.yaml:4:5"));
     /* Leave nothing behind: the file, then its folders, innermost first. */
     remove(path.ptr);
