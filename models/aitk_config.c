@@ -64,6 +64,29 @@ static aitk_status opt_long(reader *r, const aitk_yaml_node *map, const char *ke
     return st;
 }
 
+/* Bits per weight of an ai-toolkit qtype (optimum-quanto's qfloat8, qint8,
+ * qint4; torchao's uint8/uint4; bitsandbytes' nf4): the digits after the
+ * type family. 0 for anything else, including 2- and 3-bit types the memory
+ * model has no bytes for. (A plain strstr(qtype, "4") took qfloat8_e4m3fn,
+ * an 8-bit type, for 4-bit.) */
+static int qtype_bits(const char *qtype)
+{
+    static const char *const families[] = {"qfloat", "qint", "uint", "int", "float", "fp", "nf",
+                                           NULL};
+    for (const char *const *f = families; *f; f++) {
+        size_t n = strlen(*f);
+        if (strncmp(qtype, *f, n) != 0)
+            continue;
+        const char *d = qtype + n;
+        int bits = 0;
+        while (*d >= '0' && *d <= '9' && bits < 100)
+            bits = bits * 10 + (*d++ - '0');
+        const bool tail_ok = *d == '\0' || *d == '_';
+        return tail_ok && (bits == 8 || bits == 4) ? bits : 0;
+    }
+    return 0;
+}
+
 static aitk_status opt_bool(reader *r, const aitk_yaml_node *map, const char *key, bool *out)
 {
     const aitk_yaml_node *n = aitk_yaml_get(map, key);
@@ -192,6 +215,15 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
         st = opt_bool(r, m, "quantize", &c->quantize);
     if (!st)
         st = opt_string(r, m, "qtype", &c->qtype);
+    c->qbits = qtype_bits(c->qtype);
+    if (!st && c->qbits == 0 && !c->quantize)
+        c->qbits = 8; /* not quantizing: ai-toolkit never looks at qtype */
+    if (!st && c->qbits == 0) {
+        aitk_yaml_errorf(r->err, r->doc, aitk_yaml_get(m, "qtype"),
+                         "qtype '%s' is not one the memory model knows (8-bit: qfloat8, "
+                         "qfloat8_e4m3fn, qint8, uint8; 4-bit: qint4, uint4, nf4)", c->qtype);
+        st = AITK_E_PARSE;
+    }
     c->quantize_te = c->quantize; /* ai-toolkit: quantize_te defaults to quantize */
     if (!st && te_set)
         st = opt_bool(r, m, "quantize_te", &c->quantize_te);
@@ -392,6 +424,7 @@ static aitk_status parse_config(const char *name, const char *text, size_t len,
     out->lora_bytes = 4;
     out->optimizer = "adamw";
     out->qtype = "qfloat8";
+    out->qbits = 8;
     aitk_status st = aitk_yaml_parse(name, text, len, &out->doc, err);
     if (st == AITK_E_PARSE)
         hint_unclosed_quote(name, text, len, err);

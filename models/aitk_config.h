@@ -30,6 +30,7 @@ typedef struct aitk_train_config {
     const char *optimizer;
     bool quantize, quantize_te, low_vram;
     const char *qtype;
+    int qbits;                 /* bits per weight qtype means: 8 or 4 */
     bool cache_latents, cache_text;
     aitk_str ignored;          /* "path (file:line:col)" per line */
     size_t n_ignored;

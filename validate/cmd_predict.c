@@ -275,7 +275,7 @@ static aitk_status predict_config(run *r)
         w.lora_bytes = cfg.lora_bytes;
         w.cache_latents = cfg.cache_latents;
         w.cache_text = cfg.cache_text;
-        bool four_bit = strstr(cfg.qtype, "4") != NULL;
+        bool four_bit = cfg.qbits == 4;
         w.base_dtype = !cfg.quantize ? AITK_DTYPE_BF16 : four_bit ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
         w.te_dtype = cfg.quantize_te ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
         if (!aitk_cost_find_optimizer(r->params, w.optimizer)) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -191,6 +192,8 @@ static void test_malformed(void **state)
          "outside 64..8192", AITK_E_RANGE},
         {"config: {process: [{model: {is_flux: true}, datasets: [{resolution: [16384]}]}]}\n",
          "outside 64..8192", AITK_E_RANGE},
+        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: qint3}}]}\n",
+         "cfg.yaml:1:67: qtype 'qint3' is not one the memory model knows", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, train: {dtype: int3}}]}\n",
          "unknown dtype", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, network: {type: lokr}}]}\n",
@@ -207,6 +210,31 @@ static void test_malformed(void **state)
                      aitk_str_cstr(&err));
         if (!strstr(aitk_str_cstr(&err), cases[i].expect))
             fail_msg("case %zu: '%s' lacks '%s'", i, aitk_str_cstr(&err), cases[i].expect);
+        aitk_str_free(&err);
+    }
+}
+
+/* qtype decides the bytes per weight: the digits after the type family.
+ * qfloat8_e4m3fn is 8-bit although it contains a 4. */
+static void test_qtype_bits(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *qtype;
+        int bits;
+    } cases[] = {{"qfloat8", 8}, {"qfloat8_e4m3fn", 8}, {"qfloat8_e5m2", 8}, {"qint8", 8},
+                 {"uint8", 8},   {"qint4", 4},          {"uint4", 4},        {"nf4", 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "config: {process: [{model: {is_flux: true, quantize: true, qtype: %s}}]}\n",
+                 cases[i].qtype);
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        assert_int_equal(aitk_config_parse("cfg.yaml", text, strlen(text), &c, &err), AITK_OK);
+        if (c.qbits != cases[i].bits)
+            fail_msg("%s: %d bits, expected %d", cases[i].qtype, c.qbits, cases[i].bits);
+        aitk_config_free(&c);
         aitk_str_free(&err);
     }
 }
@@ -291,7 +319,8 @@ int main(void)
         cmocka_unit_test(test_omnigen2_example),   cmocka_unit_test(test_code_defaults),
         cmocka_unit_test(test_both_accumulation_spellings),
         cmocka_unit_test(test_unterminated_quote), cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_malformed),          cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_malformed),          cmocka_unit_test(test_qtype_bits),
+        cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
