@@ -4,41 +4,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "common/str.h"
+
 static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is invalid:
- * overlong forms, surrogates and code points past U+10FFFF are refused
- * because XML parsers refuse them. */
+/* Length of the well-formed UTF-8 sequence at p (1..4), or 0: the general
+ * rule (common/str.h), plus U+FFFE and U+FFFF, which are no XML characters. */
 static size_t utf8_len(const unsigned char *p)
 {
-    unsigned char c = p[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    /* U+FFFE and U+FFFF are not XML characters either. */
-    if (n == 3 && c == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))
+    size_t n = aitk_utf8_sequence(p);
+    if (n == 3 && p[0] == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))
         return 0;
     return n;
 }
