@@ -488,3 +488,21 @@ aitk_status aitk_yaml_check_keys(const aitk_yaml_doc *doc, const aitk_yaml_node 
     }
     return AITK_OK;
 }
+
+aitk_status aitk_yaml_need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                           const aitk_yaml_node **out, aitk_str *err)
+{
+    *out = aitk_yaml_get(map, key);
+    if (*out)
+        return AITK_OK;
+    aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
+    return AITK_E_PARSE;
+}
+
+aitk_status aitk_yaml_need_string(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                  const char *key, const char **out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = aitk_yaml_need(doc, map, key, &n, err);
+    return st ? st : aitk_yaml_string(doc, n, out, err);
+}

@@ -52,6 +52,13 @@ void aitk_yaml_free(aitk_yaml_doc *doc);
 
 /* Map lookup; NULL when `map` is not a map or has no such key. */
 aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key);
+/* A key that must be there: its value in *out, or AITK_E_PARSE with
+ * "name:line:col: missing 'key'" (the map's position). */
+aitk_status aitk_yaml_need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                           const aitk_yaml_node **out, aitk_str *err);
+/* aitk_yaml_need + aitk_yaml_string. */
+aitk_status aitk_yaml_need_string(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                  const char *key, const char **out, aitk_str *err);
 
 /* Appends "name:line:col: <message>" for `node` (or "name: <message>"). */
 AITK_PRINTF(4, 5)

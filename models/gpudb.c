@@ -26,17 +26,6 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     return st;
 }
 
-static aitk_status get_string(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
-                              const char **out, aitk_str *err)
-{
-    const aitk_yaml_node *n = aitk_yaml_get(m, key);
-    if (!n) {
-        aitk_yaml_errorf(err, doc, m, "missing '%s'", key);
-        return AITK_E_PARSE;
-    }
-    return aitk_yaml_string(doc, n, out, err);
-}
-
 static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
                             const char **alias_slots, char **unverified, aitk_str *err)
 {
@@ -48,7 +37,7 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
     if (!st)
         st = aitk_yaml_check_keys(doc, m, keys, "a GPU entry", err);
     if (!st)
-        st = get_string(doc, m, "name", &g->name, err);
+        st = aitk_yaml_need_string(doc, m, "name", &g->name, err);
     if (!st)
         st = get_double(doc, m, "vram_gb", true, &g->vram_gb, err);
     if (!st)
@@ -62,9 +51,9 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
     if (!st)
         st = get_double(doc, m, "fp32_tflops", true, &g->fp32_tflops, err);
     if (!st)
-        st = get_string(doc, m, "cc", &g->cc, err);
+        st = aitk_yaml_need_string(doc, m, "cc", &g->cc, err);
     if (!st)
-        st = get_string(doc, m, "source", &g->source, err);
+        st = aitk_yaml_need_string(doc, m, "source", &g->source, err);
     const aitk_yaml_node *n = NULL;
     if (!st && (n = aitk_yaml_get(m, "pcie_gen")))
         st = aitk_yaml_long(doc, n, &g->pcie_gen, err);

@@ -7,17 +7,6 @@
 #include "common/alloc.h"
 #include "common/data.h"
 
-static aitk_status get_text(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
-                            const char **out, aitk_str *err)
-{
-    const aitk_yaml_node *n = aitk_yaml_get(m, key);
-    if (!n) {
-        aitk_yaml_errorf(err, doc, m, "missing '%s'", key);
-        return AITK_E_PARSE;
-    }
-    return aitk_yaml_string(doc, n, out, err);
-}
-
 static aitk_status positive(const aitk_yaml_doc *doc, const aitk_yaml_node *n, double *out,
                             aitk_str *err)
 {
@@ -134,15 +123,15 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
         st = aitk_yaml_check_keys(doc, m, keys, "a report", err);
     const char *gpu = NULL;
     if (!st)
-        st = get_text(doc, m, "id", &r->id, err);
+        st = aitk_yaml_need_string(doc, m, "id", &r->id, err);
     if (!st)
-        st = get_text(doc, m, "source", &r->source, err);
+        st = aitk_yaml_need_string(doc, m, "source", &r->source, err);
     if (!st)
-        st = get_text(doc, m, "trainer", &r->trainer, err);
+        st = aitk_yaml_need_string(doc, m, "trainer", &r->trainer, err);
     if (!st)
-        st = get_text(doc, m, "model", &r->model_id, err);
+        st = aitk_yaml_need_string(doc, m, "model", &r->model_id, err);
     if (!st)
-        st = get_text(doc, m, "gpu", &gpu, err);
+        st = aitk_yaml_need_string(doc, m, "gpu", &gpu, err);
     if (!st) {
         aitk_str why = AITK_STR_INIT;
         if (aitk_gpudb_find(db, gpu, &r->gpu, &why)) {
@@ -155,10 +144,8 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     r->assumed = "";
     if (!st && n)
         st = aitk_yaml_string(doc, n, &r->assumed, err);
-    if (!st && !(n = aitk_yaml_get(m, "seconds_per_step"))) {
-        aitk_yaml_errorf(err, doc, m, "missing 'seconds_per_step'");
-        st = AITK_E_PARSE;
-    }
+    if (!st)
+        st = aitk_yaml_need(doc, m, "seconds_per_step", &n, err);
     if (!st)
         st = positive(doc, n, &r->seconds_per_step, err);
     r->peak_gb = -1;
