@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "reports/fields.h"
+#include "reports/markdown.h"
 #include "reports/xml_escape.h"
 
 static aitk_status add_row(aitk_compare *c, const aitk_compare_row *row)
@@ -43,45 +44,120 @@ void aitk_compare_free(aitk_compare *c)
     *c = (aitk_compare){0};
 }
 
+static aitk_status keep_row(aitk_compare *c, aitk_compare_row *r, const char *metric,
+                            const char *unit)
+{
+    r->metric = aitk_strdup(metric);
+    r->unit = aitk_strdup(unit);
+    if (!r->metric || !r->unit) {
+        free_row(r);
+        return AITK_E_NOMEM;
+    }
+    aitk_status st = add_row(c, r);
+    if (st)
+        free_row(r);
+    return st;
+}
+
+/* From 0 no percentage exists: any move in the bad direction is beyond any
+ * threshold (a peak memory of 0 that became 0.9 GiB is not noise). */
+static void judge_from_zero(aitk_compare_row *r)
+{
+    if (r->now == 0) {
+        r->has_delta = true; /* 0 -> 0: unchanged */
+        return;
+    }
+    r->change = "from 0";
+    bool worse = r->higher_is_better ? r->now < 0 : r->now > 0;
+    r->regression = worse;
+    r->improvement = !worse;
+}
+
 static aitk_status numeric(aitk_compare *c, const char *metric, const char *unit, double base,
                            double now, bool higher_is_better)
 {
     aitk_compare_row r = {.numeric = true, .base = base, .now = now,
                           .higher_is_better = higher_is_better};
-    if (base != 0 && isfinite(base) && isfinite(now)) {
+    if (!isfinite(base) || !isfinite(now)) {
+        /* Not a measurement: the gate cannot vouch for it. */
+        r.change = "n/a";
+        r.regression = true;
+    } else if (base == 0) {
+        judge_from_zero(&r);
+    } else {
         r.has_delta = true;
         r.delta_pct = (now - base) / fabs(base) * 100;
         double worse = higher_is_better ? -r.delta_pct : r.delta_pct;
         r.regression = worse > c->threshold_pct;
         r.improvement = -worse > c->threshold_pct;
     }
-    r.metric = aitk_strdup(metric);
-    r.unit = aitk_strdup(unit);
-    if (!r.metric || !r.unit) {
-        free_row(&r);
-        return AITK_E_NOMEM;
-    }
-    aitk_status st = add_row(c, &r);
-    if (st)
-        free_row(&r);
-    return st;
+    return keep_row(c, &r, metric, unit);
 }
 
 static aitk_status status_row(aitk_compare *c, const char *metric, const char *base,
-                              const char *now, bool regression, bool improvement)
+                              const char *now, const char *change, bool regression,
+                              bool improvement)
 {
-    aitk_compare_row r = {.regression = regression, .improvement = improvement};
-    r.metric = aitk_strdup(metric);
-    r.unit = aitk_strdup("");
+    aitk_compare_row r = {.regression = regression, .improvement = improvement,
+                          .change = change};
     r.base_text = aitk_strdup(base);
     r.now_text = aitk_strdup(now);
-    if (!r.metric || !r.unit || !r.base_text || !r.now_text) {
+    if (!r.base_text || !r.now_text) {
         free_row(&r);
         return AITK_E_NOMEM;
     }
-    aitk_status st = add_row(c, &r);
-    if (st)
-        free_row(&r);
+    return keep_row(c, &r, metric, "");
+}
+
+/* "21.50 GiB", "5.0 MiB", "2.300 s", "11.8 GB/s". Bytes take the largest
+ * binary unit that keeps them >= 1, so a CPU run's 5 MiB is not "0.00 GiB". */
+static void value_text(aitk_str *out, double v, const char *unit)
+{
+    double mag = fabs(v);
+    if (strcmp(unit, "bytes") != 0 && strcmp(unit, "s") != 0)
+        aitk_str_appendf(out, "%.4g %s", v, unit);
+    else if (strcmp(unit, "s") == 0)
+        aitk_str_appendf(out, "%.3f s", v);
+    else if (mag >= 1073741824.0)
+        aitk_str_appendf(out, "%.2f GiB", v / 1073741824.0);
+    else if (mag >= 1048576.0)
+        aitk_str_appendf(out, "%.1f MiB", v / 1048576.0);
+    else if (mag >= 1024.0)
+        aitk_str_appendf(out, "%.1f KiB", v / 1024.0);
+    else
+        aitk_str_appendf(out, "%.0f bytes", v);
+}
+
+/* A value on one side only: BASE had it and NEW lost it (a regression: a
+ * benchmark that silently stopped producing numbers must not pass), or NEW
+ * has a metric BASE never measured (shown, passes). */
+static aitk_status one_side_row(aitk_compare *c, const char *metric, double v, const char *unit,
+                                bool in_base)
+{
+    aitk_str text = AITK_STR_INIT;
+    value_text(&text, v, unit);
+    aitk_status st = aitk_str_status(&text);
+    if (!st)
+        st = in_base ? status_row(c, metric, text.ptr, "(absent)", "missing", true, false)
+                     : status_row(c, metric, "(absent)", text.ptr, "new", false, false);
+    aitk_str_free(&text);
+    return st;
+}
+
+/* The same metric in two units: shown side by side, never compared raw. */
+static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double base,
+                                    const char *base_unit, double now, const char *now_unit)
+{
+    aitk_str b = AITK_STR_INIT, n = AITK_STR_INIT;
+    value_text(&b, base, base_unit);
+    value_text(&n, now, now_unit);
+    aitk_status st = aitk_str_status(&b);
+    if (!st)
+        st = aitk_str_status(&n);
+    if (!st)
+        st = status_row(c, metric, b.ptr, n.ptr, "unit changed", true, false);
+    aitk_str_free(&b);
+    aitk_str_free(&n);
     return st;
 }
 
@@ -111,6 +187,36 @@ static const metric_def workload_metrics[] = {
     {"memory", "peak_bytes", "peak memory", "bytes", false},
 };
 
+/* One workload found in both reports: its status, then each metric BASE
+ * measured. */
+static aitk_status compare_workload(aitk_compare *c, const cJSON *w, const cJSON *n,
+                                    aitk_str *label)
+{
+    const char *name = aitk_field_str(w, "name");
+    const char *bs = aitk_field_str(w, "status"), *ns = aitk_field_str(n, "status");
+    aitk_status st = AITK_OK;
+    if (strcmp(bs, ns) != 0) {
+        bool was_ok = strcmp(bs, "completed") == 0, is_ok = strcmp(ns, "completed") == 0;
+        aitk_str_clear(label);
+        aitk_str_appendf(label, "workload %s", name);
+        st = status_row(c, aitk_str_cstr(label), bs, ns, "changed", was_ok && !is_ok,
+                        !was_ok && is_ok);
+    }
+    for (size_t i = 0; !st && i < sizeof workload_metrics / sizeof *workload_metrics; i++) {
+        const metric_def *m = &workload_metrics[i];
+        double b, v;
+        if (!aitk_field_num(aitk_field_obj(w, m->section), m->key, &b))
+            continue; /* BASE never measured it: nothing to hold NEW to */
+        aitk_str_clear(label);
+        aitk_str_appendf(label, "workload %s: %s", name, m->label);
+        if (aitk_field_num(aitk_field_obj(n, m->section), m->key, &v))
+            st = numeric(c, aitk_str_cstr(label), m->unit, b, v, m->higher_is_better);
+        else
+            st = one_side_row(c, aitk_str_cstr(label), b, m->unit, true);
+    }
+    return st ? st : aitk_str_status(label);
+}
+
 static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const cJSON *now)
 {
     const cJSON *bw = aitk_field_array(base, "workloads");
@@ -122,33 +228,33 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
     {
         const char *name = aitk_field_str(w, "name");
         const cJSON *n = find_named(nw, "name", name);
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "workload %s", name);
-        const char *bs = aitk_field_str(w, "status"), *ns = aitk_field_str(n, "status");
-        if (!n) {
-            st = status_row(c, aitk_str_cstr(&label), bs, "(absent)", false, false);
-        } else if (strcmp(bs, ns) != 0) {
-            bool was_ok = strcmp(bs, "completed") == 0, is_ok = strcmp(ns, "completed") == 0;
-            st = status_row(c, aitk_str_cstr(&label), bs, ns, was_ok && !is_ok, !was_ok && is_ok);
-        }
-        for (size_t i = 0; n && !st && i < sizeof workload_metrics / sizeof *workload_metrics;
-             i++) {
-            const metric_def *m = &workload_metrics[i];
-            double b, v;
-            if (!aitk_field_num(aitk_field_obj(w, m->section), m->key, &b) ||
-                !aitk_field_num(aitk_field_obj(n, m->section), m->key, &v))
-                continue;
+        if (n) {
+            st = compare_workload(c, w, n, &label);
+        } else {
             aitk_str_clear(&label);
-            aitk_str_appendf(&label, "workload %s: %s", name, m->label);
-            st = numeric(c, aitk_str_cstr(&label), m->unit, b, v, m->higher_is_better);
+            aitk_str_appendf(&label, "workload %s", name);
+            st = aitk_str_status(&label);
+            if (!st)
+                st = status_row(c, label.ptr, aitk_field_str(w, "status"), "(absent)",
+                                "missing", true, false);
         }
         if (st)
             break;
     }
-    if (!st)
+    cJSON_ArrayForEach(w, nw)
+    {
+        if (st)
+            break;
+        const char *name = aitk_field_str(w, "name");
+        if (find_named(bw, "name", name))
+            continue;
+        aitk_str_clear(&label);
+        aitk_str_appendf(&label, "workload %s", name);
         st = aitk_str_status(&label);
-    if (!st)
-        st = aitk_str_status(&label);
+        if (!st)
+            st = status_row(c, label.ptr, "(absent)", aitk_field_str(w, "status"), "new", false,
+                            false);
+    }
     aitk_str_free(&label);
     return st;
 }
@@ -163,26 +269,52 @@ static bool micro_higher_is_better(const cJSON *m)
     return strstr(aitk_field_str(m, "unit"), "/s") != NULL;
 }
 
+/* One microbenchmark BASE measured, against NEW's entry of that name. */
+static aitk_status compare_one_micro(aitk_compare *c, const char *label, const cJSON *m,
+                                     const cJSON *n)
+{
+    double b, v;
+    if (!aitk_field_num(m, "value", &b))
+        return AITK_OK; /* BASE has no figure: nothing to hold NEW to */
+    const char *bu = aitk_field_str(m, "unit");
+    if (!n || !aitk_field_num(n, "value", &v))
+        return one_side_row(c, label, b, bu, true);
+    if (strcmp(bu, aitk_field_str(n, "unit")) != 0)
+        return unit_changed_row(c, label, b, bu, v, aitk_field_str(n, "unit"));
+    return numeric(c, label, bu, b, v, micro_higher_is_better(n));
+}
+
 static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON *now)
 {
+    const cJSON *bm = aitk_field_array(base, "micro"), *nm = aitk_field_array(now, "micro");
     const cJSON *m;
     aitk_str label = AITK_STR_INIT;
     aitk_status st = AITK_OK;
-    cJSON_ArrayForEach(m, aitk_field_array(base, "micro"))
+    cJSON_ArrayForEach(m, bm)
     {
         const char *name = aitk_field_str(m, "name");
-        const cJSON *n = find_named(aitk_field_array(now, "micro"), "name", name);
-        double b, v;
-        if (!n || !aitk_field_num(m, "value", &b) || !aitk_field_num(n, "value", &v))
+        aitk_str_clear(&label);
+        aitk_str_appendf(&label, "micro %s", name);
+        st = aitk_str_status(&label);
+        if (!st)
+            st = compare_one_micro(c, label.ptr, m, find_named(nm, "name", name));
+        if (st)
+            break;
+    }
+    cJSON_ArrayForEach(m, nm)
+    {
+        double v;
+        if (st)
+            break;
+        const char *name = aitk_field_str(m, "name");
+        if (find_named(bm, "name", name) || !aitk_field_num(m, "value", &v))
             continue;
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "micro %s", name);
-        if ((st = numeric(c, aitk_str_cstr(&label), aitk_field_str(n, "unit"), b, v,
-                          micro_higher_is_better(n))))
-            break;
-    }
-    if (!st)
         st = aitk_str_status(&label);
+        if (!st)
+            st = one_side_row(c, label.ptr, v, aitk_field_str(m, "unit"), false);
+    }
     aitk_str_free(&label);
     return st;
 }
@@ -205,7 +337,7 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "check %s", id);
         bool fails = strcmp(ns, "fail") == 0, failed = strcmp(bs, "fail") == 0;
-        if ((st = status_row(c, aitk_str_cstr(&label), bs, ns, fails && !failed,
+        if ((st = status_row(c, aitk_str_cstr(&label), bs, ns, "changed", fails && !failed,
                              failed && !fails)))
             break;
     }
@@ -218,8 +350,8 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
             continue;
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "check %s", id);
-        st = status_row(c, aitk_str_cstr(&label), aitk_field_str(e, "status"), "(absent)", false,
-                        false);
+        st = status_row(c, aitk_str_cstr(&label), aitk_field_str(e, "status"), "(absent)",
+                        "changed", false, false);
     }
     if (!st)
         st = aitk_str_status(&label);
@@ -261,32 +393,36 @@ aitk_status aitk_compare_parse_threshold(const char *text, double *pct, aitk_str
     return AITK_OK;
 }
 
-static void value_text(aitk_str *out, double v, const char *unit)
-{
-    if (strcmp(unit, "bytes") == 0)
-        aitk_str_appendf(out, "%.2f GiB", v / 1073741824.0);
-    else if (strcmp(unit, "s") == 0)
-        aitk_str_appendf(out, "%.3f s", v);
-    else
-        aitk_str_appendf(out, "%.4g %s", v, unit);
-}
-
 /* The four cells of a row as plain text; the formats differ only in framing. */
 static void cells(const aitk_compare_row *r, aitk_str cell[4])
 {
     if (r->numeric) {
         value_text(&cell[0], r->base, r->unit);
         value_text(&cell[1], r->now, r->unit);
-        if (r->has_delta)
-            aitk_str_appendf(&cell[2], "%+.1f%%", r->delta_pct);
-        else
-            aitk_str_append(&cell[2], "n/a");
     } else {
         aitk_str_append(&cell[0], r->base_text);
         aitk_str_append(&cell[1], r->now_text);
-        aitk_str_append(&cell[2], "changed");
     }
+    if (r->has_delta)
+        aitk_str_appendf(&cell[2], "%+.1f%%", r->delta_pct);
+    else
+        aitk_str_append(&cell[2], r->change ? r->change : "n/a");
     aitk_str_append(&cell[3], r->regression ? "REGRESSION" : r->improvement ? "improved" : "ok");
+}
+
+/* Report strings (workload, micro and check names, statuses, units) are
+ * escaped as `render --markdown` escapes them: no markup reaches the page. */
+static void markdown_row(aitk_str *out, const aitk_compare_row *r, const aitk_str cell[4])
+{
+    aitk_str_append(out, "| ");
+    aitk_markdown_inline(out, r->metric);
+    for (int k = 0; k < 3; k++) {
+        aitk_str_append(out, " | ");
+        aitk_markdown_inline(out, aitk_str_cstr(&cell[k]));
+    }
+    aitk_str_append(out, r->regression ? " | **" : " | ");
+    aitk_markdown_inline(out, aitk_str_cstr(&cell[3]));
+    aitk_str_append(out, r->regression ? "** |\n" : " |\n");
 }
 
 aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, aitk_str *out)
@@ -336,13 +472,7 @@ aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, 
             aitk_xml_escape(out, aitk_str_cstr(&cell[3]));
             aitk_str_append(out, "</td></tr>\n");
         } else if (fmt == AITK_COMPARE_MARKDOWN) {
-            aitk_str_append(out, "| ");
-            for (const char *p = r->metric; *p; p++)
-                aitk_str_append(out, *p == '|' ? "\\|" : (char[2]){*p, 0});
-            aitk_str_appendf(out, " | %s | %s | %s | %s%s%s |\n", aitk_str_cstr(&cell[0]),
-                             aitk_str_cstr(&cell[1]), aitk_str_cstr(&cell[2]),
-                             r->regression ? "**" : "", aitk_str_cstr(&cell[3]),
-                             r->regression ? "**" : "");
+            markdown_row(out, r, cell);
         } else {
             aitk_str_appendf(out, "%-52s %14s %14s %9s  %s\n", r->metric, aitk_str_cstr(&cell[0]),
                              aitk_str_cstr(&cell[1]), aitk_str_cstr(&cell[2]),

@@ -4,7 +4,16 @@
  * memory) and microbenchmark results are matched by name; each knows whether
  * higher or lower is better, and a change in the bad direction beyond the
  * threshold is a regression. A check that fails now but did not before is a
- * regression whatever the threshold. */
+ * regression whatever the threshold.
+ *
+ * A gate must not pass because numbers went missing, so these are
+ * regressions too: a workload or metric that BASE had and NEW lacks; a
+ * metric whose unit changed (compared raw, GB/s against MB/s would hide a
+ * 1000x change, and a renamed unit usually means a changed benchmark: it
+ * is shown as incomparable, not converted, until the baseline is renewed);
+ * a metric that moved off 0 in its bad direction (no percentage exists, so
+ * any growth is beyond any threshold); a value that is not finite. Metrics
+ * only NEW has are shown as "new" and pass. */
 #ifndef AITK_REPORTS_COMPARE_H
 #define AITK_REPORTS_COMPARE_H
 
@@ -28,8 +37,10 @@ typedef struct aitk_compare_row {
     bool numeric;          /* false: a status row (base_text -> now_text) */
     double base, now;      /* numeric rows */
     char *base_text, *now_text; /* status rows; "(absent)" when missing */
-    double delta_pct;      /* (now - base) / base * 100; numeric rows with base != 0 */
+    double delta_pct;      /* (now - base) / |base| * 100; 0 when both are 0 */
     bool has_delta;
+    const char *change;    /* static text for the change column when !has_delta:
+                              "changed", "missing", "new", "from 0", "unit changed", "n/a" */
     bool higher_is_better;
     bool regression, improvement;
 } aitk_compare_row;

@@ -2,12 +2,17 @@
  *
  * Two passes over the same cases: the first counts per suite, because the
  * counts are attributes of the <testsuite> element that opens before its
- * cases. A "case" is a check, or one target of a workload. */
+ * cases. A "case" is a check, or one target of a workload.
+ *
+ * Checks are grouped into suites by category once, by sorting, so a report
+ * with tens of thousands of checks renders in n log n, not n squared. */
 #include "reports/junit.h"
 
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "reports/fields.h"
 #include "reports/xml_escape.h"
 
@@ -84,16 +89,67 @@ static void testcase(aitk_str *out, const char *classname, const char *name, dou
     aitk_str_append(out, "    </testcase>\n");
 }
 
-/* Emits (when out != NULL) or counts the cases of one check category. */
-static void check_cases(aitk_str *out, const cJSON *checks, const char *category, int strict,
-                        suite_totals *t)
+/* One check in its suite: `first` is where its category first appears in
+ * the report, `order` where the check itself is. Sorting by (first, order)
+ * gives suites in first-seen order and cases in report order, as a reader
+ * of the report would list them. */
+typedef struct check_ref {
+    const cJSON *check;
+    const char *category;
+    size_t first, order;
+} check_ref;
+
+static int by_category(const void *a, const void *b)
 {
+    const check_ref *x = a, *y = b;
+    int c = strcmp(x->category, y->category);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+static int by_suite(const void *a, const void *b)
+{
+    const check_ref *x = a, *y = b;
+    if (x->first != y->first)
+        return (x->first > y->first) - (x->first < y->first);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The checks in suite order (free with aitk_free); *n = 0 and NULL for
+ * none. Two sorts: by category to find where each first appears, then by
+ * that first appearance. */
+static aitk_status group_checks(const cJSON *checks, check_ref **refs, size_t *n)
+{
+    *refs = NULL;
+    *n = (size_t)cJSON_GetArraySize(checks);
+    if (*n == 0)
+        return AITK_OK;
+    check_ref *r = aitk_malloc(*n * sizeof *r);
+    if (!r)
+        return AITK_E_NOMEM;
+    size_t i = 0;
     const cJSON *c;
-    aitk_str body = AITK_STR_INIT, cls = AITK_STR_INIT;
     cJSON_ArrayForEach(c, checks)
     {
-        if (strcmp(aitk_field_str(c, "category"), category) != 0)
-            continue;
+        r[i] = (check_ref){.check = c, .category = aitk_field_str(c, "category"), .order = i};
+        i++;
+    }
+    qsort(r, *n, sizeof *r, by_category);
+    for (i = 0; i < *n; i++)
+        r[i].first = i > 0 && strcmp(r[i].category, r[i - 1].category) == 0 ? r[i - 1].first
+                                                                             : r[i].order;
+    qsort(r, *n, sizeof *r, by_suite);
+    *refs = r;
+    return AITK_OK;
+}
+
+/* Emits (when out != NULL) or counts the cases of one suite: refs[0..n),
+ * all of one category. */
+static void check_cases(aitk_str *out, const check_ref *refs, size_t n, int strict,
+                        suite_totals *t)
+{
+    aitk_str body = AITK_STR_INIT, cls = AITK_STR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *c = refs[i].check;
         outcome o = check_outcome(aitk_field_str(c, "status"), strict);
         double ms = 0;
         aitk_field_num(c, "duration_ms", &ms);
@@ -108,7 +164,7 @@ static void check_cases(aitk_str *out, const cJSON *checks, const char *category
         detail(&body, aitk_field_str(c, "message"), aitk_field_str(c, "observed"),
                aitk_field_str(c, "expected"), aitk_field_str(c, "remedy"),
                aitk_field_str(c, "source"));
-        aitk_str_appendf(&cls, "aitk.%s", category);
+        aitk_str_appendf(&cls, "aitk.%s", refs[i].category);
         const char *msg = *aitk_field_str(c, "message") ? aitk_field_str(c, "message")
                                                         : aitk_field_str(c, "title");
         testcase(out, aitk_str_cstr(&cls), aitk_field_str(c, "id"), ms / 1000, o, msg, &body);
@@ -203,35 +259,30 @@ aitk_status aitk_render_junit(const cJSON *report, aitk_str *out)
     if (!*host)
         host = "localhost";
 
-    /* Categories in first-seen order, each once. */
+    check_ref *refs = NULL;
+    size_t n = 0;
+    if (group_checks(checks, &refs, &n)) {
+        aitk_str_free(&stamp);
+        return AITK_E_NOMEM;
+    }
     suite_totals all = {0};
     aitk_str body = AITK_STR_INIT;
-    const cJSON *c;
-    int index = 0;
-    cJSON_ArrayForEach(c, checks)
-    {
-        const char *cat = aitk_field_str(c, "category");
-        int seen = 0, j = 0;
-        const cJSON *d;
-        cJSON_ArrayForEach(d, checks)
-        {
-            if (j++ >= index)
-                break;
-            seen |= strcmp(aitk_field_str(d, "category"), cat) == 0;
-        }
-        index++;
-        if (seen)
-            continue;
+    for (size_t i = 0, end; i < n; i = end) {
+        end = i + 1;
+        while (end < n && refs[end].first == refs[i].first)
+            end++;
+        const char *cat = refs[i].category;
         suite_totals t = {0}, again = {0};
-        check_cases(NULL, checks, cat, strict, &t);
+        check_cases(NULL, refs + i, end - i, strict, &t);
         suite_open(&body, *cat ? cat : "uncategorised", &t, aitk_str_cstr(&stamp), host);
-        check_cases(&body, checks, cat, strict, &again);
+        check_cases(&body, refs + i, end - i, strict, &again);
         aitk_str_append(&body, "  </testsuite>\n");
         all.tests += t.tests;
         all.failures += t.failures;
         all.skipped += t.skipped;
         all.seconds += t.seconds;
     }
+    aitk_free(refs);
     if (workloads && cJSON_GetArraySize(workloads) > 0) {
         suite_totals t = {0}, again = {0};
         workload_cases(NULL, workloads, &t);

@@ -20,7 +20,7 @@ static double number(const cJSON *obj, const char *key)
 }
 
 /* Inline text: pipes would break tables, newlines would break list items. */
-static void append_inline(aitk_str *out, const char *s)
+void aitk_markdown_inline(aitk_str *out, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|')
@@ -37,32 +37,32 @@ static void append_inline(aitk_str *out, const char *s)
 static void append_check_item(aitk_str *out, const cJSON *c)
 {
     aitk_str_append(out, "- **");
-    append_inline(out, field(c, "title"));
+    aitk_markdown_inline(out, field(c, "title"));
     aitk_str_append(out, "** (`");
-    append_inline(out, field(c, "id"));
+    aitk_markdown_inline(out, field(c, "id"));
     aitk_str_append(out, "`)");
     if (*field(c, "message")) {
         aitk_str_append(out, ": ");
-        append_inline(out, field(c, "message"));
+        aitk_markdown_inline(out, field(c, "message"));
     }
     aitk_str_append(out, "\n");
     if (*field(c, "observed") || *field(c, "expected")) {
         aitk_str_append(out, "  - observed: ");
-        append_inline(out, *field(c, "observed") ? field(c, "observed") : "(nothing)");
+        aitk_markdown_inline(out, *field(c, "observed") ? field(c, "observed") : "(nothing)");
         if (*field(c, "expected")) {
             aitk_str_append(out, "; expected: ");
-            append_inline(out, field(c, "expected"));
+            aitk_markdown_inline(out, field(c, "expected"));
         }
         aitk_str_append(out, "\n");
     }
     if (*field(c, "remedy")) {
         aitk_str_append(out, "  - **fix:** ");
-        append_inline(out, field(c, "remedy"));
+        aitk_markdown_inline(out, field(c, "remedy"));
         aitk_str_append(out, "\n");
     }
     if (*field(c, "source")) {
         aitk_str_append(out, "  - source: ");
-        append_inline(out, field(c, "source"));
+        aitk_markdown_inline(out, field(c, "source"));
         aitk_str_append(out, "\n");
     }
 }
@@ -91,16 +91,16 @@ static void append_host_line(aitk_str *out, const cJSON *host)
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(host, "cpu");
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(host, "memory");
     aitk_str_append(out, "\nHost: ");
-    append_inline(out, *field(os, "pretty_name") ? field(os, "pretty_name") : field(os, "name"));
+    aitk_markdown_inline(out, *field(os, "pretty_name") ? field(os, "pretty_name") : field(os, "name"));
     aitk_str_append(out, " · ");
-    append_inline(out, field(os, "machine"));
+    aitk_markdown_inline(out, field(os, "machine"));
     if (*field(os, "libc")) {
         aitk_str_append(out, " · ");
-        append_inline(out, field(os, "libc"));
+        aitk_markdown_inline(out, field(os, "libc"));
     }
     if (*field(cpu, "model")) {
         aitk_str_append(out, " · ");
-        append_inline(out, field(cpu, "model"));
+        aitk_markdown_inline(out, field(cpu, "model"));
         aitk_str_appendf(out, " (%.0f logical CPUs)", number(cpu, "logical_cpus"));
     }
     if (number(mem, "total_bytes") > 0)
@@ -134,11 +134,11 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
         const cJSON *t1k = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(w, "memory");
         aitk_str_append(out, "| ");
-        append_inline(out, field(w, "name"));
+        aitk_markdown_inline(out, field(w, "name"));
         aitk_str_append(out, " | ");
-        append_inline(out, field(w, "status"));
+        aitk_markdown_inline(out, field(w, "status"));
         aitk_str_append(out, " | ");
-        append_inline(out, field(w, "backend"));
+        aitk_markdown_inline(out, field(w, "backend"));
         if (strcmp(field(w, "backend"), "cpu") == 0)
             aitk_str_append(out, " (CPU figures, small configuration)");
         aitk_str_append(out, " | ");
@@ -183,20 +183,20 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
                      number(counts, "fail"), number(counts, "warn"), number(counts, "pass"),
                      number(counts, "skip"));
     aitk_str_append(out, "`aitk-validate ");
-    append_inline(out, field(tool, "version"));
+    aitk_markdown_inline(out, field(tool, "version"));
     if (*field(tool, "git_commit")) {
         aitk_str_append(out, " (");
-        append_inline(out, field(tool, "git_commit"));
+        aitk_markdown_inline(out, field(tool, "git_commit"));
         aitk_str_append(out, ")");
     }
     aitk_str_append(out, "` · level ");
-    append_inline(out, field(report, "level"));
+    aitk_markdown_inline(out, field(report, "level"));
     aitk_str_append(out, " · profile ");
-    append_inline(out, field(report, "profile"));
+    aitk_markdown_inline(out, field(report, "profile"));
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "strict")))
         aitk_str_append(out, " · strict");
     aitk_str_append(out, " · ");
-    append_inline(out, field(report, "created_at"));
+    aitk_markdown_inline(out, field(report, "created_at"));
     aitk_str_append(out, "\n");
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
 
@@ -211,15 +211,15 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     cJSON_ArrayForEach(c, checks)
     {
         aitk_str_append(out, "| ");
-        append_inline(out, field(c, "status"));
+        aitk_markdown_inline(out, field(c, "status"));
         aitk_str_append(out, " | `");
-        append_inline(out, field(c, "id"));
+        aitk_markdown_inline(out, field(c, "id"));
         aitk_str_append(out, "` ");
-        append_inline(out, field(c, "title"));
+        aitk_markdown_inline(out, field(c, "title"));
         aitk_str_append(out, " | ");
-        append_inline(out, field(c, "observed"));
+        aitk_markdown_inline(out, field(c, "observed"));
         aitk_str_append(out, " | ");
-        append_inline(out, field(c, "expected"));
+        aitk_markdown_inline(out, field(c, "expected"));
         aitk_str_append(out, " |\n");
     }
     aitk_str_append(out, "\n</details>\n");

@@ -38,6 +38,47 @@ static void render_help(void)
 
 typedef aitk_status (*renderer)(const cJSON *report, aitk_str *out);
 
+/* A whole number >= 0, as the schema requires of every count. */
+static int is_count(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 1e15 &&
+           v->valuedouble == (double)(long long)v->valuedouble;
+}
+
+/* The summary every renderer shows: checked once here, before any renderer
+ * runs, so that a malformed report is refused the same way (exit 2, the
+ * file and the field named) whichever outputs were asked for, instead of one
+ * renderer failing while another quietly prints "PASS" or "0 failed".
+ * aitk_report_parse has checked the top level, schema_version and checks[]. */
+static aitk_status check_summary(const char *path, const cJSON *report, aitk_str *err)
+{
+    static const char *const counts_keys[] = {"pass", "warn", "fail", "skip", "total"};
+    const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
+    aitk_verdict verdict;
+    if (!cJSON_IsObject(summary)) {
+        aitk_str_appendf(err, "%s: summary: missing or not an object", path);
+        return AITK_E_PARSE;
+    }
+    if (!cJSON_IsObject(counts)) {
+        aitk_str_appendf(err, "%s: summary.counts: missing or not an object", path);
+        return AITK_E_PARSE;
+    }
+    for (size_t i = 0; i < sizeof counts_keys / sizeof *counts_keys; i++) {
+        if (!is_count(cJSON_GetObjectItemCaseSensitive(counts, counts_keys[i]))) {
+            aitk_str_appendf(err, "%s: summary.counts.%s: missing or not a whole number >= 0",
+                             path, counts_keys[i]);
+            return AITK_E_PARSE;
+        }
+    }
+    if (aitk_report_verdict(report, &verdict)) {
+        aitk_str_appendf(err, "%s: summary.verdict: missing or not one of pass, warn, fail",
+                         path);
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
 static aitk_status render_json(const cJSON *report, aitk_str *out)
 {
     return aitk_report_to_json(report, out);
@@ -92,10 +133,13 @@ int aitk_cmd_render(int argc, char **argv)
     aitk_status st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
     if (!st)
         st = aitk_report_parse(path, text, len, &report, &err);
+    if (!st)
+        st = check_summary(path, report, &err);
     aitk_free(text);
     if (st) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         aitk_str_free(&err);
+        cJSON_Delete(report);
         return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
     }
     int rc = AITK_EXIT_OK;

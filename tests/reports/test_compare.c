@@ -1,8 +1,10 @@
 /* compare: a planted 10% regression is caught and a 2% drift passes, at the
  * default 5% threshold, for workload step times, throughput, peak memory and
- * microbenchmarks; check status changes; the threshold parser; and the real
- * `aitk-validate compare` exit codes (0, 1, 2). The variants are made here
- * by setting literal values on copies of the fixture. */
+ * microbenchmarks; check status changes; metrics that vanished, changed unit
+ * or moved off 0 fail the gate; report text is escaped in Markdown; the
+ * threshold parser; and the real `aitk-validate compare` exit codes (0, 1,
+ * 2). The variants are made here by setting literal values on copies of the
+ * fixture. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -192,6 +194,170 @@ static void test_allocation_failures(void **state)
     cJSON_Delete(b);
 }
 
+static aitk_str render(const aitk_compare *c, aitk_compare_format fmt)
+{
+    aitk_str out = AITK_STR_INIT;
+    assert_int_equal(aitk_compare_render(c, fmt, &out), AITK_OK);
+    return out;
+}
+
+/* A benchmark that silently stopped producing numbers must not pass: every
+ * microbenchmark BASE had and NEW lacks is shown and is a regression. */
+static void test_vanished_micro(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "micro", cJSON_CreateArray());
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "micro memcpy.host")->regression);
+    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->regression);
+    assert_true(row(&c, "micro attention.flux_joint")->regression);
+    assert_int_equal(c.regressions, 3);
+    aitk_str out = render(&c, AITK_COMPARE_TEXT);
+    assert_non_null(strstr(out.ptr, "Result: REGRESSION"));
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    /* The other way round, a microbenchmark only NEW has is shown and passes. */
+    assert_int_equal(aitk_compare_reports(b, a, 5, &c), AITK_OK);
+    assert_false(row(&c, "micro memcpy.host")->regression);
+    assert_int_equal(c.regressions, 0);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* A workload gone from NEW, or one of its metrics gone, is a regression. */
+static void test_vanished_workload_and_metric(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    cJSON_DeleteItemFromArray(cJSON_GetObjectItemCaseSensitive(b, "workloads"), 1); /* chroma */
+    cJSON_DeleteItemFromObjectCaseSensitive(obj_path(b, "workloads", 0, "step_time_s"), "p95");
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "workload chroma")->regression);
+    assert_true(row(&c, "workload flux1-dev: p95 step time")->regression);
+    assert_false(row(&c, "workload flux1-dev: median step time")->regression);
+    assert_int_equal(c.regressions, 2);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* From 0 there is no percentage: the row is shown ("from 0") and growth in
+ * the bad direction is a regression, in the good direction an improvement;
+ * 0 -> 0 is no change. */
+static void test_from_zero(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    set_num(obj_path(a, "workloads", 0, "memory"), "peak_bytes", 0);
+    set_num(obj_path(b, "workloads", 0, "memory"), "peak_bytes", 0.93 * 1073741824.0);
+    set_num(obj_path(a, "workloads", 0, "throughput"), "steps_per_s", 0);
+    set_num(obj_path(a, "workloads", 1, "throughput"), "tflops", 0);
+    set_num(obj_path(b, "workloads", 1, "throughput"), "tflops", 0);
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    const aitk_compare_row *mem = row(&c, "workload flux1-dev: peak memory");
+    assert_true(mem->regression);
+    assert_false(mem->has_delta);
+    const aitk_compare_row *rate = row(&c, "workload flux1-dev: steps/s");
+    assert_false(rate->regression);
+    assert_true(rate->improvement);
+    assert_false(row(&c, "workload chroma: TFLOP/s")->regression);
+    assert_int_equal(c.regressions, 1);
+    aitk_str out = render(&c, AITK_COMPARE_TEXT);
+    assert_non_null(strstr(out.ptr, "from 0"));
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* 11.8 GB/s against 11800 MB/s is the same speed and 11.8 against 11.8 MB/s
+ * a 1000x drop: neither may be compared raw. Different units are shown as
+ * incomparable and fail the gate. */
+static void test_unit_change(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    cJSON *m = obj_path(b, "micro", 0, NULL); /* memcpy.host, 11.8 GB/s */
+    cJSON_ReplaceItemInObjectCaseSensitive(m, "unit", cJSON_CreateString("MB/s"));
+    set_num(m, "value", 11800);
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "micro memcpy.host")->regression);
+    assert_false(row(&c, "micro memcpy.host")->improvement);
+    assert_int_equal(c.regressions, 1);
+    aitk_str out = render(&c, AITK_COMPARE_TEXT);
+    assert_non_null(strstr(out.ptr, "GB/s"));
+    assert_non_null(strstr(out.ptr, "MB/s"));
+    assert_non_null(strstr(out.ptr, "unit changed"));
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    set_num(m, "value", 11.8);
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "micro memcpy.host")->regression);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* A CPU run peaks at a few MiB: 5 MiB -> 5.5 MiB must read as such, not as
+ * "0.00 GiB -> 0.01 GiB". */
+static void test_small_memory_readable(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    set_num(obj_path(a, "workloads", 0, "memory"), "peak_bytes", 5 * 1048576.0);
+    set_num(obj_path(b, "workloads", 0, "memory"), "peak_bytes", 5.5 * 1048576.0);
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_true(row(&c, "workload flux1-dev: peak memory")->regression); /* +10% */
+    aitk_str out = render(&c, AITK_COMPARE_TEXT);
+    assert_non_null(strstr(out.ptr, "5.0 MiB"));
+    assert_non_null(strstr(out.ptr, "5.5 MiB"));
+    assert_null(strstr(out.ptr, "0.00 GiB"));
+    assert_non_null(strstr(out.ptr, "35.00 GiB")); /* chroma, 37580963840 bytes */
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* Names and statuses come from the reports: in Markdown no markup gets
+ * through and no pipe splits a cell, as in `render --markdown`. */
+static void test_markdown_escapes_report_text(void **state)
+{
+    (void)state;
+    cJSON *a = base_report(), *b = base_report();
+    cJSON *names[] = {obj_path(a, "micro", 0, NULL), obj_path(b, "micro", 0, NULL)};
+    for (int i = 0; i < 2; i++)
+        cJSON_ReplaceItemInObjectCaseSensitive(names[i], "name",
+                                               cJSON_CreateString("<script>alert(1)</script>"));
+    cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "workloads", 0, NULL), "status",
+                                           cJSON_CreateString("<img src=x onerror=y>|z"));
+    aitk_compare c = {0};
+    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    aitk_str out = render(&c, AITK_COMPARE_MARKDOWN);
+    assert_null(strstr(out.ptr, "<script"));
+    assert_null(strstr(out.ptr, "<img"));
+    assert_null(strchr(out.ptr, '<'));
+    assert_non_null(strstr(out.ptr, "&lt;script>"));
+    /* Every table row has its five cells: six unescaped pipes. */
+    for (const char *line = strstr(out.ptr, "\n| "); line; line = strstr(line + 1, "\n| ")) {
+        int pipes = 0;
+        for (const char *p = line + 1; *p && *p != '\n'; p++)
+            pipes += *p == '|' && p[-1] != '\\';
+        assert_int_equal(pipes, 6);
+    }
+    aitk_str_free(&out);
+    aitk_compare_free(&c);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 static int run_compare(const char *base, const char *now, const char *threshold, aitk_str *out)
 {
     const char *argv[] = {AITK_EXE, "compare", base, now, threshold ? "--threshold" : NULL,
@@ -203,7 +369,7 @@ static void test_cli(void **state)
 {
     (void)state;
     aitk_str dir = AITK_STR_INIT, p10 = AITK_STR_INIT, p2 = AITK_STR_INIT, bad = AITK_STR_INIT,
-             out = AITK_STR_INIT;
+             out = AITK_STR_INIT, nomicro = AITK_STR_INIT;
     rt_dir(&dir, "compare");
     aitk_str_appendf(&p10, "%s/regress10.json", dir.ptr);
     aitk_str_appendf(&p2, "%s/drift2.json", dir.ptr);
@@ -215,6 +381,11 @@ static void test_cli(void **state)
     assert_int_equal(rt_write_json(p2.ptr, b), 0);
     cJSON_Delete(b);
     assert_int_equal(aitk_file_write_atomic(bad.ptr, "{\"x\": 1}", 8, NULL), AITK_OK);
+    aitk_str_appendf(&nomicro, "%s/no-micro.json", dir.ptr);
+    b = base_report();
+    cJSON_ReplaceItemInObjectCaseSensitive(b, "micro", cJSON_CreateArray());
+    assert_int_equal(rt_write_json(nomicro.ptr, b), 0);
+    cJSON_Delete(b);
 
     assert_int_equal(run_compare(FIXTURE, p10.ptr, NULL, &out), 1);
     assert_non_null(strstr(out.ptr, "workload chroma: time per 1000 steps"));
@@ -223,6 +394,8 @@ static void test_cli(void **state)
     assert_int_equal(run_compare(FIXTURE, p2.ptr, NULL, &out), 0);
     assert_non_null(strstr(out.ptr, "Result: no regression"));
     assert_int_equal(run_compare(FIXTURE, p10.ptr, "12%", NULL), 0);
+    /* The nightly run whose benchmarks produced nothing fails the gate. */
+    assert_int_equal(run_compare(FIXTURE, nomicro.ptr, NULL, NULL), 1);
     assert_int_equal(run_compare(FIXTURE, p2.ptr, "1%", NULL), 1);
     assert_int_equal(run_compare(FIXTURE, p2.ptr, "lots", NULL), 2);
     assert_int_equal(run_compare(FIXTURE, bad.ptr, NULL, NULL), 2);
@@ -238,6 +411,7 @@ static void test_cli(void **state)
     aitk_str_free(&p2);
     aitk_str_free(&bad);
     aitk_str_free(&out);
+    aitk_str_free(&nomicro);
 }
 
 int main(void)
@@ -246,6 +420,10 @@ int main(void)
         cmocka_unit_test(test_identical),      cmocka_unit_test(test_step_time),
         cmocka_unit_test(test_higher_is_better), cmocka_unit_test(test_check_status),
         cmocka_unit_test(test_threshold_parse), cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_vanished_micro),  cmocka_unit_test(test_vanished_workload_and_metric),
+        cmocka_unit_test(test_from_zero),       cmocka_unit_test(test_unit_change),
+        cmocka_unit_test(test_small_memory_readable),
+        cmocka_unit_test(test_markdown_escapes_report_text),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,6 +133,75 @@ static void test_schema_rejects_broken(void **state)
     aitk_str_free(&err);
 }
 
+/* The category a renderer files a check under: "" when it is not a string. */
+static const char *category_of(const cJSON *c)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "category");
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* Suites come in the order their category first appears in the report and
+ * hold their checks in report order, with interleaved categories, an empty
+ * one and a mistyped one ("uncategorised"). The expected sequence is worked
+ * out here from the JSON, the slow obvious way, and compared with the order
+ * of <testsuite>/<testcase> names in the output. */
+static void test_suite_and_case_order(void **state)
+{
+    (void)state;
+    static const char *const cats[] = {"gpu", "host", "gpu", "", "python", "host", NULL, "gpu",
+                                       "zeta", "alpha", "", "python"};
+    enum { N = sizeof cats / sizeof *cats };
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    cJSON *checks = cJSON_CreateArray();
+    for (int i = 0; i < N; i++) {
+        cJSON *c = cJSON_CreateObject();
+        char id[32];
+        snprintf(id, sizeof id, "order.c%02d", i);
+        cJSON_AddStringToObject(c, "id", id);
+        if (cats[i])
+            cJSON_AddStringToObject(c, "category", cats[i]);
+        else
+            cJSON_AddNumberToObject(c, "category", 7);
+        cJSON_AddStringToObject(c, "status", i % 3 == 0 ? "fail" : "pass");
+        cJSON_AddNumberToObject(c, "duration_ms", i);
+        cJSON_AddItemToArray(checks, c);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "checks", checks);
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "workloads");
+
+    aitk_str want = AITK_STR_INIT, got = AITK_STR_INIT, xml = AITK_STR_INIT;
+    for (int i = 0; i < N; i++) {
+        const char *cat = category_of(cJSON_GetArrayItem(checks, i));
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= strcmp(category_of(cJSON_GetArrayItem(checks, j)), cat) == 0;
+        if (seen)
+            continue;
+        aitk_str_appendf(&want, "suite %s\n", *cat ? cat : "uncategorised");
+        for (int j = i; j < N; j++)
+            if (strcmp(category_of(cJSON_GetArrayItem(checks, j)), cat) == 0)
+                aitk_str_appendf(&want, "case order.c%02d\n", j);
+    }
+    assert_int_equal(aitk_render_junit(r, &xml), AITK_OK);
+    for (const char *p = xml.ptr; (p = strstr(p, " name=\"")) != NULL; p++) {
+        const char *tag = p;
+        while (tag > xml.ptr && *tag != '<')
+            tag--;
+        const char *v = p + 7;
+        size_t len = strcspn(v, "\"");
+        if (strncmp(tag, "<testsuite ", 11) == 0)
+            aitk_str_appendf(&got, "suite %.*s\n", (int)len, v);
+        else if (strncmp(tag, "<testcase ", 10) == 0)
+            aitk_str_appendf(&got, "case %.*s\n", (int)len, v);
+    }
+    assert_string_equal(got.ptr, want.ptr);
+    aitk_str_free(&want);
+    aitk_str_free(&got);
+    aitk_str_free(&xml);
+    cJSON_Delete(r);
+}
+
 /* Each allocation fails in turn: NOMEM or the complete document. */
 static void test_allocation_failures(void **state)
 {
@@ -173,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_schema_and_counts),
         cmocka_unit_test(test_hostile_text),
         cmocka_unit_test(test_schema_rejects_broken),
+        cmocka_unit_test(test_suite_and_case_order),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
