@@ -1,6 +1,7 @@
 /* File helpers: capped reads, atomic writes, mkdir -p. POSIX; Win32 through mingw's CRT. */
 #include "common/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -333,3 +334,66 @@ int aitk_file_identity(const char *path, aitk_file_id *out)
     return 0;
 }
 #endif
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void aitk_dir_names_free(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        aitk_free(names[i]);
+    aitk_free(names);
+}
+
+aitk_status aitk_dir_names(const char *dir, char ***names, size_t *count, aitk_str *err)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        int e = errno;
+        if (err)
+            aitk_str_appendf(err, "%s: %s", dir, strerror(e));
+        return e == ENOENT || e == ENOTDIR ? AITK_E_NOTFOUND : AITK_E_IO;
+    }
+    char **list = NULL;
+    size_t n = 0, cap = 0;
+    aitk_status st = AITK_OK;
+    const struct dirent *e;
+    while (!st && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **grown = aitk_realloc(list, ncap * sizeof *grown);
+            if (!grown) {
+                st = AITK_E_NOMEM;
+                break;
+            }
+            list = grown;
+            cap = ncap;
+        }
+        if (!(list[n] = aitk_strdup(e->d_name)))
+            st = AITK_E_NOMEM;
+        else
+            n++;
+    }
+    closedir(d);
+    if (st) {
+        aitk_dir_names_free(list, n);
+        return st;
+    }
+    if (n)
+        qsort(list, n, sizeof *list, by_name);
+    *names = list;
+    *count = n;
+    return AITK_OK;
+}
+
+int aitk_is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}

@@ -36,6 +36,15 @@ aitk_status aitk_dir_create(const char *dir, aitk_str *err);
  * so callers can refuse bad output folders before doing any work. */
 aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err);
 
+/* The entry names of folder `dir` (not "." or ".."), in byte order, so a
+ * listing is the same on every run and platform. *names has *count entries;
+ * free with aitk_dir_names_free. `err` gets "dir: reason". */
+aitk_status aitk_dir_names(const char *dir, char ***names, size_t *count, aitk_str *err);
+void aitk_dir_names_free(char **names, size_t count);
+
+/* 1 when `path` is a folder (a link to one counts), else 0. */
+int aitk_is_dir(const char *path);
+
 /* path = dir + "/" + name, into `out`. */
 aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name);
 

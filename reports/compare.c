@@ -10,6 +10,7 @@
 #include "common/alloc.h"
 #include "reports/fields.h"
 #include "reports/markdown.h"
+#include "reports/metrics.h"
 #include "reports/xml_escape.h"
 
 static aitk_status add_row(aitk_compare *c, const aitk_compare_row *row)
@@ -59,38 +60,14 @@ static aitk_status keep_row(aitk_compare *c, aitk_compare_row *r, const char *me
     return st;
 }
 
-/* From 0 no percentage exists: any move in the bad direction is beyond any
- * threshold (a peak memory of 0 that became 0.9 GiB is not noise). */
-static void judge_from_zero(aitk_compare_row *r)
-{
-    if (r->now == 0) {
-        r->has_delta = true; /* 0 -> 0: unchanged */
-        return;
-    }
-    r->change = "from 0";
-    bool worse = r->higher_is_better ? r->now < 0 : r->now > 0;
-    r->regression = worse;
-    r->improvement = !worse;
-}
-
 static aitk_status numeric(aitk_compare *c, const char *metric, const char *unit, double base,
                            double now, bool higher_is_better)
 {
+    aitk_change ch = aitk_change_judge(base, now, higher_is_better, c->threshold_pct);
     aitk_compare_row r = {.numeric = true, .base = base, .now = now,
-                          .higher_is_better = higher_is_better};
-    if (!isfinite(base) || !isfinite(now)) {
-        /* Not a measurement: the gate cannot vouch for it. */
-        r.change = "n/a";
-        r.regression = true;
-    } else if (base == 0) {
-        judge_from_zero(&r);
-    } else {
-        r.has_delta = true;
-        r.delta_pct = (now - base) / fabs(base) * 100;
-        double worse = higher_is_better ? -r.delta_pct : r.delta_pct;
-        r.regression = worse > c->threshold_pct;
-        r.improvement = -worse > c->threshold_pct;
-    }
+                          .higher_is_better = higher_is_better, .has_delta = ch.has_delta,
+                          .delta_pct = ch.delta_pct, .change = ch.text,
+                          .regression = ch.regression, .improvement = ch.improvement};
     return keep_row(c, &r, metric, unit);
 }
 
@@ -109,25 +86,6 @@ static aitk_status status_row(aitk_compare *c, const char *metric, const char *b
     return keep_row(c, &r, metric, "");
 }
 
-/* "21.50 GiB", "5.0 MiB", "2.300 s", "11.8 GB/s". Bytes take the largest
- * binary unit that keeps them >= 1, so a CPU run's 5 MiB is not "0.00 GiB". */
-static void value_text(aitk_str *out, double v, const char *unit)
-{
-    double mag = fabs(v);
-    if (strcmp(unit, "bytes") != 0 && strcmp(unit, "s") != 0)
-        aitk_str_appendf(out, "%.4g %s", v, unit);
-    else if (strcmp(unit, "s") == 0)
-        aitk_str_appendf(out, "%.3f s", v);
-    else if (mag >= 1073741824.0)
-        aitk_str_appendf(out, "%.2f GiB", v / 1073741824.0);
-    else if (mag >= 1048576.0)
-        aitk_str_appendf(out, "%.1f MiB", v / 1048576.0);
-    else if (mag >= 1024.0)
-        aitk_str_appendf(out, "%.1f KiB", v / 1024.0);
-    else
-        aitk_str_appendf(out, "%.0f bytes", v);
-}
-
 /* A value on one side only: BASE had it and NEW lost it (a regression: a
  * benchmark that silently stopped producing numbers must not pass), or NEW
  * has a metric BASE never measured (shown, passes). */
@@ -135,7 +93,7 @@ static aitk_status one_side_row(aitk_compare *c, const char *metric, double v, c
                                 bool in_base)
 {
     aitk_str text = AITK_STR_INIT;
-    value_text(&text, v, unit);
+    aitk_metric_value_text(&text, v, unit);
     aitk_status st = aitk_str_status(&text);
     if (!st)
         st = in_base ? status_row(c, metric, text.ptr, "(absent)", "missing", true, false)
@@ -149,8 +107,8 @@ static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double 
                                     const char *base_unit, double now, const char *now_unit)
 {
     aitk_str b = AITK_STR_INIT, n = AITK_STR_INIT;
-    value_text(&b, base, base_unit);
-    value_text(&n, now, now_unit);
+    aitk_metric_value_text(&b, base, base_unit);
+    aitk_metric_value_text(&n, now, now_unit);
     aitk_status st = aitk_str_status(&b);
     if (!st)
         st = aitk_str_status(&n);
@@ -172,21 +130,6 @@ static const cJSON *find_named(const cJSON *array, const char *key, const char *
     return NULL;
 }
 
-typedef struct metric_def {
-    const char *section, *key, *label, *unit;
-    bool higher_is_better;
-} metric_def;
-
-static const metric_def workload_metrics[] = {
-    {"step_time_s", "median", "median step time", "s", false},
-    {"step_time_s", "p95", "p95 step time", "s", false},
-    {"time_per_1000_steps", "measured_s", "time per 1000 steps", "s", false},
-    {"throughput", "steps_per_s", "steps/s", "steps/s", true},
-    {"throughput", "images_per_s", "images/s", "images/s", true},
-    {"throughput", "tflops", "TFLOP/s", "TFLOP/s", true},
-    {"memory", "peak_bytes", "peak memory", "bytes", false},
-};
-
 /* One workload found in both reports: its status, then each metric BASE
  * measured. */
 static aitk_status compare_workload(aitk_compare *c, const cJSON *w, const cJSON *n,
@@ -202,8 +145,8 @@ static aitk_status compare_workload(aitk_compare *c, const cJSON *w, const cJSON
         st = status_row(c, aitk_str_cstr(label), bs, ns, "changed", was_ok && !is_ok,
                         !was_ok && is_ok);
     }
-    for (size_t i = 0; !st && i < sizeof workload_metrics / sizeof *workload_metrics; i++) {
-        const metric_def *m = &workload_metrics[i];
+    for (size_t i = 0; !st && i < aitk_workload_metric_count; i++) {
+        const aitk_metric_def *m = &aitk_workload_metrics[i];
         double b, v;
         if (!aitk_field_num(aitk_field_obj(w, m->section), m->key, &b))
             continue; /* BASE never measured it: nothing to hold NEW to */
@@ -259,16 +202,6 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
     return st;
 }
 
-/* A rate ("GB/s", "TFLOP/s") is better higher; a time is better lower;
- * an explicit higher_is_better in the report wins. */
-static bool micro_higher_is_better(const cJSON *m)
-{
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "higher_is_better");
-    if (cJSON_IsBool(h))
-        return cJSON_IsTrue(h);
-    return strstr(aitk_field_str(m, "unit"), "/s") != NULL;
-}
-
 /* One microbenchmark BASE measured, against NEW's entry of that name. */
 static aitk_status compare_one_micro(aitk_compare *c, const char *label, const cJSON *m,
                                      const cJSON *n)
@@ -281,7 +214,7 @@ static aitk_status compare_one_micro(aitk_compare *c, const char *label, const c
         return one_side_row(c, label, b, bu, true);
     if (strcmp(bu, aitk_field_str(n, "unit")) != 0)
         return unit_changed_row(c, label, b, bu, v, aitk_field_str(n, "unit"));
-    return numeric(c, label, bu, b, v, micro_higher_is_better(n));
+    return numeric(c, label, bu, b, v, aitk_micro_higher_is_better(n));
 }
 
 static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON *now)
@@ -397,8 +330,8 @@ aitk_status aitk_compare_parse_threshold(const char *text, double *pct, aitk_str
 static void cells(const aitk_compare_row *r, aitk_str cell[4])
 {
     if (r->numeric) {
-        value_text(&cell[0], r->base, r->unit);
-        value_text(&cell[1], r->now, r->unit);
+        aitk_metric_value_text(&cell[0], r->base, r->unit);
+        aitk_metric_value_text(&cell[1], r->now, r->unit);
     } else {
         aitk_str_append(&cell[0], r->base_text);
         aitk_str_append(&cell[1], r->now_text);

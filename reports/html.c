@@ -11,8 +11,9 @@
 #include "reports/xml_escape.h"
 
 /* Colours are variables so one block switches the page to dark; print drops
- * backgrounds and keeps the verdict readable on paper. */
-static const char css[] =
+ * backgrounds and keeps the verdict readable on paper. The trend page
+ * (trend_render.c) wears the same style. */
+const char aitk_html_css[] =
     ":root{--bg:#fff;--fg:#1b1f24;--muted:#5c6670;--card:#f5f7f9;--line:#d6dbe0;"
     "--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--skip:#6e7781;--ref:#8c959f;"
     "--pass-bg:#dafbe1;--warn-bg:#fff8c5;--fail-bg:#ffebe9;--skip-bg:#eaeef2;"
@@ -45,6 +46,10 @@ static const char css[] =
     "svg .bar.good{fill:var(--pass)}svg .bar.bad{fill:var(--fail)}svg .bar.ref{fill:var(--ref)}\n"
     "svg .marker{stroke-width:2;stroke-dasharray:5 3}svg .marker.limit{stroke:var(--fail)}"
     "svg .marker.minimum{stroke:var(--warn)}svg .marker.target{stroke:var(--ref)}\n"
+    "svg .frame{fill:none;stroke:var(--line)}svg .band{fill:var(--ref);opacity:.22}"
+    "svg .base{stroke:var(--ref);stroke-width:1.5;stroke-dasharray:5 3}"
+    "svg .line{fill:none;stroke:var(--fg);stroke-width:1.5}svg .pt{fill:var(--fg)}"
+    "svg .pt.good{fill:var(--pass)}svg .pt.bad{fill:var(--fail)}svg .pt.other{fill:var(--ref)}\n"
     ".wl{display:grid;grid-template-columns:minmax(0,650px) minmax(220px,1fr);gap:4px 20px}\n"
     "@media (max-width:900px){.wl{grid-template-columns:1fr}}\n"
     "ul.tree{list-style:none;padding-left:18px;margin:2px 0}ul.tree li.missing>span{color:var(--fail);"
@@ -321,7 +326,7 @@ aitk_status aitk_render_html(const cJSON *report, aitk_str *out)
     text(out, aitk_field_str(aitk_field_obj(report, "summary"), "verdict"));
     aitk_str_append(out, " · ");
     text(out, aitk_field_str(report, "created_at"));
-    aitk_str_appendf(out, "</title>\n<style>\n%s</style></head>\n<body>\n", css);
+    aitk_str_appendf(out, "</title>\n<style>\n%s</style></head>\n<body>\n", aitk_html_css);
     banner(out, report);
     check_group(out, checks, "fail", "What failed, and how to fix it", "failed");
     check_group(out, checks, "warn", "Warnings", "warnings");

@@ -1,11 +1,16 @@
-/* Internal to the HTML renderer: the sections html_bench.c draws, and the
- * number formats both files share. Not for other modules. */
+/* Internal to the HTML renderers (the report page, html.c + html_bench.c,
+ * and the trend page, trend_render.c): the page style, the sections
+ * html_bench.c draws, and the number formats they share. Not for other
+ * modules. */
 #ifndef AITK_REPORTS_HTML_PARTS_H
 #define AITK_REPORTS_HTML_PARTS_H
 
 #include "common/str.h"
 
 typedef struct cJSON cJSON;
+
+/* The style sheet of every page: light/dark colours, cards, tables, charts. */
+extern const char aitk_html_css[];
 
 /* "21.5 GiB", "512 MiB" */
 void aitk_html_fmt_bytes(aitk_str *out, double bytes);

@@ -10,11 +10,13 @@
 #include "validate/probes/workloads.h"
 
 enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
-       OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE, OPT_CONFIG };
+       OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE, OPT_CONFIG,
+       OPT_STANDARD };
 
 static const struct option long_opts[] = {
     {"quick", no_argument, NULL, 'q'},
     {"full", no_argument, NULL, 'f'},
+    {"standard", no_argument, NULL, OPT_STANDARD},
     {"model", required_argument, NULL, 'm'},
     {"steps", required_argument, NULL, OPT_STEPS},
     {"cpu", no_argument, NULL, OPT_CPU},
@@ -42,14 +44,17 @@ void aitk_cli_print_help(void)
 {
     fputs(
         "Usage: aitk-validate [OPTIONS]\n"
-        "       aitk-validate COMMAND [ARGS]   (COMMAND: deps, predict, compare, render, gpus)\n"
+        "       aitk-validate COMMAND [ARGS]   (COMMAND: deps, predict, compare, trend,\n"
+        "                                       render, gpus)\n"
         "\n"
         "Tells whether this machine can train FLUX, Chroma and OmniGen2 LoRAs with\n"
         "ai-toolkit, how fast and in how much memory, and what to fix when it cannot.\n"
         "\n"
-        "Depth (pick one; the default is the standard level):\n"
+        "Depth (pick one; the default is --standard):\n"
         "  --quick             environment checks only: no workload, no CUDA library\n"
         "                      loaded; seconds\n"
+        "  --standard          + CUDA libraries loaded, import torch, microbenchmarks,\n"
+        "                      short workloads; minutes\n"
         "  --full              everything, including the 1000-step reference workloads\n"
         "\n"
         "What to run:\n"
@@ -90,6 +95,8 @@ void aitk_cli_print_help(void)
         "                                         re-render a saved report\n"
         "  compare BASE.json NEW.json [--threshold 5%] [--format text|markdown|html]\n"
         "                                         per-metric deltas; exit 1 on a regression\n"
+        "  trend REPORT|FOLDER... [--format text|markdown|csv|html]\n"
+        "                                         metrics over nightly runs, with charts\n"
         "  deps PATH... [--windows-root DIR] [--json] [--load]\n"
         "                                         the broken link in a library tree, and its fix\n"
         "  predict --model M --gpu NAME [--explain]\n"
@@ -108,7 +115,8 @@ void aitk_cli_print_help(void)
         "  aitk-validate --quick --profile seed-guide --markdown issue.md\n"
         "  aitk-validate render out/report.json --markdown issue.md\n"
         "  aitk-validate --quick --support-bundle bundle/   # safe to attach to an issue\n"
-        "  aitk-validate compare nightly/base.json out/report.json --threshold 5%\n",
+        "  aitk-validate compare nightly/base.json out/report.json --threshold 5%\n"
+        "  aitk-validate trend nightly/ --format html --output trend.html\n",
         stdout);
 }
 
@@ -157,7 +165,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
 {
     memset(o, 0, sizeof *o);
     o->level = AITK_LEVEL_STANDARD;
-    int quick = 0, full = 0;
+    int quick = 0, full = 0, standard = 0;
     optind = 1;
     opterr = 0; /* we print our own one-line errors */
     int c;
@@ -165,6 +173,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
         switch (c) {
         case 'q': quick = 1; break;
         case 'f': full = 1; break;
+        case OPT_STANDARD: standard = 1; break;
         case 'm':
             if (check_models(optarg, err))
                 return AITK_E_INVAL;
@@ -226,8 +235,11 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
                               "COMMAND ...; see --help)", argv[optind]);
         return AITK_E_INVAL;
     }
-    if (quick && full) {
-        aitk_str_append(err, "--quick and --full cannot be combined");
+    if (quick + full + standard > 1) {
+        aitk_str_appendf(err, "%s cannot be combined: pick one depth",
+                         quick && full ? "--quick and --full"
+                         : quick       ? "--quick and --standard"
+                                       : "--standard and --full");
         return AITK_E_INVAL;
     }
     if (o->output_dir && !*o->output_dir) {

@@ -236,6 +236,60 @@ static void test_path_join(void **state)
     aitk_str_free(&p);
 }
 
+/* Names in byte order whatever order the file system returns them, without
+ * "." and ".."; folders are names too; a missing folder is NOTFOUND naming
+ * it; each allocation that fails gives NOMEM and leaks nothing. */
+static void test_dir_names(void **state)
+{
+    (void)state;
+    static const char *const made[] = {"b.json", "a.json", "Z", "c"};
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    for (size_t i = 0; i < 4; i++) {
+        aitk_str_clear(&path);
+        aitk_path_join(&path, tmpdir, made[i]);
+        if (i == 3)
+            assert_int_equal(aitk_dir_create(path.ptr, NULL), AITK_OK);
+        else
+            assert_int_equal(aitk_file_write_atomic(path.ptr, "x", 1, NULL), AITK_OK);
+    }
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(aitk_dir_names(tmpdir, &names, &n, &err), AITK_OK);
+    assert_int_equal(n, 4);
+    static const char *const sorted[] = {"Z", "a.json", "b.json", "c"};
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(names[i], sorted[i]);
+    assert_true(aitk_is_dir(path.ptr));
+    aitk_str_clear(&path);
+    aitk_path_join(&path, tmpdir, "a.json");
+    assert_false(aitk_is_dir(path.ptr));
+    aitk_dir_names_free(names, n);
+
+    int failures = 0;
+    for (long k = 0; k < 50; k++) {
+        aitk_alloc_fail_after(k);
+        aitk_status st = aitk_dir_names(tmpdir, &names, &n, NULL);
+        aitk_alloc_fail_after(-1);
+        if (st == AITK_OK) {
+            assert_int_equal(n, 4);
+            aitk_dir_names_free(names, n);
+            break;
+        }
+        assert_int_equal(st, AITK_E_NOMEM);
+        assert_null(names);
+        failures++;
+    }
+    assert_true(failures > 0);
+
+    aitk_str_clear(&path);
+    aitk_path_join(&path, tmpdir, "missing");
+    assert_int_equal(aitk_dir_names(path.ptr, &names, &n, &err), AITK_E_NOTFOUND);
+    assert_non_null(strstr(err.ptr, path.ptr));
+    assert_int_equal(n, 0);
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +303,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_cap_and_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_create_and_writable, setup, teardown),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test_setup_teardown(test_dir_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

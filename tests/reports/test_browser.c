@@ -1,5 +1,5 @@
-/* The HTML page in a real browser: headless Chromium loads the rendered
- * synthetic report, its DOM must hold the charts (svg) and the check table,
+/* The HTML pages in a real browser (the report page, then the trend page
+ * below): headless Chromium loads the rendered synthetic report, its DOM must hold the charts (svg) and the check table,
  * and a screenshot is saved as a test artifact
  * (tests/reports-out/browser/report.png, and report-dark.png with the dark
  * colour scheme). Skipped (77) only when no Chromium is installed. */
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "reports/html.h"
+#include "reports/trend.h"
 #include "report_test_util.h"
 
 static const char *chromium;
@@ -108,6 +109,76 @@ static void test_dom_and_screenshot(void **state)
     aitk_str_free(&dom);
 }
 
+/* The trend page of five nights whose last flux1-dev step is 10% slower:
+ * the browser's DOM holds one line chart per series, one red dot (the
+ * regression), a row per series and per run; a screenshot is kept
+ * (tests/reports-out/browser/trend.png). */
+static void test_trend_page(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, page = AITK_STR_INIT, url = AITK_STR_INIT, shot = AITK_STR_INIT,
+             dom = AITK_STR_INIT, err = AITK_STR_INIT, html = AITK_STR_INIT;
+    rt_dir(&dir, "browser");
+    aitk_str_appendf(&page, "%s/trend.html", dir.ptr);
+    aitk_str_appendf(&url, "file://%s", page.ptr);
+    aitk_str_appendf(&shot, "--screenshot=%s/trend.png", dir.ptr);
+    aitk_trend t;
+    assert_int_equal(aitk_trend_init(&t, 5, 7), AITK_OK);
+    for (int night = 1; night <= 5; night++) {
+        cJSON *r = rt_load(FIXTURE);
+        assert_non_null(r);
+        char when[32], label[32];
+        snprintf(when, sizeof when, "2026-11-%02dT05:00:00Z", night);
+        snprintf(label, sizeof label, "nightly/2026-11-%02d/report.json", night);
+        cJSON_ReplaceItemInObjectCaseSensitive(r, "created_at", cJSON_CreateString(when));
+        cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "workloads"), 0);
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(w, "step_time_s"),
+                                               "median",
+                                               cJSON_CreateNumber(night == 5 ? 2.53 : 2.30));
+        assert_int_equal(aitk_trend_add_report(&t, r, label, &err), AITK_OK);
+        cJSON_Delete(r);
+    }
+    assert_int_equal(aitk_trend_finish(&t, 0), AITK_OK);
+    assert_int_equal(aitk_trend_render(&t, AITK_TREND_HTML, &html), AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(page.ptr, html.ptr, html.len, NULL), AITK_OK);
+
+    const char *dump[] = {"--dump-dom", url.ptr, NULL};
+    browser(dump, &dom);
+    const char *d = aitk_str_cstr(&dom);
+    assert_int_equal(t.nseries, 18); /* checks failed + 2 workloads x 7 + 3 micro */
+    assert_int_equal(rt_count(d, "<svg class=\"chart trend\""), t.nseries);
+    assert_int_equal(rt_count(d, "<circle class=\"pt bad\""), 1);
+    assert_int_equal(rt_count(d, "<circle class=\"pt"), 5 * t.nseries);
+    const char *series = strstr(d, "<table id=\"series\">"), *runs = strstr(d, "<table id=\"runs\">");
+    assert_non_null(series);
+    assert_non_null(runs);
+    assert_int_equal(rt_count(series, "<tr><td><a href="), t.nseries);
+    assert_int_equal(rt_count(runs, "<tr><td class=\"num\">"), 5);
+    assert_non_null(strstr(d, "REGRESSION: 1 series got worse in the latest run"));
+    assert_null(strstr(d, "<script"));
+
+    const char *args[] = {shot.ptr, url.ptr, NULL};
+    browser(args, NULL);
+    aitk_str png = AITK_STR_INIT;
+    aitk_str_appendf(&png, "%s/trend.png", dir.ptr);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(aitk_file_read(png.ptr, 64u << 20, &data, &len, NULL), AITK_OK);
+    assert_true(len > 20000);
+    assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
+    printf("screenshot: %s (%zu bytes)\n", png.ptr, len);
+    aitk_free(data);
+    aitk_str_free(&png);
+    aitk_trend_free(&t);
+    aitk_str_free(&dir);
+    aitk_str_free(&page);
+    aitk_str_free(&url);
+    aitk_str_free(&shot);
+    aitk_str_free(&dom);
+    aitk_str_free(&err);
+    aitk_str_free(&html);
+}
+
 int main(void)
 {
     chromium = find_chromium();
@@ -117,6 +188,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dom_and_screenshot),
+        cmocka_unit_test(test_trend_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

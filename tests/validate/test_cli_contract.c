@@ -70,6 +70,8 @@ static void test_bad_usage(void **state)
     expect_usage_error((const char *[]){"--steps", "12x", NULL}, "not a whole number");
     expect_usage_error((const char *[]){"--steps", NULL}, "--steps needs a value");
     expect_usage_error((const char *[]){"--quick", "--full", NULL}, "cannot be combined");
+    expect_usage_error((const char *[]){"--standard", "--full", NULL}, "cannot be combined");
+    expect_usage_error((const char *[]){"--quick", "--standard", NULL}, "cannot be combined");
     expect_usage_error((const char *[]){"--model", "sdxl", NULL}, "unknown model 'sdxl'");
     expect_usage_error((const char *[]){"frobnicate", NULL}, "unknown command 'frobnicate'");
     expect_usage_error((const char *[]){"--quick", "stray", NULL}, "unexpected argument 'stray'");

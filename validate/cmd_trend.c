@@ -1,0 +1,298 @@
+/* `aitk-validate trend REPORT|FOLDER... [--format F] [--output FILE]
+ * [--threshold 5%] [--window 7] [--last N] [--fail-on-regression]`: how every
+ * metric moved over a nightly job's saved reports (reports/trend.h). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "reports/compare.h"
+#include "reports/report.h"
+#include "reports/trend.h"
+#include "validate/cli.h"
+#include "validate/commands.h"
+
+#define MAX_REPORT_BYTES (64u << 20)
+/* A year of nightly runs is 365; ten thousand files is a mistake (a whole
+ * disk given as the folder), refused before reading them all. */
+#define MAX_REPORTS 10000
+
+static void trend_help(void)
+{
+    fputs("Usage: aitk-validate trend REPORT|FOLDER... [--format text|markdown|csv|html]\n"
+          "                           [--output FILE] [--threshold 5%] [--window 7]\n"
+          "                           [--last N] [--fail-on-regression]\n"
+          "\n"
+          "Puts saved reports in time order (their created_at) and shows how every metric\n"
+          "moved: checks failed, each workload's step time, time per 1000 steps,\n"
+          "throughput and peak memory, each microbenchmark. The latest run is judged\n"
+          "against a baseline, the median of up to N earlier runs measured on the same\n"
+          "device (so one noisy night neither raises nor hides an alarm, and a new GPU\n"
+          "is not read as a speed-up), by the rule compare uses: worse by more than the\n"
+          "threshold is a regression, and so is a number the run before had and the\n"
+          "latest lacks.\n"
+          "\n"
+          "A FOLDER stands for its *.json reports and the report.json in each folder\n"
+          "inside it: the layout a nightly job leaves with one --output-dir per night.\n"
+          "  --format F           text (default); markdown, for a CI job summary; csv, one\n"
+          "                       row per run and metric, for a dashboard; html, one page\n"
+          "                       with a chart per metric\n"
+          "  --output FILE        write there (atomically) instead of standard output\n"
+          "  --threshold P        allowed change in the bad direction (default 5%)\n"
+          "  --window N           baseline: median of up to N earlier runs (default 7)\n"
+          "  --last N             only the N newest runs\n"
+          "  --fail-on-regression exit 1 when the latest run regressed\n"
+          "\n"
+          "Example, in a nightly job that keeps nightly/<date>/report.json:\n"
+          "  aitk-validate trend nightly/ --format html --output trend.html\n"
+          "\n"
+          "Exit codes: 0 done (no regression, or no --fail-on-regression), 1 a\n"
+          "regression with --fail-on-regression, 2 bad usage or an unreadable report,\n"
+          "3 internal error.\n",
+          stdout);
+}
+
+typedef struct trend_opts {
+    aitk_trend_format fmt;
+    const char *output;
+    double threshold;
+    long window, last;
+    bool gate;
+} trend_opts;
+
+/* Which reports to read: every path named, folders expanded. */
+typedef struct input_list {
+    char **paths;
+    size_t count, cap;
+} input_list;
+
+static void inputs_free(input_list *l)
+{
+    aitk_dir_names_free(l->paths, l->count);
+    *l = (input_list){0};
+}
+
+static aitk_status inputs_add(input_list *l, const char *path, aitk_str *err)
+{
+    if (l->count >= MAX_REPORTS) {
+        aitk_str_appendf(err, "trend: more than %d reports (at %s); name fewer", MAX_REPORTS,
+                         path);
+        return AITK_E_RANGE;
+    }
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **p = aitk_realloc(l->paths, cap * sizeof *p);
+        if (!p)
+            return AITK_E_NOMEM;
+        l->paths = p;
+        l->cap = cap;
+    }
+    if (!(l->paths[l->count] = aitk_strdup(path)))
+        return AITK_E_NOMEM;
+    l->count++;
+    return AITK_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* FOLDER/NAME.json, then FOLDER/x/report.json for each folder x, by name. */
+static aitk_status expand_folder(input_list *l, const char *dir, aitk_str *err)
+{
+    char **names = NULL;
+    size_t n = 0, before = l->count;
+    aitk_status st = aitk_dir_names(dir, &names, &n, err);
+    aitk_str path = AITK_STR_INIT, inner = AITK_STR_INIT;
+    for (size_t i = 0; !st && i < n; i++) {
+        aitk_str_clear(&path);
+        aitk_str_clear(&inner);
+        st = aitk_path_join(&path, dir, names[i]);
+        if (st)
+            break;
+        if (aitk_is_dir(path.ptr)) {
+            /* A folder without a report (logs, a cache) is not an error. */
+            aitk_file_id id;
+            st = aitk_path_join(&inner, path.ptr, "report.json");
+            if (!st && !aitk_is_dir(inner.ptr) && aitk_file_identity(inner.ptr, &id) == 0)
+                st = inputs_add(l, inner.ptr, err);
+        } else if (ends_with(names[i], ".json")) {
+            st = inputs_add(l, path.ptr, err);
+        }
+    }
+    if (!st && l->count == before) {
+        aitk_str_appendf(err, "%s: no reports in this folder (*.json, or */report.json)", dir);
+        st = AITK_E_NOTFOUND;
+    }
+    aitk_str_free(&path);
+    aitk_str_free(&inner);
+    aitk_dir_names_free(names, n);
+    return st;
+}
+
+static aitk_status load_into(aitk_trend *t, const char *path, aitk_str *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *report = NULL;
+    aitk_status st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, err);
+    if (!st)
+        st = aitk_report_parse(path, text, len, &report, err);
+    aitk_free(text);
+    if (!st)
+        st = aitk_trend_add_report(t, report, path, err);
+    cJSON_Delete(report);
+    return st;
+}
+
+/* Every input once: a report named twice (directly and through its folder,
+ * or by two paths) would count as two nights of the same figures. */
+static bool seen_before(size_t i, const aitk_file_id *ids, const bool *has_id)
+{
+    for (size_t j = 0; j < i; j++)
+        if (has_id[j] && has_id[i] && ids[j].volume == ids[i].volume &&
+            ids[j].index == ids[i].index)
+            return true;
+    return false;
+}
+
+static aitk_status read_all(aitk_trend *t, const input_list *l, aitk_str *err)
+{
+    aitk_file_id *ids = aitk_calloc(l->count, sizeof *ids);
+    bool *has_id = aitk_calloc(l->count, sizeof *has_id);
+    aitk_status st = ids && has_id ? AITK_OK : AITK_E_NOMEM;
+    for (size_t i = 0; !st && i < l->count; i++) {
+        has_id[i] = aitk_file_identity(l->paths[i], &ids[i]) == 0;
+        if (!seen_before(i, ids, has_id))
+            st = load_into(t, l->paths[i], err);
+    }
+    aitk_free(ids);
+    aitk_free(has_id);
+    return st;
+}
+
+static int parse_args(int argc, char **argv, trend_opts *o, aitk_str *err)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"threshold", required_argument, NULL, 't'},
+        {"window", required_argument, NULL, 'w'},
+        {"last", required_argument, NULL, 'l'},
+        {"fail-on-regression", no_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct {
+        const char *name;
+        aitk_trend_format fmt;
+    } formats[] = {{"text", AITK_TREND_TEXT},
+                   {"markdown", AITK_TREND_MARKDOWN},
+                   {"csv", AITK_TREND_CSV},
+                   {"html", AITK_TREND_HTML}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        aitk_status st = AITK_OK;
+        if (c == 'f') {
+            size_t k = 0;
+            while (k < sizeof formats / sizeof *formats && strcmp(formats[k].name, optarg) != 0)
+                k++;
+            if (k == sizeof formats / sizeof *formats) {
+                aitk_str_appendf(err, "--format: '%s' is not text, markdown, csv or html",
+                                 optarg);
+                return AITK_EXIT_USAGE;
+            }
+            o->fmt = formats[k].fmt;
+        } else if (c == 'o') {
+            o->output = optarg;
+        } else if (c == 't') {
+            st = aitk_compare_parse_threshold(optarg, &o->threshold, err);
+        } else if (c == 'w') {
+            st = aitk_cli_parse_long("--window", optarg, 1, 1000, &o->window, err);
+        } else if (c == 'l') {
+            st = aitk_cli_parse_long("--last", optarg, 1, MAX_REPORTS, &o->last, err);
+        } else if (c == 'g') {
+            o->gate = true;
+        } else if (c == 'h') {
+            trend_help();
+            return -1;
+        } else if (c == ':') {
+            aitk_str_appendf(err, "%s needs a value", argv[optind - 1]);
+            return AITK_EXIT_USAGE;
+        } else {
+            aitk_str_appendf(err, "unknown option '%s' (see trend --help)", argv[optind - 1]);
+            return AITK_EXIT_USAGE;
+        }
+        if (st)
+            return AITK_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        aitk_str_append(err, "name the reports: report files or folders of them "
+                             "(see trend --help)");
+        return AITK_EXIT_USAGE;
+    }
+    return AITK_EXIT_OK;
+}
+
+static int fail(aitk_status st, aitk_str *err)
+{
+    aitk_log(AITK_LOG_ERROR, "%s", st == AITK_E_NOMEM && !err->len ? "trend: out of memory"
+                                                                   : aitk_str_cstr(err));
+    return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+}
+
+int aitk_cmd_trend(int argc, char **argv)
+{
+    trend_opts o = {.fmt = AITK_TREND_TEXT, .threshold = 5, .window = 7};
+    aitk_str err = AITK_STR_INIT;
+    int rc = parse_args(argc, argv, &o, &err);
+    if (rc < 0)
+        return AITK_EXIT_OK;
+    if (rc) {
+        aitk_log(AITK_LOG_ERROR, "trend: %s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return rc;
+    }
+    /* An output that cannot be written is refused before any report is read. */
+    aitk_status st = o.output ? aitk_output_path_check(o.output, &err) : AITK_OK;
+    input_list inputs = {0};
+    for (int i = optind; !st && i < argc; i++) {
+        if (aitk_is_dir(argv[i]))
+            st = expand_folder(&inputs, argv[i], &err);
+        else
+            st = inputs_add(&inputs, argv[i], &err);
+    }
+    aitk_trend t;
+    if (!st)
+        st = aitk_trend_init(&t, o.threshold, (size_t)o.window);
+    else
+        t = (aitk_trend){0};
+    if (!st)
+        st = read_all(&t, &inputs, &err);
+    inputs_free(&inputs);
+    if (!st)
+        st = aitk_trend_finish(&t, (size_t)o.last);
+    aitk_str text = AITK_STR_INIT;
+    if (!st)
+        st = aitk_trend_render(&t, o.fmt, &text);
+    if (!st && o.output)
+        st = aitk_file_write_atomic(o.output, text.ptr, text.len, &err);
+    if (st) {
+        rc = fail(st, &err);
+    } else {
+        if (!o.output)
+            fwrite(aitk_str_cstr(&text), 1, text.len, stdout);
+        rc = o.gate && t.regressions ? AITK_EXIT_FAILED : AITK_EXIT_OK;
+    }
+    aitk_trend_free(&t);
+    aitk_str_free(&text);
+    aitk_str_free(&err);
+    return rc;
+}
