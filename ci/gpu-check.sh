@@ -6,6 +6,12 @@
 #
 #   OUT=/path/to/results ci/gpu-check.sh            # from the repository root
 #
+# The lent GPU machine has no libyaml, cJSON, cmocka, Benchmark or OpenBLAS
+# and no package registry: before the session, run `bash ci/device-deps.sh
+# fetch` here, then on the device tool
+#   run(command="bash ci/gpu-check.sh", carry=[".device-deps"], timeout_s=540)
+# The script uses .device-deps/ when pkg-config cannot find the libraries.
+#
 # Environment: OUT (default ./gpu-check-out), BUILD_DIR (default
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
 # architecture keeps the build short on an H100/H200; "native" also works).
@@ -23,6 +29,17 @@ mkdir -p "$OUT"
 LOG="$OUT/gpu-check.log"
 : >"$LOG"
 
+CMAKE_EXTRA=()
+if ! pkg-config --exists yaml-0.1 libcjson libelf openblas benchmark cmocka 2>/dev/null; then
+    # shellcheck source=ci/device-deps.sh
+    . "$ROOT/ci/device-deps.sh" env >>"$LOG" 2>&1 || {
+        echo "gpu-check: no build dependencies (see $LOG)" >&2
+        exit 1
+    }
+    tail -1 "$LOG"
+    if [ -n "$DEVICE_DEPS_CMAKE_ARGS" ]; then CMAKE_EXTRA+=("$DEVICE_DEPS_CMAKE_ARGS"); fi
+fi
+
 step() { # step NAME LIMIT_S CMD...: timed, logged, fails the script on failure
     local name=$1 limit=$2
     shift 2
@@ -33,16 +50,18 @@ step() { # step NAME LIMIT_S CMD...: timed, logged, fails the script on failure
     return "$rc"
 }
 
+# At most 8 files come back from the device's $OUT: the machine goes first
+# in the log, the report is written as two files (JSON and Markdown).
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || true
     /usr/local/cuda/bin/nvcc --version 2>&1 | tail -1 || true
-} >"$OUT/machine.txt"
+} >>"$LOG"
 
 status=0
 step configure 120 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DAITK_WITH_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH"
+    -DAITK_WITH_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$CUDA_ARCH" ${CMAKE_EXTRA[@]+"${CMAKE_EXTRA[@]}"}
 step build 300 cmake --build "$BUILD_DIR" -j "$JOBS"
 
 # GPU tests; a skip here means the GPU did not answer, which is a failure for
@@ -60,14 +79,14 @@ step cuda-tests 240 ctest --test-dir "$BUILD_DIR" -R '^cuda\.' -LE gpu --output-
 # A standard validation: gpu.plugin, the cuda microbenchmarks, short workloads.
 # Its exit code is the verdict (1: a check failed) and is recorded, not fatal.
 rc=0
-step validate 300 "$BUILD_DIR/aitk-validate" --standard --output-dir "$OUT/report" --no-color \
-    || rc=$?
+step validate 300 "$BUILD_DIR/aitk-validate" --standard --json "$OUT/report.json" \
+    --markdown "$OUT/report.md" --no-color || rc=$?
 echo "aitk-validate --standard exit code: $rc" | tee -a "$LOG"
 [ "$rc" -le 1 ] || status=1
 
 # The figures: GPU microbenchmarks and the gpu.plugin check, one line each.
-if [ -f "$OUT/report/report.json" ]; then
-    python3 - "$OUT/report/report.json" >"$OUT/figures.txt" <<'PY' || true
+if [ -f "$OUT/report.json" ]; then
+    python3 - "$OUT/report.json" >"$OUT/figures.txt" <<'PY' || true
 import json, sys
 r = json.load(open(sys.argv[1]))
 for c in r["checks"]:
@@ -77,6 +96,12 @@ for m in r.get("micro", []):
     print(f'{m["name"]}: {m["value"]:.4g} {m["unit"]} ({m.get("device", m.get("backend"))}; {m.get("shape", "")})')
 PY
     cat "$OUT/figures.txt"
+fi
+# The measured efficiencies, as predict uses them (issue #5's calibration).
+if [ -f "$OUT/report.json" ]; then
+    timeout 60 "$BUILD_DIR/aitk-validate" predict --all-gpus \
+        --model flux1-dev,chroma,omnigen2 --calibrate "$OUT/report.json" --explain \
+        >"$OUT/calibrate.txt" 2>&1 || echo "predict --calibrate: rc=$? (see calibrate.txt)" | tee -a "$LOG"
 fi
 cp "$BUILD_DIR"/Testing/Temporary/LastTest.log "$OUT/ctest-last.log" 2>/dev/null || true
 echo "total: ${SECONDS}s; results in $OUT" | tee -a "$LOG"
