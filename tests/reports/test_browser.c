@@ -52,6 +52,21 @@ static void browser(const char *const *extra, aitk_str *out)
     aitk_str_free(&err);
 }
 
+/* A screenshot that is a real page: a PNG, and not a blank frame. */
+static void check_png(const char *dir, const char *name)
+{
+    aitk_str png = AITK_STR_INIT;
+    aitk_str_appendf(&png, "%s/%s", dir, name);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(aitk_file_read(png.ptr, 64u << 20, &data, &len, NULL), AITK_OK);
+    assert_true(len > 20000);
+    assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
+    printf("screenshot: %s (%zu bytes)\n", png.ptr, len);
+    aitk_free(data);
+    aitk_str_free(&png);
+}
+
 static void test_dom_and_screenshot(void **state)
 {
     (void)state;
@@ -89,18 +104,8 @@ static void test_dom_and_screenshot(void **state)
     browser(light, NULL);
     const char *dark_args[] = {"--force-dark-mode", dark.ptr, url.ptr, NULL};
     browser(dark_args, NULL);
-    for (int i = 0; i < 2; i++) {
-        aitk_str png = AITK_STR_INIT;
-        aitk_str_appendf(&png, "%s/%s", dir.ptr, i ? "report-dark.png" : "report.png");
-        char *data = NULL;
-        size_t len = 0;
-        assert_int_equal(aitk_file_read(png.ptr, 64u << 20, &data, &len, NULL), AITK_OK);
-        assert_true(len > 20000); /* a real page, not a blank frame */
-        assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
-        printf("screenshot: %s (%zu bytes)\n", png.ptr, len);
-        aitk_free(data);
-        aitk_str_free(&png);
-    }
+    check_png(dir.ptr, "report.png");
+    check_png(dir.ptr, "report-dark.png");
     aitk_str_free(&dir);
     aitk_str_free(&page);
     aitk_str_free(&url);
@@ -159,16 +164,7 @@ static void test_trend_page(void **state)
 
     const char *args[] = {shot.ptr, url.ptr, NULL};
     browser(args, NULL);
-    aitk_str png = AITK_STR_INIT;
-    aitk_str_appendf(&png, "%s/trend.png", dir.ptr);
-    char *data = NULL;
-    size_t len = 0;
-    assert_int_equal(aitk_file_read(png.ptr, 64u << 20, &data, &len, NULL), AITK_OK);
-    assert_true(len > 20000);
-    assert_memory_equal(data, "\x89PNG\r\n\x1a\n", 8);
-    printf("screenshot: %s (%zu bytes)\n", png.ptr, len);
-    aitk_free(data);
-    aitk_str_free(&png);
+    check_png(dir.ptr, "trend.png");
     aitk_trend_free(&t);
     aitk_str_free(&dir);
     aitk_str_free(&page);
