@@ -259,8 +259,13 @@ static aitk_status keep_run(aitk_trend *t, const cJSON *report, const char *labe
         t->runs_cap = cap;
     }
     const cJSON *tool = aitk_field_obj(report, "tool");
+    /* A path may hold any bytes; every output must be UTF-8. */
+    bool nomem = false;
+    char *repaired = aitk_utf8_repaired(label, &nomem);
+    if (nomem)
+        return AITK_E_NOMEM;
     aitk_trend_run r = {
-        .label = aitk_strdup(label),
+        .label = repaired ? repaired : aitk_strdup(label),
         .created_at = aitk_strdup(aitk_field_str(report, "created_at")),
         .commit = aitk_strdup(aitk_field_str(tool, "git_commit")),
         .version = aitk_strdup(aitk_field_str(tool, "version")),

@@ -241,11 +241,16 @@ static int parse_args(int argc, char **argv, trend_opts *o, aitk_str *err)
     return AITK_EXIT_OK;
 }
 
+/* Input errors carry their message (exit 2); anything without one is ours
+ * (out of memory, or a bug): exit 3 with the status's own words. */
 static int fail(aitk_status st, aitk_str *err)
 {
-    aitk_log(AITK_LOG_ERROR, "%s", st == AITK_E_NOMEM && !err->len ? "trend: out of memory"
-                                                                   : aitk_str_cstr(err));
-    return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+    if (err->len && st != AITK_E_NOMEM) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(err));
+        return AITK_EXIT_USAGE;
+    }
+    aitk_log(AITK_LOG_ERROR, "trend: %s", aitk_strerror(st));
+    return AITK_EXIT_INTERNAL;
 }
 
 int aitk_cmd_trend(int argc, char **argv)
