@@ -1,6 +1,7 @@
 /* Allocation wrappers; the countdown makes allocation failures testable. */
 #include "common/alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,24 @@ void *aitk_calloc(size_t count, size_t size)
 void *aitk_realloc(void *p, size_t n) { return should_fail() ? NULL : realloc(p, n ? n : 1); }
 
 void aitk_free(void *p) { free(p); }
+
+void *aitk_grow(void *items, size_t size, size_t count, size_t *cap, size_t first)
+{
+    if (count < *cap)
+        return items;
+    size_t ncap = *cap ? *cap : (first ? first : 1);
+    if (*cap) {
+        if (ncap > SIZE_MAX / 2)
+            return NULL;
+        ncap *= 2;
+    }
+    if (size && ncap > SIZE_MAX / size)
+        return NULL;
+    void *p = aitk_realloc(items, ncap * size);
+    if (p)
+        *cap = ncap;
+    return p;
+}
 
 char *aitk_strndup(const char *s, size_t n)
 {

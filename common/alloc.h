@@ -10,6 +10,13 @@ void *aitk_malloc(size_t n);
 void *aitk_calloc(size_t count, size_t size);
 void *aitk_realloc(void *p, size_t n);
 void aitk_free(void *p);
+/* Room for one more item in a growable array of `count` items of `size`
+ * bytes whose capacity is *cap: the array itself while count < *cap, else
+ * the array grown to twice its capacity (`first` items at first), with *cap
+ * updated. NULL when out of memory or the size would overflow: the old
+ * array and *cap are left as they were. */
+void *aitk_grow(void *items, size_t size, size_t count, size_t *cap, size_t first);
+
 /* strdup / strndup through the same seam; NULL in -> NULL out. */
 char *aitk_strdup(const char *s);
 char *aitk_strndup(const char *s, size_t n);

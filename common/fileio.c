@@ -365,16 +365,12 @@ aitk_status aitk_dir_names(const char *dir, char ***names, size_t *count, aitk_s
     while (!st && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **grown = aitk_realloc(list, ncap * sizeof *grown);
-            if (!grown) {
-                st = AITK_E_NOMEM;
-                break;
-            }
-            list = grown;
-            cap = ncap;
+        char **grown = aitk_grow(list, sizeof *grown, n, &cap, 16);
+        if (!grown) {
+            st = AITK_E_NOMEM;
+            break;
         }
+        list = grown;
         if (!(list[n] = aitk_strdup(e->d_name)))
             st = AITK_E_NOMEM;
         else

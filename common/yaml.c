@@ -110,19 +110,6 @@ static aitk_yaml_node *node_new(aitk_yaml_kind kind, const yaml_mark_t *m)
 
 static aitk_status build_node(builder *b, yaml_event_t *ev, int depth, aitk_yaml_node **out);
 
-static aitk_status grow(void **arr, size_t elem, size_t count, size_t *cap)
-{
-    if (count < *cap)
-        return AITK_OK;
-    size_t ncap = *cap ? *cap * 2 : 4;
-    void *p = aitk_realloc(*arr, ncap * elem);
-    if (!p)
-        return AITK_E_NOMEM;
-    *arr = p;
-    *cap = ncap;
-    return AITK_OK;
-}
-
 static aitk_status build_seq(builder *b, aitk_yaml_node *n, int depth)
 {
     size_t cap = 0;
@@ -140,10 +127,12 @@ static aitk_status build_seq(builder *b, aitk_yaml_node *n, int depth)
         yaml_event_delete(&ev);
         if (st)
             return st;
-        if ((st = grow((void **)&n->items, sizeof *n->items, n->count, &cap))) {
+        aitk_yaml_node **items = aitk_grow(n->items, sizeof *items, n->count, &cap, 4);
+        if (!items) {
             node_free(child);
-            return st;
+            return AITK_E_NOMEM;
         }
+        n->items = items;
         n->items[n->count++] = child;
     }
 }
@@ -189,8 +178,13 @@ static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
         }
         st = build_node(b, &ev, depth + 1, &value);
         yaml_event_delete(&ev);
-        if (!st)
-            st = grow((void **)&n->pairs, sizeof *n->pairs, n->count, &cap);
+        if (!st) {
+            void *pairs = aitk_grow(n->pairs, sizeof *n->pairs, n->count, &cap, 4);
+            if (pairs)
+                n->pairs = pairs;
+            else
+                st = AITK_E_NOMEM;
+        }
         if (st) {
             node_free(key);
             node_free(value);

@@ -15,16 +15,12 @@
 
 static aitk_status add_row(aitk_compare *c, const aitk_compare_row *row)
 {
-    if (c->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
-        aitk_compare_row *rows = aitk_realloc(c->rows, cap * sizeof *rows);
-        if (!rows)
-            return AITK_E_NOMEM;
-        c->rows = rows;
-        c->cap = cap;
-    }
+    aitk_compare_row *rows = aitk_grow(c->rows, sizeof *rows, c->count, &c->cap, 32);
+    if (!rows)
+        return AITK_E_NOMEM;
+    c->rows = rows;
     c->rows[c->count++] = *row;
-    if (row->regression)
+    if (row->change.regression)
         c->regressions++;
     return AITK_OK;
 }
@@ -63,11 +59,9 @@ static aitk_status keep_row(aitk_compare *c, aitk_compare_row *r, const char *me
 static aitk_status numeric(aitk_compare *c, const char *metric, const char *unit, double base,
                            double now, bool higher_is_better)
 {
-    aitk_change ch = aitk_change_judge(base, now, higher_is_better, c->threshold_pct);
-    aitk_compare_row r = {.numeric = true, .base = base, .now = now,
-                          .higher_is_better = higher_is_better, .has_delta = ch.has_delta,
-                          .delta_pct = ch.delta_pct, .change = ch.text,
-                          .regression = ch.regression, .improvement = ch.improvement};
+    aitk_compare_row r = {
+        .numeric = true, .base = base, .now = now, .higher_is_better = higher_is_better,
+        .change = aitk_change_judge(base, now, higher_is_better, c->threshold_pct)};
     return keep_row(c, &r, metric, unit);
 }
 
@@ -75,8 +69,8 @@ static aitk_status status_row(aitk_compare *c, const char *metric, const char *b
                               const char *now, const char *change, bool regression,
                               bool improvement)
 {
-    aitk_compare_row r = {.regression = regression, .improvement = improvement,
-                          .change = change};
+    aitk_compare_row r = {
+        .change = {.text = change, .regression = regression, .improvement = improvement}};
     r.base_text = aitk_strdup(base);
     r.now_text = aitk_strdup(now);
     if (!r.base_text || !r.now_text) {
@@ -336,11 +330,13 @@ static void cells(const aitk_compare_row *r, aitk_str cell[4])
         aitk_str_append(&cell[0], r->base_text);
         aitk_str_append(&cell[1], r->now_text);
     }
-    if (r->has_delta)
-        aitk_str_appendf(&cell[2], "%+.1f%%", r->delta_pct);
+    if (r->change.has_delta)
+        aitk_str_appendf(&cell[2], "%+.1f%%", r->change.delta_pct);
     else
-        aitk_str_append(&cell[2], r->change ? r->change : "n/a");
-    aitk_str_append(&cell[3], r->regression ? "REGRESSION" : r->improvement ? "improved" : "ok");
+        aitk_str_append(&cell[2], r->change.text ? r->change.text : "n/a");
+    aitk_str_append(&cell[3], r->change.regression    ? "REGRESSION"
+                              : r->change.improvement ? "improved"
+                                                      : "ok");
 }
 
 /* Report strings (workload, micro and check names, statuses, units) are
@@ -353,9 +349,9 @@ static void markdown_row(aitk_str *out, const aitk_compare_row *r, const aitk_st
         aitk_str_append(out, " | ");
         aitk_markdown_inline(out, aitk_str_cstr(&cell[k]));
     }
-    aitk_str_append(out, r->regression ? " | **" : " | ");
+    aitk_str_append(out, r->change.regression ? " | **" : " | ");
     aitk_markdown_inline(out, aitk_str_cstr(&cell[3]));
-    aitk_str_append(out, r->regression ? "** |\n" : " |\n");
+    aitk_str_append(out, r->change.regression ? "** |\n" : " |\n");
 }
 
 aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, aitk_str *out)
@@ -401,7 +397,9 @@ aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, 
                 aitk_xml_escape(out, aitk_str_cstr(&cell[k]));
             }
             aitk_str_appendf(out, "</td><td class=\"%s\">",
-                             r->regression ? "bad" : r->improvement ? "good" : "");
+                             r->change.regression    ? "bad"
+                             : r->change.improvement ? "good"
+                                                     : "");
             aitk_xml_escape(out, aitk_str_cstr(&cell[3]));
             aitk_str_append(out, "</td></tr>\n");
         } else if (fmt == AITK_COMPARE_MARKDOWN) {

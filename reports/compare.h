@@ -22,6 +22,7 @@
 
 #include "common/status.h"
 #include "common/str.h"
+#include "reports/metrics.h"
 
 typedef struct cJSON cJSON;
 
@@ -37,12 +38,10 @@ typedef struct aitk_compare_row {
     bool numeric;          /* false: a status row (base_text -> now_text) */
     double base, now;      /* numeric rows */
     char *base_text, *now_text; /* status rows; "(absent)" when missing */
-    double delta_pct;      /* (now - base) / |base| * 100; 0 when both are 0 */
-    bool has_delta;
-    const char *change;    /* static text for the change column when !has_delta:
-                              "changed", "missing", "new", "from 0", "unit changed", "n/a" */
     bool higher_is_better;
-    bool regression, improvement;
+    /* The judgement (reports/metrics.h). Status rows have no delta; their
+     * change.text is "changed", "missing", "new" or "unit changed". */
+    aitk_change change;
 } aitk_compare_row;
 
 typedef struct aitk_compare {

@@ -83,14 +83,10 @@ static aitk_status placeholder(aitk_redactor *r, aitk_redact_kind kind, const ch
         *out = e->placeholder;
         return AITK_OK;
     }
-    if (r->count == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        entry *items = aitk_realloc(r->items, cap * sizeof *items);
-        if (!items)
-            return AITK_E_NOMEM;
-        r->items = items;
-        r->cap = cap;
-    }
+    entry *items = aitk_grow(r->items, sizeof *items, r->count, &r->cap, 16);
+    if (!items)
+        return AITK_E_NOMEM;
+    r->items = items;
     aitk_str ph = AITK_STR_INIT;
     aitk_str_appendf(&ph, "[%s-%zu]", kind_names[kind], r->counters[kind] + 1);
     char *value = aitk_strndup(v, n);

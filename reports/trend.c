@@ -134,14 +134,10 @@ static aitk_trend_series *find_series(aitk_trend *t, const char *name, const cha
 static aitk_status new_series(aitk_trend *t, const char *name, const char *unit,
                               bool higher_is_better, aitk_trend_series **out)
 {
-    if (t->nseries == t->series_cap) {
-        size_t cap = t->series_cap ? t->series_cap * 2 : 32;
-        aitk_trend_series *s = aitk_realloc(t->series, cap * sizeof *s);
-        if (!s)
-            return AITK_E_NOMEM;
-        t->series = s;
-        t->series_cap = cap;
-    }
+    aitk_trend_series *grown = aitk_grow(t->series, sizeof *grown, t->nseries, &t->series_cap, 32);
+    if (!grown)
+        return AITK_E_NOMEM;
+    t->series = grown;
     aitk_trend_series s = {.name = aitk_strdup(name), .unit = aitk_strdup(unit),
                            .higher_is_better = higher_is_better};
     if (!s.name || !s.unit) {
@@ -166,14 +162,10 @@ static aitk_status add_point(aitk_trend *t, size_t run, const char *name, const 
         return st;
     if (s->count && s->points[s->count - 1].run == run)
         return AITK_OK;
-    if (s->count == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        aitk_trend_point *p = aitk_realloc(s->points, cap * sizeof *p);
-        if (!p)
-            return AITK_E_NOMEM;
-        s->points = p;
-        s->cap = cap;
-    }
+    aitk_trend_point *points = aitk_grow(s->points, sizeof *points, s->count, &s->cap, 16);
+    if (!points)
+        return AITK_E_NOMEM;
+    s->points = points;
     char *dev = aitk_strdup(device);
     if (!dev)
         return AITK_E_NOMEM;
@@ -248,16 +240,13 @@ static aitk_status add_micro(aitk_trend *t, size_t run, const cJSON *report, ait
     return AITK_OK;
 }
 
-static aitk_status keep_run(aitk_trend *t, const cJSON *report, const char *label)
+static aitk_status keep_run(aitk_trend *t, const cJSON *report, const char *label,
+                            double time_s)
 {
-    if (t->nruns == t->runs_cap) {
-        size_t cap = t->runs_cap ? t->runs_cap * 2 : 32;
-        aitk_trend_run *r = aitk_realloc(t->runs, cap * sizeof *r);
-        if (!r)
-            return AITK_E_NOMEM;
-        t->runs = r;
-        t->runs_cap = cap;
-    }
+    aitk_trend_run *runs = aitk_grow(t->runs, sizeof *runs, t->nruns, &t->runs_cap, 32);
+    if (!runs)
+        return AITK_E_NOMEM;
+    t->runs = runs;
     const cJSON *tool = aitk_field_obj(report, "tool");
     /* A path may hold any bytes; every output must be UTF-8. */
     bool nomem = false;
@@ -270,7 +259,7 @@ static aitk_status keep_run(aitk_trend *t, const cJSON *report, const char *labe
         .commit = aitk_strdup(aitk_field_str(tool, "git_commit")),
         .version = aitk_strdup(aitk_field_str(tool, "version")),
         .verdict = aitk_strdup(aitk_field_str(aitk_field_obj(report, "summary"), "verdict")),
-        .order = t->nruns,
+        .time_s = time_s,
     };
     if (!r.label || !r.created_at || !r.commit || !r.version || !r.verdict) {
         free_run(&r);
@@ -294,7 +283,7 @@ aitk_status aitk_trend_add_report(aitk_trend *t, const cJSON *report, const char
                          *created ? "'" : "");
         return AITK_E_PARSE;
     }
-    aitk_status st = keep_run(t, report, label);
+    aitk_status st = keep_run(t, report, label, when);
     if (st)
         return st;
     /* From here a failure leaves the run's figures half added: the caller
@@ -316,18 +305,19 @@ aitk_status aitk_trend_add_report(aitk_trend *t, const cJSON *report, const char
 
 /* ---- finishing: order, cut, judge ---- */
 
+/* A run before sorting: its time, and its index, which is the order it was
+ * added in and breaks ties on created_at. */
 typedef struct run_ref {
-    double seconds;
-    size_t order;
-    size_t index; /* in t->runs before sorting */
+    double time_s;
+    size_t index;
 } run_ref;
 
 static int by_time(const void *a, const void *b)
 {
     const run_ref *x = a, *y = b;
-    if (x->seconds != y->seconds)
-        return x->seconds < y->seconds ? -1 : 1;
-    return (x->order > y->order) - (x->order < y->order);
+    if (x->time_s != y->time_s)
+        return x->time_s < y->time_s ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
 static int by_run(const void *a, const void *b)
@@ -357,11 +347,8 @@ static aitk_status order_runs(aitk_trend *t, size_t last)
         aitk_free(runs);
         return AITK_E_NOMEM;
     }
-    for (size_t i = 0; i < t->nruns; i++) {
-        double s = 0;
-        parse_utc(t->runs[i].created_at, &s); /* checked when added */
-        refs[i] = (run_ref){.seconds = s, .order = t->runs[i].order, .index = i};
-    }
+    for (size_t i = 0; i < t->nruns; i++)
+        refs[i] = (run_ref){.time_s = t->runs[i].time_s, .index = i};
     qsort(refs, t->nruns, sizeof *refs, by_time);
     size_t drop = last && last < t->nruns ? t->nruns - last : 0;
     for (size_t k = 0; k < t->nruns; k++) {

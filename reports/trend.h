@@ -34,7 +34,7 @@ typedef struct aitk_trend_run {
     char *commit;     /* tool.git_commit; "" when absent */
     char *version;    /* tool.version; "" when absent */
     char *verdict;    /* summary.verdict */
-    size_t order;     /* position in which it was added: ties on created_at keep it */
+    double time_s;    /* created_at as seconds since 1970: the order of runs */
 } aitk_trend_run;
 
 typedef struct aitk_trend_point {

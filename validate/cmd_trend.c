@@ -82,14 +82,10 @@ static aitk_status inputs_add(input_list *l, const char *path, aitk_str *err)
                          path);
         return AITK_E_RANGE;
     }
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **p = aitk_realloc(l->paths, cap * sizeof *p);
-        if (!p)
-            return AITK_E_NOMEM;
-        l->paths = p;
-        l->cap = cap;
-    }
+    char **paths = aitk_grow(l->paths, sizeof *paths, l->count, &l->cap, 64);
+    if (!paths)
+        return AITK_E_NOMEM;
+    l->paths = paths;
     if (!(l->paths[l->count] = aitk_strdup(path)))
         return AITK_E_NOMEM;
     l->count++;
@@ -265,8 +261,11 @@ int aitk_cmd_trend(int argc, char **argv)
         aitk_str_free(&err);
         return rc;
     }
+    aitk_trend t;
+    aitk_status st = aitk_trend_init(&t, o.threshold, (size_t)o.window);
     /* An output that cannot be written is refused before any report is read. */
-    aitk_status st = o.output ? aitk_output_path_check(o.output, &err) : AITK_OK;
+    if (!st && o.output)
+        st = aitk_output_path_check(o.output, &err);
     input_list inputs = {0};
     for (int i = optind; !st && i < argc; i++) {
         if (aitk_is_dir(argv[i]))
@@ -274,11 +273,6 @@ int aitk_cmd_trend(int argc, char **argv)
         else
             st = inputs_add(&inputs, argv[i], &err);
     }
-    aitk_trend t;
-    if (!st)
-        st = aitk_trend_init(&t, o.threshold, (size_t)o.window);
-    else
-        t = (aitk_trend){0};
     if (!st)
         st = read_all(&t, &inputs, &err);
     inputs_free(&inputs);

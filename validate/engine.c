@@ -39,14 +39,10 @@ aitk_status aitk_checklist_add(aitk_checklist *list, const aitk_check *c)
 {
     if (!c->id || !c->category)
         return AITK_E_INVAL;
-    if (list->count == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 16;
-        aitk_check *p = aitk_realloc(list->items, cap * sizeof *p);
-        if (!p)
-            return AITK_E_NOMEM;
-        list->items = p;
-        list->cap = cap;
-    }
+    aitk_check *p = aitk_grow(list->items, sizeof *p, list->count, &list->cap, 16);
+    if (!p)
+        return AITK_E_NOMEM;
+    list->items = p;
     aitk_check copy = {.status = c->status, .duration_ms = c->duration_ms};
     int ok = dup_field(&copy.id, c->id) && dup_field(&copy.category, c->category) &&
              dup_field(&copy.title, c->title ? c->title : c->id) &&

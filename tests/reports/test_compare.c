@@ -70,8 +70,8 @@ static void test_step_time(void **state)
         aitk_compare c = {0};
         assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
         const aitk_compare_row *r = row(&c, "workload flux1-dev: median step time");
-        assert_true(fabs(r->delta_pct - (k == 0 ? 10.0 : 2.0)) < 1e-9);
-        assert_int_equal(r->regression, k == 0);
+        assert_true(fabs(r->change.delta_pct - (k == 0 ? 10.0 : 2.0)) < 1e-9);
+        assert_int_equal(r->change.regression, k == 0);
         assert_int_equal(c.regressions, k == 0 ? 1 : 0);
         aitk_compare_free(&c);
         cJSON_Delete(b);
@@ -91,11 +91,11 @@ static void test_higher_is_better(void **state)
     set_num(obj_path(b, "micro", 2, NULL), "value", 3.51);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "workload flux1-dev: steps/s")->regression);
-    assert_false(row(&c, "workload chroma: peak memory")->regression);
-    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->regression);
-    assert_false(row(&c, "micro attention.flux_joint")->regression);
-    assert_true(row(&c, "micro attention.flux_joint")->improvement);
+    assert_true(row(&c, "workload flux1-dev: steps/s")->change.regression);
+    assert_false(row(&c, "workload chroma: peak memory")->change.regression);
+    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->change.regression);
+    assert_false(row(&c, "micro attention.flux_joint")->change.regression);
+    assert_true(row(&c, "micro attention.flux_joint")->change.improvement);
     assert_int_equal(c.regressions, 2);
     aitk_compare_free(&c);
     /* With a 15% threshold the same changes pass. */
@@ -117,8 +117,8 @@ static void test_check_status(void **state)
                                            cJSON_CreateString("pass"));
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "check host.os")->regression);
-    assert_true(row(&c, "check gpu.driver")->improvement);
+    assert_true(row(&c, "check host.os")->change.regression);
+    assert_true(row(&c, "check gpu.driver")->change.improvement);
     assert_int_equal(c.regressions, 1);
     aitk_str out = AITK_STR_INIT;
     assert_int_equal(aitk_compare_render(&c, AITK_COMPARE_MARKDOWN, &out), AITK_OK);
@@ -210,9 +210,9 @@ static void test_vanished_micro(void **state)
     cJSON_ReplaceItemInObjectCaseSensitive(b, "micro", cJSON_CreateArray());
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "micro memcpy.host")->regression);
-    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->regression);
-    assert_true(row(&c, "micro attention.flux_joint")->regression);
+    assert_true(row(&c, "micro memcpy.host")->change.regression);
+    assert_true(row(&c, "micro gemm.bf16.flux_qkv")->change.regression);
+    assert_true(row(&c, "micro attention.flux_joint")->change.regression);
     assert_int_equal(c.regressions, 3);
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "Result: REGRESSION"));
@@ -220,7 +220,7 @@ static void test_vanished_micro(void **state)
     aitk_compare_free(&c);
     /* The other way round, a microbenchmark only NEW has is shown and passes. */
     assert_int_equal(aitk_compare_reports(b, a, 5, &c), AITK_OK);
-    assert_false(row(&c, "micro memcpy.host")->regression);
+    assert_false(row(&c, "micro memcpy.host")->change.regression);
     assert_int_equal(c.regressions, 0);
     aitk_compare_free(&c);
     cJSON_Delete(a);
@@ -236,9 +236,9 @@ static void test_vanished_workload_and_metric(void **state)
     cJSON_DeleteItemFromObjectCaseSensitive(obj_path(b, "workloads", 0, "step_time_s"), "p95");
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "workload chroma")->regression);
-    assert_true(row(&c, "workload flux1-dev: p95 step time")->regression);
-    assert_false(row(&c, "workload flux1-dev: median step time")->regression);
+    assert_true(row(&c, "workload chroma")->change.regression);
+    assert_true(row(&c, "workload flux1-dev: p95 step time")->change.regression);
+    assert_false(row(&c, "workload flux1-dev: median step time")->change.regression);
     assert_int_equal(c.regressions, 2);
     aitk_compare_free(&c);
     cJSON_Delete(a);
@@ -260,12 +260,12 @@ static void test_from_zero(void **state)
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
     const aitk_compare_row *mem = row(&c, "workload flux1-dev: peak memory");
-    assert_true(mem->regression);
-    assert_false(mem->has_delta);
+    assert_true(mem->change.regression);
+    assert_false(mem->change.has_delta);
     const aitk_compare_row *rate = row(&c, "workload flux1-dev: steps/s");
-    assert_false(rate->regression);
-    assert_true(rate->improvement);
-    assert_false(row(&c, "workload chroma: TFLOP/s")->regression);
+    assert_false(rate->change.regression);
+    assert_true(rate->change.improvement);
+    assert_false(row(&c, "workload chroma: TFLOP/s")->change.regression);
     assert_int_equal(c.regressions, 1);
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "from 0"));
@@ -287,8 +287,8 @@ static void test_unit_change(void **state)
     set_num(m, "value", 11800);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "micro memcpy.host")->regression);
-    assert_false(row(&c, "micro memcpy.host")->improvement);
+    assert_true(row(&c, "micro memcpy.host")->change.regression);
+    assert_false(row(&c, "micro memcpy.host")->change.improvement);
     assert_int_equal(c.regressions, 1);
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "GB/s"));
@@ -298,7 +298,7 @@ static void test_unit_change(void **state)
     aitk_compare_free(&c);
     set_num(m, "value", 11.8);
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "micro memcpy.host")->regression);
+    assert_true(row(&c, "micro memcpy.host")->change.regression);
     aitk_compare_free(&c);
     cJSON_Delete(a);
     cJSON_Delete(b);
@@ -314,7 +314,7 @@ static void test_small_memory_readable(void **state)
     set_num(obj_path(b, "workloads", 0, "memory"), "peak_bytes", 5.5 * 1048576.0);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
-    assert_true(row(&c, "workload flux1-dev: peak memory")->regression); /* +10% */
+    assert_true(row(&c, "workload flux1-dev: peak memory")->change.regression); /* +10% */
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "5.0 MiB"));
     assert_non_null(strstr(out.ptr, "5.5 MiB"));

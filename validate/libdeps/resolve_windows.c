@@ -79,15 +79,12 @@ static aitk_status list_dir(aitk_dir_listing *l)
     for (struct dirent *de; !st && (de = readdir(dir));) {
         if (de->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            entry *g = aitk_realloc(e, cap * sizeof *g);
-            if (!g) {
-                st = AITK_E_NOMEM;
-                break;
-            }
-            e = g;
+        entry *g = aitk_grow(e, sizeof *g, n, &cap, 64);
+        if (!g) {
+            st = AITK_E_NOMEM;
+            break;
         }
+        e = g;
         e[n].lower = lower_dup(de->d_name);
         e[n].real = aitk_strdup(de->d_name);
         n++;

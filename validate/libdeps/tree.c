@@ -137,14 +137,10 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
 
 static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, size_t *index)
 {
-    if (t->count == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 32;
-        aitk_dep_node *g = aitk_realloc(t->nodes, cap * sizeof *g);
-        if (!g)
-            return AITK_E_NOMEM;
-        t->nodes = g;
-        t->cap = cap;
-    }
+    aitk_dep_node *g = aitk_grow(t->nodes, sizeof *g, t->count, &t->cap, 32);
+    if (!g)
+        return AITK_E_NOMEM;
+    t->nodes = g;
     aitk_dep_node *n = &t->nodes[t->count];
     memset(n, 0, sizeof *n);
     n->parent = parent;

@@ -225,16 +225,12 @@ static void sp_add(search_path *sp, const char *dir, const char *why)
             return;
         }
     }
-    if (sp->count == sp->cap) {
-        size_t cap = sp->cap ? sp->cap * 2 : 16;
-        search_dir *p = aitk_realloc(sp->dirs, cap * sizeof *p);
-        if (!p) {
-            aitk_free(real);
-            return;
-        }
-        sp->dirs = p;
-        sp->cap = cap;
+    search_dir *p = aitk_grow(sp->dirs, sizeof *p, sp->count, &sp->cap, 16);
+    if (!p) {
+        aitk_free(real);
+        return;
     }
+    sp->dirs = p;
     char *copy = aitk_strdup(dir);
     if (copy)
         sp->dirs[sp->count++] = (search_dir){copy, real, why};

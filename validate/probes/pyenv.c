@@ -173,14 +173,10 @@ static void scan_site(const char *site, cJSON *packages)
         const char *dot = strrchr(e->d_name, '.');
         if (!dot || (strcmp(dot, ".dist-info") != 0 && strcmp(dot, ".egg-info") != 0))
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **p = aitk_realloc(names, nc * sizeof *p);
-            if (!p)
-                break;
-            names = p;
-            cap = nc;
-        }
+        char **p = aitk_grow(names, sizeof *p, n, &cap, 64);
+        if (!p)
+            break;
+        names = p;
         if ((names[n] = aitk_strdup(e->d_name)) != NULL)
             n++;
     }
