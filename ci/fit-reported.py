@@ -5,7 +5,7 @@ Searches a grid of the five defaults of models/cost.yaml (GEMM, attention
 forward and backward, bandwidth, per-step overhead), runs
 `aitk-validate predict --reported` for each through AITK_DATA_DIR, and prints
 the settings whose worst predicted/reported ratio is smallest. This is a
-question about the data, not a calibration: fitting seven reports with five
+question about the data, not a calibration: fitting a handful of reports with five
 numbers proves little, and the README quotes the result only to say why the
 sourced defaults are kept.
 

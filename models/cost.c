@@ -168,6 +168,14 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
     if (!st)
         st = fig(doc, f, "elementwise_bwd_factor", &p->elementwise_bwd_factor, err);
     if (!st)
+        st = fig(doc, f, "lora_forward_in", &p->lora_fwd_in, err);
+    if (!st)
+        st = fig(doc, f, "lora_forward_out", &p->lora_fwd_out, err);
+    if (!st)
+        st = fig(doc, f, "lora_backward_in", &p->lora_bwd_in, err);
+    if (!st)
+        st = fig(doc, f, "lora_backward_out", &p->lora_bwd_out, err);
+    if (!st)
         st = fig(doc, f, "dequant_bytes_per_weight", &p->dequant_bytes_per_weight, err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
@@ -238,7 +246,8 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
-        const bool recompute = w->checkpointing && b->checkpointed;
+        const bool backward = b->backward && !w->forward_only;
+        const bool recompute = backward && w->checkpointing && b->checkpointed;
         const double fwd_passes = recompute ? 2 : 1;
         for (size_t i = 0; i < b->n_linears; i++) {
             const aitk_linear_spec *l = &b->linears[i];
@@ -248,21 +257,21 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             out->flops[AITK_WORK_GEMM_FWD] += f;
             if (recompute)
                 out->flops[AITK_WORK_GEMM_RECOMPUTE] += f;
-            if (b->backward)
+            if (backward)
                 out->flops[AITK_WORK_GEMM_BWD] += f;
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += passes_quant * p->dequant_bytes_per_weight * in *
                                               o * n * (double)l->repeat *
-                                              (fwd_passes + (b->backward ? 1 : 0));
-            if (l->lora && w->rank > 0) {
+                                              (fwd_passes + (backward ? 1 : 0));
+            if (l->lora && w->rank > 0 && !w->forward_only) {
                 const double lf = 2 * r * (in + o) * t * k;
-                out->flops[AITK_WORK_LORA] += lf * fwd_passes + (b->backward ? 2 * lf : 0);
+                out->flops[AITK_WORK_LORA] += lf * fwd_passes + (backward ? 2 * lf : 0);
                 out->lora_params += r * (in + o) * k;
-                /* Forward reads x and adds into y (read + write); backward
-                 * reads dY and x and accumulates into dX. */
-                out->bytes[AITK_BYTES_LORA] += act * t * k *
-                                               ((in + 2 * o) * fwd_passes +
-                                                (b->backward ? 3 * in + o : 0));
+                /* The module's own elementwise work (cost.yaml flop_rules). */
+                out->bytes[AITK_BYTES_LORA] +=
+                    act * t * k *
+                    ((p->lora_fwd_in * in + p->lora_fwd_out * o) * fwd_passes +
+                     (backward ? p->lora_bwd_in * in + p->lora_bwd_out * o : 0));
             }
         }
         if (b->heads > 0) {
@@ -272,15 +281,15 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             out->flops[AITK_WORK_ATTN_FWD] += f;
             if (recompute)
                 out->flops[AITK_WORK_ATTN_RECOMPUTE] += f;
-            if (b->backward)
+            if (backward)
                 out->flops[AITK_WORK_ATTN_BWD] += p->attn_bwd_factor * f;
         }
         const double eb = b->elementwise_per_token * (double)s->hidden * act *
                           tokens(w, b->input, resolution, 0) * n;
         out->bytes[AITK_BYTES_ELEMENTWISE] +=
-            eb * fwd_passes + (b->backward ? p->elementwise_bwd_factor * eb : 0);
+            eb * fwd_passes + (backward ? p->elementwise_bwd_factor * eb : 0);
     }
-    if (!w->cache_text)
+    if (!w->cache_text && !w->forward_only)
         for (size_t i = 0; i < s->n_frozen; i++)
             if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER)
                 out->flops[AITK_WORK_CONDITIONING] +=
@@ -351,7 +360,10 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
                 lora += (double)w->rank * (in + o) * k;
         }
         const double bl = block_live_bytes(w, p, b, resolution);
-        if (w->checkpointing && b->checkpointed) {
+        if (w->forward_only) {
+            /* Nothing is kept for a backward pass. */
+            live = fmax(live, bl);
+        } else if (w->checkpointing && b->checkpointed) {
             m[AITK_PLAN_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
                                        tokens(w, b->input, resolution, 0);
             live = fmax(live, bl);

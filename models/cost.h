@@ -36,6 +36,9 @@ typedef struct aitk_workload {
     aitk_weight_dtype base_dtype, te_dtype;
     const char *optimizer;   /* ai-toolkit spelling; looked up in cost.yaml */
     bool checkpointing, cache_latents, cache_text;
+    /* Inference: one forward pass, no LoRA, no backward and no optimizer
+     * (for checking the forward accounting against measured generation). */
+    bool forward_only;
     double lora_bytes;       /* per LoRA parameter: 2 (bf16) or 4 (fp32) */
 } aitk_workload;
 
@@ -52,6 +55,9 @@ typedef struct aitk_cost_params {
     aitk_yaml_doc *doc; /* owns the strings */
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
     double attn_bwd_factor, elementwise_bwd_factor, dequant_bytes_per_weight;
+    /* LoRA traffic per adapted Linear and token, in input-/output-width
+     * activations: forward and backward (cost.yaml flop_rules). */
+    double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;
     double weight_bytes[3]; /* by aitk_weight_dtype */
     double scale_bytes_per_row, activation_bytes;
     double cuda_context_gib, cublas_workspace_mib, fragmentation;

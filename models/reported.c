@@ -69,8 +69,8 @@ static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
-    static const char *const keys[] = {"resolutions", "batch", "rank", "base", "text",
-                                       "checkpointing", "optimizer", NULL};
+    static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
+                                       "text", "checkpointing", "optimizer", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -78,6 +78,15 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     if (!st)
         st = aitk_yaml_check_keys(doc, m, keys, "a setup", err);
     const aitk_yaml_node *n;
+    if (!st && (n = aitk_yaml_get(m, "task"))) {
+        const char *t = NULL;
+        st = aitk_yaml_string(doc, n, &t, err);
+        if (!st && strcmp(t, "inference") && strcmp(t, "training")) {
+            aitk_yaml_errorf(err, doc, n, "task: expected training or inference, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+        s->inference = !st && strcmp(t, "inference") == 0;
+    }
     if (!st && (n = aitk_yaml_get(m, "resolutions")))
         st = load_resolutions(doc, n, s, err);
     if (!st && (n = aitk_yaml_get(m, "batch")))
@@ -257,6 +266,13 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->checkpointing = s->checkpointing != 0;
     if (s->optimizer)
         w->optimizer = s->optimizer;
+    if (s->inference) {
+        /* Generation: the base model alone, its prompt encoded once. */
+        w->forward_only = true;
+        w->rank = 0;
+        w->checkpointing = false;
+        w->cache_text = true;
+    }
 }
 
 aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,

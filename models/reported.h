@@ -31,6 +31,8 @@ typedef struct aitk_reported_setup {
     int base;             /* aitk_weight_dtype, or -1 for the model's default */
     aitk_reported_text text;
     int checkpointing;    /* 0 / 1, or -1 for the model's default */
+    bool inference;       /* task: inference: seconds per denoising step of
+                             generation, one forward pass (no LoRA, no backward) */
     const char *optimizer; /* NULL: the model's default */
 } aitk_reported_setup;
 

@@ -16,6 +16,11 @@ static void describe_setup(aitk_str *o, const aitk_workload *w)
 {
     for (size_t i = 0; i < w->n_resolutions; i++)
         aitk_str_appendf(o, "%s%ld", i ? "/" : "", w->resolutions[i]);
+    if (w->forward_only) {
+        aitk_str_appendf(o, " px b%ld %s, generation (1 forward)", w->batch,
+                         aitk_weight_dtype_name(w->base_dtype));
+        return;
+    }
     aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s", w->batch, w->rank,
                      aitk_weight_dtype_name(w->base_dtype),
                      w->cache_text ? "cached" : aitk_weight_dtype_name(w->te_dtype),
@@ -24,17 +29,17 @@ static void describe_setup(aitk_str *o, const aitk_workload *w)
 
 void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
 {
-    size_t ok = 0, peaks = 0;
+    size_t ok[2] = {0, 0}, count[2] = {0, 0}, peaks = 0; /* [0] training, [1] generation */
     fputs("Predictions for jobs people reported (models/reported_speeds.yaml)\n"
           "ratio = predicted / reported seconds per step\n\n", out);
-    fprintf(out, "  %-24s %-10s %-10s %-42s %8s %9s %6s  %s\n", "report", "GPU", "model",
+    fprintf(out, "  %-24s %-13s %-10s %-42s %8s %9s %6s  %s\n", "report", "GPU", "model",
             "setup", "reported", "predicted", "ratio", "peak GB reported / predicted");
     for (size_t i = 0; i < n; i++) {
         const aitk_reported_row *row = &rows[i];
         const aitk_reported_speed *r = row->report;
         aitk_str setup = AITK_STR_INIT;
         describe_setup(&setup, &row->workload);
-        fprintf(out, "  %-24s %-10s %-10s %-42s %7.2fs %8.2fs %6.2f  ", r->id, r->gpu->name,
+        fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f  ", r->id, r->gpu->name,
                 r->model_id, aitk_str_cstr(&setup), r->seconds_per_step, row->pred.step_s,
                 row->ratio);
         if (r->peak_gb > 0) {
@@ -44,10 +49,15 @@ void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n
             fputs("-\n", out);
         }
         aitk_str_free(&setup);
-        ok += within_sanity(row->ratio);
+        const int kind = r->setup.inference ? 1 : 0;
+        ok[kind] += within_sanity(row->ratio);
+        count[kind]++;
     }
-    fprintf(out, "\n  Within a factor %.1f of the reported step time: %zu of %zu. "
-                 "Peaks reported: %zu.\n", AITK_REPORTED_SANITY_FACTOR, ok, n, peaks);
+    fprintf(out, "\n  Within a factor %.1f of the reported step time: %zu of %zu training jobs",
+            AITK_REPORTED_SANITY_FACTOR, ok[0], count[0]);
+    if (count[1])
+        fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
+    fprintf(out, ". Peaks reported: %zu.\n", peaks);
     fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
     for (size_t i = 0; i < n; i++) {
         const aitk_reported_speed *r = rows[i].report;
@@ -57,28 +67,36 @@ void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n
     }
 }
 
-static void ratio_range(const aitk_reported_row *rows, size_t n, double *lo, double *hi)
+/* The range of predicted/reported ratios over the training jobs (generation
+ * rows check the forward accounting, not a training prediction); returns
+ * how many there are. */
+static size_t training_ratio_range(const aitk_reported_row *rows, size_t n, double *lo,
+                                   double *hi)
 {
-    *lo = n ? rows[0].ratio : 0;
-    *hi = *lo;
-    for (size_t i = 1; i < n; i++) {
-        if (rows[i].ratio < *lo)
+    size_t count = 0;
+    *lo = *hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].report->setup.inference)
+            continue;
+        if (count == 0 || rows[i].ratio < *lo)
             *lo = rows[i].ratio;
-        if (rows[i].ratio > *hi)
+        if (count == 0 || rows[i].ratio > *hi)
             *hi = rows[i].ratio;
+        count++;
     }
+    return count;
 }
 
 void aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
                                  bool calibrated)
 {
-    if (n == 0)
-        return;
     double lo, hi;
-    ratio_range(rows, n, &lo, &hi);
+    const size_t jobs = training_ratio_range(rows, n, &lo, &hi);
+    if (jobs == 0)
+        return;
     fprintf(out, "How far to trust these times: for the %zu training jobs people reported "
                  "(`predict --reported%s`),\nthe same model%s predicted %.2f to %.2f x the reported "
-                 "step time", n, calibrated ? " --calibrate ..." : "",
+                 "step time", jobs, calibrated ? " --calibrate ..." : "",
             calibrated ? ", calibrated," : "", lo, hi);
     if (lo < 1)
         fprintf(out, ": real steps may take up to %.1f x longer than predicted", 1 / lo);
@@ -88,9 +106,9 @@ void aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_
 aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *rows, size_t n)
 {
     double lo, hi;
-    ratio_range(rows, n, &lo, &hi);
+    const size_t jobs = training_ratio_range(rows, n, &lo, &hi);
     cJSON *o = cJSON_AddObjectToObject(doc, "against_reports");
-    if (!o || !cJSON_AddNumberToObject(o, "reports", (double)n) ||
+    if (!o || !cJSON_AddNumberToObject(o, "reports", (double)jobs) ||
         !cJSON_AddNumberToObject(o, "min_ratio", lo) ||
         !cJSON_AddNumberToObject(o, "max_ratio", hi) ||
         !cJSON_AddStringToObject(o, "ratio", "predicted / reported seconds per step"))
@@ -101,6 +119,7 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
 static cJSON *setup_json(const aitk_workload *w)
 {
     cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "task", w->forward_only ? "inference" : "training");
     cJSON *res = o ? cJSON_AddArrayToObject(o, "resolutions") : NULL;
     for (size_t i = 0; res && i < w->n_resolutions; i++)
         cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));

@@ -169,6 +169,67 @@ static void test_flux_attention_flops(void **state)
     assert_factor(total, 4.0e14, 2.0, "FLUX 1024 px FLOP per step");
 }
 
+/* One adapted Linear's bytes under ai-toolkit's LoRA module (cost.yaml
+ * flop_rules, derived from toolkit/network_mixins.py): per token, the forward
+ * reads x once and moves 8 output-width bf16 tensors and runs twice under
+ * checkpointing; the backward moves 5 input- and 6 output-width tensors. */
+static double lora_bytes(double tokens, double count, double in, double out)
+{
+    return 2.0 * tokens * count * ((in + 8 * out) * 2 + 5 * in + 6 * out);
+}
+
+/* The LoRA traffic of a FLUX step at 1024 px, evaluated here from the
+ * published shapes (FACTS.md section 5): 4096 image, 512 text tokens, one
+ * conditioning vector; every Linear inside the blocks adapted. */
+static void test_lora_traffic(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    const double h = 3072, img = 4096, txt = 512, all = img + txt;
+    const double per_double = lora_bytes(1, 2, h, 6 * h) + lora_bytes(img, 4, h, h) +
+                              lora_bytes(txt, 4, h, h) + lora_bytes(img, 1, h, 4 * h) +
+                              lora_bytes(img, 1, 4 * h, h) + lora_bytes(txt, 1, h, 4 * h) +
+                              lora_bytes(txt, 1, 4 * h, h);
+    const double per_single = lora_bytes(1, 1, h, 3 * h) + lora_bytes(all, 3, h, h) +
+                              lora_bytes(all, 1, h, 4 * h) + lora_bytes(all, 1, 5 * h, h);
+    const double expect = 19 * per_double + 38 * per_single;
+    if (fabs(wk.bytes[AITK_BYTES_LORA] / expect - 1) > 1e-9)
+        fail_msg("LoRA traffic %.6g B, expected %.6g", wk.bytes[AITK_BYTES_LORA], expect);
+}
+
+/* Generation is one forward pass: no adapter, no recompute, no backward, no
+ * text encoder per step; the forward GEMMs are the training step's own and
+ * the elementwise traffic is each block's count (models/flux1-dev.yaml,
+ * counted from diffusers' code: embedders 2, double 124, single 117, final
+ * 6 hidden-sized tensors per token) over its tokens, once. */
+static void test_forward_only(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    aitk_step_work train, gen;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &train), AITK_OK);
+    w.forward_only = true;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &gen), AITK_OK);
+    assert_true(gen.flops[AITK_WORK_GEMM_FWD] == train.flops[AITK_WORK_GEMM_FWD]);
+    assert_true(gen.flops[AITK_WORK_ATTN_FWD] == train.flops[AITK_WORK_ATTN_FWD]);
+    static const int none[] = {AITK_WORK_GEMM_RECOMPUTE, AITK_WORK_GEMM_BWD, AITK_WORK_LORA,
+                               AITK_WORK_ATTN_RECOMPUTE, AITK_WORK_ATTN_BWD,
+                               AITK_WORK_CONDITIONING};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        assert_true(gen.flops[none[i]] == 0);
+    assert_true(gen.bytes[AITK_BYTES_LORA] == 0 && gen.lora_params == 0);
+    const double all = 4096 + 512, img = 4096;
+    const double expect = 2.0 * 3072 * ((2 + 19 * 124 + 38 * 117) * all + 6 * img);
+    if (fabs(gen.bytes[AITK_BYTES_ELEMENTWISE] / expect - 1) > 1e-9)
+        fail_msg("elementwise %.6g B, expected %.6g", gen.bytes[AITK_BYTES_ELEMENTWISE], expect);
+}
+
 /* Without checkpointing nothing is recomputed and every block keeps what it
  * saved, so memory grows and work shrinks. */
 static void test_checkpointing_tradeoff(void **state)
@@ -271,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_flux_a6000_memory),  cmocka_unit_test(test_flux_attention_flops),
         cmocka_unit_test(test_checkpointing_tradeoff), cmocka_unit_test(test_optimizer_state),
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
+        cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -292,19 +292,30 @@ static void test_broken_data(void **state)
     data_dir_remove(dir, copies, "models/chroma.yaml");
 }
 
-/* The figures the sources give (FACTS.md section 8), by report id. */
+/* The figures the sources give (FACTS.md section 8; the generation runs:
+ * varadrane1707/BenchmarkFlux, 28 steps in 15.65 s on an A100 and 7.11 s on
+ * an H100), by report id. */
 static const struct {
     const char *id, *gpu;
     double seconds, peak_gb; /* peak 0: none reported */
+    bool generation;
 } sourced[] = {
-    {"aitk-145-a40-batch1", "A40", 6.5, 0},
-    {"aitk-145-a40-batch4", "A40", 22, 0},
-    {"simpletuner-4090-512", "RTX 4090", 1.4, 0},
-    {"simpletuner-4090-1024", "RTX 4090", 3.5, 0},
-    {"simpletuner-1033-h100", "H100 SXM", 0.5, 0},
-    {"kohya-1374-a6000-bf16", "RTX A6000", 8.25, 44.18},
-    {"kohya-1374-a6000-fp8", "RTX A6000", 7.99, 33.53},
+    {"aitk-145-a40-batch1", "A40", 6.5, 0, false},
+    {"aitk-145-a40-batch4", "A40", 22, 0, false},
+    {"simpletuner-4090-512", "RTX 4090", 1.4, 0, false},
+    {"simpletuner-4090-1024", "RTX 4090", 3.5, 0, false},
+    {"simpletuner-1033-h100", "H100 SXM", 0.5, 0, false},
+    {"kohya-1374-a6000-bf16", "RTX A6000", 8.25, 44.18, false},
+    {"kohya-1374-a6000-fp8", "RTX A6000", 7.99, 33.53, false},
+    {"benchmarkflux-a100-gen", "A100 80GB SXM", 0.559, 0, true},
+    {"benchmarkflux-h100-gen", "H100 SXM", 0.254, 0, true},
 };
+
+/* A generation run is one forward pass a step with no trainer in between:
+ * the forward accounting is held to it more tightly than training is held
+ * to the issue's factor 1.5 (what is left open there: the GPU variant and
+ * one prompt encoding and VAE decode in the end-to-end time, ~10%). */
+#define GENERATION_FACTOR 1.25
 
 static const cJSON *reported_row(const cJSON *doc, const char *id)
 {
@@ -340,6 +351,9 @@ static void test_reported(void **state)
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(row, "gpu")->valuestring,
                             sourced[i].gpu);
         assert_float_equal(num(rep, "seconds_per_step"), sourced[i].seconds, 1e-9);
+        const cJSON *setup = cJSON_GetObjectItemCaseSensitive(row, "setup");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(setup, "task")->valuestring,
+                            sourced[i].generation ? "inference" : "training");
         double ratio = num(pred, "seconds_per_step") / sourced[i].seconds;
         assert_float_equal(num(row, "ratio"), ratio, 1e-9);
         if (sourced[i].peak_gb > 0) {
@@ -351,7 +365,23 @@ static void test_reported(void **state)
         }
         if (strstr(sourced[i].id, "4090") && (ratio > 1.5 || ratio < 1 / 1.5))
             fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
+        if (sourced[i].generation && (ratio > GENERATION_FACTOR || ratio < 1 / GENERATION_FACTOR))
+            fail_msg("%s: predicted/reported %.2f, outside the factor %.2f", sourced[i].id, ratio,
+                     GENERATION_FACTOR);
     }
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "2 of 2 generation runs"));
+    cJSON_Delete(j);
+    ran_free(&r);
+    /* The trust summary under a plain prediction speaks of training jobs only. */
+    size_t training = 0;
+    for (size_t i = 0; i < sizeof sourced / sizeof *sourced; i++)
+        training += !sourced[i].generation;
+    r = run((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "A40", "--json", path,
+                             NULL});
+    assert_int_equal(r.rc, 0);
+    j = read_json(path);
+    assert_int_equal((int)num(cJSON_GetObjectItemCaseSensitive(j, "against_reports"), "reports"),
+                     (int)training);
     cJSON_Delete(j);
     unlink(path);
     ran_free(&r);
@@ -400,6 +430,15 @@ static void test_reported_bad_data(void **state)
     expect_data_error(dir, (const char *[]){"predict", "--reported", NULL},
                       "models/reported_speeds.yaml", "unknown GPU 'Voodoo 5'");
     data_dir_remove(dir, copies, "models/reported_speeds.yaml");
+    char dir2[] = "/tmp/aitk-reported-XXXXXX";
+    data_dir_make(dir2, copies, "models/reported_speeds.yaml",
+                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: t\n"
+                  "    gpu: A40\n    model: flux1-dev\n    seconds_per_step: 1\n"
+                  "    setup: {task: serving}\n");
+    expect_data_error(dir2, (const char *[]){"predict", "--reported", NULL},
+                      "models/reported_speeds.yaml:9:",
+                      "task: expected training or inference, found 'serving'");
+    data_dir_remove(dir2, copies, "models/reported_speeds.yaml");
 }
 
 int main(void)
