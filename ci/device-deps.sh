@@ -7,6 +7,7 @@
 #   bash ci/device-deps.sh fetch     # here, with apt: the .debs into .device-deps/
 #   . ci/device-deps.sh env          # there: unpacks them (once) and exports the
 #                                    # pkg-config / loader variables for them
+#   . ci/device-deps.sh python       # there: the Python wheels onto PYTHONPATH
 #
 # The packages are Debian 12's own (apt-get download: nothing else is
 # fetched), unpacked into .device-deps/root, never over the machine's own
@@ -31,12 +32,35 @@ device_deps_packages=(
   pkgconf pkgconf-bin libpkgconf3            # pkg-config, when the machine has none
 )
 
+# Python wheels for ci/torch-flux-step.py: the device has torch but not
+# diffusers (pure Python; its other needs are there, see the device's notes).
+device_deps_wheels=(diffusers)
+
 device_deps_fetch() {
-  mkdir -p "$DEVICE_DEPS_DIR"
-  rm -f "$DEVICE_DEPS_DIR"/*.deb
+  mkdir -p "$DEVICE_DEPS_DIR" "$DEVICE_DEPS_DIR/wheels"
+  rm -f "$DEVICE_DEPS_DIR"/*.deb "$DEVICE_DEPS_DIR"/wheels/*.whl
   (cd "$DEVICE_DEPS_DIR" && apt-get download "${device_deps_packages[@]}")
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$DEVICE_DEPS_DIR/wheels" \
+    "${device_deps_wheels[@]}"
   echo "device-deps: $(ls "$DEVICE_DEPS_DIR"/*.deb | wc -l) packages," \
+    "$(ls "$DEVICE_DEPS_DIR"/wheels/*.whl | wc -l) wheels," \
     "$(du -sh "$DEVICE_DEPS_DIR" | cut -f1) in $DEVICE_DEPS_DIR"
+}
+
+# Puts the carried wheels on PYTHONPATH when python3 lacks them (the device's
+# own packages are never replaced).
+device_deps_python() {
+  local whl=("$DEVICE_DEPS_DIR"/wheels/*.whl) site=${TMPDIR:-/tmp}/aitk-device-site
+  if python3 -c "import diffusers" 2>/dev/null; then
+    return 0
+  fi
+  if [ ! -e "${whl[0]}" ]; then
+    echo "device-deps: no wheels in $DEVICE_DEPS_DIR/wheels (run 'bash ci/device-deps.sh fetch')" >&2
+    return 1
+  fi
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "${whl[@]}" || return 1
+  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+  echo "device-deps: wheels installed into $site"
 }
 
 # dpkg -x when there is dpkg; else the .deb's data member through ar and tar.
@@ -95,8 +119,9 @@ device_deps_env() {
 case "${1:-}" in
   fetch) device_deps_fetch ;;
   env) device_deps_env ;;
+  python) device_deps_python ;;
   *)
-    echo "usage: bash ci/device-deps.sh fetch | . ci/device-deps.sh env" >&2
+    echo "usage: bash ci/device-deps.sh fetch | . ci/device-deps.sh env | . ci/device-deps.sh python" >&2
     # Sourced with a bad argument: return, do not kill the caller's shell.
     return 2 2>/dev/null || exit 2
     ;;

@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""Measure a real FLUX.1-dev LoRA training step in PyTorch eager on this GPU,
+and set the cost model's prediction for the same job beside it.
+
+Why: `aitk-validate predict` counts a step's GEMMs, attention and elementwise
+traffic from the code ai-toolkit runs (models/*.yaml, models/cost.yaml); the
+training reports it is checked against (models/reported_speeds.yaml) come from
+other people's machines and trainers. This script times the real stack, the
+same diffusers FLUX blocks ai-toolkit trains, on the GPU in front of it, so
+the model's error can be read term by term instead of guessed.
+
+What runs (nothing is downloaded):
+  - diffusers' FluxTransformer2DModel at FLUX.1-dev's shapes, random bf16
+    weights (timing does not depend on the values);
+  - every Linear inside the transformer blocks adapted the way ai-toolkit's
+    LoRA module does it (toolkit/network_mixins.py): org(x) +
+    (up(down(x)) * scale) * multiplier, rank 16, alpha 16;
+  - gradient checkpointing, MSE loss on random latents, torch AdamW on the
+    adapters (bitsandbytes' 8-bit AdamW is not assumed to be installed);
+  - text embeddings as random tensors of T5-XXL's shape (cached embeddings);
+  - one generation forward pass a step at 1024 px without LoRA, the run the
+    generation rows of models/reported_speeds.yaml describe.
+For each resolution: the median of --steps timed steps after --warmup, peak
+memory (PyTorch's allocator; the CUDA context comes on top) and a profile of
+one more step: GPU kernel time by kind (GEMM, attention, other) and how much
+of the step the GPU was busy.
+
+Usage:
+  python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
+          [--steps 5] [--warmup 2] [--aitk PATH/aitk-validate]
+  python3 ci/torch-flux-step.py --compare DIR/torch-flux.json --aitk PATH
+With --aitk the comparison runs right after the measurement; --compare runs
+it alone on a saved measurement (no torch needed). Both write
+DIR/torch-flux.json (the measurement, and the comparison when made) and
+print a table.
+
+Exit codes: 0 done; 2 bad usage or a bad input file; 77 no torch, no CUDA
+GPU or no diffusers here (skipped: nothing was measured); 1 a measurement or
+a prediction failed.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SCHEMA = 1
+# diffusers FluxTransformer2DModel config of black-forest-labs/FLUX.1-dev
+# (FACTS.md section 5).
+FLUX_DEV = dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38,
+                attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
+                pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))
+TEXT_TOKENS = 512      # ai-toolkit encodes T5 prompts to 512 tokens
+RANK = ALPHA = 16      # ai-toolkit's FLUX example: network linear / linear_alpha
+GENERATION_RES = 1024
+
+
+def fail(code, message):
+    print("torch-flux-step: " + message, file=sys.stderr)
+    sys.exit(code)
+
+
+def write_json(path, doc):
+    """Atomically: a measurement is never left half written."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+# ---- measurement (needs torch, CUDA and diffusers) ----
+
+def load_stack():
+    try:
+        import torch
+    except ImportError as e:
+        fail(77, "skipped: no torch here (%s)" % e)
+    if not torch.cuda.is_available():
+        fail(77, "skipped: torch %s sees no CUDA GPU" % torch.__version__)
+    try:
+        import diffusers
+        from diffusers import FluxTransformer2DModel
+    except Exception as e:  # an import can fail in many ways; all mean "not here"
+        fail(77, "skipped: diffusers cannot be imported (%s: %s); carry its wheel "
+                 "(bash ci/device-deps.sh fetch)" % (type(e).__name__, e))
+    return torch, diffusers, FluxTransformer2DModel
+
+
+def build_model(torch, cls):
+    """FLUX.1-dev on the GPU with random weights, built on the meta device first
+    so that 12 B parameters are never initialised on the CPU."""
+    with torch.device("meta"):
+        model = cls(**FLUX_DEV)
+    model = model.to(dtype=torch.bfloat16).to_empty(device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                # norm weights 1, biases 0: activations keep a sane scale
+                p.fill_(1.0 if "norm" in name else 0.0)
+            else:
+                p.normal_(0.0, 0.02, generator=gen)
+    buffers = [n for n, _ in model.named_buffers()]
+    if buffers:
+        # to_empty leaves buffers uninitialised; FLUX has none today
+        fail(1, "the model has buffers this script does not initialise: %s" % buffers[:5])
+    model.requires_grad_(False)
+    return model
+
+
+def attach_lora(torch, model):
+    """ai-toolkit's LoRA on every Linear inside the blocks; returns the adapters'
+    parameters."""
+
+    class LoRALinear(torch.nn.Module):
+        def __init__(self, base, multiplier):
+            super().__init__()
+            self.base = base
+            kw = dict(bias=False, device=base.weight.device, dtype=base.weight.dtype)
+            self.down = torch.nn.Linear(base.in_features, RANK, **kw)
+            self.up = torch.nn.Linear(RANK, base.out_features, **kw)
+            torch.nn.init.kaiming_uniform_(self.down.weight, a=math.sqrt(5))
+            torch.nn.init.zeros_(self.up.weight)
+            self.scale = ALPHA / RANK
+            self.multiplier = multiplier
+
+        def forward(self, x):
+            org = self.base(x)
+            lx = self.up(self.down(x)) * self.scale
+            return org + lx * self.multiplier
+
+    multiplier = torch.ones(1, device="cuda", dtype=torch.bfloat16)
+    params = []
+    for blocks in (model.transformer_blocks, model.single_transformer_blocks):
+        for block in blocks:
+            targets = [(n, m) for n, m in block.named_modules()
+                       if isinstance(m, torch.nn.Linear) and n]
+            for name, linear in targets:
+                parent = block.get_submodule(name.rpartition(".")[0]) if "." in name else block
+                lora = LoRALinear(linear, multiplier)
+                setattr(parent, name.rpartition(".")[2], lora)
+                params += [lora.down.weight, lora.up.weight]
+    return params
+
+
+def inputs(torch, res):
+    side = res // 16  # 8x VAE downsampling, 2x2 packing
+    n = side * side
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    ys, xs = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+    img_ids = torch.stack([torch.zeros_like(ys), ys, xs], -1).reshape(n, 3)
+    return dict(
+        hidden_states=torch.randn(1, n, 64, **bf16),
+        encoder_hidden_states=torch.randn(1, TEXT_TOKENS, 4096, **bf16),
+        pooled_projections=torch.randn(1, 768, **bf16),
+        timestep=torch.rand(1, **bf16),
+        guidance=torch.full((1,), 3.5, **bf16),
+        img_ids=img_ids.to(**bf16),
+        txt_ids=torch.zeros(TEXT_TOKENS, 3, **bf16),
+        return_dict=False,
+    )
+
+
+def kernel_kind(name):
+    n = name.lower()
+    if any(k in n for k in ("flash", "fmha", "attention", "sdpa", "attn")):
+        return "attention"
+    if any(k in n for k in ("gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "matmul")):
+        return "gemm"
+    return "other"
+
+
+def timed(torch, fn, warmup, steps):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    kinds = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            kinds[kernel_kind(e.name)] += e.time_range.elapsed_us() / 1e6
+    busy = sum(kinds.values())
+    return {
+        "seconds_per_step": statistics.median(times),
+        "seconds_all": times,
+        "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+        "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+        "kernel_seconds": kinds,
+        "profiled_step_seconds": wall,
+        "gpu_busy_fraction": busy / wall if wall > 0 else None,
+    }
+
+
+def measure(args):
+    torch, diffusers, cls = load_stack()
+    props = torch.cuda.get_device_properties(0)
+    doc = {"schema": SCHEMA, "tool": "ci/torch-flux-step.py",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "gpu": torch.cuda.get_device_name(0),
+           "gpu_memory_bytes": props.total_memory,
+           "torch": torch.__version__, "cuda": torch.version.cuda,
+           "diffusers": diffusers.__version__,
+           "setup": {"model": "flux1-dev", "rank": RANK, "alpha": ALPHA, "batch": 1,
+                     "base": "bf16", "text": "cached", "checkpointing": True,
+                     "optimizer": "adamw (torch, bf16 states)", "weights": "random"},
+           "generation": None, "training": []}
+    t0 = time.perf_counter()
+    model = build_model(torch, cls)
+    print("model built on %s in %.1f s (%.2f GiB of weights)" % (
+        doc["gpu"], time.perf_counter() - t0,
+        sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30), flush=True)
+
+    def run_or_oom(what, fn):
+        try:
+            return fn()
+        except torch.cuda.OutOfMemoryError as e:
+            torch.cuda.empty_cache()
+            print("%s: out of memory (%s)" % (what, str(e).splitlines()[0]), flush=True)
+            return {"error": "out of memory"}
+
+    # Generation first, on the base model alone (no adapters, no graph).
+    gen_in = inputs(torch, GENERATION_RES)
+
+    def forward():
+        with torch.no_grad():
+            model(**gen_in)
+
+    doc["generation"] = run_or_oom("generation", lambda: dict(
+        resolution=GENERATION_RES, **timed(torch, forward, args.warmup, args.steps)))
+    del gen_in
+    print("generation %d px: %s" % (GENERATION_RES, brief(doc["generation"])), flush=True)
+
+    params = attach_lora(torch, model)
+    model.enable_gradient_checkpointing()
+    model.train()
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    doc["setup"]["lora_parameters"] = sum(p.numel() for p in params)
+    for res in args.resolutions:
+        batch = inputs(torch, res)
+        target = torch.randn_like(batch["hidden_states"])
+
+        def step():
+            pred = model(**batch)[0]
+            loss = torch.nn.functional.mse_loss(pred.float(), target.float())
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        row = run_or_oom("training %d px" % res, lambda: timed(torch, step, args.warmup, args.steps))
+        row["resolution"] = res
+        doc["training"].append(row)
+        print("training %d px: %s" % (res, brief(row)), flush=True)
+        del batch, target
+    return doc
+
+
+def brief(row):
+    if "error" in row:
+        return row["error"]
+    k = row["kernel_seconds"]
+    return ("%.3f s/step, peak %.1f GiB allocated; kernels: GEMM %.3f s, attention %.3f s, "
+            "other %.3f s; GPU busy %.0f%%" % (
+                row["seconds_per_step"], row["peak_allocated_bytes"] / 2**30, k["gemm"],
+                k["attention"], k["other"], 100 * (row["gpu_busy_fraction"] or 0)))
+
+
+# ---- comparison with the cost model (no torch needed) ----
+
+CONFIG = """\
+# What ci/torch-flux-step.py ran, as an ai-toolkit config, for `predict --config`.
+job: extension
+config:
+  name: torch-flux-step
+  process:
+    - type: sd_trainer
+      network: {{type: lora, linear: {rank}, linear_alpha: {alpha}}}
+      datasets:
+        - folder_path: /dev/null
+          resolution: [{res}]
+      train:
+        batch_size: 1
+        gradient_checkpointing: true
+        optimizer: adamw
+        dtype: bf16
+        cache_text_embeddings: true
+      model:
+        name_or_path: black-forest-labs/FLUX.1-dev
+        is_flux: true
+        quantize: false
+"""
+
+
+def predict(aitk, gpu, res, workdir):
+    """What `aitk-validate predict --config` says for the measured job."""
+    cfg = os.path.join(workdir, "flux-%d.yaml" % res)
+    out = os.path.join(workdir, "predict-%d.json" % res)
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(CONFIG.format(rank=RANK, alpha=ALPHA, res=res))
+    p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        fail(1, "predict for %d px on '%s' failed (exit %d): %s" % (
+            res, gpu, p.returncode, p.stderr.strip()))
+    with open(out, encoding="utf-8") as f:
+        g = json.load(f)["predictions"][0]["gpus"][0]
+    return g
+
+
+def number(row, key, where):
+    v = row.get(key)
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
+        fail(2, "%s: '%s' must be a number greater than 0" % (where, key))
+    return float(v)
+
+
+def compare(doc, aitk, path):
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        fail(2, "%s: not a torch-flux-step measurement (schema %s)" % (path, SCHEMA))
+    gpu = doc.get("gpu")
+    rows = doc.get("training")
+    if not isinstance(gpu, str) or not isinstance(rows, list):
+        fail(2, "%s: expected 'gpu' (a name) and 'training' (a list)" % path)
+    table = []
+    with tempfile.TemporaryDirectory() as work:
+        for i, row in enumerate(rows):
+            where = "%s: training[%d]" % (path, i)
+            if not isinstance(row, dict):
+                fail(2, "%s: expected an object" % where)
+            if "error" in row:
+                continue
+            res = int(number(row, "resolution", where))
+            measured = number(row, "seconds_per_step", where)
+            g = predict(aitk, gpu, res, work)
+            terms = g["seconds_at_largest_resolution"]
+            kinds = row.get("kernel_seconds") or {}
+            table.append({
+                "resolution": res,
+                "measured_seconds": measured,
+                "predicted_seconds": g["step_seconds"],
+                "ratio": g["step_seconds"] / measured,
+                "measured_peak_bytes": row.get("peak_allocated_bytes"),
+                "predicted_peak_bytes": g["peak_bytes"],
+                # the model's GEMM term against GEMM kernels, attention against
+                # attention kernels, memory traffic against all other kernels
+                "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
+                          for k, p in (("gemm", "gemm"), ("attention", "attention"),
+                                       ("other", "memory"))},
+            })
+    doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table,
+                         "ratio": "predicted / measured seconds per step"}
+    print("\npredicted (aitk-validate predict --config, %s) against measured, FLUX.1-dev LoRA "
+          "rank %d, bf16 base, checkpointing:" % (gpu, RANK))
+    print("  %5s %9s %9s %6s   %-28s %-28s %-28s" % (
+        "px", "measured", "predicted", "ratio", "GEMM pred/meas s", "attention pred/meas s",
+        "memory pred / other kernels s"))
+    for t in table:
+        cells = []
+        for k in ("gemm", "attention", "other"):
+            m = t["terms"][k]["measured"]
+            cells.append("%.3f / %s" % (t["terms"][k]["predicted"],
+                                        "%.3f" % m if isinstance(m, (int, float)) else "-"))
+        print("  %5d %8.3fs %8.3fs %6.2f   %-28s %-28s %-28s" % (
+            t["resolution"], t["measured_seconds"], t["predicted_seconds"], t["ratio"], *cells))
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Time a real FLUX.1-dev LoRA training step (PyTorch eager, diffusers "
+                    "blocks, ai-toolkit's LoRA) on this GPU and compare it with "
+                    "`aitk-validate predict`.",
+        epilog="Exit codes: 0 done, 1 a measurement or prediction failed, 2 bad usage or "
+               "input, 77 skipped (no torch, CUDA GPU or diffusers).")
+    ap.add_argument("--out", help="folder for torch-flux.json (measure mode)")
+    ap.add_argument("--resolutions", default="512,768,1024",
+                    help="training resolutions in px, comma-separated (default 512,768,1024)")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps (default 5)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    ap.add_argument("--aitk", help="aitk-validate binary: compare with its prediction")
+    ap.add_argument("--compare", metavar="JSON",
+                    help="compare a saved torch-flux.json instead of measuring")
+    args = ap.parse_args()
+    try:
+        args.resolutions = [int(r) for r in args.resolutions.split(",")]
+    except ValueError:
+        ap.error("--resolutions: expected whole numbers separated by commas")
+    if any(r < 16 or r % 16 for r in args.resolutions):
+        ap.error("--resolutions: each must be a multiple of 16 px")
+    if args.steps < 1 or args.warmup < 0:
+        ap.error("--steps must be at least 1 and --warmup at least 0")
+    if args.compare:
+        if not args.aitk:
+            ap.error("--compare needs --aitk")
+        try:
+            with open(args.compare, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            fail(2, "%s: %s" % (args.compare, e))
+        write_json(args.compare, compare(doc, args.aitk, args.compare))
+        return 0
+    if not args.out:
+        ap.error("give --out DIR (measure) or --compare JSON --aitk PATH")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "torch-flux.json")
+    doc = measure(args)
+    write_json(path, doc)  # the measurement is kept even if the comparison fails
+    if args.aitk:
+        write_json(path, compare(doc, args.aitk, path))
+    print("written: %s" % path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+/* ci/torch-flux-step.py --compare, the half of the GPU measurement that runs
+ * without torch: a saved measurement (written here, as the device would) is
+ * set beside `aitk-validate predict` for the job it describes. The predicted
+ * seconds must be the ones predict gives for that job described
+ * independently (an ai-toolkit config written by this test), the ratio
+ * predicted / measured, the measurement must survive in the file, a row that
+ * ran out of memory is left out, and bad input is refused with exit 2 (a GPU
+ * the database lacks: exit 1 with predict's own words). python3 is a test
+ * dependency (ci/install-deps.sh). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/str.h"
+
+#define SCRIPT AITK_SOURCE_DIR "/ci/torch-flux-step.py"
+
+static char dir[] = "/tmp/aitk-torch-compare-XXXXXX";
+
+typedef struct ran {
+    int rc;
+    aitk_str out, err;
+} ran;
+
+static ran run(const char *const *argv)
+{
+    ran r = {0};
+    aitk_proc_opts o = {.timeout_ms = 120000};
+    aitk_proc_result res;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
+        fail_msg("could not run %s: %s", argv[0], aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    r.rc = res.exit_code;
+    return r;
+}
+
+static void ran_free(ran *r)
+{
+    aitk_str_free(&r->out);
+    aitk_str_free(&r->err);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_file_write_atomic(path, text, strlen(text), &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+}
+
+static cJSON *read_json(const char *path)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (aitk_file_read(path, 16u << 20, &data, &len, NULL))
+        fail_msg("cannot read %s", path);
+    cJSON *j = cJSON_Parse(data);
+    aitk_free(data);
+    if (!j)
+        fail_msg("%s is not JSON", path);
+    return j;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(n))
+        fail_msg("no number '%s'", key);
+    return n->valuedouble;
+}
+
+static void path_in(aitk_str *p, const char *name)
+{
+    aitk_str_clear(p);
+    aitk_path_join(p, dir, name);
+}
+
+/* What predict says for the measured job, from this test's own description
+ * of it: FLUX.1-dev, LoRA rank 16 / alpha 16, batch 1, bf16 base, gradient
+ * checkpointing, AdamW, text embeddings cached, one resolution. */
+static double predicted_independently(long res)
+{
+    aitk_str cfg = AITK_STR_INIT, out = AITK_STR_INIT, text = AITK_STR_INIT;
+    path_in(&cfg, "job.yaml");
+    path_in(&out, "job.json");
+    aitk_str_appendf(&text,
+                     "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n"
+                     "      network: {type: lora, linear: 16, linear_alpha: 16}\n"
+                     "      datasets: [{folder_path: /x, resolution: [%ld]}]\n"
+                     "      train: {batch_size: 1, gradient_checkpointing: true, optimizer: adamw,"
+                     " dtype: bf16, cache_text_embeddings: true}\n"
+                     "      model: {name_or_path: black-forest-labs/FLUX.1-dev, is_flux: true,"
+                     " quantize: false}\n",
+                     res);
+    write_file(cfg.ptr, text.ptr);
+    ran r = run((const char *[]){AITK_EXE, "predict", "--config", cfg.ptr, "--gpu", "H200 SXM",
+                                 "--json", out.ptr, NULL});
+    assert_int_equal(r.rc, 0);
+    cJSON *j = read_json(out.ptr);
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    const double s =
+        num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0), "step_seconds");
+    cJSON_Delete(j);
+    ran_free(&r);
+    aitk_str_free(&cfg);
+    aitk_str_free(&out);
+    aitk_str_free(&text);
+    return s;
+}
+
+static const char measured[] =
+    "{\"schema\": 1, \"gpu\": \"NVIDIA H200\", \"torch\": \"2.11.0\",\n"
+    " \"generation\": {\"resolution\": 1024, \"seconds_per_step\": 0.2},\n"
+    " \"training\": [\n"
+    "  {\"resolution\": 512, \"seconds_per_step\": 0.4,"
+    "   \"kernel_seconds\": {\"gemm\": 0.1, \"attention\": 0.02, \"other\": 0.15}},\n"
+    "  {\"resolution\": 768, \"error\": \"out of memory\"},\n"
+    "  {\"resolution\": 1024, \"seconds_per_step\": 1.25}]}\n";
+
+static void test_compare(void **state)
+{
+    (void)state;
+    aitk_str file = AITK_STR_INIT;
+    path_in(&file, "torch-flux.json");
+    write_file(file.ptr, measured);
+    ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, "--aitk", AITK_EXE,
+                                 NULL});
+    if (r.rc != 0)
+        fail_msg("exit %d: %s", r.rc, aitk_str_cstr(&r.err));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "NVIDIA H200"));
+    cJSON *j = read_json(file.ptr);
+    /* The measurement is still there, untouched. */
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "torch")->valuestring, "2.11.0");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "training")), 3);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "comparison"), "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 2); /* the out-of-memory row is left out */
+    static const struct {
+        long res;
+        double seconds;
+    } want[] = {{512, 0.4}, {1024, 1.25}};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *row = cJSON_GetArrayItem(rows, i);
+        assert_int_equal((long)num(row, "resolution"), want[i].res);
+        assert_float_equal(num(row, "measured_seconds"), want[i].seconds, 1e-12);
+        const double p = predicted_independently(want[i].res);
+        assert_float_equal(num(row, "predicted_seconds"), p, 1e-9 * p);
+        assert_float_equal(num(row, "ratio"), p / want[i].seconds, 1e-9);
+    }
+    /* Kernel time by kind sits beside the model's terms. */
+    const cJSON *other = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "terms"), "other");
+    assert_float_equal(num(other, "measured"), 0.15, 1e-12);
+    assert_true(num(other, "predicted") > 0);
+    cJSON_Delete(j);
+    ran_free(&r);
+    unlink(file.ptr);
+    aitk_str_free(&file);
+}
+
+/* Refusals: each names the file (or predict's words) and exits as documented;
+ * the file is left as it was. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *words;
+        int rc;
+    } cases[] = {
+        {"{\"schema\": 1, \"gpu\": \"NVIDIA H200\", \"training\": [", "torch-flux.json", 2},
+        {"{\"schema\": 9, \"gpu\": \"NVIDIA H200\", \"training\": []}", "not a torch-flux-step", 2},
+        {"{\"schema\": 1, \"gpu\": \"NVIDIA H200\", \"training\": [{\"resolution\": 512,"
+         " \"seconds_per_step\": -1}]}",
+         "training[0]: 'seconds_per_step' must be a number greater than 0", 2},
+        {"{\"schema\": 1, \"gpu\": \"Voodoo 5\", \"training\": [{\"resolution\": 512,"
+         " \"seconds_per_step\": 1}]}",
+         "unknown GPU 'Voodoo 5'", 1},
+    };
+    aitk_str file = AITK_STR_INIT;
+    path_in(&file, "torch-flux.json");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_file(file.ptr, cases[i].text);
+        ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, "--aitk",
+                                     AITK_EXE, NULL});
+        if (r.rc != cases[i].rc || !strstr(aitk_str_cstr(&r.err), cases[i].words))
+            fail_msg("case %zu: exit %d (expected %d), stderr '%s'", i, r.rc, cases[i].rc,
+                     aitk_str_cstr(&r.err));
+        char *data = NULL;
+        size_t len = 0;
+        assert_int_equal(aitk_file_read(file.ptr, 1u << 20, &data, &len, NULL), AITK_OK);
+        assert_string_equal(data, cases[i].text);
+        aitk_free(data);
+        ran_free(&r);
+    }
+    /* --compare without --aitk is bad usage. */
+    ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, NULL});
+    assert_int_equal(r.rc, 2);
+    ran_free(&r);
+    unlink(file.ptr);
+    aitk_str_free(&file);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    aitk_str p = AITK_STR_INIT;
+    static const char *const names[] = {"job.yaml", "job.json", NULL};
+    for (size_t i = 0; names[i]; i++) {
+        path_in(&p, names[i]);
+        unlink(p.ptr);
+    }
+    aitk_str_free(&p);
+    return rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
