@@ -13,6 +13,21 @@ typedef struct ran {
     aitk_str out, err;
 } ran;
 
+/* Any program: argv[0] is searched on PATH (a test driving a script runs
+ * "python3" or "bash" this way). */
+static inline ran run_program(const char *const *argv, long timeout_ms)
+{
+    ran r = {0};
+    aitk_proc_opts o = {.timeout_ms = timeout_ms};
+    aitk_proc_result res;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
+        fail_msg("could not run %s: %s", argv[0], aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    r.rc = res.exit_code;
+    return r;
+}
+
 static inline ran run_timeout(const char *const *args, long timeout_ms)
 {
     const char *argv[32] = {AITK_EXE};
@@ -20,15 +35,7 @@ static inline ran run_timeout(const char *const *args, long timeout_ms)
     for (; args[n - 1] && n < 31; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
-    ran r = {0};
-    aitk_proc_opts o = {.timeout_ms = timeout_ms};
-    aitk_proc_result res;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
-        fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    r.rc = res.exit_code;
-    return r;
+    return run_program(argv, timeout_ms);
 }
 
 static inline ran run(const char *const *args) { return run_timeout(args, 60000); }

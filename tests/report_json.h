@@ -1,5 +1,5 @@
 /* Reading the JSON a test run wrote: the whole file parsed (the test fails
- * when it is missing or malformed), a check by id, a string field. */
+ * when it is missing or malformed), a check by id, a string or number field. */
 #ifndef AITK_TESTS_REPORT_JSON_H
 #define AITK_TESTS_REPORT_JSON_H
 
@@ -43,6 +43,15 @@ static inline const char *json_str(const cJSON *o, const char *key)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(s) ? s->valuestring : "";
+}
+
+/* A number field; the test fails when it is absent or not a number. */
+static inline double json_num(const cJSON *o, const char *key)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(n))
+        fail_msg("no number '%s'", key);
+    return n->valuedouble;
 }
 
 #endif

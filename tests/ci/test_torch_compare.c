@@ -19,35 +19,23 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
-#include "common/proc.h"
 #include "common/str.h"
+#include "tests/exe_run.h"
+#include "tests/report_json.h"
 
 #define SCRIPT AITK_SOURCE_DIR "/ci/torch-flux-step.py"
 
 static char dir[] = "/tmp/aitk-torch-compare-XXXXXX";
 
-typedef struct ran {
-    int rc;
-    aitk_str out, err;
-} ran;
-
-static ran run(const char *const *argv)
+/* python3 ci/torch-flux-step.py ARGS... */
+static ran compare(const char *const *args)
 {
-    ran r = {0};
-    aitk_proc_opts o = {.timeout_ms = 120000};
-    aitk_proc_result res;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
-        fail_msg("could not run %s: %s", argv[0], aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    r.rc = res.exit_code;
-    return r;
-}
-
-static void ran_free(ran *r)
-{
-    aitk_str_free(&r->out);
-    aitk_str_free(&r->err);
+    const char *argv[16] = {"python3", SCRIPT};
+    size_t n = 2;
+    for (size_t i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return run_program(argv, 120000);
 }
 
 static void write_file(const char *path, const char *text)
@@ -55,27 +43,6 @@ static void write_file(const char *path, const char *text)
     aitk_str err = AITK_STR_INIT;
     if (aitk_file_write_atomic(path, text, strlen(text), &err))
         fail_msg("%s", aitk_str_cstr(&err));
-}
-
-static cJSON *read_json(const char *path)
-{
-    char *data = NULL;
-    size_t len = 0;
-    if (aitk_file_read(path, 16u << 20, &data, &len, NULL))
-        fail_msg("cannot read %s", path);
-    cJSON *j = cJSON_Parse(data);
-    aitk_free(data);
-    if (!j)
-        fail_msg("%s is not JSON", path);
-    return j;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(n))
-        fail_msg("no number '%s'", key);
-    return n->valuedouble;
 }
 
 static void path_in(aitk_str *p, const char *name)
@@ -102,13 +69,13 @@ static double predicted_independently(long res)
                      " quantize: false}\n",
                      res);
     write_file(cfg.ptr, text.ptr);
-    ran r = run((const char *[]){AITK_EXE, "predict", "--config", cfg.ptr, "--gpu", "H200 SXM",
-                                 "--json", out.ptr, NULL});
+    ran r = run((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "H200 SXM", "--json",
+                                 out.ptr, NULL});
     assert_int_equal(r.rc, 0);
-    cJSON *j = read_json(out.ptr);
+    cJSON *j = load_json(out.ptr);
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
     const double s =
-        num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0), "step_seconds");
+        json_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0), "step_seconds");
     cJSON_Delete(j);
     ran_free(&r);
     aitk_str_free(&cfg);
@@ -132,12 +99,11 @@ static void test_compare(void **state)
     aitk_str file = AITK_STR_INIT;
     path_in(&file, "torch-flux.json");
     write_file(file.ptr, measured);
-    ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, "--aitk", AITK_EXE,
-                                 NULL});
+    ran r = compare((const char *[]){"--compare", file.ptr, "--aitk", AITK_EXE, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s", r.rc, aitk_str_cstr(&r.err));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "NVIDIA H200"));
-    cJSON *j = read_json(file.ptr);
+    cJSON *j = load_json(file.ptr);
     /* The measurement is still there, untouched. */
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "torch")->valuestring, "2.11.0");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "training")), 3);
@@ -150,17 +116,17 @@ static void test_compare(void **state)
     } want[] = {{512, 0.4}, {1024, 1.25}};
     for (int i = 0; i < 2; i++) {
         const cJSON *row = cJSON_GetArrayItem(rows, i);
-        assert_int_equal((long)num(row, "resolution"), want[i].res);
-        assert_float_equal(num(row, "measured_seconds"), want[i].seconds, 1e-12);
+        assert_int_equal((long)json_num(row, "resolution"), want[i].res);
+        assert_float_equal(json_num(row, "measured_seconds"), want[i].seconds, 1e-12);
         const double p = predicted_independently(want[i].res);
-        assert_float_equal(num(row, "predicted_seconds"), p, 1e-9 * p);
-        assert_float_equal(num(row, "ratio"), p / want[i].seconds, 1e-9);
+        assert_float_equal(json_num(row, "predicted_seconds"), p, 1e-9 * p);
+        assert_float_equal(json_num(row, "ratio"), p / want[i].seconds, 1e-9);
     }
     /* Kernel time by kind sits beside the model's terms. */
     const cJSON *other = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "terms"), "other");
-    assert_float_equal(num(other, "measured"), 0.15, 1e-12);
-    assert_true(num(other, "predicted") > 0);
+    assert_float_equal(json_num(other, "measured"), 0.15, 1e-12);
+    assert_true(json_num(other, "predicted") > 0);
     cJSON_Delete(j);
     ran_free(&r);
     unlink(file.ptr);
@@ -189,8 +155,7 @@ static void test_refusals(void **state)
     path_in(&file, "torch-flux.json");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_file(file.ptr, cases[i].text);
-        ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, "--aitk",
-                                     AITK_EXE, NULL});
+        ran r = compare((const char *[]){"--compare", file.ptr, "--aitk", AITK_EXE, NULL});
         if (r.rc != cases[i].rc || !strstr(aitk_str_cstr(&r.err), cases[i].words))
             fail_msg("case %zu: exit %d (expected %d), stderr '%s'", i, r.rc, cases[i].rc,
                      aitk_str_cstr(&r.err));
@@ -202,7 +167,7 @@ static void test_refusals(void **state)
         ran_free(&r);
     }
     /* --compare without --aitk is bad usage. */
-    ran r = run((const char *[]){"python3", SCRIPT, "--compare", file.ptr, NULL});
+    ran r = compare((const char *[]){"--compare", file.ptr, NULL});
     assert_int_equal(r.rc, 2);
     ran_free(&r);
     unlink(file.ptr);

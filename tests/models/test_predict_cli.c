@@ -20,25 +20,7 @@
 #define GIB 1073741824.0
 
 #include "tests/exe_run.h"
-
-static cJSON *read_json(const char *path)
-{
-    char *text = NULL;
-    size_t len = 0;
-    assert_int_equal(aitk_file_read(path, 1 << 24, &text, &len, NULL), AITK_OK);
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    aitk_free(text);
-    assert_non_null(j);
-    return j;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(n))
-        fail_msg("no number '%s'", key);
-    return n->valuedouble;
-}
+#include "tests/report_json.h"
 
 /* Issue 5: FLUX on an RTX 4090 at 1024 px (fp8 base, rank 16, checkpointing)
  * predicts a peak under 24 GB and a step within 1.5x of the reported 3.5 s
@@ -54,23 +36,23 @@ static void test_flux_4090_json(void **state)
                           "--resolution", "1024", "--json", path, NULL};
     ran r = run(args);
     assert_int_equal(r.rc, 0);
-    cJSON *j = read_json(path);
+    cJSON *j = load_json(path);
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(p, "workload");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "base_dtype")->valuestring, "fp8");
-    assert_int_equal((int)num(w, "rank"), 16);
+    assert_int_equal((int)json_num(w, "rank"), 16);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "gradient_checkpointing")));
     const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(g, "gpu")->valuestring, "RTX 4090");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "fits")));
-    assert_true(num(g, "peak_bytes") < 24 * GIB);
-    double s = num(g, "step_seconds");
+    assert_true(json_num(g, "peak_bytes") < 24 * GIB);
+    double s = json_num(g, "step_seconds");
     if (s > 3.5 * 1.5 || s < 3.5 / 1.5)
         fail_msg("predicted %.2f s/step, reported 3.5", s);
     /* Under the predictions: how far the same model was from reported jobs. */
     const cJSON *against = cJSON_GetObjectItemCaseSensitive(j, "against_reports");
-    assert_true(num(against, "reports") >= 1);
-    assert_true(num(against, "min_ratio") <= num(against, "max_ratio"));
+    assert_true(json_num(against, "reports") >= 1);
+    assert_true(json_num(against, "min_ratio") <= json_num(against, "max_ratio"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "(`predict --reported`)"));
     cJSON_Delete(j);
     unlink(path);
@@ -341,7 +323,7 @@ static void test_reported(void **state)
     ran r = run((const char *[]){"predict", "--reported", "--json", path, NULL});
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(aitk_str_cstr(&r.out), "ostris/ai-toolkit issue #145"));
-    cJSON *j = read_json(path);
+    cJSON *j = load_json(path);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "reported")),
                      (int)(sizeof sourced / sizeof *sourced));
     for (size_t i = 0; i < sizeof sourced / sizeof *sourced; i++) {
@@ -350,18 +332,18 @@ static void test_reported(void **state)
         const cJSON *pred = cJSON_GetObjectItemCaseSensitive(row, "predicted");
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(row, "gpu")->valuestring,
                             sourced[i].gpu);
-        assert_float_equal(num(rep, "seconds_per_step"), sourced[i].seconds, 1e-9);
+        assert_float_equal(json_num(rep, "seconds_per_step"), sourced[i].seconds, 1e-9);
         const cJSON *setup = cJSON_GetObjectItemCaseSensitive(row, "setup");
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(setup, "task")->valuestring,
                             sourced[i].generation ? "inference" : "training");
-        double ratio = num(pred, "seconds_per_step") / sourced[i].seconds;
-        assert_float_equal(num(row, "ratio"), ratio, 1e-9);
+        double ratio = json_num(pred, "seconds_per_step") / sourced[i].seconds;
+        assert_float_equal(json_num(row, "ratio"), ratio, 1e-9);
         if (sourced[i].peak_gb > 0) {
-            assert_float_equal(num(rep, "peak_gb"), sourced[i].peak_gb, 1e-9);
-            double m = num(pred, "peak_gb") / sourced[i].peak_gb;
+            assert_float_equal(json_num(rep, "peak_gb"), sourced[i].peak_gb, 1e-9);
+            double m = json_num(pred, "peak_gb") / sourced[i].peak_gb;
             if (m < 0.9 || m > 1.1)
                 fail_msg("%s: predicted peak %.1f GB, reported %.2f", sourced[i].id,
-                         num(pred, "peak_gb"), sourced[i].peak_gb);
+                         json_num(pred, "peak_gb"), sourced[i].peak_gb);
         }
         if (strstr(sourced[i].id, "4090") && (ratio > 1.5 || ratio < 1 / 1.5))
             fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
@@ -379,8 +361,8 @@ static void test_reported(void **state)
     r = run((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "A40", "--json", path,
                              NULL});
     assert_int_equal(r.rc, 0);
-    j = read_json(path);
-    assert_int_equal((int)num(cJSON_GetObjectItemCaseSensitive(j, "against_reports"), "reports"),
+    j = load_json(path);
+    assert_int_equal((int)json_num(cJSON_GetObjectItemCaseSensitive(j, "against_reports"), "reports"),
                      (int)training);
     cJSON_Delete(j);
     unlink(path);
@@ -402,13 +384,13 @@ static void test_reported_matches_config(void **state)
                                   "--json", b, NULL});
     assert_int_equal(r1.rc, 0);
     assert_int_equal(r2.rc, 0);
-    cJSON *ja = read_json(a), *jb = read_json(b);
+    cJSON *ja = load_json(a), *jb = load_json(b);
     const cJSON *pred = cJSON_GetObjectItemCaseSensitive(reported_row(ja, "aitk-145-a40-batch1"),
                                                          "predicted");
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(jb, "predictions"), 0);
     const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
-    assert_float_equal(num(pred, "seconds_per_step"), num(g, "step_seconds"), 1e-9);
-    assert_float_equal(num(pred, "peak_gb") * 1e9, num(g, "peak_bytes"), 1.0);
+    assert_float_equal(json_num(pred, "seconds_per_step"), json_num(g, "step_seconds"), 1e-9);
+    assert_float_equal(json_num(pred, "peak_gb") * 1e9, json_num(g, "peak_bytes"), 1.0);
     cJSON_Delete(ja);
     cJSON_Delete(jb);
     unlink(a);
