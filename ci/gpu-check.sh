@@ -118,7 +118,7 @@ if python3 -c "import torch" 2>/dev/null; then
     step torch-flux 300 python3 "$ROOT/ci/torch-flux-step.py" --out "$OUT" \
         --aitk "$BUILD_DIR/aitk-validate" || rc=$?
     echo "torch-flux-step: rc=$rc (77: skipped)" | tee -a "$LOG"
-    sed -n '/^predicted (aitk-validate predict/,$p' "$LOG" | head -8
+    sed -n '/^predicted (aitk-validate predict/,/^written:/p' "$LOG" || true
     [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
 else
     echo "torch-flux-step: skipped, python3 has no torch" | tee -a "$LOG"
