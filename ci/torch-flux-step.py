@@ -167,9 +167,13 @@ def inputs(torch, res):
 
 
 def kernel_kind(name):
+    """GEMM, attention forward / backward, or other (elementwise, reductions,
+    norms, copies, the optimizer), from the kernel's name: cuBLAS (sm90_xmma,
+    nvjet, cutlass), flash / cuDNN SDPA / memory-efficient (fmha_cutlassF/B)."""
     n = name.lower()
     if any(k in n for k in ("flash", "fmha", "attention", "sdpa", "attn")):
-        return "attention"
+        backward = any(k in n for k in ("bwd", "backward", "bprop", "cutlassb", "dgrad"))
+        return "attention_bwd" if backward else "attention_fwd"
     if any(k in n for k in ("gemm", "gemv", "nvjet", "cutlass", "xmma", "cublas", "matmul")):
         return "gemm"
     return "other"
@@ -192,11 +196,12 @@ def timed(torch, fn, warmup, steps):
         fn()
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
-    kinds = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    kinds = {"gemm": 0.0, "attention_fwd": 0.0, "attention_bwd": 0.0, "other": 0.0}
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
             kinds[kernel_kind(e.name)] += e.time_range.elapsed_us() / 1e6
     busy = sum(kinds.values())
+    kinds["attention"] = kinds["attention_fwd"] + kinds["attention_bwd"]
     return {
         "seconds_per_step": statistics.median(times),
         "seconds_all": times,
