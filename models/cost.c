@@ -175,8 +175,15 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, f, "lora_backward_in", &p->lora_bwd_in, err);
     if (!st)
         st = fig(doc, f, "lora_backward_out", &p->lora_bwd_out, err);
+    const aitk_yaml_node *dq = aitk_yaml_get(f, "dequant_bytes_per_weight");
+    if (!st && !dq) {
+        aitk_yaml_errorf(err, doc, f, "missing 'dequant_bytes_per_weight'");
+        st = AITK_E_PARSE;
+    }
     if (!st)
-        st = fig(doc, f, "dequant_bytes_per_weight", &p->dequant_bytes_per_weight, err);
+        st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_DTYPE_FP8], err);
+    if (!st)
+        st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_DTYPE_NF4], err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
         aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
@@ -242,7 +249,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     memset(out, 0, sizeof *out);
     const aitk_model_spec *s = w->spec;
     const double r = (double)w->rank, act = p->activation_bytes;
-    const double passes_quant = w->base_dtype == AITK_DTYPE_BF16 ? 0 : 1;
+    const double dequant = p->dequant_bytes_per_weight[w->base_dtype];
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
@@ -260,8 +267,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             if (backward)
                 out->flops[AITK_WORK_GEMM_BWD] += f;
             /* The weight is expanded once per pass that uses it. */
-            out->bytes[AITK_BYTES_DEQUANT] += passes_quant * p->dequant_bytes_per_weight * in *
-                                              o * n * (double)l->repeat *
+            out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));
             if (l->lora && w->rank > 0 && !w->forward_only) {
                 const double lf = 2 * r * (in + o) * t * k;
@@ -344,6 +350,8 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
     const double wbytes = p->weight_bytes[w->base_dtype];
     const bool quant = w->base_dtype != AITK_DTYPE_BF16;
+    /* NF4's block statistics are in its bytes per weight; fp8 has row scales. */
+    const double row_scale = w->base_dtype == AITK_DTYPE_FP8 ? p->scale_bytes_per_row : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
@@ -351,7 +359,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
         for (size_t i = 0; i < b->n_linears; i++) {
             const aitk_linear_spec *l = &b->linears[i];
             const double k = n * (double)l->repeat, in = (double)l->in, o = (double)l->out;
-            const double scales = quant ? o * p->scale_bytes_per_row : 0;
+            const double scales = o * row_scale;
             const double bias = l->bias ? o * p->weight_bytes[AITK_DTYPE_BF16] : 0;
             m[AITK_PLAN_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
             if (in * o > largest_weight)

@@ -54,7 +54,10 @@ typedef struct aitk_optimizer_spec {
 typedef struct aitk_cost_params {
     aitk_yaml_doc *doc; /* owns the strings */
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
-    double attn_bwd_factor, elementwise_bwd_factor, dequant_bytes_per_weight;
+    double attn_bwd_factor, elementwise_bwd_factor;
+    /* Bytes moved to expand one quantized weight to bf16 for one pass, by
+     * aitk_weight_dtype (bf16: 0); cost.yaml flop_rules. */
+    double dequant_bytes_per_weight[3];
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;

@@ -97,8 +97,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         const char *t = NULL;
         aitk_weight_dtype d = AITK_DTYPE_BF16;
         st = aitk_yaml_string(doc, n, &t, err);
-        if (!st && (aitk_weight_dtype_parse(t, &d) || d == AITK_DTYPE_NF4)) {
-            aitk_yaml_errorf(err, doc, n, "base: expected bf16 or fp8, found '%s'", t);
+        if (!st && aitk_weight_dtype_parse(t, &d)) {
+            aitk_yaml_errorf(err, doc, n, "base: expected bf16, fp8 or nf4, found '%s'", t);
             st = AITK_E_PARSE;
         }
         s->base = (int)d;

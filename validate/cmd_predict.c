@@ -50,7 +50,9 @@ static void predict_help(void)
           "  --resolution R        square resolution in pixels (replaces the buckets)\n"
           "  --batch B             batch size\n"
           "  --rank R              LoRA rank (alpha follows it)\n"
-          "  --quantize fp8|none   base weights (and text encoders) in fp8 or bf16\n"
+          "  --quantize fp8|nf4|none   base weights in fp8 (optimum-quanto qfloat8), 4-bit\n"
+          "                        (bitsandbytes NF4) or bf16; text encoders in fp8, or\n"
+          "                        bf16 with none\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
           "  --json FILE           write the predictions as JSON (atomically)\n"
           "  --explain             print the memory plan and the work of one step\n"
@@ -192,11 +194,15 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
     }
     if (o->quantize) {
         aitk_weight_dtype d = AITK_DTYPE_BF16;
-        if (aitk_weight_dtype_parse(o->quantize, &d) || d == AITK_DTYPE_NF4) {
-            aitk_str_appendf(r->err, "--quantize: expected fp8 or none, found '%s'", o->quantize);
+        if (aitk_weight_dtype_parse(o->quantize, &d)) {
+            aitk_str_appendf(r->err, "--quantize: expected fp8, nf4 or none, found '%s'",
+                             o->quantize);
             return AITK_E_INVAL;
         }
-        w->base_dtype = w->te_dtype = d;
+        /* ai-toolkit quantizes the text encoders with qtype_te, qfloat8 unless
+         * set, whatever the transformer's qtype. */
+        w->base_dtype = d;
+        w->te_dtype = d == AITK_DTYPE_NF4 ? AITK_DTYPE_FP8 : d;
     }
     aitk_predict_result res = {.spec = spec, .workload = *w, .config_path = config_path,
                                .n_rows = r->n_gpus, .calibration = r->cal,

@@ -207,6 +207,36 @@ static void test_lora_traffic(void **state)
     assert_same(wk.bytes[AITK_BYTES_LORA], expect, "LoRA traffic, bytes");
 }
 
+/* Expanding a quantized base to bf16 costs bytes per weight in each pass that
+ * uses it: forward, recompute and backward under checkpointing. The per-weight
+ * figures follow from the storage formats, worked out here: optimum-quanto
+ * qfloat8 casts (read 1 B, write 2 B) and multiplies by the scale (read 2 B,
+ * write 2 B); bitsandbytes NF4 double-quantized reads 4 bits and writes 2 B,
+ * after expanding each 64 weights' 8-bit absmax to fp32 (1 + 4 B) and reading
+ * it (4 B). Weights: FLUX.1-dev's published 11.90 B, nearly all in Linears. */
+static void test_dequant_traffic(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    static const struct {
+        aitk_weight_dtype d;
+        double bytes_per_pass;
+    } rows[] = {{AITK_DTYPE_FP8, 1 + 2 + 2 + 2}, {AITK_DTYPE_NF4, 0.5 + 2 + (1 + 4 + 4) / 64.0}};
+    for (size_t i = 0; i < 2; i++) {
+        w.base_dtype = rows[i].d;
+        aitk_step_work wk;
+        assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+        assert_factor(wk.bytes[AITK_BYTES_DEQUANT], rows[i].bytes_per_pass * 3 * 11.90e9, 1.01,
+                      aitk_weight_dtype_name(rows[i].d));
+    }
+    w.base_dtype = AITK_DTYPE_BF16;
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    assert_true(wk.bytes[AITK_BYTES_DEQUANT] == 0);
+}
+
 /* Generation is one forward pass: no adapter, no recompute, no backward, no
  * text encoder per step; the forward GEMMs are the training step's own and
  * the elementwise traffic is each block's count (models/flux1-dev.yaml,
@@ -338,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_checkpointing_tradeoff), cmocka_unit_test(test_optimizer_state),
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
+        cmocka_unit_test(test_dequant_traffic),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -73,6 +73,49 @@ static void test_flux_bf16_terms(void **state)
     ran_free(&r);
 }
 
+/* Runs `predict --model flux1-dev --gpu 4090 --quantize Q --json` and returns
+ * the one prediction's JSON (caller deletes *doc). */
+static const cJSON *predict_quantized(const char *q, cJSON **doc)
+{
+    char path[] = "/tmp/aitk-predict-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *args[] = {"predict", "--model", "flux1-dev", "--gpu", "4090", "--quantize",
+                          q,         "--json",  path,        NULL};
+    ran r = run(args);
+    assert_int_equal(r.rc, 0);
+    ran_free(&r);
+    *doc = load_json(path);
+    unlink(path);
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*doc, "predictions"), 0);
+}
+
+/* --quantize nf4: a 4-bit base (bitsandbytes NF4: 4 bits and, per 64 weights,
+ * one 8-bit absmax, i.e. 0.5 + 1/64 bytes a weight) of FLUX.1-dev's
+ * published 11.90 B weights; text encoders stay in fp8, as ai-toolkit's
+ * qtype_te; the peak falls below the fp8 base's. */
+static void test_quantize_nf4(void **state)
+{
+    (void)state;
+    cJSON *d4 = NULL, *d8 = NULL;
+    const cJSON *p4 = predict_quantized("nf4", &d4), *p8 = predict_quantized("fp8", &d8);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(p4, "workload");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "base_dtype")->valuestring, "nf4");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "text_encoder_dtype")->valuestring,
+                        "fp8");
+    const double base =
+        json_num(cJSON_GetObjectItemCaseSensitive(p4, "memory_plan_bytes"), "base weights");
+    const double expect = 11.90e9 * (0.5 + 1.0 / 64);
+    if (base > expect * 1.02 || base < expect / 1.02)
+        fail_msg("NF4 base weights %.3g B, expected %.3g", base, expect);
+    const cJSON *g4 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p4, "gpus"), 0);
+    const cJSON *g8 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p8, "gpus"), 0);
+    assert_true(json_num(g4, "peak_bytes") < json_num(g8, "peak_bytes"));
+    cJSON_Delete(d4);
+    cJSON_Delete(d8);
+}
+
 static void test_explain_and_price(void **state)
 {
     (void)state;
@@ -430,7 +473,7 @@ int main(void)
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
         cmocka_unit_test(test_config),         cmocka_unit_test(test_bad_usage),
-        cmocka_unit_test(test_duplicates_once),
+        cmocka_unit_test(test_duplicates_once), cmocka_unit_test(test_quantize_nf4),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
         cmocka_unit_test(test_reported_bad_data),
