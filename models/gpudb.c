@@ -159,15 +159,22 @@ void aitk_gpudb_free(aitk_gpudb *db)
     aitk_free(db);
 }
 
-/* Compares with case, spaces, '-' and '_' ignored. `partial`: a within b. */
+static bool is_sep(char c) { return c == ' ' || c == '-' || c == '_'; }
+
+/* Compares with case, spaces, '-' and '_' ignored. `partial`: the query
+ * within the name, as whole words: "GeForce RTX 4090" within "NVIDIA GeForce
+ * RTX 4090", but not "L40" within "NVIDIA L40S" nor "H20" within "H200" --
+ * those are other GPUs, whose figures must not stand in for theirs. */
 static bool name_match(const char *query, const char *name, bool partial)
 {
     for (const char *start = name; *start; start++) {
+        if (start > name && !(is_sep(start[-1]) && !is_sep(*start)))
+            continue; /* a partial match starts a word */
         const char *q = query, *n = start;
         for (;;) {
-            while (*q == ' ' || *q == '-' || *q == '_')
+            while (is_sep(*q))
                 q++;
-            while (*n == ' ' || *n == '-' || *n == '_')
+            while (is_sep(*n))
                 n++;
             if (!*q)
                 break;
@@ -176,7 +183,9 @@ static bool name_match(const char *query, const char *name, bool partial)
             q++;
             n++;
         }
-        if (!*q && (partial || !*n))
+        /* n stands past any separators after the last matched character, so
+         * the match ends a word when the name ends or a separator came. */
+        if (!*q && (!*n || (partial && n > start && is_sep(n[-1]))))
             return true;
         if (!partial)
             return false;

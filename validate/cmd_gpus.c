@@ -21,7 +21,8 @@ static void gpus_help(void)
           "  --sources   add each row's source and the figures marked unverified\n"
           "  --json      print the database as JSON instead\n"
           "Names are matched ignoring case, spaces and '-': \"rtx4090\", \"NVIDIA GeForce\n"
-          "RTX 4090\" (as NVML reports it) and \"4090\" all find the RTX 4090.\n"
+          "RTX 4090\" (as NVML reports it) and \"4090\" all find the RTX 4090. Part of a\n"
+          "name must be whole words: \"L40\" does not find the L40S (a different GPU).\n"
           "\n"
           "Exit codes: 0 listed, 2 bad usage or a malformed database, 3 internal error.\n",
           stdout);

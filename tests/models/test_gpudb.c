@@ -132,6 +132,19 @@ static void test_lookup_failures(void **state)
     /* Callers that want no message may pass NULL. */
     assert_int_equal(aitk_gpudb_find(db, "A100", &g, NULL), AITK_E_INVAL);
     assert_int_equal(aitk_gpudb_find(db, "Voodoo", &g, NULL), AITK_E_NOTFOUND);
+    /* Real GPUs the database lacks, whose names begin like ones it has: the
+     * NVIDIA L40 (about half the L40S's BF16 rate) and H20 (a fraction of the
+     * H200's) must not borrow those figures; nor a truncated "409". */
+    static const char *const others[] = {"NVIDIA L40", "L40", "NVIDIA H20", "H20", "B20", "409",
+                                         "NVIDIA GeForce RTX 4090 D", "RTX 409"};
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+        if (aitk_gpudb_find(db, others[i], &g, NULL) != AITK_E_NOTFOUND)
+            fail_msg("'%s' found '%s'", others[i], g ? g->name : "(ambiguous)");
+    /* Whole words still narrow: "A100 80GB" is both 80 GB parts. */
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_gpudb_find(db, "A100 80GB", &g, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "A100 80GB PCIe"));
+    assert_null(strstr(aitk_str_cstr(&err), "40GB"));
     aitk_str_free(&err);
 }
 
