@@ -191,6 +191,28 @@ aitk_status aitk_output_path_check(const char *path, aitk_str *err)
     return AITK_OK;
 }
 
+aitk_status aitk_output_file_ready(const char *path, aitk_str *err)
+{
+    aitk_status st = aitk_output_path_check(path, err);
+    if (st)
+        return st;
+    aitk_str dir = AITK_STR_INIT;
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *back = strrchr(path, '\\');
+    if (back && (!slash || back > slash))
+        slash = back;
+#endif
+    if (slash)
+        st = aitk_str_appendn(&dir, path, slash == path ? 1 : (size_t)(slash - path));
+    else
+        st = aitk_str_append(&dir, ".");
+    if (!st)
+        st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
+    aitk_str_free(&dir);
+    return st;
+}
+
 aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
 {
     aitk_status st = aitk_output_path_check(path, err);
@@ -392,4 +414,98 @@ int aitk_is_dir(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int is_special(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+}
+
+/* The absolute form of a path that need not exist: its folder resolved, the
+ * last name kept. NULL when the folder does not exist either. */
+static char *absolute_path(const char *path)
+{
+#ifdef _WIN32
+    return _fullpath(NULL, path, 0);
+#else
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = NULL;
+    if (!slash)
+        dir = realpath(".", NULL);
+    else if (slash == path)
+        dir = realpath("/", NULL);
+    else {
+        char *parent = aitk_strdup(path);
+        if (!parent)
+            return NULL;
+        parent[slash - path] = '\0';
+        dir = realpath(parent, NULL);
+        aitk_free(parent);
+    }
+    if (!dir)
+        return NULL;
+    size_t n = strlen(dir) + strlen(base) + 2;
+    char *out = malloc(n); /* free()d, as realpath's */
+    if (out)
+        snprintf(out, n, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base);
+    free(dir);
+    return out;
+#endif
+}
+
+int aitk_same_file(const char *a, const char *b)
+{
+    if (!a || !b || !*a || !*b || is_special(a) || is_special(b))
+        return 0;
+    aitk_file_id ia, ib;
+    int ea = aitk_file_identity(a, &ia), eb = aitk_file_identity(b, &ib);
+    if (ea == 0 && eb == 0)
+        return ia.volume == ib.volume && ia.index == ib.index;
+    if (ea == 0 || eb == 0)
+        return 0; /* one exists, the other does not */
+    char *pa = absolute_path(a), *pb = absolute_path(b);
+    int same;
+    if (!pa || !pb)
+        same = strcmp(a, b) == 0;
+    else
+#ifdef _WIN32
+        same = _stricmp(pa, pb) == 0;
+#else
+        same = strcmp(pa, pb) == 0;
+#endif
+    free(pa);
+    free(pb);
+    return same;
+}
+
+aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outputs,
+                                  const aitk_named_path *inputs, size_t n_inputs,
+                                  aitk_str *err)
+{
+    for (size_t i = 0; i < n_outputs; i++) {
+        const aitk_named_path *o = &outputs[i];
+        if (!o->path || !*o->path)
+            continue;
+        for (size_t k = 0; k < n_inputs; k++)
+            if (aitk_same_file(o->path, inputs[k].path)) {
+                if (err)
+                    aitk_str_appendf(err,
+                                     "%s %s is the file %s %s reads: writing it would replace "
+                                     "that input; name another output file",
+                                     o->what, o->path, inputs[k].what, inputs[k].path);
+                return AITK_E_INVAL;
+            }
+        for (size_t k = 0; k < i; k++)
+            if (aitk_same_file(o->path, outputs[k].path)) {
+                if (err)
+                    aitk_str_appendf(err,
+                                     "%s %s and %s %s are one file: one output would "
+                                     "overwrite the other",
+                                     outputs[k].what, outputs[k].path, o->what, o->path);
+                return AITK_E_INVAL;
+            }
+    }
+    return AITK_OK;
 }

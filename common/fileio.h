@@ -29,6 +29,10 @@ aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t le
  * AITK_E_INVAL with "path: why" in err. */
 aitk_status aitk_output_path_check(const char *path, aitk_str *err);
 
+/* aitk_output_path_check, and a file can be created in the folder that would
+ * hold `path`: all that can be known before the work whose result it saves. */
+aitk_status aitk_output_file_ready(const char *path, aitk_str *err);
+
 /* Creates `dir` and its parents (mkdir -p). */
 aitk_status aitk_dir_create(const char *dir, aitk_str *err);
 
@@ -66,5 +70,26 @@ typedef struct aitk_file_id {
 
 /* 0, or -1 when the file cannot be opened or asked. */
 int aitk_file_identity(const char *path, aitk_file_id *out);
+
+/* 1 when `a` and `b` name one regular file, or one place where a file would
+ * be created: same identity when both exist (links and hard links count),
+ * else the same absolute path (folder resolved, case ignored on Windows).
+ * Devices and FIFOs (/dev/stdout) never count: writing them twice loses
+ * nothing. */
+int aitk_same_file(const char *a, const char *b);
+
+/* A path a command reads or writes, with the option that named it. */
+typedef struct aitk_named_path {
+    const char *what; /* "--json", "--config", "--output-dir's report.md" */
+    const char *path; /* NULL or "": not given */
+} aitk_named_path;
+
+/* Refuses (AITK_E_INVAL, one line naming both options) an output that is the
+ * same file as an input or as another output: the run would replace the
+ * user's config or report, or one output would overwrite the other. For
+ * checking before any work. */
+aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outputs,
+                                  const aitk_named_path *inputs, size_t n_inputs,
+                                  aitk_str *err);
 
 #endif

@@ -161,6 +161,38 @@ static aitk_status check_models(const char *list, aitk_str *err)
     return AITK_OK;
 }
 
+/* getopt_long's '?' says little: optopt holds a long option's internal value
+ * (not a character) when "--flag=value" gave a value to a flag that takes
+ * none, and 0 for an unknown or ambiguous abbreviation. Say which. */
+static void bad_option(const char *arg, int optopt_value, aitk_str *err)
+{
+    if (arg && strncmp(arg, "--", 2) == 0) {
+        size_t len = strcspn(arg + 2, "=");
+        if (arg[2 + len] == '=' && optopt_value) {
+            aitk_str_appendf(err, "--%.*s takes no value (see --help)", (int)len, arg + 2);
+            return;
+        }
+        size_t hits = 0;
+        for (const struct option *lo = long_opts; lo->name; lo++)
+            hits += strncmp(lo->name, arg + 2, len) == 0;
+        if (hits > 1) {
+            aitk_str_appendf(err, "'%.*s' is ambiguous: it begins", (int)(len + 2), arg);
+            for (const struct option *lo = long_opts, *first = NULL; lo->name; lo++)
+                if (strncmp(lo->name, arg + 2, len) == 0) {
+                    aitk_str_appendf(err, "%s --%s", first ? "," : "", lo->name);
+                    first = lo;
+                }
+            aitk_str_append(err, " (see --help)");
+            return;
+        }
+        aitk_str_appendf(err, "unknown option '%.*s' (see --help)", (int)(len + 2), arg);
+    } else if (optopt_value > ' ' && optopt_value < 127) {
+        aitk_str_appendf(err, "unknown option '-%c' (see --help)", optopt_value);
+    } else {
+        aitk_str_appendf(err, "unknown option '%s' (see --help)", arg ? arg : "");
+    }
+}
+
 aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err)
 {
     memset(o, 0, sizeof *o);
@@ -222,12 +254,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
         case ':':
             aitk_str_appendf(err, "%s needs a value (see --help)", argv[optind - 1]);
             return AITK_E_INVAL;
-        default:
-            if (optopt)
-                aitk_str_appendf(err, "unknown option '-%c' (see --help)", optopt);
-            else
-                aitk_str_appendf(err, "unknown option '%s' (see --help)", argv[optind - 1]);
-            return AITK_E_INVAL;
+        default: bad_option(argv[optind - 1], optopt, err); return AITK_E_INVAL;
         }
     }
     if (optind < argc) {

@@ -102,7 +102,11 @@ int aitk_cmd_compare(int argc, char **argv)
         return AITK_EXIT_USAGE;
     }
     cJSON *base = NULL, *now = NULL;
-    aitk_status st = load(argv[optind], &base, &err);
+    const aitk_named_path out = {"--output", output};
+    const aitk_named_path ins[] = {{"compare BASE", argv[optind]}, {"compare NEW", argv[optind + 1]}};
+    aitk_status st = aitk_outputs_distinct(&out, 1, ins, 2, &err);
+    if (!st)
+        st = load(argv[optind], &base, &err);
     if (!st)
         st = load(argv[optind + 1], &now, &err);
     if (st) {

@@ -450,6 +450,15 @@ int aitk_cmd_predict(int argc, char **argv)
     }
     if (!st)
         st = parse_prices(&r);
+    /* An unusable --json is refused before the table is printed, and it may
+     * not replace the config or report the prediction reads. */
+    if (!st && o.json_path)
+        st = aitk_output_file_ready(o.json_path, &err);
+    if (!st && o.json_path) {
+        const aitk_named_path out = {"--json", o.json_path};
+        const aitk_named_path ins[] = {{"--config", o.config}, {"--calibrate", o.calibrate}};
+        st = aitk_outputs_distinct(&out, 1, ins, 2, &err);
+    }
     /* Before anything is printed: a report it cannot use leaves stdout empty. */
     if (!st && o.calibrate)
         st = aitk_calibration_load(o.calibrate, r.db, r.params, &r.cal, &err);

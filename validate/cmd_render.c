@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -130,7 +131,16 @@ int aitk_cmd_render(int argc, char **argv)
     size_t len = 0;
     aitk_str err = AITK_STR_INIT;
     cJSON *report = NULL;
-    aitk_status st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
+    /* `render out/report.json --markdown out/report.json` would replace the
+     * report it renders: refused, as is one output written twice. */
+    static const char *const options[NOUT] = {"--markdown", "--html", "--junit", "--json"};
+    aitk_named_path outs[NOUT];
+    for (int i = 0; i < NOUT; i++)
+        outs[i] = (aitk_named_path){options[i], paths[i] && strcmp(paths[i], "-") ? paths[i] : NULL};
+    const aitk_named_path in = {"render", path};
+    aitk_status st = aitk_outputs_distinct(outs, NOUT, &in, 1, &err);
+    if (!st)
+        st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
     if (!st)
         st = aitk_report_parse(path, text, len, &report, &err);
     if (!st)

@@ -273,6 +273,13 @@ int aitk_cmd_trend(int argc, char **argv)
         else
             st = inputs_add(&inputs, argv[i], &err);
     }
+    /* The output may not replace a report it reads (a trend.json among the
+     * nightly reports, say). */
+    const aitk_named_path out = {"--output", o.output};
+    for (size_t i = 0; !st && o.output && i < inputs.count; i++) {
+        const aitk_named_path in = {"trend", inputs.paths[i]};
+        st = aitk_outputs_distinct(&out, 1, &in, 1, &err);
+    }
     if (!st)
         st = read_all(&t, &inputs, &err);
     inputs_free(&inputs);

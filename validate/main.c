@@ -37,6 +37,7 @@ enum { OUT_JSON, OUT_MARKDOWN, OUT_HTML, OUT_JUNIT, OUT_KINDS, MAX_OUTPUTS = 11 
 
 typedef struct output_file {
     aitk_str path;
+    aitk_str what; /* the option that names it, for messages */
     int kind;
     bool redacted;
 } output_file;
@@ -50,14 +51,16 @@ typedef struct output_plan {
 static const char *const out_labels[OUT_KINDS] = {"Report", "Summary for an issue", "Page",
                                                   "JUnit"};
 
-static aitk_status plan_add(output_plan *plan, const char *dir, const char *name, int kind,
-                            bool redacted, aitk_str *err)
+static aitk_status plan_add(output_plan *plan, const char *option, const char *dir,
+                            const char *name, int kind, bool redacted, aitk_str *err)
 {
     output_file *f = &plan->files[plan->count++];
     f->kind = kind;
     f->redacted = redacted;
     plan->any_redacted |= redacted;
     aitk_status st = dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
+    if (!st)
+        st = dir ? aitk_str_appendf(&f->what, "%s's", option) : aitk_str_append(&f->what, option);
     /* An empty name, a folder or a dangling link is refused now, not after
      * the run; a folder's report.json that is itself a folder, too. */
     return st ? st : aitk_output_path_check(aitk_str_cstr(&f->path), err);
@@ -65,8 +68,10 @@ static aitk_status plan_add(output_plan *plan, const char *dir, const char *name
 
 static void plan_free(output_plan *plan)
 {
-    for (size_t i = 0; i < plan->count; i++)
+    for (size_t i = 0; i < plan->count; i++) {
         aitk_str_free(&plan->files[i].path);
+        aitk_str_free(&plan->files[i].what);
+    }
 }
 
 /* Refuses unusable output places before any probing: a run that cannot
@@ -76,6 +81,7 @@ static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, ait
     static const char *const dir_names[OUT_KINDS] = {"report.json", "report.md", "report.html",
                                                      "junit.xml"};
     const char *dirs[2] = {o->output_dir, o->support_bundle};
+    static const char *const dir_options[2] = {"--output-dir", "--support-bundle"};
     for (int d = 0; d < 2; d++) {
         if (!dirs[d])
             continue;
@@ -86,27 +92,29 @@ static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, ait
             return st;
         /* The bundle is for a public issue: always redacted, and no JUnit. */
         for (int k = 0; k < (d == 0 ? OUT_KINDS : OUT_JUNIT); k++)
-            if ((st = plan_add(plan, dirs[d], dir_names[k], k, d == 1 || o->redact, err)))
+            if ((st = plan_add(plan, dir_options[d], dirs[d], dir_names[k], k,
+                               d == 1 || o->redact, err)))
                 return st;
     }
     const char *files[OUT_KINDS] = {o->json_path, o->markdown_path, o->html_path, o->junit_path};
+    static const char *const file_options[OUT_KINDS] = {"--json", "--markdown", "--html",
+                                                        "--junit"};
     for (int k = 0; k < OUT_KINDS; k++) {
         if (!files[k])
             continue;
-        aitk_status st = plan_add(plan, NULL, files[k], k, o->redact, err);
-        aitk_str dir = AITK_STR_INIT;
-        const char *slash = strrchr(files[k], '/');
-        if (slash)
-            aitk_str_appendn(&dir, files[k], slash == files[k] ? 1 : (size_t)(slash - files[k]));
-        else
-            aitk_str_append(&dir, ".");
+        aitk_status st = plan_add(plan, file_options[k], NULL, files[k], k, o->redact, err);
         if (!st)
-            st = aitk_dir_check_writable(aitk_str_cstr(&dir), err);
-        aitk_str_free(&dir);
+            st = aitk_output_file_ready(files[k], err);
         if (st)
             return st;
     }
-    return AITK_OK;
+    /* No output may replace an input or another output. */
+    aitk_named_path outs[MAX_OUTPUTS];
+    for (size_t i = 0; i < plan->count; i++)
+        outs[i] = (aitk_named_path){aitk_str_cstr(&plan->files[i].what),
+                                    aitk_str_cstr(&plan->files[i].path)};
+    const aitk_named_path ins[] = {{"--config", o->config}, {"--python", o->python}};
+    return aitk_outputs_distinct(outs, plan->count, ins, sizeof ins / sizeof *ins, err);
 }
 
 static aitk_status render_output(const cJSON *report, int kind, aitk_str *out)

@@ -290,6 +290,76 @@ static void test_dir_names(void **state)
     aitk_str_free(&err);
 }
 
+/* One file under two names is one file; a file not yet written is one place
+ * under two spellings; different files are not; devices never clash. */
+static void test_same_file(void **state)
+{
+    (void)state;
+    aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT, dotted = AITK_STR_INIT, fresh = AITK_STR_INIT,
+             fresh2 = AITK_STR_INIT;
+    aitk_path_join(&a, tmpdir, "config.yaml");
+    aitk_path_join(&b, tmpdir, "other.yaml");
+    aitk_path_join(&dotted, tmpdir, "./sub/../config.yaml");
+    aitk_path_join(&fresh, tmpdir, "out.json");
+    aitk_path_join(&fresh2, tmpdir, "./out.json");
+    assert_int_equal(aitk_file_write_atomic(a.ptr, "a", 1, NULL), AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(b.ptr, "b", 1, NULL), AITK_OK);
+    aitk_str sub = AITK_STR_INIT;
+    aitk_path_join(&sub, tmpdir, "sub");
+    assert_int_equal(aitk_dir_create(sub.ptr, NULL), AITK_OK);
+    assert_true(aitk_same_file(a.ptr, a.ptr));
+    assert_true(aitk_same_file(a.ptr, dotted.ptr));
+    assert_false(aitk_same_file(a.ptr, b.ptr));
+    assert_true(aitk_same_file(fresh.ptr, fresh2.ptr)); /* neither exists yet */
+    assert_false(aitk_same_file(fresh.ptr, a.ptr));
+    assert_false(aitk_same_file(a.ptr, NULL));
+    assert_false(aitk_same_file("", ""));
+    /* Relative to the working folder. */
+    char cwd[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(tmpdir), 0);
+    assert_true(aitk_same_file("config.yaml", a.ptr));
+    assert_true(aitk_same_file("out.json", fresh.ptr));
+    assert_int_equal(chdir(cwd), 0);
+#ifndef _WIN32
+    aitk_str hard = AITK_STR_INIT, soft = AITK_STR_INIT;
+    aitk_path_join(&hard, tmpdir, "hard.yaml");
+    aitk_path_join(&soft, tmpdir, "soft.yaml");
+    assert_int_equal(link(a.ptr, hard.ptr), 0);
+    assert_int_equal(symlink("config.yaml", soft.ptr), 0);
+    assert_true(aitk_same_file(hard.ptr, a.ptr));
+    assert_true(aitk_same_file(soft.ptr, a.ptr));
+    assert_false(aitk_same_file("/dev/null", "/dev/null"));
+    aitk_str_free(&hard);
+    aitk_str_free(&soft);
+#endif
+    /* The check names both options; order of outputs: the later one is named
+     * second. */
+    const aitk_named_path ins[] = {{"--config", a.ptr}, {"--calibrate", NULL}};
+    const aitk_named_path ok[] = {{"--json", fresh.ptr}, {"--markdown", b.ptr}};
+    assert_int_equal(aitk_outputs_distinct(ok, 2, ins, 2, NULL), AITK_OK);
+    aitk_str err = AITK_STR_INIT;
+    const aitk_named_path onto_input[] = {{"--json", dotted.ptr}};
+    assert_int_equal(aitk_outputs_distinct(onto_input, 1, ins, 2, &err), AITK_E_INVAL);
+    assert_non_null(strstr(err.ptr, "--json"));
+    assert_non_null(strstr(err.ptr, "--config"));
+    aitk_str_clear(&err);
+    const aitk_named_path twice[] = {{"--json", fresh.ptr}, {"--html", fresh2.ptr}};
+    assert_int_equal(aitk_outputs_distinct(twice, 2, ins, 0, &err), AITK_E_INVAL);
+    assert_non_null(strstr(err.ptr, "--html"));
+    char *data = NULL;
+    assert_int_equal(aitk_file_read(a.ptr, 10, &data, NULL, NULL), AITK_OK);
+    assert_string_equal(data, "a"); /* nothing was written by checking */
+    aitk_free(data);
+    aitk_str_free(&err);
+    aitk_str_free(&sub);
+    aitk_str_free(&a);
+    aitk_str_free(&b);
+    aitk_str_free(&dotted);
+    aitk_str_free(&fresh);
+    aitk_str_free(&fresh2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_cap_and_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_create_and_writable, setup, teardown),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test_setup_teardown(test_same_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,10 @@ static void test_bad_usage(void **state)
 {
     (void)state;
     expect_usage_error((const char *[]){"--bogus", NULL}, "unknown option '--bogus'");
+    /* A value given to a flag: the flag is named, not getopt's internal code. */
+    expect_usage_error((const char *[]){"--no-color=1", NULL}, "--no-color takes no value");
+    expect_usage_error((const char *[]){"--quick=yes", NULL}, "--quick takes no value");
+    expect_usage_error((const char *[]){"--qui", NULL}, "ambiguous: it begins --quick, --quiet");
     expect_usage_error((const char *[]){"--steps", "-5", NULL}, "--steps: -5 is out of range");
     expect_usage_error((const char *[]){"--steps", "abc", NULL}, "--steps: 'abc' is not a whole number");
     expect_usage_error((const char *[]){"--steps", "12x", NULL}, "not a whole number");
@@ -436,6 +440,49 @@ static void test_render_rejects_bad_input(void **state)
     aitk_str_free(&f);
 }
 
+/* An output may not replace an input or another output: the user's training
+ * config, the report being rendered or compared, or one output by another.
+ * Refused before any work, and every file keeps its content. */
+static void test_output_clashes_are_refused(void **state)
+{
+    (void)state;
+    aitk_str cfg = AITK_STR_INIT, rep = AITK_STR_INIT, fresh = AITK_STR_INIT,
+             via_dot = AITK_STR_INIT;
+    aitk_path_join(&cfg, tmp, "job.yaml");
+    aitk_path_join(&rep, tmp, "report.json");
+    aitk_path_join(&fresh, tmp, "a.json");
+    aitk_str_appendf(&via_dot, "%s/./a.json", tmp);
+    static const char yaml[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n";
+    assert_int_equal(aitk_file_write_atomic(cfg.ptr, yaml, sizeof yaml - 1, NULL), AITK_OK);
+    static const char json[] = "{\"schema_version\": 1}";
+    assert_int_equal(aitk_file_write_atomic(rep.ptr, json, sizeof json - 1, NULL), AITK_OK);
+    expect_usage_error((const char *[]){"--quick", "--config", cfg.ptr, "--json", cfg.ptr, NULL},
+                       "--config");
+    expect_usage_error(
+        (const char *[]){"--quick", "--json", fresh.ptr, "--markdown", via_dot.ptr, NULL},
+        "one output would overwrite the other");
+    expect_usage_error(
+        (const char *[]){"predict", "--config", cfg.ptr, "--gpu", "4090", "--json", cfg.ptr, NULL},
+        "--config");
+    expect_usage_error((const char *[]){"render", rep.ptr, "--markdown", rep.ptr, NULL},
+                       "render");
+    expect_usage_error(
+        (const char *[]){"compare", rep.ptr, fresh.ptr, "--output", rep.ptr, NULL}, "BASE");
+    expect_usage_error((const char *[]){"trend", rep.ptr, "--output", rep.ptr, NULL}, "trend");
+    char *data = NULL;
+    assert_int_equal(aitk_file_read(cfg.ptr, 4096, &data, NULL, NULL), AITK_OK);
+    assert_string_equal(data, yaml);
+    aitk_free(data);
+    assert_int_equal(aitk_file_read(rep.ptr, 4096, &data, NULL, NULL), AITK_OK);
+    assert_string_equal(data, json);
+    aitk_free(data);
+    assert_int_equal(entries(tmp), 2); /* a.json never written */
+    aitk_str_free(&cfg);
+    aitk_str_free(&rep);
+    aitk_str_free(&fresh);
+    aitk_str_free(&via_dot);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_config_selects_the_workload),
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
