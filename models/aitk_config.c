@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "models/cost.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
 
@@ -165,6 +166,7 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t)
         st = opt_bool(r, t, "gradient_checkpointing", &c->checkpointing);
     if (!st)
         st = opt_string(r, t, "optimizer", &c->optimizer);
+    c->optimizer_at = aitk_yaml_get(t, "optimizer");
     if (!st)
         st = opt_bool(r, t, "cache_text_embeddings", &c->cache_text);
     bool unload = false;
@@ -467,4 +469,28 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
     aitk_status st = parse_config(name, text, len, out, err ? err : &scratch);
     aitk_str_free(&scratch);
     return st;
+}
+
+aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
+                                        const aitk_cost_params *params, const char *path,
+                                        aitk_str *err)
+{
+    if (aitk_cost_find_optimizer(params, cfg->optimizer))
+        return AITK_OK;
+    if (cfg->optimizer_at)
+        aitk_yaml_errorf(err, cfg->doc, cfg->optimizer_at,
+                         "optimizer '%s' is not one the memory model knows (known:",
+                         cfg->optimizer);
+    else
+        aitk_str_appendf(err, "%s: optimizer '%s' is not one the memory model knows (known:",
+                         path, cfg->optimizer);
+    for (size_t i = 0; i < params->n_optimizers; i++)
+        aitk_str_appendf(err, "%s %s", i ? "," : "", params->optimizers[i].name);
+    aitk_str_append(err, ")");
+    return AITK_E_PARSE;
+}
+
+const char *aitk_config_base_storage(const aitk_train_config *cfg)
+{
+    return !cfg->quantize ? "bf16" : cfg->qbits == 4 ? "nf4" : "fp8";
 }

@@ -28,6 +28,7 @@ typedef struct aitk_train_config {
     const char *dtype;         /* train.dtype as written ("bf16", "fp32", ...) */
     double lora_bytes;         /* 2 for 16-bit dtypes, 4 for fp32 */
     const char *optimizer;
+    const aitk_yaml_node *optimizer_at; /* where it is written; NULL: the default */
     bool quantize, quantize_te, low_vram;
     const char *qtype;
     int qbits;                 /* bits per weight qtype means: 8 or 4 */
@@ -45,5 +46,18 @@ aitk_status aitk_config_read(const char *path, aitk_train_config *out, aitk_str 
 aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
                               aitk_train_config *out, aitk_str *err);
 void aitk_config_free(aitk_train_config *cfg);
+
+struct aitk_cost_params;
+/* AITK_E_PARSE, positioned at the config's optimizer key and listing the
+ * known names, when the memory model (models/cost.yaml) lacks that
+ * optimizer: `predict --config` and `--config` give one verdict. `path`
+ * names the file when the optimizer is ai-toolkit's default. */
+aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
+                                        const struct aitk_cost_params *params, const char *path,
+                                        aitk_str *err);
+
+/* The base weights' storage as the cost model counts it: "bf16" unquantized,
+ * "fp8" for an 8-bit qtype, "nf4" for a 4-bit one. */
+const char *aitk_config_base_storage(const aitk_train_config *cfg);
 
 #endif

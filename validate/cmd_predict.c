@@ -281,16 +281,12 @@ static aitk_status predict_config(run *r)
         w.lora_bytes = cfg.lora_bytes;
         w.cache_latents = cfg.cache_latents;
         w.cache_text = cfg.cache_text;
-        bool four_bit = cfg.qbits == 4;
-        w.base_dtype = !cfg.quantize ? AITK_DTYPE_BF16 : four_bit ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
+        /* The names aitk_config_base_storage gives all parse. */
+        (void)aitk_weight_dtype_parse(aitk_config_base_storage(&cfg), &w.base_dtype);
         w.te_dtype = cfg.quantize_te ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
-        if (!aitk_cost_find_optimizer(r->params, w.optimizer)) {
-            aitk_str_appendf(r->err, "%s: optimizer '%s' is not in models/cost.yaml's list",
-                             r->o->config, w.optimizer);
-            st = AITK_E_INVAL;
-        } else {
+        st = aitk_config_check_optimizer(&cfg, r->params, r->o->config, r->err);
+        if (!st)
             st = predict_workload(r, spec, &w, r->o->config);
-        }
     }
     aitk_model_spec_free(spec);
     aitk_config_free(&cfg);

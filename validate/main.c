@@ -24,6 +24,7 @@
 #include "reports/markdown.h"
 #include "reports/redact.h"
 #include "models/aitk_config.h"
+#include "models/cost.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -337,6 +338,18 @@ static int run_validate(const aitk_options *o)
             goto out;
         }
         have_train = true;
+        /* One verdict with `predict --config`: an optimizer the memory model
+         * lacks is refused here too. */
+        aitk_cost_params *params = NULL;
+        st = aitk_cost_params_load(&params, &err);
+        if (!st)
+            st = aitk_config_check_optimizer(&train, params, o->config, &err);
+        aitk_cost_params_free(params);
+        if (st) {
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+            rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+            goto out;
+        }
         if (o->models && strcmp(o->models, train.model_id) != 0) {
             aitk_log(AITK_LOG_ERROR, "--model %s conflicts with --config %s, which trains %s",
                      o->models, o->config, train.model_id);

@@ -177,6 +177,25 @@ static void test_config(void **state)
     assert_int_equal(r.rc, 2);
     assert_non_null(strstr(aitk_str_cstr(&r.err), "omnigen2_unterminated.yaml:"));
     ran_free(&r);
+    /* An optimizer the memory model lacks: its place in the file, and the
+     * names it knows. */
+    char path[] = "/tmp/aitk-optimizer-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char cfg[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n"
+                              "      train:\n        optimizer: sgd-magic\n";
+    assert_int_equal(write(fd, cfg, sizeof cfg - 1), (ssize_t)(sizeof cfg - 1));
+    close(fd);
+    const char *unknown[] = {"predict", "--config", path, "--gpu", "4090", NULL};
+    r = run(unknown);
+    assert_int_equal(r.rc, 2);
+    aitk_str where = AITK_STR_INIT;
+    aitk_str_appendf(&where, "%s:6:20: optimizer 'sgd-magic'", path);
+    if (!strstr(aitk_str_cstr(&r.err), where.ptr) || !strstr(aitk_str_cstr(&r.err), "adamw8bit"))
+        fail_msg("expected '%s' and the known names, got: %s", where.ptr, aitk_str_cstr(&r.err));
+    aitk_str_free(&where);
+    ran_free(&r);
+    unlink(path);
 }
 
 static void test_bad_usage(void **state)

@@ -440,6 +440,24 @@ static void test_render_rejects_bad_input(void **state)
     aitk_str_free(&f);
 }
 
+/* `--config` and `predict --config` give one verdict on one file: an
+ * optimizer the memory model lacks is refused, at its place in the file. */
+static void test_config_optimizer_verdict(void **state)
+{
+    (void)state;
+    aitk_str cfg = AITK_STR_INIT, where = AITK_STR_INIT;
+    aitk_path_join(&cfg, tmp, "job.yaml");
+    static const char yaml[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n"
+                               "      train: {optimizer: sgd-magic}\n";
+    assert_int_equal(aitk_file_write_atomic(cfg.ptr, yaml, sizeof yaml - 1, NULL), AITK_OK);
+    aitk_str_appendf(&where, "%s:5:26: optimizer 'sgd-magic'", cfg.ptr);
+    expect_usage_error((const char *[]){"--quick", "--config", cfg.ptr, NULL}, where.ptr);
+    expect_usage_error((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "4090", NULL},
+                       where.ptr);
+    aitk_str_free(&where);
+    aitk_str_free(&cfg);
+}
+
 /* An output may not replace an input or another output: the user's training
  * config, the report being rendered or compared, or one output by another.
  * Refused before any work, and every file keeps its content. */
@@ -496,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

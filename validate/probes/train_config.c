@@ -40,11 +40,14 @@ aitk_status aitk_train_config_checks(aitk_run_ctx *ctx)
     if (st)
         return st;
     aitk_str obs = AITK_STR_INIT, msg = AITK_STR_INIT;
-    aitk_str_appendf(&obs, "%s, LoRA rank %ld alpha %g, batch %ld, %s, %s base, checkpointing %s",
-                     t->model_id, t->rank, t->alpha, t->batch,
-                     t->optimizer ? t->optimizer : "adamw", t->quantize ? "fp8 (qfloat8)"
-                                                             : t->dtype ? t->dtype : "fp32",
-                     t->checkpointing ? "on" : "off");
+    /* The base's storage as `predict --config` counts it; train.dtype is the
+     * precision the LoRA trains in (ai-toolkit's default fp32). */
+    aitk_str_appendf(&obs, "%s, LoRA rank %ld alpha %g in %s, batch %ld, %s, %s base%s%s%s, "
+                           "checkpointing %s",
+                     t->model_id, t->rank, t->alpha, t->dtype ? t->dtype : "fp32", t->batch,
+                     t->optimizer ? t->optimizer : "adamw", aitk_config_base_storage(t),
+                     t->quantize ? " (" : "", t->quantize ? t->qtype : "",
+                     t->quantize ? ")" : "", t->checkpointing ? "on" : "off");
     if (t->n_ignored)
         aitk_str_appendf(&msg, "%zu key(s) of the config play no part in time or memory and were "
                                "not used: %s", t->n_ignored, aitk_str_cstr(&t->ignored));
