@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -137,7 +138,86 @@ static aitk_status build_seq(builder *b, aitk_yaml_node *n, int depth)
     }
 }
 
-static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
+/* The keys of a mapping under construction, for the duplicate check. A
+ * linear scan per key made a mapping of n keys cost n^2/2 comparisons (150k
+ * keys under one mapping of a 2.7 MB config: 149 s). Small mappings, nearly
+ * all of them, keep the scan; from KEYSET_MIN keys on, an open-addressing
+ * table of pair indices (linear probing, at most half full) makes each check
+ * O(1) on average. It lives only while the mapping is built; lookups in the
+ * finished tree (aitk_yaml_get) stay linear, and callers make a fixed number
+ * of them per mapping. */
+#define KEYSET_MIN 16
+
+typedef struct keyset {
+    size_t *slots; /* index into pairs + 1; 0: empty */
+    size_t cap;    /* a power of two, or 0 while the scan is used */
+} keyset;
+
+static size_t key_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211u;
+    }
+    return (size_t)(h ^ (h >> 32));
+}
+
+/* The pair whose key is `text`, or NULL. */
+static const aitk_yaml_pair *keyset_find(const keyset *ks, const aitk_yaml_node *map,
+                                         const char *text)
+{
+    if (!ks->slots) {
+        for (size_t i = 0; i < map->count; i++)
+            if (strcmp(map->pairs[i].key->text, text) == 0)
+                return &map->pairs[i];
+        return NULL;
+    }
+    for (size_t i = key_hash(text) & (ks->cap - 1); ks->slots[i]; i = (i + 1) & (ks->cap - 1)) {
+        const aitk_yaml_pair *p = &map->pairs[ks->slots[i] - 1];
+        if (strcmp(p->key->text, text) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static void keyset_put(keyset *ks, const aitk_yaml_node *map, size_t index)
+{
+    size_t i = key_hash(map->pairs[index].key->text) & (ks->cap - 1);
+    while (ks->slots[i])
+        i = (i + 1) & (ks->cap - 1);
+    ks->slots[i] = index + 1;
+}
+
+/* Called after pairs[map->count - 1] was added: builds the table once the
+ * mapping reaches KEYSET_MIN keys, and doubles it when it would be more than
+ * half full. */
+static aitk_status keyset_added(keyset *ks, const aitk_yaml_node *map)
+{
+    if (!ks->slots && map->count < KEYSET_MIN)
+        return AITK_OK;
+    if (ks->slots && map->count * 2 <= ks->cap) {
+        keyset_put(ks, map, map->count - 1);
+        return AITK_OK;
+    }
+    size_t cap = ks->cap ? ks->cap : KEYSET_MIN;
+    while (map->count * 2 > cap) {
+        if (cap > SIZE_MAX / 2 / sizeof *ks->slots)
+            return AITK_E_NOMEM;
+        cap *= 2;
+    }
+    size_t *slots = aitk_calloc(cap, sizeof *slots);
+    if (!slots)
+        return AITK_E_NOMEM;
+    aitk_free(ks->slots);
+    ks->slots = slots;
+    ks->cap = cap;
+    for (size_t i = 0; i < map->count; i++)
+        keyset_put(ks, map, i);
+    return AITK_OK;
+}
+
+static aitk_status build_map_keys(builder *b, aitk_yaml_node *n, int depth, keyset *ks)
 {
     size_t cap = 0;
     for (;;) {
@@ -161,15 +241,13 @@ static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
             node_free(key);
             return AITK_E_PARSE;
         }
-        for (size_t i = 0; i < n->count; i++) {
-            if (strcmp(n->pairs[i].key->text, key->text) == 0) {
-                if (b->err)
-                    aitk_str_appendf(b->err, "%s:%d:%d: duplicate key '%s' (first at line %d)",
-                                     b->name, key->line, key->col, key->text,
-                                     n->pairs[i].key->line);
-                node_free(key);
-                return AITK_E_PARSE;
-            }
+        const aitk_yaml_pair *first = keyset_find(ks, n, key->text);
+        if (first) {
+            if (b->err)
+                aitk_str_appendf(b->err, "%s:%d:%d: duplicate key '%s' (first at line %d)",
+                                 b->name, key->line, key->col, key->text, first->key->line);
+            node_free(key);
+            return AITK_E_PARSE;
         }
         aitk_yaml_node *value = NULL;
         if ((st = next_event(b, &ev))) {
@@ -193,7 +271,18 @@ static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
         n->pairs[n->count].key = key;
         n->pairs[n->count].value = value;
         n->count++;
+        /* The pair is the map's now (node_free frees it on an error). */
+        if ((st = keyset_added(ks, n)))
+            return st;
     }
+}
+
+static aitk_status build_map(builder *b, aitk_yaml_node *n, int depth)
+{
+    keyset ks = {0};
+    aitk_status st = build_map_keys(b, n, depth, &ks);
+    aitk_free(ks.slots);
+    return st;
 }
 
 static aitk_status build_node(builder *b, yaml_event_t *ev, int depth, aitk_yaml_node **out)

@@ -1,8 +1,10 @@
 /* YAML tree: positions, typed getters, and every error naming file:line:col. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -143,6 +145,83 @@ static void test_refusals(void **state)
     aitk_str_free(&deep);
 }
 
+/* A mapping of 100k keys (the 4 MB config limit allows about as many): every
+ * key is found, in file order with its line, and a duplicate at the end is
+ * still reported with both lines. The duplicate check once scanned every
+ * earlier key; how fast this is now is a benchmark's business, not a test's. */
+#define BIG_KEYS 100000
+
+static void big_mapping(aitk_str *text)
+{
+    aitk_str_append(text, "big:\n");
+    for (int i = 0; i < BIG_KEYS; i++)
+        aitk_str_appendf(text, "  key%d: %d\n", i, i * 3);
+}
+
+static void test_big_mapping(void **state)
+{
+    (void)state;
+    aitk_str text = AITK_STR_INIT;
+    big_mapping(&text);
+    aitk_yaml_doc *doc = parse_ok(aitk_str_cstr(&text));
+    const aitk_yaml_node *big = aitk_yaml_get(doc->root, "big");
+    assert_non_null(big);
+    assert_int_equal(big->kind, AITK_YAML_MAP);
+    assert_int_equal(big->count, BIG_KEYS);
+    static const int probes[] = {0, 1, 15, 16, 17, BIG_KEYS / 2, BIG_KEYS - 1};
+    for (size_t i = 0; i < sizeof probes / sizeof *probes; i++) {
+        int k = probes[i];
+        char name[32], want[32];
+        snprintf(name, sizeof name, "key%d", k);
+        snprintf(want, sizeof want, "%d", k * 3);
+        assert_string_equal(big->pairs[k].key->text, name);
+        assert_int_equal(big->pairs[k].key->line, k + 2);
+        assert_int_equal(big->pairs[k].key->col, 3);
+        const aitk_yaml_node *v = aitk_yaml_get(big, name);
+        assert_non_null(v);
+        assert_string_equal(v->text, want);
+    }
+    assert_null(aitk_yaml_get(big, "key100000"));
+    aitk_yaml_free(doc);
+
+    /* A duplicate of a middle key, after all of them. */
+    aitk_str_appendf(&text, "  key%d: again\n", BIG_KEYS / 2);
+    char want[96];
+    snprintf(want, sizeof want, "t.yaml:%d:3: duplicate key 'key%d' (first at line %d)",
+             BIG_KEYS + 2, BIG_KEYS / 2, BIG_KEYS / 2 + 2);
+    expect_parse_error(aitk_str_cstr(&text), want);
+    aitk_str_free(&text);
+}
+
+/* Mappings of every size around the point where the duplicate check changes
+ * from a scan to a table, and where the table grows: any earlier key,
+ * repeated, is found, and a new key is not mistaken for one. */
+static void test_duplicates_at_every_size(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 80; n++) {
+        aitk_str text = AITK_STR_INIT;
+        for (int i = 0; i < n; i++)
+            aitk_str_appendf(&text, "k%d: %d\n", i, i);
+        aitk_str ok = AITK_STR_INIT;
+        aitk_str_appendf(&ok, "%sk%d: new\n", aitk_str_cstr(&text), n);
+        aitk_yaml_doc *doc = parse_ok(aitk_str_cstr(&ok));
+        assert_int_equal(doc->root->count, (size_t)n + 1);
+        aitk_yaml_free(doc);
+        aitk_str_free(&ok);
+        for (int d = 0; d < n; d++) {
+            aitk_str dup = AITK_STR_INIT;
+            aitk_str_appendf(&dup, "%sk%d: again\n", aitk_str_cstr(&text), d);
+            char want[80];
+            snprintf(want, sizeof want, "t.yaml:%d:1: duplicate key 'k%d' (first at line %d)",
+                     n + 1, d, d + 1);
+            expect_parse_error(aitk_str_cstr(&dup), want);
+            aitk_str_free(&dup);
+        }
+        aitk_str_free(&text);
+    }
+}
+
 static void test_empty_and_multi_document(void **state)
 {
     (void)state;
@@ -189,6 +268,29 @@ static void test_allocation_failures(void **state)
         failures++;
     }
     assert_true(failures > 10); /* the seam was really exercised */
+
+    /* A mapping with enough keys for the duplicate check's table, which is
+     * allocated (and grown) too. */
+    aitk_str big = AITK_STR_INIT;
+    for (int i = 0; i < 40; i++)
+        aitk_str_appendf(&big, "k%d: {v: %d}\n", i, i);
+    bool done = false;
+    for (long n = 0; n < 2000 && !done; n++) {
+        aitk_yaml_doc *doc = NULL;
+        aitk_alloc_fail_after(n);
+        aitk_status st = aitk_yaml_parse("t.yaml", aitk_str_cstr(&big), big.len, &doc, NULL);
+        aitk_alloc_fail_after(-1);
+        if (st == AITK_OK) {
+            assert_int_equal(doc->root->count, 40);
+            aitk_yaml_free(doc);
+            done = true;
+        } else {
+            assert_int_equal(st, AITK_E_NOMEM);
+            assert_null(doc);
+        }
+    }
+    assert_true(done);
+    aitk_str_free(&big);
 }
 
 int main(void)
@@ -200,6 +302,8 @@ int main(void)
         cmocka_unit_test(test_reader_errors_are_positioned),
         cmocka_unit_test(test_quoted_scalars_are_strings),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_big_mapping),
+        cmocka_unit_test(test_duplicates_at_every_size),
         cmocka_unit_test(test_empty_and_multi_document),
         cmocka_unit_test(test_check_keys),
         cmocka_unit_test(test_allocation_failures),
