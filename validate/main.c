@@ -384,6 +384,7 @@ static int run_validate(const aitk_options *o)
         goto out;
     }
     int write_failed = 0;
+    aitk_str_clear(&err);
     for (size_t i = 0; i < plan.count; i++) {
         const output_file *f = &plan.files[i];
         aitk_str_clear(&text);
@@ -391,8 +392,14 @@ static int run_validate(const aitk_options *o)
             aitk_log(AITK_LOG_ERROR, "could not render %s (out of memory)", f->path.ptr);
             goto out;
         }
-        if (write_text(f->path.ptr, &text, &err))
+        /* Each file stands alone: one failure does not stop the others, and
+         * every failure is named, "; " between them. */
+        aitk_str why = AITK_STR_INIT;
+        if (write_text(f->path.ptr, &text, &why)) {
+            aitk_str_appendf(&err, "%s%s", write_failed ? "; " : "", aitk_str_cstr(&why));
             write_failed = 1;
+        }
+        aitk_str_free(&why);
     }
     if (o->verbosity >= 0)
         print_summary(o->redact ? redacted : report, o->verbosity);

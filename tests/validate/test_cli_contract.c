@@ -440,6 +440,24 @@ static void test_render_rejects_bad_input(void **state)
     aitk_str_free(&f);
 }
 
+/* Every output that cannot be written is named, each apart from the next:
+ * /dev/full refuses every write (ENOSPC), and, a device, is written in
+ * place, so two outputs there fail twice. Exit 3: the run itself was fine. */
+static void test_failed_writes_each_named(void **state)
+{
+    (void)state;
+    cli_result r;
+    cli_run(&r, (const char *[]){"--quick", "-Q", "--json", "/dev/full", "--junit", "/dev/full", NULL},
+            NULL);
+    assert_int_equal(r.exit_code, 3);
+    const char *e = aitk_str_cstr(&r.err);
+    const char *first = strstr(e, "/dev/full: write failed");
+    assert_non_null(first);
+    if (!strstr(first + 1, "; /dev/full: write failed"))
+        fail_msg("two failures, separated, expected: %s", e);
+    cli_free(&r);
+}
+
 /* `--config` and `predict --config` give one verdict on one file: an
  * optimizer the memory model lacks is refused, at its place in the file. */
 static void test_config_optimizer_verdict(void **state)
@@ -515,6 +533,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
+        cmocka_unit_test(test_failed_writes_each_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
