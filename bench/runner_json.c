@@ -101,7 +101,9 @@ aitk_status aitk_bench_result_json(const aitk_bench_plan *p, const aitk_bench_re
               (steps = cJSON_AddObjectToObject(w, "steps")) &&
               num(steps, "warmup", (double)r->warmup_steps) &&
               num(steps, "timed", (double)r->timed) &&
-              num(steps, "requested", (double)p->requested_steps) &&
+              /* What the run was asked for: timed steps, or with --full the
+               * whole run; the 1000-step figure is time_per_1000_steps. */
+              num(steps, "requested", (double)(p->full ? p->requested_steps : p->timed_steps)) &&
               cJSON_AddBoolToObject(steps, "settled", r->settled) && stats_obj(w, r) &&
               buckets_arr(w, p, r) && (tp = cJSON_AddObjectToObject(w, "throughput")) &&
               num(tp, "steps_per_s", r->steps_per_s) &&

@@ -324,8 +324,10 @@ static void test_json_shape(void **state)
         "counted by the training-step graph");
     assert_near(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "throughput"), "mfu")->valuedouble,
                 0.1, 1e-9);
+    /* Not --full: the timed steps the plan asked for, not the 1000 projected to. */
+    assert_false(p.full);
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "steps"), "requested")->valueint,
-                     1000);
+                     p.timed_steps);
     cJSON_Delete(w);
     /* CPU figures: no target, no status, a note instead. */
     aitk_bench_targets cpu = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
