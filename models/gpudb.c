@@ -96,6 +96,8 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
     return *unverified ? AITK_OK : AITK_E_NOMEM;
 }
 
+static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus, aitk_str *err);
+
 aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err)
 {
     *out = NULL;
@@ -130,6 +132,8 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
         used += 1 + (a && a->kind == AITK_YAML_SEQ ? a->count : 0);
         db->count = i + 1;
     }
+    if (!st)
+        st = check_names(db, gpus, err);
     if (st) {
         aitk_gpudb_free(db);
         return st;
@@ -201,6 +205,35 @@ static bool gpu_matches(const aitk_gpu_spec *g, const char *query, bool partial)
         if (name_match(query, *a, partial))
             return true;
     return false;
+}
+
+/* Every name and alias finds one GPU: an empty name would match nothing a
+ * user types, and a name two rows share would hand one row's figures to the
+ * other's GPU. */
+static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus, aitk_str *err)
+{
+    for (size_t i = 0; i < db->count; i++) {
+        const aitk_gpu_spec *g = &db->gpus[i];
+        const char *names[64];
+        size_t n = 0;
+        names[n++] = g->name;
+        for (const char *const *a = g->aliases; a && *a && n < 64; a++)
+            names[n++] = *a;
+        for (size_t k = 0; k < n; k++) {
+            if (strspn(names[k], " -_") == strlen(names[k])) {
+                aitk_yaml_errorf(err, db->doc, gpus->items[i], "a GPU name is empty");
+                return AITK_E_PARSE;
+            }
+            for (size_t j = 0; j < i; j++)
+                if (gpu_matches(&db->gpus[j], names[k], false)) {
+                    aitk_yaml_errorf(err, db->doc, gpus->items[i],
+                                     "'%s' already names '%s': each name must find one GPU",
+                                     names[k], db->gpus[j].name);
+                    return AITK_E_PARSE;
+                }
+        }
+    }
+    return AITK_OK;
 }
 
 static aitk_status find_gpu(const aitk_gpudb *db, const char *name,

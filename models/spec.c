@@ -94,6 +94,19 @@ static aitk_status read_dim(const aitk_yaml_doc *doc, const aitk_yaml_node *dims
     return st ? st : aitk_model_dim_eval(doc, dims, n, out, err);
 }
 
+/* A width that cannot be 0: the model would have no work, and the prediction
+ * would be a number with no meaning. */
+static aitk_status read_size(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
+                             const aitk_yaml_node *map, const char *key, long *out, aitk_str *err)
+{
+    aitk_status st = read_dim(doc, dims, map, key, out, err);
+    if (!st && *out < 1) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(map, key), "%s must be at least 1", key);
+        st = AITK_E_RANGE;
+    }
+    return st;
+}
+
 /* `tokens:` is a stream name or a dimension expression (a fixed count). */
 static aitk_status read_stream(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
                                const aitk_yaml_node *n, aitk_stream *out, long *fixed,
@@ -132,9 +145,9 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
     if (!st && aitk_yaml_get(n, "repeat"))
         st = read_dim(doc, dims, n, "repeat", &l->repeat, err);
     if (!st)
-        st = read_dim(doc, dims, n, "in", &l->in, err);
+        st = read_size(doc, dims, n, "in", &l->in, err);
     if (!st)
-        st = read_dim(doc, dims, n, "out", &l->out, err);
+        st = read_size(doc, dims, n, "out", &l->out, err);
     if (!st)
         st = opt_bool(doc, n, "bias", &l->bias, err);
     if (!st)
@@ -179,11 +192,11 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
         if (!st)
             st = aitk_yaml_check_keys(doc, a, akeys, "attention", err);
         if (!st)
-            st = read_dim(doc, dims, a, "heads", &b->heads, err);
+            st = read_size(doc, dims, a, "heads", &b->heads, err);
         if (!st)
             st = read_dim(doc, dims, a, "kv_heads", &b->kv_heads, err);
         if (!st)
-            st = read_dim(doc, dims, a, "head_dim", &b->head_dim, err);
+            st = read_size(doc, dims, a, "head_dim", &b->head_dim, err);
         if (!st)
             st = read_stream(doc, dims, aitk_yaml_get(a, "tokens") ? aitk_yaml_get(a, "tokens") : a,
                              &b->attn_stream, &unused, err);
@@ -310,7 +323,7 @@ static aitk_status load_spec(aitk_model_spec *s, aitk_str *err)
     if (!st)
         st = aitk_yaml_expect(doc, dims, AITK_YAML_MAP, "a map of dimensions", err);
     if (!st)
-        st = read_dim(doc, dims, dims, "hidden", &s->hidden, err);
+        st = read_size(doc, dims, dims, "hidden", &s->hidden, err);
     if (!st)
         st = need_section(doc, root, "tokens", &tok, err);
     if (!st)

@@ -111,8 +111,13 @@ double aitk_block_spec_params(const aitk_block_spec *b);
 long aitk_model_spec_tokens(const aitk_model_spec *spec, aitk_stream stream, long resolution,
                             long fixed_tokens);
 
+/* The largest value a dimension may have (2^24). */
+#define AITK_MODEL_DIM_MAX 16777216L
+
 /* Evaluates a dimension expression (integers, names from `dims`, + - * and
- * parentheses) against the map `dims` (name -> integer). Exposed for tests. */
+ * parentheses) against the map `dims` (name -> integer): in [0,
+ * AITK_MODEL_DIM_MAX], else AITK_E_RANGE at the expression. Exposed for
+ * tests. */
 aitk_status aitk_model_dim_eval(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
                                 const aitk_yaml_node *expr, long *out, aitk_str *err);
 

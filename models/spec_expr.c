@@ -154,6 +154,14 @@ aitk_status aitk_model_dim_eval(const aitk_yaml_doc *doc, const aitk_yaml_node *
         aitk_yaml_errorf(err, doc, expr, "'%s' is negative (%ld)", expr->text, v);
         return AITK_E_RANGE;
     }
+    /* Far above any model's width, count or token length (FLUX: 3072 wide,
+     * 4096 image tokens), and small enough that the CPU step's int sizes and
+     * products of two dimensions stay exact. */
+    if (v > AITK_MODEL_DIM_MAX) {
+        aitk_yaml_errorf(err, doc, expr, "'%s' is %ld, larger than any model dimension (at most %ld)",
+                         expr->text, v, (long)AITK_MODEL_DIM_MAX);
+        return AITK_E_RANGE;
+    }
     *out = v;
     return AITK_OK;
 }

@@ -165,8 +165,17 @@ static void test_broken_file(void **state)
         "schema: 1\ngpus:\n  - {name: X, vram_gb: 0, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
         "schema: 1\ngpus: [\n",
+        /* One alias on two rows: the second row's GPU would get the first's figures. */
+        "schema: 1\ngpus:\n  - {name: X, aliases: [NVIDIA X], vram_gb: 24, bandwidth_gbs: 1,"
+        " bf16_tflops: 1, fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n"
+        "  - {name: Y, aliases: [nvidia-x], vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
+        " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
+        "schema: 1\ngpus:\n  - {name: ' ', vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
+        " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
     };
-    static const char *const expect[] = {"gpus.yaml:4:14", "colour", "must be > 0", "gpus.yaml:"};
+    static const char *const expect[] = {"gpus.yaml:4:14", "colour", "must be > 0", "gpus.yaml:",
+                                         "gpus.yaml:4:5: 'nvidia-x' already names 'X'",
+                                         "gpus.yaml:3:5: a GPU name is empty"};
     setenv("AITK_DATA_DIR", dir, 1);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(

@@ -334,6 +334,29 @@ static void test_broken_data(void **state)
     expect_data_error(dir, (const char *[]){"predict", "--model", "chroma", NULL},
                       "models/chroma.yaml", "");
     data_dir_remove(dir, copies, "models/chroma.yaml");
+    /* Well-formed YAML with a width of 0, or one no model has: refused at the
+     * value, not predicted as a meaningless number. */
+    char *real = NULL;
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/models/chroma.yaml", 1 << 20, &real, NULL,
+                                    NULL),
+                     AITK_OK);
+    static const struct {
+        const char *value, *words;
+    } bad[] = {{"0", "hidden must be at least 1"}, {"99999999999", "larger than any model dimension"}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *at = strstr(real, "\n  hidden: {value: 3072,");
+        assert_non_null(at);
+        aitk_str edited = AITK_STR_INIT;
+        aitk_str_appendf(&edited, "%.*s\n  hidden: {value: %s,%s", (int)(at - real), real,
+                         bad[i].value, at + strlen("\n  hidden: {value: 3072,"));
+        char dir2[] = "/tmp/aitk-models-XXXXXX";
+        data_dir_make(dir2, copies, "models/chroma.yaml", edited.ptr);
+        expect_data_error(dir2, (const char *[]){"predict", "--model", "chroma", NULL},
+                          "models/chroma.yaml", bad[i].words);
+        data_dir_remove(dir2, copies, "models/chroma.yaml");
+        aitk_str_free(&edited);
+    }
+    aitk_free(real);
 }
 
 /* The figures the sources give (FACTS.md section 8; the generation runs:
