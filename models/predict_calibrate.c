@@ -262,12 +262,14 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
         return AITK_E_RANGE;
     }
     if (!isfinite(eff) || eff <= 0) {
-        aitk_str_appendf(err, "%s: micro entry %s has value %s %s: a measured rate must be "
-                              "positive", c->report_path, name,
-                         !cJSON_IsNumber(v)         ? "missing or not a number"
-                         : !isfinite(v->valuedouble) ? "that is not a finite number"
-                                                     : "<= 0",
-                         unit);
+        if (!cJSON_IsNumber(v))
+            aitk_str_appendf(err, "%s: micro entry %s has no value in %s (missing or not a "
+                                  "number): a measured rate is a positive number",
+                             c->report_path, name, unit);
+        else
+            aitk_str_appendf(err, "%s: micro entry %s has value %.4g %s: a measured rate is a "
+                                  "positive, finite number", c->report_path, name,
+                             v->valuedouble, unit);
         return AITK_E_RANGE;
     }
     if (eff < AITK_EFF_MIN_OF_DATASHEET) {
@@ -279,12 +281,13 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
         return AITK_E_RANGE;
     }
     if (eff > AITK_EFF_MAX_OVER_DATASHEET) {
-        aitk_str_appendf(err, "%s: micro entry %s measured %.4g %s, %.2fx the datasheet %s of %s "
+        aitk_str_appendf(err, "%s: micro entry %s measured %.4g %s, %.3gx the datasheet %s of %s "
                               "(%.4g %s in bench/gpus.yaml; the GPU %s); above %.2fx either the "
                               "datasheet row or the measurement is wrong", c->report_path, name,
                          v->valuedouble, unit, eff, bw ? "bandwidth" : "bf16 dense peak",
                          c->gpu->name, peak, bw ? "GB/s" : "TFLOP/s",
                          aitk_str_cstr(&c->device_choice), AITK_EFF_MAX_OVER_DATASHEET);
+        /* %.3g: a value like 1e308 must not print as 300 digits. */
         return AITK_E_RANGE;
     }
     *out = eff;

@@ -120,8 +120,9 @@ static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const cha
     st = workload_configuration(cJSON_GetObjectItemCaseSensitive(w, "configuration"), &wl,
                                 &s->configuration, &bad);
     if (st == AITK_E_PARSE)
-        aitk_str_appendf(err, "%s: workload %s: configuration.%s is not a setting the cost model "
-                              "takes", c->report_path, model, bad);
+        aitk_str_appendf(err, "%s: workload %s: configuration.%s holds a value the cost model "
+                              "cannot take (counts are whole numbers from 1; dtypes are bf16, "
+                              "fp8 or nf4)", c->report_path, model, bad);
     aitk_prediction pred;
     aitk_str perr = AITK_STR_INIT;
     if (!st && (st = aitk_cost_predict(&wl, p, c->gpu, &pred, &perr)) != AITK_OK &&
@@ -169,8 +170,16 @@ aitk_status aitk_calib_steps(aitk_calibration *c, const cJSON *report, const ait
     const cJSON *w;
     cJSON_ArrayForEach(w, ws)
     {
-        if (!aitk_calib_workload_is_used(w))
+        if (!aitk_calib_workload_is_used(w)) {
+            /* A completed GPU run whose step time cannot be read is said, not
+             * passed over in silence. */
+            if (text_is(json_text(w, "status"), "completed") &&
+                text_is(json_text(w, "backend"), "cuda"))
+                aitk_calib_note_ignored(c, "workload %s (step_time_s.median is missing or not "
+                                           "a number)",
+                                        json_text(w, "name") ? json_text(w, "name") : "(unnamed)");
             continue;
+        }
         const char *model = json_text(w, "name") ? json_text(w, "name") : "(unnamed)";
         const char *size = json_text(cJSON_GetObjectItemCaseSensitive(w, "configuration"), "size");
         aitk_status st = AITK_OK;

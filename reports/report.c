@@ -217,14 +217,16 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(r, "checks");
     if (!cJSON_IsObject(r))
         problem = "the top level is not an object";
-    else if (!cJSON_IsString(sv))
+    else if (!sv)
         problem = "no schema_version: this is not an aitk-validate report";
+    else if (!cJSON_IsString(sv))
+        problem = "schema_version is not a string (\"1.x\")";
     else if (strncmp(sv->valuestring, "1.", 2) != 0)
         problem = "unsupported schema_version (this build reads 1.x)";
     else if (!cJSON_IsArray(checks))
         problem = "'checks' is missing or not a list";
     else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "summary")))
-        problem = "'summary' is missing";
+        problem = "'summary' is missing or not an object";
     const cJSON *c;
     int i = 0;
     if (!problem) {

@@ -507,6 +507,40 @@ static void test_boost_limit(void **state)
     r = report_new(MEASURED);
     add_micro(r, "memcpy.device", "memcpy", "cuda", 1.26 * h.bandwidth_gbs, "GB/s");
     expect_refused(write_report(&t, "over.json", r), "memcpy.device measured");
+    /* An absurd value is named in a few digits, not 300. */
+    r = report_new(MEASURED);
+    add_micro(r, "memcpy.device", "memcpy", "cuda", 1e308, "GB/s");
+    const char *absurd = write_report(&t, "absurd.json", r);
+    expect_refused(absurd, "1e+308 GB/s");
+    const char *args[] = {"predict", "--model", "flux1-dev", "--calibrate", absurd, NULL};
+    ran rr = run(args);
+    if (rr.err.len > 600)
+        fail_msg("a %zu-byte message: %s", rr.err.len, aitk_str_cstr(&rr.err));
+    ran_free(&rr);
+    tmp_close(&t);
+}
+
+/* A completed GPU workload whose step time is not a number is said to be
+ * left out, beside the measurements that were used. */
+static void test_unreadable_workload_said(void **state)
+{
+    (void)state;
+    const datasheet h = datasheet_of(MEASURED);
+    tmpdir t;
+    tmp_open(&t);
+    cJSON *r = report_new(MEASURED);
+    add_micro(r, "memcpy.device", "memcpy", "cuda", 0.9 * h.bandwidth_gbs, "GB/s");
+    add_workload(r, "chroma", "cuda", 1.0, 1024);
+    cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "workloads"), 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItemCaseSensitive(w, "step_time_s"), "median",
+                              cJSON_CreateString("fast"));
+    cJSON *j = predict_json(&t, write_report(&t, "fast.json", r), "H200 SXM", NULL);
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibration");
+    const cJSON *ignored = cJSON_GetObjectItemCaseSensitive(cal, "ignored");
+    if (!cJSON_IsString(ignored) || !strstr(ignored->valuestring, "workload chroma (step_time_s"))
+        fail_msg("calibration.ignored should name the workload: %s",
+                 cJSON_IsString(ignored) ? ignored->valuestring : "(absent)");
+    cJSON_Delete(j);
     tmp_close(&t);
 }
 
@@ -550,7 +584,8 @@ int main(void)
         cmocka_unit_test(test_efficiencies),   cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_step_scale),     cmocka_unit_test(test_step_scale_defaults),
         cmocka_unit_test(test_report_without_gpu), cmocka_unit_test(test_bad_reports),
-        cmocka_unit_test(test_boost_limit),    cmocka_unit_test(test_implausible_measurements),
+        cmocka_unit_test(test_boost_limit), cmocka_unit_test(test_unreadable_workload_said),
+        cmocka_unit_test(test_implausible_measurements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,6 +110,10 @@ static void test_parse_refusals(void **state)
     expect_refused("{\"schema_version\":\"2.0\",\"checks\":[],\"summary\":{}}", "unsupported schema_version");
     expect_refused("{\"schema_version\":\"1.0\",\"checks\":{},\"summary\":{}}", "'checks' is missing");
     expect_refused("{\"schema_version\":\"1.0\",\"checks\":[]}", "'summary' is missing");
+    expect_refused("{\"schema_version\":\"1.0\",\"checks\":[],\"summary\":\"x\"}",
+                   "'summary' is missing or not an object");
+    expect_refused("{\"schema_version\":1,\"checks\":[],\"summary\":{}}",
+                   "schema_version is not a string");
     expect_refused("{\"schema_version\":\"1.0\",\"summary\":{},\"checks\":[{\"id\":\"a.b\",\"status\":\"great\"}]}",
                    "checks[0] lacks a valid id or status");
 }
