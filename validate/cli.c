@@ -199,11 +199,32 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
 {
     memset(o, 0, sizeof *o);
     o->level = AITK_LEVEL_STANDARD;
-    int quick = 0, full = 0, standard = 0;
+    int quick = 0, full = 0, standard = 0, quiet = 0, verbose = 0;
+    /* An option that takes one value, given twice, would silently lose the
+     * first (the first --json's file never written): refused instead. */
+    static const struct {
+        int id;
+        const char *name;
+    } single[] = {{'m', "--model"},         {OPT_STEPS, "--steps"},        {'o', "--output-dir"},
+                  {OPT_JSON, "--json"},     {OPT_MARKDOWN, "--markdown"},  {OPT_HTML, "--html"},
+                  {OPT_JUNIT, "--junit"},   {OPT_BUNDLE, "--support-bundle"},
+                  {OPT_PROFILE, "--profile"}, {OPT_PYTHON, "--python"},
+                  {OPT_AITK_DIR, "--aitk-dir"}, {OPT_CONFIG, "--config"}};
+    bool given[sizeof single / sizeof *single] = {false};
     optind = 1;
     opterr = 0; /* we print our own one-line errors */
     int c;
     while ((c = getopt_long(argc, argv, ":qfm:o:QvVh", long_opts, NULL)) != -1) {
+        for (size_t i = 0; i < sizeof single / sizeof *single; i++) {
+            if (single[i].id != c)
+                continue;
+            if (given[i]) {
+                aitk_str_appendf(err, "%s is given twice; give it once%s", single[i].name,
+                                 c == 'm' ? " (it takes a list: --model a,b)" : "");
+                return AITK_E_INVAL;
+            }
+            given[i] = true;
+        }
         switch (c) {
         case 'q': quick = 1; break;
         case 'f': full = 1; break;
@@ -249,8 +270,8 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
             break;
         case OPT_STRICT: o->strict = true; break;
         case OPT_NO_COLOR: o->no_color = true; break;
-        case 'Q': o->verbosity = -1; break;
-        case 'v': o->verbosity = 1; break;
+        case 'Q': quiet = 1; o->verbosity = -1; break;
+        case 'v': verbose = 1; o->verbosity = 1; break;
         case 'V': o->version = true; break;
         case 'h': o->help = true; break;
         case ':':
@@ -258,6 +279,10 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
             return AITK_E_INVAL;
         default: bad_option(argv[optind - 1], optopt, err); return AITK_E_INVAL;
         }
+    }
+    if (quiet && verbose) {
+        aitk_str_append(err, "--quiet and --verbose cannot be combined: pick one");
+        return AITK_E_INVAL;
     }
     if (optind < argc) {
         aitk_str_appendf(err, "unexpected argument '%s' (commands go first: aitk-validate "

@@ -173,6 +173,12 @@ static aitk_status parse_prices(run *r)
         aitk_free(name);
         if (st)
             return st;
+        for (size_t k = 0; k < o->n_prices; k++)
+            if (o->prices[k].gpu == o->prices[o->n_prices].gpu) {
+                aitk_str_appendf(r->err, "--price-per-hour: %s has two prices; give one",
+                                 o->prices[k].gpu->name);
+                return AITK_E_INVAL;
+            }
         o->prices[o->n_prices++].usd = usd;
     }
     return AITK_OK;
@@ -369,7 +375,23 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         return AITK_EXIT_INTERNAL;
     int c;
     aitk_status st = AITK_OK;
+    /* A single-value option given twice would lose the first silently. */
+    static const char single_ids[] = "mcgrbkqjC";
+    bool given[sizeof single_ids] = {false};
     while (!st && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *at = c > 0 && c < 128 ? strchr(single_ids, c) : NULL;
+        if (at && given[at - single_ids]) {
+            const char *name = "";
+            for (const struct option *lo = opts; lo->name; lo++)
+                if (lo->val == c)
+                    name = lo->name;
+            aitk_str_appendf(err, "predict: --%s is given twice; give it once%s", name,
+                             c == 'm' || c == 'g' ? " (it takes a list: a,b)" : "");
+            st = AITK_E_INVAL;
+            break;
+        }
+        if (at)
+            given[at - single_ids] = true;
         switch (c) {
         case 'm': o->models = optarg; break;
         case 'c': o->config = optarg; break;

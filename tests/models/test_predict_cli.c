@@ -201,7 +201,7 @@ static void test_config(void **state)
 static void test_bad_usage(void **state)
 {
     (void)state;
-    static const char *const cases[][8] = {
+    static const char *const cases[][10] = {
         {"predict", "--gpu", "Voodoo", NULL},
         {"predict", "--gpu", "A100", NULL},
         {"predict", "--model", "sdxl", NULL},
@@ -222,6 +222,9 @@ static void test_bad_usage(void **state)
         {"predict", "--model", "chroma,,flux1-dev", NULL},
         {"predict", "--gpu", "", NULL},
         {"predict", "--gpu", ",,", NULL},
+        {"predict", "--gpu", "4090", "--gpu", "A40", NULL},
+        {"predict", "--gpu", "4090", "--price-per-hour", "4090=1", "--price-per-hour",
+         "RTX 4090=2", NULL},
         {"gpus", "--bogus", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -69,6 +69,11 @@ static void test_bad_usage(void **state)
     expect_usage_error((const char *[]){"--no-color=1", NULL}, "--no-color takes no value");
     expect_usage_error((const char *[]){"--quick=yes", NULL}, "--quick takes no value");
     expect_usage_error((const char *[]){"--qui", NULL}, "ambiguous: it begins --quick, --quiet");
+    /* One value given twice loses neither silently; nor do opposites. */
+    expect_usage_error((const char *[]){"--quick", "--json", "a.json", "--json", "b.json", NULL},
+                       "--json is given twice");
+    expect_usage_error((const char *[]){"--quick", "--quiet", "--verbose", NULL},
+                       "--quiet and --verbose cannot be combined");
     expect_usage_error((const char *[]){"--steps", "-5", NULL}, "--steps: -5 is out of range");
     expect_usage_error((const char *[]){"--steps", "abc", NULL}, "--steps: 'abc' is not a whole number");
     expect_usage_error((const char *[]){"--steps", "12x", NULL}, "not a whole number");
