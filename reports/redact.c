@@ -3,10 +3,12 @@
  * Two passes. The first learns values that only their place gives away (a
  * field named hostname, serial or HF_TOKEN; the user name inside a home
  * path); the second rewrites every string and key, replacing those learnt
- * values wherever they stand as whole words, plus whatever the patterns
- * recognise on their own (UUIDs, MACs, IPs, known token prefixes, long
- * random-looking runs). One table maps value -> placeholder for both, which
- * is what makes the replacement consistent across the whole report. */
+ * values wherever they stand as whole tokens (match_learnt says what that
+ * means for host and user names), plus whatever the patterns recognise on
+ * their own (UUIDs, MACs, IPs, known token prefixes, long random-looking
+ * runs). One table maps value -> placeholder for both, which is what makes
+ * the replacement consistent across the whole report. Structural fields
+ * (check ids, categories, statuses, host.os) are left as they are. */
 #include "reports/redact.h"
 
 #include <cjson/cJSON.h>
@@ -135,17 +137,52 @@ aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const cha
     return st;
 }
 
-static const entry *match_learnt(const aitk_redactor *r, const char *p)
+/* The longest learnt value at in[i] that stands there as a whole token.
+ *
+ * Secrets, serials and UUIDs: a word boundary on both sides (the caller
+ * checked the one before).
+ *
+ * Host and user names are ordinary words often enough ("gpu", "cuda",
+ * "debian", "python") that a looser rule rewrites the report's own text, so
+ * they need a whole token:
+ *  - before: the start, or a character that is not a letter, digit, '_',
+ *    '-' or '.'. A name after '-' or '.' is the tail of another name
+ *    ("nvidia-cuda", "torch.cuda", "my-gpu7"), not the name itself.
+ *  - after: the end, or a character that is not a letter, digit, '_' or
+ *    '-' ("cudart", "gpus", "debian-12" are other words). A '.' after does
+ *    end the token: a domain may follow a host name (when only the short
+ *    name gpu7 is known, gpu7.cluster.example.org must still lose it), a
+ *    file may be named after one (gpu7.log), and sentences end with one.
+ *  - and not a component of a system path (/usr/local/cuda, see
+ *    aitk_redact_system_path): there it names software. Home paths
+ *    (/home/<user>, /Users/<user>, C:\Users\<user>) are not system paths, so
+ *    the user's name is still replaced in them.
+ * Fields that hold no private text at all (check ids, categories, host.os)
+ * are not rewritten in the first place (see structural_field). */
+static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t i, unsigned flags)
 {
+    const char *p = in + i;
+    bool names = !(flags & AITK_REDACT_TEXT_NO_NAMES) &&
+                 (i == 0 || !(aitk_redact_is_name_char(in[i - 1]) || in[i - 1] == '.'));
+    int system_path = -1; /* not looked at yet: most text has no match */
     const entry *best = NULL;
-    for (size_t i = 0; i < r->count; i++) {
-        const entry *e = &r->items[i];
+    for (size_t k = 0; k < r->count; k++) {
+        const entry *e = &r->items[k];
         if (best && e->len <= best->len)
             continue;
-        bool fold = e->kind == AITK_REDACT_HOST || e->kind == AITK_REDACT_USER;
-        int cmp = fold ? strncasecmp(p, e->value, e->len) : strncmp(p, e->value, e->len);
-        if (cmp == 0 && !aitk_redact_is_word(p[e->len]))
-            best = e;
+        bool name = e->kind == AITK_REDACT_HOST || e->kind == AITK_REDACT_USER;
+        if (name && !names)
+            continue;
+        int cmp = name ? strncasecmp(p, e->value, e->len) : strncmp(p, e->value, e->len);
+        if (cmp != 0)
+            continue;
+        if (name ? aitk_redact_is_name_char(p[e->len]) : aitk_redact_is_word(p[e->len]))
+            continue;
+        if (name && system_path < 0)
+            system_path = aitk_redact_system_path(in, i);
+        if (name && system_path)
+            continue;
+        best = e;
     }
     return best;
 }
@@ -159,7 +196,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
         bool b64_start = i == 0 || !(isalnum((unsigned char)in[i - 1]) || in[i - 1] == '+' ||
                                      in[i - 1] == '/' || in[i - 1] == '_');
         if (boundary) {
-            const entry *e = match_learnt(r, p);
+            const entry *e = match_learnt(r, in, i, flags);
             if (e) {
                 aitk_str_append(out, e->placeholder);
                 i += e->len;
@@ -295,11 +332,50 @@ static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
     return st;
 }
 
+/* Fields whose values the tool writes from its own vocabulary: check ids
+ * and categories, statuses and verdicts, units, backends, the documents a
+ * rule cites (source), and the operating system's description (the host.os
+ * object). Nothing private is ever in them, and they are structure: the
+ * schema pins the id pattern, compare and trend match on ids and names, and
+ * a host called "gpu" or "debian" must not turn check gpu.nvml into
+ * "[host-1].nvml" or the OS into "[host-1] GNU/Linux". */
+static bool structural_field(const char *key)
+{
+    static const char *const keys[] = {"id",   "category",       "status", "verdict", "level",
+                                       "unit", "schema_version", "source", "backend"};
+    if (!key)
+        return false;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool structural_object(const char *key)
+{
+    return key && strcmp(key, "os") == 0;
+}
+
+/* Object keys name fields, environment variables and packages: learnt host
+ * and user names are not replaced in one that looks like a name (a host
+ * called "gpu" must not rename environment.gpu), though the patterns still
+ * apply. A key that is not name-shaped (a path, say) is text like any
+ * value. */
+static unsigned key_text_flags(const char *key)
+{
+    for (const char *c = key; *c; c++)
+        if (!aitk_redact_is_name_char(*c) && *c != '.')
+            return 0;
+    return AITK_REDACT_TEXT_NO_NAMES;
+}
+
 static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
 {
     aitk_str text = AITK_STR_INIT;
     aitk_status st = AITK_OK;
     if (cJSON_IsString(node) && node->valuestring) {
+        if (structural_field(key))
+            return AITK_OK;
         st = redact_text(r, node->valuestring, key_flags(key), &text);
         if (!st && strcmp(text.len ? text.ptr : "", node->valuestring) != 0 &&
             !cJSON_SetValuestring(node, aitk_str_cstr(&text)))
@@ -307,12 +383,14 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
         aitk_str_free(&text);
         return st;
     }
+    if (cJSON_IsObject(node) && structural_object(key))
+        return AITK_OK;
     cJSON *c;
     cJSON_ArrayForEach(c, node)
     {
         if (c->string && !(c->type & cJSON_StringIsConst)) {
             aitk_str_clear(&text);
-            if ((st = redact_text(r, c->string, 0, &text)))
+            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text)))
                 break;
             if (strcmp(aitk_str_cstr(&text), c->string) != 0) {
                 char *k = cJSON_malloc(text.len + 1);

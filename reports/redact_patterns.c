@@ -13,6 +13,11 @@ bool aitk_redact_is_word(char c)
     return isalnum((unsigned char)c) || c == '_';
 }
 
+bool aitk_redact_is_name_char(char c)
+{
+    return aitk_redact_is_word(c) || c == '-';
+}
+
 bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle)
 {
     size_t m = strlen(needle);
@@ -213,7 +218,6 @@ size_t aitk_redact_match_assignment(const char *p, size_t *name_len)
     return at + v;
 }
 
-/* The longest learnt value at p that ends on a word boundary. */
 /* Dotted numbers that are versions, not addresses: inside a longer dotted
  * or colon run (9.1.0.70.1, a time) or after a version operator (==9.1.0.70). */
 bool aitk_redact_version_context(const char *in, size_t i)
@@ -224,4 +228,77 @@ bool aitk_redact_version_context(const char *in, size_t i)
     if (prev == '.' || prev == ':')
         return true;
     return prev == '=' && i >= 2 && strchr("=<>~!", in[i - 2]);
+}
+
+/* Folders that the operating system and packages own. A learnt name inside
+ * one (/usr/local/cuda on a host called "cuda", /opt/python for a user
+ * called "python") is the name of software. Home folders are not here, and
+ * nor is /var/lib, where service accounts (jenkins) have their homes. */
+static bool system_root(const char *path)
+{
+    static const char *const unix_roots[] = {
+        "/usr/", "/opt/", "/etc/", "/lib/",  "/lib32/", "/lib64/", "/libx32/",
+        "/bin/", "/sbin/", "/proc/", "/sys/", "/dev/",  "/snap/",  "/nix/store/",
+    };
+    static const char *const windows_roots[] = {"\\program files\\", "\\program files (x86)\\",
+                                                "\\windows\\"};
+    if (path[0] == '/') {
+        for (size_t k = 0; k < sizeof unix_roots / sizeof *unix_roots; k++)
+            if (strncmp(path, unix_roots[k], strlen(unix_roots[k])) == 0)
+                return true;
+        return false;
+    }
+    for (size_t k = 0; k < sizeof windows_roots / sizeof *windows_roots; k++) {
+        const char *want = windows_roots[k];
+        size_t j = 0;
+        for (; want[j]; j++) {
+            char c = (char)tolower((unsigned char)path[2 + j]);
+            if (c == '/')
+                c = '\\';
+            if (c != want[j])
+                break;
+        }
+        if (!want[j])
+            return true;
+    }
+    return false;
+}
+
+static bool token_start(const char *in, size_t j)
+{
+    return j == 0 || !(isalnum((unsigned char)in[j - 1]) || strchr("._-~+@/\\", in[j - 1]));
+}
+
+/* "C:\" or "C:/" at the start of a token. */
+static bool drive_at(const char *in, size_t j)
+{
+    return isalpha((unsigned char)in[j]) && in[j + 1] == ':' &&
+           (in[j + 2] == '\\' || in[j + 2] == '/') &&
+           (j == 0 || !isalnum((unsigned char)in[j - 1]));
+}
+
+/* The path that in[i] belongs to starts at the nearest root before it: a
+ * '/' at the start of a token, or a drive. Unix paths here have no spaces,
+ * so a space between the root and in[i] means in[i] is outside that path; a
+ * Windows path may have them ("Program Files"), so a drive is taken across
+ * spaces. Only a whole component counts (in[i-1] a separator), and the
+ * search stops at the start of the line or at a quote. */
+bool aitk_redact_system_path(const char *in, size_t i)
+{
+    if (i == 0 || (in[i - 1] != '/' && in[i - 1] != '\\'))
+        return false;
+    bool spaced = false;
+    for (size_t j = i; j-- > 0;) {
+        char c = in[j];
+        if (c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`')
+            return false;
+        if (c == ' ' || c == '\t')
+            spaced = true;
+        if (drive_at(in, j))
+            return system_root(in + j);
+        bool after_drive = j >= 2 && drive_at(in, j - 2);
+        if (c == '/' && !after_drive && token_start(in, j))
+            return !spaced && system_root(in + j);
+    }
+    return false;
 }

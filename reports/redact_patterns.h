@@ -7,10 +7,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Flags from the field a text sits in (see key_flags in redact.c). */
-enum { AITK_REDACT_TEXT_NO_IP = 1, AITK_REDACT_TEXT_NO_HEX = 2 };
+/* Flags from the field a text sits in (see key_flags in redact.c).
+ * NO_NAMES: learnt host and user names are not replaced (object keys). */
+enum { AITK_REDACT_TEXT_NO_IP = 1, AITK_REDACT_TEXT_NO_HEX = 2, AITK_REDACT_TEXT_NO_NAMES = 4 };
 
 bool aitk_redact_is_word(char c);
+/* A character that continues a host or user name token: a word character
+ * or '-' (see match_learnt in redact.c for the whole rule). */
+bool aitk_redact_is_name_char(char c);
 /* Case-insensitive: needle (lower case) in hay[0..n). */
 bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle);
 bool aitk_redact_ci_equal(const char *a, const char *b);
@@ -27,5 +31,9 @@ size_t aitk_redact_match_random(const char *p, unsigned flags);
 size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);
+/* True when in[i] starts a component of a system path (/usr/local/cuda,
+ * C:\Program Files\...\CUDA): a name there names software, not a person
+ * or a machine. */
+bool aitk_redact_system_path(const char *in, size_t i);
 
 #endif

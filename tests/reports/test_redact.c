@@ -90,6 +90,37 @@ static void test_known_values_consistent(void **state)
     aitk_redactor_free(r);
 }
 
+/* Host and user names that are also ordinary words ("cuda", "python") are
+ * replaced only as whole tokens, and not as components of system paths;
+ * home paths and free-text mentions still lose them. */
+static void test_names_are_whole_tokens(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "cuda"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "python"), AITK_OK);
+    static const char *const keep[] = {
+        "/usr/local/cuda/lib64/libcudart.so",
+        "CUDA_HOME=/usr/local/cuda",
+        "/opt/python/bin/python3.11",
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin",
+        "nvidia-cuda-toolkit, torch.cuda.is_available(), cuda-12.4, libcudart, python3",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        expect(r, keep[i], keep[i]);
+    expect(r, "ssh python@cuda.", "ssh [user-1]@[host-1].");
+    expect(r, "logs in cuda.log", "logs in [host-1].log");
+    expect(r, "/home/python/cuda/x and /data/cuda/ckpt",
+           "/home/[user-1]/[host-1]/x and /data/[host-1]/ckpt");
+    expect(r, "PATH=/usr/local/cuda/bin:/home/python/bin",
+           "PATH=/usr/local/cuda/bin:/home/[user-1]/bin");
+    expect(r, "/usr/local/cuda/bin on cuda", "/usr/local/cuda/bin on [host-1]");
+    expect(r, "/usr/lib x/cuda", "/usr/lib x/[host-1]");
+    expect(r, "C:\\Users\\Python\\cuda", "C:\\Users\\[user-1]\\[host-1]");
+    aitk_redactor_free(r);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -151,6 +182,81 @@ static void test_tree(void **state)
     assert_non_null(strstr(text, "pip install nvidia-cudnn-cu12==9.1.0.70"));
     cJSON_free(text);
     cJSON_Delete(r);
+}
+
+/* The fixture's check ids and categories, in order, one string. */
+static void structure_of(const cJSON *report, aitk_str *out)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+    {
+        aitk_str_appendf(out, "%s/%s/%s ", cJSON_GetObjectItemCaseSensitive(c, "id")->valuestring,
+                         cJSON_GetObjectItemCaseSensitive(c, "category")->valuestring,
+                         cJSON_GetObjectItemCaseSensitive(c, "status")->valuestring);
+    }
+}
+
+/* Common cloud host and user names are ordinary words of the report too:
+ * check ids (gpu.driver, cuda.cudnn, python.torch), categories, the OS
+ * (Debian GNU/Linux), keys (environment.python) and system paths keep them,
+ * while the host's own field, free text and the home path lose them. The
+ * redacted reports go to the test reports folder, where schema.all_reports
+ * holds them to the schema (check ids must stay ^[a-z0-9_]+(\.[a-z0-9_-]+)+$). */
+static void test_common_names_keep_structure(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = {"gpu", "cuda", "debian"};
+    aitk_str dir = AITK_STR_INIT, path = AITK_STR_INIT;
+    rt_dir(&dir, "redact-common-names");
+    for (size_t h = 0; h < sizeof hosts / sizeof *hosts; h++) {
+        cJSON *r = rt_load(FIXTURE);
+        assert_non_null(r);
+        cJSON *host = cJSON_GetObjectItemCaseSensitive(r, "host");
+        cJSON_ReplaceItemInObjectCaseSensitive(host, "hostname", cJSON_CreateString(hosts[h]));
+        cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+        cJSON_AddStringToObject(env, "HOME", "/home/python");
+        cJSON_AddStringToObject(env, "CUDA_HOME", "/usr/local/cuda");
+        cJSON_AddStringToObject(env, "cudart", "/usr/local/cuda/lib64/libcudart.so.12");
+        aitk_str msg = AITK_STR_INIT;
+        aitk_str_appendf(&msg, "ssh python@%s; cache at /home/python/.cache", hosts[h]);
+        cJSON *check = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 0);
+        cJSON_ReplaceItemInObjectCaseSensitive(check, "message",
+                                               cJSON_CreateString(aitk_str_cstr(&msg)));
+        aitk_str_free(&msg);
+        aitk_str before = AITK_STR_INIT, after = AITK_STR_INIT;
+        structure_of(r, &before);
+        char *os_before = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(host, "os"));
+
+        assert_int_equal(aitk_redact_report(r, "python", hosts[h]), AITK_OK);
+
+        structure_of(r, &after);
+        assert_string_equal(aitk_str_cstr(&after), aitk_str_cstr(&before));
+        char *os_after = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(host, "os"));
+        assert_string_equal(os_after, os_before);
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(env, "python"));
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "CUDA_HOME")->valuestring,
+                            "/usr/local/cuda");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "cudart")->valuestring,
+                            "/usr/local/cuda/lib64/libcudart.so.12");
+        /* The private values are still gone. */
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(host, "hostname")->valuestring,
+                            "[host-1]");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "HOME")->valuestring,
+                            "/home/[user-1]");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(check, "message")->valuestring,
+                            "ssh [user-1]@[host-1]; cache at /home/[user-1]/.cache");
+
+        aitk_str_clear(&path);
+        aitk_str_appendf(&path, "%s/%s.json", aitk_str_cstr(&dir), hosts[h]);
+        assert_int_equal(rt_write_json(aitk_str_cstr(&path), r), 0);
+        cJSON_free(os_before);
+        cJSON_free(os_after);
+        aitk_str_free(&before);
+        aitk_str_free(&after);
+        cJSON_Delete(r);
+    }
+    aitk_str_free(&dir);
+    aitk_str_free(&path);
 }
 
 /* Each allocation fails in turn: NOMEM, or the same redacted tree as without
@@ -223,7 +329,9 @@ int main(void)
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
+        cmocka_unit_test(test_names_are_whole_tokens),
         cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_random_text),
     };
