@@ -164,11 +164,118 @@ static void test_support_bundle(void **state)
     aitk_str_free(&err);
 }
 
+/* "id/category/status " of every check, in order. */
+static void structure_of(const char *path, aitk_str *out)
+{
+    cJSON *r = rt_load(path);
+    if (!r)
+        fail_msg("%s was not written or does not parse", path);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "checks"))
+    {
+        aitk_str_appendf(out, "%s/%s/%s ", cJSON_GetObjectItemCaseSensitive(c, "id")->valuestring,
+                         cJSON_GetObjectItemCaseSensitive(c, "category")->valuestring,
+                         cJSON_GetObjectItemCaseSensitive(c, "status")->valuestring);
+    }
+    cJSON_Delete(r);
+}
+
+/* A host called "gpu", "cuda" or "debian" and a user called "python": the
+ * rendered report keeps its check ids, categories and OS; the host line and
+ * home path still lose the names. out-<host>.json stays in the test reports
+ * folder for schema.all_reports. */
+static void test_render_common_names(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = {"gpu", "cuda", "debian"};
+    aitk_str dir = AITK_STR_INIT, in = AITK_STR_INIT, json = AITK_STR_INIT, md = AITK_STR_INIT,
+             err = AITK_STR_INIT, want = AITK_STR_INIT, got = AITK_STR_INIT;
+    rt_dir(&dir, "redact-names");
+    structure_of(FIXTURE, &want);
+    for (size_t h = 0; h < sizeof hosts / sizeof *hosts; h++) {
+        cJSON *r = rt_load(FIXTURE);
+        assert_non_null(r);
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "host"),
+                                               "hostname", cJSON_CreateString(hosts[h]));
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(r, "environment"), "HOME",
+                                "/home/python");
+        aitk_str_clear(&in);
+        aitk_str_clear(&json);
+        aitk_str_clear(&md);
+        aitk_str_appendf(&in, "%s/in-%s.json", dir.ptr, hosts[h]);
+        aitk_str_appendf(&json, "%s/out-%s.json", dir.ptr, hosts[h]);
+        aitk_str_appendf(&md, "%s/out-%s.md", dir.ptr, hosts[h]);
+        assert_int_equal(rt_write_json(in.ptr, r), 0);
+        cJSON_Delete(r);
+        const char *argv[] = {AITK_EXE, "render", in.ptr,  "--redact", "--json",
+                              json.ptr, "--markdown", md.ptr, NULL};
+        assert_int_equal(rt_run(argv, NULL, NULL, &err), 0);
+        aitk_str_clear(&got);
+        structure_of(json.ptr, &got);
+        assert_string_equal(aitk_str_cstr(&got), aitk_str_cstr(&want));
+        char *text = rt_read(md.ptr);
+        assert_non_null(text);
+        if (!strstr(text, "Debian GNU/Linux 12") || !strstr(text, "`gpu.driver`") ||
+            !strstr(text, "`cuda.cudnn`") || !strstr(text, "`python.torch`"))
+            fail_msg("host %s: the Markdown lost its own words:\n%s", hosts[h], text);
+        aitk_free(text);
+        text = rt_read(json.ptr);
+        assert_non_null(text);
+        assert_null(strstr(text, "/home/python"));
+        assert_non_null(strstr(text, "/home/[user-1]"));
+        assert_non_null(strstr(text, "\"hostname\":\t\"[host-1]\""));
+        aitk_free(text);
+    }
+    aitk_str *all[] = {&dir, &in, &json, &md, &err, &want, &got};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        aitk_str_free(all[i]);
+}
+
+/* The real binary run by a user called "python": the redacted report has
+ * the same checks as the plain one, and the home path loses the name. */
+static void test_run_as_common_user(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, path_env = AITK_STR_INIT, plain = AITK_STR_INIT,
+             redacted = AITK_STR_INIT, want = AITK_STR_INIT, got = AITK_STR_INIT;
+    rt_dir(&dir, "redact-user-python");
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    aitk_str_appendf(&plain, "%s/plain.json", dir.ptr);
+    aitk_str_appendf(&redacted, "%s/redacted.json", dir.ptr);
+    const char *env[] = {path_env.ptr, "HOME=/home/python", "USER=python", "LOGNAME=python",
+                         "NO_COLOR=1", NULL};
+    const char *run_plain[] = {AITK_EXE, "--quick", "-Q", "--json", plain.ptr, NULL};
+    const char *run_redacted[] = {AITK_EXE,  "--quick",    "-Q", "--redact",
+                                  "--json", redacted.ptr, NULL};
+    int rc = rt_run(run_plain, env, NULL, NULL);
+    assert_true(rc == 0 || rc == 1);
+    rc = rt_run(run_redacted, env, NULL, NULL);
+    assert_true(rc == 0 || rc == 1);
+    structure_of(plain.ptr, &want);
+    structure_of(redacted.ptr, &got);
+    assert_non_null(strstr(aitk_str_cstr(&want), "python.env/python/"));
+    assert_string_equal(aitk_str_cstr(&got), aitk_str_cstr(&want));
+    char *text = rt_read(plain.ptr);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "/home/python/")); /* the check below can fail */
+    aitk_free(text);
+    text = rt_read(redacted.ptr);
+    assert_non_null(text);
+    assert_null(strstr(text, "/home/python"));
+    assert_non_null(strstr(text, "/home/[user-1]/"));
+    aitk_free(text);
+    aitk_str *all[] = {&dir, &path_env, &plain, &redacted, &want, &got};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        aitk_str_free(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_redact),
         cmocka_unit_test(test_support_bundle),
+        cmocka_unit_test(test_render_common_names),
+        cmocka_unit_test(test_run_as_common_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
