@@ -137,33 +137,25 @@ aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const cha
     return st;
 }
 
-/* The longest learnt value at in[i] that stands there as a whole token.
+/* The longest learnt value at in[i] that stands there as a whole token: a
+ * word boundary on both sides (the caller checked the one before), so
+ * "cudart" and "gpus" are other words than a host named cuda or gpu.
  *
- * Secrets, serials and UUIDs: a word boundary on both sides (the caller
- * checked the one before).
- *
- * Host and user names are ordinary words often enough ("gpu", "cuda",
- * "debian", "python") that a looser rule rewrites the report's own text, so
- * they need a whole token:
- *  - before: the start, or a character that is not a letter, digit, '_',
- *    '-' or '.'. A name after '-' or '.' is the tail of another name
- *    ("nvidia-cuda", "torch.cuda", "my-gpu7"), not the name itself.
- *  - after: the end, or a character that is not a letter, digit, '_' or
- *    '-' ("cudart", "gpus", "debian-12" are other words). A '.' after does
- *    end the token: a domain may follow a host name (when only the short
- *    name gpu7 is known, gpu7.cluster.example.org must still lose it), a
- *    file may be named after one (gpu7.log), and sentences end with one.
- *  - and not a component of a system path (/usr/local/cuda, see
- *    aitk_redact_system_path): there it names software. Home paths
+ * '-' and '.' are boundaries, also for host and user names: "jdoe-project",
+ * "ci-gpu7" and "gpu7.cluster.example.org" must lose the name, even though
+ * a host named after an ordinary word ("cuda") is then also replaced in free
+ * text such as "nvidia-cuda". Privacy wins over the prose's looks; what the
+ * looser rule must not touch is kept apart instead:
+ *  - fields that hold no private text at all (check ids, categories,
+ *    host.os) are not rewritten in the first place (see structural_field);
+ *  - a name that is a component of a system path (/usr/local/cuda, see
+ *    aitk_redact_system_path) names software there. Home paths
  *    (/home/<user>, /Users/<user>, C:\Users\<user>) are not system paths, so
- *    the user's name is still replaced in them.
- * Fields that hold no private text at all (check ids, categories, host.os)
- * are not rewritten in the first place (see structural_field). */
+ *    the user's name is still replaced in them. */
 static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t i, unsigned flags)
 {
     const char *p = in + i;
-    bool names = !(flags & AITK_REDACT_TEXT_NO_NAMES) &&
-                 (i == 0 || !(aitk_redact_is_name_char(in[i - 1]) || in[i - 1] == '.'));
+    bool names = !(flags & AITK_REDACT_TEXT_NO_NAMES);
     int system_path = -1; /* not looked at yet: most text has no match */
     const entry *best = NULL;
     for (size_t k = 0; k < r->count; k++) {
@@ -176,7 +168,7 @@ static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t 
         int cmp = name ? strncasecmp(p, e->value, e->len) : strncmp(p, e->value, e->len);
         if (cmp != 0)
             continue;
-        if (name ? aitk_redact_is_name_char(p[e->len]) : aitk_redact_is_word(p[e->len]))
+        if (aitk_redact_is_word(p[e->len]))
             continue;
         if (name && system_path < 0)
             system_path = aitk_redact_system_path(in, i);
