@@ -430,3 +430,46 @@ aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host
     aitk_redactor_free(r);
     return st;
 }
+
+static aitk_status scrub_text(const char *in, aitk_str *out, bool *changed)
+{
+    size_t i = 0;
+    while (in[i]) {
+        if (i == 0 || !aitk_redact_is_word(in[i - 1])) {
+            size_t keep = 0, n = aitk_redact_match_assignment(in + i, &keep);
+            if (!n)
+                n = aitk_redact_match_token(in + i);
+            if (n) {
+                aitk_str_appendn(out, in + i, keep);
+                aitk_str_append(out, "[secret]");
+                i += n;
+                *changed = true;
+                continue;
+            }
+        }
+        aitk_str_appendc(out, in[i]);
+        i++;
+    }
+    return aitk_str_status(out);
+}
+
+aitk_status aitk_scrub_secrets(cJSON *tree)
+{
+    if (!tree)
+        return AITK_OK;
+    if (cJSON_IsString(tree) && tree->valuestring) {
+        aitk_str out = AITK_STR_INIT;
+        bool changed = false;
+        aitk_status st = scrub_text(tree->valuestring, &out, &changed);
+        if (!st && changed && !cJSON_SetValuestring(tree, aitk_str_cstr(&out)))
+            st = AITK_E_NOMEM;
+        aitk_str_free(&out);
+        return st;
+    }
+    for (cJSON *c = tree->child; c; c = c->next) {
+        aitk_status st = aitk_scrub_secrets(c);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}

@@ -56,6 +56,14 @@ aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out);
 /* How many distinct values of `kind` were replaced so far. */
 size_t aitk_redactor_count(const aitk_redactor *r, aitk_redact_kind kind);
 
+/* Without --redact too: every string of the tree loses what is a secret by
+ * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...) and
+ * secret assignments (token=..., PASSWORD: ...) become "[secret]". Reports
+ * never copy a secret, even one inside a variable they may show (a token in
+ * PYTORCH_CUDA_ALLOC_CONF). Names, paths and addresses stay: that is
+ * --redact's job. */
+aitk_status aitk_scrub_secrets(cJSON *tree);
+
 /* The one-call form for a report: new, apply, then marks the report
  * "redacted": true. `user` and `host` may be NULL. */
 aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host);

@@ -153,6 +153,11 @@ int aitk_cmd_render(int argc, char **argv)
         return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
     }
     int rc = AITK_EXIT_OK;
+    /* A report from elsewhere (an older build) is rendered without secrets too. */
+    if (aitk_scrub_secrets(report)) {
+        aitk_log(AITK_LOG_ERROR, "%s: out of memory", path);
+        rc = AITK_EXIT_INTERNAL;
+    }
     if (redact && aitk_redact_report(report, NULL, NULL)) {
         aitk_log(AITK_LOG_ERROR, "%s: could not redact (out of memory)", path);
         rc = AITK_EXIT_INTERNAL;

@@ -379,6 +379,7 @@ static int run_validate(const aitk_options *o)
         goto out;
     }
     if (!(report = build_report(o, &ctx)) || aitk_json_repair_utf8(report) ||
+        aitk_scrub_secrets(report) ||
         ((plan.any_redacted || o->redact) && !(redacted = redacted_copy(report)))) {
         aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
         goto out;

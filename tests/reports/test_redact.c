@@ -124,6 +124,29 @@ static void test_names_are_whole_tokens(void **state)
     aitk_redactor_free(r);
 }
 
+/* The always-on sweep takes secrets by their shape and nothing else. */
+static void test_scrub_secrets(void **state)
+{
+    (void)state;
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "a", "expandable_segments:True,token=abcdefgh123");
+    cJSON_AddStringToObject(t, "b", "export HF_TOKEN=hf_QwErTyUiOpAsDfGhJkLzXcVbNm012345 now");
+    static const char *const kept[] = {"max_split_size_mb:512,expandable_segments:True",
+                                       "/home/jdoe/cuda on gpu7 at 10.1.2.3",
+                                       "GPU-8f1c2d3e-1111-2222-3333-444455556666",
+                                       "token count 12345678"};
+    cJSON *arr = cJSON_AddArrayToObject(t, "kept");
+    for (size_t i = 0; i < 4; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(kept[i]));
+    assert_int_equal(aitk_scrub_secrets(t), AITK_OK);
+    assert_string_equal(cJSON_GetObjectItem(t, "a")->valuestring,
+                        "expandable_segments:True,token=[secret]");
+    assert_string_equal(cJSON_GetObjectItem(t, "b")->valuestring, "export HF_TOKEN=[secret] now");
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(cJSON_GetArrayItem(arr, (int)i)->valuestring, kept[i]);
+    cJSON_Delete(t);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -332,7 +355,7 @@ int main(void)
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
-        cmocka_unit_test(test_names_are_whole_tokens),
+        cmocka_unit_test(test_names_are_whole_tokens), cmocka_unit_test(test_scrub_secrets),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),

@@ -164,6 +164,44 @@ static void test_support_bundle(void **state)
     aitk_str_free(&err);
 }
 
+/* Without --redact, a report still never copies a secret, even one inside a
+ * variable it shows (the allocator configuration), nor a token its checks
+ * quote from their own text. */
+static void test_unredacted_run_keeps_no_secret(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, path_env = AITK_STR_INIT, out = AITK_STR_INIT,
+             err = AITK_STR_INIT;
+    rt_dir(&dir, "unredacted");
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    const char *env[] = {path_env.ptr, "HOME=/tmp",
+                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,token=plantedsecret99",
+                         "CUDA_HOME=/opt/" HF, "NO_COLOR=1", NULL};
+    const char *argv[] = {AITK_EXE, "--quick", "--output-dir", dir.ptr, NULL};
+    int rc = rt_run(argv, env, &out, &err);
+    if (rc != 0 && rc != 1)
+        fail_msg("exit %d\n%s\n%s", rc, aitk_str_cstr(&out), aitk_str_cstr(&err));
+    const char *values[] = {"plantedsecret99", HF};
+    static const char *const names[] = {"report.md", "report.html", "report.json", "junit.xml"};
+    aitk_str p = AITK_STR_INIT;
+    for (int i = 0; i < 4; i++) {
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s/%s", dir.ptr, names[i]);
+        assert_clean(p.ptr, values, 2, 0);
+    }
+    /* The variable itself is still shown, with the secret replaced. */
+    aitk_str_clear(&p);
+    aitk_str_appendf(&p, "%s/report.json", dir.ptr);
+    char *text = rt_read(p.ptr);
+    assert_non_null(strstr(text, "expandable_segments:True,token=[secret]"));
+    aitk_free(text);
+    aitk_str_free(&p);
+    aitk_str_free(&dir);
+    aitk_str_free(&path_env);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 /* "id/category/status " of every check, in order. */
 static void structure_of(const char *path, aitk_str *out)
 {
@@ -274,6 +312,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_redact),
         cmocka_unit_test(test_support_bundle),
+        cmocka_unit_test(test_unredacted_run_keeps_no_secret),
         cmocka_unit_test(test_render_common_names),
         cmocka_unit_test(test_run_as_common_user),
     };
