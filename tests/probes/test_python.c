@@ -267,9 +267,12 @@ static void test_python_path_not_python(void **state)
 {
     (void)state;
     char *empty = pt_tempdir("py-empty");
-    const char *paths[] = {"/etc/passwd", empty};
-    const char *want[] = {"not an executable program", "no Python interpreter in this folder"};
-    for (size_t i = 0; i < 2; i++) {
+    /* /bin/false runs, but is no Python: its neighbours (/lib/python3.x)
+     * would otherwise be read as its environment. */
+    const char *paths[] = {"/etc/passwd", empty, "/bin/false"};
+    const char *want[] = {"not an executable program", "no Python interpreter in this folder",
+                          "not a Python interpreter"};
+    for (size_t i = 0; i < 3; i++) {
         const char *args[] = {"--quick", "--python", paths[i], NULL};
         int rc = 0;
         cJSON *r = pt_run(NULL, NULL, args, NULL, &rc);

@@ -7,7 +7,9 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +155,19 @@ static void add_path_python(cJSON *envs)
     }
 }
 
+/* Every CPython launcher is named python*: python3, python3.11, python.exe,
+ * pythonw.exe. The static checks read the environment around the file
+ * without running it, so /bin/false would otherwise be judged as a Python
+ * whose prefix is /. */
+static bool named_python(const char *path)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    return strncasecmp(base, "python", 6) == 0;
+}
+
 aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
 {
     if (hints && hints->python) {
@@ -169,7 +184,10 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
 #ifndef _WIN32
             : !dir && access(hints->python, X_OK) != 0 ? "not an executable program"
 #endif
-                                                       : NULL;
+            : !dir && !named_python(hints->python)
+                ? "not a Python interpreter: its name does not begin with 'python' "
+                  "(python3, python3.11, python.exe)"
+                : NULL;
         if (problem) {
             cJSON *env = cJSON_CreateObject();
             if (!env || !cJSON_AddItemToArray(envs, env)) {
