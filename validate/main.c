@@ -356,6 +356,12 @@ static int run_validate(const aitk_options *o)
             rc = AITK_EXIT_USAGE;
             goto out;
         }
+        /* As predict --config says them, once the usage is known good (a
+         * usage error stays one line): a typo (train.batchsize) is visible
+         * without -v. */
+        if (train.n_ignored && o->verbosity >= 0)
+            aitk_log(AITK_LOG_WARN, "%s: %zu key(s) play no part in time or memory (ignored):\n%s",
+                     o->config, train.n_ignored, aitk_str_cstr(&train.ignored));
     }
     ctx = (aitk_run_ctx){
         .level = o->level,

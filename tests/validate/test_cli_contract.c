@@ -477,6 +477,24 @@ static void test_config_optimizer_verdict(void **state)
     expect_usage_error((const char *[]){"--quick", "--config", cfg.ptr, NULL}, where.ptr);
     expect_usage_error((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "4090", NULL},
                        where.ptr);
+    /* A key neither reads (a typo) is said by both, without -v. */
+    static const char typo[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n"
+                               "      train: {batchsize: 4}\n";
+    assert_int_equal(aitk_file_write_atomic(cfg.ptr, typo, sizeof typo - 1, NULL), AITK_OK);
+    static const char *const runs[][6] = {{"--quick", "--config", NULL},
+                                          {"predict", "--gpu", "4090", "--config", NULL}};
+    for (int i = 0; i < 2; i++) {
+        const char *args[8] = {0};
+        int n = 0;
+        for (; runs[i][n]; n++)
+            args[n] = runs[i][n];
+        args[n] = cfg.ptr;
+        cli_result r;
+        cli_run(&r, args, NULL);
+        if (!strstr(aitk_str_cstr(&r.err), "train.batchsize"))
+            fail_msg("%s: the ignored key is not said: %s", runs[i][0], aitk_str_cstr(&r.err));
+        cli_free(&r);
+    }
     aitk_str_free(&where);
     aitk_str_free(&cfg);
 }
