@@ -35,6 +35,14 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
             aitk_str_appendf(err, "%s: %s", path, strerror(e));
         return e == ENOENT ? AITK_E_NOTFOUND : AITK_E_IO;
     }
+    /* A folder opens on POSIX and then fails to read: say what it is. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        if (err)
+            aitk_str_appendf(err, "%s: is a folder, not a file", path);
+        return AITK_E_IO;
+    }
     aitk_str buf = AITK_STR_INIT;
     char chunk[65536];
     size_t n;
@@ -52,7 +60,7 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
     if (!st && ferror(f)) {
         st = AITK_E_IO;
         if (err)
-            aitk_str_appendf(err, "%s: read error", path);
+            aitk_str_appendf(err, "%s: read error: %s", path, strerror(errno));
     }
     fclose(f);
     if (st) {
@@ -285,7 +293,8 @@ aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err)
 #endif
     if (fd < 0) {
         if (err)
-            aitk_str_appendf(err, "%s: folder is not writable: %s", dir, strerror(errno));
+            aitk_str_appendf(err, "%s: cannot create a file in this folder: %s", dir,
+                             strerror(errno));
         aitk_str_free(&probe);
         return AITK_E_IO;
     }

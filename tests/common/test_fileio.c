@@ -199,6 +199,13 @@ static void test_read_cap_and_missing(void **state)
     aitk_str_clear(&err);
     assert_int_equal(aitk_file_read("/no/such/file", 10, &data, NULL, &err), AITK_E_NOTFOUND);
     assert_non_null(strstr(aitk_str_cstr(&err), "/no/such/file"));
+    /* A folder given as a file: said so, not "read error". */
+    aitk_str_clear(&err);
+    assert_int_not_equal(aitk_file_read(tmpdir, 10, &data, NULL, &err), AITK_OK);
+    assert_null(data);
+#ifndef _WIN32
+    assert_non_null(strstr(aitk_str_cstr(&err), "is a folder, not a file"));
+#endif
     aitk_str_free(&path);
     aitk_str_free(&err);
 }
