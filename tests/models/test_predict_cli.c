@@ -345,7 +345,7 @@ static void test_broken_data(void **state)
                      AITK_OK);
     static const struct {
         const char *value, *words;
-    } bad[] = {{"0", "hidden must be at least 1"}, {"99999999999", "larger than any model dimension"}};
+    } bad[] = {{"0", "hidden must be at least 1"}, {"999999999", "larger than any model dimension"}};
     for (size_t i = 0; i < 2; i++) {
         const char *at = strstr(real, "\n  hidden: {value: 3072,");
         assert_non_null(at);
