@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,11 +94,19 @@ static long days_from_civil(int y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-/* "YYYY-MM-DDTHH:MM:SS[.fff]Z", the form reports are written in, as
- * seconds since 1970: ISO 8601 text sorts as text only while every stamp has
- * the same shape ("05:00:00.5Z" sorts before "05:00:00Z"). Other
- * offsets are refused rather than guessed: a run ordered wrongly would be
- * judged against the wrong baseline. */
+static int days_in_month(int y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 && leap ? 29 : days[m - 1];
+}
+
+/* "YYYY-MM-DDTHH:MM:SS[.fff]Z" (the form reports are written in) or with an
+ * RFC 3339 offset (+00:00, -05:00), as seconds since 1970 UTC: ISO 8601 text
+ * sorts as text only while every stamp has the same shape ("05:00:00.5Z"
+ * sorts before "05:00:00Z"). An explicit offset is converted, not guessed; a
+ * stamp without one, or a date no calendar has (02-30), is refused: a run
+ * ordered wrongly would be judged against the wrong baseline. */
 static int parse_utc(const char *s, double *seconds)
 {
     int y, mo, d, h, mi, sec;
@@ -106,7 +115,7 @@ static int parse_utc(const char *s, double *seconds)
         !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
         !digits(s + 17, 2, &sec))
         return 0;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60)
         return 0;
     const char *p = s + 19;
     double frac = 0, scale = 0.1;
@@ -117,9 +126,19 @@ static int parse_utc(const char *s, double *seconds)
         for (; isdigit((unsigned char)*p); p++, scale /= 10)
             frac += (*p - '0') * scale;
     }
-    if ((*p != 'Z' && *p != 'z') || p[1])
+    double offset = 0;
+    if ((*p == 'Z' || *p == 'z') && !p[1]) {
+        offset = 0;
+    } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+        int oh, om;
+        if (!digits(p + 1, 2, &oh) || !digits(p + 4, 2, &om) || oh > 23 || om > 59)
+            return 0;
+        offset = (*p == '+' ? 1 : -1) * (oh * 3600.0 + om * 60.0);
+    } else {
         return 0;
-    *seconds = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec + frac;
+    }
+    *seconds = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec + frac -
+               offset;
     return 1;
 }
 
@@ -277,8 +296,9 @@ aitk_status aitk_trend_add_report(aitk_trend *t, const cJSON *report, const char
     double when;
     const char *created = aitk_field_str(report, "created_at");
     if (!parse_utc(created, &when)) {
-        aitk_str_appendf(err, "%s: created_at %s%s%s is not a UTC time like "
-                              "2026-12-01T05:00:00Z (runs are put in time order by it)",
+        aitk_str_appendf(err, "%s: created_at %s%s%s is not an RFC 3339 time like "
+                              "2026-12-01T05:00:00Z or ...+01:00 (runs are put in time order "
+                              "by it)",
                          label, *created ? "'" : "", *created ? created : "(missing)",
                          *created ? "'" : "");
         return AITK_E_PARSE;

@@ -168,13 +168,35 @@ static void test_fractional_seconds(void **state)
     aitk_trend_free(&t);
 }
 
+/* RFC 3339 offsets are converted: 06:30+01:00 is 05:30Z, between 05:00Z
+ * and 06:00Z; +00:00 is UTC; a leap day exists in 2028. */
+static void test_offsets(void **state)
+{
+    (void)state;
+    mini runs[] = {
+        {"2026-11-01T06:00:00+00:00", 3, NULL, -1, NULL, 0},
+        {"2026-11-01T06:30:00+01:00", 2, NULL, -1, NULL, 0},
+        {"2026-11-01T00:00:00-05:00", 1, NULL, -1, NULL, 0},
+        {"2028-02-29T00:00:00Z", 4, NULL, -1, NULL, 0},
+    };
+    aitk_trend t;
+    build(&t, runs, 4, 5, 7, 0);
+    assert_string_equal(t.runs[0].created_at, "2026-11-01T00:00:00-05:00"); /* 05:00Z */
+    assert_string_equal(t.runs[1].created_at, "2026-11-01T06:30:00+01:00"); /* 05:30Z */
+    assert_string_equal(t.runs[2].created_at, "2026-11-01T06:00:00+00:00"); /* 06:00Z */
+    assert_string_equal(t.runs[3].created_at, "2028-02-29T00:00:00Z");
+    aitk_trend_free(&t);
+}
+
 /* A run that cannot be placed in time is refused, naming the report. */
 static void test_bad_created_at(void **state)
 {
     (void)state;
-    static const char *const bad[] = {NULL, "yesterday", "2026-11-01T05:00:00+01:00",
+    static const char *const bad[] = {NULL, "yesterday", "2026-11-01T05:00:00",
                                       "2026-13-01T05:00:00Z", "2026-11-01 05:00:00Z",
-                                      "2026-11-01T05:00:00.Z"};
+                                      "2026-11-01T05:00:00.Z", "2026-02-30T05:00:00Z",
+                                      "2025-02-29T05:00:00Z", "2026-11-01T05:00:00+1:00",
+                                      "2026-11-01T05:00:00+24:00"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         aitk_trend t;
         assert_int_equal(aitk_trend_init(&t, 5, 7), AITK_OK);
@@ -471,7 +493,7 @@ int main(void)
         cmocka_unit_test(test_time_order_and_median),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_fractional_seconds),
-        cmocka_unit_test(test_bad_created_at),
+        cmocka_unit_test(test_bad_created_at), cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_device_change),
         cmocka_unit_test(test_missing_and_ended),
         cmocka_unit_test(test_unit_change),
