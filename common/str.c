@@ -161,3 +161,21 @@ char *aitk_utf8_repaired(const char *s, bool *nomem)
     *nomem = r == NULL;
     return r;
 }
+
+aitk_status aitk_str_append_printable(aitk_str *s, const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+            aitk_str_appendf(s, "\\x%02x", *p);
+            p++;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            aitk_str_appendf(s, "\\u%04x", p[1]);
+            p += 2;
+        } else {
+            aitk_str_appendc(s, (char)*p);
+            p++;
+        }
+    }
+    return aitk_str_status(s);
+}

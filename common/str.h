@@ -59,4 +59,10 @@ size_t aitk_utf8_sequence(const unsigned char *s);
  * return value cannot tell "valid" from "out of memory": `*nomem` can. */
 char *aitk_utf8_repaired(const char *s, bool *nomem);
 
+/* Appends `text` for a terminal: C0 and C1 control characters (ESC, BEL, the
+ * UTF-8 encoded U+0080-U+009F, DEL) become visible "\xNN" / "\u00NN", so a
+ * report or a library name from elsewhere cannot move the cursor, clear the
+ * screen or retitle the window. Newline and tab pass. */
+aitk_status aitk_str_append_printable(aitk_str *s, const char *text);
+
 #endif

@@ -105,10 +105,26 @@ static void test_utf8_repair(void **state)
     }
 }
 
+/* Terminal-safe text: every control sequence is visible, never acted on;
+ * newline, tab and ordinary UTF-8 (é, U+00A0 and above) pass unchanged. */
+static void test_printable(void **state)
+{
+    (void)state;
+    aitk_str s = AITK_STR_INIT;
+    assert_int_equal(aitk_str_append_printable(
+                         &s, "a\x1b]0;T\x07" "b\x1b[2J\tc\n\x7f \xc2\x9b" "1m caf\xc3\xa9 \xc2\xa0."),
+                     AITK_OK);
+    assert_string_equal(aitk_str_cstr(&s),
+                        "a\\x1b]0;T\\x07b\\x1b[2J\tc\n\\x7f \\u009b1m caf\xc3\xa9 \xc2\xa0.");
+    for (size_t i = 0; i < s.len; i++)
+        assert_true((unsigned char)s.ptr[i] >= 0x20 || s.ptr[i] == '\n' || s.ptr[i] == '\t');
+    aitk_str_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_format),
+        cmocka_unit_test(test_append_and_format), cmocka_unit_test(test_printable),
         cmocka_unit_test(test_grows_past_initial_capacity),
         cmocka_unit_test(test_allocation_failure_is_sticky),
         cmocka_unit_test(test_steal_hands_over_buffer),

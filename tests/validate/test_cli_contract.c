@@ -463,6 +463,30 @@ static void test_failed_writes_each_named(void **state)
     cli_free(&r);
 }
 
+/* A report from elsewhere rendered to the terminal cannot send it control
+ * sequences (retitle the window, clear the screen): they are shown, escaped. */
+static void test_render_to_terminal_is_inert(void **state)
+{
+    (void)state;
+    aitk_str rep = AITK_STR_INIT;
+    aitk_path_join(&rep, tmp, "esc.json");
+    static const char json[] =
+        "{\"schema_version\": \"1.0\", \"summary\": {\"verdict\": \"fail\", \"counts\": "
+        "{\"total\": 1, \"fail\": 1, \"warn\": 0, \"pass\": 0, \"skip\": 0}}, \"checks\": [{\"id\": \"x.y\", "
+        "\"status\": \"fail\", \"title\": \"t\", \"message\": \"boom\\u001b]0;PWN\\u0007\\u001b[2J\"}]}";
+    assert_int_equal(aitk_file_write_atomic(rep.ptr, json, sizeof json - 1, NULL), AITK_OK);
+    cli_result r;
+    cli_run(&r, (const char *[]){"render", rep.ptr, NULL}, NULL);
+    assert_int_equal(r.exit_code, 0);
+    const char *out = aitk_str_cstr(&r.out);
+    if (!strstr(out, "boom\\x1b]0;PWN\\x07\\x1b[2J"))
+        fail_msg("the message should be shown escaped: %s", out);
+    assert_null(strchr(out, 0x1b));
+    assert_null(strchr(out, 0x07));
+    cli_free(&r);
+    aitk_str_free(&rep);
+}
+
 /* `--config` and `predict --config` give one verdict on one file: an
  * optimizer the memory model lacks is refused, at its place in the file. */
 static void test_config_optimizer_verdict(void **state)
@@ -557,6 +581,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
         cmocka_unit_test(test_failed_writes_each_named),
+        cmocka_unit_test_setup_teardown(test_render_to_terminal_is_inert, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
