@@ -119,6 +119,15 @@ printf '#include <unistd.h>\n__attribute__((constructor)) static void c(void) { 
 so "$l/libctorabort.so" "$s/ctor_abort.c"
 so "$l/libctorexit.so" "$s/ctor_exit.c"
 so "$l/libctorhang.so" "$s/ctor_hang.c"
+# Constructors that fork a helper which keeps running (holding the output
+# pipes): one stays in the process group, one leaves it (setsid) and
+# ignores SIGTERM. Both libraries load.
+printf '#include <unistd.h>\n__attribute__((constructor)) static void c(void) { if (fork() == 0) for (;;) pause(); }\n' \
+    > "$s/ctor_fork.c"
+printf '#include <signal.h>\n#include <unistd.h>\n__attribute__((constructor)) static void c(void) { if (fork() == 0) { signal(SIGTERM, SIG_IGN); setsid(); for (;;) pause(); } }\n' \
+    > "$s/ctor_daemon.c"
+so "$l/libctorfork.so" "$s/ctor_fork.c"
+so "$l/libctordaemon.so" "$s/ctor_daemon.c"
 printf 'int aitk_data = 1;\n' > "$s/data_new.c"
 printf 'int aitk_other = 1;\n' > "$s/data_old.c"
 printf 'extern int aitk_data;\nint aitk_uses(void) { return aitk_data; }\n' > "$s/uses_data.c"

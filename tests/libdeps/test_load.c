@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 
 #include "common/clock.h"
 #include "fixtures.h"
@@ -86,6 +87,59 @@ static void test_constructor_hang(void **state)
     const char *bad[] = {"--load-timeout", "0", FX_LOAD "/libctorhang.so", NULL};
     assert_int_equal(deps(bad, &out), 2);
     aitk_str_free(&out);
+}
+
+/* Processes whose command line names `needle` (the loading process and the
+ * helpers it forked carry the library's path in theirs). */
+static int processes_naming(const char *needle)
+{
+    int n = 0;
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        char buf[4096];
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < got; i++)
+            if (!buf[i])
+                buf[i] = ' ';
+        buf[got] = '\0';
+        n += strstr(buf, needle) != NULL;
+    }
+    closedir(dir);
+    return n;
+}
+
+/* A constructor forks a helper that keeps running and holds the output
+ * pipe: the library loaded, and says so at once; the helper does not
+ * outlive the tool, even when it left the process group and ignores
+ * SIGTERM. (It used to read as NOT LOADABLE after the time limit.) */
+static void test_constructor_forks_helper(void **state)
+{
+    (void)state;
+    const char *libs[] = {FX_LOAD "/libctorfork.so", FX_LOAD "/libctordaemon.so"};
+    for (size_t i = 0; i < 2; i++) {
+        aitk_str out = AITK_STR_INIT;
+        const char *args[] = {"--load", "--load-timeout", "30", libs[i], NULL};
+        double t0 = aitk_clock_ms();
+        assert_int_equal(deps(args, &out), 0);
+        assert_true(aitk_clock_ms() - t0 < 15000);
+        const char *want[] = {"loader says: loaded", "result: 0 problems"};
+        expect_text(&out, want, 2);
+        int left = processes_naming(libs[i]);
+        if (left)
+            fail_msg("%d process(es) started for %s still run", left, libs[i]);
+        aitk_str_free(&out);
+    }
 }
 
 /* An undefined data symbol: nothing is missing from the tree, yet dlopen
@@ -177,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_constructor_abort),
         cmocka_unit_test(test_constructor_exit_json),
         cmocka_unit_test(test_constructor_hang),
+        cmocka_unit_test(test_constructor_forks_helper),
         cmocka_unit_test(test_refusal_the_walk_cannot_see),
         cmocka_unit_test(test_no_section_headers),
         cmocka_unit_test(test_cut_copies),
