@@ -9,18 +9,21 @@
  * under a time limit, and how that copy ended is the verdict. Compiled into
  * aitk_libdeps (see validate/libdeps/CMakeLists.txt). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifdef _WIN32
 #include <windows.h>
 #endif
 
 #include "common/alloc.h"
 #include "common/dynload.h"
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/selfpath.h"
@@ -53,6 +56,13 @@ static void deps_help(void)
           "                       own error text (runs library constructors, in a\n"
           "                       separate process); a refusal or crash is a problem\n"
           "  --load-timeout S     give up on a --load after S seconds (default 30)\n"
+          "\n"
+          "\n"
+          "Every PATH is read before anything is printed: a PATH that is missing,\n"
+          "unreadable, not a regular file or a malformed library stops the run\n"
+          "(exit 2, nothing printed). A PATH that is no library at all (a GNU ld\n"
+          "script such as libc.so, an ar archive, a text file) is listed as skipped\n"
+          "and does not change the exit code, unless no PATH is a library (exit 2).\n"
           "\n"
           "Exit codes: 0 nothing missing, 1 a library is missing or unusable,\n"
           "2 bad usage or an unreadable PATH, 3 internal error.\n",
@@ -319,9 +329,94 @@ typedef struct deps_run {
     const deps_args *a;
     aitk_deps *d;
     aitk_remedies *rem;
-    cJSON *roots, *errors; /* NULL without --json */
-    const char *self;      /* this program, for --load */
+    cJSON *roots, *skipped; /* NULL without --json */
+    const char *self;       /* this program, for --load */
 } deps_run;
+
+/* One PATH: its tree once read, or why it was passed over. */
+typedef struct deps_input {
+    const char *path;
+    const char *skip; /* not a library: what it is instead */
+    aitk_dep_tree t;
+    bool analyzed;
+} deps_input;
+
+/* What a readable file that is neither ELF nor PE is, from its first bytes:
+ * a glob over a library folder meets these (libc.so is a GNU ld script). */
+static const char *not_a_library(const unsigned char *h, size_t n)
+{
+    if (n == 0)
+        return "an empty file";
+    if (n >= 8 && memcmp(h, "!<arch>\n", 8) == 0)
+        return "an ar archive (a static library)";
+    static const char *const ld_words[] = {"/* GNU ld script", "GROUP", "INPUT", "OUTPUT_FORMAT",
+                                           "SEARCH_DIR", "INCLUDE"};
+    for (size_t i = 0; i < sizeof ld_words / sizeof *ld_words; i++) {
+        size_t k = strlen(ld_words[i]);
+        if (n >= k && memcmp(h, ld_words[i], k) == 0)
+            return "a GNU ld script";
+    }
+    if (n >= 2 && h[0] == '#' && h[1] == '!')
+        return "a script";
+    return "neither an ELF nor a PE (Windows) file";
+}
+
+/* Before anything is written: every PATH must be a readable regular file
+ * (exit 2 otherwise, one line on stderr); one that is not a library is
+ * noted as skipped. */
+static int check_input(deps_input *in)
+{
+    struct stat sb;
+    if (stat(in->path, &sb) != 0) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(errno));
+        return AITK_EXIT_USAGE;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s: is a folder; give the library files (for example "
+                                 "%s/*.so*)", in->path, in->path);
+        return AITK_EXIT_USAGE;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s: not a regular file", in->path);
+        return AITK_EXIT_USAGE;
+    }
+    int fd = aitk_open_read(in->path);
+    if (fd < 0) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(errno));
+        return AITK_EXIT_USAGE;
+    }
+    unsigned char h[16];
+    ssize_t n = read(fd, h, sizeof h);
+    int e = errno;
+    close(fd);
+    if (n < 0) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(e));
+        return AITK_EXIT_USAGE;
+    }
+    bool elf = n >= 4 && memcmp(h, "\177ELF", 4) == 0, pe = n >= 2 && h[0] == 'M' && h[1] == 'Z';
+    if (!elf && !pe)
+        in->skip = not_a_library(h, (size_t)n);
+    return AITK_EXIT_OK;
+}
+
+/* The static walk of one library, output-free; a library that cannot be
+ * read at all (AITK_E_PARSE: a malformed header) is bad input. */
+static int analyze_input(const deps_run *run, deps_input *in)
+{
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_analyze(run->d, in->path, &in->t, &err);
+    int rc = AITK_EXIT_OK;
+    if (st == AITK_E_NOMEM) {
+        rc = AITK_EXIT_INTERNAL;
+    } else if (st) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_USAGE;
+    } else {
+        in->analyzed = true;
+    }
+    aitk_str_free(&err);
+    return rc;
+}
 
 static int render_one(const deps_run *run, const aitk_dep_tree *t)
 {
@@ -340,42 +435,106 @@ static int render_one(const deps_run *run, const aitk_dep_tree *t)
     return rc;
 }
 
-/* One root: the static walk, the loader's verdict when asked, the output.
- * Returns this root's exit code. */
-static int deps_one(const deps_run *run, const char *path)
+/* One input, after all were read: a skip note, or the loader's verdict when
+ * asked and the report. Returns this input's exit code. */
+static int deps_one(const deps_run *run, deps_input *in)
 {
-    aitk_dep_tree t;
+    if (in->skip) {
+        if (run->skipped) {
+            cJSON *s = cJSON_CreateObject();
+            cJSON_AddStringToObject(s, "path", in->path);
+            cJSON_AddStringToObject(s, "reason", in->skip);
+            cJSON_AddItemToArray(run->skipped, s);
+        } else {
+            aitk_str line = AITK_STR_INIT;
+            aitk_deps_text_escape(&line, in->path);
+            printf("%s: skipped, not a shared library: %s\n", aitk_str_cstr(&line), in->skip);
+            aitk_str_free(&line);
+        }
+        return AITK_EXIT_OK;
+    }
+    aitk_dep_tree *t = &in->t;
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_deps_analyze(run->d, path, &t, &err);
     int rc = AITK_EXIT_OK;
-    if (st == AITK_E_NOMEM) {
-        rc = AITK_EXIT_INTERNAL;
-    } else if (st) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
-        if (run->errors)
-            cJSON_AddItemToArray(run->errors, cJSON_CreateString(aitk_str_cstr(&err)));
-        rc = AITK_EXIT_USAGE;
-    }
-    if (rc) {
-        aitk_str_free(&err);
-        return rc;
-    }
 #ifdef _WIN32
-    const char *load_path = path; /* LoadLibraryExW wants its own separators */
+    const char *load_path = in->path; /* LoadLibraryExW wants its own separators */
 #else
-    const char *load_path = t.nodes[0].path; /* dlopen searches for a name without a slash */
+    const char *load_path = t->nodes[0].path; /* dlopen searches for a name without a slash */
 #endif
     if (run->a->load &&
-        load_verdict(run->self, run->a->load_timeout_ms, load_path, path, &t, &err)) {
+        load_verdict(run->self, run->a->load_timeout_ms, load_path, in->path, t, &err)) {
         aitk_log(AITK_LOG_ERROR, "deps: --load: %s", aitk_str_cstr(&err));
         rc = AITK_EXIT_INTERNAL;
     }
     if (!rc)
-        rc = render_one(run, &t);
-    if (!rc && aitk_dep_tree_problems(&t) > 0)
+        rc = render_one(run, t);
+    if (!rc && aitk_dep_tree_problems(t) > 0)
         rc = AITK_EXIT_FAILED;
-    aitk_dep_tree_free(&t);
     aitk_str_free(&err);
+    return rc;
+}
+
+/* Reads every input before writing anything, so that exit 2 (a missing or
+ * unreadable PATH, a malformed library) writes nothing to stdout. Inputs
+ * that are not libraries are skipped without changing the exit code, unless
+ * no input is a library: then there is nothing to examine (exit 2). */
+static int deps_all(deps_run *run, char **paths, size_t count)
+{
+    deps_input *in = aitk_calloc(count ? count : 1, sizeof *in);
+    if (!in)
+        return AITK_EXIT_INTERNAL;
+    int rc = AITK_EXIT_OK;
+    size_t libraries = 0;
+    for (size_t i = 0; i < count && !rc; i++) {
+        in[i].path = paths[i];
+        rc = check_input(&in[i]);
+        libraries += !rc && !in[i].skip;
+    }
+    if (!rc && libraries == 0) {
+        for (size_t i = 0; i < count; i++)
+            aitk_log(AITK_LOG_ERROR, "deps: %s: not a shared library: %s", in[i].path,
+                     in[i].skip);
+        rc = AITK_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < count && !rc; i++)
+        if (!in[i].skip)
+            rc = analyze_input(run, &in[i]);
+    cJSON *doc = NULL;
+    if (!rc && run->a->json) {
+        doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "aitk-deps/1");
+        run->roots = cJSON_AddArrayToObject(doc, "roots");
+        run->skipped = cJSON_AddArrayToObject(doc, "skipped");
+        /* Kept for readers of schema aitk-deps/1: bad input no longer
+         * reaches the JSON (exit 2 writes nothing), so it stays empty. */
+        cJSON_AddArrayToObject(doc, "errors");
+        if (!run->roots || !run->skipped)
+            rc = AITK_EXIT_INTERNAL;
+    }
+    bool any_problem = false;
+    for (size_t i = 0; i < count && !rc; i++) {
+        int one = deps_one(run, &in[i]);
+        if (one == AITK_EXIT_INTERNAL)
+            rc = one;
+        any_problem |= one == AITK_EXIT_FAILED;
+    }
+    if (doc && !rc) {
+        cJSON_AddBoolToObject(doc, "ok", !any_problem);
+        /* Paths are bytes; the JSON must be UTF-8. */
+        char *s = aitk_json_repair_utf8(doc) ? NULL : cJSON_Print(doc);
+        if (!s)
+            rc = AITK_EXIT_INTERNAL;
+        else
+            printf("%s\n", s);
+        cJSON_free(s);
+    }
+    cJSON_Delete(doc);
+    for (size_t i = 0; i < count; i++)
+        if (in[i].analyzed)
+            aitk_dep_tree_free(&in[i].t);
+    aitk_free(in);
+    if (!rc && any_problem)
+        rc = AITK_EXIT_FAILED;
     return rc;
 }
 
@@ -401,32 +560,7 @@ int aitk_cmd_deps(int argc, char **argv)
         goto out;
     }
     run.self = aitk_str_cstr(&self);
-    cJSON *doc = a.json ? cJSON_CreateObject() : NULL;
-    run.roots = doc ? cJSON_AddArrayToObject(doc, "roots") : NULL;
-    run.errors = doc ? cJSON_AddArrayToObject(doc, "errors") : NULL;
-    if (doc)
-        cJSON_AddStringToObject(doc, "schema", "aitk-deps/1");
-    bool any_problem = false, any_bad_input = false;
-    for (int i = optind; i < argc && rc != AITK_EXIT_INTERNAL; i++) {
-        int one = deps_one(&run, argv[i]);
-        if (one == AITK_EXIT_INTERNAL)
-            rc = one;
-        any_problem |= one == AITK_EXIT_FAILED;
-        any_bad_input |= one == AITK_EXIT_USAGE;
-    }
-    if (doc && rc != AITK_EXIT_INTERNAL) {
-        cJSON_AddBoolToObject(doc, "ok", !any_problem && !any_bad_input);
-        /* Paths are bytes; the JSON must be UTF-8. */
-        char *s = aitk_json_repair_utf8(doc) ? NULL : cJSON_Print(doc);
-        if (!s)
-            rc = AITK_EXIT_INTERNAL;
-        else
-            printf("%s\n", s);
-        cJSON_free(s);
-    }
-    cJSON_Delete(doc);
-    if (rc != AITK_EXIT_INTERNAL)
-        rc = any_bad_input ? AITK_EXIT_USAGE : any_problem ? AITK_EXIT_FAILED : AITK_EXIT_OK;
+    rc = deps_all(&run, argv + optind, (size_t)(argc - optind));
 out:
     aitk_deps_free(run.d);
     aitk_remedies_free(run.rem);

@@ -77,6 +77,10 @@ so "$e/build/libcudart.so.99" "$s/leaf.c" -Wl,-soname,libcudart.so.99
 so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libcudart.so.99" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/../../nvidia/cuda_runtime/lib'
 
+# A GNU ld script named like a library (as libc.so is), met by a glob.
+mkdir -p "$e/ldscript"
+printf '/* GNU ld script */\nGROUP ( libleaf.so.1 )\n' > "$e/ldscript/libscript.so"
+
 # A cycle: libcyca.so <-> libcycb.so (liba built twice to close the loop).
 mkdir -p "$e/cycle"
 so "$e/cycle/libcyca.so" "$s/leaf.c" -Wl,-soname,libcyca.so

@@ -132,6 +132,51 @@ static void test_exit_codes(void **state)
     aitk_str_free(&err);
 }
 
+/* Every PATH is checked before anything is printed: exit 2 writes nothing
+ * to stdout, even after a good library (its report used to come first). A
+ * GNU ld script is skipped, not bad input, unless it is all there is. */
+static void test_inputs_checked_first(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *good_missing[] = {FX "/elf/chain/libtop.so", FX "/nothing-here.so", NULL};
+    assert_int_equal(run_deps(good_missing, &out, &err, NULL), 2);
+    assert_int_equal(out.len, 0);
+    assert_non_null(strstr(aitk_str_cstr(&err), "nothing-here.so"));
+    const char *good_folder[] = {FX "/elf/chain/libtop.so", FX "/elf", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(good_folder, &out, &err, NULL), 2);
+    assert_int_equal(out.len, 0);
+    const char *script[] = {FX "/elf/chain/libtop.so", FX "/elf/ldscript/libscript.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(script, &out, &err, NULL), 0);
+    assert_non_null(strstr(aitk_str_cstr(&out), "result: 0 problems"));
+    assert_non_null(strstr(aitk_str_cstr(&out), FX "/elf/ldscript/libscript.so: skipped, not a "
+                                                   "shared library: a GNU ld script"));
+    const char *missing_and_script[] = {FX "/elf/missing/libneedsgone.so",
+                                        FX "/elf/ldscript/libscript.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(missing_and_script, &out, &err, NULL), 1);
+    const char *json[] = {"--json", FX "/elf/ldscript/libscript.so", FX "/elf/chain/libtop.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(json, &out, &err, NULL), 0);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    assert_non_null(doc);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ok")));
+    cJSON *sk = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "skipped"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(sk, "reason")), "a GNU ld script");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "roots")), 1);
+    cJSON_Delete(doc);
+    const char *only_script[] = {FX "/elf/ldscript/libscript.so", NULL};
+    aitk_str_clear(&out);
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(only_script, &out, &err, NULL), 2);
+    assert_int_equal(out.len, 0);
+    assert_non_null(strstr(aitk_str_cstr(&err), "not a shared library: a GNU ld script"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 static void test_depth_all_and_load(void **state)
 {
     (void)state;
@@ -228,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_fbgemm_text),
         cmocka_unit_test(test_fbgemm_json),
         cmocka_unit_test(test_exit_codes),
+        cmocka_unit_test(test_inputs_checked_first),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),

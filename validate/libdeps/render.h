@@ -14,9 +14,14 @@
 
 typedef struct cJSON cJSON;
 
-/* Problems and warnings; with `all`, the whole tree first. */
+/* Problems and warnings; with `all`, the whole tree first. Control
+ * characters from the files (a DT_NEEDED name with an escape sequence) are
+ * written as \xNN, as aitk_deps_text_escape does. */
 aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
                                   aitk_str *out);
+/* `s` with C0 control characters and DEL as \xNN, for a terminal. */
+void aitk_deps_text_escape(aitk_str *out, const char *s);
+
 /* {"path", "format", "arch", "ok", "load" (with --load), "problems": [...],
  *  "warnings": [...], "tree": {...}} */
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out);
