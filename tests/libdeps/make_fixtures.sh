@@ -81,6 +81,12 @@ so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libc
 mkdir -p "$e/ldscript"
 printf '/* GNU ld script */\nGROUP ( libleaf.so.1 )\n' > "$e/ldscript/libscript.so"
 
+# A DT_NEEDED name holding terminal control sequences (set title, clear
+# screen): the text output must show them escaped.
+mkdir -p "$e/escape"
+so "$e/build/libesc.so" "$s/leaf.c" -Wl,-soname,"$(printf 'lib\033]0;PWN\007\033[2J.so')"
+so "$e/escape/libuseesc.so" "$s/mid.c" -Wl,-soname,libuseesc.so "$e/build/libesc.so"
+
 # A cycle: libcyca.so <-> libcycb.so (liba built twice to close the loop).
 mkdir -p "$e/cycle"
 so "$e/cycle/libcyca.so" "$s/leaf.c" -Wl,-soname,libcyca.so

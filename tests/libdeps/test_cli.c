@@ -177,6 +177,33 @@ static void test_inputs_checked_first(void **state)
     aitk_str_free(&err);
 }
 
+/* A library name from the file with control characters is printed escaped,
+ * never raw to the terminal; JSON keeps the name itself. */
+static void test_control_characters_escaped(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {"--all", FX "/elf/escape/libuseesc.so", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    for (size_t i = 0; i < out.len; i++)
+        if (((unsigned char)out.ptr[i] < 0x20 && out.ptr[i] != '\n') || out.ptr[i] == 0x7f)
+            fail_msg("raw control character 0x%02x in:\n%s", (unsigned char)out.ptr[i], out.ptr);
+    assert_non_null(strstr(aitk_str_cstr(&out),
+                           "libuseesc.so -> lib\\x1b]0;PWN\\x07\\x1b[2J.so: NOT FOUND"));
+    const char *json[] = {"--json", FX "/elf/escape/libuseesc.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(json, &out, &err, NULL), 1);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    assert_non_null(doc);
+    cJSON *p = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "roots"), 0), "problems"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(p, "name")),
+                        "lib\033]0;PWN\a\033[2J.so");
+    cJSON_Delete(doc);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 static void test_depth_all_and_load(void **state)
 {
     (void)state;
@@ -274,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_fbgemm_json),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_inputs_checked_first),
+        cmocka_unit_test(test_control_characters_escaped),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),
