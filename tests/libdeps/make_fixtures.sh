@@ -251,6 +251,22 @@ $cc64 -shared -o "$b/nvrtc64_120_0.dll" "$s/nvrtc_new.c"
 $cc64 -shared -o "$lib/nvrtc64_120_0.dll" "$s/nvrtc_old.c"
 printf 'int nvrtc_old(void); int nvrtc_new(void);\nint caffe2_fn(void) { return nvrtc_old() + nvrtc_new(); }\n' > "$s/caffe2.c"
 $cc64 -shared -o "$lib/caffe2_nvrtc.dll" "$s/caffe2.c" "$b/nvrtc64_120_0.dll"
+# Imports by ordinal: ordimp.dll imports ordinal 5 of ordb.dll (import
+# library from a .def), the installed ordb.dll exports only ordinal 1.
+mkdir -p "$p/ord" "$p/fwd"
+printf 'LIBRARY ordb.dll\nEXPORTS\n  ordfn @5 NONAME\n' > "$s/ord.def"
+x86_64-w64-mingw32-dlltool --input-def "$s/ord.def" --output-lib "$b/libordb.a" --dllname ordb.dll
+printf 'int ordfn(void);\nint ordimp_fn(void) { return ordfn(); }\n' > "$s/ordimp.c"
+$cc64 -shared -o "$p/ord/ordimp.dll" "$s/ordimp.c" "$b/libordb.a"
+printf 'int ordfn(void) { return 1; }\n' > "$s/ordb.c"
+$cc64 -shared -o "$p/ord/ordb.dll" "$s/ordb.c"
+# A forwarded export whose target DLL is absent: fwdb.dll exports
+# fwdfn = cmiss.realfn; fwda.dll imports fwdfn.
+printf 'LIBRARY fwdb.dll\nEXPORTS\n  fwdfn = cmiss.realfn\n' > "$s/fwd.def"
+printf 'int fwd_dummy(void) { return 0; }\n' > "$s/fwdb.c"
+$cc64 -shared -o "$p/fwd/fwdb.dll" "$s/fwdb.c" "$s/fwd.def" -Wl,--out-implib,"$b/libfwdb.a"
+printf 'int fwdfn(void);\nint fwda_fn(void) { return fwdfn(); }\n' > "$s/fwda.c"
+$cc64 -shared -o "$p/fwd/fwda.dll" "$s/fwda.c" "$b/libfwdb.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

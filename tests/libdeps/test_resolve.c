@@ -279,6 +279,36 @@ static void test_windows_other_cases(void **state)
     aitk_dep_tree_free(&t);
 }
 
+/* An import by ordinal past the provider's export table fails to bind
+ * (it used to be skipped), and a forwarded export whose target DLL is
+ * absent is a broken link below the forwarding DLL. */
+static void test_windows_ordinals_and_forwarders(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX "/pe/ord/ordimp.dll"))
+        skip();
+    aitk_dep_tree t = analyze_pe(FX "/pe/ord/ordimp.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *b = node(&t, "ordb.dll");
+    assert_int_equal(b->state, AITK_DEP_MISSING_SYMBOL);
+    assert_non_null(strstr(b->detail, "does not export ordinal 5 (1 missing)"));
+    assert_non_null(strstr(b->detail, "The ordinal 5 could not be located"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    t = analyze_pe(FX "/pe/fwd/fwda.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *c = node(&t, "cmiss.dll");
+    assert_true(c->forwarder);
+    assert_int_equal(c->state, AITK_DEP_NOT_FOUND);
+    assert_string_equal(t.nodes[c->parent].name, "fwdb.dll");
+    assert_non_null(strstr(c->detail, "fwdb.dll forwards fwdfn to cmiss.realfn"));
+    aitk_str chain = AITK_STR_INIT;
+    assert_int_equal(aitk_dep_tree_chain(&t, (size_t)(c - t.nodes), &chain), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&chain), "fwda.dll -> fwdb.dll -> cmiss.dll");
+    aitk_str_free(&chain);
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+}
+
 static void test_bad_roots(void **state)
 {
     (void)state;
@@ -305,7 +335,8 @@ static void test_out_of_memory(void **state)
     /* Each allocation in turn fails: the analysis reports NOMEM (or finishes
      * when the failure hits nothing essential), never crashes or leaks. */
     const char *roots[] = {FX_TORCH "/torch_cpu.dll", FX "/elf/wrongclass/libuser.so",
-                           FX "/elf/glibc/libtoonew.so"};
+                           FX "/elf/glibc/libtoonew.so", FX "/pe/ord/ordimp.dll",
+                           FX "/pe/fwd/fwda.dll"};
     for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
         if (!fx_exists(roots[r]))
             continue;
@@ -344,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_agrees_with_ldd),
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),
+        cmocka_unit_test(test_windows_ordinals_and_forwarders),
         cmocka_unit_test(test_bad_roots),
         cmocka_unit_test(test_out_of_memory),
     };

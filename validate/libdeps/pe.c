@@ -149,8 +149,14 @@ static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk
             e = e32;
         if (e == 0)
             return AITK_OK;
-        if (e & (pe32plus ? (uint64_t)1 << 63 : (uint64_t)1 << 31))
-            continue; /* by ordinal */
+        if (e & (pe32plus ? (uint64_t)1 << 63 : (uint64_t)1 << 31)) {
+            uint16_t *g = aitk_realloc(imp->ordinals, (imp->ordinal_count + 1) * sizeof *g);
+            if (!g)
+                return AITK_E_NOMEM;
+            imp->ordinals = g;
+            g[imp->ordinal_count++] = (uint16_t)(e & 0xffffu);
+            continue;
+        }
         char *name = NULL;
         aitk_status st = str_at_rva(v, (uint32_t)(e & 0x7fffffffu) + 2, "imported function name",
                                     &name);
@@ -230,22 +236,34 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
     return bad(v, "import table has no terminator");
 }
 
+static int cmp_forward(const void *a, const void *b)
+{
+    return strcmp(((const aitk_pe_forward *)a)->name, ((const aitk_pe_forward *)b)->name);
+}
+
 static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk_pe_info *out)
 {
     if (rva == 0 || size == 0)
         return AITK_OK;
     size_t off;
-    uint32_t count, names_rva;
-    if (!rva_to_off(v, rva, 40, &off) || !rd32(v, off + 24, &count) ||
-        !rd32(v, off + 32, &names_rva))
+    uint32_t count, names_rva, funcs_rva, ords_rva;
+    if (!rva_to_off(v, rva, 40, &off) || !rd32(v, off + 16, &out->ordinal_base) ||
+        !rd32(v, off + 20, &out->function_count) || !rd32(v, off + 24, &count) ||
+        !rd32(v, off + 28, &funcs_rva) || !rd32(v, off + 32, &names_rva) ||
+        !rd32(v, off + 36, &ords_rva))
         return bad(v, "export directory lies outside the file");
-    if (count > v->len / 4)
+    if (count > v->len / 4 || out->function_count > v->len / 4)
         return bad(v, "export name count larger than the file could hold");
     if (count == 0)
         return AITK_OK;
-    size_t table;
+    size_t table, ords = 0, funcs = 0;
     if (!rva_to_off(v, names_rva, (size_t)count * 4, &table))
         return bad(v, "export name table lies outside the file");
+    /* Forwarders: a function entry pointing inside the export directory is
+     * the text "dll.function". Without readable tables there are none. */
+    bool fwd_tables = out->function_count &&
+                      rva_to_off(v, ords_rva, (size_t)count * 2, &ords) &&
+                      rva_to_off(v, funcs_rva, (size_t)out->function_count * 4, &funcs);
     out->exports = aitk_calloc(count, sizeof *out->exports);
     if (!out->exports)
         return AITK_E_NOMEM;
@@ -257,7 +275,24 @@ static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk
         if (st)
             return st;
         out->export_count++;
+        uint32_t ord = 0, frva = 0;
+        if (fwd_tables && rd16(v, ords + (size_t)i * 2, &ord) && ord < out->function_count &&
+            rd32(v, funcs + (size_t)ord * 4, &frva) && frva >= rva && frva - rva < size) {
+            aitk_pe_forward *g =
+                aitk_realloc(out->forwards, (out->forward_count + 1) * sizeof *g);
+            if (!g)
+                return AITK_E_NOMEM;
+            out->forwards = g;
+            aitk_pe_forward *f = &g[out->forward_count];
+            *f = (aitk_pe_forward){0};
+            if (!(f->name = aitk_strdup(out->exports[i])))
+                return AITK_E_NOMEM;
+            out->forward_count++;
+            if ((st = str_at_rva(v, frva, "export forwarder", &f->target)))
+                return st;
+        }
     }
+    qsort(out->forwards, out->forward_count, sizeof *out->forwards, cmp_forward);
     /* The loader binary-searches this table, so it should be sorted
      * already; a hostile file need not be, and our lookups must not lie. */
     qsort(out->exports, out->export_count, sizeof *out->exports, cmp_name);
@@ -487,7 +522,13 @@ void aitk_pe_info_free(aitk_pe_info *info)
         for (size_t k = 0; k < info->imports[i].symbol_count; k++)
             aitk_free(info->imports[i].symbols[k]);
         aitk_free(info->imports[i].symbols);
+        aitk_free(info->imports[i].ordinals);
     }
+    for (size_t i = 0; i < info->forward_count; i++) {
+        aitk_free(info->forwards[i].name);
+        aitk_free(info->forwards[i].target);
+    }
+    aitk_free(info->forwards);
     aitk_free(info->imports);
     for (size_t i = 0; i < info->export_count; i++)
         aitk_free(info->exports[i]);

@@ -24,8 +24,16 @@ typedef struct aitk_pe_import {
     char *dll;   /* as written in the file ("KERNEL32.dll") */
     bool delay;  /* from the delay-load import table */
     char **symbols;      /* functions imported by name (with AITK_PE_READ_SYMBOLS) */
-    size_t symbol_count; /* imports by ordinal are not listed */
+    size_t symbol_count;
+    uint16_t *ordinals;  /* functions imported by ordinal (with AITK_PE_READ_SYMBOLS) */
+    size_t ordinal_count;
 } aitk_pe_import;
+
+/* A forwarded export: `name` is another DLL's function ("cmiss.realb" or
+ * "cmiss.#5"); the loader loads that DLL when it binds the import. */
+typedef struct aitk_pe_forward {
+    char *name, *target;
+} aitk_pe_forward;
 
 typedef struct aitk_pe_info {
     unsigned machine;
@@ -35,6 +43,11 @@ typedef struct aitk_pe_info {
     size_t import_count;
     char **exports;              /* exported names, sorted (strcmp) */
     size_t export_count;
+    /* Ordinals run from ordinal_base to ordinal_base + function_count - 1;
+     * an import by ordinal outside that range fails to bind. */
+    uint32_t ordinal_base, function_count;
+    aitk_pe_forward *forwards;   /* exported names that forward, sorted by name */
+    size_t forward_count;
     char *file_version;          /* "a.b.c.d" from VS_FIXEDFILEINFO, or NULL */
     /* A cut-off copy: its section table places raw data up to
      * `described_size` bytes, the file holds `file_size`. Only the headers

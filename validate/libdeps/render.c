@@ -42,7 +42,8 @@ static void text_node(const aitk_dep_tree *t, size_t i, aitk_str *o)
     const aitk_dep_node *n = &t->nodes[i];
     for (unsigned d = 0; d < n->depth + 1; d++)
         aitk_str_append(o, "  ");
-    aitk_str_appendf(o, "%s%s", n->name, n->delay ? " (delay-load)" : "");
+    aitk_str_appendf(o, "%s%s%s", n->name, n->delay ? " (delay-load)" : "",
+                     n->forwarder ? " (forwarded export)" : "");
     if (i == 0)
         aitk_str_appendf(o, " [%s]\n", n->arch ? n->arch : "?");
     else if (n->state == AITK_DEP_FOUND)
@@ -227,6 +228,8 @@ static cJSON *json_node(const aitk_dep_tree *t, size_t i)
         cJSON_AddStringToObject(o, "version", n->version);
     if (n->detail)
         cJSON_AddStringToObject(o, "detail", n->detail);
+    if (n->forwarder)
+        cJSON_AddTrueToObject(o, "forwarder");
     if (n->delay)
         cJSON_AddTrueToObject(o, "delay_load");
     if (n->repeat)

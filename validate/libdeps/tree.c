@@ -281,6 +281,11 @@ static aitk_status check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return st;
 }
 
+static int cmp_forward(const void *key, const void *item)
+{
+    return strcmp(((const aitk_pe_forward *)key)->name, ((const aitk_pe_forward *)item)->name);
+}
+
 static int cmp_name(const void *key, const void *item)
 {
     return strcmp((const char *)key, *(char *const *)item);
@@ -298,6 +303,7 @@ static aitk_status check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
     const aitk_pe_info *req = &d->objs[pobj].pe, *prov = &d->objs[n->obj].pe;
     aitk_str missing = AITK_STR_INIT;
     size_t count = 0;
+    uint32_t first_ordinal = 0;
     for (size_t k = 0; k < req->import_count; k++) {
         const aitk_pe_import *imp = &req->imports[k];
         if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
@@ -310,13 +316,32 @@ static aitk_status check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
             if (count++ < 5)
                 aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", imp->symbols[s]);
         }
+        /* By ordinal: the loader indexes the export address table with
+         * ordinal - Base and fails past NumberOfFunctions. */
+        for (size_t s = 0; s < imp->ordinal_count; s++) {
+            uint32_t o = imp->ordinals[s];
+            if (o >= prov->ordinal_base && o - prov->ordinal_base < prov->function_count)
+                continue;
+            if (!first_ordinal)
+                first_ordinal = o;
+            if (count++ < 5)
+                aitk_str_appendf(&missing, "%sordinal %" PRIu32, missing.len ? ", " : "", o);
+        }
     }
     aitk_status st = AITK_OK;
     if (count) {
         aitk_str msg = AITK_STR_INIT;
-        aitk_str_appendf(&msg, "%s does not export %s%s (%zu missing): Windows stops with "
-                               "\"The specified procedure could not be found\" (error 127)",
+        aitk_str_appendf(&msg, "%s does not export %s%s (%zu missing): Windows stops with ",
                          n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count);
+        if (first_ordinal && count == 1)
+            aitk_str_appendf(&msg, "\"The ordinal %" PRIu32 " could not be located in the "
+                                   "dynamic link library\" (error 182)", first_ordinal);
+        else
+            aitk_str_append(&msg, first_ordinal ? "\"The specified procedure could not be found\" "
+                                                  "(error 127) or \"The ordinal ... could not be "
+                                                  "located\" (error 182)"
+                                                : "\"The specified procedure could not be found\" "
+                                                  "(error 127)");
         aitk_free(n->detail);
         n->detail = aitk_str_steal(&msg);
         n->state = AITK_DEP_MISSING_SYMBOL;
@@ -418,6 +443,61 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
     return st;
 }
 
+/* DLLs node i forwards the functions its requester imports from it to
+ * ("cmiss.realb": cmiss.dll): the loader loads them while binding those
+ * imports, and a missing one fails the load (error 126), so each is a
+ * child of node i. */
+static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    const aitk_dep_node *n = &t->nodes[i];
+    if (n->parent == AITK_DEP_NONE || t->nodes[n->parent].obj == AITK_DEP_NONE)
+        return AITK_OK;
+    const aitk_pe_info *req = &d->objs[t->nodes[n->parent].obj].pe;
+    const aitk_pe_info *prov = &d->objs[n->obj].pe;
+    aitk_strlist targets = {0}, why = {0};
+    aitk_status st = AITK_OK;
+    for (size_t k = 0; !st && prov->forward_count && k < req->import_count; k++) {
+        const aitk_pe_import *imp = &req->imports[k];
+        if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
+            continue;
+        for (size_t s = 0; !st && s < imp->symbol_count; s++) {
+            aitk_pe_forward key = {.name = imp->symbols[s]};
+            const aitk_pe_forward *f = bsearch(&key, prov->forwards, prov->forward_count,
+                                               sizeof *prov->forwards, cmp_forward);
+            const char *dot = f ? strrchr(f->target, '.') : NULL;
+            if (!dot || dot == f->target)
+                continue;
+            aitk_str dll = AITK_STR_INIT, text = AITK_STR_INIT;
+            aitk_str_appendf(&dll, "%.*s.dll", (int)(dot - f->target), f->target);
+            bool seen = false;
+            for (size_t j = 0; j < targets.count && !seen; j++)
+                seen = strcasecmp(targets.items[j], aitk_str_cstr(&dll)) == 0;
+            aitk_str_appendf(&text, "%s forwards %s to %s; Windows loads %s while binding it "
+                                    "and fails the load when it cannot (error 126)",
+                             base_name(n->name), f->name, f->target, aitk_str_cstr(&dll));
+            if ((st = aitk_str_status(&dll)) == AITK_OK && (st = aitk_str_status(&text)) == AITK_OK &&
+                !seen && (st = aitk_strlist_add(&targets, dll.ptr)) == AITK_OK)
+                st = aitk_strlist_add(&why, text.ptr);
+            aitk_str_free(&dll);
+            aitk_str_free(&text);
+        }
+    }
+    for (size_t j = 0; !st && j < targets.count; j++) {
+        size_t before = t->count;
+        st = add_child(d, t, i, targets.items[j], t->nodes[i].delay);
+        if (!st && t->count > before) {
+            aitk_dep_node *c = &t->nodes[before];
+            c->forwarder = true;
+            if (!c->detail && aitk_dep_state_is_problem(c->state) &&
+                !(c->detail = aitk_strdup(why.items[j])))
+                st = AITK_E_NOMEM;
+        }
+    }
+    aitk_strlist_free(&targets);
+    aitk_strlist_free(&why);
+    return st;
+}
+
 static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
 {
     const aitk_dep_obj *o = &d->objs[t->nodes[i].obj];
@@ -435,7 +515,7 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
         if (st)
             return st;
     }
-    return AITK_OK;
+    return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i) : AITK_OK;
 }
 
 static aitk_status root_format(const char *path, aitk_dep_format *fmt, aitk_str *err)
