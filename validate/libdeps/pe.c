@@ -292,7 +292,8 @@ static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk
                 return st;
         }
     }
-    qsort(out->forwards, out->forward_count, sizeof *out->forwards, cmp_forward);
+    if (out->forward_count)
+        qsort(out->forwards, out->forward_count, sizeof *out->forwards, cmp_forward);
     /* The loader binary-searches this table, so it should be sorted
      * already; a hostile file need not be, and our lookups must not lie. */
     qsort(out->exports, out->export_count, sizeof *out->exports, cmp_name);
