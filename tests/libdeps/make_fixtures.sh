@@ -87,6 +87,25 @@ mkdir -p "$e/escape"
 so "$e/build/libesc.so" "$s/leaf.c" -Wl,-soname,"$(printf 'lib\033]0;PWN\007\033[2J.so')"
 so "$e/escape/libuseesc.so" "$s/mid.c" -Wl,-soname,libuseesc.so "$e/build/libesc.so"
 
+# A missing symbol version of a non-glibc library: libneedsver.so was
+# linked against libver.so defining VER_2; the installed copy has VER_1 only.
+mkdir -p "$e/oldver"
+printf 'VER_1 { global: aitk_v1; local: *; };\n' > "$s/ver1.map"
+printf 'VER_1 { global: aitk_v1; local: *; };\nVER_2 { global: aitk_v2; } VER_1;\n' > "$s/ver2.map"
+printf 'int aitk_v1(void) { return 1; }\nint aitk_v2(void) { return 2; }\n' > "$s/ver.c"
+printf 'int aitk_v2(void);\nint aitk_needsver(void) { return aitk_v2(); }\n' > "$s/needsver.c"
+so "$e/oldver/libver.so" "$s/ver.c" -Wl,-soname,libver.so -Wl,--version-script,"$s/ver2.map"
+so "$e/oldver/libneedsver.so" "$s/needsver.c" -Wl,-soname,libneedsver.so "$e/oldver/libver.so" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$e/oldver/libver.so" "$s/ver.c" -Wl,-soname,libver.so -Wl,--version-script,"$s/ver1.map"
+
+# A symbolic link loop named like the needed library in the RUNPATH folder.
+mkdir -p "$e/symloop/lib"
+so "$e/build/libloop.so.1" "$s/leaf.c" -Wl,-soname,libloop.so.1
+so "$e/symloop/libneedsloop.so" "$s/mid.c" -Wl,-soname,libneedsloop.so "$e/build/libloop.so.1" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+ln -s libloop.so.1 "$e/symloop/lib/libloop.so.1"
+
 # A cycle: libcyca.so <-> libcycb.so (liba built twice to close the loop).
 mkdir -p "$e/cycle"
 so "$e/cycle/libcyca.so" "$s/leaf.c" -Wl,-soname,libcyca.so

@@ -204,6 +204,53 @@ static void test_control_characters_escaped(void **state)
     aitk_str_free(&err);
 }
 
+/* The fix follows what is wrong with the copy found, not the generic
+ * "find which package ships this library" (remedies.yaml `when:`). */
+static void test_remedy_by_problem_kind(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *cut[] = {FX "/elf/load/cutdep/libuser.so", NULL};
+    assert_int_equal(run_deps(cut, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "fix: The file is cut short: reinstall or "
+                                                "re-download"));
+    const char *old[] = {FX "/elf/oldver/libneedsver.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(old, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "libneedsver.so -> libver.so: MISSING VERSION"));
+    assert_non_null(strstr(aitk_str_cstr(&out), "fix: This library is older than what"));
+    /* glibc keeps its own advice: never copy a newer libc in. */
+    const char *glibc[] = {FX "/elf/glibc/libtoonew.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(glibc, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "never copy a newer libc"));
+    if (!fx_exists(FX "/pe/no-i686") && fx_exists(FX_TORCH "/torch_cuda.dll")) {
+        const char *arch[] = {"--windows-root", FX_WINROOT, FX_TORCH "/torch_cuda.dll", NULL};
+        aitk_str_clear(&out);
+        assert_int_equal(run_deps(arch, &out, &err, NULL), 1);
+        assert_non_null(strstr(aitk_str_cstr(&out), "zlibwapi.dll: WRONG ARCHITECTURE"));
+        assert_non_null(strstr(aitk_str_cstr(&out), "the 64-bit x64 / x86-64 build"));
+    }
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+/* A looping symlink named like the library is listed as a skipped
+ * candidate with its reason, not hidden behind a plain NOT FOUND. */
+static void test_symlink_loop_skipped(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {FX "/elf/symloop/libneedsloop.so", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    const char *o = aitk_str_cstr(&out);
+    assert_non_null(strstr(o, "libneedsloop.so -> libloop.so.1: NOT FOUND"));
+    assert_non_null(strstr(o, "skipped candidates:\n      " FX
+                              "/elf/symloop/lib/libloop.so.1 (a symbolic link loop)"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 static void test_depth_all_and_load(void **state)
 {
     (void)state;
@@ -302,6 +349,8 @@ int main(void)
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_inputs_checked_first),
         cmocka_unit_test(test_control_characters_escaped),
+        cmocka_unit_test(test_remedy_by_problem_kind),
+        cmocka_unit_test(test_symlink_loop_skipped),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),

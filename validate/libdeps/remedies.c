@@ -12,7 +12,7 @@
 
 typedef struct rule {
     const aitk_yaml_node *match; /* sequence of patterns */
-    bool duplicate;
+    aitk_remedy_when when;
     aitk_remedy remedy;
 } rule;
 
@@ -77,11 +77,17 @@ static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, 
         const char *w;
         if ((st = aitk_yaml_string(doc, when, &w, err)))
             return st;
-        if (strcmp(w, "missing") != 0 && strcmp(w, "duplicate") != 0) {
-            aitk_yaml_errorf(err, doc, when, "'when' must be missing or duplicate, found '%s'", w);
+        static const char *const kinds[] = {"missing", "duplicate", "wrong_arch", "truncated",
+                                            "old_version"};
+        size_t k = 0;
+        while (k < sizeof kinds / sizeof *kinds && strcmp(w, kinds[k]) != 0)
+            k++;
+        if (k == sizeof kinds / sizeof *kinds) {
+            aitk_yaml_errorf(err, doc, when, "'when' must be missing, duplicate, wrong_arch, "
+                                             "truncated or old_version, found '%s'", w);
             return AITK_E_PARSE;
         }
-        r->duplicate = strcmp(w, "duplicate") == 0;
+        r->when = (aitk_remedy_when)k;
     }
     const char **slots[] = {&r->remedy.comes_from, &r->remedy.symptom, &r->remedy.fix,
                             &r->remedy.source};
@@ -129,18 +135,26 @@ aitk_status aitk_remedies_load(aitk_remedies **out, aitk_str *err)
     return AITK_OK;
 }
 
-const aitk_remedy *aitk_remedies_find(const aitk_remedies *r, const char *name, bool duplicate)
+const aitk_remedy *aitk_remedies_find_kind(const aitk_remedies *r, const char *name,
+                                           aitk_remedy_when kind)
 {
     if (!r)
         return NULL;
     for (size_t i = 0; i < r->count; i++) {
-        if (r->rules[i].duplicate != duplicate)
+        aitk_remedy_when w = r->rules[i].when;
+        bool problem = kind != AITK_REMEDY_DUPLICATE;
+        if (w != kind && !(w == AITK_REMEDY_MISSING && problem))
             continue;
         for (size_t k = 0; k < r->rules[i].match->count; k++)
             if (aitk_remedies_glob(r->rules[i].match->items[k]->text, name))
                 return &r->rules[i].remedy;
     }
     return NULL;
+}
+
+const aitk_remedy *aitk_remedies_find(const aitk_remedies *r, const char *name, bool duplicate)
+{
+    return aitk_remedies_find_kind(r, name, duplicate ? AITK_REMEDY_DUPLICATE : AITK_REMEDY_MISSING);
 }
 
 void aitk_remedies_free(aitk_remedies *r)

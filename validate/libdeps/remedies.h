@@ -17,8 +17,21 @@ typedef struct aitk_remedies aitk_remedies;
 
 /* AITK_E_PARSE with "validate/libdeps/remedies.yaml:L:C: ..." when malformed. */
 aitk_status aitk_remedies_load(aitk_remedies **out, aitk_str *err);
-/* The first remedy for this file name; `duplicate` selects the `when:
- * duplicate` entries. NULL when none applies. */
+/* What is wrong with the library, as `when:` in remedies.yaml names it.
+ * A `when: missing` entry (the default) answers every problem kind; the
+ * others only their own. */
+typedef enum aitk_remedy_when {
+    AITK_REMEDY_MISSING,     /* missing, or unusable in a way no other kind names */
+    AITK_REMEDY_DUPLICATE,   /* several copies on the search path */
+    AITK_REMEDY_WRONG_ARCH,  /* found, built for another architecture */
+    AITK_REMEDY_TRUNCATED,   /* found, cut short */
+    AITK_REMEDY_OLD_VERSION, /* found, lacks a version or function the requester needs */
+} aitk_remedy_when;
+
+/* The first remedy for this file name and kind; NULL when none applies. */
+const aitk_remedy *aitk_remedies_find_kind(const aitk_remedies *r, const char *name,
+                                           aitk_remedy_when kind);
+/* aitk_remedies_find_kind with AITK_REMEDY_DUPLICATE or AITK_REMEDY_MISSING. */
 const aitk_remedy *aitk_remedies_find(const aitk_remedies *r, const char *name, bool duplicate);
 void aitk_remedies_free(aitk_remedies *r);
 

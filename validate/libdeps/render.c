@@ -76,6 +76,20 @@ static void text_list(aitk_str *o, const char *title, const aitk_strlist *l, boo
     }
 }
 
+/* Which kind of remedy a problem node wants (remedies.yaml `when:`). */
+static aitk_remedy_when problem_kind(const aitk_dep_node *n)
+{
+    switch (n->state) {
+    case AITK_DEP_WRONG_ARCH: return AITK_REMEDY_WRONG_ARCH;
+    case AITK_DEP_BAD_VERSION:
+    case AITK_DEP_MISSING_SYMBOL: return AITK_REMEDY_OLD_VERSION;
+    case AITK_DEP_BAD_FILE:
+        return n->detail && strncmp(n->detail, "truncated:", 10) == 0 ? AITK_REMEDY_TRUNCATED
+                                                                     : AITK_REMEDY_MISSING;
+    default: return AITK_REMEDY_MISSING;
+    }
+}
+
 /* Remedies match library names; the root's name is the path it was given. */
 static const char *remedy_key(const aitk_dep_tree *t, size_t i)
 {
@@ -147,7 +161,7 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
                 aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
             text_list(o, "searched, in order:", &n->searched, true);
             text_list(o, "skipped candidates:", &n->skipped, false);
-            text_remedy(o, aitk_remedies_find(r, remedy_key(t, i), false), "    ");
+            text_remedy(o, aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n)), "    ");
             if (deferred)
                 warnings++;
             else
@@ -308,7 +322,8 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
             cJSON_AddItemToObject(p, "skipped", json_list(&n->skipped));
         if (n->duplicates.count)
             cJSON_AddItemToObject(p, "duplicates", json_list(&n->duplicates));
-        json_remedy(p, aitk_remedies_find(r, remedy_key(t, i), !problem));
+        json_remedy(p, problem ? aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n))
+                                   : aitk_remedies_find(r, remedy_key(t, i), true));
         cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
     }
     cJSON_AddItemToObject(o, "tree", json_node(t, 0));
@@ -340,7 +355,7 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
                 aitk_str_appendf(observed, " %zu. %s", k + 1, n->searched.items[k]);
         }
         aitk_str_free(&chain);
-        const aitk_remedy *rem = aitk_remedies_find(r, remedy_key(t, i), false);
+        const aitk_remedy *rem = aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n));
         if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
             aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? " " : "", n->name, rem->fix);
             aitk_str_appendf(sources, "%s%s", sources->len ? "; " : "", rem->source);

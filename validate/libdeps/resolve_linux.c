@@ -11,6 +11,7 @@
  * wrong ELF class or machine are skipped and recorded, as ld.so skips them.
  * Not emulated: glibc-hwcaps/ and legacy hwcap subfolders of each path
  * folder, and secure (setuid) mode. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,8 +98,25 @@ out:
  * goes on, looking only for further copies. */
 static bool try_path(search *s, const char *file, const char *rule, aitk_status *st)
 {
-    if (access(file, F_OK) != 0)
+    if (access(file, F_OK) != 0) {
+#ifndef _WIN32
+        /* A link named like the library that leads nowhere: ld.so passes
+         * over it, and the user should see why it did not count. */
+        int e = errno;
+        struct stat lsb;
+        if (!s->n->path && lstat(file, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+            aitk_str why = AITK_STR_INIT;
+            aitk_str_appendf(&why, "%s (%s)", file,
+                             e == ELOOP ? "a symbolic link loop" : "a broken symbolic link");
+            *st = aitk_str_status(&why);
+            if (!*st)
+                *st = aitk_strlist_add(&s->n->skipped, why.ptr);
+            aitk_str_free(&why);
+            return *st != AITK_OK;
+        }
+#endif
         return false;
+    }
     if (s->n->path) {
         *st = note_duplicate(s, file, rule);
         return *st != AITK_OK;
