@@ -162,11 +162,11 @@ char *aitk_utf8_repaired(const char *s, bool *nomem)
     return r;
 }
 
-aitk_status aitk_str_append_printable(aitk_str *s, const char *text)
+aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines)
 {
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {
-        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+        if ((*p < 0x20 && !(lines && (*p == '\n' || *p == '\t'))) || *p == 0x7f) {
             aitk_str_appendf(s, "\\x%02x", *p);
             p++;
         } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {

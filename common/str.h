@@ -62,7 +62,8 @@ char *aitk_utf8_repaired(const char *s, bool *nomem);
 /* Appends `text` for a terminal: C0 and C1 control characters (ESC, BEL, the
  * UTF-8 encoded U+0080-U+009F, DEL) become visible "\xNN" / "\u00NN", so a
  * report or a library name from elsewhere cannot move the cursor, clear the
- * screen or retitle the window. Newline and tab pass. */
-aitk_status aitk_str_append_printable(aitk_str *s, const char *text);
+ * screen or retitle the window. `lines`: newline and tab pass (a rendered
+ * page); else they are escaped too (a name that must stay on one line). */
+aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines);
 
 #endif

@@ -179,7 +179,7 @@ int aitk_cmd_render(int argc, char **argv)
             /* To the terminal: text from a report (someone else's, perhaps)
              * carries no control sequence. */
             aitk_str shown = AITK_STR_INIT;
-            aitk_str_append_printable(&shown, aitk_str_cstr(&out));
+            aitk_str_append_printable(&shown, aitk_str_cstr(&out), true);
             fwrite(aitk_str_cstr(&shown), 1, shown.len, stdout);
             aitk_str_free(&shown);
         } else if (aitk_file_write_atomic(paths[i], aitk_str_cstr(&out), out.len, &err)) {

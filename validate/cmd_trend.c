@@ -297,7 +297,7 @@ int aitk_cmd_trend(int argc, char **argv)
             /* To the terminal: text from a report (someone else's, perhaps)
              * carries no control sequence. */
             aitk_str shown = AITK_STR_INIT;
-            aitk_str_append_printable(&shown, aitk_str_cstr(&text));
+            aitk_str_append_printable(&shown, aitk_str_cstr(&text), true);
             fwrite(aitk_str_cstr(&shown), 1, shown.len, stdout);
             aitk_str_free(&shown);
         }

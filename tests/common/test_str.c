@@ -112,12 +112,16 @@ static void test_printable(void **state)
     (void)state;
     aitk_str s = AITK_STR_INIT;
     assert_int_equal(aitk_str_append_printable(
-                         &s, "a\x1b]0;T\x07" "b\x1b[2J\tc\n\x7f \xc2\x9b" "1m caf\xc3\xa9 \xc2\xa0."),
+                         &s, "a\x1b]0;T\x07" "b\x1b[2J\tc\n\x7f \xc2\x9b" "1m caf\xc3\xa9 \xc2\xa0.", true),
                      AITK_OK);
     assert_string_equal(aitk_str_cstr(&s),
                         "a\\x1b]0;T\\x07b\\x1b[2J\tc\n\\x7f \\u009b1m caf\xc3\xa9 \xc2\xa0.");
     for (size_t i = 0; i < s.len; i++)
         assert_true((unsigned char)s.ptr[i] >= 0x20 || s.ptr[i] == '\n' || s.ptr[i] == '\t');
+    /* One line: newline and tab are escaped too. */
+    aitk_str_clear(&s);
+    assert_int_equal(aitk_str_append_printable(&s, "lib\nx\t.so", false), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&s), "lib\\x0ax\\x09.so");
     aitk_str_free(&s);
 }
 

@@ -112,22 +112,11 @@ static size_t text_load(const aitk_dep_tree *t, aitk_str *o)
     return 1;
 }
 
-/* C0 control characters and DEL as \xNN: names and paths come from the
- * files (DT_NEEDED, import names) and must not drive the terminal. */
-static void escape_into(aitk_str *o, const char *s, size_t n, bool keep_newlines)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f)
-            aitk_str_appendf(o, "\\x%02x", c);
-        else
-            aitk_str_appendc(o, (char)c);
-    }
-}
-
+/* Names and paths come from the files (DT_NEEDED, import names) and must not
+ * drive the terminal. */
 void aitk_deps_text_escape(aitk_str *o, const char *s)
 {
-    escape_into(o, s, strlen(s), false);
+    aitk_str_append_printable(o, s, false);
 }
 
 static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
@@ -195,7 +184,7 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
     aitk_str raw = AITK_STR_INIT;
     aitk_status st = render_text_raw(t, r, all, &raw);
     if (!st)
-        escape_into(o, raw.ptr ? raw.ptr : "", raw.len, true);
+        aitk_str_append_printable(o, raw.ptr ? raw.ptr : "", true);
     aitk_str_free(&raw);
     return st ? st : aitk_str_status(o);
 }
