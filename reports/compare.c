@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,38 @@
 #include "reports/markdown.h"
 #include "reports/metrics.h"
 #include "reports/xml_escape.h"
+
+/* Report text as plain, visible characters: C0 controls and DEL as \xNN, C1
+ * controls (U+0080..U+009F) as \uNNNN. An ESC sequence in a workload name
+ * must not retitle or clear the terminal that shows the table, and a newline
+ * must not split a row. Every format goes through this, so HTML and Markdown
+ * show the same cell text. */
+static void append_visible(aitk_str *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            aitk_str_appendf(out, "\\x%02x", *p);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            aitk_str_appendf(out, "\\u%04x", *++p);
+        else
+            aitk_str_appendc(out, (char)*p);
+    }
+}
+
+/* aitk_metric_value_text's fixed-point forms grow with the value (1.7e308 s
+ * is 309 digits, past any column) and show a tiny non-zero time as "0.000 s":
+ * outside the range they read well in, 4 significant digits. Other units are
+ * %.4g already. */
+static void value_text(aitk_str *out, double v, const char *unit)
+{
+    double mag = fabs(v);
+    bool secs = strcmp(unit, "s") == 0, bytes = strcmp(unit, "bytes") == 0;
+    if ((secs && mag != 0 && (mag < 1e-3 || mag >= 1e7)) ||
+        (bytes && mag != 0 && (mag < 1 || mag >= 1e15)))
+        aitk_str_appendf(out, "%.4g %s", v, unit);
+    else
+        aitk_metric_value_text(out, v, unit);
+}
 
 static aitk_status add_row(aitk_compare *c, const aitk_compare_row *row)
 {
@@ -56,12 +89,22 @@ static aitk_status keep_row(aitk_compare *c, aitk_compare_row *r, const char *me
     return st;
 }
 
+/* "More than the threshold" must not hinge on rounding: 2.3 -> 2.415 s is
+ * +5.000000000000004% in doubles, exactly 5% in decimal. A change within a
+ * relative 1e-9 of the threshold (1e-9 points at a threshold below 1%) is
+ * not beyond it; no real measurement sits in that sliver. */
+static double threshold_with_tolerance(double threshold_pct)
+{
+    return threshold_pct + 1e-9 * fmax(threshold_pct, 1.0);
+}
+
 static aitk_status numeric(aitk_compare *c, const char *metric, const char *unit, double base,
                            double now, bool higher_is_better)
 {
     aitk_compare_row r = {
         .numeric = true, .base = base, .now = now, .higher_is_better = higher_is_better,
-        .change = aitk_change_judge(base, now, higher_is_better, c->threshold_pct)};
+        .change = aitk_change_judge(base, now, higher_is_better,
+                                    threshold_with_tolerance(c->threshold_pct))};
     return keep_row(c, &r, metric, unit);
 }
 
@@ -87,7 +130,7 @@ static aitk_status one_side_row(aitk_compare *c, const char *metric, double v, c
                                 bool in_base)
 {
     aitk_str text = AITK_STR_INIT;
-    aitk_metric_value_text(&text, v, unit);
+    value_text(&text, v, unit);
     aitk_status st = aitk_str_status(&text);
     if (!st)
         st = in_base ? status_row(c, metric, text.ptr, "(absent)", "missing", true, false)
@@ -101,8 +144,8 @@ static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double 
                                     const char *base_unit, double now, const char *now_unit)
 {
     aitk_str b = AITK_STR_INIT, n = AITK_STR_INIT;
-    aitk_metric_value_text(&b, base, base_unit);
-    aitk_metric_value_text(&n, now, now_unit);
+    value_text(&b, base, base_unit);
+    value_text(&n, now, now_unit);
     aitk_status st = aitk_str_status(&b);
     if (!st)
         st = aitk_str_status(&n);
@@ -275,10 +318,12 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
         const char *id = aitk_field_str(e, "id");
         if (find_named(nc, "id", id))
             continue;
+        /* A check that stopped running proves nothing: a gate must not pass
+         * because a check went missing, as for a metric. */
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "check %s", id);
         st = status_row(c, aitk_str_cstr(&label), aitk_field_str(e, "status"), "(absent)",
-                        "changed", false, false);
+                        "missing", true, false);
     }
     if (!st)
         st = aitk_str_status(&label);
@@ -286,11 +331,112 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
     return st;
 }
 
+/* Appends "NAME: message" to err; true, so a check reads `return refuse(...)`. */
+AITK_PRINTF(3, 4)
+static bool refuse(aitk_str *err, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    aitk_str_appendf(err, "%s: ", name);
+    aitk_str_vappendf(err, fmt, ap);
+    va_end(ap);
+    return true;
+}
+
+/* obj.key, when present, must be a finite number >= 0 (what the schema
+ * allows, and what the rule can judge: a negative step time would read as
+ * an improvement). obj is list[i], or list[i].section when section is set. */
+static bool bad_number(const cJSON *obj, const char *key, const char *name, const char *list,
+                       int i, const char *section, aitk_str *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0))
+        return false;
+    refuse(err, name, "%s[%d]%s%s.%s is not a non-negative number (found ", list, i,
+           section ? "." : "", section ? section : "", key);
+    if (cJSON_IsNumber(v))
+        aitk_str_appendf(err, "%.15g)", v->valuedouble);
+    else
+        aitk_str_append(err, cJSON_IsString(v) ? "a string)"
+                             : cJSON_IsNull(v) ? "null)"
+                                               : "neither a number nor a string)");
+    return true;
+}
+
+/* One entry of workloads or micro: an object with a non-empty name that no
+ * earlier entry has (entries are matched by name, so with a second
+ * "flux1-dev" the gate cannot tell which to compare), and well-formed
+ * fields where compare reads them. */
+static bool bad_entry(const cJSON *list, const char *what, int i, const cJSON *e,
+                      const char *name, aitk_str *err)
+{
+    const char *n = aitk_field_str(e, "name");
+    if (!cJSON_IsObject(e) || !*n)
+        return refuse(err, name, "%s[%d] is not an object with a name", what, i);
+    int j = 0;
+    for (const cJSON *o = list->child; o != e; o = o->next, j++) {
+        if (strcmp(aitk_field_str(o, "name"), n) == 0) {
+            refuse(err, name, "%s[%d] and %s[%d] are both named '", what, j, what, i);
+            append_visible(err, n);
+            aitk_str_append(err, "': compare cannot tell which to compare");
+            return true;
+        }
+    }
+    if (strcmp(what, "micro") == 0) {
+        const cJSON *unit = cJSON_GetObjectItemCaseSensitive(e, "unit");
+        const cJSON *hib = cJSON_GetObjectItemCaseSensitive(e, "higher_is_better");
+        if (unit && !cJSON_IsString(unit))
+            return refuse(err, name, "micro[%d].unit is not a string", i);
+        /* Read as absent, it would silently fall back to the unit's guess. */
+        if (hib && !cJSON_IsBool(hib))
+            return refuse(err, name, "micro[%d].higher_is_better is not true or false", i);
+        return bad_number(e, "value", name, "micro", i, NULL, err);
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "status")))
+        return refuse(err, name, "workloads[%d].status is missing or not a string", i);
+    for (size_t k = 0; k < aitk_workload_metric_count; k++) {
+        const aitk_metric_def *m = &aitk_workload_metrics[k];
+        const cJSON *section = cJSON_GetObjectItemCaseSensitive(e, m->section);
+        if (section && !cJSON_IsObject(section))
+            return refuse(err, name, "workloads[%d].%s is not an object", i, m->section);
+        if (bad_number(section, m->key, name, "workloads", i, m->section, err))
+            return true;
+    }
+    return false;
+}
+
+aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err)
+{
+    static const char *const lists[] = {"workloads", "micro"};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(report, lists[k]);
+        if (list && !cJSON_IsArray(list)) {
+            refuse(err, name, "%s is not a list (found %s)", lists[k],
+                   cJSON_IsNull(list) ? "null" : cJSON_IsObject(list) ? "an object" : "a value");
+            return AITK_E_PARSE;
+        }
+        int i = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, list)
+        {
+            if (bad_entry(list, lists[k], i++, e, name, err))
+                return AITK_E_PARSE;
+        }
+    }
+    return AITK_OK;
+}
+
 aitk_status aitk_compare_reports(const cJSON *base, const cJSON *now, double threshold_pct,
                                  aitk_compare *out)
 {
     if (!base || !now || !(threshold_pct >= 0))
         return AITK_E_INVAL;
+    aitk_str err = AITK_STR_INIT; /* the caller got the words from check_report */
+    bool bad = aitk_compare_check_report(base, "BASE", &err) ||
+               aitk_compare_check_report(now, "NEW", &err);
+    aitk_str_free(&err);
+    if (bad)
+        return AITK_E_PARSE;
     out->threshold_pct = threshold_pct;
     aitk_status st = compare_workloads(out, base, now);
     if (!st)
@@ -320,43 +466,57 @@ aitk_status aitk_compare_parse_threshold(const char *text, double *pct, aitk_str
     return AITK_OK;
 }
 
-/* The four cells of a row as plain text; the formats differ only in framing. */
-static void cells(const aitk_compare_row *r, aitk_str cell[4])
+/* The five cells of a row (metric, base, new, change, result) as visible
+ * plain text; the formats differ only in framing and escaping. */
+enum { CELLS = 5 };
+
+static void cells(const aitk_compare_row *r, aitk_str cell[CELLS])
 {
+    append_visible(&cell[0], r->metric);
     if (r->numeric) {
-        aitk_metric_value_text(&cell[0], r->base, r->unit);
-        aitk_metric_value_text(&cell[1], r->now, r->unit);
+        aitk_str num = AITK_STR_INIT;
+        value_text(&num, r->base, r->unit);
+        append_visible(&cell[1], aitk_str_cstr(&num));
+        aitk_str_clear(&num);
+        value_text(&num, r->now, r->unit);
+        append_visible(&cell[2], aitk_str_cstr(&num));
+        aitk_field_scratch_free(&cell[2], &num);
     } else {
-        aitk_str_append(&cell[0], r->base_text);
-        aitk_str_append(&cell[1], r->now_text);
+        append_visible(&cell[1], r->base_text);
+        append_visible(&cell[2], r->now_text);
     }
-    if (r->change.has_delta)
-        aitk_str_appendf(&cell[2], "%+.1f%%", r->change.delta_pct);
+    /* Off a tiny base the percentage can be astronomical (or inf): still
+     * one short cell. */
+    if (r->change.has_delta && fabs(r->change.delta_pct) < 1e6)
+        aitk_str_appendf(&cell[3], "%+.1f%%", r->change.delta_pct);
+    else if (r->change.has_delta)
+        aitk_str_appendf(&cell[3], "%+.3g%%", r->change.delta_pct);
     else
-        aitk_str_append(&cell[2], r->change.text ? r->change.text : "n/a");
-    aitk_str_append(&cell[3], r->change.regression    ? "REGRESSION"
+        aitk_str_append(&cell[3], r->change.text ? r->change.text : "n/a");
+    aitk_str_append(&cell[4], r->change.regression    ? "REGRESSION"
                               : r->change.improvement ? "improved"
                                                       : "ok");
 }
 
 /* Report strings (workload, micro and check names, statuses, units) are
  * escaped as `render --markdown` escapes them: no markup reaches the page. */
-static void markdown_row(aitk_str *out, const aitk_compare_row *r, const aitk_str cell[4])
+static void markdown_row(aitk_str *out, const aitk_compare_row *r, const aitk_str cell[CELLS])
 {
     aitk_str_append(out, "| ");
-    aitk_markdown_inline(out, r->metric);
-    for (int k = 0; k < 3; k++) {
+    aitk_markdown_inline(out, aitk_str_cstr(&cell[0]));
+    for (int k = 1; k < 4; k++) {
         aitk_str_append(out, " | ");
         aitk_markdown_inline(out, aitk_str_cstr(&cell[k]));
     }
     aitk_str_append(out, r->change.regression ? " | **" : " | ");
-    aitk_markdown_inline(out, aitk_str_cstr(&cell[3]));
+    aitk_markdown_inline(out, aitk_str_cstr(&cell[4]));
     aitk_str_append(out, r->change.regression ? "** |\n" : " |\n");
 }
 
 aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, aitk_str *out)
 {
-    aitk_str cell[4] = {AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT};
+    aitk_str cell[CELLS] = {AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT,
+                            AITK_STR_INIT};
     const char *verdict = c->regressions ? "REGRESSION" : "no regression";
     if (fmt == AITK_COMPARE_HTML)
         aitk_str_appendf(out,
@@ -386,13 +546,13 @@ aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, 
                          c->threshold_pct, "metric", "base", "new", "change", "result");
     for (size_t i = 0; i < c->count; i++) {
         const aitk_compare_row *r = &c->rows[i];
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < CELLS; k++)
             aitk_str_clear(&cell[k]);
         cells(r, cell);
         if (fmt == AITK_COMPARE_HTML) {
             aitk_str_append(out, "<tr><td>");
-            aitk_xml_escape(out, r->metric);
-            for (int k = 0; k < 3; k++) {
+            aitk_xml_escape(out, aitk_str_cstr(&cell[0]));
+            for (int k = 1; k < 4; k++) {
                 aitk_str_append(out, "</td><td class=\"num\">");
                 aitk_xml_escape(out, aitk_str_cstr(&cell[k]));
             }
@@ -400,14 +560,14 @@ aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, 
                              r->change.regression    ? "bad"
                              : r->change.improvement ? "good"
                                                      : "");
-            aitk_xml_escape(out, aitk_str_cstr(&cell[3]));
+            aitk_xml_escape(out, aitk_str_cstr(&cell[4]));
             aitk_str_append(out, "</td></tr>\n");
         } else if (fmt == AITK_COMPARE_MARKDOWN) {
             markdown_row(out, r, cell);
         } else {
-            aitk_str_appendf(out, "%-52s %14s %14s %9s  %s\n", r->metric, aitk_str_cstr(&cell[0]),
+            aitk_str_appendf(out, "%-52s %14s %14s %9s  %s\n", aitk_str_cstr(&cell[0]),
                              aitk_str_cstr(&cell[1]), aitk_str_cstr(&cell[2]),
-                             aitk_str_cstr(&cell[3]));
+                             aitk_str_cstr(&cell[3]), aitk_str_cstr(&cell[4]));
         }
     }
     if (fmt == AITK_COMPARE_HTML)
@@ -415,7 +575,7 @@ aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, 
     else if (fmt == AITK_COMPARE_TEXT)
         aitk_str_appendf(out, "Result: %s (%zu beyond %.1f%%)\n", verdict, c->regressions,
                          c->threshold_pct);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < CELLS; k++)
         aitk_field_scratch_free(out, &cell[k]);
     return aitk_str_status(out);
 }

@@ -4,16 +4,22 @@
  * memory) and microbenchmark results are matched by name; each knows whether
  * higher or lower is better, and a change in the bad direction beyond the
  * threshold is a regression. A check that fails now but did not before is a
- * regression whatever the threshold.
+ * regression whatever the threshold. "Beyond" is strictly more than the
+ * threshold, with a relative 1e-9 allowance for rounding.
  *
  * A gate must not pass because numbers went missing, so these are
- * regressions too: a workload or metric that BASE had and NEW lacks; a
+ * regressions too: a workload, metric or check that BASE had and NEW lacks; a
  * metric whose unit changed (compared raw, GB/s against MB/s would hide a
  * 1000x change, and a renamed unit usually means a changed benchmark: it
  * is shown as incomparable, not converted, until the baseline is renewed);
  * a metric that moved off 0 in its bad direction (no percentage exists, so
- * any growth is beyond any threshold); a value that is not finite. Metrics
- * only NEW has are shown as "new" and pass. */
+ * any growth is beyond any threshold). Metrics only NEW has are shown as
+ * "new" and pass.
+ *
+ * A malformed report is refused rather than read leniently, since a number
+ * read as missing or negative could pass the gate: see
+ * aitk_compare_check_report. Report text in every output format has its
+ * control characters shown as \xNN, and values keep a bounded width. */
 #ifndef AITK_REPORTS_COMPARE_H
 #define AITK_REPORTS_COMPARE_H
 
@@ -51,7 +57,18 @@ typedef struct aitk_compare {
     double threshold_pct;
 } aitk_compare;
 
-/* Fills `out` (zero it first). threshold_pct >= 0. */
+/* What compare reads must be well-formed: "workloads" and "micro", when
+ * present, are lists of objects with a non-empty name that no other entry
+ * of the list has; a workload has a string status; each metric compare
+ * reads (the sections in reports/metrics.h, micro value), when present, is a
+ * finite number >= 0; a micro unit is a string and higher_is_better a
+ * boolean. AITK_E_PARSE with one line in `err` ("base.json:
+ * workloads[0].step_time_s.median is not a non-negative number (found a
+ * string)"), `name` first, otherwise AITK_OK. */
+aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err);
+
+/* Fills `out` (zero it first). threshold_pct >= 0. AITK_E_PARSE when a
+ * report fails aitk_compare_check_report. */
 aitk_status aitk_compare_reports(const cJSON *base, const cJSON *now, double threshold_pct,
                                  aitk_compare *out);
 

@@ -24,15 +24,16 @@ static void compare_help(void)
           "1000 steps, throughput and peak memory; microbenchmark results; check\n"
           "statuses. A metric that got worse by more than the threshold, or a check that\n"
           "fails in NEW but did not in BASE, is a regression. So is a number that went\n"
-          "missing (a workload, metric or microbenchmark BASE had and NEW lacks), a\n"
-          "metric whose unit changed, and growth off 0 in the bad direction. Metrics only\n"
-          "NEW has are listed as new and pass.\n"
+          "missing (a workload, metric, microbenchmark or check BASE had and NEW lacks),\n"
+          "a metric whose unit changed, and growth off 0 in the bad direction. Metrics\n"
+          "only NEW has are listed as new and pass.\n"
           "  --threshold P   allowed change in the bad direction, in percent (default 5%)\n"
           "  --format F      text (default), markdown or html\n"
           "  --output FILE   write there (atomically) instead of standard output\n"
           "\n"
-          "Exit codes: 0 no regression, 1 a regression, 2 bad usage or unreadable\n"
-          "report, 3 internal error.\n",
+          "Exit codes: 0 no regression, 1 a regression, 2 bad usage or an unreadable or\n"
+          "malformed report (a metric that is not a number >= 0, a repeated workload or\n"
+          "microbenchmark name), 3 internal error.\n",
           stdout);
 }
 
@@ -44,6 +45,12 @@ static aitk_status load(const char *path, cJSON **report, aitk_str *err)
     if (!st)
         st = aitk_report_parse(path, text, len, report, err);
     aitk_free(text);
+    /* Refused, not read leniently: a number read as missing or negative
+     * could pass the gate. */
+    if (!st && (st = aitk_compare_check_report(*report, path, err))) {
+        cJSON_Delete(*report);
+        *report = NULL;
+    }
     return st;
 }
 
@@ -118,9 +125,10 @@ int aitk_cmd_compare(int argc, char **argv)
     aitk_compare cmp = {0};
     aitk_str text = AITK_STR_INIT;
     int rc;
-    if (aitk_compare_reports(base, now, threshold, &cmp) ||
-        aitk_compare_render(&cmp, fmt, &text)) {
-        aitk_log(AITK_LOG_ERROR, "compare: out of memory");
+    if ((st = aitk_compare_reports(base, now, threshold, &cmp)) ||
+        (st = aitk_compare_render(&cmp, fmt, &text))) {
+        /* Both reports passed aitk_compare_check_report: only memory is left. */
+        aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_strerror(st));
         rc = AITK_EXIT_INTERNAL;
     } else if (output && aitk_file_write_atomic(output, text.ptr, text.len, &err)) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
