@@ -14,21 +14,13 @@
 #include "reports/metrics.h"
 #include "reports/xml_escape.h"
 
-/* Report text as plain, visible characters: C0 controls and DEL as \xNN, C1
- * controls (U+0080..U+009F) as \uNNNN. An ESC sequence in a workload name
- * must not retitle or clear the terminal that shows the table, and a newline
- * must not split a row. Every format goes through this, so HTML and Markdown
- * show the same cell text. */
+/* Report text as plain, visible characters (aitk_str_append_printable, one
+ * line): an ESC sequence in a workload name must not retitle or clear the
+ * terminal that shows the table, and a newline must not split a row. Every
+ * format goes through this, so HTML and Markdown show the same cell text. */
 static void append_visible(aitk_str *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            aitk_str_appendf(out, "\\x%02x", *p);
-        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-            aitk_str_appendf(out, "\\u%04x", *++p);
-        else
-            aitk_str_appendc(out, (char)*p);
-    }
+    aitk_str_append_printable(out, s, false);
 }
 
 /* aitk_metric_value_text's fixed-point forms grow with the value (1.7e308 s
@@ -89,22 +81,12 @@ static aitk_status keep_row(aitk_compare *c, aitk_compare_row *r, const char *me
     return st;
 }
 
-/* "More than the threshold" must not hinge on rounding: 2.3 -> 2.415 s is
- * +5.000000000000004% in doubles, exactly 5% in decimal. A change within a
- * relative 1e-9 of the threshold (1e-9 points at a threshold below 1%) is
- * not beyond it; no real measurement sits in that sliver. */
-static double threshold_with_tolerance(double threshold_pct)
-{
-    return threshold_pct + 1e-9 * fmax(threshold_pct, 1.0);
-}
-
 static aitk_status numeric(aitk_compare *c, const char *metric, const char *unit, double base,
                            double now, bool higher_is_better)
 {
     aitk_compare_row r = {
         .numeric = true, .base = base, .now = now, .higher_is_better = higher_is_better,
-        .change = aitk_change_judge(base, now, higher_is_better,
-                                    threshold_with_tolerance(c->threshold_pct))};
+        .change = aitk_change_judge(base, now, higher_is_better, c->threshold_pct)};
     return keep_row(c, &r, metric, unit);
 }
 

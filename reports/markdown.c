@@ -23,14 +23,23 @@ static double number(const cJSON *obj, const char *key)
 void aitk_markdown_inline(aitk_str *out, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '|')
+        const unsigned char c = (unsigned char)*s;
+        if (c == '|')
             aitk_str_append(out, "\\|");
-        else if (*s == '\n' || *s == '\r')
+        else if (c == '\n' || c == '\r')
             aitk_str_appendc(out, ' ');
-        else if (*s == '<')
+        else if (c == '<')
             aitk_str_append(out, "&lt;");
-        else
+        else if ((c < 0x20 && c != '\t') || c == 0x7f ||
+                 (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)) {
+            /* A control sequence from a probe's text stays visible and inert
+             * when the file is shown in a terminal (cat report.md). */
+            char one[3] = {*s, c == 0xc2 ? s[1] : '\0', '\0'};
+            aitk_str_append_printable(out, one, false);
+            s += c == 0xc2;
+        } else {
             aitk_str_appendc(out, *s);
+        }
     }
 }
 

@@ -46,8 +46,14 @@ aitk_change aitk_change_judge(double base, double now, bool higher_is_better,
         c.has_delta = true;
         c.delta_pct = (now - base) / fabs(base) * 100;
         double worse = higher_is_better ? -c.delta_pct : c.delta_pct;
-        c.regression = worse > threshold_pct;
-        c.improvement = -worse > threshold_pct;
+        /* "More than the threshold" must not hinge on rounding: 2.3 -> 2.415
+         * s is +5.000000000000004% in doubles, exactly 5% in decimal. A
+         * change within a relative 1e-9 of the threshold is not beyond it;
+         * no real measurement sits in that sliver. compare and trend judge
+         * alike. */
+        double beyond = threshold_pct + 1e-9 * fmax(threshold_pct, 1.0);
+        c.regression = worse > beyond;
+        c.improvement = -worse > beyond;
     }
     return c;
 }

@@ -99,12 +99,23 @@ static void test_workloads_table(void **state)
     cJSON_Delete(r);
 }
 
+/* Inline text from a probe: table pipes escaped, control sequences (ESC,
+ * BEL, the C1 CSI) shown as text, never raw bytes a terminal would act on. */
+static void test_inline_is_inert(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT;
+    aitk_markdown_inline(&out, "a|b\x1b]0;T\x07" "c\xc2\x9b" "1m\tend");
+    assert_string_equal(aitk_str_cstr(&out), "a\\|b\\x1b]0;T\\x07c\\u009b1m\tend");
+    aitk_str_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failures_first_with_remedies),
         cmocka_unit_test(test_clean_report_has_no_failure_section),
-        cmocka_unit_test(test_workloads_table),
+        cmocka_unit_test(test_workloads_table), cmocka_unit_test(test_inline_is_inert),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

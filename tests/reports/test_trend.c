@@ -168,6 +168,27 @@ static void test_fractional_seconds(void **state)
     aitk_trend_free(&t);
 }
 
+/* Exactly the threshold is not beyond it: 2.3 -> 2.415 s is +5% (in doubles
+ * +5.000000000000004%); 2.4151 is beyond. As compare judges. */
+static void test_exact_threshold(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        mini runs[] = {
+            {"2026-11-01T05:00:00Z", 2.3, NULL, -1, NULL, 0},
+            {"2026-11-02T05:00:00Z", i ? 2.4151 : 2.415, NULL, -1, NULL, 0},
+        };
+        aitk_trend t;
+        build(&t, runs, 2, 5, 7, 0);
+        const aitk_trend_series *s = series(&t, STEP, "s");
+        if (i == 0)
+            assert_int_equal(s->state, AITK_TREND_OK);
+        else
+            assert_int_not_equal(s->state, AITK_TREND_OK);
+        aitk_trend_free(&t);
+    }
+}
+
 /* RFC 3339 offsets are converted: 06:30+01:00 is 05:30Z, between 05:00Z
  * and 06:00Z; +00:00 is UTC; a leap day exists in 2028. */
 static void test_offsets(void **state)
@@ -493,7 +514,7 @@ int main(void)
         cmocka_unit_test(test_time_order_and_median),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_fractional_seconds),
-        cmocka_unit_test(test_bad_created_at), cmocka_unit_test(test_offsets),
+        cmocka_unit_test(test_bad_created_at), cmocka_unit_test(test_offsets), cmocka_unit_test(test_exact_threshold),
         cmocka_unit_test(test_device_change),
         cmocka_unit_test(test_missing_and_ended),
         cmocka_unit_test(test_unit_change),
