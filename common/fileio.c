@@ -205,12 +205,7 @@ aitk_status aitk_output_file_ready(const char *path, aitk_str *err)
     if (st)
         return st;
     aitk_str dir = AITK_STR_INIT;
-    const char *slash = strrchr(path, '/');
-#ifdef _WIN32
-    const char *back = strrchr(path, '\\');
-    if (back && (!slash || back > slash))
-        slash = back;
-#endif
+    const char *slash = aitk_path_last_separator(path);
     if (slash)
         st = aitk_str_appendn(&dir, path, slash == path ? 1 : (size_t)(slash - path));
     else
@@ -302,6 +297,17 @@ aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err)
     remove(probe.ptr);
     aitk_str_free(&probe);
     return AITK_OK;
+}
+
+const char *aitk_path_last_separator(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *back = strrchr(path, '\\');
+    if (back && (!slash || back > slash))
+        slash = back;
+#endif
+    return slash;
 }
 
 aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name)

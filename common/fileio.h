@@ -49,6 +49,10 @@ void aitk_dir_names_free(char **names, size_t count);
 /* 1 when `path` is a folder (a link to one counts), else 0. */
 int aitk_is_dir(const char *path);
 
+/* The last '/' of `path` (on Windows also '\\'), or NULL: where its folder
+ * part ends and its file name begins. */
+const char *aitk_path_last_separator(const char *path);
+
 /* path = dir + "/" + name, into `out`. */
 aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name);
 

@@ -314,16 +314,10 @@ static void build_search_path(const cJSON *pyenv, search_path *sp)
     aitk_str_free(&p);
 }
 
-/* The last '/' (or, on Windows, '\\') of a path. */
-static char *last_separator(const char *path)
+/* The last separator of a path this function's caller owns and may cut. */
+static char *last_separator(char *path)
 {
-    const char *slash = strrchr(path, '/');
-#ifdef _WIN32
-    const char *back = strrchr(path, '\\');
-    if (back && (!slash || back > slash))
-        slash = back;
-#endif
-    return (char *)slash;
+    return (char *)aitk_path_last_separator(path);
 }
 
 /* Version without loading: the pip distribution when the library came from
@@ -362,7 +356,7 @@ static void quick_version(const cuda_lib *l, const char *path, const char *why, 
     }
     if (!ver.len) {
         char *real = aitk_realpath(path);
-        const char *base = last_separator(real ? real : path);
+        const char *base = aitk_path_last_separator(real ? real : path);
         soname_version(base ? base + 1 : path, &ver);
         if (ver.len)
             aitk_str_append(&where, "file name");

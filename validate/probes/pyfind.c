@@ -161,11 +161,8 @@ static void add_path_python(cJSON *envs)
  * whose prefix is /. */
 static bool named_python(const char *path)
 {
-    const char *base = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\')
-            base = p + 1;
-    return strncasecmp(base, "python", 6) == 0;
+    const char *sep = aitk_path_last_separator(path);
+    return strncasecmp(sep ? sep + 1 : path, "python", 6) == 0;
 }
 
 aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
