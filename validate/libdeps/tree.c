@@ -17,6 +17,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "validate/libdeps/resolve.h"
+#include "validate/libdeps/tree_needs.h"
 
 aitk_status aitk_strlist_add(aitk_strlist *l, const char *text)
 {
@@ -208,145 +209,9 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
     return AITK_DEP_NONE;
 }
 
-/* Dotted numeric comparison of the part after the last '_' ("2.34" < "2.38"). */
-static int version_cmp(const char *a, const char *b)
-{
-    const char *pa = strrchr(a, '_'), *pb = strrchr(b, '_');
-    pa = pa ? pa + 1 : a;
-    pb = pb ? pb + 1 : b;
-    while (*pa || *pb) {
-        unsigned long x = strtoul(pa, (char **)&pa, 10), y = strtoul(pb, (char **)&pb, 10);
-        if (x != y)
-            return x < y ? -1 : 1;
-        if (*pa == '.')
-            pa++;
-        if (*pb == '.')
-            pb++;
-        if ((*pa && (*pa < '0' || *pa > '9')) || (*pb && (*pb < '0' || *pb > '9')))
-            return strcmp(pa, pb);
-    }
-    return 0;
-}
-
-/* GLIBC_2.x style needs of the requester from node i against what node i
- * defines: a missing one stops the load ("version `GLIBC_2.38' not found"). */
-static aitk_status check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i)
-{
-    aitk_dep_node *n = &t->nodes[i];
-    size_t pobj = t->nodes[n->parent].obj;
-    if (n->obj == AITK_DEP_NONE || pobj == AITK_DEP_NONE || d->objs[n->obj].st)
-        return AITK_OK;
-    const aitk_elf_info *req = &d->objs[pobj].elf, *prov = &d->objs[n->obj].elf;
-    if (prov->verdef_count == 0) /* unversioned provider: ld.so only warns */
-        return AITK_OK;
-    aitk_str missing = AITK_STR_INIT;
-    const char *newest = NULL;
-    for (size_t v = 0; v < req->verneed_count; v++) {
-        if (strcmp(req->verneed[v].file, n->name) != 0)
-            continue;
-        const char *want = req->verneed[v].version;
-        bool have = false;
-        for (size_t k = 0; k < prov->verdef_count && !have; k++)
-            have = strcmp(prov->verdef[k], want) == 0;
-        if (have)
-            continue;
-        aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", want);
-        size_t plen = strcspn(want, "_");
-        for (size_t k = 0; k < prov->verdef_count; k++)
-            if (strncmp(prov->verdef[k], want, plen) == 0 && prov->verdef[k][plen] == '_' &&
-                (!newest || version_cmp(prov->verdef[k], newest) > 0))
-                newest = prov->verdef[k];
-    }
-    if (missing.len) {
-        aitk_str msg = AITK_STR_INIT;
-        aitk_str_appendf(&msg, "needs version %s, which %s does not provide", missing.ptr, n->path);
-        if (newest)
-            aitk_str_appendf(&msg, " (newest it has: %s)", newest);
-        aitk_free(n->detail);
-        n->detail = aitk_str_steal(&msg);
-        n->state = AITK_DEP_BAD_VERSION;
-        n->repeat = false;
-        if (!n->detail) {
-            aitk_str_free(&missing);
-            return AITK_E_NOMEM;
-        }
-    }
-    aitk_status st = aitk_str_status(&missing);
-    aitk_str_free(&missing);
-    return st;
-}
-
 static int cmp_forward(const void *key, const void *item)
 {
     return strcmp(((const aitk_pe_forward *)key)->name, ((const aitk_pe_forward *)item)->name);
-}
-
-static int cmp_name(const void *key, const void *item)
-{
-    return strcmp((const char *)key, *(char *const *)item);
-}
-
-/* Functions the requester imports by name from node i that node i does not
- * export: Windows refuses the load ("The specified procedure could not be
- * found", error 127). Forwarded exports count as exports. */
-static aitk_status check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
-{
-    aitk_dep_node *n = &t->nodes[i];
-    size_t pobj = t->nodes[n->parent].obj;
-    if (n->obj == AITK_DEP_NONE || pobj == AITK_DEP_NONE || d->objs[n->obj].st)
-        return AITK_OK;
-    const aitk_pe_info *req = &d->objs[pobj].pe, *prov = &d->objs[n->obj].pe;
-    aitk_str missing = AITK_STR_INIT;
-    size_t count = 0;
-    uint32_t first_ordinal = 0;
-    for (size_t k = 0; k < req->import_count; k++) {
-        const aitk_pe_import *imp = &req->imports[k];
-        if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
-            continue;
-        for (size_t s = 0; s < imp->symbol_count; s++) {
-            if (prov->export_count &&
-                bsearch(imp->symbols[s], prov->exports, prov->export_count, sizeof *prov->exports,
-                        cmp_name))
-                continue;
-            if (count++ < 5)
-                aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", imp->symbols[s]);
-        }
-        /* By ordinal: the loader indexes the export address table with
-         * ordinal - Base and fails past NumberOfFunctions. */
-        for (size_t s = 0; s < imp->ordinal_count; s++) {
-            uint32_t o = imp->ordinals[s];
-            if (o >= prov->ordinal_base && o - prov->ordinal_base < prov->function_count)
-                continue;
-            if (!first_ordinal)
-                first_ordinal = o;
-            if (count++ < 5)
-                aitk_str_appendf(&missing, "%sordinal %" PRIu32, missing.len ? ", " : "", o);
-        }
-    }
-    aitk_status st = AITK_OK;
-    if (count) {
-        aitk_str msg = AITK_STR_INIT;
-        aitk_str_appendf(&msg, "%s does not export %s%s (%zu missing): Windows stops with ",
-                         n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count);
-        if (first_ordinal && count == 1)
-            aitk_str_appendf(&msg, "\"The ordinal %" PRIu32 " could not be located in the "
-                                   "dynamic link library\" (error 182)", first_ordinal);
-        else
-            aitk_str_append(&msg, first_ordinal ? "\"The specified procedure could not be found\" "
-                                                  "(error 127) or \"The ordinal ... could not be "
-                                                  "located\" (error 182)"
-                                                : "\"The specified procedure could not be found\" "
-                                                  "(error 127)");
-        aitk_free(n->detail);
-        n->detail = aitk_str_steal(&msg);
-        n->state = AITK_DEP_MISSING_SYMBOL;
-        n->repeat = false;
-        st = n->detail ? AITK_OK : AITK_E_NOMEM;
-    }
-    if (!st)
-        st = aitk_str_status(&missing);
-    aitk_str_free(&missing);
-    return st;
 }
 
 static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
@@ -432,9 +297,9 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
             st = open_found(d, t, i);
     }
     if (!st && t->format == AITK_DEP_ELF && t->nodes[i].state == AITK_DEP_FOUND)
-        st = check_versions(d, t, i);
+        st = aitk_deps_check_versions(d, t, i);
     if (!st && t->format == AITK_DEP_PE && t->nodes[i].state == AITK_DEP_FOUND)
-        st = check_symbols(d, t, i);
+        st = aitk_deps_check_symbols(d, t, i);
     return st;
 }
 

@@ -1,0 +1,16 @@
+/* What a found library must give the one that needs it, checked as each
+ * link of the tree is placed (internal to tree.c): ELF symbol versions
+ * (GLIBC_2.38) and PE imports by name and by ordinal. Each marks node i's
+ * state and detail when something is missing. */
+#ifndef AITK_LIBDEPS_TREE_NEEDS_H
+#define AITK_LIBDEPS_TREE_NEEDS_H
+
+#include <stddef.h>
+
+#include "common/status.h"
+#include "validate/libdeps/tree.h"
+
+aitk_status aitk_deps_check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i);
+aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i);
+
+#endif
