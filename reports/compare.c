@@ -405,6 +405,24 @@ aitk_status aitk_compare_check_report(const cJSON *report, const char *name, ait
                 return AITK_E_PARSE;
         }
     }
+    /* Checks are matched by id, as entries by name: two with one id leave
+     * the gate guessing which one passed. */
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
+    int i = 0;
+    cJSON_ArrayForEach(c, checks)
+    {
+        const char *id = aitk_field_str(c, "id");
+        int j = 0;
+        for (const cJSON *o = checks->child; *id && o != c; o = o->next, j++) {
+            if (strcmp(aitk_field_str(o, "id"), id) == 0) {
+                refuse(err, name, "checks[%d] and checks[%d] have the same id '", j, i);
+                append_visible(err, id);
+                aitk_str_append(err, "': compare cannot tell which to compare");
+                return AITK_E_PARSE;
+            }
+        }
+        i++;
+    }
     return AITK_OK;
 }
 

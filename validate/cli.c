@@ -156,6 +156,13 @@ static aitk_status check_models(const char *list, aitk_str *err)
                              (int)len, p);
             return AITK_E_INVAL;
         }
+        /* A model named twice would run twice under one check id and one
+         * workload name, which compare then cannot pair. */
+        for (const char *q = list; q < p; q += strcspn(q, ",") + 1)
+            if (strcspn(q, ",") == len && strncmp(q, p, len) == 0) {
+                aitk_str_appendf(err, "--model: '%.*s' is named twice", (int)len, p);
+                return AITK_E_INVAL;
+            }
         p += len;
         if (*p == ',')
             p++;

@@ -212,6 +212,20 @@ static void test_duplicate_names(void **state)
         aitk_str_free(&want);
         cJSON_Delete(r);
     }
+    /* Two checks with one id: the same refusal. */
+    cJSON *r = base_report();
+    cJSON *checks = cJSON_GetObjectItemCaseSensitive(r, "checks");
+    cJSON_AddItemToArray(checks, cJSON_Duplicate(cJSON_GetArrayItem(checks, 1), 1));
+    aitk_str err = AITK_STR_INIT, want = AITK_STR_INIT;
+    aitk_str_appendf(&want, "checks[1] and checks[%d] have the same id '%s'",
+                     cJSON_GetArraySize(checks) - 1,
+                     cJSON_GetObjectItem(cJSON_GetArrayItem(checks, 1), "id")->valuestring);
+    assert_int_equal(cli_with(r, "duplicate-check.broken", true, NULL, &err), 2);
+    if (!strstr(err.ptr, want.ptr))
+        fail_msg("expected '%s' in: %s", want.ptr, err.ptr);
+    aitk_str_free(&err);
+    aitk_str_free(&want);
+    cJSON_Delete(r);
 }
 
 /* The longest run of digits in s. */

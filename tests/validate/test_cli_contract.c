@@ -69,6 +69,8 @@ static void test_bad_usage(void **state)
     expect_usage_error((const char *[]){"--no-color=1", NULL}, "--no-color takes no value");
     expect_usage_error((const char *[]){"--quick=yes", NULL}, "--quick takes no value");
     expect_usage_error((const char *[]){"--qui", NULL}, "ambiguous: it begins --quick, --quiet");
+    expect_usage_error((const char *[]){"--model", "flux1-dev,chroma,flux1-dev", NULL},
+                       "'flux1-dev' is named twice");
     /* One value given twice loses neither silently; nor do opposites. */
     expect_usage_error((const char *[]){"--quick", "--json", "a.json", "--json", "b.json", NULL},
                        "--json is given twice");
