@@ -9,6 +9,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "common/log.h"
 #include "models/cost.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
@@ -490,7 +491,14 @@ aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
     return AITK_E_PARSE;
 }
 
-const char *aitk_config_base_storage(const aitk_train_config *cfg)
+aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg)
 {
-    return !cfg->quantize ? "bf16" : cfg->qbits == 4 ? "nf4" : "fp8";
+    return !cfg->quantize ? AITK_DTYPE_BF16 : cfg->qbits == 4 ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
+}
+
+void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path)
+{
+    if (cfg->n_ignored)
+        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) play no part in time or memory (ignored):\n%s",
+                 path, cfg->n_ignored, aitk_str_cstr(&cfg->ignored));
 }

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "common/str.h"
 #include "common/yaml.h"
+#include "models/cost.h"
 
 typedef struct aitk_train_config {
     aitk_yaml_doc *doc;        /* owns the strings */
@@ -47,17 +48,21 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
                               aitk_train_config *out, aitk_str *err);
 void aitk_config_free(aitk_train_config *cfg);
 
-struct aitk_cost_params;
 /* AITK_E_PARSE, positioned at the config's optimizer key and listing the
  * known names, when the memory model (models/cost.yaml) lacks that
  * optimizer: `predict --config` and `--config` give one verdict. `path`
  * names the file when the optimizer is ai-toolkit's default. */
 aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
-                                        const struct aitk_cost_params *params, const char *path,
+                                        const aitk_cost_params *params, const char *path,
                                         aitk_str *err);
 
-/* The base weights' storage as the cost model counts it: "bf16" unquantized,
- * "fp8" for an 8-bit qtype, "nf4" for a 4-bit one. */
-const char *aitk_config_base_storage(const aitk_train_config *cfg);
+/* Warns once on stderr, naming each key of the config that plays no part in
+ * time or memory (with its file:line:col), so a typo (train.batchsize) is
+ * seen without -v; nothing when every key was understood. */
+void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path);
+
+/* The base weights' storage as the cost model counts it: bf16 unquantized,
+ * fp8 for an 8-bit qtype, nf4 for a 4-bit one. */
+aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg);
 
 #endif

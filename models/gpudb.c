@@ -214,21 +214,18 @@ static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus,
 {
     for (size_t i = 0; i < db->count; i++) {
         const aitk_gpu_spec *g = &db->gpus[i];
-        const char *names[64];
-        size_t n = 0;
-        names[n++] = g->name;
-        for (const char *const *a = g->aliases; a && *a && n < 64; a++)
-            names[n++] = *a;
-        for (size_t k = 0; k < n; k++) {
-            if (strspn(names[k], " -_") == strlen(names[k])) {
+        /* The name, then each alias. */
+        for (const char *const *a = g->aliases, *name = g->name; name;
+             name = a && *a ? *a++ : NULL) {
+            if (strspn(name, " -_") == strlen(name)) {
                 aitk_yaml_errorf(err, db->doc, gpus->items[i], "a GPU name is empty");
                 return AITK_E_PARSE;
             }
             for (size_t j = 0; j < i; j++)
-                if (gpu_matches(&db->gpus[j], names[k], false)) {
+                if (gpu_matches(&db->gpus[j], name, false)) {
                     aitk_yaml_errorf(err, db->doc, gpus->items[i],
                                      "'%s' already names '%s': each name must find one GPU",
-                                     names[k], db->gpus[j].name);
+                                     name, db->gpus[j].name);
                     return AITK_E_PARSE;
                 }
         }

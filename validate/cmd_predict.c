@@ -264,9 +264,7 @@ static aitk_status predict_config(run *r)
     aitk_status st = aitk_config_read(r->o->config, &cfg, r->err);
     if (st)
         return st;
-    if (cfg.n_ignored)
-        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) do not enter the prediction (ignored):\n%s",
-                 r->o->config, cfg.n_ignored, aitk_str_cstr(&cfg.ignored));
+    aitk_config_warn_ignored(&cfg, r->o->config);
     if (cfg.low_vram)
         aitk_log(AITK_LOG_WARN, "%s: low_vram is read but not modelled (it changes where "
                                 "weights are quantized, not the peak on the GPU)", r->o->config);
@@ -287,8 +285,7 @@ static aitk_status predict_config(run *r)
         w.lora_bytes = cfg.lora_bytes;
         w.cache_latents = cfg.cache_latents;
         w.cache_text = cfg.cache_text;
-        /* The names aitk_config_base_storage gives all parse. */
-        (void)aitk_weight_dtype_parse(aitk_config_base_storage(&cfg), &w.base_dtype);
+        w.base_dtype = aitk_config_base_storage(&cfg);
         w.te_dtype = cfg.quantize_te ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
         st = aitk_config_check_optimizer(&cfg, r->params, r->o->config, r->err);
         if (!st)

@@ -359,9 +359,8 @@ static int run_validate(const aitk_options *o)
         /* As predict --config says them, once the usage is known good (a
          * usage error stays one line): a typo (train.batchsize) is visible
          * without -v. */
-        if (train.n_ignored && o->verbosity >= 0)
-            aitk_log(AITK_LOG_WARN, "%s: %zu key(s) play no part in time or memory (ignored):\n%s",
-                     o->config, train.n_ignored, aitk_str_cstr(&train.ignored));
+        if (o->verbosity >= 0)
+            aitk_config_warn_ignored(&train, o->config);
     }
     ctx = (aitk_run_ctx){
         .level = o->level,

@@ -45,7 +45,7 @@ aitk_status aitk_train_config_checks(aitk_run_ctx *ctx)
     aitk_str_appendf(&obs, "%s, LoRA rank %ld alpha %g in %s, batch %ld, %s, %s base%s%s%s, "
                            "checkpointing %s",
                      t->model_id, t->rank, t->alpha, t->dtype ? t->dtype : "fp32", t->batch,
-                     t->optimizer ? t->optimizer : "adamw", aitk_config_base_storage(t),
+                     t->optimizer ? t->optimizer : "adamw", aitk_weight_dtype_name(aitk_config_base_storage(t)),
                      t->quantize ? " (" : "", t->quantize ? t->qtype : "",
                      t->quantize ? ")" : "", t->checkpointing ? "on" : "off");
     if (t->n_ignored)
