@@ -22,10 +22,12 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# GEMM and attention are fractions of each GPU's matmul rate (bench/gpus.yaml),
+# bandwidth of its datasheet bandwidth.
 GRID = {
-    "gemm": [0.2, 0.25, 0.3, 0.35, 0.5, 0.7],
-    "attention_fwd": [0.3, 0.5, 0.7],
-    "attention_bwd": [0.3, 0.5, 0.7],
+    "gemm": [0.25, 0.3, 0.4, 0.45, 0.6, 0.875],
+    "attention_fwd": [0.35, 0.6, 0.85],
+    "attention_bwd": [0.35, 0.6, 0.85],
     "bandwidth": [0.5, 0.7, 0.9],
     "step_overhead_s": [0.05, 0.2, 0.4],
 }

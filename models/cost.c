@@ -157,6 +157,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, e, "bandwidth", &p->eff_bandwidth, err);
     if (!st)
         st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
+    /* GEMM and attention are fractions of a measured matmul rate, which a
+     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. */
     if (!st && (p->eff_gemm <= 0 || p->eff_gemm > 1 || p->eff_attn_fwd <= 0 ||
                 p->eff_attn_fwd > 1 || p->eff_attn_bwd <= 0 || p->eff_attn_bwd > 1 ||
                 p->eff_bandwidth <= 0 || p->eff_bandwidth > 1)) {
@@ -409,7 +411,9 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
 static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
                          const aitk_gpu_spec *g, double t[4])
 {
-    const double peak = g->bf16_tflops * 1e12, bw = g->bandwidth_gbs * 1e9;
+    /* Tensor-core work runs at the GPU's own matmul rate (measured, or a
+     * share of the datasheet: models/gpudb.c), memory work at its bandwidth. */
+    const double peak = g->matmul_bf16_tflops * 1e12, bw = g->bandwidth_gbs * 1e9;
     const double gemm = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
                         wk->flops[AITK_WORK_GEMM_BWD] + wk->flops[AITK_WORK_LORA] +
                         wk->flops[AITK_WORK_CONDITIONING];

@@ -26,12 +26,49 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     return st;
 }
 
+/* A measured matmul rate comes with where it was measured. GeForce cards
+ * boost past the clock their datasheet rate assumes (an RTX 5090 ran 1.14x
+ * it), but 1.5x is no boost: it is a figure of another precision or an
+ * FP16-accumulate rate, and would make every prediction for the GPU too fast. */
+#define AITK_MATMUL_MAX_OVER_DATASHEET 1.5
+
+static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                               aitk_gpu_spec *g, aitk_str *err)
+{
+    const aitk_yaml_node *v = aitk_yaml_get(m, "matmul_bf16_tflops");
+    const aitk_yaml_node *s = aitk_yaml_get(m, "matmul_source");
+    if (!v && s) {
+        aitk_yaml_errorf(err, doc, s, "%s: matmul_source without matmul_bf16_tflops", g->name);
+        return AITK_E_PARSE;
+    }
+    if (!v)
+        return AITK_OK;
+    aitk_status st = get_double(doc, m, "matmul_bf16_tflops", true, &g->matmul_bf16_tflops, err);
+    if (!st && !s) {
+        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops needs a matmul_source (who "
+                                      "measured it, how)", g->name);
+        return AITK_E_PARSE;
+    }
+    if (!st)
+        st = aitk_yaml_string(doc, s, &g->matmul_source, err);
+    if (!st && (g->matmul_bf16_tflops <= 0 ||
+                g->matmul_bf16_tflops > AITK_MATMUL_MAX_OVER_DATASHEET * g->bf16_tflops)) {
+        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops %g is not in (0, %.1f x "
+                                      "bf16_tflops %g]", g->name, g->matmul_bf16_tflops,
+                         AITK_MATMUL_MAX_OVER_DATASHEET, g->bf16_tflops);
+        return AITK_E_RANGE;
+    }
+    g->matmul_listed = !st;
+    return st;
+}
+
 static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
                             const char **alias_slots, char **unverified, aitk_str *err)
 {
     static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
                                        "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
-                                       "cc", "pcie_gen", "tdp_w", "unverified", "source", NULL};
+                                       "matmul_bf16_tflops", "matmul_source", "cc", "pcie_gen",
+                                       "tdp_w", "unverified", "source", NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
     if (!st)
@@ -64,6 +101,8 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
                          g->name);
         return AITK_E_RANGE;
     }
+    if (!st)
+        st = load_matmul(doc, m, g, err);
     /* Aliases: slots were sized by the caller (count + 1 per GPU). */
     n = aitk_yaml_get(m, "aliases");
     size_t k = 0;
@@ -98,6 +137,34 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
 
 static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus, aitk_str *err);
 
+/* matmul_default_fraction: {value, source}, the share of its datasheet rate a
+ * GPU without a measurement is taken to sustain. */
+static aitk_status load_default_fraction(aitk_gpudb *db, aitk_str *err)
+{
+    const aitk_yaml_doc *doc = db->doc;
+    const aitk_yaml_node *f = aitk_yaml_get(doc->root, "matmul_default_fraction");
+    if (!f) {
+        aitk_yaml_errorf(err, doc, doc->root, "missing 'matmul_default_fraction' (value and "
+                                              "source)");
+        return AITK_E_PARSE;
+    }
+    static const char *const keys[] = {"value", "source", NULL};
+    aitk_status st = aitk_yaml_expect(doc, f, AITK_YAML_MAP, "matmul_default_fraction", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, f, keys, "matmul_default_fraction", err);
+    if (!st)
+        st = get_double(doc, f, "value", true, &db->matmul_default_fraction, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, f, "source", &db->matmul_default_source, err);
+    if (!st && !(db->matmul_default_fraction > 0 && db->matmul_default_fraction <= 1)) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(f, "value"),
+                         "matmul_default_fraction %g is not in (0, 1]",
+                         db->matmul_default_fraction);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
 aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err)
 {
     *out = NULL;
@@ -112,6 +179,8 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
                           : AITK_E_PARSE;
     if (!gpus)
         aitk_yaml_errorf(err, doc, doc->root, "missing 'gpus'");
+    if (!st)
+        st = load_default_fraction(db, err);
     size_t slots = 0;
     for (size_t i = 0; !st && i < gpus->count; i++) {
         const aitk_yaml_node *a = aitk_yaml_get(gpus->items[i], "aliases");
@@ -132,6 +201,9 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
         used += 1 + (a && a->kind == AITK_YAML_SEQ ? a->count : 0);
         db->count = i + 1;
     }
+    for (size_t i = 0; !st && i < db->count; i++)
+        if (!db->gpus[i].matmul_listed)
+            db->gpus[i].matmul_bf16_tflops = db->gpus[i].bf16_tflops * db->matmul_default_fraction;
     if (!st)
         st = check_names(db, gpus, err);
     if (st) {

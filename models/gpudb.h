@@ -15,6 +15,16 @@ typedef struct aitk_gpu_spec {
     const char *name;          /* short display name: "RTX 4090" */
     const char *const *aliases; /* NULL-terminated, NVML names among them */
     double vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops;
+    /* The bf16 rate the GPU's tensor cores sustain on a large matmul: the
+     * figure bench/gpus.yaml lists (measured, or for a GPU nobody measured,
+     * derived from a measured sibling and marked unverified: matmul_listed),
+     * else bf16_tflops x the database's matmul_default_fraction. The cost
+     * model's GEMM and attention efficiencies are fractions of it, so a
+     * GeForce card that boosts past its datasheet and a 300 W card that never
+     * reaches it are each counted at their own speed. */
+    double matmul_bf16_tflops;
+    bool matmul_listed;
+    const char *matmul_source; /* where the listed figure comes from, or NULL */
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;
@@ -23,6 +33,8 @@ typedef struct aitk_gpu_spec {
 
 typedef struct aitk_gpudb {
     aitk_yaml_doc *doc; /* owns the strings */
+    double matmul_default_fraction; /* for GPUs without a measured matmul rate */
+    const char *matmul_default_source;
     aitk_gpu_spec *gpus;
     size_t count;
     const char **alias_store;  /* backing store of every aliases array */

@@ -290,7 +290,10 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
         /* %.3g: a value like 1e308 must not print as 300 digits. */
         return AITK_E_RANGE;
     }
-    *out = eff;
+    /* The datasheet bounds above catch a broken entry; the efficiency itself
+     * is over the rate models/cost.c multiplies by: the datasheet bandwidth,
+     * or the GPU's matmul rate for tensor-core work. */
+    *out = bw ? eff : rate / c->gpu->matmul_bf16_tflops;
     return AITK_OK;
 }
 

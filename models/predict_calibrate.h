@@ -3,9 +3,10 @@
  * models/cost.yaml; and a whole-step "step scale" per model from a measured
  * reference workload, for what the analytic model does not capture.
  *
- * Every efficiency is relative to the measured GPU's datasheet figure in
- * bench/gpus.yaml, which is what models/cost.c multiplies by, so a value
- * measured on one GPU can be applied to the others. That it carries over to
+ * Every efficiency is relative to the figure of the measured GPU in
+ * bench/gpus.yaml that models/cost.c multiplies by (its bf16 matmul rate for
+ * GEMM and attention, its datasheet bandwidth for copies), so a value measured
+ * on one GPU can be applied to the others. That it carries over to
  * GPUs of another class is an assumption, and the output says so. */
 #ifndef AITK_MODELS_PREDICT_CALIBRATE_H
 #define AITK_MODELS_PREDICT_CALIBRATE_H
@@ -38,8 +39,9 @@ extern const char *const aitk_eff_names[AITK_EFF_COUNT];
 
 /* Said wherever calibrated predictions are shown. */
 #define AITK_CALIBRATION_ASSUMPTION                                                        \
-    "efficiencies measured on one GPU carry over to other GPUs of similar "   \
-    "class (each relative to its own datasheet figures); for GPUs of another class, or "     \
+    "efficiencies measured on one GPU carry over to other GPUs of similar "                \
+    "class (each relative to its own matmul rate and bandwidth); for GPUs of another "     \
+    "class, or "                                                                           \
     "another generation, the predictions are less certain"
 
 typedef struct aitk_eff_calibration {

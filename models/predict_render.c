@@ -51,7 +51,8 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
 {
     const double values[AITK_EFF_COUNT] = {p->eff_gemm, p->eff_attn_fwd, p->eff_attn_bwd,
                                            p->eff_bandwidth};
-    fputs("\n  Efficiencies (fraction of each GPU's datasheet peak):", out);
+    fputs("\n  Efficiencies (GEMM and attention: fraction of each GPU's bf16 matmul rate;"
+          "\n  bandwidth: of its datasheet bandwidth):", out);
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         const bool measured = r->calibration && r->calibration->eff[i].measured;
         fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i], values[i],
@@ -87,14 +88,22 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (int i = 0; i < AITK_BYTES_TERMS; i++)
         fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
     explain_efficiencies(out, r, params);
-    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-16s %7s %7s %7s %7s\n",
-            largest, r->step_scale ? " (step scale included)" : "", "GPU", "GEMM", "attn",
-            "memory", "other");
+    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-16s %9s %7s %7s %7s %7s\n",
+            largest, r->step_scale ? " (step scale included)" : "", "GPU", "matmul TF", "GEMM",
+            "attn", "memory", "other");
+    bool any_default = false;
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
-        fprintf(out, "    %-16s %7.2f %7.2f %7.2f %7.2f\n", r->rows[i].gpu->name,
-                q->t_gemm, q->t_attention, q->t_memory, q->t_overhead);
+        const aitk_gpu_spec *g = r->rows[i].gpu;
+        any_default |= !g->matmul_listed;
+        fprintf(out, "    %-16s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", g->name,
+                g->matmul_bf16_tflops, g->matmul_listed ? ' ' : '*', q->t_gemm,
+                q->t_attention, q->t_memory, q->t_overhead);
     }
+    fputs("  matmul TF: the bf16 TFLOP/s a large matmul ran at, as measured (bench/gpus.yaml)",
+          out);
+    fputs(any_default ? ";\n  * none listed for the GPU: a share of its datasheet rate\n" : "\n",
+          out);
 }
 
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
@@ -207,6 +216,13 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         cJSON_AddBoolToObject(g, "fits", q->fits);
         cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
         cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
+        /* The rate GEMM and attention time were counted against, and whether
+         * people measured it or it is the default share of the datasheet. */
+        cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
+        cJSON_AddStringToObject(g, "matmul_source", row->gpu->matmul_listed
+                                                        ? row->gpu->matmul_source
+                                                        : "default: bench/gpus.yaml "
+                                                          "matmul_default_fraction x bf16_tflops");
         if (row->price_per_hour >= 0) {
             cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
             cJSON_AddNumberToObject(g, "usd_per_1000_steps",

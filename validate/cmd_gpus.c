@@ -47,6 +47,10 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddNumberToObject(o, "vram_gb", g->vram_gb);
         cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
+        cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
+        cJSON_AddStringToObject(o, "matmul_source",
+                                g->matmul_listed ? g->matmul_source
+                                                 : "default: matmul_default_fraction x bf16_tflops");
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
             cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
@@ -109,12 +113,13 @@ int aitk_cmd_gpus(int argc, char **argv)
     if (json) {
         rc = print_json(db);
     } else {
-        printf("%-16s %6s %8s %8s %8s %8s %5s %5s %6s  %s\n", "GPU", "VRAM", "BW GB/s",
-               "BF16", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
+        printf("%-16s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", "GPU", "VRAM", "BW GB/s",
+               "BF16", "matmul", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
         for (size_t i = 0; i < db->count; i++) {
             const aitk_gpu_spec *g = &db->gpus[i];
-            printf("%-16s %4.0f GB %8.0f %8.1f ", g->name, g->vram_gb, g->bandwidth_gbs,
-                   g->bf16_tflops);
+            printf("%-16s %4.0f GB %8.0f %8.1f %8.1f%c ", g->name, g->vram_gb,
+                   g->bandwidth_gbs, g->bf16_tflops, g->matmul_bf16_tflops,
+                   g->matmul_listed ? ' ' : '*');
             if (g->fp8_tflops > 0)
                 printf("%8.1f", g->fp8_tflops);
             else
@@ -123,12 +128,16 @@ int aitk_cmd_gpus(int argc, char **argv)
                    g->aliases[0] ? g->aliases[0] : "");
             if (sources) {
                 printf("    source: %s\n", g->source);
+                if (g->matmul_source)
+                    printf("    matmul: %s\n", g->matmul_source);
                 if (g->unverified[0])
                     printf("    unverified: %s\n", g->unverified);
             }
         }
-        puts("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. "
-             "Data: bench/gpus.yaml (with sources: --sources).");
+        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. matmul: the bf16\n"
+               "rate a large torch.mm ran at, as people measured it; * none listed: %.2f x\n"
+               "BF16. Predictions count GEMM and attention against matmul. Data:\n"
+               "bench/gpus.yaml (with sources: --sources).\n", db->matmul_default_fraction);
     }
     aitk_gpudb_free(db);
     return rc;

@@ -348,6 +348,41 @@ static void test_buckets(void **state)
     assert_true(both.memory.total == peak_1024);
 }
 
+/* Tensor-core time runs at the GPU's matmul rate (bench/gpus.yaml), not its
+ * datasheet rate: two copies of one GPU that differ only in the datasheet
+ * figure predict the same step; doubling the matmul rate halves GEMM and
+ * attention time and leaves memory time alone. The GEMM time is the step's
+ * GEMM FLOPs over matmul x the GEMM efficiency, both read from the data. */
+static void test_time_uses_matmul_rate(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.resolutions[0] = 1024;
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(f->db, "RTX A6000", &g, NULL), AITK_OK);
+    assert_true(g->matmul_listed);
+    aitk_gpu_spec a = *g, b = *g, c = *g;
+    b.bf16_tflops *= 3; /* the datasheet figure alone */
+    c.matmul_bf16_tflops *= 2;
+    aitk_prediction pa, pb, pc;
+    assert_int_equal(aitk_cost_predict(&w, f->params, &a, &pa, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_predict(&w, f->params, &b, &pb, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_predict(&w, f->params, &c, &pc, NULL), AITK_OK);
+    assert_true(pa.step_s == pb.step_s);
+    assert_true(fabs(pc.t_gemm - pa.t_gemm / 2) < 1e-12 * pa.t_gemm);
+    assert_true(fabs(pc.t_attention - pa.t_attention / 2) < 1e-12 * pa.t_attention);
+    assert_true(pc.t_memory == pa.t_memory);
+    const double gemm_flops = pa.work.flops[AITK_WORK_GEMM_FWD] +
+                              pa.work.flops[AITK_WORK_GEMM_RECOMPUTE] +
+                              pa.work.flops[AITK_WORK_GEMM_BWD] + pa.work.flops[AITK_WORK_LORA] +
+                              pa.work.flops[AITK_WORK_CONDITIONING];
+    /* 123.34: the A6000's measured rate (bench/gpus.yaml's source). */
+    const double want = gemm_flops / (123.34e12 * f->params->eff_gemm);
+    assert_true(fabs(pa.t_gemm - want) < 1e-9 * want);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -368,7 +403,7 @@ int main(void)
         cmocka_unit_test(test_checkpointing_tradeoff), cmocka_unit_test(test_optimizer_state),
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
-        cmocka_unit_test(test_dequant_traffic),
+        cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -3,6 +3,7 @@
  * broken database file (read from disk through AITK_DATA_DIR). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
@@ -84,6 +85,48 @@ static void test_facts(void **state)
     }
 }
 
+/* Large bf16 matmul rates people measured (zzc0721/torch-performance-test-data,
+ * written out here from its database.md rows and issue #185), and the one
+ * derived from a sibling chip; every other GPU gets 0.80 x its datasheet rate
+ * (the median share of the seven non-GeForce GPUs measured). */
+static const struct {
+    const char *name;
+    double tflops;
+} matmul[] = {
+    {"RTX 3090", 76.58},   {"RTX 3090 Ti", 86.3}, {"RTX 4090", 166.6},
+    {"RTX 5090", 239.1},   {"RTX A6000", 123.34}, {"A40", 122.29},
+    {"L40S", 269.15},      {"A100 80GB SXM", 264.53}, {"H100 SXM", 786.45},
+    {"H200 SXM", 790.29},  {"B200", 1696.03},
+};
+
+static void test_matmul_rates(void **state)
+{
+    (void)state;
+    size_t listed = 0;
+    for (size_t i = 0; i < db->count; i++) {
+        const aitk_gpu_spec *g = &db->gpus[i];
+        double want = 0.80 * g->bf16_tflops;
+        bool in_table = false;
+        for (size_t k = 0; k < sizeof matmul / sizeof *matmul; k++)
+            if (strcmp(matmul[k].name, g->name) == 0) {
+                want = matmul[k].tflops;
+                in_table = true;
+            }
+        listed += g->matmul_listed;
+        if (g->matmul_listed != in_table || fabs(g->matmul_bf16_tflops - want) > 1e-9 * want)
+            fail_msg("%s: matmul %.6g (%s), expected %.6g", g->name, g->matmul_bf16_tflops,
+                     g->matmul_listed ? "listed" : "default share", want);
+        if (g->matmul_listed && (!g->matmul_source || strlen(g->matmul_source) < 20))
+            fail_msg("%s: a listed matmul rate needs its source", g->name);
+    }
+    assert_int_equal(listed, sizeof matmul / sizeof *matmul);
+    /* The 3090 Ti's figure is derived, not measured: marked so. */
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(db, "RTX 3090 Ti", &g, NULL), AITK_OK);
+    assert_non_null(strstr(g->unverified, "matmul_bf16_tflops"));
+    assert_non_null(strstr(g->matmul_source, "derived"));
+}
+
 /* FACTS.md marks some figures unverified; the database must say so too. */
 static void test_unverified_marked(void **state)
 {
@@ -158,24 +201,45 @@ static void test_broken_file(void **state)
     aitk_str_appendf(&path, "%s/bench", dir);
     assert_int_equal(aitk_dir_create(aitk_str_cstr(&path), NULL), AITK_OK);
     aitk_str_append(&path, "/gpus.yaml");
+    /* Each case is a database broken in one place; H is the header a whole
+     * one starts with. */
+#define H "schema: 1\nmatmul_default_fraction: {value: 0.8, source: s}\ngpus:\n"
+#define ROW(extra) "  - {name: X, vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 100," \
+                   " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s" extra "}\n"
     static const char *const bad[] = {
-        "schema: 1\ngpus:\n  - name: X\n    vram_gb: lots\n",
-        "schema: 1\ngpus:\n  - {name: X, vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
-        " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s, colour: red}\n",
-        "schema: 1\ngpus:\n  - {name: X, vram_gb: 0, bandwidth_gbs: 1, bf16_tflops: 1,"
+        H "  - name: X\n    vram_gb: lots\n",
+        H ROW(", colour: red"),
+        H "  - {name: X, vram_gb: 0, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
-        "schema: 1\ngpus: [\n",
+        H "gpus: [\n",
         /* One alias on two rows: the second row's GPU would get the first's figures. */
-        "schema: 1\ngpus:\n  - {name: X, aliases: [NVIDIA X], vram_gb: 24, bandwidth_gbs: 1,"
+        H "  - {name: X, aliases: [NVIDIA X], vram_gb: 24, bandwidth_gbs: 1,"
         " bf16_tflops: 1, fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n"
         "  - {name: Y, aliases: [nvidia-x], vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
-        "schema: 1\ngpus:\n  - {name: ' ', vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
+        H "  - {name: ' ', vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
+        /* The matmul rate: a figure without its source, a source without a
+         * figure, one past 1.5x the datasheet (another precision's), none. */
+        H ROW(", matmul_bf16_tflops: 90"),
+        H ROW(", matmul_source: somebody"),
+        H ROW(", matmul_bf16_tflops: 151, matmul_source: s"),
+        H ROW(", matmul_bf16_tflops: 0, matmul_source: s"),
+        "schema: 1\ngpus:\n" ROW(""),
+        "schema: 1\nmatmul_default_fraction: {value: 1.2, source: s}\ngpus:\n" ROW(""),
+        "schema: 1\nmatmul_default_fraction: {value: 0.8}\ngpus:\n" ROW(""),
     };
-    static const char *const expect[] = {"gpus.yaml:4:14", "colour", "must be > 0", "gpus.yaml:",
-                                         "gpus.yaml:4:5: 'nvidia-x' already names 'X'",
-                                         "gpus.yaml:3:5: a GPU name is empty"};
+#undef ROW
+#undef H
+    static const char *const expect[] = {
+        "gpus.yaml:5:14", "colour", "must be > 0", "gpus.yaml:",
+        "gpus.yaml:5:5: 'nvidia-x' already names 'X'", "gpus.yaml:4:5: a GPU name is empty",
+        "gpus.yaml:4:138: X: matmul_bf16_tflops needs a matmul_source",
+        "gpus.yaml:4:133: X: matmul_source without matmul_bf16_tflops",
+        "X: matmul_bf16_tflops 151 is not in (0, 1.5 x bf16_tflops 100]",
+        "X: matmul_bf16_tflops 0 is not in", "missing 'matmul_default_fraction'",
+        "gpus.yaml:2:34: matmul_default_fraction 1.2 is not in (0, 1]", "missing 'source'"};
+    assert_int_equal(sizeof bad / sizeof *bad, sizeof expect / sizeof *expect);
     setenv("AITK_DATA_DIR", dir, 1);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(
@@ -224,7 +288,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_facts),           cmocka_unit_test(test_unverified_marked),
+        cmocka_unit_test(test_facts),           cmocka_unit_test(test_matmul_rates),
+        cmocka_unit_test(test_unverified_marked),
         cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),
         cmocka_unit_test(test_broken_file),     cmocka_unit_test(test_alloc_failures),
     };
