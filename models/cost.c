@@ -157,6 +157,18 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, e, "bandwidth", &p->eff_bandwidth, err);
     if (!st)
         st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
+    if (!st)
+        st = fig(doc, e, "elementwise_chain_vs_copy", &p->elt_chain_vs_copy, err);
+    if (!st)
+        st = fig(doc, e, "plain_elementwise_vs_copy", &p->elt_plain_vs_copy, err);
+    /* A kernel that reads and writes its tensors once cannot beat a copy by
+     * much; 1.2 leaves room for cache hits, not for a misplaced digit. */
+    if (!st && !(p->elt_chain_vs_copy > 0 && p->elt_chain_vs_copy <= 1.2 &&
+                 p->elt_plain_vs_copy > 0 && p->elt_plain_vs_copy <= 1.2)) {
+        aitk_yaml_errorf(err, doc, e, "elementwise_chain_vs_copy and plain_elementwise_vs_copy "
+                                      "must be in (0, 1.2]");
+        st = AITK_E_RANGE;
+    }
     /* GEMM and attention are fractions of a measured matmul rate, which a
      * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. */
     if (!st && (p->eff_gemm <= 0 || p->eff_gemm > 1 || p->eff_attn_fwd <= 0 ||
@@ -421,10 +433,12 @@ static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
     t[1] = (wk->flops[AITK_WORK_ATTN_FWD] + wk->flops[AITK_WORK_ATTN_RECOMPUTE]) /
                (peak * p->eff_attn_fwd) +
            wk->flops[AITK_WORK_ATTN_BWD] / (peak * p->eff_attn_bwd);
-    double bytes = 0;
-    for (int i = 0; i < AITK_BYTES_TERMS; i++)
-        bytes += wk->bytes[i];
-    t[2] = bytes / (bw * p->eff_bandwidth);
+    /* Memory-bound work at a copy's rate, scaled by how near each kind of
+     * kernel comes to a copy (models/cost.yaml). */
+    const double copy = bw * p->eff_bandwidth;
+    t[2] = wk->bytes[AITK_BYTES_ELEMENTWISE] / (copy * p->elt_chain_vs_copy) +
+           (wk->bytes[AITK_BYTES_DEQUANT] + wk->bytes[AITK_BYTES_LORA]) /
+               (copy * p->elt_plain_vs_copy);
     t[3] = p->step_overhead_s;
 }
 

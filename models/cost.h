@@ -54,6 +54,10 @@ typedef struct aitk_optimizer_spec {
 typedef struct aitk_cost_params {
     aitk_yaml_doc *doc; /* owns the strings */
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
+    /* What memory-bound kernels reach over a device copy (eff_bandwidth):
+     * eager chains of normalization/RoPE ops, and plain one-op elementwise
+     * work (LoRA scaling and sums, dequantization). By kind, not by GPU. */
+    double elt_chain_vs_copy, elt_plain_vs_copy;
     double attn_bwd_factor, elementwise_bwd_factor;
     /* Bytes moved to expand one quantized weight to bf16 for one pass, by
      * aitk_weight_dtype (bf16: 0); cost.yaml flop_rules. */

@@ -51,14 +51,16 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
 {
     const double values[AITK_EFF_COUNT] = {p->eff_gemm, p->eff_attn_fwd, p->eff_attn_bwd,
                                            p->eff_bandwidth};
-    fputs("\n  Efficiencies (GEMM and attention: fraction of each GPU's bf16 matmul rate;"
-          "\n  bandwidth: of its datasheet bandwidth):", out);
+    fputs("\n  Efficiencies (GEMM and attention: of each GPU's bf16 matmul rate; bandwidth: of\n"
+          "  its datasheet bandwidth):\n   ", out);
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         const bool measured = r->calibration && r->calibration->eff[i].measured;
         fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i], values[i],
                 measured ? "measured" : "default");
     }
-    fprintf(out, "; overhead %.3f s/step (default)\n", p->step_overhead_s);
+    fprintf(out, "\n    overhead %.3f s/step; memory-bound kernels over a device copy: elementwise "
+                 "chains %.2f, plain elementwise %.2f (defaults)\n",
+            p->step_overhead_s, p->elt_chain_vs_copy, p->elt_plain_vs_copy);
     if (r->step_scale)
         fprintf(out, "  Step scale %.3f (measured, %s) multiplies every time below\n",
                 r->step_scale->scale, r->calibration->report_path);
@@ -269,6 +271,8 @@ static cJSON *efficiency_sources(const aitk_calibration *c)
         cJSON_AddStringToObject(o, aitk_eff_names[i], aitk_str_cstr(&text));
     }
     cJSON_AddStringToObject(o, "step_overhead_s", "models/cost.yaml default");
+    cJSON_AddStringToObject(o, "elementwise_chain_vs_copy", "models/cost.yaml default");
+    cJSON_AddStringToObject(o, "plain_elementwise_vs_copy", "models/cost.yaml default");
     aitk_str_free(&text);
     return o;
 }
@@ -317,6 +321,8 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
     cJSON_AddNumberToObject(e, "attention_bwd", p->eff_attn_bwd);
     cJSON_AddNumberToObject(e, "bandwidth", p->eff_bandwidth);
     cJSON_AddNumberToObject(e, "step_overhead_s", p->step_overhead_s);
+    cJSON_AddNumberToObject(e, "elementwise_chain_vs_copy", p->elt_chain_vs_copy);
+    cJSON_AddNumberToObject(e, "plain_elementwise_vs_copy", p->elt_plain_vs_copy);
     if (c) {
         aitk_str text = AITK_STR_INIT;
         aitk_str_appendf(&text, "calibrated with %s (measured on %s)", c->report_path,

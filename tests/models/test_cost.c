@@ -383,6 +383,32 @@ static void test_time_uses_matmul_rate(void **state)
     assert_true(fabs(pa.t_gemm - want) < 1e-9 * want);
 }
 
+/* Memory-bound time: elementwise chains at their ratio of a device copy,
+ * dequantization and LoRA traffic at the plain-kernel ratio (cost.yaml,
+ * from Liger-Kernel's measured eager kernels: 0.605 and 0.835 of the
+ * datasheet over a copy's 0.90). Checked on a job that has all three terms
+ * (fp8 base), against the figures written out here. */
+static void test_memory_time_by_kind(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.resolutions[0] = 1024;
+    assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
+    aitk_prediction p = predict(f, &w, "A40");
+    assert_true(p.work.bytes[AITK_BYTES_ELEMENTWISE] > 0 && p.work.bytes[AITK_BYTES_DEQUANT] > 0 &&
+                p.work.bytes[AITK_BYTES_LORA] > 0);
+    assert_true(fabs(f->params->elt_chain_vs_copy - 0.67) < 1e-12);
+    assert_true(fabs(f->params->elt_plain_vs_copy - 0.93) < 1e-12);
+    const double copy = 696e9 * 0.90; /* the A40's datasheet bandwidth, a copy's share */
+    const double want = p.work.bytes[AITK_BYTES_ELEMENTWISE] / (copy * 0.67) +
+                        (p.work.bytes[AITK_BYTES_DEQUANT] + p.work.bytes[AITK_BYTES_LORA]) /
+                            (copy * 0.93);
+    if (fabs(p.t_memory - want) > 1e-9 * want)
+        fail_msg("memory time %.6g s, expected %.6g s", p.t_memory, want);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -404,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
+        cmocka_unit_test(test_memory_time_by_kind),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
