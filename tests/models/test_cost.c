@@ -47,6 +47,15 @@ static aitk_prediction predict(fixture *f, const aitk_workload *w, const char *g
     return p;
 }
 
+/* The model's ai-toolkit example job at one resolution. */
+static aitk_workload example_job(const fixture *f, long resolution)
+{
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    w.resolutions[0] = resolution;
+    return w;
+}
+
 static void assert_factor(double got, double reported, double factor, const char *what)
 {
     if (got > reported * factor || got < reported / factor)
@@ -61,9 +70,7 @@ static void test_flux_4090_1024(void **state)
 {
     (void)state;
     fixture *f = load("flux1-dev");
-    aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    w.resolutions[0] = 1024;
+    aitk_workload w = example_job(f, 1024);
     assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
     assert_int_equal(w.rank, 16);
     assert_true(w.checkpointing);
@@ -78,9 +85,7 @@ static void test_flux_4090_512(void **state)
 {
     (void)state;
     fixture *f = load("flux1-dev");
-    aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    w.resolutions[0] = 512;
+    aitk_workload w = example_job(f, 512);
     aitk_prediction p = predict(f, &w, "RTX 4090");
     assert_factor(p.step_s, 1.4, 1.5, "FLUX 4090 512 px s/step");
 }
@@ -357,9 +362,7 @@ static void test_time_uses_matmul_rate(void **state)
 {
     (void)state;
     fixture *f = load("flux1-dev");
-    aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    w.resolutions[0] = 1024;
+    aitk_workload w = example_job(f, 1024);
     const aitk_gpu_spec *g = NULL;
     assert_int_equal(aitk_gpudb_find(f->db, "RTX A6000", &g, NULL), AITK_OK);
     assert_true(g->matmul_listed);
@@ -392,9 +395,7 @@ static void test_memory_time_by_kind(void **state)
 {
     (void)state;
     fixture *f = load("flux1-dev");
-    aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    w.resolutions[0] = 1024;
+    aitk_workload w = example_job(f, 1024);
     assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
     aitk_prediction p = predict(f, &w, "A40");
     assert_true(p.work.bytes[AITK_BYTES_ELEMENTWISE] > 0 && p.work.bytes[AITK_BYTES_DEQUANT] > 0 &&
