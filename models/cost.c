@@ -97,6 +97,20 @@ static aitk_status fig(const aitk_yaml_doc *doc, const aitk_yaml_node *map, cons
     return st;
 }
 
+/* fig() for a share: in (0, hi], the error at the value's place. */
+static aitk_status fig_share(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                             double hi, double *out, aitk_str *err)
+{
+    aitk_status st = fig(doc, map, key, out, err);
+    if (!st && !(*out > 0 && *out <= hi)) {
+        const aitk_yaml_node *n = aitk_yaml_get(map, key);
+        const aitk_yaml_node *v = n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
+        aitk_yaml_errorf(err, doc, v, "'%s' is %g; it must be in (0, %g]", key, *out, hi);
+        st = AITK_E_RANGE;
+    }
+    return st;
+}
+
 static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m, aitk_str *err)
 {
     const aitk_yaml_doc *doc = p->doc;
@@ -147,36 +161,24 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
                          "expected the sections efficiency, flop_rules, memory and optimizers");
         st = AITK_E_PARSE;
     }
+    /* GEMM and attention are fractions of a measured matmul rate, which a
+     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. A
+     * kernel that reads and writes its tensors once cannot beat a copy by
+     * much: 1.2 leaves room for cache hits, not for a misplaced digit. */
     if (!st)
-        st = fig(doc, e, "gemm", &p->eff_gemm, err);
+        st = fig_share(doc, e, "gemm", 1, &p->eff_gemm, err);
     if (!st)
-        st = fig(doc, e, "attention_fwd", &p->eff_attn_fwd, err);
+        st = fig_share(doc, e, "attention_fwd", 1, &p->eff_attn_fwd, err);
     if (!st)
-        st = fig(doc, e, "attention_bwd", &p->eff_attn_bwd, err);
+        st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
     if (!st)
-        st = fig(doc, e, "bandwidth", &p->eff_bandwidth, err);
+        st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
     if (!st)
         st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
     if (!st)
-        st = fig(doc, e, "elementwise_chain_vs_copy", &p->elt_chain_vs_copy, err);
+        st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
     if (!st)
-        st = fig(doc, e, "plain_elementwise_vs_copy", &p->elt_plain_vs_copy, err);
-    /* A kernel that reads and writes its tensors once cannot beat a copy by
-     * much; 1.2 leaves room for cache hits, not for a misplaced digit. */
-    if (!st && !(p->elt_chain_vs_copy > 0 && p->elt_chain_vs_copy <= 1.2 &&
-                 p->elt_plain_vs_copy > 0 && p->elt_plain_vs_copy <= 1.2)) {
-        aitk_yaml_errorf(err, doc, e, "elementwise_chain_vs_copy and plain_elementwise_vs_copy "
-                                      "must be in (0, 1.2]");
-        st = AITK_E_RANGE;
-    }
-    /* GEMM and attention are fractions of a measured matmul rate, which a
-     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. */
-    if (!st && (p->eff_gemm <= 0 || p->eff_gemm > 1 || p->eff_attn_fwd <= 0 ||
-                p->eff_attn_fwd > 1 || p->eff_attn_bwd <= 0 || p->eff_attn_bwd > 1 ||
-                p->eff_bandwidth <= 0 || p->eff_bandwidth > 1)) {
-        aitk_yaml_errorf(err, doc, e, "efficiencies must be in (0, 1]");
-        st = AITK_E_RANGE;
-    }
+        st = fig_share(doc, e, "plain_elementwise_vs_copy", 1.2, &p->elt_plain_vs_copy, err);
     if (!st)
         st = fig(doc, f, "attention_bwd_factor", &p->attn_bwd_factor, err);
     if (!st)

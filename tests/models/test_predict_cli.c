@@ -360,6 +360,25 @@ static void test_broken_data(void **state)
         aitk_str_free(&edited);
     }
     aitk_free(real);
+    /* An efficiency out of its range in cost.yaml: refused at the value. */
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/models/cost.yaml", 1 << 20, &real, NULL,
+                                    NULL),
+                     AITK_OK);
+    static const char key[] = "\n  elementwise_chain_vs_copy:\n    value: ";
+    const char *at = strstr(real, key);
+    assert_non_null(at);
+    aitk_str edited = AITK_STR_INIT;
+    aitk_str_appendf(&edited, "%.*s%s5%s", (int)(at - real), real, key,
+                     at + strlen(key) + strcspn(at + strlen(key), "\n"));
+    static const char *const others[] = {"bench/gpus.yaml", "models/flux1-dev.yaml",
+                                         "models/reported_speeds.yaml", NULL};
+    char dir3[] = "/tmp/aitk-models-XXXXXX";
+    data_dir_make(dir3, others, "models/cost.yaml", edited.ptr);
+    expect_data_error(dir3, (const char *[]){"predict", "--model", "flux1-dev", NULL},
+                      "models/cost.yaml", "'elementwise_chain_vs_copy' is 5; it must be in (0, 1.2]");
+    data_dir_remove(dir3, others, "models/cost.yaml");
+    aitk_str_free(&edited);
+    aitk_free(real);
 }
 
 /* The figures the sources give (FACTS.md section 8; the generation runs:
@@ -433,7 +452,10 @@ static void test_reported(void **state)
                 fail_msg("%s: predicted peak %.1f GB, reported %.2f", sourced[i].id,
                          json_num(pred, "peak_gb"), sourced[i].peak_gb);
         }
-        if (strstr(sourced[i].id, "4090") && (ratio > 1.5 || ratio < 1 / 1.5))
+        /* Issue 5's bound holds for the 4090 and A6000 reports (not yet for
+         * the A40's: see the README). */
+        if ((strstr(sourced[i].id, "4090") || strstr(sourced[i].id, "a6000")) &&
+            (ratio > 1.5 || ratio < 1 / 1.5))
             fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
         if (sourced[i].generation && (ratio > GENERATION_FACTOR || ratio < 1 / GENERATION_FACTOR))
             fail_msg("%s: predicted/reported %.2f, outside the factor %.2f", sourced[i].id, ratio,
