@@ -375,7 +375,8 @@ static void test_broken_data(void **state)
     char dir3[] = "/tmp/aitk-models-XXXXXX";
     data_dir_make(dir3, others, "models/cost.yaml", edited.ptr);
     expect_data_error(dir3, (const char *[]){"predict", "--model", "flux1-dev", NULL},
-                      "models/cost.yaml", "'elementwise_chain_vs_copy' is 5; it must be in (0, 1.2]");
+                      "models/cost.yaml",
+                      "'elementwise_chain_vs_copy' is 5; it must be in (0, 1.2]");
     data_dir_remove(dir3, others, "models/cost.yaml");
     aitk_str_free(&edited);
     aitk_free(real);
