@@ -286,6 +286,16 @@ printf 'int fwd_dummy(void) { return 0; }\n' > "$s/fwdb.c"
 $cc64 -shared -o "$p/fwd/fwdb.dll" "$s/fwdb.c" "$s/fwd.def" -Wl,--out-implib,"$b/libfwdb.a"
 printf 'int fwdfn(void);\nint fwda_fn(void) { return fwdfn(); }\n' > "$s/fwda.c"
 $cc64 -shared -o "$p/fwd/fwda.dll" "$s/fwda.c" "$b/libfwdb.a"
+# A forwarded export whose target DLL is there but lacks the function:
+# fwdc.dll forwards fwdok to cmold.realok and fwdgone to cmold.realgone;
+# cmold.dll exports realok only; fwdd.dll imports both (error 127).
+mkdir -p "$p/fwd2"
+printf 'int realok(void) { return 1; }\n' > "$s/cmold.c"
+$cc64 -shared -o "$p/fwd2/cmold.dll" "$s/cmold.c"
+printf 'LIBRARY fwdc.dll\nEXPORTS\n  fwdok = cmold.realok\n  fwdgone = cmold.realgone\n' > "$s/fwd2.def"
+$cc64 -shared -o "$p/fwd2/fwdc.dll" "$s/fwdb.c" "$s/fwd2.def" -Wl,--out-implib,"$b/libfwdc.a"
+printf 'int fwdok(void); int fwdgone(void);\nint fwdd_fn(void) { return fwdok() + fwdgone(); }\n' > "$s/fwdd.c"
+$cc64 -shared -o "$p/fwd2/fwdd.dll" "$s/fwdd.c" "$b/libfwdc.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

@@ -281,7 +281,7 @@ static void test_windows_other_cases(void **state)
 
 /* An import by ordinal past the provider's export table fails to bind
  * (it used to be skipped), and a forwarded export whose target DLL is
- * absent is a broken link below the forwarding DLL. */
+ * absent, or lacks the function, is a broken link below the forwarding DLL. */
 static void test_windows_ordinals_and_forwarders(void **state)
 {
     (void)state;
@@ -305,6 +305,20 @@ static void test_windows_ordinals_and_forwarders(void **state)
     assert_int_equal(aitk_dep_tree_chain(&t, (size_t)(c - t.nodes), &chain), AITK_OK);
     assert_string_equal(aitk_str_cstr(&chain), "fwda.dll -> fwdb.dll -> cmiss.dll");
     aitk_str_free(&chain);
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    /* The target DLL is there but lacks one of the two forwarded functions
+     * the requester imports: that one, and only it, is missing. */
+    t = analyze_pe(FX "/pe/fwd2/fwdd.dll", AITK_WIN_SAFE);
+    c = node(&t, "cmold.dll");
+    assert_true(c->forwarder);
+    assert_int_equal(c->state, AITK_DEP_MISSING_SYMBOL);
+    assert_string_equal(t.nodes[c->parent].name, "fwdc.dll");
+    assert_non_null(strstr(c->detail, "does not export realgone (forwarded from fwdgone) "
+                                      "(1 missing), which fwdc.dll forwards to it"));
+    assert_null(strstr(c->detail, "realok"));
+    assert_non_null(strstr(c->detail, "(error 127)"));
     assert_int_equal(aitk_dep_tree_problems(&t), 1);
     aitk_dep_tree_free(&t);
 }

@@ -351,6 +351,8 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
             if (!c->detail && aitk_dep_state_is_problem(c->state) &&
                 !(c->detail = aitk_strdup(why.items[j])))
                 st = AITK_E_NOMEM;
+            if (!st)
+                st = aitk_deps_check_forwarded(d, t, before);
         }
     }
     aitk_strlist_free(&targets);

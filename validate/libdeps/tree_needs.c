@@ -148,3 +148,76 @@ aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return st;
 }
 
+
+static int cmp_forward_name(const void *key, const void *item)
+{
+    return strcmp((const char *)key, ((const aitk_pe_forward *)item)->name);
+}
+
+/* Whether `fn` (a name, or "#7": by ordinal) is exported by prov. */
+static bool exports_function(const aitk_pe_info *prov, const char *fn)
+{
+    if (fn[0] == '#') {
+        char *end = NULL;
+        unsigned long o = strtoul(fn + 1, &end, 10);
+        return end != fn + 1 && !*end && o >= prov->ordinal_base &&
+               o - prov->ordinal_base < prov->function_count;
+    }
+    return prov->export_count &&
+           bsearch(fn, prov->exports, prov->export_count, sizeof *prov->exports, cmp_name);
+}
+
+/* Node i is a DLL its parent forwards exports to ("cmiss.realfn"): the
+ * loader binds each forwarded function the parent's requester imports by
+ * looking it up in node i, and fails the load as for a missing import
+ * when it is not there ("The specified procedure could not be found",
+ * error 127). */
+aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    aitk_dep_node *n = &t->nodes[i];
+    if (n->state != AITK_DEP_FOUND || n->obj == AITK_DEP_NONE || d->objs[n->obj].st)
+        return AITK_OK;
+    const aitk_dep_node *via = &t->nodes[n->parent];
+    if (via->obj == AITK_DEP_NONE || via->parent == AITK_DEP_NONE ||
+        t->nodes[via->parent].obj == AITK_DEP_NONE)
+        return AITK_OK;
+    const aitk_pe_info *req = &d->objs[t->nodes[via->parent].obj].pe;
+    const aitk_pe_info *fwd = &d->objs[via->obj].pe, *prov = &d->objs[n->obj].pe;
+    const size_t stem = strlen(n->name) > 4 ? strlen(n->name) - 4 : 0; /* "cmiss" of cmiss.dll */
+    aitk_str missing = AITK_STR_INIT;
+    size_t count = 0;
+    for (size_t k = 0; fwd->forward_count && k < req->import_count; k++) {
+        const aitk_pe_import *imp = &req->imports[k];
+        if (strcasecmp(imp->dll, via->name) != 0 || imp->delay != via->delay)
+            continue;
+        for (size_t s = 0; s < imp->symbol_count; s++) {
+            const aitk_pe_forward *f = bsearch(imp->symbols[s], fwd->forwards, fwd->forward_count,
+                                               sizeof *fwd->forwards, cmp_forward_name);
+            const char *dot = f ? strrchr(f->target, '.') : NULL;
+            if (!dot || (size_t)(dot - f->target) != stem ||
+                strncasecmp(f->target, n->name, stem) != 0 || exports_function(prov, dot + 1))
+                continue;
+            if (count++ < 5)
+                aitk_str_appendf(&missing, "%s%s (forwarded from %s)", missing.len ? ", " : "",
+                                 dot + 1, f->name);
+        }
+    }
+    aitk_status st = AITK_OK;
+    if (count) {
+        aitk_str msg = AITK_STR_INIT;
+        aitk_str_appendf(&msg, "%s does not export %s%s (%zu missing), which %s forwards to it: "
+                               "Windows stops with \"The specified procedure could not be "
+                               "found\" (error 127)",
+                         n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count,
+                         via->name);
+        aitk_free(n->detail);
+        n->detail = aitk_str_steal(&msg);
+        n->state = AITK_DEP_MISSING_SYMBOL;
+        n->repeat = false;
+        st = n->detail ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_str_status(&missing);
+    aitk_str_free(&missing);
+    return st;
+}

@@ -1,6 +1,7 @@
 /* What a found library must give the one that needs it, checked as each
  * link of the tree is placed (internal to tree.c): ELF symbol versions
- * (GLIBC_2.38) and PE imports by name and by ordinal. Each marks node i's
+ * (GLIBC_2.38), PE imports by name and by ordinal, and the functions a DLL
+ * forwards to another. Each marks node i's
  * state and detail when something is missing. */
 #ifndef AITK_LIBDEPS_TREE_NEEDS_H
 #define AITK_LIBDEPS_TREE_NEEDS_H
@@ -12,5 +13,8 @@
 
 aitk_status aitk_deps_check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i);
 aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i);
+/* Node i was loaded to bind functions its parent forwards to it: each one
+ * the parent's requester imports must be there. */
+aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i);
 
 #endif
