@@ -85,6 +85,17 @@ static int cmp_name(const void *key, const void *item)
     return strcmp((const char *)key, *(char *const *)item);
 }
 
+/* Marks node i as lacking functions: `msg` (taken) says which, and what
+ * Windows says. Returns AITK_E_NOMEM when either text ran out of memory. */
+static aitk_status mark_missing(aitk_dep_node *n, aitk_str *msg, const aitk_str *missing)
+{
+    aitk_free(n->detail);
+    n->detail = aitk_str_steal(msg);
+    n->state = AITK_DEP_MISSING_SYMBOL;
+    n->repeat = false;
+    return n->detail && !aitk_str_status(missing) ? AITK_OK : AITK_E_NOMEM;
+}
+
 /* Functions the requester imports by name from node i that node i does not
  * export: Windows refuses the load ("The specified procedure could not be
  * found", error 127). Forwarded exports count as exports. */
@@ -136,14 +147,8 @@ aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
                                                   "located\" (error 182)"
                                                 : "\"The specified procedure could not be found\" "
                                                   "(error 127)");
-        aitk_free(n->detail);
-        n->detail = aitk_str_steal(&msg);
-        n->state = AITK_DEP_MISSING_SYMBOL;
-        n->repeat = false;
-        st = n->detail ? AITK_OK : AITK_E_NOMEM;
+        st = mark_missing(n, &msg, &missing);
     }
-    if (!st)
-        st = aitk_str_status(&missing);
     aitk_str_free(&missing);
     return st;
 }
@@ -210,14 +215,8 @@ aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i)
                                "found\" (error 127)",
                          n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count,
                          via->name);
-        aitk_free(n->detail);
-        n->detail = aitk_str_steal(&msg);
-        n->state = AITK_DEP_MISSING_SYMBOL;
-        n->repeat = false;
-        st = n->detail ? AITK_OK : AITK_E_NOMEM;
+        st = mark_missing(n, &msg, &missing);
     }
-    if (!st)
-        st = aitk_str_status(&missing);
     aitk_str_free(&missing);
     return st;
 }
