@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/data.h"
@@ -237,6 +238,28 @@ void aitk_gpudb_free(aitk_gpudb *db)
 
 static bool is_sep(char c) { return c == ' ' || c == '-' || c == '_'; }
 
+/* Whether the words left of a name after a partial match make it another
+ * product than the one asked for: "RTX 4070" is not the RTX 4070 Ti SUPER,
+ * nor "RTX 6000" (a Turing Quadro) the RTX 6000 Ada, nor "H100" the H100
+ * NVL; whereas "A100 80GB" is still both 80 GB A100s (PCIe, SXM). */
+static bool names_another_product(const char *rest)
+{
+    static const char *const tiers[] = {"ti", "super", "s", "d", "ada", "laptop", "mobile",
+                                        "max", "nvl", NULL};
+    while (*rest) {
+        size_t len = 0;
+        while (rest[len] && !is_sep(rest[len]))
+            len++;
+        for (const char *const *w = tiers; *w; w++)
+            if (strlen(*w) == len && strncasecmp(*w, rest, len) == 0)
+                return true;
+        rest += len;
+        while (is_sep(*rest))
+            rest++;
+    }
+    return false;
+}
+
 /* Compares with case, spaces, '-' and '_' ignored. `partial`: the query
  * within the name, as whole words: "GeForce RTX 4090" within "NVIDIA GeForce
  * RTX 4090", but not "L40" within "NVIDIA L40S" nor "H20" within "H200" --
@@ -261,7 +284,7 @@ static bool name_match(const char *query, const char *name, bool partial)
         }
         /* n stands past any separators after the last matched character, so
          * the match ends a word when the name ends or a separator came. */
-        if (!*q && (!*n || (partial && n > start && is_sep(n[-1]))))
+        if (!*q && (!*n || (partial && n > start && is_sep(n[-1]) && !names_another_product(n))))
             return true;
         if (!partial)
             return false;

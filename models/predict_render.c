@@ -45,6 +45,16 @@ static void sort_terms(const aitk_memory_plan *m, int idx[AITK_PLAN_TERMS])
         }
 }
 
+/* Width of the GPU column: the longest name shown, at least 16. */
+static int gpu_column(const aitk_predict_result *r)
+{
+    size_t w = 16;
+    for (size_t i = 0; i < r->n_rows; i++)
+        if (strlen(r->rows[i].gpu->name) > w)
+            w = strlen(r->rows[i].gpu->name);
+    return (int)w;
+}
+
 /* The efficiencies behind the times, so a reader of --explain can redo them. */
 static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
                                  const aitk_cost_params *p)
@@ -90,15 +100,16 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (int i = 0; i < AITK_BYTES_TERMS; i++)
         fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
     explain_efficiencies(out, r, params);
-    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-16s %9s %7s %7s %7s %7s\n",
-            largest, r->step_scale ? " (step scale included)" : "", "GPU", "matmul TF", "GEMM",
-            "attn", "memory", "other");
+    const int w = gpu_column(r);
+    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-*s %9s %7s %7s %7s %7s\n",
+            largest, r->step_scale ? " (step scale included)" : "", w, "GPU", "matmul TF",
+            "GEMM", "attn", "memory", "other");
     bool any_default = false;
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
         any_default |= !g->matmul_listed;
-        fprintf(out, "    %-16s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", g->name,
+        fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", w, g->name,
                 g->matmul_bf16_tflops, g->matmul_listed ? ' ' : '*', q->t_gemm,
                 q->t_attention, q->t_memory, q->t_overhead);
     }
@@ -115,13 +126,14 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
     const aitk_model_targets *t = &r->spec->targets;
     fprintf(out, "  documented target: %.0f GB VRAM, %s, %.0f min per 1000 steps (%s)\n",
             t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
-    fprintf(out, "  %-16s %7s %9s %5s %8s %9s %9s\n", "GPU", "VRAM", "peak", "fits", "s/step",
+    const int w = gpu_column(r);
+    fprintf(out, "  %-*s %7s %9s %5s %8s %9s %9s\n", w, "GPU", "VRAM", "peak", "fits", "s/step",
             "min/1000", "USD/1000");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_predict_row *row = &r->rows[i];
         const aitk_prediction *q = &row->pred;
         const double minutes = aitk_predict_minutes_per_1000(q);
-        fprintf(out, "  %-16s %3.0f GiB %5.1f GiB %5s %8.2f %9.1f ", row->gpu->name,
+        fprintf(out, "  %-*s %3.0f GiB %5.1f GiB %5s %8.2f %9.1f ", w, row->gpu->name,
                 row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO", q->step_s,
                 minutes);
         if (row->price_per_hour >= 0)

@@ -113,11 +113,15 @@ int aitk_cmd_gpus(int argc, char **argv)
     if (json) {
         rc = print_json(db);
     } else {
-        printf("%-16s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", "GPU", "VRAM", "BW GB/s",
+        int w = 16; /* the GPU column: the longest name */
+        for (size_t i = 0; i < db->count; i++)
+            if ((int)strlen(db->gpus[i].name) > w)
+                w = (int)strlen(db->gpus[i].name);
+        printf("%-*s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", w, "GPU", "VRAM", "BW GB/s",
                "BF16", "matmul", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
         for (size_t i = 0; i < db->count; i++) {
             const aitk_gpu_spec *g = &db->gpus[i];
-            printf("%-16s %4.0f GB %8.0f %8.1f %8.1f%c ", g->name, g->vram_gb,
+            printf("%-*s %4.0f GB %8.0f %8.1f %8.1f%c ", w, g->name, g->vram_gb,
                    g->bandwidth_gbs, g->bf16_tflops, g->matmul_bf16_tflops,
                    g->matmul_listed ? ' ' : '*');
             if (g->fp8_tflops > 0)

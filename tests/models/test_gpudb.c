@@ -67,10 +67,48 @@ static const struct {
     {"NVIDIA B200", 180, 7700, 2250, 75, "10.0", 1000},
 };
 
+/* Rows beyond FACTS.md (RTX 50 and 40 SUPER cards, RTX PRO 6000 Blackwell,
+ * L40), written out from the secondary sources their `source` names: the
+ * same fields, and each figure not read from NVIDIA marked unverified. */
+static const struct {
+    const char *nvml;
+    double vram, bw, bf16, fp32;
+    const char *cc;
+    long tdp;
+    const char *unverified; /* a field that must be among the row's unverified */
+} beyond[] = {
+    {"NVIDIA GeForce RTX 5080", 16, 960, 112.6, 56.3, "12.0", 360, "bandwidth_gbs"},
+    {"NVIDIA GeForce RTX 5070 Ti", 16, 896, 87.9, 43.9, "12.0", 300, "bandwidth_gbs"},
+    {"NVIDIA GeForce RTX 4080 SUPER", 16, 736, 104.5, 52.2, "8.9", 320, "bf16_tflops"},
+    {"NVIDIA GeForce RTX 4080", 16, 716.8, 97.5, 48.7, "8.9", 320, "bandwidth_gbs"},
+    {"NVIDIA GeForce RTX 4070 Ti SUPER", 16, 672, 88.2, 44.1, "8.9", 285, "bandwidth_gbs"},
+    {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, 1792, 503.8, 125, "12.0", 600,
+     "bf16_tflops"},
+    {"NVIDIA L40", 48, 864, 181.05, 90.5, "8.9", 300, "bandwidth_gbs"},
+};
+
+static void test_beyond_facts(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof beyond / sizeof *beyond; i++) {
+        const aitk_gpu_spec *g = NULL;
+        aitk_str err = AITK_STR_INIT;
+        if (aitk_gpudb_find(db, beyond[i].nvml, &g, &err))
+            fail_msg("%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        if (g->vram_gb != beyond[i].vram || g->bandwidth_gbs != beyond[i].bw ||
+            g->bf16_tflops != beyond[i].bf16 || g->fp32_tflops != beyond[i].fp32 ||
+            strcmp(g->cc, beyond[i].cc) != 0 || g->tdp_w != beyond[i].tdp)
+            fail_msg("%s (%s) differs from its sources", g->name, beyond[i].nvml);
+        if (!strstr(g->unverified, beyond[i].unverified) || !strstr(g->source, "Not in FACTS.md"))
+            fail_msg("%s: secondary figures must be marked unverified and sourced", g->name);
+    }
+}
+
 static void test_facts(void **state)
 {
     (void)state;
-    assert_int_equal(db->count, sizeof facts / sizeof *facts);
+    assert_int_equal(db->count, sizeof facts / sizeof *facts + sizeof beyond / sizeof *beyond);
     for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) {
         const aitk_gpu_spec *g = NULL;
         aitk_str err = AITK_STR_INIT;
@@ -97,6 +135,8 @@ static const struct {
     {"RTX 5090", 239.1},   {"RTX A6000", 123.34}, {"A40", 122.29},
     {"L40S", 269.15},      {"A100 80GB SXM", 264.53}, {"H100 SXM", 786.45},
     {"H200 SXM", 790.29},  {"B200", 1696.03},
+    {"RTX 5080", 102.89},  {"RTX 5070 Ti", 92.19}, {"RTX 4080 SUPER", 107.9},
+    {"RTX 4080", 100.6},   {"RTX 4070 Ti SUPER", 91.05}, {"RTX PRO 6000 Blackwell", 393.2},
 };
 
 static void test_matmul_rates(void **state)
@@ -178,11 +218,27 @@ static void test_lookup_failures(void **state)
     /* Real GPUs the database lacks, whose names begin like ones it has: the
      * NVIDIA L40 (about half the L40S's BF16 rate) and H20 (a fraction of the
      * H200's) must not borrow those figures; nor a truncated "409". */
-    static const char *const others[] = {"NVIDIA L40", "L40", "NVIDIA H20", "H20", "B20", "409",
-                                         "NVIDIA GeForce RTX 4090 D", "RTX 409"};
+    static const char *const others[] = {"NVIDIA H20", "H20", "B20", "409",
+                                         "NVIDIA GeForce RTX 4090 D", "RTX 409",
+                                         /* other products whose names begin like listed ones' */
+                                         "RTX 4070", "NVIDIA GeForce RTX 4070", "4070 Ti",
+                                         "RTX 5070", "Quadro RTX 6000", "RTX 6000"};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         if (aitk_gpudb_find(db, others[i], &g, NULL) != AITK_E_NOTFOUND)
             fail_msg("'%s' found '%s'", others[i], g ? g->name : "(ambiguous)");
+    /* The L40 has its own row (half the L40S's BF16 rate): neither borrows
+     * the other's figures. */
+    assert_int_equal(aitk_gpudb_find(db, "L40", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "L40");
+    assert_int_equal(aitk_gpudb_find(db, "NVIDIA L40S", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "L40S");
+    /* A name that stops before variant words still narrows: "RTX PRO 6000"
+     * is the RTX PRO 6000 Blackwell, "geforce rtx 4080" the RTX 4080 (not
+     * the SUPER). */
+    assert_int_equal(aitk_gpudb_find(db, "RTX PRO 6000", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "RTX PRO 6000 Blackwell");
+    assert_int_equal(aitk_gpudb_find(db, "geforce rtx 4080", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "RTX 4080");
     /* Whole words still narrow: "A100 80GB" is both 80 GB parts. */
     aitk_str_clear(&err);
     assert_int_equal(aitk_gpudb_find(db, "A100 80GB", &g, &err), AITK_E_INVAL);
@@ -288,7 +344,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_facts),           cmocka_unit_test(test_matmul_rates),
+        cmocka_unit_test(test_facts),           cmocka_unit_test(test_beyond_facts),
+        cmocka_unit_test(test_matmul_rates),
         cmocka_unit_test(test_unverified_marked),
         cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),
         cmocka_unit_test(test_broken_file),     cmocka_unit_test(test_alloc_failures),
