@@ -41,12 +41,14 @@ static int teardown(void **state)
 
 /* FACTS.md section 7: name as NVML reports it, VRAM GB, bandwidth GB/s,
  * BF16 TFLOPS, FP32 TFLOPS, compute capability, TDP W. */
-static const struct {
+typedef struct row_facts {
     const char *nvml;
     double vram, bw, bf16, fp32;
     const char *cc;
     long tdp;
-} facts[] = {
+} row_facts;
+
+static const row_facts facts[] = {
     {"NVIDIA GeForce RTX 3090", 24, 936, 71, 35.6, "8.6", 350},
     {"NVIDIA GeForce RTX 3090 Ti", 24, 1008, 80, 40, "8.6", 450},
     {"NVIDIA GeForce RTX 4090", 24, 1008, 165.2, 82.6, "8.9", 450},
@@ -71,35 +73,38 @@ static const struct {
  * L40), written out from the secondary sources their `source` names: the
  * same fields, and each figure not read from NVIDIA marked unverified. */
 static const struct {
-    const char *nvml;
-    double vram, bw, bf16, fp32;
-    const char *cc;
-    long tdp;
+    row_facts f;
     const char *unverified; /* a field that must be among the row's unverified */
 } beyond[] = {
-    {"NVIDIA GeForce RTX 5080", 16, 960, 112.6, 56.3, "12.0", 360, "bandwidth_gbs"},
-    {"NVIDIA GeForce RTX 5070 Ti", 16, 896, 87.9, 43.9, "12.0", 300, "bandwidth_gbs"},
-    {"NVIDIA GeForce RTX 4080 SUPER", 16, 736, 104.5, 52.2, "8.9", 320, "bf16_tflops"},
-    {"NVIDIA GeForce RTX 4080", 16, 716.8, 97.5, 48.7, "8.9", 320, "bandwidth_gbs"},
-    {"NVIDIA GeForce RTX 4070 Ti SUPER", 16, 672, 88.2, 44.1, "8.9", 285, "bandwidth_gbs"},
-    {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, 1792, 503.8, 125, "12.0", 600,
+    {{"NVIDIA GeForce RTX 5080", 16, 960, 112.6, 56.3, "12.0", 360}, "bandwidth_gbs"},
+    {{"NVIDIA GeForce RTX 5070 Ti", 16, 896, 87.9, 43.9, "12.0", 300}, "bandwidth_gbs"},
+    {{"NVIDIA GeForce RTX 4080 SUPER", 16, 736, 104.5, 52.2, "8.9", 320}, "bf16_tflops"},
+    {{"NVIDIA GeForce RTX 4080", 16, 716.8, 97.5, 48.7, "8.9", 320}, "bandwidth_gbs"},
+    {{"NVIDIA GeForce RTX 4070 Ti SUPER", 16, 672, 88.2, 44.1, "8.9", 285}, "bandwidth_gbs"},
+    {{"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, 1792, 503.8, 125, "12.0", 600},
      "bf16_tflops"},
-    {"NVIDIA L40", 48, 864, 181.05, 90.5, "8.9", 300, "bandwidth_gbs"},
+    {{"NVIDIA L40", 48, 864, 181.05, 90.5, "8.9", 300}, "bandwidth_gbs"},
 };
+
+/* The row `f` names, with the figures `f` gives (against: where they come from). */
+static const aitk_gpu_spec *check_row(const row_facts *f, const char *against)
+{
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_gpudb_find(db, f->nvml, &g, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    if (g->vram_gb != f->vram || g->bandwidth_gbs != f->bw || g->bf16_tflops != f->bf16 ||
+        g->fp32_tflops != f->fp32 || strcmp(g->cc, f->cc) != 0 || g->tdp_w != f->tdp)
+        fail_msg("%s (%s) differs from %s", g->name, f->nvml, against);
+    return g;
+}
 
 static void test_beyond_facts(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof beyond / sizeof *beyond; i++) {
-        const aitk_gpu_spec *g = NULL;
-        aitk_str err = AITK_STR_INIT;
-        if (aitk_gpudb_find(db, beyond[i].nvml, &g, &err))
-            fail_msg("%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        if (g->vram_gb != beyond[i].vram || g->bandwidth_gbs != beyond[i].bw ||
-            g->bf16_tflops != beyond[i].bf16 || g->fp32_tflops != beyond[i].fp32 ||
-            strcmp(g->cc, beyond[i].cc) != 0 || g->tdp_w != beyond[i].tdp)
-            fail_msg("%s (%s) differs from its sources", g->name, beyond[i].nvml);
+        const aitk_gpu_spec *g = check_row(&beyond[i].f, "its sources");
         if (!strstr(g->unverified, beyond[i].unverified) || !strstr(g->source, "Not in FACTS.md"))
             fail_msg("%s: secondary figures must be marked unverified and sourced", g->name);
     }
@@ -109,24 +114,15 @@ static void test_facts(void **state)
 {
     (void)state;
     assert_int_equal(db->count, sizeof facts / sizeof *facts + sizeof beyond / sizeof *beyond);
-    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++) {
-        const aitk_gpu_spec *g = NULL;
-        aitk_str err = AITK_STR_INIT;
-        if (aitk_gpudb_find(db, facts[i].nvml, &g, &err))
-            fail_msg("%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        if (g->vram_gb != facts[i].vram || g->bandwidth_gbs != facts[i].bw ||
-            g->bf16_tflops != facts[i].bf16 || g->fp32_tflops != facts[i].fp32 ||
-            strcmp(g->cc, facts[i].cc) != 0 || g->tdp_w != facts[i].tdp)
-            fail_msg("%s (%s) differs from FACTS.md section 7", g->name, facts[i].nvml);
-        assert_true(strlen(g->source) > 10);
-    }
+    for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+        assert_true(strlen(check_row(&facts[i], "FACTS.md section 7")->source) > 10);
 }
 
 /* Large bf16 matmul rates people measured (zzc0721/torch-performance-test-data,
- * written out here from its database.md rows and issue #185), and the one
- * derived from a sibling chip; every other GPU gets 0.80 x its datasheet rate
- * (the median share of the seven non-GeForce GPUs measured). */
+ * written out here from its database.md rows and issues), and the three
+ * derived from a sibling chip (RTX 3090 Ti, 4080, 4080 SUPER); every other
+ * GPU gets 0.80 x its datasheet rate (the median share of the eight
+ * non-GeForce GPUs measured). */
 static const struct {
     const char *name;
     double tflops;
