@@ -49,8 +49,9 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
         cJSON_AddStringToObject(o, "matmul_source",
-                                g->matmul_listed ? g->matmul_source
-                                                 : "default: matmul_default_fraction x bf16_tflops");
+                                g->matmul_listed
+                                    ? g->matmul_source
+                                    : "default: matmul_default_fraction x bf16_tflops");
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
             cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
