@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "models/cost.h"
+#include "models/predict_fit.h"
 #include "models/predict_calibrate.h"
 
 typedef struct cJSON cJSON;
@@ -17,6 +18,7 @@ typedef struct aitk_predict_row {
     const aitk_gpu_spec *gpu;
     aitk_prediction pred;
     double price_per_hour; /* USD; < 0 when not given */
+    aitk_fit_hint hint;    /* when the job does not fit: what would (predict_fit.h) */
 } aitk_predict_row;
 
 typedef struct aitk_predict_result {

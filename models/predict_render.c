@@ -45,6 +45,21 @@ static void sort_terms(const aitk_memory_plan *m, int idx[AITK_PLAN_TERMS])
         }
 }
 
+/* "fits_with": the change that makes the job fit, or null when none tried does. */
+static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
+{
+    if (!h->found) {
+        cJSON_AddNullToObject(g, "fits_with");
+        return;
+    }
+    cJSON *f = cJSON_AddObjectToObject(g, "fits_with");
+    if (!f)
+        return; /* the tree stays whole; printing it then fails as out of memory */
+    cJSON_AddStringToObject(f, "change", h->change);
+    cJSON_AddNumberToObject(f, "peak_bytes", h->pred.memory.total);
+    cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
+}
+
 /* Width of the GPU column: the longest name shown, at least 16. */
 static int gpu_column(const aitk_predict_result *r)
 {
@@ -149,6 +164,12 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                 fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_plan_term_names[idx[k]],
                         q->memory.bytes[idx[k]] / GIB);
             fputc('\n', out);
+            if (row->hint.found)
+                fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
+                        row->hint.pred.memory.total / GIB, row->hint.pred.step_s);
+            else
+                fputs("      fits with none of: a smaller --batch, --quantize nf4, --resolution "
+                      "768 or 512, or both\n", out);
         }
     }
     if (r->step_scale)
@@ -228,6 +249,8 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
         cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
         cJSON_AddBoolToObject(g, "fits", q->fits);
+        if (!q->fits)
+            add_fit_hint(g, &row->hint);
         cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
         cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
         /* The rate GEMM and attention time were counted against, and whether

@@ -225,8 +225,12 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
             if (o->prices[k].gpu == r->gpus[i])
                 res.rows[i].price_per_hour = o->prices[k].usd;
         st = aitk_cost_predict(w, r->params, r->gpus[i], &res.rows[i].pred, r->err);
-        if (!st && res.step_scale)
+        if (!st && !res.rows[i].pred.fits)
+            st = aitk_predict_fit_hint(w, r->params, r->gpus[i], &res.rows[i].hint, r->err);
+        if (!st && res.step_scale) {
             aitk_prediction_scale_time(&res.rows[i].pred, res.step_scale->scale);
+            aitk_prediction_scale_time(&res.rows[i].hint.pred, res.step_scale->scale);
+        }
     }
     if (!st)
         aitk_predict_print_text(stdout, &res, r->params, o->explain);

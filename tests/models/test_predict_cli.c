@@ -59,6 +59,85 @@ static void test_flux_4090_json(void **state)
     ran_free(&r);
 }
 
+/* The first row of `predict ARGS... --json` (a fresh temporary file). */
+static cJSON *predict_row(const char *const *args, const cJSON **row, ran *r)
+{
+    char path[] = "/tmp/aitk-predict-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *argv[24];
+    size_t n = 0;
+    for (; args[n]; n++)
+        argv[n] = args[n];
+    argv[n++] = "--json";
+    argv[n++] = path;
+    argv[n] = NULL;
+    *r = run(argv);
+    assert_int_equal(r->rc, 0);
+    cJSON *j = load_json(path);
+    unlink(path);
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
+    assert_non_null(*row);
+    return j;
+}
+
+/* A job that does not fit says which change would make it fit, with that
+ * job's peak and step: the same figures predict gives when asked for the
+ * changed job itself. FLUX at 1024 px does not fit 16 GB with an fp8 base;
+ * an NF4 base is the first change tried that fits. */
+static void test_fits_with(void **state)
+{
+    (void)state;
+    const cJSON *g = NULL, *g2 = NULL;
+    ran r, r2;
+    cJSON *j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
+                                            "RTX 4080", NULL}, &g, &r);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g, "fits")));
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(g, "fits_with");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring,
+                        "--quantize nf4");
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits with --quantize nf4: peak"));
+    cJSON *j2 = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
+                                             "RTX 4080", "--quantize", "nf4", NULL}, &g2, &r2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
+    assert_null(cJSON_GetObjectItemCaseSensitive(g2, "fits_with"));
+    assert_float_equal(json_num(f, "peak_bytes"), json_num(g2, "peak_bytes"), 1e-6);
+    assert_float_equal(json_num(f, "step_seconds"), json_num(g2, "step_seconds"), 1e-12);
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    ran_free(&r);
+    ran_free(&r2);
+    /* A batch too large: the largest smaller batch that fits comes first
+     * (FLUX at 1024 px in 24 GB: batch 2 does, 3 does not), figures equal to
+     * predict's for that batch. */
+    j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                                     "--batch", "8", NULL}, &g, &r);
+    f = cJSON_GetObjectItemCaseSensitive(g, "fits_with");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring, "--batch 2");
+    j2 = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                                      "--batch", "2", NULL}, &g2, &r2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
+    assert_float_equal(json_num(f, "peak_bytes"), json_num(g2, "peak_bytes"), 1e-6);
+    cJSON_Delete(j2);
+    ran_free(&r2);
+    j2 = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                                      "--batch", "3", NULL}, &g2, &r2);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
+    cJSON_Delete(j2);
+    ran_free(&r2);
+    cJSON_Delete(j);
+    ran_free(&r);
+    /* Nothing tried fits a rank-4096 adapter in 16 GB: said, and null. */
+    j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4080",
+                                     "--rank", "4096", NULL}, &g, &r);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(g, "fits_with")));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits with none of:"));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
 /* Issue 5: bf16 base weights do not fit in 24 GB, and the terms are shown. */
 static void test_flux_bf16_terms(void **state)
 {
@@ -539,6 +618,7 @@ int main(void)
 {
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fits_with),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
         cmocka_unit_test(test_config),         cmocka_unit_test(test_bad_usage),
