@@ -6,6 +6,7 @@
 
 typedef struct change {
     long batch;       /* 0: keep */
+    bool cache_text;  /* text embeddings cached, encoders off the GPU */
     bool nf4;         /* a 4-bit base (text encoders stay fp8, as ai-toolkit does) */
     long resolution;  /* 0: keep the buckets */
 } change;
@@ -27,6 +28,8 @@ static bool applies(const aitk_workload *w, const change *c)
         return false;
     if (c->nf4 && w->base_dtype == AITK_DTYPE_NF4)
         return false;
+    if (c->cache_text && w->cache_text)
+        return false;
     if (c->resolution && c->resolution >= largest_resolution(w))
         return false;
     return true;
@@ -39,6 +42,10 @@ static void apply(aitk_workload *w, const change *c, char *text, size_t size)
     if (c->batch) {
         w->batch = c->batch;
         n += (size_t)snprintf(text + n, size - n, "%s--batch %ld", n ? " " : "", c->batch);
+    }
+    if (c->cache_text && n < size) {
+        w->cache_text = true;
+        n += (size_t)snprintf(text + n, size - n, "%s--cache-text-embeddings", n ? " " : "");
     }
     if (c->nf4 && n < size) {
         w->base_dtype = AITK_DTYPE_NF4;
@@ -67,10 +74,16 @@ static aitk_status try_change(const aitk_workload *w, const aitk_cost_params *p,
 aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params *p,
                                   const aitk_gpu_spec *gpu, aitk_fit_hint *out, aitk_str *err)
 {
+    /* Cached embeddings change nothing trained; a 4-bit base, then a lower
+     * resolution, change more. */
     static const change tries[] = {
+        {.cache_text = true},
         {.nf4 = true},
-        {.resolution = 768},   {.resolution = 512},
-        {.nf4 = true, .resolution = 768}, {.nf4 = true, .resolution = 512},
+        {.cache_text = true, .nf4 = true},
+        {.resolution = 768},
+        {.resolution = 512},
+        {.cache_text = true, .nf4 = true, .resolution = 768},
+        {.cache_text = true, .nf4 = true, .resolution = 512},
     };
     memset(out, 0, sizeof *out);
     /* The largest smaller batch that fits, before anything that changes

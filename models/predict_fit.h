@@ -1,6 +1,6 @@
 /* When a job does not fit a GPU: the smallest change `predict` can express
- * that makes it fit (the largest smaller batch, a 4-bit base, a lower
- * resolution, or a 4-bit base at a lower resolution), with the peak and step
+ * that makes it fit (the largest smaller batch, cached text embeddings, a
+ * 4-bit base, both, a lower resolution, or all three), with the peak and step
  * it would have. Tried in that order, so the first answer costs the least
  * quality. */
 #ifndef AITK_MODELS_PREDICT_FIT_H
@@ -13,7 +13,7 @@
 
 typedef struct aitk_fit_hint {
     bool found;
-    char change[64];  /* the flags, as typed: "--quantize nf4 --resolution 512" */
+    char change[96];  /* the flags, as typed: "--quantize nf4 --resolution 512" */
     aitk_prediction pred;
 } aitk_fit_hint;
 

@@ -27,7 +27,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate;
-    bool all_gpus, explain, reported;
+    bool all_gpus, explain, reported, cache_text;
     long resolution, batch, rank;
     price prices[32];
     size_t n_prices;
@@ -53,6 +53,8 @@ static void predict_help(void)
           "  --quantize fp8|nf4|none   base weights in fp8 (optimum-quanto qfloat8), 4-bit\n"
           "                        (bitsandbytes NF4) or bf16; text encoders in fp8, or\n"
           "                        bf16 with none\n"
+          "  --cache-text-embeddings   text embeddings computed once and the encoders\n"
+          "                        unloaded (ai-toolkit train: cache_text_embeddings: true)\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
           "  --json FILE           write the predictions as JSON (atomically)\n"
           "  --explain             print the memory plan and the work of one step\n"
@@ -199,6 +201,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         w->rank = o->rank;
         w->alpha = (double)o->rank;
     }
+    if (o->cache_text)
+        w->cache_text = true;
     if (o->quantize) {
         aitk_weight_dtype d = AITK_DTYPE_BF16;
         if (aitk_weight_dtype_parse(o->quantize, &d)) {
@@ -368,6 +372,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"calibrate", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'j'},
         {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
         {"reported", no_argument, NULL, 'R'},
+        {"cache-text-embeddings", no_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -407,6 +412,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'j': o->json_path = optarg; break;
         case 'e': o->explain = true; break;
         case 'R': o->reported = true; break;
+        case 'T': o->cache_text = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
         case ':':
@@ -430,7 +436,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     }
     if (!st && o->reported &&
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
-         o->rank || o->quantize || o->n_price_args || o->explain)) {
+         o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text)) {
         aitk_str_append(err, "predict: --reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;
