@@ -59,8 +59,13 @@ static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m
                          AITK_MATMUL_MAX_OVER_DATASHEET, g->bf16_tflops);
         return AITK_E_RANGE;
     }
-    g->matmul_listed = !st;
     return st;
+}
+
+const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
+{
+    return g->matmul_source ? g->matmul_source
+                            : "default: bench/gpus.yaml matmul_default_fraction x bf16_tflops";
 }
 
 static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
@@ -203,7 +208,7 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
         db->count = i + 1;
     }
     for (size_t i = 0; !st && i < db->count; i++)
-        if (!db->gpus[i].matmul_listed)
+        if (!db->gpus[i].matmul_source)
             db->gpus[i].matmul_bf16_tflops = db->gpus[i].bf16_tflops * db->matmul_default_fraction;
     if (!st)
         st = check_names(db, gpus, err);

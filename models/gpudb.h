@@ -17,14 +17,13 @@ typedef struct aitk_gpu_spec {
     double vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops;
     /* The bf16 rate the GPU's tensor cores sustain on a large matmul: the
      * figure bench/gpus.yaml lists (measured, or for a GPU nobody measured,
-     * derived from a measured sibling and marked unverified: matmul_listed),
-     * else bf16_tflops x the database's matmul_default_fraction. The cost
+     * derived from a measured sibling and marked unverified), else
+     * bf16_tflops x the database's matmul_default_fraction. The cost
      * model's GEMM and attention efficiencies are fractions of it, so a
      * GeForce card that boosts past its datasheet and a 300 W card that never
      * reaches it are each counted at their own speed. */
     double matmul_bf16_tflops;
-    bool matmul_listed;
-    const char *matmul_source; /* where the listed figure comes from, or NULL */
+    const char *matmul_source; /* where the listed figure comes from; NULL: the default share */
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;
@@ -40,6 +39,10 @@ typedef struct aitk_gpudb {
     const char **alias_store;  /* backing store of every aliases array */
     char **unverified_store;
 } aitk_gpudb;
+
+/* Where g's matmul_bf16_tflops comes from: its matmul_source, or the
+ * database's default share of the datasheet rate. */
+const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
 
 /* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);

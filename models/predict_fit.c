@@ -21,11 +21,9 @@ static long largest_resolution(const aitk_workload *w)
 }
 
 /* Whether `c` changes anything in `w` (a change to what it already is, or to
- * a larger resolution, is not one). */
+ * a larger resolution, is not one). Batches are bisected apart. */
 static bool applies(const aitk_workload *w, const change *c)
 {
-    if (c->batch && c->batch >= w->batch)
-        return false;
     if (c->nf4 && w->base_dtype == AITK_DTYPE_NF4)
         return false;
     if (c->cache_text && w->cache_text)

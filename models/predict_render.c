@@ -123,9 +123,9 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
-        any_default |= !g->matmul_listed;
+        any_default |= !g->matmul_source;
         fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", w, g->name,
-                g->matmul_bf16_tflops, g->matmul_listed ? ' ' : '*', q->t_gemm,
+                g->matmul_bf16_tflops, g->matmul_source ? ' ' : '*', q->t_gemm,
                 q->t_attention, q->t_memory, q->t_overhead);
     }
     fputs("  matmul TF: the bf16 TFLOP/s a large matmul ran at, as measured (bench/gpus.yaml)",
@@ -256,10 +256,7 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         /* The rate GEMM and attention time were counted against, and whether
          * people measured it or it is the default share of the datasheet. */
         cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
-        cJSON_AddStringToObject(g, "matmul_source", row->gpu->matmul_listed
-                                                        ? row->gpu->matmul_source
-                                                        : "default: bench/gpus.yaml "
-                                                          "matmul_default_fraction x bf16_tflops");
+        cJSON_AddStringToObject(g, "matmul_source", aitk_gpu_matmul_source(row->gpu));
         if (row->price_per_hour >= 0) {
             cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
             cJSON_AddNumberToObject(g, "usd_per_1000_steps",

@@ -48,10 +48,7 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
-        cJSON_AddStringToObject(o, "matmul_source",
-                                g->matmul_listed
-                                    ? g->matmul_source
-                                    : "default: matmul_default_fraction x bf16_tflops");
+        cJSON_AddStringToObject(o, "matmul_source", aitk_gpu_matmul_source(g));
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
             cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
@@ -124,7 +121,7 @@ int aitk_cmd_gpus(int argc, char **argv)
             const aitk_gpu_spec *g = &db->gpus[i];
             printf("%-*s %4.0f GB %8.0f %8.1f %8.1f%c ", w, g->name, g->vram_gb,
                    g->bandwidth_gbs, g->bf16_tflops, g->matmul_bf16_tflops,
-                   g->matmul_listed ? ' ' : '*');
+                   g->matmul_source ? ' ' : '*');
             if (g->fp8_tflops > 0)
                 printf("%8.1f", g->fp8_tflops);
             else
@@ -143,6 +140,8 @@ int aitk_cmd_gpus(int argc, char **argv)
                "rate a large torch.mm ran at, as people measured it; * none listed: %.2f x\n"
                "BF16. Predictions count GEMM and attention against matmul. Data:\n"
                "bench/gpus.yaml (with sources: --sources).\n", db->matmul_default_fraction);
+        if (sources)
+            printf("matmul default share: %s\n", db->matmul_default_source);
     }
     aitk_gpudb_free(db);
     return rc;
