@@ -204,6 +204,11 @@ aitk_status aitk_output_file_ready(const char *path, aitk_str *err)
     aitk_status st = aitk_output_path_check(path, err);
     if (st)
         return st;
+    /* A device or FIFO is written in place (/dev/stdout): nothing is
+     * created beside it, so its folder need not take new files. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return AITK_OK;
     aitk_str dir = AITK_STR_INIT;
     const char *slash = aitk_path_last_separator(path);
     if (slash)

@@ -166,8 +166,13 @@ aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines)
 {
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {
-        if ((*p < 0x20 && !(lines && (*p == '\n' || *p == '\t'))) || *p == 0x7f) {
+        if (*p < 0x20 && !(lines && (*p == '\n' || *p == '\t'))) {
             aitk_str_appendf(s, "\\x%02x", *p);
+            p++;
+        } else if (*p == 0x7f) {
+            /* \u, as for C1 below: also a valid escape inside a JSON string,
+             * where cJSON leaves DEL raw (C0 it escapes itself). */
+            aitk_str_append(s, "\\u007f");
             p++;
         } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             aitk_str_appendf(s, "\\u%04x", p[1]);

@@ -115,13 +115,19 @@ static void test_printable(void **state)
                          &s, "a\x1b]0;T\x07" "b\x1b[2J\tc\n\x7f \xc2\x9b" "1m caf\xc3\xa9 \xc2\xa0.", true),
                      AITK_OK);
     assert_string_equal(aitk_str_cstr(&s),
-                        "a\\x1b]0;T\\x07b\\x1b[2J\tc\n\\x7f \\u009b1m caf\xc3\xa9 \xc2\xa0.");
+                        "a\\x1b]0;T\\x07b\\x1b[2J\tc\n\\u007f \\u009b1m caf\xc3\xa9 \xc2\xa0.");
     for (size_t i = 0; i < s.len; i++)
         assert_true((unsigned char)s.ptr[i] >= 0x20 || s.ptr[i] == '\n' || s.ptr[i] == '\t');
     /* One line: newline and tab are escaped too. */
     aitk_str_clear(&s);
     assert_int_equal(aitk_str_append_printable(&s, "lib\nx\t.so", false), AITK_OK);
     assert_string_equal(aitk_str_cstr(&s), "lib\\x0ax\\x09.so");
+    /* JSON printed to a terminal stays JSON: cJSON leaves DEL and C1 raw in
+     * strings, and their escapes here are JSON's own \u form. */
+    aitk_str_clear(&s);
+    assert_int_equal(aitk_str_append_printable(&s, "{\n\t\"m\": \"a\x7f\xc2\x9b\"\n}", true),
+                     AITK_OK);
+    assert_string_equal(aitk_str_cstr(&s), "{\n\t\"m\": \"a\\u007f\\u009b\"\n}");
     aitk_str_free(&s);
 }
 
