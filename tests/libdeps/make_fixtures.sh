@@ -295,7 +295,13 @@ $cc64 -shared -o "$p/fwd2/cmold.dll" "$s/cmold.c"
 printf 'LIBRARY fwdc.dll\nEXPORTS\n  fwdok = cmold.realok\n  fwdgone = cmold.realgone\n' > "$s/fwd2.def"
 $cc64 -shared -o "$p/fwd2/fwdc.dll" "$s/fwdb.c" "$s/fwd2.def" -Wl,--out-implib,"$b/libfwdc.a"
 printf 'int fwdok(void); int fwdgone(void);\nint fwdd_fn(void) { return fwdok() + fwdgone(); }\n' > "$s/fwdd.c"
-$cc64 -shared -o "$p/fwd2/fwdd.dll" "$s/fwdd.c" "$b/libfwdc.a"
+$cc64 -shared -o "$p/fwd2/fwdd.dll" "$s/fwdd.c" "$b/libfwdc.a" -Wl,--out-implib,"$b/libfwdd.a"
+# fwdc.dll met twice: first by fwdaa.dll, which imports only fwdok, then by
+# fwdd.dll: fwdtop.dll imports from both, fwdaa first (and first by name).
+printf 'int fwdok(void);\nint fwdaa_fn(void) { return fwdok(); }\n' > "$s/fwdaa.c"
+$cc64 -shared -o "$p/fwd2/fwdaa.dll" "$s/fwdaa.c" "$b/libfwdc.a" -Wl,--out-implib,"$b/libfwdaa.a"
+printf 'int fwdaa_fn(void); int fwdd_fn(void);\nint top_fn(void) { return fwdaa_fn() + fwdd_fn(); }\n' > "$s/fwdtop.c"
+$cc64 -shared -o "$p/fwd2/fwdtop.dll" "$s/fwdtop.c" "$b/libfwdaa.a" "$b/libfwdd.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

@@ -321,6 +321,22 @@ static void test_windows_ordinals_and_forwarders(void **state)
     assert_non_null(strstr(c->detail, "(error 127)"));
     assert_int_equal(aitk_dep_tree_problems(&t), 1);
     aitk_dep_tree_free(&t);
+
+    /* fwdc.dll met first by a requester whose forwarded import is there,
+     * then again (a repeat, not expanded) by fwdd.dll: the second
+     * requester's forwards are bound and checked all the same. */
+    t = analyze_pe(FX "/pe/fwd2/fwdtop.dll", AITK_WIN_SAFE);
+    size_t missing = 0;
+    for (size_t i = 0; i < t.count; i++)
+        if (strcmp(t.nodes[i].name, "cmold.dll") == 0 &&
+            t.nodes[i].state == AITK_DEP_MISSING_SYMBOL) {
+            missing++;
+            assert_string_equal(t.nodes[t.nodes[t.nodes[i].parent].parent].name, "fwdd.dll");
+            assert_non_null(strstr(t.nodes[i].detail, "realgone"));
+        }
+    assert_int_equal(missing, 1);
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
 }
 
 static void test_bad_roots(void **state)

@@ -537,3 +537,42 @@ void aitk_pe_info_free(aitk_pe_info *info)
     aitk_free(info->file_version);
     memset(info, 0, sizeof *info);
 }
+
+static int cmp_key_name(const void *key, const void *item)
+{
+    return strcmp((const char *)key, *(char *const *)item);
+}
+
+static int cmp_key_forward(const void *key, const void *item)
+{
+    return strcmp((const char *)key, ((const aitk_pe_forward *)item)->name);
+}
+
+bool aitk_pe_exports_name(const aitk_pe_info *pe, const char *name)
+{
+    return pe->export_count &&
+           bsearch(name, pe->exports, pe->export_count, sizeof *pe->exports, cmp_key_name);
+}
+
+/* The loader indexes the export address table with ordinal - Base and fails
+ * past NumberOfFunctions. */
+bool aitk_pe_exports_ordinal(const aitk_pe_info *pe, uint32_t o)
+{
+    return o >= pe->ordinal_base && o - pe->ordinal_base < pe->function_count;
+}
+
+bool aitk_pe_exports_function(const aitk_pe_info *pe, const char *fn)
+{
+    if (fn[0] != '#')
+        return aitk_pe_exports_name(pe, fn);
+    char *end = NULL;
+    unsigned long o = strtoul(fn + 1, &end, 10);
+    return end != fn + 1 && !*end && o <= UINT32_MAX && aitk_pe_exports_ordinal(pe, (uint32_t)o);
+}
+
+const aitk_pe_forward *aitk_pe_find_forward(const aitk_pe_info *pe, const char *name)
+{
+    return pe->forward_count ? bsearch(name, pe->forwards, pe->forward_count,
+                                       sizeof *pe->forwards, cmp_key_forward)
+                             : NULL;
+}

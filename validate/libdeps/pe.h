@@ -73,6 +73,15 @@ aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *ou
 aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err);
 void aitk_pe_info_free(aitk_pe_info *info);
 
+/* Lookups in a file read with AITK_PE_READ_EXPORTS: whether it exports
+ * `name` (forwarded names count), whether ordinal `o` is in its export
+ * table, whether it exports `fn` given either way ("realfn" or "#7", as a
+ * forwarder names its target), and the forwarder of `name`, or NULL. */
+bool aitk_pe_exports_name(const aitk_pe_info *pe, const char *name);
+bool aitk_pe_exports_ordinal(const aitk_pe_info *pe, uint32_t o);
+bool aitk_pe_exports_function(const aitk_pe_info *pe, const char *fn);
+const aitk_pe_forward *aitk_pe_find_forward(const aitk_pe_info *pe, const char *name);
+
 /* "x86-64", "i386", "ARM64" or "machine 0x...". */
 void aitk_pe_machine_name(unsigned machine, aitk_str *out);
 

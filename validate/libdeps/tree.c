@@ -209,11 +209,6 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
     return AITK_DEP_NONE;
 }
 
-static int cmp_forward(const void *key, const void *item)
-{
-    return strcmp(((const aitk_pe_forward *)key)->name, ((const aitk_pe_forward *)item)->name);
-}
-
 static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
 {
     const aitk_dep_obj *o = &d->objs[n->obj];
@@ -306,7 +301,9 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
 /* DLLs node i forwards the functions its requester imports from it to
  * ("cmiss.realb": cmiss.dll): the loader loads them while binding those
  * imports, and a missing one fails the load (error 126), so each is a
- * child of node i. */
+ * child of node i; and each must export the functions forwarded to it
+ * (error 127). Per link: a DLL met again (a repeat) is not expanded, but
+ * its new requester's forwarded imports are still bound. */
 static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
 {
     const aitk_dep_node *n = &t->nodes[i];
@@ -314,49 +311,66 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
         return AITK_OK;
     const aitk_pe_info *req = &d->objs[t->nodes[n->parent].obj].pe;
     const aitk_pe_info *prov = &d->objs[n->obj].pe;
-    aitk_strlist targets = {0}, why = {0};
+    /* One entry per forwarded import: its target DLL and function, and the
+     * name the requester imported. */
+    aitk_strlist dlls = {0}, funcs = {0}, from = {0};
     aitk_status st = AITK_OK;
     for (size_t k = 0; !st && prov->forward_count && k < req->import_count; k++) {
         const aitk_pe_import *imp = &req->imports[k];
         if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
             continue;
         for (size_t s = 0; !st && s < imp->symbol_count; s++) {
-            aitk_pe_forward key = {.name = imp->symbols[s]};
-            const aitk_pe_forward *f = bsearch(&key, prov->forwards, prov->forward_count,
-                                               sizeof *prov->forwards, cmp_forward);
+            const aitk_pe_forward *f = aitk_pe_find_forward(prov, imp->symbols[s]);
             const char *dot = f ? strrchr(f->target, '.') : NULL;
             if (!dot || dot == f->target)
                 continue;
-            aitk_str dll = AITK_STR_INIT, text = AITK_STR_INIT;
+            aitk_str dll = AITK_STR_INIT;
             aitk_str_appendf(&dll, "%.*s.dll", (int)(dot - f->target), f->target);
-            bool seen = false;
-            for (size_t j = 0; j < targets.count && !seen; j++)
-                seen = strcasecmp(targets.items[j], aitk_str_cstr(&dll)) == 0;
-            aitk_str_appendf(&text, "%s forwards %s to %s; Windows loads %s while binding it "
-                                    "and fails the load when it cannot (error 126)",
-                             base_name(n->name), f->name, f->target, aitk_str_cstr(&dll));
-            if ((st = aitk_str_status(&dll)) == AITK_OK && (st = aitk_str_status(&text)) == AITK_OK &&
-                !seen && (st = aitk_strlist_add(&targets, dll.ptr)) == AITK_OK)
-                st = aitk_strlist_add(&why, text.ptr);
+            st = aitk_str_status(&dll);
+            if (!st && (st = aitk_strlist_add(&dlls, dll.ptr)) == AITK_OK &&
+                (st = aitk_strlist_add(&funcs, dot + 1)) == AITK_OK)
+                st = aitk_strlist_add(&from, f->name);
             aitk_str_free(&dll);
-            aitk_str_free(&text);
         }
     }
-    for (size_t j = 0; !st && j < targets.count; j++) {
+    /* Each target DLL once, as a child; then its functions. */
+    for (size_t j = 0; !st && j < dlls.count; j++) {
+        bool seen = false;
+        for (size_t k = 0; k < j && !seen; k++)
+            seen = strcasecmp(dlls.items[k], dlls.items[j]) == 0;
+        if (seen)
+            continue;
         size_t before = t->count;
-        st = add_child(d, t, i, targets.items[j], t->nodes[i].delay);
-        if (!st && t->count > before) {
-            aitk_dep_node *c = &t->nodes[before];
-            c->forwarder = true;
-            if (!c->detail && aitk_dep_state_is_problem(c->state) &&
-                !(c->detail = aitk_strdup(why.items[j])))
-                st = AITK_E_NOMEM;
+        st = add_child(d, t, i, dlls.items[j], t->nodes[i].delay);
+        if (st || t->count == before)
+            continue;
+        aitk_dep_node *c = &t->nodes[before];
+        c->forwarder = true;
+        aitk_strlist fj = {0}, wj = {0};
+        for (size_t k = j; !st && k < dlls.count; k++)
+            if (strcasecmp(dlls.items[k], dlls.items[j]) == 0 &&
+                (st = aitk_strlist_add(&fj, funcs.items[k])) == AITK_OK)
+                st = aitk_strlist_add(&wj, from.items[k]);
+        if (!st && !c->detail && aitk_dep_state_is_problem(c->state)) {
+            aitk_str why = AITK_STR_INIT;
+            aitk_str_appendf(&why, "%s forwards %s to %.*s.%s; Windows loads %s while binding "
+                                   "it and fails the load when it cannot (error 126)",
+                             base_name(n->name), wj.items[0], (int)(strlen(c->name) - 4),
+                             c->name, fj.items[0], c->name);
+            st = aitk_str_status(&why);
+            c = &t->nodes[before];
             if (!st)
-                st = aitk_deps_check_forwarded(d, t, before);
+                c->detail = aitk_str_steal(&why);
+            aitk_str_free(&why);
         }
+        if (!st)
+            st = aitk_deps_check_forwarded(d, t, before, &fj, &wj);
+        aitk_strlist_free(&fj);
+        aitk_strlist_free(&wj);
     }
-    aitk_strlist_free(&targets);
-    aitk_strlist_free(&why);
+    aitk_strlist_free(&dlls);
+    aitk_strlist_free(&funcs);
+    aitk_strlist_free(&from);
     return st;
 }
 
@@ -447,12 +461,15 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
         st = mark_damaged(d, &t->nodes[0]);
     for (size_t i = 0; !st && i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
-        if ((n->state != AITK_DEP_ROOT && n->state != AITK_DEP_FOUND) || n->repeat ||
+        if ((n->state != AITK_DEP_ROOT && n->state != AITK_DEP_FOUND) ||
             n->obj == AITK_DEP_NONE || d->objs[n->obj].st)
             continue;
         if (d->opts.max_depth && n->depth >= d->opts.max_depth)
             continue;
-        st = expand(d, t, i);
+        if (!n->repeat)
+            st = expand(d, t, i);
+        else if (d->objs[n->obj].is_pe)
+            st = expand_forwarders(d, t, i); /* this requester's forwarded imports */
     }
     if (st)
         aitk_dep_tree_free(t);

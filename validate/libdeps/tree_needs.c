@@ -80,11 +80,6 @@ aitk_status aitk_deps_check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return st;
 }
 
-static int cmp_name(const void *key, const void *item)
-{
-    return strcmp((const char *)key, *(char *const *)item);
-}
-
 /* Marks node i as lacking functions: `msg` (taken) says which, and what
  * Windows says. Returns AITK_E_NOMEM when either text ran out of memory. */
 static aitk_status mark_missing(aitk_dep_node *n, aitk_str *msg, const aitk_str *missing)
@@ -114,18 +109,14 @@ aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
         if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
             continue;
         for (size_t s = 0; s < imp->symbol_count; s++) {
-            if (prov->export_count &&
-                bsearch(imp->symbols[s], prov->exports, prov->export_count, sizeof *prov->exports,
-                        cmp_name))
+            if (aitk_pe_exports_name(prov, imp->symbols[s]))
                 continue;
             if (count++ < 5)
                 aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", imp->symbols[s]);
         }
-        /* By ordinal: the loader indexes the export address table with
-         * ordinal - Base and fails past NumberOfFunctions. */
         for (size_t s = 0; s < imp->ordinal_count; s++) {
             uint32_t o = imp->ordinals[s];
-            if (o >= prov->ordinal_base && o - prov->ordinal_base < prov->function_count)
+            if (aitk_pe_exports_ordinal(prov, o))
                 continue;
             if (!first_ordinal)
                 first_ordinal = o;
@@ -154,59 +145,25 @@ aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i)
 }
 
 
-static int cmp_forward_name(const void *key, const void *item)
-{
-    return strcmp((const char *)key, ((const aitk_pe_forward *)item)->name);
-}
-
-/* Whether `fn` (a name, or "#7": by ordinal) is exported by prov. */
-static bool exports_function(const aitk_pe_info *prov, const char *fn)
-{
-    if (fn[0] == '#') {
-        char *end = NULL;
-        unsigned long o = strtoul(fn + 1, &end, 10);
-        return end != fn + 1 && !*end && o >= prov->ordinal_base &&
-               o - prov->ordinal_base < prov->function_count;
-    }
-    return prov->export_count &&
-           bsearch(fn, prov->exports, prov->export_count, sizeof *prov->exports, cmp_name);
-}
-
 /* Node i is a DLL its parent forwards exports to ("cmiss.realfn"): the
  * loader binds each forwarded function the parent's requester imports by
- * looking it up in node i, and fails the load as for a missing import
- * when it is not there ("The specified procedure could not be found",
- * error 127). */
-aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i)
+ * looking it up in node i (funcs: as the forwarders name them, "realfn" or
+ * "#7"; from: the names the requester imported), and fails the load as for
+ * a missing import when it is not there ("The specified procedure could not
+ * be found", error 127). */
+aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i,
+                                      const aitk_strlist *funcs, const aitk_strlist *from)
 {
     aitk_dep_node *n = &t->nodes[i];
     if (n->state != AITK_DEP_FOUND || n->obj == AITK_DEP_NONE || d->objs[n->obj].st)
         return AITK_OK;
-    const aitk_dep_node *via = &t->nodes[n->parent];
-    if (via->obj == AITK_DEP_NONE || via->parent == AITK_DEP_NONE ||
-        t->nodes[via->parent].obj == AITK_DEP_NONE)
-        return AITK_OK;
-    const aitk_pe_info *req = &d->objs[t->nodes[via->parent].obj].pe;
-    const aitk_pe_info *fwd = &d->objs[via->obj].pe, *prov = &d->objs[n->obj].pe;
-    const size_t stem = strlen(n->name) > 4 ? strlen(n->name) - 4 : 0; /* "cmiss" of cmiss.dll */
+    const aitk_pe_info *prov = &d->objs[n->obj].pe;
     aitk_str missing = AITK_STR_INIT;
     size_t count = 0;
-    for (size_t k = 0; fwd->forward_count && k < req->import_count; k++) {
-        const aitk_pe_import *imp = &req->imports[k];
-        if (strcasecmp(imp->dll, via->name) != 0 || imp->delay != via->delay)
-            continue;
-        for (size_t s = 0; s < imp->symbol_count; s++) {
-            const aitk_pe_forward *f = bsearch(imp->symbols[s], fwd->forwards, fwd->forward_count,
-                                               sizeof *fwd->forwards, cmp_forward_name);
-            const char *dot = f ? strrchr(f->target, '.') : NULL;
-            if (!dot || (size_t)(dot - f->target) != stem ||
-                strncasecmp(f->target, n->name, stem) != 0 || exports_function(prov, dot + 1))
-                continue;
-            if (count++ < 5)
-                aitk_str_appendf(&missing, "%s%s (forwarded from %s)", missing.len ? ", " : "",
-                                 dot + 1, f->name);
-        }
-    }
+    for (size_t k = 0; k < funcs->count; k++)
+        if (!aitk_pe_exports_function(prov, funcs->items[k]) && count++ < 5)
+            aitk_str_appendf(&missing, "%s%s (forwarded from %s)", missing.len ? ", " : "",
+                             funcs->items[k], from->items[k]);
     aitk_status st = AITK_OK;
     if (count) {
         aitk_str msg = AITK_STR_INIT;
@@ -214,7 +171,7 @@ aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i)
                                "Windows stops with \"The specified procedure could not be "
                                "found\" (error 127)",
                          n->path, aitk_str_cstr(&missing), count > 5 ? ", ..." : "", count,
-                         via->name);
+                         t->nodes[n->parent].name);
         st = mark_missing(n, &msg, &missing);
     }
     aitk_str_free(&missing);

@@ -13,8 +13,10 @@
 
 aitk_status aitk_deps_check_versions(aitk_deps *d, aitk_dep_tree *t, size_t i);
 aitk_status aitk_deps_check_symbols(aitk_deps *d, aitk_dep_tree *t, size_t i);
-/* Node i was loaded to bind functions its parent forwards to it: each one
- * the parent's requester imports must be there. */
-aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i);
+/* Node i was loaded to bind functions its parent forwards to it: each of
+ * funcs (the forwarders' target names, imported as the matching `from`)
+ * must be there. */
+aitk_status aitk_deps_check_forwarded(aitk_deps *d, aitk_dep_tree *t, size_t i,
+                                      const aitk_strlist *funcs, const aitk_strlist *from);
 
 #endif
