@@ -64,14 +64,27 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
     w->rank = d->rank;
     w->alpha = (double)d->alpha;
     w->steps = 1000;
-    if (aitk_weight_dtype_parse(d->quantize, &w->base_dtype))
-        w->base_dtype = AITK_DTYPE_BF16;
-    w->te_dtype = w->base_dtype; /* ai-toolkit: quantize_te follows quantize */
+    aitk_weight_dtype base = AITK_DTYPE_BF16;
+    if (aitk_weight_dtype_parse(d->quantize, &base))
+        base = AITK_DTYPE_BF16;
+    aitk_workload_set_base(w, base);
     w->optimizer = d->optimizer;
     w->checkpointing = d->checkpointing;
     w->cache_latents = d->cache_latents;
     w->cache_text = d->cache_text;
     w->lora_bytes = 2; /* the examples train in bf16 */
+}
+
+void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
+{
+    w->base_dtype = d;
+    w->te_dtype = d == AITK_DTYPE_BF16 ? AITK_DTYPE_BF16 : AITK_DTYPE_FP8;
+}
+
+void aitk_workload_set_resolution(aitk_workload *w, long resolution)
+{
+    w->resolutions[0] = resolution;
+    w->n_resolutions = 1;
 }
 
 /* ---- cost.yaml ---- */
@@ -436,7 +449,9 @@ static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
                (peak * p->eff_attn_fwd) +
            wk->flops[AITK_WORK_ATTN_BWD] / (peak * p->eff_attn_bwd);
     /* Memory-bound work at a copy's rate, scaled by how near each kind of
-     * kernel comes to a copy (models/cost.yaml). */
+     * kernel comes to a copy (models/cost.yaml). A new byte term must be
+     * given its kind here. */
+    _Static_assert(AITK_BYTES_TERMS == 3, "each byte term needs a kernel kind");
     const double copy = bw * p->eff_bandwidth;
     t[2] = wk->bytes[AITK_BYTES_ELEMENTWISE] / (copy * p->elt_chain_vs_copy) +
            (wk->bytes[AITK_BYTES_DEQUANT] + wk->bytes[AITK_BYTES_LORA]) /

@@ -44,6 +44,12 @@ typedef struct aitk_workload {
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
+/* The base weights' storage, and the text encoders' as ai-toolkit quantizes
+ * them (qtype_te: qfloat8 unless set, whatever the transformer's qtype; a
+ * bf16 base leaves them bf16). */
+void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d);
+/* One square resolution in place of the buckets. */
+void aitk_workload_set_resolution(aitk_workload *w, long resolution);
 
 typedef struct aitk_optimizer_spec {
     const char *name;

@@ -57,9 +57,10 @@ static aitk_status workload_configuration(const cJSON *cfg, aitk_workload *w, ai
     }
     const char *dtype = json_text(cfg, "base_dtype");
     if (dtype) {
-        if (aitk_weight_dtype_parse(dtype, &w->base_dtype))
+        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        if (aitk_weight_dtype_parse(dtype, &d))
             *bad = "base_dtype";
-        w->te_dtype = w->base_dtype; /* ai-toolkit: quantize_te follows quantize */
+        aitk_workload_set_base(w, d);
         aitk_str_append(&from, ", base_dtype");
     }
     const char *te = json_text(cfg, "text_encoder_dtype");

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* One change besides the batch; a part the job already has is dropped. */
 typedef struct change {
-    long batch;       /* 0: keep */
     bool cache_text;  /* text embeddings cached, encoders off the GPU */
-    bool nf4;         /* a 4-bit base (text encoders stay fp8, as ai-toolkit does) */
+    bool nf4;         /* a 4-bit base (aitk_workload_set_base: encoders fp8) */
     long resolution;  /* 0: keep the buckets */
 } change;
 
@@ -20,61 +20,79 @@ static long largest_resolution(const aitk_workload *w)
     return r;
 }
 
-/* Whether `c` changes anything in `w` (a change to what it already is, or to
- * a larger resolution, is not one). Batches are bisected apart. */
-static bool applies(const aitk_workload *w, const change *c)
+/* `c` without what `w` already has (a cache it has, its own storage, a
+ * resolution not below its largest). */
+static change effective(const aitk_workload *w, change c)
 {
-    if (c->nf4 && w->base_dtype == AITK_DTYPE_NF4)
-        return false;
-    if (c->cache_text && w->cache_text)
-        return false;
-    if (c->resolution && c->resolution >= largest_resolution(w))
-        return false;
-    return true;
+    c.cache_text = c.cache_text && !w->cache_text;
+    c.nf4 = c.nf4 && w->base_dtype != AITK_DTYPE_NF4;
+    if (c.resolution >= largest_resolution(w))
+        c.resolution = 0;
+    return c;
 }
 
-static void apply(aitk_workload *w, const change *c, char *text, size_t size)
+static bool same(change a, change b)
 {
-    size_t n = 0;
-    text[0] = '\0';
-    if (c->batch) {
-        w->batch = c->batch;
-        n += (size_t)snprintf(text + n, size - n, "%s--batch %ld", n ? " " : "", c->batch);
-    }
-    if (c->cache_text && n < size) {
-        w->cache_text = true;
-        n += (size_t)snprintf(text + n, size - n, "%s--cache-text-embeddings", n ? " " : "");
-    }
-    if (c->nf4 && n < size) {
-        w->base_dtype = AITK_DTYPE_NF4;
-        w->te_dtype = AITK_DTYPE_FP8;
-        n += (size_t)snprintf(text + n, size - n, "%s--quantize nf4", n ? " " : "");
-    }
-    if (c->resolution && n < size) {
-        w->resolutions[0] = c->resolution;
-        w->n_resolutions = 1;
-        snprintf(text + n, size - n, "%s--resolution %ld", n ? " " : "", c->resolution);
-    }
+    return a.cache_text == b.cache_text && a.nf4 == b.nf4 && a.resolution == b.resolution;
 }
 
-/* Predicts `w` changed by `c` into out->change and out->pred. */
-static aitk_status try_change(const aitk_workload *w, const aitk_cost_params *p,
-                              const aitk_gpu_spec *gpu, const change *c, aitk_fit_hint *out,
-                              bool *fits, aitk_str *err)
+static aitk_workload changed(const aitk_workload *w, change c, long batch)
 {
-    aitk_workload changed = *w;
-    apply(&changed, c, out->change, sizeof out->change);
-    aitk_status st = aitk_cost_predict(&changed, p, gpu, &out->pred, err);
-    *fits = !st && out->pred.fits;
-    return st;
+    aitk_workload x = *w;
+    x.batch = batch;
+    if (c.cache_text)
+        x.cache_text = true;
+    if (c.nf4)
+        aitk_workload_set_base(&x, AITK_DTYPE_NF4);
+    if (c.resolution)
+        aitk_workload_set_resolution(&x, c.resolution);
+    return x;
+}
+
+static void describe(change c, long batch, long original_batch, aitk_str *out)
+{
+    if (batch < original_batch)
+        aitk_str_appendf(out, " --batch %ld", batch);
+    if (c.cache_text)
+        aitk_str_append(out, " --cache-text-embeddings");
+    if (c.nf4)
+        aitk_str_append(out, " --quantize nf4");
+    if (c.resolution)
+        aitk_str_appendf(out, " --resolution %ld", c.resolution);
+}
+
+/* The largest batch up to w's that fits with `c` (0: none), and its
+ * prediction; memory grows with the batch, so a bisection finds it. */
+static aitk_status largest_batch(const aitk_workload *w, const aitk_cost_params *p,
+                                 const aitk_gpu_spec *gpu, change c, long *batch,
+                                 aitk_prediction *pred, aitk_str *err)
+{
+    long lo = 0, hi = w->batch + 1; /* lo fits (0: none known), hi does not */
+    while (hi - lo > 1) {
+        const long b = lo + (hi - lo) / 2;
+        const aitk_workload x = changed(w, c, b);
+        aitk_prediction q;
+        aitk_status st = aitk_cost_predict(&x, p, gpu, &q, err);
+        if (st)
+            return st;
+        if (q.fits) {
+            lo = b;
+            *pred = q;
+        } else {
+            hi = b;
+        }
+    }
+    *batch = lo;
+    return AITK_OK;
 }
 
 aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params *p,
                                   const aitk_gpu_spec *gpu, aitk_fit_hint *out, aitk_str *err)
 {
-    /* Cached embeddings change nothing trained; a 4-bit base, then a lower
-     * resolution, change more. */
+    /* Nothing but the batch first; then cached embeddings, which change
+     * nothing trained; a 4-bit base; both; a lower resolution; all three. */
     static const change tries[] = {
+        {0},
         {.cache_text = true},
         {.nf4 = true},
         {.cache_text = true, .nf4 = true},
@@ -83,31 +101,34 @@ aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params
         {.cache_text = true, .nf4 = true, .resolution = 768},
         {.cache_text = true, .nf4 = true, .resolution = 512},
     };
+    enum { N = sizeof tries / sizeof *tries };
+    change done[N];
     memset(out, 0, sizeof *out);
-    /* The largest smaller batch that fits, before anything that changes
-     * what is trained; memory grows with the batch, so a bisection finds it. */
-    long lo = 0, hi = w->batch; /* lo fits (0: none known), hi does not */
-    while (hi - lo > 1) {
-        const long b = lo + (hi - lo) / 2;
-        bool fits = false;
-        aitk_status st = try_change(w, p, gpu, &(change){.batch = b}, out, &fits, err);
+    for (size_t i = 0; i < N; i++) {
+        const change c = effective(w, tries[i]);
+        bool repeat = false;
+        for (size_t k = 0; k < i && !repeat; k++)
+            repeat = same(done[k], c);
+        done[i] = c;
+        if (repeat)
+            continue;
+        long batch = 0;
+        aitk_status st = largest_batch(w, p, gpu, c, &batch, &out->pred, err);
         if (st)
             return st;
-        if (fits)
-            lo = b;
-        else
-            hi = b;
+        if (batch >= 1) {
+            aitk_str text = AITK_STR_INIT;
+            describe(c, batch, w->batch, &text);
+            if (aitk_str_status(&text)) {
+                aitk_str_free(&text);
+                return AITK_E_NOMEM;
+            }
+            snprintf(out->change, sizeof out->change, "%s", aitk_str_cstr(&text) + 1);
+            aitk_str_free(&text);
+            out->found = true;
+            return AITK_OK;
+        }
     }
-    if (lo >= 1)
-        return try_change(w, p, gpu, &(change){.batch = lo}, out, &out->found, err);
-    for (size_t i = 0; i < sizeof tries / sizeof *tries; i++) {
-        if (!applies(w, &tries[i]))
-            continue;
-        aitk_status st = try_change(w, p, gpu, &tries[i], out, &out->found, err);
-        if (st || out->found)
-            return st;
-    }
-    out->change[0] = '\0';
     memset(&out->pred, 0, sizeof out->pred);
     return AITK_OK;
 }

@@ -1,8 +1,8 @@
 /* When a job does not fit a GPU: the smallest change `predict` can express
- * that makes it fit (the largest smaller batch, cached text embeddings, a
- * 4-bit base, both, a lower resolution, or all three), with the peak and step
- * it would have. Tried in that order, so the first answer costs the least
- * quality. */
+ * that makes it fit, with the peak and step it would have. The changes are
+ * tried in order of what they cost the training: none, cached text
+ * embeddings, a 4-bit base, both, a lower resolution, all three; each with
+ * the largest batch up to the job's that then fits. */
 #ifndef AITK_MODELS_PREDICT_FIT_H
 #define AITK_MODELS_PREDICT_FIT_H
 
@@ -13,7 +13,7 @@
 
 typedef struct aitk_fit_hint {
     bool found;
-    char change[96];  /* the flags, as typed: "--quantize nf4 --resolution 512" */
+    char change[96];  /* the flags, as typed: "--batch 2 --quantize nf4" */
     aitk_prediction pred;
 } aitk_fit_hint;
 

@@ -168,8 +168,8 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                 fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
                         row->hint.pred.memory.total / GIB, row->hint.pred.step_s);
             else
-                fputs("      fits with none of: a smaller --batch, --cache-text-embeddings, "
-                      "--quantize nf4, --resolution 768 or 512, or these together\n", out);
+                fputs("      fits with no change tried (a smaller --batch, "
+                      "--cache-text-embeddings, --quantize nf4, --resolution 768 or 512)\n", out);
         }
     }
     if (r->step_scale)

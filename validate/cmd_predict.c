@@ -191,10 +191,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                     const char *config_path)
 {
     predict_opts *o = r->o;
-    if (o->resolution) {
-        w->resolutions[0] = o->resolution;
-        w->n_resolutions = 1;
-    }
+    if (o->resolution)
+        aitk_workload_set_resolution(w, o->resolution);
     if (o->batch)
         w->batch = o->batch;
     if (o->rank) {
@@ -210,10 +208,7 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                              o->quantize);
             return AITK_E_INVAL;
         }
-        /* ai-toolkit quantizes the text encoders with qtype_te, qfloat8 unless
-         * set, whatever the transformer's qtype. */
-        w->base_dtype = d;
-        w->te_dtype = d == AITK_DTYPE_NF4 ? AITK_DTYPE_FP8 : d;
+        aitk_workload_set_base(w, d);
     }
     aitk_predict_result res = {.spec = spec, .workload = *w, .config_path = config_path,
                                .n_rows = r->n_gpus, .calibration = r->cal,

@@ -90,13 +90,13 @@ static void test_constructor_hang(void **state)
 }
 
 /* Processes whose command line names `needle` (the loading process and the
- * helpers it forked carry the library's path in theirs). */
+ * helpers it forked carry the library's path in theirs); -1 without /proc. */
 static int processes_naming(const char *needle)
 {
     int n = 0;
     DIR *dir = opendir("/proc");
     if (!dir)
-        return 0;
+        return -1;
     struct dirent *e;
     while ((e = readdir(dir))) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
@@ -136,6 +136,10 @@ static void test_constructor_forks_helper(void **state)
         const char *want[] = {"loader says: loaded", "result: 0 problems"};
         expect_text(&out, want, 2);
         int left = processes_naming(libs[i]);
+        if (left < 0) {
+            aitk_str_free(&out);
+            skip(); /* no /proc: what outlives the tool cannot be counted here */
+        }
         if (left)
             fail_msg("%d process(es) started for %s still run", left, libs[i]);
         aitk_str_free(&out);

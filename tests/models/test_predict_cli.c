@@ -145,11 +145,32 @@ static void test_fits_with(void **state)
     ran_free(&r2);
     cJSON_Delete(j);
     ran_free(&r);
+    /* Changes combine: a part the job has already (its NF4 base) does not
+     * drop the rest of a try, and a smaller batch goes with any change. */
+    static const struct {
+        const char *args[8], *change;
+    } combos[] = {
+        {{"--quantize", "nf4", "--rank", "224", NULL}, "--cache-text-embeddings --resolution 768"},
+        {{"--quantize", "none", "--batch", "4", NULL}, "--batch 1 --quantize nf4"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const char *argv[16] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4080"};
+        size_t n = 5;
+        for (size_t k = 0; combos[i].args[k]; k++)
+            argv[n++] = combos[i].args[k];
+        argv[n] = NULL;
+        j = predict_row(argv, &g, &r);
+        f = cJSON_GetObjectItemCaseSensitive(g, "fits_with");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring,
+                            combos[i].change);
+        cJSON_Delete(j);
+        ran_free(&r);
+    }
     /* Nothing tried fits a rank-4096 adapter in 16 GB: said, and null. */
     j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4080",
                                      "--rank", "4096", NULL}, &g, &r);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(g, "fits_with")));
-    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits with none of:"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits with no change tried"));
     cJSON_Delete(j);
     ran_free(&r);
 }
