@@ -539,8 +539,13 @@ static void test_output_clashes_are_refused(void **state)
     aitk_str_appendf(&via_dot, "%s/./a.json", tmp);
     static const char yaml[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n";
     assert_int_equal(aitk_file_write_atomic(cfg.ptr, yaml, sizeof yaml - 1, NULL), AITK_OK);
-    static const char json[] = "{\"schema_version\": 1}";
-    assert_int_equal(aitk_file_write_atomic(rep.ptr, json, sizeof json - 1, NULL), AITK_OK);
+    /* A valid report, so render, compare and trend would have written over
+     * it had the clash not been refused. */
+    char *json = NULL;
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/tests/reports/fixtures/synthetic-report.json",
+                                    1 << 20, &json, NULL, NULL),
+                     AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(rep.ptr, json, strlen(json), NULL), AITK_OK);
     expect_usage_error((const char *[]){"--quick", "--config", cfg.ptr, "--json", cfg.ptr, NULL},
                        "--config");
     expect_usage_error(
@@ -558,9 +563,10 @@ static void test_output_clashes_are_refused(void **state)
     assert_int_equal(aitk_file_read(cfg.ptr, 4096, &data, NULL, NULL), AITK_OK);
     assert_string_equal(data, yaml);
     aitk_free(data);
-    assert_int_equal(aitk_file_read(rep.ptr, 4096, &data, NULL, NULL), AITK_OK);
+    assert_int_equal(aitk_file_read(rep.ptr, 1 << 20, &data, NULL, NULL), AITK_OK);
     assert_string_equal(data, json);
     aitk_free(data);
+    aitk_free(json);
     assert_int_equal(entries(tmp), 2); /* a.json never written */
     aitk_str_free(&cfg);
     aitk_str_free(&rep);
