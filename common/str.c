@@ -162,6 +162,16 @@ char *aitk_utf8_repaired(const char *s, bool *nomem)
     return r;
 }
 
+aitk_status aitk_fputs_printable(const char *text, FILE *out)
+{
+    aitk_str shown = AITK_STR_INIT;
+    aitk_status st = aitk_str_append_printable(&shown, text, true);
+    if (!st)
+        fwrite(aitk_str_cstr(&shown), 1, shown.len, out);
+    aitk_str_free(&shown);
+    return st;
+}
+
 aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines)
 {
     const unsigned char *p = (const unsigned char *)text;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "common/status.h"
 
@@ -65,5 +66,8 @@ char *aitk_utf8_repaired(const char *s, bool *nomem);
  * screen or retitle the window. `lines`: newline and tab pass (a rendered
  * page); else they are escaped too (a name that must stay on one line). */
 aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines);
+/* Writes `text` to `out` made printable as above (lines kept): for text a
+ * report (someone else's, perhaps) put on a terminal. */
+aitk_status aitk_fputs_printable(const char *text, FILE *out);
 
 #endif

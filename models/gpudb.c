@@ -62,6 +62,13 @@ static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     return st;
 }
 
+char aitk_gpu_matmul_mark(const aitk_gpu_spec *g)
+{
+    if (!g->matmul_source)
+        return '*';
+    return strstr(g->unverified, "matmul_bf16_tflops") ? '~' : ' ';
+}
+
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
 {
     return g->matmul_source ? g->matmul_source

@@ -43,6 +43,9 @@ typedef struct aitk_gpudb {
 /* Where g's matmul_bf16_tflops comes from: its matmul_source, or the
  * database's default share of the datasheet rate. */
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
+/* Its mark in tables: ' ' measured, '~' derived (listed, but unverified),
+ * '*' the default share. */
+char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
 
 /* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);

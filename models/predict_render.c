@@ -119,16 +119,19 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-*s %9s %7s %7s %7s %7s\n",
             largest, r->step_scale ? " (step scale included)" : "", w, "GPU", "matmul TF",
             "GEMM", "attn", "memory", "other");
-    bool any_default = false;
+    bool any_default = false, any_derived = false;
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
-        any_default |= !g->matmul_source;
+        any_default |= aitk_gpu_matmul_mark(g) == '*';
+        any_derived |= aitk_gpu_matmul_mark(g) == '~';
         fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", w, g->name,
-                g->matmul_bf16_tflops, g->matmul_source ? ' ' : '*', q->t_gemm,
+                g->matmul_bf16_tflops, aitk_gpu_matmul_mark(g), q->t_gemm,
                 q->t_attention, q->t_memory, q->t_overhead);
     }
     fputs("  matmul TF: the bf16 TFLOP/s a large matmul ran at, as measured (bench/gpus.yaml)",
+          out);
+    fputs(any_derived ? ";\n  ~ none measured: derived from a measured GPU of the same chip" : "",
           out);
     fputs(any_default ? ";\n  * none listed for the GPU: a share of its datasheet rate\n" : "\n",
           out);

@@ -121,7 +121,7 @@ int aitk_cmd_gpus(int argc, char **argv)
             const aitk_gpu_spec *g = &db->gpus[i];
             printf("%-*s %4.0f GB %8.0f %8.1f %8.1f%c ", w, g->name, g->vram_gb,
                    g->bandwidth_gbs, g->bf16_tflops, g->matmul_bf16_tflops,
-                   g->matmul_source ? ' ' : '*');
+                   aitk_gpu_matmul_mark(g));
             if (g->fp8_tflops > 0)
                 printf("%8.1f", g->fp8_tflops);
             else
@@ -137,9 +137,10 @@ int aitk_cmd_gpus(int argc, char **argv)
             }
         }
         printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. matmul: the bf16\n"
-               "rate a large torch.mm ran at, as people measured it; * none listed: %.2f x\n"
-               "BF16. Predictions count GEMM and attention against matmul. Data:\n"
-               "bench/gpus.yaml (with sources: --sources).\n", db->matmul_default_fraction);
+               "rate a large torch.mm ran at, as people measured it; ~ derived from a measured\n"
+               "GPU of the same chip; * none listed: %.2f x BF16. Predictions count GEMM and\n"
+               "attention against matmul. Data: bench/gpus.yaml (with sources: --sources).\n",
+               db->matmul_default_fraction);
         if (sources)
             printf("matmul default share: %s\n", db->matmul_default_source);
     }

@@ -176,12 +176,7 @@ int aitk_cmd_render(int argc, char **argv)
             aitk_log(AITK_LOG_ERROR, "%s: could not render %s", path, names[i]);
             rc = AITK_EXIT_INTERNAL;
         } else if (paths[i][0] == '-' && paths[i][1] == '\0') {
-            /* To the terminal: text from a report (someone else's, perhaps)
-             * carries no control sequence. */
-            aitk_str shown = AITK_STR_INIT;
-            aitk_str_append_printable(&shown, aitk_str_cstr(&out), true);
-            fwrite(aitk_str_cstr(&shown), 1, shown.len, stdout);
-            aitk_str_free(&shown);
+            aitk_fputs_printable(aitk_str_cstr(&out), stdout);
         } else if (aitk_file_write_atomic(paths[i], aitk_str_cstr(&out), out.len, &err)) {
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
             rc = AITK_EXIT_USAGE;

@@ -293,14 +293,8 @@ int aitk_cmd_trend(int argc, char **argv)
     if (st) {
         rc = fail(st, &err);
     } else {
-        if (!o.output) {
-            /* To the terminal: text from a report (someone else's, perhaps)
-             * carries no control sequence. */
-            aitk_str shown = AITK_STR_INIT;
-            aitk_str_append_printable(&shown, aitk_str_cstr(&text), true);
-            fwrite(aitk_str_cstr(&shown), 1, shown.len, stdout);
-            aitk_str_free(&shown);
-        }
+        if (!o.output)
+            aitk_fputs_printable(aitk_str_cstr(&text), stdout);
         rc = o.gate && t.regressions ? AITK_EXIT_FAILED : AITK_EXIT_OK;
     }
     aitk_trend_free(&t);

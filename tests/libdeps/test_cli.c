@@ -224,13 +224,23 @@ static void test_remedy_by_problem_kind(void **state)
     aitk_str_clear(&out);
     assert_int_equal(run_deps(glibc, &out, &err, NULL), 1);
     assert_non_null(strstr(aitk_str_cstr(&out), "never copy a newer libc"));
-    if (!fx_exists(FX "/pe/no-i686") && fx_exists(FX_TORCH "/torch_cuda.dll")) {
-        const char *arch[] = {"--windows-root", FX_WINROOT, FX_TORCH "/torch_cuda.dll", NULL};
-        aitk_str_clear(&out);
-        assert_int_equal(run_deps(arch, &out, &err, NULL), 1);
-        assert_non_null(strstr(aitk_str_cstr(&out), "zlibwapi.dll: WRONG ARCHITECTURE"));
-        assert_non_null(strstr(aitk_str_cstr(&out), "the 64-bit x64 / x86-64 build"));
-    }
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+/* A 32-bit DLL where a 64-bit one is needed: the wrong-architecture advice
+ * (skipped, not passed, where no i686 cross-compiler built the fixture). */
+static void test_remedy_wrong_arch(void **state)
+{
+    (void)state;
+    need_pe();
+    if (fx_exists(FX "/pe/no-i686"))
+        skip();
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *arch[] = {"--windows-root", FX_WINROOT, FX_TORCH "/torch_cuda.dll", NULL};
+    assert_int_equal(run_deps(arch, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "zlibwapi.dll: WRONG ARCHITECTURE"));
+    assert_non_null(strstr(aitk_str_cstr(&out), "the 64-bit x64 / x86-64 build"));
     aitk_str_free(&out);
     aitk_str_free(&err);
 }
@@ -350,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_inputs_checked_first),
         cmocka_unit_test(test_control_characters_escaped),
         cmocka_unit_test(test_remedy_by_problem_kind),
+        cmocka_unit_test(test_remedy_wrong_arch),
         cmocka_unit_test(test_symlink_loop_skipped),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),

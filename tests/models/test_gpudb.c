@@ -161,6 +161,12 @@ static void test_matmul_rates(void **state)
     assert_int_equal(aitk_gpudb_find(db, "RTX 3090 Ti", &g, NULL), AITK_OK);
     assert_non_null(strstr(g->unverified, "matmul_bf16_tflops"));
     assert_non_null(strstr(g->matmul_source, "derived"));
+    /* Tables mark it so: derived '~', measured ' ', the default share '*'. */
+    assert_int_equal(aitk_gpu_matmul_mark(g), '~');
+    assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g, NULL), AITK_OK);
+    assert_int_equal(aitk_gpu_matmul_mark(g), ' ');
+    assert_int_equal(aitk_gpudb_find(db, "L4", &g, NULL), AITK_OK);
+    assert_int_equal(aitk_gpu_matmul_mark(g), '*');
 }
 
 /* FACTS.md marks some figures unverified; the database must say so too. */
