@@ -23,7 +23,7 @@ const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS] = {
     "text encoders (not cached)",
 };
 const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
-    "elementwise (norms, modulation, activations, RoPE)", "dequantizing base weights per pass",
+    "elementwise (norms, modulation, activations, RoPE)", "dequantizing quantized weights",
     "LoRA adapter traffic",
 };
 const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
@@ -324,11 +324,17 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
         out->bytes[AITK_BYTES_ELEMENTWISE] +=
             eb * fwd_passes + (backward ? p->elementwise_bwd_factor * eb : 0);
     }
+    /* Text encoders run forward once per micro-batch; quantized ones (text
+     * "fp8": ai-toolkit quantizes T5 with the transformer) expand each weight
+     * for that one pass, whatever the batch. */
     if (!w->cache_text && !w->forward_only)
         for (size_t i = 0; i < s->n_frozen; i++)
-            if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER)
+            if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER) {
                 out->flops[AITK_WORK_CONDITIONING] +=
                     2 * s->frozen[i].params * (double)s->frozen[i].tokens * (double)w->batch;
+                out->bytes[AITK_BYTES_DEQUANT] +=
+                    p->dequant_bytes_per_weight[w->te_dtype] * s->frozen[i].params;
+            }
     for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
         out->flops[i] *= (double)w->accumulation;
     /* Every micro-batch runs its own passes, dequantizing included. */

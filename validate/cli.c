@@ -1,12 +1,12 @@
 /* getopt_long parsing for the validate command, and its --help text. */
 #include "validate/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cliopt.h"
 #include "validate/probes/workloads.h"
 
 enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
@@ -122,24 +122,6 @@ void aitk_cli_print_help(void)
         stdout);
 }
 
-aitk_status aitk_cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
-                                aitk_str *err)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (!*text || end == text || *end != '\0') {
-        aitk_str_appendf(err, "%s: '%s' is not a whole number", opt, text);
-        return AITK_E_INVAL;
-    }
-    if (errno == ERANGE || v < min || v > max) {
-        aitk_str_appendf(err, "%s: %s is out of range (%ld..%ld)", opt, text, min, max);
-        return AITK_E_INVAL;
-    }
-    *out = v;
-    return AITK_OK;
-}
-
 static aitk_status check_models(const char *list, aitk_str *err)
 {
     if (!*list) {
@@ -170,38 +152,6 @@ static aitk_status check_models(const char *list, aitk_str *err)
     return AITK_OK;
 }
 
-/* getopt_long's '?' says little: optopt holds a long option's internal value
- * (not a character) when "--flag=value" gave a value to a flag that takes
- * none, and 0 for an unknown or ambiguous abbreviation. Say which. */
-static void bad_option(const char *arg, int optopt_value, aitk_str *err)
-{
-    if (arg && strncmp(arg, "--", 2) == 0) {
-        size_t len = strcspn(arg + 2, "=");
-        if (arg[2 + len] == '=' && optopt_value) {
-            aitk_str_appendf(err, "--%.*s takes no value (see --help)", (int)len, arg + 2);
-            return;
-        }
-        size_t hits = 0;
-        for (const struct option *lo = long_opts; lo->name; lo++)
-            hits += strncmp(lo->name, arg + 2, len) == 0;
-        if (hits > 1) {
-            aitk_str_appendf(err, "'%.*s' is ambiguous: it begins", (int)(len + 2), arg);
-            for (const struct option *lo = long_opts, *first = NULL; lo->name; lo++)
-                if (strncmp(lo->name, arg + 2, len) == 0) {
-                    aitk_str_appendf(err, "%s --%s", first ? "," : "", lo->name);
-                    first = lo;
-                }
-            aitk_str_append(err, " (see --help)");
-            return;
-        }
-        aitk_str_appendf(err, "unknown option '%.*s' (see --help)", (int)(len + 2), arg);
-    } else if (optopt_value > ' ' && optopt_value < 127) {
-        aitk_str_appendf(err, "unknown option '-%c' (see --help)", optopt_value);
-    } else {
-        aitk_str_appendf(err, "unknown option '%s' (see --help)", arg ? arg : "");
-    }
-}
-
 aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err)
 {
     memset(o, 0, sizeof *o);
@@ -209,29 +159,14 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
     int quick = 0, full = 0, standard = 0, quiet = 0, verbose = 0;
     /* An option that takes one value, given twice, would silently lose the
      * first (the first --json's file never written): refused instead. */
-    static const struct {
-        int id;
-        const char *name;
-    } single[] = {{'m', "--model"},         {OPT_STEPS, "--steps"},        {'o', "--output-dir"},
-                  {OPT_JSON, "--json"},     {OPT_MARKDOWN, "--markdown"},  {OPT_HTML, "--html"},
-                  {OPT_JUNIT, "--junit"},   {OPT_BUNDLE, "--support-bundle"},
-                  {OPT_PROFILE, "--profile"}, {OPT_PYTHON, "--python"},
-                  {OPT_AITK_DIR, "--aitk-dir"}, {OPT_CONFIG, "--config"}};
-    bool given[sizeof single / sizeof *single] = {false};
+    bool given[sizeof long_opts / sizeof *long_opts] = {false};
+    static const int lists[] = {'m', 0};
     optind = 1;
     opterr = 0; /* we print our own one-line errors */
     int c;
     while ((c = getopt_long(argc, argv, ":qfm:o:QvVh", long_opts, NULL)) != -1) {
-        for (size_t i = 0; i < sizeof single / sizeof *single; i++) {
-            if (single[i].id != c)
-                continue;
-            if (given[i]) {
-                aitk_str_appendf(err, "%s is given twice; give it once%s", single[i].name,
-                                 c == 'm' ? " (it takes a list: --model a,b)" : "");
-                return AITK_E_INVAL;
-            }
-            given[i] = true;
-        }
+        if (aitk_opt_once(c, long_opts, given, NULL, lists, err))
+            return AITK_E_INVAL;
         switch (c) {
         case 'q': quick = 1; break;
         case 'f': full = 1; break;
@@ -242,7 +177,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
             o->models = optarg;
             break;
         case OPT_STEPS:
-            if (aitk_cli_parse_long("--steps", optarg, 1, 10000000, &o->steps, err))
+            if (aitk_opt_long("--steps", optarg, 1, 10000000, &o->steps, err))
                 return AITK_E_INVAL;
             break;
         case OPT_CPU: o->cpu = true; break;
@@ -281,10 +216,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
         case 'v': verbose = 1; o->verbosity = 1; break;
         case 'V': o->version = true; break;
         case 'h': o->help = true; break;
-        case ':':
-            aitk_str_appendf(err, "%s needs a value (see --help)", argv[optind - 1]);
-            return AITK_E_INVAL;
-        default: bad_option(argv[optind - 1], optopt, err); return AITK_E_INVAL;
+        default: aitk_opt_error(NULL, c, argv[optind - 1], optopt, long_opts, err); return AITK_E_INVAL;
         }
     }
     if (quiet && verbose) {

@@ -42,10 +42,6 @@ typedef struct aitk_options {
  * with a one-line reason in err. */
 aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err);
 
-/* Strict numeric parse for options: the whole text, in [min, max]. */
-aitk_status aitk_cli_parse_long(const char *opt, const char *text, long min, long max, long *out,
-                                aitk_str *err);
-
 void aitk_cli_print_help(void);
 
 #endif

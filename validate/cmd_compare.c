@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/compare.h"
@@ -70,7 +71,13 @@ int aitk_cmd_compare(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
+    bool given[sizeof opts / sizeof *opts] = {false};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (aitk_opt_once(c, opts, given, NULL, NULL, &err)) {
+            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
+            aitk_str_free(&err);
+            return AITK_EXIT_USAGE;
+        }
         if (c == 't') {
             if (aitk_compare_parse_threshold(optarg, &threshold, &err)) {
                 aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
@@ -94,12 +101,10 @@ int aitk_cmd_compare(int argc, char **argv)
         } else if (c == 'h') {
             compare_help();
             return AITK_EXIT_OK;
-        } else if (c == ':') {
-            aitk_log(AITK_LOG_ERROR, "compare: %s needs a value", argv[optind - 1]);
-            return AITK_EXIT_USAGE;
         } else {
-            aitk_log(AITK_LOG_ERROR, "compare: unknown option '%s' (see compare --help)",
-                     argv[optind - 1]);
+            aitk_opt_error("compare", c, argv[optind - 1], optopt, opts, &err);
+            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
+            aitk_str_free(&err);
             return AITK_EXIT_USAGE;
         }
     }

@@ -22,6 +22,7 @@
 #endif
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/dynload.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -85,20 +86,12 @@ typedef struct deps_args {
     long load_timeout_ms;
 } deps_args;
 
-/* Whole number from `min` to `max`; a usage error naming `what` otherwise.
- * (Not aitk_cli_parse_long: aitk_libdeps sits below aitk_validate_core in
- * the link order.) */
-static int parse_number(const char *what, const char *text, long min, long max, long *out)
+/* A usage error: "deps: " and the message, on stderr. */
+static int usage_error(aitk_str *err)
 {
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || v < min || v > max) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s needs a whole number from %ld to %ld, found '%s'",
-                 what, min, max, text);
-        return AITK_EXIT_USAGE;
-    }
-    *out = v;
-    return AITK_EXIT_OK;
+    aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(err));
+    aitk_str_free(err);
+    return AITK_EXIT_USAGE;
 }
 
 static int parse_args(int argc, char **argv, deps_args *a)
@@ -115,9 +108,14 @@ static int parse_args(int argc, char **argv, deps_args *a)
     opterr = 0;
     a->load_timeout_ms = LOAD_TIMEOUT_MS_DEFAULT;
     int c;
+    bool given[sizeof opts / sizeof *opts] = {false};
+    static const int repeatable[] = {'D', 'P', 0};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         aitk_status st = AITK_OK;
+        aitk_str err = AITK_STR_INIT;
         long n = 0;
+        if (aitk_opt_once(c, opts, given, repeatable, NULL, &err))
+            return usage_error(&err);
         switch (c) {
         case 'w': a->opts.windows_root = optarg; break;
         case 'D': st = aitk_strlist_add(&a->opts.dll_dirs, optarg); break;
@@ -128,23 +126,19 @@ static int parse_args(int argc, char **argv, deps_args *a)
         case 'j': a->json = true; break;
         case 'l': a->load = true; break;
         case 'd':
-            if (parse_number("--depth", optarg, 1, 1000, &n))
-                return AITK_EXIT_USAGE;
+            if (aitk_opt_long("--depth", optarg, 1, 1000, &n, &err))
+                return usage_error(&err);
             a->opts.max_depth = (unsigned)n;
             break;
         case 'T':
-            if (parse_number("--load-timeout", optarg, 1, 3600, &n))
-                return AITK_EXIT_USAGE;
+            if (aitk_opt_long("--load-timeout", optarg, 1, 3600, &n, &err))
+                return usage_error(&err);
             a->load_timeout_ms = n * 1000;
             break;
         case 'h': deps_help(); return -1;
-        case ':':
-            aitk_log(AITK_LOG_ERROR, "deps: %s needs a value", argv[optind - 1]);
-            return AITK_EXIT_USAGE;
         default:
-            aitk_log(AITK_LOG_ERROR, "deps: unknown option '%s' (see deps --help)",
-                     argv[optind - 1]);
-            return AITK_EXIT_USAGE;
+            aitk_opt_error("deps", c, argv[optind - 1], optopt, opts, &err);
+            return usage_error(&err);
         }
         if (st)
             return AITK_EXIT_INTERNAL;

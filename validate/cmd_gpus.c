@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/log.h"
 #include "models/gpudb.h"
 #include "validate/cli.h"
@@ -89,8 +90,10 @@ int aitk_cmd_gpus(int argc, char **argv)
             gpus_help();
             return AITK_EXIT_OK;
         } else {
-            aitk_log(AITK_LOG_ERROR, "gpus: unknown option '%s' (see gpus --help)",
-                     argv[optind - 1]);
+            aitk_str err = AITK_STR_INIT;
+            aitk_opt_error("gpus", c, argv[optind - 1], optopt, opts, &err);
+            aitk_log(AITK_LOG_ERROR, "gpus: %s", aitk_str_cstr(&err));
+            aitk_str_free(&err);
             return AITK_EXIT_USAGE;
         }
     }

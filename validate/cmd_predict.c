@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "models/aitk_config.h"
@@ -80,21 +81,6 @@ static void predict_help(void)
           "Exit codes: 0 predicted, 2 bad usage or bad input (file:line:col given),\n"
           "3 internal error.\n",
           stdout);
-}
-
-static aitk_status parse_long(const char *opt, const char *text, long min, long max, long *out,
-                              aitk_str *err)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        aitk_str_appendf(err, "%s: expected a whole number from %ld to %ld, found '%s'", opt, min,
-                         max, text);
-        return AITK_E_INVAL;
-    }
-    *out = v;
-    return AITK_OK;
 }
 
 /* Calls fn for each comma-separated item of list (owned copies). An empty
@@ -377,31 +363,25 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         return AITK_EXIT_INTERNAL;
     int c;
     aitk_status st = AITK_OK;
-    /* A single-value option given twice would lose the first silently. */
-    static const char single_ids[] = "mcgrbkqjC";
-    bool given[sizeof single_ids] = {false};
+    /* A value option given twice would lose the first silently. */
+    bool given[sizeof opts / sizeof *opts] = {false};
+    static const int repeatable[] = {'p', 0}, lists[] = {'m', 'g', 0};
     while (!st && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        const char *at = c > 0 && c < 128 ? strchr(single_ids, c) : NULL;
-        if (at && given[at - single_ids]) {
-            const char *name = "";
-            for (const struct option *lo = opts; lo->name; lo++)
-                if (lo->val == c)
-                    name = lo->name;
-            aitk_str_appendf(err, "predict: --%s is given twice; give it once%s", name,
-                             c == 'm' || c == 'g' ? " (it takes a list: a,b)" : "");
+        aitk_str twice = AITK_STR_INIT;
+        if (aitk_opt_once(c, opts, given, repeatable, lists, &twice)) {
+            aitk_str_appendf(err, "predict: %s", aitk_str_cstr(&twice));
+            aitk_str_free(&twice);
             st = AITK_E_INVAL;
             break;
         }
-        if (at)
-            given[at - single_ids] = true;
         switch (c) {
         case 'm': o->models = optarg; break;
         case 'c': o->config = optarg; break;
         case 'g': o->gpus = optarg; break;
         case 'A': o->all_gpus = true; break;
-        case 'r': st = parse_long("--resolution", optarg, 64, 8192, &o->resolution, err); break;
-        case 'b': st = parse_long("--batch", optarg, 1, 1024, &o->batch, err); break;
-        case 'k': st = parse_long("--rank", optarg, 1, 4096, &o->rank, err); break;
+        case 'r': st = aitk_opt_long("--resolution", optarg, 64, 8192, &o->resolution, err); break;
+        case 'b': st = aitk_opt_long("--batch", optarg, 1, 1024, &o->batch, err); break;
+        case 'k': st = aitk_opt_long("--rank", optarg, 1, 4096, &o->rank, err); break;
         case 'q': o->quantize = optarg; break;
         case 'p': o->price_args[o->n_price_args++] = optarg; break;
         case 'j': o->json_path = optarg; break;
@@ -410,13 +390,9 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'T': o->cache_text = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
-        case ':':
-            aitk_str_appendf(err, "predict: %s needs a value", argv[optind - 1]);
-            st = AITK_E_INVAL;
-            break;
         default:
-            aitk_str_appendf(err, "predict: unknown option '%s' (see predict --help)",
-                             argv[optind - 1]);
+            aitk_str_append(err, "predict: ");
+            aitk_opt_error("predict", c, argv[optind - 1], optopt, opts, err);
             st = AITK_E_INVAL;
         }
     }

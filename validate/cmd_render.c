@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/html.h"
@@ -105,22 +106,23 @@ int aitk_cmd_render(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
+    bool given[sizeof opts / sizeof *opts] = {false};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': paths[MD] = optarg; break;
-        case 'H': paths[HTML] = optarg; break;
-        case 'j': paths[JUNIT] = optarg; break;
-        case 'J': paths[JSON] = optarg; break;
-        case 'r': redact = 1; break;
-        case 'h': render_help(); return AITK_EXIT_OK;
-        case ':':
-            aitk_log(AITK_LOG_ERROR, "render: %s needs a value", argv[optind - 1]);
-            return AITK_EXIT_USAGE;
-        default:
-            aitk_log(AITK_LOG_ERROR, "render: unknown option '%s' (see render --help)",
-                     argv[optind - 1]);
-            return AITK_EXIT_USAGE;
+        aitk_str err = AITK_STR_INIT;
+        if (aitk_opt_once(c, opts, given, NULL, NULL, &err) == AITK_OK) {
+            switch (c) {
+            case 'm': paths[MD] = optarg; continue;
+            case 'H': paths[HTML] = optarg; continue;
+            case 'j': paths[JUNIT] = optarg; continue;
+            case 'J': paths[JSON] = optarg; continue;
+            case 'r': redact = 1; continue;
+            case 'h': render_help(); return AITK_EXIT_OK;
+            default: aitk_opt_error("render", c, argv[optind - 1], optopt, opts, &err);
+            }
         }
+        aitk_log(AITK_LOG_ERROR, "render: %s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return AITK_EXIT_USAGE;
     }
     if (optind != argc - 1) {
         aitk_log(AITK_LOG_ERROR, "render: give exactly one report file (see render --help)");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/compare.h"
@@ -194,8 +195,11 @@ static int parse_args(int argc, char **argv, trend_opts *o, aitk_str *err)
     optind = 1;
     opterr = 0;
     int c;
+    bool given[sizeof opts / sizeof *opts] = {false};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        aitk_status st = AITK_OK;
+        aitk_status st = aitk_opt_once(c, opts, given, NULL, NULL, err);
+        if (st)
+            return AITK_EXIT_USAGE;
         if (c == 'f') {
             size_t k = 0;
             while (k < sizeof formats / sizeof *formats && strcmp(formats[k].name, optarg) != 0)
@@ -211,19 +215,16 @@ static int parse_args(int argc, char **argv, trend_opts *o, aitk_str *err)
         } else if (c == 't') {
             st = aitk_compare_parse_threshold(optarg, &o->threshold, err);
         } else if (c == 'w') {
-            st = aitk_cli_parse_long("--window", optarg, 1, 1000, &o->window, err);
+            st = aitk_opt_long("--window", optarg, 1, 1000, &o->window, err);
         } else if (c == 'l') {
-            st = aitk_cli_parse_long("--last", optarg, 1, MAX_REPORTS, &o->last, err);
+            st = aitk_opt_long("--last", optarg, 1, MAX_REPORTS, &o->last, err);
         } else if (c == 'g') {
             o->gate = true;
         } else if (c == 'h') {
             trend_help();
             return -1;
-        } else if (c == ':') {
-            aitk_str_appendf(err, "%s needs a value", argv[optind - 1]);
-            return AITK_EXIT_USAGE;
         } else {
-            aitk_str_appendf(err, "unknown option '%s' (see trend --help)", argv[optind - 1]);
+            aitk_opt_error("trend", c, argv[optind - 1], optopt, opts, err);
             return AITK_EXIT_USAGE;
         }
         if (st)

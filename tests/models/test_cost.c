@@ -229,6 +229,7 @@ static void test_dequant_traffic(void **state)
         aitk_weight_dtype d;
         double bytes_per_pass;
     } rows[] = {{AITK_DTYPE_FP8, 1 + 2 + 2 + 2}, {AITK_DTYPE_NF4, 0.5 + 2 + (1 + 4 + 4) / 64.0}};
+    w.te_dtype = AITK_DTYPE_BF16; /* the base alone first */
     for (size_t i = 0; i < 2; i++) {
         w.base_dtype = rows[i].d;
         aitk_step_work wk;
@@ -238,6 +239,18 @@ static void test_dequant_traffic(void **state)
     }
     w.base_dtype = AITK_DTYPE_BF16;
     aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    assert_true(wk.bytes[AITK_BYTES_DEQUANT] == 0);
+    /* Text encoders stored in fp8 are expanded for their one forward pass per
+     * step, whatever the batch: T5-XXL's encoder (4.76 B) and CLIP-L's text
+     * tower (123 M), at the same 7 B a weight; nothing when cached. */
+    w.te_dtype = AITK_DTYPE_FP8;
+    for (long batch = 1; batch <= 4; batch += 3) {
+        w.batch = batch;
+        assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+        assert_factor(wk.bytes[AITK_BYTES_DEQUANT], 7 * (4.76e9 + 123e6), 1.001, "text fp8");
+    }
+    w.cache_text = true;
     assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
     assert_true(wk.bytes[AITK_BYTES_DEQUANT] == 0);
 }

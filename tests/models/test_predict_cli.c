@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,44 +315,85 @@ static void test_config(void **state)
     unlink(path);
 }
 
+/* Each bad use: exit 2 and a message that names what is wrong (a row that
+ * failed for another reason, say an unknown option, would pass on exit code
+ * alone). */
 static void test_bad_usage(void **state)
 {
     (void)state;
-    static const char *const cases[][10] = {
-        {"predict", "--gpu", "Voodoo", NULL},
-        {"predict", "--gpu", "A100", NULL},
-        {"predict", "--model", "sdxl", NULL},
-        {"predict", "--resolution", "big", NULL},
-        {"predict", "--batch", "0", NULL},
-        {"predict", "--quantize", "int3", NULL},
-        {"predict", "--price-per-hour", "4090", NULL},
-        {"predict", "--calibrate", "report.json", NULL},
-        {"predict", "--model", "chroma", "--config", "x.yaml", NULL},
-        {"predict", "--gpu", "A40", "--all-gpus", NULL},
-        {"predict", "--config", FIXTURE("both_accumulation.yaml"), NULL},
-        {"predict", "--config", "/nonexistent.yaml", NULL},
-        {"predict", "--json", "/nonexistent-dir/out.json", "--model", "chroma", NULL},
-        {"predict", "stray", NULL},
-        {"predict", "--reported", "--gpu", "A40", NULL},
-        {"predict", "--reported", "--cache-text-embeddings", NULL},
-        {"predict", "--cache-text-embeddings=yes", NULL},
-        {"predict", "--model", "", NULL},
-        {"predict", "--model", ",", NULL},
-        {"predict", "--model", "chroma,,flux1-dev", NULL},
-        {"predict", "--gpu", "", NULL},
-        {"predict", "--gpu", ",,", NULL},
-        {"predict", "--gpu", "4090", "--gpu", "A40", NULL},
-        {"predict", "--gpu", "4090", "--price-per-hour", "4090=1", "--price-per-hour",
-         "RTX 4090=2", NULL},
-        {"gpus", "--bogus", NULL},
+    static const struct {
+        const char *args[10];
+        const char *says;
+    } cases[] = {
+        {{"predict", "--gpu", "Voodoo", NULL}, "unknown GPU 'Voodoo'"},
+        {{"predict", "--gpu", "A100", NULL}, "'A100' is ambiguous: it matches 'A100 40GB PCIe'"},
+        {{"predict", "--model", "sdxl", NULL}, "unknown model 'sdxl'"},
+        {{"predict", "--resolution", "big", NULL}, "--resolution: 'big' is not a whole number"},
+        {{"predict", "--batch", "0", NULL}, "--batch: 0 is out of range (1..1024)"},
+        {{"predict", "--quantize", "int3", NULL}, "expected fp8, nf4 or none, found 'int3'"},
+        {{"predict", "--price-per-hour", "4090", NULL}, "expected GPU=USD"},
+        {{"predict", "--calibrate", "/nonexistent/report.json", NULL},
+         "/nonexistent/report.json: No such file"},
+        {{"predict", "--model", "chroma", "--config", "x.yaml", NULL},
+         "give --model or --config, not both"},
+        {{"predict", "--gpu", "A40", "--all-gpus", NULL}, "give --gpu or --all-gpus, not both"},
+        {{"predict", "--config", FIXTURE("both_accumulation.yaml"), NULL},
+         "both_accumulation.yaml:8:32: gradient_accumulation and gradient_accumulation_steps"},
+        {{"predict", "--config", "/nonexistent.yaml", NULL}, "/nonexistent.yaml: No such file"},
+        {{"predict", "--json", "/nonexistent-dir/out.json", "--model", "chroma", NULL},
+         "/nonexistent-dir: cannot create a file in this folder"},
+        {{"predict", "stray", NULL}, "unexpected argument 'stray'"},
+        {{"predict", "--reported", "--gpu", "A40", NULL}, "it takes only --calibrate and --json"},
+        {{"predict", "--reported", "--cache-text-embeddings", NULL},
+         "it takes only --calibrate and --json"},
+        {{"predict", "--cache-text-embeddings=yes", NULL},
+         "--cache-text-embeddings takes no value"},
+        {{"predict", "--cache-text=yes", NULL}, "--cache-text-embeddings takes no value"},
+        {{"predict", "--res", NULL}, "--resolution needs a value"},
+        {{"predict", "--re", "512", NULL}, "'--re' is ambiguous: it begins --resolution, --reported"},
+        {{"predict", "--bogus", NULL}, "unknown option '--bogus' (see predict --help)"},
+        {{"predict", "--model", "", NULL}, "--model: empty name in the list ''"},
+        {{"predict", "--model", ",", NULL}, "--model: empty name in the list ','"},
+        {{"predict", "--model", "chroma,,flux1-dev", NULL}, "empty name in the list 'chroma,,"},
+        {{"predict", "--gpu", "", NULL}, "--gpu: empty name in the list ''"},
+        {{"predict", "--gpu", ",,", NULL}, "--gpu: empty name in the list ',,'"},
+        {{"predict", "--gpu", "4090", "--gpu", "A40", NULL},
+         "--gpu is given twice; give it once (it takes a list: --gpu a,b)"},
+        {{"predict", "--batch", "1", "--batch", "2", NULL}, "--batch is given twice"},
+        {{"predict", "--gpu", "4090", "--price-per-hour", "4090=1", "--price-per-hour",
+          "RTX 4090=2", NULL},
+         "RTX 4090 has two prices"},
+        {{"gpus", "--bogus", NULL}, "gpus: unknown option '--bogus' (see gpus --help)"},
+        {{"gpus", "--json=1", NULL}, "gpus: --json takes no value"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ran r = run(cases[i]);
-        if (r.rc != 2 || r.err.len == 0)
-            fail_msg("case %zu (%s %s): exit %d, stderr '%s'", i, cases[i][1],
-                     cases[i][2] ? cases[i][2] : "", r.rc, aitk_str_cstr(&r.err));
+        ran r = run(cases[i].args);
+        if (r.rc != 2 || !strstr(aitk_str_cstr(&r.err), cases[i].says))
+            fail_msg("case %zu (%s %s): exit %d, stderr '%s', expected '%s'", i,
+                     cases[i].args[1], cases[i].args[2] ? cases[i].args[2] : "", r.rc,
+                     aitk_str_cstr(&r.err), cases[i].says);
         ran_free(&r);
     }
+    /* The price option is the one that may repeat: two GPUs, two prices. */
+    const char *two[] = {"predict", "--model", "chroma", "--gpu", "4090,A40", "--price-per-hour",
+                         "4090=0.69", "--price-per-hour", "A40=0.44", NULL};
+    ran r = run(two);
+    assert_int_equal(r.rc, 0);
+    static const struct {
+        const char *row;
+        double usd_per_hour;
+    } rows[] = {{"\n  RTX 4090 ", 0.69}, {"\n  A40 ", 0.44}};
+    for (size_t i = 0; i < 2; i++) {
+        const char *at = strstr(aitk_str_cstr(&r.out), rows[i].row);
+        double minutes = 0, usd = 0;
+        /* GPU  VRAM GiB  peak GiB  fits  s/step  min/1000  USD/1000 */
+        if (!at || sscanf(at + strlen(rows[i].row), "%*[^G]GiB %*f GiB %*s %*f %lf %lf",
+                          &minutes, &usd) != 2)
+            fail_msg("no priced row for%s in:\n%s", rows[i].row, aitk_str_cstr(&r.out));
+        /* Each GPU's own price: minutes per 1000 steps at that hourly rate. */
+        assert_true(fabs(usd - minutes / 60 * rows[i].usd_per_hour) < 0.006);
+    }
+    ran_free(&r);
 }
 
 static void test_gpus(void **state)

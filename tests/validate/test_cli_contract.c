@@ -74,6 +74,24 @@ static void test_bad_usage(void **state)
     /* One value given twice loses neither silently; nor do opposites. */
     expect_usage_error((const char *[]){"--quick", "--json", "a.json", "--json", "b.json", NULL},
                        "--json is given twice");
+    /* Every command words these alike (common/cliopt.c), naming the option. */
+    expect_usage_error((const char *[]){"render", "r.json", "--html", "a", "--html", "b", NULL},
+                       "render: --html is given twice");
+    expect_usage_error((const char *[]){"compare", "--threshold", "1", "--thr", "2", "a", "b",
+                                        NULL},
+                       "compare: --threshold is given twice");
+    expect_usage_error((const char *[]){"trend", "--last", "2", "--last", "3", "x", NULL},
+                       "trend: --last is given twice");
+    expect_usage_error((const char *[]){"deps", "--depth", "2", "--depth", "3", "x", NULL},
+                       "deps: --depth is given twice");
+    expect_usage_error((const char *[]){"deps", "--depth", "two", "x", NULL},
+                       "deps: --depth: 'two' is not a whole number");
+    expect_usage_error((const char *[]){"deps", "--jso=1", "x", NULL},
+                       "deps: --json takes no value (see deps --help)");
+    expect_usage_error((const char *[]){"render", "--red=1", "x", NULL},
+                       "render: --redact takes no value");
+    expect_usage_error((const char *[]){"trend", "--form", NULL}, "trend: --format needs a value");
+    expect_usage_error((const char *[]){"--htm", NULL}, "--html needs a value");
     expect_usage_error((const char *[]){"--quick", "--quiet", "--verbose", NULL},
                        "--quiet and --verbose cannot be combined");
     expect_usage_error((const char *[]){"--steps", "-5", NULL}, "--steps: -5 is out of range");
