@@ -1,4 +1,5 @@
-/* Subprocess with timeout: fork + exec, poll on two pipes, kill the group on timeout. */
+/* Subprocess with timeout: fork + exec, poll on two pipes, kill the group on
+ * timeout (and, with end_with_child, whatever the child left behind). */
 #ifndef _WIN32
 #define _GNU_SOURCE
 #endif
@@ -223,28 +224,136 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
     return st;
 }
 #else
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
+/* Everything readable now, without blocking; *open_flag is cleared at EOF. */
 static void drain(int fd, aitk_str *sink, size_t cap, bool *open_flag)
 {
     char buf[8192];
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) {
-        if (sink && sink->len < cap) {
-            size_t take = (size_t)n;
-            if (sink->len + take > cap)
-                take = cap - sink->len;
-            aitk_str_appendn(sink, buf, take);
+    while (*open_flag) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0) {
+            if (sink && sink->len < cap)
+                aitk_str_appendn(sink, buf,
+                                 sink->len + (size_t)n > cap ? cap - sink->len : (size_t)n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            if (n == 0 || errno != EAGAIN)
+                *open_flag = false;
+            return;
         }
-    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        *open_flag = false;
     }
+}
+
+#ifdef __linux__
+/* Our children's pids from /proc but `child`: after the started process
+ * ended, only processes it left behind (re-parented to us as subreaper). */
+static size_t orphans(pid_t child, pid_t *pids, size_t cap)
+{
+    size_t n = 0;
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return 0;
+    pid_t self = getpid();
+    struct dirent *e;
+    while ((e = readdir(dir)) && n < cap) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == child)
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t got = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[got] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold spaces and ')'. */
+        const char *close_paren = strrchr(line, ')');
+        int ppid = 0;
+        if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == self)
+            pids[n++] = (pid_t)pid;
+    }
+    closedir(dir);
+    return n;
+}
+#endif
+
+/* end_with_child: kills what the run left behind, the child's process group,
+ * then (Linux) whatever came back to us as an orphan, round after round, as
+ * killing one orphan re-parents its own children to us. */
+static void sweep(pid_t group)
+{
+    kill(-group, SIGKILL);
+#ifdef __linux__
+    /* Its children come back to us only once it has ended; not collected
+     * yet (WNOWAIT): the caller reads its status. */
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)group, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    for (int round = 0; round < 64; round++) {
+        pid_t pids[256];
+        size_t n = orphans(group, pids, 256);
+        if (!n)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            kill(pids[i], SIGKILL);
+            while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+#endif
+}
+
+static void subreaper(bool on)
+{
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0);
+#else
+    (void)on;
+#endif
+}
+
+static void close_all(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+}
+
+/* In the child: `fd` becomes `target`, open across exec. dup2 onto itself
+ * would keep close-on-exec set (a pipe end that is already 0, 1 or 2 when
+ * the caller runs with that stream closed). */
+static void onto(int fd, int target)
+{
+    if (fd == target)
+        fcntl(fd, F_SETFD, 0);
+    else
+        dup2(fd, target);
+}
+
+/* Whether the child has ended; not collected (WNOWAIT), so that its pid,
+ * and with it its group id, cannot be reused before the sweep. */
+static bool ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
 aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
@@ -256,31 +365,39 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
         opts = &defaults;
     memset(res, 0, sizeof *res);
     size_t cap = opts->max_output ? opts->max_output : (1u << 20);
+    const bool with_child = opts->end_with_child;
 
-    int po[2], pe[2], pin[2], pexec[2];
-    if (pipe(po) || pipe(pe) || pipe(pin) || pipe2(pexec, O_CLOEXEC)) {
+    /* stdout, stderr, stdin and exec-status pipes: read end, write end each. */
+    enum { OUT_R, OUT_W, ERR_R, ERR_W, IN_R, IN_W, EXEC_R, EXEC_W, NFDS };
+    int fds[NFDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    if (pipe(fds + OUT_R) || pipe(fds + ERR_R) || pipe(fds + IN_R) || pipe(fds + EXEC_R)) {
         if (err)
             aitk_str_appendf(err, "pipe: %s", strerror(errno));
+        close_all(fds, NFDS);
         return AITK_E_EXEC;
     }
+    for (int i = 0; i < NFDS; i++)
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC); /* dup2 clears it on the copies */
+    if (with_child)
+        subreaper(true);
     double t0 = aitk_clock_ms();
     pid_t pid = fork();
     if (pid < 0) {
         if (err)
             aitk_str_appendf(err, "fork: %s", strerror(errno));
-        close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
-        close(pin[0]); close(pin[1]); close(pexec[0]); close(pexec[1]);
+        if (with_child)
+            subreaper(false);
+        close_all(fds, NFDS);
         return AITK_E_EXEC;
     }
     if (pid == 0) {
         setpgid(0, 0);
-        dup2(pin[0], 0);
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        close(po[0]); close(pe[0]); close(pin[1]); close(pexec[0]);
+        onto(fds[IN_R], 0);
+        onto(fds[OUT_W], 1);
+        onto(fds[ERR_W], 2);
         if (opts->cwd && chdir(opts->cwd) != 0) {
             int e = errno;
-            (void)!write(pexec[1], &e, sizeof e);
+            (void)!write(fds[EXEC_W], &e, sizeof e);
             _exit(127);
         }
         if (opts->env)
@@ -288,74 +405,88 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
         else
             execvp(argv[0], (char *const *)argv);
         int e = errno;
-        (void)!write(pexec[1], &e, sizeof e);
+        (void)!write(fds[EXEC_W], &e, sizeof e);
         _exit(127);
     }
-    close(po[1]); close(pe[1]); close(pin[0]); close(pexec[1]);
-    setpgid(pid, pid); /* both sides set it: no race with the kill below */
+    setpgid(pid, pid); /* both sides set it: no window in which a kill misses it */
+    close(fds[OUT_W]);
+    close(fds[ERR_W]);
+    close(fds[IN_R]);
+    close(fds[EXEC_W]);
+    fds[OUT_W] = fds[ERR_W] = fds[IN_R] = fds[EXEC_W] = -1;
 
     /* The exec pipe closes on a successful exec and carries errno otherwise. */
     int exec_errno = 0;
     ssize_t got;
-    do
-        got = read(pexec[0], &exec_errno, sizeof exec_errno);
-    while (got < 0 && errno == EINTR);
-    close(pexec[0]);
-
+    while ((got = read(fds[EXEC_R], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+        ;
     if (opts->stdin_text && got <= 0) {
         /* Small inputs only (a pipe buffer); the callers send a few lines. */
         signal(SIGPIPE, SIG_IGN);
-        (void)!write(pin[1], opts->stdin_text, strlen(opts->stdin_text));
+        (void)!write(fds[IN_W], opts->stdin_text, strlen(opts->stdin_text));
     }
-    close(pin[1]);
+    close(fds[IN_W]);
+    fds[IN_W] = -1;
 
+    fcntl(fds[OUT_R], F_SETFL, fcntl(fds[OUT_R], F_GETFL) | O_NONBLOCK);
+    fcntl(fds[ERR_R], F_SETFL, fcntl(fds[ERR_R], F_GETFL) | O_NONBLOCK);
     bool o_open = true, e_open = true;
-    int fl;
-    fl = fcntl(po[0], F_GETFL); fcntl(po[0], F_SETFL, fl | O_NONBLOCK);
-    fl = fcntl(pe[0], F_GETFL); fcntl(pe[0], F_SETFL, fl | O_NONBLOCK);
-    while (o_open || e_open) {
-        struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-        int wait_ms = -1;
-        if (opts->timeout_ms > 0) {
-            double left = opts->timeout_ms - (aitk_clock_ms() - t0);
-            if (left <= 0) {
-                res->timed_out = true;
-                break;
-            }
-            wait_ms = (int)left + 1;
-        }
-        int n = poll(fds, 2, wait_ms);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
+    for (;;) {
+        if (with_child && ended(pid)) {
+            /* What it wrote is in the pipes: take it and stop, whoever else
+             * still holds them. */
+            drain(fds[OUT_R], out, cap, &o_open);
+            drain(fds[ERR_R], errout, cap, &e_open);
             break;
-        if (o_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
-            drain(po[0], out, cap, &o_open);
-        if (e_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
-            drain(pe[0], errout, cap, &e_open);
+        }
+        if (!with_child && !o_open && !e_open)
+            break;
+        double left = opts->timeout_ms > 0 ? opts->timeout_ms - (aitk_clock_ms() - t0) : 1e9;
+        if (left <= 0) {
+            res->timed_out = true;
+            break;
+        }
+        /* With end_with_child, wake every 20 ms to notice the child's end
+         * while a helper keeps the pipes open and quiet. */
+        int wait_ms = opts->timeout_ms > 0 ? (int)left + 1 : -1;
+        if (with_child && (wait_ms < 0 || wait_ms > 20))
+            wait_ms = 20;
+        struct pollfd p[2] = {{o_open ? fds[OUT_R] : -1, POLLIN, 0},
+                              {e_open ? fds[ERR_R] : -1, POLLIN, 0}};
+        int n = poll(p, 2, wait_ms);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0) {
+            if (p[0].revents)
+                drain(fds[OUT_R], out, cap, &o_open);
+            if (p[1].revents)
+                drain(fds[ERR_R], errout, cap, &e_open);
+        }
     }
-    if (res->timed_out)
-        kill(-pid, SIGKILL);
-    close(po[0]);
-    close(pe[0]);
+    close_all(fds, NFDS);
 
     int wst = 0;
-    pid_t w;
-    if (res->timed_out) {
-        do
-            w = waitpid(pid, &wst, 0);
-        while (w < 0 && errno == EINTR);
+    if (with_child) {
+        sweep(pid); /* the group and any orphans; the child too when it timed out */
+        subreaper(false);
+        while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+            ;
+    } else if (res->timed_out) {
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+            ;
     } else {
         /* Output closed; the child may still be running (it closed its
          * streams early): keep honouring the deadline. */
         for (;;) {
-            w = waitpid(pid, &wst, WNOHANG);
-            if (w != 0)
+            pid_t w = waitpid(pid, &wst, WNOHANG);
+            if (w != 0 && !(w < 0 && errno == EINTR))
                 break;
             if (opts->timeout_ms > 0 && aitk_clock_ms() - t0 > opts->timeout_ms) {
                 res->timed_out = true;
                 kill(-pid, SIGKILL);
-                waitpid(pid, &wst, 0);
+                while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+                    ;
                 break;
             }
             aitk_sleep_ms(2);

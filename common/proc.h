@@ -26,6 +26,15 @@ typedef struct aitk_proc_opts {
     const char *cwd;           /* NULL: inherit */
     const char *const *env;    /* NULL: inherit; else "NAME=value" list, NULL-terminated */
     const char *stdin_text;    /* NULL: /dev/null */
+    /* When the run ends. false: when both output pipes close (a helper the
+     * child started and left holding them keeps the run going, up to the
+     * limit). true: when the child itself ends; what it wrote is in the
+     * pipes by then. Then nothing it started may outlive the run: on POSIX
+     * its process group is killed, and on Linux this process is the run's
+     * "child subreaper", so helpers that left the group (setsid) come back
+     * to it as orphans and are killed too. On Windows a job object ends the
+     * whole tree in either mode. */
+    bool end_with_child;
 } aitk_proc_opts;
 
 /* Runs argv[0] (searched on PATH) with argv. Returns AITK_OK once the child

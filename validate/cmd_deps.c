@@ -31,7 +31,6 @@
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
-#include "validate/libdeps/loadrun.h"
 #include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
 
@@ -302,9 +301,12 @@ static aitk_status load_verdict(const char *self, long timeout_ms, const char *p
         const char *argv[] = {self, "deps", LOAD_CHILD, path, NULL};
         aitk_proc_result r = {0};
         aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
-        /* Not aitk_proc_run: a helper a constructor forks must neither hold
-         * the verdict back nor outlive the tool (loadrun.h). */
-        st = aitk_deps_load_run(argv, timeout_ms, 64u << 10, &r, &out, &errout, err);
+        /* The verdict is the loading process's: a helper a library's
+         * constructor forks must neither hold it back (keeping the pipes
+         * open) nor outlive the tool. */
+        const aitk_proc_opts po = {
+            .timeout_ms = timeout_ms, .max_output = 64u << 10, .end_with_child = true};
+        st = aitk_proc_run(argv, &po, &r, &out, &errout, err);
         if (st == AITK_OK || st == AITK_E_TIMEOUT) {
             describe_child(st, &r, &out, &errout, shown, timeout_ms, &verdict, &t->load_failed);
             st = AITK_OK;

@@ -3,8 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/proc.h"
 
@@ -80,6 +85,71 @@ static void test_killed_by_signal(void **state)
     assert_int_equal(r.term_signal, SIGTERM);
 }
 
+/* Whether process `pid` is gone (or a zombie nobody reaps: not ours). */
+static int gone(long pid)
+{
+    for (int i = 0; i < 200; i++) { /* up to 2 s for the kill to land */
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            return 1;
+        char path[64], state = 0;
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            int n = fscanf(f, "%*d %*s %c", &state);
+            fclose(f);
+            if (n == 1 && state == 'Z')
+                return 1;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return 0;
+}
+
+/* A helper left holding the output pipes: by default the run lasts until
+ * they close (here, the limit); with end_with_child it ends with the child,
+ * keeps what the child wrote, and the helper does not outlive it, whether it
+ * stayed in the child's process group or left it (setsid: Linux brings it
+ * back to us as the run's subreaper). */
+static void test_end_with_child(void **state)
+{
+    (void)state;
+    const char *stay[] = {"sh", "-c", "sleep 30 & echo $!; echo bye >&2; exit 4", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 1500};
+    assert_int_equal(aitk_proc_run(stay, &o, &r, &out, NULL, NULL), AITK_E_TIMEOUT);
+    aitk_str_free(&out);
+
+    o.end_with_child = true;
+    o.timeout_ms = 20000;
+    assert_int_equal(aitk_proc_run(stay, &o, &r, &out, &errout, NULL), AITK_OK);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 4);
+    assert_true(r.wall_ms < 10000);
+    assert_string_equal(aitk_str_cstr(&errout), "bye\n");
+    long helper = strtol(aitk_str_cstr(&out), NULL, 10);
+    assert_true(helper > 0);
+    assert_true(gone(helper));
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+    /* At the limit the child and its group are stopped, as without it. */
+    const char *hang[] = {"sh", "-c", "sleep 30 & sleep 30", NULL};
+    o.timeout_ms = 300;
+    assert_int_equal(aitk_proc_run(hang, &o, &r, NULL, NULL, NULL), AITK_E_TIMEOUT);
+    assert_true(r.timed_out && !r.exited);
+    assert_true(r.wall_ms < 10000);
+    o.timeout_ms = 20000;
+#ifdef __linux__
+    const char *leave[] = {"sh", "-c", "setsid sleep 30 & echo $!", NULL};
+    assert_int_equal(aitk_proc_run(leave, &o, &r, &out, NULL, NULL), AITK_OK);
+    assert_int_equal(r.exit_code, 0);
+    helper = strtol(aitk_str_cstr(&out), NULL, 10);
+    assert_true(helper > 0);
+    assert_true(gone(helper));
+    aitk_str_free(&out);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -88,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_missing_program),
         cmocka_unit_test(test_stdin_env_cwd_and_cap),
         cmocka_unit_test(test_killed_by_signal),
+        cmocka_unit_test(test_end_with_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
