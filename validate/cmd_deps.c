@@ -337,62 +337,21 @@ typedef struct deps_input {
     bool analyzed;
 } deps_input;
 
-/* What a readable file that is neither ELF nor PE is, from its first bytes:
- * a glob over a library folder meets these (libc.so is a GNU ld script). */
-static const char *not_a_library(const unsigned char *h, size_t n)
-{
-    if (n == 0)
-        return "an empty file";
-    if (n >= 8 && memcmp(h, "!<arch>\n", 8) == 0)
-        return "an ar archive (a static library)";
-    static const char *const ld_words[] = {"/* GNU ld script", "GROUP", "INPUT", "OUTPUT_FORMAT",
-                                           "SEARCH_DIR", "INCLUDE"};
-    for (size_t i = 0; i < sizeof ld_words / sizeof *ld_words; i++) {
-        size_t k = strlen(ld_words[i]);
-        if (n >= k && memcmp(h, ld_words[i], k) == 0)
-            return "a GNU ld script";
-    }
-    if (n >= 2 && h[0] == '#' && h[1] == '!')
-        return "a script";
-    return "neither an ELF nor a PE (Windows) file";
-}
-
 /* Before anything is written: every PATH must be a readable regular file
  * (exit 2 otherwise, one line on stderr); one that is not a library is
  * noted as skipped. */
 static int check_input(deps_input *in)
 {
-    struct stat sb;
-    if (stat(in->path, &sb) != 0) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(errno));
-        return AITK_EXIT_USAGE;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s: is a folder; give the library files (for example "
-                                 "%s/*.so*)", in->path, in->path);
-        return AITK_EXIT_USAGE;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s: not a regular file", in->path);
-        return AITK_EXIT_USAGE;
-    }
-    int fd = aitk_open_read(in->path);
-    if (fd < 0) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(errno));
-        return AITK_EXIT_USAGE;
-    }
-    unsigned char h[16];
-    ssize_t n = read(fd, h, sizeof h);
-    int e = errno;
-    close(fd);
-    if (n < 0) {
-        aitk_log(AITK_LOG_ERROR, "deps: %s: %s", in->path, strerror(e));
-        return AITK_EXIT_USAGE;
-    }
-    bool elf = n >= 4 && memcmp(h, "\177ELF", 4) == 0, pe = n >= 2 && h[0] == 'M' && h[1] == 'Z';
-    if (!elf && !pe)
-        in->skip = not_a_library(h, (size_t)n);
-    return AITK_EXIT_OK;
+    aitk_str err = AITK_STR_INIT;
+    aitk_dep_format fmt;
+    aitk_dep_other other;
+    aitk_status st = aitk_deps_sniff(in->path, &fmt, &other, &err);
+    if (!st && other != AITK_DEP_OTHER_NONE)
+        in->skip = aitk_dep_other_text(other);
+    if (st)
+        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return st ? AITK_EXIT_USAGE : AITK_EXIT_OK;
 }
 
 /* The static walk of one library, output-free; a library that cannot be

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fixtures.h"
 #include "validate/libdeps/provider.h"
@@ -82,6 +85,60 @@ static void test_passing_and_absent(void **state)
     assert_int_equal(c->status, AITK_CHECK_SKIP);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
+}
+
+static void put(const char *dir, const char *name, const char *text, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    fclose(f);
+}
+
+/* A linker script or a static archive under a library's name (Debian's
+ * libc.so, a stray libfoo.a renamed) is not a shared library: skipped and
+ * said so, not counted unreadable. A text file under a soname is a broken
+ * library, and fails. */
+static void test_not_libraries(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-provider-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char script[] = "/* GNU ld script */\nGROUP ( libc.so.6 libc_nonshared.a )\n";
+    static const char archive[] = "!<arch>\nfoo.o/          0           0     0     644     0 "
+                                  "        `\n";
+    put(dir, "libscript.so", script, sizeof script - 1);
+    put(dir, "libstatic.so", archive, sizeof archive - 1);
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_dir(&ctx, dir);
+    assert_int_equal(c->status, AITK_CHECK_SKIP);
+    if (!strstr(c->message, "0 libraries") || !strstr(c->message, "2 skipped, not shared libraries"))
+        fail_msg("message: %s", c->message);
+    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries");
+    assert_int_equal(cJSON_GetArraySize(libs), 2);
+    cJSON *first = cJSON_GetArrayItem(libs, 0); /* sorted: libscript.so */
+    assert_non_null(strstr(cJSON_GetObjectItem(first, "skipped")->valuestring,
+                           "libscript.so: a GNU ld script, not a shared library"));
+    assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetArrayItem(libs, 1), "skipped")->valuestring,
+                           "an ar archive"));
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+
+    put(dir, "libbroken.so.1", "version https://git-lfs.github.com/spec/v1\n", 44);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, dir);
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->message, "1 library") || !strstr(c->message, "1 unreadable") ||
+        !strstr(c->message, "2 skipped") ||
+        !strstr(c->observed, "libbroken.so.1: neither an ELF nor a PE"))
+        fail_msg("message: %s; observed: %s", c->message, c->observed);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_torch_in_venv(void **state)
@@ -162,6 +219,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_folder),
         cmocka_unit_test(test_passing_and_absent),
+        cmocka_unit_test(test_not_libraries),
         cmocka_unit_test(test_loader_confirms),
         cmocka_unit_test(test_torch_in_venv),
         cmocka_unit_test(test_torch_of_selected_python_env),

@@ -128,7 +128,7 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     if (!st)
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
-    size_t bad = 0, unreadable = 0;
+    size_t bad = 0, unreadable = 0, skipped = 0;
     for (size_t i = 0; !st && i < libs.count; i++) {
         aitk_dep_tree t;
         aitk_str_clear(&err);
@@ -140,6 +140,11 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", libs.items[i]);
         cJSON_AddItemToArray(arr, o);
+        if (ast == AITK_E_UNSUPPORTED) { /* a linker script named like a library */
+            skipped++;
+            cJSON_AddStringToObject(o, "skipped", aitk_str_cstr(&err));
+            continue;
+        }
         if (ast) {
             unreadable++;
             cJSON_AddStringToObject(o, "error", aitk_str_cstr(&err));
@@ -177,13 +182,19 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     }
     if (!st) {
         aitk_str msg = AITK_STR_INIT;
-        aitk_str_appendf(&msg, "%zu librar%s in %s examined statically", libs.count,
-                         libs.count == 1 ? "y" : "ies", dir);
+        const size_t examined = libs.count - skipped;
+        aitk_str_appendf(&msg, "%zu librar%s in %s examined statically", examined,
+                         examined == 1 ? "y" : "ies", dir);
         if (bad || unreadable)
             aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad,
                              unreadable);
-        c.status = bad || unreadable ? AITK_CHECK_FAIL : AITK_CHECK_PASS;
-        c.observed = observed.len ? observed.ptr : "all dependencies resolved";
+        if (skipped)
+            aitk_str_appendf(&msg, "; %zu skipped, not shared libraries (linker scripts, "
+                                   "archives)", skipped);
+        c.status = bad || unreadable ? AITK_CHECK_FAIL
+                   : examined        ? AITK_CHECK_PASS
+                                     : AITK_CHECK_SKIP;
+        c.observed = observed.len ? observed.ptr : examined ? "all dependencies resolved" : "";
         c.message = aitk_str_cstr(&msg);
         c.remedy = remedy.len ? remedy.ptr
                    : c.status == AITK_CHECK_FAIL

@@ -394,13 +394,56 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i) : AITK_OK;
 }
 
-static aitk_status root_format(const char *path, aitk_dep_format *fmt, aitk_str *err)
+/* What a readable file that is neither ELF nor PE is, from its first bytes:
+ * a glob over a library folder meets these (libc.so is a GNU ld script). */
+static aitk_dep_other not_a_library(const unsigned char *h, size_t n)
 {
+    if (n == 0)
+        return AITK_DEP_OTHER_EMPTY;
+    if (n >= 8 && memcmp(h, "!<arch>\n", 8) == 0)
+        return AITK_DEP_OTHER_ARCHIVE;
+    static const char *const ld_words[] = {"/* GNU ld script", "GROUP", "INPUT", "OUTPUT_FORMAT",
+                                           "SEARCH_DIR", "INCLUDE"};
+    for (size_t i = 0; i < sizeof ld_words / sizeof *ld_words; i++) {
+        size_t k = strlen(ld_words[i]);
+        if (n >= k && memcmp(h, ld_words[i], k) == 0)
+            return AITK_DEP_OTHER_LD_SCRIPT;
+    }
+    if (n >= 2 && h[0] == '#' && h[1] == '!')
+        return AITK_DEP_OTHER_SCRIPT;
+    return AITK_DEP_OTHER_UNKNOWN;
+}
+
+const char *aitk_dep_other_text(aitk_dep_other k)
+{
+    switch (k) {
+    case AITK_DEP_OTHER_NONE: return "a shared library";
+    case AITK_DEP_OTHER_EMPTY: return "an empty file";
+    case AITK_DEP_OTHER_ARCHIVE: return "an ar archive (a static library)";
+    case AITK_DEP_OTHER_LD_SCRIPT: return "a GNU ld script";
+    case AITK_DEP_OTHER_SCRIPT: return "a script";
+    case AITK_DEP_OTHER_UNKNOWN: break;
+    }
+    return "neither an ELF nor a PE (Windows) file";
+}
+
+aitk_status aitk_deps_sniff(const char *path, aitk_dep_format *fmt, aitk_dep_other *other,
+                            aitk_str *err)
+{
+    *other = AITK_DEP_OTHER_NONE;
     /* stat before open: Windows cannot open() a folder at all. */
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (stat(path, &sb) != 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    if (S_ISDIR(sb.st_mode)) {
         aitk_str_appendf(err, "%s: is a folder; give the library files (for example %s/*.so*)",
                          path, path);
+        return AITK_E_INVAL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        aitk_str_appendf(err, "%s: not a regular file", path);
         return AITK_E_INVAL;
     }
     int fd = aitk_open_read(path);
@@ -408,18 +451,20 @@ static aitk_status root_format(const char *path, aitk_dep_format *fmt, aitk_str 
         aitk_str_appendf(err, "%s: %s", path, strerror(errno));
         return AITK_E_IO;
     }
-    unsigned char m[4] = {0};
-    ssize_t n = read(fd, m, sizeof m);
+    unsigned char h[16];
+    ssize_t n = read(fd, h, sizeof h);
+    int e = errno;
     close(fd);
-    if (n >= 4 && memcmp(m, "\177ELF", 4) == 0)
-        *fmt = AITK_DEP_ELF;
-    else if (n >= 2 && m[0] == 'M' && m[1] == 'Z')
-        *fmt = AITK_DEP_PE;
-    else {
-        aitk_str_appendf(err, "%s: %s", path,
-                         n <= 0 ? "empty file" : "neither an ELF nor a PE (Windows) file");
-        return AITK_E_PARSE;
+    if (n < 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(e));
+        return AITK_E_IO;
     }
+    if (n >= 4 && memcmp(h, "\177ELF", 4) == 0)
+        *fmt = AITK_DEP_ELF;
+    else if (n >= 2 && h[0] == 'M' && h[1] == 'Z')
+        *fmt = AITK_DEP_PE;
+    else
+        *other = not_a_library(h, (size_t)n);
     return AITK_OK;
 }
 
@@ -437,7 +482,16 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
     aitk_str_append(&abs, path);
     if (aitk_str_status(&abs))
         return AITK_E_NOMEM;
-    aitk_status st = root_format(abs.ptr, &t->format, err);
+    aitk_dep_other other;
+    aitk_status st = aitk_deps_sniff(abs.ptr, &t->format, &other, err);
+    if (!st && other != AITK_DEP_OTHER_NONE) {
+        /* A linker script or a static archive is what it should be, under a
+         * library's name; anything else there is a library that is broken. */
+        bool legit = other == AITK_DEP_OTHER_LD_SCRIPT || other == AITK_DEP_OTHER_ARCHIVE;
+        aitk_str_appendf(err, "%s: %s%s", abs.ptr, aitk_dep_other_text(other),
+                         legit ? ", not a shared library" : "");
+        st = legit ? AITK_E_UNSUPPORTED : AITK_E_PARSE;
+    }
     size_t root = 0;
     if (!st)
         st = add_node(t, abs.ptr, AITK_DEP_NONE, &root);

@@ -106,8 +106,31 @@ aitk_status aitk_deps_native_windows_root(aitk_str *out);
 aitk_status aitk_deps_new(const aitk_deps_opts *opts, aitk_deps **out, aitk_str *err);
 void aitk_deps_free(aitk_deps *d);
 
-/* Analyses one root file. AITK_E_IO / AITK_E_PARSE (with "path: reason" in
- * err) when the root itself cannot be read: that is bad input, not a finding.
+/* What a file that is not a shared library is, from its first bytes. */
+typedef enum aitk_dep_other {
+    AITK_DEP_OTHER_NONE,      /* an ELF or PE file */
+    AITK_DEP_OTHER_EMPTY,
+    AITK_DEP_OTHER_ARCHIVE,   /* "!<arch>": a static library */
+    AITK_DEP_OTHER_LD_SCRIPT, /* libc.so and friends: GROUP ( ... ) */
+    AITK_DEP_OTHER_SCRIPT,    /* "#!" */
+    AITK_DEP_OTHER_UNKNOWN,
+} aitk_dep_other;
+
+/* "a GNU ld script", "an empty file", ... */
+const char *aitk_dep_other_text(aitk_dep_other k);
+
+/* What `path` is: *fmt for an ELF or PE file (*other NONE), else AITK_OK
+ * with *other saying what it is instead. AITK_E_IO (missing, unreadable) or
+ * AITK_E_INVAL (a folder, a device) with "path: reason" in err. */
+aitk_status aitk_deps_sniff(const char *path, aitk_dep_format *fmt, aitk_dep_other *other,
+                            aitk_str *err);
+
+/* Analyses one root file. AITK_E_UNSUPPORTED when it is a linker script or a
+ * static archive, not a shared library ("path: a GNU ld script, not a shared
+ * library" in err): callers list it as skipped. AITK_E_IO / AITK_E_INVAL /
+ * AITK_E_PARSE (with "path: reason" in err) when the root itself cannot be
+ * read or is no library at all (a text file under a library's name): that
+ * is bad input, not a finding.
  * Problems further down are nodes, not errors; so is a root that is cut
  * short (its state is then AITK_DEP_BAD_FILE and it is not expanded). */
 aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *out, aitk_str *err);
