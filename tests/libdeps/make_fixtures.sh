@@ -86,6 +86,10 @@ printf '/* GNU ld script */\nGROUP ( libleaf.so.1 )\n' > "$e/ldscript/libscript.
 mkdir -p "$e/escape"
 so "$e/build/libesc.so" "$s/leaf.c" -Wl,-soname,"$(printf 'lib\033]0;PWN\007\033[2J.so')"
 so "$e/escape/libuseesc.so" "$s/mid.c" -Wl,-soname,libuseesc.so "$e/build/libesc.so"
+# A name with a newline that would forge a line of the verdict.
+so "$e/build/libnl.so" "$s/leaf.c" -Xlinker -soname \
+   -Xlinker "$(printf 'libnl\n  result: 0 problems, 0 warnings (1 links examined)\nx.so')"
+so "$e/escape/libusenl.so" "$s/mid.c" -Wl,-soname,libusenl.so "$e/build/libnl.so"
 
 # A missing symbol version of a non-glibc library: libneedsver.so was
 # linked against libver.so defining VER_2; the installed copy has VER_1 only.

@@ -190,6 +190,17 @@ static void test_control_characters_escaped(void **state)
             fail_msg("raw control character 0x%02x in:\n%s", (unsigned char)out.ptr[i], out.ptr);
     assert_non_null(strstr(aitk_str_cstr(&out),
                            "libuseesc.so -> lib\\x1b]0;PWN\\x07\\x1b[2J.so: NOT FOUND"));
+    /* A newline in a name stays in the name: the verdict keeps one result
+     * line, ours, and the forged one shows as text within the name. */
+    const char *nl[] = {FX "/elf/escape/libusenl.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(nl, &out, &err, NULL), 1);
+    size_t results = 0;
+    for (const char *at = aitk_str_cstr(&out); (at = strstr(at, "\n  result: ")); at++)
+        results++;
+    if (results != 1 || !strstr(aitk_str_cstr(&out), "  result: 1 problem, 0 warnings") ||
+        !strstr(aitk_str_cstr(&out), "libusenl.so -> libnl\\x0a  result: 0 problems"))
+        fail_msg("the name forged a line:\n%s", aitk_str_cstr(&out));
     const char *json[] = {"--json", FX "/elf/escape/libuseesc.so", NULL};
     aitk_str_clear(&out);
     assert_int_equal(run_deps(json, &out, &err, NULL), 1);

@@ -26,6 +26,29 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+/* Names, paths, details and the loader's words come from the files and the
+ * system: each is made printable on one line where it is put into a line
+ * (a newline in a DT_NEEDED name must not start a line of its own that reads
+ * like ours). A few live at once: a ring of copies, freed by esc_free. */
+typedef struct esc_ring {
+    aitk_str s[8];
+    unsigned next;
+} esc_ring;
+
+static const char *E(esc_ring *r, const char *text)
+{
+    aitk_str *b = &r->s[r->next++ % 8];
+    aitk_str_clear(b);
+    aitk_str_append_printable(b, text ? text : "", false);
+    return aitk_str_cstr(b);
+}
+
+static void esc_free(esc_ring *r)
+{
+    for (size_t i = 0; i < 8; i++)
+        aitk_str_free(&r->s[i]);
+}
+
 static void text_remedy(aitk_str *o, const aitk_remedy *rem, const char *indent)
 {
     if (!rem) {
@@ -37,42 +60,43 @@ static void text_remedy(aitk_str *o, const aitk_remedy *rem, const char *indent)
                      rem->comes_from, indent, rem->symptom, indent, rem->fix, indent, rem->source);
 }
 
-static void text_node(const aitk_dep_tree *t, size_t i, aitk_str *o)
+static void text_node(const aitk_dep_tree *t, size_t i, esc_ring *r, aitk_str *o)
 {
     const aitk_dep_node *n = &t->nodes[i];
     for (unsigned d = 0; d < n->depth + 1; d++)
         aitk_str_append(o, "  ");
-    aitk_str_appendf(o, "%s%s%s", n->name, n->delay ? " (delay-load)" : "",
+    aitk_str_appendf(o, "%s%s%s", E(r, n->name), n->delay ? " (delay-load)" : "",
                      n->forwarder ? " (forwarded export)" : "");
     if (i == 0)
-        aitk_str_appendf(o, " [%s]\n", n->arch ? n->arch : "?");
+        aitk_str_appendf(o, " [%s]\n", E(r, n->arch ? n->arch : "?"));
     else if (n->state == AITK_DEP_FOUND)
-        aitk_str_appendf(o, " => %s [%s%s]\n", n->path, n->how,
+        aitk_str_appendf(o, " => %s [%s%s]\n", E(r, n->path), E(r, n->how),
                          n->repeat ? ", already loaded" : "");
     else if (n->state == AITK_DEP_SYSTEM)
-        aitk_str_appendf(o, " => %s\n", n->how);
+        aitk_str_appendf(o, " => %s\n", E(r, n->how));
     else
         aitk_str_appendf(o, " => %s%s%s\n", state_text(n), n->detail ? ": " : "",
-                         n->detail ? n->detail : "");
+                         n->detail ? E(r, n->detail) : "");
     for (size_t k = 0; k < n->skipped.count; k++) {
         for (unsigned d = 0; d < n->depth + 2; d++)
             aitk_str_append(o, "  ");
-        aitk_str_appendf(o, "(skipped %s)\n", n->skipped.items[k]);
+        aitk_str_appendf(o, "(skipped %s)\n", E(r, n->skipped.items[k]));
     }
     for (size_t c = n->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
-        text_node(t, c, o);
+        text_node(t, c, r, o);
 }
 
-static void text_list(aitk_str *o, const char *title, const aitk_strlist *l, bool numbered)
+static void text_list(aitk_str *o, esc_ring *r, const char *title, const aitk_strlist *l,
+                      bool numbered)
 {
     if (!l->count)
         return;
     aitk_str_appendf(o, "    %s\n", title);
     for (size_t k = 0; k < l->count; k++) {
         if (numbered)
-            aitk_str_appendf(o, "      %zu. %s\n", k + 1, l->items[k]);
+            aitk_str_appendf(o, "      %zu. %s\n", k + 1, E(r, l->items[k]));
         else
-            aitk_str_appendf(o, "      %s\n", l->items[k]);
+            aitk_str_appendf(o, "      %s\n", E(r, l->items[k]));
     }
 }
 
@@ -83,9 +107,7 @@ static aitk_remedy_when problem_kind(const aitk_dep_node *n)
     case AITK_DEP_WRONG_ARCH: return AITK_REMEDY_WRONG_ARCH;
     case AITK_DEP_BAD_VERSION:
     case AITK_DEP_MISSING_SYMBOL: return AITK_REMEDY_OLD_VERSION;
-    case AITK_DEP_BAD_FILE:
-        return n->detail && strncmp(n->detail, "truncated:", 10) == 0 ? AITK_REMEDY_TRUNCATED
-                                                                     : AITK_REMEDY_MISSING;
+    case AITK_DEP_BAD_FILE: return n->truncated ? AITK_REMEDY_TRUNCATED : AITK_REMEDY_MISSING;
     default: return AITK_REMEDY_MISSING;
     }
 }
@@ -98,17 +120,17 @@ static const char *remedy_key(const aitk_dep_tree *t, size_t i)
 
 /* The native loader's verdict (deps --load): a problem of its own only when
  * the walk found nothing that explains it. Returns the problems it adds. */
-static size_t text_load(const aitk_dep_tree *t, aitk_str *o)
+static size_t text_load(const aitk_dep_tree *t, esc_ring *r, aitk_str *o)
 {
     if (!t->load)
         return 0;
     if (!aitk_dep_tree_load_problem(t)) {
-        aitk_str_appendf(o, "  loader says: %s\n", t->load);
+        aitk_str_appendf(o, "  loader says: %s\n", E(r, t->load));
         return 0;
     }
     aitk_str_appendf(o, "  PROBLEM: %s: NOT LOADABLE (though no link above is missing)\n"
                         "    file: %s\n    loader says: %s\n",
-                     base_name(t->nodes[0].name), t->nodes[0].path, t->load);
+                     E(r, base_name(t->nodes[0].name)), E(r, t->nodes[0].path), E(r, t->load));
     return 1;
 }
 
@@ -120,14 +142,14 @@ void aitk_deps_text_escape(aitk_str *o, const char *s)
 }
 
 static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
-                                   aitk_str *o)
+                                   esc_ring *e, aitk_str *o)
 {
     const aitk_dep_node *root = &t->nodes[0];
-    aitk_str_appendf(o, "%s (%s %s)\n", root->name, t->format == AITK_DEP_PE ? "PE" : "ELF",
-                     root->arch ? root->arch : "?");
+    aitk_str_appendf(o, "%s (%s %s)\n", E(e, root->name), t->format == AITK_DEP_PE ? "PE" : "ELF",
+                     E(e, root->arch ? root->arch : "?"));
     if (all)
         for (size_t c = root->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
-            text_node(t, c, o);
+            text_node(t, c, e, o);
     size_t problems = 0, warnings = 0;
     /* From the root: a cut-off root is itself the problem. */
     for (size_t i = 0; i < t->count; i++) {
@@ -140,16 +162,16 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         aitk_dep_tree_chain(t, i, &chain);
         if (problem) {
             aitk_str_appendf(o, "  %s: %s: %s\n", deferred ? "warning (delay-load)" : "PROBLEM",
-                             aitk_str_cstr(&chain), state_text(n));
+                             E(e, aitk_str_cstr(&chain)), state_text(n));
             if (n->path)
-                aitk_str_appendf(o, "    file: %s%s%s%s\n", n->path, n->arch ? " (" : "",
-                                 n->arch ? n->arch : "", n->arch ? ")" : "");
+                aitk_str_appendf(o, "    file: %s%s%s%s\n", E(e, n->path), n->arch ? " (" : "",
+                                 n->arch ? E(e, n->arch) : "", n->arch ? ")" : "");
             if (n->detail)
-                aitk_str_appendf(o, "    why: %s\n", n->detail);
+                aitk_str_appendf(o, "    why: %s\n", E(e, n->detail));
             if (deferred)
                 aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
-            text_list(o, "searched, in order:", &n->searched, true);
-            text_list(o, "skipped candidates:", &n->skipped, false);
+            text_list(o, e, "searched, in order:", &n->searched, true);
+            text_list(o, e, "skipped candidates:", &n->skipped, false);
             text_remedy(o, aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n)), "    ");
             if (deferred)
                 warnings++;
@@ -158,12 +180,12 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         }
         if (n->duplicates.count) {
             aitk_str_appendf(o, "  warning: %s: %zu copies on the search path\n",
-                             aitk_str_cstr(&chain), n->duplicates.count + 1);
-            aitk_str_appendf(o, "    loaded: %s", n->path ? n->path : "?");
+                             E(e, aitk_str_cstr(&chain)), n->duplicates.count + 1);
+            aitk_str_appendf(o, "    loaded: %s", E(e, n->path ? n->path : "?"));
             if (n->version)
-                aitk_str_appendf(o, " (version %s)", n->version);
+                aitk_str_appendf(o, " (version %s)", E(e, n->version));
             aitk_str_append(o, "\n");
-            text_list(o, "also found:", &n->duplicates, false);
+            text_list(o, e, "also found:", &n->duplicates, false);
             const aitk_remedy *rem = aitk_remedies_find(r, n->name, true);
             if (rem)
                 text_remedy(o, rem, "    ");
@@ -171,7 +193,7 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         }
         aitk_str_free(&chain);
     }
-    problems += text_load(t, o);
+    problems += text_load(t, e, o);
     aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s (%zu links examined)\n", problems,
                      problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", t->count - 1);
     return aitk_str_status(o);
@@ -180,11 +202,17 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
 aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r, bool all,
                                   aitk_str *o)
 {
-    /* The lines are ours; any control character in them came from a file. */
+    /* What came from the files is escaped where it is put in a line (E);
+     * the lines themselves are ours. Escaping the whole page once more
+     * keeps it so should a field ever be put in unescaped. */
     aitk_str raw = AITK_STR_INIT;
-    aitk_status st = render_text_raw(t, r, all, &raw);
+    esc_ring e = {0};
+    aitk_status st = render_text_raw(t, r, all, &e, &raw);
+    for (size_t i = 0; !st && i < 8; i++)
+        st = aitk_str_status(&e.s[i]);
     if (!st)
         aitk_str_append_printable(o, raw.ptr ? raw.ptr : "", true);
+    esc_free(&e);
     aitk_str_free(&raw);
     return st ? st : aitk_str_status(o);
 }

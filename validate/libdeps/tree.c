@@ -239,6 +239,7 @@ static aitk_status mark_damaged(aitk_deps *d, aitk_dep_node *n)
                      o->is_pe ? o->pe.described_size : o->elf.described_size);
     aitk_free(n->detail);
     n->state = AITK_DEP_BAD_FILE;
+    n->truncated = true;
     return (n->detail = aitk_str_steal(&s)) ? AITK_OK : AITK_E_NOMEM;
 }
 

@@ -57,6 +57,7 @@ typedef struct aitk_dep_node {
     bool delay;             /* a PE delay-load import: failure shows only when first used */
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
+    bool truncated;         /* BAD_FILE because the file is shorter than its headers say */
     aitk_strlist searched;  /* folders in search order, each "folder (rule)" */
     aitk_strlist skipped;   /* candidates passed over: "path (reason)" */
     aitk_strlist duplicates;/* other copies of the same name in searched folders */
