@@ -195,8 +195,8 @@ static void test_cut_copies(void **state)
     assert_int_equal(deps(cut100, &out), 1);
     const char *want100[] = {"PROBLEM: libcut100.so: UNREADABLE",
                              "truncated: the file has 100 bytes, its headers describe",
-                             "result: 1 problem"};
-    expect_text(&out, want100, 3);
+                             "fix: The file is cut short: reinstall", "result: 1 problem"};
+    expect_text(&out, want100, 4);
     size_t whole = 0;
     unsigned char *data = fx_read(FX "/elf/missing/libneedsgone.so", &whole);
     assert_non_null(data);
@@ -223,8 +223,9 @@ static void test_cut_copies(void **state)
     const char *dep[] = {FX_LOAD "/cutdep/libuser.so", NULL};
     assert_int_equal(deps(dep, &out), 1);
     const char *want_dep[] = {"PROBLEM: libuser.so -> libcutdep.so: UNREADABLE",
-                              "why: truncated: the file has "};
-    expect_text(&out, want_dep, 2);
+                              "why: truncated: the file has ",
+                              "fix: The file is cut short: reinstall"};
+    expect_text(&out, want_dep, 3);
     aitk_str_free(&half);
     aitk_str_free(&out);
 }
