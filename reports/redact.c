@@ -31,6 +31,7 @@ struct aitk_redactor {
     entry *items;
     size_t count, cap;
     size_t counters[AITK_REDACT_KIND_COUNT];
+    const cJSON *spare; /* during apply: the report's host.os, left as it is */
 };
 
 static const char *const kind_names[] = {
@@ -203,9 +204,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
             else if (!(flags & AITK_REDACT_TEXT_NO_IP) && !aitk_redact_version_context(in, i) &&
                      ((n = aitk_redact_match_ipv4(p)) || (n = aitk_redact_match_ipv6(p))))
                 kind = AITK_REDACT_IP;
-            else if ((n = aitk_redact_match_token(p)) || (b64_start && (n = aitk_redact_match_random(p, flags))))
-                kind = AITK_REDACT_SECRET;
-            else if ((n = aitk_redact_match_assignment(p, &keep)))
+            else if ((n = aitk_redact_match_secret(p, b64_start, flags, &keep)))
                 kind = AITK_REDACT_SECRET;
             if (n) {
                 const char *ph;
@@ -326,8 +325,8 @@ static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
 
 /* Fields whose values the tool writes from its own vocabulary: check ids
  * and categories, statuses and verdicts, units, backends, the documents a
- * rule cites (source), and the operating system's description (the host.os
- * object). Nothing private is ever in them, and they are structure: the
+ * rule cites (source), and the operating system's description (the report's
+ * host.os object, and only that one: an "os" elsewhere is text like any). Nothing private is ever in them, and they are structure: the
  * schema pins the id pattern, compare and trend match on ids and names, and
  * a host called "gpu" or "debian" must not turn check gpu.nvml into
  * "[host-1].nvml" or the OS into "[host-1] GNU/Linux". */
@@ -341,11 +340,6 @@ static bool structural_field(const char *key)
         if (strcmp(key, keys[i]) == 0)
             return true;
     return false;
-}
-
-static bool structural_object(const char *key)
-{
-    return key && strcmp(key, "os") == 0;
 }
 
 /* Object keys name fields, environment variables and packages: learnt host
@@ -375,7 +369,7 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
         aitk_str_free(&text);
         return st;
     }
-    if (cJSON_IsObject(node) && structural_object(key))
+    if (node == r->spare)
         return AITK_OK;
     cJSON *c;
     cJSON_ArrayForEach(c, node)
@@ -407,7 +401,13 @@ aitk_status aitk_redactor_apply(aitk_redactor *r, cJSON *tree)
     if (!tree)
         return AITK_E_INVAL;
     aitk_status st = learn(r, tree, NULL);
-    return st ? st : rewrite(r, tree, NULL);
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(tree, "host"), "os");
+    r->spare = cJSON_IsObject(os) ? os : NULL;
+    if (!st)
+        st = rewrite(r, tree, NULL);
+    r->spare = NULL;
+    return st;
 }
 
 aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host)
@@ -436,9 +436,7 @@ static aitk_status scrub_text(const char *in, aitk_str *out, bool *changed)
     size_t i = 0;
     while (in[i]) {
         if (i == 0 || !aitk_redact_is_word(in[i - 1])) {
-            size_t keep = 0, n = aitk_redact_match_assignment(in + i, &keep);
-            if (!n)
-                n = aitk_redact_match_token(in + i);
+            size_t keep = 0, n = aitk_redact_match_secret(in + i, false, 0, &keep);
             if (n) {
                 aitk_str_appendn(out, in + i, keep);
                 aitk_str_append(out, "[secret]");

@@ -302,3 +302,14 @@ bool aitk_redact_system_path(const char *in, size_t i)
     }
     return false;
 }
+
+size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep)
+{
+    *keep = 0;
+    size_t n = aitk_redact_match_token(p);
+    if (!n && random)
+        n = aitk_redact_match_random(p, flags);
+    if (!n)
+        n = aitk_redact_match_assignment(p, keep);
+    return n;
+}

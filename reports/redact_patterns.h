@@ -29,6 +29,12 @@ size_t aitk_redact_match_token(const char *p);
 size_t aitk_redact_match_random(const char *p, unsigned flags);
 /* *name_len gets the part to keep (name, separator, opening quote). */
 size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
+/* A secret at p, for both the --redact rewrite and the scrub every report
+ * gets: a known token shape; with `random` (p starts a word of base64) a
+ * long random string (aitk_redact_match_random, under `flags`); or
+ * NAME=value with a secret-sounding name, whose name and separator *keep
+ * counts (the part to leave). 0: none. */
+size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);
 /* True when in[i] starts a component of a system path (/usr/local/cuda,

@@ -249,6 +249,13 @@ static void test_common_names_keep_structure(void **state)
         cJSON_ReplaceItemInObjectCaseSensitive(check, "message",
                                                cJSON_CreateString(aitk_str_cstr(&msg)));
         aitk_str_free(&msg);
+        /* Only the report's host.os is the OS's own words: an "os" object
+         * anywhere else is redacted like any other text. */
+        cJSON *elsewhere = cJSON_AddObjectToObject(env, "os");
+        cJSON_AddStringToObject(elsewhere, "cwd", "/home/python/work");
+        aitk_str_appendf(&msg, "built on %s", hosts[h]);
+        cJSON_AddStringToObject(elsewhere, "note", aitk_str_cstr(&msg));
+        aitk_str_free(&msg);
         aitk_str before = AITK_STR_INIT, after = AITK_STR_INIT;
         structure_of(r, &before);
         char *os_before = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(host, "os"));
@@ -271,6 +278,10 @@ static void test_common_names_keep_structure(void **state)
                             "/home/[user-1]");
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(check, "message")->valuestring,
                             "ssh [user-1]@[host-1]; cache at /home/[user-1]/.cache");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "cwd")->valuestring,
+                            "/home/[user-1]/work");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "note")->valuestring,
+                            "built on [host-1]");
 
         aitk_str_clear(&path);
         aitk_str_appendf(&path, "%s/%s.json", aitk_str_cstr(&dir), hosts[h]);
