@@ -8,11 +8,6 @@
 #include "common/alloc.h"
 #include "common/data.h"
 
-static const aitk_yaml_node *value_of(const aitk_yaml_node *n)
-{
-    return n && n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
-}
-
 static aitk_status get_long(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
                             long min, long *out, aitk_str *err)
 {
@@ -21,9 +16,9 @@ static aitk_status get_long(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
         aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
         return AITK_E_PARSE;
     }
-    aitk_status st = aitk_yaml_long(doc, value_of(n), out, err);
+    aitk_status st = aitk_yaml_long(doc, aitk_yaml_figure(n), out, err);
     if (!st && *out < min) {
-        aitk_yaml_errorf(err, doc, value_of(n), "'%s' must be at least %ld", key, min);
+        aitk_yaml_errorf(err, doc, aitk_yaml_figure(n), "'%s' must be at least %ld", key, min);
         return AITK_E_RANGE;
     }
     return st;
@@ -37,9 +32,9 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *ma
         aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
         return AITK_E_PARSE;
     }
-    aitk_status st = aitk_yaml_double(doc, value_of(n), out, err);
+    aitk_status st = aitk_yaml_double(doc, aitk_yaml_figure(n), out, err);
     if (!st && !(*out > 0)) {
-        aitk_yaml_errorf(err, doc, value_of(n), "'%s' must be positive", key);
+        aitk_yaml_errorf(err, doc, aitk_yaml_figure(n), "'%s' must be positive", key);
         return AITK_E_RANGE;
     }
     return st;
@@ -68,7 +63,7 @@ static aitk_status load_backend(const aitk_yaml_doc *doc, const aitk_yaml_node *
             return AITK_E_PARSE;
         }
     }
-    const aitk_yaml_node *r = st ? NULL : value_of(aitk_yaml_get(m, "resolutions"));
+    const aitk_yaml_node *r = st ? NULL : aitk_yaml_figure(aitk_yaml_get(m, "resolutions"));
     if (!st)
         st = aitk_yaml_expect(doc, r, AITK_YAML_SEQ, "a list of resolutions", err);
     if (!st && r->count > AITK_BENCH_MAX_BUCKETS) {

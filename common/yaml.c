@@ -417,6 +417,11 @@ aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key)
     return NULL;
 }
 
+const aitk_yaml_node *aitk_yaml_figure(const aitk_yaml_node *n)
+{
+    return n && n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
+}
+
 void aitk_yaml_errorf(aitk_str *err, const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                       const char *fmt, ...)
 {

@@ -52,6 +52,10 @@ void aitk_yaml_free(aitk_yaml_doc *doc);
 
 /* Map lookup; NULL when `map` is not a map or has no such key. */
 aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key);
+/* The data files write a figure plainly (`12`) or with where it comes from
+ * (`{value: 12, source: "..."}`): the value's node either way; NULL for a
+ * map without `value` (or a NULL n). */
+const aitk_yaml_node *aitk_yaml_figure(const aitk_yaml_node *n);
 /* A key that must be there: its value in *out, or AITK_E_PARSE with
  * "name:line:col: missing 'key'" (the map's position). */
 aitk_status aitk_yaml_need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,

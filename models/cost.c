@@ -97,7 +97,7 @@ static aitk_status fig(const aitk_yaml_doc *doc, const aitk_yaml_node *map, cons
         aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
         return AITK_E_PARSE;
     }
-    const aitk_yaml_node *v = n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
+    const aitk_yaml_node *v = aitk_yaml_figure(n);
     if (!v) {
         aitk_yaml_errorf(err, doc, n, "'%s' has no value", key);
         return AITK_E_PARSE;
@@ -116,9 +116,7 @@ static aitk_status fig_share(const aitk_yaml_doc *doc, const aitk_yaml_node *map
 {
     aitk_status st = fig(doc, map, key, out, err);
     if (!st && !(*out > 0 && *out <= hi)) {
-        const aitk_yaml_node *n = aitk_yaml_get(map, key);
-        const aitk_yaml_node *v = n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
-        aitk_yaml_errorf(err, doc, v, "'%s' is %g; it must be in (0, %g]", key, *out, hi);
+        aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(map, key)), "'%s' is %g; it must be in (0, %g]", key, *out, hi);
         st = AITK_E_RANGE;
     }
     return st;

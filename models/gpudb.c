@@ -27,12 +27,8 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     return st;
 }
 
-/* A measured matmul rate comes with where it was measured. GeForce cards
- * boost past the clock their datasheet rate assumes (an RTX 5090 ran 1.14x
- * it), but 1.5x is no boost: it is a figure of another precision or an
- * FP16-accumulate rate, and would make every prediction for the GPU too fast. */
-#define AITK_MATMUL_MAX_OVER_DATASHEET 1.5
-
+/* A measured matmul rate comes with where it was measured, and stays within
+ * AITK_RATE_MAX_OVER_DATASHEET of the datasheet's. */
 static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                                aitk_gpu_spec *g, aitk_str *err)
 {
@@ -53,10 +49,10 @@ static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     if (!st)
         st = aitk_yaml_string(doc, s, &g->matmul_source, err);
     if (!st && (g->matmul_bf16_tflops <= 0 ||
-                g->matmul_bf16_tflops > AITK_MATMUL_MAX_OVER_DATASHEET * g->bf16_tflops)) {
-        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops %g is not in (0, %.1f x "
+                g->matmul_bf16_tflops > AITK_RATE_MAX_OVER_DATASHEET * g->bf16_tflops)) {
+        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops %g is not in (0, %.2f x "
                                       "bf16_tflops %g]", g->name, g->matmul_bf16_tflops,
-                         AITK_MATMUL_MAX_OVER_DATASHEET, g->bf16_tflops);
+                         AITK_RATE_MAX_OVER_DATASHEET, g->bf16_tflops);
         return AITK_E_RANGE;
     }
     return st;

@@ -11,6 +11,15 @@
 #include "common/str.h"
 #include "common/yaml.h"
 
+/* A rate above a GPU's datasheet figure by more than this is refused, in
+ * bench/gpus.yaml's measured matmul rates and in the rates --calibrate reads
+ * from a report alike. GeForce cards boost past the clock their datasheet
+ * rate assumes (an RTX 5090's matmul ran 1.14x it), but not by this much:
+ * more is a figure of another precision or an FP16-accumulate rate (2x on
+ * GeForce), or a wrong datasheet row, and would make every prediction for
+ * the GPU too fast. */
+#define AITK_RATE_MAX_OVER_DATASHEET 1.25
+
 typedef struct aitk_gpu_spec {
     const char *name;          /* short display name: "RTX 4090" */
     const char *const *aliases; /* NULL-terminated, NVML names among them */

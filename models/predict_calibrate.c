@@ -280,13 +280,13 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
                          bw ? "GB/s" : "TFLOP/s", AITK_EFF_MIN_OF_DATASHEET);
         return AITK_E_RANGE;
     }
-    if (eff > AITK_EFF_MAX_OVER_DATASHEET) {
+    if (eff > AITK_RATE_MAX_OVER_DATASHEET) {
         aitk_str_appendf(err, "%s: micro entry %s measured %.4g %s, %.3gx the datasheet %s of %s "
                               "(%.4g %s in bench/gpus.yaml; the GPU %s); above %.2fx either the "
                               "datasheet row or the measurement is wrong", c->report_path, name,
                          v->valuedouble, unit, eff, bw ? "bandwidth" : "bf16 dense peak",
                          c->gpu->name, peak, bw ? "GB/s" : "TFLOP/s",
-                         aitk_str_cstr(&c->device_choice), AITK_EFF_MAX_OVER_DATASHEET);
+                         aitk_str_cstr(&c->device_choice), AITK_RATE_MAX_OVER_DATASHEET);
         /* %.3g: a value like 1e308 must not print as 300 digits. */
         return AITK_E_RANGE;
     }

@@ -27,9 +27,6 @@ typedef enum aitk_eff_id {
 /* cost.yaml's key of each efficiency: "gemm", "attention_fwd", ... */
 extern const char *const aitk_eff_names[AITK_EFF_COUNT];
 
-/* A measured efficiency above datasheet x this is refused: consumer cards
- * boost above their datasheet clocks, but not by more. */
-#define AITK_EFF_MAX_OVER_DATASHEET 1.25
 /* ... and one below this fraction of the datasheet did not measure the GPU's
  * tensor cores or copy engines at all (a CPU fallback, a broken entry). */
 #define AITK_EFF_MIN_OF_DATASHEET 0.01

@@ -15,18 +15,10 @@ const char *const aitk_model_ids[] = {"flux1-dev", "chroma", "omnigen2", NULL};
 
 /* ---- small readers ---- */
 
-/* A figure written either plainly or as {value: ..., source: ...}. */
-static const aitk_yaml_node *value_of(const aitk_yaml_node *n)
-{
-    if (n && n->kind == AITK_YAML_MAP)
-        return aitk_yaml_get(n, "value");
-    return n;
-}
-
 static aitk_status need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
                         const aitk_yaml_node **out, aitk_str *err)
 {
-    *out = value_of(aitk_yaml_get(map, key));
+    *out = aitk_yaml_figure(aitk_yaml_get(map, key));
     if (!*out) {
         aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
         return AITK_E_PARSE;
@@ -236,7 +228,7 @@ static aitk_status load_frozen(const aitk_yaml_doc *doc, const aitk_model_spec *
         } else if (strcmp(role, "vae") == 0) {
             f->role = AITK_FROZEN_VAE;
         } else {
-            aitk_yaml_errorf(err, doc, value_of(aitk_yaml_get(n, "role")),
+            aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(n, "role")),
                              "role must be text_encoder or vae, found '%s'", role);
             return AITK_E_PARSE;
         }

@@ -38,8 +38,7 @@ static aitk_status dim_lookup(expr_ctx *c, const char *name, size_t len, long *o
                          name, c->node->text);
         return AITK_E_PARSE;
     }
-    if (v->kind == AITK_YAML_MAP)
-        v = aitk_yaml_get(v, "value");
+    v = aitk_yaml_figure(v);
     if (!v) {
         aitk_yaml_errorf(c->err, c->doc, c->node, "dimension '%.*s' has no value", (int)len, name);
         return AITK_E_PARSE;

@@ -278,10 +278,10 @@ static void test_broken_file(void **state)
         H "  - {name: ' ', vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
         /* The matmul rate: a figure without its source, a source without a
-         * figure, one past 1.5x the datasheet (another precision's), none. */
+         * figure, one past 1.25x the datasheet (another precision's), none. */
         H ROW(", matmul_bf16_tflops: 90"),
         H ROW(", matmul_source: somebody"),
-        H ROW(", matmul_bf16_tflops: 151, matmul_source: s"),
+        H ROW(", matmul_bf16_tflops: 126, matmul_source: s"),
         H ROW(", matmul_bf16_tflops: 0, matmul_source: s"),
         "schema: 1\ngpus:\n" ROW(""),
         "schema: 1\nmatmul_default_fraction: {value: 1.2, source: s}\ngpus:\n" ROW(""),
@@ -294,7 +294,7 @@ static void test_broken_file(void **state)
         "gpus.yaml:5:5: 'nvidia-x' already names 'X'", "gpus.yaml:4:5: a GPU name is empty",
         "gpus.yaml:4:138: X: matmul_bf16_tflops needs a matmul_source",
         "gpus.yaml:4:133: X: matmul_source without matmul_bf16_tflops",
-        "X: matmul_bf16_tflops 151 is not in (0, 1.5 x bf16_tflops 100]",
+        "X: matmul_bf16_tflops 126 is not in (0, 1.25 x bf16_tflops 100]",
         "X: matmul_bf16_tflops 0 is not in", "missing 'matmul_default_fraction'",
         "gpus.yaml:2:34: matmul_default_fraction 1.2 is not in (0, 1]", "missing 'source'"};
     assert_int_equal(sizeof bad / sizeof *bad, sizeof expect / sizeof *expect);
