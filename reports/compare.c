@@ -23,21 +23,6 @@ static void append_visible(aitk_str *out, const char *s)
     aitk_str_append_printable(out, s, false);
 }
 
-/* aitk_metric_value_text's fixed-point forms grow with the value (1.7e308 s
- * is 309 digits, past any column) and show a tiny non-zero time as "0.000 s":
- * outside the range they read well in, 4 significant digits. Other units are
- * %.4g already. */
-static void value_text(aitk_str *out, double v, const char *unit)
-{
-    double mag = fabs(v);
-    bool secs = strcmp(unit, "s") == 0, bytes = strcmp(unit, "bytes") == 0;
-    if ((secs && mag != 0 && (mag < 1e-3 || mag >= 1e7)) ||
-        (bytes && mag != 0 && (mag < 1 || mag >= 1e15)))
-        aitk_str_appendf(out, "%.4g %s", v, unit);
-    else
-        aitk_metric_value_text(out, v, unit);
-}
-
 static aitk_status add_row(aitk_compare *c, const aitk_compare_row *row)
 {
     aitk_compare_row *rows = aitk_grow(c->rows, sizeof *rows, c->count, &c->cap, 32);
@@ -112,7 +97,7 @@ static aitk_status one_side_row(aitk_compare *c, const char *metric, double v, c
                                 bool in_base)
 {
     aitk_str text = AITK_STR_INIT;
-    value_text(&text, v, unit);
+    aitk_metric_value_text(&text, v, unit);
     aitk_status st = aitk_str_status(&text);
     if (!st)
         st = in_base ? status_row(c, metric, text.ptr, "(absent)", "missing", true, false)
@@ -126,8 +111,8 @@ static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double 
                                     const char *base_unit, double now, const char *now_unit)
 {
     aitk_str b = AITK_STR_INIT, n = AITK_STR_INIT;
-    value_text(&b, base, base_unit);
-    value_text(&n, now, now_unit);
+    aitk_metric_value_text(&b, base, base_unit);
+    aitk_metric_value_text(&n, now, now_unit);
     aitk_status st = aitk_str_status(&b);
     if (!st)
         st = aitk_str_status(&n);
@@ -475,10 +460,10 @@ static void cells(const aitk_compare_row *r, aitk_str cell[CELLS])
     append_visible(&cell[0], r->metric);
     if (r->numeric) {
         aitk_str num = AITK_STR_INIT;
-        value_text(&num, r->base, r->unit);
+        aitk_metric_value_text(&num, r->base, r->unit);
         append_visible(&cell[1], aitk_str_cstr(&num));
         aitk_str_clear(&num);
-        value_text(&num, r->now, r->unit);
+        aitk_metric_value_text(&num, r->now, r->unit);
         append_visible(&cell[2], aitk_str_cstr(&num));
         aitk_field_scratch_free(&cell[2], &num);
     } else {
@@ -487,10 +472,8 @@ static void cells(const aitk_compare_row *r, aitk_str cell[CELLS])
     }
     /* Off a tiny base the percentage can be astronomical (or inf): still
      * one short cell. */
-    if (r->change.has_delta && fabs(r->change.delta_pct) < 1e6)
-        aitk_str_appendf(&cell[3], "%+.1f%%", r->change.delta_pct);
-    else if (r->change.has_delta)
-        aitk_str_appendf(&cell[3], "%+.3g%%", r->change.delta_pct);
+    if (r->change.has_delta)
+        aitk_change_delta_text(&cell[3], r->change.delta_pct);
     else
         aitk_str_append(&cell[3], r->change.text ? r->change.text : "n/a");
     aitk_str_append(&cell[4], r->change.regression    ? "REGRESSION"

@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "reports/fields.h"
@@ -58,10 +59,26 @@ aitk_change aitk_change_judge(double base, double now, bool higher_is_better,
     return c;
 }
 
+void aitk_change_delta_text(aitk_str *out, double delta_pct)
+{
+    if (fabs(delta_pct) < 1e6)
+        aitk_str_appendf(out, "%+.1f%%", delta_pct);
+    else
+        aitk_str_appendf(out, "%+.3g%%", delta_pct);
+}
+
 void aitk_metric_value_text(aitk_str *out, double v, const char *unit)
 {
     double mag = fabs(v);
-    if (strcmp(unit, "s") == 0)
+    bool secs = strcmp(unit, "s") == 0, bytes = strcmp(unit, "bytes") == 0;
+    /* The fixed-point forms grow with the value (1.7e308 s is 309 digits,
+     * past any column or chart label) and show a tiny non-zero time as
+     * "0.000 s": outside the range they read well in, 4 significant digits
+     * (as the other units always are). */
+    if ((secs && mag != 0 && (mag < 1e-3 || mag >= 1e7)) ||
+        (bytes && mag != 0 && (mag < 1 || mag >= 1e15)) || !isfinite(v))
+        aitk_str_appendf(out, "%.4g %s", v, unit);
+    else if (secs)
         aitk_str_appendf(out, "%.3f s", v);
     else if (strcmp(unit, "bytes") != 0)
         aitk_str_appendf(out, "%.4g %s", v, unit);

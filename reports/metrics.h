@@ -45,7 +45,13 @@ aitk_change aitk_change_judge(double base, double now, bool higher_is_better,
 
 /* A value as people read it: "21.50 GiB", "5.0 MiB" (bytes take the largest
  * binary unit that keeps them >= 1, so a CPU run's 5 MiB is not
- * "0.00 GiB"), "2.300 s", "11.8 GB/s". */
+ * "0.00 GiB"), "2.300 s", "11.8 GB/s"; far outside those forms' range
+ * (under a millisecond, 1e7 s and more, 1e15 bytes and more) or not finite,
+ * 4 significant digits ("0.0002 s", "1.7e+308 s"), so a column or a chart
+ * label stays short in every view (compare, trend, charts). */
 void aitk_metric_value_text(aitk_str *out, double v, const char *unit);
+/* A change in percent: "+12.3%", or "+8.5e+305%" past a million percent (a
+ * value from a near-zero base), kept as short as the values beside it. */
+void aitk_change_delta_text(aitk_str *out, double delta_pct);
 
 #endif

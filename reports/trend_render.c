@@ -89,7 +89,7 @@ static void cells(const aitk_trend *t, const aitk_trend_series *s, aitk_str cell
     if (judged(s)) {
         aitk_metric_value_text(&cell[1], s->baseline, s->unit);
         if (s->change.has_delta)
-            aitk_str_appendf(&cell[2], "%+.1f%%", s->change.delta_pct);
+            aitk_change_delta_text(&cell[2], s->change.delta_pct);
         else
             aitk_str_append(&cell[2], s->change.text);
     } else if (!present) {
@@ -353,10 +353,11 @@ static void html_series_note(aitk_str *out, const aitk_trend *t, const aitk_tren
         aitk_str_appendf(&v, ", the median of %zu earlier run(s)", s->baseline_runs);
         if (*p->device)
             aitk_str_appendf(&v, " on %s", p->device);
+        aitk_str_append(&v, ": ");
         if (s->change.has_delta)
-            aitk_str_appendf(&v, ": %+.1f%%", s->change.delta_pct);
+            aitk_change_delta_text(&v, s->change.delta_pct);
         else
-            aitk_str_appendf(&v, ": %s", s->change.text);
+            aitk_str_append(&v, s->change.text);
         aitk_str_appendf(&v, " (the band is \u00b1%.1f%%)", t->threshold_pct);
     } else if (s->state == AITK_TREND_NEW) {
         aitk_metric_value_text(&v, p->value, s->unit);

@@ -455,6 +455,34 @@ static void test_markdown_escapes(void **state)
     cJSON_Delete(r);
 }
 
+/* A tiny step time and a huge one keep short, readable forms in the text
+ * table and the chart labels alike (as compare shows them): not "0.000 s",
+ * not hundreds of digits. */
+static void test_value_widths(void **state)
+{
+    (void)state;
+    mini runs[] = {
+        {"2026-11-01T05:00:00Z", 0.0002, NULL, -1, NULL, 0},
+        {"2026-11-02T05:00:00Z", 1.7e300, NULL, -1, NULL, 0},
+    };
+    aitk_trend t;
+    build(&t, runs, 2, 5, 7, 0);
+    static const aitk_trend_format fmts[] = {AITK_TREND_TEXT, AITK_TREND_MARKDOWN,
+                                             AITK_TREND_HTML};
+    for (size_t f = 0; f < 3; f++) {
+        aitk_str out = AITK_STR_INIT;
+        assert_int_equal(aitk_trend_render(&t, fmts[f], &out), AITK_OK);
+        if (strstr(out.ptr, "0.000 s") || !strstr(out.ptr, "0.0002 s") ||
+            !strstr(out.ptr, "1.7e+300 s"))
+            fail_msg("format %zu:\n%s", f, out.ptr);
+        for (const char *p = out.ptr; *p; p++) /* no run of 20 digits */
+            if (strspn(p, "0123456789") >= 20)
+                fail_msg("format %zu: a number of %zu digits", f, strspn(p, "0123456789"));
+        aitk_str_free(&out);
+    }
+    aitk_trend_free(&t);
+}
+
 /* Each allocation fails in turn, through add, finish and every renderer:
  * NOMEM, or exactly the output of a run without failures. */
 static void test_allocation_failures(void **state)
@@ -523,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_checks_failed_from_zero),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_markdown_escapes),
+        cmocka_unit_test(test_value_widths),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
