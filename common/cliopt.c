@@ -65,7 +65,11 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
     if (!arg)
         arg = "";
     const struct option *opt = named(arg, optopt_value, opts);
-    if (code == ':') {
+    /* "--flag=value" on a flag: glibc returns '?', BSD's getopt_long (and
+     * so mingw-w64's) ':' as for a missing value. A value that is there is
+     * never missing. */
+    const bool given_value = strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL;
+    if (code == ':' && !given_value) {
         if (opt)
             aitk_str_appendf(err, "--%s needs a value", opt->name);
         else
@@ -75,8 +79,11 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
     }
     if (strncmp(arg, "--", 2) == 0) {
         size_t len = strcspn(arg + 2, "=");
-        if (arg[2 + len] == '=' && opt) {
-            aitk_str_appendf(err, "--%s takes no value", opt->name);
+        if (given_value && (opt || code == ':')) {
+            if (opt)
+                aitk_str_appendf(err, "--%s takes no value", opt->name);
+            else
+                aitk_str_appendf(err, "--%.*s takes no value", (int)len, arg + 2);
             see_help(cmd, err);
             return;
         }
