@@ -306,6 +306,22 @@ printf 'int fwdok(void);\nint fwdaa_fn(void) { return fwdok(); }\n' > "$s/fwdaa.
 $cc64 -shared -o "$p/fwd2/fwdaa.dll" "$s/fwdaa.c" "$b/libfwdc.a" -Wl,--out-implib,"$b/libfwdaa.a"
 printf 'int fwdaa_fn(void); int fwdd_fn(void);\nint top_fn(void) { return fwdaa_fn() + fwdd_fn(); }\n' > "$s/fwdtop.c"
 $cc64 -shared -o "$p/fwd2/fwdtop.dll" "$s/fwdtop.c" "$b/libfwdaa.a" "$b/libfwdd.a"
+# Two DLLs forwarding to each other, each importing the other's forward:
+# fwdx.dll forwards xf to fwdy.yreal and imports yh; fwdy.dll forwards yh to
+# fwdx.xreal and imports xf; fwdr.dll imports xf. (fwdx is built twice: first
+# without its import, for the import library fwdy links against.)
+mkdir -p "$p/fwdcycle"
+printf 'LIBRARY fwdx.dll\nEXPORTS\n  xf = fwdy.yreal\n  xreal\n' > "$s/fwdx.def"
+printf 'LIBRARY fwdy.dll\nEXPORTS\n  yh = fwdx.xreal\n  yreal\n' > "$s/fwdy.def"
+printf 'int xreal(void) { return 1; }\n' > "$s/fwdx0.c"
+printf 'int yh(void);\nint xreal(void) { return 1; }\nint x_use(void) { return yh(); }\n' > "$s/fwdx.c"
+printf 'int xf(void);\nint yreal(void) { return 2; }\nint y_use(void) { return xf(); }\n' > "$s/fwdy.c"
+printf 'int xf(void);\nint r_use(void) { return xf(); }\n' > "$s/fwdr.c"
+$cc64 -shared -o "$b/fwdx0.dll" "$s/fwdx0.c" "$s/fwdx.def" -Wl,--out-implib,"$b/libfwdx.a"
+$cc64 -shared -o "$p/fwdcycle/fwdy.dll" "$s/fwdy.c" "$s/fwdy.def" "$b/libfwdx.a" \
+      -Wl,--out-implib,"$b/libfwdy.a"
+$cc64 -shared -o "$p/fwdcycle/fwdx.dll" "$s/fwdx.c" "$s/fwdx.def" "$b/libfwdy.a"
+$cc64 -shared -o "$p/fwdcycle/fwdr.dll" "$s/fwdr.c" "$b/libfwdx.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

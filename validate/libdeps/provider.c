@@ -140,7 +140,8 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", libs.items[i]);
         cJSON_AddItemToArray(arr, o);
-        if (ast == AITK_E_UNSUPPORTED) { /* a linker script named like a library */
+        if (ast == AITK_E_UNSUPPORTED && t.not_library != AITK_DEP_OTHER_NONE) {
+            /* a linker script or an archive named like a library */
             skipped++;
             cJSON_AddStringToObject(o, "skipped", aitk_str_cstr(&err));
             continue;

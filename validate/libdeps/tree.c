@@ -305,6 +305,25 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
  * child of node i; and each must export the functions forwarded to it
  * (error 127). Per link: a DLL met again (a repeat) is not expanded, but
  * its new requester's forwarded imports are still bound. */
+/* Whether the forwards node i binds for its parent were bound already: an
+ * earlier node is the same file under the same requesting file. Without
+ * this, two DLLs forwarding to each other (A forwards f to B, B forwards h
+ * to A, each importing the other's) would add repeat after repeat without
+ * end. */
+static bool pair_done(const aitk_dep_tree *t, size_t i)
+{
+    const aitk_dep_node *n = &t->nodes[i];
+    if (n->parent == AITK_DEP_NONE)
+        return false;
+    for (size_t j = 0; j < i; j++) {
+        const aitk_dep_node *m = &t->nodes[j];
+        if (m->obj == n->obj && m->parent != AITK_DEP_NONE &&
+            t->nodes[m->parent].obj == t->nodes[n->parent].obj)
+            return true;
+    }
+    return false;
+}
+
 static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
 {
     const aitk_dep_node *n = &t->nodes[i];
@@ -523,11 +542,13 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
             continue;
         if (!n->repeat)
             st = expand(d, t, i);
-        else if (d->objs[n->obj].is_pe)
+        else if (d->objs[n->obj].is_pe && !pair_done(t, i))
             st = expand_forwarders(d, t, i); /* this requester's forwarded imports */
     }
     if (st)
         aitk_dep_tree_free(t);
+    if (st == AITK_E_UNSUPPORTED)
+        t->not_library = other;
     return st;
 }
 

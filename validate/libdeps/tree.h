@@ -68,6 +68,16 @@ typedef struct aitk_dep_node {
 
 typedef enum aitk_dep_format { AITK_DEP_ELF, AITK_DEP_PE } aitk_dep_format;
 
+/* What a file that is not a shared library is, from its first bytes. */
+typedef enum aitk_dep_other {
+    AITK_DEP_OTHER_NONE,      /* an ELF or PE file */
+    AITK_DEP_OTHER_EMPTY,
+    AITK_DEP_OTHER_ARCHIVE,   /* "!<arch>": a static library */
+    AITK_DEP_OTHER_LD_SCRIPT, /* libc.so and friends: GROUP ( ... ) */
+    AITK_DEP_OTHER_SCRIPT,    /* "#!" */
+    AITK_DEP_OTHER_UNKNOWN,
+} aitk_dep_other;
+
 typedef struct aitk_dep_tree {
     aitk_dep_format format;
     aitk_dep_node *nodes;   /* nodes[0] is the root */
@@ -78,6 +88,9 @@ typedef struct aitk_dep_tree {
      * static walk found none. */
     char *load;
     bool load_failed;
+    /* With aitk_deps_analyze's AITK_E_UNSUPPORTED: the root is this (a
+     * linker script or an archive), not a shared library; else NONE. */
+    aitk_dep_other not_library;
 } aitk_dep_tree;
 
 typedef enum aitk_win_mode {
@@ -107,16 +120,6 @@ aitk_status aitk_deps_native_windows_root(aitk_str *out);
 aitk_status aitk_deps_new(const aitk_deps_opts *opts, aitk_deps **out, aitk_str *err);
 void aitk_deps_free(aitk_deps *d);
 
-/* What a file that is not a shared library is, from its first bytes. */
-typedef enum aitk_dep_other {
-    AITK_DEP_OTHER_NONE,      /* an ELF or PE file */
-    AITK_DEP_OTHER_EMPTY,
-    AITK_DEP_OTHER_ARCHIVE,   /* "!<arch>": a static library */
-    AITK_DEP_OTHER_LD_SCRIPT, /* libc.so and friends: GROUP ( ... ) */
-    AITK_DEP_OTHER_SCRIPT,    /* "#!" */
-    AITK_DEP_OTHER_UNKNOWN,
-} aitk_dep_other;
-
 /* "a GNU ld script", "an empty file", ... */
 const char *aitk_dep_other_text(aitk_dep_other k);
 
@@ -126,9 +129,10 @@ const char *aitk_dep_other_text(aitk_dep_other k);
 aitk_status aitk_deps_sniff(const char *path, aitk_dep_format *fmt, aitk_dep_other *other,
                             aitk_str *err);
 
-/* Analyses one root file. AITK_E_UNSUPPORTED when it is a linker script or a
- * static archive, not a shared library ("path: a GNU ld script, not a shared
- * library" in err): callers list it as skipped. AITK_E_IO / AITK_E_INVAL /
+/* Analyses one root file. AITK_E_UNSUPPORTED with out->not_library set when
+ * it is a linker script or a static archive, not a shared library ("path: a
+ * GNU ld script, not a shared library" in err): callers list it as skipped
+ * (AITK_E_UNSUPPORTED without it: a format this build cannot read). AITK_E_IO / AITK_E_INVAL /
  * AITK_E_PARSE (with "path: reason" in err) when the root itself cannot be
  * read or is no library at all (a text file under a library's name): that
  * is bad input, not a finding.
