@@ -257,10 +257,20 @@ static void drain(int fd, aitk_str *sink, size_t cap, bool *open_flag)
     }
 }
 
+/* end_with_child's state: on Linux this process is the run's child
+ * subreaper (restored to what it was after), and the children it already had
+ * are not the run's: the sweep leaves them alone. */
+enum { REAP_MAX = 256 };
+typedef struct reaper {
+    int was_subreaper;
+    size_t nprior;
+    bool prior_complete; /* all listed: else no orphan is swept, to be safe */
+    pid_t prior[REAP_MAX];
+} reaper;
+
 #ifdef __linux__
-/* Our children's pids from /proc but `child`: after the started process
- * ended, only processes it left behind (re-parented to us as subreaper). */
-static size_t orphans(pid_t child, pid_t *pids, size_t cap)
+/* Our children's pids from /proc but `child`. */
+static size_t children(pid_t child, pid_t *pids, size_t cap)
 {
     size_t n = 0;
     DIR *dir = opendir("/proc");
@@ -292,10 +302,39 @@ static size_t orphans(pid_t child, pid_t *pids, size_t cap)
 }
 #endif
 
+/* Before the fork: note the children we have and become the subreaper. */
+static void reaper_start(reaper *r)
+{
+    memset(r, 0, sizeof *r);
+#ifdef __linux__
+    prctl(PR_GET_CHILD_SUBREAPER, &r->was_subreaper, 0, 0, 0);
+    r->nprior = children(0, r->prior, REAP_MAX);
+    r->prior_complete = r->nprior < REAP_MAX;
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
+}
+
+static void reaper_end(const reaper *r)
+{
+#ifdef __linux__
+    prctl(PR_SET_CHILD_SUBREAPER, r->was_subreaper, 0, 0, 0);
+#else
+    (void)r;
+#endif
+}
+
+static bool prior_child(const reaper *r, pid_t pid)
+{
+    for (size_t i = 0; i < r->nprior; i++)
+        if (r->prior[i] == pid)
+            return true;
+    return false;
+}
+
 /* end_with_child: kills what the run left behind, the child's process group,
  * then (Linux) whatever came back to us as an orphan, round after round, as
  * killing one orphan re-parents its own children to us. */
-static void sweep(pid_t group)
+static void sweep(pid_t group, const reaper *r)
 {
     kill(-group, SIGKILL);
 #ifdef __linux__
@@ -304,26 +343,22 @@ static void sweep(pid_t group)
     siginfo_t si;
     while (waitid(P_PID, (id_t)group, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
         ;
-    for (int round = 0; round < 64; round++) {
-        pid_t pids[256];
-        size_t n = orphans(group, pids, 256);
-        if (!n)
-            break;
+    for (int round = 0; r->prior_complete && round < 64; round++) {
+        pid_t pids[REAP_MAX];
+        size_t n = children(group, pids, REAP_MAX), swept = 0;
         for (size_t i = 0; i < n; i++) {
+            if (prior_child(r, pids[i]))
+                continue;
             kill(pids[i], SIGKILL);
             while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
                 ;
+            swept++;
         }
+        if (!swept)
+            break;
     }
-#endif
-}
-
-static void subreaper(bool on)
-{
-#ifdef __linux__
-    prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0);
 #else
-    (void)on;
+    (void)r;
 #endif
 }
 
@@ -370,23 +405,25 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
     /* stdout, stderr, stdin and exec-status pipes: read end, write end each. */
     enum { OUT_R, OUT_W, ERR_R, ERR_W, IN_R, IN_W, EXEC_R, EXEC_W, NFDS };
     int fds[NFDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
-    if (pipe(fds + OUT_R) || pipe(fds + ERR_R) || pipe(fds + IN_R) || pipe(fds + EXEC_R)) {
+    /* Close-on-exec: the child keeps only its copies on 0-2 (dup2 clears
+     * the flag there). */
+    if (pipe2(fds + OUT_R, O_CLOEXEC) || pipe2(fds + ERR_R, O_CLOEXEC) ||
+        pipe2(fds + IN_R, O_CLOEXEC) || pipe2(fds + EXEC_R, O_CLOEXEC)) {
         if (err)
             aitk_str_appendf(err, "pipe: %s", strerror(errno));
         close_all(fds, NFDS);
         return AITK_E_EXEC;
     }
-    for (int i = 0; i < NFDS; i++)
-        fcntl(fds[i], F_SETFD, FD_CLOEXEC); /* dup2 clears it on the copies */
+    reaper reap;
     if (with_child)
-        subreaper(true);
+        reaper_start(&reap);
     double t0 = aitk_clock_ms();
     pid_t pid = fork();
     if (pid < 0) {
         if (err)
             aitk_str_appendf(err, "fork: %s", strerror(errno));
         if (with_child)
-            subreaper(false);
+            reaper_end(&reap);
         close_all(fds, NFDS);
         return AITK_E_EXEC;
     }
@@ -467,8 +504,8 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
 
     int wst = 0;
     if (with_child) {
-        sweep(pid); /* the group and any orphans; the child too when it timed out */
-        subreaper(false);
+        sweep(pid, &reap); /* the group and any orphans; the child too when it timed out */
+        reaper_end(&reap);
         while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
             ;
     } else if (res->timed_out) {

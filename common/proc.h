@@ -32,8 +32,11 @@ typedef struct aitk_proc_opts {
      * pipes by then. Then nothing it started may outlive the run: on POSIX
      * its process group is killed, and on Linux this process is the run's
      * "child subreaper", so helpers that left the group (setsid) come back
-     * to it as orphans and are killed too. On Windows a job object ends the
-     * whole tree in either mode. */
+     * to it as orphans and are killed too; children this process had before
+     * the run are left alone (a child another thread starts during the run
+     * is not told apart). On Windows the flag changes nothing: the run waits
+     * for the pipes as without it, up to the limit (5 s without one), and a
+     * job object ends the whole tree in either mode. */
     bool end_with_child;
 } aitk_proc_opts;
 
