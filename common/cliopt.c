@@ -22,14 +22,6 @@ aitk_status aitk_opt_long(const char *opt, const char *text, long min, long max,
     return AITK_OK;
 }
 
-size_t aitk_opt_count(const struct option *opts)
-{
-    size_t n = 0;
-    while (opts[n].name)
-        n++;
-    return n;
-}
-
 static void see_help(const char *cmd, aitk_str *err)
 {
     aitk_str_appendf(err, " (see %s%s--help)", cmd ? cmd : "", cmd ? " " : "");
@@ -77,6 +69,14 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
         see_help(cmd, err);
         return;
     }
+    /* An unknown short option: optopt is it. Inside a cluster ("-xh")
+     * getopt has not moved on, so argv[optind - 1] is the word before. A
+     * flag's own val with "--flag=value" names its long option instead. */
+    if (code == '?' && !opt && optopt_value > ' ' && optopt_value < 127) {
+        aitk_str_appendf(err, "unknown option '-%c'", optopt_value);
+        see_help(cmd, err);
+        return;
+    }
     if (strncmp(arg, "--", 2) == 0) {
         size_t len = strcspn(arg + 2, "=");
         if (given_value && (opt || code == ':')) {
@@ -102,8 +102,6 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
             return;
         }
         aitk_str_appendf(err, "unknown option '%.*s'", (int)(len + 2), arg);
-    } else if (optopt_value > ' ' && optopt_value < 127) {
-        aitk_str_appendf(err, "unknown option '-%c'", optopt_value);
     } else {
         aitk_str_appendf(err, "unknown option '%s'", arg);
     }

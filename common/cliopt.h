@@ -31,15 +31,12 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
                     const struct option *opts, aitk_str *err);
 
 /* Once-only values: every option of `opts` that takes a value may be given
- * once, except those whose val is in `repeatable` (a NUL-terminated list of
+ * once, except those whose val is in `repeatable` (a 0-terminated list of
  * vals; NULL for none). `seen` holds one flag per entry of opts, zeroed by the
  * caller. Returns AITK_E_INVAL with "--NAME is given twice; give it once"
  * when `code` was seen before; options whose val is in `lists` get the hint
  * that they take a list. */
 aitk_status aitk_opt_once(int code, const struct option *opts, bool *seen, const int *repeatable,
                           const int *lists, aitk_str *err);
-
-/* Entries in an option table (up to its {NULL} terminator). */
-size_t aitk_opt_count(const struct option *opts);
 
 #endif

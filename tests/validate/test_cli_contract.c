@@ -92,6 +92,10 @@ static void test_bad_usage(void **state)
                        "render: --redact takes no value");
     expect_usage_error((const char *[]){"trend", "--form", NULL}, "trend: --format needs a value");
     expect_usage_error((const char *[]){"--htm", NULL}, "--html needs a value");
+    /* An unknown short option inside a cluster is named, not the word before. */
+    expect_usage_error((const char *[]){"--quick", "-xq", NULL}, "unknown option '-x'");
+    expect_usage_error((const char *[]){"deps", "--all", "-xh", NULL},
+                       "deps: unknown option '-x'");
     expect_usage_error((const char *[]){"--quick", "--quiet", "--verbose", NULL},
                        "--quiet and --verbose cannot be combined");
     expect_usage_error((const char *[]){"--steps", "-5", NULL}, "--steps: -5 is out of range");
