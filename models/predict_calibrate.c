@@ -292,7 +292,19 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
     }
     /* The datasheet bounds above catch a broken entry; the efficiency itself
      * is over the rate models/cost.c multiplies by: the datasheet bandwidth,
-     * or the GPU's matmul rate for tensor-core work. */
+     * or the GPU's matmul rate for tensor-core work. No GEMM or attention
+     * kernel beats a large square matmul: above that rate it is the listed
+     * rate that is wrong (a 0.80 default share, say), and an efficiency over
+     * 1 carried to every GPU would put them past their datasheets. Bounded
+     * as cost.yaml's own efficiencies are, (0, 1]. */
+    if (!bw && rate > c->gpu->matmul_bf16_tflops) {
+        aitk_str_appendf(err, "%s: micro entry %s measured %.4g TFLOP/s, above the %.4g TFLOP/s "
+                              "of a large matmul that bench/gpus.yaml lists for %s (%s); that "
+                              "row's matmul_bf16_tflops needs this GPU's measurement",
+                         c->report_path, name, rate, c->gpu->matmul_bf16_tflops, c->gpu->name,
+                         aitk_gpu_matmul_source(c->gpu));
+        return AITK_E_RANGE;
+    }
     *out = bw ? eff : rate / c->gpu->matmul_bf16_tflops;
     return AITK_OK;
 }
