@@ -324,7 +324,9 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     }
     /* Text encoders run forward once per micro-batch; quantized ones (text
      * "fp8": ai-toolkit quantizes T5 with the transformer) expand each weight
-     * for that one pass, whatever the batch. */
+     * for that one pass, whatever the batch. Every encoder is taken at the
+     * workload's text dtype, as in the memory plan (CLIP-L, 123 M weights,
+     * stays bf16 in ai-toolkit: 0.9 GB a step counted too many). */
     if (!w->cache_text && !w->forward_only)
         for (size_t i = 0; i < s->n_frozen; i++)
             if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER) {

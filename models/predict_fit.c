@@ -86,6 +86,9 @@ static aitk_status largest_batch(const aitk_workload *w, const aitk_cost_params 
     return AITK_OK;
 }
 
+const char aitk_fit_tries_text[] =
+    "a smaller --batch, --cache-text-embeddings, --quantize nf4, --resolution 768 or 512";
+
 aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params *p,
                                   const aitk_gpu_spec *gpu, aitk_fit_hint *out, aitk_str *err)
 {

@@ -17,6 +17,10 @@ typedef struct aitk_fit_hint {
     aitk_prediction pred;
 } aitk_fit_hint;
 
+/* What is tried, as the output names it when nothing fits; kept beside the
+ * list it describes (predict_fit.c). */
+extern const char aitk_fit_tries_text[];
+
 /* Fills `out` for a workload that does not fit `gpu`; out->found is false
  * when no change tried fits. Errors only from the cost model. */
 aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params *p,

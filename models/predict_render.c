@@ -171,8 +171,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                 fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
                         row->hint.pred.memory.total / GIB, row->hint.pred.step_s);
             else
-                fputs("      fits with no change tried (a smaller --batch, "
-                      "--cache-text-embeddings, --quantize nf4, --resolution 768 or 512)\n", out);
+                fprintf(out, "      fits with no change tried (%s)\n", aitk_fit_tries_text);
         }
     }
     if (r->step_scale)

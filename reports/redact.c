@@ -325,11 +325,12 @@ static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
 
 /* Fields whose values the tool writes from its own vocabulary: check ids
  * and categories, statuses and verdicts, units, backends, the documents a
- * rule cites (source), and the operating system's description (the report's
- * host.os object, and only that one: an "os" elsewhere is text like any). Nothing private is ever in them, and they are structure: the
- * schema pins the id pattern, compare and trend match on ids and names, and
- * a host called "gpu" or "debian" must not turn check gpu.nvml into
- * "[host-1].nvml" or the OS into "[host-1] GNU/Linux". */
+ * rule cites (source). Nothing private is ever in them, and they are
+ * structure: the schema pins the id pattern, compare and trend match on ids
+ * and names, and a host called "gpu" must not turn check gpu.nvml into
+ * "[host-1].nvml". (The report's host.os object, the OS's own description,
+ * is spared whole for the same reason by aitk_redactor_apply; an "os"
+ * elsewhere is text like any.) */
 static bool structural_field(const char *key)
 {
     static const char *const keys[] = {"id",   "category",       "status", "verdict", "level",

@@ -52,7 +52,7 @@ static aitk_workload example_job(const fixture *f, long resolution)
 {
     aitk_workload w;
     aitk_workload_defaults(&w, f->spec);
-    w.resolutions[0] = resolution;
+    aitk_workload_set_resolution(&w, resolution);
     return w;
 }
 

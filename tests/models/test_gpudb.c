@@ -269,7 +269,7 @@ static void test_broken_file(void **state)
         H ROW(", colour: red"),
         H "  - {name: X, vram_gb: 0, bandwidth_gbs: 1, bf16_tflops: 1,"
         " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
-        H "gpus: [\n",
+        "schema: 1\nmatmul_default_fraction: {value: 0.8, source: s}\ngpus: [\n",
         /* One alias on two rows: the second row's GPU would get the first's figures. */
         H "  - {name: X, aliases: [NVIDIA X], vram_gb: 24, bandwidth_gbs: 1,"
         " bf16_tflops: 1, fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n"
@@ -290,7 +290,7 @@ static void test_broken_file(void **state)
 #undef ROW
 #undef H
     static const char *const expect[] = {
-        "gpus.yaml:5:14", "colour", "must be > 0", "gpus.yaml:",
+        "gpus.yaml:5:14", "colour", "must be > 0", "gpus.yaml:4:1: did not find expected node",
         "gpus.yaml:5:5: 'nvidia-x' already names 'X'", "gpus.yaml:4:5: a GPU name is empty",
         "gpus.yaml:4:138: X: matmul_bf16_tflops needs a matmul_source",
         "gpus.yaml:4:133: X: matmul_source without matmul_bf16_tflops",

@@ -39,7 +39,7 @@ static const char *E(esc_ring *r, const char *text)
 {
     aitk_str *b = &r->s[r->next++ % 8];
     aitk_str_clear(b);
-    aitk_str_append_printable(b, text ? text : "", false);
+    aitk_deps_text_escape(b, text ? text : "");
     return aitk_str_cstr(b);
 }
 
@@ -203,8 +203,10 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
                                   aitk_str *o)
 {
     /* What came from the files is escaped where it is put in a line (E);
-     * the lines themselves are ours. Escaping the whole page once more
-     * keeps it so should a field ever be put in unescaped. */
+     * the lines themselves are ours. The page is escaped once more, lines
+     * kept, for the remedy texts (remedies.yaml, which AITK_DATA_DIR may
+     * replace): no control sequence reaches the terminal, though a newline
+     * in a field put in without E would still start a line. */
     aitk_str raw = AITK_STR_INIT;
     esc_ring e = {0};
     aitk_status st = render_text_raw(t, r, all, &e, &raw);
