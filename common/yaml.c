@@ -568,9 +568,12 @@ aitk_status aitk_yaml_check_keys(const aitk_yaml_doc *doc, const aitk_yaml_node 
         if (!found) {
             aitk_yaml_errorf(err, doc, map->pairs[i].key, "unknown key '%s' in %s (known:", k,
                              where);
-            for (const char *const *kn = known; *kn; kn++)
+            /* err may be NULL, as for every aitk_yaml_* reader: only the
+             * status is wanted then. */
+            for (const char *const *kn = known; err && *kn; kn++)
                 aitk_str_appendf(err, "%s %s", kn == known ? "" : ",", *kn);
-            aitk_str_append(err, ")");
+            if (err)
+                aitk_str_append(err, ")");
             return AITK_E_PARSE;
         }
     }

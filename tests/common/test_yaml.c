@@ -243,6 +243,8 @@ static void test_check_keys(void **state)
     assert_string_equal(aitk_str_cstr(&err),
                         "t.yaml:2:1: unknown key 'soruce' in a rule (known: value, source)");
     aitk_str_free(&err);
+    /* Without an error string only the status comes back (it crashed). */
+    assert_int_equal(aitk_yaml_check_keys(doc, doc->root, known, "a rule", NULL), AITK_E_PARSE);
     aitk_yaml_free(doc);
 }
 
