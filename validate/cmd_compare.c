@@ -73,17 +73,11 @@ int aitk_cmd_compare(int argc, char **argv)
     int c;
     bool given[sizeof opts / sizeof *opts] = {false};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (aitk_opt_once(c, opts, given, NULL, NULL, &err)) {
-            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-            aitk_str_free(&err);
-            return AITK_EXIT_USAGE;
-        }
+        if (aitk_opt_once(c, opts, given, NULL, NULL, &err))
+            return aitk_opt_usage_error("compare", &err);
         if (c == 't') {
-            if (aitk_compare_parse_threshold(optarg, &threshold, &err)) {
-                aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-                aitk_str_free(&err);
-                return AITK_EXIT_USAGE;
-            }
+            if (aitk_compare_parse_threshold(optarg, &threshold, &err))
+                return aitk_opt_usage_error("compare", &err);
         } else if (c == 'f') {
             if (strcmp(optarg, "text") == 0)
                 fmt = AITK_COMPARE_TEXT;
@@ -92,9 +86,8 @@ int aitk_cmd_compare(int argc, char **argv)
             else if (strcmp(optarg, "html") == 0)
                 fmt = AITK_COMPARE_HTML;
             else {
-                aitk_log(AITK_LOG_ERROR, "compare: --format: '%s' is not text, markdown or html",
-                         optarg);
-                return AITK_EXIT_USAGE;
+                aitk_str_appendf(&err, "--format: '%s' is not text, markdown or html", optarg);
+                return aitk_opt_usage_error("compare", &err);
             }
         } else if (c == 'o') {
             output = optarg;
@@ -103,9 +96,7 @@ int aitk_cmd_compare(int argc, char **argv)
             return AITK_EXIT_OK;
         } else {
             aitk_opt_error("compare", c, argv[optind - 1], optopt, opts, &err);
-            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-            aitk_str_free(&err);
-            return AITK_EXIT_USAGE;
+            return aitk_opt_usage_error("compare", &err);
         }
     }
     if (optind != argc - 2) {

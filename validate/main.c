@@ -17,6 +17,7 @@
 #include "bench/progress.h"
 #include "bench/runner.h"
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/html.h"
@@ -448,11 +449,8 @@ int main(int argc, char **argv)
     }
     aitk_options o;
     aitk_str err = AITK_STR_INIT;
-    if (aitk_cli_parse(argc, argv, &o, &err)) {
-        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        return AITK_EXIT_USAGE;
-    }
+    if (aitk_cli_parse(argc, argv, &o, &err))
+        return aitk_opt_usage_error(NULL, &err);
     aitk_str_free(&err);
     if (o.help) {
         aitk_cli_print_help();
