@@ -55,14 +55,16 @@ static aitk_status failed_entry(const char *model_id, const char *backend, const
 }
 
 /* FLOPs per step of each bucket by the cost model, without the text
- * encoders (the step graph trains on cached conditioning). */
+ * encoders (the step graph trains on cached conditioning). `given`: the
+ * caller's cost.yaml, or NULL to load it here. */
 static aitk_status cost_flops(const aitk_model_spec *spec, const long *res, size_t n,
-                              double *flops, aitk_str *err)
+                              const aitk_cost_params *given, double *flops, aitk_str *err)
 {
-    aitk_cost_params *p = NULL;
-    aitk_status st = aitk_cost_params_load(&p, err);
+    aitk_cost_params *loaded = NULL;
+    aitk_status st = given ? AITK_OK : aitk_cost_params_load(&loaded, err);
     if (st)
         return st;
+    const aitk_cost_params *p = given ? given : loaded;
     aitk_workload w;
     aitk_workload_defaults(&w, spec);
     for (size_t b = 0; b < n && !st; b++) {
@@ -75,7 +77,7 @@ static aitk_status cost_flops(const aitk_model_spec *spec, const long *res, size
             if (k != AITK_WORK_CONDITIONING)
                 flops[b] += work.flops[k];
     }
-    aitk_cost_params_free(p);
+    aitk_cost_params_free(loaded);
     return st;
 }
 
@@ -148,8 +150,8 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     plan.n_buckets = bc->n_resolutions ? bc->n_resolutions : spec->defaults.n_resolutions;
     memcpy(plan.resolutions, res, plan.n_buckets * sizeof *res);
     aitk_str err = AITK_STR_INIT, title = AITK_STR_INIT;
-    aitk_status st = cost_flops(spec, plan.resolutions, plan.n_buckets, plan.flops_per_step,
-                                &err);
+    aitk_status st = cost_flops(spec, plan.resolutions, plan.n_buckets, req->cost_params,
+                                plan.flops_per_step, &err);
     if (st == AITK_E_NOMEM)
         return st;
     aitk_str_clear(&err); /* no cost figures: the step graph's own count still applies */

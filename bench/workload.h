@@ -38,6 +38,8 @@ typedef struct aitk_bench_request {
      * defaults; the CPU backend keeps its own small resolutions (said in the
      * entry's configuration note). NULL: the model's defaults. */
     const struct aitk_train_config *train;
+    /* models/cost.yaml as the caller has it loaded; NULL: loaded here. */
+    const aitk_cost_params *cost_params;
 } aitk_bench_request;
 
 /* True when this build has the training-step graph (models/step.h) and the

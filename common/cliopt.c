@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
+
 aitk_status aitk_opt_long(const char *opt, const char *text, long min, long max, long *out,
                           aitk_str *err)
 {
@@ -126,4 +128,11 @@ aitk_status aitk_opt_once(int code, const struct option *opts, bool *seen,
         return AITK_OK;
     }
     return AITK_OK;
+}
+
+int aitk_opt_usage_error(const char *cmd, aitk_str *err)
+{
+    aitk_log(AITK_LOG_ERROR, "%s%s%s", cmd ? cmd : "", cmd ? ": " : "", aitk_str_cstr(err));
+    aitk_str_free(err);
+    return AITK_OPT_EXIT_USAGE;
 }

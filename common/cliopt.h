@@ -1,10 +1,12 @@
 /* Command-line option helpers shared by every command's getopt_long loop, so
  * that `aitk-validate`, predict, deps, render, trend, compare and gpus word
- * the same mistake the same way: one line that names the option.
+ * the same mistake the same way: one line that names the option, and end on
+ * it the same way: exit code 2.
  *
  * Each command keeps its own option table and switch; these only turn
- * getopt_long's terse returns into messages and refuse what it lets through
- * (a value option given twice, whose first value would be lost). */
+ * getopt_long's terse returns into messages, refuse what it lets through
+ * (a value option given twice, whose first value would be lost) and say
+ * the message (aitk_opt_usage_error). */
 #ifndef AITK_COMMON_CLIOPT_H
 #define AITK_COMMON_CLIOPT_H
 
@@ -38,5 +40,16 @@ void aitk_opt_error(const char *cmd, int code, const char *arg, int optopt_value
  * that they take a list. */
 aitk_status aitk_opt_once(int code, const struct option *opts, bool *seen, const int *repeatable,
                           const int *lists, aitk_str *err);
+
+/* The exit code of bad usage (validate/cli.h's AITK_EXIT_USAGE, which
+ * validate/cli.c checks is this one: common/ cannot include validate/). */
+enum { AITK_OPT_EXIT_USAGE = 2 };
+
+/* How a command ends on a usage mistake, so that no command words or exits
+ * differently: logs `err` as one error line, "CMD: message" (the message
+ * alone when cmd is NULL: the top level, or a message that names its command
+ * already), frees err and returns AITK_OPT_EXIT_USAGE. A loop reads
+ * `return aitk_opt_usage_error("deps", &err);`. */
+int aitk_opt_usage_error(const char *cmd, aitk_str *err);
 
 #endif

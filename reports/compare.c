@@ -411,15 +411,17 @@ aitk_status aitk_compare_check_report(const cJSON *report, const char *name, ait
     return AITK_OK;
 }
 
-aitk_status aitk_compare_reports(const cJSON *base, const cJSON *now, double threshold_pct,
-                                 aitk_compare *out)
+aitk_status aitk_compare_reports(const cJSON *base, const char *base_name, const cJSON *now,
+                                 const char *now_name, double threshold_pct, aitk_compare *out,
+                                 aitk_str *err)
 {
     if (!base || !now || !(threshold_pct >= 0))
         return AITK_E_INVAL;
-    aitk_str err = AITK_STR_INIT; /* the caller got the words from check_report */
-    bool bad = aitk_compare_check_report(base, "BASE", &err) ||
-               aitk_compare_check_report(now, "NEW", &err);
-    aitk_str_free(&err);
+    aitk_str unsaid = AITK_STR_INIT; /* the words, when the caller wants none */
+    aitk_str *words = err ? err : &unsaid;
+    bool bad = aitk_compare_check_report(base, base_name ? base_name : "BASE", words) ||
+               aitk_compare_check_report(now, now_name ? now_name : "NEW", words);
+    aitk_str_free(&unsaid);
     if (bad)
         return AITK_E_PARSE;
     out->threshold_pct = threshold_pct;

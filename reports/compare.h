@@ -17,9 +17,10 @@
  * "new" and pass.
  *
  * A malformed report is refused rather than read leniently, since a number
- * read as missing or negative could pass the gate: see
- * aitk_compare_check_report. Report text in every output format has its
- * control characters shown as \xNN, and values keep a bounded width. */
+ * read as missing or negative could pass the gate: aitk_compare_reports
+ * checks both (aitk_compare_check_report), so its callers need not. Report
+ * text in every output format has its control characters shown as \xNN, and
+ * values keep a bounded width. */
 #ifndef AITK_REPORTS_COMPARE_H
 #define AITK_REPORTS_COMPARE_H
 
@@ -68,9 +69,12 @@ typedef struct aitk_compare {
 aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err);
 
 /* Fills `out` (zero it first). threshold_pct >= 0. AITK_E_PARSE when a
- * report fails aitk_compare_check_report. */
-aitk_status aitk_compare_reports(const cJSON *base, const cJSON *now, double threshold_pct,
-                                 aitk_compare *out);
+ * report fails aitk_compare_check_report, BASE's checked first: its line in
+ * `err` (may be NULL) names the report base_name or now_name (NULL: "BASE",
+ * "NEW"), as the files they were read from. */
+aitk_status aitk_compare_reports(const cJSON *base, const char *base_name, const cJSON *now,
+                                 const char *now_name, double threshold_pct, aitk_compare *out,
+                                 aitk_str *err);
 
 aitk_status aitk_compare_render(const aitk_compare *c, aitk_compare_format fmt, aitk_str *out);
 

@@ -9,6 +9,10 @@
 #include "common/cliopt.h"
 #include "validate/probes/workloads.h"
 
+/* Every command ends bad usage through aitk_opt_usage_error: one exit code. */
+_Static_assert((int)AITK_OPT_EXIT_USAGE == (int)AITK_EXIT_USAGE,
+               "common/cliopt.h and validate/cli.h disagree on the usage exit code");
+
 enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
        OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE, OPT_CONFIG,
        OPT_STANDARD };

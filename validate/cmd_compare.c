@@ -38,6 +38,8 @@ static void compare_help(void)
           stdout);
 }
 
+/* Read and parsed; what compare reads in it is checked by
+ * aitk_compare_reports, which refuses a malformed report, naming `path`. */
 static aitk_status load(const char *path, cJSON **report, aitk_str *err)
 {
     char *text = NULL;
@@ -46,12 +48,6 @@ static aitk_status load(const char *path, cJSON **report, aitk_str *err)
     if (!st)
         st = aitk_report_parse(path, text, len, report, err);
     aitk_free(text);
-    /* Refused, not read leniently: a number read as missing or negative
-     * could pass the gate. */
-    if (!st && (st = aitk_compare_check_report(*report, path, err))) {
-        cJSON_Delete(*report);
-        *report = NULL;
-    }
     return st;
 }
 
@@ -73,17 +69,11 @@ int aitk_cmd_compare(int argc, char **argv)
     int c;
     bool given[sizeof opts / sizeof *opts] = {false};
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (aitk_opt_once(c, opts, given, NULL, NULL, &err)) {
-            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-            aitk_str_free(&err);
-            return AITK_EXIT_USAGE;
-        }
+        if (aitk_opt_once(c, opts, given, NULL, NULL, &err))
+            return aitk_opt_usage_error("compare", &err);
         if (c == 't') {
-            if (aitk_compare_parse_threshold(optarg, &threshold, &err)) {
-                aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-                aitk_str_free(&err);
-                return AITK_EXIT_USAGE;
-            }
+            if (aitk_compare_parse_threshold(optarg, &threshold, &err))
+                return aitk_opt_usage_error("compare", &err);
         } else if (c == 'f') {
             if (strcmp(optarg, "text") == 0)
                 fmt = AITK_COMPARE_TEXT;
@@ -92,9 +82,8 @@ int aitk_cmd_compare(int argc, char **argv)
             else if (strcmp(optarg, "html") == 0)
                 fmt = AITK_COMPARE_HTML;
             else {
-                aitk_log(AITK_LOG_ERROR, "compare: --format: '%s' is not text, markdown or html",
-                         optarg);
-                return AITK_EXIT_USAGE;
+                aitk_str_appendf(&err, "--format: '%s' is not text, markdown or html", optarg);
+                return aitk_opt_usage_error("compare", &err);
             }
         } else if (c == 'o') {
             output = optarg;
@@ -103,9 +92,7 @@ int aitk_cmd_compare(int argc, char **argv)
             return AITK_EXIT_OK;
         } else {
             aitk_opt_error("compare", c, argv[optind - 1], optopt, opts, &err);
-            aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_str_cstr(&err));
-            aitk_str_free(&err);
-            return AITK_EXIT_USAGE;
+            return aitk_opt_usage_error("compare", &err);
         }
     }
     if (optind != argc - 2) {
@@ -130,9 +117,13 @@ int aitk_cmd_compare(int argc, char **argv)
     aitk_compare cmp = {0};
     aitk_str text = AITK_STR_INIT;
     int rc;
-    if ((st = aitk_compare_reports(base, now, threshold, &cmp)) ||
-        (st = aitk_compare_render(&cmp, fmt, &text))) {
-        /* Both reports passed aitk_compare_check_report: only memory is left. */
+    if ((st = aitk_compare_reports(base, argv[optind], now, argv[optind + 1], threshold, &cmp,
+                                   &err)) == AITK_E_PARSE) {
+        /* Refused, not read leniently: a number read as missing or negative
+         * could pass the gate. */
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_USAGE;
+    } else if (st || (st = aitk_compare_render(&cmp, fmt, &text))) {
         aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_strerror(st));
         rc = AITK_EXIT_INTERNAL;
     } else if (output && aitk_file_write_atomic(output, text.ptr, text.len, &err)) {

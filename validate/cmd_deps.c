@@ -85,14 +85,6 @@ typedef struct deps_args {
     long load_timeout_ms;
 } deps_args;
 
-/* A usage error: "deps: " and the message, on stderr. */
-static int usage_error(aitk_str *err)
-{
-    aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(err));
-    aitk_str_free(err);
-    return AITK_EXIT_USAGE;
-}
-
 static int parse_args(int argc, char **argv, deps_args *a)
 {
     static const struct option opts[] = {
@@ -114,7 +106,7 @@ static int parse_args(int argc, char **argv, deps_args *a)
         aitk_str err = AITK_STR_INIT;
         long n = 0;
         if (aitk_opt_once(c, opts, given, repeatable, NULL, &err))
-            return usage_error(&err);
+            return aitk_opt_usage_error("deps", &err);
         switch (c) {
         case 'w': a->opts.windows_root = optarg; break;
         case 'D': st = aitk_strlist_add(&a->opts.dll_dirs, optarg); break;
@@ -126,18 +118,18 @@ static int parse_args(int argc, char **argv, deps_args *a)
         case 'l': a->load = true; break;
         case 'd':
             if (aitk_opt_long("--depth", optarg, 1, 1000, &n, &err))
-                return usage_error(&err);
+                return aitk_opt_usage_error("deps", &err);
             a->opts.max_depth = (unsigned)n;
             break;
         case 'T':
             if (aitk_opt_long("--load-timeout", optarg, 1, 3600, &n, &err))
-                return usage_error(&err);
+                return aitk_opt_usage_error("deps", &err);
             a->load_timeout_ms = n * 1000;
             break;
         case 'h': deps_help(); return -1;
         default:
             aitk_opt_error("deps", c, argv[optind - 1], optopt, opts, &err);
-            return usage_error(&err);
+            return aitk_opt_usage_error("deps", &err);
         }
         if (st)
             return AITK_EXIT_INTERNAL;

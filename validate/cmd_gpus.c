@@ -92,9 +92,7 @@ int aitk_cmd_gpus(int argc, char **argv)
         } else {
             aitk_str err = AITK_STR_INIT;
             aitk_opt_error("gpus", c, argv[optind - 1], optopt, opts, &err);
-            aitk_log(AITK_LOG_ERROR, "gpus: %s", aitk_str_cstr(&err));
-            aitk_str_free(&err);
-            return AITK_EXIT_USAGE;
+            return aitk_opt_usage_error("gpus", &err);
         }
     }
     if (optind != argc) {

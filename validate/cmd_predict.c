@@ -359,21 +359,18 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     optind = 1;
     opterr = 0;
     o->price_args = aitk_calloc((size_t)argc, sizeof *o->price_args);
-    if (!o->price_args)
+    if (!o->price_args) {
+        aitk_log(AITK_LOG_ERROR, "predict: %s", aitk_strerror(AITK_E_NOMEM));
         return AITK_EXIT_INTERNAL;
+    }
     int c;
     aitk_status st = AITK_OK;
     /* A value option given twice would lose the first silently. */
     bool given[sizeof opts / sizeof *opts] = {false};
     static const int repeatable[] = {'p', 0}, lists[] = {'m', 'g', 0};
-    while (!st && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        aitk_str twice = AITK_STR_INIT;
-        if (aitk_opt_once(c, opts, given, repeatable, lists, &twice)) {
-            aitk_str_appendf(err, "predict: %s", aitk_str_cstr(&twice));
-            aitk_str_free(&twice);
-            st = AITK_E_INVAL;
-            break;
-        }
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (aitk_opt_once(c, opts, given, repeatable, lists, err))
+            return aitk_opt_usage_error("predict", err);
         switch (c) {
         case 'm': o->models = optarg; break;
         case 'c': o->config = optarg; break;
@@ -391,12 +388,15 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
         default:
-            aitk_str_append(err, "predict: ");
             aitk_opt_error("predict", c, argv[optind - 1], optopt, opts, err);
-            st = AITK_E_INVAL;
+            return aitk_opt_usage_error("predict", err);
         }
+        /* "--batch: 0 is out of range (1..1024)": without "predict: ", as
+         * these have always read. */
+        if (st)
+            return aitk_opt_usage_error(NULL, err);
     }
-    if (!st && optind != argc) {
+    if (optind != argc) {
         aitk_str_appendf(err, "predict: unexpected argument '%s' (see predict --help)",
                          argv[optind]);
         st = AITK_E_INVAL;
@@ -416,17 +416,15 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         aitk_str_append(err, "predict: give --gpu or --all-gpus, not both");
         st = AITK_E_INVAL;
     }
-    return st ? AITK_EXIT_USAGE : AITK_EXIT_OK;
+    return st ? aitk_opt_usage_error(NULL, err) : AITK_EXIT_OK;
 }
 
 int aitk_cmd_predict(int argc, char **argv)
 {
     predict_opts o = {0};
     aitk_str err = AITK_STR_INIT;
-    int rc = parse_args(argc, argv, &o, &err);
+    int rc = parse_args(argc, argv, &o, &err); /* it says its own mistakes */
     if (rc) {
-        if (rc > 0)
-            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         aitk_free(o.price_args);
         aitk_str_free(&err);
         return rc < 0 ? AITK_EXIT_OK : rc;

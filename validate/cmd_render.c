@@ -120,9 +120,7 @@ int aitk_cmd_render(int argc, char **argv)
             default: aitk_opt_error("render", c, argv[optind - 1], optopt, opts, &err);
             }
         }
-        aitk_log(AITK_LOG_ERROR, "render: %s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        return AITK_EXIT_USAGE;
+        return aitk_opt_usage_error("render", &err);
     }
     if (optind != argc - 1) {
         aitk_log(AITK_LOG_ERROR, "render: give exactly one report file (see render --help)");

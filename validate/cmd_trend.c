@@ -257,11 +257,8 @@ int aitk_cmd_trend(int argc, char **argv)
     int rc = parse_args(argc, argv, &o, &err);
     if (rc < 0)
         return AITK_EXIT_OK;
-    if (rc) {
-        aitk_log(AITK_LOG_ERROR, "trend: %s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        return rc;
-    }
+    if (rc)
+        return aitk_opt_usage_error("trend", &err);
     aitk_trend t;
     aitk_status st = aitk_trend_init(&t, o.threshold, (size_t)o.window);
     /* An output that cannot be written is refused before any report is read. */

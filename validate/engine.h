@@ -50,6 +50,9 @@ typedef struct aitk_run_ctx {
     const char *python;          /* --python PATH (interpreter or environment), NULL: search */
     const char *aitk_dir;        /* --aitk-dir DIR (an ai-toolkit checkout), NULL if not given */
     const struct aitk_train_config *train_config; /* --config FILE, read; NULL if not given */
+    /* models/cost.yaml when main.c loaded it (for --config's optimizer
+     * check), lent to the workloads so it is read once; NULL: they load it. */
+    const struct aitk_cost_params *cost_params;
     cJSON *env;                  /* environment record: providers add sections */
     aitk_checklist checks;
 } aitk_run_ctx;

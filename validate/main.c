@@ -17,6 +17,7 @@
 #include "bench/progress.h"
 #include "bench/runner.h"
 #include "common/alloc.h"
+#include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/html.h"
@@ -317,6 +318,7 @@ static int run_validate(const aitk_options *o)
     aitk_str text = AITK_STR_INIT;
     aitk_train_config train = {0};
     bool have_train = false;
+    aitk_cost_params *cost_params = NULL; /* for --config; the workloads use it too */
 
     aitk_status st = aitk_compat_load(o->profile, &compat, &err);
     if (st) {
@@ -340,11 +342,9 @@ static int run_validate(const aitk_options *o)
         have_train = true;
         /* One verdict with `predict --config`: an optimizer the memory model
          * lacks is refused here too. */
-        aitk_cost_params *params = NULL;
-        st = aitk_cost_params_load(&params, &err);
+        st = aitk_cost_params_load(&cost_params, &err);
         if (!st)
-            st = aitk_config_check_optimizer(&train, params, o->config, &err);
-        aitk_cost_params_free(params);
+            st = aitk_config_check_optimizer(&train, cost_params, o->config, &err);
         if (st) {
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
             rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
@@ -372,6 +372,7 @@ static int run_validate(const aitk_options *o)
         .steps = o->steps,
         .cpu_only = o->cpu,
         .python = o->python, .aitk_dir = o->aitk_dir,
+        .cost_params = cost_params,
         .env = cJSON_CreateObject(),
     };
     /* Progress of long measurements on stderr: a bar on a terminal, lines
@@ -424,6 +425,7 @@ static int run_validate(const aitk_options *o)
 out:
     if (have_train)
         aitk_config_free(&train);
+    aitk_cost_params_free(cost_params);
     cJSON_Delete(report);
     cJSON_Delete(redacted);
     cJSON_Delete(ctx.env);
@@ -448,11 +450,8 @@ int main(int argc, char **argv)
     }
     aitk_options o;
     aitk_str err = AITK_STR_INIT;
-    if (aitk_cli_parse(argc, argv, &o, &err)) {
-        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        return AITK_EXIT_USAGE;
-    }
+    if (aitk_cli_parse(argc, argv, &o, &err))
+        return aitk_opt_usage_error(NULL, &err);
     aitk_str_free(&err);
     if (o.help) {
         aitk_cli_print_help();

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,67 @@ static void test_end_with_child(void **state)
 #endif
 }
 
+/* What aitk_proc_run captures when this process runs with the std streams
+ * in `closed` (bit n: fd n) closed, as a daemon or a `cmd <&- >&-` does:
+ * the run's pipes then get those numbers, and with 0 and 1 closed stdout's
+ * write end already is fd 1. A forked child closes them, runs sh and writes
+ * what it saw to `seen`. */
+static void run_with_closed(unsigned closed, aitk_str *seen)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Above 2 whatever the test runner left closed: the report must
+         * not take a number the run is about to need. */
+        int to_parent = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+        close(p[0]);
+        close(p[1]);
+        for (int fd = 0; fd < 3; fd++)
+            if (closed & (1u << fd))
+                close(fd);
+        const char *argv[] = {"sh", "-c", "cat; echo out; echo err >&2", NULL};
+        aitk_proc_opts o = {.timeout_ms = 10000, .stdin_text = "in\n"};
+        aitk_proc_result r;
+        aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, rep = AITK_STR_INIT;
+        aitk_status st = aitk_proc_run(argv, &o, &r, &out, &errout, &rep);
+        aitk_str_appendf(&rep, "status %d exit %d out [%s] err [%s]", (int)st, r.exit_code,
+                         aitk_str_cstr(&out), aitk_str_cstr(&errout));
+        ssize_t n = write(to_parent, rep.ptr, rep.len);
+        _exit(n == (ssize_t)rep.len ? 0 : 1);
+    }
+    close(p[1]);
+    char buf[512];
+    ssize_t n;
+    while ((n = read(p[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            aitk_str_appendn(seen, buf, (size_t)n);
+    close(p[0]);
+    int wst = 0;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+}
+
+/* The child's stdin, stdout and stderr are the run's pipes whatever of 0-2
+ * the caller had closed: a pipe end already on its own number stays open
+ * across exec (no close-on-exec, no dup2 onto itself), and moving one end
+ * onto 0-2 does not overwrite another that is still to be moved. */
+static void test_std_streams_closed_in_the_caller(void **state)
+{
+    (void)state;
+    for (unsigned closed = 1; closed < 8; closed++) {
+        aitk_str seen = AITK_STR_INIT;
+        run_with_closed(closed, &seen);
+        const char *want = "status 0 exit 0 out [in\nout\n] err [err\n]";
+        if (strcmp(aitk_str_cstr(&seen), want) != 0)
+            fail_msg("with%s%s%s closed: %s", closed & 1 ? " stdin" : "",
+                     closed & 2 ? " stdout" : "", closed & 4 ? " stderr" : "",
+                     aitk_str_cstr(&seen));
+        aitk_str_free(&seen);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_stdin_env_cwd_and_cap),
         cmocka_unit_test(test_killed_by_signal),
         cmocka_unit_test(test_end_with_child),
+        cmocka_unit_test(test_std_streams_closed_in_the_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

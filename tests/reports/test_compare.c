@@ -18,7 +18,7 @@ static void test_identical(void **state)
     (void)state;
     cJSON *a = base_report(), *b = base_report();
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_int_equal(c.regressions, 0);
     /* 2 workloads x 7 metrics + 3 micro, no status rows. */
     assert_int_equal(c.count, 17);
@@ -37,7 +37,7 @@ static void test_step_time(void **state)
         cJSON *b = base_report();
         set_num(obj_path(b, "workloads", 0, "step_time_s"), "median", slower[k]);
         aitk_compare c = {0};
-        assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+        assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
         const aitk_compare_row *r = row(&c, "workload flux1-dev: median step time");
         assert_true(fabs(r->change.delta_pct - (k == 0 ? 10.0 : 2.0)) < 1e-9);
         assert_int_equal(r->change.regression, k == 0);
@@ -59,7 +59,7 @@ static void test_higher_is_better(void **state)
     set_num(obj_path(b, "micro", 1, NULL), "value", 137.16);
     set_num(obj_path(b, "micro", 2, NULL), "value", 3.51);
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "workload flux1-dev: steps/s")->change.regression);
     assert_false(row(&c, "workload chroma: peak memory")->change.regression);
     assert_true(row(&c, "micro gemm.bf16.flux_qkv")->change.regression);
@@ -68,7 +68,7 @@ static void test_higher_is_better(void **state)
     assert_int_equal(c.regressions, 2);
     aitk_compare_free(&c);
     /* With a 15% threshold the same changes pass. */
-    assert_int_equal(aitk_compare_reports(a, b, 15, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 15, &c, NULL), AITK_OK);
     assert_int_equal(c.regressions, 0);
     aitk_compare_free(&c);
     cJSON_Delete(a);
@@ -85,7 +85,7 @@ static void test_check_status(void **state)
     cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "checks", 2, NULL), "status",
                                            cJSON_CreateString("pass"));
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "check host.os")->change.regression);
     assert_true(row(&c, "check gpu.driver")->change.improvement);
     assert_int_equal(c.regressions, 1);
@@ -133,7 +133,7 @@ static void test_allocation_failures(void **state)
                                            cJSON_CreateString("fail"));
     aitk_compare ref = {0};
     aitk_str want = AITK_STR_INIT;
-    assert_int_equal(aitk_compare_reports(a, b, 5, &ref), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &ref, NULL), AITK_OK);
     assert_int_equal(aitk_compare_render(&ref, AITK_COMPARE_HTML, &want), AITK_OK);
     aitk_compare_free(&ref);
     int failures = 0, ok_in_a_row = 0;
@@ -141,7 +141,7 @@ static void test_allocation_failures(void **state)
         aitk_compare c = {0};
         aitk_str out = AITK_STR_INIT;
         aitk_alloc_fail_after(n);
-        aitk_status st = aitk_compare_reports(a, b, 5, &c);
+        aitk_status st = aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL);
         if (!st)
             st = aitk_compare_render(&c, AITK_COMPARE_HTML, &out);
         aitk_alloc_fail_after(-1);
@@ -170,7 +170,7 @@ static void test_vanished_micro(void **state)
     cJSON *a = base_report(), *b = base_report();
     cJSON_ReplaceItemInObjectCaseSensitive(b, "micro", cJSON_CreateArray());
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "micro memcpy.host")->change.regression);
     assert_true(row(&c, "micro gemm.bf16.flux_qkv")->change.regression);
     assert_true(row(&c, "micro attention.flux_joint")->change.regression);
@@ -180,7 +180,7 @@ static void test_vanished_micro(void **state)
     aitk_str_free(&out);
     aitk_compare_free(&c);
     /* The other way round, a microbenchmark only NEW has is shown and passes. */
-    assert_int_equal(aitk_compare_reports(b, a, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(b, NULL, a, NULL, 5, &c, NULL), AITK_OK);
     assert_false(row(&c, "micro memcpy.host")->change.regression);
     assert_int_equal(c.regressions, 0);
     aitk_compare_free(&c);
@@ -196,7 +196,7 @@ static void test_vanished_workload_and_metric(void **state)
     cJSON_DeleteItemFromArray(cJSON_GetObjectItemCaseSensitive(b, "workloads"), 1); /* chroma */
     cJSON_DeleteItemFromObjectCaseSensitive(obj_path(b, "workloads", 0, "step_time_s"), "p95");
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "workload chroma")->change.regression);
     assert_true(row(&c, "workload flux1-dev: p95 step time")->change.regression);
     assert_false(row(&c, "workload flux1-dev: median step time")->change.regression);
@@ -219,7 +219,7 @@ static void test_from_zero(void **state)
     set_num(obj_path(a, "workloads", 1, "throughput"), "tflops", 0);
     set_num(obj_path(b, "workloads", 1, "throughput"), "tflops", 0);
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     const aitk_compare_row *mem = row(&c, "workload flux1-dev: peak memory");
     assert_true(mem->change.regression);
     assert_false(mem->change.has_delta);
@@ -247,7 +247,7 @@ static void test_unit_change(void **state)
     cJSON_ReplaceItemInObjectCaseSensitive(m, "unit", cJSON_CreateString("MB/s"));
     set_num(m, "value", 11800);
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "micro memcpy.host")->change.regression);
     assert_false(row(&c, "micro memcpy.host")->change.improvement);
     assert_int_equal(c.regressions, 1);
@@ -258,7 +258,7 @@ static void test_unit_change(void **state)
     aitk_str_free(&out);
     aitk_compare_free(&c);
     set_num(m, "value", 11.8);
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "micro memcpy.host")->change.regression);
     aitk_compare_free(&c);
     cJSON_Delete(a);
@@ -274,7 +274,7 @@ static void test_small_memory_readable(void **state)
     set_num(obj_path(a, "workloads", 0, "memory"), "peak_bytes", 5 * 1048576.0);
     set_num(obj_path(b, "workloads", 0, "memory"), "peak_bytes", 5.5 * 1048576.0);
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     assert_true(row(&c, "workload flux1-dev: peak memory")->change.regression); /* +10% */
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "5.0 MiB"));
@@ -300,7 +300,7 @@ static void test_markdown_escapes_report_text(void **state)
     cJSON_ReplaceItemInObjectCaseSensitive(obj_path(b, "workloads", 0, NULL), "status",
                                            cJSON_CreateString("<img src=x onerror=y>|z"));
     aitk_compare c = {0};
-    assert_int_equal(aitk_compare_reports(a, b, 5, &c), AITK_OK);
+    assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
     aitk_str out = render(&c, AITK_COMPARE_MARKDOWN);
     assert_null(strstr(out.ptr, "<script"));
     assert_null(strstr(out.ptr, "<img"));

@@ -272,7 +272,8 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
                                       .steps = ctx->steps,
                                       .device = &dev,
                                       .progress = &pg,
-                                      .train = ctx->train_config};
+                                      .train = ctx->train_config,
+                                      .cost_params = ctx->cost_params};
             st = aitk_bench_workload_run(cfg, &req, &w);
             if (!st && gpu_note)
                 st = append_note(w, gpu_note);
