@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "common/cliopt.h"
 #include "common/log.h"
+#include "models/gpu_table.h"
 #include "models/gpudb.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -121,10 +122,10 @@ int aitk_cmd_gpus(int argc, char **argv)
     if (json) {
         rc = print_json(db);
     } else {
-        int w = 16; /* the GPU column: the longest name */
+        aitk_gpu_table t = AITK_GPU_TABLE_INIT;
         for (size_t i = 0; i < db->count; i++)
-            if ((int)strlen(db->gpus[i].name) > w)
-                w = (int)strlen(db->gpus[i].name);
+            aitk_gpu_table_add(&t, &db->gpus[i]);
+        const int w = t.name_width;
         printf("%-*s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", w, "GPU", "VRAM", "BW GB/s",
                "BF16", "matmul", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
         aitk_str text = AITK_STR_INIT;
@@ -150,12 +151,13 @@ int aitk_cmd_gpus(int argc, char **argv)
                     printf("    unverified: %s\n", aitk_str_cstr(&text));
             }
         }
+        aitk_str_clear(&text);
+        if (aitk_gpu_table_legend(&t, "", "matmul", &text))
+            rc = AITK_EXIT_INTERNAL;
+        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
+               "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
+               "(with sources: --sources).\n", aitk_str_cstr(&text));
         aitk_str_free(&text);
-        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. matmul: the bf16\n"
-               "rate a large torch.mm ran at, as people measured it; ~ derived from a measured\n"
-               "GPU of the same chip; * none listed: %.2f x BF16. Predictions count GEMM and\n"
-               "attention against matmul. Data: bench/gpus.yaml (with sources: --sources).\n",
-               db->matmul_default_fraction);
         if (sources)
             printf("matmul default share: %s\n", db->matmul_default_source);
     }

@@ -405,9 +405,13 @@ static void test_gpus(void **state)
     assert_non_null(strstr(aitk_str_cstr(&r.out), "NVIDIA GeForce RTX 4090"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "unverified"));
     /* The RTX 3090 Ti's derived matmul rate: marked, its source and its
-     * unverified list under the row. */
+     * unverified list under the row, the mark explained below the table. */
     assert_non_null(strstr(aitk_str_cstr(&r.out), "    86.3~ "));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "    unverified: matmul_bf16_tflops\n"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\n~ none measured: derived from a measured "
+                                                   "GPU of the same chip"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\n* none listed: 0.80 x the GPU's datasheet "
+                                                   "BF16 rate\n"));
     ran_free(&r);
     const char *json[] = {"gpus", "--json", NULL};
     r = run(json);
