@@ -27,29 +27,63 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     return st;
 }
 
-/* A measured matmul rate comes with where it was measured, and stays within
- * AITK_RATE_MAX_OVER_DATASHEET of the datasheet's. */
-static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
-                               aitk_gpu_spec *g, aitk_str *err)
+const char *const aitk_gpu_figure_keys[AITK_GPU_FIGURE_COUNT] = {
+#define AITK_X_FIGURE_KEY(id, key) [id] = key,
+    AITK_GPU_FIGURES(AITK_X_FIGURE_KEY)
+#undef AITK_X_FIGURE_KEY
+};
+_Static_assert(AITK_GPU_FIGURE_COUNT <= 32, "aitk_gpu_spec.unverified holds one bit a figure");
+
+/* The key node of `key` in map m (the place to name for a key that must go). */
+static const aitk_yaml_node *key_node(const aitk_yaml_node *m, const char *key)
 {
-    const aitk_yaml_node *v = aitk_yaml_get(m, "matmul_bf16_tflops");
-    const aitk_yaml_node *s = aitk_yaml_get(m, "matmul_source");
-    if (!v && s) {
-        aitk_yaml_errorf(err, doc, s, "%s: matmul_source without matmul_bf16_tflops", g->name);
-        return AITK_E_PARSE;
-    }
-    if (!v)
+    for (size_t i = 0; i < m->count; i++)
+        if (strcmp(m->pairs[i].key->text, key) == 0)
+            return m->pairs[i].key;
+    return NULL;
+}
+
+/* matmul_bf16_tflops: {value, source}. A listed rate was measured by someone
+ * (or derived from such a measurement), so it never comes without saying
+ * who and how: a bare number is refused, and so is the older spelling with
+ * the source in a sibling key. It stays within AITK_RATE_MAX_OVER_DATASHEET
+ * of the datasheet's. A GPU that lists none gets the database's default
+ * share of its datasheet rate, here and nowhere else (the share is loaded
+ * before any entry). */
+static aitk_status load_matmul_rate(const aitk_gpudb *db, const aitk_yaml_node *m,
+                                    aitk_gpu_spec *g, aitk_str *err)
+{
+    static const char *const keys[] = {"value", "source", NULL};
+    const aitk_yaml_doc *doc = db->doc;
+    const aitk_yaml_node *n = aitk_yaml_get(m, "matmul_bf16_tflops");
+    if (!n) {
+        g->matmul_source = NULL;
+        g->matmul_bf16_tflops = db->matmul_default_fraction * g->bf16_tflops;
         return AITK_OK;
-    aitk_status st = get_double(doc, m, "matmul_bf16_tflops", true, &g->matmul_bf16_tflops, err);
-    if (!st && !s) {
-        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops needs a matmul_source (who "
-                                      "measured it, how)", g->name);
+    }
+    if (n->kind == AITK_YAML_SCALAR) {
+        aitk_yaml_errorf(err, doc, n, "%s: matmul_bf16_tflops needs its source: write "
+                                      "{value: %s, source: \"who measured it, how\"}",
+                         g->name, n->text);
         return AITK_E_PARSE;
     }
+    const aitk_yaml_node *v = NULL;
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "matmul_bf16_tflops", err);
     if (!st)
-        st = aitk_yaml_string(doc, s, &g->matmul_source, err);
-    if (!st && (g->matmul_bf16_tflops <= 0 ||
-                g->matmul_bf16_tflops > AITK_RATE_MAX_OVER_DATASHEET * g->bf16_tflops)) {
+        st = aitk_yaml_check_keys(doc, n, keys, "matmul_bf16_tflops", err);
+    if (!st)
+        st = aitk_yaml_need(doc, n, "value", &v, err);
+    if (!st)
+        st = aitk_yaml_double(doc, v, &g->matmul_bf16_tflops, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, n, "source", &g->matmul_source, err);
+    if (!st && strspn(g->matmul_source, " \t") == strlen(g->matmul_source)) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(n, "source"),
+                         "%s: matmul_bf16_tflops has an empty source", g->name);
+        return AITK_E_PARSE;
+    }
+    if (!st && !(g->matmul_bf16_tflops > 0 &&
+                 g->matmul_bf16_tflops <= AITK_RATE_MAX_OVER_DATASHEET * g->bf16_tflops)) {
         aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops %g is not in (0, %.2f x "
                                       "bf16_tflops %g]", g->name, g->matmul_bf16_tflops,
                          AITK_RATE_MAX_OVER_DATASHEET, g->bf16_tflops);
@@ -58,11 +92,71 @@ static aitk_status load_matmul(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     return st;
 }
 
+/* unverified: a list of the entry's figure keys, read into a set. A name
+ * that is no figure key (a typo) or a figure the entry does not list would
+ * otherwise mark nothing, and a derived rate would pass for a measured one. */
+static aitk_status load_unverified(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                                   aitk_gpu_spec *g, aitk_str *err)
+{
+    g->unverified = 0;
+    const aitk_yaml_node *n = aitk_yaml_get(m, "unverified");
+    if (!n)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "unverified", err);
+    for (size_t i = 0; !st && i < n->count; i++) {
+        const char *key = NULL;
+        st = aitk_yaml_string(doc, n->items[i], &key, err);
+        if (st)
+            break;
+        int f = 0;
+        while (f < AITK_GPU_FIGURE_COUNT && strcmp(aitk_gpu_figure_keys[f], key) != 0)
+            f++;
+        if (f == AITK_GPU_FIGURE_COUNT) {
+            aitk_yaml_errorf(err, doc, n->items[i], "%s: unverified lists '%s', which is not a "
+                                                    "figure of a GPU entry (allowed:",
+                             g->name, key);
+            for (f = 0; err && f < AITK_GPU_FIGURE_COUNT; f++)
+                aitk_str_appendf(err, "%s %s", f ? "," : "", aitk_gpu_figure_keys[f]);
+            if (err)
+                aitk_str_append(err, ")");
+            return AITK_E_PARSE;
+        }
+        if (!aitk_yaml_get(m, key)) {
+            aitk_yaml_errorf(err, doc, n->items[i], "%s: unverified lists '%s', which this "
+                                                    "entry does not give", g->name, key);
+            return AITK_E_PARSE;
+        }
+        if (g->unverified & (1u << f)) {
+            aitk_yaml_errorf(err, doc, n->items[i], "%s: unverified lists '%s' twice", g->name,
+                             key);
+            return AITK_E_PARSE;
+        }
+        g->unverified |= 1u << f;
+    }
+    return st;
+}
+
+bool aitk_gpu_is_unverified(const aitk_gpu_spec *g, aitk_gpu_figure f)
+{
+    return (g->unverified >> f) & 1u;
+}
+
+aitk_status aitk_gpu_unverified_text(const aitk_gpu_spec *g, aitk_str *out)
+{
+    bool first = true;
+    for (int f = 0; f < AITK_GPU_FIGURE_COUNT; f++)
+        if (aitk_gpu_is_unverified(g, (aitk_gpu_figure)f)) {
+            aitk_str_appendf(out, "%s%s", first ? "" : ", ", aitk_gpu_figure_keys[f]);
+            first = false;
+        }
+    return aitk_str_status(out);
+}
+
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g)
 {
     if (!g->matmul_source)
         return '*';
-    return strstr(g->unverified, "matmul_bf16_tflops") ? '~' : ' ';
+    return aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_BF16_TFLOPS) ? '~' : ' ';
 }
 
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
@@ -71,15 +165,23 @@ const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
                             : "default: bench/gpus.yaml matmul_default_fraction x bf16_tflops";
 }
 
-static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
-                            const char **alias_slots, char **unverified, aitk_str *err)
+static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
+                            const char **alias_slots, aitk_str *err)
 {
     static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
                                        "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
-                                       "matmul_bf16_tflops", "matmul_source", "cc", "pcie_gen",
-                                       "tdp_w", "unverified", "source", NULL};
+                                       "matmul_bf16_tflops", "cc", "pcie_gen", "tdp_w",
+                                       "unverified", "source", NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
+    const aitk_yaml_node *n = NULL;
+    /* The older spelling, before check_keys calls it merely unknown. */
+    if (!st && (n = key_node(m, "matmul_source"))) {
+        aitk_yaml_errorf(err, doc, n, "'matmul_source' is no longer read: write the source "
+                                      "inside the figure, matmul_bf16_tflops: {value: N, "
+                                      "source: \"...\"}");
+        return AITK_E_PARSE;
+    }
     if (!st)
         st = aitk_yaml_check_keys(doc, m, keys, "a GPU entry", err);
     if (!st)
@@ -100,7 +202,6 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
         st = aitk_yaml_need_string(doc, m, "cc", &g->cc, err);
     if (!st)
         st = aitk_yaml_need_string(doc, m, "source", &g->source, err);
-    const aitk_yaml_node *n = NULL;
     if (!st && (n = aitk_yaml_get(m, "pcie_gen")))
         st = aitk_yaml_long(doc, n, &g->pcie_gen, err);
     if (!st && (n = aitk_yaml_get(m, "tdp_w")))
@@ -111,7 +212,9 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
         return AITK_E_RANGE;
     }
     if (!st)
-        st = load_matmul(doc, m, g, err);
+        st = load_matmul_rate(db, m, g, err);
+    if (!st)
+        st = load_unverified(doc, m, g, err);
     /* Aliases: slots were sized by the caller (count + 1 per GPU). */
     n = aitk_yaml_get(m, "aliases");
     size_t k = 0;
@@ -122,26 +225,7 @@ static aitk_status load_gpu(aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_sp
     }
     alias_slots[k] = NULL;
     g->aliases = alias_slots;
-    aitk_str u = AITK_STR_INIT;
-    n = aitk_yaml_get(m, "unverified");
-    if (!st && n) {
-        st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of field names", err);
-        for (size_t i = 0; !st && i < n->count; i++) {
-            const char *f = NULL;
-            st = aitk_yaml_string(doc, n->items[i], &f, err);
-            if (!st)
-                aitk_str_appendf(&u, "%s%s", i ? ", " : "", f);
-        }
-    }
-    if (!st && aitk_str_status(&u))
-        st = AITK_E_NOMEM;
-    if (st) {
-        aitk_str_free(&u);
-        return st;
-    }
-    *unverified = u.len ? aitk_str_steal(&u) : aitk_strdup("");
-    g->unverified = *unverified;
-    return *unverified ? AITK_OK : AITK_E_NOMEM;
+    return st;
 }
 
 static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus, aitk_str *err);
@@ -188,6 +272,8 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
                           : AITK_E_PARSE;
     if (!gpus)
         aitk_yaml_errorf(err, doc, doc->root, "missing 'gpus'");
+    /* The default share first: each entry without a listed matmul rate takes
+     * it as it loads, wherever the key stands in the file. */
     if (!st)
         st = load_default_fraction(db, err);
     size_t slots = 0;
@@ -198,21 +284,16 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
     if (!st && gpus->count) {
         db->gpus = aitk_calloc(gpus->count, sizeof *db->gpus);
         db->alias_store = aitk_calloc(slots, sizeof *db->alias_store);
-        db->unverified_store = aitk_calloc(gpus->count, sizeof *db->unverified_store);
-        if (!db->gpus || !db->alias_store || !db->unverified_store)
+        if (!db->gpus || !db->alias_store)
             st = AITK_E_NOMEM;
     }
     size_t used = 0;
     for (size_t i = 0; !st && i < gpus->count; i++) {
         const aitk_yaml_node *a = aitk_yaml_get(gpus->items[i], "aliases");
-        st = load_gpu(db, gpus->items[i], &db->gpus[i], db->alias_store + used,
-                      &db->unverified_store[i], err);
+        st = load_gpu(db, gpus->items[i], &db->gpus[i], db->alias_store + used, err);
         used += 1 + (a && a->kind == AITK_YAML_SEQ ? a->count : 0);
         db->count = i + 1;
     }
-    for (size_t i = 0; !st && i < db->count; i++)
-        if (!db->gpus[i].matmul_source)
-            db->gpus[i].matmul_bf16_tflops = db->gpus[i].bf16_tflops * db->matmul_default_fraction;
     if (!st)
         st = check_names(db, gpus, err);
     if (st) {
@@ -235,9 +316,6 @@ void aitk_gpudb_free(aitk_gpudb *db)
 {
     if (!db)
         return;
-    for (size_t i = 0; db->unverified_store && i < db->count; i++)
-        aitk_free(db->unverified_store[i]);
-    aitk_free(db->unverified_store);
     aitk_free(db->alias_store);
     aitk_free(db->gpus);
     aitk_yaml_free(db->doc);

@@ -20,6 +20,30 @@
  * the GPU too fast. */
 #define AITK_RATE_MAX_OVER_DATASHEET 1.25
 
+/* The figures of a GPU entry, in the order the entries list them: the keys
+ * its `unverified` list may name. */
+#define AITK_GPU_FIGURES(X)                                                                \
+    X(AITK_GPU_VRAM_GB, "vram_gb")                                                         \
+    X(AITK_GPU_BANDWIDTH_GBS, "bandwidth_gbs")                                             \
+    X(AITK_GPU_BF16_TFLOPS, "bf16_tflops")                                                 \
+    X(AITK_GPU_FP16_TFLOPS, "fp16_tflops")                                                 \
+    X(AITK_GPU_FP8_TFLOPS, "fp8_tflops")                                                   \
+    X(AITK_GPU_FP32_TFLOPS, "fp32_tflops")                                                 \
+    X(AITK_GPU_MATMUL_BF16_TFLOPS, "matmul_bf16_tflops")                                   \
+    X(AITK_GPU_CC, "cc")                                                                   \
+    X(AITK_GPU_PCIE_GEN, "pcie_gen")                                                       \
+    X(AITK_GPU_TDP_W, "tdp_w")
+
+typedef enum aitk_gpu_figure {
+#define AITK_X_FIGURE_ENUM(id, key) id,
+    AITK_GPU_FIGURES(AITK_X_FIGURE_ENUM)
+#undef AITK_X_FIGURE_ENUM
+    AITK_GPU_FIGURE_COUNT
+} aitk_gpu_figure;
+
+/* Each figure's key in bench/gpus.yaml, indexed by aitk_gpu_figure. */
+extern const char *const aitk_gpu_figure_keys[AITK_GPU_FIGURE_COUNT];
+
 typedef struct aitk_gpu_spec {
     const char *name;          /* short display name: "RTX 4090" */
     const char *const *aliases; /* NULL-terminated, NVML names among them */
@@ -27,16 +51,21 @@ typedef struct aitk_gpu_spec {
     /* The bf16 rate the GPU's tensor cores sustain on a large matmul: the
      * figure bench/gpus.yaml lists (measured, or for a GPU nobody measured,
      * derived from a measured sibling and marked unverified), else
-     * bf16_tflops x the database's matmul_default_fraction. The cost
-     * model's GEMM and attention efficiencies are fractions of it, so a
-     * GeForce card that boosts past its datasheet and a 300 W card that never
-     * reaches it are each counted at their own speed. */
+     * bf16_tflops x the database's matmul_default_fraction, filled in when
+     * the entry is loaded. The cost model's GEMM and attention efficiencies
+     * are fractions of it, so a GeForce card that boosts past its datasheet
+     * and a 300 W card that never reaches it are each counted at their own
+     * speed. */
     double matmul_bf16_tflops;
-    const char *matmul_source; /* where the listed figure comes from; NULL: the default share */
+    /* The listed figure's source (matmul_bf16_tflops: {value, source});
+     * NULL: the default share. */
+    const char *matmul_source;
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;
-    const char *unverified;    /* comma-separated field names, "" if none */
+    /* The figures the entry's `unverified` list names: bit (1u << f) for
+     * each aitk_gpu_figure f (aitk_gpu_is_unverified). */
+    unsigned unverified;
 } aitk_gpu_spec;
 
 typedef struct aitk_gpudb {
@@ -46,14 +75,18 @@ typedef struct aitk_gpudb {
     aitk_gpu_spec *gpus;
     size_t count;
     const char **alias_store;  /* backing store of every aliases array */
-    char **unverified_store;
 } aitk_gpudb;
 
-/* Where g's matmul_bf16_tflops comes from: its matmul_source, or the
+/* Whether g's entry lists figure f as unverified. */
+bool aitk_gpu_is_unverified(const aitk_gpu_spec *g, aitk_gpu_figure f);
+/* Appends the keys of g's unverified figures to out, ", " between them, in
+ * the order of AITK_GPU_FIGURES; nothing when there are none. */
+aitk_status aitk_gpu_unverified_text(const aitk_gpu_spec *g, aitk_str *out);
+/* Where g's matmul_bf16_tflops comes from: its listed source, or the
  * database's default share of the datasheet rate. */
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
-/* Its mark in tables: ' ' measured, '~' derived (listed, but unverified),
- * '*' the default share. */
+/* Its mark in tables: ' ' measured, '~' derived (listed, and named in the
+ * entry's unverified list), '*' the default share. */
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
 
 /* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "models/gpu_table.h"
+
 #define GIB 1073741824.0
 
 double aitk_predict_minutes_per_1000(const aitk_prediction *p)
@@ -60,14 +62,13 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
-/* Width of the GPU column: the longest name shown, at least 16. */
-static int gpu_column(const aitk_predict_result *r)
+/* The GPU column's width and the matmul marks of the rows shown. */
+static aitk_gpu_table gpu_table(const aitk_predict_result *r)
 {
-    size_t w = 16;
+    aitk_gpu_table t = AITK_GPU_TABLE_INIT;
     for (size_t i = 0; i < r->n_rows; i++)
-        if (strlen(r->rows[i].gpu->name) > w)
-            w = strlen(r->rows[i].gpu->name);
-    return (int)w;
+        aitk_gpu_table_add(&t, r->rows[i].gpu);
+    return t;
 }
 
 /* The efficiencies behind the times, so a reader of --explain can redo them. */
@@ -115,26 +116,22 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (int i = 0; i < AITK_BYTES_TERMS; i++)
         fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
     explain_efficiencies(out, r, params);
-    const int w = gpu_column(r);
+    const aitk_gpu_table t = gpu_table(r);
     fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-*s %9s %7s %7s %7s %7s\n",
-            largest, r->step_scale ? " (step scale included)" : "", w, "GPU", "matmul TF",
-            "GEMM", "attn", "memory", "other");
-    bool any_default = false, any_derived = false;
+            largest, r->step_scale ? " (step scale included)" : "", t.name_width, "GPU",
+            "matmul TF", "GEMM", "attn", "memory", "other");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
-        any_default |= aitk_gpu_matmul_mark(g) == '*';
-        any_derived |= aitk_gpu_matmul_mark(g) == '~';
-        fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", w, g->name,
+        fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", t.name_width, g->name,
                 g->matmul_bf16_tflops, aitk_gpu_matmul_mark(g), q->t_gemm,
                 q->t_attention, q->t_memory, q->t_overhead);
     }
-    fputs("  matmul TF: the bf16 TFLOP/s a large matmul ran at, as measured (bench/gpus.yaml)",
-          out);
-    fputs(any_derived ? ";\n  ~ none measured: derived from a measured GPU of the same chip" : "",
-          out);
-    fputs(any_default ? ";\n  * none listed for the GPU: a share of its datasheet rate\n" : "\n",
-          out);
+    aitk_str legend = AITK_STR_INIT;
+    /* Out of memory, the legend is left out; the table above stands. */
+    if (aitk_gpu_table_legend(&t, "  ", "matmul TF", &legend) == AITK_OK)
+        fputs(aitk_str_cstr(&legend), out);
+    aitk_str_free(&legend);
 }
 
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
@@ -144,7 +141,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
     const aitk_model_targets *t = &r->spec->targets;
     fprintf(out, "  documented target: %.0f GB VRAM, %s, %.0f min per 1000 steps (%s)\n",
             t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
-    const int w = gpu_column(r);
+    const int w = gpu_table(r).name_width;
     fprintf(out, "  %-*s %7s %9s %5s %8s %9s %9s\n", w, "GPU", "VRAM", "peak", "fits", "s/step",
             "min/1000", "USD/1000");
     for (size_t i = 0; i < r->n_rows; i++) {

@@ -9,6 +9,7 @@
 #include "common/alloc.h"
 #include "common/cliopt.h"
 #include "common/log.h"
+#include "models/gpu_table.h"
 #include "models/gpudb.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -57,7 +58,14 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddStringToObject(o, "cc", g->cc);
         cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
         cJSON_AddNumberToObject(o, "tdp_w", (double)g->tdp_w);
-        cJSON_AddStringToObject(o, "unverified", g->unverified);
+        aitk_str unverified = AITK_STR_INIT;
+        const bool listed = aitk_gpu_unverified_text(g, &unverified) == AITK_OK &&
+                            cJSON_AddStringToObject(o, "unverified", aitk_str_cstr(&unverified));
+        aitk_str_free(&unverified);
+        if (!listed) {
+            cJSON_Delete(arr);
+            return AITK_EXIT_INTERNAL;
+        }
         cJSON_AddStringToObject(o, "source", g->source);
     }
     char *text = arr ? cJSON_Print(arr) : NULL;
@@ -112,12 +120,13 @@ int aitk_cmd_gpus(int argc, char **argv)
     if (json) {
         rc = print_json(db);
     } else {
-        int w = 16; /* the GPU column: the longest name */
+        aitk_gpu_table t = AITK_GPU_TABLE_INIT;
         for (size_t i = 0; i < db->count; i++)
-            if ((int)strlen(db->gpus[i].name) > w)
-                w = (int)strlen(db->gpus[i].name);
+            aitk_gpu_table_add(&t, &db->gpus[i]);
+        const int w = t.name_width;
         printf("%-*s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", w, "GPU", "VRAM", "BW GB/s",
                "BF16", "matmul", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
+        aitk_str text = AITK_STR_INIT;
         for (size_t i = 0; i < db->count; i++) {
             const aitk_gpu_spec *g = &db->gpus[i];
             printf("%-*s %4.0f GB %8.0f %8.1f %8.1f%c ", w, g->name, g->vram_gb,
@@ -133,15 +142,20 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("    source: %s\n", g->source);
                 if (g->matmul_source)
                     printf("    matmul: %s\n", g->matmul_source);
-                if (g->unverified[0])
-                    printf("    unverified: %s\n", g->unverified);
+                aitk_str_clear(&text);
+                if (aitk_gpu_unverified_text(g, &text))
+                    rc = AITK_EXIT_INTERNAL;
+                else if (text.len)
+                    printf("    unverified: %s\n", aitk_str_cstr(&text));
             }
         }
-        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate. matmul: the bf16\n"
-               "rate a large torch.mm ran at, as people measured it; ~ derived from a measured\n"
-               "GPU of the same chip; * none listed: %.2f x BF16. Predictions count GEMM and\n"
-               "attention against matmul. Data: bench/gpus.yaml (with sources: --sources).\n",
-               db->matmul_default_fraction);
+        aitk_str_clear(&text);
+        if (aitk_gpu_table_legend(&t, "", "matmul", &text))
+            rc = AITK_EXIT_INTERNAL;
+        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
+               "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
+               "(with sources: --sources).\n", aitk_str_cstr(&text));
+        aitk_str_free(&text);
         if (sources)
             printf("matmul default share: %s\n", db->matmul_default_source);
     }

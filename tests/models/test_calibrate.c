@@ -34,7 +34,7 @@
 
 typedef struct datasheet {
     double bf16_tflops, bandwidth_gbs;
-    double matmul_tflops; /* matmul_bf16_tflops, or matmul_default_fraction x bf16 */
+    double matmul_tflops; /* matmul_bf16_tflops's value, or matmul_default_fraction x bf16 */
 } datasheet;
 
 static double yaml_number(const aitk_yaml_doc *doc, const aitk_yaml_node *n)
@@ -61,7 +61,8 @@ static datasheet datasheet_of(const char *alias)
                 const aitk_yaml_node *f = aitk_yaml_get(aitk_yaml_get(doc->root,
                                                                       "matmul_default_fraction"),
                                                         "value");
-                d.matmul_tflops = m ? yaml_number(doc, m) : yaml_number(doc, f) * d.bf16_tflops;
+                d.matmul_tflops = m ? yaml_number(doc, aitk_yaml_figure(m))
+                                    : yaml_number(doc, f) * d.bf16_tflops;
             }
     }
     aitk_yaml_free(doc);

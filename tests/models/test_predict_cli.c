@@ -404,6 +404,14 @@ static void test_gpus(void **state)
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(aitk_str_cstr(&r.out), "NVIDIA GeForce RTX 4090"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "unverified"));
+    /* The RTX 3090 Ti's derived matmul rate: marked, its source and its
+     * unverified list under the row, the mark explained below the table. */
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "    86.3~ "));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "    unverified: matmul_bf16_tflops\n"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\n~ none measured: derived from a measured "
+                                                   "GPU of the same chip"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\n* none listed: 0.80 x the GPU's datasheet "
+                                                   "BF16 rate\n"));
     ran_free(&r);
     const char *json[] = {"gpus", "--json", NULL};
     r = run(json);
@@ -412,6 +420,17 @@ static void test_gpus(void **state)
     assert_true(cJSON_IsArray(j));
     /* The 18 rows of FACTS.md section 7 and 7 beyond it (test_gpudb.c). */
     assert_int_equal(cJSON_GetArraySize(j), 25);
+    /* The unverified figures as text, in the order of the row's figures. */
+    const cJSON *ti = cJSON_GetArrayItem(j, 1), *l40 = cJSON_GetArrayItem(j, 15);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "name")), "RTX 3090 Ti");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "unverified")),
+                        "matmul_bf16_tflops");
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "matmul_source")),
+                           "derived"));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l40, "name")), "L40");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l40, "unverified")),
+                        "bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops, "
+                        "pcie_gen, tdp_w");
     cJSON_Delete(j);
     ran_free(&r);
 }
