@@ -263,6 +263,14 @@ static void test_glob_one_rule(void **state)
     aitk_str_clear(&out);
     assert_int_equal(run_deps(lone_pointer, &out, &err, NULL), 1);
     assert_non_null(strstr(aitk_str_cstr(&out), "why: a Git LFS pointer"));
+    /* --load: this OS's loader refuses it too, its witness, not a second problem. */
+    const char *load_pointer[] = {"--load", g.paths[3].ptr, NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(load_pointer, &out, &err, NULL), 1);
+    if (!strstr(aitk_str_cstr(&out), "  loader says: ") ||
+        strstr(aitk_str_cstr(&out), "not loadable on this OS") ||
+        !strstr(aitk_str_cstr(&out), "result: 1 problem,"))
+        fail_msg("%s", aitk_str_cstr(&out));
     const char *pointer_and_script[] = {g.paths[4].ptr, g.paths[3].ptr, NULL};
     assert_int_equal(run_deps(pointer_and_script, &out, &err, NULL), 1);
     /* Everything skipped: nothing to examine (exit 2), each named on stderr. */
