@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 
 static const char *state_text(const aitk_dep_node *n)
 {
@@ -20,9 +21,11 @@ static const char *state_text(const aitk_dep_node *n)
     }
 }
 
+/* The file name of a root's path, as tree.c's chains give it: on Windows
+ * C:\x\fbgemm.dll is fbgemm.dll too. */
 static const char *base_name(const char *p)
 {
-    const char *s = strrchr(p, '/');
+    const char *s = aitk_path_last_separator(p);
     return s ? s + 1 : p;
 }
 
