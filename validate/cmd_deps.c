@@ -58,11 +58,13 @@ static void deps_help(void)
           "  --load-timeout S     give up on a --load after S seconds (default 30)\n"
           "\n"
           "\n"
-          "Every PATH is read before anything is printed: a PATH that is missing,\n"
-          "unreadable, not a regular file or a malformed library stops the run\n"
-          "(exit 2, nothing printed). A PATH that is no library at all (a GNU ld\n"
-          "script such as libc.so, an ar archive, a text file) is listed as skipped\n"
-          "and does not change the exit code, unless no PATH is a library (exit 2).\n"
+          "Every PATH is read once, before anything is printed: a PATH that is\n"
+          "missing, unreadable, not a regular file or a malformed library stops the\n"
+          "run (exit 2, nothing printed). A GNU ld script (such as libc.so) or an ar\n"
+          "archive is listed as skipped, as is any other file that is no library and\n"
+          "not named like one (README.txt); neither changes the exit code, unless\n"
+          "every PATH is skipped (exit 2). A file named like a library (.so, .so.N,\n"
+          ".dll, .pyd) that is none (empty, text, a Git LFS pointer) is a problem.\n"
           "\n"
           "Exit codes: 0 nothing missing, 1 a library is missing or unusable,\n"
           "2 bad usage or an unreadable PATH, 3 internal error.\n",
@@ -280,10 +282,12 @@ static void describe_child(aitk_status st, const aitk_proc_result *r, const aitk
 static aitk_status load_verdict(const char *self, long timeout_ms, const char *path,
                                 const char *shown, aitk_dep_tree *t, aitk_str *err)
 {
+    /* A file named like a library that is none is refused by this OS's
+     * loader as by any: its words are what the user met. */
 #ifdef _WIN32
-    bool native = t->format == AITK_DEP_PE;
+    bool native = t->not_library || t->format == AITK_DEP_PE;
 #else
-    bool native = t->format == AITK_DEP_ELF;
+    bool native = t->not_library || t->format == AITK_DEP_ELF;
 #endif
     aitk_str verdict = AITK_STR_INIT;
     aitk_status st = AITK_OK;
@@ -324,42 +328,49 @@ typedef struct deps_run {
 /* One PATH: its tree once read, or why it was passed over. */
 typedef struct deps_input {
     const char *path;
-    const char *skip; /* not a library: what it is instead */
+    aitk_dep_other skip; /* skipped, not a library: what it is instead; else NONE */
     aitk_dep_tree t;
-    bool analyzed;
+    bool read;           /* t holds a root (and, once walked, its tree) to free */
 } deps_input;
 
-/* Before anything is written: every PATH must be a readable regular file
- * (exit 2 otherwise, one line on stderr); one that is not a library is
- * noted as skipped. */
-static int check_input(deps_input *in)
+/* Before anything is written: the PATH's one read (aitk_deps_read_root).
+ * A PATH that is missing, unreadable, a folder or a device stops the run
+ * (exit 2, one line on stderr). One that is not a library is noted as
+ * skipped, or, named like a library, kept as a broken one: libdeps' one
+ * rule (aitk_deps_not_library_is_problem) decides. */
+static int read_input(const deps_run *run, deps_input *in)
 {
     aitk_str err = AITK_STR_INIT;
-    aitk_dep_format fmt;
-    aitk_dep_other other;
-    aitk_status st = aitk_deps_sniff(in->path, &fmt, &other, &err);
-    if (!st && other != AITK_DEP_OTHER_NONE)
-        in->skip = aitk_dep_other_text(other);
-    if (st)
-        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
-    aitk_str_free(&err);
-    return st ? AITK_EXIT_USAGE : AITK_EXIT_OK;
-}
-
-/* The static walk of one library, output-free; a library that cannot be
- * read at all (AITK_E_PARSE: a malformed header) is bad input. */
-static int analyze_input(const deps_run *run, deps_input *in)
-{
-    aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_deps_analyze(run->d, in->path, &in->t, &err);
+    aitk_status st = aitk_deps_read_root(run->d, in->path, &in->t, &err);
     int rc = AITK_EXIT_OK;
-    if (st == AITK_E_NOMEM) {
+    if (st == AITK_E_UNSUPPORTED && in->t.not_library) {
+        in->skip = in->t.not_library;
+    } else if (st == AITK_E_NOMEM) {
         rc = AITK_EXIT_INTERNAL;
     } else if (st) {
         aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
         rc = AITK_EXIT_USAGE;
     } else {
-        in->analyzed = true;
+        in->read = true;
+    }
+    aitk_str_free(&err);
+    return rc;
+}
+
+/* The static walk from a root read above, output-free; a library that
+ * cannot be read at all (AITK_E_PARSE: a malformed header) is bad input. */
+static int walk_input(const deps_run *run, deps_input *in)
+{
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_walk(run->d, &in->t, &err);
+    int rc = AITK_EXIT_OK;
+    if (st)
+        in->read = false; /* the walk freed the tree */
+    if (st == AITK_E_NOMEM) {
+        rc = AITK_EXIT_INTERNAL;
+    } else if (st) {
+        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_USAGE;
     }
     aitk_str_free(&err);
     return rc;
@@ -390,12 +401,14 @@ static int deps_one(const deps_run *run, deps_input *in)
         if (run->skipped) {
             cJSON *s = cJSON_CreateObject();
             cJSON_AddStringToObject(s, "path", in->path);
-            cJSON_AddStringToObject(s, "reason", in->skip);
+            cJSON_AddStringToObject(s, "reason", aitk_dep_other_text(in->skip));
+            cJSON_AddStringToObject(s, "kind", aitk_dep_other_name(in->skip));
             cJSON_AddItemToArray(run->skipped, s);
         } else {
             aitk_str line = AITK_STR_INIT;
             aitk_deps_text_escape(&line, in->path);
-            printf("%s: skipped, not a shared library: %s\n", aitk_str_cstr(&line), in->skip);
+            printf("%s: skipped, not a shared library: %s\n", aitk_str_cstr(&line),
+                   aitk_dep_other_text(in->skip));
             aitk_str_free(&line);
         }
         return AITK_EXIT_OK;
@@ -422,30 +435,32 @@ static int deps_one(const deps_run *run, deps_input *in)
 }
 
 /* Reads every input before writing anything, so that exit 2 (a missing or
- * unreadable PATH, a malformed library) writes nothing to stdout. Inputs
- * that are not libraries are skipped without changing the exit code, unless
- * no input is a library: then there is nothing to examine (exit 2). */
+ * unreadable PATH, a malformed library) writes nothing to stdout: first
+ * each PATH's one read, then the walks. Inputs skipped as no library do
+ * not change the exit code, unless every input is skipped: then there is
+ * nothing to examine (exit 2). A file named like a library that is none (a
+ * lone Git LFS pointer) is examined: a finding, exit 1. */
 static int deps_all(deps_run *run, char **paths, size_t count)
 {
     deps_input *in = aitk_calloc(count ? count : 1, sizeof *in);
     if (!in)
         return AITK_EXIT_INTERNAL;
     int rc = AITK_EXIT_OK;
-    size_t libraries = 0;
+    size_t examined = 0;
     for (size_t i = 0; i < count && !rc; i++) {
         in[i].path = paths[i];
-        rc = check_input(&in[i]);
-        libraries += !rc && !in[i].skip;
+        rc = read_input(run, &in[i]);
+        examined += !rc && !in[i].skip;
     }
-    if (!rc && libraries == 0) {
+    if (!rc && examined == 0) {
         for (size_t i = 0; i < count; i++)
             aitk_log(AITK_LOG_ERROR, "deps: %s: not a shared library: %s", in[i].path,
-                     in[i].skip);
+                     aitk_dep_other_text(in[i].skip));
         rc = AITK_EXIT_USAGE;
     }
     for (size_t i = 0; i < count && !rc; i++)
         if (!in[i].skip)
-            rc = analyze_input(run, &in[i]);
+            rc = walk_input(run, &in[i]);
     cJSON *doc = NULL;
     if (!rc && run->a->json) {
         doc = cJSON_CreateObject();
@@ -477,7 +492,7 @@ static int deps_all(deps_run *run, char **paths, size_t count)
     }
     cJSON_Delete(doc);
     for (size_t i = 0; i < count; i++)
-        if (in[i].analyzed)
+        if (in[i].read)
             aitk_dep_tree_free(&in[i].t);
     aitk_free(in);
     if (!rc && any_problem)

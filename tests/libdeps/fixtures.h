@@ -11,6 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -53,6 +56,57 @@ static inline int fx_run(const char *const *argv, aitk_str *out)
     aitk_str_free(&errout);
     return st || !r.exited ? -1 : r.exit_code;
 }
+
+/* Writes `n` bytes to dir/name (a file the test makes itself, as a user's
+ * broken install has them); false when it cannot. */
+static inline bool fx_put(const char *dir, const char *name, const void *data, size_t n)
+{
+    aitk_str path = AITK_STR_INIT;
+    aitk_str_appendf(&path, "%s/%s", dir, name);
+    FILE *f = fopen(aitk_str_cstr(&path), "wb");
+    bool ok = f && fwrite(data, 1, n, f) == n;
+    if (f && fclose(f) != 0)
+        ok = false;
+    aitk_str_free(&path);
+    return ok;
+}
+
+#ifdef __linux__
+/* How often a file is opened, told by the kernel (inotify), whoever opens
+ * it: this process or a child. fx_watch_opens before, fx_count_opens after;
+ * -1 when inotify is not available. The kernel merges identical events
+ * that follow each other unread, so two opens with nothing between them
+ * would count once; reads (IN_ACCESS) are watched too, so that an open
+ * after a read of the first bytes (a sniff, then a second open to read
+ * the object) counts as the second open it is. */
+static inline int fx_watch_opens(const char *path)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd >= 0 && inotify_add_watch(fd, path, IN_OPEN | IN_ACCESS | IN_CLOSE) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static inline void fx_count_opens(int fd, int *opens, int *closes)
+{
+    *opens = *closes = 0;
+    union {
+        struct inotify_event e;
+        char bytes[4096];
+    } buf;
+    ssize_t n;
+    while ((n = read(fd, buf.bytes, sizeof buf.bytes)) > 0) {
+        for (ssize_t at = 0; at < n;) {
+            const struct inotify_event *e = (const struct inotify_event *)(buf.bytes + at);
+            *opens += (e->mask & IN_OPEN) != 0;
+            *closes += (e->mask & IN_CLOSE) != 0;
+            at += (ssize_t)(sizeof *e + e->len);
+        }
+    }
+}
+#endif
 
 static inline uint32_t fx_rand(uint64_t *s)
 {

@@ -143,6 +143,12 @@ static void test_inputs_checked_first(void **state)
     assert_int_equal(run_deps(good_missing, &out, &err, NULL), 2);
     assert_int_equal(out.len, 0);
     assert_non_null(strstr(aitk_str_cstr(&err), "nothing-here.so"));
+    /* A PATH is named as it was given, not made absolute. */
+    const char *relative[] = {"no-such-dir/nothing-here.so", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(relative, &out, &err, NULL), 2);
+    if (!strstr(aitk_str_cstr(&err), "deps: no-such-dir/nothing-here.so: "))
+        fail_msg("stderr: %s", aitk_str_cstr(&err));
     const char *good_folder[] = {FX "/elf/chain/libtop.so", FX "/elf", NULL};
     aitk_str_clear(&out);
     assert_int_equal(run_deps(good_folder, &out, &err, NULL), 2);
@@ -175,6 +181,223 @@ static void test_inputs_checked_first(void **state)
     assert_non_null(strstr(aitk_str_cstr(&err), "not a shared library: a GNU ld script"));
     aitk_str_free(&out);
     aitk_str_free(&err);
+}
+
+/* A library folder as a shell glob meets it: files that are no library by
+ * design (a GNU ld script, an ar archive even under a .so name) or by name
+ * (README.txt) are skipped; files named like a library that are none (a Git
+ * LFS pointer, an empty file) are problems, with the remedy. */
+typedef struct glob_dir {
+    char dir[32];
+    aitk_str paths[5];
+} glob_dir;
+
+static const char lfs_pointer[] =
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 876543210\n";
+
+static void glob_dir_make(glob_dir *g)
+{
+    strcpy(g->dir, "/tmp/aitk-glob-XXXXXX");
+    assert_non_null(mkdtemp(g->dir));
+    static const char script[] = "/* GNU ld script */\nGROUP ( libc.so.6 )\n";
+    static const char archive[] = "!<arch>\n";
+    /* In the order a glob gives them (byte order). */
+    assert_true(fx_put(g->dir, "README.txt", "how to build\n", 13));
+    assert_true(fx_put(g->dir, "libarch.so", archive, sizeof archive - 1));
+    assert_true(fx_put(g->dir, "libbar.so", "", 0));
+    assert_true(fx_put(g->dir, "libfoo.so", lfs_pointer, sizeof lfs_pointer - 1));
+    assert_true(fx_put(g->dir, "libscript.so", script, sizeof script - 1));
+    const char *names[] = {"README.txt", "libarch.so", "libbar.so", "libfoo.so", "libscript.so"};
+    for (size_t i = 0; i < 5; i++) {
+        g->paths[i] = (aitk_str)AITK_STR_INIT;
+        aitk_str_appendf(&g->paths[i], "%s/%s", g->dir, names[i]);
+    }
+}
+
+static void glob_dir_remove(glob_dir *g)
+{
+    for (size_t i = 0; i < 5; i++) {
+        remove(g->paths[i].ptr);
+        aitk_str_free(&g->paths[i]);
+    }
+    assert_int_equal(rmdir(g->dir), 0);
+}
+
+static void test_glob_one_rule(void **state)
+{
+    (void)state;
+    glob_dir g;
+    glob_dir_make(&g);
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {g.paths[0].ptr, g.paths[1].ptr, g.paths[2].ptr, g.paths[3].ptr,
+                          g.paths[4].ptr, NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    const char *o = aitk_str_cstr(&out);
+    aitk_str want[9];
+    for (size_t i = 0; i < 9; i++)
+        want[i] = (aitk_str)AITK_STR_INIT;
+    aitk_str_appendf(&want[0], "%s: skipped, not a shared library: neither an ELF nor a PE",
+                     g.paths[0].ptr);
+    aitk_str_appendf(&want[1], "%s: skipped, not a shared library: an ar archive", g.paths[1].ptr);
+    aitk_str_appendf(&want[2], "%s: skipped, not a shared library: a GNU ld script",
+                     g.paths[4].ptr);
+    aitk_str_appendf(&want[3], "%s (not a shared library)\n  PROBLEM: libbar.so: NOT A LIBRARY\n"
+                               "    file: %s\n    why: an empty file\n", g.paths[2].ptr,
+                     g.paths[2].ptr);
+    aitk_str_appendf(&want[4], "%s (not a shared library)\n  PROBLEM: libfoo.so: NOT A LIBRARY\n"
+                               "    file: %s\n    why: a Git LFS pointer", g.paths[3].ptr,
+                     g.paths[3].ptr);
+    aitk_str_append(&want[5], "git lfs pull");
+    aitk_str_append(&want[6], "pip install --force-reinstall");
+    aitk_str_append(&want[7], "source: Git LFS specification");
+    aitk_str_append(&want[8], "result: 1 problem, 0 warnings (0 links examined)");
+    for (size_t i = 0; i < 9; i++) {
+        if (!strstr(o, want[i].ptr))
+            fail_msg("output lacks '%s':\n%s", want[i].ptr, o);
+        aitk_str_free(&want[i]);
+    }
+    /* Exit 1 through the problems alone: the skipped files change nothing. */
+    const char *lone_pointer[] = {g.paths[3].ptr, NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(lone_pointer, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "why: a Git LFS pointer"));
+    /* --load: this OS's loader refuses it too, its witness, not a second problem. */
+    const char *load_pointer[] = {"--load", g.paths[3].ptr, NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(load_pointer, &out, &err, NULL), 1);
+    if (!strstr(aitk_str_cstr(&out), "  loader says: ") ||
+        strstr(aitk_str_cstr(&out), "not loadable on this OS") ||
+        !strstr(aitk_str_cstr(&out), "result: 1 problem,"))
+        fail_msg("%s", aitk_str_cstr(&out));
+    const char *pointer_and_script[] = {g.paths[4].ptr, g.paths[3].ptr, NULL};
+    assert_int_equal(run_deps(pointer_and_script, &out, &err, NULL), 1);
+    /* Everything skipped: nothing to examine (exit 2), each named on stderr. */
+    const char *skipped_only[] = {g.paths[0].ptr, g.paths[1].ptr, NULL};
+    aitk_str_clear(&out);
+    aitk_str_clear(&err);
+    assert_int_equal(run_deps(skipped_only, &out, &err, NULL), 2);
+    assert_int_equal(out.len, 0);
+    assert_non_null(strstr(aitk_str_cstr(&err), "README.txt: not a shared library: neither"));
+    assert_non_null(strstr(aitk_str_cstr(&err), "libarch.so: not a shared library: an ar"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+    glob_dir_remove(&g);
+}
+
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+    if (!s)
+        fail_msg("no string '%s' in %s", key, cJSON_PrintUnformatted(o));
+    return s;
+}
+
+static void test_glob_one_rule_json(void **state)
+{
+    (void)state;
+    glob_dir g;
+    glob_dir_make(&g);
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {"--json",       g.paths[0].ptr, g.paths[1].ptr, g.paths[2].ptr,
+                          g.paths[3].ptr, g.paths[4].ptr, NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    assert_non_null(doc);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ok")));
+    cJSON *skipped = cJSON_GetObjectItem(doc, "skipped");
+    assert_int_equal(cJSON_GetArraySize(skipped), 3);
+    const char *skip_path[] = {g.paths[0].ptr, g.paths[1].ptr, g.paths[4].ptr};
+    const char *skip_kind[] = {"unknown", "ar_archive", "ld_script"};
+    for (int i = 0; i < 3; i++) {
+        cJSON *s = cJSON_GetArrayItem(skipped, i);
+        assert_string_equal(json_str(s, "path"), skip_path[i]);
+        assert_string_equal(json_str(s, "kind"), skip_kind[i]);
+    }
+    assert_string_equal(json_str(cJSON_GetArrayItem(skipped, 2), "reason"), "a GNU ld script");
+    cJSON *roots = cJSON_GetObjectItem(doc, "roots");
+    assert_int_equal(cJSON_GetArraySize(roots), 2);
+    const char *root_path[] = {g.paths[2].ptr, g.paths[3].ptr};
+    const char *root_kind[] = {"empty", "git_lfs_pointer"};
+    const char *root_name[] = {"libbar.so", "libfoo.so"};
+    const char *root_why[] = {"an empty file", "a Git LFS pointer"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *r = cJSON_GetArrayItem(roots, i);
+        assert_string_equal(json_str(r, "path"), root_path[i]);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "format")));
+        assert_string_equal(json_str(r, "not_library"), root_kind[i]);
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(r, "ok")));
+        cJSON *problems = cJSON_GetObjectItem(r, "problems");
+        assert_int_equal(cJSON_GetArraySize(problems), 1);
+        cJSON *p = cJSON_GetArrayItem(problems, 0);
+        assert_string_equal(json_str(p, "kind"), "bad_file");
+        assert_string_equal(json_str(p, "not_library"), root_kind[i]);
+        /* A root's problem is named by its path, as for a cut-off root. */
+        assert_string_equal(json_str(p, "name"), root_path[i]);
+        cJSON *chain = cJSON_GetObjectItem(p, "chain");
+        assert_int_equal(cJSON_GetArraySize(chain), 1);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(chain, 0)), root_name[i]);
+        assert_string_equal(json_str(p, "path"), root_path[i]);
+        if (strncmp(json_str(p, "detail"), root_why[i], strlen(root_why[i])) != 0)
+            fail_msg("detail: %s", json_str(p, "detail"));
+        cJSON *rem = cJSON_GetObjectItem(p, "remedy");
+        assert_non_null(strstr(json_str(rem, "fix"), "git lfs pull"));
+        assert_non_null(strstr(json_str(rem, "source"), "Git LFS specification"));
+        assert_string_equal(json_str(cJSON_GetObjectItem(r, "tree"), "state"), "bad_file");
+    }
+    cJSON_Delete(doc);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+    glob_dir_remove(&g);
+}
+
+/* Each PATH is opened once by the whole command (it used to be three
+ * times: a sniff to check it, a sniff in the analysis, the object read),
+ * counted by the kernel while the real program runs. */
+static void test_one_open_per_input(void **state)
+{
+    (void)state;
+#ifndef __linux__
+    skip();
+#else
+    glob_dir g;
+    glob_dir_make(&g);
+    /* A library of our own (another test may open the shared fixture). */
+    size_t len = 0;
+    unsigned char *lib = fx_read(FX "/elf/chain/sub/leafdir/libleaf.so.1", &len);
+    assert_non_null(lib);
+    assert_true(fx_put(g.dir, "libleaf.so.1", lib, len));
+    aitk_free(lib);
+    aitk_str leaf = AITK_STR_INIT;
+    aitk_str_appendf(&leaf, "%s/libleaf.so.1", g.dir);
+    const char *watched[] = {leaf.ptr, g.paths[3].ptr, g.paths[4].ptr};
+    int w[3];
+    for (size_t i = 0; i < 3; i++)
+        if ((w[i] = fx_watch_opens(watched[i])) < 0)
+            skip();
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {"--json", leaf.ptr, g.paths[3].ptr, g.paths[4].ptr, NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    for (size_t i = 0; i < 3; i++) {
+        int opens, closes;
+        fx_count_opens(w[i], &opens, &closes);
+        close(w[i]);
+        if (opens != 1)
+            fail_msg("%s opened %d times", watched[i], opens);
+    }
+    /* The library was examined from that one open. */
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "roots"), 0);
+    assert_string_equal(json_str(first, "format"), "elf");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "ok")));
+    cJSON_Delete(doc);
+    remove(leaf.ptr);
+    aitk_str_free(&leaf);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+    glob_dir_remove(&g);
+#endif
 }
 
 /* A library name from the file with control characters is printed escaped,
@@ -369,6 +592,9 @@ int main(void)
         cmocka_unit_test(test_fbgemm_json),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_inputs_checked_first),
+        cmocka_unit_test(test_glob_one_rule),
+        cmocka_unit_test(test_glob_one_rule_json),
+        cmocka_unit_test(test_one_open_per_input),
         cmocka_unit_test(test_control_characters_escaped),
         cmocka_unit_test(test_remedy_by_problem_kind),
         cmocka_unit_test(test_remedy_wrong_arch),

@@ -99,8 +99,10 @@ static void put(const char *dir, const char *name, const char *text, size_t n)
 
 /* A linker script or a static archive under a library's name (Debian's
  * libc.so, a stray libfoo.a renamed) is not a shared library: skipped and
- * said so, not counted unreadable. A text file under a soname is a broken
- * library, and fails. */
+ * said so, not counted unreadable. A file under a library's name that is no
+ * library at all (a Git LFS pointer, an empty file) is a broken library:
+ * it fails, named for what it is, with the remedy, as `deps` says it (the
+ * one rule in libdeps, aitk_deps_not_library_is_problem). */
 static void test_not_libraries(void **state)
 {
     (void)state;
@@ -126,14 +128,33 @@ static void test_not_libraries(void **state)
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
 
-    put(dir, "libbroken.so.1", "version https://git-lfs.github.com/spec/v1\n", 44);
+    static const char pointer[] =
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 876543210\n";
+    put(dir, "libbroken.so.1", pointer, sizeof pointer - 1);
+    put(dir, "libempty.so.2", "", 0);
     memset(&ctx, 0, sizeof ctx);
     c = run_dir(&ctx, dir);
     assert_int_equal(c->status, AITK_CHECK_FAIL);
-    if (!strstr(c->message, "1 library") || !strstr(c->message, "1 unreadable") ||
-        !strstr(c->message, "2 skipped") ||
-        !strstr(c->observed, "libbroken.so.1: neither an ELF nor a PE"))
+    if (!strstr(c->message, "2 libraries") || strstr(c->message, "unreadable") ||
+        !strstr(c->message, "2 named like a library but not one") || !strstr(c->message, "2 skipped") ||
+        !strstr(c->observed, "libbroken.so.1: NOT A LIBRARY (a Git LFS pointer: ") ||
+        !strstr(c->observed, "libempty.so.2: NOT A LIBRARY (an empty file)"))
         fail_msg("message: %s; observed: %s", c->message, c->observed);
+    if (!strstr(c->remedy, "libbroken.so.1: The file is not the library") ||
+        !strstr(c->remedy, "git lfs pull") || !strstr(c->source, "Git LFS specification"))
+        fail_msg("remedy: %s; source: %s", c->remedy, c->source);
+    libs = cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries");
+    assert_int_equal(cJSON_GetArraySize(libs), 4); /* sorted: libbroken, libempty, ... */
+    const char *kinds[] = {"git_lfs_pointer", "empty"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *lib = cJSON_GetArrayItem(libs, i);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(lib, "not_library")),
+                            kinds[i]);
+        assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(lib, "problems")), 1);
+        assert_null(cJSON_GetObjectItem(lib, "error"));
+    }
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
     char cmd[600];

@@ -102,6 +102,52 @@ static void load_gives_the_windows_loader_error(void **state)
     ran_free(&r);
 }
 
+/* A Git LFS pointer where a DLL should be (a torch\lib copied from a git
+ * checkout without `git lfs pull`): a problem named for what it is, with
+ * the fix, and LoadLibraryExW's own refusal beside it (error 193). */
+static void lfs_pointer_dll_is_not_a_library(void **state)
+{
+    (void)state;
+    char dir[MAX_PATH];
+    DWORD n = GetTempPathA(sizeof dir, dir);
+    assert_true(n > 0 && n < sizeof dir - 32);
+    strcat(dir, "aitk-lfs-dll");
+    CreateDirectoryA(dir, NULL);
+    char path[MAX_PATH + 16];
+    snprintf(path, sizeof path, "%s\\fbgemm.dll", dir);
+    static const char pointer[] =
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 48234496\n";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(pointer, 1, sizeof pointer - 1, f), sizeof pointer - 1);
+    fclose(f);
+    ran r = RUN("deps", "--load", path);
+    const char *out = aitk_str_cstr(&r.out);
+    const char *loader = strstr(out, "loader says: ");
+    if (r.rc != 1 || !strstr(out, "PROBLEM: fbgemm.dll: NOT A LIBRARY") ||
+        !strstr(out, "why: a Git LFS pointer") || !strstr(out, "git lfs pull") || !loader ||
+        !strstr(loader, "[WinError 193]") || !strstr(out, "result: 1 problem"))
+        fail_msg("exit %d:\n%s", r.rc, loader ? loader : out);
+    ran_free(&r);
+    /* JSON names it by its file name, as the text does. */
+    r = RUN("deps", "--json", path);
+    assert_int_equal(r.rc, 1);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&r.out));
+    assert_non_null(doc);
+    const cJSON *root = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "roots"), 0);
+    assert_string_equal(json_str(root, "not_library"), "git_lfs_pointer");
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "problems"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "chain"), 0)),
+                        "fbgemm.dll");
+    assert_string_equal(json_str(cJSON_GetObjectItem(root, "tree"), "name"), "fbgemm.dll");
+    cJSON_Delete(doc);
+    ran_free(&r);
+    remove(path);
+    RemoveDirectoryA(dir);
+}
+
 /* The check with this id; the test fails when there is none. */
 static const cJSON *check_by_id(const cJSON *doc, const char *id)
 {
@@ -203,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fbgemm_missing_link_found_natively),
         cmocka_unit_test(load_gives_the_windows_loader_error),
+        cmocka_unit_test(lfs_pointer_dll_is_not_a_library),
         cmocka_unit_test(report_describes_windows),
         cmocka_unit_test(redact_removes_windows_user_and_machine),
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),

@@ -517,29 +517,37 @@ static aitk_status header_cut_fd(int fd, const char *path, aitk_str *err)
     return n > 0 ? header_cut(head, (size_t)n, path, err) : AITK_OK;
 }
 
-aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err)
+aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err)
 {
     memset(out, 0, sizeof *out);
     elf_version(EV_CURRENT);
+    struct stat sb;
+    aitk_status st;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = fail(err, name, "not a regular file");
+    } else if (sb.st_size == 0) {
+        st = fail(err, name, "empty file");
+    } else {
+        /* libelf maps (or preads) from offset 0: where fd stands does not matter. */
+        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        st = e ? read_elf(e, name, out, err) : header_cut_fd(fd, name, err);
+        if (!e && !st)
+            st = fail_elf(err, name, "not readable as ELF");
+        if (e)
+            elf_end(e);
+    }
+    return finish(st, out);
+}
+
+aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         aitk_str_appendf(err, "%s: %s", path, strerror(errno));
         return AITK_E_IO;
     }
-    struct stat sb;
-    aitk_status st;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = fail(err, path, "not a regular file");
-    } else if (sb.st_size == 0) {
-        st = fail(err, path, "empty file");
-    } else {
-        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        st = e ? read_elf(e, path, out, err) : header_cut_fd(fd, path, err);
-        if (!e && !st)
-            st = fail_elf(err, path, "not readable as ELF");
-        if (e)
-            elf_end(e);
-    }
+    aitk_status st = aitk_elf_read_fd(fd, path, out, err);
     close(fd);
-    return finish(st, out);
+    return st;
 }

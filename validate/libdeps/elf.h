@@ -63,6 +63,9 @@ enum {
  * section headers (stripped by sstrip and the like) the dynamic section is
  * found through the PT_DYNAMIC program header, as ld.so finds it. */
 aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err);
+/* The same over a file already open for reading (the root the tree walk
+ * sniffed: one open per root); `name` is used in messages; fd stays open. */
+aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err);
 /* The same over bytes in memory (tests, fuzzing); `name` is used in messages. */
 aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, aitk_elf_info *out,
                               aitk_str *err);

@@ -25,3 +25,9 @@ aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *e
 {
     return unsupported(path, out, err);
 }
+
+aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err)
+{
+    (void)fd;
+    return unsupported(name, out, err);
+}

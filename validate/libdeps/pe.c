@@ -443,42 +443,68 @@ aitk_status aitk_pe_read_mem(const char *name, const unsigned char *data, size_t
     return st;
 }
 
-aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *out, aitk_str *err)
+aitk_status aitk_pe_read_fd(int fd, const char *name, unsigned flags, aitk_pe_info *out,
+                            aitk_str *err)
 {
     memset(out, 0, sizeof *out);
-#ifndef _WIN32
-    int fd = aitk_open_read(path);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (fstat(fd, &sb) != 0) {
+        aitk_str_appendf(err, "%s: %s", name, strerror(errno));
         return AITK_E_IO;
     }
     if (!S_ISREG(sb.st_mode) || sb.st_size == 0) {
-        close(fd);
-        aitk_str_appendf(err, "%s: %s", path,
+        aitk_str_appendf(err, "%s: %s", name,
                          S_ISREG(sb.st_mode) ? "empty file" : "not a regular file");
         return AITK_E_PARSE;
     }
+#ifndef _WIN32
     void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (map == MAP_FAILED) {
-        aitk_str_appendf(err, "%s: cannot map: %s", path, strerror(errno));
+        aitk_str_appendf(err, "%s: cannot map: %s", name, strerror(errno));
         return AITK_E_IO;
     }
-    aitk_status st = aitk_pe_read_mem(path, map, (size_t)sb.st_size, flags, out, err);
+    aitk_status st = aitk_pe_read_mem(name, map, (size_t)sb.st_size, flags, out, err);
     munmap(map, (size_t)sb.st_size);
     return st;
 #else
-    char *data = NULL;
-    size_t len = 0;
-    aitk_status st = aitk_file_read(path, (size_t)1 << 32, &data, &len, err);
-    if (!st)
-        st = aitk_pe_read_mem(path, (const unsigned char *)data, len, flags, out, err);
+    /* No mapping here: the whole file, from its start (a caller may have
+     * read its first bytes through fd already). */
+    size_t len = (size_t)sb.st_size, got = 0;
+    unsigned char *data = aitk_malloc(len);
+    if (!data)
+        return AITK_E_NOMEM;
+    const char *why = lseek(fd, 0, SEEK_SET) == 0 ? NULL : strerror(errno);
+    while (!why && got < len) {
+        unsigned want = len - got > (1u << 30) ? (1u << 30) : (unsigned)(len - got);
+        int n = read(fd, data + got, want);
+        if (n < 0)
+            why = strerror(errno);
+        else if (n == 0)
+            why = "shorter than its size (changed while being read?)";
+        else
+            got += (size_t)n;
+    }
+    aitk_status st = AITK_E_IO;
+    if (why)
+        aitk_str_appendf(err, "%s: %s", name, why);
+    else
+        st = aitk_pe_read_mem(name, data, len, flags, out, err);
     aitk_free(data);
     return st;
 #endif
+}
+
+aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+    int fd = aitk_open_read(path);
+    if (fd < 0) {
+        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
+        return AITK_E_IO;
+    }
+    aitk_status st = aitk_pe_read_fd(fd, path, flags, out, err);
+    close(fd);
+    return st;
 }
 
 aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err)

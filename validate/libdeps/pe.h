@@ -69,6 +69,10 @@ aitk_status aitk_pe_read_mem(const char *name, const unsigned char *data, size_t
  * cannot be opened. */
 aitk_status aitk_pe_read_file(const char *path, unsigned flags, aitk_pe_info *out,
                               aitk_str *err);
+/* The same over a file already open for reading (the root the tree walk
+ * sniffed: one open per root); `name` is used in messages; fd stays open. */
+aitk_status aitk_pe_read_fd(int fd, const char *name, unsigned flags, aitk_pe_info *out,
+                            aitk_str *err);
 /* Cheap: just the machine field of the COFF header. */
 aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err);
 void aitk_pe_info_free(aitk_pe_info *info);

@@ -128,7 +128,7 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     if (!st)
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
-    size_t bad = 0, unreadable = 0, skipped = 0;
+    size_t bad = 0, unreadable = 0, skipped = 0, not_library = 0;
     for (size_t i = 0; !st && i < libs.count; i++) {
         aitk_dep_tree t;
         aitk_str_clear(&err);
@@ -141,7 +141,8 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         cJSON_AddStringToObject(o, "path", libs.items[i]);
         cJSON_AddItemToArray(arr, o);
         if (ast == AITK_E_UNSUPPORTED && t.not_library != AITK_DEP_OTHER_NONE) {
-            /* a linker script or an archive named like a library */
+            /* a linker script or an archive named like a library: libdeps'
+             * one rule (aitk_deps_not_library_is_problem), as for `deps` */
             skipped++;
             cJSON_AddStringToObject(o, "skipped", aitk_str_cstr(&err));
             continue;
@@ -155,8 +156,13 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         size_t p = aitk_dep_tree_problems(&t);
         cJSON_AddNumberToObject(o, "links", (double)(t.count - 1));
         cJSON_AddNumberToObject(o, "problems", (double)p);
+        if (t.not_library) /* named like a library, and none: empty, a Git LFS pointer */
+            cJSON_AddStringToObject(o, "not_library", aitk_dep_other_name(t.not_library));
         if (p) {
-            bad++;
+            if (t.not_library)
+                not_library++;
+            else
+                bad++;
             st = aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources);
         }
         aitk_dep_tree_free(&t);
@@ -189,10 +195,13 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         if (bad || unreadable)
             aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad,
                              unreadable);
+        if (not_library)
+            aitk_str_appendf(&msg, "; %zu named like a library but not one (empty, text, a "
+                                   "Git LFS pointer)", not_library);
         if (skipped)
             aitk_str_appendf(&msg, "; %zu skipped, not shared libraries (linker scripts, "
                                    "archives)", skipped);
-        c.status = bad || unreadable ? AITK_CHECK_FAIL
+        c.status = bad || unreadable || not_library ? AITK_CHECK_FAIL
                    : examined        ? AITK_CHECK_PASS
                                      : AITK_CHECK_SKIP;
         c.observed = observed.len ? observed.ptr : examined ? "all dependencies resolved" : "";

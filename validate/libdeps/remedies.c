@@ -77,14 +77,16 @@ static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, 
         const char *w;
         if ((st = aitk_yaml_string(doc, when, &w, err)))
             return st;
-        static const char *const kinds[] = {"missing", "duplicate", "wrong_arch", "truncated",
-                                            "old_version"};
+        /* In aitk_remedy_when's order. */
+        static const char *const kinds[] = {"missing",     "duplicate",  "wrong_arch",
+                                            "truncated",   "old_version", "not_library"};
         size_t k = 0;
         while (k < sizeof kinds / sizeof *kinds && strcmp(w, kinds[k]) != 0)
             k++;
         if (k == sizeof kinds / sizeof *kinds) {
             aitk_yaml_errorf(err, doc, when, "'when' must be missing, duplicate, wrong_arch, "
-                                             "truncated or old_version, found '%s'", w);
+                                             "truncated, old_version or not_library, found '%s'",
+                             w);
             return AITK_E_PARSE;
         }
         r->when = (aitk_remedy_when)k;

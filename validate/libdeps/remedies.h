@@ -26,6 +26,7 @@ typedef enum aitk_remedy_when {
     AITK_REMEDY_WRONG_ARCH,  /* found, built for another architecture */
     AITK_REMEDY_TRUNCATED,   /* found, cut short */
     AITK_REMEDY_OLD_VERSION, /* found, lacks a version or function the requester needs */
+    AITK_REMEDY_NOT_LIBRARY, /* named like a library, is none: empty, a Git LFS pointer, text */
 } aitk_remedy_when;
 
 /* The first remedy for this file name and kind; NULL when none applies. */

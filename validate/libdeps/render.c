@@ -7,22 +7,25 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 
 static const char *state_text(const aitk_dep_node *n)
 {
     switch (n->state) {
     case AITK_DEP_NOT_FOUND: return "NOT FOUND";
     case AITK_DEP_WRONG_ARCH: return "WRONG ARCHITECTURE";
-    case AITK_DEP_BAD_FILE: return "UNREADABLE";
+    case AITK_DEP_BAD_FILE: return n->not_library ? "NOT A LIBRARY" : "UNREADABLE";
     case AITK_DEP_BAD_VERSION: return "MISSING VERSION";
     case AITK_DEP_MISSING_SYMBOL: return "MISSING FUNCTION";
     default: return aitk_dep_state_name(n->state);
     }
 }
 
+/* The file name of a root's path, as tree.c's chains give it: on Windows
+ * C:\x\fbgemm.dll is fbgemm.dll too. */
 static const char *base_name(const char *p)
 {
-    const char *s = strrchr(p, '/');
+    const char *s = aitk_path_last_separator(p);
     return s ? s + 1 : p;
 }
 
@@ -107,7 +110,10 @@ static aitk_remedy_when problem_kind(const aitk_dep_node *n)
     case AITK_DEP_WRONG_ARCH: return AITK_REMEDY_WRONG_ARCH;
     case AITK_DEP_BAD_VERSION:
     case AITK_DEP_MISSING_SYMBOL: return AITK_REMEDY_OLD_VERSION;
-    case AITK_DEP_BAD_FILE: return n->truncated ? AITK_REMEDY_TRUNCATED : AITK_REMEDY_MISSING;
+    case AITK_DEP_BAD_FILE:
+        return n->not_library ? AITK_REMEDY_NOT_LIBRARY
+               : n->truncated ? AITK_REMEDY_TRUNCATED
+                              : AITK_REMEDY_MISSING;
     default: return AITK_REMEDY_MISSING;
     }
 }
@@ -145,8 +151,11 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
                                    esc_ring *e, aitk_str *o)
 {
     const aitk_dep_node *root = &t->nodes[0];
-    aitk_str_appendf(o, "%s (%s %s)\n", E(e, root->name), t->format == AITK_DEP_PE ? "PE" : "ELF",
-                     E(e, root->arch ? root->arch : "?"));
+    if (t->not_library)
+        aitk_str_appendf(o, "%s (not a shared library)\n", E(e, root->name));
+    else
+        aitk_str_appendf(o, "%s (%s %s)\n", E(e, root->name),
+                         t->format == AITK_DEP_PE ? "PE" : "ELF", E(e, root->arch ? root->arch : "?"));
     if (all)
         for (size_t c = root->first_child; c != AITK_DEP_NONE; c = t->nodes[c].next_sibling)
             text_node(t, c, e, o);
@@ -313,7 +322,12 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", t->nodes[0].path);
-    cJSON_AddStringToObject(o, "format", t->format == AITK_DEP_PE ? "pe" : "elf");
+    if (t->not_library) { /* a broken library: neither format, and what it is instead */
+        cJSON_AddNullToObject(o, "format");
+        cJSON_AddStringToObject(o, "not_library", aitk_dep_other_name(t->not_library));
+    } else {
+        cJSON_AddStringToObject(o, "format", t->format == AITK_DEP_PE ? "pe" : "elf");
+    }
     add_opt_string(o, "arch", t->nodes[0].arch);
     cJSON_AddBoolToObject(o, "ok", aitk_dep_tree_problems(t) == 0);
     if (t->load)
@@ -335,6 +349,8 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
         add_opt_string(p, "path", n->path);
         if (n->detail)
             cJSON_AddStringToObject(p, "detail", n->detail);
+        if (n->not_library)
+            cJSON_AddStringToObject(p, "not_library", aitk_dep_other_name(n->not_library));
         cJSON_AddBoolToObject(p, "delay_load", deferred);
         cJSON_AddItemToObject(p, "searched", json_list(&n->searched));
         if (n->skipped.count)

@@ -1,22 +1,21 @@
 /* The tree walk (see tree.h): breadth-first like both loaders, each name
- * resolved by the platform's rules, each file read once per session.
+ * resolved by the platform's rules, each file read once per session (a
+ * root through the one open that sniffed it, sniff.c).
  *
  * Node pointers are re-taken after every append because the node array
  * grows; indexes are the stable handle. */
 #include "validate/libdeps/tree.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "validate/libdeps/resolve.h"
+#include "validate/libdeps/sniff.h"
 #include "validate/libdeps/tree_needs.h"
 
 aitk_status aitk_strlist_add(aitk_strlist *l, const char *text)
@@ -97,19 +96,26 @@ void aitk_deps_free(aitk_deps *d)
     aitk_free(d);
 }
 
-aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *index)
+/* The cached object that is this file: the same file by identity when it
+ * is known (links and other names of one file meet here), else by path. */
+static bool obj_find(const aitk_deps *d, const char *path, const aitk_file_id *id, size_t *index)
 {
-    aitk_file_id id = {0};
-    bool have_id = aitk_file_identity(path, &id) == 0;
     for (size_t i = 0; i < d->obj_count; i++) {
-        aitk_dep_obj *o = &d->objs[i];
-        if (have_id ? (o->id.volume == id.volume && o->id.index == id.index &&
-                       o->st != AITK_E_IO)
-                    : strcmp(o->path, path) == 0) {
+        const aitk_dep_obj *o = &d->objs[i];
+        if (id ? (o->id.volume == id->volume && o->id.index == id->index && o->st != AITK_E_IO)
+               : strcmp(o->path, path) == 0) {
             *index = i;
-            return AITK_OK;
+            return true;
         }
     }
+    return false;
+}
+
+/* Reads a new object into the cache: through fd when the caller holds the
+ * file open (a root, sniffed through it), else by path. */
+static aitk_status obj_add(aitk_deps *d, const char *path, const aitk_file_id *id, int fd,
+                           bool is_pe, size_t *index)
+{
     aitk_dep_obj *g = aitk_realloc(d->objs, (d->obj_count + 1) * sizeof *g);
     if (!g)
         return AITK_E_NOMEM;
@@ -120,11 +126,15 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
         return AITK_E_NOMEM;
     d->obj_count++;
     o->is_pe = is_pe;
-    o->id = id;
+    o->id = *id;
     aitk_str err = AITK_STR_INIT;
     unsigned pe_flags = AITK_PE_READ_EXPORTS | AITK_PE_READ_SYMBOLS;
-    o->st = is_pe ? aitk_pe_read_file(path, pe_flags, &o->pe, &err)
-                  : aitk_elf_read_file(path, &o->elf, &err);
+    if (fd >= 0)
+        o->st = is_pe ? aitk_pe_read_fd(fd, path, pe_flags, &o->pe, &err)
+                      : aitk_elf_read_fd(fd, path, &o->elf, &err);
+    else
+        o->st = is_pe ? aitk_pe_read_file(path, pe_flags, &o->pe, &err)
+                      : aitk_elf_read_file(path, &o->elf, &err);
     if (o->st == AITK_E_NOMEM) {
         aitk_str_free(&err);
         return AITK_E_NOMEM;
@@ -134,6 +144,15 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
     aitk_str_free(&err);
     *index = d->obj_count - 1;
     return AITK_OK;
+}
+
+aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *index)
+{
+    aitk_file_id id = {0};
+    bool have_id = aitk_file_identity(path, &id) == 0;
+    if (obj_find(d, path, have_id ? &id : NULL, index))
+        return AITK_OK;
+    return obj_add(d, path, &id, -1, is_pe, index);
 }
 
 static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, size_t *index)
@@ -414,81 +433,7 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i) : AITK_OK;
 }
 
-/* What a readable file that is neither ELF nor PE is, from its first bytes:
- * a glob over a library folder meets these (libc.so is a GNU ld script). */
-static aitk_dep_other not_a_library(const unsigned char *h, size_t n)
-{
-    if (n == 0)
-        return AITK_DEP_OTHER_EMPTY;
-    if (n >= 8 && memcmp(h, "!<arch>\n", 8) == 0)
-        return AITK_DEP_OTHER_ARCHIVE;
-    static const char *const ld_words[] = {"/* GNU ld script", "GROUP", "INPUT", "OUTPUT_FORMAT",
-                                           "SEARCH_DIR", "INCLUDE"};
-    for (size_t i = 0; i < sizeof ld_words / sizeof *ld_words; i++) {
-        size_t k = strlen(ld_words[i]);
-        if (n >= k && memcmp(h, ld_words[i], k) == 0)
-            return AITK_DEP_OTHER_LD_SCRIPT;
-    }
-    if (n >= 2 && h[0] == '#' && h[1] == '!')
-        return AITK_DEP_OTHER_SCRIPT;
-    return AITK_DEP_OTHER_UNKNOWN;
-}
-
-const char *aitk_dep_other_text(aitk_dep_other k)
-{
-    switch (k) {
-    case AITK_DEP_OTHER_NONE: return "a shared library";
-    case AITK_DEP_OTHER_EMPTY: return "an empty file";
-    case AITK_DEP_OTHER_ARCHIVE: return "an ar archive (a static library)";
-    case AITK_DEP_OTHER_LD_SCRIPT: return "a GNU ld script";
-    case AITK_DEP_OTHER_SCRIPT: return "a script";
-    case AITK_DEP_OTHER_UNKNOWN: break;
-    }
-    return "neither an ELF nor a PE (Windows) file";
-}
-
-aitk_status aitk_deps_sniff(const char *path, aitk_dep_format *fmt, aitk_dep_other *other,
-                            aitk_str *err)
-{
-    *other = AITK_DEP_OTHER_NONE;
-    /* stat before open: Windows cannot open() a folder at all. */
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
-        return AITK_E_IO;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        aitk_str_appendf(err, "%s: is a folder; give the library files (for example %s/*.so*)",
-                         path, path);
-        return AITK_E_INVAL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        aitk_str_appendf(err, "%s: not a regular file", path);
-        return AITK_E_INVAL;
-    }
-    int fd = aitk_open_read(path);
-    if (fd < 0) {
-        aitk_str_appendf(err, "%s: %s", path, strerror(errno));
-        return AITK_E_IO;
-    }
-    unsigned char h[16];
-    ssize_t n = read(fd, h, sizeof h);
-    int e = errno;
-    close(fd);
-    if (n < 0) {
-        aitk_str_appendf(err, "%s: %s", path, strerror(e));
-        return AITK_E_IO;
-    }
-    if (n >= 4 && memcmp(h, "\177ELF", 4) == 0)
-        *fmt = AITK_DEP_ELF;
-    else if (n >= 2 && h[0] == 'M' && h[1] == 'Z')
-        *fmt = AITK_DEP_PE;
-    else
-        *other = not_a_library(h, (size_t)n);
-    return AITK_OK;
-}
-
-aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
+aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
 {
     memset(t, 0, sizeof *t);
     aitk_str abs = AITK_STR_INIT;
@@ -502,15 +447,12 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
     aitk_str_append(&abs, path);
     if (aitk_str_status(&abs))
         return AITK_E_NOMEM;
-    aitk_dep_other other;
-    aitk_status st = aitk_deps_sniff(abs.ptr, &t->format, &other, err);
-    if (!st && other != AITK_DEP_OTHER_NONE) {
-        /* A linker script or a static archive is what it should be, under a
-         * library's name; anything else there is a library that is broken. */
-        bool legit = other == AITK_DEP_OTHER_LD_SCRIPT || other == AITK_DEP_OTHER_ARCHIVE;
-        aitk_str_appendf(err, "%s: %s%s", abs.ptr, aitk_dep_other_text(other),
-                         legit ? ", not a shared library" : "");
-        st = legit ? AITK_E_UNSUPPORTED : AITK_E_PARSE;
+    aitk_dep_sniffed s;
+    aitk_status st = aitk_deps_sniff_open(abs.ptr, path, &s, err);
+    const aitk_dep_other other = st ? AITK_DEP_OTHER_NONE : s.other;
+    if (other != AITK_DEP_OTHER_NONE && !aitk_deps_not_library_is_problem(other, abs.ptr)) {
+        aitk_str_appendf(err, "%s: %s, not a shared library", abs.ptr, aitk_dep_other_text(other));
+        st = AITK_E_UNSUPPORTED;
     }
     size_t root = 0;
     if (!st)
@@ -520,12 +462,38 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
         if (!(t->nodes[0].path = aitk_strdup(abs.ptr)) || !(t->nodes[0].how = aitk_strdup("given")))
             st = AITK_E_NOMEM;
     }
-    if (!st)
-        st = aitk_deps_obj(d, abs.ptr, t->format == AITK_DEP_PE, &t->nodes[0].obj);
+    if (!st && other != AITK_DEP_OTHER_NONE) {
+        /* Named like a library, it will be asked for as one, and the loader
+         * refuses it: a finding (a Git LFS pointer where libtorch_cuda.so
+         * should be), not input to be turned away. */
+        t->nodes[0].state = AITK_DEP_BAD_FILE;
+        t->nodes[0].not_library = other;
+        if (!(t->nodes[0].detail = aitk_strdup(aitk_dep_other_text(other))))
+            st = AITK_E_NOMEM;
+    } else if (!st) {
+        t->format = s.format;
+        if (!obj_find(d, abs.ptr, s.have_id ? &s.id : NULL, &t->nodes[0].obj))
+            st = obj_add(d, abs.ptr, &s.id, s.fd, s.format == AITK_DEP_PE, &t->nodes[0].obj);
+    }
+    if (s.fd >= 0)
+        close(s.fd);
     aitk_str_free(&abs);
-    if (!st && d->objs[t->nodes[0].obj].st) {
-        aitk_str_append(err, d->objs[t->nodes[0].obj].error);
-        st = d->objs[t->nodes[0].obj].st;
+    if (st)
+        aitk_dep_tree_free(t);
+    if (st == AITK_E_UNSUPPORTED || !st)
+        t->not_library = other;
+    return st;
+}
+
+aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err)
+{
+    if (t->not_library != AITK_DEP_OTHER_NONE)
+        return AITK_OK; /* nothing below a file that is no library */
+    aitk_status st = AITK_OK;
+    const aitk_dep_obj *o = &d->objs[t->nodes[0].obj];
+    if (o->st) {
+        aitk_str_append(err, o->error);
+        st = o->st;
     }
     if (!st)
         st = set_arch(d, &t->nodes[0]);
@@ -547,9 +515,13 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
     }
     if (st)
         aitk_dep_tree_free(t);
-    if (st == AITK_E_UNSUPPORTED)
-        t->not_library = other;
     return st;
+}
+
+aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
+{
+    aitk_status st = aitk_deps_read_root(d, path, t, err);
+    return st ? st : aitk_deps_walk(d, t, err);
 }
 
 void aitk_dep_tree_free(aitk_dep_tree *t)

@@ -46,6 +46,19 @@ const char *aitk_dep_state_name(aitk_dep_state st);
 /* True for states that stop a load (missing, wrong arch, corrupt, version). */
 bool aitk_dep_state_is_problem(aitk_dep_state st);
 
+typedef enum aitk_dep_format { AITK_DEP_ELF, AITK_DEP_PE } aitk_dep_format;
+
+/* What a file that is not a shared library is, from its first bytes. */
+typedef enum aitk_dep_other {
+    AITK_DEP_OTHER_NONE,        /* an ELF or PE file */
+    AITK_DEP_OTHER_EMPTY,
+    AITK_DEP_OTHER_ARCHIVE,     /* "!<arch>": a static library */
+    AITK_DEP_OTHER_LD_SCRIPT,   /* libc.so and friends: GROUP ( ... ) */
+    AITK_DEP_OTHER_SCRIPT,      /* "#!" */
+    AITK_DEP_OTHER_LFS_POINTER, /* "version https://git-lfs.github.com/spec/v1": never fetched */
+    AITK_DEP_OTHER_UNKNOWN,
+} aitk_dep_other;
+
 typedef struct aitk_dep_node {
     char *name;             /* as the requester wrote it (DT_NEEDED, import name); root: its path */
     char *path;             /* where it was (or would be) loaded from; NULL when not found */
@@ -58,6 +71,8 @@ typedef struct aitk_dep_node {
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
     bool truncated;         /* BAD_FILE because the file is shorter than its headers say */
+    aitk_dep_other not_library; /* root only: BAD_FILE because it is this (an empty
+                                 * file, a Git LFS pointer...) under a library's name */
     aitk_strlist searched;  /* folders in search order, each "folder (rule)" */
     aitk_strlist skipped;   /* candidates passed over: "path (reason)" */
     aitk_strlist duplicates;/* other copies of the same name in searched folders */
@@ -65,18 +80,6 @@ typedef struct aitk_dep_node {
     unsigned depth;
     size_t obj;             /* index into the analysis cache; AITK_DEP_NONE if unread */
 } aitk_dep_node;
-
-typedef enum aitk_dep_format { AITK_DEP_ELF, AITK_DEP_PE } aitk_dep_format;
-
-/* What a file that is not a shared library is, from its first bytes. */
-typedef enum aitk_dep_other {
-    AITK_DEP_OTHER_NONE,      /* an ELF or PE file */
-    AITK_DEP_OTHER_EMPTY,
-    AITK_DEP_OTHER_ARCHIVE,   /* "!<arch>": a static library */
-    AITK_DEP_OTHER_LD_SCRIPT, /* libc.so and friends: GROUP ( ... ) */
-    AITK_DEP_OTHER_SCRIPT,    /* "#!" */
-    AITK_DEP_OTHER_UNKNOWN,
-} aitk_dep_other;
 
 typedef struct aitk_dep_tree {
     aitk_dep_format format;
@@ -88,8 +91,10 @@ typedef struct aitk_dep_tree {
      * static walk found none. */
     char *load;
     bool load_failed;
-    /* With aitk_deps_analyze's AITK_E_UNSUPPORTED: the root is this (a
-     * linker script or an archive), not a shared library; else NONE. */
+    /* What the root is when it is not a shared library, else NONE. With
+     * AITK_E_UNSUPPORTED from aitk_deps_analyze: skipped (see
+     * aitk_deps_not_library_is_problem); with AITK_OK: a broken library,
+     * nodes[0] alone, in state AITK_DEP_BAD_FILE; `format` means nothing. */
     aitk_dep_other not_library;
 } aitk_dep_tree;
 
@@ -122,23 +127,50 @@ void aitk_deps_free(aitk_deps *d);
 
 /* "a GNU ld script", "an empty file", ... */
 const char *aitk_dep_other_text(aitk_dep_other k);
+/* The same for programs: "ld_script", "empty", "git_lfs_pointer", ... */
+const char *aitk_dep_other_name(aitk_dep_other k);
 
-/* What `path` is: *fmt for an ELF or PE file (*other NONE), else AITK_OK
- * with *other saying what it is instead. AITK_E_IO (missing, unreadable) or
- * AITK_E_INVAL (a folder, a device) with "path: reason" in err. */
-aitk_status aitk_deps_sniff(const char *path, aitk_dep_format *fmt, aitk_dep_other *other,
-                            aitk_str *err);
+/* Whether the file name says "shared library": *.so, *.so.N[.N...] (digits
+ * and dots after ".so."), and, in any case, *.dll and *.pyd. Not *.dylib:
+ * macOS libraries are neither ELF nor PE, nothing here reads them. */
+bool aitk_deps_library_name(const char *path);
 
-/* Analyses one root file. AITK_E_UNSUPPORTED with out->not_library set when
- * it is a linker script or a static archive, not a shared library ("path: a
- * GNU ld script, not a shared library" in err): callers list it as skipped
- * (AITK_E_UNSUPPORTED without it: a format this build cannot read). AITK_E_IO / AITK_E_INVAL /
- * AITK_E_PARSE (with "path: reason" in err) when the root itself cannot be
- * read or is no library at all (a text file under a library's name): that
- * is bad input, not a finding.
- * Problems further down are nodes, not errors; so is a root that is cut
- * short (its state is then AITK_DEP_BAD_FILE and it is not expanded). */
+/* The one rule for a root that is not a shared library (`k`, not NONE):
+ * true when it is a broken library (a finding), false when it is to be
+ * skipped. A GNU ld script or an ar archive is never a shared library by
+ * design: skipped, whatever its name. Anything else (empty, a Git LFS
+ * pointer, a script, unknown bytes) is broken when its name says it is a
+ * shared library (aitk_deps_library_name), else skipped (README.txt met by
+ * a glob). */
+bool aitk_deps_not_library_is_problem(aitk_dep_other k, const char *path);
+
+/* Analyses one root file: aitk_deps_read_root, then aitk_deps_walk. */
 aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *out, aitk_str *err);
+
+/* The first half: the root's one read. The file is opened once; its first
+ * bytes say what it is, and an ELF or PE object is read whole through the
+ * same descriptor into the session (a copy read before, as a dependency or
+ * another root, is reused). Nothing is judged from a second read.
+ *   AITK_OK: out holds the root node. When the root is not a shared library
+ *     but named like one, out->not_library says what it is and nodes[0] is
+ *     in state AITK_DEP_BAD_FILE (a finding, not bad input).
+ *   AITK_E_UNSUPPORTED with out->not_library set: not a shared library, to
+ *     be skipped ("path: a GNU ld script, not a shared library" in err).
+ *   AITK_E_IO / AITK_E_INVAL ("path: reason" in err): missing, unreadable,
+ *     a folder, a device; out is empty.
+ * A malformed ELF or PE root is not an error yet: aitk_deps_walk says so,
+ * so a caller that reads every input first reports unreadable paths before
+ * malformed files, as it did when it sniffed them separately. */
+aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *out, aitk_str *err);
+
+/* The second half: the tree below a root from aitk_deps_read_root (nothing
+ * to do for a broken non-library). AITK_E_PARSE (with "path: reason" in
+ * err) when the root object is malformed: bad input, not a finding, and the
+ * tree is freed; AITK_E_UNSUPPORTED when this build cannot read its format
+ * (an ELF file in the Windows build). Problems further down are nodes, not
+ * errors; so is a root that is cut short (its state is then
+ * AITK_DEP_BAD_FILE and it is not expanded). */
+aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err);
 void aitk_dep_tree_free(aitk_dep_tree *t);
 
 /* True when node i or one of its ancestors is a delay-load import: its
