@@ -56,6 +56,17 @@ so "$e/wrongclass/alt/libdual.so" "$s/top.c" -Wl,-soname,libdual.so
 so "$e/wrongclass/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/wrongclass/d64/libdual.so" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN/d32:$ORIGIN/d64'
 
+# A Git LFS pointer ahead of the real library: RUNPATH lists lfs/ (the
+# pointer, never fetched, under the soname) before real/. ld.so stops at the
+# first file of the name that is no ELF ("invalid ELF header"): it does not
+# go on to real/ as it does past a wrong-class file.
+mkdir -p "$e/lfsdep/lfs" "$e/lfsdep/real"
+so "$e/lfsdep/real/libptr.so.1" "$s/leaf.c" -Wl,-soname,libptr.so.1
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 15648\n' 0 \
+  > "$e/lfsdep/lfs/libptr.so.1"
+so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libptr.so.1" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lfs:$ORIGIN/real'
+
 # Missing soname: built against libgone.so.1, which is then removed.
 mkdir -p "$e/missing"
 so "$e/elf_gone.so" "$s/leaf.c" -Wl,-soname,libgone.so.1

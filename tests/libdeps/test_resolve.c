@@ -9,6 +9,9 @@
 #include <cmocka.h>
 
 #include <strings.h>
+#ifndef _WIN32
+#include <dlfcn.h>
+#endif
 
 #include "fixtures.h"
 #include "validate/libdeps/tree.h"
@@ -77,6 +80,36 @@ static void test_linux_fixture_rules(void **state)
     assert_non_null(strstr(libc->detail, "GLIBC_2.99"));
     assert_int_equal(aitk_dep_tree_problems(&t), 1);
     aitk_dep_tree_free(&t);
+}
+
+/* A Git LFS pointer under the soname, in the first RUNPATH folder, with the
+ * real library in the second: ld.so stops at the pointer, so the walk must
+ * too (it used to skip it and report the real copy: 0 problems). The real
+ * loader is the witness: loading the requester fails on that file. */
+static void test_non_elf_candidate_ends_the_search(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = ""};
+    aitk_dep_tree t = analyze(&o, FX "/elf/lfsdep/libuser.so");
+    const aitk_dep_node *ptr = node(&t, "libptr.so.1");
+    assert_int_equal(ptr->state, AITK_DEP_BAD_FILE);
+    assert_string_equal(ptr->path, FX "/elf/lfsdep/lfs/libptr.so.1");
+    assert_string_equal(ptr->how, "DT_RUNPATH of libuser.so");
+    assert_int_equal(ptr->not_library, AITK_DEP_OTHER_LFS_POINTER);
+    assert_non_null(strstr(ptr->detail, "Git LFS pointer"));
+    assert_int_equal(ptr->skipped.count, 0);
+    assert_int_equal(ptr->duplicates.count, 1);
+    assert_non_null(strstr(ptr->duplicates.items[0], FX "/elf/lfsdep/real/libptr.so.1"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+#ifndef _WIN32
+    void *h = dlopen(FX "/elf/lfsdep/libuser.so", RTLD_NOW | RTLD_LOCAL);
+    const char *why = h ? "" : dlerror();
+    if (h)
+        dlclose(h);
+    assert_null(h);
+    assert_non_null(strstr(why, "lfs/libptr.so.1"));
+#endif
 }
 
 static void test_cycle(void **state)
@@ -416,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_linux_fixture_rules),
         cmocka_unit_test(test_ld_library_path),
         cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_non_elf_candidate_ends_the_search),
         cmocka_unit_test(test_agrees_with_ldd),
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),

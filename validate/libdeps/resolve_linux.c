@@ -8,7 +8,10 @@
  *   5. /etc/ld.so.cache, then 6. the default folders (both skipped under
  *      DF_1_NODEFLIB).
  * $ORIGIN, $LIB and $PLATFORM are expanded as ld.so does; candidates of the
- * wrong ELF class or machine are skipped and recorded, as ld.so skips them.
+ * wrong ELF class or machine, or that cannot be opened, are skipped and
+ * recorded, as ld.so skips them; a candidate that is no ELF file at all (a
+ * Git LFS pointer, an empty or cut-off file, a PE file) ends the search, as
+ * ld.so ends the load there ("invalid ELF header", "file too short").
  * Not emulated: glibc-hwcaps/ and legacy hwcap subfolders of each path
  * folder, and secure (setuid) mode. */
 #include <errno.h>
@@ -19,6 +22,7 @@
 
 #include "common/alloc.h"
 #include "validate/libdeps/resolve.h"
+#include "validate/libdeps/sniff.h"
 
 typedef struct search {
     aitk_deps *d;
@@ -93,6 +97,38 @@ out:
     return st;
 }
 
+/* The first file of the name that is no ELF at all: ld.so's open_verify
+ * gives up the whole load there (glibc elf/dl-load.c: "invalid ELF header",
+ * "file too short"); only a wrong class or machine sends it on to the next
+ * folder. So the node is this file, unusable, and later copies are
+ * duplicates. What the file is instead (an LFS pointer never fetched) picks
+ * the remedy. */
+static aitk_status found_non_elf(search *s, const char *file, const char *rule)
+{
+    aitk_dep_node *n = s->n;
+    aitk_dep_sniffed f;
+    aitk_str err = AITK_STR_INIT, why = AITK_STR_INIT;
+    aitk_status st = aitk_deps_sniff_open(file, file, &f, &err);
+    if (st == AITK_OK) {
+        close(f.fd);
+        if (f.other != AITK_DEP_OTHER_NONE)
+            n->not_library = f.other;
+        aitk_str_appendf(&why, "%s; ld.so stops at the first file of this name that is "
+                               "no ELF file and does not look further",
+                         f.other != AITK_DEP_OTHER_NONE ? aitk_dep_other_text(f.other)
+                         : f.format == AITK_DEP_PE     ? "a PE (Windows) file"
+                                                       : "an ELF file too short to read");
+    } else {
+        aitk_str_appendf(&why, "%s", aitk_str_cstr(&err));
+    }
+    aitk_str_free(&err);
+    n->state = AITK_DEP_BAD_FILE;
+    n->detail = aitk_str_steal(&why);
+    n->path = aitk_strdup(file);
+    n->how = aitk_strdup(rule);
+    return n->detail && n->path && n->how ? AITK_OK : AITK_E_NOMEM;
+}
+
 /* Checks one candidate file. Returns true only when the search must stop
  * (out of memory); a found library is recorded in the node and the search
  * goes on, looking only for further copies. */
@@ -124,8 +160,19 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
     int cls = 0;
     unsigned mach = 0;
     aitk_str err = AITK_STR_INIT, why = AITK_STR_INIT;
-    if (aitk_elf_peek(file, &cls, &mach, &err) != AITK_OK) {
-        aitk_str_appendf(&why, "%s (not an ELF file)", file);
+    aitk_status peek = aitk_elf_peek(file, &cls, &mach, &err);
+    if (peek == AITK_E_PARSE) {
+        aitk_str_free(&err);
+        *st = found_non_elf(s, file, rule);
+        return *st != AITK_OK;
+    }
+    if (peek != AITK_OK) {
+        /* Not readable (permission): ld.so passes over it too. */
+        const char *reason = aitk_str_cstr(&err);
+        size_t fl = strlen(file);
+        if (strncmp(reason, file, fl) == 0 && strncmp(reason + fl, ": ", 2) == 0)
+            reason += fl + 2; /* the reader's "path: reason" */
+        aitk_str_appendf(&why, "%s (cannot be read: %s)", file, reason);
     } else if (cls != s->elf_class || mach != s->machine) {
         aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(mach, &why);

@@ -71,8 +71,9 @@ typedef struct aitk_dep_node {
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
     bool truncated;         /* BAD_FILE because the file is shorter than its headers say */
-    aitk_dep_other not_library; /* root only: BAD_FILE because it is this (an empty
-                                 * file, a Git LFS pointer...) under a library's name */
+    aitk_dep_other not_library; /* BAD_FILE because it is this (an empty file, a Git
+                                 * LFS pointer...) under a library's name: the root,
+                                 * or the first candidate ld.so stops at */
     aitk_strlist searched;  /* folders in search order, each "folder (rule)" */
     aitk_strlist skipped;   /* candidates passed over: "path (reason)" */
     aitk_strlist duplicates;/* other copies of the same name in searched folders */
