@@ -391,10 +391,8 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
             aitk_opt_error("predict", c, argv[optind - 1], optopt, opts, err);
             return aitk_opt_usage_error("predict", err);
         }
-        /* "--batch: 0 is out of range (1..1024)": without "predict: ", as
-         * these have always read. */
         if (st)
-            return aitk_opt_usage_error(NULL, err);
+            return aitk_opt_usage_error("predict", err);
     }
     if (optind != argc) {
         aitk_str_appendf(err, "predict: unexpected argument '%s' (see predict --help)",

@@ -329,7 +329,7 @@ static void test_bad_usage(void **state)
         {{"predict", "--gpu", "A100", NULL}, "'A100' is ambiguous: it matches 'A100 40GB PCIe'"},
         {{"predict", "--model", "sdxl", NULL}, "unknown model 'sdxl'"},
         {{"predict", "--resolution", "big", NULL}, "--resolution: 'big' is not a whole number"},
-        {{"predict", "--batch", "0", NULL}, "--batch: 0 is out of range (1..1024)"},
+        {{"predict", "--batch", "0", NULL}, "predict: --batch: 0 is out of range (1..1024)"},
         {{"predict", "--quantize", "int3", NULL}, "expected fp8, nf4 or none, found 'int3'"},
         {{"predict", "--price-per-hour", "4090", NULL}, "expected GPU=USD"},
         {{"predict", "--calibrate", "/nonexistent/report.json", NULL},
