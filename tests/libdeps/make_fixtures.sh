@@ -333,6 +333,23 @@ $cc64 -shared -o "$p/fwdcycle/fwdy.dll" "$s/fwdy.c" "$s/fwdy.def" "$b/libfwdx.a"
       -Wl,--out-implib,"$b/libfwdy.a"
 $cc64 -shared -o "$p/fwdcycle/fwdx.dll" "$s/fwdx.c" "$s/fwdx.def" "$b/libfwdy.a"
 $cc64 -shared -o "$p/fwdcycle/fwdr.dll" "$s/fwdr.c" "$b/libfwdx.a"
+# A chain of forwards, followed as the loader follows it: fwduse.dll imports
+# cf, ok and gone from fwdhead.dll, which forwards them to fwdmid.dll, which
+# forwards cf to cmiss2.dll (absent: error 126) and ok, gone to fwdend.dll
+# (which exports realok only: error 127 for gone).
+mkdir -p "$p/fwdchain"
+printf 'int realok(void) { return 3; }\n' > "$s/fwdend.c"
+$cc64 -shared -o "$p/fwdchain/fwdend.dll" "$s/fwdend.c"
+printf 'LIBRARY fwdmid.dll\nEXPORTS\n  cf = cmiss2.realcf\n  ok2 = fwdend.realok\n  gone2 = fwdend.realgone\n' \
+  > "$s/fwdmid.def"
+$cc64 -shared -o "$p/fwdchain/fwdmid.dll" "$s/fwdb.c" "$s/fwdmid.def"
+printf 'LIBRARY fwdhead.dll\nEXPORTS\n  cf = fwdmid.cf\n  ok = fwdmid.ok2\n  gone = fwdmid.gone2\n' \
+  > "$s/fwdhead.def"
+$cc64 -shared -o "$p/fwdchain/fwdhead.dll" "$s/fwdb.c" "$s/fwdhead.def" \
+      -Wl,--out-implib,"$b/libfwdhead.a"
+printf 'int cf(void); int ok(void); int gone(void);\nint use_fn(void) { return cf() + ok() + gone(); }\n' \
+  > "$s/fwduse.c"
+$cc64 -shared -o "$p/fwdchain/fwduse.dll" "$s/fwduse.c" "$b/libfwdhead.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

@@ -380,6 +380,30 @@ static void test_windows_ordinals_and_forwarders(void **state)
         fail_msg("%zu nodes for three DLLs", t.count);
     assert_int_equal(aitk_dep_tree_problems(&t), 0);
     aitk_dep_tree_free(&t);
+
+    /* A chain: fwdhead forwards to fwdmid, which forwards on. The loader
+     * follows each link, so the ends are checked: cmiss2.dll is absent
+     * (126) and fwdend.dll lacks realgone (127); fwdmid itself exports all
+     * three names (as forwards), so it is no problem. */
+    t = analyze_pe(FX "/pe/fwdchain/fwduse.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *mid = node(&t, "fwdmid.dll");
+    assert_true(mid->forwarder);
+    assert_int_equal(mid->state, AITK_DEP_FOUND);
+    c = node(&t, "cmiss2.dll");
+    assert_true(c->forwarder);
+    assert_int_equal(c->state, AITK_DEP_NOT_FOUND);
+    assert_non_null(strstr(c->detail, "fwdmid.dll forwards cf to cmiss2.realcf"));
+    aitk_str_clear(&chain);
+    assert_int_equal(aitk_dep_tree_chain(&t, (size_t)(c - t.nodes), &chain), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&chain),
+                        "fwduse.dll -> fwdhead.dll -> fwdmid.dll -> cmiss2.dll");
+    const aitk_dep_node *end = node(&t, "fwdend.dll");
+    assert_int_equal(end->state, AITK_DEP_MISSING_SYMBOL);
+    assert_non_null(strstr(end->detail, "does not export realgone (forwarded from gone2)"));
+    assert_null(strstr(end->detail, "realok"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 2);
+    aitk_dep_tree_free(&t);
+    aitk_str_free(&chain);
 }
 
 static void test_bad_roots(void **state)

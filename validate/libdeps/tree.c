@@ -318,12 +318,13 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
     return st;
 }
 
-/* DLLs node i forwards the functions its requester imports from it to
+/* DLLs node i forwards the functions its requester binds from it to
  * ("cmiss.realb": cmiss.dll): the loader loads them while binding those
  * imports, and a missing one fails the load (error 126), so each is a
  * child of node i; and each must export the functions forwarded to it
- * (error 127). Per link: a DLL met again (a repeat) is not expanded, but
- * its new requester's forwarded imports are still bound. */
+ * (error 127), or forward them on (a chain, followed link by link as the
+ * walk reaches each). Per link: a DLL met again (a repeat) is not
+ * expanded, but its new requester's forwarded imports are still bound. */
 /* Whether the forwards node i binds for its parent were bound already: an
  * earlier node is the same file under the same requesting file. Without
  * this, two DLLs forwarding to each other (A forwards f to B, B forwards h
@@ -350,28 +351,39 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
         return AITK_OK;
     const aitk_pe_info *req = &d->objs[t->nodes[n->parent].obj].pe;
     const aitk_pe_info *prov = &d->objs[n->obj].pe;
-    /* One entry per forwarded import: its target DLL and function, and the
-     * name the requester imported. */
-    aitk_strlist dlls = {0}, funcs = {0}, from = {0};
+    /* What the requester binds from node i: the functions it imports from
+     * it, or, when node i was loaded for a forward, the functions forwarded
+     * to it, so a chain (a forwards f to b.f, b forwards f to c.f) is
+     * followed to its end as the loader follows it. */
+    aitk_strlist wanted = {0};
     aitk_status st = AITK_OK;
-    for (size_t k = 0; !st && prov->forward_count && k < req->import_count; k++) {
+    for (size_t k = 0; !st && prov->forward_count && k < req->import_count && !n->forwarder;
+         k++) {
         const aitk_pe_import *imp = &req->imports[k];
         if (strcasecmp(imp->dll, n->name) != 0 || imp->delay != n->delay)
             continue;
-        for (size_t s = 0; !st && s < imp->symbol_count; s++) {
-            const aitk_pe_forward *f = aitk_pe_find_forward(prov, imp->symbols[s]);
-            const char *dot = f ? strrchr(f->target, '.') : NULL;
-            if (!dot || dot == f->target)
-                continue;
-            aitk_str dll = AITK_STR_INIT;
-            aitk_str_appendf(&dll, "%.*s.dll", (int)(dot - f->target), f->target);
-            st = aitk_str_status(&dll);
-            if (!st && (st = aitk_strlist_add(&dlls, dll.ptr)) == AITK_OK &&
-                (st = aitk_strlist_add(&funcs, dot + 1)) == AITK_OK)
-                st = aitk_strlist_add(&from, f->name);
-            aitk_str_free(&dll);
-        }
+        for (size_t s = 0; !st && s < imp->symbol_count; s++)
+            st = aitk_strlist_add(&wanted, imp->symbols[s]);
     }
+    for (size_t k = 0; !st && prov->forward_count && k < n->forwarded.count; k++)
+        st = aitk_strlist_add(&wanted, n->forwarded.items[k]);
+    /* One entry per forwarded function: its target DLL and function, and
+     * the name the requester bound. */
+    aitk_strlist dlls = {0}, funcs = {0}, from = {0};
+    for (size_t k = 0; !st && k < wanted.count; k++) {
+        const aitk_pe_forward *f = aitk_pe_find_forward(prov, wanted.items[k]);
+        const char *dot = f ? strrchr(f->target, '.') : NULL;
+        if (!dot || dot == f->target)
+            continue;
+        aitk_str dll = AITK_STR_INIT;
+        aitk_str_appendf(&dll, "%.*s.dll", (int)(dot - f->target), f->target);
+        st = aitk_str_status(&dll);
+        if (!st && (st = aitk_strlist_add(&dlls, dll.ptr)) == AITK_OK &&
+            (st = aitk_strlist_add(&funcs, dot + 1)) == AITK_OK)
+            st = aitk_strlist_add(&from, f->name);
+        aitk_str_free(&dll);
+    }
+    aitk_strlist_free(&wanted);
     /* Each target DLL once, as a child; then its functions. */
     for (size_t j = 0; !st && j < dlls.count; j++) {
         bool seen = false;
@@ -404,6 +416,12 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
         }
         if (!st)
             st = aitk_deps_check_forwarded(d, t, before, &fj, &wj);
+        /* Kept on the node: its own forwards of these are bound when the
+         * walk reaches it (the chain's next link). */
+        if (!st) {
+            t->nodes[before].forwarded = fj;
+            fj = (aitk_strlist){0};
+        }
         aitk_strlist_free(&fj);
         aitk_strlist_free(&wj);
     }
@@ -537,6 +555,7 @@ void aitk_dep_tree_free(aitk_dep_tree *t)
         aitk_strlist_free(&n->searched);
         aitk_strlist_free(&n->skipped);
         aitk_strlist_free(&n->duplicates);
+        aitk_strlist_free(&n->forwarded);
     }
     aitk_free(t->nodes);
     aitk_free(t->load);

@@ -77,6 +77,8 @@ typedef struct aitk_dep_node {
     aitk_strlist searched;  /* folders in search order, each "folder (rule)" */
     aitk_strlist skipped;   /* candidates passed over: "path (reason)" */
     aitk_strlist duplicates;/* other copies of the same name in searched folders */
+    aitk_strlist forwarded; /* PE, forwarder: the functions forwarded to it (its own
+                             * forwards of these are the chain's next link) */
     size_t parent, first_child, last_child, next_sibling;
     unsigned depth;
     size_t obj;             /* index into the analysis cache; AITK_DEP_NONE if unread */
