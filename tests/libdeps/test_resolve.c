@@ -437,7 +437,8 @@ static void test_out_of_memory(void **state)
      * when the failure hits nothing essential), never crashes or leaks. */
     const char *roots[] = {FX_TORCH "/torch_cpu.dll", FX "/elf/wrongclass/libuser.so",
                            FX "/elf/glibc/libtoonew.so", FX "/pe/ord/ordimp.dll",
-                           FX "/pe/fwd/fwda.dll"};
+                           FX "/pe/fwd/fwda.dll", FX "/pe/fwdchain/fwduse.dll",
+                           FX "/elf/lfsdep/libuser.so"};
     for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
         if (!fx_exists(roots[r]))
             continue;
