@@ -171,7 +171,7 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
     static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
                                        "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
                                        "matmul_bf16_tflops", "cc", "pcie_gen", "tdp_w",
-                                       "unverified", "source", NULL};
+                                       "nvml_shared", "unverified", "source", NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
     const aitk_yaml_node *n = NULL;
@@ -202,6 +202,8 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
         st = aitk_yaml_need_string(doc, m, "cc", &g->cc, err);
     if (!st)
         st = aitk_yaml_need_string(doc, m, "source", &g->source, err);
+    if (!st && (n = aitk_yaml_get(m, "nvml_shared")))
+        st = aitk_yaml_string(doc, n, &g->nvml_shared, err);
     if (!st && (n = aitk_yaml_get(m, "pcie_gen")))
         st = aitk_yaml_long(doc, n, &g->pcie_gen, err);
     if (!st && (n = aitk_yaml_get(m, "tdp_w")))
@@ -410,8 +412,23 @@ static aitk_status check_names(const aitk_gpudb *db, const aitk_yaml_node *gpus,
                     return AITK_E_PARSE;
                 }
         }
+        /* A shared NVML name finds no row: were it some row's name or
+         * alias, that row would stand in for every card of the name. */
+        for (size_t j = 0; g->nvml_shared && j < db->count; j++)
+            if (gpu_matches(&db->gpus[j], g->nvml_shared, false)) {
+                aitk_yaml_errorf(err, db->doc, gpus->items[i],
+                                 "%s: nvml_shared '%s' also names '%s': a name NVML gives cards "
+                                 "of more than one memory size must not find a row",
+                                 g->name, g->nvml_shared, db->gpus[j].name);
+                return AITK_E_PARSE;
+            }
     }
     return AITK_OK;
+}
+
+static bool is_shared_nvml_name(const aitk_gpu_spec *g, const char *name)
+{
+    return g->nvml_shared && name_match(name, g->nvml_shared, false);
 }
 
 static aitk_status find_gpu(const aitk_gpudb *db, const char *name,
@@ -439,6 +456,19 @@ static aitk_status find_gpu(const aitk_gpudb *db, const char *name,
         for (size_t i = 0, k = 0; i < db->count; i++)
             if (gpu_matches(&db->gpus[i], name, true))
                 aitk_str_appendf(err, "%s '%s'", k++ ? "," : "", db->gpus[i].name);
+        return AITK_E_INVAL;
+    }
+    /* "NVIDIA GeForce RTX 4060 Ti", probed: 16 GB or 8 GB? */
+    size_t shared = 0;
+    for (size_t i = 0; i < db->count; i++)
+        if (is_shared_nvml_name(&db->gpus[i], name)) {
+            if (!shared++)
+                aitk_str_appendf(err, "'%s' is the name NVML gives cards of more than one "
+                                      "memory size; listed:", name);
+            aitk_str_appendf(err, "%s '%s'", shared > 1 ? "," : "", db->gpus[i].name);
+        }
+    if (shared) {
+        aitk_str_append(err, " (if it is that card, give that name)");
         return AITK_E_INVAL;
     }
     aitk_str_appendf(err, "unknown GPU '%s' (see `aitk-validate gpus` for the list)", name);

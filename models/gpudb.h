@@ -60,6 +60,10 @@ typedef struct aitk_gpu_spec {
     /* The listed figure's source (matmul_bf16_tflops: {value, source});
      * NULL: the default share. */
     const char *matmul_source;
+    /* The NVML name this card shares with a card of another memory size
+     * (RTX 4060 Ti 16 and 8 GB): not an alias, since a probed card of that
+     * name may be the other one; looking it up says so. NULL: none. */
+    const char *nvml_shared;
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;

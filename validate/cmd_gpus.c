@@ -55,6 +55,8 @@ static int print_json(const aitk_gpudb *db)
         if (g->fp8_tflops > 0)
             cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
         cJSON_AddNumberToObject(o, "fp32_tflops", g->fp32_tflops);
+        if (g->nvml_shared)
+            cJSON_AddStringToObject(o, "nvml_shared", g->nvml_shared);
         cJSON_AddStringToObject(o, "cc", g->cc);
         cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
         cJSON_AddNumberToObject(o, "tdp_w", (double)g->tdp_w);
@@ -127,6 +129,7 @@ int aitk_cmd_gpus(int argc, char **argv)
         printf("%-*s %6s %8s %8s %9s %8s %8s %5s %5s %6s  %s\n", w, "GPU", "VRAM", "BW GB/s",
                "BF16", "matmul", "FP8", "FP32", "CC", "PCIe", "TDP W", "NVML name");
         aitk_str text = AITK_STR_INIT;
+        bool any_shared = false;
         for (size_t i = 0; i < db->count; i++) {
             const aitk_gpu_spec *g = &db->gpus[i];
             printf("%-*s %4.0f GB %8.0f %8.1f %8.1f%c ", w, g->name, g->vram_gb,
@@ -136,8 +139,11 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("%8.1f", g->fp8_tflops);
             else
                 printf("%8s", "-");
-            printf(" %8.1f %5s %5ld %6ld  %s\n", g->fp32_tflops, g->cc, g->pcie_gen, g->tdp_w,
-                   g->aliases[0] ? g->aliases[0] : "");
+            /* The first alias is the NVML name; a shared one is no alias. */
+            printf(" %8.1f %5s %5ld %6ld  %s%s\n", g->fp32_tflops, g->cc, g->pcie_gen, g->tdp_w,
+                   g->nvml_shared ? g->nvml_shared : g->aliases[0] ? g->aliases[0] : "",
+                   g->nvml_shared ? " (shared)" : "");
+            any_shared |= g->nvml_shared != NULL;
             if (sources) {
                 printf("    source: %s\n", g->source);
                 if (g->matmul_source)
@@ -155,6 +161,9 @@ int aitk_cmd_gpus(int argc, char **argv)
         printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
                "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
                "(with sources: --sources).\n", aitk_str_cstr(&text));
+        if (any_shared)
+            printf("(shared): NVML gives cards of another memory size this name too, so a\n"
+                   "probed card of that name is not taken for the row: give the row's name.\n");
         aitk_str_free(&text);
         if (sources)
             printf("matmul default share: %s\n", db->matmul_default_source);

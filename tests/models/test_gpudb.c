@@ -84,6 +84,14 @@ static const struct {
     {{"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, 1792, 503.8, 125, "12.0", 600},
      AITK_GPU_BF16_TFLOPS},
     {{"NVIDIA L40", 48, 864, 181.05, 90.5, "8.9", 300}, AITK_GPU_BANDWIDTH_GBS},
+    /* The 12-16 GB cards; those whose NVML name a card of another memory
+     * size shares are found by their row names. */
+    {{"RTX 3060 12GB", 12, 360, 25.5, 12.74, "8.6", 170}, AITK_GPU_BANDWIDTH_GBS},
+    {{"RTX 3080 10GB", 10, 760, 59.5, 29.8, "8.6", 320}, AITK_GPU_BF16_TFLOPS},
+    {{"RTX 4060 Ti 16GB", 16, 288, 44.1, 22.06, "8.9", 165}, AITK_GPU_BANDWIDTH_GBS},
+    {{"NVIDIA GeForce RTX 4070", 12, 504, 58.3, 29.15, "8.9", 200}, AITK_GPU_BF16_TFLOPS},
+    {{"NVIDIA GeForce RTX 4070 SUPER", 12, 504, 71.0, 35.5, "8.9", 220}, AITK_GPU_TDP_W},
+    {{"RTX 5060 Ti 16GB", 16, 448, 47.4, 23.7, "12.0", 180}, AITK_GPU_BANDWIDTH_GBS},
 };
 
 /* The row `f` names, with the figures `f` gives (against: where they come from). */
@@ -120,9 +128,9 @@ static void test_facts(void **state)
 }
 
 /* Large bf16 matmul rates people measured (zzc0721/torch-performance-test-data,
- * written out here from its database.md rows and issues), and the four
+ * written out here from its database.md rows and issues), and the five
  * derived from a sibling of the same chip (RTX 3090 Ti, 4080, 4080 SUPER,
- * A100 40GB SXM: the rule in bench/gpus.yaml's header); every other
+ * A100 40GB SXM, RTX 4070: the rule in bench/gpus.yaml's header); every other
  * GPU gets 0.80 x its datasheet rate (the median share of the eight
  * non-GeForce GPUs measured). */
 static const struct {
@@ -136,6 +144,8 @@ static const struct {
     {"RTX 5080", 102.89},  {"RTX 5070 Ti", 92.19}, {"RTX 4080 SUPER", 107.9},
     {"RTX 4080", 100.6},   {"RTX 4070 Ti SUPER", 91.05}, {"RTX PRO 6000 Blackwell", 393.2},
     {"A100 40GB SXM", 264.53},
+    {"RTX 3060 12GB", 25.47}, {"RTX 3080 10GB", 64.68}, {"RTX 4060 Ti 16GB", 46.26},
+    {"RTX 4070", 61.7},       {"RTX 4070 SUPER", 75.2}, {"RTX 5060 Ti 16GB", 48.24},
 };
 
 static void test_matmul_rates(void **state)
@@ -161,7 +171,7 @@ static void test_matmul_rates(void **state)
     assert_int_equal(listed, sizeof matmul / sizeof *matmul);
     /* The derived figures are not measured: marked so, and said so. */
     static const char *const derived[] = {"RTX 3090 Ti", "RTX 4080", "RTX 4080 SUPER",
-                                          "A100 40GB SXM"};
+                                          "A100 40GB SXM", "RTX 4070"};
     const aitk_gpu_spec *g = NULL;
     for (size_t i = 0; i < sizeof derived / sizeof *derived; i++) {
         assert_int_equal(aitk_gpudb_find(db, derived[i], &g, NULL), AITK_OK);
@@ -236,7 +246,8 @@ static void test_lookup_failures(void **state)
     static const char *const others[] = {"NVIDIA H20", "H20", "B20", "409",
                                          "NVIDIA GeForce RTX 4090 D", "RTX 409",
                                          /* other products whose names begin like listed ones' */
-                                         "RTX 4070", "NVIDIA GeForce RTX 4070", "4070 Ti",
+                                         "RTX 4060", "NVIDIA GeForce RTX 4060", "4070 Ti",
+                                         "RTX 3060 Ti", "RTX 3080 Ti", "5060",
                                          "RTX 5070", "Quadro RTX 6000", "RTX 6000"};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         if (aitk_gpudb_find(db, others[i], &g, NULL) != AITK_E_NOTFOUND)
@@ -259,6 +270,20 @@ static void test_lookup_failures(void **state)
     assert_int_equal(aitk_gpudb_find(db, "A100 80GB", &g, &err), AITK_E_INVAL);
     assert_non_null(strstr(aitk_str_cstr(&err), "A100 80GB PCIe"));
     assert_null(strstr(aitk_str_cstr(&err), "40GB"));
+    /* The NVML name of both the 16 and the 8 GB RTX 4060 Ti finds neither
+     * row: the 16 GB row is not taken for a probed 8 GB card, and the
+     * message names the row to give if it is that card. Its own name does. */
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_gpudb_find(db, "NVIDIA GeForce RTX 4060 Ti", &g, &err), AITK_E_INVAL);
+    assert_null(g);
+    assert_string_equal(aitk_str_cstr(&err),
+                        "'NVIDIA GeForce RTX 4060 Ti' is the name NVML gives cards of more than "
+                        "one memory size; listed: 'RTX 4060 Ti 16GB' (if it is that card, give "
+                        "that name)");
+    assert_int_equal(aitk_gpudb_find(db, "RTX 4060 Ti 16GB", &g, NULL), AITK_OK);
+    assert_int_equal(g->vram_gb, 16);
+    assert_int_equal(aitk_gpudb_find(db, "NVIDIA GeForce RTX 4070", &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "RTX 4070");
     aitk_str_free(&err);
 }
 
@@ -381,6 +406,11 @@ static void test_broken_file(void **state)
         H ROW(", unverified: [matmul_bf16_tflops]"),
         H ROW(", unverified: [cc, cc]"),
         H ROW(", unverified: cc"),
+        /* A shared NVML name that another row answers to: that row would
+         * stand in for every card of the name. */
+        H ROW(", nvml_shared: NVIDIA Y")
+          "  - {name: Y, aliases: [NVIDIA Y], vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
+          " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
     };
 #undef ROW
 #undef H
@@ -407,7 +437,9 @@ static void test_broken_file(void **state)
         "gpus.yaml:4:131: X: unverified lists 'matmul_bf16_tflops', which this entry does not "
         "give",
         "gpus.yaml:4:135: X: unverified lists 'cc' twice",
-        "gpus.yaml:4:130: unverified must be a list, found a value"};
+        "gpus.yaml:4:130: unverified must be a list, found a value",
+        "gpus.yaml:4:5: X: nvml_shared 'NVIDIA Y' also names 'Y': a name NVML gives cards of "
+        "more than one memory size must not find a row"};
     assert_int_equal(sizeof bad / sizeof *bad, sizeof expect / sizeof *expect);
     setenv("AITK_DATA_DIR", dir, 1);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

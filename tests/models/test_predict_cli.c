@@ -396,6 +396,19 @@ static void test_bad_usage(void **state)
     ran_free(&r);
 }
 
+/* The entry of `gpus --json` named `name` (the test fails without one). */
+static const cJSON *json_row(const cJSON *rows, const char *name)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, rows)
+    {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")), name) == 0)
+            return e;
+    }
+    fail_msg("no row '%s'", name);
+    return NULL;
+}
+
 static void test_gpus(void **state)
 {
     (void)state;
@@ -412,17 +425,25 @@ static void test_gpus(void **state)
                                                    "GPU of the same chip"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "\n* none listed: 0.80 x the GPU's datasheet "
                                                    "BF16 rate\n"));
+    /* A row whose NVML name cards of another memory size share: shown as
+     * shared, and the mark explained. */
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "  NVIDIA GeForce RTX 4060 Ti (shared)\n"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\n(shared): NVML gives cards of another "
+                                                   "memory size this name too"));
     ran_free(&r);
     const char *json[] = {"gpus", "--json", NULL};
     r = run(json);
     assert_int_equal(r.rc, 0);
     cJSON *j = cJSON_Parse(aitk_str_cstr(&r.out));
     assert_true(cJSON_IsArray(j));
-    /* The 18 rows of FACTS.md section 7 and 7 beyond it (test_gpudb.c). */
-    assert_int_equal(cJSON_GetArraySize(j), 25);
+    /* The 18 rows of FACTS.md section 7 and 13 beyond it (test_gpudb.c). */
+    assert_int_equal(cJSON_GetArraySize(j), 31);
     /* The unverified figures as text, in the order of the row's figures. */
-    const cJSON *ti = cJSON_GetArrayItem(j, 1), *l40 = cJSON_GetArrayItem(j, 15);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "name")), "RTX 3090 Ti");
+    const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
+    const cJSON *ti16 = json_row(j, "RTX 4060 Ti 16GB");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti16, "nvml_shared")),
+                        "NVIDIA GeForce RTX 4060 Ti");
+    assert_null(cJSON_GetObjectItem(ti, "nvml_shared"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "unverified")),
                         "matmul_bf16_tflops");
     assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "matmul_source")),
