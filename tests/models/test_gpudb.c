@@ -119,6 +119,17 @@ static void test_beyond_facts(void **state)
     }
 }
 
+/* The row `name` finds, by name alone (the test fails with the lookup's words). */
+static const aitk_gpu_spec *find_named(const char *name)
+{
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_gpudb_find(db, name, &g, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return g;
+}
+
 static void test_facts(void **state)
 {
     (void)state;
@@ -142,7 +153,7 @@ static const struct {
     {"L40S", 269.15},      {"A100 80GB SXM", 264.53}, {"H100 SXM", 786.45},
     {"H200 SXM", 790.29},  {"B200", 1696.03},
     {"RTX 5080", 102.89},  {"RTX 5070 Ti", 92.19}, {"RTX 4080 SUPER", 107.9},
-    {"RTX 4080", 100.6},   {"RTX 4070 Ti SUPER", 91.05}, {"RTX PRO 6000 Blackwell", 393.2},
+    {"RTX 4080", 100.7},   {"RTX 4070 Ti SUPER", 91.05}, {"RTX PRO 6000 Blackwell", 393.2},
     {"A100 40GB SXM", 264.53},
     {"RTX 3060 12GB", 25.47}, {"RTX 3080 10GB", 64.68}, {"RTX 4060 Ti 16GB", 46.26},
     {"RTX 4070", 61.7},       {"RTX 4070 SUPER", 75.2}, {"RTX 5060 Ti 16GB", 48.24},
@@ -174,7 +185,7 @@ static void test_matmul_rates(void **state)
                                           "A100 40GB SXM", "RTX 4070"};
     const aitk_gpu_spec *g = NULL;
     for (size_t i = 0; i < sizeof derived / sizeof *derived; i++) {
-        assert_int_equal(aitk_gpudb_find(db, derived[i], &g, NULL), AITK_OK);
+        g = find_named(derived[i]);
         assert_true(aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_BF16_TFLOPS));
         assert_non_null(strstr(g->matmul_source, "derived"));
         /* Tables mark it so: derived '~', measured ' ', the default share '*'. */
@@ -184,6 +195,48 @@ static void test_matmul_rates(void **state)
     assert_int_equal(aitk_gpu_matmul_mark(g), ' ');
     assert_int_equal(aitk_gpudb_find(db, "L4", &g, NULL), AITK_OK);
     assert_int_equal(aitk_gpu_matmul_mark(g), '*');
+}
+
+/* The rule of bench/gpus.yaml's header for a rate derived from a measured
+ * sibling, recomputed from the rows: the sibling's measured share of its
+ * datasheet rate x the row's own, the same bf16/FP32 ratio (within 2%), at
+ * least 0.9x the sibling's power per datasheet TFLOP/s. A sibling whose
+ * measurement changes, or a derived row added without its sibling here,
+ * fails. (The same chip the rows do not say: the sources do.) */
+static void test_derived_rates_follow_the_rule(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *row, *sibling;
+    } pairs[] = {{"RTX 3090 Ti", "RTX 3090"},         {"RTX 4080", "RTX 4070 Ti SUPER"},
+                 {"RTX 4080 SUPER", "RTX 4070 Ti SUPER"}, {"A100 40GB SXM", "A100 80GB SXM"},
+                 {"RTX 4070", "RTX 4070 SUPER"}};
+    size_t derived = 0;
+    for (size_t i = 0; i < db->count; i++) {
+        const aitk_gpu_spec *g = &db->gpus[i];
+        const bool says_derived = g->matmul_source && strncmp(g->matmul_source, "derived", 7) == 0;
+        if (says_derived != (aitk_gpu_matmul_mark(g) == '~'))
+            fail_msg("%s: a matmul source saying 'derived' and the unverified mark go together",
+                     g->name);
+        derived += says_derived;
+    }
+    assert_int_equal(derived, sizeof pairs / sizeof *pairs);
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        const aitk_gpu_spec *g = find_named(pairs[i].row), *s = find_named(pairs[i].sibling);
+        if (aitk_gpu_matmul_mark(s) != ' ')
+            fail_msg("%s: its sibling %s was not measured", g->name, s->name);
+        const double want = s->matmul_bf16_tflops / s->bf16_tflops * g->bf16_tflops;
+        const double ratio_g = g->bf16_tflops / g->fp32_tflops;
+        const double ratio_s = s->bf16_tflops / s->fp32_tflops;
+        const double power = ((double)g->tdp_w / g->bf16_tflops) /
+                             ((double)s->tdp_w / s->bf16_tflops);
+        if (fabs(g->matmul_bf16_tflops - want) > 0.06)
+            fail_msg("%s: %.2f, the rule gives %.3f from %s", g->name, g->matmul_bf16_tflops,
+                     want, s->name);
+        if (fabs(ratio_g / ratio_s - 1) > 0.02 || power < 0.9)
+            fail_msg("%s from %s: bf16/FP32 %.3f vs %.3f, power per TFLOP/s %.2fx", g->name,
+                     s->name, ratio_g, ratio_s, power);
+    }
 }
 
 /* FACTS.md marks some figures unverified; the database must say so too. */
@@ -495,6 +548,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),           cmocka_unit_test(test_beyond_facts),
         cmocka_unit_test(test_matmul_rates),
+        cmocka_unit_test(test_derived_rates_follow_the_rule),
         cmocka_unit_test(test_unverified_marked), cmocka_unit_test(test_entry_forms),
         cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),
         cmocka_unit_test(test_broken_file),     cmocka_unit_test(test_alloc_failures),

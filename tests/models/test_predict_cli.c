@@ -420,7 +420,8 @@ static void test_gpus(void **state)
     /* The RTX 3090 Ti's derived matmul rate: marked, its source and its
      * unverified list under the row, the mark explained below the table. */
     assert_non_null(strstr(aitk_str_cstr(&r.out), "    86.3~ "));
-    assert_non_null(strstr(aitk_str_cstr(&r.out), "    unverified: matmul_bf16_tflops\n"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out),
+                           "    unverified: bf16_tflops, fp16_tflops, matmul_bf16_tflops\n"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "\n~ none measured: derived from a measured "
                                                    "GPU of the same chip"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "\n* none listed: 0.80 x the GPU's datasheet "
@@ -445,7 +446,7 @@ static void test_gpus(void **state)
                         "NVIDIA GeForce RTX 4060 Ti");
     assert_null(cJSON_GetObjectItem(ti, "nvml_shared"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "unverified")),
-                        "matmul_bf16_tflops");
+                        "bf16_tflops, fp16_tflops, matmul_bf16_tflops");
     assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "matmul_source")),
                            "derived"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l40, "name")), "L40");
