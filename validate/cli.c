@@ -9,7 +9,7 @@
 #include "common/cliopt.h"
 #include "validate/probes/workloads.h"
 
-/* Every command ends bad usage through aitk_opt_usage_error: one exit code. */
+/* Every option loop ends bad usage through aitk_opt_usage_error: one exit code. */
 _Static_assert((int)AITK_OPT_EXIT_USAGE == (int)AITK_EXIT_USAGE,
                "common/cliopt.h and validate/cli.h disagree on the usage exit code");
 

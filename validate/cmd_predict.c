@@ -395,26 +395,26 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
             return aitk_opt_usage_error("predict", err);
     }
     if (optind != argc) {
-        aitk_str_appendf(err, "predict: unexpected argument '%s' (see predict --help)",
+        aitk_str_appendf(err, "unexpected argument '%s' (see predict --help)",
                          argv[optind]);
         st = AITK_E_INVAL;
     }
     if (!st && o->models && o->config) {
-        aitk_str_append(err, "predict: give --model or --config, not both");
+        aitk_str_append(err, "give --model or --config, not both");
         st = AITK_E_INVAL;
     }
     if (!st && o->reported &&
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text)) {
-        aitk_str_append(err, "predict: --reported predicts the reported setups as they are; "
+        aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;
     }
     if (!st && o->gpus && o->all_gpus) {
-        aitk_str_append(err, "predict: give --gpu or --all-gpus, not both");
+        aitk_str_append(err, "give --gpu or --all-gpus, not both");
         st = AITK_E_INVAL;
     }
-    return st ? aitk_opt_usage_error(NULL, err) : AITK_EXIT_OK;
+    return st ? aitk_opt_usage_error("predict", err) : AITK_EXIT_OK;
 }
 
 int aitk_cmd_predict(int argc, char **argv)

@@ -182,6 +182,8 @@ static void run_with_closed(unsigned closed, aitk_str *seen)
         /* Above 2 whatever the test runner left closed: the report must
          * not take a number the run is about to need. */
         int to_parent = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+        if (to_parent < 0)
+            _exit(2); /* the parent names this exit */
         close(p[0]);
         close(p[1]);
         for (int fd = 0; fd < 3; fd++)
@@ -206,6 +208,8 @@ static void run_with_closed(unsigned closed, aitk_str *seen)
     close(p[0]);
     int wst = 0;
     assert_int_equal(waitpid(pid, &wst, 0), pid);
+    if (WIFEXITED(wst) && WEXITSTATUS(wst) == 2)
+        fail_msg("the child could not move its report pipe above fd 2");
     assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
 }
 
