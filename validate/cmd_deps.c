@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef _WIN32
@@ -282,12 +283,17 @@ static void describe_child(aitk_status st, const aitk_proc_result *r, const aitk
 static aitk_status load_verdict(const char *self, long timeout_ms, const char *path,
                                 const char *shown, aitk_dep_tree *t, aitk_str *err)
 {
-    /* A file named like a library that is none is refused by this OS's
-     * loader as by any: its words are what the user met. */
+    /* A file named like this OS's libraries that is none is refused by its
+     * loader: its words are what the user met. One named like the other
+     * OS's (a pointer fbgemm.dll examined on Linux) is not, since ld.so's
+     * "invalid ELF header" is not what a Windows user saw. */
+    size_t len = strlen(path);
+    bool dll_name = len > 4 && (strcasecmp(path + len - 4, ".dll") == 0 ||
+                                strcasecmp(path + len - 4, ".pyd") == 0);
 #ifdef _WIN32
-    bool native = t->not_library || t->format == AITK_DEP_PE;
+    bool native = t->not_library ? dll_name : t->format == AITK_DEP_PE;
 #else
-    bool native = t->not_library || t->format == AITK_DEP_ELF;
+    bool native = t->not_library ? !dll_name : t->format == AITK_DEP_ELF;
 #endif
     aitk_str verdict = AITK_STR_INIT;
     aitk_status st = AITK_OK;

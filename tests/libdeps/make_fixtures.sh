@@ -67,6 +67,26 @@ printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 15648
 so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libptr.so.1" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lfs:$ORIGIN/real'
 
+# What else ld.so refuses outright at the first candidate (each folder
+# list names bad/ before real/): an ELF of the other byte order, a
+# relocatable object (ET_REL), and a symbolic link loop, which ends the
+# RUNPATH list (glibc open_path) so real/ is never reached.
+for kind in endian rel loop; do
+  mkdir -p "$e/refused/$kind/bad" "$e/refused/$kind/real"
+  so "$e/refused/$kind/real/libref.so.1" "$s/leaf.c" -Wl,-soname,libref.so.1
+  so "$e/refused/$kind/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so \
+     "$e/refused/$kind/real/libref.so.1" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/bad:$ORIGIN/real'
+done
+python3 - "$e/refused/endian/real/libref.so.1" "$e/refused/endian/bad/libref.so.1" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+data[5] = 2  # EI_DATA: ELFDATA2MSB
+open(sys.argv[2], 'wb').write(bytes(data))
+PY
+gcc -c -fPIC -o "$e/refused/rel/bad/libref.so.1" "$s/leaf.c"
+ln -s libref.so.1.x "$e/refused/loop/bad/libref.so.1"
+ln -s libref.so.1 "$e/refused/loop/bad/libref.so.1.x"
+
 # Missing soname: built against libgone.so.1, which is then removed.
 mkdir -p "$e/missing"
 so "$e/elf_gone.so" "$s/leaf.c" -Wl,-soname,libgone.so.1
@@ -333,6 +353,16 @@ $cc64 -shared -o "$p/fwdcycle/fwdy.dll" "$s/fwdy.c" "$s/fwdy.def" "$b/libfwdx.a"
       -Wl,--out-implib,"$b/libfwdy.a"
 $cc64 -shared -o "$p/fwdcycle/fwdx.dll" "$s/fwdx.c" "$s/fwdx.def" "$b/libfwdy.a"
 $cc64 -shared -o "$p/fwdcycle/fwdr.dll" "$s/fwdr.c" "$b/libfwdx.a"
+# A Git LFS pointer where a dependency DLL should be (torch\lib copied from
+# a git checkout without `git lfs pull`): lfsuse.dll imports from lfsdll.dll,
+# whose file is then replaced by the pointer.
+mkdir -p "$p/lfsdep"
+printf 'int lfs_fn(void) { return 4; }\n' > "$s/lfsdll.c"
+$cc64 -shared -o "$p/lfsdep/lfsdll.dll" "$s/lfsdll.c" -Wl,--out-implib,"$b/liblfsdll.a"
+printf 'int lfs_fn(void);\nint lfsuse_fn(void) { return lfs_fn(); }\n' > "$s/lfsuse.c"
+$cc64 -shared -o "$p/lfsdep/lfsuse.dll" "$s/lfsuse.c" "$b/liblfsdll.a"
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 98304\n' 0 \
+  > "$p/lfsdep/lfsdll.dll"
 # A chain of forwards, followed as the loader follows it: fwduse.dll imports
 # cf, ok and gone from fwdhead.dll, which forwards them to fwdmid.dll, which
 # forwards cf to cmiss2.dll (absent: error 126) and ok, gone to fwdend.dll

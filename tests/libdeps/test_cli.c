@@ -272,7 +272,26 @@ static void test_glob_one_rule(void **state)
         !strstr(aitk_str_cstr(&out), "result: 1 problem,"))
         fail_msg("%s", aitk_str_cstr(&out));
     const char *pointer_and_script[] = {g.paths[4].ptr, g.paths[3].ptr, NULL};
+    aitk_str_clear(&out);
     assert_int_equal(run_deps(pointer_and_script, &out, &err, NULL), 1);
+    /* The ld script skipped (stdout as the first line), the pointer a problem. */
+    assert_non_null(strstr(aitk_str_cstr(&out), "libscript.so: skipped, not a shared library: "
+                                                "a GNU ld script\n"));
+    assert_non_null(strstr(aitk_str_cstr(&out), "PROBLEM: libfoo.so: NOT A LIBRARY"));
+    assert_non_null(strstr(aitk_str_cstr(&out), "result: 1 problem,"));
+#ifndef _WIN32
+    /* A pointer named like a Windows DLL: ld.so's words are not what its
+     * user met, so no loader is asked. */
+    assert_true(fx_put(g.dir, "fbgemm.dll", lfs_pointer, sizeof lfs_pointer - 1));
+    aitk_str dll = AITK_STR_INIT;
+    aitk_str_appendf(&dll, "%s/fbgemm.dll", g.dir);
+    const char *load_dll[] = {"--load", dll.ptr, NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(load_dll, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "  loader says: not loadable on this OS\n"));
+    remove(dll.ptr);
+    aitk_str_free(&dll);
+#endif
     /* Everything skipped: nothing to examine (exit 2), each named on stderr. */
     const char *skipped_only[] = {g.paths[0].ptr, g.paths[1].ptr, NULL};
     aitk_str_clear(&out);
@@ -490,7 +509,26 @@ static void test_symlink_loop_skipped(void **state)
     const char *o = aitk_str_cstr(&out);
     assert_non_null(strstr(o, "libneedsloop.so -> libloop.so.1: NOT FOUND"));
     assert_non_null(strstr(o, "skipped candidates:\n      " FX
-                              "/elf/symloop/lib/libloop.so.1 (a symbolic link loop)"));
+                              "/elf/symloop/lib/libloop.so.1 (a symbolic link loop: ld.so gives "
+                              "up the rest of this folder list, DT_RUNPATH of libneedsloop.so)"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+/* A Git LFS pointer ahead of the real library in RUNPATH: the pointer is
+ * where the load stops, and the real copy is named as never reached. */
+static void test_refused_first_copy_worded(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {FX "/elf/lfsdep/libuser.so", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    const char *o = aitk_str_cstr(&out);
+    assert_non_null(strstr(o, "PROBLEM: libuser.so -> libptr.so.1: NOT A LIBRARY"));
+    assert_non_null(strstr(o, "    first found (the load stops there): " FX
+                              "/elf/lfsdep/lfs/libptr.so.1\n"));
+    assert_non_null(strstr(o, "the refused first copy: "));
+    assert_null(strstr(o, "loaded: "));
     aitk_str_free(&out);
     aitk_str_free(&err);
 }
@@ -599,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_remedy_by_problem_kind),
         cmocka_unit_test(test_remedy_wrong_arch),
         cmocka_unit_test(test_symlink_loop_skipped),
+        cmocka_unit_test(test_refused_first_copy_worded),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),

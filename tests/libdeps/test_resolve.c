@@ -112,6 +112,52 @@ static void test_non_elf_candidate_ends_the_search(void **state)
 #endif
 }
 
+/* What else ld.so refuses at the first file of the name, each with bad/
+ * searched before real/ (the real loader is the witness): an ELF of the
+ * other byte order and a relocatable object end the load there; a symbolic
+ * link loop ends the RUNPATH list, so real/ is not reached either. */
+static void test_refused_candidates(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *kind, *loader; /* the fixture, and what dlopen says */
+        bool bad_file;             /* the walk stops at the candidate */
+    } cases[] = {{"endian", "ELF file data encoding not little-endian", true},
+                 {"rel", "only ET_DYN and ET_EXEC can be loaded", true},
+                 {"loop", "cannot open shared object file", false}};
+    aitk_deps_opts o = {.ld_library_path = ""};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char root[512];
+        snprintf(root, sizeof root, FX "/elf/refused/%s/libuser.so", cases[i].kind);
+        aitk_dep_tree t = analyze(&o, root);
+        const aitk_dep_node *n = node(&t, "libref.so.1");
+        /* One problem: the file in bad/ for the first two, none found for the loop. */
+        const bool where_ok = cases[i].bad_file ? n->path && strstr(n->path, "/bad/") : !n->path;
+        if (aitk_dep_tree_problems(&t) != 1 || !where_ok)
+            fail_msg("%s: %zu problems, path %s", cases[i].kind, aitk_dep_tree_problems(&t),
+                     n->path ? n->path : "(none)");
+        if (cases[i].bad_file) {
+            assert_int_equal(n->state, AITK_DEP_BAD_FILE);
+            assert_non_null(strstr(n->detail, cases[i].loader));
+            assert_int_equal(n->duplicates.count, 1); /* real/'s copy, never reached */
+        } else {
+            assert_int_equal(n->state, AITK_DEP_NOT_FOUND);
+            assert_int_equal(n->skipped.count, 1);
+            assert_non_null(strstr(n->skipped.items[0], "a symbolic link loop: ld.so gives up "
+                                                        "the rest of this folder list"));
+        }
+        aitk_dep_tree_free(&t);
+#ifndef _WIN32
+        void *h = dlopen(root, RTLD_NOW | RTLD_LOCAL);
+        const char *why = h ? "(loaded)" : dlerror();
+        if (h)
+            dlclose(h);
+        if (!strstr(why, cases[i].loader))
+            fail_msg("%s: the real loader says %s", cases[i].kind, why);
+#endif
+    }
+}
+
 static void test_cycle(void **state)
 {
     (void)state;
@@ -381,6 +427,17 @@ static void test_windows_ordinals_and_forwarders(void **state)
     assert_int_equal(aitk_dep_tree_problems(&t), 0);
     aitk_dep_tree_free(&t);
 
+    /* A Git LFS pointer as a dependency DLL: named for what it is (the
+     * not-a-library remedy), as when it is given as the root. */
+    t = analyze_pe(FX "/pe/lfsdep/lfsuse.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *lfs = node(&t, "lfsdll.dll");
+    assert_int_equal(lfs->state, AITK_DEP_BAD_FILE);
+    assert_int_equal(lfs->not_library, AITK_DEP_OTHER_LFS_POINTER);
+    assert_non_null(strstr(lfs->detail, "Git LFS pointer"));
+    assert_non_null(strstr(lfs->detail, "error 193"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
     /* A chain: fwdhead forwards to fwdmid, which forwards on. The loader
      * follows each link, so the ends are checked: cmiss2.dll is absent
      * (126) and fwdend.dll lacks realgone (127); fwdmid itself exports all
@@ -475,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_ld_library_path),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_non_elf_candidate_ends_the_search),
+        cmocka_unit_test(test_refused_candidates),
         cmocka_unit_test(test_agrees_with_ldd),
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),

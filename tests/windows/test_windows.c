@@ -82,6 +82,26 @@ static void fbgemm_missing_link_found_natively(void **state)
     ran_free(&r);
 }
 
+/* The same DLL named as a Windows user names it, C:\...\torch\lib\fbgemm.dll
+ * (here Z:, Wine's drive for /): its own folder and torch's are searched as
+ * with '/' (they were not: the folder was cut at the last '/', so every
+ * sibling DLL came out missing). */
+static void backslash_path_searches_the_dlls_folder(void **state)
+{
+    (void)state;
+    char dos[1024] = "Z:";
+    size_t k = 2;
+    for (const char *p = TORCH_LIB "/fbgemm.dll"; *p && k + 1 < sizeof dos; p++)
+        dos[k++] = *p == '/' ? '\\' : *p;
+    dos[k] = '\0';
+    ran r = RUN("deps", dos);
+    const char *out = aitk_str_cstr(&r.out);
+    if (r.rc != 1 || !strstr(out, "PROBLEM: fbgemm.dll -> libomp140.x86_64.dll: NOT FOUND") ||
+        !strstr(out, "2 problems") || !strstr(out, "torch\\lib (the DLL's folder)"))
+        fail_msg("exit %d:\n%s", r.rc, out);
+    ran_free(&r);
+}
+
 static void load_gives_the_windows_loader_error(void **state)
 {
     (void)state;
@@ -248,6 +268,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fbgemm_missing_link_found_natively),
+        cmocka_unit_test(backslash_path_searches_the_dlls_folder),
         cmocka_unit_test(load_gives_the_windows_loader_error),
         cmocka_unit_test(lfs_pointer_dll_is_not_a_library),
         cmocka_unit_test(report_describes_windows),

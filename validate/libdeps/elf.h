@@ -75,6 +75,24 @@ void aitk_elf_info_free(aitk_elf_info *info);
  * AITK_E_PARSE when the file is not ELF. */
 aitk_status aitk_elf_peek(const char *path, int *elf_class, unsigned *machine, aitk_str *err);
 
+/* What ld.so makes of one file met in a search (glibc elf/dl-load.c,
+ * open_verify, in its order): */
+typedef enum aitk_elf_candidate {
+    AITK_ELF_CANDIDATE_USE,       /* a loadable object of the tree's class and machine */
+    AITK_ELF_CANDIDATE_SKIP,      /* another class or machine: ld.so tries the next folder */
+    AITK_ELF_CANDIDATE_STOP,      /* ld.so fails the load here: `why` has its reason */
+    AITK_ELF_CANDIDATE_NOT_OPENED /* open failed: *open_errno says why */
+} aitk_elf_candidate;
+/* Checks one candidate against the tree's class and machine, reading its
+ * first 64 bytes: too short for an ELF header, no ELF magic, a byte order,
+ * version, OS ABI or padding ld.so refuses, a type other than ET_DYN or
+ * ET_EXEC, or a program header entry of the wrong size stop the load, in
+ * glibc's own words ("invalid ELF header", "file too short", ...); another
+ * class or machine is passed over. *cls and *machine are set when read. */
+aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, unsigned want_machine,
+                                            int *cls, unsigned *machine, int *open_errno,
+                                            aitk_str *why);
+
 /* "x86-64", "i386", "AArch64", or "machine 0x.." into `out`. */
 void aitk_elf_machine_name(unsigned machine, aitk_str *out);
 

@@ -4,6 +4,7 @@
  * spelled out here because mingw-w64 has no <elf.h>; their values are fixed
  * by the System V ABI (e_ident layout; machine numbers are in elf.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +12,14 @@
 #include "validate/libdeps/elf.h"
 
 enum {
-    IDENT_CLASS = 4, /* e_ident[EI_CLASS] */
-    IDENT_DATA = 5,  /* e_ident[EI_DATA] */
-    DATA_MSB = 2,    /* ELFDATA2MSB */
+    IDENT_CLASS = 4,   /* e_ident[EI_CLASS] */
+    IDENT_DATA = 5,    /* e_ident[EI_DATA] */
+    IDENT_VERSION = 6, /* e_ident[EI_VERSION] */
+    IDENT_OSABI = 7,   /* e_ident[EI_OSABI] */
+    IDENT_PAD = 9,     /* e_ident[EI_PAD]: EI_ABIVERSION (8) is not checked */
+    DATA_MSB = 2,      /* ELFDATA2MSB */
+    TYPE_EXEC = 2,     /* ET_EXEC */
+    TYPE_DYN = 3,      /* ET_DYN */
 };
 
 aitk_status aitk_elf_peek(const char *path, int *elf_class, unsigned *machine, aitk_str *err)
@@ -35,6 +41,92 @@ aitk_status aitk_elf_peek(const char *path, int *elf_class, unsigned *machine, a
     *machine = h[IDENT_DATA] == DATA_MSB ? (unsigned)(h[18] << 8 | h[19])
                                          : (unsigned)(h[19] << 8 | h[18]);
     return AITK_OK;
+}
+
+static unsigned get16(const unsigned char *h, size_t at, bool msb)
+{
+    return msb ? (unsigned)(h[at] << 8 | h[at + 1]) : (unsigned)(h[at + 1] << 8 | h[at]);
+}
+
+static unsigned long get32(const unsigned char *h, size_t at, bool msb)
+{
+    return msb ? (unsigned long)get16(h, at, true) << 16 | get16(h, at + 2, true)
+               : (unsigned long)get16(h, at + 2, false) << 16 | get16(h, at, false);
+}
+
+aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, unsigned want_machine,
+                                            int *cls, unsigned *machine, int *open_errno,
+                                            aitk_str *why)
+{
+    *cls = 0;
+    *machine = 0;
+    *open_errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *open_errno = errno;
+        return AITK_ELF_CANDIDATE_NOT_OPENED;
+    }
+    unsigned char h[64] = {0};
+    size_t n = fread(h, 1, sizeof h, f);
+    int read_errno = ferror(f) ? errno : 0;
+    fclose(f);
+    /* The ELF header's size in the tree's class (ElfW(Ehdr) to glibc). */
+    const size_t ehdr = want_class == AITK_ELFCLASS32 ? 52 : 64;
+    if (read_errno) {
+        aitk_str_appendf(why, "cannot read file data: %s", strerror(read_errno));
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    if (n < ehdr) {
+        aitk_str_append(why, "file too short");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    if (memcmp(h, "\177ELF", 4) != 0) {
+        aitk_str_append(why, "invalid ELF header");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    *cls = h[IDENT_CLASS];
+    const bool msb = h[IDENT_DATA] == DATA_MSB;
+    *machine = get16(h, 18, msb);
+    if (*cls != want_class)
+        return AITK_ELF_CANDIDATE_SKIP;
+    /* Every machine these trees come from is little-endian (x86, Arm and
+     * RISC-V Linux); PowerPC64 comes in both, so it is not judged. */
+    if (want_machine != AITK_EM_PPC64 && h[IDENT_DATA] != 1) {
+        aitk_str_append(why, "ELF file data encoding not little-endian");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    if (h[IDENT_VERSION] != 1) {
+        aitk_str_append(why, "ELF file version ident does not match current one");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    /* System V or GNU (objects with GNU extensions such as IFUNC). */
+    if (h[IDENT_OSABI] != 0 && h[IDENT_OSABI] != 3) {
+        aitk_str_append(why, "ELF file OS ABI invalid");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    for (size_t k = IDENT_PAD; k < 16; k++)
+        if (h[k]) {
+            aitk_str_append(why, "nonzero padding in e_ident");
+            return AITK_ELF_CANDIDATE_STOP;
+        }
+    if (get32(h, 20, msb) != 1) {
+        aitk_str_append(why, "ELF file version does not match current one");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    if (*machine != want_machine)
+        return AITK_ELF_CANDIDATE_SKIP;
+    const unsigned type = get16(h, 16, msb);
+    if (type != TYPE_DYN && type != TYPE_EXEC) {
+        aitk_str_append(why, "only ET_DYN and ET_EXEC can be loaded");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    /* e_phentsize: the size of Elf64_Phdr / Elf32_Phdr. */
+    const unsigned phentsize = get16(h, want_class == AITK_ELFCLASS32 ? 42 : 54, msb);
+    if (phentsize != (want_class == AITK_ELFCLASS32 ? 32u : 56u)) {
+        aitk_str_append(why, "ELF file's phentsize not the expected size");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    return AITK_ELF_CANDIDATE_USE;
 }
 
 void aitk_elf_machine_name(unsigned machine, aitk_str *out)

@@ -5,6 +5,9 @@
  * specification ("PE Format", learn.microsoft.com). */
 #include "validate/libdeps/pe.h"
 
+/* The largest file read whole (a PE image is at most 4 GiB). */
+#define PE_FILE_MAX (4ull << 30)
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -447,8 +450,15 @@ aitk_status aitk_pe_read_fd(int fd, const char *name, unsigned flags, aitk_pe_in
                             aitk_str *err)
 {
     memset(out, 0, sizeof *out);
+#ifdef _WIN32
+    /* msvcrt's fstat keeps st_size in a 32-bit long: a file of 2 GiB or
+     * more would read as negative; _fstat64 has the whole size. */
+    struct _stat64 sb;
+    if (_fstat64(fd, &sb) != 0) {
+#else
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
+#endif
         aitk_str_appendf(err, "%s: %s", name, strerror(errno));
         return AITK_E_IO;
     }
@@ -456,6 +466,12 @@ aitk_status aitk_pe_read_fd(int fd, const char *name, unsigned flags, aitk_pe_in
         aitk_str_appendf(err, "%s: %s", name,
                          S_ISREG(sb.st_mode) ? "empty file" : "not a regular file");
         return AITK_E_PARSE;
+    }
+    /* A PE image's SizeOfImage is 32 bits: nothing larger is a library. */
+    if (sb.st_size < 0 || (unsigned long long)sb.st_size > PE_FILE_MAX) {
+        aitk_str_appendf(err, "%s: %lld bytes, more than a PE image can hold (4 GiB)", name,
+                         (long long)sb.st_size);
+        return AITK_E_RANGE;
     }
 #ifndef _WIN32
     void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);

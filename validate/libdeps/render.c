@@ -190,7 +190,12 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         if (n->duplicates.count) {
             aitk_str_appendf(o, "  warning: %s: %zu copies on the search path\n",
                              E(e, aitk_str_cstr(&chain)), n->duplicates.count + 1);
-            aitk_str_appendf(o, "    loaded: %s", E(e, n->path ? n->path : "?"));
+            /* A refused first copy is where the load stops, not a loaded file. */
+            aitk_str_appendf(o, "    %s: %s",
+                             aitk_dep_state_is_problem(n->state) ? "first found (the load stops "
+                                                                   "there)"
+                                                                 : "loaded",
+                             E(e, n->path ? n->path : "?"));
             if (n->version)
                 aitk_str_appendf(o, " (version %s)", E(e, n->version));
             aitk_str_append(o, "\n");

@@ -29,6 +29,7 @@ typedef struct search {
     aitk_dep_node *n;
     int elf_class;
     unsigned machine;
+    bool end_list; /* a candidate ended the folder list being searched */
 } search;
 
 static const char *triplet(unsigned machine, int elf_class)
@@ -87,8 +88,10 @@ static aitk_status note_duplicate(search *s, const char *file, const char *rule)
             if (strncmp(s->n->duplicates.items[i], file, strlen(file)) == 0 &&
                 s->n->duplicates.items[i][strlen(file)] == ' ')
                 goto out; /* the same file reached by two rules */
-        aitk_str_appendf(&text, "%s (%s, %lld bytes; loaded copy: %lld bytes)", file, rule,
-                         (long long)a.st_size, (long long)b.st_size);
+        aitk_str_appendf(&text, "%s (%s, %lld bytes; %s: %lld bytes)", file, rule,
+                         (long long)a.st_size,
+                         s->n->state == AITK_DEP_BAD_FILE ? "the refused first copy" : "loaded copy",
+                         (long long)b.st_size);
         st = aitk_str_status(&text) ? AITK_E_NOMEM : aitk_strlist_add(&s->n->duplicates, text.ptr);
     }
 out:
@@ -97,96 +100,103 @@ out:
     return st;
 }
 
-/* The first file of the name that is no ELF at all: ld.so's open_verify
+/* The first file of the name that ld.so refuses outright: open_verify
  * gives up the whole load there (glibc elf/dl-load.c: "invalid ELF header",
- * "file too short"); only a wrong class or machine sends it on to the next
- * folder. So the node is this file, unusable, and later copies are
- * duplicates. What the file is instead (an LFS pointer never fetched) picks
- * the remedy. */
-static aitk_status found_non_elf(search *s, const char *file, const char *rule)
+ * "file too short", "only ET_DYN and ET_EXEC can be loaded"); only another
+ * class or machine sends it on to the next folder. So the node is this
+ * file, unusable, and later copies are duplicates. What a file that is no
+ * ELF at all is instead (a Git LFS pointer never fetched) picks the remedy. */
+static aitk_status found_refused(search *s, const char *file, const char *rule,
+                                 const char *loader_says)
 {
     aitk_dep_node *n = s->n;
-    aitk_dep_sniffed f;
-    aitk_str err = AITK_STR_INIT, why = AITK_STR_INIT;
-    aitk_status st = aitk_deps_sniff_open(file, file, &f, &err);
-    if (st == AITK_OK) {
-        close(f.fd);
-        if (f.other != AITK_DEP_OTHER_NONE)
-            n->not_library = f.other;
-        aitk_str_appendf(&why, "%s; ld.so stops at the first file of this name that is "
-                               "no ELF file and does not look further",
-                         f.other != AITK_DEP_OTHER_NONE ? aitk_dep_other_text(f.other)
-                         : f.format == AITK_DEP_PE     ? "a PE (Windows) file"
-                                                       : "an ELF file too short to read");
-    } else {
-        aitk_str_appendf(&why, "%s", aitk_str_cstr(&err));
-    }
-    aitk_str_free(&err);
+    aitk_str why = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    bool is_elf = false;
+    int cls = 0;
+    unsigned mach = 0;
+    aitk_str ignored = AITK_STR_INIT;
+    is_elf = aitk_elf_peek(file, &cls, &mach, &ignored) == AITK_OK;
+    aitk_str_free(&ignored);
+    if (!is_elf)
+        st = aitk_deps_describe_bad_candidate(file, AITK_DEP_ELF, &n->not_library, &why);
+    else
+        st = aitk_str_append(&why, "an ELF file ld.so cannot load");
+    if (!st)
+        st = aitk_str_appendf(&why, " (ld.so: %s); ld.so stops at this file and does not look "
+                                    "further", loader_says);
     n->state = AITK_DEP_BAD_FILE;
-    n->detail = aitk_str_steal(&why);
+    n->detail = st ? NULL : aitk_str_steal(&why);
+    aitk_str_free(&why);
     n->path = aitk_strdup(file);
     n->how = aitk_strdup(rule);
     return n->detail && n->path && n->how ? AITK_OK : AITK_E_NOMEM;
 }
 
+static bool note_skipped(search *s, aitk_str *why, aitk_status *st)
+{
+    *st = aitk_str_status(why);
+    if (!*st)
+        *st = aitk_strlist_add(&s->n->skipped, why->ptr);
+    aitk_str_free(why);
+    return *st != AITK_OK;
+}
+
 /* Checks one candidate file. Returns true only when the search must stop
  * (out of memory); a found library is recorded in the node and the search
- * goes on, looking only for further copies. */
+ * goes on, looking only for further copies. A candidate that cannot be
+ * opened for another reason than "not there" or "not allowed" (a symbolic
+ * link loop) ends the folder list it came from, as in glibc's open_path:
+ * s->end_list. */
 static bool try_path(search *s, const char *file, const char *rule, aitk_status *st)
 {
-    if (access(file, F_OK) != 0) {
-#ifndef _WIN32
-        /* A link named like the library that leads nowhere: ld.so passes
-         * over it, and the user should see why it did not count. */
-        int e = errno;
-        struct stat lsb;
-        if (!s->n->path && lstat(file, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
-            aitk_str why = AITK_STR_INIT;
-            aitk_str_appendf(&why, "%s (%s)", file,
-                             e == ELOOP ? "a symbolic link loop" : "a broken symbolic link");
-            *st = aitk_str_status(&why);
-            if (!*st)
-                *st = aitk_strlist_add(&s->n->skipped, why.ptr);
-            aitk_str_free(&why);
-            return *st != AITK_OK;
-        }
-#endif
-        return false;
-    }
     if (s->n->path) {
+        if (access(file, F_OK) != 0)
+            return false;
         *st = note_duplicate(s, file, rule);
         return *st != AITK_OK;
     }
-    int cls = 0;
+    int cls = 0, open_errno = 0;
     unsigned mach = 0;
-    aitk_str err = AITK_STR_INIT, why = AITK_STR_INIT;
-    aitk_status peek = aitk_elf_peek(file, &cls, &mach, &err);
-    if (peek == AITK_E_PARSE) {
-        aitk_str_free(&err);
-        *st = found_non_elf(s, file, rule);
+    aitk_str why = AITK_STR_INIT;
+    switch (aitk_elf_check_candidate(file, s->elf_class, s->machine, &cls, &mach, &open_errno,
+                                     &why)) {
+    case AITK_ELF_CANDIDATE_USE: break;
+    case AITK_ELF_CANDIDATE_STOP:
+        *st = aitk_str_status(&why);
+        if (!*st)
+            *st = found_refused(s, file, rule, why.ptr);
+        aitk_str_free(&why);
         return *st != AITK_OK;
-    }
-    if (peek != AITK_OK) {
-        /* Not readable (permission): ld.so passes over it too. */
-        const char *reason = aitk_str_cstr(&err);
-        size_t fl = strlen(file);
-        if (strncmp(reason, file, fl) == 0 && strncmp(reason + fl, ": ", 2) == 0)
-            reason += fl + 2; /* the reader's "path: reason" */
-        aitk_str_appendf(&why, "%s (cannot be read: %s)", file, reason);
-    } else if (cls != s->elf_class || mach != s->machine) {
+    case AITK_ELF_CANDIDATE_SKIP:
         aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(mach, &why);
         aitk_str_appendf(&why, ", the tree is %d-bit ", s->elf_class == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(s->machine, &why);
         aitk_str_append(&why, ")");
-    }
-    aitk_str_free(&err);
-    if (why.len || why.failed) {
-        *st = aitk_str_status(&why);
-        if (!*st)
-            *st = aitk_strlist_add(&s->n->skipped, why.ptr);
-        aitk_str_free(&why);
-        return *st != AITK_OK;
+        return note_skipped(s, &why, st);
+    case AITK_ELF_CANDIDATE_NOT_OPENED:
+        if (open_errno == ENOENT) {
+#ifndef _WIN32
+            /* A link named like the library that leads nowhere: ld.so
+             * passes over it, and the user should see why it did not count. */
+            struct stat lsb;
+            if (lstat(file, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+                aitk_str_appendf(&why, "%s (a broken symbolic link)", file);
+                return note_skipped(s, &why, st);
+            }
+#endif
+            return false;
+        }
+        if (open_errno == EACCES) {
+            aitk_str_appendf(&why, "%s (cannot be read: %s)", file, strerror(open_errno));
+            return note_skipped(s, &why, st);
+        }
+        aitk_str_appendf(&why, "%s (%s: ld.so gives up the rest of this folder list, %s)", file,
+                         open_errno == ELOOP ? "a symbolic link loop" : strerror(open_errno),
+                         rule);
+        s->end_list = true;
+        return note_skipped(s, &why, st);
     }
     s->n->state = AITK_DEP_FOUND;
     if (!(s->n->path = aitk_strdup(file)) || !(s->n->how = aitk_strdup(rule)))
@@ -266,6 +276,10 @@ static bool try_list(search *s, const char *list, const char *origin, const char
         aitk_str_free(&dir);
         if (done)
             return true;
+        if (s->end_list) {
+            s->end_list = false;
+            return false;
+        }
         if (!p[len])
             return false;
         p += len + 1;
@@ -326,7 +340,7 @@ static aitk_status load_cache(aitk_deps *d)
 aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
 {
     const aitk_elf_info *root = &d->objs[t->nodes[0].obj].elf;
-    search s = {d, &t->nodes[i], root->elf_class, root->machine};
+    search s = {d, &t->nodes[i], root->elf_class, root->machine, false};
     aitk_status st = AITK_OK;
     size_t req = t->nodes[i].parent;
     const aitk_elf_info *re = &d->objs[t->nodes[req].obj].elf;
@@ -359,6 +373,7 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
         const char *hit = aitk_ldcache_lookup(&d->cache, name, cache_flags(s.machine, s.elf_class));
         if (hit && try_path(&s, hit, "ld.so.cache", &st))
             return st;
+        s.end_list = false; /* the default folders are searched still */
     }
     /* The default folders of this glibc build (Debian: multiarch first). */
     const char *trip = triplet(s.machine, s.elf_class);
@@ -370,7 +385,7 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
                            multi ? b.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
                            multi ? "/lib" : NULL, multi ? "/usr/lib" : NULL};
     if ((st = aitk_str_status(&a)) == AITK_OK && (st = aitk_str_status(&b)) == AITK_OK)
-        for (size_t k = 0; k < 4 && dirs[k]; k++)
+        for (size_t k = 0; k < 4 && dirs[k] && !s.end_list; k++)
             if (try_dir(&s, dirs[k], "default folder", &st))
                 break;
     aitk_str_free(&a);

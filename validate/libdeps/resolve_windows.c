@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include "validate/libdeps/resolve.h"
+#include "validate/libdeps/sniff.h"
 
 /* HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs on
  * Windows 10/11 x64 (Microsoft docs "Dynamic-link library search order"). */
@@ -207,6 +209,10 @@ static aitk_status torch_dirs(const char *root_dir, folders *fs)
     char *low = lower_dup(root_dir);
     if (!low)
         return AITK_E_NOMEM;
+    /* Compared with '/' whichever separator the path was given with. */
+    for (char *p = low; *p; p++)
+        if (*p == '\\')
+            *p = '/';
     size_t len = strlen(low);
     aitk_status st = AITK_OK;
     if (len >= 10 && strcmp(low + len - 10, "/torch/lib") == 0) {
@@ -231,7 +237,9 @@ static aitk_status torch_dirs(const char *root_dir, folders *fs)
 static aitk_status build_folders(aitk_deps *d, const aitk_dep_tree *t, folders *fs)
 {
     const aitk_deps_opts *o = &d->opts;
-    const char *root = t->nodes[0].path, *slash = strrchr(root, '/');
+    /* On Windows the root may be spelled C:\...\torch_cpu.dll: either
+     * separator ends its folder. */
+    const char *root = t->nodes[0].path, *slash = aitk_path_last_separator(root);
     aitk_str root_dir = AITK_STR_INIT, sys = AITK_STR_INIT, win = AITK_STR_INIT;
     aitk_str_appendn(&root_dir, root, slash ? (size_t)(slash - root) : 0);
     aitk_status st = aitk_str_status(&root_dir);
@@ -291,8 +299,16 @@ static aitk_status hit(aitk_deps *d, aitk_dep_tree *t, size_t i, const char *fil
         unsigned machine = 0, want = d->objs[t->nodes[0].obj].pe.machine;
         n->state = AITK_DEP_FOUND;
         if (aitk_pe_peek(file, &machine, &err) != AITK_OK) {
+            /* A Git LFS pointer fbgemm.dll: named for what it is, with the
+             * not-a-library remedy, as the same file given as the root. */
             n->state = AITK_DEP_BAD_FILE;
-            st = set_text(&n->detail, aitk_str_cstr(&err));
+            st = aitk_deps_describe_bad_candidate(file, AITK_DEP_PE, &n->not_library, &text);
+            if (!st)
+                st = aitk_str_append(&text, "; Windows refuses it (error 193, not a valid Win32 "
+                                            "application) and searches no further");
+            if (!st)
+                st = set_text(&n->detail, text.ptr);
+            aitk_str_clear(&text);
         } else if (machine != want) {
             n->state = AITK_DEP_WRONG_ARCH;
             aitk_pe_machine_name(machine, &text);

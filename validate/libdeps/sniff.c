@@ -213,3 +213,33 @@ aitk_status aitk_deps_sniff_open(const char *path, const char *shown, aitk_dep_s
     s->fd = fd;
     return AITK_OK;
 }
+
+aitk_status aitk_deps_describe_bad_candidate(const char *file, aitk_dep_format want,
+                                             aitk_dep_other *other, aitk_str *why)
+{
+    *other = AITK_DEP_OTHER_NONE;
+    struct stat sb;
+    if (stat(file, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return aitk_str_append(why, "a folder named like the library");
+    aitk_dep_sniffed f;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_sniff_open(file, file, &f, &err);
+    if (st == AITK_OK) {
+        close(f.fd);
+        *other = f.other;
+        if (f.other != AITK_DEP_OTHER_NONE)
+            st = aitk_str_append(why, aitk_dep_other_text(f.other));
+        else if (f.format != want)
+            st = aitk_str_append(why, f.format == AITK_DEP_PE ? "a PE (Windows) file"
+                                                              : "an ELF (Linux) file");
+        else
+            st = aitk_str_append(why, f.format == AITK_DEP_PE
+                                          ? "a PE file whose headers cannot be read"
+                                          : "an ELF file whose header cannot be read");
+    } else {
+        /* Unreadable since the loader's look: say so, in the reader's words. */
+        st = aitk_str_append(why, aitk_str_cstr(&err));
+    }
+    aitk_str_free(&err);
+    return st;
+}

@@ -28,4 +28,12 @@ typedef struct aitk_dep_sniffed {
 aitk_status aitk_deps_sniff_open(const char *path, const char *shown, aitk_dep_sniffed *s,
                                  aitk_str *err);
 
+/* A search candidate the loader stops at (not a library of the tree's
+ * format `want`, or one whose header cannot be read): what it is, in words
+ * appended to `why` ("a Git LFS pointer: ...", "a folder named like the
+ * library", "a PE (Windows) file"), and *other set when it is no ELF or PE
+ * file at all, which picks the not-a-library remedy. AITK_E_NOMEM only. */
+aitk_status aitk_deps_describe_bad_candidate(const char *file, aitk_dep_format want,
+                                             aitk_dep_other *other, aitk_str *why);
+
 #endif
