@@ -83,14 +83,14 @@ static void fbgemm_missing_link_found_natively(void **state)
 }
 
 /* The same DLL named as a Windows user names it, C:\...\torch\lib\fbgemm.dll
- * (here Z:, Wine's drive for /): its own folder and torch's are searched as
- * with '/' (they were not: the folder was cut at the last '/', so every
- * sibling DLL came out missing). */
+ * (the fixture's path, Z:/... under Wine, with '\\'): its own folder and
+ * torch's are searched as with '/' (they were not: the folder was cut at
+ * the last '/', so every sibling DLL came out missing). */
 static void backslash_path_searches_the_dlls_folder(void **state)
 {
     (void)state;
-    char dos[1024] = "Z:";
-    size_t k = 2;
+    char dos[1024];
+    size_t k = 0;
     for (const char *p = TORCH_LIB "/fbgemm.dll"; *p && k + 1 < sizeof dos; p++)
         dos[k++] = *p == '/' ? '\\' : *p;
     dos[k] = '\0';
@@ -98,7 +98,7 @@ static void backslash_path_searches_the_dlls_folder(void **state)
     const char *out = aitk_str_cstr(&r.out);
     if (r.rc != 1 || !strstr(out, "PROBLEM: fbgemm.dll -> libomp140.x86_64.dll: NOT FOUND") ||
         !strstr(out, "2 problems") || !strstr(out, "torch\\lib (the DLL's folder)"))
-        fail_msg("exit %d:\n%s", r.rc, out);
+        fail_msg("exit %d:\n%s%s", r.rc, out, aitk_str_cstr(&r.err));
     ran_free(&r);
 }
 
