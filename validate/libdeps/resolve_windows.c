@@ -221,7 +221,8 @@ static aitk_status torch_dirs(const char *root_dir, folders *fs)
         if (!st && sp) {
             aitk_str lib = AITK_STR_INIT;
             aitk_str_appendn(&lib, root_dir, (size_t)(sp - low));
-            aitk_str_append(&lib, "/Library/bin");
+            /* In the separator the path was given with. */
+            aitk_str_append(&lib, strchr(root_dir, '\\') ? "\\Library\\bin" : "/Library/bin");
             struct stat sb;
             if (aitk_str_status(&lib))
                 st = AITK_E_NOMEM;
