@@ -529,3 +529,9 @@ aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outpu
     }
     return AITK_OK;
 }
+
+const char *aitk_path_base_name(const char *path)
+{
+    const char *sep = aitk_path_last_separator(path);
+    return sep ? sep + 1 : path;
+}

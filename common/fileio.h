@@ -52,6 +52,9 @@ int aitk_is_dir(const char *path);
 /* The last '/' of `path` (on Windows also '\\'), or NULL: where its folder
  * part ends and its file name begins. */
 const char *aitk_path_last_separator(const char *path);
+/* The part of `path` after its last separator (the whole of it when there
+ * is none): "fbgemm.dll" of "C:\\torch\\lib\\fbgemm.dll" on Windows. */
+const char *aitk_path_base_name(const char *path);
 
 /* path = dir + "/" + name, into `out`. */
 aitk_status aitk_path_join(aitk_str *out, const char *dir, const char *name);

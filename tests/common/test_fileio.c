@@ -367,11 +367,30 @@ static void test_same_file(void **state)
     aitk_str_free(&fresh2);
 }
 
+/* Where a file name begins: after the last '/', and on Windows (where a
+ * user types C:\\torch\\lib\\fbgemm.dll) after the last '\\' too. */
+static void test_path_base_name(void **state)
+{
+    (void)state;
+    assert_string_equal(aitk_path_base_name("/a/b/libc.so.6"), "libc.so.6");
+    assert_string_equal(aitk_path_base_name("libc.so.6"), "libc.so.6");
+    assert_string_equal(aitk_path_base_name("/a/b/"), "");
+    assert_ptr_equal(aitk_path_last_separator("noslash"), NULL);
+#ifdef _WIN32
+    assert_string_equal(aitk_path_base_name("C:\\torch\\lib\\fbgemm.dll"), "fbgemm.dll");
+    assert_string_equal(aitk_path_base_name("C:\\torch/lib\\fbgemm.dll"), "fbgemm.dll");
+#else
+    /* A backslash is part of a Linux file name. */
+    assert_string_equal(aitk_path_base_name("/a/b\\c"), "b\\c");
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_atomic_write_replaces, setup, teardown),
         cmocka_unit_test(test_atomic_write_failure_names_path),
+        cmocka_unit_test(test_path_base_name),
         cmocka_unit_test_setup_teardown(test_write_refuses_folder_and_empty, setup, teardown),
 #ifndef _WIN32
         cmocka_unit_test_setup_teardown(test_write_through_symlink, setup, teardown),

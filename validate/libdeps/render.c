@@ -23,12 +23,6 @@ static const char *state_text(const aitk_dep_node *n)
 
 /* The file name of a root's path, as tree.c's chains give it: on Windows
  * C:\x\fbgemm.dll is fbgemm.dll too. */
-static const char *base_name(const char *p)
-{
-    const char *s = aitk_path_last_separator(p);
-    return s ? s + 1 : p;
-}
-
 /* Names, paths, details and the loader's words come from the files and the
  * system: each is made printable on one line where it is put into a line
  * (a newline in a DT_NEEDED name must not start a line of its own that reads
@@ -121,7 +115,7 @@ static aitk_remedy_when problem_kind(const aitk_dep_node *n)
 /* Remedies match library names; the root's name is the path it was given. */
 static const char *remedy_key(const aitk_dep_tree *t, size_t i)
 {
-    return i == 0 ? base_name(t->nodes[0].name) : t->nodes[i].name;
+    return i == 0 ? aitk_path_base_name(t->nodes[0].name) : t->nodes[i].name;
 }
 
 /* The native loader's verdict (deps --load): a problem of its own only when
@@ -136,7 +130,7 @@ static size_t text_load(const aitk_dep_tree *t, esc_ring *r, aitk_str *o)
     }
     aitk_str_appendf(o, "  PROBLEM: %s: NOT LOADABLE (though no link above is missing)\n"
                         "    file: %s\n    loader says: %s\n",
-                     E(r, base_name(t->nodes[0].name)), E(r, t->nodes[0].path), E(r, t->load));
+                     E(r, aitk_path_base_name(t->nodes[0].name)), E(r, t->nodes[0].path), E(r, t->load));
     return 1;
 }
 
@@ -266,7 +260,7 @@ static cJSON *json_node(const aitk_dep_tree *t, size_t i)
 {
     const aitk_dep_node *n = &t->nodes[i];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", i == 0 ? base_name(n->name) : n->name);
+    cJSON_AddStringToObject(o, "name", i == 0 ? aitk_path_base_name(n->name) : n->name);
     cJSON_AddStringToObject(o, "state", aitk_dep_state_name(n->state));
     add_opt_string(o, "path", n->path);
     add_opt_string(o, "how", n->how);
@@ -303,7 +297,7 @@ static cJSON *json_chain(const aitk_dep_tree *t, size_t i)
         size_t j = i;
         for (size_t up = 0; up < n - 1 - k; up++)
             j = t->nodes[j].parent;
-        cJSON_AddItemToArray(a, cJSON_CreateString(base_name(t->nodes[j].name)));
+        cJSON_AddItemToArray(a, cJSON_CreateString(aitk_path_base_name(t->nodes[j].name)));
     }
     return a;
 }
@@ -313,7 +307,7 @@ static cJSON *json_load_problem(const aitk_dep_tree *t)
 {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "kind", "not_loadable");
-    cJSON_AddStringToObject(p, "name", base_name(t->nodes[0].name));
+    cJSON_AddStringToObject(p, "name", aitk_path_base_name(t->nodes[0].name));
     cJSON_AddItemToObject(p, "chain", json_chain(t, 0));
     add_opt_string(p, "path", t->nodes[0].path);
     cJSON_AddStringToObject(p, "detail", t->load);

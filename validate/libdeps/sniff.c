@@ -101,8 +101,7 @@ const char *aitk_dep_other_name(aitk_dep_other k)
 
 bool aitk_deps_library_name(const char *path)
 {
-    const char *sep = aitk_path_last_separator(path);
-    const char *name = sep ? sep + 1 : path;
+    const char *name = aitk_path_base_name(path);
     size_t len = strlen(name);
     if (len <= 3)
         return false;

@@ -181,12 +181,6 @@ static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, s
     return AITK_OK;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = aitk_path_last_separator(path);
-    return s ? s + 1 : path;
-}
-
 /* "/x", and on Windows also "C:\x", "C:/x" and "\\server\share". */
 static bool is_absolute(const char *path)
 {
@@ -217,9 +211,9 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
                            n->state == AITK_DEP_SYSTEM))
             continue;
         if (t->format == AITK_DEP_PE) {
-            if (strcasecmp(base_name(n->name), name) == 0)
+            if (strcasecmp(aitk_path_base_name(n->name), name) == 0)
                 return j;
-        } else if (strcmp(j == 0 ? base_name(n->name) : n->name, name) == 0 ||
+        } else if (strcmp(j == 0 ? aitk_path_base_name(n->name) : n->name, name) == 0 ||
                    (n->obj != AITK_DEP_NONE && d->objs[n->obj].elf.soname &&
                     strcmp(d->objs[n->obj].elf.soname, name) == 0)) {
             return j;
@@ -406,7 +400,7 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
             aitk_str why = AITK_STR_INIT;
             aitk_str_appendf(&why, "%s forwards %s to %.*s.%s; Windows loads %s while binding "
                                    "it and fails the load when it cannot (error 126)",
-                             base_name(n->name), wj.items[0], (int)(strlen(c->name) - 4),
+                             aitk_path_base_name(n->name), wj.items[0], (int)(strlen(c->name) - 4),
                              c->name, fj.items[0], c->name);
             st = aitk_str_status(&why);
             c = &t->nodes[before];
@@ -609,7 +603,7 @@ aitk_status aitk_dep_tree_chain(const aitk_dep_tree *t, size_t i, aitk_str *out)
     for (size_t j = i; j != AITK_DEP_NONE && k > 0; j = t->nodes[j].parent)
         path[--k] = j;
     for (size_t start = k; k < n; k++)
-        aitk_str_appendf(out, "%s%s", k == start ? "" : " -> ", base_name(t->nodes[path[k]].name));
+        aitk_str_appendf(out, "%s%s", k == start ? "" : " -> ", aitk_path_base_name(t->nodes[path[k]].name));
     aitk_free(path);
     return aitk_str_status(out);
 }
