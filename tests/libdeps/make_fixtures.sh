@@ -69,9 +69,9 @@ so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libp
 
 # What else ld.so refuses outright at the first candidate (each folder
 # list names bad/ before real/): an ELF of the other byte order, a
-# relocatable object (ET_REL), and a symbolic link loop, which ends the
+# relocatable object (ET_REL), a PE file, and a symbolic link loop, which ends the
 # RUNPATH list (glibc open_path) so real/ is never reached.
-for kind in endian rel loop; do
+for kind in endian rel loop pe; do
   mkdir -p "$e/refused/$kind/bad" "$e/refused/$kind/real"
   so "$e/refused/$kind/real/libref.so.1" "$s/leaf.c" -Wl,-soname,libref.so.1
   so "$e/refused/$kind/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so \
@@ -84,6 +84,9 @@ data[5] = 2  # EI_DATA: ELFDATA2MSB
 open(sys.argv[2], 'wb').write(bytes(data))
 PY
 gcc -c -fPIC -o "$e/refused/rel/bad/libref.so.1" "$s/leaf.c"
+# A Windows DLL's first bytes under the soname (an MZ header, then zeros).
+python3 -c 'import sys; open(sys.argv[1], "wb").write(b"MZ" + bytes(126))' \
+  "$e/refused/pe/bad/libref.so.1"
 ln -s libref.so.1.x "$e/refused/loop/bad/libref.so.1"
 ln -s libref.so.1 "$e/refused/loop/bad/libref.so.1.x"
 

@@ -114,7 +114,7 @@ static void test_non_elf_candidate_ends_the_search(void **state)
 
 /* What else ld.so refuses at the first file of the name, each with bad/
  * searched before real/ (the real loader is the witness): an ELF of the
- * other byte order and a relocatable object end the load there; a symbolic
+ * other byte order, a relocatable object and a PE file end the load there; a symbolic
  * link loop ends the RUNPATH list, so real/ is not reached either. */
 static void test_refused_candidates(void **state)
 {
@@ -124,7 +124,8 @@ static void test_refused_candidates(void **state)
         bool bad_file;             /* the walk stops at the candidate */
     } cases[] = {{"endian", "ELF file data encoding not little-endian", true},
                  {"rel", "only ET_DYN and ET_EXEC can be loaded", true},
-                 {"loop", "cannot open shared object file", false}};
+                 {"loop", "cannot open shared object file", false},
+                 {"pe", "invalid ELF header", true}};
     aitk_deps_opts o = {.ld_library_path = ""};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char root[512];
@@ -139,6 +140,9 @@ static void test_refused_candidates(void **state)
         if (cases[i].bad_file) {
             assert_int_equal(n->state, AITK_DEP_BAD_FILE);
             assert_non_null(strstr(n->detail, cases[i].loader));
+            /* Named for what it is when it is no ELF file at all. */
+            if (strcmp(cases[i].kind, "pe") == 0)
+                assert_non_null(strstr(n->detail, "a PE (Windows) file (ld.so: invalid ELF"));
             assert_int_equal(n->duplicates.count, 1); /* real/'s copy, never reached */
         } else {
             assert_int_equal(n->state, AITK_DEP_NOT_FOUND);
