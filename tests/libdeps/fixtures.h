@@ -20,9 +20,31 @@
 #include "common/proc.h"
 #include "common/str.h"
 
+#include "validate/libdeps/tree.h"
+
 #define FX AITK_LIBDEPS_FIXTURES
 #define FX_TORCH FX "/pe/env/Lib/site-packages/torch/lib"
 #define FX_WINROOT FX "/pe/winroot"
+
+/* One whole analysis of `path` with the n-th allocation made to fail
+ * (aitk_alloc_fail_after): the status it ends with, everything freed. */
+static inline aitk_status fx_analyze_failing_at(const aitk_deps_opts *o, const char *path, long n)
+{
+    aitk_deps *d = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_dep_tree t;
+    aitk_alloc_fail_after(n);
+    aitk_status st = aitk_deps_new(o, &d, &err);
+    if (!st) {
+        st = aitk_deps_analyze(d, path, &t, &err);
+        if (!st)
+            aitk_dep_tree_free(&t);
+    }
+    aitk_alloc_fail_after(-1);
+    aitk_deps_free(d);
+    aitk_str_free(&err);
+    return st;
+}
 
 static inline bool fx_exists(const char *path)
 {

@@ -508,21 +508,9 @@ static void test_out_of_memory(void **state)
         long n = 0;
         for (long ok_in_row = 0; ok_in_row < 20 && n < 50000; n++) {
             aitk_deps_opts o = {.windows_root = FX_WINROOT, .ld_library_path = ""};
-            aitk_deps *d = NULL;
-            aitk_str err = AITK_STR_INIT;
-            aitk_dep_tree t;
-            aitk_alloc_fail_after(n);
-            aitk_status st = aitk_deps_new(&o, &d, &err);
-            if (!st) {
-                st = aitk_deps_analyze(d, roots[r], &t, &err);
-                if (!st)
-                    aitk_dep_tree_free(&t);
-            }
-            aitk_alloc_fail_after(-1);
+            aitk_status st = fx_analyze_failing_at(&o, roots[r], n);
             assert_true(st == AITK_OK || st == AITK_E_NOMEM);
             ok_in_row = st == AITK_OK ? ok_in_row + 1 : 0;
-            aitk_deps_free(d);
-            aitk_str_free(&err);
         }
         print_message("%s: allocation failures injected at 0..%ld\n", roots[r], n - 1);
         assert_true(n > 40); /* the walk does allocate: the loop must have run */

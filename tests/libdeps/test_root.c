@@ -266,21 +266,9 @@ static void test_out_of_memory(void **state)
         long n = 0;
         for (long ok_in_row = 0; ok_in_row < 20 && n < 1000; n++) {
             aitk_deps_opts o = {0};
-            aitk_deps *d = NULL;
-            aitk_str err = AITK_STR_INIT;
-            aitk_dep_tree t;
-            aitk_alloc_fail_after(n);
-            aitk_status st = aitk_deps_new(&o, &d, &err);
-            if (!st) {
-                st = aitk_deps_analyze(d, path.ptr, &t, &err);
-                if (!st)
-                    aitk_dep_tree_free(&t);
-            }
-            aitk_alloc_fail_after(-1);
+            aitk_status st = fx_analyze_failing_at(&o, path.ptr, n);
             assert_true(st == whole[r] || st == AITK_E_NOMEM);
             ok_in_row = st == whole[r] ? ok_in_row + 1 : 0;
-            aitk_deps_free(d);
-            aitk_str_free(&err);
         }
         assert_true(n > 20); /* some allocation failed on the way */
         remove(path.ptr);
