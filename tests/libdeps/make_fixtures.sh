@@ -69,9 +69,10 @@ so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libp
 
 # What else ld.so refuses outright at the first candidate (each folder
 # list names bad/ before real/): an ELF of the other byte order, a
-# relocatable object (ET_REL), a PE file, and a symbolic link loop, which ends the
+# relocatable object (ET_REL), a PE file, programs, a nonzero ABI version,
+# and a symbolic link loop, which ends the
 # RUNPATH list (glibc open_path) so real/ is never reached.
-for kind in endian rel loop pe; do
+for kind in endian rel loop pe exec pie abiver notdir; do
   mkdir -p "$e/refused/$kind/bad" "$e/refused/$kind/real"
   so "$e/refused/$kind/real/libref.so.1" "$s/leaf.c" -Wl,-soname,libref.so.1
   so "$e/refused/$kind/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so \
@@ -84,6 +85,23 @@ data[5] = 2  # EI_DATA: ELFDATA2MSB
 open(sys.argv[2], 'wb').write(bytes(data))
 PY
 gcc -c -fPIC -o "$e/refused/rel/bad/libref.so.1" "$s/leaf.c"
+# Programs under the soname: open_verify lets them through, mapping them as
+# a dependency fails (a non-PIE executable, a PIE).
+printf 'int main(void) { return 0; }\n' > "$s/prog.c"
+gcc -no-pie -o "$e/refused/exec/bad/libref.so.1" "$s/prog.c"
+gcc -pie -fPIE -o "$e/refused/pie/bad/libref.so.1" "$s/prog.c"
+# A System V object with a nonzero EI_ABIVERSION.
+python3 - "$e/refused/abiver/real/libref.so.1" "$e/refused/abiver/bad/libref.so.1" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+assert data[7] == 0  # ELFOSABI_SYSV
+data[8] = 1
+open(sys.argv[2], 'wb').write(bytes(data))
+PY
+# A RUNPATH entry that is a file, not a folder: ld.so passes over it (the
+# folder is not there) and finds real/.
+rmdir "$e/refused/notdir/bad"
+printf 'not a folder\n' > "$e/refused/notdir/bad"
 # A Windows DLL's first bytes under the soname (an MZ header, then zeros).
 python3 -c 'import sys; open(sys.argv[1], "wb").write(b"MZ" + bytes(126))' \
   "$e/refused/pe/bad/libref.so.1"
@@ -383,6 +401,21 @@ $cc64 -shared -o "$p/fwdchain/fwdhead.dll" "$s/fwdb.c" "$s/fwdhead.def" \
 printf 'int cf(void); int ok(void); int gone(void);\nint use_fn(void) { return cf() + ok() + gone(); }\n' \
   > "$s/fwduse.c"
 $cc64 -shared -o "$p/fwdchain/fwduse.dll" "$s/fwduse.c" "$b/libfwdhead.a"
+# The same chain where the middle DLL is also a plain import: fwdr2.dll
+# imports f from fwda2.dll, which forwards it to fwdb2.f and imports bx from
+# fwdb2.dll; fwdb2 forwards f to fwdc2.f; fwdc2.dll lacks f (error 127).
+# fwdb2 met first as fwda2's import must still pass the chain on.
+printf 'int other(void) { return 5; }\n' > "$s/fwdc2.c"
+$cc64 -shared -o "$p/fwdchain/fwdc2.dll" "$s/fwdc2.c"
+printf 'LIBRARY fwdb2.dll\nEXPORTS\n  bx\n  f = fwdc2.f\n' > "$s/fwdb2.def"
+printf 'int bx(void) { return 6; }\n' > "$s/fwdb2.c"
+$cc64 -shared -o "$p/fwdchain/fwdb2.dll" "$s/fwdb2.c" "$s/fwdb2.def" -Wl,--out-implib,"$b/libfwdb2.a"
+printf 'LIBRARY fwda2.dll\nEXPORTS\n  f = fwdb2.f\n  a_use\n' > "$s/fwda2.def"
+printf 'int bx(void);\nint a_use(void) { return bx(); }\n' > "$s/fwda2.c"
+$cc64 -shared -o "$p/fwdchain/fwda2.dll" "$s/fwda2.c" "$s/fwda2.def" "$b/libfwdb2.a" \
+      -Wl,--out-implib,"$b/libfwda2.a"
+printf 'int f(void);\nint r2_use(void) { return f(); }\n' > "$s/fwdr2.c"
+$cc64 -shared -o "$p/fwdchain/fwdr2.dll" "$s/fwdr2.c" "$b/libfwda2.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

@@ -9,6 +9,9 @@
  * first from the raw ELF header, then per program header and section. */
 #include "validate/libdeps/elf.h"
 
+/* DF_1_PIE (glibc <elf.h> since 2.27): a position-independent executable. */
+#define AITK_DF_1_PIE 0x08000000
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -115,8 +118,10 @@ static aitk_status read_dyn_entries(Elf *e, Elf_Data *d, const dyn_strings *strs
             st = set_once(&out->rpath, s);
         else if (dyn.d_tag == DT_RUNPATH)
             st = set_once(&out->runpath, s);
-        else if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_NODEFLIB))
-            out->nodeflib = true;
+        else if (dyn.d_tag == DT_FLAGS_1) {
+            out->nodeflib |= (dyn.d_un.d_val & DF_1_NODEFLIB) != 0;
+            out->pie |= (dyn.d_un.d_val & AITK_DF_1_PIE) != 0;
+        }
     }
     return st;
 }

@@ -28,6 +28,7 @@ typedef struct aitk_elf_info {
     unsigned type;      /* ET_DYN, ET_EXEC, ... */
     char *soname, *rpath, *runpath, *interp; /* NULL when absent */
     bool nodeflib;      /* DF_1_NODEFLIB: skip ld.so.cache and default folders */
+    bool pie;           /* DF_1_PIE: a program, which ld.so will not load as a dependency */
     char **needed;
     size_t needed_count;
     aitk_elf_verneed *verneed;
@@ -85,8 +86,9 @@ typedef enum aitk_elf_candidate {
 } aitk_elf_candidate;
 /* Checks one candidate against the tree's class and machine, reading its
  * first 64 bytes: too short for an ELF header, no ELF magic, a byte order,
- * version, OS ABI or padding ld.so refuses, a type other than ET_DYN or
- * ET_EXEC, or a program header entry of the wrong size stop the load, in
+ * version, OS ABI, ABI version or padding ld.so refuses, a type other than
+ * ET_DYN (an executable cannot be a dependency), a program header entry of
+ * the wrong size, or a FIFO stop the load, in
  * glibc's own words ("invalid ELF header", "file too short", ...); another
  * class or machine is passed over. *cls and *machine are set when read. */
 aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, unsigned want_machine,

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/alloc.h"
 #include "validate/libdeps/elf.h"
@@ -16,7 +17,8 @@ enum {
     IDENT_DATA = 5,    /* e_ident[EI_DATA] */
     IDENT_VERSION = 6, /* e_ident[EI_VERSION] */
     IDENT_OSABI = 7,   /* e_ident[EI_OSABI] */
-    IDENT_PAD = 9,     /* e_ident[EI_PAD]: EI_ABIVERSION (8) is not checked */
+    IDENT_ABIVERSION = 8, /* e_ident[EI_ABIVERSION] */
+    IDENT_PAD = 9,     /* e_ident[EI_PAD] */
     DATA_MSB = 2,      /* ELFDATA2MSB */
     TYPE_EXEC = 2,     /* ET_EXEC */
     TYPE_DYN = 3,      /* ET_DYN */
@@ -61,6 +63,13 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
     *cls = 0;
     *machine = 0;
     *open_errno = 0;
+    /* A FIFO would block the read, as it blocks ld.so: said, not read. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+        aitk_str_append(why, S_ISFIFO(sb.st_mode) ? "a FIFO (named pipe): ld.so would wait on it"
+                                                  : "not a regular file");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         *open_errno = errno;
@@ -104,6 +113,14 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
         aitk_str_append(why, "ELF file OS ABI invalid");
         return AITK_ELF_CANDIDATE_STOP;
     }
+    /* EI_ABIVERSION: 0 for System V; for GNU objects below glibc's
+     * LIBC_ABI_MAX, which is 4 on glibc 2.36 x86-64 (0..3 load). Other
+     * glibc builds may differ: this judges by that one. */
+    if ((h[IDENT_OSABI] == 0 && h[IDENT_ABIVERSION] != 0) ||
+        (h[IDENT_OSABI] == 3 && h[IDENT_ABIVERSION] > 3)) {
+        aitk_str_append(why, "ELF file ABI version invalid");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
     for (size_t k = IDENT_PAD; k < 16; k++)
         if (h[k]) {
             aitk_str_append(why, "nonzero padding in e_ident");
@@ -118,6 +135,13 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
     const unsigned type = get16(h, 16, msb);
     if (type != TYPE_DYN && type != TYPE_EXEC) {
         aitk_str_append(why, "only ET_DYN and ET_EXEC can be loaded");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    /* open_verify lets an ET_EXEC through; mapping it as a dependency then
+     * fails (_dl_map_object_from_fd). A PIE (ET_DYN with DF_1_PIE) fails
+     * there too: that needs the dynamic section (tree.c checks it). */
+    if (type == TYPE_EXEC) {
+        aitk_str_append(why, "cannot dynamically load executable");
         return AITK_ELF_CANDIDATE_STOP;
     }
     /* e_phentsize: the size of Elf64_Phdr / Elf32_Phdr. */

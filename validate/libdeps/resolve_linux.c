@@ -133,6 +133,19 @@ static aitk_status found_refused(search *s, const char *file, const char *rule,
     return n->detail && n->path && n->how ? AITK_OK : AITK_E_NOMEM;
 }
 
+/* Whether the folder part of `file` is a folder. */
+static bool folder_exists(const char *file)
+{
+    const char *sep = strrchr(file, '/');
+    if (!sep)
+        return is_dir(".");
+    aitk_str dir = AITK_STR_INIT;
+    aitk_str_appendn(&dir, file, sep == file ? 1 : (size_t)(sep - file));
+    bool yes = !aitk_str_status(&dir) && is_dir(dir.ptr);
+    aitk_str_free(&dir);
+    return yes;
+}
+
 static bool note_skipped(search *s, aitk_str *why, aitk_status *st)
 {
     *st = aitk_str_status(why);
@@ -169,6 +182,10 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
         aitk_str_free(&why);
         return *st != AITK_OK;
     case AITK_ELF_CANDIDATE_SKIP:
+        if (cls != AITK_ELFCLASS32 && cls != AITK_ELFCLASS64) {
+            aitk_str_appendf(&why, "%s (ELF of no valid class, %d)", file, cls);
+            return note_skipped(s, &why, st);
+        }
         aitk_str_appendf(&why, "%s (ELF %d-bit ", file, cls == AITK_ELFCLASS32 ? 32 : 64);
         aitk_elf_machine_name(mach, &why);
         aitk_str_appendf(&why, ", the tree is %d-bit ", s->elf_class == AITK_ELFCLASS32 ? 32 : 64);
@@ -192,6 +209,11 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
             aitk_str_appendf(&why, "%s (cannot be read: %s)", file, strerror(open_errno));
             return note_skipped(s, &why, st);
         }
+        /* glibc ends the list only when the folder itself is there (its
+         * "existing" status): a RUNPATH entry that is a file, or a loop,
+         * is a folder that is not there, passed over quietly. */
+        if (!folder_exists(file))
+            return false;
         aitk_str_appendf(&why, "%s (%s: ld.so gives up the rest of this folder list, %s)", file,
                          open_errno == ELOOP ? "a symbolic link loop" : strerror(open_errno),
                          rule);

@@ -372,7 +372,8 @@ aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i)
         if ((st = aitk_deps_dir_find(d, f->dir, name, &real)) || !real)
             continue;
         aitk_str file = AITK_STR_INIT;
-        aitk_str_appendf(&file, "%s/%s", f->dir, real);
+        /* In the separator the folder is spelled with (C:\Windows\System32). */
+        aitk_str_appendf(&file, "%s%c%s", f->dir, strchr(f->dir, '\\') ? '\\' : '/', real);
         const char *rule = known ? "KnownDLLs (System32)" : f->rule;
         st = aitk_str_status(&file) ? AITK_E_NOMEM : hit(d, t, i, file.ptr, rule);
         aitk_str_free(&file);

@@ -272,6 +272,15 @@ static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
     }
     if ((st = set_arch(d, n)) || (st = mark_damaged(d, n)) || n->state == AITK_DEP_BAD_FILE)
         return st;
+    /* A PIE program under a library's name: ld.so maps it, then refuses
+     * (_dl_map_object_from_fd), and the load fails there. */
+    if (!d->objs[obj].is_pe && d->objs[obj].elf.pie) {
+        n->state = AITK_DEP_BAD_FILE;
+        return (n->detail = aitk_strdup("a program, not a library (ld.so: cannot dynamically load "
+                                        "position-independent executable)"))
+                   ? AITK_OK
+                   : AITK_E_NOMEM;
+    }
     for (size_t j = 0; j < i; j++)
         if (t->nodes[j].obj == obj && !t->nodes[j].repeat)
             n->repeat = true;
@@ -324,6 +333,24 @@ static aitk_status add_child(aitk_deps *d, aitk_dep_tree *t, size_t parent, cons
  * this, two DLLs forwarding to each other (A forwards f to B, B forwards h
  * to A, each importing the other's) would add repeat after repeat without
  * end. */
+/* Whether node m bound at least what node n binds: the same kind of link
+ * (an import, or a forward), and for a forward every function forwarded
+ * to n forwarded to m too. A DLL met first as a plain import and then as
+ * the middle of a forward chain must still pass the chain on. */
+static bool binds_as_much(const aitk_dep_node *m, const aitk_dep_node *n)
+{
+    if (m->forwarder != n->forwarder)
+        return false;
+    for (size_t k = 0; k < n->forwarded.count; k++) {
+        bool found = false;
+        for (size_t j = 0; j < m->forwarded.count && !found; j++)
+            found = strcmp(m->forwarded.items[j], n->forwarded.items[k]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 static bool pair_done(const aitk_dep_tree *t, size_t i)
 {
     const aitk_dep_node *n = &t->nodes[i];
@@ -332,7 +359,7 @@ static bool pair_done(const aitk_dep_tree *t, size_t i)
     for (size_t j = 0; j < i; j++) {
         const aitk_dep_node *m = &t->nodes[j];
         if (m->obj == n->obj && m->parent != AITK_DEP_NONE &&
-            t->nodes[m->parent].obj == t->nodes[n->parent].obj)
+            t->nodes[m->parent].obj == t->nodes[n->parent].obj && binds_as_much(m, n))
             return true;
     }
     return false;
