@@ -72,7 +72,7 @@ so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libp
 # relocatable object (ET_REL), a PE file, programs, a nonzero ABI version,
 # and a symbolic link loop, which ends the
 # RUNPATH list (glibc open_path) so real/ is never reached.
-for kind in endian rel loop pe exec pie abiver notdir; do
+for kind in endian rel loop pe exec pie abiver notdir fifo; do
   mkdir -p "$e/refused/$kind/bad" "$e/refused/$kind/real"
   so "$e/refused/$kind/real/libref.so.1" "$s/leaf.c" -Wl,-soname,libref.so.1
   so "$e/refused/$kind/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so \
@@ -100,6 +100,8 @@ open(sys.argv[2], 'wb').write(bytes(data))
 PY
 # A RUNPATH entry that is a file, not a folder: ld.so passes over it (the
 # folder is not there) and finds real/.
+# A FIFO under the soname: ld.so would wait on it for ever; the walk says so.
+mkfifo "$e/refused/fifo/bad/libref.so.1"
 rmdir "$e/refused/notdir/bad"
 printf 'not a folder\n' > "$e/refused/notdir/bad"
 # A Windows DLL's first bytes under the soname (an MZ header, then zeros).

@@ -129,7 +129,9 @@ static void test_refused_candidates(void **state)
                  {"exec", "cannot dynamically load executable", true},
                  {"pie", "cannot dynamically load position-independent executable", true},
                  {"abiver", "ELF file ABI version invalid", true},
-                 {"notdir", "", false}};
+                 {"notdir", "", false},
+                 /* ld.so would block reading it: our words, and no dlopen. */
+                 {"fifo", "a FIFO (named pipe): ld.so would wait on it", true}};
     aitk_deps_opts o = {.ld_library_path = ""};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char root[512];
@@ -163,6 +165,8 @@ static void test_refused_candidates(void **state)
         }
         aitk_dep_tree_free(&t);
 #ifndef _WIN32
+        if (strcmp(cases[i].kind, "fifo") == 0)
+            continue;
         void *h = dlopen(root, RTLD_NOW | RTLD_LOCAL);
         const char *why = h ? "" : dlerror();
         if (h)

@@ -80,7 +80,7 @@ static aitk_status note_duplicate(search *s, const char *file, const char *rule)
     unsigned mach = 0;
     aitk_str err = AITK_STR_INIT, text = AITK_STR_INIT;
     aitk_status st = AITK_OK;
-    if (stat(file, &a) == 0 && stat(s->n->path, &b) == 0 &&
+    if (stat(file, &a) == 0 && S_ISREG(a.st_mode) && stat(s->n->path, &b) == 0 &&
         (a.st_dev != b.st_dev || a.st_ino != b.st_ino) &&
         aitk_elf_peek(file, &cls, &mach, &err) == AITK_OK && cls == s->elf_class &&
         mach == s->machine) {
@@ -116,7 +116,9 @@ static aitk_status found_refused(search *s, const char *file, const char *rule,
     int cls = 0;
     unsigned mach = 0;
     aitk_str ignored = AITK_STR_INIT;
-    is_elf = aitk_elf_peek(file, &cls, &mach, &ignored) == AITK_OK;
+    struct stat sb; /* a FIFO is not opened: the open would wait */
+    is_elf = stat(file, &sb) == 0 && S_ISREG(sb.st_mode) &&
+             aitk_elf_peek(file, &cls, &mach, &ignored) == AITK_OK;
     aitk_str_free(&ignored);
     if (!is_elf)
         st = aitk_deps_describe_bad_candidate(file, AITK_DEP_ELF, &n->not_library, &why);
