@@ -533,6 +533,26 @@ static void test_refused_first_copy_worded(void **state)
     aitk_str_free(&err);
 }
 
+/* A program under a soname: labelled as refused, with that remedy (it was
+ * UNREADABLE with "install it", though the file is installed). */
+static void test_refused_file_worded(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    const char *args[] = {FX "/elf/refused/exec/libuser.so", NULL};
+    assert_int_equal(run_deps(args, &out, &err, NULL), 1);
+    const char *o = aitk_str_cstr(&out);
+    assert_non_null(strstr(o, "PROBLEM: libuser.so -> libref.so.1: REFUSED BY THE LOADER\n"));
+    assert_non_null(strstr(o, "(ld.so: cannot dynamically load executable)"));
+    assert_non_null(strstr(o, "    fix: Remove or rename the file the loader stops at"));
+    aitk_str_clear(&out);
+    const char *json[] = {"--json", FX "/elf/refused/exec/libuser.so", NULL};
+    assert_int_equal(run_deps(json, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "\"refused\":\ttrue")); /* cJSON_Print's tab */
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 static void test_depth_all_and_load(void **state)
 {
     (void)state;
@@ -638,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_remedy_wrong_arch),
         cmocka_unit_test(test_symlink_loop_skipped),
         cmocka_unit_test(test_refused_first_copy_worded),
+        cmocka_unit_test(test_refused_file_worded),
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),

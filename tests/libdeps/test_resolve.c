@@ -96,6 +96,7 @@ static void test_non_elf_candidate_ends_the_search(void **state)
     assert_string_equal(ptr->path, FX "/elf/lfsdep/lfs/libptr.so.1");
     assert_string_equal(ptr->how, "DT_RUNPATH of libuser.so");
     assert_int_equal(ptr->not_library, AITK_DEP_OTHER_LFS_POINTER);
+    assert_false(ptr->refused);
     assert_non_null(strstr(ptr->detail, "Git LFS pointer"));
     assert_int_equal(ptr->skipped.count, 0);
     assert_int_equal(ptr->duplicates.count, 1);
@@ -154,6 +155,9 @@ static void test_refused_candidates(void **state)
             if (strcmp(cases[i].kind, "pe") == 0)
                 assert_non_null(strstr(n->detail, "a PE (Windows) file (ld.so: invalid ELF"));
             assert_int_equal(n->duplicates.count, 1); /* real/'s copy, never reached */
+            /* No library of any kind is "not a library"; these the loader refuses. */
+            assert_true(n->refused);
+            assert_int_equal(n->not_library, AITK_DEP_OTHER_NONE);
         } else if (loads) {
             assert_int_equal(n->state, AITK_DEP_FOUND);
             assert_int_equal(n->skipped.count, 0);

@@ -78,14 +78,16 @@ static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, 
         if ((st = aitk_yaml_string(doc, when, &w, err)))
             return st;
         /* In aitk_remedy_when's order. */
-        static const char *const kinds[] = {"missing",     "duplicate",  "wrong_arch",
-                                            "truncated",   "old_version", "not_library"};
+        static const char *const kinds[] = {"missing",     "duplicate",   "wrong_arch",
+                                            "truncated",   "old_version", "not_library",
+                                            "refused"};
         size_t k = 0;
         while (k < sizeof kinds / sizeof *kinds && strcmp(w, kinds[k]) != 0)
             k++;
         if (k == sizeof kinds / sizeof *kinds) {
             aitk_yaml_errorf(err, doc, when, "'when' must be missing, duplicate, wrong_arch, "
-                                             "truncated, old_version or not_library, found '%s'",
+                                             "truncated, old_version, not_library or refused, "
+                                             "found '%s'",
                              w);
             return AITK_E_PARSE;
         }

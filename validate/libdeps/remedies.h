@@ -27,6 +27,8 @@ typedef enum aitk_remedy_when {
     AITK_REMEDY_TRUNCATED,   /* found, cut short */
     AITK_REMEDY_OLD_VERSION, /* found, lacks a version or function the requester needs */
     AITK_REMEDY_NOT_LIBRARY, /* named like a library, is none: empty, a Git LFS pointer, text */
+    AITK_REMEDY_REFUSED,     /* found, refused by the loader as it is: a program, an object
+                              * file, a foreign ELF flavour, a folder or pipe */
 } aitk_remedy_when;
 
 /* The first remedy for this file name and kind; NULL when none applies. */

@@ -128,6 +128,7 @@ static aitk_status found_refused(search *s, const char *file, const char *rule,
         st = aitk_str_appendf(&why, " (ld.so: %s); ld.so stops at this file and does not look "
                                     "further", loader_says);
     n->state = AITK_DEP_BAD_FILE;
+    n->refused = n->not_library == AITK_DEP_OTHER_NONE;
     n->detail = st ? NULL : aitk_str_steal(&why);
     aitk_str_free(&why);
     n->path = aitk_strdup(file);

@@ -304,6 +304,7 @@ static aitk_status hit(aitk_deps *d, aitk_dep_tree *t, size_t i, const char *fil
              * not-a-library remedy, as the same file given as the root. */
             n->state = AITK_DEP_BAD_FILE;
             st = aitk_deps_describe_bad_candidate(file, AITK_DEP_PE, &n->not_library, &text);
+            n->refused = n->not_library == AITK_DEP_OTHER_NONE;
             if (!st)
                 st = aitk_str_append(&text, "; Windows refuses it (error 193, not a valid Win32 "
                                             "application) and searches no further");

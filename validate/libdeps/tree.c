@@ -276,6 +276,7 @@ static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
      * (_dl_map_object_from_fd), and the load fails there. */
     if (!d->objs[obj].is_pe && d->objs[obj].elf.pie) {
         n->state = AITK_DEP_BAD_FILE;
+        n->refused = true;
         return (n->detail = aitk_strdup("a program, not a library (ld.so: cannot dynamically load "
                                         "position-independent executable)"))
                    ? AITK_OK

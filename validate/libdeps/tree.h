@@ -71,6 +71,9 @@ typedef struct aitk_dep_node {
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
     bool truncated;         /* BAD_FILE because the file is shorter than its headers say */
+    bool refused;           /* BAD_FILE because the loader refuses the file as it is (a
+                             * program, an object file, a folder...), not because it is
+                             * unreadable */
     aitk_dep_other not_library; /* BAD_FILE because it is this (an empty file, a Git
                                  * LFS pointer...) under a library's name: the root,
                                  * or the first candidate ld.so stops at */
