@@ -90,7 +90,9 @@ typedef enum aitk_elf_candidate {
  * ET_DYN (an executable cannot be a dependency), a program header entry of
  * the wrong size, or a FIFO stop the load, in
  * glibc's own words ("invalid ELF header", "file too short", ...); another
- * class or machine is passed over. *cls and *machine are set when read. */
+ * class or machine is passed over. *cls is the ELF class byte of a file
+ * with the ELF magic (0 for any other file, so a STOP verdict says whether
+ * the file was ELF at all); *machine is set when read. */
 aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, unsigned want_machine,
                                             int *cls, unsigned *machine, int *open_errno,
                                             aitk_str *why);

@@ -85,6 +85,9 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
         aitk_str_appendf(why, "cannot read file data: %s", strerror(read_errno));
         return AITK_ELF_CANDIDATE_STOP;
     }
+    /* Known from here: whether it is an ELF file at all (its class). */
+    if (n > IDENT_CLASS && memcmp(h, "\177ELF", 4) == 0)
+        *cls = h[IDENT_CLASS];
     if (n < ehdr) {
         aitk_str_append(why, "file too short");
         return AITK_ELF_CANDIDATE_STOP;
@@ -93,7 +96,6 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
         aitk_str_append(why, "invalid ELF header");
         return AITK_ELF_CANDIDATE_STOP;
     }
-    *cls = h[IDENT_CLASS];
     const bool msb = h[IDENT_DATA] == DATA_MSB;
     *machine = get16(h, 18, msb);
     if (*cls != want_class)

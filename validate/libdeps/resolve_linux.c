@@ -107,19 +107,11 @@ out:
  * file, unusable, and later copies are duplicates. What a file that is no
  * ELF at all is instead (a Git LFS pointer never fetched) picks the remedy. */
 static aitk_status found_refused(search *s, const char *file, const char *rule,
-                                 const char *loader_says)
+                                 const char *loader_says, bool is_elf)
 {
     aitk_dep_node *n = s->n;
     aitk_str why = AITK_STR_INIT;
-    aitk_status st = AITK_OK;
-    bool is_elf = false;
-    int cls = 0;
-    unsigned mach = 0;
-    aitk_str ignored = AITK_STR_INIT;
-    struct stat sb; /* a FIFO is not opened: the open would wait */
-    is_elf = stat(file, &sb) == 0 && S_ISREG(sb.st_mode) &&
-             aitk_elf_peek(file, &cls, &mach, &ignored) == AITK_OK;
-    aitk_str_free(&ignored);
+    aitk_status st;
     if (!is_elf)
         st = aitk_deps_describe_bad_candidate(file, AITK_DEP_ELF, &n->not_library, &why);
     else
@@ -181,7 +173,7 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
     case AITK_ELF_CANDIDATE_STOP:
         *st = aitk_str_status(&why);
         if (!*st)
-            *st = found_refused(s, file, rule, why.ptr);
+            *st = found_refused(s, file, rule, why.ptr, cls != 0);
         aitk_str_free(&why);
         return *st != AITK_OK;
     case AITK_ELF_CANDIDATE_SKIP:
