@@ -9,10 +9,10 @@
  * first from the raw ELF header, then per program header and section. */
 #include "validate/libdeps/elf.h"
 
-/* DF_1_PIE (glibc <elf.h> since 2.27): a position-independent executable. */
-#define AITK_DF_1_PIE 0x08000000
-
 #include <elf.h>
+#ifndef DF_1_PIE /* glibc <elf.h> before 2.27: a position-independent executable */
+#define DF_1_PIE 0x08000000
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -120,7 +120,7 @@ static aitk_status read_dyn_entries(Elf *e, Elf_Data *d, const dyn_strings *strs
             st = set_once(&out->runpath, s);
         else if (dyn.d_tag == DT_FLAGS_1) {
             out->nodeflib |= (dyn.d_un.d_val & DF_1_NODEFLIB) != 0;
-            out->pie |= (dyn.d_un.d_val & AITK_DF_1_PIE) != 0;
+            out->pie |= (dyn.d_un.d_val & DF_1_PIE) != 0;
         }
     }
     return st;

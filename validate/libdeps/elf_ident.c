@@ -65,7 +65,12 @@ aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, un
     *open_errno = 0;
     /* A FIFO would block the read, as it blocks ld.so: said, not read. */
     struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* ld.so opens it, then fails to read it: said so without reading. */
+        aitk_str_append(why, "cannot read file data: Is a directory");
+        return AITK_ELF_CANDIDATE_STOP;
+    }
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         aitk_str_append(why, S_ISFIFO(sb.st_mode) ? "a FIFO (named pipe): ld.so would wait on it"
                                                   : "not a regular file");
         return AITK_ELF_CANDIDATE_STOP;

@@ -24,8 +24,6 @@ static const char *state_text(const aitk_dep_node *n)
     }
 }
 
-/* The file name of a root's path, as tree.c's chains give it: on Windows
- * C:\x\fbgemm.dll is fbgemm.dll too. */
 /* Names, paths, details and the loader's words come from the files and the
  * system: each is made printable on one line where it is put into a line
  * (a newline in a DT_NEEDED name must not start a line of its own that reads

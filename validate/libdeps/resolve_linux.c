@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 #include "validate/libdeps/resolve.h"
 #include "validate/libdeps/sniff.h"
 
@@ -43,12 +44,6 @@ static const char *triplet(unsigned machine, int elf_class)
     if (machine == AITK_EM_PPC64)
         return "powerpc64le-linux-gnu";
     return NULL;
-}
-
-static bool is_dir(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 static const char *platform(unsigned machine)
@@ -131,12 +126,12 @@ static aitk_status found_refused(search *s, const char *file, const char *rule,
 /* Whether the folder part of `file` is a folder. */
 static bool folder_exists(const char *file)
 {
-    const char *sep = strrchr(file, '/');
+    const char *sep = aitk_path_last_separator(file);
     if (!sep)
-        return is_dir(".");
+        return aitk_is_dir(".");
     aitk_str dir = AITK_STR_INIT;
     aitk_str_appendn(&dir, file, sep == file ? 1 : (size_t)(sep - file));
-    bool yes = !aitk_str_status(&dir) && is_dir(dir.ptr);
+    bool yes = !aitk_str_status(&dir) && aitk_is_dir(dir.ptr);
     aitk_str_free(&dir);
     return yes;
 }
@@ -159,9 +154,7 @@ static bool note_skipped(search *s, aitk_str *why, aitk_status *st)
 static bool try_path(search *s, const char *file, const char *rule, aitk_status *st)
 {
     if (s->n->path) {
-        if (access(file, F_OK) != 0)
-            return false;
-        *st = note_duplicate(s, file, rule);
+        *st = note_duplicate(s, file, rule); /* a file not there is no copy */
         return *st != AITK_OK;
     }
     int cls = 0, open_errno = 0;
@@ -249,7 +242,7 @@ static aitk_status expand(const search *s, const char *elem, size_t len, const c
     if (trip) {
         aitk_str probe = AITK_STR_INIT;
         aitk_str_appendf(&probe, "/%s", lib.ptr);
-        multiarch = is_dir(aitk_str_cstr(&probe));
+        multiarch = aitk_is_dir(aitk_str_cstr(&probe));
         aitk_str_free(&probe);
     }
     if (!multiarch) {
@@ -397,7 +390,7 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
     aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT;
     aitk_str_appendf(&a, "/lib/%s", trip ? trip : "");
     aitk_str_appendf(&b, "/usr/lib/%s", trip ? trip : "");
-    bool multi = trip && is_dir(aitk_str_cstr(&a));
+    bool multi = trip && aitk_is_dir(aitk_str_cstr(&a));
     const char *dirs[4] = {multi ? a.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/lib64" : "/lib"),
                            multi ? b.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
                            multi ? "/lib" : NULL, multi ? "/usr/lib" : NULL};

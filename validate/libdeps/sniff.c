@@ -108,9 +108,9 @@ bool aitk_deps_library_name(const char *path)
     /* Windows names ignore case; Linux ones do not, and say ".so". */
     static const char *const win_ends[] = {".dll", ".pyd"};
     for (size_t i = 0; i < sizeof win_ends / sizeof *win_ends; i++)
-        if (len > 4 && strcasecmp(name + len - 4, win_ends[i]) == 0)
+        if (strcasecmp(name + len - 4, win_ends[i]) == 0)
             return true;
-    if (len > 3 && strcmp(name + len - 3, ".so") == 0)
+    if (strcmp(name + len - 3, ".so") == 0)
         return true;
     /* libcudnn.so.9, libstdc++.so.6.0.33: a version of digits and dots
      * (not libstdc++.so.6.0.33-gdb.py, gdb's helper script). */
