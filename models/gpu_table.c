@@ -14,7 +14,6 @@ void aitk_gpu_table_add(aitk_gpu_table *t, const aitk_gpu_spec *g)
     if (mark == '*') {
         /* Every such row holds the database's matmul_default_fraction x its
          * BF16 rate (filled in at load), so any one of them gives the share. */
-        t->any_default = true;
         t->default_fraction = g->matmul_bf16_tflops / g->bf16_tflops;
     }
 }
@@ -27,7 +26,7 @@ aitk_status aitk_gpu_table_legend(const aitk_gpu_table *t, const char *indent, c
     if (t->any_derived)
         aitk_str_appendf(out, ";\n%s~ none measured: derived from a measured GPU of the same chip",
                          indent);
-    if (t->any_default)
+    if (t->default_fraction > 0)
         aitk_str_appendf(out, ";\n%s* none listed: %.2f x the GPU's datasheet BF16 rate", indent,
                          t->default_fraction);
     aitk_str_append(out, "\n");

@@ -17,11 +17,11 @@
 typedef struct aitk_gpu_table {
     int name_width;          /* the longest name added, at least AITK_GPU_NAME_MIN_WIDTH */
     bool any_derived;        /* a row marked '~' */
-    bool any_default;        /* a row marked '*' */
-    double default_fraction; /* the share of its BF16 rate a '*' row was taken at */
+    double default_fraction; /* the share of its BF16 rate a '*' row was taken at; 0: no
+                              * row marked '*' */
 } aitk_gpu_table;
 
-#define AITK_GPU_TABLE_INIT {AITK_GPU_NAME_MIN_WIDTH, false, false, 0}
+#define AITK_GPU_TABLE_INIT {AITK_GPU_NAME_MIN_WIDTH, false, 0}
 
 /* Takes account of a row for g, before the table is printed. */
 void aitk_gpu_table_add(aitk_gpu_table *t, const aitk_gpu_spec *g);
