@@ -3,6 +3,7 @@
 #include "models/gpudb.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -483,4 +484,57 @@ aitk_status aitk_gpudb_find(const aitk_gpudb *db, const char *name, const aitk_g
     aitk_status st = find_gpu(db, name, out, err ? err : &scratch);
     aitk_str_free(&scratch);
     return st;
+}
+
+/* The memory NVML reports for a card against its row's vram_gb: ECC on a
+ * GDDR6 card keeps a 16th (an A40 shows 44.99 GiB of 48), and a virtual
+ * machine or WSL may hide a little more; a card of the same name with half
+ * or two thirds the memory is far outside. */
+#define PROBED_VRAM_MIN_SHARE 0.85
+#define PROBED_VRAM_MAX_SHARE 1.02
+
+static double probed_share(const aitk_gpu_spec *g, double memory_bytes)
+{
+    return memory_bytes / (g->vram_gb * 1073741824.0);
+}
+
+aitk_status aitk_gpudb_find_probed(const aitk_gpudb *db, const char *name, double memory_bytes,
+                                   const aitk_gpu_spec **out, aitk_str *err)
+{
+    aitk_str why = AITK_STR_INIT;
+    aitk_status st = find_gpu(db, name, out, &why);
+    size_t shared = 0;
+    for (size_t i = 0; st == AITK_E_INVAL && i < db->count; i++)
+        shared += is_shared_nvml_name(&db->gpus[i], name);
+    if (!shared || !(memory_bytes > 0)) {
+        if (err)
+            aitk_str_append(err, aitk_str_cstr(&why));
+        aitk_str_free(&why);
+        return st;
+    }
+    aitk_str_free(&why);
+    /* The row whose memory the probed card has. */
+    const aitk_gpu_spec *best = NULL;
+    for (size_t i = 0; i < db->count; i++) {
+        const aitk_gpu_spec *g = &db->gpus[i];
+        const double share = probed_share(g, memory_bytes);
+        if (is_shared_nvml_name(g, name) && share >= PROBED_VRAM_MIN_SHARE &&
+            share <= PROBED_VRAM_MAX_SHARE &&
+            (!best || fabs(share - 1) < fabs(probed_share(best, memory_bytes) - 1)))
+            best = g;
+    }
+    if (best) {
+        *out = best;
+        return AITK_OK;
+    }
+    if (err) {
+        aitk_str_appendf(err, "'%s' with %.1f GiB is none of the cards of that name listed:",
+                         name, memory_bytes / 1073741824.0);
+        for (size_t i = 0, k = 0; i < db->count; i++)
+            if (is_shared_nvml_name(&db->gpus[i], name))
+                aitk_str_appendf(err, "%s '%s' (%g GB)", k++ ? "," : "", db->gpus[i].name,
+                                 db->gpus[i].vram_gb);
+    }
+    *out = NULL;
+    return AITK_E_NOTFOUND;
 }

@@ -103,5 +103,12 @@ void aitk_gpudb_free(aitk_gpudb *db);
  * partial matches are AITK_E_INVAL listing them; none is AITK_E_NOTFOUND. */
 aitk_status aitk_gpudb_find(const aitk_gpudb *db, const char *name, const aitk_gpu_spec **out,
                             aitk_str *err);
+/* The row of a GPU a probe saw: as aitk_gpudb_find, but a name NVML gives
+ * cards of more than one memory size (nvml_shared) is told apart by the
+ * memory the probe reported (bytes; 0 when unknown): the listed card whose
+ * vram_gb that is, allowing for what ECC keeps. A memory no listed card of
+ * that name has is AITK_E_NOTFOUND, naming them. */
+aitk_status aitk_gpudb_find_probed(const aitk_gpudb *db, const char *name, double memory_bytes,
+                                   const aitk_gpu_spec **out, aitk_str *err);
 
 #endif

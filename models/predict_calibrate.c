@@ -152,6 +152,28 @@ static const char *measured_device(const cJSON *report, aitk_str *choice)
     return NULL;
 }
 
+/* The memory the probes saw on the first device of that name (NVML's total,
+ * else the CUDA driver's); 0 when neither says. It tells apart cards NVML
+ * gives one name (an RTX 4060 Ti of 16 or 8 GB). */
+static double probed_memory(const cJSON *report, const char *name)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, probe_devices(report, "nvml"))
+    {
+        const cJSON *total = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(d, "memory"), "total_bytes");
+        if (text_is(json_text(d, "name"), name) && cJSON_IsNumber(total))
+            return total->valuedouble;
+    }
+    cJSON_ArrayForEach(d, probe_devices(report, "cuda_driver"))
+    {
+        const cJSON *total = cJSON_GetObjectItemCaseSensitive(d, "total_bytes");
+        if (text_is(json_text(d, "name"), name) && cJSON_IsNumber(total))
+            return total->valuedouble;
+    }
+    return 0;
+}
+
 static aitk_status resolve_gpu(aitk_calibration *c, const cJSON *report, const aitk_gpudb *db,
                                aitk_str *err)
 {
@@ -165,8 +187,23 @@ static aitk_status resolve_gpu(aitk_calibration *c, const cJSON *report, const a
     if (!c->device_name)
         return AITK_E_NOMEM;
     aitk_str why = AITK_STR_INIT;
-    aitk_status st = aitk_gpudb_find(db, name, &c->gpu, &why);
-    if (st == AITK_E_NOTFOUND)
+    const double memory = probed_memory(report, name);
+    aitk_status st = aitk_gpudb_find_probed(db, name, memory, &c->gpu, &why);
+    /* By its name alone: AITK_E_INVAL when NVML gives it to several cards. */
+    const aitk_gpu_spec *named = NULL;
+    const bool shared = aitk_gpudb_find(db, name, &named, NULL) == AITK_E_INVAL;
+    if (!st && shared)
+        aitk_str_appendf(&c->device_choice, "; told from the other cards of that name by its "
+                                            "%.1f GiB", memory / 1073741824.0);
+    if (st == AITK_E_INVAL && shared && !(memory > 0))
+        aitk_str_appendf(err, "%s: the measured GPU '%s' is the name NVML gives cards of more "
+                              "than one memory size, and the report records no memory size "
+                              "(environment.gpu.nvml.devices[].memory.total_bytes) to tell "
+                              "which", c->report_path, name);
+    else if (st == AITK_E_NOTFOUND && shared)
+        aitk_str_appendf(err, "%s: the measured GPU: %s, so its efficiencies cannot be computed",
+                         c->report_path, aitk_str_cstr(&why));
+    else if (st == AITK_E_NOTFOUND)
         aitk_str_appendf(err, "%s: the measured GPU '%s' is not in bench/gpus.yaml, so its "
                               "efficiencies cannot be computed (see `aitk-validate gpus` for "
                               "the known ones; a new row needs its datasheet figures)",

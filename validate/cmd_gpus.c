@@ -162,8 +162,9 @@ int aitk_cmd_gpus(int argc, char **argv)
                "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
                "(with sources: --sources).\n", aitk_str_cstr(&text));
         if (any_shared)
-            printf("(shared): NVML gives cards of another memory size this name too, so a\n"
-                   "probed card of that name is not taken for the row: give the row's name.\n");
+            printf("(shared): NVML gives cards of another memory size this name too, so the\n"
+                   "name alone does not find the row: give the row's name (a report given to\n"
+                   "--calibrate is matched by the memory its probe saw).\n");
         aitk_str_free(&text);
         if (sources)
             printf("matmul default share: %s\n", db->matmul_default_source);

@@ -500,6 +500,60 @@ static void test_bad_reports(void **state)
     tmp_close(&t);
 }
 
+/* Sets the memory the NVML probe saw on device 0 (bytes). */
+static void set_probed_memory(cJSON *report, double bytes)
+{
+    cJSON *dev = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(report, "environment"), "gpu"),
+                "nvml"),
+            "devices"),
+        0);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(dev, "memory"), "total_bytes", bytes);
+}
+
+/* NVML gives the 16 and the 8 GB RTX 4060 Ti one name: a report of one is
+ * told by the memory its probe saw, and its GEMM rate is taken over the
+ * 16 GB card's matmul rate; an 8 GB card's report is refused (the database
+ * lists no 8 GB card), as is one whose memory nobody recorded. */
+static void test_shared_name_told_by_memory(void **state)
+{
+    (void)state;
+    const char *nvml = "NVIDIA GeForce RTX 4060 Ti";
+    const datasheet ti16 = datasheet_of("4060 Ti 16GB");
+    const double measured = 0.6, gib = 1073741824.0;
+    tmpdir t;
+    tmp_open(&t);
+    cJSON *r = report_new(nvml);
+    set_probed_memory(r, 16 * gib);
+    add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", measured * ti16.matmul_tflops,
+              "TFLOP/s");
+    const char *report = write_report(&t, "ti16.json", r);
+    cJSON *cal = predict_json(&t, report, "RTX 4090", NULL);
+    assert_close(num_at(cal, "efficiencies.gemm"), measured, "gemm over the 16 GB card's rate");
+    assert_string_equal(at(cal, "calibration.gpu")->valuestring, "RTX 4060 Ti 16GB");
+    assert_string_equal(at(cal, "calibration.device")->valuestring, nvml);
+    assert_non_null(strstr(at(cal, "calibration.device_choice")->valuestring,
+                           "told from the other cards of that name by its 16.0 GiB"));
+    cJSON_Delete(cal);
+
+    r = report_new(nvml);
+    set_probed_memory(r, 8 * gib);
+    add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", 20, "TFLOP/s");
+    expect_refused(write_report(&t, "ti8.json", r),
+                   "the measured GPU: 'NVIDIA GeForce RTX 4060 Ti' with 8.0 GiB is none of the "
+                   "cards of that name listed: 'RTX 4060 Ti 16GB' (16 GB), so its efficiencies "
+                   "cannot be computed");
+    r = report_new(nvml);
+    add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", 20, "TFLOP/s");
+    expect_refused(write_report(&t, "ti-unknown.json", r),
+                   "the measured GPU 'NVIDIA GeForce RTX 4060 Ti' is the name NVML gives "
+                   "cards of more than one memory size, and the report records no memory size");
+    tmp_close(&t);
+}
+
 /* 1.25x the datasheet is still accepted (boost clocks); just above is not. */
 static void test_boost_limit(void **state)
 {
@@ -621,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_boost_limit), cmocka_unit_test(test_gemm_above_listed_matmul),
         cmocka_unit_test(test_unreadable_workload_said),
         cmocka_unit_test(test_implausible_measurements),
+        cmocka_unit_test(test_shared_name_told_by_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -350,6 +350,82 @@ static aitk_gpudb *parse_db(const char *text, aitk_str *err)
     return d;
 }
 
+/* A card probed under a name NVML gives cards of several memory sizes finds
+ * the row of the memory it reported, allowing for what ECC keeps (a 16th on
+ * GDDR6), and no row when no listed card of the name has that memory. Two
+ * sizes of one name are written here, since bench/gpus.yaml lists one. */
+static void test_lookup_by_probed_memory(void **state)
+{
+    (void)state;
+    const double gib = 1073741824.0;
+#define ROW(name, shared, vram) "  - {name: " name ", nvml_shared: NVIDIA " shared ", "    \
+                                "vram_gb: " vram ", bandwidth_gbs: 1, bf16_tflops: 1, "   \
+                                "fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n"
+    static const char text[] = "schema: 1\nmatmul_default_fraction: {value: 0.8, source: s}\n"
+                               "gpus:\n" ROW("Y 16GB", "Y", "16") ROW("Y 8GB", "Y", "8")
+                               ROW("V 11GB", "V", "11") ROW("V 12GB", "V", "12")
+                               "  - {name: Z, aliases: [NVIDIA Z], vram_gb: 48, "
+                               "bandwidth_gbs: 1, bf16_tflops: 1, fp16_tflops: 1, "
+                               "fp32_tflops: 1, cc: '8.6', source: s}\n";
+#undef ROW
+    aitk_str err = AITK_STR_INIT;
+    aitk_gpudb *d = parse_db(text, &err);
+    if (!d)
+        fail_msg("%s", aitk_str_cstr(&err));
+    const aitk_gpu_spec *g = NULL;
+    static const struct {
+        double gib;
+        const char *row;
+    } cases[] = {{16, "Y 16GB"}, {16 * 15 / 16.0, "Y 16GB"}, {15.2, "Y 16GB"},
+                 {8, "Y 8GB"},   {7.99, "Y 8GB"},          {7.5, "Y 8GB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (aitk_gpudb_find_probed(d, "NVIDIA Y", cases[i].gib * gib, &g, NULL) != AITK_OK ||
+            strcmp(g->name, cases[i].row) != 0)
+            fail_msg("%.2f GiB: want '%s', got '%s'", cases[i].gib, cases[i].row,
+                     g ? g->name : "(none)");
+    }
+    /* Sizes near enough that a memory could be either: the nearer. */
+    assert_int_equal(aitk_gpudb_find_probed(d, "NVIDIA V", 10.9 * gib, &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "V 11GB");
+    assert_int_equal(aitk_gpudb_find_probed(d, "NVIDIA V", 11.8 * gib, &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "V 12GB");
+    /* Between the sizes, above them, below them: none. */
+    static const double none[] = {12, 20, 6, 16.5};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+        aitk_str_clear(&err);
+        if (aitk_gpudb_find_probed(d, "NVIDIA Y", none[i] * gib, &g, &err) != AITK_E_NOTFOUND ||
+            g)
+            fail_msg("%.2f GiB found '%s'", none[i], g ? g->name : "(ambiguous)");
+    }
+    assert_string_equal(aitk_str_cstr(&err), "'NVIDIA Y' with 16.5 GiB is none of the cards of "
+                                             "that name listed: 'Y 16GB' (16 GB), 'Y 8GB' (8 GB)");
+    /* Memory unknown: as by name alone. */
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_gpudb_find_probed(d, "NVIDIA Y", 0, &g, &err), AITK_E_INVAL);
+    assert_non_null(strstr(aitk_str_cstr(&err), "is the name NVML gives cards of more than one"));
+    /* A name of one card is found by it whatever memory is reported (an A40
+     * with ECC on shows 44.99 GiB of 48), as are the shared rows' own names. */
+    assert_int_equal(aitk_gpudb_find_probed(d, "NVIDIA Z", 44.99 * gib, &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "Z");
+    assert_int_equal(aitk_gpudb_find_probed(d, "Y 8GB", 16 * gib, &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "Y 8GB");
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_gpudb_find_probed(d, "NVIDIA W", 16 * gib, &g, &err), AITK_E_NOTFOUND);
+    assert_non_null(strstr(aitk_str_cstr(&err), "unknown GPU 'NVIDIA W'"));
+    aitk_gpudb_free(d);
+
+    /* The database as shipped: its 16 GB RTX 4060 Ti, and not for an 8 GB one. */
+    assert_int_equal(aitk_gpudb_load(&d, NULL), AITK_OK);
+    assert_int_equal(
+        aitk_gpudb_find_probed(d, "NVIDIA GeForce RTX 4060 Ti", 15.996 * gib, &g, NULL), AITK_OK);
+    assert_string_equal(g->name, "RTX 4060 Ti 16GB");
+    assert_int_equal(
+        aitk_gpudb_find_probed(d, "NVIDIA GeForce RTX 4060 Ti", 7.996 * gib, &g, NULL),
+        AITK_E_NOTFOUND);
+    aitk_gpudb_free(d);
+    aitk_str_free(&err);
+}
+
 /* The forms an entry is read in, from a database written here: a listed
  * matmul rate as {value, source}; none listed: the default share, even where
  * matmul_default_fraction follows the list; `unverified` as a set of figures,
@@ -551,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_derived_rates_follow_the_rule),
         cmocka_unit_test(test_unverified_marked), cmocka_unit_test(test_entry_forms),
         cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),
+        cmocka_unit_test(test_lookup_by_probed_memory),
         cmocka_unit_test(test_broken_file),     cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
