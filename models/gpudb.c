@@ -160,6 +160,15 @@ char aitk_gpu_matmul_mark(const aitk_gpu_spec *g)
     return aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_BF16_TFLOPS) ? '~' : ' ';
 }
 
+const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g)
+{
+    switch (aitk_gpu_matmul_mark(g)) {
+    case '*': return "default";
+    case '~': return "derived";
+    default: return "measured";
+    }
+}
+
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
 {
     return g->matmul_source ? g->matmul_source

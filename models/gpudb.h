@@ -92,6 +92,8 @@ const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
 /* Its mark in tables: ' ' measured, '~' derived (listed, and named in the
  * entry's unverified list), '*' the default share. */
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
+/* The same in a word, for JSON: "measured", "derived" or "default". */
+const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g);
 
 /* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);

@@ -255,6 +255,7 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         /* The rate GEMM and attention time were counted against, and whether
          * people measured it or it is the default share of the datasheet. */
         cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
+        cJSON_AddStringToObject(g, "matmul_kind", aitk_gpu_matmul_kind(row->gpu));
         cJSON_AddStringToObject(g, "matmul_source", aitk_gpu_matmul_source(row->gpu));
         if (row->price_per_hour >= 0) {
             cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);

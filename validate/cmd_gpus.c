@@ -50,6 +50,7 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
+        cJSON_AddStringToObject(o, "matmul_kind", aitk_gpu_matmul_kind(g));
         cJSON_AddStringToObject(o, "matmul_source", aitk_gpu_matmul_source(g));
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
@@ -60,14 +61,11 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddStringToObject(o, "cc", g->cc);
         cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
         cJSON_AddNumberToObject(o, "tdp_w", (double)g->tdp_w);
-        aitk_str unverified = AITK_STR_INIT;
-        const bool listed = aitk_gpu_unverified_text(g, &unverified) == AITK_OK &&
-                            cJSON_AddStringToObject(o, "unverified", aitk_str_cstr(&unverified));
-        aitk_str_free(&unverified);
-        if (!listed) {
-            cJSON_Delete(arr);
-            return AITK_EXIT_INTERNAL;
-        }
+        /* The figures' keys, as the entry's `unverified` list names them. */
+        cJSON *unverified = cJSON_AddArrayToObject(o, "unverified");
+        for (int f = 0; unverified && f < AITK_GPU_FIGURE_COUNT; f++)
+            if (aitk_gpu_is_unverified(g, (aitk_gpu_figure)f))
+                cJSON_AddItemToArray(unverified, cJSON_CreateString(aitk_gpu_figure_keys[f]));
         cJSON_AddStringToObject(o, "source", g->source);
     }
     char *text = arr ? cJSON_Print(arr) : NULL;

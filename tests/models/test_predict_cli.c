@@ -50,6 +50,9 @@ static void test_flux_4090_json(void **state)
     double s = json_num(g, "step_seconds");
     if (s > 3.5 * 1.5 || s < 3.5 / 1.5)
         fail_msg("predicted %.2f s/step, reported 3.5", s);
+    /* The rate its GEMMs were counted against: a measured one (bench/gpus.yaml). */
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(g, "matmul_kind")->valuestring,
+                        "measured");
     /* Under the predictions: how far the same model was from reported jobs. */
     const cJSON *against = cJSON_GetObjectItemCaseSensitive(j, "against_reports");
     assert_true(json_num(against, "reports") >= 1);
@@ -397,6 +400,22 @@ static void test_bad_usage(void **state)
 }
 
 /* The entry of `gpus --json` named `name` (the test fails without one). */
+/* `arr` is a JSON array of exactly the strings in `want`, space-separated,
+ * in that order ("" for none). */
+static void assert_keys(const cJSON *arr, const char *want)
+{
+    assert_true(cJSON_IsArray(arr));
+    aitk_str got = AITK_STR_INIT;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, arr)
+    {
+        assert_true(cJSON_IsString(k));
+        aitk_str_appendf(&got, "%s%s", got.len ? " " : "", k->valuestring);
+    }
+    assert_string_equal(aitk_str_cstr(&got), want);
+    aitk_str_free(&got);
+}
+
 static const cJSON *json_row(const cJSON *rows, const char *name)
 {
     const cJSON *e;
@@ -447,20 +466,28 @@ static void test_gpus(void **state)
     assert_true(cJSON_IsArray(j));
     /* The 18 rows of FACTS.md section 7 and 13 beyond it (test_gpudb.c). */
     assert_int_equal(cJSON_GetArraySize(j), 31);
-    /* The unverified figures as text, in the order of the row's figures. */
+    /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
     const cJSON *ti16 = json_row(j, "RTX 4060 Ti 16GB");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti16, "nvml_shared")),
                         "NVIDIA GeForce RTX 4060 Ti");
     assert_null(cJSON_GetObjectItem(ti, "nvml_shared"));
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "unverified")),
-                        "bf16_tflops, fp16_tflops, matmul_bf16_tflops");
+    assert_keys(cJSON_GetObjectItem(ti, "unverified"),
+                "bf16_tflops fp16_tflops matmul_bf16_tflops");
     assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "matmul_source")),
                            "derived"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l40, "name")), "L40");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l40, "unverified")),
-                        "bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops, "
-                        "pcie_gen, tdp_w");
+    assert_keys(cJSON_GetObjectItem(l40, "unverified"),
+                "bandwidth_gbs bf16_tflops fp16_tflops fp8_tflops fp32_tflops pcie_gen tdp_w");
+    assert_keys(cJSON_GetObjectItem(json_row(j, "RTX 3090"), "unverified"), "");
+    /* Where each matmul rate comes from, in a word: the RTX 3090 Ti's is
+     * derived from the RTX 3090's measured one; the L4 lists none. */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ti, "matmul_kind")), "derived");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(json_row(j, "RTX 3090"), "matmul_kind")),
+        "measured");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json_row(j, "L4"), "matmul_kind")),
+                        "default");
     cJSON_Delete(j);
     ran_free(&r);
 }
