@@ -111,7 +111,7 @@ void aitk_cli_print_help(void)
         "\n"
         "Exit codes:\n"
         "  0  no check failed     1  a check failed (or warned under --strict)\n"
-        "  2  bad usage or input  3  internal error\n"
+        "  2  bad usage or input  3  internal error, or an output not written\n"
         "\n"
         "Examples:\n"
         "  aitk-validate --config my_flux_lora.yaml  # the job you mean to run\n"

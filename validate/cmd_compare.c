@@ -34,7 +34,8 @@ static void compare_help(void)
           "\n"
           "Exit codes: 0 no regression, 1 a regression, 2 bad usage or an unreadable or\n"
           "malformed report (a metric that is not a number >= 0, a repeated workload or\n"
-          "microbenchmark name), 3 internal error.\n",
+          "microbenchmark name), 3 internal error or an output that could not be\n"
+          "written.\n",
           stdout);
 }
 
@@ -104,6 +105,8 @@ int aitk_cmd_compare(int argc, char **argv)
     const aitk_named_path out = {"--output", output};
     const aitk_named_path ins[] = {{"compare BASE", argv[optind]}, {"compare NEW", argv[optind + 1]}};
     aitk_status st = aitk_outputs_distinct(&out, 1, ins, 2, &err);
+    if (!st && output)
+        st = aitk_output_file_ready(output, &err);
     if (!st)
         st = load(argv[optind], &base, &err);
     if (!st)
@@ -127,8 +130,10 @@ int aitk_cmd_compare(int argc, char **argv)
         aitk_log(AITK_LOG_ERROR, "compare: %s", aitk_strerror(st));
         rc = AITK_EXIT_INTERNAL;
     } else if (output && aitk_file_write_atomic(output, text.ptr, text.len, &err)) {
+        /* The path was checked before the reports were read: this is the
+         * write itself failing (a full disk). */
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-        rc = AITK_EXIT_USAGE;
+        rc = AITK_EXIT_INTERNAL;
     } else {
         if (!output)
             fwrite(aitk_str_cstr(&text), 1, text.len, stdout);

@@ -68,7 +68,8 @@ static void deps_help(void)
           ".dll, .pyd) that is none (empty, text, a Git LFS pointer) is a problem.\n"
           "\n"
           "Exit codes: 0 nothing missing, 1 a library is missing or unusable,\n"
-          "2 bad usage or an unreadable PATH, 3 internal error.\n",
+          "2 bad usage or an unreadable PATH, 3 internal error or an output that could\n"
+          "not be written.\n",
           stdout);
 }
 

@@ -26,7 +26,8 @@ static void gpus_help(void)
           "RTX 4090\" (as NVML reports it) and \"4090\" all find the RTX 4090. Part of a\n"
           "name must be whole words: \"L40\" does not find the L40S (a different GPU).\n"
           "\n"
-          "Exit codes: 0 listed, 2 bad usage or a malformed database, 3 internal error.\n",
+          "Exit codes: 0 listed, 2 bad usage or a malformed database, 3 internal error\n"
+          "or an output that could not be written.\n",
           stdout);
 }
 

@@ -79,7 +79,7 @@ static void predict_help(void)
           "not in the database, is exit 2.\n"
           "\n"
           "Exit codes: 0 predicted, 2 bad usage or bad input (file:line:col given),\n"
-          "3 internal error.\n",
+          "3 internal error or an output that could not be written.\n",
           stdout);
 }
 
@@ -316,12 +316,16 @@ static int finish(run *r, aitk_status st)
     int rc = AITK_EXIT_OK;
     if (!st && r->json)
         st = aitk_json_repair_utf8(r->json); /* a --config path may be any bytes */
+    /* --json was checked before any prediction: a failure here is the
+     * write itself (a full disk), exit 3 as for the main run's reports. */
+    bool write_failed = false;
     if (!st && r->json) {
         char *text = cJSON_Print(r->json);
         if (!text) {
             st = AITK_E_NOMEM;
         } else {
             st = aitk_file_write_atomic(r->o->json_path, text, strlen(text), r->err);
+            write_failed = st != AITK_OK;
             cJSON_free(text);
         }
     }
@@ -330,7 +334,8 @@ static int finish(run *r, aitk_status st)
             aitk_log(AITK_LOG_ERROR, "predict: %s", aitk_strerror(st));
         else
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(r->err));
-        rc = st == AITK_E_NOMEM || st == AITK_E_INTERNAL ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+        rc = st == AITK_E_NOMEM || st == AITK_E_INTERNAL || write_failed ? AITK_EXIT_INTERNAL
+                                                                         : AITK_EXIT_USAGE;
     }
     cJSON_Delete(r->json);
     aitk_str_free(&r->models_done);

@@ -34,7 +34,8 @@ static void render_help(void)
           "  --redact          replace user and host names, home paths, addresses,\n"
           "                    GPU serials and UUIDs, tokens and keys first\n"
           "\n"
-          "Exit codes: 0 rendered, 2 unreadable or malformed report, 3 internal error.\n",
+          "Exit codes: 0 rendered, 2 bad usage or an unreadable or malformed report,\n"
+          "3 internal error or an output that could not be written.\n",
           stdout);
 }
 
@@ -139,6 +140,11 @@ int aitk_cmd_render(int argc, char **argv)
         outs[i] = (aitk_named_path){options[i], paths[i] && strcmp(paths[i], "-") ? paths[i] : NULL};
     const aitk_named_path in = {"render", path};
     aitk_status st = aitk_outputs_distinct(outs, NOUT, &in, 1, &err);
+    /* An output that cannot be created is bad usage, found before any work;
+     * a write that fails later (a full disk) is exit 3. */
+    for (int i = 0; !st && i < NOUT; i++)
+        if (outs[i].path)
+            st = aitk_output_file_ready(outs[i].path, &err);
     if (!st)
         st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
     if (!st)
@@ -167,7 +173,9 @@ int aitk_cmd_render(int argc, char **argv)
         paths[MD] = "-";
     aitk_str out = AITK_STR_INIT;
     /* Render everything asked for even after one failure: each file stands alone. */
-    for (int i = 0; rc != AITK_EXIT_INTERNAL && i < NOUT; i++) {
+    /* Nothing is written from a report that could not be scrubbed. */
+    const bool scrubbed = rc == AITK_EXIT_OK;
+    for (int i = 0; scrubbed && i < NOUT; i++) {
         if (!paths[i])
             continue;
         aitk_str_clear(&out);
@@ -175,11 +183,12 @@ int aitk_cmd_render(int argc, char **argv)
         if (renderers[i](report, &out)) {
             aitk_log(AITK_LOG_ERROR, "%s: could not render %s", path, names[i]);
             rc = AITK_EXIT_INTERNAL;
+            break; /* out of memory: the next would fail alike */
         } else if (paths[i][0] == '-' && paths[i][1] == '\0') {
             aitk_fputs_printable(aitk_str_cstr(&out), stdout);
         } else if (aitk_file_write_atomic(paths[i], aitk_str_cstr(&out), out.len, &err)) {
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-            rc = AITK_EXIT_USAGE;
+            rc = AITK_EXIT_INTERNAL;
         }
     }
     aitk_str_free(&out);

@@ -52,7 +52,7 @@ static void trend_help(void)
           "\n"
           "Exit codes: 0 done (no regression, or no --fail-on-regression), 1 a\n"
           "regression with --fail-on-regression, 2 bad usage or an unreadable report,\n"
-          "3 internal error.\n",
+          "3 internal error or an output that could not be written.\n",
           stdout);
 }
 
@@ -263,7 +263,7 @@ int aitk_cmd_trend(int argc, char **argv)
     aitk_status st = aitk_trend_init(&t, o.threshold, (size_t)o.window);
     /* An output that cannot be written is refused before any report is read. */
     if (!st && o.output)
-        st = aitk_output_path_check(o.output, &err);
+        st = aitk_output_file_ready(o.output, &err);
     input_list inputs = {0};
     for (int i = optind; !st && i < argc; i++) {
         if (aitk_is_dir(argv[i]))
@@ -286,10 +286,14 @@ int aitk_cmd_trend(int argc, char **argv)
     aitk_str text = AITK_STR_INIT;
     if (!st)
         st = aitk_trend_render(&t, o.fmt, &text);
+    bool write_failed = false;
     if (!st && o.output)
-        st = aitk_file_write_atomic(o.output, text.ptr, text.len, &err);
+        write_failed = (st = aitk_file_write_atomic(o.output, text.ptr, text.len, &err)) != 0;
     if (st) {
         rc = fail(st, &err);
+        /* Checked before the reports were read: the write itself failed. */
+        if (write_failed)
+            rc = AITK_EXIT_INTERNAL;
     } else {
         if (!o.output)
             aitk_fputs_printable(aitk_str_cstr(&text), stdout);

@@ -3,6 +3,7 @@
  * The only place that prints results and writes files; probes observe, the
  * report model holds the result, renderers turn it into text. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,7 +438,25 @@ out:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* What was printed must have reached standard output: `render r.json >
+ * issue.md` on a full disk would otherwise leave half an issue body and exit
+ * 0. A write that failed is exit 3, as a report file that could not be
+ * written is. */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    aitk_log(AITK_LOG_ERROR, "standard output: write failed: %s",
+             errno ? strerror(errno) : "I/O error");
+    return AITK_EXIT_INTERNAL;
+}
+
+static int run_main(int argc, char **argv);
+
+int main(int argc, char **argv) { return finish_stdout(run_main(argc, argv)); }
+
+static int run_main(int argc, char **argv)
 {
     aitk_log_init(AITK_LOG_INFO, true);
     if (argc > 1 && argv[1][0] != '-') {

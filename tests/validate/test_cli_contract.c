@@ -19,6 +19,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "cli_run.h"
+#include "tests/exe_run.h"
 
 static char tmp[256];
 
@@ -295,12 +296,12 @@ static void test_standard_level_workload_claims_match_what_ran(void **state)
     assert_true(r.exit_code == 0 || r.exit_code == 1);
     assert_int_equal(r.out.len, 0); /* --quiet */
     cJSON *rep = load_json(keep.ptr);
-    const char *ran = NULL;
+    const char *ran_status = NULL;
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItem(rep, "workloads"))
     {
         assert_string_equal(cJSON_GetObjectItem(w, "name")->valuestring, "flux1-dev");
-        ran = cJSON_GetObjectItem(w, "status")->valuestring;
+        ran_status = cJSON_GetObjectItem(w, "status")->valuestring;
     }
     int flux = 0, others = 0;
     const cJSON *c;
@@ -310,9 +311,9 @@ static void test_standard_level_workload_claims_match_what_ran(void **state)
         const char *st = cJSON_GetObjectItem(c, "status")->valuestring;
         if (strcmp(id, "workload.flux1-dev") == 0) {
             flux++;
-            if (strcmp(st, "pass") == 0 && !(ran && strcmp(ran, "completed") == 0))
+            if (strcmp(st, "pass") == 0 && !(ran_status && strcmp(ran_status, "completed") == 0))
                 fail_msg("workload.flux1-dev says pass but the workload status is %s",
-                         ran ? ran : "(absent)");
+                         ran_status ? ran_status : "(absent)");
             if (strcmp(st, "skip") == 0)
                 assert_true(strlen(cJSON_GetObjectItem(c, "message")->valuestring) > 0);
         } else if (strncmp(id, "workload.", 9) == 0 && strncmp(id, "workload.flux1-dev.", 19) != 0) {
@@ -487,6 +488,46 @@ static void test_failed_writes_each_named(void **state)
     cli_free(&r);
 }
 
+/* `render r.json > issue.md` on a full disk must not pass for success: every
+ * command whose result goes to standard output says the write failed and
+ * exits 3 (/dev/full fails every write with ENOSPC). */
+static void test_stdout_write_failure_is_exit_3(void **state)
+{
+    (void)state;
+    aitk_str rep = AITK_STR_INIT, dir = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "nightly");
+    assert_int_equal(aitk_dir_create(dir.ptr, NULL), AITK_OK);
+    aitk_path_join(&rep, dir.ptr, "report.json");
+    cli_result q;
+    cli_run(&q, (const char *[]){"--quick", "-Q", "--json", rep.ptr, NULL}, NULL);
+    if (q.exit_code != 0 && q.exit_code != 1)
+        fail_msg("--quick exited %d: %s", q.exit_code, aitk_str_cstr(&q.err));
+    cli_free(&q);
+    const char *const *runs[] = {
+        (const char *[]){"render", rep.ptr, NULL},
+        (const char *[]){"compare", rep.ptr, rep.ptr, NULL},
+        (const char *[]){"trend", dir.ptr, NULL},
+        (const char *[]){"gpus", NULL},
+        (const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090", NULL},
+        (const char *[]){"deps", "/bin/sh", NULL},
+        (const char *[]){"--quick", NULL},
+        (const char *[]){"--help", NULL},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        const char *argv[16] = {"/bin/sh", "-c", "exec \"$0\" \"$@\" > /dev/full", AITK_EXE};
+        size_t n = 4;
+        for (const char *const *a = runs[i]; *a && n < 15; a++)
+            argv[n++] = *a;
+        argv[n] = NULL;
+        ran r = run_program(argv, 60000);
+        if (r.rc != 3 || !strstr(aitk_str_cstr(&r.err), "standard output: write failed"))
+            fail_msg("%s: exit %d, stderr '%s'", runs[i][0], r.rc, aitk_str_cstr(&r.err));
+        ran_free(&r);
+    }
+    aitk_str_free(&rep);
+    aitk_str_free(&dir);
+}
+
 /* A report from elsewhere rendered to the terminal cannot send it control
  * sequences (retitle the window, clear the screen): they are shown, escaped. */
 static void test_render_to_terminal_is_inert(void **state)
@@ -611,6 +652,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
         cmocka_unit_test(test_failed_writes_each_named),
+        cmocka_unit_test_setup_teardown(test_stdout_write_failure_is_exit_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_to_terminal_is_inert, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
