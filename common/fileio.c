@@ -22,13 +22,40 @@
 #define aitk_mkdir(p) mkdir((p), 0777)
 #endif
 
+/* fopen(path, "rb"), except that a named pipe nobody writes to does not
+ * block the open: a stray FIFO among nightly reports, or given as a file,
+ * would otherwise hang the run for ever. The open does not wait; reading
+ * then blocks as usual, so a pipe with a writer (`--config <(cat f.yaml)`) is
+ * read whole, and one without reads as empty (POSIX: end of file when no
+ * process has it open for writing). */
+static FILE *open_for_reading(const char *path)
+{
+#ifdef _WIN32
+    return fopen(path, "rb");
+#else
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    int flags = fcntl(fd, F_GETFL);
+    FILE *f = NULL;
+    if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+        f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+#endif
+}
+
 aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size_t *len,
                            aitk_str *err)
 {
     *data = NULL;
     if (len)
         *len = 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_for_reading(path);
     if (!f) {
         int e = errno;
         if (err)
@@ -441,6 +468,8 @@ static int is_special(const char *path)
     struct stat sb;
     return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
 }
+
+int aitk_is_special_file(const char *path) { return !aitk_is_dir(path) && is_special(path); }
 
 /* The absolute form of a path that need not exist: its folder resolved, the
  * last name kept. NULL when the folder does not exist either. */

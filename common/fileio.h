@@ -48,6 +48,9 @@ void aitk_dir_names_free(char **names, size_t count);
 
 /* 1 when `path` is a folder (a link to one counts), else 0. */
 int aitk_is_dir(const char *path);
+/* 1 when `path` exists and is neither a regular file nor a folder: a named
+ * pipe, a socket, a device (links followed). */
+int aitk_is_special_file(const char *path);
 
 /* The last '/' of `path` (on Windows also '\\'), or NULL: where its folder
  * part ends and its file name begins. */

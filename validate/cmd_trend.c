@@ -118,6 +118,12 @@ static aitk_status expand_folder(input_list *l, const char *dir, aitk_str *err)
             st = aitk_path_join(&inner, path.ptr, "report.json");
             if (!st && !aitk_is_dir(inner.ptr) && aitk_file_identity(inner.ptr, &id) == 0)
                 st = inputs_add(l, inner.ptr, err);
+        } else if (ends_with(names[i], ".json") && aitk_is_special_file(path.ptr)) {
+            /* A named pipe among the reports would be read as empty at best:
+             * said, as any other file there that is no report. */
+            aitk_str_appendf(err, "%s: not a regular file (a named pipe, socket or device), "
+                                  "so no report", path.ptr);
+            st = AITK_E_PARSE;
         } else if (ends_with(names[i], ".json")) {
             st = inputs_add(l, path.ptr, err);
         }

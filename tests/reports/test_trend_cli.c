@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "report_test_util.h"
 
@@ -180,6 +182,17 @@ static void test_bad_inputs(void **state)
     refused(BAD_DIR "/undated.json: created_at (missing)", BAD_DIR "/undated.json", NULL, NULL,
             NULL);
     refused(BAD_DIR "/nothing-here.json", BAD_DIR "/nothing-here.json", NULL, NULL, NULL);
+    /* A named pipe nobody writes to, among the reports or named itself,
+     * stops nothing: the open used to wait for a writer for ever. */
+    aitk_dir_create(BAD_DIR "/piped", NULL);
+    unlink(BAD_DIR "/piped/2026-11-07.json");
+    unlink(BAD_DIR "/lone-pipe.json");
+    assert_int_equal(mkfifo(BAD_DIR "/piped/2026-11-07.json", 0600), 0);
+    assert_int_equal(mkfifo(BAD_DIR "/lone-pipe.json", 0600), 0);
+    refused(BAD_DIR "/piped/2026-11-07.json: not a regular file", nightly.ptr, BAD_DIR "/piped",
+            NULL, NULL);
+    refused(BAD_DIR "/lone-pipe.json:1:1: not valid JSON", BAD_DIR "/lone-pipe.json", NULL, NULL,
+            NULL);
     refused("--format: 'pdf'", nightly.ptr, "--format", "pdf", NULL);
     refused("--window: 0 is out of range", nightly.ptr, "--window", "0", NULL);
     refused("--last: 'x' is not a whole number", nightly.ptr, "--last", "x", NULL);
