@@ -12,6 +12,7 @@
 #include "reports/fields.h"
 #include "reports/markdown.h"
 #include "reports/metrics.h"
+#include "reports/name_index.h"
 #include "reports/xml_escape.h"
 
 /* Report text as plain, visible characters (aitk_str_append_printable, one
@@ -123,15 +124,25 @@ static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double 
     return st;
 }
 
-static const cJSON *find_named(const cJSON *array, const char *key, const char *name)
+/* Both reports' entries of one list, by name: each entry is looked up in the
+ * other report's list once. */
+typedef struct both_indexed {
+    aitk_name_index base, now;
+} both_indexed;
+
+static aitk_status index_both(both_indexed *b, const cJSON *base, const cJSON *now,
+                              const char *list, const char *key)
 {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, array)
-    {
-        if (strcmp(aitk_field_str(e, key), name) == 0)
-            return e;
-    }
-    return NULL;
+    aitk_status st = aitk_name_index_build(&b->base, aitk_field_array(base, list), key);
+    if (!st && (st = aitk_name_index_build(&b->now, aitk_field_array(now, list), key)))
+        aitk_name_index_free(&b->base);
+    return st;
+}
+
+static void index_both_free(both_indexed *b)
+{
+    aitk_name_index_free(&b->base);
+    aitk_name_index_free(&b->now);
 }
 
 /* One workload found in both reports: its status, then each metric BASE
@@ -169,12 +180,17 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
     const cJSON *bw = aitk_field_array(base, "workloads");
     const cJSON *nw = aitk_field_array(now, "workloads");
     const cJSON *w;
+    both_indexed ix;
+    aitk_status st = index_both(&ix, base, now, "workloads", "name");
+    if (st)
+        return st;
     aitk_str label = AITK_STR_INIT;
-    aitk_status st = AITK_OK;
     cJSON_ArrayForEach(w, bw)
     {
+        if (st)
+            break;
         const char *name = aitk_field_str(w, "name");
-        const cJSON *n = find_named(nw, "name", name);
+        const cJSON *n = aitk_name_index_find(&ix.now, name);
         if (n) {
             st = compare_workload(c, w, n, &label);
         } else {
@@ -185,15 +201,13 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
                 st = status_row(c, label.ptr, aitk_field_str(w, "status"), "(absent)",
                                 "missing", true, false);
         }
-        if (st)
-            break;
     }
     cJSON_ArrayForEach(w, nw)
     {
         if (st)
             break;
         const char *name = aitk_field_str(w, "name");
-        if (find_named(bw, "name", name))
+        if (aitk_name_index_find(&ix.base, name))
             continue;
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "workload %s", name);
@@ -203,6 +217,7 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
                             false);
     }
     aitk_str_free(&label);
+    index_both_free(&ix);
     return st;
 }
 
@@ -225,8 +240,11 @@ static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON
 {
     const cJSON *bm = aitk_field_array(base, "micro"), *nm = aitk_field_array(now, "micro");
     const cJSON *m;
+    both_indexed ix;
+    aitk_status st = index_both(&ix, base, now, "micro", "name");
+    if (st)
+        return st;
     aitk_str label = AITK_STR_INIT;
-    aitk_status st = AITK_OK;
     cJSON_ArrayForEach(m, bm)
     {
         const char *name = aitk_field_str(m, "name");
@@ -234,7 +252,7 @@ static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON
         aitk_str_appendf(&label, "micro %s", name);
         st = aitk_str_status(&label);
         if (!st)
-            st = compare_one_micro(c, label.ptr, m, find_named(nm, "name", name));
+            st = compare_one_micro(c, label.ptr, m, aitk_name_index_find(&ix.now, name));
         if (st)
             break;
     }
@@ -244,7 +262,7 @@ static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON
         if (st)
             break;
         const char *name = aitk_field_str(m, "name");
-        if (find_named(bm, "name", name) || !aitk_field_num(m, "value", &v))
+        if (aitk_name_index_find(&ix.base, name) || !aitk_field_num(m, "value", &v))
             continue;
         aitk_str_clear(&label);
         aitk_str_appendf(&label, "micro %s", name);
@@ -253,6 +271,7 @@ static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON
             st = one_side_row(c, label.ptr, v, aitk_field_str(m, "unit"), false);
     }
     aitk_str_free(&label);
+    index_both_free(&ix);
     return st;
 }
 
@@ -261,12 +280,15 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
     const cJSON *bc = aitk_field_array(base, "checks");
     const cJSON *nc = aitk_field_array(now, "checks");
     const cJSON *e;
+    both_indexed ix;
+    aitk_status st = index_both(&ix, base, now, "checks", "id");
+    if (st)
+        return st;
     aitk_str label = AITK_STR_INIT;
-    aitk_status st = AITK_OK;
     cJSON_ArrayForEach(e, nc)
     {
         const char *id = aitk_field_str(e, "id");
-        const cJSON *b = find_named(bc, "id", id);
+        const cJSON *b = aitk_name_index_find(&ix.base, id);
         const char *bs = b ? aitk_field_str(b, "status") : "(absent)";
         const char *ns = aitk_field_str(e, "status");
         if (strcmp(bs, ns) == 0)
@@ -283,7 +305,7 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
         if (st)
             break;
         const char *id = aitk_field_str(e, "id");
-        if (find_named(nc, "id", id))
+        if (aitk_name_index_find(&ix.now, id))
             continue;
         /* A check that stopped running proves nothing: a gate must not pass
          * because a check went missing, as for a metric. */
@@ -295,6 +317,7 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
     if (!st)
         st = aitk_str_status(&label);
     aitk_str_free(&label);
+    index_both_free(&ix);
     return st;
 }
 
@@ -334,20 +357,18 @@ static bool bad_number(const cJSON *obj, const char *key, const char *name, cons
  * earlier entry has (entries are matched by name, so with a second
  * "flux1-dev" the gate cannot tell which to compare), and well-formed
  * fields where compare reads them. */
-static bool bad_entry(const cJSON *list, const char *what, int i, const cJSON *e,
+static bool bad_entry(const aitk_name_index *names, const char *what, int i, const cJSON *e,
                       const char *name, aitk_str *err)
 {
     const char *n = aitk_field_str(e, "name");
     if (!cJSON_IsObject(e) || !*n)
         return refuse(err, name, "%s[%d] is not an object with a name", what, i);
-    int j = 0;
-    for (const cJSON *o = list->child; o != e; o = o->next, j++) {
-        if (strcmp(aitk_field_str(o, "name"), n) == 0) {
-            refuse(err, name, "%s[%d] and %s[%d] are both named '", what, j, what, i);
-            append_visible(err, n);
-            aitk_str_append(err, "': compare cannot tell which to compare");
-            return true;
-        }
+    const aitk_named_entry *first = aitk_name_index_first(names, n);
+    if (first && first->order < (size_t)i) {
+        refuse(err, name, "%s[%d] and %s[%d] are both named '", what, (int)first->order, what, i);
+        append_visible(err, n);
+        aitk_str_append(err, "': compare cannot tell which to compare");
+        return true;
     }
     if (strcmp(what, "micro") == 0) {
         const cJSON *unit = cJSON_GetObjectItemCaseSensitive(e, "unit");
@@ -382,33 +403,49 @@ aitk_status aitk_compare_check_report(const cJSON *report, const char *name, ait
                    cJSON_IsNull(list) ? "null" : cJSON_IsObject(list) ? "an object" : "a value");
             return AITK_E_PARSE;
         }
+        aitk_name_index names;
+        if (aitk_name_index_build(&names, list, "name")) {
+            aitk_str_append(err, "out of memory");
+            return AITK_E_NOMEM;
+        }
         int i = 0;
         const cJSON *e;
+        bool bad = false;
         cJSON_ArrayForEach(e, list)
         {
-            if (bad_entry(list, lists[k], i++, e, name, err))
-                return AITK_E_PARSE;
+            if ((bad = bad_entry(&names, lists[k], i++, e, name, err)))
+                break;
         }
+        aitk_name_index_free(&names);
+        if (bad)
+            return AITK_E_PARSE;
     }
     /* Checks are matched by id, as entries by name: two with one id leave
      * the gate guessing which one passed. */
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
+    aitk_name_index ids;
+    if (aitk_name_index_build(&ids, checks, "id")) {
+        aitk_str_append(err, "out of memory");
+        return AITK_E_NOMEM;
+    }
+    aitk_status st = AITK_OK;
     int i = 0;
     cJSON_ArrayForEach(c, checks)
     {
         const char *id = aitk_field_str(c, "id");
-        int j = 0;
-        for (const cJSON *o = checks->child; *id && o != c; o = o->next, j++) {
-            if (strcmp(aitk_field_str(o, "id"), id) == 0) {
-                refuse(err, name, "checks[%d] and checks[%d] have the same id '", j, i);
-                append_visible(err, id);
-                aitk_str_append(err, "': compare cannot tell which to compare");
-                return AITK_E_PARSE;
-            }
+        const aitk_named_entry *first = *id ? aitk_name_index_first(&ids, id) : NULL;
+        if (first && first->order < (size_t)i) {
+            refuse(err, name, "checks[%d] and checks[%d] have the same id '", (int)first->order,
+                   i);
+            append_visible(err, id);
+            aitk_str_append(err, "': compare cannot tell which to compare");
+            st = AITK_E_PARSE;
+            break;
         }
         i++;
     }
-    return AITK_OK;
+    aitk_name_index_free(&ids);
+    return st;
 }
 
 aitk_status aitk_compare_reports(const cJSON *base, const char *base_name, const cJSON *now,
@@ -419,11 +456,12 @@ aitk_status aitk_compare_reports(const cJSON *base, const char *base_name, const
         return AITK_E_INVAL;
     aitk_str unsaid = AITK_STR_INIT; /* the words, when the caller wants none */
     aitk_str *words = err ? err : &unsaid;
-    bool bad = aitk_compare_check_report(base, base_name ? base_name : "BASE", words) ||
-               aitk_compare_check_report(now, now_name ? now_name : "NEW", words);
+    aitk_status bad = aitk_compare_check_report(base, base_name ? base_name : "BASE", words);
+    if (!bad)
+        bad = aitk_compare_check_report(now, now_name ? now_name : "NEW", words);
     aitk_str_free(&unsaid);
     if (bad)
-        return AITK_E_PARSE;
+        return bad;
     out->threshold_pct = threshold_pct;
     aitk_status st = compare_workloads(out, base, now);
     if (!st)

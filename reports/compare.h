@@ -65,7 +65,7 @@ typedef struct aitk_compare {
  * finite number >= 0; a micro unit is a string and higher_is_better a
  * boolean. AITK_E_PARSE with one line in `err` ("base.json:
  * workloads[0].step_time_s.median is not a non-negative number (found a
- * string)"), `name` first, otherwise AITK_OK. */
+ * string)"), `name` first; AITK_E_NOMEM; otherwise AITK_OK. */
 aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err);
 
 /* Fills `out` (zero it first). threshold_pct >= 0. AITK_E_PARSE when a

@@ -71,6 +71,9 @@ typedef struct aitk_trend {
     size_t nruns, runs_cap;
     aitk_trend_series *series;
     size_t nseries, series_cap;
+    /* Series by name and unit while reports are added: positions + 1 in an
+     * open-addressing table (0: empty), at most half full. */
+    size_t *series_slots, nslots;
     double threshold_pct;
     size_t window;
     size_t regressions; /* REGRESSION + MISSING */
