@@ -10,6 +10,7 @@
 #include "common/cliopt.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "reports/compare.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/markdown.h"
@@ -151,6 +152,11 @@ int aitk_cmd_render(int argc, char **argv)
         st = aitk_report_parse(path, text, len, &report, &err);
     if (!st)
         st = check_summary(path, report, &err);
+    /* The figures the renderers show, as compare reads them: a negative or
+     * infinite step time, a step time written as a string, two workloads of
+     * one name are refused here as there, not shown as "-2.3 s" or "". */
+    if (!st)
+        st = aitk_compare_check_report(report, path, &err);
     aitk_free(text);
     if (st) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));

@@ -19,6 +19,7 @@ typedef struct variant {
     const char *file;  /* written under the test folder */
     const char *field; /* what the message must name */
     void (*breakit)(cJSON *summary);
+    void (*break_report)(cJSON *report); /* instead, for fields outside the summary */
 } variant;
 
 static void empty_summary(cJSON *s)
@@ -54,13 +55,35 @@ static void negative_count(cJSON *s)
     cJSON_ReplaceItemInObjectCaseSensitive(counts, "total", cJSON_CreateNumber(-1));
 }
 
+/* The fixture's first workload's median step time. */
+static void set_step(cJSON *r, cJSON *value)
+{
+    cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "workloads"), 0);
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(w, "step_time_s");
+    assert_non_null(st);
+    cJSON_ReplaceItemInObjectCaseSensitive(st, "median", value);
+}
+
+static void negative_step(cJSON *r) { set_step(r, cJSON_CreateNumber(-2.3)); }
+
+static void text_step(cJSON *r) { set_step(r, cJSON_CreateString("2.3")); }
+
+static void twin_workloads(cJSON *r)
+{
+    cJSON *ws = cJSON_GetObjectItemCaseSensitive(r, "workloads");
+    cJSON_AddItemToArray(ws, cJSON_Duplicate(cJSON_GetArrayItem(ws, 0), true));
+}
+
 static const variant variants[] = {
-    {"empty-summary.broken", "summary.counts", empty_summary},
-    {"null-counts.broken", "summary.counts", null_counts},
-    {"number-verdict.broken", "summary.verdict", number_verdict},
-    {"unknown-verdict.broken", "summary.verdict", unknown_verdict},
-    {"text-count.broken", "summary.counts.fail", text_count},
-    {"negative-count.broken", "summary.counts.total", negative_count},
+    {"negative-step.broken", "workloads[0].step_time_s.median", NULL, negative_step},
+    {"text-step.broken", "workloads[0].step_time_s.median", NULL, text_step},
+    {"twin-workloads.broken", "are both named", NULL, twin_workloads},
+    {"empty-summary.broken", "summary.counts", empty_summary, NULL},
+    {"null-counts.broken", "summary.counts", null_counts, NULL},
+    {"number-verdict.broken", "summary.verdict", number_verdict, NULL},
+    {"unknown-verdict.broken", "summary.verdict", unknown_verdict, NULL},
+    {"text-count.broken", "summary.counts.fail", text_count, NULL},
+    {"negative-count.broken", "summary.counts.total", negative_count, NULL},
 };
 
 static const char *const formats[] = {"--markdown", "--html", "--junit"};
@@ -69,7 +92,10 @@ static void write_variant(const variant *v, const char *path)
 {
     cJSON *r = rt_load(FIXTURE);
     assert_non_null(r);
-    v->breakit(cJSON_GetObjectItemCaseSensitive(r, "summary"));
+    if (v->break_report)
+        v->break_report(r);
+    else
+        v->breakit(cJSON_GetObjectItemCaseSensitive(r, "summary"));
     assert_int_equal(rt_write_json(path, r), 0);
     cJSON_Delete(r);
 }
