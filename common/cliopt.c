@@ -1,5 +1,6 @@
 #include "common/cliopt.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@ aitk_status aitk_opt_long(const char *opt, const char *text, long min, long max,
     char *end = NULL;
     errno = 0;
     long v = strtol(text, &end, 10);
-    if (!*text || end == text || *end != '\0') {
+    /* strtol skips leading blanks; a number with them is as wrong as one
+     * with trailing blanks, which it does not skip. */
+    if (!*text || isspace((unsigned char)*text) || end == text || *end != '\0') {
         aitk_str_appendf(err, "%s: '%s' is not a whole number", opt, text);
         return AITK_E_INVAL;
     }

@@ -67,6 +67,18 @@ static aitk_status parse_report(const char *path, cJSON **out, aitk_str *err)
         cJSON_Delete(r);
         return AITK_E_PARSE;
     }
+    /* "micro": "x" is a malformed report, not one that measured nothing.
+     * (Entries are judged one by one below: a workload that cannot be used
+     * is said and left out, not fatal.) */
+    static const char *const lists[] = {"micro", "workloads"};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(r, lists[i]);
+        if (l && !cJSON_IsArray(l)) {
+            aitk_str_appendf(err, "%s: %s is not a list", path, lists[i]);
+            cJSON_Delete(r);
+            return AITK_E_PARSE;
+        }
+    }
     *out = r;
     return AITK_OK;
 }

@@ -168,7 +168,8 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                 fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
                         row->hint.pred.memory.total / GIB, row->hint.pred.step_s);
             else
-                fprintf(out, "      fits with no change tried (%s)\n", aitk_fit_tries_text);
+                fprintf(out, "      does not fit with any change tried (%s)\n",
+                        aitk_fit_tries_text);
         }
     }
     if (r->step_scale)

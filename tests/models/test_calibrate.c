@@ -148,7 +148,7 @@ static void add_workload(cJSON *report, const char *model, const char *backend, 
 
 typedef struct tmpdir {
     char path[64];
-    char *files[8];
+    char *files[16];
     size_t n;
 } tmpdir;
 
@@ -478,6 +478,14 @@ static void test_bad_reports(void **state)
     write_text(bad, "{\n  \"a\": 1,\n  \"b\": tru\n}\n");
     snprintf(want, sizeof want, "%s:3:8: not valid JSON", bad);
     expect_refused(bad, want);
+
+    /* A list that is no list is malformed, not "nothing measured". */
+    cJSON *odd = report_new(MEASURED);
+    cJSON_ReplaceItemInObjectCaseSensitive(odd, "micro", cJSON_CreateString("x"));
+    expect_refused(write_report(&t, "micro-text.json", odd), "micro is not a list");
+    odd = report_new(MEASURED);
+    cJSON_ReplaceItemInObjectCaseSensitive(odd, "workloads", cJSON_CreateObject());
+    expect_refused(write_report(&t, "workloads-map.json", odd), "workloads is not a list");
 
     const char *other = tmp_file(&t, "other.json");
     write_text(other, "{\"predictions\": [], \"schema\": 1}");

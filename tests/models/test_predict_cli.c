@@ -207,7 +207,7 @@ static void test_fits_with(void **state)
     j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4080",
                                      "--rank", "4096", NULL}, &g, &r);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(g, "fits_with")));
-    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits with no change tried"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "does not fit with any change tried"));
     cJSON_Delete(j);
     ran_free(&r);
 }
@@ -365,6 +365,7 @@ static void test_bad_usage(void **state)
         {{"predict", "--gpu", "A100", NULL}, "'A100' is ambiguous: it matches 'A100 40GB PCIe'"},
         {{"predict", "--model", "sdxl", NULL}, "unknown model 'sdxl'"},
         {{"predict", "--resolution", "big", NULL}, "--resolution: 'big' is not a whole number"},
+        {{"predict", "--resolution", " 1024", NULL}, "--resolution: ' 1024' is not a whole number"},
         {{"predict", "--batch", "0", NULL}, "predict: --batch: 0 is out of range (1..1024)"},
         {{"predict", "--quantize", "int3", NULL}, "expected fp8, nf4 or none, found 'int3'"},
         {{"predict", "--price-per-hour", "4090", NULL}, "expected GPU=USD"},
