@@ -88,12 +88,12 @@ static void banner(aitk_str *out, const cJSON *report)
     text(out, verdict_label(v));
     aitk_str_append(out, "</h1>\n<div class=\"counts\">");
     static const char *const order[] = {"fail", "warn", "pass", "skip"};
-    static const char *const names[] = {"failed", "warnings", "passed", "skipped"};
+    static const char *const names[] = {"failed", "warning", "passed", "skipped"};
     for (int i = 0; i < 4; i++) {
         double n = 0;
         aitk_field_num(counts, order[i], &n);
-        aitk_str_appendf(out, "<span class=\"v-%s\" style=\"color:var(--c)\">%.0f %s</span>",
-                         order[i], n, names[i]);
+        aitk_str_appendf(out, "<span class=\"v-%s\" style=\"color:var(--c)\">%.0f %s%s</span>",
+                         order[i], n, names[i], i == 1 && n != 1 ? "s" : "");
     }
     aitk_str_append(out, "</div>\n<div class=\"meta\">aitk-validate ");
     text(out, aitk_field_str(tool, "version"));

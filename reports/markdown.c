@@ -188,9 +188,10 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
                         : strcmp(verdict, "warn") == 0 ? "PASS with warnings"
                                                        : "PASS";
     aitk_str_appendf(out, "## aitk-validate: %s\n\n", label);
-    aitk_str_appendf(out, "%.0f failed · %.0f warnings · %.0f passed · %.0f skipped\n\n",
-                     number(counts, "fail"), number(counts, "warn"), number(counts, "pass"),
-                     number(counts, "skip"));
+    const double warned = number(counts, "warn");
+    aitk_str_appendf(out, "%.0f failed · %.0f warning%s · %.0f passed · %.0f skipped\n\n",
+                     number(counts, "fail"), warned, warned == 1 ? "" : "s",
+                     number(counts, "pass"), number(counts, "skip"));
     aitk_str_append(out, "`aitk-validate ");
     aitk_markdown_inline(out, field(tool, "version"));
     if (*field(tool, "git_commit")) {

@@ -232,11 +232,11 @@ static void print_summary(const cJSON *report, int verbosity)
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
     const char *v = text_of(summary, "verdict");
-    printf("Verdict: %s (%g failed, %g warnings, %g passed, %g skipped)\n",
+    const double warned = cJSON_GetObjectItemCaseSensitive(counts, "warn")->valuedouble;
+    printf("Verdict: %s (%g failed, %g warning%s, %g passed, %g skipped)\n",
            strcmp(v, "fail") == 0 ? "FAIL" : strcmp(v, "warn") == 0 ? "PASS with warnings" : "PASS",
-           cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble,
-           cJSON_GetObjectItemCaseSensitive(counts, "warn")->valuedouble,
-           cJSON_GetObjectItemCaseSensitive(counts, "pass")->valuedouble,
+           cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble, warned,
+           warned == 1 ? "" : "s", cJSON_GetObjectItemCaseSensitive(counts, "pass")->valuedouble,
            cJSON_GetObjectItemCaseSensitive(counts, "skip")->valuedouble);
 }
 

@@ -30,7 +30,7 @@ static void test_failures_first_with_remedies(void **state)
     assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
     const char *t = aitk_str_cstr(&md);
     assert_non_null(strstr(t, "## aitk-validate: FAIL"));
-    assert_non_null(strstr(t, "1 failed · 1 warnings · 1 passed · 0 skipped"));
+    assert_non_null(strstr(t, "1 failed · 1 warning · 1 passed · 0 skipped"));
     assert_non_null(strstr(t, "profile seed-guide"));
     const char *failed = strstr(t, "### Failed");
     const char *warned = strstr(t, "### Warnings");
