@@ -126,8 +126,12 @@ static aitk_status write_all(int fd, const char *path, const void *data, size_t 
 
 /* A temporary file beside `path`, then rename over it: readers see the old
  * file or the new one, never half of one. */
-static aitk_status write_replacing(const char *path, const void *data, size_t len, aitk_str *err)
+/* Writes data in full to a new temporary file beside `path`; on success
+ * *tmp_out is its name (free with aitk_free). */
+static aitk_status write_temporary(const char *path, const void *data, size_t len,
+                                   char **tmp_out, aitk_str *err)
 {
+    *tmp_out = NULL;
     aitk_str tmp = AITK_STR_INIT;
     if (aitk_str_appendf(&tmp, "%s.tmp.XXXXXX", path))
         return AITK_E_NOMEM;
@@ -164,19 +168,28 @@ static aitk_status write_replacing(const char *path, const void *data, size_t le
         if (err)
             aitk_str_appendf(err, "%s: close failed: %s", path, strerror(errno));
     }
+    if (st) {
+        remove(tpath);
+        aitk_str_free(&tmp);
+        return st;
+    }
+    *tmp_out = aitk_str_steal(&tmp);
+    return *tmp_out ? AITK_OK : AITK_E_NOMEM;
+}
+
+/* Moves the written temporary file over `path`. */
+static aitk_status replace_with(const char *path, const char *tpath, aitk_str *err)
+{
 #ifdef _WIN32
-    if (!st)
-        remove(path); /* rename does not replace on Windows' CRT */
+    remove(path); /* rename does not replace on Windows' CRT */
 #endif
-    if (!st && rename(tpath, path) != 0) {
-        st = AITK_E_IO;
+    if (rename(tpath, path) != 0) {
         if (err)
             aitk_str_appendf(err, "%s: rename failed: %s", path, strerror(errno));
-    }
-    if (st)
         remove(tpath);
-    aitk_str_free(&tmp);
-    return st;
+        return AITK_E_IO;
+    }
+    return AITK_OK;
 }
 
 #ifndef _WIN32
@@ -248,30 +261,82 @@ aitk_status aitk_output_file_ready(const char *path, aitk_str *err)
     return st;
 }
 
-aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
+aitk_status aitk_file_stage(const char *path, const void *data, size_t len, aitk_staged *out,
+                            aitk_str *err)
 {
+    *out = (aitk_staged){.data = data, .len = len};
     aitk_status st = aitk_output_path_check(path, err);
     if (st)
         return st;
+    char *target = NULL;
 #ifndef _WIN32
     struct stat sb, lsb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return write_in_place(path, data, len, err);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* Written where it is, at commit: nothing to stage. */
+        out->in_place = aitk_strdup(path);
+        return out->in_place ? AITK_OK : AITK_E_NOMEM;
+    }
     if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
         /* Through a link to a regular file, as the shell's `>` would: the
          * link stays, the file it names is replaced. */
-        char *target = aitk_realpath(path);
-        if (!target) {
+        char *resolved = aitk_realpath(path);
+        if (!resolved) {
             if (err)
                 aitk_str_appendf(err, "%s: cannot resolve the link: %s", path, strerror(errno));
             return AITK_E_IO;
         }
-        st = write_replacing(target, data, len, err);
-        free(target); /* aitk_realpath's contract */
-        return st;
+        target = aitk_strdup(resolved);
+        free(resolved); /* aitk_realpath's contract */
     }
 #endif
-    return write_replacing(path, data, len, err);
+    if (!target)
+        target = aitk_strdup(path);
+    if (!target)
+        return AITK_E_NOMEM;
+    st = write_temporary(target, data, len, &out->tmp, err);
+    if (st) {
+        aitk_free(target);
+        return st;
+    }
+    out->target = target;
+    return AITK_OK;
+}
+
+aitk_status aitk_file_commit(aitk_staged *s, aitk_str *err)
+{
+    aitk_status st = AITK_OK;
+#ifndef _WIN32
+    if (s->in_place)
+        st = write_in_place(s->in_place, s->data, s->len, err);
+#endif
+    if (s->tmp) {
+        st = replace_with(s->target, s->tmp, err);
+        aitk_free(s->tmp);
+        s->tmp = NULL;
+    }
+    aitk_file_discard(s);
+    return st;
+}
+
+void aitk_file_discard(aitk_staged *s)
+{
+    if (s->tmp)
+        remove(s->tmp);
+    aitk_free(s->tmp);
+    aitk_free(s->target);
+    aitk_free(s->in_place);
+    *s = (aitk_staged){0};
+}
+
+aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len, aitk_str *err)
+{
+    aitk_staged s;
+    aitk_status st = aitk_file_stage(path, data, len, &s, err);
+    if (st) {
+        aitk_file_discard(&s);
+        return st;
+    }
+    return aitk_file_commit(&s, err);
 }
 
 aitk_status aitk_dir_create(const char *dir, aitk_str *err)

@@ -24,6 +24,31 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
 aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len,
                                    aitk_str *err);
 
+/* A file written in two steps, so that several can be replaced together:
+ * aitk_file_stage writes the data in full beside the target under a
+ * temporary name (the target untouched); aitk_file_commit renames it into
+ * place. A run writing report.json, .md, .html and junit.xml stages all four
+ * and commits them only when all four are written, so a full disk leaves
+ * every old file as it was instead of a new report.json beside an old
+ * report.html. A device or FIFO target (/dev/null) is written in place at
+ * commit, from `data`, which must outlive the staging. */
+typedef struct aitk_staged {
+    char *target;   /* the file the temporary copy replaces (a link resolved) */
+    char *tmp;      /* the temporary copy; NULL when none */
+    char *in_place; /* a device or FIFO to write at commit; NULL when none */
+    const void *data;
+    size_t len;
+} aitk_staged;
+
+/* Refuses what aitk_file_write_atomic refuses; on failure nothing is left
+ * behind (call aitk_file_discard all the same: it is harmless). */
+aitk_status aitk_file_stage(const char *path, const void *data, size_t len, aitk_staged *out,
+                            aitk_str *err);
+/* Puts the staged file in place, then releases `s`. */
+aitk_status aitk_file_commit(aitk_staged *s, aitk_str *err);
+/* Removes the staged copy, if any, and releases `s`; the target is untouched. */
+void aitk_file_discard(aitk_staged *s);
+
 /* Whether `path` can name an output file at all: not empty, not a folder,
  * not a symbolic link to nothing. For checking outputs before long work;
  * AITK_E_INVAL with "path: why" in err. */

@@ -91,6 +91,56 @@ static void test_atomic_write_replaces(void **state)
     aitk_str_free(&err);
 }
 
+/* The text of `path`, or "" when it cannot be read (freed by the next call). */
+static const char *text_of(const char *path)
+{
+    static char *data;
+    aitk_free(data);
+    data = NULL;
+    size_t len = 0;
+    return aitk_file_read(path, 100, &data, &len, NULL) == AITK_OK ? data : "";
+}
+
+/* Staged files: written in full beside their targets, which stay as they
+ * were until the commit; a discard leaves no trace. */
+static void test_stage_then_commit_or_discard(void **state)
+{
+    (void)state;
+    aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT;
+    aitk_path_join(&a, tmpdir, "report.json");
+    aitk_path_join(&b, tmpdir, "report.html");
+    assert_int_equal(aitk_file_write_atomic(a.ptr, "old json", 8, NULL), AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(b.ptr, "old html", 8, NULL), AITK_OK);
+    aitk_staged sa, sb;
+    assert_int_equal(aitk_file_stage(a.ptr, "new json", 8, &sa, NULL), AITK_OK);
+    assert_int_equal(aitk_file_stage(b.ptr, "new html", 8, &sb, NULL), AITK_OK);
+    /* Both staged: the old files are still there, with a copy beside each. */
+    assert_string_equal(text_of(a.ptr), "old json");
+    assert_string_equal(text_of(b.ptr), "old html");
+    assert_int_equal(count_entries(tmpdir), 4);
+    assert_int_equal(aitk_file_commit(&sa, NULL), AITK_OK);
+    assert_string_equal(text_of(a.ptr), "new json");
+    aitk_file_discard(&sb);
+    assert_string_equal(text_of(b.ptr), "old html");
+    assert_int_equal(count_entries(tmpdir), 2);
+    /* A refused target stages nothing. */
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_file_stage(tmpdir, "x", 1, &sa, &err), AITK_E_INVAL);
+    aitk_file_discard(&sa);
+    assert_int_equal(count_entries(tmpdir), 2);
+#ifndef _WIN32
+    /* A device is written at the commit, not before: /dev/full fails there. */
+    assert_int_equal(aitk_file_stage("/dev/full", "x", 1, &sa, NULL), AITK_OK);
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_file_commit(&sa, &err), AITK_E_IO);
+    assert_non_null(strstr(aitk_str_cstr(&err), "/dev/full"));
+#endif
+    text_of("");
+    aitk_str_free(&err);
+    aitk_str_free(&a);
+    aitk_str_free(&b);
+}
+
 static void test_atomic_write_failure_names_path(void **state)
 {
     (void)state;
@@ -390,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_atomic_write_replaces, setup, teardown),
         cmocka_unit_test(test_atomic_write_failure_names_path),
+        cmocka_unit_test_setup_teardown(test_stage_then_commit_or_discard, setup, teardown),
         cmocka_unit_test(test_path_base_name),
         cmocka_unit_test_setup_teardown(test_write_refuses_folder_and_empty, setup, teardown),
 #ifndef _WIN32
