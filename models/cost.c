@@ -161,6 +161,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
     if (!p)
         return AITK_E_NOMEM;
     aitk_status st = aitk_data_load_yaml("models/cost.yaml", &p->doc, err);
+    if (!st)
+        st = aitk_data_check_schema(p->doc, 1, err);
     const aitk_yaml_doc *doc = p->doc;
     const aitk_yaml_node *root = st ? NULL : doc->root;
     const aitk_yaml_node *e = aitk_yaml_get(root, "efficiency");

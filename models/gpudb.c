@@ -280,10 +280,13 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
     }
     db->doc = doc;
     const aitk_yaml_node *gpus = aitk_yaml_get(doc->root, "gpus");
-    aitk_status st = gpus ? aitk_yaml_expect(doc, gpus, AITK_YAML_SEQ, "a list of GPUs", err)
-                          : AITK_E_PARSE;
-    if (!gpus)
+    aitk_status st = aitk_data_check_schema(doc, 1, err);
+    if (!st && !gpus) {
         aitk_yaml_errorf(err, doc, doc->root, "missing 'gpus'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = aitk_yaml_expect(doc, gpus, AITK_YAML_SEQ, "a list of GPUs", err);
     /* The default share first: each entry without a listed matmul rate takes
      * it as it loads, wherever the key stands in the file. */
     if (!st)

@@ -291,13 +291,7 @@ static aitk_status load_spec(aitk_model_spec *s, aitk_str *err)
     aitk_status st = aitk_yaml_expect(doc, root, AITK_YAML_MAP, "a model spec", err);
     if (st)
         return st;
-    long schema = 0;
-    st = read_long(doc, root, "schema", &schema, err);
-    if (!st && schema != 1) {
-        aitk_yaml_errorf(err, doc, aitk_yaml_get(root, "schema"),
-                         "schema %ld is not supported (this build reads schema 1)", schema);
-        return AITK_E_PARSE;
-    }
+    st = aitk_data_check_schema(doc, 1, err);
     if (!st)
         st = read_string(doc, root, "id", &s->id, err);
     if (!st)

@@ -67,7 +67,9 @@ aitk_status aitk_compat_load(const char *profile, aitk_compat **out, aitk_str *e
     static const char *const top_keys[] = {"schema", "default_profile", "tables", "profiles", NULL};
     const aitk_yaml_node *profiles = aitk_yaml_get(doc->root, "profiles");
     const aitk_yaml_node *tables = aitk_yaml_get(doc->root, "tables");
-    st = aitk_yaml_check_keys(doc, doc->root, top_keys, "the top level", err);
+    st = aitk_data_check_schema(doc, 1, err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, doc->root, top_keys, "the top level", err);
     if (!st)
         st = aitk_yaml_expect(doc, profiles, AITK_YAML_MAP, "'profiles'", err);
     if (!st && tables) {

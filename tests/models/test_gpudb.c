@@ -540,6 +540,9 @@ static void test_broken_file(void **state)
         H ROW(", nvml_shared: NVIDIA Y")
           "  - {name: Y, aliases: [NVIDIA Y], vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
           " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
+        /* Another format version, or none: not read as version 1. */
+        "schema: 3\nmatmul_default_fraction: {value: 0.8, source: s}\ngpus:\n" ROW(""),
+        "matmul_default_fraction: {value: 0.8, source: s}\ngpus:\n" ROW(""),
     };
 #undef ROW
 #undef H
@@ -568,7 +571,9 @@ static void test_broken_file(void **state)
         "gpus.yaml:4:135: X: unverified lists 'cc' twice",
         "gpus.yaml:4:130: unverified must be a list, found a value",
         "gpus.yaml:4:5: X: nvml_shared 'NVIDIA Y' also names 'Y': a name NVML gives cards of "
-        "more than one memory size must not find a row"};
+        "more than one memory size must not find a row",
+        "gpus.yaml:1:9: schema 3 is not supported (this build reads schema 1)",
+        "gpus.yaml:1:1: no 'schema' (this build reads schema 1)"};
     assert_int_equal(sizeof bad / sizeof *bad, sizeof expect / sizeof *expect);
     setenv("AITK_DATA_DIR", dir, 1);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -804,6 +804,67 @@ static void test_reported_bad_data(void **state)
     data_dir_remove(dir2, copies, "models/reported_speeds.yaml");
 }
 
+/* Every data file predict reads says which format it is in (`schema: 1`): a
+ * file of another version, a word instead of a number, or none at all is
+ * refused at the key (exit 2), never read as if it were version 1. The
+ * position is that of the file's own `schema: 1` line (column 9: the value). */
+static void test_data_schema(void **state)
+{
+    (void)state;
+    static const char *const all[] = {"bench/gpus.yaml",       "models/cost.yaml",
+                                      "models/flux1-dev.yaml", "models/chroma.yaml",
+                                      "models/omnigen2.yaml",  "models/reported_speeds.yaml",
+                                      NULL};
+    static const char *const predict_chroma[] = {"predict", "--model", "chroma", "--gpu",
+                                                 "rtx4090", NULL};
+    static const char *const predict_omnigen2[] = {"predict", "--model", "omnigen2", "--gpu",
+                                                   "rtx4090", NULL};
+    static const char *const predict_flux[] = {"predict", "--model", "flux1-dev", "--gpu",
+                                               "rtx4090", NULL};
+    static const char *const reported[] = {"predict", "--reported", NULL};
+    static const char *const *const cmd[] = {predict_flux,     predict_flux, predict_flux,
+                                             predict_chroma,   predict_omnigen2, reported};
+    static const struct {
+        const char *value, *words; /* words: after "file:L:C: " */
+    } variants[] = {
+        {"schema: 2\n", "schema 2 is not supported (this build reads schema 1)"},
+        {"schema: abc\n", "schema abc is not supported (this build reads schema 1)"},
+        {"schema: \"1\"\n", "schema \"1\" is not supported (this build reads schema 1)"},
+        {"schema: [1]\n", "schema must be a number, found a list (this build reads schema 1)"},
+        {"", "no 'schema' (this build reads schema 1)"},
+    };
+    for (size_t f = 0; all[f]; f++) {
+        aitk_str from = AITK_STR_INIT;
+        aitk_str_appendf(&from, "%s/%s", AITK_SOURCE_DIR, all[f]);
+        char *real = NULL;
+        assert_int_equal(aitk_file_read(aitk_str_cstr(&from), 1 << 20, &real, NULL, NULL),
+                         AITK_OK);
+        const char *at = strstr(real, "\nschema: 1\n");
+        assert_non_null(at);
+        int line = 2;
+        for (const char *c = real; c < at; c++)
+            line += *c == '\n';
+        for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+            aitk_str edited = AITK_STR_INIT, words = AITK_STR_INIT;
+            aitk_str_appendf(&edited, "%.*s\n%s%s", (int)(at - real), real, variants[v].value,
+                             at + strlen("\nschema: 1\n"));
+            /* Without the key the place is the top level (its first key). */
+            if (*variants[v].value)
+                aitk_str_appendf(&words, "%s:%d:9: %s", all[f], line, variants[v].words);
+            else
+                aitk_str_append(&words, variants[v].words);
+            char dir[] = "/tmp/aitk-schema-XXXXXX";
+            data_dir_make(dir, all, all[f], edited.ptr);
+            expect_data_error(dir, (const char *const *)cmd[f], all[f], aitk_str_cstr(&words));
+            data_dir_remove(dir, all, all[f]);
+            aitk_str_free(&edited);
+            aitk_str_free(&words);
+        }
+        aitk_free(real);
+        aitk_str_free(&from);
+    }
+}
+
 int main(void)
 {
     unsetenv("AITK_DATA_DIR");
@@ -816,7 +877,7 @@ int main(void)
         cmocka_unit_test(test_duplicates_once), cmocka_unit_test(test_quantize_nf4),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
-        cmocka_unit_test(test_reported_bad_data),
+        cmocka_unit_test(test_reported_bad_data), cmocka_unit_test(test_data_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,6 +101,30 @@ static void test_row_not_a_map(void **state)
     free(err);
 }
 
+/* Another format version, a word, or none: refused at the key (exit 2), not
+ * read as if it were version 1. */
+static void test_schema_version(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml, *expect;
+    } cases[] = {
+        {"schema: 2\ndefault_profile: p\nprofiles:\n  p: {title: t}\n",
+         "validate/compat.yaml:1:9: schema 2 is not supported (this build reads schema 1)"},
+        {"schema: one\ndefault_profile: p\nprofiles:\n  p: {title: t}\n",
+         "validate/compat.yaml:1:9: schema one is not supported (this build reads schema 1)"},
+        {"default_profile: p\nprofiles:\n  p: {title: t}\n",
+         "validate/compat.yaml:1:1: no 'schema' (this build reads schema 1)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = 0;
+        char *err = run_with_matrix(cases[i].yaml, "p", &rc);
+        assert_int_equal(rc, 2);
+        pt_assert_contains(err, cases[i].expect);
+        free(err);
+    }
+}
+
 /* The shipped matrix loads in every profile and its tables say what
  * FACTS.md sections 1-3 say. */
 static void test_shipped_matrix_rows(void **state)
@@ -161,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_bad_severity),
         cmocka_unit_test(test_row_without_source),
         cmocka_unit_test(test_row_not_a_map),
+        cmocka_unit_test(test_schema_version),
         cmocka_unit_test(test_shipped_matrix_rows),
         cmocka_unit_test(test_arch_support),
         cmocka_unit_test(test_header_define),
