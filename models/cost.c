@@ -64,9 +64,10 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
     w->rank = d->rank;
     w->alpha = (double)d->alpha;
     w->steps = 1000;
+    /* The spec loader admits fp8, nf4 and none, and refuses anything else
+     * at its place in the file: each of the three parses. */
     aitk_weight_dtype base = AITK_DTYPE_BF16;
-    if (aitk_weight_dtype_parse(d->quantize, &base))
-        base = AITK_DTYPE_BF16;
+    (void)aitk_weight_dtype_parse(d->quantize, &base);
     aitk_workload_set_base(w, base);
     w->optimizer = d->optimizer;
     w->checkpointing = d->checkpointing;
