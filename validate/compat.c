@@ -88,20 +88,27 @@ static const rule_def profile_rules[] = {
 };
 
 /* Tables: every row of a table has one kind. */
+typedef enum row_key {
+    KEY_ANY,
+    KEY_MAJOR_MINOR, /* the probes look rows up by "%d.%d" of a version */
+    KEY_TORCH_RANGE, /* "2.1-2.5/cu121": torch major.minor[-major.minor]/variant */
+} row_key;
+
 typedef struct table_def {
     const char *name;
     rule_kind kind;
     const char *example;
-    bool key_is_major_minor; /* the probes look rows up by "%d.%d" of a version */
+    row_key key;
 } table_def;
 
 static const table_def tables_known[] = {
-    {"driver_min_linux", KIND_VERSION, "570.26", true},
-    {"driver_min_windows", KIND_VERSION, "570.65", true},
-    {"torch_arch", KIND_ARCH_LIST, "75 80 86 90 +PTX", false},
-    {"torch_python", KIND_PY_RANGE, "3.9-3.13", true},
-    {"torch_companions", KIND_COMPANIONS, "{torchvision: \"0.22.0\", torchaudio: \"2.7.0\"}", false},
-    {"env_flags", KIND_TEXT, "set", false},
+    {"driver_min_linux", KIND_VERSION, "570.26", KEY_MAJOR_MINOR},
+    {"driver_min_windows", KIND_VERSION, "570.65", KEY_MAJOR_MINOR},
+    {"torch_arch", KIND_ARCH_LIST, "75 80 86 90 +PTX", KEY_TORCH_RANGE},
+    {"torch_python", KIND_PY_RANGE, "3.9-3.13", KEY_MAJOR_MINOR},
+    {"torch_companions", KIND_COMPANIONS, "{torchvision: \"0.22.0\", torchaudio: \"2.7.0\"}",
+     KEY_ANY},
+    {"env_flags", KIND_TEXT, "set", KEY_ANY},
 };
 
 /* Digits, at most 9 of them (so that strtoul cannot overflow): the length
@@ -154,6 +161,24 @@ static bool is_lookup_key(const char *s)
         return false;
     const char *minor = strchr(s, '.') + 1;
     return !(s[0] == '0' && s[1] != '.') && !(minor[0] == '0' && minor[1] != '\0');
+}
+
+/* "2.7/cu128" or "2.1-2.5/cu121" (lowest first), as the arch check reads
+ * a torch_arch key: a row it cannot read would never be found. */
+static bool is_torch_range(const char *s)
+{
+    size_t n = dotted_len(s, 2, 2);
+    if (!n)
+        return false;
+    const char *p = s + n;
+    if (*p == '-') {
+        size_t m = dotted_len(p + 1, 2, 2);
+        if (!m || major_minor(s) > major_minor(p + 1))
+            return false;
+        p += 1 + m;
+    }
+    return *p == '/' && p[1] &&
+           strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789") == strlen(p + 1);
 }
 
 static bool scalar_ok(rule_kind kind, const char *t)
@@ -385,9 +410,15 @@ static aitk_status validate_tables(const aitk_yaml_doc *doc, const aitk_yaml_nod
             const aitk_yaml_node *k = table->pairs[r].key;
             /* The probes look these rows up as "%d.%d" of a version they
              * saw: "12.08" or "12" would never be found. */
-            if (def->key_is_major_minor && !is_lookup_key(k->text)) {
+            if (def->key == KEY_MAJOR_MINOR && !is_lookup_key(k->text)) {
                 aitk_yaml_errorf(err, doc, k, "a row of %s must be keyed by a major.minor "
                                               "version like 12.8, found '%s'", tname, k->text);
+                return AITK_E_PARSE;
+            }
+            if (def->key == KEY_TORCH_RANGE && !is_torch_range(k->text)) {
+                aitk_yaml_errorf(err, doc, k, "a row of %s must be keyed by torch versions and "
+                                              "a variant like 2.1-2.5/cu121 or 2.7/cu128, found "
+                                              "'%s'", tname, k->text);
                 return AITK_E_PARSE;
             }
             st = check_rule_shape(doc, table->pairs[r].value, k->text, err);

@@ -229,6 +229,13 @@ static void test_rule_values(void **state)
         {TABLE("torch_arch", "\"2.7/cu128\": {value: \"+PTX 75\", source: s}"),
          "found '+PTX 75'"},
         {TABLE("torch_arch", "\"2.7/cu128\": {value: \"\", source: s}"), "found ''"},
+        {TABLE("torch_arch", "\"2.7\": {value: \"75 80\", source: s}"),
+         "validate/compat.yaml:5:5: a row of torch_arch must be keyed by torch versions and a "
+         "variant like 2.1-2.5/cu121 or 2.7/cu128, found '2.7'"},
+        {TABLE("torch_arch", "\"2.5-2.1/cu121\": {value: \"75 80\", source: s}"),
+         "found '2.5-2.1/cu121'"},
+        {TABLE("torch_arch", "\"2.7/CU128\": {value: \"75 80\", source: s}"),
+         "found '2.7/CU128'"},
         {TABLE("torch_companions", "\"2.7.0\": {value: {torchvision: latest}, source: s}"),
          "validate/compat.yaml:5:36: torchvision must be a version like 0.22.0 (numbers and "
          "dots), found 'latest'"},
@@ -263,6 +270,7 @@ static void test_rule_values(void **state)
         PROFILE("workload_vram_gb", "any-model: {value: 80, source: s, severity: warn}"),
         TABLE("torch_python", "\"2.7\": {value: \"3.9-3.9\", source: s}"),
         TABLE("torch_arch", "\"2.7/cu128\": {value: \" 75  120 +PTX \", source: s}"),
+        TABLE("torch_arch", "\"2.1-2.5/cu121\": {value: \"50 60\", source: s}"),
         TABLE("driver_min_linux", "\"13.0\": {value: \"580.65.06\", source: s}"),
         TABLE("torch_companions", "\"2.7.0\": {value: {torchaudio: \"2.7.0\"}, source: s}"),
     };
