@@ -155,6 +155,8 @@ aitk_status aitk_bench_config_load(aitk_bench_config **out, aitk_str *err)
     const aitk_yaml_node *root = st ? NULL : c->doc->root;
     if (!st)
         st = aitk_yaml_expect(c->doc, root, AITK_YAML_MAP, "a map", err);
+    if (!st)
+        st = aitk_data_check_schema(c->doc, 1, err);
     if (!st) {
         static const char *const keys[] = {"schema", "backends", "micro", NULL};
         st = aitk_yaml_check_keys(c->doc, root, keys, "bench/workloads.yaml", err);

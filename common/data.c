@@ -1,6 +1,7 @@
 /* Finds a data file: AITK_DATA_DIR on disk first when set, else the embedded copy. */
 #include "common/data.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,4 +25,34 @@ aitk_status aitk_data_load_yaml(const char *name, aitk_yaml_doc **out, aitk_str 
     if (err)
         aitk_str_appendf(err, "%s: no such data file in this build", name);
     return AITK_E_NOTFOUND;
+}
+
+aitk_status aitk_data_check_schema(const aitk_yaml_doc *doc, long supported, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_expect(doc, doc->root, AITK_YAML_MAP, "the top level", err);
+    if (st)
+        return st;
+    const aitk_yaml_node *n = aitk_yaml_get(doc->root, "schema");
+    if (!n) {
+        aitk_yaml_errorf(err, doc, doc->root, "no 'schema' (this build reads schema %ld)",
+                         supported);
+        return AITK_E_PARSE;
+    }
+    if (n->kind != AITK_YAML_SCALAR) {
+        aitk_yaml_errorf(err, doc, n, "schema must be a number, found a %s (this build reads "
+                                      "schema %ld)",
+                         n->kind == AITK_YAML_SEQ ? "list" : "mapping", supported);
+        return AITK_E_PARSE;
+    }
+    /* The exact spelling the files are written with: a quoted "1" is text, as
+     * everywhere else in the data files, and 1.0 or 01 no file ever had. */
+    char want[24];
+    snprintf(want, sizeof want, "%ld", supported);
+    if (n->quoted || strcmp(n->text, want) != 0) {
+        aitk_yaml_errorf(err, doc, n, "schema %s%s%s is not supported (this build reads schema "
+                                      "%ld)",
+                         n->quoted ? "\"" : "", n->text, n->quoted ? "\"" : "", supported);
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
 }

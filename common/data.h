@@ -25,4 +25,11 @@ extern const size_t aitk_embedded_file_count;
 /* Parses data file `name`; messages name it as "validate/compat.yaml:L:C". */
 aitk_status aitk_data_load_yaml(const char *name, aitk_yaml_doc **out, aitk_str *err);
 
+/* The version of a data file's format, its top-level `schema:`. A file
+ * written for another version (or with none) would be misread without a
+ * word, so anything but `schema: <supported>` is AITK_E_PARSE with
+ * "name:line:col: schema 2 is not supported (this build reads schema 1)",
+ * or "no 'schema'" at the top level when the key is missing. */
+aitk_status aitk_data_check_schema(const aitk_yaml_doc *doc, long supported, aitk_str *err);
+
 #endif

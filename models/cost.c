@@ -64,9 +64,10 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
     w->rank = d->rank;
     w->alpha = (double)d->alpha;
     w->steps = 1000;
+    /* The spec loader admits fp8, nf4 and none, and refuses anything else
+     * at its place in the file: each of the three parses. */
     aitk_weight_dtype base = AITK_DTYPE_BF16;
-    if (aitk_weight_dtype_parse(d->quantize, &base))
-        base = AITK_DTYPE_BF16;
+    (void)aitk_weight_dtype_parse(d->quantize, &base);
     aitk_workload_set_base(w, base);
     w->optimizer = d->optimizer;
     w->checkpointing = d->checkpointing;
@@ -161,6 +162,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
     if (!p)
         return AITK_E_NOMEM;
     aitk_status st = aitk_data_load_yaml("models/cost.yaml", &p->doc, err);
+    if (!st)
+        st = aitk_data_check_schema(p->doc, 1, err);
     const aitk_yaml_doc *doc = p->doc;
     const aitk_yaml_node *root = st ? NULL : doc->root;
     const aitk_yaml_node *e = aitk_yaml_get(root, "efficiency");

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -23,6 +24,85 @@ static aitk_status get_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     aitk_status st = aitk_yaml_double(doc, n, out, err);
     if (!st && *out < 0) {
         aitk_yaml_errorf(err, doc, n, "'%s' must not be negative", key);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+/* Plausibility ceilings of the datasheet figures. Each is several times the
+ * largest figure any GPU in the file has (B200: 180 GB, 7700 GB/s, 2250
+ * dense bf16 and 4500 fp8 TFLOP/s; RTX 5090: 104.8 fp32 TFLOP/s), so no
+ * real GPU comes near them and only a slip does: a unit, an exponent, a row
+ * of zeros. Unbounded, bf16_tflops: 1e20 would make every prediction for
+ * the GPU instant, and would lift calibrate's "at most 1.25x the datasheet"
+ * check on a measured rate out of reach. */
+static const struct {
+    const char *key;
+    double max;
+    const char *why;
+} figure_max[] = {
+    {"vram_gb", 4096, "no GPU has 4 TB of memory"},
+    {"bandwidth_gbs", 100000, "no GPU memory is near 100 TB/s"},
+    {"bf16_tflops", 10000, "no GPU is anywhere near 10 PFLOP/s dense"},
+    {"fp16_tflops", 10000, "no GPU is anywhere near 10 PFLOP/s dense"},
+    /* fp8 runs at twice the bf16 rate on the tensor cores that have it. */
+    {"fp8_tflops", 20000, "no GPU is anywhere near 20 PFLOP/s dense fp8"},
+    /* The CUDA-core rate, without tensor cores. */
+    {"fp32_tflops", 1000, "no GPU is near 1 PFLOP/s without tensor cores"},
+};
+
+/* get_double for a datasheet figure: also at most its ceiling. */
+static aitk_status get_figure(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                              const char *name, const char *key, bool required, double *out,
+                              aitk_str *err)
+{
+    aitk_status st = get_double(doc, m, key, required, out, err);
+    for (size_t i = 0; !st && i < sizeof figure_max / sizeof *figure_max; i++)
+        if (strcmp(figure_max[i].key, key) == 0 && *out > figure_max[i].max) {
+            aitk_yaml_errorf(err, doc, aitk_yaml_get(m, key), "%s: %s %g is above %g: %s", name,
+                             key, *out, figure_max[i].max, figure_max[i].why);
+            return AITK_E_RANGE;
+        }
+    return st;
+}
+
+/* Compute capability "major.minor": NVIDIA's run 1.0 to 12.x so far, with
+ * one-digit minors; 20 leaves room for what comes. Anything else (a number
+ * with no dot, true, ~, 8.10) is no compute capability, though `gpus` would
+ * print it as one. */
+#define CC_MAJOR_MAX 20
+static aitk_status load_cc(const aitk_yaml_doc *doc, const aitk_yaml_node *m, aitk_gpu_spec *g,
+                           aitk_str *err)
+{
+    aitk_status st = aitk_yaml_need_string(doc, m, "cc", &g->cc, err);
+    if (st)
+        return st;
+    const char *t = g->cc;
+    size_t major = strspn(t, "0123456789");
+    bool ok = (major == 1 || major == 2) && t[major] == '.' &&
+              isdigit((unsigned char)t[major + 1]) && t[major + 2] == '\0';
+    long v = ok ? strtol(t, NULL, 10) : 0;
+    if (!ok || v < 1 || v > CC_MAJOR_MAX) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(m, "cc"), "%s: cc must be a compute capability "
+                                                           "like 8.9 (major 1 to %d, minor 0 to "
+                                                           "9), found '%s'",
+                         g->name, CC_MAJOR_MAX, t);
+        return AITK_E_RANGE;
+    }
+    return AITK_OK;
+}
+
+/* An optional whole number in lo..hi (0 when absent). */
+static aitk_status get_ranged(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *name,
+                              const char *key, long lo, long hi, long *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, key);
+    if (!n)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_long(doc, n, out, err);
+    if (!st && (*out < lo || *out > hi)) {
+        aitk_yaml_errorf(err, doc, n, "%s: %s must be from %ld to %ld, found %ld", name, key, lo,
+                         hi, *out);
         return AITK_E_RANGE;
     }
     return st;
@@ -197,27 +277,28 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
     if (!st)
         st = aitk_yaml_need_string(doc, m, "name", &g->name, err);
     if (!st)
-        st = get_double(doc, m, "vram_gb", true, &g->vram_gb, err);
+        st = get_figure(doc, m, g->name, "vram_gb", true, &g->vram_gb, err);
     if (!st)
-        st = get_double(doc, m, "bandwidth_gbs", true, &g->bandwidth_gbs, err);
+        st = get_figure(doc, m, g->name, "bandwidth_gbs", true, &g->bandwidth_gbs, err);
     if (!st)
-        st = get_double(doc, m, "bf16_tflops", true, &g->bf16_tflops, err);
+        st = get_figure(doc, m, g->name, "bf16_tflops", true, &g->bf16_tflops, err);
     if (!st)
-        st = get_double(doc, m, "fp16_tflops", true, &g->fp16_tflops, err);
+        st = get_figure(doc, m, g->name, "fp16_tflops", true, &g->fp16_tflops, err);
     if (!st)
-        st = get_double(doc, m, "fp8_tflops", false, &g->fp8_tflops, err);
+        st = get_figure(doc, m, g->name, "fp8_tflops", false, &g->fp8_tflops, err);
     if (!st)
-        st = get_double(doc, m, "fp32_tflops", true, &g->fp32_tflops, err);
+        st = get_figure(doc, m, g->name, "fp32_tflops", true, &g->fp32_tflops, err);
     if (!st)
-        st = aitk_yaml_need_string(doc, m, "cc", &g->cc, err);
+        st = load_cc(doc, m, g, err);
     if (!st)
         st = aitk_yaml_need_string(doc, m, "source", &g->source, err);
     if (!st && (n = aitk_yaml_get(m, "nvml_shared")))
         st = aitk_yaml_string(doc, n, &g->nvml_shared, err);
-    if (!st && (n = aitk_yaml_get(m, "pcie_gen")))
-        st = aitk_yaml_long(doc, n, &g->pcie_gen, err);
-    if (!st && (n = aitk_yaml_get(m, "tdp_w")))
-        st = aitk_yaml_long(doc, n, &g->tdp_w, err);
+    /* PCIe 7.0 is the newest generation; no board draws 5 kW. */
+    if (!st)
+        st = get_ranged(doc, m, g->name, "pcie_gen", 1, 7, &g->pcie_gen, err);
+    if (!st)
+        st = get_ranged(doc, m, g->name, "tdp_w", 1, 5000, &g->tdp_w, err);
     if (!st && (g->vram_gb <= 0 || g->bandwidth_gbs <= 0 || g->bf16_tflops <= 0)) {
         aitk_yaml_errorf(err, doc, m, "%s: vram_gb, bandwidth_gbs and bf16_tflops must be > 0",
                          g->name);
@@ -280,10 +361,13 @@ aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *
     }
     db->doc = doc;
     const aitk_yaml_node *gpus = aitk_yaml_get(doc->root, "gpus");
-    aitk_status st = gpus ? aitk_yaml_expect(doc, gpus, AITK_YAML_SEQ, "a list of GPUs", err)
-                          : AITK_E_PARSE;
-    if (!gpus)
+    aitk_status st = aitk_data_check_schema(doc, 1, err);
+    if (!st && !gpus) {
         aitk_yaml_errorf(err, doc, doc->root, "missing 'gpus'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = aitk_yaml_expect(doc, gpus, AITK_YAML_SEQ, "a list of GPUs", err);
     /* The default share first: each entry without a listed matmul rate takes
      * it as it loads, wherever the key stands in the file. */
     if (!st)

@@ -196,8 +196,8 @@ aitk_status aitk_reported_speeds_from_doc(aitk_yaml_doc *doc, const aitk_gpudb *
     }
     s->doc = doc;
     const aitk_yaml_node *list = aitk_yaml_get(doc->root, "reports");
-    aitk_status st = AITK_OK;
-    if (!list) {
+    aitk_status st = aitk_data_check_schema(doc, 1, err);
+    if (!st && !list) {
         aitk_yaml_errorf(err, doc, doc->root, "missing 'reports'");
         st = AITK_E_PARSE;
     }

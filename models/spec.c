@@ -245,22 +245,84 @@ static aitk_status load_frozen(const aitk_yaml_doc *doc, const aitk_model_spec *
     return st;
 }
 
+/* ---- defaults: the ai-toolkit example's training setup ----
+ *
+ * Checked here, at their place, with the bounds predict's command line puts
+ * on the same settings (--rank 1..4096, --batch 1..1024, --resolution
+ * 64..8192): later readers take them as they are, and an unknown quantize
+ * or optimizer must not quietly become bf16 or 8-bit AdamW there. */
+#define DEFAULT_MAX_RANK 4096
+#define DEFAULT_MAX_BATCH 1024
+#define DEFAULT_MIN_RESOLUTION 64
+#define DEFAULT_MAX_RESOLUTION 8192
+
+/* A whole number in lo..hi, at its value's place. */
+static aitk_status read_ranged(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                               const char *key, long lo, long hi, long *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = need(doc, map, key, &n, err);
+    if (!st)
+        st = aitk_yaml_long(doc, n, out, err);
+    if (!st && (*out < lo || *out > hi)) {
+        aitk_yaml_errorf(err, doc, n, "%s must be from %ld to %ld, found %ld", key, lo, hi,
+                         *out);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+/* One of `allowed` (NULL-terminated), at its value's place. */
+static aitk_status read_choice(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                               const char *key, const char *const *allowed, const char *why,
+                               const char **out, aitk_str *err)
+{
+    aitk_status st = read_string(doc, map, key, out, err);
+    if (st)
+        return st;
+    for (const char *const *a = allowed; *a; a++)
+        if (strcmp(*a, *out) == 0)
+            return AITK_OK;
+    aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(map, key)),
+                     "%s must be one of", key);
+    for (const char *const *a = allowed; err && *a; a++)
+        aitk_str_appendf(err, "%s %s", a == allowed ? "" : ",", *a);
+    if (err)
+        aitk_str_appendf(err, " (%s), found '%s'", why, *out);
+    return AITK_E_PARSE;
+}
+
 static aitk_status load_defaults(const aitk_yaml_doc *doc, const aitk_yaml_node *d,
                                  aitk_model_defaults *o, aitk_str *err)
 {
+    static const char *const keys[] = {"rank", "alpha", "resolution", "resolutions", "batch",
+                                       "quantize", "optimizer", "checkpointing",
+                                       "cache_latents", "cache_text", NULL};
+    /* The spellings predict's --quantize documents; the step and the cost
+     * model read these three and no other. */
+    static const char *const quantize[] = {"fp8", "nf4", "none", NULL};
+    /* What the training step implements (models/step_api.c); the cost model
+     * knows both (models/cost.yaml). */
+    static const char *const optimizer[] = {"adamw", "adamw8bit", NULL};
     aitk_status st = aitk_yaml_expect(doc, d, AITK_YAML_MAP, "a defaults map", err);
     if (!st)
-        st = read_long(doc, d, "rank", &o->rank, err);
+        st = aitk_yaml_check_keys(doc, d, keys, "defaults", err);
     if (!st)
-        st = read_long(doc, d, "alpha", &o->alpha, err);
+        st = read_ranged(doc, d, "rank", 1, DEFAULT_MAX_RANK, &o->rank, err);
+    /* alpha scales the adapter (alpha / rank): 0 would train nothing. */
     if (!st)
-        st = read_long(doc, d, "resolution", &o->resolution, err);
+        st = read_ranged(doc, d, "alpha", 1, DEFAULT_MAX_RANK, &o->alpha, err);
     if (!st)
-        st = read_long(doc, d, "batch", &o->batch, err);
+        st = read_ranged(doc, d, "resolution", DEFAULT_MIN_RESOLUTION, DEFAULT_MAX_RESOLUTION,
+                         &o->resolution, err);
     if (!st)
-        st = read_string(doc, d, "quantize", &o->quantize, err);
+        st = read_ranged(doc, d, "batch", 1, DEFAULT_MAX_BATCH, &o->batch, err);
     if (!st)
-        st = read_string(doc, d, "optimizer", &o->optimizer, err);
+        st = read_choice(doc, d, "quantize", quantize, "base weights as predict --quantize "
+                         "names them", &o->quantize, err);
+    if (!st)
+        st = read_choice(doc, d, "optimizer", optimizer, "the optimizers the training step "
+                         "implements", &o->optimizer, err);
     if (!st)
         st = read_bool(doc, d, "checkpointing", &o->checkpointing, err);
     if (!st)
@@ -272,13 +334,31 @@ static aitk_status load_defaults(const aitk_yaml_doc *doc, const aitk_yaml_node 
         st = need(doc, d, "resolutions", &r, err); /* {value: [..]} */
     if (!st)
         st = aitk_yaml_expect(doc, r, AITK_YAML_SEQ, "a list of resolutions", err);
+    if (!st && r->count == 0) {
+        aitk_yaml_errorf(err, doc, r, "resolutions is empty: list the example's buckets");
+        return AITK_E_PARSE;
+    }
     for (size_t i = 0; !st && i < r->count; i++) {
         if (i >= sizeof o->resolutions / sizeof *o->resolutions) {
             aitk_yaml_errorf(err, doc, r, "more than %zu resolutions",
                              sizeof o->resolutions / sizeof *o->resolutions);
             return AITK_E_RANGE;
         }
-        st = aitk_yaml_long(doc, r->items[i], &o->resolutions[i], err);
+        long v = 0;
+        st = aitk_yaml_long(doc, r->items[i], &v, err);
+        if (!st && (v < DEFAULT_MIN_RESOLUTION || v > DEFAULT_MAX_RESOLUTION)) {
+            aitk_yaml_errorf(err, doc, r->items[i], "a resolution must be from %d to %d, "
+                                                    "found %ld",
+                             DEFAULT_MIN_RESOLUTION, DEFAULT_MAX_RESOLUTION, v);
+            return AITK_E_RANGE;
+        }
+        /* A bucket listed twice would weigh twice in the mean step over buckets. */
+        for (size_t k = 0; !st && k < i; k++)
+            if (o->resolutions[k] == v) {
+                aitk_yaml_errorf(err, doc, r->items[i], "resolution %ld is listed twice", v);
+                return AITK_E_PARSE;
+            }
+        o->resolutions[i] = v;
         o->n_resolutions = i + 1;
     }
     return st;
@@ -291,13 +371,7 @@ static aitk_status load_spec(aitk_model_spec *s, aitk_str *err)
     aitk_status st = aitk_yaml_expect(doc, root, AITK_YAML_MAP, "a model spec", err);
     if (st)
         return st;
-    long schema = 0;
-    st = read_long(doc, root, "schema", &schema, err);
-    if (!st && schema != 1) {
-        aitk_yaml_errorf(err, doc, aitk_yaml_get(root, "schema"),
-                         "schema %ld is not supported (this build reads schema 1)", schema);
-        return AITK_E_PARSE;
-    }
+    st = aitk_data_check_schema(doc, 1, err);
     if (!st)
         st = read_string(doc, root, "id", &s->id, err);
     if (!st)

@@ -16,6 +16,9 @@ void aitk_step_setup_defaults(aitk_step_setup *s, const aitk_model_spec *spec)
     s->batch = d->batch > 0 ? d->batch : 1;
     s->resolution = d->resolution;
     s->checkpointing = d->checkpointing;
+    /* The spec loader admits quantize fp8, nf4 or none and optimizer adamw
+     * or adamw8bit (models/spec.c). nf4 is a memory model only: the step
+     * runs its base weights unquantized, as for none. */
     s->base = d->quantize && strcmp(d->quantize, "fp8") == 0 ? AITK_STEP_BASE_FP8
                                                               : AITK_STEP_BASE_FP32;
     s->optimizer = d->optimizer && strcmp(d->optimizer, "adamw") == 0 ? AITK_STEP_ADAMW

@@ -93,6 +93,22 @@ static void test_config_errors_are_positioned(void **state)
     assert_int_not_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]") MICRO,
                                    &err), 0);
     assert_non_null(strstr(err.ptr, "cuda"));
+    /* Another format version, a word, or none: refused at the key, not read
+     * as if it were version 1. */
+    aitk_str_clear(&err);
+    assert_int_equal(load_text("schema: 2\nbackends:\n  cpu:\n" BACKEND("[128]") "  cuda:\n"
+                               BACKEND("[]") MICRO, &err), AITK_E_PARSE);
+    assert_non_null(strstr(err.ptr, "bench/workloads.yaml:1:9: schema 2 is not supported (this "
+                                    "build reads schema 1)"));
+    aitk_str_clear(&err);
+    assert_int_equal(load_text("schema: abc\nbackends:\n  cpu:\n" BACKEND("[128]") "  cuda:\n"
+                               BACKEND("[]") MICRO, &err), AITK_E_PARSE);
+    assert_non_null(strstr(err.ptr, "workloads.yaml:1:9: schema abc is not supported"));
+    aitk_str_clear(&err);
+    assert_int_equal(load_text("backends:\n  cpu:\n" BACKEND("[128]") "  cuda:\n"
+                               BACKEND("[]") MICRO, &err), AITK_E_PARSE);
+    assert_non_null(strstr(err.ptr, "workloads.yaml:1:1: no 'schema' (this build reads "
+                                    "schema 1)"));
     aitk_str_free(&err);
 }
 

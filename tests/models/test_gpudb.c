@@ -497,6 +497,9 @@ static void test_broken_file(void **state)
 #define H "schema: 1\nmatmul_default_fraction: {value: 0.8, source: s}\ngpus:\n"
 #define ROW(extra) "  - {name: X, vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 100," \
                    " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s" extra "}\n"
+/* A row with the figures `figs`; B: ROW's figures without cc. */
+#define FIG(figs) "  - {name: X, " figs ", source: s}\n"
+#define B "vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 100, fp16_tflops: 1, fp32_tflops: 1"
     static const char *const bad[] = {
         H "  - name: X\n    vram_gb: lots\n",
         H ROW(", colour: red"),
@@ -540,9 +543,38 @@ static void test_broken_file(void **state)
         H ROW(", nvml_shared: NVIDIA Y")
           "  - {name: Y, aliases: [NVIDIA Y], vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 1,"
           " fp16_tflops: 1, fp32_tflops: 1, cc: '8.9', source: s}\n",
+        /* cc: anything but major.minor in range (a number, a boolean, a
+         * null, an overflow, a two-digit minor); a datasheet figure past
+         * its ceiling (an exponent or unit slip), each at its edge; PCIe
+         * generation and TDP out of range. */
+        H FIG(B ", cc: 99999999999999999999"),
+        H FIG(B ", cc: true"),
+        H FIG(B ", cc: ~"),
+        H FIG(B ", cc: 1e309"),
+        H FIG(B ", cc: '8.10'"),
+        H FIG(B ", cc: '0.9'"),
+        H FIG(B ", cc: '21.0'"),
+        H FIG(B ", cc: 8"),
+        H FIG("vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 99999999999999999999, fp16_tflops: 1,"
+              " fp32_tflops: 1, cc: '8.9'"),
+        H FIG("vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 10001, fp16_tflops: 1,"
+              " fp32_tflops: 1, cc: '8.9'"),
+        H FIG("vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 100, fp16_tflops: 10001,"
+              " fp32_tflops: 1, cc: '8.9'"),
+        H FIG(B ", fp8_tflops: 20001, cc: '8.9'"),
+        H FIG("vram_gb: 24, bandwidth_gbs: 1, bf16_tflops: 100, fp16_tflops: 1,"
+              " fp32_tflops: 1001, cc: '8.9'"),
+        H FIG("vram_gb: 24, bandwidth_gbs: 100001, bf16_tflops: 100, fp16_tflops: 1,"
+              " fp32_tflops: 1, cc: '8.9'"),
+        H FIG("vram_gb: 4097, bandwidth_gbs: 1, bf16_tflops: 100, fp16_tflops: 1,"
+              " fp32_tflops: 1, cc: '8.9'"),
+        H FIG(B ", cc: '8.9', pcie_gen: 9"),
+        H FIG(B ", cc: '8.9', tdp_w: 0"),
+        /* Another format version, or none: not read as version 1. */
+        "schema: 3\nmatmul_default_fraction: {value: 0.8, source: s}\ngpus:\n" ROW(""),
+        "matmul_default_fraction: {value: 0.8, source: s}\ngpus:\n" ROW(""),
     };
 #undef ROW
-#undef H
     static const char *const expect[] = {
         "gpus.yaml:5:14", "colour", "must be > 0", "gpus.yaml:4:1: did not find expected node",
         "gpus.yaml:5:5: 'nvidia-x' already names 'X'", "gpus.yaml:4:5: a GPU name is empty",
@@ -568,7 +600,33 @@ static void test_broken_file(void **state)
         "gpus.yaml:4:135: X: unverified lists 'cc' twice",
         "gpus.yaml:4:130: unverified must be a list, found a value",
         "gpus.yaml:4:5: X: nvml_shared 'NVIDIA Y' also names 'Y': a name NVML gives cards of "
-        "more than one memory size must not find a row"};
+        "more than one memory size must not find a row",
+#define CC "X: cc must be a compute capability like 8.9 (major 1 to 20, minor 0 to 9), found "
+        "gpus.yaml:4:100: " CC "'99999999999999999999'",
+        "gpus.yaml:4:100: " CC "'true'",
+        "gpus.yaml:4:100: " CC "'~'",
+        "gpus.yaml:4:100: " CC "'1e309'",
+        "gpus.yaml:4:100: " CC "'8.10'",
+        "gpus.yaml:4:100: " CC "'0.9'",
+        "gpus.yaml:4:100: " CC "'21.0'",
+        "gpus.yaml:4:100: " CC "'8'",
+#undef CC
+        "gpus.yaml:4:59: X: bf16_tflops 1e+20 is above 10000: no GPU is anywhere near 10 "
+        "PFLOP/s dense",
+        "gpus.yaml:4:59: X: bf16_tflops 10001 is above 10000: no GPU is anywhere near 10 "
+        "PFLOP/s dense",
+        "gpus.yaml:4:77: X: fp16_tflops 10001 is above 10000: no GPU is anywhere near 10 "
+        "PFLOP/s dense",
+        "gpus.yaml:4:108: X: fp8_tflops 20001 is above 20000: no GPU is anywhere near 20 "
+        "PFLOP/s dense fp8",
+        "gpus.yaml:4:93: X: fp32_tflops 1001 is above 1000: no GPU is near 1 PFLOP/s without "
+        "tensor cores",
+        "gpus.yaml:4:43: X: bandwidth_gbs 100001 is above 100000: no GPU memory is near 100 TB/s",
+        "gpus.yaml:4:24: X: vram_gb 4097 is above 4096: no GPU has 4 TB of memory",
+        "gpus.yaml:4:117: X: pcie_gen must be from 1 to 7, found 9",
+        "gpus.yaml:4:114: X: tdp_w must be from 1 to 5000, found 0",
+        "gpus.yaml:1:9: schema 3 is not supported (this build reads schema 1)",
+        "gpus.yaml:1:1: no 'schema' (this build reads schema 1)"};
     assert_int_equal(sizeof bad / sizeof *bad, sizeof expect / sizeof *expect);
     setenv("AITK_DATA_DIR", dir, 1);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -585,6 +643,25 @@ static void test_broken_file(void **state)
                      aitk_str_cstr(&err), expect[i]);
         }
     }
+    /* Each ceiling itself, and the compute capabilities at the ends of
+     * the range, load. */
+    static const char *const good[] = {
+        H FIG("vram_gb: 4096, bandwidth_gbs: 100000, bf16_tflops: 10000, fp16_tflops: 10000,"
+              " fp8_tflops: 20000, fp32_tflops: 1000, cc: '1.0', pcie_gen: 7, tdp_w: 5000"),
+        H FIG(B ", cc: '20.9', pcie_gen: 1, tdp_w: 1"),
+        H FIG(B ", cc: 12.0"),
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        assert_int_equal(
+            aitk_file_write_atomic(aitk_str_cstr(&path), good[i], strlen(good[i]), NULL), AITK_OK);
+        aitk_gpudb *d = NULL;
+        aitk_str_clear(&err);
+        if (aitk_gpudb_load(&d, &err)) {
+            unsetenv("AITK_DATA_DIR");
+            fail_msg("good %zu refused: %s", i, aitk_str_cstr(&err));
+        }
+        aitk_gpudb_free(d);
+    }
     unsetenv("AITK_DATA_DIR");
     unlink(aitk_str_cstr(&path));
     aitk_str_clear(&path);
@@ -593,6 +670,9 @@ static void test_broken_file(void **state)
     rmdir(dir);
     aitk_str_free(&path);
     aitk_str_free(&err);
+#undef B
+#undef FIG
+#undef H
 }
 
 /* Every allocation of a load can fail: reported, never crashed on or leaked

@@ -157,6 +157,101 @@ static void test_broken_specs(void **state)
     }
 }
 
+/* A whole spec with no blocks whose defaults (lines 10-20) are given: rank
+ * on line 11, alpha 12, resolution 13, resolutions 14, batch 15, quantize
+ * 16, optimizer 17. */
+#define SPEC_DEFAULTS(rank, alpha, res, buckets, batch, quantize, optimizer, extra)       \
+    SPEC_HEAD "dims: {hidden: 8}\nblocks: []\nfrozen: []\ndefaults:\n  rank: " rank          \
+              "\n  alpha: " alpha "\n  resolution: " res "\n  resolutions: " buckets           \
+              "\n  batch: " batch "\n  quantize: " quantize "\n  optimizer: " optimizer        \
+              "\n  checkpointing: true\n  cache_latents: true\n  cache_text: false\n" extra   \
+              "targets: {min_vram_gb: 1, minutes_per_1000_steps: 1, recommended_gpu: g,"      \
+              " source: s}\n"
+/* The defaults are checked where they are written, with predict's own
+ * bounds (--rank 1..4096, --batch 1..1024, --resolution 64..8192): before,
+ * rank -1 and resolution 0 were refused later without a place, resolution
+ * 100000 and alpha 0 were taken, and quantize: fp4 became bf16. */
+static void test_broken_defaults(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *expect;
+    } cases[] = {
+        {SPEC_DEFAULTS("-1", "16", "1024", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:11:9: rank must be from 1 to 4096, found -1"},
+        {SPEC_DEFAULTS("0", "16", "1024", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:11:9: rank must be from 1 to 4096, found 0"},
+        {SPEC_DEFAULTS("4097", "16", "1024", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:11:9: rank must be from 1 to 4096, found 4097"},
+        {SPEC_DEFAULTS("{value: -1, source: s}", "16", "1024", "[512]", "1", "fp8", "adamw8bit",
+                       ""),
+         "broken.yaml:11:17: rank must be from 1 to 4096, found -1"},
+        {SPEC_DEFAULTS("16", "0", "1024", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:12:10: alpha must be from 1 to 4096, found 0"},
+        {SPEC_DEFAULTS("16", "16", "0", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:13:15: resolution must be from 64 to 8192, found 0"},
+        {SPEC_DEFAULTS("16", "16", "63", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:13:15: resolution must be from 64 to 8192, found 63"},
+        {SPEC_DEFAULTS("16", "16", "8193", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:13:15: resolution must be from 64 to 8192, found 8193"},
+        {SPEC_DEFAULTS("16", "16", "100000", "[512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:13:15: resolution must be from 64 to 8192, found 100000"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512, 100000]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:14:22: a resolution must be from 64 to 8192, found 100000"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:14:16: resolutions is empty: list the example's buckets"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512, 512]", "1", "fp8", "adamw8bit", ""),
+         "broken.yaml:14:22: resolution 512 is listed twice"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "0", "fp8", "adamw8bit", ""),
+         "broken.yaml:15:10: batch must be from 1 to 1024, found 0"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1025", "fp8", "adamw8bit", ""),
+         "broken.yaml:15:10: batch must be from 1 to 1024, found 1025"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "fp4", "adamw8bit", ""),
+         "broken.yaml:16:13: quantize must be one of fp8, nf4, none (base weights as predict "
+         "--quantize names them), found 'fp4'"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "banana", "adamw8bit", ""),
+         "broken.yaml:16:13: quantize must be one of fp8, nf4, none (base weights as predict "
+         "--quantize names them), found 'banana'"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "-1", "adamw8bit", ""),
+         "broken.yaml:16:13: quantize must be one of fp8, nf4, none (base weights as predict "
+         "--quantize names them), found '-1'"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "{value: banana, source: x}",
+                       "adamw8bit", ""),
+         "broken.yaml:16:21: quantize must be one of fp8, nf4, none (base weights as predict "
+         "--quantize names them), found 'banana'"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "fp8", "sgd", ""),
+         "broken.yaml:17:14: optimizer must be one of adamw, adamw8bit (the optimizers the "
+         "training step implements), found 'sgd'"},
+        {SPEC_DEFAULTS("16", "16", "1024", "[512]", "1", "fp8", "adamw8bit", "  rnak: 16\n"),
+         "broken.yaml:21:3: unknown key 'rnak' in defaults"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_str err = AITK_STR_INIT;
+        aitk_status st = parse_spec(cases[i].text, &err);
+        if (st == AITK_OK)
+            fail_msg("case %zu was accepted", i);
+        if (!strstr(aitk_str_cstr(&err), cases[i].expect))
+            fail_msg("case %zu: '%s' does not contain '%s'", i, aitk_str_cstr(&err),
+                     cases[i].expect);
+        aitk_str_free(&err);
+    }
+    /* Each bound itself, and the other spellings, load. */
+    static const char *const good[] = {
+        SPEC_DEFAULTS("16", "16", "1024", "[512, 768, 1024]", "1", "fp8", "adamw8bit", ""),
+        SPEC_DEFAULTS("1", "1", "64", "[64]", "1", "none", "adamw", ""),
+        SPEC_DEFAULTS("4096", "4096", "8192", "[8192, 64]", "1024", "nf4", "adamw8bit", ""),
+        SPEC_DEFAULTS("{value: 8, source: s}", "8", "512", "{value: [512], source: s}", "2",
+                      "{value: none, source: s}", "adamw", ""),
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        aitk_str err = AITK_STR_INIT;
+        if (parse_spec(good[i], &err))
+            fail_msg("good %zu refused: %s", i, aitk_str_cstr(&err));
+        aitk_str_free(&err);
+    }
+}
+#undef SPEC_DEFAULTS
+
 /* Every allocation of a load can fail; the loader must report, not crash. */
 static void test_alloc_failures(void **state)
 {
@@ -189,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_omnigen2),     cmocka_unit_test(test_chroma_vs_flux),
         cmocka_unit_test(test_tiny),         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_unknown_model), cmocka_unit_test(test_broken_specs),
+        cmocka_unit_test(test_broken_defaults),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -805,6 +805,114 @@ static void test_reported_bad_data(void **state)
     data_dir_remove(dir2, copies, "models/reported_speeds.yaml");
 }
 
+/* The reviewer's cases end to end: a default of flux1-dev.yaml that predict
+ * cannot use stops it with the file's line and column (exit 2); quantize:
+ * fp4 no longer predicts "bf16 base weights". Column 17 or 21: the value
+ * inside "  rank: {value: " or "  quantize: {value: ". */
+static void test_broken_defaults(void **state)
+{
+    (void)state;
+    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml", NULL};
+    static const struct {
+        const char *line, *with, *words;
+    } bad[] = {
+        {"\n  rank: {value: 16,", "\n  rank: {value: -1,",
+         ":17: rank must be from 1 to 4096, found -1"},
+        {"\n  resolution: {value: 1024,", "\n  resolution: {value: 100000,",
+         ":23: resolution must be from 64 to 8192, found 100000"},
+        {"\n  quantize: {value: fp8,", "\n  quantize: {value: fp4,",
+         ":21: quantize must be one of fp8, nf4, none"},
+        {"\n  optimizer: {value: adamw8bit,", "\n  optimizer: {value: sgd,",
+         ":22: optimizer must be one of adamw, adamw8bit"},
+    };
+    char *real = NULL;
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/models/flux1-dev.yaml", 1 << 20, &real,
+                                    NULL, NULL),
+                     AITK_OK);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *at = strstr(real, bad[i].line);
+        assert_non_null(at);
+        int line = 2;
+        for (const char *c = real; c < at; c++)
+            line += *c == '\n';
+        aitk_str edited = AITK_STR_INIT, words = AITK_STR_INIT;
+        aitk_str_appendf(&edited, "%.*s%s%s", (int)(at - real), real, bad[i].with,
+                         at + strlen(bad[i].line));
+        aitk_str_appendf(&words, "models/flux1-dev.yaml:%d%s", line, bad[i].words);
+        char dir[] = "/tmp/aitk-defaults-XXXXXX";
+        data_dir_make(dir, copies, "models/flux1-dev.yaml", edited.ptr);
+        expect_data_error(dir,
+                          (const char *[]){"predict", "--model", "flux1-dev", "--gpu", "rtx4090",
+                                           NULL},
+                          "models/flux1-dev.yaml", aitk_str_cstr(&words));
+        data_dir_remove(dir, copies, "models/flux1-dev.yaml");
+        aitk_str_free(&edited);
+        aitk_str_free(&words);
+    }
+    aitk_free(real);
+}
+
+/* Every data file predict reads says which format it is in (`schema: 1`): a
+ * file of another version, a word instead of a number, or none at all is
+ * refused at the key (exit 2), never read as if it were version 1. The
+ * position is that of the file's own `schema: 1` line (column 9: the value). */
+static void test_data_schema(void **state)
+{
+    (void)state;
+    static const char *const all[] = {"bench/gpus.yaml",       "models/cost.yaml",
+                                      "models/flux1-dev.yaml", "models/chroma.yaml",
+                                      "models/omnigen2.yaml",  "models/reported_speeds.yaml",
+                                      NULL};
+    static const char *const predict_chroma[] = {"predict", "--model", "chroma", "--gpu",
+                                                 "rtx4090", NULL};
+    static const char *const predict_omnigen2[] = {"predict", "--model", "omnigen2", "--gpu",
+                                                   "rtx4090", NULL};
+    static const char *const predict_flux[] = {"predict", "--model", "flux1-dev", "--gpu",
+                                               "rtx4090", NULL};
+    static const char *const reported[] = {"predict", "--reported", NULL};
+    static const char *const *const cmd[] = {predict_flux,     predict_flux, predict_flux,
+                                             predict_chroma,   predict_omnigen2, reported};
+    static const struct {
+        const char *value, *words; /* words: after "file:L:C: " */
+    } variants[] = {
+        {"schema: 2\n", "schema 2 is not supported (this build reads schema 1)"},
+        {"schema: abc\n", "schema abc is not supported (this build reads schema 1)"},
+        {"schema: \"1\"\n", "schema \"1\" is not supported (this build reads schema 1)"},
+        {"schema: [1]\n", "schema must be a number, found a list (this build reads schema 1)"},
+        {"", "no 'schema' (this build reads schema 1)"},
+    };
+    for (size_t f = 0; all[f]; f++) {
+        aitk_str from = AITK_STR_INIT;
+        aitk_str_appendf(&from, "%s/%s", AITK_SOURCE_DIR, all[f]);
+        char *real = NULL;
+        assert_int_equal(aitk_file_read(aitk_str_cstr(&from), 1 << 20, &real, NULL, NULL),
+                         AITK_OK);
+        const char *at = strstr(real, "\nschema: 1\n");
+        assert_non_null(at);
+        int line = 2;
+        for (const char *c = real; c < at; c++)
+            line += *c == '\n';
+        for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+            aitk_str edited = AITK_STR_INIT, words = AITK_STR_INIT;
+            aitk_str_appendf(&edited, "%.*s\n%s%s", (int)(at - real), real, variants[v].value,
+                             at + strlen("\nschema: 1\n"));
+            /* Without the key the place is the top level (its first key). */
+            if (*variants[v].value)
+                aitk_str_appendf(&words, "%s:%d:9: %s", all[f], line, variants[v].words);
+            else
+                aitk_str_append(&words, variants[v].words);
+            char dir[] = "/tmp/aitk-schema-XXXXXX";
+            data_dir_make(dir, all, all[f], edited.ptr);
+            expect_data_error(dir, (const char *const *)cmd[f], all[f], aitk_str_cstr(&words));
+            data_dir_remove(dir, all, all[f]);
+            aitk_str_free(&edited);
+            aitk_str_free(&words);
+        }
+        aitk_free(real);
+        aitk_str_free(&from);
+    }
+}
+
 int main(void)
 {
     unsetenv("AITK_DATA_DIR");
@@ -817,7 +925,8 @@ int main(void)
         cmocka_unit_test(test_duplicates_once), cmocka_unit_test(test_quantize_nf4),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
-        cmocka_unit_test(test_reported_bad_data),
+        cmocka_unit_test(test_reported_bad_data), cmocka_unit_test(test_data_schema),
+        cmocka_unit_test(test_broken_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,12 +108,13 @@ static void run_host(const char *profile, aitk_run_ctx *ctx, aitk_compat **compa
 static void test_rules_drive_verdicts(void **state)
 {
     (void)state;
-    /* An impossible glibc and an impossible cache size: fail and warn with
-     * their sources; a profile without rules: skip. */
+    /* An impossible glibc and a cache size no disk has (99999 GB, under the
+     * matrix's 100000 GB ceiling): fail and warn with their sources; a
+     * profile without rules: skip. */
     write_compat("schema: 1\ndefault_profile: strictest\nprofiles:\n"
                  "  strictest:\n    host:\n"
                  "      min_glibc: {value: \"99.1\", source: \"test source A\"}\n"
-                 "      model_cache_free_gb: {value: 1000000000, source: \"test source B\"}\n"
+                 "      model_cache_free_gb: {value: 99999, source: \"test source B\"}\n"
                  "  empty:\n    title: nothing\n");
     aitk_run_ctx ctx;
     aitk_compat *compat = NULL;
@@ -148,7 +149,7 @@ static void test_cached_model_needs_no_space(void **state)
 {
     (void)state;
     write_compat("schema: 1\ndefault_profile: p\nprofiles:\n  p:\n    host:\n"
-                 "      model_cache_free_gb: {value: 1000000000, source: s}\n");
+                 "      model_cache_free_gb: {value: 99999, source: s}\n");
     aitk_str cache = AITK_STR_INIT;
     aitk_path_join(&cache, tmp, "hub/models--black-forest-labs--FLUX.1-dev");
     assert_int_equal(aitk_dir_create(cache.ptr, NULL), AITK_OK);

@@ -13,7 +13,10 @@ aitk_status aitk_host_checks(aitk_run_ctx *ctx);
  * `why` says which rule picked it. */
 aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why);
 
-/* Compares dotted versions numerically ("2.36" vs "2.17"); -1, 0, 1. */
+/* Compares dotted versions numerically ("2.36" vs "2.17"); -1, 0, 1. Text
+ * that is no number reads as 0, so neither side may be unchecked text: the
+ * matrix's versions are checked when compat.yaml loads (validate/compat.c),
+ * the other side is what the machine reported. */
 int aitk_version_compare(const char *a, const char *b);
 
 #endif
