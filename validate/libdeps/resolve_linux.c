@@ -102,19 +102,27 @@ out:
  * file, unusable, and later copies are duplicates. What a file that is no
  * ELF at all is instead (a Git LFS pointer never fetched) picks the remedy. */
 static aitk_status found_refused(search *s, const char *file, const char *rule,
-                                 const char *loader_says, bool is_elf)
+                                 const char *loader_says, bool is_elf, aitk_elf_head kind)
 {
     aitk_dep_node *n = s->n;
     aitk_str why = AITK_STR_INIT;
     aitk_status st;
+    /* A cut or damaged ELF file is said so in the words a root gets
+     * (aitk_elf_judge_header), which end in ld.so's own. */
+    const bool damaged = is_elf && (kind == AITK_ELF_HEAD_CUT || kind == AITK_ELF_HEAD_CORRUPT);
     if (!is_elf)
         st = aitk_deps_describe_bad_candidate(file, AITK_DEP_ELF, &n->not_library, &why);
+    else if (damaged)
+        st = aitk_str_append(&why, loader_says);
     else
-        st = aitk_str_append(&why, "an ELF file ld.so cannot load");
+        st = aitk_str_appendf(&why, "an ELF file ld.so cannot load (ld.so: %s)", loader_says);
+    if (!st && !is_elf)
+        st = aitk_str_appendf(&why, " (ld.so: %s)", loader_says);
     if (!st)
-        st = aitk_str_appendf(&why, " (ld.so: %s); ld.so stops at this file and does not look "
-                                    "further", loader_says);
+        st = aitk_str_append(&why, "; ld.so stops at this file and does not look further");
     n->state = AITK_DEP_BAD_FILE;
+    n->truncated = damaged && kind == AITK_ELF_HEAD_CUT;
+    n->corrupt = damaged && kind == AITK_ELF_HEAD_CORRUPT;
     n->refused = n->not_library == AITK_DEP_OTHER_NONE;
     n->detail = st ? NULL : aitk_str_steal(&why);
     aitk_str_free(&why);
@@ -159,14 +167,15 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
     }
     int cls = 0, open_errno = 0;
     unsigned mach = 0;
+    aitk_elf_head kind;
     aitk_str why = AITK_STR_INIT;
     switch (aitk_elf_check_candidate(file, s->elf_class, s->machine, &cls, &mach, &open_errno,
-                                     &why)) {
+                                     &kind, &why)) {
     case AITK_ELF_CANDIDATE_USE: break;
     case AITK_ELF_CANDIDATE_STOP:
         *st = aitk_str_status(&why);
         if (!*st)
-            *st = found_refused(s, file, rule, why.ptr, cls != 0);
+            *st = found_refused(s, file, rule, why.ptr, cls != 0, kind);
         aitk_str_free(&why);
         return *st != AITK_OK;
     case AITK_ELF_CANDIDATE_SKIP:
