@@ -235,6 +235,54 @@ static void test_ld_library_path(void **state)
     aitk_dep_tree_free(&t);
 }
 
+/* A long LD_LIBRARY_PATH of repeated and missing folders (review L7): each
+ * folder is searched once, where it first comes (glibc keeps the first of
+ * repeated entries), so the file found is the one the first occurrence
+ * gives, and the searched list is the list without its repeats. The
+ * witness is the real loader, given the same LD_LIBRARY_PATH in a child. */
+static void test_ld_library_path_repeats(void **state)
+{
+    (void)state;
+    aitk_str llp = AITK_STR_INIT;
+    /* Under 128 KiB: the kernel's limit on one environment string (ldd). */
+    for (int i = 0; i < 600; i++)
+        aitk_str_appendf(&llp, "%s/nonexistent/d%d:", FX, i % 7);
+    aitk_str_append(&llp, FX "/elf/wrongclass/d32:" FX "/elf/wrongclass/alt:");
+    for (int i = 0; i < 200; i++)
+        aitk_str_appendf(&llp, "%s:" FX "/nonexistent/d%d:", FX "/elf/wrongclass/d64", i % 7);
+    aitk_str_append(&llp, FX "/elf/wrongclass/alt");
+    assert_int_equal(aitk_str_status(&llp), AITK_OK);
+    aitk_deps_opts o = {.ld_library_path = llp.ptr};
+    aitk_dep_tree t = analyze(&o, FX "/elf/wrongclass/libuser.so");
+    const aitk_dep_node *dual = node(&t, "libdual.so");
+    assert_string_equal(dual->how, "LD_LIBRARY_PATH");
+    assert_string_equal(dual->path, FX "/elf/wrongclass/alt/libdual.so");
+    /* 7 missing folders, d32, alt: each once, in first-come order. */
+    assert_int_equal(dual->searched.count, 9);
+    assert_string_equal(dual->searched.items[7], FX "/elf/wrongclass/d32 (LD_LIBRARY_PATH)");
+    assert_string_equal(dual->searched.items[8], FX "/elf/wrongclass/alt (LD_LIBRARY_PATH)");
+    assert_int_equal(dual->skipped.count, 1); /* d32's 32-bit copy, once */
+    /* d64's copy further down, once, for all its 200 mentions (and the
+     * RUNPATH's). */
+    assert_int_equal(dual->duplicates.count, 1);
+    aitk_dep_tree_free(&t);
+#ifndef _WIN32
+    aitk_str shown = AITK_STR_INIT;
+    const char *argv[] = {"/usr/bin/env", NULL, "ldd", FX "/elf/wrongclass/libuser.so", NULL};
+    aitk_str env = AITK_STR_INIT;
+    aitk_str_appendf(&env, "LD_LIBRARY_PATH=%s", llp.ptr);
+    argv[1] = env.ptr;
+    if (fx_exists("/usr/bin/ldd")) {
+        assert_int_equal(fx_run(argv, &shown), 0);
+        if (!strstr(aitk_str_cstr(&shown), "libdual.so => " FX "/elf/wrongclass/alt/libdual.so"))
+            fail_msg("ldd found another copy:\n%s", aitk_str_cstr(&shown));
+    }
+    aitk_str_free(&shown);
+    aitk_str_free(&env);
+#endif
+    aitk_str_free(&llp);
+}
+
 /* Every "name => path" line of ldd must be a node of our tree with the same
  * file (compared by identity, as ldd may print another spelling). */
 static void compare_with_ldd(const char *lib)
@@ -563,6 +611,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linux_fixture_rules),
         cmocka_unit_test(test_ld_library_path),
+        cmocka_unit_test(test_ld_library_path_repeats),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_non_elf_candidate_ends_the_search),
         cmocka_unit_test(test_refused_candidates),

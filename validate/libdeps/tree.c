@@ -91,6 +91,7 @@ void aitk_deps_free(aitk_deps *d)
         aitk_free(l->dir);
     }
     aitk_free(d->dirs);
+    aitk_deps_folders_free(d);
     aitk_ldcache_free(&d->cache);
     aitk_free(d->cache_error);
     aitk_free(d);
