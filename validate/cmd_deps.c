@@ -60,8 +60,13 @@ static void deps_help(void)
           "\n"
           "\n"
           "Every PATH is read once, before anything is printed: a PATH that is\n"
-          "missing, unreadable, not a regular file or a malformed library stops the\n"
-          "run (exit 2, nothing printed). A GNU ld script (such as libc.so) or an ar\n"
+          "missing, unreadable or not a regular file stops the run (exit 2, nothing\n"
+          "printed). An ELF or PE file that is damaged, whatever byte, is the broken\n"
+          "link, as a damaged dependency is: a problem (exit 1), UNREADABLE when cut\n"
+          "short (shorter than plausible headers describe), CORRUPT when a header\n"
+          "holds what no tool writes or points past the end of a file otherwise\n"
+          "whole, REFUSED BY THE LOADER when ld.so will not load it as it is.\n"
+          "A GNU ld script (such as libc.so) or an ar\n"
           "archive is listed as skipped, as is any other file that is no library and\n"
           "not named like one (README.txt); neither changes the exit code, unless\n"
           "every PATH is skipped (exit 2). A file named like a library (.so, .so.N,\n"
@@ -364,8 +369,9 @@ static int read_input(const deps_run *run, deps_input *in)
     return rc;
 }
 
-/* The static walk from a root read above, output-free; a library that
- * cannot be read at all (AITK_E_PARSE: a malformed header) is bad input. */
+/* The static walk from a root read above, output-free. A damaged library
+ * is a finding (libdeps makes it the root's problem); what is left here is
+ * a file this build cannot read at all (an ELF file in the Windows build). */
 static int walk_input(const deps_run *run, deps_input *in)
 {
     aitk_str err = AITK_STR_INIT;
@@ -442,7 +448,7 @@ static int deps_one(const deps_run *run, deps_input *in)
 }
 
 /* Reads every input before writing anything, so that exit 2 (a missing or
- * unreadable PATH, a malformed library) writes nothing to stdout: first
+ * unreadable PATH) writes nothing to stdout: first
  * each PATH's one read, then the walks. Inputs skipped as no library do
  * not change the exit code, unless every input is skipped: then there is
  * nothing to examine (exit 2). A file named like a library that is none (a

@@ -72,7 +72,7 @@ so "$e/lfsdep/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so "$e/lfsdep/real/libp
 # relocatable object (ET_REL), a PE file, programs, a nonzero ABI version,
 # and a symbolic link loop, which ends the
 # RUNPATH list (glibc open_path) so real/ is never reached.
-for kind in endian rel loop pe exec pie abiver notdir fifo; do
+for kind in endian rel loop pe exec pie abiver notdir fifo phent strtab; do
   mkdir -p "$e/refused/$kind/bad" "$e/refused/$kind/real"
   so "$e/refused/$kind/real/libref.so.1" "$s/leaf.c" -Wl,-soname,libref.so.1
   so "$e/refused/$kind/libuser.so" "$s/mid.c" -Wl,-soname,libuser.so \
@@ -97,6 +97,31 @@ data = bytearray(open(sys.argv[1], 'rb').read())
 assert data[7] == 0  # ELFOSABI_SYSV
 data[8] = 1
 open(sys.argv[2], 'wb').write(bytes(data))
+PY
+# Damage ld.so refuses, or trips over, past open_verify's identity bytes:
+# e_phentsize 1 (open_verify: "ELF file's phentsize not the expected
+# size"), and DT_STRTAB moved out of every load segment (ld.so reads the
+# names from memory it never mapped: garbage, or a crash).
+python3 - "$e/refused/phent/real/libref.so.1" "$e/refused/phent/bad/libref.so.1" \
+          "$e/refused/strtab/bad/libref.so.1" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+assert data[4] == 2 and data[5] == 1  # ELFCLASS64, little-endian
+phent = bytearray(data)
+struct.pack_into('<H', phent, 0x36, 1)
+open(sys.argv[2], 'wb').write(bytes(phent))
+phoff, = struct.unpack_from('<Q', data, 0x20)
+phnum, = struct.unpack_from('<H', data, 0x38)
+for i in range(phnum):
+    p_type, = struct.unpack_from('<I', data, phoff + i * 56)
+    if p_type == 2:  # PT_DYNAMIC
+        off, = struct.unpack_from('<Q', data, phoff + i * 56 + 8)
+        size, = struct.unpack_from('<Q', data, phoff + i * 56 + 32)
+for k in range(off, off + size, 16):
+    tag, = struct.unpack_from('<q', data, k)
+    if tag == 5:  # DT_STRTAB
+        struct.pack_into('<Q', data, k + 8, 0x7ffffff0)
+open(sys.argv[3], 'wb').write(bytes(data))
 PY
 # A RUNPATH entry that is a file, not a folder: ld.so passes over it (the
 # folder is not there) and finds real/.

@@ -230,6 +230,131 @@ static void test_cut_copies(void **state)
     aitk_str_free(&out);
 }
 
+/* A copy of `whole` with `n` bytes at `at` replaced, written to dir/name. */
+static void put_patched(const char *dir, const char *name, const unsigned char *whole, size_t len,
+                        size_t at, const void *bytes, size_t n)
+{
+    unsigned char *copy = aitk_malloc(len);
+    assert_non_null(copy);
+    memcpy(copy, whole, len);
+    memcpy(copy + at, bytes, n);
+    assert_true(fx_put(dir, name, copy, len));
+    aitk_free(copy);
+}
+
+/* The one rule for a damaged PATH (deps --help): whatever byte is damaged,
+ * ELF or PE, the file is the broken link, a problem (exit 1) named for what
+ * it is: cut short (UNREADABLE, "truncated", the re-download fix) when it is
+ * shorter than plausible headers describe, even inside its ELF header;
+ * CORRUPT (the reinstall-and-check-the-disk fix) when a header holds what no
+ * tool writes or points past the end of a file that is otherwise whole. The
+ * loader is the witness: --load's verdict is ld.so's (a child process, so a
+ * crash is a verdict too). */
+static void test_damaged_roots(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-damaged-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    size_t len = 0;
+    /* A library whose one need (libc) loads: the loader's verdict is on it. */
+    unsigned char *so = fx_read(FX "/elf/chain/sub/leafdir/libleaf.so.1", &len);
+    assert_non_null(so);
+    const uint64_t far = 0xffffffffffff0000ull;
+    const uint16_t many = 0xffff;
+    const unsigned char msb = 2;
+    assert_true(fx_put(dir, "libstub.so", so, 4));  /* "\177ELF" alone */
+    assert_true(fx_put(dir, "libcut64.so", so, 64)); /* the ELF header alone */
+    put_patched(dir, "libshoff.so", so, len, 0x28, &far, 8);
+    put_patched(dir, "libphoff.so", so, len, 0x20, &far, 8);
+    put_patched(dir, "libphnum.so", so, len, 0x38, &many, 2);
+    put_patched(dir, "libendian.so", so, len, 5, &msb, 1);
+    unsigned char mz[128] = {'M', 'Z'};
+    const uint32_t lfanew = 0x7ffffff0u;
+    memcpy(mz + 0x3c, &lfanew, 4);
+    assert_true(fx_put(dir, "bigdos.dll", mz, sizeof mz));
+    assert_true(fx_put(dir, "mzonly.dll", mz, 2));
+    static const struct {
+        const char *file; /* in dir, or a fixture path */
+        /* loader: --load's words ("!loaded": anything but loaded; ld.so
+         * crashes on this one, and under ASan the child reports that as an
+         * abort), NULL: not asked */
+        const char *label, *why, *fix, *loader;
+    } cases[] = {
+        {"libstub.so", "UNREADABLE",
+         "truncated: the file has 4 bytes, an ELF header needs 64 (ld.so: file too short)",
+         "fix: The file is cut short", "file too short"},
+        {"libcut64.so", "UNREADABLE", "truncated: the file has 64 bytes, its headers describe",
+         "fix: The file is cut short", "cannot read file data"},
+        {"libshoff.so", "CORRUPT", "the section header table (e_shoff 18446744073709486080, "
+         "e_shnum ", "lies beyond any plausible file size", "loaded"},
+        {"libphoff.so", "CORRUPT", "the program header table (e_phoff 18446744073709486080",
+         "check the disk", "cannot read file data"},
+        {"libphnum.so", "CORRUPT", "e_phnum 65535; ld.so: cannot read file data) runs past the "
+         "end of the file", "check the disk", "cannot read file data"},
+        {"libendian.so", "CORRUPT", "byte order byte (EI_DATA) says big-endian, but the header "
+         "is little-endian", "check the disk", "ELF file data encoding not little-endian"},
+        {FX "/elf/refused/phent/bad/libref.so.1", "CORRUPT",
+         "e_phentsize is 1, a 64-bit program header is 56 bytes (ld.so: ELF file's phentsize "
+         "not the expected size)", "check the disk", "ELF file's phentsize not the expected size"},
+        {FX "/elf/refused/strtab/bad/libref.so.1", "CORRUPT",
+         "DT_STRTAB 0x7ffffff0 lies in no loadable segment", "check the disk", "!loaded"},
+        {"bigdos.dll", "CORRUPT", "corrupt DOS header: e_lfanew 0x7ffffff0 points beyond what "
+         "Windows accepts", "check the disk", NULL},
+        {"mzonly.dll", "UNREADABLE", "truncated: the file has 2 bytes, its headers describe 64",
+         "fix: The file is cut short", NULL},
+    };
+    aitk_str out = AITK_STR_INIT, path = AITK_STR_INIT, want = AITK_STR_INIT;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_str_clear(&path);
+        if (cases[i].file[0] == '/')
+            aitk_str_append(&path, cases[i].file);
+        else
+            aitk_str_appendf(&path, "%s/%s", dir, cases[i].file);
+        const char *base = strrchr(path.ptr, '/') + 1;
+        const char *plain[] = {path.ptr, NULL}, *load[] = {"--load", path.ptr, NULL};
+        int rc = deps(cases[i].loader ? load : plain, &out);
+        aitk_str_clear(&want);
+        aitk_str_appendf(&want, "PROBLEM: %s: %s\n", base, cases[i].label);
+        const char *o = aitk_str_cstr(&out);
+        if (rc != 1 || !strstr(o, want.ptr) || !strstr(o, cases[i].why) ||
+            !strstr(o, cases[i].fix) || !strstr(o, "result: 1 problem"))
+            fail_msg("%s: exit %d, wanted 1 and '%s', '%s', '%s':\n%s", cases[i].file, rc,
+                     want.ptr, cases[i].why, cases[i].fix, o);
+        /* The loader agrees that the file is broken (or, for damage only
+         * in the section headers, which it never reads, loads it). */
+        if (cases[i].loader) {
+            aitk_str_clear(&want);
+            aitk_str_appendf(&want, "loader says: ");
+            const char *said = strstr(o, want.ptr);
+            const bool any_failure = strcmp(cases[i].loader, "!loaded") == 0;
+            if (!said || (any_failure ? strncmp(said + want.len, "loaded", 6) == 0
+                                      : !strstr(said, cases[i].loader)))
+                fail_msg("%s: the loader should say '%s':\n%s", cases[i].file, cases[i].loader, o);
+        }
+        if (cases[i].file[0] != '/')
+            remove(path.ptr);
+    }
+    /* --json says which kind of damage. */
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/libendian.so", dir);
+    put_patched(dir, "libendian.so", so, len, 5, &msb, 1);
+    const char *json[] = {"--json", path.ptr, NULL};
+    assert_int_equal(deps(json, &out), 1);
+    cJSON *doc = cJSON_Parse(aitk_str_cstr(&out));
+    assert_non_null(doc);
+    cJSON *p = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "roots"), 0), "problems"), 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p, "corrupt")));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(p, "kind")), "bad_file");
+    cJSON_Delete(doc);
+    remove(path.ptr);
+    aitk_free(so);
+    aitk_str_free(&out);
+    aitk_str_free(&path);
+    aitk_str_free(&want);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_refusal_the_walk_cannot_see),
         cmocka_unit_test(test_no_section_headers),
         cmocka_unit_test(test_cut_copies),
+        cmocka_unit_test(test_damaged_roots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

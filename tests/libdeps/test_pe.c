@@ -190,7 +190,7 @@ static void test_corrupt_inputs(void **state)
 {
     (void)state;
     expect_parse_error((const unsigned char *)"", 0, "empty file");
-    expect_parse_error((const unsigned char *)"MZ", 2, "not a PE file");
+    expect_parse_error((const unsigned char *)"ZM", 2, "not a PE file");
     size_t len = 0;
     unsigned char *dll = fx_read(FX_TORCH "/fbgemm.dll", &len);
     assert_non_null(dll);
@@ -211,8 +211,30 @@ static void test_corrupt_inputs(void **state)
         aitk_str_free(&err);
         aitk_free(part);
     }
-    /* Cut inside the headers: always an error. */
-    expect_parse_error(dll, 0x90, NULL);
+    /* Cut inside the headers, down to the MZ alone: cut short, not "not a
+     * PE file"; the file ends inside what its DOS header describes. */
+    const size_t stubs[] = {0x90, 0x40, 2};
+    for (size_t i = 0; i < sizeof stubs / sizeof *stubs; i++) {
+        aitk_pe_info pe;
+        aitk_str err = AITK_STR_INIT;
+        assert_int_equal(aitk_pe_read_mem("stub.dll", dll, stubs[i], 0, &pe, &err), AITK_OK);
+        assert_true(pe.truncated);
+        assert_true(pe.described_size > stubs[i]);
+        aitk_pe_info_free(&pe);
+        aitk_str_free(&err);
+    }
+    /* A damaged DOS header is damage, said so: e_lfanew past the end, or
+     * beyond what Windows accepts; and no PE header where it points. */
+    unsigned char *hdr = aitk_malloc(len);
+    memcpy(hdr, dll, len);
+    const uint32_t lfanews[] = {0x7ffffff0u, (uint32_t)len + 16, 0};
+    const char *says[] = {"corrupt DOS header: e_lfanew 0x7ffffff0 points beyond what Windows",
+                          "points past the end of the file", "e_lfanew 0x0): a DOS program, or"};
+    for (size_t i = 0; i < 3; i++) {
+        memcpy(hdr + 0x3c, &lfanews[i], 4);
+        expect_parse_error(hdr, len, says[i]);
+    }
+    aitk_free(hdr);
     /* Import directory RVA pointing far outside the file. */
     uint32_t lfanew;
     memcpy(&lfanew, dll + 0x3c, 4);

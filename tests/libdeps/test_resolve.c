@@ -116,23 +116,31 @@ static void test_non_elf_candidate_ends_the_search(void **state)
 /* What else ld.so refuses at the first file of the name, each with bad/
  * searched before real/ (the real loader is the witness): an ELF of the
  * other byte order, a relocatable object and a PE file end the load there; a symbolic
- * link loop ends the RUNPATH list, so real/ is not reached either. */
+ * link loop ends the RUNPATH list, so real/ is not reached either. A flipped
+ * byte-order flag, a wrong e_phentsize and a DT_STRTAB outside every load
+ * segment are damage (CORRUPT), each said in ld.so's words where it has them. */
 static void test_refused_candidates(void **state)
 {
     (void)state;
     static const struct {
         const char *kind, *loader; /* the fixture, and what dlopen says ("" it loads) */
         bool bad_file;             /* the walk stops at the candidate */
-    } cases[] = {{"endian", "ELF file data encoding not little-endian", true},
-                 {"rel", "only ET_DYN and ET_EXEC can be loaded", true},
-                 {"loop", "cannot open shared object file", false},
-                 {"pe", "invalid ELF header", true},
-                 {"exec", "cannot dynamically load executable", true},
-                 {"pie", "cannot dynamically load position-independent executable", true},
-                 {"abiver", "ELF file ABI version invalid", true},
-                 {"notdir", "", false},
+        bool corrupt;              /* damage, not a kind of file ld.so refuses */
+    } cases[] = {{"endian", "ELF file data encoding not little-endian", true, true},
+                 {"rel", "only ET_DYN and ET_EXEC can be loaded", true, false},
+                 {"loop", "cannot open shared object file", false, false},
+                 {"pe", "invalid ELF header", true, false},
+                 {"exec", "cannot dynamically load executable", true, false},
+                 {"pie", "cannot dynamically load position-independent executable", true, false},
+                 {"abiver", "ELF file ABI version invalid", true, false},
+                 {"notdir", "", false, false},
+                 {"phent", "ELF file's phentsize not the expected size", true, true},
                  /* ld.so would block reading it: our words, and no dlopen. */
-                 {"fifo", "a FIFO (named pipe): ld.so would wait on it", true}};
+                 {"fifo", "a FIFO (named pipe): ld.so would wait on it", true, false},
+                 /* ld.so reads the names from unmapped memory and crashes:
+                  * our words; the loader is the witness in test_load (a
+                  * child process), not here. */
+                 {"strtab", "DT_STRTAB 0x7ffffff0 lies in no loadable segment", true, true}};
     aitk_deps_opts o = {.ld_library_path = ""};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char root[512];
@@ -155,8 +163,11 @@ static void test_refused_candidates(void **state)
             if (strcmp(cases[i].kind, "pe") == 0)
                 assert_non_null(strstr(n->detail, "a PE (Windows) file (ld.so: invalid ELF"));
             assert_int_equal(n->duplicates.count, 1); /* real/'s copy, never reached */
-            /* No library of any kind is "not a library"; these the loader refuses. */
-            assert_true(n->refused);
+            /* No library of any kind is "not a library"; these the loader
+             * refuses as they are, or they are damaged. */
+            if (n->corrupt != cases[i].corrupt)
+                fail_msg("%s: corrupt is %d", cases[i].kind, n->corrupt);
+            assert_true(n->refused || n->corrupt);
             assert_int_equal(n->not_library, AITK_DEP_OTHER_NONE);
         } else if (loads) {
             assert_int_equal(n->state, AITK_DEP_FOUND);
@@ -169,7 +180,7 @@ static void test_refused_candidates(void **state)
         }
         aitk_dep_tree_free(&t);
 #ifndef _WIN32
-        if (strcmp(cases[i].kind, "fifo") == 0)
+        if (strcmp(cases[i].kind, "fifo") == 0 || strcmp(cases[i].kind, "strtab") == 0)
             continue;
         void *h = dlopen(root, RTLD_NOW | RTLD_LOCAL);
         const char *why = h ? "" : dlerror();
@@ -222,6 +233,54 @@ static void test_ld_library_path(void **state)
     assert_int_equal(aitk_dep_tree_problems(&t), 0);
     assert_int_equal(aitk_dep_tree_warnings(&t), 1);
     aitk_dep_tree_free(&t);
+}
+
+/* A long LD_LIBRARY_PATH of repeated and missing folders (review L7): each
+ * folder is searched once, where it first comes (glibc keeps the first of
+ * repeated entries), so the file found is the one the first occurrence
+ * gives, and the searched list is the list without its repeats. The
+ * witness is the real loader, given the same LD_LIBRARY_PATH in a child. */
+static void test_ld_library_path_repeats(void **state)
+{
+    (void)state;
+    aitk_str llp = AITK_STR_INIT;
+    /* Under 128 KiB: the kernel's limit on one environment string (ldd). */
+    for (int i = 0; i < 600; i++)
+        aitk_str_appendf(&llp, "%s/nonexistent/d%d:", FX, i % 7);
+    aitk_str_append(&llp, FX "/elf/wrongclass/d32:" FX "/elf/wrongclass/alt:");
+    for (int i = 0; i < 200; i++)
+        aitk_str_appendf(&llp, "%s:" FX "/nonexistent/d%d:", FX "/elf/wrongclass/d64", i % 7);
+    aitk_str_append(&llp, FX "/elf/wrongclass/alt");
+    assert_int_equal(aitk_str_status(&llp), AITK_OK);
+    aitk_deps_opts o = {.ld_library_path = llp.ptr};
+    aitk_dep_tree t = analyze(&o, FX "/elf/wrongclass/libuser.so");
+    const aitk_dep_node *dual = node(&t, "libdual.so");
+    assert_string_equal(dual->how, "LD_LIBRARY_PATH");
+    assert_string_equal(dual->path, FX "/elf/wrongclass/alt/libdual.so");
+    /* 7 missing folders, d32, alt: each once, in first-come order. */
+    assert_int_equal(dual->searched.count, 9);
+    assert_string_equal(dual->searched.items[7], FX "/elf/wrongclass/d32 (LD_LIBRARY_PATH)");
+    assert_string_equal(dual->searched.items[8], FX "/elf/wrongclass/alt (LD_LIBRARY_PATH)");
+    assert_int_equal(dual->skipped.count, 1); /* d32's 32-bit copy, once */
+    /* d64's copy further down, once, for all its 200 mentions (and the
+     * RUNPATH's). */
+    assert_int_equal(dual->duplicates.count, 1);
+    aitk_dep_tree_free(&t);
+#ifndef _WIN32
+    aitk_str shown = AITK_STR_INIT;
+    const char *argv[] = {"/usr/bin/env", NULL, "ldd", FX "/elf/wrongclass/libuser.so", NULL};
+    aitk_str env = AITK_STR_INIT;
+    aitk_str_appendf(&env, "LD_LIBRARY_PATH=%s", llp.ptr);
+    argv[1] = env.ptr;
+    if (fx_exists("/usr/bin/ldd")) {
+        assert_int_equal(fx_run(argv, &shown), 0);
+        if (!strstr(aitk_str_cstr(&shown), "libdual.so => " FX "/elf/wrongclass/alt/libdual.so"))
+            fail_msg("ldd found another copy:\n%s", aitk_str_cstr(&shown));
+    }
+    aitk_str_free(&shown);
+    aitk_str_free(&env);
+#endif
+    aitk_str_free(&llp);
 }
 
 /* Every "name => path" line of ldd must be a node of our tree with the same
@@ -552,6 +611,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linux_fixture_rules),
         cmocka_unit_test(test_ld_library_path),
+        cmocka_unit_test(test_ld_library_path_repeats),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_non_elf_candidate_ends_the_search),
         cmocka_unit_test(test_refused_candidates),

@@ -149,10 +149,9 @@ static void test_roots_written(void **state)
         }
         remove(path.ptr);
     }
-    /* A malformed ELF named like a library is bad input, not a finding: its
-     * read succeeds (the file is there, says ELF, is read whole) and the
-     * walk says what is wrong, so a caller reading every input first still
-     * reports a missing PATH before it. */
+    /* A malformed ELF is a finding, as a malformed dependency is: its read
+     * succeeds (the file is there, says ELF, is read whole) and the walk
+     * makes the root the broken link, CORRUPT, with what is wrong. */
     unsigned char bad[128];
     memset(bad, 0xA5, sizeof bad);
     memcpy(bad, "\177ELF", 4);
@@ -165,10 +164,14 @@ static void test_roots_written(void **state)
     assert_int_equal(t.not_library, AITK_DEP_OTHER_NONE);
     assert_int_equal(t.count, 1);
     assert_int_equal(err.len, 0);
-    assert_int_equal(aitk_deps_walk(d, &t, &err), AITK_E_PARSE);
-    assert_int_equal(t.count, 0);
-    if (!strstr(aitk_str_cstr(&err), "libbad.so: "))
-        fail_msg("message: %s", aitk_str_cstr(&err));
+    assert_int_equal(aitk_deps_walk(d, &t, &err), AITK_OK);
+    assert_int_equal(t.count, 1);
+    assert_int_equal(t.nodes[0].state, AITK_DEP_BAD_FILE);
+    assert_true(t.nodes[0].corrupt);
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    if (!strstr(t.nodes[0].detail, "libbad.so: corrupt header"))
+        fail_msg("detail: %s", t.nodes[0].detail);
+    aitk_dep_tree_free(&t);
     remove(path.ptr);
     /* The pointer is named for what it is. */
     assert_non_null(strstr(aitk_dep_other_text(AITK_DEP_OTHER_LFS_POINTER), "Git LFS pointer"));

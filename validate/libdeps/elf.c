@@ -3,10 +3,11 @@
  * libelf bounds-checks section data and string offsets for us; what it cannot
  * know is our loops: version chains are walked with counts capped by the
  * section size and offsets that must move forward, so a hostile file cannot
- * make a walk run forever. Nor does it say that a file is cut short: it
- * refuses one whose section headers lie past the end ("not an ELF file") and
- * reads one whose segments do as if whole, so the extents are checked here,
- * first from the raw ELF header, then per program header and section. */
+ * make a walk run forever. Nor does it say that a file is cut short or
+ * damaged: it refuses one whose section headers lie past the end ("not an
+ * ELF file") and reads one whose segments do as if whole, so every file is
+ * judged first from its raw bytes (elf_ident.c, elf_layout.c), as ld.so
+ * would judge it, and read through libelf only when whole. */
 #include "validate/libdeps/elf.h"
 
 #include <elf.h>
@@ -66,25 +67,23 @@ static const char *str_at(Elf *e, size_t link, size_t off, const char *name, ait
     return s;
 }
 
-/* Where the dynamic entries' strings are: the string-table section the
- * dynamic section links to, or, in a file without section headers, the bytes
- * DT_STRTAB points at (ld.so reads them there too). */
+/* Where the dynamic entries' strings are: the bytes DT_STRTAB points at,
+ * where ld.so reads them, whatever the section headers say. */
 typedef struct dyn_strings {
-    Elf *e;
-    size_t link;       /* string-table section; 0 when `raw` is used */
-    const char *raw;   /* DT_STRTAB's bytes in the file (NULL: none found) */
+    const char *raw;   /* DT_STRTAB's bytes in the file (NULL: none) */
     size_t raw_size;
 } dyn_strings;
 
 static const char *dyn_str(const dyn_strings *s, size_t off, const char *name, aitk_str *err)
 {
-    if (s->link)
-        return str_at(s->e, s->link, off, name, err);
     const char *nul = s->raw && off < s->raw_size ? memchr(s->raw + off, 0, s->raw_size - off)
                                                   : NULL;
-    if (!nul)
-        aitk_str_appendf(err, "%s: string offset %zu outside string table (DT_STRTAB, %zu bytes "
-                              "in the file)", name, off, s->raw_size);
+    if (!s->raw)
+        aitk_str_appendf(err, "%s: corrupt dynamic section: it names libraries or paths but has "
+                              "no DT_STRTAB to read them from", name);
+    else if (!nul)
+        aitk_str_appendf(err, "%s: corrupt dynamic section: string offset %zu outside string "
+                              "table (DT_STRTAB, %zu bytes in the file)", name, off, s->raw_size);
     return nul ? s->raw + off : NULL;
 }
 
@@ -126,18 +125,6 @@ static aitk_status read_dyn_entries(Elf *e, Elf_Data *d, const dyn_strings *strs
     return st;
 }
 
-static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_t index,
-                                const char *name, aitk_elf_info *out, aitk_str *err)
-{
-    if (sh->sh_link == index || sh->sh_link == 0)
-        return fail(err, name, "dynamic section's string table link points at itself or nowhere");
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d)
-        return fail_elf(err, name, "unreadable dynamic section");
-    dyn_strings strs = {.e = e, .link = sh->sh_link};
-    return read_dyn_entries(e, d, &strs, name, out, err);
-}
-
 /* The file bytes at virtual address `addr`: the PT_LOAD segment holding it
  * maps p_offset..p_offset+p_filesz to p_vaddr. *avail is how many bytes of
  * that segment follow. False when no segment holds it in the file. */
@@ -171,6 +158,49 @@ static void find_strtab(Elf_Data *d, size_t n, uint64_t *addr, uint64_t *size)
     }
 }
 
+/* The dynamic string table as ld.so finds it: DT_STRTAB is an address,
+ * which must lie in the file bytes of a load segment; there ld.so reads
+ * names from the mapped file. Anywhere else it reads memory it never
+ * mapped (a crash) or zeros and whatever follows (garbage names), so such a
+ * file is damaged, however whole its .dynstr section is. */
+static aitk_status dyn_strtab(Elf *e, Elf_Data *d, const char *name, dyn_strings *strs,
+                              aitk_str *err)
+{
+    size_t phnum = 0, size = 0;
+    const char *raw = elf_rawfile(e, &size);
+    if (elf_getphdrnum(e, &phnum) != 0)
+        return fail_elf(err, name, "unreadable program headers");
+    size_t entsize = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
+    uint64_t addr, strsz, off = 0, avail = 0;
+    find_strtab(d, entsize ? d->d_size / entsize : 0, &addr, &strsz);
+    *strs = (dyn_strings){0};
+    if (!addr)
+        return AITK_OK; /* said when a name is wanted (dyn_str) */
+    if (!raw || !vaddr_to_off(e, phnum, addr, &off, &avail) || off >= size) {
+        aitk_str_appendf(err, "%s: corrupt dynamic section: DT_STRTAB 0x%llx lies in no loadable "
+                              "segment's file bytes (ld.so would read the names it lists from "
+                              "memory it never mapped: a crash, or garbage names)",
+                         name, (unsigned long long)addr);
+        return AITK_E_PARSE;
+    }
+    strs->raw = raw + off;
+    /* DT_STRSZ, but never past the segment or the file. */
+    uint64_t room = avail < size - off ? avail : size - off;
+    strs->raw_size = (size_t)(strsz && strsz < room ? strsz : room);
+    return AITK_OK;
+}
+
+static aitk_status read_dynamic(Elf *e, Elf_Scn *scn, const char *name, aitk_elf_info *out,
+                                aitk_str *err)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d)
+        return fail_elf(err, name, "unreadable dynamic section");
+    dyn_strings strs;
+    aitk_status st = dyn_strtab(e, d, name, &strs, err);
+    return st ? st : read_dyn_entries(e, d, &strs, name, out, err);
+}
+
 /* A file with no SHT_DYNAMIC section (section headers stripped or zeroed):
  * the loader never reads section headers, it takes PT_DYNAMIC, so do the
  * same rather than report a library that needs nothing. */
@@ -193,17 +223,9 @@ static aitk_status read_dynamic_segment(Elf *e, const char *name, aitk_elf_info 
     Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
     if (!d)
         return fail_elf(err, name, "unreadable dynamic segment");
-    size_t entsize = gelf_fsize(e, ELF_T_DYN, 1, EV_CURRENT);
-    uint64_t addr, strsz, off = 0, avail = 0;
-    find_strtab(d, entsize ? d->d_size / entsize : 0, &addr, &strsz);
-    dyn_strings strs = {.e = e};
-    if (addr && vaddr_to_off(e, phnum, addr, &off, &avail) && off < size) {
-        strs.raw = raw + off;
-        /* DT_STRSZ, but never past the segment or the file. */
-        uint64_t room = avail < size - off ? avail : size - off;
-        strs.raw_size = (size_t)(strsz && strsz < room ? strsz : room);
-    }
-    return read_dyn_entries(e, d, &strs, name, out, err);
+    dyn_strings strs;
+    aitk_status st = dyn_strtab(e, d, name, &strs, err);
+    return st ? st : read_dyn_entries(e, d, &strs, name, out, err);
 }
 
 static aitk_status read_verneed(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
@@ -351,56 +373,6 @@ static size_t raw_header(const unsigned char *raw, size_t size, raw_ehdr *h)
     return need;
 }
 
-/* off + len, saturating: hostile headers may hold any values. */
-static uint64_t end_of(uint64_t off, uint64_t len)
-{
-    return len > UINT64_MAX - off ? UINT64_MAX : off + len;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
-/* Where the program and section header tables end. An e_shnum of 0 with
- * an e_shoff means the count is in section 0 (extended numbering), and an
- * e_phnum of PN_XNUM likewise: at least one entry is there. */
-static uint64_t header_tables_end(const raw_ehdr *h, size_t ehsize)
-{
-    uint64_t end = ehsize;
-    if (h->phnum)
-        end = max_u64(end, end_of(h->phoff, (uint64_t)h->phnum * h->phentsize));
-    if (h->shoff)
-        end = max_u64(end, end_of(h->shoff, (uint64_t)(h->shnum ? h->shnum : 1) * h->shentsize));
-    return end;
-}
-
-/* Where the last segment or section (other than SHT_NOBITS, which holds no
- * file bytes) ends, as libelf reads the headers. */
-static aitk_status contents_end(Elf *e, const char *name, uint64_t *end, aitk_str *err)
-{
-    size_t phnum = 0, shnum = 0;
-    if (elf_getphdrnum(e, &phnum) != 0)
-        return fail_elf(err, name, "unreadable program headers");
-    for (size_t i = 0; i < phnum; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(e, (int)i, &ph))
-            return fail_elf(err, name, "unreadable program header");
-        *end = max_u64(*end, end_of(ph.p_offset, ph.p_filesz));
-    }
-    if (elf_getshdrnum(e, &shnum) != 0)
-        return fail_elf(err, name, "unreadable section headers");
-    for (size_t i = 1; i < shnum; i++) {
-        Elf_Scn *scn = elf_getscn(e, i);
-        GElf_Shdr sh;
-        if (!scn || !gelf_getshdr(scn, &sh))
-            return fail_elf(err, name, "unreadable section header");
-        if (sh.sh_type != SHT_NOBITS)
-            *end = max_u64(*end, end_of(sh.sh_offset, sh.sh_size));
-    }
-    return AITK_OK;
-}
-
 static aitk_status note_truncated(aitk_elf_info *out, size_t size, uint64_t described)
 {
     out->truncated = true;
@@ -409,42 +381,62 @@ static aitk_status note_truncated(aitk_elf_info *out, size_t size, uint64_t desc
     return AITK_OK;
 }
 
-/* A file cut inside its ELF header cannot be read as a library at all;
- * libelf would call it "invalid ELF file data" or "not an ELF file". */
-static aitk_status header_cut(const unsigned char *raw, size_t size, const char *name,
-                              aitk_str *err)
+/* What the file is before libelf reads a byte of it (elf.h): its ELF
+ * header as ld.so's open_verify judges it, then whether it ends where its
+ * headers say, then ld.so's checks of its load segments. A file cut short
+ * (even inside its ELF header) or one ld.so refuses as it is keeps the
+ * identity it shows and is read no further (*done); a damaged one is
+ * AITK_E_PARSE, saying which field and why it is damage, not a cut. */
+static aitk_status judge(const unsigned char *raw, size_t size, const char *name,
+                         aitk_elf_info *out, bool *done, aitk_str *err)
 {
+    *done = true;
     raw_ehdr h;
-    size_t ehsize = raw_header(raw, size, &h);
-    if (ehsize <= size)
-        return AITK_OK;
-    aitk_str_appendf(err, "%s: truncated: the file has %zu bytes, an ELF header needs %zu", name,
-                     size, ehsize);
-    return AITK_E_PARSE;
+    if (raw_header(raw, size, &h) && size >= (raw[EI_CLASS] == ELFCLASS64 ? sizeof(Elf64_Ehdr)
+                                                                            : sizeof(Elf32_Ehdr))) {
+        out->elf_class = raw[EI_CLASS];
+        out->osabi = raw[EI_OSABI];
+        out->machine = h.machine;
+        out->type = h.type;
+    }
+    aitk_str why = AITK_STR_INIT;
+    uint64_t described = 0;
+    aitk_status st = AITK_OK;
+    aitk_elf_head v = aitk_elf_judge_header(raw, size < 64 ? size : 64, 0, 0, &why);
+    if (v == AITK_ELF_HEAD_OK)
+        v = aitk_elf_judge_layout(raw, size, &described, &why);
+    else if (v == AITK_ELF_HEAD_CUT) /* inside the ELF header, of the size its class says */
+        described = size > EI_CLASS && raw[EI_CLASS] == ELFCLASS32 ? 52 : 64;
+    if (v == AITK_ELF_HEAD_OK)
+        v = aitk_elf_judge_segments(raw, size, &why);
+    switch (v) {
+    case AITK_ELF_HEAD_OK:
+    case AITK_ELF_HEAD_OTHER: *done = false; break;
+    case AITK_ELF_HEAD_NOT_ELF: st = fail(err, name, "not an ELF file"); break;
+    case AITK_ELF_HEAD_CUT: st = note_truncated(out, size, described); break;
+    case AITK_ELF_HEAD_CORRUPT: st = fail(err, name, aitk_str_cstr(&why)); break;
+    case AITK_ELF_HEAD_REFUSED:
+        st = (out->unloadable = aitk_str_steal(&why)) ? AITK_OK : AITK_E_NOMEM;
+        break;
+    }
+    if (aitk_str_status(&why))
+        st = AITK_E_NOMEM;
+    aitk_str_free(&why);
+    return st;
 }
 
-/* Cut-off files first: reading one further would either fail with a
- * misleading reason or, worse, succeed on what is left. */
+/* Damaged or cut-off files first: reading one further would either fail
+ * with a misleading reason or, worse, succeed on what is left. */
 static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_str *err)
 {
     size_t size = 0;
     const unsigned char *raw = (const unsigned char *)elf_rawfile(e, &size);
     if (!raw)
         return fail_elf(err, name, "unreadable file");
-    raw_ehdr h;
-    size_t ehsize = raw_header(raw, size, &h);
-    aitk_status st = header_cut(raw, size, name, err);
-    if (st)
+    bool done;
+    aitk_status st = judge(raw, size, name, out, &done, err);
+    if (st || done)
         return st;
-    if (ehsize) {
-        out->elf_class = raw[EI_CLASS];
-        out->osabi = raw[EI_OSABI];
-        out->machine = h.machine;
-        out->type = h.type;
-        uint64_t end = header_tables_end(&h, ehsize);
-        if (end > size)
-            return note_truncated(out, size, end);
-    }
     if (elf_kind(e) != ELF_K_ELF)
         return fail(err, name, "not an ELF file");
     GElf_Ehdr eh;
@@ -454,12 +446,7 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
     out->machine = eh.e_machine;
     out->osabi = eh.e_ident[EI_OSABI];
     out->type = eh.e_type;
-    uint64_t end = 0;
-    st = contents_end(e, name, &end, err);
-    if (!st && end > size)
-        return note_truncated(out, size, end);
-    if (!st)
-        st = read_interp(e, name, out, err);
+    st = read_interp(e, name, out, err);
     size_t shnum = 0;
     if (!st && elf_getshdrnum(e, &shnum) != 0)
         return fail_elf(err, name, "unreadable section headers");
@@ -471,7 +458,7 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
             return fail_elf(err, name, "unreadable section header");
         if (sh.sh_type == SHT_DYNAMIC && !seen_dynamic) {
             seen_dynamic = true;
-            st = read_dynamic(e, scn, &sh, i, name, out, err);
+            st = read_dynamic(e, scn, name, out, err);
         } else if (sh.sh_type == SHT_GNU_verneed) {
             st = read_verneed(e, scn, &sh, name, out, err);
         } else if (sh.sh_type == SHT_GNU_verdef) {
@@ -504,9 +491,10 @@ aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, ai
     if (!copy)
         return AITK_E_NOMEM;
     memcpy(copy, data, len);
-    aitk_status st = header_cut(data, len, name, err);
-    Elf *e = st ? NULL : elf_memory(copy, len);
-    if (!st)
+    bool done;
+    aitk_status st = judge(data, len, name, out, &done, err);
+    Elf *e = st || done ? NULL : elf_memory(copy, len);
+    if (!st && !done)
         st = e ? read_elf(e, name, out, err) : fail_elf(err, name, "not readable as ELF");
     if (e)
         elf_end(e);
@@ -514,12 +502,14 @@ aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, ai
     return finish(st, out);
 }
 
-/* header_cut over the file's first bytes, for when libelf would not open it. */
-static aitk_status header_cut_fd(int fd, const char *path, aitk_str *err)
+/* judge() over the file's first bytes, for when libelf would not open it. */
+static aitk_status judge_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err)
 {
     unsigned char head[sizeof(Elf64_Ehdr)];
     ssize_t n = pread(fd, head, sizeof head, 0);
-    return n > 0 ? header_cut(head, (size_t)n, path, err) : AITK_OK;
+    bool done = false;
+    aitk_status st = n > 0 ? judge(head, (size_t)n, name, out, &done, err) : AITK_OK;
+    return st || done ? st : fail_elf(err, name, "not readable as ELF");
 }
 
 aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err)
@@ -535,9 +525,7 @@ aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_
     } else {
         /* libelf maps (or preads) from offset 0: where fd stands does not matter. */
         Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        st = e ? read_elf(e, name, out, err) : header_cut_fd(fd, name, err);
-        if (!e && !st)
-            st = fail_elf(err, name, "not readable as ELF");
+        st = e ? read_elf(e, name, out, err) : judge_fd(fd, name, out, err);
         if (e)
             elf_end(e);
     }

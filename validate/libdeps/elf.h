@@ -41,6 +41,10 @@ typedef struct aitk_elf_info {
      * the identity above is read. */
     bool truncated;
     uint64_t file_size, described_size;
+    /* A whole, well-formed file that ld.so still will not load as it stands
+     * (no loadable segment, a load segment it will not map, no dynamic
+     * section): ld.so's words, or NULL. Only the identity above is read then. */
+    char *unloadable;
 } aitk_elf_info;
 
 /* The ELF identity values the resolver compares (System V ABI numbers; spelled
@@ -59,8 +63,13 @@ enum {
 };
 
 /* Whole-file analysis. AITK_E_IO when it cannot be opened, AITK_E_PARSE when
- * it is not a well-formed ELF object; err gets "path: reason". A file cut
- * short after its ELF header is AITK_OK with `truncated` set. Without
+ * it is not a well-formed ELF object (a damaged header or dynamic section: no
+ * tool writes it); err gets "path: reason". A file cut short, even inside its
+ * ELF header, is AITK_OK with `truncated` set; one ld.so refuses as it is,
+ * AITK_OK with `unloadable` set. Cut short and damaged are told apart by
+ * where the file ends (aitk_elf_judge_layout): a cut copy is shorter than
+ * what plausible headers describe; a damaged header points past the end of a
+ * file that is otherwise whole, or beyond any library's size. Without
  * section headers (stripped by sstrip and the like) the dynamic section is
  * found through the PT_DYNAMIC program header, as ld.so finds it. */
 aitk_status aitk_elf_read_file(const char *path, aitk_elf_info *out, aitk_str *err);
@@ -75,6 +84,46 @@ void aitk_elf_info_free(aitk_elf_info *info);
 /* Cheap identity check of a search candidate: reads the first 20 bytes only.
  * AITK_E_PARSE when the file is not ELF. */
 aitk_status aitk_elf_peek(const char *path, int *elf_class, unsigned *machine, aitk_str *err);
+
+/* What ld.so's open_verify makes of a file's first bytes (glibc
+ * elf/dl-load.c, in its order), and of what kind the fault is. */
+typedef enum aitk_elf_head {
+    AITK_ELF_HEAD_OK,      /* loadable, as far as the ELF header says */
+    AITK_ELF_HEAD_OTHER,   /* another class or machine: passed over in a search */
+    AITK_ELF_HEAD_NOT_ELF, /* no ELF magic ("invalid ELF header") */
+    AITK_ELF_HEAD_CUT,     /* ELF magic, and the file ends inside the ELF header */
+    AITK_ELF_HEAD_CORRUPT, /* a header no tool writes: a damaged copy */
+    AITK_ELF_HEAD_REFUSED, /* well-formed, of a kind ld.so does not load */
+} aitk_elf_head;
+/* Judges the ELF header in h (n bytes read from the file's start; 64 are
+ * enough). For a search candidate, want_class and want_machine are the
+ * tree's; a root (want_class 0) is judged on its own class, machine and byte
+ * order (a tree of another machine is examined as it is) and may be a
+ * program (ET_EXEC: execve loads it, not dlopen). Whatever is not OK gets
+ * its reason in `why`: ours, then ld.so's words in brackets where it has
+ * them ("corrupt header: ... (ld.so: ELF file's phentsize not the expected
+ * size)"). A byte-order flag that contradicts the header it heads (EI_DATA
+ * says big-endian, e_version reads 1 only as little-endian) is a damaged
+ * header, not a big-endian build. */
+aitk_elf_head aitk_elf_judge_header(const unsigned char *h, size_t n, int want_class,
+                                    unsigned want_machine, aitk_str *why);
+
+/* For a whole file (raw, size bytes) whose ELF header passed
+ * aitk_elf_judge_header (elf_layout.c, Linux build): OK; CORRUPT when a
+ * header places something past the end of a file that is otherwise whole
+ * (its section header table, which tools write last, ends where the file
+ * does) or beyond any size a library has (64 GiB), or holds a section
+ * count or entry size no tool writes; else, when the file is shorter than
+ * its headers describe, CUT, *described being where they end. `why` says
+ * which field. */
+aitk_elf_head aitk_elf_judge_layout(const unsigned char *raw, size_t size, uint64_t *described,
+                                    aitk_str *why);
+/* ld.so's checks of the program headers before it maps a file
+ * (_dl_map_object_from_fd): a load segment alignment that is no multiple of
+ * the page or does not match its offset, no load segment, a library with no
+ * dynamic segment. REFUSED with ld.so's words, or OK. The layout must have
+ * been judged OK. */
+aitk_elf_head aitk_elf_judge_segments(const unsigned char *raw, size_t size, aitk_str *why);
 
 /* What ld.so makes of one file met in a search (glibc elf/dl-load.c,
  * open_verify, in its order): */
@@ -92,10 +141,11 @@ typedef enum aitk_elf_candidate {
  * glibc's own words ("invalid ELF header", "file too short", ...); another
  * class or machine is passed over. *cls is the ELF class byte of a file
  * with the ELF magic (0 for any other file, so a STOP verdict says whether
- * the file was ELF at all); *machine is set when read. */
+ * the file was ELF at all); *machine is set when read; *kind says of what
+ * kind a STOP is (aitk_elf_judge_header; REFUSED for a folder or FIFO). */
 aitk_elf_candidate aitk_elf_check_candidate(const char *path, int want_class, unsigned want_machine,
                                             int *cls, unsigned *machine, int *open_errno,
-                                            aitk_str *why);
+                                            aitk_elf_head *kind, aitk_str *why);
 
 /* "x86-64", "i386", "AArch64", or "machine 0x.." into `out`. */
 void aitk_elf_machine_name(unsigned machine, aitk_str *out);

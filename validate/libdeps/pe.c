@@ -381,42 +381,97 @@ static uint64_t image_end(const view *v)
     return end;
 }
 
+/* The file ends inside its headers, at or after the start of the one that
+ * is cut: a cut-off copy (Windows refuses it), not a damaged header. */
+static aitk_status cut(const view *v, aitk_pe_info *out, uint64_t described)
+{
+    out->truncated = true;
+    out->file_size = v->len;
+    out->described_size = described;
+    return AITK_OK;
+}
+
+/* What Windows accepts as e_lfanew (RtlImageNtHeaderEx: below 256 MiB). */
+#define MAX_LFANEW 0x10000000u
+/* Linkers put the PE header within the first few hundred bytes (after the
+ * DOS stub and MSVC's Rich header): one placed past the end of a file and
+ * beyond 64 KiB is a damaged e_lfanew, not a cut-off copy. */
+#define PLAUSIBLE_LFANEW 0x10000u
+/* "The Windows loader limits the number of sections to 96" (PE Format). */
+#define MAX_SECTIONS 96u
+
+/* A header that the file ends inside is a cut (cut()); one that points past
+ * the end of the file, or holds a value no linker writes, is damaged
+ * (AITK_E_PARSE, "corrupt ..."), as the ELF reader tells them apart. */
 static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
 {
-    uint32_t mz, lfanew, sig, magic, nsec, optsize, ndirs;
+    uint32_t mz, lfanew, sig, magic, nsec = 0, optsize = 0, ndirs;
     if (v->len == 0)
         return bad(v, "empty file");
     if (!rd16(v, 0, &mz) || mz != 0x5a4d)
         return bad(v, "not a PE file (no MZ header)");
-    if (!rd32(v, 0x3c, &lfanew) || !rd32(v, lfanew, &sig) || sig != 0x00004550)
-        return bad(v, "not a PE file (no PE signature where the DOS header points)");
+    if (!rd32(v, 0x3c, &lfanew)) /* the DOS header is 64 bytes */
+        return cut(v, out, 64);
+    if (lfanew >= MAX_LFANEW || (lfanew > v->len && lfanew >= PLAUSIBLE_LFANEW)) {
+        aitk_str_appendf(v->err, "%s: corrupt DOS header: e_lfanew 0x%x points %s", v->name,
+                         lfanew, lfanew >= MAX_LFANEW ? "beyond what Windows accepts (256 MiB)"
+                                                      : "past the end of the file, further than "
+                                                        "any linker places the PE header");
+        return AITK_E_PARSE;
+    }
     size_t coff = (size_t)lfanew + 4, opt = coff + 20;
-    if (!rd16(v, coff, &out->machine) || !rd16(v, coff + 2, &nsec) ||
-        !rd16(v, coff + 16, &optsize) || !rd16(v, coff + 18, &out->characteristics))
-        return bad(v, "truncated COFF header");
-    if (!rd16(v, opt, &magic) || (magic != 0x10b && magic != 0x20b))
-        return bad(v, "truncated or unknown optional header");
+    if (!rd32(v, lfanew, &sig) || !rd16(v, coff + 18, &out->characteristics))
+        return cut(v, out, opt);
+    if (sig != 0x00004550) {
+        aitk_str_appendf(v->err, "%s: not a PE file (no PE signature where the DOS header points, "
+                                 "e_lfanew 0x%x): a DOS program, or a damaged DLL", v->name, lfanew);
+        return AITK_E_PARSE;
+    }
+    rd16(v, coff, &out->machine);
+    rd16(v, coff + 2, &nsec);
+    rd16(v, coff + 16, &optsize);
+    if (!rd16(v, opt, &magic))
+        return cut(v, out, opt + 2);
+    if (magic != 0x10b && magic != 0x20b) {
+        aitk_str_appendf(v->err, "%s: corrupt optional header: magic 0x%x is neither PE32 (0x10b) "
+                                 "nor PE32+ (0x20b)", v->name, magic);
+        return AITK_E_PARSE;
+    }
     out->pe32plus = v->pe32plus = magic == 0x20b;
-    size_t dirs = opt + (out->pe32plus ? 112 : 96);
+    const uint32_t opt_min = out->pe32plus ? 112 : 96;
+    if (optsize < opt_min) {
+        aitk_str_appendf(v->err, "%s: corrupt COFF header: SizeOfOptionalHeader %u is smaller than "
+                                 "a %s optional header (%u bytes)", v->name, optsize,
+                         out->pe32plus ? "PE32+" : "PE32", opt_min);
+        return AITK_E_PARSE;
+    }
+    if (nsec > MAX_SECTIONS) {
+        aitk_str_appendf(v->err, "%s: corrupt COFF header: NumberOfSections %u (Windows loads at "
+                                 "most %u)", v->name, nsec, MAX_SECTIONS);
+        return AITK_E_PARSE;
+    }
+    size_t dirs = opt + opt_min;
     uint32_t base32 = 0;
     bool ok = rd32(v, opt + 60, &v->size_of_headers) &&
               rd32(v, opt + (out->pe32plus ? 108 : 92), &ndirs) &&
               (out->pe32plus ? rd64(v, opt + 24, &v->image_base) : rd32(v, opt + 28, &base32));
-    if (!ok || optsize < (out->pe32plus ? 112 : 96))
-        return bad(v, "truncated optional header");
+    if (!ok)
+        return cut(v, out, dirs);
     if (!out->pe32plus)
         v->image_base = base32;
     v->nsec = nsec;
     v->sec_off = opt + optsize;
-    if (v->sec_off > v->len || (v->len - v->sec_off) / 40 < nsec)
-        return bad(v, "section table runs past the end of the file");
-    uint64_t end = image_end(v);
-    if (end > v->len) {
-        out->truncated = true;
-        out->file_size = v->len;
-        out->described_size = end;
-        return AITK_OK;
+    if (v->sec_off > v->len) {
+        aitk_str_appendf(v->err, "%s: corrupt COFF header: the section table (after a "
+                                 "SizeOfOptionalHeader of %u) starts past the end of the file",
+                         v->name, optsize);
+        return AITK_E_PARSE;
     }
+    if ((v->len - v->sec_off) / 40 < nsec)
+        return cut(v, out, v->sec_off + (uint64_t)nsec * 40);
+    uint64_t end = image_end(v);
+    if (end > v->len)
+        return cut(v, out, end);
     /* Directories beyond NumberOfRvaAndSizes or the optional header are absent. */
     size_t have = (optsize - (dirs - opt)) / 8;
     if (ndirs > have)

@@ -29,6 +29,7 @@ typedef enum aitk_remedy_when {
     AITK_REMEDY_NOT_LIBRARY, /* named like a library, is none: empty, a Git LFS pointer, text */
     AITK_REMEDY_REFUSED,     /* found, refused by the loader as it is: a program, an object
                               * file, a foreign ELF flavour, a folder or pipe */
+    AITK_REMEDY_CORRUPT,     /* found, its headers damaged (not cut short) */
 } aitk_remedy_when;
 
 /* The first remedy for this file name and kind; NULL when none applies. */

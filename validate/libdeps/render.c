@@ -15,9 +15,10 @@ static const char *state_text(const aitk_dep_node *n)
     case AITK_DEP_NOT_FOUND: return "NOT FOUND";
     case AITK_DEP_WRONG_ARCH: return "WRONG ARCHITECTURE";
     case AITK_DEP_BAD_FILE:
-        return n->not_library ? "NOT A LIBRARY"
-               : n->refused   ? "REFUSED BY THE LOADER"
-                              : "UNREADABLE";
+        return n->not_library                 ? "NOT A LIBRARY"
+               : n->corrupt                   ? "CORRUPT"
+               : n->refused && !n->truncated ? "REFUSED BY THE LOADER"
+                                              : "UNREADABLE";
     case AITK_DEP_BAD_VERSION: return "MISSING VERSION";
     case AITK_DEP_MISSING_SYMBOL: return "MISSING FUNCTION";
     default: return aitk_dep_state_name(n->state);
@@ -107,8 +108,9 @@ static aitk_remedy_when problem_kind(const aitk_dep_node *n)
     case AITK_DEP_MISSING_SYMBOL: return AITK_REMEDY_OLD_VERSION;
     case AITK_DEP_BAD_FILE:
         return n->not_library ? AITK_REMEDY_NOT_LIBRARY
-               : n->refused   ? AITK_REMEDY_REFUSED
+               : n->corrupt   ? AITK_REMEDY_CORRUPT
                : n->truncated ? AITK_REMEDY_TRUNCATED
+               : n->refused   ? AITK_REMEDY_REFUSED
                               : AITK_REMEDY_MISSING;
     default: return AITK_REMEDY_MISSING;
     }
@@ -354,6 +356,10 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
             cJSON_AddStringToObject(p, "not_library", aitk_dep_other_name(n->not_library));
         if (n->refused)
             cJSON_AddBoolToObject(p, "refused", true);
+        if (n->corrupt)
+            cJSON_AddBoolToObject(p, "corrupt", true);
+        if (n->truncated)
+            cJSON_AddBoolToObject(p, "truncated", true);
         cJSON_AddBoolToObject(p, "delay_load", deferred);
         cJSON_AddItemToObject(p, "searched", json_list(&n->searched));
         if (n->skipped.count)

@@ -40,6 +40,14 @@ struct aitk_deps {
     size_t obj_count;
     aitk_dir_listing *dirs;
     size_t dir_count;
+    /* Linux search folders met this session, hashed by name (resolve_linux.c):
+     * whether each is a folder, asked once, and in which folder list it
+     * was last met, so a list names each folder once (as glibc keeps the
+     * first of repeated entries): a 1000-entry LD_LIBRARY_PATH costs 1000
+     * stats a session, not 1000 per library. */
+    struct aitk_folder_seen *folders;
+    size_t folder_cap, folder_count;
+    unsigned list_id;
 };
 
 /* Reads (or finds in the session cache) the object at `path`. Returns its
@@ -50,6 +58,9 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
  * skipped, duplicates. The requester is t->nodes[i].parent. */
 aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i);
 aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i);
+
+/* Frees the session's folder cache (resolve_linux.c). */
+void aitk_deps_folders_free(aitk_deps *d);
 
 /* Case-insensitive file lookup in `dir`: the on-disk name or NULL. */
 aitk_status aitk_deps_dir_find(aitk_deps *d, const char *dir, const char *name,

@@ -33,6 +33,74 @@ typedef struct search {
     bool end_list; /* a candidate ended the folder list being searched */
 } search;
 
+/* One folder in the session's cache (resolve.h). */
+typedef struct aitk_folder_seen {
+    char *name;       /* NULL: a free slot */
+    bool exists;      /* a folder (glibc: "existing"); anything else holds no library */
+    unsigned list_id; /* the folder list it was last met in */
+} aitk_folder_seen;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot for `name` in an open-addressed table of `cap` (a power of 2). */
+static aitk_folder_seen *folder_slot(aitk_folder_seen *t, size_t cap, const char *name)
+{
+    for (size_t i = (size_t)name_hash(name) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!t[i].name || strcmp(t[i].name, name) == 0)
+            return &t[i];
+}
+
+/* The cache entry of folder `dir`, asked the first time it is met. NULL
+ * when out of memory. */
+static aitk_folder_seen *folder_seen(aitk_deps *d, const char *dir)
+{
+    if ((d->folder_count + 1) * 2 > d->folder_cap) {
+        size_t cap = d->folder_cap ? d->folder_cap * 2 : 64;
+        aitk_folder_seen *t = aitk_calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < d->folder_cap; i++)
+            if (d->folders[i].name)
+                *folder_slot(t, cap, d->folders[i].name) = d->folders[i];
+        aitk_free(d->folders);
+        d->folders = t;
+        d->folder_cap = cap;
+    }
+    aitk_folder_seen *f = folder_slot(d->folders, d->folder_cap, dir);
+    if (!f->name) {
+        if (!(f->name = aitk_strdup(dir)))
+            return NULL;
+        f->exists = aitk_is_dir(*dir ? dir : ".");
+        f->list_id = 0;
+        d->folder_count++;
+    }
+    return f;
+}
+
+void aitk_deps_folders_free(aitk_deps *d)
+{
+    for (size_t i = 0; i < d->folder_cap; i++)
+        aitk_free(d->folders[i].name);
+    aitk_free(d->folders);
+    d->folders = NULL;
+    d->folder_cap = d->folder_count = 0;
+}
+
+/* aitk_is_dir through the session cache. */
+static bool cached_is_dir(aitk_deps *d, const char *dir, aitk_status *st)
+{
+    const aitk_folder_seen *f = folder_seen(d, dir);
+    if (!f)
+        *st = AITK_E_NOMEM;
+    return f && f->exists;
+}
+
 static const char *triplet(unsigned machine, int elf_class)
 {
     if (machine == AITK_EM_X86_64)
@@ -102,19 +170,27 @@ out:
  * file, unusable, and later copies are duplicates. What a file that is no
  * ELF at all is instead (a Git LFS pointer never fetched) picks the remedy. */
 static aitk_status found_refused(search *s, const char *file, const char *rule,
-                                 const char *loader_says, bool is_elf)
+                                 const char *loader_says, bool is_elf, aitk_elf_head kind)
 {
     aitk_dep_node *n = s->n;
     aitk_str why = AITK_STR_INIT;
     aitk_status st;
+    /* A cut or damaged ELF file is said so in the words a root gets
+     * (aitk_elf_judge_header), which end in ld.so's own. */
+    const bool damaged = is_elf && (kind == AITK_ELF_HEAD_CUT || kind == AITK_ELF_HEAD_CORRUPT);
     if (!is_elf)
         st = aitk_deps_describe_bad_candidate(file, AITK_DEP_ELF, &n->not_library, &why);
+    else if (damaged)
+        st = aitk_str_append(&why, loader_says);
     else
-        st = aitk_str_append(&why, "an ELF file ld.so cannot load");
+        st = aitk_str_appendf(&why, "an ELF file ld.so cannot load (ld.so: %s)", loader_says);
+    if (!st && !is_elf)
+        st = aitk_str_appendf(&why, " (ld.so: %s)", loader_says);
     if (!st)
-        st = aitk_str_appendf(&why, " (ld.so: %s); ld.so stops at this file and does not look "
-                                    "further", loader_says);
+        st = aitk_str_append(&why, "; ld.so stops at this file and does not look further");
     n->state = AITK_DEP_BAD_FILE;
+    n->truncated = damaged && kind == AITK_ELF_HEAD_CUT;
+    n->corrupt = damaged && kind == AITK_ELF_HEAD_CORRUPT;
     n->refused = n->not_library == AITK_DEP_OTHER_NONE;
     n->detail = st ? NULL : aitk_str_steal(&why);
     aitk_str_free(&why);
@@ -159,14 +235,15 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
     }
     int cls = 0, open_errno = 0;
     unsigned mach = 0;
+    aitk_elf_head kind;
     aitk_str why = AITK_STR_INIT;
     switch (aitk_elf_check_candidate(file, s->elf_class, s->machine, &cls, &mach, &open_errno,
-                                     &why)) {
+                                     &kind, &why)) {
     case AITK_ELF_CANDIDATE_USE: break;
     case AITK_ELF_CANDIDATE_STOP:
         *st = aitk_str_status(&why);
         if (!*st)
-            *st = found_refused(s, file, rule, why.ptr, cls != 0);
+            *st = found_refused(s, file, rule, why.ptr, cls != 0, kind);
         aitk_str_free(&why);
         return *st != AITK_OK;
     case AITK_ELF_CANDIDATE_SKIP:
@@ -216,17 +293,26 @@ static bool try_path(search *s, const char *file, const char *rule, aitk_status 
 
 static bool try_dir(search *s, const char *dir, const char *rule, aitk_status *st)
 {
-    aitk_str label = AITK_STR_INIT, file = AITK_STR_INIT;
-    aitk_str_appendf(&label, "%s (%s)", *dir ? dir : ".", rule);
+    /* Runs once per folder per library: a long LD_LIBRARY_PATH makes it hot,
+     * so the file name is built only for a folder that is there. */
+    if (!s->n->path) {
+        aitk_str label = AITK_STR_INIT;
+        aitk_str_append(&label, *dir ? dir : ".");
+        aitk_str_append(&label, " (");
+        aitk_str_append(&label, rule);
+        aitk_str_append(&label, ")");
+        if (!(*st = aitk_str_status(&label)))
+            *st = aitk_strlist_add(&s->n->searched, label.ptr);
+        aitk_str_free(&label);
+        if (*st)
+            return true;
+    }
+    if (!cached_is_dir(s->d, dir, st)) /* no folder holds no file: nothing to open */
+        return *st != AITK_OK;
+    aitk_str file = AITK_STR_INIT;
     aitk_str_appendf(&file, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] != '/' ? "/" : "",
                      s->n->name);
-    bool done;
-    if ((*st = aitk_str_status(&label)) || (*st = aitk_str_status(&file)) ||
-        (!s->n->path && (*st = aitk_strlist_add(&s->n->searched, label.ptr))))
-        done = true;
-    else
-        done = try_path(s, file.ptr, rule, st);
-    aitk_str_free(&label);
+    bool done = (*st = aitk_str_status(&file)) != AITK_OK || try_path(s, file.ptr, rule, st);
     aitk_str_free(&file);
     return done;
 }
@@ -235,15 +321,22 @@ static bool try_dir(search *s, const char *dir, const char *rule, aitk_status *s
 static aitk_status expand(const search *s, const char *elem, size_t len, const char *origin,
                           aitk_str *out)
 {
+    if (!memchr(elem, '$', len)) /* most elements: copied as they are */
+        return aitk_str_appendn(out, elem, len);
     const char *trip = triplet(s->machine, s->elf_class);
     aitk_str lib = AITK_STR_INIT;
     aitk_str_appendf(&lib, "lib/%s", trip ? trip : "");
     bool multiarch = false;
+    aitk_status st = AITK_OK;
     if (trip) {
         aitk_str probe = AITK_STR_INIT;
         aitk_str_appendf(&probe, "/%s", lib.ptr);
-        multiarch = aitk_is_dir(aitk_str_cstr(&probe));
+        multiarch = !aitk_str_status(&probe) && cached_is_dir(s->d, probe.ptr, &st);
         aitk_str_free(&probe);
+    }
+    if (st) {
+        aitk_str_free(&lib);
+        return st;
     }
     if (!multiarch) {
         aitk_str_clear(&lib);
@@ -274,15 +367,25 @@ static aitk_status expand(const search *s, const char *elem, size_t len, const c
     return aitk_str_status(out);
 }
 
-/* Searches each folder of a ':'-separated list; true when it must stop. */
+/* Searches each folder of a ':'-separated list; true when it must stop.
+ * A folder named again later in the same list is searched once, where it
+ * first comes (glibc's fillin_rpath keeps the first of repeated entries),
+ * which cannot change what is found. */
 static bool try_list(search *s, const char *list, const char *origin, const char *rule,
                      aitk_status *st)
 {
+    const unsigned id = ++s->d->list_id;
     for (const char *p = list;;) {
         size_t len = strcspn(p, ":;");
         aitk_str dir = AITK_STR_INIT;
         *st = expand(s, p, len, origin, &dir);
-        bool done = *st ? true : try_dir(s, aitk_str_cstr(&dir), rule, st);
+        aitk_folder_seen *f = *st ? NULL : folder_seen(s->d, aitk_str_cstr(&dir));
+        if (!*st && !f)
+            *st = AITK_E_NOMEM;
+        const bool again = f && f->list_id == id;
+        if (f)
+            f->list_id = id;
+        bool done = *st ? true : again ? false : try_dir(s, aitk_str_cstr(&dir), rule, st);
         aitk_str_free(&dir);
         if (done)
             return true;
@@ -390,7 +493,12 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
     aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT;
     aitk_str_appendf(&a, "/lib/%s", trip ? trip : "");
     aitk_str_appendf(&b, "/usr/lib/%s", trip ? trip : "");
-    bool multi = trip && aitk_is_dir(aitk_str_cstr(&a));
+    bool multi = trip && !aitk_str_status(&a) && cached_is_dir(d, a.ptr, &st);
+    if (st) {
+        aitk_str_free(&a);
+        aitk_str_free(&b);
+        return st;
+    }
     const char *dirs[4] = {multi ? a.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/lib64" : "/lib"),
                            multi ? b.ptr : (s.elf_class == AITK_ELFCLASS64 ? "/usr/lib64" : "/usr/lib"),
                            multi ? "/lib" : NULL, multi ? "/usr/lib" : NULL};

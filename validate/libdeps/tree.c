@@ -91,6 +91,7 @@ void aitk_deps_free(aitk_deps *d)
         aitk_free(l->dir);
     }
     aitk_free(d->dirs);
+    aitk_deps_folders_free(d);
     aitk_ldcache_free(&d->cache);
     aitk_free(d->cache_error);
     aitk_free(d);
@@ -225,6 +226,8 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
 static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
 {
     const aitk_dep_obj *o = &d->objs[n->obj];
+    if (!o->is_pe && !o->elf.elf_class)
+        return AITK_OK; /* cut inside its ELF header: no class to say */
     aitk_str s = AITK_STR_INIT;
     if (o->is_pe)
         aitk_pe_machine_name(o->pe.machine, &s);
@@ -239,21 +242,38 @@ static aitk_status set_arch(aitk_deps *d, aitk_dep_node *n)
 }
 
 /* A file cut short (elf.h, pe.h) is found but unusable: ld.so faults
- * mapping it, Windows refuses it; its own needs are not read. */
+ * mapping it, Windows refuses it; its own needs are not read. So is one
+ * ld.so refuses as it stands (elf.h: `unloadable`). */
 static aitk_status mark_damaged(aitk_deps *d, aitk_dep_node *n)
 {
     const aitk_dep_obj *o = &d->objs[n->obj];
-    if (!(o->is_pe ? o->pe.truncated : o->elf.truncated))
+    const bool cut = o->is_pe ? o->pe.truncated : o->elf.truncated;
+    const char *unloadable = o->is_pe ? NULL : o->elf.unloadable;
+    if (!cut && !unloadable)
         return AITK_OK;
     aitk_str s = AITK_STR_INIT;
-    aitk_str_appendf(&s, "truncated: the file has %" PRIu64 " bytes, its headers describe %" PRIu64
-                         " (an interrupted download or copy?)",
-                     o->is_pe ? o->pe.file_size : o->elf.file_size,
-                     o->is_pe ? o->pe.described_size : o->elf.described_size);
+    const uint64_t has = o->is_pe ? o->pe.file_size : o->elf.file_size;
+    const uint64_t described = o->is_pe ? o->pe.described_size : o->elf.described_size;
+    if (!cut)
+        aitk_str_appendf(&s, "an ELF file ld.so cannot load (ld.so: %s)", unloadable);
+    else if (!o->is_pe && described <= 64) /* cut inside its ELF header */
+        aitk_str_appendf(&s, "truncated: the file has %" PRIu64 " bytes, an ELF header needs %"
+                             PRIu64 " (ld.so: file too short)", has, described);
+    else
+        aitk_str_appendf(&s, "truncated: the file has %" PRIu64 " bytes, its headers describe %"
+                             PRIu64 " (an interrupted download or copy?)", has, described);
     aitk_free(n->detail);
     n->state = AITK_DEP_BAD_FILE;
-    n->truncated = true;
+    n->truncated = cut;
+    n->refused = !cut;
     return (n->detail = aitk_str_steal(&s)) ? AITK_OK : AITK_E_NOMEM;
+}
+
+/* A file the reader found malformed (AITK_E_PARSE, or a PE file too large
+ * to be one): damaged headers, a finding for a root as for a dependency. */
+static bool read_failure_is_damage(aitk_status st)
+{
+    return st == AITK_E_PARSE || st == AITK_E_RANGE;
 }
 
 /* After the resolver found a file: read it, note corrupt files and files
@@ -268,6 +288,7 @@ static aitk_status open_found(aitk_deps *d, aitk_dep_tree *t, size_t i)
     n->obj = obj;
     if (d->objs[obj].st) {
         n->state = AITK_DEP_BAD_FILE;
+        n->corrupt = read_failure_is_damage(d->objs[obj].st);
         return (n->detail = aitk_strdup(d->objs[obj].error)) ? AITK_OK : AITK_E_NOMEM;
     }
     if ((st = set_arch(d, n)) || (st = mark_damaged(d, n)) || n->state == AITK_DEP_BAD_FILE)
@@ -531,16 +552,25 @@ aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err)
         return AITK_OK; /* nothing below a file that is no library */
     aitk_status st = AITK_OK;
     const aitk_dep_obj *o = &d->objs[t->nodes[0].obj];
-    if (o->st) {
+    aitk_dep_node *root = &t->nodes[0];
+    /* A damaged root (cut short, a corrupt header, one ld.so refuses) is a
+     * finding (exit 1), not unreadable input (exit 2), whatever byte is
+     * damaged: the file is there, it is the broken link, and a dependency in
+     * the same state is a problem node too. Only what this build cannot read
+     * at all (an ELF file in the Windows build) or an I/O error is an error. */
+    if (o->st && read_failure_is_damage(o->st)) {
+        root->state = AITK_DEP_BAD_FILE;
+        root->corrupt = true;
+        if (!(root->detail = aitk_strdup(o->error)))
+            st = AITK_E_NOMEM;
+    } else if (o->st) {
         aitk_str_append(err, o->error);
         st = o->st;
+    } else {
+        st = set_arch(d, root);
+        if (!st)
+            st = mark_damaged(d, root);
     }
-    if (!st)
-        st = set_arch(d, &t->nodes[0]);
-    /* A cut-off root is a finding (exit 1), not unreadable input (exit 2):
-     * the file is there and says what it is, it is just not whole. */
-    if (!st)
-        st = mark_damaged(d, &t->nodes[0]);
     for (size_t i = 0; !st && i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
         if ((n->state != AITK_DEP_ROOT && n->state != AITK_DEP_FOUND) ||

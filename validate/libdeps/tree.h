@@ -71,6 +71,9 @@ typedef struct aitk_dep_node {
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
     bool truncated;         /* BAD_FILE because the file is shorter than its headers say */
+    bool corrupt;           /* BAD_FILE because its headers are damaged: values no tool
+                             * writes, offsets past the end of a file that is otherwise
+                             * whole (not a cut copy, not a foreign kind of file) */
     bool refused;           /* BAD_FILE because the loader refuses the file as it is (a
                              * program, an object file, a folder...), not because it is
                              * unreadable */
