@@ -611,13 +611,21 @@ static void test_broken_remedies_file(void **state)
     aitk_str_appendf(&path, "%s/validate/libdeps", dir);
     assert_int_equal(aitk_dir_create(path.ptr, &err), AITK_OK);
     aitk_str_append(&path, "/remedies.yaml");
-    const char *text = "remedies:\n  - match: [\"x.dll\"]\n    fix: \"a\"\n    colour: red\n";
-    assert_int_equal(aitk_file_write_atomic(path.ptr, text, strlen(text), &err), AITK_OK);
+    /* A file of another format version is refused, as every data file is. */
+    const char *other = "schema: 2\nremedies: []\n";
+    assert_int_equal(aitk_file_write_atomic(path.ptr, other, strlen(other), &err), AITK_OK);
     setenv("AITK_DATA_DIR", dir, 1);
     aitk_remedies *r = NULL;
     assert_int_equal(aitk_remedies_load(&r, &err), AITK_E_PARSE);
+    if (!strstr(aitk_str_cstr(&err), "remedies.yaml:1:9: schema 2 is not supported"))
+        fail_msg("unexpected message: %s", aitk_str_cstr(&err));
+    aitk_str_clear(&err);
+    const char *text =
+        "schema: 1\nremedies:\n  - match: [\"x.dll\"]\n    fix: \"a\"\n    colour: red\n";
+    assert_int_equal(aitk_file_write_atomic(path.ptr, text, strlen(text), &err), AITK_OK);
+    assert_int_equal(aitk_remedies_load(&r, &err), AITK_E_PARSE);
     unsetenv("AITK_DATA_DIR");
-    if (!strstr(aitk_str_cstr(&err), "remedies.yaml:4:5: unknown key 'colour'"))
+    if (!strstr(aitk_str_cstr(&err), "remedies.yaml:5:5: unknown key 'colour'"))
         fail_msg("unexpected message: %s", aitk_str_cstr(&err));
     assert_null(r);
     /* The command says bad input (exit 2), as predict and gpus do for their data. */
@@ -626,7 +634,7 @@ static void test_broken_remedies_file(void **state)
     const char *envp[] = {env.ptr, "NO_COLOR=1", NULL};
     const char *args[] = {FX "/elf/chain/libtop.so", NULL};
     assert_int_equal(run_deps(args, &out, &errout, envp), 2);
-    assert_non_null(strstr(aitk_str_cstr(&errout), "remedies.yaml:4:5"));
+    assert_non_null(strstr(aitk_str_cstr(&errout), "remedies.yaml:5:5"));
     /* Leave nothing behind: the file, then its folders, innermost first. */
     remove(path.ptr);
     aitk_str_clear(&path);

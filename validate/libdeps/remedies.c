@@ -116,6 +116,8 @@ aitk_status aitk_remedies_load(aitk_remedies **out, aitk_str *err)
     if (!r)
         return AITK_E_NOMEM;
     aitk_status st = aitk_data_load_yaml(REMEDIES_FILE, &r->doc, err);
+    if (!st)
+        st = aitk_data_check_schema(r->doc, 1, err);
     const aitk_yaml_node *list = NULL;
     if (!st) {
         list = r->doc->root ? aitk_yaml_get(r->doc->root, "remedies") : NULL;
