@@ -591,6 +591,14 @@ static double probed_share(const aitk_gpu_spec *g, double memory_bytes)
     return memory_bytes / (g->vram_gb * 1073741824.0);
 }
 
+bool aitk_gpudb_is_shared_name(const aitk_gpudb *db, const char *name)
+{
+    for (size_t i = 0; i < db->count; i++)
+        if (is_shared_nvml_name(&db->gpus[i], name))
+            return true;
+    return false;
+}
+
 aitk_status aitk_gpudb_find_probed(const aitk_gpudb *db, const char *name, double memory_bytes,
                                    const aitk_gpu_spec **out, aitk_str *err)
 {

@@ -110,6 +110,9 @@ aitk_status aitk_gpudb_find(const aitk_gpudb *db, const char *name, const aitk_g
  * memory the probe reported (bytes; 0 when unknown): the listed card whose
  * vram_gb that is, allowing for what ECC keeps. A memory no listed card of
  * that name has is AITK_E_NOTFOUND, naming them. */
+/* Whether NVML gives `name` to cards of more than one memory size (a row's
+ * nvml_shared names it). */
+bool aitk_gpudb_is_shared_name(const aitk_gpudb *db, const char *name);
 aitk_status aitk_gpudb_find_probed(const aitk_gpudb *db, const char *name, double memory_bytes,
                                    const aitk_gpu_spec **out, aitk_str *err);
 

@@ -201,9 +201,7 @@ static aitk_status resolve_gpu(aitk_calibration *c, const cJSON *report, const a
     aitk_str why = AITK_STR_INIT;
     const double memory = probed_memory(report, name);
     aitk_status st = aitk_gpudb_find_probed(db, name, memory, &c->gpu, &why);
-    /* By its name alone: AITK_E_INVAL when NVML gives it to several cards. */
-    const aitk_gpu_spec *named = NULL;
-    const bool shared = aitk_gpudb_find(db, name, &named, NULL) == AITK_E_INVAL;
+    const bool shared = aitk_gpudb_is_shared_name(db, name);
     if (!st && shared)
         aitk_str_appendf(&c->device_choice, "; told from the other cards of that name by its "
                                             "%.1f GiB", memory / 1073741824.0);

@@ -445,10 +445,15 @@ out:
 static int finish_stdout(int rc)
 {
     errno = 0;
-    if (fflush(stdout) == 0 && !ferror(stdout))
+    const bool flushed = fflush(stdout) == 0;
+    if (flushed && !ferror(stdout))
         return rc;
-    aitk_log(AITK_LOG_ERROR, "standard output: write failed: %s",
-             errno ? strerror(errno) : "I/O error");
+    /* The cause is known only when this flush failed; an earlier write's
+     * errno is long gone. */
+    if (!flushed && errno)
+        aitk_log(AITK_LOG_ERROR, "standard output: write failed: %s", strerror(errno));
+    else
+        aitk_log(AITK_LOG_ERROR, "standard output: write failed");
     return AITK_EXIT_INTERNAL;
 }
 

@@ -175,6 +175,10 @@ static void test_rule_values(void **state)
          "validate/compat.yaml:6:36: model_cache_free_gb must be a number of GB like 34, above 0 "
          "and at most 100000, found '-34'"},
         {PROFILE("host", "model_cache_free_gb: {value: 0, source: s}"), "found '0'"},
+        /* Quoted, the probe's aitk_yaml_double would refuse it and SKIP the check. */
+        {PROFILE("host", "model_cache_free_gb: {value: \"34\", source: s}"),
+         "validate/compat.yaml:6:36: model_cache_free_gb must be a number without quotes, "
+         "found \"34\""},
         {PROFILE("host", "model_cache_free_gb: {value: 1e309, source: s}"), "found '1e309'"},
         {PROFILE("host", "model_cache_free_gb: {value: 200000, source: s}"), "found '200000'"},
         {PROFILE("host", "model_cache_free_gb: {value: [1, 2], source: s}"),

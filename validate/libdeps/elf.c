@@ -20,6 +20,7 @@
 #include <libelf.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -502,13 +503,25 @@ aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, ai
     return finish(st, out);
 }
 
-/* judge() over the file's first bytes, for when libelf would not open it. */
-static aitk_status judge_fd(int fd, const char *name, aitk_elf_info *out, aitk_str *err)
+/* judge() over the whole file, for when libelf would not open it: mapped,
+ * since judging offsets against the first 64 bytes alone would call a file
+ * of any size "truncated: the file has 64 bytes". Where it cannot be mapped,
+ * the ELF header alone is judged (its own checks need no more). */
+static aitk_status judge_fd(int fd, off_t size, const char *name, aitk_elf_info *out,
+                            aitk_str *err)
 {
-    unsigned char head[sizeof(Elf64_Ehdr)];
-    ssize_t n = pread(fd, head, sizeof head, 0);
     bool done = false;
-    aitk_status st = n > 0 ? judge(head, (size_t)n, name, out, &done, err) : AITK_OK;
+    aitk_status st = AITK_OK;
+    void *map = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (map != MAP_FAILED) {
+        st = judge(map, (size_t)size, name, out, &done, err);
+        munmap(map, (size_t)size);
+    } else {
+        unsigned char head[sizeof(Elf64_Ehdr)];
+        ssize_t n = pread(fd, head, sizeof head, 0);
+        if (n > 0 && (size_t)n < sizeof head)
+            st = judge(head, (size_t)n, name, out, &done, err);
+    }
     return st || done ? st : fail_elf(err, name, "not readable as ELF");
 }
 
@@ -525,7 +538,7 @@ aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_
     } else {
         /* libelf maps (or preads) from offset 0: where fd stands does not matter. */
         Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        st = e ? read_elf(e, name, out, err) : judge_fd(fd, name, out, err);
+        st = e ? read_elf(e, name, out, err) : judge_fd(fd, sb.st_size, name, out, err);
         if (e)
             elf_end(e);
     }
