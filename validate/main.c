@@ -240,11 +240,6 @@ static void print_summary(const cJSON *report, int verbosity)
            cJSON_GetObjectItemCaseSensitive(counts, "skip")->valuedouble);
 }
 
-static aitk_status write_text(const char *path, const aitk_str *text, aitk_str *err)
-{
-    return aitk_file_write_atomic(path, aitk_str_cstr(text), text->len, err);
-}
-
 static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)
 {
     aitk_report_meta meta = {
@@ -316,7 +311,8 @@ static int run_validate(const aitk_options *o)
     int rc = AITK_EXIT_INTERNAL;
     aitk_run_ctx ctx = {0};
     cJSON *report = NULL, *redacted = NULL;
-    aitk_str text = AITK_STR_INIT;
+    aitk_str texts[MAX_OUTPUTS] = {0};
+    aitk_staged staged[MAX_OUTPUTS] = {0};
     aitk_train_config train = {0};
     bool have_train = false;
     aitk_cost_params *cost_params = NULL; /* for --config; the workloads use it too */
@@ -391,23 +387,38 @@ static int run_validate(const aitk_options *o)
         aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
         goto out;
     }
+    /* The files are replaced together: each is rendered and written in full
+     * beside its target first, and only when all are written are they put
+     * in place, so a full disk leaves the last run's files as they were,
+     * not a new report.json beside an old report.html. Every failure is
+     * named, "; " between them. */
     int write_failed = 0;
     aitk_str_clear(&err);
     for (size_t i = 0; i < plan.count; i++) {
         const output_file *f = &plan.files[i];
-        aitk_str_clear(&text);
-        if (render_output(f->redacted ? redacted : report, f->kind, &text)) {
+        if (render_output(f->redacted ? redacted : report, f->kind, &texts[i])) {
             aitk_log(AITK_LOG_ERROR, "could not render %s (out of memory)", f->path.ptr);
             goto out;
         }
-        /* Each file stands alone: one failure does not stop the others, and
-         * every failure is named, "; " between them. */
         aitk_str why = AITK_STR_INIT;
-        if (write_text(f->path.ptr, &text, &why)) {
+        if (aitk_file_stage(f->path.ptr, aitk_str_cstr(&texts[i]), texts[i].len, &staged[i],
+                            &why)) {
             aitk_str_appendf(&err, "%s%s", write_failed ? "; " : "", aitk_str_cstr(&why));
             write_failed = 1;
         }
         aitk_str_free(&why);
+    }
+    if (write_failed) {
+        aitk_str_append(&err, " (no report file was replaced)");
+    } else {
+        for (size_t i = 0; i < plan.count; i++) {
+            aitk_str why = AITK_STR_INIT;
+            if (aitk_file_commit(&staged[i], &why)) {
+                aitk_str_appendf(&err, "%s%s", write_failed ? "; " : "", aitk_str_cstr(&why));
+                write_failed = 1;
+            }
+            aitk_str_free(&why);
+        }
     }
     if (o->verbosity >= 0)
         print_summary(o->redact ? redacted : report, o->verbosity);
@@ -432,7 +443,10 @@ out:
     cJSON_Delete(ctx.env);
     aitk_checklist_free(&ctx.checks);
     aitk_compat_free(compat);
-    aitk_str_free(&text);
+    for (size_t i = 0; i < MAX_OUTPUTS; i++) {
+        aitk_file_discard(&staged[i]);
+        aitk_str_free(&texts[i]);
+    }
     plan_free(&plan);
     aitk_str_free(&err);
     return rc;

@@ -528,6 +528,45 @@ static void test_stdout_write_failure_is_exit_3(void **state)
     aitk_str_free(&dir);
 }
 
+/* The four report files are replaced together or not at all: with a file
+ * size limit too small for report.html (ulimit -f 20: 10 KiB; SIGXFSZ
+ * ignored so the write fails with EFBIG), the run is exit 3, names the
+ * failure, and every file of the run before is still there, unchanged, with
+ * no temporary copy left beside them. */
+static void test_output_set_replaced_together(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, f = AITK_STR_INIT;
+    aitk_path_join(&dir, tmp, "out");
+    assert_int_equal(aitk_dir_create(dir.ptr, NULL), AITK_OK);
+    static const char *const names[] = {"report.json", "report.md", "report.html", "junit.xml"};
+    for (size_t i = 0; i < 4; i++) {
+        aitk_str_clear(&f);
+        aitk_path_join(&f, dir.ptr, names[i]);
+        assert_int_equal(aitk_file_write_atomic(f.ptr, "OLD", 3, NULL), AITK_OK);
+    }
+    const char *argv[] = {"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 20; exec \"$0\" \"$@\"",
+                          AITK_EXE, "--quick", "-Q", "-o", dir.ptr, NULL};
+    ran r = run_program(argv, 60000);
+    if (r.rc != 3 || !strstr(aitk_str_cstr(&r.err), "report.html: write failed") ||
+        !strstr(aitk_str_cstr(&r.err), "no report file was replaced"))
+        fail_msg("exit %d, stderr '%s'", r.rc, aitk_str_cstr(&r.err));
+    ran_free(&r);
+    for (size_t i = 0; i < 4; i++) {
+        aitk_str_clear(&f);
+        aitk_path_join(&f, dir.ptr, names[i]);
+        char *data = NULL;
+        size_t len = 0;
+        assert_int_equal(aitk_file_read(f.ptr, 100, &data, &len, NULL), AITK_OK);
+        if (strcmp(data, "OLD") != 0)
+            fail_msg("%s was replaced: '%.20s'", names[i], data);
+        aitk_free(data);
+    }
+    assert_int_equal(entries(dir.ptr), 4);
+    aitk_str_free(&f);
+    aitk_str_free(&dir);
+}
+
 /* A report from elsewhere rendered to the terminal cannot send it control
  * sequences (retitle the window, clear the screen): they are shown, escaped. */
 static void test_render_to_terminal_is_inert(void **state)
@@ -653,6 +692,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
         cmocka_unit_test(test_failed_writes_each_named),
         cmocka_unit_test_setup_teardown(test_stdout_write_failure_is_exit_3, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_set_replaced_together, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_to_terminal_is_inert, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
