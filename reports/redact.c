@@ -180,24 +180,82 @@ static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t 
     return best;
 }
 
-static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags, aitk_str *out)
+/* A secret's replacement: its placeholder with a redactor, "[secret]" in
+ * the scrub (which has none). */
+static aitk_status put_secret(aitk_redactor *r, aitk_redact_kind kind, const char *v, size_t n,
+                              aitk_str *out)
+{
+    const char *ph = "[secret]";
+    aitk_status st = r ? placeholder(r, kind, v, n, &ph) : AITK_OK;
+    if (!st)
+        aitk_str_append(out, ph);
+    return st;
+}
+
+/* scheme://user:password@ at in[i] = "://": the password always goes, the
+ * user too with a redactor. *used: how much of `in` was written. */
+static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, aitk_str *out,
+                                   size_t *used)
+{
+    aitk_url_credentials c;
+    *used = 0;
+    if (i == 0 || !isalnum((unsigned char)in[i - 1]) ||
+        !aitk_redact_match_url_credentials(in + i, &c))
+        return AITK_OK;
+    const char *p = in + i;
+    aitk_str_append(out, "://");
+    aitk_status st = AITK_OK;
+    if (r && c.user_len)
+        st = put_secret(r, AITK_REDACT_USER, p + c.user_at, c.user_len, out);
+    else
+        aitk_str_appendn(out, p + c.user_at, c.user_len);
+    aitk_str_appendc(out, ':');
+    /* "[secret]": the scrub that every report gets has been here already. */
+    if (p[c.password_at] == '[' && p[c.password_at + c.password_len - 1] == ']')
+        aitk_str_appendn(out, p + c.password_at, c.password_len);
+    else if (!st)
+        st = put_secret(r, AITK_REDACT_SECRET, p + c.password_at, c.password_len, out);
+    aitk_str_appendc(out, '@');
+    *used = c.password_at + c.password_len + 1;
+    return st;
+}
+
+/* One pass over a text. With a redactor (--redact): learnt values, then the
+ * patterns, each value to its placeholder. Without one (the scrub every
+ * report gets): secret shapes only (no long random runs), each to
+ * "[secret]". *changed: something was replaced. */
+static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags, aitk_str *out,
+                               bool *changed)
 {
     size_t i = 0;
     while (in[i]) {
         const char *p = in + i;
+        size_t n = 0, keep = 0;
+        aitk_status st = AITK_OK;
+        if (p[0] == ':' && (st = url_credentials(r, in, i, out, &n)))
+            return st;
+        if (n) {
+            i += n;
+            *changed = true;
+            continue;
+        }
         bool boundary = i == 0 || !aitk_redact_is_word(in[i - 1]);
         bool b64_start = i == 0 || !(isalnum((unsigned char)in[i - 1]) || in[i - 1] == '+' ||
                                      in[i - 1] == '/' || in[i - 1] == '_');
-        if (boundary) {
+        if (boundary && r) {
             const entry *e = match_learnt(r, in, i, flags);
             if (e) {
                 aitk_str_append(out, e->placeholder);
                 i += e->len;
+                *changed = true;
                 continue;
             }
+        }
+        if (boundary) {
             aitk_redact_kind kind = AITK_REDACT_SECRET;
-            size_t n = 0, keep = 0;
-            if ((n = aitk_redact_match_uuid(p)))
+            if (!r)
+                n = aitk_redact_match_secret(p, false, 0, &keep);
+            else if ((n = aitk_redact_match_uuid(p)))
                 kind = AITK_REDACT_UUID;
             else if ((n = aitk_redact_match_mac(p)))
                 kind = AITK_REDACT_MAC;
@@ -207,13 +265,11 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
             else if ((n = aitk_redact_match_secret(p, b64_start, flags, &keep)))
                 kind = AITK_REDACT_SECRET;
             if (n) {
-                const char *ph;
-                aitk_status st = placeholder(r, kind, p + keep, n - keep, &ph);
-                if (st)
-                    return st;
                 aitk_str_appendn(out, p, keep);
-                aitk_str_append(out, ph);
+                if ((st = put_secret(r, kind, p + keep, n - keep, out)))
+                    return st;
                 i += n;
+                *changed = true;
                 continue;
             }
         }
@@ -225,7 +281,8 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
 
 aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out)
 {
-    return redact_text(r, in ? in : "", 0, out);
+    bool changed = false;
+    return redact_text(r, in ? in : "", 0, out, &changed);
 }
 
 static unsigned key_flags(const char *key)
@@ -363,8 +420,9 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
     if (cJSON_IsString(node) && node->valuestring) {
         if (structural_field(key))
             return AITK_OK;
-        st = redact_text(r, node->valuestring, key_flags(key), &text);
-        if (!st && strcmp(text.len ? text.ptr : "", node->valuestring) != 0 &&
+        bool changed = false;
+        st = redact_text(r, node->valuestring, key_flags(key), &text, &changed);
+        if (!st && changed &&
             !cJSON_SetValuestring(node, aitk_str_cstr(&text)))
             st = AITK_E_NOMEM;
         aitk_str_free(&text);
@@ -377,9 +435,10 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
     {
         if (c->string && !(c->type & cJSON_StringIsConst)) {
             aitk_str_clear(&text);
-            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text)))
+            bool changed = false;
+            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text, &changed)))
                 break;
-            if (strcmp(aitk_str_cstr(&text), c->string) != 0) {
+            if (changed) {
                 char *k = cJSON_malloc(text.len + 1);
                 if (!k) {
                     st = AITK_E_NOMEM;
@@ -432,26 +491,6 @@ aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host
     return st;
 }
 
-static aitk_status scrub_text(const char *in, aitk_str *out, bool *changed)
-{
-    size_t i = 0;
-    while (in[i]) {
-        if (i == 0 || !aitk_redact_is_word(in[i - 1])) {
-            size_t keep = 0, n = aitk_redact_match_secret(in + i, false, 0, &keep);
-            if (n) {
-                aitk_str_appendn(out, in + i, keep);
-                aitk_str_append(out, "[secret]");
-                i += n;
-                *changed = true;
-                continue;
-            }
-        }
-        aitk_str_appendc(out, in[i]);
-        i++;
-    }
-    return aitk_str_status(out);
-}
-
 aitk_status aitk_scrub_secrets(cJSON *tree)
 {
     if (!tree)
@@ -459,7 +498,7 @@ aitk_status aitk_scrub_secrets(cJSON *tree)
     if (cJSON_IsString(tree) && tree->valuestring) {
         aitk_str out = AITK_STR_INIT;
         bool changed = false;
-        aitk_status st = scrub_text(tree->valuestring, &out, &changed);
+        aitk_status st = redact_text(NULL, tree->valuestring, 0, &out, &changed);
         if (!st && changed && !cJSON_SetValuestring(tree, aitk_str_cstr(&out)))
             st = AITK_E_NOMEM;
         aitk_str_free(&out);

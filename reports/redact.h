@@ -57,11 +57,14 @@ aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out);
 size_t aitk_redactor_count(const aitk_redactor *r, aitk_redact_kind kind);
 
 /* Without --redact too: every string of the tree loses what is a secret by
- * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...) and
- * secret assignments (token=..., PASSWORD: ...) become "[secret]". Reports
- * never copy a secret, even one inside a variable they may show (a token in
- * PYTORCH_CUDA_ALLOC_CONF). Names, paths and addresses stay: that is
- * --redact's job. */
+ * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...), JWTs,
+ * PEM private keys, Bearer/Basic credentials, the password of a URL
+ * (scheme://user:PASSWORD@host) and secret assignments (token=...,
+ * MY_PASSWORD=..., "password": "...", see redact_secrets.c for which names
+ * count) become "[secret]". Reports never copy a secret, even one inside a
+ * variable they may show (a token in PYTORCH_CUDA_ALLOC_CONF). Names,
+ * paths, addresses and long random-looking runs (which hashes resemble)
+ * stay: that is --redact's job. */
 aitk_status aitk_scrub_secrets(cJSON *tree);
 
 /* The one-call form for a report: new, apply, then marks the report

@@ -39,21 +39,6 @@ bool aitk_redact_ci_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-/* A name (JSON key or VARIABLE in VARIABLE=value) that holds a secret. */
-bool aitk_redact_secret_name(const char *name, size_t n)
-{
-    static const char *const words[] = {"token", "secret", "password", "passwd", "credential",
-                                        "api_key", "apikey", "access_key", "private_key",
-                                        "auth_key"};
-    if (aitk_redact_ci_contains(name, n, "tokenizer"))
-        return false;
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (aitk_redact_ci_contains(name, n, words[i]))
-            return true;
-    return false;
-}
-
-
 static size_t hex_run(const char *p)
 {
     size_t n = 0;
@@ -190,34 +175,6 @@ size_t aitk_redact_match_random(const char *p, unsigned flags)
     return n;
 }
 
-/* SOME_TOKEN=value, api_key: "value" inside free text (log lines, messages).
- * *name_len gets the part to keep (name, separator, opening quote). */
-size_t aitk_redact_match_assignment(const char *p, size_t *name_len)
-{
-    size_t n = 0;
-    while (aitk_redact_is_word(p[n]))
-        n++;
-    if (n == 0 || !aitk_redact_secret_name(p, n))
-        return 0;
-    size_t at = n;
-    while (p[at] == ' ')
-        at++;
-    if (p[at] != '=' && p[at] != ':')
-        return 0;
-    at++;
-    while (p[at] == ' ')
-        at++;
-    if (p[at] == '"' || p[at] == '\'')
-        at++;
-    size_t v = 0;
-    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;", p[at + v]))
-        v++;
-    if (v < 8 || p[at] == '[')
-        return 0;
-    *name_len = at;
-    return at + v;
-}
-
 /* Dotted numbers that are versions, not addresses: inside a longer dotted
  * or colon run (9.1.0.70.1, a time) or after a version operator (==9.1.0.70). */
 bool aitk_redact_version_context(const char *in, size_t i)
@@ -301,15 +258,4 @@ bool aitk_redact_system_path(const char *in, size_t i)
             return !spaced && system_root(in + j);
     }
     return false;
-}
-
-size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep)
-{
-    *keep = 0;
-    size_t n = aitk_redact_match_token(p);
-    if (!n && random)
-        n = aitk_redact_match_random(p, flags);
-    if (!n)
-        n = aitk_redact_match_assignment(p, keep);
-    return n;
 }

@@ -18,7 +18,9 @@ bool aitk_redact_is_name_char(char c);
 /* Case-insensitive: needle (lower case) in hay[0..n). */
 bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle);
 bool aitk_redact_ci_equal(const char *a, const char *b);
-/* A name (JSON key, VARIABLE of VARIABLE=value) that holds a secret. */
+
+/* Secret shapes (redact_secrets.c). A name (JSON key, VARIABLE of
+ * VARIABLE=value) that holds a secret when its value is 8+ characters. */
 bool aitk_redact_secret_name(const char *name, size_t n);
 
 size_t aitk_redact_match_uuid(const char *p);
@@ -29,11 +31,20 @@ size_t aitk_redact_match_token(const char *p);
 size_t aitk_redact_match_random(const char *p, unsigned flags);
 /* *name_len gets the part to keep (name, separator, opening quote). */
 size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
+size_t aitk_redact_match_bearer(const char *p, size_t *keep);
+size_t aitk_redact_match_jwt(const char *p);
+size_t aitk_redact_match_pem(const char *p, size_t *keep);
+/* Offsets from p ("://") of the user and the password of a URL's userinfo. */
+typedef struct aitk_url_credentials {
+    size_t user_at, user_len, password_at, password_len;
+} aitk_url_credentials;
+bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c);
 /* A secret at p, for both the --redact rewrite and the scrub every report
- * gets: a known token shape; with `random` (p starts a word of base64) a
- * long random string (aitk_redact_match_random, under `flags`); or
- * NAME=value with a secret-sounding name, whose name and separator *keep
- * counts (the part to leave). 0: none. */
+ * gets: a known token shape, a JWT; with `random` (p starts a word of
+ * base64) a long random string (aitk_redact_match_random, under `flags`);
+ * a PEM private key, a Bearer credential, or NAME=value with a
+ * secret-sounding name, whose name and separator (the part to leave)
+ * *keep counts. 0: none. */
 size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);

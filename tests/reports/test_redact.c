@@ -147,6 +147,69 @@ static void test_scrub_secrets(void **state)
     cJSON_Delete(t);
 }
 
+/* The scrub every report gets, on one text. */
+static void expect_scrub(const char *in, const char *want)
+{
+    cJSON *t = cJSON_CreateString(in);
+    assert_int_equal(aitk_scrub_secrets(t), AITK_OK);
+    if (strcmp(t->valuestring, want) != 0)
+        fail_msg("scrub(\"%s\")\n  got  \"%s\"\n  want \"%s\"", in, t->valuestring, want);
+    cJSON_Delete(t);
+}
+
+#define JWT "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+
+/* Shapes that are secrets whatever their length or alphabet: the scrub
+ * (no --redact) takes them, and so does --redact, with placeholders. */
+static void test_secret_shapes(void **state)
+{
+    (void)state;
+    expect_scrub("from https://jdoe:S3cretPassw0rd@pypi.internal.example.com/simple on x",
+                 "from https://jdoe:[secret]@pypi.internal.example.com/simple on x");
+    expect_scrub("postgres://dbuser:p@ss@db.internal:5432/app",
+                 "postgres://dbuser:[secret]@db.internal:5432/app");
+    expect_scrub("MY_PASSWORD=hunter2 set", "MY_PASSWORD=[secret] set");
+    expect_scrub("DB_PASS=Sup3r MYSQL_PWD=x9", "DB_PASS=[secret] MYSQL_PWD=[secret]");
+    expect_scrub("{\"password\": \"p4ss w0rd\", \"user\": \"x\"}",
+                 "{\"password\": \"[secret]\", \"user\": \"x\"}");
+    expect_scrub("dbPassword: abc", "dbPassword: [secret]");
+    expect_scrub("Authorization: Bearer abcdef123456ABCDEF7890xyzXYZqq",
+                 "Authorization: Bearer [secret]");
+    expect_scrub("curl -H 'bearer 9f8e7d6c5b4a39281726'", "curl -H 'bearer [secret]'");
+    expect_scrub("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [secret]");
+    expect_scrub("jwt " JWT " end", "jwt [secret] end");
+    expect_scrub("key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98\n"
+                 "-----END RSA PRIVATE KEY----- after",
+                 "key: -----BEGIN RSA PRIVATE KEY-----[secret] after");
+    expect_scrub("-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA (cut",
+                 "-----BEGIN OPENSSH PRIVATE KEY-----[secret]");
+    expect_scrub("SSH_KEY=AAAAB3NzaC1yc2E", "SSH_KEY=[secret]");
+    /* The other side: ordinary words of reports and code stay. */
+    static const char *const kept[] = {
+        "https://pypi.org/simple and ssh://git@github.com/x/y.git",
+        "http://[::1]:8080/path?a=b@c",
+        "forward pass: 12 ms, bytes_per_pass: 4096, PASS: 3",
+        "elementwise_per_token: 2, max_tokens=77, tokenizer: t5",
+        "PWD=/tmp/work OLDPWD=/tmp",
+        "missing key: lr; sort_key=name",
+        "the bearer of bad news",
+        "-----BEGIN CERTIFICATE----- MIIB",
+        "HF_TOKEN: (set; value not shown)",
+        "eyJhbGciOiJIUzI1NiJ9 alone",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        expect_scrub(kept[i], kept[i]);
+
+    /* --redact: the URL's user goes too, and each secret has its placeholder. */
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "pip error: https://bob:Tr0ub4dor3x@pypi.corp.example.net/simple",
+           "pip error: https://[user-1]:[secret-1]@pypi.corp.example.net/simple");
+    expect(r, "again bob and Tr0ub4dor3x", "again [user-1] and [secret-1]");
+    expect(r, "MY_PASSWORD=hunter2 and " JWT, "MY_PASSWORD=[secret-2] and [secret-3]");
+    aitk_redactor_free(r);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -367,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
         cmocka_unit_test(test_names_are_whole_tokens), cmocka_unit_test(test_scrub_secrets),
+        cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),

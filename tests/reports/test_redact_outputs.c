@@ -118,6 +118,57 @@ static void test_render_redact(void **state)
     aitk_str_free(&err);
 }
 
+/* Secrets by shape alone, in a check's text: no output keeps them, with
+ * --redact or without (the scrub every report gets); the rest of the URL
+ * stays readable. */
+static void test_render_secret_shapes(void **state)
+{
+    (void)state;
+    static const char *const secrets[] = {"S3cretPassw0rd", "DbPassw0rdXYZ", "hunter2",
+                                          "abcdef123456ABCDEF7890xyzXYZqq",
+                                          "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+                                          "MIIEowIBAAKCAQEA7bq98", "p4ssw0rdp4ss"};
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    cJSON *check = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 2);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        check, "message",
+        cJSON_CreateString("loading from https://jdoe:S3cretPassw0rd@pypi.internal.example.com/"
+                           "simple; postgres://dbuser:DbPassw0rdXYZ@db.internal:5432/app; "
+                           "MY_PASSWORD=hunter2 set; Authorization: Bearer "
+                           "abcdef123456ABCDEF7890xyzXYZqq; jwt eyJhbGciOiJIUzI1NiJ9."
+                           "eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c;"
+                           " -----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA7bq98 -----END RSA "
+                           "PRIVATE KEY-----; {\"password\": \"p4ssw0rdp4ss\"}"));
+    aitk_str dir = AITK_STR_INIT, in = AITK_STR_INIT, err = AITK_STR_INIT;
+    rt_dir(&dir, "redact-secret-shapes");
+    aitk_str_appendf(&in, "%s/planted.json", aitk_str_cstr(&dir));
+    assert_int_equal(rt_write_json(aitk_str_cstr(&in), r), 0);
+    cJSON_Delete(r);
+    static const char *const names[] = {"out.json", "out.md", "out.html", "junit.xml"};
+    aitk_str paths[4] = {AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT, AITK_STR_INIT};
+    for (int i = 0; i < 4; i++)
+        aitk_str_appendf(&paths[i], "%s/%s", aitk_str_cstr(&dir), names[i]);
+    for (int redact = 0; redact < 2; redact++) {
+        const char *argv[] = {AITK_EXE, "render", aitk_str_cstr(&in), "--json", paths[0].ptr,
+                              "--markdown", paths[1].ptr, "--html", paths[2].ptr,
+                              "--junit", paths[3].ptr, redact ? "--redact" : NULL, NULL};
+        assert_int_equal(rt_run(argv, NULL, NULL, &err), 0);
+        for (int i = 0; i < 4; i++)
+            assert_clean(paths[i].ptr, secrets, sizeof secrets / sizeof *secrets, 0);
+        char *json = rt_read(paths[0].ptr);
+        assert_non_null(strstr(json, "@pypi.internal.example.com/simple"));
+        /* The user of the URL is a name: --redact's, not the scrub's. */
+        assert_int_equal(strstr(json, "//jdoe:") == NULL, redact);
+        aitk_free(json);
+    }
+    for (int i = 0; i < 4; i++)
+        aitk_str_free(&paths[i]);
+    aitk_str_free(&dir);
+    aitk_str_free(&in);
+    aitk_str_free(&err);
+}
+
 static void test_support_bundle(void **state)
 {
     (void)state;
@@ -314,6 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_redact),
+        cmocka_unit_test(test_render_secret_shapes),
         cmocka_unit_test(test_support_bundle),
         cmocka_unit_test(test_unredacted_run_keeps_no_secret),
         cmocka_unit_test(test_render_common_names),
