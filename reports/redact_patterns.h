@@ -8,8 +8,15 @@
 #include <stddef.h>
 
 /* Flags from the field a text sits in (see key_flags in redact.c).
- * NO_NAMES: learnt host and user names are not replaced (object keys). */
-enum { AITK_REDACT_TEXT_NO_IP = 1, AITK_REDACT_TEXT_NO_HEX = 2, AITK_REDACT_TEXT_NO_NAMES = 4 };
+ * NO_NAMES: learnt host and user names are not replaced (object keys).
+ * NAME_FIELD: the field holds a host or user name (hostname, user): one
+ * that is exactly a learnt name loses it even when it is a technical word. */
+enum {
+    AITK_REDACT_TEXT_NO_IP = 1,
+    AITK_REDACT_TEXT_NO_HEX = 2,
+    AITK_REDACT_TEXT_NO_NAMES = 4,
+    AITK_REDACT_TEXT_NAME_FIELD = 8
+};
 
 bool aitk_redact_is_word(char c);
 /* A character that continues a host or user name token: a word character
@@ -29,8 +36,9 @@ size_t aitk_redact_match_ipv4(const char *p);
 size_t aitk_redact_match_ipv6(const char *p);
 size_t aitk_redact_match_token(const char *p);
 size_t aitk_redact_match_random(const char *p, unsigned flags);
-/* *name_len gets the part to keep (name, separator, opening quote). */
-size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
+/* prev: the character before p ('\0' at the start). *name_len gets the
+ * part to keep (name, separator, opening quote). */
+size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len);
 size_t aitk_redact_match_bearer(const char *p, size_t *keep);
 size_t aitk_redact_match_jwt(const char *p);
 size_t aitk_redact_match_pem(const char *p, size_t *keep);
@@ -45,12 +53,18 @@ bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c);
  * a PEM private key, a Bearer credential, or NAME=value with a
  * secret-sounding name, whose name and separator (the part to leave)
  * *keep counts. 0: none. */
-size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep);
+size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+                                size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);
-/* True when in[i] starts a component of a system path (/usr/local/cuda,
- * C:\Program Files\...\CUDA): a name there names software, not a person
- * or a machine. */
-bool aitk_redact_system_path(const char *in, size_t i);
+/* Learnt names (redact_names.c; the rule is written there). */
+bool aitk_redact_technical_word(const char *v, size_t n);
+/* name[0..n) at in[i] is not continued by its neighbours (jdoe in jdoe2:
+ * yes; ann in annotation: no). */
+bool aitk_redact_name_bounded(const char *in, size_t i, const char *name, size_t n);
+/* c[0..n) names a folder that holds home folders (home, homes, home2, Users). */
+bool aitk_redact_home_parent(const char *c, size_t n);
+/* in[i] starts the component right after such a folder: a home folder. */
+bool aitk_redact_home_component(const char *in, size_t i);
 
 #endif

@@ -106,8 +106,12 @@ static size_t value_length(const char *p, size_t at, char quote)
 
 /* SOME_TOKEN=value, api_key: "value", "password": "value" (JSON inside
  * text). *name_len gets the part to keep (name, separator, opening quote). */
-size_t aitk_redact_match_assignment(const char *p, size_t *name_len)
+size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
 {
+    /* A path's last part ("/etc/passwd: not an executable program") names a
+     * file, not a variable. */
+    if (prev == '/' || prev == '\\')
+        return 0;
     size_t n = 0;
     while (aitk_redact_is_word(p[n]))
         n++;
@@ -254,7 +258,8 @@ bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c)
     return true;
 }
 
-size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep)
+size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+                                size_t *keep)
 {
     *keep = 0;
     size_t n = aitk_redact_match_token(p);
@@ -267,6 +272,6 @@ size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size
     if (!n)
         n = aitk_redact_match_bearer(p, keep);
     if (!n)
-        n = aitk_redact_match_assignment(p, keep);
+        n = aitk_redact_match_assignment(p, prev, keep);
     return n;
 }

@@ -84,16 +84,19 @@ static void test_known_values_consistent(void **state)
     expect(r, "/home/jdoe/ai-toolkit on " HOST, "/home/[user-1]/ai-toolkit on [host-1]");
     /* The short host name is learnt from the full one; case does not matter. */
     expect(r, "ssh JDOE@GPU-BOX-17", "ssh [user-1]@[host-2]");
-    expect(r, "alice and jdoe; jdoe2 and xjdoe stay", "[user-2] and [user-1]; jdoe2 and xjdoe stay");
+    /* A digit or '_' does not continue a name that ends in a letter; a
+     * letter does. */
+    expect(r, "alice and jdoe; jdoe2, hf_jdoe, jdoe_envs; xjdoe, jdoes stay",
+           "[user-2] and [user-1]; [user-1]2, hf_[user-1], [user-1]_envs; xjdoe, jdoes stay");
     expect(r, "/root/x", "/root/x");
     assert_int_equal(aitk_redactor_add(r, 99, "x"), AITK_E_INVAL);
     aitk_redactor_free(r);
 }
 
-/* Host and user names that are also ordinary words ("cuda", "python") are
- * replaced only as whole tokens, and not as components of system paths;
- * home paths and free-text mentions still lose them. */
-static void test_names_are_whole_tokens(void **state)
+/* Host and user names that are technical words ("cuda", "python") are
+ * replaced only as a home folder or a whole field: system paths, package
+ * names and prose keep them. */
+static void test_technical_names(void **state)
 {
     (void)state;
     aitk_redactor *r;
@@ -106,21 +109,67 @@ static void test_names_are_whole_tokens(void **state)
         "/opt/python/bin/python3.11",
         "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin",
         "libcudart, python3, cudart64_12.dll, pythonic",
+        "nvidia-cuda-toolkit, torch.cuda, cuda_12 and the CUDA 13.0 runtime",
+        "/data/python-project/x and /data/cuda/ckpt",
+        "ssh python@cuda. logs in cuda.log",
+        "/home/pythonista/x and /home/python3/x",
+        "Python environment (--python)",
     };
     for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
         expect(r, keep[i], keep[i]);
-    /* '-' and '.' bound a name: privacy before the prose's looks. */
-    expect(r, "nvidia-cuda-toolkit, torch.cuda", "nvidia-[host-1]-toolkit, torch.[host-1]");
-    expect(r, "/data/python-project/x", "/data/[user-1]-project/x");
-    expect(r, "ssh python@cuda.", "ssh [user-1]@[host-1].");
-    expect(r, "logs in cuda.log", "logs in [host-1].log");
-    expect(r, "/home/python/cuda/x and /data/cuda/ckpt",
-           "/home/[user-1]/[host-1]/x and /data/[host-1]/ckpt");
+    expect(r, "/home/python/cuda/x", "/home/[user-1]/cuda/x");
     expect(r, "PATH=/usr/local/cuda/bin:/home/python/bin",
            "PATH=/usr/local/cuda/bin:/home/[user-1]/bin");
-    expect(r, "/usr/local/cuda/bin on cuda", "/usr/local/cuda/bin on [host-1]");
-    expect(r, "/usr/lib x/cuda", "/usr/lib x/[host-1]");
-    expect(r, "C:\\Users\\Python\\cuda", "C:\\Users\\[user-1]\\[host-1]");
+    expect(r, "C:\\Users\\Python\\cuda and /nfs/homes/python", 
+           "C:\\Users\\[user-1]\\cuda and /nfs/homes/[user-1]");
+    expect(r, "cuda", "cuda"); /* a check's title could be just that */
+    /* A field that holds a name loses it whole; other fields keep the word. */
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "hostname", "cuda");
+    cJSON_AddStringToObject(t, "USER", "Python");
+    cJSON_AddStringToObject(t, "title", "cuda");
+    assert_int_equal(aitk_redactor_apply(r, t), AITK_OK);
+    assert_string_equal(cJSON_GetObjectItem(t, "hostname")->valuestring, "[host-1]");
+    assert_string_equal(cJSON_GetObjectItem(t, "USER")->valuestring, "[user-1]");
+    assert_string_equal(cJSON_GetObjectItem(t, "title")->valuestring, "cuda");
+    cJSON_Delete(t);
+    aitk_redactor_free(r);
+}
+
+/* Any other name goes wherever it stands, system paths included, and
+ * whatever digit or '_' touches it; a letter still continues it. */
+static void test_other_names_everywhere(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "jdoe"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "gpu7.cluster.example.org"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "ann"), AITK_OK);
+    expect(r, "/opt/conda/envs/jdoe, /opt/jdoe/hf-cache, /usr/local/jdoe-tools/inject.so",
+           "/opt/conda/envs/[user-1], /opt/[user-1]/hf-cache, /usr/local/[user-1]-tools/inject.so");
+    expect(r, "/data/jdoe_envs/jdoe_py311 /home/jdoe/hf_jdoe jdoe2",
+           "/data/[user-1]_envs/[user-1]_py311 /home/[user-1]/hf_[user-1] [user-1]2");
+    expect(r, "C:\\Program Files\\jdoe\\x", "C:\\Program Files\\[user-1]\\x");
+    expect(r, "gpu7_scratch on gpu7.cluster.example.org, not gpu70",
+           "[host-2]_scratch on [host-1], not gpu70");
+    expect(r, "ann: annotation, Ann2, joann", "[user-2]: annotation, [user-2]2, joann");
+    /* SSSD: jdoe@corp.example.com is learnt with its local part. */
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "mroe@corp.example.com"), AITK_OK);
+    expect(r, "/home/mroe@corp.example.com/x prompt mroe-lora",
+           "/home/[user-3]/x prompt [user-4]-lora");
+    aitk_redactor_free(r);
+}
+
+/* A learnt name never cuts a pattern's match in two (user "ace" in a UUID). */
+static void test_names_after_patterns(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "ace"), AITK_OK);
+    expect(r, "GPU-3ace1f2b-9d8e-4f7a-b6c5-1a2b3c4d5e6f and ace",
+           "GPU-[uuid-1] and [user-1]");
     aitk_redactor_free(r);
 }
 
@@ -196,6 +245,7 @@ static void test_secret_shapes(void **state)
         "-----BEGIN CERTIFICATE----- MIIB",
         "HF_TOKEN: (set; value not shown)",
         "eyJhbGciOiJIUzI1NiJ9 alone",
+        "--python /etc/passwd: not an executable program",
     };
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
         expect_scrub(kept[i], kept[i]);
@@ -288,7 +338,8 @@ static void structure_of(const cJSON *report, aitk_str *out)
 /* Common cloud host and user names are ordinary words of the report too:
  * check ids (gpu.driver, cuda.cudnn, python.torch), categories, the OS
  * (Debian GNU/Linux), keys (environment.python) and system paths keep them,
- * while the host's own field, free text and the home path lose them. The
+ * while the host's own field and the home path lose them (free text keeps
+ * them: see test_technical_names). The
  * redacted reports go to the test reports folder, where schema.all_reports
  * holds them to the schema (check ids must stay ^[a-z0-9_]+(\.[a-z0-9_-]+)+$). */
 static void test_common_names_keep_structure(void **state)
@@ -339,12 +390,19 @@ static void test_common_names_keep_structure(void **state)
                             "[host-1]");
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "HOME")->valuestring,
                             "/home/[user-1]");
+        /* Technical words as names: only the home folder and the host's
+         * own field lose them (see test_technical_names). */
+        aitk_str_clear(&msg);
+        aitk_str_appendf(&msg, "ssh python@%s; cache at /home/[user-1]/.cache", hosts[h]);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(check, "message")->valuestring,
-                            "ssh [user-1]@[host-1]; cache at /home/[user-1]/.cache");
+                            aitk_str_cstr(&msg));
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "cwd")->valuestring,
                             "/home/[user-1]/work");
+        aitk_str_clear(&msg);
+        aitk_str_appendf(&msg, "built on %s", hosts[h]);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "note")->valuestring,
-                            "built on [host-1]");
+                            aitk_str_cstr(&msg));
+        aitk_str_free(&msg);
 
         aitk_str_clear(&path);
         aitk_str_appendf(&path, "%s/%s.json", aitk_str_cstr(&dir), hosts[h]);
@@ -429,7 +487,8 @@ int main(void)
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
-        cmocka_unit_test(test_names_are_whole_tokens), cmocka_unit_test(test_scrub_secrets),
+        cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),
+        cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),

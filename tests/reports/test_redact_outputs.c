@@ -361,6 +361,130 @@ static void test_run_as_common_user(void **state)
         aitk_str_free(all[i]);
 }
 
+/* Runs --quick as `user` (HOME=/home/<user>, plus `extra` variables),
+ * writing `path`; --redact when `redact`. */
+static void run_as(const char *user, const char *const *extra, int redact, const char *path)
+{
+    aitk_str path_env = AITK_STR_INIT, home = AITK_STR_INIT, u = AITK_STR_INIT;
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    aitk_str_appendf(&home, "HOME=/home/%s", user);
+    aitk_str_appendf(&u, "USER=%s", user);
+    const char *env[16] = {path_env.ptr, home.ptr, u.ptr, "NO_COLOR=1"};
+    size_t n = 4;
+    for (size_t i = 0; extra && extra[i] && n < 15; i++)
+        env[n++] = extra[i];
+    env[n] = NULL;
+    const char *argv[] = {AITK_EXE, "--quick", "-Q", "--json", path, redact ? "--redact" : NULL,
+                          NULL};
+    int rc = rt_run(argv, env, NULL, NULL);
+    if (rc != 0 && rc != 1)
+        fail_msg("exit %d as %s", rc, user);
+    aitk_str_free(&path_env);
+    aitk_str_free(&home);
+    aitk_str_free(&u);
+}
+
+/* The words people read in every check, one string, with `from` replaced by `to`. */
+static void prose_of(const char *path, const char *from, const char *to, aitk_str *out)
+{
+    static const char *const fields[] = {"title", "observed", "expected", "message", "remedy"};
+    cJSON *r = rt_load(path);
+    if (!r)
+        fail_msg("%s was not written or does not parse", path);
+    aitk_str_appendf(out, "profile %s\n",
+                     cJSON_GetObjectItemCaseSensitive(r, "profile")->valuestring);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "checks"))
+    for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, fields[f]);
+        const char *t = cJSON_IsString(v) ? v->valuestring : "";
+        size_t n = from ? strlen(from) : 0;
+        for (const char *hit; from && (hit = strstr(t, from)); t = hit + n) {
+            aitk_str_appendn(out, t, (size_t)(hit - t));
+            aitk_str_append(out, to);
+        }
+        aitk_str_appendf(out, "%s\n", t);
+    }
+    cJSON_Delete(r);
+}
+
+/* Users named like the tool's vocabulary (the Jetson's "nvidia", "cuda",
+ * "python", "ai", "lib", ...): the redacted report's titles, remedies and
+ * messages read as the plain run's, except that the home folder lost the
+ * name. */
+static void test_run_as_technical_users(void **state)
+{
+    (void)state;
+    static const char *const users[] = {"nvidia", "cuda", "python", "ai",
+                                        "lib",    "local", "bin",   "torch"};
+    aitk_str dir = AITK_STR_INIT, plain = AITK_STR_INIT, redacted = AITK_STR_INIT,
+             home = AITK_STR_INIT, want = AITK_STR_INIT, got = AITK_STR_INIT;
+    rt_dir(&dir, "redact-technical-users");
+    for (size_t i = 0; i < sizeof users / sizeof *users; i++) {
+        aitk_str *all[] = {&plain, &redacted, &home, &want, &got};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            aitk_str_clear(all[k]);
+        aitk_str_appendf(&plain, "%s/%s-plain.json", dir.ptr, users[i]);
+        aitk_str_appendf(&redacted, "%s/%s-redacted.json", dir.ptr, users[i]);
+        aitk_str_appendf(&home, "/home/%s", users[i]);
+        run_as(users[i], NULL, 0, plain.ptr);
+        run_as(users[i], NULL, 1, redacted.ptr);
+        prose_of(plain.ptr, home.ptr, "/home/[user-1]", &want);
+        prose_of(redacted.ptr, NULL, NULL, &got);
+        if (strcmp(got.ptr, want.ptr) != 0)
+            fail_msg("user %s: the redacted prose differs:\n--- plain\n%s\n--- redacted\n%s",
+                     users[i], want.ptr, got.ptr);
+        char *text = rt_read(redacted.ptr);
+        assert_null(strstr(text, home.ptr));
+        aitk_free(text);
+    }
+    aitk_str *all[] = {&dir, &plain, &redacted, &home, &want, &got};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        aitk_str_free(all[k]);
+}
+
+/* A user's folders outside /home (a shared conda's envs/<user>, /opt/<user>,
+ * /usr/local/<user>-tools), names that '_' or a digit touch, and the local
+ * part of an SSSD login: the plain run shows them all, the redacted one
+ * none. */
+static void test_run_private_places(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *user, *name;
+        const char *env[8];
+    } runs[] = {
+        {"jdoe", "jdoe", {"CONDA_PREFIX=/opt/conda/envs/jdoe", "HF_HUB_CACHE=/opt/jdoe/hf-cache",
+                          "CUDA_HOME=/opt/jdoe/cuda-12.6",
+                          "LD_LIBRARY_PATH=/opt/jdoe/cuda-12.6/lib64",
+                          "CUDA_INJECTION64_PATH=/usr/local/jdoe-tools/inject.so",
+                          "HF_HOME=/home/jdoe/hf_jdoe", NULL}},
+        {"jdoe", "jdoe", {"CONDA_PREFIX=/data/jdoe_envs/jdoe2_py311", NULL}},
+        {"mroe@corp.example.com", "mroe", {"CONDA_PREFIX=/data/mroe_envs/x", NULL}},
+    };
+    aitk_str dir = AITK_STR_INIT, plain = AITK_STR_INIT, redacted = AITK_STR_INIT;
+    rt_dir(&dir, "redact-private-places");
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        aitk_str_clear(&plain);
+        aitk_str_clear(&redacted);
+        aitk_str_appendf(&plain, "%s/plain-%zu.json", dir.ptr, i);
+        aitk_str_appendf(&redacted, "%s/redacted-%zu.json", dir.ptr, i);
+        run_as(runs[i].user, runs[i].env, 0, plain.ptr);
+        run_as(runs[i].user, runs[i].env, 1, redacted.ptr);
+        char *text = rt_read(plain.ptr);
+        /* Each planted place is in the plain report: the check below can fail. */
+        for (size_t k = 0; runs[i].env[k]; k++)
+            if (!strstr(text, strchr(runs[i].env[k], '=') + 1))
+                fail_msg("%s is not in the plain report", runs[i].env[k]);
+        aitk_free(text);
+        const char *values[] = {runs[i].name};
+        assert_clean(redacted.ptr, values, 1, 0);
+    }
+    aitk_str_free(&dir);
+    aitk_str_free(&plain);
+    aitk_str_free(&redacted);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_unredacted_run_keeps_no_secret),
         cmocka_unit_test(test_render_common_names),
         cmocka_unit_test(test_run_as_common_user),
+        cmocka_unit_test(test_run_as_technical_users),
+        cmocka_unit_test(test_run_private_places),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
