@@ -139,9 +139,14 @@ aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const cha
         return AITK_OK;
     const char *ph;
     aitk_status st = placeholder(r, kind, value, strlen(value), &ph);
-    /* "gpu7.cluster.example.org" also appears as plain "gpu7". */
+    /* "gpu7.cluster.example.org" also appears as plain "gpu7", and
+     * "7gpu.lab.example.org" as "7gpu"; an address's first number is no
+     * name. */
     const char *dot = kind == AITK_REDACT_HOST ? strchr(value, '.') : NULL;
-    if (!st && dot && dot - value >= 2 && !isdigit((unsigned char)value[0]))
+    bool letter = false;
+    for (const char *c = value; dot && c < dot; c++)
+        letter |= isalpha((unsigned char)*c) != 0;
+    if (!st && dot && dot - value >= 2 && letter)
         st = placeholder(r, kind, value, (size_t)(dot - value), &ph);
     /* SSSD and AD logins, "jdoe@corp.example.com" (homes /home/%u@%d): the
      * local part alone names the same person in prompts and folders. */
@@ -334,26 +339,45 @@ static unsigned key_flags(const char *key)
     return f;
 }
 
-/* Every user name that follows a home-folder prefix in s. */
+static aitk_status learn_user(aitk_redactor *r, const char *v, size_t n)
+{
+    char *name = aitk_strndup(v, n);
+    if (!name)
+        return AITK_E_NOMEM;
+    aitk_status st = aitk_redactor_add(r, AITK_REDACT_USER, name);
+    aitk_free(name);
+    return st;
+}
+
+/* Every user name in s that is a home folder: the component after a folder
+ * named home, homes, home2, Users at any depth (aitk_redact_home_component:
+ * /home/jdoe, /nfs/homes/erin, C:\USERS\carol). A Windows or macOS
+ * profile may have spaces ("C:\Users\John Smith\"): under a Users folder
+ * the name runs to the next separator (or the end of the text) when it is
+ * words and single spaces; its first word is learnt as well, in case the
+ * spaces were prose after a path that ended there. */
 static aitk_status learn_home_users(aitk_redactor *r, const char *s)
 {
-    static const char *const prefixes[] = {"/home/", "/Users/", "\\Users\\", "/users/",
-                                           "\\users\\" /* Wine's spelling */};
-    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
-        size_t plen = strlen(prefixes[k]);
-        for (const char *p = strstr(s, prefixes[k]); p; p = strstr(p + 1, prefixes[k])) {
-            const char *u = p + plen;
-            size_t n = strcspn(u, "/\\ \t\r\n\"':;,");
-            if (n == 0)
-                continue;
-            char *name = aitk_strndup(u, n);
-            if (!name)
-                return AITK_E_NOMEM;
-            aitk_status st = aitk_redactor_add(r, AITK_REDACT_USER, name);
-            aitk_free(name);
-            if (st)
-                return st;
-        }
+    for (size_t i = 0; s[i]; i++) {
+        if (i == 0 || (s[i - 1] != '/' && s[i - 1] != '\\') || !aitk_redact_home_component(s, i))
+            continue;
+        const char *u = s + i;
+        size_t n = strcspn(u, "/\\ \t\r\n\"':;,");
+        aitk_status st = n ? learn_user(r, u, n) : AITK_OK;
+        if (st)
+            return st;
+        size_t parent = i - 1;
+        while (parent > 0 && s[parent - 1] != '/' && s[parent - 1] != '\\')
+            parent--;
+        if (u[n] != ' ' || strncasecmp(s + parent, "users", 5) != 0)
+            continue;
+        size_t m = strcspn(u, "/\\\t\r\n\"'`");
+        bool words = u[m - 1] != ' ';
+        for (size_t k = 0; k < m && words; k++)
+            words = aitk_redact_is_name_char(u[k]) || u[k] == '.' ||
+                    (u[k] == ' ' && u[k + 1] != ' ');
+        if (words && (st = learn_user(r, u, m)))
+            return st;
     }
     return AITK_OK;
 }
