@@ -271,7 +271,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
                 n = aitk_redact_match_secret(p, prev, false, 0, &keep);
             else if ((n = aitk_redact_match_uuid(p)))
                 kind = AITK_REDACT_UUID;
-            else if ((n = aitk_redact_match_mac(p)))
+            else if (prev != '.' && (n = aitk_redact_match_mac(p))) /* not in 1.2024.0101.1234 */
                 kind = AITK_REDACT_MAC;
             else if (!(flags & AITK_REDACT_TEXT_NO_IP) && !aitk_redact_version_context(in, i) &&
                      ((n = aitk_redact_match_ipv4(p)) || (n = aitk_redact_match_ipv6(p))))

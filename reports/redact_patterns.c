@@ -61,13 +61,32 @@ size_t aitk_redact_match_uuid(const char *p)
     return aitk_redact_is_word(p[at]) ? 0 : at;
 }
 
+/* Cisco's form: three groups of four hex digits, 001a.2b3c.4d5e. */
+static size_t match_mac_dotted(const char *p)
+{
+    for (size_t g = 0; g < 3; g++) {
+        const char *q = p + g * 5;
+        for (size_t k = 0; k < 4; k++)
+            if (!isxdigit((unsigned char)q[k]))
+                return 0;
+        if (g < 2 && q[4] != '.')
+            return 0;
+    }
+    /* 1234.5678.9abc.0 is a longer dotted run: a version, not an address. */
+    if (aitk_redact_is_word(p[14]) || (p[14] == '.' && isxdigit((unsigned char)p[15])))
+        return 0;
+    return 14;
+}
+
+/* 00:1a:2b:3c:4d:5e, 00-1A-2B-3C-4D-5E, 001a.2b3c.4d5e. Twelve bare hex
+ * digits are not taken: short commit hashes look the same. */
 size_t aitk_redact_match_mac(const char *p)
 {
     if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
         return 0;
     char sep = p[2];
     if (sep != ':' && sep != '-')
-        return 0;
+        return match_mac_dotted(p);
     for (size_t g = 0; g < 6; g++) {
         const char *q = p + g * 3;
         if (!isxdigit((unsigned char)q[0]) || !isxdigit((unsigned char)q[1]))
@@ -98,9 +117,11 @@ size_t aitk_redact_match_ipv4(const char *p)
     return at;
 }
 
+/* Full, "::"-shortened, and with an IPv4 tail (::ffff:10.9.8.7, the
+ * IPv4-mapped form), which is taken whole. */
 size_t aitk_redact_match_ipv6(const char *p)
 {
-    size_t n = 0, colons = 0, groups = 0, in_group = 0;
+    size_t n = 0, colons = 0, groups = 0, in_group = 0, group_at = 0;
     bool double_colon = false;
     for (; isxdigit((unsigned char)p[n]) || p[n] == ':'; n++) {
         if (p[n] == ':') {
@@ -112,7 +133,14 @@ size_t aitk_redact_match_ipv6(const char *p)
             in_group = 0;
         } else if (in_group++ == 0) {
             groups++;
+            group_at = n;
         }
+    }
+    if (p[n] == '.' && in_group > 0 && colons > 0) {
+        size_t v4 = aitk_redact_match_ipv4(p + group_at);
+        if (v4 && (double_colon || colons == 6))
+            return group_at + v4;
+        return 0;
     }
     if (in_group > 4 || aitk_redact_is_word(p[n]) || n < 6 || colons > 7 || groups < 2)
         return 0;
@@ -176,13 +204,28 @@ size_t aitk_redact_match_random(const char *p, unsigned flags)
 }
 
 /* Dotted numbers that are versions, not addresses: inside a longer dotted
- * or colon run (9.1.0.70.1, a time) or after a version operator (==9.1.0.70). */
+ * run (9.1.0.70.1), after a version operator (==9.1.0.70), or after ':'
+ * when every part is one digit (pkg:1.2.0.1; the addresses of that shape
+ * are public resolvers such as 8.8.8.8, which identify nobody). Any other
+ * four numbers after ':' are an address (MASTER_ADDR:10.20.30.40, inet
+ * addr:192.168.7.9, eth0:10.0.0.5<0>); versions written there ("cuda:12.4",
+ * "torch:2.4.1") have fewer than four parts and are never taken. A
+ * four-part version after ':' or a space (cuDNN 9.1.0.70) is taken for an
+ * address, as it always was: versions have their own fields (see
+ * key_flags in redact.c), where no address is looked for. */
 bool aitk_redact_version_context(const char *in, size_t i)
 {
     if (i == 0)
         return false;
     char prev = in[i - 1];
-    if (prev == '.' || prev == ':')
+    if (prev == '.')
         return true;
+    if (prev == ':') {
+        const char *p = in + i;
+        for (int g = 0; g < 4; g++, p += 2)
+            if (!isdigit((unsigned char)p[0]) || (g < 3 ? p[1] != '.' : isdigit((unsigned char)p[1])))
+                return false;
+        return true;
+    }
     return prev == '=' && i >= 2 && strchr("=<>~!", in[i - 2]);
 }

@@ -49,6 +49,29 @@ static void test_patterns(void **state)
     aitk_redactor_free(r);
 }
 
+/* Addresses after ':' and in IPv6's mapped form, Cisco MACs; and the other
+ * side: versions after ':' (fewer than four parts, or single digits), a
+ * longer dotted run. */
+static void test_addresses_after_colons(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "MASTER_ADDR:10.20.30.40 inet addr:192.168.7.9 eth0:10.0.0.5<0>",
+           "MASTER_ADDR:[ip-1] inet addr:[ip-2] eth0:[ip-3]<0>");
+    expect(r, "peer ::ffff:10.9.8.7 and [::ffff:192.168.7.9]:29500",
+           "peer [ip-4] and [[ip-5]]:29500");
+    expect(r, "mac 001a.2b3c.4d5e up", "mac [mac-1] up");
+    static const char *const keep[] = {
+        "cuda:12.4 torch:2.4.1 pkg:1.2.0.1 time 12:30:45.5",
+        "build 1.2024.0101.1234 and 1234.5678.9abc.0",
+        "peer ::ffff:10.9.8.1.6",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        expect(r, keep[i], keep[i]);
+    aitk_redactor_free(r);
+}
+
 static void test_leaves_ordinary_text(void **state)
 {
     (void)state;
@@ -485,6 +508,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_patterns),
+        cmocka_unit_test(test_addresses_after_colons),
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
         cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),

@@ -19,7 +19,8 @@
 #define USER "jdoe"
 
 static const char *const planted[] = {HF,   AWS_SECRET, AWS_EXAMPLE, UUID, SERIAL, HOST,
-                                      "gpu-box-17", "/home/" USER, "192.168.7.21"};
+                                      "gpu-box-17", "/home/" USER, "192.168.7.21",
+                                      "10.20.30.40", "9.8.7", "2b3c"};
 
 static int is_word(char c)
 {
@@ -67,7 +68,8 @@ static void test_render_redact(void **state)
     cJSON *check = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 2);
     cJSON_ReplaceItemInObjectCaseSensitive(
         check, "observed",
-        cJSON_CreateString("/home/" USER "/venv on gpu-box-17 (192.168.7.21), GPU-" UUID));
+        cJSON_CreateString("/home/" USER "/venv on gpu-box-17 (192.168.7.21), GPU-" UUID
+                           ", MASTER_ADDR:10.20.30.40 peer ::ffff:10.9.8.7 mac 001a.2b3c.4d5e"));
     cJSON_ReplaceItemInObjectCaseSensitive(
         check, "remedy", cJSON_CreateString("export HF_TOKEN=" HF " AWS key " AWS_SECRET));
     cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "workloads"), 0);
