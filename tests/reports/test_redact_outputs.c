@@ -263,6 +263,54 @@ static void test_support_bundle(void **state)
     aitk_str_free(&err);
 }
 
+/* A redacted run redacts what it prints too: the summary (a bundle is
+ * always redacted, so its summary is), the config warning on stderr and the
+ * closing "Report (redacted): PATH" lines. The same run without redaction
+ * prints the name, so the checks can fail. */
+static void test_redacted_run_prints_nothing_private(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, path_env = AITK_STR_INIT, cfg = AITK_STR_INIT,
+             bundle = AITK_STR_INIT, json = AITK_STR_INIT;
+    rt_dir(&dir, "redact-terminal");
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    aitk_str_appendf(&cfg, "%s/plantuser-job.yaml", dir.ptr);
+    aitk_str_appendf(&bundle, "%s/plantuser-bundle", dir.ptr);
+    aitk_str_appendf(&json, "%s/plantuser.json", dir.ptr);
+    /* A key nothing reads: the run warns about it, naming the file. */
+    static const char yaml[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n"
+                               "      train: {batchsize: 4}\n";
+    assert_int_equal(aitk_file_write_atomic(cfg.ptr, yaml, sizeof yaml - 1, NULL), AITK_OK);
+    const char *env[] = {path_env.ptr, "HOME=/home/plantuser", "USER=plantuser",
+                         "LOGNAME=plantuser", "NO_COLOR=1", NULL};
+    const char *runs[][8] = {
+        {AITK_EXE, "--quick", "--config", cfg.ptr, "--support-bundle", bundle.ptr, NULL},
+        {AITK_EXE, "--quick", "--config", cfg.ptr, "--redact", "--json", json.ptr, NULL},
+        {AITK_EXE, "--quick", "--config", cfg.ptr, "--json", json.ptr, NULL},
+    };
+    for (int i = 0; i < 3; i++) {
+        aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+        int rc = rt_run(runs[i], env, &out, &err);
+        if (rc != 0 && rc != 1)
+            fail_msg("exit %d\n%s\n%s", rc, aitk_str_cstr(&out), aitk_str_cstr(&err));
+        const char *o = aitk_str_cstr(&out), *e = aitk_str_cstr(&err);
+        if (!strstr(e, "train.batchsize") || !strstr(o, "Verdict:"))
+            fail_msg("run %d: no warning or no summary:\n%s\n%s", i, o, e);
+        bool redacted = i < 2;
+        if (redacted && (strstr(o, "plantuser") || strstr(e, "plantuser")))
+            fail_msg("run %d printed the user name:\n--- stdout\n%s\n--- stderr\n%s", i, o, e);
+        if (!redacted && (!strstr(o, "plantuser") || !strstr(e, "plantuser")))
+            fail_msg("the plain run should name the user:\n%s\n%s", o, e);
+        if (redacted && !strstr(o, "(redacted): "))
+            fail_msg("run %d: no closing line:\n%s", i, o);
+        aitk_str_free(&out);
+        aitk_str_free(&err);
+    }
+    aitk_str *all[] = {&dir, &path_env, &cfg, &bundle, &json};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        aitk_str_free(all[k]);
+}
+
 /* Without --redact, a report still never copies a secret, even one inside a
  * variable it shows (the allocator configuration), nor a token its checks
  * quote from their own text. */
@@ -546,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_render_secret_shapes),
         cmocka_unit_test(test_render_learns_names),
         cmocka_unit_test(test_support_bundle),
+        cmocka_unit_test(test_redacted_run_prints_nothing_private),
         cmocka_unit_test(test_unredacted_run_keeps_no_secret),
         cmocka_unit_test(test_render_common_names),
         cmocka_unit_test(test_run_as_common_user),
