@@ -200,10 +200,10 @@ static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t 
     return best;
 }
 
-/* A secret's replacement: its placeholder with a redactor, "[secret]" in
+/* A value's replacement: its placeholder with a redactor, "[secret]" in
  * the scrub (which has none). */
-static aitk_status put_secret(aitk_redactor *r, aitk_redact_kind kind, const char *v, size_t n,
-                              aitk_str *out)
+static aitk_status put_placeholder(aitk_redactor *r, aitk_redact_kind kind, const char *v,
+                                   size_t n, aitk_str *out)
 {
     const char *ph = "[secret]";
     aitk_status st = r ? placeholder(r, kind, v, n, &ph) : AITK_OK;
@@ -226,7 +226,7 @@ static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, a
     aitk_str_append(out, "://");
     aitk_status st = AITK_OK;
     if (r && c.user_len)
-        st = put_secret(r, AITK_REDACT_USER, p + c.user_at, c.user_len, out);
+        st = put_placeholder(r, AITK_REDACT_USER, p + c.user_at, c.user_len, out);
     else
         aitk_str_appendn(out, p + c.user_at, c.user_len);
     aitk_str_appendc(out, ':');
@@ -234,7 +234,7 @@ static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, a
     if (p[c.password_at] == '[' && p[c.password_at + c.password_len - 1] == ']')
         aitk_str_appendn(out, p + c.password_at, c.password_len);
     else if (!st)
-        st = put_secret(r, AITK_REDACT_SECRET, p + c.password_at, c.password_len, out);
+        st = put_placeholder(r, AITK_REDACT_SECRET, p + c.password_at, c.password_len, out);
     aitk_str_appendc(out, '@');
     *used = c.password_at + c.password_len + 1;
     return st;
@@ -280,7 +280,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
                 kind = AITK_REDACT_SECRET;
             if (n) {
                 aitk_str_appendn(out, p, keep);
-                if ((st = put_secret(r, kind, p + keep, n - keep, out)))
+                if ((st = put_placeholder(r, kind, p + keep, n - keep, out)))
                     return st;
                 i += n;
                 *changed = true;
