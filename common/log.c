@@ -15,6 +15,14 @@
 
 static aitk_log_level current_level = AITK_LOG_INFO;
 static bool use_color = false;
+static aitk_log_filter filter_fn;
+static void *filter_ctx;
+
+void aitk_log_set_filter(aitk_log_filter filter, void *ctx)
+{
+    filter_fn = filter;
+    filter_ctx = ctx;
+}
 
 void aitk_log_init(aitk_log_level max_level, bool want_color)
 {
@@ -38,7 +46,18 @@ void aitk_log(aitk_log_level level, const char *fmt, ...)
     fprintf(stderr, "%saitk-validate: %s", aitk_color(colour[level]), prefix[level]);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (!filter_fn) {
+        vfprintf(stderr, fmt, ap);
+    } else {
+        /* A filtered message is never printed unfiltered: on any failure
+         * it is withheld. */
+        aitk_str text = AITK_STR_INIT, out = AITK_STR_INIT;
+        bool ok = !aitk_str_vappendf(&text, fmt, ap) &&
+                  !filter_fn(filter_ctx, aitk_str_cstr(&text), &out);
+        fputs(ok ? aitk_str_cstr(&out) : "(message withheld)", stderr);
+        aitk_str_free(&text);
+        aitk_str_free(&out);
+    }
     va_end(ap);
     fprintf(stderr, "%s\n", aitk_color(AITK_RESET));
 }

@@ -25,6 +25,13 @@ bool aitk_log_enabled(aitk_log_level level);
 AITK_PRINTF(2, 3)
 void aitk_log(aitk_log_level level, const char *fmt, ...);
 
+/* Rewrites a message before it is printed (--redact: stderr must not show
+ * what the report hides). Returns nonzero on failure, and the message is
+ * then printed as "(message withheld)" rather than unfiltered. */
+typedef int (*aitk_log_filter)(void *ctx, const char *message, aitk_str *out);
+/* NULL: messages are printed as they are. */
+void aitk_log_set_filter(aitk_log_filter filter, void *ctx);
+
 /* ANSI wrappers that collapse to "" when colour is off. */
 const char *aitk_color(const char *ansi);
 #define AITK_RED "\033[31m"

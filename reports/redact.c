@@ -25,13 +25,15 @@ typedef struct entry {
     char *value;
     size_t len;
     char *placeholder;
+    bool technical; /* a host or user name that is a technical word */
 } entry;
 
 struct aitk_redactor {
     entry *items;
     size_t count, cap;
     size_t counters[AITK_REDACT_KIND_COUNT];
-    const cJSON *spare; /* during apply: the report's host.os, left as it is */
+    /* During apply: the report's host.os and profile, left as they are. */
+    const cJSON *spare[2];
 };
 
 static const char *const kind_names[] = {
@@ -99,7 +101,9 @@ static aitk_status placeholder(aitk_redactor *r, aitk_redact_kind kind, const ch
         aitk_free(text);
         return AITK_E_NOMEM;
     }
-    r->items[r->count++] = (entry){kind, value, n, text};
+    bool name = kind == AITK_REDACT_HOST || kind == AITK_REDACT_USER;
+    r->items[r->count++] =
+        (entry){kind, value, n, text, name && aitk_redact_technical_word(value, n)};
     r->counters[kind]++;
     *out = text;
     return AITK_OK;
@@ -107,9 +111,13 @@ static aitk_status placeholder(aitk_redactor *r, aitk_redact_kind kind, const ch
 
 static bool identifies_nobody(aitk_redact_kind kind, const char *v)
 {
-    static const char *const common[] = {"root",    "localhost", "localhost.localdomain",
-                                         "unknown", "none",      "null",
-                                         "(none)",  "n/a",       "[n/a]"};
+    /* Public, Default, All Users, Shared: the folders of C:\\Users and
+     * /Users that belong to no one. */
+    static const char *const common[] = {"root",   "localhost", "localhost.localdomain",
+                                         "unknown", "none",     "null",
+                                         "(none)",  "n/a",      "[n/a]",
+                                         "public",  "default",  "default user",
+                                         "all users", "shared"};
     size_t n = strlen(v);
     if (n < 2 || v[0] == '[')
         return true;
@@ -131,33 +139,38 @@ aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const cha
         return AITK_OK;
     const char *ph;
     aitk_status st = placeholder(r, kind, value, strlen(value), &ph);
-    /* "gpu7.cluster.example.org" also appears as plain "gpu7". */
+    /* "gpu7.cluster.example.org" also appears as plain "gpu7", and
+     * "7gpu.lab.example.org" as "7gpu"; an address's first number is no
+     * name. */
     const char *dot = kind == AITK_REDACT_HOST ? strchr(value, '.') : NULL;
-    if (!st && dot && dot - value >= 2 && !isdigit((unsigned char)value[0]))
+    bool letter = false;
+    for (const char *c = value; dot && c < dot; c++)
+        letter |= isalpha((unsigned char)*c) != 0;
+    if (!st && dot && dot - value >= 2 && letter)
         st = placeholder(r, kind, value, (size_t)(dot - value), &ph);
+    /* SSSD and AD logins, "jdoe@corp.example.com" (homes /home/%u@%d): the
+     * local part alone names the same person in prompts and folders. */
+    const char *at = kind == AITK_REDACT_USER ? strchr(value, '@') : NULL;
+    if (!st && at && at - value >= 2) {
+        char *local = aitk_strndup(value, (size_t)(at - value));
+        st = local ? aitk_redactor_add(r, kind, local) : AITK_E_NOMEM;
+        aitk_free(local);
+    }
     return st;
 }
 
-/* The longest learnt value at in[i] that stands there as a whole token: a
- * word boundary on both sides (the caller checked the one before), so
- * "cudart" and "gpus" are other words than a host named cuda or gpu.
- *
- * '-' and '.' are boundaries, also for host and user names: "jdoe-project",
- * "ci-gpu7" and "gpu7.cluster.example.org" must lose the name, even though
- * a host named after an ordinary word ("cuda") is then also replaced in free
- * text such as "nvidia-cuda". Privacy wins over the prose's looks; what the
- * looser rule must not touch is kept apart instead:
- *  - fields that hold no private text at all (check ids, categories,
- *    host.os) are not rewritten in the first place (see structural_field);
- *  - a name that is a component of a system path (/usr/local/cuda, see
- *    aitk_redact_system_path) names software there. Home paths
- *    (/home/<user>, /Users/<user>, C:\Users\<user>) are not system paths, so
- *    the user's name is still replaced in them. */
+/* The longest learnt value at in[i] that stands there as that value.
+ * Host and user names follow the rule of redact_names.c: bounded by what
+ * does not continue their edge (jdoe2, hf_jdoe), and a technical word
+ * ("cuda", "python") only as a home folder or as the whole of a field that
+ * holds a name (host.hostname; see key_flags), so that
+ * /usr/local/cuda, "nvidia-smi" and "Python environment" keep their
+ * meaning. Other learnt values (serials, UUIDs, secrets from a field's
+ * name) need a whole token: a word boundary on both sides. */
 static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t i, unsigned flags)
 {
     const char *p = in + i;
     bool names = !(flags & AITK_REDACT_TEXT_NO_NAMES);
-    int system_path = -1; /* not looked at yet: most text has no match */
     const entry *best = NULL;
     for (size_t k = 0; k < r->count; k++) {
         const entry *e = &r->items[k];
@@ -169,53 +182,117 @@ static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t 
         int cmp = name ? strncasecmp(p, e->value, e->len) : strncmp(p, e->value, e->len);
         if (cmp != 0)
             continue;
-        if (aitk_redact_is_word(p[e->len]))
+        if (!name) {
+            if ((i > 0 && aitk_redact_is_word(in[i - 1])) || aitk_redact_is_word(p[e->len]))
+                continue;
+        } else if (e->technical) {
+            bool whole_field =
+                (flags & AITK_REDACT_TEXT_NAME_FIELD) && i == 0 && p[e->len] == '\0';
+            bool home = aitk_redact_home_component(in, i) &&
+                        !aitk_redact_is_name_char(p[e->len]) && p[e->len] != '.';
+            if (!whole_field && !home)
+                continue;
+        } else if (!aitk_redact_name_bounded(in, i, e->value, e->len)) {
             continue;
-        if (name && system_path < 0)
-            system_path = aitk_redact_system_path(in, i);
-        if (name && system_path)
-            continue;
+        }
         best = e;
     }
     return best;
 }
 
-static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags, aitk_str *out)
+/* A value's replacement: its placeholder with a redactor, "[secret]" in
+ * the scrub (which has none). */
+static aitk_status put_placeholder(aitk_redactor *r, aitk_redact_kind kind, const char *v,
+                                   size_t n, aitk_str *out)
+{
+    const char *ph = "[secret]";
+    aitk_status st = r ? placeholder(r, kind, v, n, &ph) : AITK_OK;
+    if (!st)
+        aitk_str_append(out, ph);
+    return st;
+}
+
+/* scheme://user:password@ at in[i] = "://": the password always goes, the
+ * user too with a redactor. *used: how much of `in` was written. */
+static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, aitk_str *out,
+                                   size_t *used)
+{
+    aitk_url_credentials c;
+    *used = 0;
+    if (i == 0 || !isalnum((unsigned char)in[i - 1]) ||
+        !aitk_redact_match_url_credentials(in + i, &c))
+        return AITK_OK;
+    const char *p = in + i;
+    aitk_str_append(out, "://");
+    aitk_status st = AITK_OK;
+    if (r && c.user_len)
+        st = put_placeholder(r, AITK_REDACT_USER, p + c.user_at, c.user_len, out);
+    else
+        aitk_str_appendn(out, p + c.user_at, c.user_len);
+    aitk_str_appendc(out, ':');
+    /* "[secret]": the scrub that every report gets has been here already. */
+    if (p[c.password_at] == '[' && p[c.password_at + c.password_len - 1] == ']')
+        aitk_str_appendn(out, p + c.password_at, c.password_len);
+    else if (!st)
+        st = put_placeholder(r, AITK_REDACT_SECRET, p + c.password_at, c.password_len, out);
+    aitk_str_appendc(out, '@');
+    *used = c.password_at + c.password_len + 1;
+    return st;
+}
+
+/* One pass over a text. With a redactor (--redact): learnt values, then the
+ * patterns, each value to its placeholder. Without one (the scrub every
+ * report gets): secret shapes only (no long random runs), each to
+ * "[secret]". *changed: something was replaced. */
+static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags, aitk_str *out,
+                               bool *changed)
 {
     size_t i = 0;
     while (in[i]) {
         const char *p = in + i;
-        bool boundary = i == 0 || !aitk_redact_is_word(in[i - 1]);
+        size_t n = 0, keep = 0;
+        aitk_status st = AITK_OK;
+        if (p[0] == ':' && (st = url_credentials(r, in, i, out, &n)))
+            return st;
+        if (n) {
+            i += n;
+            *changed = true;
+            continue;
+        }
+        char prev = i ? in[i - 1] : '\0';
+        bool boundary = i == 0 || !aitk_redact_is_word(prev);
         bool b64_start = i == 0 || !(isalnum((unsigned char)in[i - 1]) || in[i - 1] == '+' ||
                                      in[i - 1] == '/' || in[i - 1] == '_');
+        /* The patterns first, where a word starts: a learnt name must not
+         * cut a UUID or a token in two (user "ace" in GPU-3ace1f...). */
         if (boundary) {
-            const entry *e = match_learnt(r, in, i, flags);
-            if (e) {
-                aitk_str_append(out, e->placeholder);
-                i += e->len;
-                continue;
-            }
             aitk_redact_kind kind = AITK_REDACT_SECRET;
-            size_t n = 0, keep = 0;
-            if ((n = aitk_redact_match_uuid(p)))
+            if (!r)
+                n = aitk_redact_match_secret(p, prev, false, 0, &keep);
+            else if ((n = aitk_redact_match_uuid(p)))
                 kind = AITK_REDACT_UUID;
-            else if ((n = aitk_redact_match_mac(p)))
+            else if (prev != '.' && (n = aitk_redact_match_mac(p))) /* not in 1.2024.0101.1234 */
                 kind = AITK_REDACT_MAC;
             else if (!(flags & AITK_REDACT_TEXT_NO_IP) && !aitk_redact_version_context(in, i) &&
                      ((n = aitk_redact_match_ipv4(p)) || (n = aitk_redact_match_ipv6(p))))
                 kind = AITK_REDACT_IP;
-            else if ((n = aitk_redact_match_secret(p, b64_start, flags, &keep)))
+            else if ((n = aitk_redact_match_secret(p, prev, b64_start, flags, &keep)))
                 kind = AITK_REDACT_SECRET;
             if (n) {
-                const char *ph;
-                aitk_status st = placeholder(r, kind, p + keep, n - keep, &ph);
-                if (st)
-                    return st;
                 aitk_str_appendn(out, p, keep);
-                aitk_str_append(out, ph);
+                if ((st = put_placeholder(r, kind, p + keep, n - keep, out)))
+                    return st;
                 i += n;
+                *changed = true;
                 continue;
             }
+        }
+        const entry *e = r ? match_learnt(r, in, i, flags) : NULL;
+        if (e) {
+            aitk_str_append(out, e->placeholder);
+            i += e->len;
+            *changed = true;
+            continue;
         }
         aitk_str_appendc(out, in[i]);
         i++;
@@ -225,7 +302,23 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
 
 aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out)
 {
-    return redact_text(r, in ? in : "", 0, out);
+    bool changed = false;
+    return redact_text(r, in ? in : "", 0, out, &changed);
+}
+
+/* Fields that hold a host or a user name (the host's own record, a
+ * variable such as USER or HOSTNAME). */
+static const char *const host_keys[] = {"hostname", "host_name", "nodename", "node_name",
+                                        "fqdn", "computername"};
+static const char *const user_keys[] = {"user", "username", "user_name", "login", "logname",
+                                        "owner"};
+
+static bool key_in(const char *key, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (aitk_redact_ci_equal(key, keys[i]))
+            return true;
+    return false;
 }
 
 static unsigned key_flags(const char *key)
@@ -234,6 +327,9 @@ static unsigned key_flags(const char *key)
     if (!key)
         return 0;
     size_t n = strlen(key);
+    if (key_in(key, host_keys, sizeof host_keys / sizeof *host_keys) ||
+        key_in(key, user_keys, sizeof user_keys / sizeof *user_keys))
+        f |= AITK_REDACT_TEXT_NAME_FIELD;
     if (aitk_redact_ci_contains(key, n, "version") || aitk_redact_ci_contains(key, n, "driver"))
         f |= AITK_REDACT_TEXT_NO_IP;
     if (aitk_redact_ci_contains(key, n, "commit") || aitk_redact_ci_contains(key, n, "sha") ||
@@ -243,45 +339,58 @@ static unsigned key_flags(const char *key)
     return f;
 }
 
-/* Every user name that follows a home-folder prefix in s. */
+static aitk_status learn_user(aitk_redactor *r, const char *v, size_t n)
+{
+    char *name = aitk_strndup(v, n);
+    if (!name)
+        return AITK_E_NOMEM;
+    aitk_status st = aitk_redactor_add(r, AITK_REDACT_USER, name);
+    aitk_free(name);
+    return st;
+}
+
+/* Every user name in s that is a home folder: the component after a folder
+ * named home, homes, home2, Users at any depth (aitk_redact_home_component:
+ * /home/jdoe, /nfs/homes/erin, C:\USERS\carol). A Windows or macOS
+ * profile may have spaces ("C:\Users\John Smith\"): under a Users folder
+ * the name runs to the next separator (or the end of the text) when it is
+ * words and single spaces; its first word is learnt as well, in case the
+ * spaces were prose after a path that ended there. */
 static aitk_status learn_home_users(aitk_redactor *r, const char *s)
 {
-    static const char *const prefixes[] = {"/home/", "/Users/", "\\Users\\", "/users/",
-                                           "\\users\\" /* Wine's spelling */};
-    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
-        size_t plen = strlen(prefixes[k]);
-        for (const char *p = strstr(s, prefixes[k]); p; p = strstr(p + 1, prefixes[k])) {
-            const char *u = p + plen;
-            size_t n = strcspn(u, "/\\ \t\r\n\"':;,");
-            if (n == 0)
-                continue;
-            char *name = aitk_strndup(u, n);
-            if (!name)
-                return AITK_E_NOMEM;
-            aitk_status st = aitk_redactor_add(r, AITK_REDACT_USER, name);
-            aitk_free(name);
-            if (st)
-                return st;
-        }
+    for (size_t i = 0; s[i]; i++) {
+        if (i == 0 || (s[i - 1] != '/' && s[i - 1] != '\\') || !aitk_redact_home_component(s, i))
+            continue;
+        const char *u = s + i;
+        size_t n = strcspn(u, "/\\ \t\r\n\"':;,");
+        aitk_status st = n ? learn_user(r, u, n) : AITK_OK;
+        if (st)
+            return st;
+        size_t parent = i - 1;
+        while (parent > 0 && s[parent - 1] != '/' && s[parent - 1] != '\\')
+            parent--;
+        if (u[n] != ' ' || strncasecmp(s + parent, "users", 5) != 0)
+            continue;
+        size_t m = strcspn(u, "/\\\t\r\n\"'`");
+        bool words = u[m - 1] != ' ';
+        for (size_t k = 0; k < m && words; k++)
+            words = aitk_redact_is_name_char(u[k]) || u[k] == '.' ||
+                    (u[k] == ' ' && u[k + 1] != ' ');
+        if (words && (st = learn_user(r, u, m)))
+            return st;
     }
     return AITK_OK;
 }
 
 static aitk_status learn_from_key(aitk_redactor *r, const char *key, const char *v)
 {
-    static const char *const host_keys[] = {"hostname", "host_name", "nodename", "node_name",
-                                            "fqdn", "computername"};
-    static const char *const user_keys[] = {"user", "username", "user_name", "login",
-                                            "logname", "owner"};
     if (!key)
         return AITK_OK;
     size_t n = strlen(key);
-    for (size_t i = 0; i < sizeof host_keys / sizeof *host_keys; i++)
-        if (aitk_redact_ci_equal(key, host_keys[i]))
-            return aitk_redactor_add(r, AITK_REDACT_HOST, v);
-    for (size_t i = 0; i < sizeof user_keys / sizeof *user_keys; i++)
-        if (aitk_redact_ci_equal(key, user_keys[i]))
-            return aitk_redactor_add(r, AITK_REDACT_USER, v);
+    if (key_in(key, host_keys, sizeof host_keys / sizeof *host_keys))
+        return aitk_redactor_add(r, AITK_REDACT_HOST, v);
+    if (key_in(key, user_keys, sizeof user_keys / sizeof *user_keys))
+        return aitk_redactor_add(r, AITK_REDACT_USER, v);
     if (aitk_redact_ci_contains(key, n, "serial"))
         return aitk_redactor_add(r, AITK_REDACT_SERIAL, v);
     /* NVML's "GPU-<uuid>": the prefix is public, and keeping it out of the
@@ -360,26 +469,28 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
 {
     aitk_str text = AITK_STR_INIT;
     aitk_status st = AITK_OK;
+    if (node == r->spare[0] || node == r->spare[1])
+        return AITK_OK;
     if (cJSON_IsString(node) && node->valuestring) {
         if (structural_field(key))
             return AITK_OK;
-        st = redact_text(r, node->valuestring, key_flags(key), &text);
-        if (!st && strcmp(text.len ? text.ptr : "", node->valuestring) != 0 &&
+        bool changed = false;
+        st = redact_text(r, node->valuestring, key_flags(key), &text, &changed);
+        if (!st && changed &&
             !cJSON_SetValuestring(node, aitk_str_cstr(&text)))
             st = AITK_E_NOMEM;
         aitk_str_free(&text);
         return st;
     }
-    if (node == r->spare)
-        return AITK_OK;
     cJSON *c;
     cJSON_ArrayForEach(c, node)
     {
         if (c->string && !(c->type & cJSON_StringIsConst)) {
             aitk_str_clear(&text);
-            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text)))
+            bool changed = false;
+            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text, &changed)))
                 break;
-            if (strcmp(aitk_str_cstr(&text), c->string) != 0) {
+            if (changed) {
                 char *k = cJSON_malloc(text.len + 1);
                 if (!k) {
                     st = AITK_E_NOMEM;
@@ -404,10 +515,14 @@ aitk_status aitk_redactor_apply(aitk_redactor *r, cJSON *tree)
     aitk_status st = learn(r, tree, NULL);
     const cJSON *os = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(tree, "host"), "os");
-    r->spare = cJSON_IsObject(os) ? os : NULL;
+    /* The compatibility profile is a name from compat.yaml, which a user
+     * called "ai" must not turn into "[user-1]-toolkit-current". */
+    const cJSON *profile = cJSON_GetObjectItemCaseSensitive(tree, "profile");
+    r->spare[0] = cJSON_IsObject(os) ? os : NULL;
+    r->spare[1] = cJSON_IsString(profile) ? profile : NULL;
     if (!st)
         st = rewrite(r, tree, NULL);
-    r->spare = NULL;
+    r->spare[0] = r->spare[1] = NULL;
     return st;
 }
 
@@ -432,26 +547,6 @@ aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host
     return st;
 }
 
-static aitk_status scrub_text(const char *in, aitk_str *out, bool *changed)
-{
-    size_t i = 0;
-    while (in[i]) {
-        if (i == 0 || !aitk_redact_is_word(in[i - 1])) {
-            size_t keep = 0, n = aitk_redact_match_secret(in + i, false, 0, &keep);
-            if (n) {
-                aitk_str_appendn(out, in + i, keep);
-                aitk_str_append(out, "[secret]");
-                i += n;
-                *changed = true;
-                continue;
-            }
-        }
-        aitk_str_appendc(out, in[i]);
-        i++;
-    }
-    return aitk_str_status(out);
-}
-
 aitk_status aitk_scrub_secrets(cJSON *tree)
 {
     if (!tree)
@@ -459,7 +554,7 @@ aitk_status aitk_scrub_secrets(cJSON *tree)
     if (cJSON_IsString(tree) && tree->valuestring) {
         aitk_str out = AITK_STR_INIT;
         bool changed = false;
-        aitk_status st = scrub_text(tree->valuestring, &out, &changed);
+        aitk_status st = redact_text(NULL, tree->valuestring, 0, &out, &changed);
         if (!st && changed && !cJSON_SetValuestring(tree, aitk_str_cstr(&out)))
             st = AITK_E_NOMEM;
         aitk_str_free(&out);

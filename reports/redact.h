@@ -36,18 +36,22 @@ aitk_status aitk_redactor_new(aitk_redactor **out);
 void aitk_redactor_free(aitk_redactor *r);
 
 /* Declares a value known to be private (the caller's $USER, the host name):
- * it is replaced wherever it stands as a whole token, except as a component
- * of a system path (/usr/local/cuda) and in structural fields (see
- * aitk_redactor_apply). Values that identify nobody ("root", "localhost",
- * under 2 characters) are ignored. */
+ * it is replaced wherever it stands as that name (the rule is written in
+ * redact_names.c: jdoe in jdoe2 and /opt/jdoe too; a technical word such as
+ * "cuda" only as a home folder or a name field), never in structural
+ * fields (see aitk_redactor_apply). A host's short name and a login's
+ * local part (jdoe of jdoe@corp.example.com) are learnt with it. Values
+ * that identify nobody ("root", "localhost", "Public", under 2 characters)
+ * are ignored. */
 aitk_status aitk_redactor_add(aitk_redactor *r, aitk_redact_kind kind, const char *value);
 
 /* Learns private values from the tree (host.hostname, fields named like
  * user/serial/uuid/token/secret, user names inside home paths), then rewrites
  * every string and object key in place, except the structural fields that
  * hold the tool's own vocabulary (check ids, categories, statuses, units,
- * sources, backends, the host.os object); name-shaped keys keep learnt host
- * and user names ("environment.python" for a user called python). */
+ * sources, backends, the host.os object, the top-level profile);
+ * name-shaped keys keep learnt host and user names ("environment.python"
+ * for a user called python). */
 aitk_status aitk_redactor_apply(aitk_redactor *r, cJSON *tree);
 
 /* Rewrites one text with what the redactor knows plus the patterns. */
@@ -57,11 +61,14 @@ aitk_status aitk_redactor_text(aitk_redactor *r, const char *in, aitk_str *out);
 size_t aitk_redactor_count(const aitk_redactor *r, aitk_redact_kind kind);
 
 /* Without --redact too: every string of the tree loses what is a secret by
- * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...) and
- * secret assignments (token=..., PASSWORD: ...) become "[secret]". Reports
- * never copy a secret, even one inside a variable they may show (a token in
- * PYTORCH_CUDA_ALLOC_CONF). Names, paths and addresses stay: that is
- * --redact's job. */
+ * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...), JWTs,
+ * PEM private keys, Bearer/Basic credentials, the password of a URL
+ * (scheme://user:PASSWORD@host) and secret assignments (token=...,
+ * MY_PASSWORD=..., "password": "...", see redact_secrets.c for which names
+ * count) become "[secret]". Reports never copy a secret, even one inside a
+ * variable they may show (a token in PYTORCH_CUDA_ALLOC_CONF). Names,
+ * paths, addresses and long random-looking runs (which hashes resemble)
+ * stay: that is --redact's job. */
 aitk_status aitk_scrub_secrets(cJSON *tree);
 
 /* The one-call form for a report: new, apply, then marks the report

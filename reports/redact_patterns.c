@@ -39,21 +39,6 @@ bool aitk_redact_ci_equal(const char *a, const char *b)
     return *a == *b;
 }
 
-/* A name (JSON key or VARIABLE in VARIABLE=value) that holds a secret. */
-bool aitk_redact_secret_name(const char *name, size_t n)
-{
-    static const char *const words[] = {"token", "secret", "password", "passwd", "credential",
-                                        "api_key", "apikey", "access_key", "private_key",
-                                        "auth_key"};
-    if (aitk_redact_ci_contains(name, n, "tokenizer"))
-        return false;
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (aitk_redact_ci_contains(name, n, words[i]))
-            return true;
-    return false;
-}
-
-
 static size_t hex_run(const char *p)
 {
     size_t n = 0;
@@ -76,13 +61,32 @@ size_t aitk_redact_match_uuid(const char *p)
     return aitk_redact_is_word(p[at]) ? 0 : at;
 }
 
+/* Cisco's form: three groups of four hex digits, 001a.2b3c.4d5e. */
+static size_t match_mac_dotted(const char *p)
+{
+    for (size_t g = 0; g < 3; g++) {
+        const char *q = p + g * 5;
+        for (size_t k = 0; k < 4; k++)
+            if (!isxdigit((unsigned char)q[k]))
+                return 0;
+        if (g < 2 && q[4] != '.')
+            return 0;
+    }
+    /* 1234.5678.9abc.0 is a longer dotted run: a version, not an address. */
+    if (aitk_redact_is_word(p[14]) || (p[14] == '.' && isxdigit((unsigned char)p[15])))
+        return 0;
+    return 14;
+}
+
+/* 00:1a:2b:3c:4d:5e, 00-1A-2B-3C-4D-5E, 001a.2b3c.4d5e. Twelve bare hex
+ * digits are not taken: short commit hashes look the same. */
 size_t aitk_redact_match_mac(const char *p)
 {
     if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
         return 0;
     char sep = p[2];
     if (sep != ':' && sep != '-')
-        return 0;
+        return match_mac_dotted(p);
     for (size_t g = 0; g < 6; g++) {
         const char *q = p + g * 3;
         if (!isxdigit((unsigned char)q[0]) || !isxdigit((unsigned char)q[1]))
@@ -113,9 +117,11 @@ size_t aitk_redact_match_ipv4(const char *p)
     return at;
 }
 
+/* Full, "::"-shortened, and with an IPv4 tail (::ffff:10.9.8.7, the
+ * IPv4-mapped form), which is taken whole. */
 size_t aitk_redact_match_ipv6(const char *p)
 {
-    size_t n = 0, colons = 0, groups = 0, in_group = 0;
+    size_t n = 0, colons = 0, groups = 0, in_group = 0, group_at = 0;
     bool double_colon = false;
     for (; isxdigit((unsigned char)p[n]) || p[n] == ':'; n++) {
         if (p[n] == ':') {
@@ -127,7 +133,14 @@ size_t aitk_redact_match_ipv6(const char *p)
             in_group = 0;
         } else if (in_group++ == 0) {
             groups++;
+            group_at = n;
         }
+    }
+    if (p[n] == '.' && in_group > 0 && colons > 0) {
+        size_t v4 = aitk_redact_match_ipv4(p + group_at);
+        if (v4 && (double_colon || colons == 6))
+            return group_at + v4;
+        return 0;
     }
     if (in_group > 4 || aitk_redact_is_word(p[n]) || n < 6 || colons > 7 || groups < 2)
         return 0;
@@ -190,126 +203,29 @@ size_t aitk_redact_match_random(const char *p, unsigned flags)
     return n;
 }
 
-/* SOME_TOKEN=value, api_key: "value" inside free text (log lines, messages).
- * *name_len gets the part to keep (name, separator, opening quote). */
-size_t aitk_redact_match_assignment(const char *p, size_t *name_len)
-{
-    size_t n = 0;
-    while (aitk_redact_is_word(p[n]))
-        n++;
-    if (n == 0 || !aitk_redact_secret_name(p, n))
-        return 0;
-    size_t at = n;
-    while (p[at] == ' ')
-        at++;
-    if (p[at] != '=' && p[at] != ':')
-        return 0;
-    at++;
-    while (p[at] == ' ')
-        at++;
-    if (p[at] == '"' || p[at] == '\'')
-        at++;
-    size_t v = 0;
-    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;", p[at + v]))
-        v++;
-    if (v < 8 || p[at] == '[')
-        return 0;
-    *name_len = at;
-    return at + v;
-}
-
 /* Dotted numbers that are versions, not addresses: inside a longer dotted
- * or colon run (9.1.0.70.1, a time) or after a version operator (==9.1.0.70). */
+ * run (9.1.0.70.1), after a version operator (==9.1.0.70), or after ':'
+ * when every part is one digit (pkg:1.2.0.1; the addresses of that shape
+ * are public resolvers such as 8.8.8.8, which identify nobody). Any other
+ * four numbers after ':' are an address (MASTER_ADDR:10.20.30.40, inet
+ * addr:192.168.7.9, eth0:10.0.0.5<0>); versions written there ("cuda:12.4",
+ * "torch:2.4.1") have fewer than four parts and are never taken. A
+ * four-part version after ':' or a space (cuDNN 9.1.0.70) is taken for an
+ * address, as it always was: versions have their own fields (see
+ * key_flags in redact.c), where no address is looked for. */
 bool aitk_redact_version_context(const char *in, size_t i)
 {
     if (i == 0)
         return false;
     char prev = in[i - 1];
-    if (prev == '.' || prev == ':')
+    if (prev == '.')
         return true;
+    if (prev == ':') {
+        const char *p = in + i;
+        for (int g = 0; g < 4; g++, p += 2)
+            if (!isdigit((unsigned char)p[0]) || (g < 3 ? p[1] != '.' : isdigit((unsigned char)p[1])))
+                return false;
+        return true;
+    }
     return prev == '=' && i >= 2 && strchr("=<>~!", in[i - 2]);
-}
-
-/* Folders that the operating system and packages own. A learnt name inside
- * one (/usr/local/cuda on a host called "cuda", /opt/python for a user
- * called "python") is the name of software. Home folders are not here, and
- * nor is /var/lib, where service accounts (jenkins) have their homes. */
-static bool system_root(const char *path)
-{
-    static const char *const unix_roots[] = {
-        "/usr/", "/opt/", "/etc/", "/lib/",  "/lib32/", "/lib64/", "/libx32/",
-        "/bin/", "/sbin/", "/proc/", "/sys/", "/dev/",  "/snap/",  "/nix/store/",
-    };
-    static const char *const windows_roots[] = {"\\program files\\", "\\program files (x86)\\",
-                                                "\\windows\\"};
-    if (path[0] == '/') {
-        for (size_t k = 0; k < sizeof unix_roots / sizeof *unix_roots; k++)
-            if (strncmp(path, unix_roots[k], strlen(unix_roots[k])) == 0)
-                return true;
-        return false;
-    }
-    for (size_t k = 0; k < sizeof windows_roots / sizeof *windows_roots; k++) {
-        const char *want = windows_roots[k];
-        size_t j = 0;
-        for (; want[j]; j++) {
-            char c = (char)tolower((unsigned char)path[2 + j]);
-            if (c == '/')
-                c = '\\';
-            if (c != want[j])
-                break;
-        }
-        if (!want[j])
-            return true;
-    }
-    return false;
-}
-
-static bool token_start(const char *in, size_t j)
-{
-    return j == 0 || !(isalnum((unsigned char)in[j - 1]) || strchr("._-~+@/\\", in[j - 1]));
-}
-
-/* "C:\" or "C:/" at the start of a token. */
-static bool drive_at(const char *in, size_t j)
-{
-    return isalpha((unsigned char)in[j]) && in[j + 1] == ':' &&
-           (in[j + 2] == '\\' || in[j + 2] == '/') &&
-           (j == 0 || !isalnum((unsigned char)in[j - 1]));
-}
-
-/* The path that in[i] belongs to starts at the nearest root before it: a
- * '/' at the start of a token, or a drive. Unix paths here have no spaces,
- * so a space between the root and in[i] means in[i] is outside that path; a
- * Windows path may have them ("Program Files"), so a drive is taken across
- * spaces. Only a whole component counts (in[i-1] a separator), and the
- * search stops at the start of the line or at a quote. */
-bool aitk_redact_system_path(const char *in, size_t i)
-{
-    if (i == 0 || (in[i - 1] != '/' && in[i - 1] != '\\'))
-        return false;
-    bool spaced = false;
-    for (size_t j = i; j-- > 0;) {
-        char c = in[j];
-        if (c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`')
-            return false;
-        if (c == ' ' || c == '\t')
-            spaced = true;
-        if (drive_at(in, j))
-            return system_root(in + j);
-        bool after_drive = j >= 2 && drive_at(in, j - 2);
-        if (c == '/' && !after_drive && token_start(in, j))
-            return !spaced && system_root(in + j);
-    }
-    return false;
-}
-
-size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep)
-{
-    *keep = 0;
-    size_t n = aitk_redact_match_token(p);
-    if (!n && random)
-        n = aitk_redact_match_random(p, flags);
-    if (!n)
-        n = aitk_redact_match_assignment(p, keep);
-    return n;
 }

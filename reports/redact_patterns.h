@@ -8,8 +8,15 @@
 #include <stddef.h>
 
 /* Flags from the field a text sits in (see key_flags in redact.c).
- * NO_NAMES: learnt host and user names are not replaced (object keys). */
-enum { AITK_REDACT_TEXT_NO_IP = 1, AITK_REDACT_TEXT_NO_HEX = 2, AITK_REDACT_TEXT_NO_NAMES = 4 };
+ * NO_NAMES: learnt host and user names are not replaced (object keys).
+ * NAME_FIELD: the field holds a host or user name (hostname, user): one
+ * that is exactly a learnt name loses it even when it is a technical word. */
+enum {
+    AITK_REDACT_TEXT_NO_IP = 1,
+    AITK_REDACT_TEXT_NO_HEX = 2,
+    AITK_REDACT_TEXT_NO_NAMES = 4,
+    AITK_REDACT_TEXT_NAME_FIELD = 8
+};
 
 bool aitk_redact_is_word(char c);
 /* A character that continues a host or user name token: a word character
@@ -18,7 +25,9 @@ bool aitk_redact_is_name_char(char c);
 /* Case-insensitive: needle (lower case) in hay[0..n). */
 bool aitk_redact_ci_contains(const char *hay, size_t n, const char *needle);
 bool aitk_redact_ci_equal(const char *a, const char *b);
-/* A name (JSON key, VARIABLE of VARIABLE=value) that holds a secret. */
+
+/* Secret shapes (redact_secrets.c). A name (JSON key, VARIABLE of
+ * VARIABLE=value) that holds a secret when its value is 8+ characters. */
 bool aitk_redact_secret_name(const char *name, size_t n);
 
 size_t aitk_redact_match_uuid(const char *p);
@@ -27,19 +36,35 @@ size_t aitk_redact_match_ipv4(const char *p);
 size_t aitk_redact_match_ipv6(const char *p);
 size_t aitk_redact_match_token(const char *p);
 size_t aitk_redact_match_random(const char *p, unsigned flags);
-/* *name_len gets the part to keep (name, separator, opening quote). */
-size_t aitk_redact_match_assignment(const char *p, size_t *name_len);
+/* prev: the character before p ('\0' at the start). *name_len gets the
+ * part to keep (name, separator, opening quote). */
+size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len);
+size_t aitk_redact_match_bearer(const char *p, size_t *keep);
+size_t aitk_redact_match_jwt(const char *p);
+size_t aitk_redact_match_pem(const char *p, size_t *keep);
+/* Offsets from p ("://") of the user and the password of a URL's userinfo. */
+typedef struct aitk_url_credentials {
+    size_t user_at, user_len, password_at, password_len;
+} aitk_url_credentials;
+bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c);
 /* A secret at p, for both the --redact rewrite and the scrub every report
- * gets: a known token shape; with `random` (p starts a word of base64) a
- * long random string (aitk_redact_match_random, under `flags`); or
- * NAME=value with a secret-sounding name, whose name and separator *keep
- * counts (the part to leave). 0: none. */
-size_t aitk_redact_match_secret(const char *p, bool random, unsigned flags, size_t *keep);
+ * gets: a known token shape, a JWT; with `random` (p starts a word of
+ * base64) a long random string (aitk_redact_match_random, under `flags`);
+ * a PEM private key, a Bearer credential, or NAME=value with a
+ * secret-sounding name, whose name and separator (the part to leave)
+ * *keep counts. 0: none. */
+size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+                                size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);
-/* True when in[i] starts a component of a system path (/usr/local/cuda,
- * C:\Program Files\...\CUDA): a name there names software, not a person
- * or a machine. */
-bool aitk_redact_system_path(const char *in, size_t i);
+/* Learnt names (redact_names.c; the rule is written there). */
+bool aitk_redact_technical_word(const char *v, size_t n);
+/* name[0..n) at in[i] is not continued by its neighbours (jdoe in jdoe2:
+ * yes; ann in annotation: no). */
+bool aitk_redact_name_bounded(const char *in, size_t i, const char *name, size_t n);
+/* c[0..n) names a folder that holds home folders (home, homes, home2, Users). */
+bool aitk_redact_home_parent(const char *c, size_t n);
+/* in[i] starts the component right after such a folder: a home folder. */
+bool aitk_redact_home_component(const char *in, size_t i);
 
 #endif

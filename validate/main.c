@@ -130,9 +130,6 @@ static aitk_status render_output(const cJSON *report, int kind, aitk_str *out)
     }
 }
 
-/* A redacted copy of the report. Besides what the tree itself gives away,
- * the redactor is told who runs this and where, since a probe may have
- * recorded them in a place no rule knows about. */
 /* This machine's network name: what --redact must remove wherever it appears. */
 static int machine_name(char *out, size_t size)
 {
@@ -148,9 +145,12 @@ static int machine_name(char *out, size_t size)
 #endif
 }
 
-static cJSON *redacted_copy(const cJSON *report)
+/* The redactor of a redacted run, told who runs this and where: a probe may
+ * have recorded them in a place no rule knows about, and stderr and the
+ * closing lines are rewritten with it before the report exists. NULL: out
+ * of memory. */
+static aitk_redactor *run_redactor_new(void)
 {
-    cJSON *copy = cJSON_Duplicate(report, 1);
     aitk_redactor *r = NULL;
     /* The user's name as POSIX shells and Windows set it, and the last part
      * of the home folder (which is the account name on both). */
@@ -162,7 +162,7 @@ static cJSON *redacted_copy(const cJSON *report)
     for (const char *p = home; p && *p; p++)
         if (*p == '/' || *p == '\\')
             base = p;
-    aitk_status st = copy ? aitk_redactor_new(&r) : AITK_E_NOMEM;
+    aitk_status st = aitk_redactor_new(&r);
     for (size_t i = 0; i < sizeof user_vars / sizeof *user_vars && !st; i++)
         if (getenv(user_vars[i]) && *getenv(user_vars[i]))
             st = aitk_redactor_add(r, AITK_REDACT_USER, getenv(user_vars[i]));
@@ -171,14 +171,30 @@ static cJSON *redacted_copy(const cJSON *report)
     char host[256];
     if (!st && machine_name(host, sizeof host) == 0 && host[0])
         st = aitk_redactor_add(r, AITK_REDACT_HOST, host);
-    if (!st)
-        st = aitk_redactor_apply(r, copy);
+    if (st) {
+        aitk_redactor_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* aitk_log's filter in a redacted run. */
+static int redact_message(void *redactor, const char *message, aitk_str *out)
+{
+    return aitk_redactor_text(redactor, message, out) != AITK_OK;
+}
+
+/* A redacted copy of the report, by the run's redactor (which learns what
+ * the tree gives away as well). */
+static cJSON *redacted_copy(const cJSON *report, aitk_redactor *r)
+{
+    cJSON *copy = cJSON_Duplicate(report, 1);
+    aitk_status st = copy ? aitk_redactor_apply(r, copy) : AITK_E_NOMEM;
     if (!st) {
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "redacted");
         if (!cJSON_AddBoolToObject(copy, "redacted", 1))
             st = AITK_E_NOMEM;
     }
-    aitk_redactor_free(r);
     if (st) {
         cJSON_Delete(copy);
         return NULL;
@@ -308,6 +324,7 @@ static int run_validate(const aitk_options *o)
     aitk_str err = AITK_STR_INIT;
     output_plan plan = {0};
     aitk_compat *compat = NULL;
+    aitk_redactor *redactor = NULL;
     int rc = AITK_EXIT_INTERNAL;
     aitk_run_ctx ctx = {0};
     cJSON *report = NULL, *redacted = NULL;
@@ -317,6 +334,17 @@ static int run_validate(const aitk_options *o)
     bool have_train = false;
     aitk_cost_params *cost_params = NULL; /* for --config; the workloads use it too */
 
+    /* A redacted run (--redact, or a bundle, which is always redacted)
+     * redacts all it shows: files, the summary, stderr, the closing lines.
+     * People paste the terminal along with the bundle. */
+    bool redacting = o->redact || o->support_bundle;
+    if (redacting) {
+        if (!(redactor = run_redactor_new())) {
+            aitk_log(AITK_LOG_ERROR, "out of memory");
+            goto out;
+        }
+        aitk_log_set_filter(redact_message, redactor);
+    }
     aitk_status st = aitk_compat_load(o->profile, &compat, &err);
     if (st) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
@@ -383,7 +411,7 @@ static int run_validate(const aitk_options *o)
     }
     if (!(report = build_report(o, &ctx)) || aitk_json_repair_utf8(report) ||
         aitk_scrub_secrets(report) ||
-        ((plan.any_redacted || o->redact) && !(redacted = redacted_copy(report)))) {
+        (redacting && !(redacted = redacted_copy(report, redactor)))) {
         aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
         goto out;
     }
@@ -421,15 +449,21 @@ static int run_validate(const aitk_options *o)
         }
     }
     if (o->verbosity >= 0)
-        print_summary(o->redact ? redacted : report, o->verbosity);
+        print_summary(redacting ? redacted : report, o->verbosity);
     if (write_failed) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         rc = AITK_EXIT_INTERNAL;
         goto out;
     }
-    for (size_t i = 0; o->verbosity >= 0 && i < plan.count; i++)
+    for (size_t i = 0; o->verbosity >= 0 && i < plan.count; i++) {
+        const char *path = plan.files[i].path.ptr;
+        aitk_str_clear(&text);
+        if (redactor)
+            path = aitk_redactor_text(redactor, path, &text) ? "(path withheld)"
+                                                              : aitk_str_cstr(&text);
         printf("%s%s: %s\n", out_labels[plan.files[i].kind],
-               plan.files[i].redacted ? " (redacted)" : "", plan.files[i].path.ptr);
+               plan.files[i].redacted ? " (redacted)" : "", path);
+    }
     aitk_verdict v;
     rc = aitk_report_verdict(report, &v) ? AITK_EXIT_INTERNAL
          : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
@@ -440,6 +474,8 @@ out:
     aitk_cost_params_free(cost_params);
     cJSON_Delete(report);
     cJSON_Delete(redacted);
+    aitk_log_set_filter(NULL, NULL);
+    aitk_redactor_free(redactor);
     cJSON_Delete(ctx.env);
     aitk_checklist_free(&ctx.checks);
     aitk_compat_free(compat);

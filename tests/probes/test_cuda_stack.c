@@ -51,6 +51,39 @@ static void test_pip_and_torch_lib_win(void **state)
     free(venv);
 }
 
+/* LD_LIBRARY_PATH folders that hold no CUDA library and do not say CUDA in
+ * their name are counted in the search order, not named: they may name
+ * private folders (envlint.c's rule for PATH-like variables). The folder
+ * where a library was found, and one named for CUDA, are listed. */
+static void test_search_order_names_only_cuda_folders(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("cs-order-venv");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    char *tk = pt_tempdir("cs-order-toolkit");
+    pt_write(tk, "lib64/libnccl.so.2", "not an ELF");
+    pt_write(tk, "secretpw_LDLIBsecret42/readme", "x");
+    pt_write(tk, "cuda-12.4/bin/readme", "x");
+    char ld[1200];
+    snprintf(ld, sizeof ld, "%s/secretpw_LDLIBsecret42:%s/lib64:%s/cuda-12.4/bin", tk, tk, tk);
+    const char *args[] = {"--quick", "--python", venv, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(ld, NULL, args, NULL, &rc);
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r, "environment"), "cuda_stack");
+    char *text = cJSON_PrintUnformatted(rec);
+    if (strstr(text, "secretpw_LDLIBsecret42"))
+        fail_msg("a private LD_LIBRARY_PATH folder is in the record: %s", text);
+    pt_assert_contains(text, "/lib64\"");
+    pt_assert_contains(text, "cuda-12.4/bin");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(rec, "search_order_unlisted")->valueint, 1);
+    cJSON_free(text);
+    cJSON_Delete(r);
+    free(tk);
+    free(venv);
+}
+
 static void test_standard_loads_library(void **state)
 {
     (void)state;
@@ -93,6 +126,7 @@ static void test_standard_broken_library(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_order_names_only_cuda_folders),
         cmocka_unit_test(test_pip_and_torch_lib_win),
         cmocka_unit_test(test_standard_loads_library),
         cmocka_unit_test(test_standard_broken_library),

@@ -49,6 +49,29 @@ static void test_patterns(void **state)
     aitk_redactor_free(r);
 }
 
+/* Addresses after ':' and in IPv6's mapped form, Cisco MACs; and the other
+ * side: versions after ':' (fewer than four parts, or single digits), a
+ * longer dotted run. */
+static void test_addresses_after_colons(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "MASTER_ADDR:10.20.30.40 inet addr:192.168.7.9 eth0:10.0.0.5<0>",
+           "MASTER_ADDR:[ip-1] inet addr:[ip-2] eth0:[ip-3]<0>");
+    expect(r, "peer ::ffff:10.9.8.7 and [::ffff:192.168.7.9]:29500",
+           "peer [ip-4] and [[ip-5]]:29500");
+    expect(r, "mac 001a.2b3c.4d5e up", "mac [mac-1] up");
+    static const char *const keep[] = {
+        "cuda:12.4 torch:2.4.1 pkg:1.2.0.1 time 12:30:45.5",
+        "build 1.2024.0101.1234 and 1234.5678.9abc.0",
+        "peer ::ffff:10.9.8.1.6",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        expect(r, keep[i], keep[i]);
+    aitk_redactor_free(r);
+}
+
 static void test_leaves_ordinary_text(void **state)
 {
     (void)state;
@@ -84,16 +107,19 @@ static void test_known_values_consistent(void **state)
     expect(r, "/home/jdoe/ai-toolkit on " HOST, "/home/[user-1]/ai-toolkit on [host-1]");
     /* The short host name is learnt from the full one; case does not matter. */
     expect(r, "ssh JDOE@GPU-BOX-17", "ssh [user-1]@[host-2]");
-    expect(r, "alice and jdoe; jdoe2 and xjdoe stay", "[user-2] and [user-1]; jdoe2 and xjdoe stay");
+    /* A digit or '_' does not continue a name that ends in a letter; a
+     * letter does. */
+    expect(r, "alice and jdoe; jdoe2, hf_jdoe, jdoe_envs; xjdoe, jdoes stay",
+           "[user-2] and [user-1]; [user-1]2, hf_[user-1], [user-1]_envs; xjdoe, jdoes stay");
     expect(r, "/root/x", "/root/x");
     assert_int_equal(aitk_redactor_add(r, 99, "x"), AITK_E_INVAL);
     aitk_redactor_free(r);
 }
 
-/* Host and user names that are also ordinary words ("cuda", "python") are
- * replaced only as whole tokens, and not as components of system paths;
- * home paths and free-text mentions still lose them. */
-static void test_names_are_whole_tokens(void **state)
+/* Host and user names that are technical words ("cuda", "python") are
+ * replaced only as a home folder or a whole field: system paths, package
+ * names and prose keep them. */
+static void test_technical_names(void **state)
 {
     (void)state;
     aitk_redactor *r;
@@ -106,21 +132,67 @@ static void test_names_are_whole_tokens(void **state)
         "/opt/python/bin/python3.11",
         "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin",
         "libcudart, python3, cudart64_12.dll, pythonic",
+        "nvidia-cuda-toolkit, torch.cuda, cuda_12 and the CUDA 13.0 runtime",
+        "/data/python-project/x and /data/cuda/ckpt",
+        "ssh python@cuda. logs in cuda.log",
+        "/home/pythonista/x and /home/python3/x",
+        "Python environment (--python)",
     };
     for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
         expect(r, keep[i], keep[i]);
-    /* '-' and '.' bound a name: privacy before the prose's looks. */
-    expect(r, "nvidia-cuda-toolkit, torch.cuda", "nvidia-[host-1]-toolkit, torch.[host-1]");
-    expect(r, "/data/python-project/x", "/data/[user-1]-project/x");
-    expect(r, "ssh python@cuda.", "ssh [user-1]@[host-1].");
-    expect(r, "logs in cuda.log", "logs in [host-1].log");
-    expect(r, "/home/python/cuda/x and /data/cuda/ckpt",
-           "/home/[user-1]/[host-1]/x and /data/[host-1]/ckpt");
+    expect(r, "/home/python/cuda/x", "/home/[user-1]/cuda/x");
     expect(r, "PATH=/usr/local/cuda/bin:/home/python/bin",
            "PATH=/usr/local/cuda/bin:/home/[user-1]/bin");
-    expect(r, "/usr/local/cuda/bin on cuda", "/usr/local/cuda/bin on [host-1]");
-    expect(r, "/usr/lib x/cuda", "/usr/lib x/[host-1]");
-    expect(r, "C:\\Users\\Python\\cuda", "C:\\Users\\[user-1]\\[host-1]");
+    expect(r, "C:\\Users\\Python\\cuda and /nfs/homes/python", 
+           "C:\\Users\\[user-1]\\cuda and /nfs/homes/[user-1]");
+    expect(r, "cuda", "cuda"); /* a check's title could be just that */
+    /* A field that holds a name loses it whole; other fields keep the word. */
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "hostname", "cuda");
+    cJSON_AddStringToObject(t, "USER", "Python");
+    cJSON_AddStringToObject(t, "title", "cuda");
+    assert_int_equal(aitk_redactor_apply(r, t), AITK_OK);
+    assert_string_equal(cJSON_GetObjectItem(t, "hostname")->valuestring, "[host-1]");
+    assert_string_equal(cJSON_GetObjectItem(t, "USER")->valuestring, "[user-1]");
+    assert_string_equal(cJSON_GetObjectItem(t, "title")->valuestring, "cuda");
+    cJSON_Delete(t);
+    aitk_redactor_free(r);
+}
+
+/* Any other name goes wherever it stands, system paths included, and
+ * whatever digit or '_' touches it; a letter still continues it. */
+static void test_other_names_everywhere(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "jdoe"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "gpu7.cluster.example.org"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "ann"), AITK_OK);
+    expect(r, "/opt/conda/envs/jdoe, /opt/jdoe/hf-cache, /usr/local/jdoe-tools/inject.so",
+           "/opt/conda/envs/[user-1], /opt/[user-1]/hf-cache, /usr/local/[user-1]-tools/inject.so");
+    expect(r, "/data/jdoe_envs/jdoe_py311 /home/jdoe/hf_jdoe jdoe2",
+           "/data/[user-1]_envs/[user-1]_py311 /home/[user-1]/hf_[user-1] [user-1]2");
+    expect(r, "C:\\Program Files\\jdoe\\x", "C:\\Program Files\\[user-1]\\x");
+    expect(r, "gpu7_scratch on gpu7.cluster.example.org, not gpu70",
+           "[host-2]_scratch on [host-1], not gpu70");
+    expect(r, "ann: annotation, Ann2, joann", "[user-2]: annotation, [user-2]2, joann");
+    /* SSSD: jdoe@corp.example.com is learnt with its local part. */
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "mroe@corp.example.com"), AITK_OK);
+    expect(r, "/home/mroe@corp.example.com/x prompt mroe-lora",
+           "/home/[user-3]/x prompt [user-4]-lora");
+    aitk_redactor_free(r);
+}
+
+/* A learnt name never cuts a pattern's match in two (user "ace" in a UUID). */
+static void test_names_after_patterns(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "ace"), AITK_OK);
+    expect(r, "GPU-3ace1f2b-9d8e-4f7a-b6c5-1a2b3c4d5e6f and ace",
+           "GPU-[uuid-1] and [user-1]");
     aitk_redactor_free(r);
 }
 
@@ -145,6 +217,70 @@ static void test_scrub_secrets(void **state)
     for (size_t i = 0; i < 4; i++)
         assert_string_equal(cJSON_GetArrayItem(arr, (int)i)->valuestring, kept[i]);
     cJSON_Delete(t);
+}
+
+/* The scrub every report gets, on one text. */
+static void expect_scrub(const char *in, const char *want)
+{
+    cJSON *t = cJSON_CreateString(in);
+    assert_int_equal(aitk_scrub_secrets(t), AITK_OK);
+    if (strcmp(t->valuestring, want) != 0)
+        fail_msg("scrub(\"%s\")\n  got  \"%s\"\n  want \"%s\"", in, t->valuestring, want);
+    cJSON_Delete(t);
+}
+
+#define JWT "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+
+/* Shapes that are secrets whatever their length or alphabet: the scrub
+ * (no --redact) takes them, and so does --redact, with placeholders. */
+static void test_secret_shapes(void **state)
+{
+    (void)state;
+    expect_scrub("from https://jdoe:S3cretPassw0rd@pypi.internal.example.com/simple on x",
+                 "from https://jdoe:[secret]@pypi.internal.example.com/simple on x");
+    expect_scrub("postgres://dbuser:p@ss@db.internal:5432/app",
+                 "postgres://dbuser:[secret]@db.internal:5432/app");
+    expect_scrub("MY_PASSWORD=hunter2 set", "MY_PASSWORD=[secret] set");
+    expect_scrub("DB_PASS=Sup3r MYSQL_PWD=x9", "DB_PASS=[secret] MYSQL_PWD=[secret]");
+    expect_scrub("{\"password\": \"p4ss w0rd\", \"user\": \"x\"}",
+                 "{\"password\": \"[secret]\", \"user\": \"x\"}");
+    expect_scrub("dbPassword: abc", "dbPassword: [secret]");
+    expect_scrub("Authorization: Bearer abcdef123456ABCDEF7890xyzXYZqq",
+                 "Authorization: Bearer [secret]");
+    expect_scrub("curl -H 'bearer 9f8e7d6c5b4a39281726'", "curl -H 'bearer [secret]'");
+    expect_scrub("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [secret]");
+    expect_scrub("jwt " JWT " end", "jwt [secret] end");
+    expect_scrub("key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98\n"
+                 "-----END RSA PRIVATE KEY----- after",
+                 "key: -----BEGIN RSA PRIVATE KEY-----[secret] after");
+    expect_scrub("-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA (cut",
+                 "-----BEGIN OPENSSH PRIVATE KEY-----[secret]");
+    expect_scrub("SSH_KEY=AAAAB3NzaC1yc2E", "SSH_KEY=[secret]");
+    /* The other side: ordinary words of reports and code stay. */
+    static const char *const kept[] = {
+        "https://pypi.org/simple and ssh://git@github.com/x/y.git",
+        "http://[::1]:8080/path?a=b@c",
+        "forward pass: 12 ms, bytes_per_pass: 4096, PASS: 3",
+        "elementwise_per_token: 2, max_tokens=77, tokenizer: t5",
+        "PWD=/tmp/work OLDPWD=/tmp",
+        "missing key: lr; sort_key=name",
+        "the bearer of bad news",
+        "-----BEGIN CERTIFICATE----- MIIB",
+        "HF_TOKEN: (set; value not shown)",
+        "eyJhbGciOiJIUzI1NiJ9 alone",
+        "--python /etc/passwd: not an executable program",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        expect_scrub(kept[i], kept[i]);
+
+    /* --redact: the URL's user goes too, and each secret has its placeholder. */
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "pip error: https://bob:Tr0ub4dor3x@pypi.corp.example.net/simple",
+           "pip error: https://[user-1]:[secret-1]@pypi.corp.example.net/simple");
+    expect(r, "again bob and Tr0ub4dor3x", "again [user-1] and [secret-1]");
+    expect(r, "MY_PASSWORD=hunter2 and " JWT, "MY_PASSWORD=[secret-2] and [secret-3]");
+    aitk_redactor_free(r);
 }
 
 /* A report with every planted kind, in the places probes put them. */
@@ -225,7 +361,8 @@ static void structure_of(const cJSON *report, aitk_str *out)
 /* Common cloud host and user names are ordinary words of the report too:
  * check ids (gpu.driver, cuda.cudnn, python.torch), categories, the OS
  * (Debian GNU/Linux), keys (environment.python) and system paths keep them,
- * while the host's own field, free text and the home path lose them. The
+ * while the host's own field and the home path lose them (free text keeps
+ * them: see test_technical_names). The
  * redacted reports go to the test reports folder, where schema.all_reports
  * holds them to the schema (check ids must stay ^[a-z0-9_]+(\.[a-z0-9_-]+)+$). */
 static void test_common_names_keep_structure(void **state)
@@ -276,12 +413,19 @@ static void test_common_names_keep_structure(void **state)
                             "[host-1]");
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(env, "HOME")->valuestring,
                             "/home/[user-1]");
+        /* Technical words as names: only the home folder and the host's
+         * own field lose them (see test_technical_names). */
+        aitk_str_clear(&msg);
+        aitk_str_appendf(&msg, "ssh python@%s; cache at /home/[user-1]/.cache", hosts[h]);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(check, "message")->valuestring,
-                            "ssh [user-1]@[host-1]; cache at /home/[user-1]/.cache");
+                            aitk_str_cstr(&msg));
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "cwd")->valuestring,
                             "/home/[user-1]/work");
+        aitk_str_clear(&msg);
+        aitk_str_appendf(&msg, "built on %s", hosts[h]);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(elsewhere, "note")->valuestring,
-                            "built on [host-1]");
+                            aitk_str_cstr(&msg));
+        aitk_str_free(&msg);
 
         aitk_str_clear(&path);
         aitk_str_appendf(&path, "%s/%s.json", aitk_str_cstr(&dir), hosts[h]);
@@ -364,9 +508,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_patterns),
+        cmocka_unit_test(test_addresses_after_colons),
         cmocka_unit_test(test_leaves_ordinary_text),
         cmocka_unit_test(test_known_values_consistent),
-        cmocka_unit_test(test_names_are_whole_tokens), cmocka_unit_test(test_scrub_secrets),
+        cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),
+        cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
+        cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),

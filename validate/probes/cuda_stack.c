@@ -506,6 +506,63 @@ static aitk_status probe_lib(aitk_run_ctx *ctx, const cuda_lib *l, const search_
     return st;
 }
 
+static bool contains_ci(const char *hay, const char *needle)
+{
+    for (; *hay; hay++) {
+        size_t k = 0;
+        while (needle[k] && tolower((unsigned char)hay[k]) == needle[k])
+            k++;
+        if (!needle[k])
+            return true;
+    }
+    return false;
+}
+
+/* A folder some probed library was found in (a candidate's path is the
+ * folder joined with the file name). */
+static bool holds_candidate(const cJSON *rec, const char *dir)
+{
+    size_t n = strlen(dir);
+    const cJSON *lib, *c;
+    cJSON_ArrayForEach(lib, rec)
+    {
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(lib, "candidates"))
+        {
+            const char *path = aitk_json_text(c, "path");
+            if (strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\\'))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The folders searched, in order. A folder that came from LD_LIBRARY_PATH
+ * (PATH on Windows) is listed only when it matters to CUDA: a library was
+ * found there, or its name says CUDA or NVIDIA. The others are counted, not
+ * named, for the reason envlint.c gives: the rest of those variables may
+ * name private folders, and a report names only what it needs. Torch's,
+ * pip's and the system's folders are always listed. */
+static aitk_status fill_search_order(cJSON *rec, const search_path *sp, const char *env_name)
+{
+    cJSON *order = cJSON_AddArrayToObject(rec, "search_order");
+    if (!order)
+        return AITK_E_NOMEM;
+    int hidden = 0;
+    for (size_t i = 0; i < sp->count; i++) {
+        const char *dir = sp->dirs[i].dir;
+        if (strcmp(sp->dirs[i].why, env_name) == 0 && !holds_candidate(rec, dir) &&
+            !contains_ci(dir, "cuda") && !contains_ci(dir, "nvidia")) {
+            hidden++;
+            continue;
+        }
+        if (!cJSON_AddItemToArray(order, cJSON_CreateString(dir)))
+            return AITK_E_NOMEM;
+    }
+    if (hidden && !cJSON_AddNumberToObject(rec, "search_order_unlisted", hidden))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
 aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
 {
     cJSON *rec = cJSON_AddObjectToObject(ctx->env, "cuda_stack");
@@ -514,9 +571,6 @@ aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
     const cJSON *pyenv = aitk_python_selected(ctx->env);
     search_path sp = {0};
     build_search_path(pyenv, &sp);
-    cJSON *order = cJSON_AddArrayToObject(rec, "search_order");
-    for (size_t i = 0; order && i < sp.count; i++)
-        cJSON_AddItemToArray(order, cJSON_CreateString(sp.dirs[i].dir));
     aitk_status st = AITK_OK;
     for (size_t i = 0; !st && i < sizeof libs / sizeof *libs; i++) {
 #ifdef _WIN32
@@ -533,6 +587,13 @@ aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
 #endif
         st = probe_lib(ctx, &libs[i], &sp, pyenv, rec);
     }
+#ifdef _WIN32
+    const char *env_name = "PATH";
+#else
+    const char *env_name = "LD_LIBRARY_PATH";
+#endif
+    if (!st)
+        st = fill_search_order(rec, &sp, env_name);
     sp_free(&sp);
     return st;
 }

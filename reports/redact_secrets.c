@@ -1,0 +1,277 @@
+/* Secret shapes: what a password, key or token looks like in free text.
+ *
+ * Every report gets these (aitk_scrub_secrets), not only --redact ones: a
+ * secret is never worth keeping, and each shape here is one that ordinary
+ * report text does not take (a hash or a commit is not matched; long random
+ * runs, which hashes resemble, are --redact's job: see match_random in
+ * redact_patterns.c). Names, paths and addresses are not secrets: they are
+ * --redact's too. */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "reports/redact_patterns.h"
+
+/* Names whose value is secret when it is machine-made, that is long (8+
+ * characters): anywhere in the name, any case, as before. */
+bool aitk_redact_secret_name(const char *name, size_t n)
+{
+    static const char *const words[] = {"token", "secret", "password", "passwd", "credential",
+                                        "api_key", "apikey", "access_key", "private_key",
+                                        "auth_key"};
+    if (aitk_redact_ci_contains(name, n, "tokenizer"))
+        return false;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (aitk_redact_ci_contains(name, n, words[i]))
+            return true;
+    return false;
+}
+
+/* The word of name[0..n) that starts at *at (words split at '_', '-', '.'
+ * and at a lower-to-upper change: MYSQL_PWD, clientSecret); advances *at. */
+static size_t next_word(const char *name, size_t n, size_t *at, size_t *start)
+{
+    size_t i = *at;
+    while (i < n && strchr("_-.", name[i]))
+        i++;
+    *start = i;
+    while (i < n && !strchr("_-.", name[i]) &&
+           !(i > *start && isupper((unsigned char)name[i]) && islower((unsigned char)name[i - 1])))
+        i++;
+    *at = i;
+    return i - *start;
+}
+
+static bool word_is(const char *w, size_t n, const char *want)
+{
+    return strlen(want) == n && strncasecmp(w, want, n) == 0;
+}
+
+/* A name whose value is a password however short it is ("hunter2"): one
+ * of whose words is PASSWORD, PASSWD or PASSPHRASE (any case, alone or in a
+ * compound: MY_PASSWORD, "password", dbPassword), or PASS or PWD written
+ * in capitals as the last word of a compound, the way environment
+ * variables are (DB_PASS, MYSQL_PWD). PASS and PWD alone, or in lower case,
+ * are ordinary words of the report and of code ("forward pass: 12 ms",
+ * bytes_per_pass) or the shell's working folder ($PWD, $OLDPWD).
+ *
+ * TOKEN, SECRET and KEY are not here: their values are machine-made and
+ * long, so aitk_redact_secret_name's 8-character minimum (and KEY as a word
+ * of a compound, below) finds them, while a short value after such a name
+ * is a count or a setting ("elementwise_per_token: 2", "sort_key=name"). */
+static bool password_name(const char *name, size_t n)
+{
+    size_t at = 0, start = 0, words = 0, len;
+    bool last_is_short_word = false;
+    while ((len = next_word(name, n, &at, &start)) > 0) {
+        const char *w = name + start;
+        words++;
+        if (word_is(w, len, "password") || word_is(w, len, "passwd") ||
+            word_is(w, len, "passphrase"))
+            return true;
+        last_is_short_word = (len == 4 && strncmp(w, "PASS", 4) == 0) ||
+                             (len == 3 && strncmp(w, "PWD", 3) == 0);
+    }
+    return words >= 2 && last_is_short_word;
+}
+
+/* KEY as a word of a compound (SSH_KEY, ENCRYPTION_KEY, apiKey): a key.
+ * "key" alone is a config or dictionary key ("missing key: train.lr"). */
+static bool key_name(const char *name, size_t n)
+{
+    size_t at = 0, start = 0, words = 0, len;
+    bool key = false;
+    while ((len = next_word(name, n, &at, &start)) > 0) {
+        words++;
+        key |= word_is(name + start, len, "key");
+    }
+    return key && words >= 2;
+}
+
+/* The value after `NAME=`, `NAME: `, `"NAME": "` at p[at]: its length. A
+ * quoted value runs to its closing quote (a passphrase has spaces); a bare
+ * one to a space or , ; and quotes. */
+static size_t value_length(const char *p, size_t at, char quote)
+{
+    size_t v = 0;
+    if (quote) {
+        while (p[at + v] && p[at + v] != quote && p[at + v] != '\n')
+            v++;
+        return v;
+    }
+    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;", p[at + v]))
+        v++;
+    return v;
+}
+
+/* SOME_TOKEN=value, api_key: "value", "password": "value" (JSON inside
+ * text). *name_len gets the part to keep (name, separator, opening quote). */
+size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
+{
+    /* A path's last part ("/etc/passwd: not an executable program") names a
+     * file, not a variable. */
+    if (prev == '/' || prev == '\\')
+        return 0;
+    size_t n = 0;
+    while (aitk_redact_is_word(p[n]))
+        n++;
+    if (n == 0)
+        return 0;
+    size_t min;
+    if (password_name(p, n))
+        min = 1;
+    else if (aitk_redact_secret_name(p, n) || key_name(p, n))
+        min = 8;
+    else
+        return 0;
+    size_t at = n;
+    if (p[at] == '"' || p[at] == '\'') /* "password": the name's closing quote */
+        at++;
+    while (p[at] == ' ')
+        at++;
+    if (p[at] != '=' && p[at] != ':')
+        return 0;
+    at++;
+    while (p[at] == ' ')
+        at++;
+    char quote = p[at] == '"' || p[at] == '\'' ? p[at] : 0;
+    if (quote)
+        at++;
+    size_t v = value_length(p, at, quote);
+    /* '[': already a placeholder; '(': the tool's own "(set; value not shown)". */
+    if (v < min || p[at] == '[' || p[at] == '(')
+        return 0;
+    *name_len = at;
+    return at + v;
+}
+
+/* RFC 6750's b64token: what follows "Bearer ". */
+static size_t token68(const char *p)
+{
+    size_t n = 0;
+    while (isalnum((unsigned char)p[n]) || (p[n] && strchr("-._~+/", p[n])))
+        n++;
+    while (p[n] == '=')
+        n++;
+    return n;
+}
+
+/* "Bearer <token>" (any case; "Authorization: Bearer x" included) and
+ * "Authorization: Basic <base64>": the word stays, the credential goes.
+ * 8+ characters, so that prose ("bearer of bad news") is left alone. */
+size_t aitk_redact_match_bearer(const char *p, size_t *keep)
+{
+    static const char *const schemes[] = {"bearer ", "basic "};
+    size_t at = 0;
+    bool authorization = strncasecmp(p, "authorization:", 14) == 0;
+    if (authorization) {
+        at = 14;
+        while (p[at] == ' ')
+            at++;
+    }
+    for (size_t k = 0; k < sizeof schemes / sizeof *schemes; k++) {
+        size_t s = strlen(schemes[k]);
+        if (strncasecmp(p + at, schemes[k], s) != 0 || (k == 1 && !authorization))
+            continue;
+        size_t t = at + s;
+        while (p[t] == ' ')
+            t++;
+        size_t n = token68(p + t);
+        if (n < 8 || p[t] == '[' || aitk_redact_is_word(p[t + n]))
+            return 0;
+        *keep = t;
+        return t + n;
+    }
+    return 0;
+}
+
+static size_t base64url_run(const char *p)
+{
+    size_t n = 0;
+    while (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '-')
+        n++;
+    return n;
+}
+
+/* A JSON Web Token: base64url header (a JSON object, so "eyJ"), payload and
+ * signature joined by dots; the signature is empty for alg "none". */
+size_t aitk_redact_match_jwt(const char *p)
+{
+    if (strncmp(p, "eyJ", 3) != 0)
+        return 0;
+    size_t h = base64url_run(p);
+    if (h < 10 || p[h] != '.')
+        return 0;
+    size_t b = base64url_run(p + h + 1);
+    if (b < 2 || p[h + 1 + b] != '.')
+        return 0;
+    size_t end = h + 1 + b + 1;
+    return end + base64url_run(p + end);
+}
+
+/* A PEM private key, "-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE
+ * KEY-----" through its END line (or to the end of a text cut short). The
+ * BEGIN line stays, so a reader sees what was there. */
+size_t aitk_redact_match_pem(const char *p, size_t *keep)
+{
+    static const char begin[] = "-----BEGIN ";
+    if (strncmp(p, begin, sizeof begin - 1) != 0)
+        return 0;
+    const char *head_end = strstr(p + sizeof begin - 1, "-----");
+    if (!head_end)
+        return 0;
+    size_t label = (size_t)(head_end - p);
+    if (label < 11 + 11 || strncmp(head_end - 11, "PRIVATE KEY", 11) != 0 ||
+        memchr(p, '\n', label))
+        return 0;
+    *keep = label + 5;
+    const char *end = strstr(head_end + 5, "-----END ");
+    if (!end)
+        return strlen(p);
+    const char *close = strstr(end + 9, "-----");
+    return close ? (size_t)(close + 5 - p) : strlen(p);
+}
+
+/* scheme://user:password@host: the password is a secret wherever it is.
+ * At p = "://" (the scheme is behind it). The userinfo is what comes before
+ * the last '@' ahead of the path, query or fragment; a ':' in it separates
+ * the user from the password. */
+bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c)
+{
+    if (strncmp(p, "://", 3) != 0)
+        return false;
+    size_t end = 3, at = 0;
+    while (p[end] && !isspace((unsigned char)p[end]) && !strchr("/?#\"'<>`", p[end])) {
+        if (p[end] == '@')
+            at = end;
+        end++;
+    }
+    if (!at)
+        return false;
+    const char *colon = memchr(p + 3, ':', at - 3);
+    if (!colon || (size_t)(colon - p) + 1 >= at)
+        return false;
+    c->user_at = 3;
+    c->user_len = (size_t)(colon - p) - 3;
+    c->password_at = (size_t)(colon - p) + 1;
+    c->password_len = at - c->password_at;
+    return true;
+}
+
+size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+                                size_t *keep)
+{
+    *keep = 0;
+    size_t n = aitk_redact_match_token(p);
+    if (!n)
+        n = aitk_redact_match_jwt(p);
+    if (!n && random)
+        n = aitk_redact_match_random(p, flags);
+    if (!n)
+        n = aitk_redact_match_pem(p, keep);
+    if (!n)
+        n = aitk_redact_match_bearer(p, keep);
+    if (!n)
+        n = aitk_redact_match_assignment(p, prev, keep);
+    return n;
+}
