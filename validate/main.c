@@ -457,12 +457,13 @@ static int run_validate(const aitk_options *o)
     }
     for (size_t i = 0; o->verbosity >= 0 && i < plan.count; i++) {
         const char *path = plan.files[i].path.ptr;
-        aitk_str_clear(&text);
+        aitk_str shown = AITK_STR_INIT;
         if (redactor)
-            path = aitk_redactor_text(redactor, path, &text) ? "(path withheld)"
-                                                              : aitk_str_cstr(&text);
+            path = aitk_redactor_text(redactor, path, &shown) ? "(path withheld)"
+                                                               : aitk_str_cstr(&shown);
         printf("%s%s: %s\n", out_labels[plan.files[i].kind],
                plan.files[i].redacted ? " (redacted)" : "", path);
+        aitk_str_free(&shown);
     }
     aitk_verdict v;
     rc = aitk_report_verdict(report, &v) ? AITK_EXIT_INTERNAL
