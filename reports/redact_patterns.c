@@ -213,10 +213,35 @@ size_t aitk_redact_match_random(const char *p, unsigned flags)
  * four-part version after ':' or a space (cuDNN 9.1.0.70) is taken for an
  * address, as it always was: versions have their own fields (see
  * key_flags in redact.c), where no address is looked for. */
+/* Whether the word before in[i] (past one run of spaces or a colon) names
+ * software whose versions have four parts: "cuDNN 9.1.0.70", "TensorRT
+ * 10.0.1.6", "libcudnn.so.9 9.1.0.70" (the CUDA stack's own findings), not
+ * an address. */
+static bool after_software_name(const char *in, size_t i)
+{
+    static const char *const names[] = {"cuda", "cudnn", "cublas", "nccl", "tensorrt", "cufft",
+                                        "curand", "cusparse", "cusolver", "nvrtc", "nvjitlink",
+                                        "driver", "version", "torch", "triton", ".so", ".dll"};
+    size_t end = i;
+    while (end > 0 && (in[end - 1] == ' ' || in[end - 1] == ':'))
+        end--;
+    if (end == i)
+        return false;
+    size_t start = end;
+    while (start > 0 && !isspace((unsigned char)in[start - 1]))
+        start--;
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (aitk_redact_ci_contains(in + start, end - start, names[k]))
+            return true;
+    return false;
+}
+
 bool aitk_redact_version_context(const char *in, size_t i)
 {
     if (i == 0)
         return false;
+    if (after_software_name(in, i))
+        return true;
     char prev = in[i - 1];
     if (prev == '.')
         return true;

@@ -75,17 +75,38 @@ static bool password_name(const char *name, size_t n)
     return words >= 2 && last_is_short_word;
 }
 
-/* KEY as a word of a compound (SSH_KEY, ENCRYPTION_KEY, apiKey): a key.
- * "key" alone is a config or dictionary key ("missing key: train.lr"). */
+/* KEY as the last word of a compound (SSH_KEY, ENCRYPTION_KEY, apiKey): a
+ * key. "key" alone is a config or dictionary key ("missing key: train.lr"),
+ * and Python's KeyError names one. */
 static bool key_name(const char *name, size_t n)
 {
     size_t at = 0, start = 0, words = 0, len;
-    bool key = false;
+    bool key_last = false;
     while ((len = next_word(name, n, &at, &start)) > 0) {
         words++;
-        key |= word_is(name + start, len, "key");
+        key_last = word_is(name + start, len, "key");
     }
-    return key && words >= 2;
+    return key_last && words >= 2;
+}
+
+/* A value a machine made, as tokens and keys are: letters and digits
+ * together (base64's '/' and '+' allowed, an AWS secret has them), no dots
+ * or spaces, not a path. What follows "tokens_per_second:", "max_tokens:"
+ * or "missing_key:" in a report is a number or a dotted name
+ * ("model.diffusion_model.input_blocks"), and is kept. */
+static bool machine_made(const char *v, size_t n)
+{
+    bool alpha = false, digit = false;
+    if (n && (v[0] == '/' || v[0] == '~'))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c == '.' || c == '\\' || isspace(c))
+            return false;
+        alpha |= isalpha(c) != 0;
+        digit |= isdigit(c) != 0;
+    }
+    return alpha && digit;
 }
 
 /* The value after `NAME=`, `NAME: `, `"NAME": "` at p[at]: its length. A
@@ -141,6 +162,9 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
     /* '[': already a placeholder; '(': the tool's own "(set; value not shown)". */
     if (v < min || p[at] == '[' || p[at] == '(')
         return 0;
+    /* After a token or key name: only a value that looks machine-made. */
+    if (min > 1 && !machine_made(p + at, v))
+        return 0;
     *name_len = at;
     return at + v;
 }
@@ -177,7 +201,12 @@ size_t aitk_redact_match_bearer(const char *p, size_t *keep)
         while (p[t] == ' ')
             t++;
         size_t n = token68(p + t);
-        if (n < 8 || p[t] == '[' || aitk_redact_is_word(p[t + n]))
+        /* A credential has digits; prose after "Bearer" ("authentication
+         * required") has none. */
+        bool digit = false;
+        for (size_t i = 0; i < n; i++)
+            digit |= isdigit((unsigned char)p[t + i]) != 0;
+        if (n < 8 || !digit || p[t] == '[' || aitk_redact_is_word(p[t + n]))
             return 0;
         *keep = t;
         return t + n;

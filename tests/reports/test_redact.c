@@ -36,6 +36,11 @@ static void test_patterns(void **state)
     expect(r, "GPU-" UUID " ready", "GPU-[uuid-1] ready");
     expect(r, "mac 00:1A:2b:3C:4d:5E up", "mac [mac-1] up");
     expect(r, "from 10.1.2.33 and fe80::1ff:fe23:4567:890a", "from [ip-1] and [ip-2]");
+    /* Four-part versions after the software they are of stay: the CUDA
+     * stack's findings need them. */
+    expect(r, "found cuDNN 9.1.0.70 (needs >= 9.0)", "found cuDNN 9.1.0.70 (needs >= 9.0)");
+    expect(r, "/usr/lib/libcudnn.so.9 9.1.0.70, TensorRT 10.0.1.6",
+           "/usr/lib/libcudnn.so.9 9.1.0.70, TensorRT 10.0.1.6");
     expect(r, "HF_TOKEN=" HF, "HF_TOKEN=[secret-1]");
     expect(r, "token " HF " again", "token [secret-1] again");
     expect(r, "key AKIAIOSFODNN7EXAMPLE", "key [secret-2]");
@@ -241,6 +246,19 @@ static void test_secret_shapes(void **state)
     expect_scrub("postgres://dbuser:p@ss@db.internal:5432/app",
                  "postgres://dbuser:[secret]@db.internal:5432/app");
     expect_scrub("MY_PASSWORD=hunter2 set", "MY_PASSWORD=[secret] set");
+    /* Ordinary text after names that contain KEY or TOKEN, or after
+     * "Bearer", is kept: the missing state-dict key is the clue of a
+     * loading failure, and throughput figures are the report. */
+    static const char *const ordinary[] = {
+        "KeyError: 'model.diffusion_model.input_blocks'",
+        "missing_key: transformer.blocks.0.attn",
+        "tokens_per_second: 12345.678",
+        "max_tokens: 100000000",
+        "secret_name=my-secret-name",
+        "Bearer authentication required for downloads",
+    };
+    for (size_t i = 0; i < sizeof ordinary / sizeof *ordinary; i++)
+        expect_scrub(ordinary[i], ordinary[i]);
     expect_scrub("DB_PASS=Sup3r MYSQL_PWD=x9", "DB_PASS=[secret] MYSQL_PWD=[secret]");
     expect_scrub("{\"password\": \"p4ss w0rd\", \"user\": \"x\"}",
                  "{\"password\": \"[secret]\", \"user\": \"x\"}");
