@@ -289,10 +289,13 @@ static aitk_status check_value(const aitk_yaml_doc *doc, const aitk_yaml_node *r
         return check_companions(doc, v, key, example, err);
     if (v->kind != AITK_YAML_SCALAR || !scalar_ok(kind, v->text))
         return bad_value(doc, v, key, kind, example, err);
-    /* The probes read numbers with aitk_yaml_double/long, which take "34"
-     * for text: quoted, the check would be skipped as if the profile set no
-     * value. */
-    if ((kind == KIND_GB || kind == KIND_WIN_BUILD) && v->quoted) {
+    /* The probes read numbers with aitk_yaml_double/long: the value must
+     * read through them here too, or the check would be skipped as if the
+     * profile set no value (they take a quoted "34" for text). */
+    double gb = 0;
+    long build = 0;
+    if ((kind == KIND_GB && aitk_yaml_double(doc, v, &gb, NULL)) ||
+        (kind == KIND_WIN_BUILD && aitk_yaml_long(doc, v, &build, NULL))) {
         aitk_yaml_errorf(err, doc, v, "%s must be a number without quotes, found \"%s\"", key,
                          v->text);
         return AITK_E_PARSE;
