@@ -1,11 +1,18 @@
 /* The fake driver's machine, read from AITK_STUB_GPU by both stub libraries:
  *
  *   driver=535.104.05;cuda=12020;nvml_init=9;cu_init=100;
+ *   refuse=nvmlDeviceGetMemoryInfo:3;refuse=cuDeviceGetUuid_v2:999;
  *   gpu=NVIDIA GeForce RTX 4090|8.9|24564[|mig=1][|display=1][|remap_pending=1]
+ *                                        [|mig_instance=1]
  *
  * One "gpu=" item per GPU: name | compute capability | memory in MiB, then
  * optional flags. nvml_init / cu_init make the init call return that error
- * code. Test-only code: malformed specs give a stub with no GPU. */
+ * code; each "refuse=" makes the named function answer that error code for
+ * every call (the per-call refusal tests), "refuse=NAME@N:CODE" for device N
+ * only. mig_instance makes the CUDA stub
+ * present that device as a MIG compute instance: cuDeviceGetUuid_v2 answers
+ * the instance's UUID, cuDeviceGetUuid the GPU's. Test-only code: malformed
+ * specs give a stub with no GPU. */
 #ifndef AITK_TESTS_STUB_SPEC_H
 #define AITK_TESTS_STUB_SPEC_H
 
@@ -18,8 +25,14 @@ typedef struct stub_gpu {
     char name[96];
     int major, minor;
     unsigned long long mem_mib;
-    int mig, display, remap_pending;
+    int mig, display, remap_pending, mig_instance;
 } stub_gpu;
+
+#define STUB_MAX_REFUSALS 16
+typedef struct stub_refusal {
+    char name[64];
+    int code;
+} stub_refusal;
 
 typedef struct stub_spec {
     char driver[32];
@@ -27,6 +40,8 @@ typedef struct stub_spec {
     int nvml_init, cu_init;
     int count;
     stub_gpu gpus[STUB_MAX_GPUS];
+    int refusals;
+    stub_refusal refuse[STUB_MAX_REFUSALS];
 } stub_spec;
 
 static void stub_copy(char *dst, size_t cap, const char *src, size_t n)
@@ -63,6 +78,8 @@ static void stub_parse_gpu(stub_spec *s, const char *item)
             g->display = 1;
         if (strncmp(item, "|remap_pending=1", 16) == 0)
             g->remap_pending = 1;
+        if (strncmp(item, "|mig_instance=1", 15) == 0)
+            g->mig_instance = 1;
     }
 }
 
@@ -86,10 +103,35 @@ static void stub_spec_read(stub_spec *s)
             s->cu_init = atoi(item + 8);
         else if (strncmp(item, "gpu=", 4) == 0)
             stub_parse_gpu(s, item + 4);
+        else if (strncmp(item, "refuse=", 7) == 0 && s->refusals < STUB_MAX_REFUSALS &&
+                 strchr(item, ':')) {
+            stub_refusal *r = &s->refuse[s->refusals++];
+            const char *colon = strchr(item, ':');
+            stub_copy(r->name, sizeof r->name, item + 7, (size_t)(colon - item - 7));
+            r->code = atoi(colon + 1);
+        }
         text += n;
         if (*text == ';')
             text++;
     }
 }
+
+/* The error code `fn` was told to answer for device `dev` (-1: a call with
+ * no device), or 0 (answer normally). "refuse=NAME@N:CODE" refuses for
+ * device N only. */
+static int stub_refused_dev(const stub_spec *s, const char *fn, int dev)
+{
+    size_t n = strlen(fn);
+    for (int i = 0; i < s->refusals; i++) {
+        const char *name = s->refuse[i].name;
+        if (strncmp(name, fn, n) != 0)
+            continue;
+        if (name[n] == '\0' || (name[n] == '@' && dev >= 0 && atoi(name + n + 1) == dev))
+            return s->refuse[i].code;
+    }
+    return 0;
+}
+
+static int stub_refused(const stub_spec *s, const char *fn) { return stub_refused_dev(s, fn, -1); }
 
 #endif

@@ -53,8 +53,13 @@ static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
         c.remedy = "Reboot after a driver update; check `lsmod | grep nvidia` and `dmesg`; "
                    "reinstall the driver if the versions differ.";
     } else {
-        aitk_str_appendf(&obs, "driver %s (%s)", aitk_json_text(nvml, "driver_version"),
-                         aitk_json_text(nvml, "path"));
+        const char *version = aitk_json_text(nvml, "driver_version");
+        if (*version)
+            aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_json_text(nvml, "path"));
+        else
+            aitk_str_appendf(&obs, "driver version unknown: %s (%s)",
+                             aitk_json_text(nvml, "driver_version_error"),
+                             aitk_json_text(nvml, "path"));
         c.status = AITK_CHECK_PASS;
         c.observed = aitk_str_cstr(&obs);
         c.message = "the NVIDIA driver answers";
@@ -184,6 +189,16 @@ static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
  * 1/16 (an L4 or A10 reports 22.5 GiB, a 4090 24.0 GiB). A GPU within 10% of
  * the figure counts as that class. */
 #define VRAM_CLASS_TOLERANCE 0.9
+
+/* Why a device has no memory figure, in the driver's words. */
+static const char *memory_refusal(const cJSON *dev)
+{
+    const cJSON *refused = cJSON_GetObjectItemCaseSensitive(dev, "refused");
+    const char *why = aitk_json_text(refused, "nvmlDeviceGetMemoryInfo");
+    if (!*why)
+        why = aitk_json_text(refused, "cuDeviceTotalMem_v2");
+    return *why ? why : "not reported";
+}
 static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
 {
     const aitk_yaml_node *table = aitk_yaml_get(ctx->compat->profile, "workload_vram_gb");
@@ -197,15 +212,19 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
             continue;
         aitk_str id = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT,
                  msg = AITK_STR_INIT, fix = AITK_STR_INIT, title = AITK_STR_INIT;
-        int fit = 0, total = 0, best = -1;
+        int fit = 0, total = 0, unknown = 0, best = -1;
         const cJSON *dev;
         cJSON_ArrayForEach(dev, devices)
         {
             double gib = aitk_gpu_vram_gib(dev);
-            if (gib < 0)
-                continue;
-            total++;
             int idx = (int)aitk_json_number(dev, "index", -1);
+            if (gib < 0) {
+                unknown++;
+                aitk_str_appendf(&obs, "%sGPU %d %s memory unknown (%s)", obs.len ? "; " : "",
+                                 idx, aitk_json_text(dev, "name"), memory_refusal(dev));
+                continue;
+            }
+            total++;
             aitk_str_appendf(&obs, "%sGPU %d %s %.1f GiB", obs.len ? "; " : "", idx,
                              aitk_json_text(dev, "name"), gib);
             if (gib >= need * VRAM_CLASS_TOLERANCE) {
@@ -214,12 +233,26 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
                     best = idx;
             }
         }
-        aitk_check_status status = fit == total ? AITK_CHECK_PASS
-                                   : fit > 0    ? AITK_CHECK_WARN
-                                                : aitk_compat_rule_severity(rule);
+        /* A memory figure that was never read is unknown, never a pass. */
+        aitk_check_status status = unknown > 0   ? AITK_CHECK_WARN
+                                   : fit == total ? AITK_CHECK_PASS
+                                   : fit > 0      ? AITK_CHECK_WARN
+                                                  : aitk_compat_rule_severity(rule);
         aitk_str_appendf(&exp, ">= %g GB on the training GPU (a %g GB-class card: >= %.1f GiB reported)",
                          need, need, need * VRAM_CLASS_TOLERANCE);
-        if (status == AITK_CHECK_PASS) {
+        if (unknown > 0 && fit > 0) {
+            aitk_str_appendf(&msg, "GPU %d has the %g GB %s needs; the memory of %d other GPU%s "
+                                   "is unknown", best, need, model, unknown, unknown == 1 ? "" : "s");
+            aitk_str_appendf(&fix, "Train on GPU %d: set `device: cuda:%d` in the ai-toolkit config "
+                                   "or export CUDA_VISIBLE_DEVICES=%d.", best, best, best);
+        } else if (unknown > 0) {
+            aitk_str_appendf(&msg, "the driver did not report the memory of %d GPU%s, so whether "
+                                   "%s fits in %g GB is unknown%s",
+                             unknown, unknown == 1 ? "" : "s", model, need,
+                             total > 0 ? "; no GPU whose memory is known has enough" : "");
+            aitk_str_append(&fix, "Check the memory with nvidia-smi; some systems (unified memory, "
+                                  "vGPU) do not report it through NVML or the CUDA driver.");
+        } else if (status == AITK_CHECK_PASS) {
             aitk_str_appendf(&msg, "every GPU has the %g GB %s needs", need, model);
         } else if (fit > 0) {
             aitk_str_appendf(&msg, "%d of %d GPUs are under the %g GB %s needs; training on them "
@@ -247,6 +280,57 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
     return AITK_OK;
 }
 
+/* The CUDA device that is the same card as NVML device `dev`: the one with its
+ * PCI bus id, or, when NVML gave none and each library sees one device, that
+ * one, unless it is a MIG slice (its figures are the slice's, not the GPU's). */
+static cJSON *driver_twin(const cJSON *dev, const cJSON *nv_devices, const cJSON *cu_devices)
+{
+    const char *bus = aitk_json_text(dev, "pci_bus_id");
+    cJSON *c;
+    cJSON_ArrayForEach(c, cu_devices)
+    {
+        if (*bus && strcmp(bus, aitk_json_text(c, "pci_bus_id")) == 0)
+            return aitk_json_true(c, "mig_instance") ? NULL : c;
+    }
+    c = cJSON_GetArrayItem(cu_devices, 0);
+    if (!*bus && cJSON_GetArraySize(nv_devices) == 1 && cJSON_GetArraySize(cu_devices) == 1 &&
+        !aitk_json_true(c, "mig_instance"))
+        return c;
+    return NULL;
+}
+
+/* NVML may refuse a figure the CUDA driver answers for the same card: total
+ * memory on unified-memory systems such as DGX Spark (GB10), where
+ * nvmlDeviceGetMemoryInfo answers NOT_SUPPORTED (leptonai/gpud#1170), and the
+ * compute capability on old drivers. The driver's figure stands in, marked
+ * with its source, so a check is judged on a figure that was read. */
+static aitk_status fill_from_driver(cJSON *nvml, const cJSON *cu)
+{
+    cJSON *nv_devices = cJSON_GetObjectItemCaseSensitive(nvml, "devices");
+    const cJSON *cu_devices = cJSON_GetObjectItemCaseSensitive(cu, "devices");
+    cJSON *dev;
+    cJSON_ArrayForEach(dev, nv_devices)
+    {
+        const cJSON *twin = driver_twin(dev, nv_devices, cu_devices);
+        if (!twin)
+            continue;
+        double total = aitk_json_number(twin, "total_bytes", -1);
+        if (!cJSON_GetObjectItemCaseSensitive(dev, "memory") && total >= 0) {
+            cJSON *m = cJSON_AddObjectToObject(dev, "memory");
+            if (!m || !cJSON_AddNumberToObject(m, "total_bytes", total) ||
+                !cJSON_AddStringToObject(m, "source", "cuDeviceTotalMem_v2"))
+                return AITK_E_NOMEM;
+        }
+        const char *cc = aitk_json_text(twin, "compute_capability");
+        if (!cJSON_GetObjectItemCaseSensitive(dev, "compute_capability") && *cc) {
+            if (!cJSON_AddStringToObject(dev, "compute_capability", cc) ||
+                !cJSON_AddStringToObject(dev, "compute_capability_source", "cuDeviceGetAttribute"))
+                return AITK_E_NOMEM;
+        }
+    }
+    return AITK_OK;
+}
+
 aitk_status aitk_gpu_checks(aitk_run_ctx *ctx)
 {
     cJSON *gpu = cJSON_AddObjectToObject(ctx->env, "gpu");
@@ -257,6 +341,8 @@ aitk_status aitk_gpu_checks(aitk_run_ctx *ctx)
     aitk_status st = aitk_nvml_probe(nvml);
     if (!st)
         st = aitk_cudadrv_probe(cu);
+    if (!st)
+        st = fill_from_driver(nvml, cu);
     if (!st)
         st = check_nvml(ctx, nvml);
     if (!st)

@@ -1,142 +1,315 @@
-/* NVML probe. The declarations below are ours (no NVIDIA header is needed to
- * build): the handful of types and enum values the queries use, taken from the
- * NVML API reference. Only the calls that a missing driver feature can refuse
- * are optional; each refusal is recorded as "not supported", not guessed. */
+/* NVML probe. The declarations are ours (validate/probes/nvml_abi.h, checked
+ * against NVIDIA's nvml.h by the ABI test). Only the calls that a missing
+ * driver feature can refuse are optional. Every refusal is recorded under the
+ * device's "refused" object with NVML's own words, and the value is left out:
+ * a figure that was not read is never guessed. */
 #include "validate/probes/nvml.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/dynload.h"
 #include "common/str.h"
 #include "validate/probes/dlsyms.h"
+#include "validate/probes/nvml_abi.h"
 
-typedef int nvml_ret;          /* nvmlReturn_t; 0 is NVML_SUCCESS */
-typedef struct nvml_dev_st *nvml_dev;
-enum { NVML_SUCCESS = 0, NVML_ERROR_INSUFFICIENT_SIZE = 7 };
-enum { NVML_TEMPERATURE_GPU = 0 };
-enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
-
-typedef struct nvml_memory { unsigned long long total, free, used; } nvml_memory;
-typedef struct nvml_pci_info {
-    char bus_id_legacy[16];
-    unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
-    char bus_id[32];
-} nvml_pci_info;
+/* X(member, required, names newest first): the functions the probe calls.
+ * Calls whose versions differ in meaning (the PCI struct, the process-info
+ * struct) get one member per version. */
+#define NVML_FUNCTIONS(X)                                                                      \
+    X(nvmlInit_v2, true, "nvmlInit_v2", "nvmlInit")                                            \
+    X(nvmlShutdown, true, "nvmlShutdown")                                                      \
+    X(nvmlErrorString, false, "nvmlErrorString")                                               \
+    X(nvmlSystemGetDriverVersion, true, "nvmlSystemGetDriverVersion")                          \
+    X(nvmlSystemGetCudaDriverVersion_v2, false, "nvmlSystemGetCudaDriverVersion_v2",           \
+      "nvmlSystemGetCudaDriverVersion")                                                        \
+    X(nvmlDeviceGetCount_v2, true, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")              \
+    X(nvmlDeviceGetHandleByIndex_v2, true, "nvmlDeviceGetHandleByIndex_v2",                    \
+      "nvmlDeviceGetHandleByIndex")                                                            \
+    X(nvmlDeviceGetName, true, "nvmlDeviceGetName")                                            \
+    X(nvmlDeviceGetUUID, false, "nvmlDeviceGetUUID")                                           \
+    X(nvmlDeviceGetPciInfo_v3, false, "nvmlDeviceGetPciInfo_v3")                               \
+    X(nvmlDeviceGetPciInfo_v2, false, "nvmlDeviceGetPciInfo_v2")                               \
+    X(nvmlDeviceGetCudaComputeCapability, false, "nvmlDeviceGetCudaComputeCapability")         \
+    X(nvmlDeviceGetMemoryInfo, true, "nvmlDeviceGetMemoryInfo")                                \
+    X(nvmlDeviceGetMemoryBusWidth, false, "nvmlDeviceGetMemoryBusWidth")                       \
+    X(nvmlDeviceGetCurrPcieLinkGeneration, false, "nvmlDeviceGetCurrPcieLinkGeneration")       \
+    X(nvmlDeviceGetMaxPcieLinkGeneration, false, "nvmlDeviceGetMaxPcieLinkGeneration")         \
+    X(nvmlDeviceGetCurrPcieLinkWidth, false, "nvmlDeviceGetCurrPcieLinkWidth")                 \
+    X(nvmlDeviceGetMaxPcieLinkWidth, false, "nvmlDeviceGetMaxPcieLinkWidth")                   \
+    X(nvmlDeviceGetPowerManagementLimit, false, "nvmlDeviceGetPowerManagementLimit")           \
+    X(nvmlDeviceGetTemperature, false, "nvmlDeviceGetTemperature")                             \
+    X(nvmlDeviceGetClockInfo, false, "nvmlDeviceGetClockInfo")                                 \
+    X(nvmlDeviceGetMaxClockInfo, false, "nvmlDeviceGetMaxClockInfo")                           \
+    X(nvmlDeviceGetEccMode, false, "nvmlDeviceGetEccMode")                                     \
+    X(nvmlDeviceGetRemappedRows, false, "nvmlDeviceGetRemappedRows")                           \
+    X(nvmlDeviceGetRetiredPages, false, "nvmlDeviceGetRetiredPages")                           \
+    X(nvmlDeviceGetPersistenceMode, false, "nvmlDeviceGetPersistenceMode")                     \
+    X(nvmlDeviceGetMigMode, false, "nvmlDeviceGetMigMode")                                     \
+    X(nvmlDeviceGetDisplayActive, false, "nvmlDeviceGetDisplayActive")                         \
+    X(nvmlDeviceGetComputeRunningProcesses_v3, false, "nvmlDeviceGetComputeRunningProcesses_v3") \
+    X(nvmlDeviceGetComputeRunningProcesses_v2, false, "nvmlDeviceGetComputeRunningProcesses_v2") \
+    X(nvmlDeviceGetComputeRunningProcesses, false, "nvmlDeviceGetComputeRunningProcesses")     \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v3, false,                                         \
+      "nvmlDeviceGetGraphicsRunningProcesses_v3")                                              \
+    X(nvmlDeviceGetGraphicsRunningProcesses_v2, false,                                         \
+      "nvmlDeviceGetGraphicsRunningProcesses_v2")                                              \
+    X(nvmlDeviceGetGraphicsRunningProcesses, false, "nvmlDeviceGetGraphicsRunningProcesses")
 
 typedef struct nvml_api {
-    void *init, *shutdown, *error_string, *driver_version, *cuda_version, *count, *handle;
-    void *name, *uuid, *pci, *cc, *memory, *bus_width, *pcie_gen, *pcie_gen_max, *pcie_width,
-        *pcie_width_max, *power_limit, *temperature, *clock, *clock_max, *ecc, *remapped,
-        *retired, *persistence, *mig, *compute_procs, *graphics_procs, *display_active;
+#define NVML_MEMBER(fn, required, ...) aitk_##fn##_fn fn;
+    NVML_FUNCTIONS(NVML_MEMBER)
+#undef NVML_MEMBER
 } nvml_api;
 
-typedef nvml_ret (*fn_void)(void);
-typedef const char *(*fn_errstr)(nvml_ret);
-typedef nvml_ret (*fn_text)(char *, unsigned int);
-typedef nvml_ret (*fn_int_out)(int *);
-typedef nvml_ret (*fn_uint_out)(unsigned int *);
-typedef nvml_ret (*fn_handle)(unsigned int, nvml_dev *);
-typedef nvml_ret (*fn_dev_text)(nvml_dev, char *, unsigned int);
-typedef nvml_ret (*fn_dev_pci)(nvml_dev, nvml_pci_info *);
-typedef nvml_ret (*fn_dev_2int)(nvml_dev, int *, int *);
-typedef nvml_ret (*fn_dev_mem)(nvml_dev, nvml_memory *);
-typedef nvml_ret (*fn_dev_uint)(nvml_dev, unsigned int *);
-typedef nvml_ret (*fn_dev_2uint)(nvml_dev, unsigned int *, unsigned int *);
-typedef nvml_ret (*fn_dev_kind_uint)(nvml_dev, int, unsigned int *);
-typedef nvml_ret (*fn_dev_4uint)(nvml_dev, unsigned int *, unsigned int *, unsigned int *,
-                                 unsigned int *);
-typedef nvml_ret (*fn_dev_retired)(nvml_dev, int, unsigned int *, unsigned long long *);
-typedef nvml_ret (*fn_dev_procs)(nvml_dev, unsigned int *, void *);
+/* What dlsym returned, before each address takes its function's type. */
+typedef struct nvml_raw {
+#define NVML_RAW(fn, required, ...) void *fn;
+    NVML_FUNCTIONS(NVML_RAW)
+#undef NVML_RAW
+} nvml_raw;
 
-#ifdef _WIN32
-static const char *const nvml_names[] = {"nvml.dll", NULL};
-#else
-static const char *const nvml_names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
-#endif
+typedef struct nvml_device_ctx {
+    const nvml_api *api;
+    aitk_nvml_device handle;
+    cJSON *dev;
+    cJSON *refused; /* "function name": "NVML error N: text", created on first use */
+} nvml_device_ctx;
 
-static void error_text(const nvml_api *api, nvml_ret r, aitk_str *out)
+static void error_text(const nvml_api *api, aitk_nvml_return r, aitk_str *out)
 {
-    const char *s = api->error_string ? ((fn_errstr)api->error_string)(r) : NULL;
+    const char *s = api->nvmlErrorString ? api->nvmlErrorString(r) : NULL;
     aitk_str_appendf(out, "NVML error %d%s%s", r, s ? ": " : "", s ? s : "");
 }
 
-/* Takes the value by address: it is read after the call that filled it
- * (argument evaluation order would not guarantee that for a plain value). */
-static void add_uint(cJSON *o, const char *key, nvml_ret r, const unsigned int *v)
+/* True on success; otherwise records the refusal under dev.refused and
+ * returns false, so the caller leaves the value out. */
+static bool answered(nvml_device_ctx *d, const char *fn, aitk_nvml_return r)
 {
-    if (r == NVML_SUCCESS)
-        cJSON_AddNumberToObject(o, key, *v);
+    if (r == AITK_NVML_SUCCESS)
+        return true;
+    if (!d->refused)
+        d->refused = cJSON_AddObjectToObject(d->dev, "refused");
+    aitk_str e = AITK_STR_INIT;
+    error_text(d->api, r, &e);
+    if (d->refused)
+        cJSON_AddStringToObject(d->refused, fn, aitk_str_cstr(&e));
+    aitk_str_free(&e);
+    return false;
 }
 
 static const char *enable_state(unsigned int v) { return v ? "enabled" : "disabled"; }
 
-static void probe_clocks(const nvml_api *api, nvml_dev d, cJSON *dev)
+static void probe_clocks(nvml_device_ctx *d)
 {
-    static const struct { int kind; const char *cur, *max; } clocks[] = {
-        {NVML_CLOCK_GRAPHICS, "graphics_mhz", "graphics_max_mhz"},
-        {NVML_CLOCK_SM, "sm_mhz", "sm_max_mhz"},
-        {NVML_CLOCK_MEM, "memory_mhz", "memory_max_mhz"},
+    static const struct { aitk_nvml_clock_type kind; const char *cur, *max; } clocks[] = {
+        {AITK_NVML_CLOCK_GRAPHICS, "graphics_mhz", "graphics_max_mhz"},
+        {AITK_NVML_CLOCK_SM, "sm_mhz", "sm_max_mhz"},
+        {AITK_NVML_CLOCK_MEM, "memory_mhz", "memory_max_mhz"},
     };
-    cJSON *c = cJSON_AddObjectToObject(dev, "clocks");
+    const nvml_api *api = d->api;
+    cJSON *c = cJSON_AddObjectToObject(d->dev, "clocks");
     for (size_t i = 0; c && i < sizeof clocks / sizeof *clocks; i++) {
         unsigned int v = 0;
-        if (api->clock)
-            add_uint(c, clocks[i].cur, ((fn_dev_kind_uint)api->clock)(d, clocks[i].kind, &v), &v);
-        if (api->clock_max)
-            add_uint(c, clocks[i].max,
-                     ((fn_dev_kind_uint)api->clock_max)(d, clocks[i].kind, &v), &v);
+        if (api->nvmlDeviceGetClockInfo &&
+            answered(d, "nvmlDeviceGetClockInfo",
+                     api->nvmlDeviceGetClockInfo(d->handle, clocks[i].kind, &v)))
+            cJSON_AddNumberToObject(c, clocks[i].cur, v);
+        if (api->nvmlDeviceGetMaxClockInfo &&
+            answered(d, "nvmlDeviceGetMaxClockInfo",
+                     api->nvmlDeviceGetMaxClockInfo(d->handle, clocks[i].kind, &v)))
+            cJSON_AddNumberToObject(c, clocks[i].max, v);
     }
 }
 
-static void probe_health(const nvml_api *api, nvml_dev d, cJSON *dev)
+static void probe_memory_health(nvml_device_ctx *d)
 {
-    unsigned int a = 0, b = 0, e = 0, f = 0;
-    if (api->ecc && ((fn_dev_2uint)api->ecc)(d, &a, &b) == NVML_SUCCESS) {
-        cJSON *ecc = cJSON_AddObjectToObject(dev, "ecc");
-        cJSON_AddStringToObject(ecc, "current", enable_state(a));
-        cJSON_AddStringToObject(ecc, "pending", enable_state(b));
+    const nvml_api *api = d->api;
+    aitk_nvml_enable_state cur = 0, pend = 0;
+    if (api->nvmlDeviceGetEccMode &&
+        answered(d, "nvmlDeviceGetEccMode", api->nvmlDeviceGetEccMode(d->handle, &cur, &pend))) {
+        cJSON *ecc = cJSON_AddObjectToObject(d->dev, "ecc");
+        cJSON_AddStringToObject(ecc, "current", enable_state(cur));
+        cJSON_AddStringToObject(ecc, "pending", enable_state(pend));
     }
-    if (api->remapped && ((fn_dev_4uint)api->remapped)(d, &a, &b, &e, &f) == NVML_SUCCESS) {
-        cJSON *rr = cJSON_AddObjectToObject(dev, "remapped_rows");
+    unsigned int a = 0, b = 0, e = 0, f = 0;
+    if (api->nvmlDeviceGetRemappedRows &&
+        answered(d, "nvmlDeviceGetRemappedRows",
+                 api->nvmlDeviceGetRemappedRows(d->handle, &a, &b, &e, &f))) {
+        cJSON *rr = cJSON_AddObjectToObject(d->dev, "remapped_rows");
         cJSON_AddNumberToObject(rr, "correctable", a);
         cJSON_AddNumberToObject(rr, "uncorrectable", b);
         cJSON_AddBoolToObject(rr, "pending", e != 0);
         cJSON_AddBoolToObject(rr, "failure", f != 0);
     }
     /* Retired pages predate row remapping (pre-Ampere); the count query with no
-     * buffer answers the number without needing the address layout. */
+     * buffer answers the number without needing the address layout. Ampere and
+     * later answer NOT_SUPPORTED, which is recorded like any refusal. */
+    if (!api->nvmlDeviceGetRetiredPages)
+        return;
+    unsigned int single = 0, dbl = 0;
+    aitk_nvml_return r1 = api->nvmlDeviceGetRetiredPages(d->handle, AITK_NVML_RETIRE_SINGLE_BIT,
+                                                         &single, NULL);
+    aitk_nvml_return r2 = api->nvmlDeviceGetRetiredPages(d->handle, AITK_NVML_RETIRE_DOUBLE_BIT,
+                                                         &dbl, NULL);
+    if (r1 == AITK_NVML_ERROR_INSUFFICIENT_SIZE)
+        r1 = AITK_NVML_SUCCESS;
+    if (r2 == AITK_NVML_ERROR_INSUFFICIENT_SIZE)
+        r2 = AITK_NVML_SUCCESS;
+    if (answered(d, "nvmlDeviceGetRetiredPages", r1 ? r1 : r2)) {
+        cJSON *rp = cJSON_AddObjectToObject(d->dev, "retired_pages");
+        cJSON_AddNumberToObject(rp, "single_bit_ecc", single);
+        cJSON_AddNumberToObject(rp, "double_bit_ecc", dbl);
+    }
+}
+
+static void probe_modes(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
+    aitk_nvml_enable_state s = 0;
+    if (api->nvmlDeviceGetPersistenceMode &&
+        answered(d, "nvmlDeviceGetPersistenceMode",
+                 api->nvmlDeviceGetPersistenceMode(d->handle, &s)))
+        cJSON_AddStringToObject(d->dev, "persistence_mode", enable_state(s));
+    unsigned int cur = 0, pend = 0;
+    if (api->nvmlDeviceGetMigMode &&
+        answered(d, "nvmlDeviceGetMigMode", api->nvmlDeviceGetMigMode(d->handle, &cur, &pend))) {
+        cJSON *mig = cJSON_AddObjectToObject(d->dev, "mig_mode");
+        cJSON_AddStringToObject(mig, "current", enable_state(cur));
+        cJSON_AddStringToObject(mig, "pending", enable_state(pend));
+    }
+    if (api->nvmlDeviceGetDisplayActive &&
+        answered(d, "nvmlDeviceGetDisplayActive",
+                 api->nvmlDeviceGetDisplayActive(d->handle, &s)))
+        cJSON_AddBoolToObject(d->dev, "display_active", s != 0);
+}
+
+/* Process counts only: asking with no buffer returns the count and does not
+ * depend on the process-info struct, which changed across versions. The
+ * count is taken by address: it is read after the call that filled it (the
+ * order in which arguments are evaluated would not guarantee that). */
+static void add_process_count(nvml_device_ctx *d, const char *key, const char *fn,
+                              aitk_nvml_return r, const unsigned int *n)
+{
+    if (r == AITK_NVML_ERROR_INSUFFICIENT_SIZE)
+        r = AITK_NVML_SUCCESS;
+    if (answered(d, fn, r))
+        cJSON_AddNumberToObject(d->dev, key, *n);
+}
+
+static void probe_processes(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
     unsigned int n = 0;
-    if (api->retired) {
-        nvml_ret r1 = ((fn_dev_retired)api->retired)(d, 0, &n, NULL);
-        unsigned int n2 = 0;
-        nvml_ret r2 = ((fn_dev_retired)api->retired)(d, 1, &n2, NULL);
-        if ((r1 == NVML_SUCCESS || r1 == NVML_ERROR_INSUFFICIENT_SIZE) &&
-            (r2 == NVML_SUCCESS || r2 == NVML_ERROR_INSUFFICIENT_SIZE)) {
-            cJSON *rp = cJSON_AddObjectToObject(dev, "retired_pages");
-            cJSON_AddNumberToObject(rp, "single_bit_ecc", n);
-            cJSON_AddNumberToObject(rp, "double_bit_ecc", n2);
+    if (api->nvmlDeviceGetComputeRunningProcesses_v3)
+        add_process_count(d, "compute_processes", "nvmlDeviceGetComputeRunningProcesses_v3",
+                          api->nvmlDeviceGetComputeRunningProcesses_v3(d->handle, &n, NULL), &n);
+    else if (api->nvmlDeviceGetComputeRunningProcesses_v2)
+        add_process_count(d, "compute_processes", "nvmlDeviceGetComputeRunningProcesses_v2",
+                          api->nvmlDeviceGetComputeRunningProcesses_v2(d->handle, &n, NULL), &n);
+    else if (api->nvmlDeviceGetComputeRunningProcesses)
+        add_process_count(d, "compute_processes", "nvmlDeviceGetComputeRunningProcesses",
+                          api->nvmlDeviceGetComputeRunningProcesses(d->handle, &n, NULL), &n);
+    n = 0;
+    if (api->nvmlDeviceGetGraphicsRunningProcesses_v3)
+        add_process_count(d, "graphics_processes", "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                          api->nvmlDeviceGetGraphicsRunningProcesses_v3(d->handle, &n, NULL), &n);
+    else if (api->nvmlDeviceGetGraphicsRunningProcesses_v2)
+        add_process_count(d, "graphics_processes", "nvmlDeviceGetGraphicsRunningProcesses_v2",
+                          api->nvmlDeviceGetGraphicsRunningProcesses_v2(d->handle, &n, NULL), &n);
+    else if (api->nvmlDeviceGetGraphicsRunningProcesses)
+        add_process_count(d, "graphics_processes", "nvmlDeviceGetGraphicsRunningProcesses",
+                          api->nvmlDeviceGetGraphicsRunningProcesses(d->handle, &n, NULL), &n);
+}
+
+/* "00000000:01:00.0", the form nvmlDeviceGetPciInfo_v3 writes in busId and
+ * the CUDA driver probe builds, so the two lists can be matched. */
+static void probe_pci(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
+    aitk_nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    if (api->nvmlDeviceGetPciInfo_v3) {
+        if (answered(d, "nvmlDeviceGetPciInfo_v3", api->nvmlDeviceGetPciInfo_v3(d->handle, &pci))) {
+            pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+            cJSON_AddStringToObject(d->dev, "pci_bus_id", pci.bus_id);
         }
+    } else if (api->nvmlDeviceGetPciInfo_v2 &&
+               answered(d, "nvmlDeviceGetPciInfo_v2",
+                        api->nvmlDeviceGetPciInfo_v2(d->handle, &pci))) {
+        char id[32];
+        snprintf(id, sizeof id, "%08X:%02X:%02X.0", pci.domain, pci.bus & 0xffu,
+                 pci.device & 0xffu);
+        cJSON_AddStringToObject(d->dev, "pci_bus_id", id);
     }
-    if (api->persistence && ((fn_dev_uint)api->persistence)(d, &a) == NVML_SUCCESS)
-        cJSON_AddStringToObject(dev, "persistence_mode", enable_state(a));
-    if (api->mig && ((fn_dev_2uint)api->mig)(d, &a, &b) == NVML_SUCCESS) {
-        cJSON *mig = cJSON_AddObjectToObject(dev, "mig_mode");
-        cJSON_AddStringToObject(mig, "current", enable_state(a));
-        cJSON_AddStringToObject(mig, "pending", enable_state(b));
+}
+
+static void probe_identity(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
+    char text[AITK_NVML_DEVICE_NAME_V2_BUFFER_SIZE + 1];
+    memset(text, 0, sizeof text);
+    if (answered(d, "nvmlDeviceGetName",
+                 api->nvmlDeviceGetName(d->handle, text, sizeof text - 1)))
+        cJSON_AddStringToObject(d->dev, "name", text);
+    memset(text, 0, sizeof text);
+    if (api->nvmlDeviceGetUUID &&
+        answered(d, "nvmlDeviceGetUUID", api->nvmlDeviceGetUUID(d->handle, text, sizeof text - 1)))
+        cJSON_AddStringToObject(d->dev, "uuid", text);
+    probe_pci(d);
+    int major = 0, minor = 0;
+    if (api->nvmlDeviceGetCudaComputeCapability &&
+        answered(d, "nvmlDeviceGetCudaComputeCapability",
+                 api->nvmlDeviceGetCudaComputeCapability(d->handle, &major, &minor))) {
+        char cc[32];
+        snprintf(cc, sizeof cc, "%d.%d", major, minor);
+        cJSON_AddStringToObject(d->dev, "compute_capability", cc);
     }
-    if (api->display_active && ((fn_dev_uint)api->display_active)(d, &a) == NVML_SUCCESS)
-        cJSON_AddBoolToObject(dev, "display_active", a != 0);
-    /* Process counts only: asking with an empty buffer returns the count and
-     * does not depend on the process-info struct, which changed across versions. */
-    void *procs[2] = {api->compute_procs, api->graphics_procs};
-    const char *keys[2] = {"compute_processes", "graphics_processes"};
-    for (int i = 0; i < 2; i++) {
-        n = 0;
-        nvml_ret r = procs[i] ? ((fn_dev_procs)procs[i])(d, &n, NULL) : -1;
-        if (r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE)
-            cJSON_AddNumberToObject(dev, keys[i], n);
+    aitk_nvml_memory mem = {0, 0, 0};
+    if (answered(d, "nvmlDeviceGetMemoryInfo", api->nvmlDeviceGetMemoryInfo(d->handle, &mem))) {
+        cJSON *m = cJSON_AddObjectToObject(d->dev, "memory");
+        cJSON_AddNumberToObject(m, "total_bytes", (double)mem.total);
+        cJSON_AddNumberToObject(m, "free_bytes", (double)mem.free);
+        cJSON_AddNumberToObject(m, "used_bytes", (double)mem.used);
+        cJSON_AddStringToObject(m, "source", "nvmlDeviceGetMemoryInfo");
     }
+}
+
+/* One unsigned figure per call: the value goes in only when NVML answered. */
+static void probe_uint(nvml_device_ctx *d, cJSON *into, const char *key, const char *fn,
+                       aitk_nvml_return (*call)(aitk_nvml_device, unsigned int *))
+{
+    unsigned int v = 0;
+    if (call && answered(d, fn, call(d->handle, &v)))
+        cJSON_AddNumberToObject(into, key, v);
+}
+
+static void probe_link_power(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
+    probe_uint(d, d->dev, "memory_bus_width_bits", "nvmlDeviceGetMemoryBusWidth",
+               api->nvmlDeviceGetMemoryBusWidth);
+    cJSON *pcie = cJSON_AddObjectToObject(d->dev, "pcie");
+    probe_uint(d, pcie, "generation", "nvmlDeviceGetCurrPcieLinkGeneration",
+               api->nvmlDeviceGetCurrPcieLinkGeneration);
+    probe_uint(d, pcie, "generation_max", "nvmlDeviceGetMaxPcieLinkGeneration",
+               api->nvmlDeviceGetMaxPcieLinkGeneration);
+    probe_uint(d, pcie, "width", "nvmlDeviceGetCurrPcieLinkWidth",
+               api->nvmlDeviceGetCurrPcieLinkWidth);
+    probe_uint(d, pcie, "width_max", "nvmlDeviceGetMaxPcieLinkWidth",
+               api->nvmlDeviceGetMaxPcieLinkWidth);
+    unsigned int v = 0;
+    if (api->nvmlDeviceGetPowerManagementLimit &&
+        answered(d, "nvmlDeviceGetPowerManagementLimit",
+                 api->nvmlDeviceGetPowerManagementLimit(d->handle, &v)))
+        cJSON_AddNumberToObject(d->dev, "power_limit_w", v / 1000.0);
+    if (api->nvmlDeviceGetTemperature &&
+        answered(d, "nvmlDeviceGetTemperature",
+                 api->nvmlDeviceGetTemperature(d->handle, AITK_NVML_TEMPERATURE_GPU, &v)))
+        cJSON_AddNumberToObject(d->dev, "temperature_c", v);
 }
 
 static void probe_device(const nvml_api *api, unsigned int index, cJSON *devices)
@@ -147,132 +320,122 @@ static void probe_device(const nvml_api *api, unsigned int index, cJSON *devices
         return;
     }
     cJSON_AddNumberToObject(dev, "index", index);
-    nvml_dev d = NULL;
-    nvml_ret r = ((fn_handle)api->handle)(index, &d);
-    if (r != NVML_SUCCESS) {
+    nvml_device_ctx d = {.api = api, .dev = dev};
+    aitk_nvml_return r = api->nvmlDeviceGetHandleByIndex_v2(index, &d.handle);
+    if (r != AITK_NVML_SUCCESS) {
         aitk_str e = AITK_STR_INIT;
         error_text(api, r, &e);
         cJSON_AddStringToObject(dev, "error", aitk_str_cstr(&e));
         aitk_str_free(&e);
         return;
     }
-    char text[256];
-    memset(text, 0, sizeof text);
-    /* NVML's documented maximum name and UUID lengths are 96 and 80 bytes. */
-    if (((fn_dev_text)api->name)(d, text, sizeof text - 1) == NVML_SUCCESS)
-        cJSON_AddStringToObject(dev, "name", text);
-    memset(text, 0, sizeof text);
-    if (api->uuid && ((fn_dev_text)api->uuid)(d, text, sizeof text - 1) == NVML_SUCCESS)
-        cJSON_AddStringToObject(dev, "uuid", text);
-    nvml_pci_info pci;
-    memset(&pci, 0, sizeof pci);
-    if (api->pci && ((fn_dev_pci)api->pci)(d, &pci) == NVML_SUCCESS) {
-        pci.bus_id[sizeof pci.bus_id - 1] = '\0';
-        cJSON_AddStringToObject(dev, "pci_bus_id", pci.bus_id);
-    }
-    int major = 0, minor = 0;
-    if (api->cc && ((fn_dev_2int)api->cc)(d, &major, &minor) == NVML_SUCCESS) {
-        aitk_str cc = AITK_STR_INIT;
-        aitk_str_appendf(&cc, "%d.%d", major, minor);
-        cJSON_AddStringToObject(dev, "compute_capability", aitk_str_cstr(&cc));
-        aitk_str_free(&cc);
-    }
-    nvml_memory mem = {0, 0, 0};
-    if (((fn_dev_mem)api->memory)(d, &mem) == NVML_SUCCESS) {
-        cJSON *m = cJSON_AddObjectToObject(dev, "memory");
-        cJSON_AddNumberToObject(m, "total_bytes", (double)mem.total);
-        cJSON_AddNumberToObject(m, "free_bytes", (double)mem.free);
-        cJSON_AddNumberToObject(m, "used_bytes", (double)mem.used);
-    }
-    unsigned int v = 0;
-    if (api->bus_width)
-        add_uint(dev, "memory_bus_width_bits", ((fn_dev_uint)api->bus_width)(d, &v), &v);
-    cJSON *pcie = cJSON_AddObjectToObject(dev, "pcie");
-    if (api->pcie_gen)
-        add_uint(pcie, "generation", ((fn_dev_uint)api->pcie_gen)(d, &v), &v);
-    if (api->pcie_gen_max)
-        add_uint(pcie, "generation_max", ((fn_dev_uint)api->pcie_gen_max)(d, &v), &v);
-    if (api->pcie_width)
-        add_uint(pcie, "width", ((fn_dev_uint)api->pcie_width)(d, &v), &v);
-    if (api->pcie_width_max)
-        add_uint(pcie, "width_max", ((fn_dev_uint)api->pcie_width_max)(d, &v), &v);
-    if (api->power_limit && ((fn_dev_uint)api->power_limit)(d, &v) == NVML_SUCCESS)
-        cJSON_AddNumberToObject(dev, "power_limit_w", v / 1000.0);
-    if (api->temperature)
-        add_uint(dev, "temperature_c",
-                 ((fn_dev_kind_uint)api->temperature)(d, NVML_TEMPERATURE_GPU, &v), &v);
-    probe_clocks(api, d, dev);
-    probe_health(api, d, dev);
+    probe_identity(&d);
+    probe_link_power(&d);
+    probe_clocks(&d);
+    probe_memory_health(&d);
+    probe_modes(&d);
+    probe_processes(&d);
 }
+
+static aitk_status resolve(cJSON *out, nvml_api *api, aitk_dl **dl);
 
 aitk_status aitk_nvml_probe(cJSON *out)
 {
     nvml_api api;
-    memset(&api, 0, sizeof api);
-    const aitk_dlsym_spec specs[] = {
-        {{"nvmlInit_v2", "nvmlInit"}, true, &api.init},
-        {{"nvmlShutdown"}, true, &api.shutdown},
-        {{"nvmlErrorString"}, false, &api.error_string},
-        {{"nvmlSystemGetDriverVersion"}, true, &api.driver_version},
-        {{"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}, false,
-         &api.cuda_version},
-        {{"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, true, &api.count},
-        {{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true, &api.handle},
-        {{"nvmlDeviceGetName"}, true, &api.name},
-        {{"nvmlDeviceGetUUID"}, false, &api.uuid},
-        {{"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}, false, &api.pci},
-        {{"nvmlDeviceGetCudaComputeCapability"}, false, &api.cc},
-        {{"nvmlDeviceGetMemoryInfo"}, true, &api.memory},
-        {{"nvmlDeviceGetMemoryBusWidth"}, false, &api.bus_width},
-        {{"nvmlDeviceGetCurrPcieLinkGeneration"}, false, &api.pcie_gen},
-        {{"nvmlDeviceGetMaxPcieLinkGeneration"}, false, &api.pcie_gen_max},
-        {{"nvmlDeviceGetCurrPcieLinkWidth"}, false, &api.pcie_width},
-        {{"nvmlDeviceGetMaxPcieLinkWidth"}, false, &api.pcie_width_max},
-        {{"nvmlDeviceGetPowerManagementLimit"}, false, &api.power_limit},
-        {{"nvmlDeviceGetTemperature"}, false, &api.temperature},
-        {{"nvmlDeviceGetClockInfo"}, false, &api.clock},
-        {{"nvmlDeviceGetMaxClockInfo"}, false, &api.clock_max},
-        {{"nvmlDeviceGetEccMode"}, false, &api.ecc},
-        {{"nvmlDeviceGetRemappedRows"}, false, &api.remapped},
-        {{"nvmlDeviceGetRetiredPages"}, false, &api.retired},
-        {{"nvmlDeviceGetPersistenceMode"}, false, &api.persistence},
-        {{"nvmlDeviceGetMigMode"}, false, &api.mig},
-        {{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
-          "nvmlDeviceGetComputeRunningProcesses"}, false, &api.compute_procs},
-        {{"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2",
-          "nvmlDeviceGetGraphicsRunningProcesses"}, false, &api.graphics_procs},
-        {{"nvmlDeviceGetDisplayActive"}, false, &api.display_active},
-    };
     aitk_dl *dl = NULL;
-    aitk_status st = aitk_dlsyms_open(nvml_names, specs, sizeof specs / sizeof *specs, out, &dl);
+    aitk_status st = resolve(out, &api, &dl);
     if (st) /* not loadable or incomplete: recorded in `out`, a finding */
         return st == AITK_E_NOMEM ? st : AITK_OK;
     aitk_str err = AITK_STR_INIT;
-    nvml_ret r = ((fn_void)api.init)();
-    if (r != NVML_SUCCESS) {
+    aitk_nvml_return r = api.nvmlInit_v2();
+    if (r != AITK_NVML_SUCCESS) {
         error_text(&api, r, &err);
         cJSON_AddStringToObject(out, "init_error", aitk_str_cstr(&err));
         goto done;
     }
-    char text[96];
+    char text[AITK_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE + 1];
     memset(text, 0, sizeof text);
-    if (((fn_text)api.driver_version)(text, sizeof text - 1) == NVML_SUCCESS)
+    r = api.nvmlSystemGetDriverVersion(text, sizeof text - 1);
+    if (r == AITK_NVML_SUCCESS) {
         cJSON_AddStringToObject(out, "driver_version", text);
+    } else {
+        error_text(&api, r, &err);
+        cJSON_AddStringToObject(out, "driver_version_error", aitk_str_cstr(&err));
+        aitk_str_clear(&err);
+    }
     int cuda = 0;
-    if (api.cuda_version && ((fn_int_out)api.cuda_version)(&cuda) == NVML_SUCCESS)
+    if (api.nvmlSystemGetCudaDriverVersion_v2 &&
+        api.nvmlSystemGetCudaDriverVersion_v2(&cuda) == AITK_NVML_SUCCESS)
         cJSON_AddNumberToObject(out, "cuda_driver_version", cuda);
     unsigned int count = 0;
-    r = ((fn_uint_out)api.count)(&count);
+    r = api.nvmlDeviceGetCount_v2(&count);
     cJSON *devices = cJSON_AddArrayToObject(out, "devices");
-    if (r != NVML_SUCCESS) {
+    if (r != AITK_NVML_SUCCESS) {
         error_text(&api, r, &err);
         cJSON_AddStringToObject(out, "count_error", aitk_str_cstr(&err));
     }
-    for (unsigned int i = 0; r == NVML_SUCCESS && devices && i < count && i < 64; i++)
+    for (unsigned int i = 0; r == AITK_NVML_SUCCESS && devices && i < count && i < 64; i++)
         probe_device(&api, i, devices);
-    ((fn_void)api.shutdown)();
+    api.nvmlShutdown();
 done:
     aitk_dl_close(dl);
     aitk_str_free(&err);
-    return st;
+    return AITK_OK;
+}
+
+/* The driver's copy of the library. On Linux the loader's search finds it.
+ * On Windows only full paths are tried, never the current folder: DCH
+ * drivers put nvml.dll in System32; older (standard) drivers in
+ * %ProgramFiles%\NVIDIA Corporation\NVSMI, where NVIDIA's own Python
+ * bindings (nvidia-ml-py, pynvml.py _LoadNvmlLibrary) also look. */
+#ifdef _WIN32
+static aitk_status library_names(aitk_str *sys32, aitk_str *nvsmi, const char *names[3])
+{
+    const char *root = getenv("SystemRoot");
+    const char *pf = getenv("ProgramFiles");
+    aitk_str_appendf(sys32, "%s\\System32\\nvml.dll", root && *root ? root : "C:\\Windows");
+    aitk_str_appendf(nvsmi, "%s\\NVIDIA Corporation\\NVSMI\\nvml.dll",
+                     pf && *pf ? pf : "C:\\Program Files");
+    if (aitk_str_status(sys32) || aitk_str_status(nvsmi))
+        return AITK_E_NOMEM;
+    names[0] = aitk_str_cstr(sys32);
+    names[1] = aitk_str_cstr(nvsmi);
+    names[2] = NULL;
+    return AITK_OK;
+}
+#else
+static aitk_status library_names(aitk_str *sys32, aitk_str *nvsmi, const char *names[3])
+{
+    (void)sys32;
+    (void)nvsmi;
+    names[0] = "libnvidia-ml.so.1";
+    names[1] = "libnvidia-ml.so";
+    names[2] = NULL;
+    return AITK_OK;
+}
+#endif
+
+static aitk_status resolve(cJSON *out, nvml_api *api, aitk_dl **dl)
+{
+    nvml_raw raw;
+    const aitk_dlsym_spec specs[] = {
+#define NVML_SPEC(fn, required, ...) {{__VA_ARGS__}, required, &raw.fn},
+        NVML_FUNCTIONS(NVML_SPEC)
+#undef NVML_SPEC
+    };
+    aitk_str a = AITK_STR_INIT, b = AITK_STR_INIT;
+    const char *names[3];
+    aitk_status st = library_names(&a, &b, names);
+    if (!st)
+        st = aitk_dlsyms_open(names, specs, sizeof specs / sizeof *specs, out, dl);
+    aitk_str_free(&a);
+    aitk_str_free(&b);
+    if (st)
+        return st;
+    /* POSIX dlsym and GetProcAddress hand back function addresses as data
+     * pointers; each is given its declared type once, here. */
+#define NVML_TYPE(fn, required, ...) api->fn = (aitk_##fn##_fn)raw.fn;
+    NVML_FUNCTIONS(NVML_TYPE)
+#undef NVML_TYPE
+    return AITK_OK;
 }

@@ -216,8 +216,17 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
         cJSON_ArrayForEach(dev, devices)
         {
             int sm = aitk_gpu_sm(dev);
-            if (sm < 0)
+            if (sm < 0) {
+                /* Not read is unknown, never a pass. */
+                aitk_str_appendf(&obs, "%sGPU %.0f %s: compute capability unknown",
+                                 obs.len ? "; " : "", aitk_json_number(dev, "index", -1),
+                                 aitk_json_text(dev, "name"));
+                if (c.status == AITK_CHECK_PASS)
+                    c.status = AITK_CHECK_WARN;
+                aitk_str_append(&msg, "the driver did not report a GPU's compute capability, so "
+                                      "whether torch has kernels for it is unknown. ");
                 continue;
+            }
             int s = aitk_rules_arch_supports(aitk_str_cstr(&list), sm);
             aitk_str_appendf(&obs, "%sGPU %.0f %s sm_%d: %s", obs.len ? "; " : "",
                              aitk_json_number(dev, "index", -1), aitk_json_text(dev, "name"), sm,
