@@ -49,7 +49,12 @@ typedef struct {
     unsigned int reserved[4];
 } stub_old_pci_info;
 
-enum { OK = 0, UNINIT = 1, INVALID = 2, NOT_SUPPORTED = 3, INSUFFICIENT_SIZE = 7 };
+/* NVML's codes, typed as nvmlReturn_t so the real header's enum takes them. */
+#define OK ((nvmlReturn_t)0)
+#define UNINIT ((nvmlReturn_t)1)
+#define INVALID ((nvmlReturn_t)2)
+#define NOT_SUPPORTED ((nvmlReturn_t)3)
+#define INSUFFICIENT_SIZE ((nvmlReturn_t)7)
 
 static stub_spec spec;
 static int ready;
@@ -87,9 +92,9 @@ nvmlReturn_t nvmlShutdown(void) { REFUSE(nvmlShutdown); ready = 0; return OK; }
 const char *nvmlErrorString(nvmlReturn_t r)
 {
     switch ((int)r) {
-    case OK: return "Success";
-    case UNINIT: return "Uninitialized";
-    case NOT_SUPPORTED: return "Not Supported";
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 3: return "Not Supported";
     case 4: return "Insufficient Permissions";
     case 9: return "Driver Not Loaded";
     case 15: return "GPU is lost";

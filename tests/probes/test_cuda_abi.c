@@ -1,6 +1,7 @@
-/* Our own CUDA driver API declarations (validate/probes/cudadrv_abi.h)
- * against NVIDIA's cuda.h, where one is installed: the values are fixed by
- * the ABI, so a typo here would silently ask the driver the wrong question. */
+/* Our CUDA driver API declarations (validate/probes/cudadrv_abi.h) against
+ * NVIDIA's cuda.h of the installed toolkit: values, sizes and every function
+ * type the probe calls through. A difference would silently ask the driver
+ * the wrong question. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,26 +9,28 @@
 
 #include <cuda.h>
 
-#include "validate/probes/cudadrv_abi.h"
+#include "abi_table.h"
 
-_Static_assert((int)AITK_CU_SUCCESS == (int)CUDA_SUCCESS, "CUDA_SUCCESS");
-_Static_assert((int)AITK_CU_ERROR_NOT_INITIALIZED == (int)CUDA_ERROR_NOT_INITIALIZED, "NOT_INITIALIZED");
-_Static_assert((int)AITK_CU_ERROR_NO_DEVICE == (int)CUDA_ERROR_NO_DEVICE, "NO_DEVICE");
-_Static_assert((int)AITK_CU_ATTR_CLOCK_RATE == (int)CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "CLOCK_RATE");
-_Static_assert((int)AITK_CU_ATTR_SM_COUNT == (int)CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM_COUNT");
-_Static_assert((int)AITK_CU_ATTR_PCI_BUS == (int)CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, "PCI_BUS");
-_Static_assert((int)AITK_CU_ATTR_PCI_DEVICE == (int)CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, "PCI_DEVICE");
-_Static_assert((int)AITK_CU_ATTR_MEMORY_CLOCK == (int)CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, "MEMORY_CLOCK");
-_Static_assert((int)AITK_CU_ATTR_BUS_WIDTH == (int)CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, "BUS_WIDTH");
-_Static_assert((int)AITK_CU_ATTR_PCI_DOMAIN == (int)CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, "PCI_DOMAIN");
-_Static_assert((int)AITK_CU_ATTR_CC_MAJOR == (int)CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "CC_MAJOR");
-_Static_assert((int)AITK_CU_ATTR_CC_MINOR == (int)CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "CC_MINOR");
-/* The probe passes CUdevice as int and CUresult as int. */
-_Static_assert(sizeof(CUdevice) == sizeof(int), "CUdevice is an int");
-_Static_assert(sizeof(CUresult) == sizeof(aitk_cu_result), "CUresult is an int-sized enum");
-_Static_assert(sizeof(CUuuid) == 16, "CUuuid is 16 bytes");
+extern const abi_value cuda_values[];
+extern const size_t cuda_value_count;
+extern const abi_function cuda_functions[];
+extern const size_t cuda_function_count;
 
-/* The versioned names the probe asks for first are the ones cuda.h maps to. */
+static void test_values_and_sizes(void **state)
+{
+    (void)state;
+    print_message("cuda.h of CUDA %d.%d\n", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+    abi_check_values(cuda_values, cuda_value_count);
+}
+
+static void test_function_types(void **state)
+{
+    (void)state;
+    abi_check_functions(cuda_functions, cuda_function_count);
+}
+
+/* The unversioned names in cuda.h resolve to the versions the probe asks
+ * for first. */
 static void test_versioned_names(void **state)
 {
     (void)state;
@@ -39,6 +42,10 @@ static void test_versioned_names(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_versioned_names)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_and_sizes),
+        cmocka_unit_test(test_function_types),
+        cmocka_unit_test(test_versioned_names),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
