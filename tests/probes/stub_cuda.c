@@ -7,7 +7,8 @@
  * versions, so the compiler holds every definition below to NVIDIA's
  * prototype. Variants, each built into a folder of its own:
  *   STUB_WITHOUT_TOTALMEM  no cuDeviceTotalMem_v2 (a required symbol missing)
- *   STUB_OLD_DRIVER        cuDeviceGetUuid without its _v2 (before CUDA 11.4) */
+ *   STUB_OLD_DRIVER        cuDeviceGetUuid without its _v2 (before CUDA 11.4)
+ *   STUB_REQUIRED_ONLY     no UUID and no error-text functions (all optional) */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static int ready;
 #define REFUSE(fn) do { int c_ = stub_refused(&spec, #fn); if (c_) return (CUresult)c_; } while (0)
 #define REFUSE_DEV(fn, d) do { int c_ = stub_refused_dev(&spec, #fn, (int)(d)); if (c_) return (CUresult)c_; } while (0)
 
+#ifndef STUB_REQUIRED_ONLY
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     REFUSE(cuGetErrorName);
@@ -52,6 +54,7 @@ CUresult cuGetErrorString(CUresult r, const char **s)
     default: *s = NULL; return (CUresult)1;
     }
 }
+#endif /* STUB_REQUIRED_ONLY */
 CUresult cuDriverGetVersion(int *v)
 {
     stub_spec_read(&spec);
@@ -130,6 +133,7 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 }
 #endif
 
+#ifndef STUB_REQUIRED_ONLY
 /* The GPU's UUID ends in its ordinal; a MIG instance's own UUID starts with
  * 0x4d ('M') so the two differ. */
 static void fill_uuid(CUuuid *u, CUdevice d, int instance)
@@ -155,3 +159,4 @@ CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
     return (CUresult)0;
 }
 #endif
+#endif /* STUB_REQUIRED_ONLY */

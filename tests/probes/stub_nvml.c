@@ -13,7 +13,9 @@
  *   STUB_OLD_DRIVER       only the oldest name of every versioned function, as a
  *                         driver from before those versions; its
  *                         nvmlDeviceGetPciInfo_v2 writes the old struct layout
- *   STUB_NO_V3_PROCESSES  the _v2 process lists without _v3 (R450-R470 era) */
+ *   STUB_NO_V3_PROCESSES  the _v2 process lists without _v3 (R450-R470 era)
+ *   STUB_REQUIRED_ONLY    only the functions the probe cannot work without: every
+ *                         optional one is absent */
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +91,7 @@ nvmlReturn_t nvmlInit_v2(void) { return init_any("nvmlInit_v2"); }
 nvmlReturn_t nvmlInit(void) { return init_any("nvmlInit"); }
 nvmlReturn_t nvmlShutdown(void) { REFUSE(nvmlShutdown); ready = 0; return OK; }
 
+#ifndef STUB_REQUIRED_ONLY
 const char *nvmlErrorString(nvmlReturn_t r)
 {
     switch ((int)r) {
@@ -103,6 +106,7 @@ const char *nvmlErrorString(nvmlReturn_t r)
     }
 }
 
+#endif /* STUB_REQUIRED_ONLY */
 nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned int len)
 {
     if (!ready) return UNINIT;
@@ -111,6 +115,7 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned int len)
     strcpy(buf, spec.driver);
     return OK;
 }
+#ifndef STUB_REQUIRED_ONLY
 static nvmlReturn_t cuda_version(const char *fn, int *v)
 {
     if (!ready) return UNINIT;
@@ -123,6 +128,7 @@ static nvmlReturn_t cuda_version(const char *fn, int *v)
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { return cuda_version("nvmlSystemGetCudaDriverVersion_v2", v); }
 #endif
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { return cuda_version("nvmlSystemGetCudaDriverVersion", v); }
+#endif /* STUB_REQUIRED_ONLY */
 
 static nvmlReturn_t count_any(const char *fn, unsigned int *n)
 {
@@ -158,6 +164,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned int len)
     strcpy(buf, GPU(d)->name);
     return OK;
 }
+#ifndef STUB_REQUIRED_ONLY
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned int len)
 {
     DEV_CHECK(nvmlDeviceGetUUID, d);
@@ -197,6 +204,7 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *major, int 
     *minor = GPU(d)->minor;
     return OK;
 }
+#endif /* STUB_REQUIRED_ONLY */
 #ifndef STUB_WITHOUT_MEMINFO
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
@@ -207,6 +215,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
     return OK;
 }
 #endif
+#ifndef STUB_REQUIRED_ONLY
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetMemoryBusWidth, d); *v = 384; return OK; }
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetCurrPcieLinkGeneration, d); *v = 1; return OK; }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetMaxPcieLinkGeneration, d); *v = 4; return OK; }
@@ -275,3 +284,4 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned i
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *infos) { (void)infos; return processes("nvmlDeviceGetComputeRunningProcesses", d, n, 0); }
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *infos) { (void)infos; return processes("nvmlDeviceGetGraphicsRunningProcesses", d, n, 1); }
 nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t d, nvmlEnableState_t *v) { DEV_CHECK(nvmlDeviceGetDisplayActive, d); *v = (nvmlEnableState_t)GPU(d)->display; return OK; }
+#endif /* STUB_REQUIRED_ONLY */

@@ -206,6 +206,33 @@ static void test_compute_capability_unknown(void **state)
     free(venv);
 }
 
+/* A driver with none of the optional functions: the probes run on what is
+ * required, the figures of the absent calls are missing (not invented), and
+ * the checks built on required figures still judge. */
+static void test_required_functions_only(void **state)
+{
+    (void)state;
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_MINIMAL_DIR, "refuse=cuInit:100;gpu=NVIDIA L4|8.9|23034", quick,
+                      NULL, &rc);
+    const cJSON *dev = device(r, "nvml", 0);
+    assert_string_equal(pt_text(dev, "name"), "NVIDIA L4");
+    const char *absent[] = {"uuid", "pci_bus_id", "compute_capability", "memory_bus_width_bits",
+                            "power_limit_w", "temperature_c", "ecc", "remapped_rows",
+                            "retired_pages", "persistence_mode", "mig_mode", "display_active",
+                            "compute_processes", "graphics_processes", "refused"};
+    for (size_t i = 0; i < sizeof absent / sizeof *absent; i++)
+        if (cJSON_GetObjectItemCaseSensitive(dev, absent[i]))
+            fail_msg("%s has a value though its function is absent", absent[i]);
+    assert_null(cJSON_GetObjectItemCaseSensitive(env_part(r, "nvml"), "cuda_driver_version"));
+    /* No error-text functions: the code alone. */
+    assert_string_equal(pt_text(env_part(r, "cuda_driver"), "init_error"), "CUDA error (100)");
+    /* The L4's 22.5 GiB is a 24 GB-class card (ECC reserves 1/16). */
+    pt_assert_status(pt_check(r, "gpu.vram.flux1-dev"), "pass");
+    pt_assert_status(pt_check(r, "gpu.nvml"), "pass");
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_one_known_one_unknown),
         cmocka_unit_test(test_mig_instance_uuid),
         cmocka_unit_test(test_compute_capability_unknown),
+        cmocka_unit_test(test_required_functions_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -203,6 +203,32 @@ static void report_describes_windows(void **state)
     cJSON_Delete(doc);
 }
 
+/* Drivers before the DCH model install nvml.dll in %ProgramFiles%\NVIDIA
+ * Corporation\NVSMI, not in System32 (Wine has none there either): the
+ * probe finds it there, as NVIDIA's own Python bindings do. The DLL is the
+ * stub NVML of the Linux probe tests, answering from AITK_STUB_GPU. */
+static void nvml_found_in_nvsmi_folder(void **state)
+{
+    (void)state;
+    char saved[MAX_PATH] = "";
+    GetEnvironmentVariableA("ProgramFiles", saved, sizeof saved);
+    assert_int_equal(_putenv_s("ProgramFiles", AITK_WIN_PROGRAM_FILES), 0);
+    assert_int_equal(_putenv_s("AITK_STUB_GPU", "driver=472.12;gpu=NVIDIA GeForce RTX 3090|8.6|24576"), 0);
+    const char *path = AITK_TEST_REPORTS "/windows-nvsmi.json";
+    remove(path);
+    ran r = RUN("--quick", "--json", path);
+    ran_free(&r);
+    assert_int_equal(_putenv_s("ProgramFiles", saved), 0);
+    assert_int_equal(_putenv_s("AITK_STUB_GPU", ""), 0);
+    cJSON *doc = load_json(path);
+    const cJSON *c = check_by_id(doc, "gpu.nvml");
+    assert_string_equal(json_str(c, "status"), "pass");
+    assert_non_null(strstr(json_str(c, "observed"), "driver 472.12"));
+    if (!path_contains(json_str(c, "observed"), "NVIDIA Corporation/NVSMI/nvml.dll"))
+        fail_msg("nvml.dll was not loaded from NVSMI: %s", json_str(c, "observed"));
+    cJSON_Delete(doc);
+}
+
 static void redact_removes_windows_user_and_machine(void **state)
 {
     (void)state;
@@ -273,6 +299,7 @@ int main(void)
         cmocka_unit_test(load_gives_the_windows_loader_error),
         cmocka_unit_test(lfs_pointer_dll_is_not_a_library),
         cmocka_unit_test(report_describes_windows),
+        cmocka_unit_test(nvml_found_in_nvsmi_folder),
         cmocka_unit_test(redact_removes_windows_user_and_machine),
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),
     };

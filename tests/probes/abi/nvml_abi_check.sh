@@ -76,7 +76,7 @@ PY
     failed=$((failed + 1)); continue
   fi
   if "$inc/test_nvml_abi"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-  for variant in "" STUB_WITHOUT_MEMINFO STUB_OLD_DRIVER STUB_NO_V3_PROCESSES; do
+  for variant in "" STUB_WITHOUT_MEMINFO STUB_OLD_DRIVER STUB_NO_V3_PROCESSES STUB_REQUIRED_ONLY; do
     if "$cc" -std=c17 -Wall -Wextra -Werror -Wno-unused-parameter -fsyntax-only \
          -DSTUB_WITH_NVML_H ${variant:+-D$variant} -I"$inc" "$src/tests/probes/stub_nvml.c"; then
       passed=$((passed + 1))
