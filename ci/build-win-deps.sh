@@ -2,7 +2,8 @@
 # Cross-builds, with mingw-w64, the libraries the Windows build of
 # aitk-validate links: libyaml, cJSON, cmocka, Google Benchmark and OpenBLAS.
 # Their source comes from Debian's own source packages (apt-get source through
-# a private package list: the machine's apt sources are left untouched), so
+# a private package list made from the machine's configured mirror; the
+# machine's apt sources are left untouched), so
 # nothing is downloaded from anywhere else and no third-party source lives in
 # this repository. libelf is not built: the Windows build reads PE files only.
 #
@@ -32,13 +33,11 @@ done
 # ---- Debian source packages, through a private deb-src list ----
 codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 [ -n "$codename" ] || die "cannot tell the Debian release from /etc/os-release (VERSION_CODENAME)"
-cat > "$apt_dir/sources/debian-src.sources" <<EOF
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: $codename $codename-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+# The deb-src entries are those of the machine's own configured Debian
+# mirror (ci/deb-src-sources.py reads /etc/apt), so the build reaches the
+# archive this machine already reaches; no address is written here.
+python3 "$root/ci/deb-src-sources.py" "$codename" > "$apt_dir/sources/debian-src.sources" \
+  || die "cannot derive a deb-src list from the apt sources in /etc/apt"
 apt_opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/sources"
           -o "Dir::State::Lists=$apt_dir/lists" -o "Debug::NoLocking=1"
           -o "APT::Sandbox::User=root")

@@ -231,6 +231,11 @@ static void test_required_functions_only(void **state)
     pt_assert_status(pt_check(r, "gpu.vram.flux1-dev"), "pass");
     pt_assert_status(pt_check(r, "gpu.nvml"), "pass");
     cJSON_Delete(r);
+    /* No nvmlErrorString: an NVML error is its number alone. */
+    r = pt_run(AITK_STUB_MINIMAL_DIR, "refuse=nvmlDeviceGetHandleByIndex_v2:15;gpu=NVIDIA L4|8.9|23034",
+               quick, NULL, &rc);
+    assert_string_equal(pt_text(device(r, "nvml", 0), "error"), "NVML error 15");
+    cJSON_Delete(r);
 }
 
 int main(void)

@@ -206,20 +206,28 @@ static void report_describes_windows(void **state)
 /* Drivers before the DCH model install nvml.dll in %ProgramFiles%\NVIDIA
  * Corporation\NVSMI, not in System32 (Wine has none there either): the
  * probe finds it there, as NVIDIA's own Python bindings do. The DLL is the
- * stub NVML of the Linux probe tests, answering from AITK_STUB_GPU. */
+ * stub NVML of the Linux probe tests, answering from AITK_STUB_GPU; it goes
+ * into this test's scratch Wine prefix and is removed after. */
 static void nvml_found_in_nvsmi_folder(void **state)
 {
     (void)state;
-    char saved[MAX_PATH] = "";
-    GetEnvironmentVariableA("ProgramFiles", saved, sizeof saved);
-    assert_int_equal(_putenv_s("ProgramFiles", AITK_WIN_PROGRAM_FILES), 0);
+    char pf[MAX_PATH], dir[MAX_PATH], dll[MAX_PATH];
+    DWORD n = GetEnvironmentVariableA("ProgramFiles", pf, sizeof pf);
+    assert_true(n > 0 && n < sizeof pf);
+    snprintf(dir, sizeof dir, "%s\\NVIDIA Corporation", pf);
+    CreateDirectoryA(dir, NULL);
+    snprintf(dir, sizeof dir, "%s\\NVIDIA Corporation\\NVSMI", pf);
+    CreateDirectoryA(dir, NULL);
+    snprintf(dll, sizeof dll, "%s\\nvml.dll", dir);
+    if (!CopyFileA(AITK_WIN_STUB_NVML, dll, FALSE))
+        fail_msg("cannot copy %s to %s (error %lu)", AITK_WIN_STUB_NVML, dll, GetLastError());
     assert_int_equal(_putenv_s("AITK_STUB_GPU", "driver=472.12;gpu=NVIDIA GeForce RTX 3090|8.6|24576"), 0);
     const char *path = AITK_TEST_REPORTS "/windows-nvsmi.json";
     remove(path);
     ran r = RUN("--quick", "--json", path);
     ran_free(&r);
-    assert_int_equal(_putenv_s("ProgramFiles", saved), 0);
     assert_int_equal(_putenv_s("AITK_STUB_GPU", ""), 0);
+    DeleteFileA(dll);
     cJSON *doc = load_json(path);
     const cJSON *c = check_by_id(doc, "gpu.nvml");
     assert_string_equal(json_str(c, "status"), "pass");
