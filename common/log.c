@@ -37,27 +37,31 @@ bool aitk_log_enabled(aitk_log_level level) { return level <= current_level; }
 
 const char *aitk_color(const char *ansi) { return use_color ? ansi : ""; }
 
+/* Every message leaves as one line with no control character: a config key,
+ * a file name or a library's words may hold ESC sequences (a retitled window,
+ * a cleared screen) or newlines that would forge lines of their own. A
+ * message that cannot be built (out of memory, or the filter failed) is never
+ * printed unfiltered: it is withheld. */
 void aitk_log(aitk_log_level level, const char *fmt, ...)
 {
     if (level > current_level)
         return;
     static const char *const prefix[] = {"error: ", "warning: ", "", "debug: "};
     static const char *const colour[] = {AITK_RED, AITK_YELLOW, "", AITK_DIM};
-    fprintf(stderr, "%saitk-validate: %s", aitk_color(colour[level]), prefix[level]);
+    aitk_str text = AITK_STR_INIT, filtered = AITK_STR_INIT, shown = AITK_STR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    if (!filter_fn) {
-        vfprintf(stderr, fmt, ap);
-    } else {
-        /* A filtered message is never printed unfiltered: on any failure
-         * it is withheld. */
-        aitk_str text = AITK_STR_INIT, out = AITK_STR_INIT;
-        bool ok = !aitk_str_vappendf(&text, fmt, ap) &&
-                  !filter_fn(filter_ctx, aitk_str_cstr(&text), &out);
-        fputs(ok ? aitk_str_cstr(&out) : "(message withheld)", stderr);
-        aitk_str_free(&text);
-        aitk_str_free(&out);
-    }
+    bool ok = !aitk_str_vappendf(&text, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", aitk_color(AITK_RESET));
+    const char *message = aitk_str_cstr(&text);
+    if (ok && filter_fn) {
+        ok = !filter_fn(filter_ctx, message, &filtered);
+        message = aitk_str_cstr(&filtered);
+    }
+    ok = ok && !aitk_str_append_printable(&shown, message, false);
+    fprintf(stderr, "%saitk-validate: %s%s%s\n", aitk_color(colour[level]), prefix[level],
+            ok ? aitk_str_cstr(&shown) : "(message withheld)", aitk_color(AITK_RESET));
+    aitk_str_free(&text);
+    aitk_str_free(&filtered);
+    aitk_str_free(&shown);
 }

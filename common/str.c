@@ -187,6 +187,15 @@ aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines)
         } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             aitk_str_appendf(s, "\\u%04x", p[1]);
             p += 2;
+        } else if (*p >= 0x80) {
+            /* A well-formed UTF-8 character passes whole; a stray byte is
+             * shown, since a terminal in an 8-bit mode reads 0x9b as CSI. */
+            size_t n = aitk_utf8_sequence(p);
+            if (n)
+                aitk_str_appendn(s, (const char *)p, n);
+            else
+                aitk_str_appendf(s, "\\x%02x", *p);
+            p += n ? n : 1;
         } else {
             aitk_str_appendc(s, (char)*p);
             p++;

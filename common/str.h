@@ -61,7 +61,8 @@ size_t aitk_utf8_sequence(const unsigned char *s);
 char *aitk_utf8_repaired(const char *s, bool *nomem);
 
 /* Appends `text` for a terminal: C0 and C1 control characters (ESC, BEL, the
- * UTF-8 encoded U+0080-U+009F, DEL) become visible "\xNN" / "\u00NN", so a
+ * UTF-8 encoded U+0080-U+009F, DEL) and bytes that are not well-formed UTF-8
+ * become visible "\xNN" / "\u00NN", so a
  * report or a library name from elsewhere cannot move the cursor, clear the
  * screen or retitle the window. `lines`: newline and tab pass (a rendered
  * page); else they are escaped too (a name that must stay on one line). */

@@ -61,11 +61,48 @@ static void test_levels(void **state)
     assert_true(aitk_log_enabled(AITK_LOG_DEBUG));
 }
 
+/* What aitk_log wrote to stderr, captured through a temporary file. */
+static char *captured_log(const char *key, const char *where)
+{
+    char path[] = "/tmp/aitk-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    aitk_log_init(AITK_LOG_INFO, false);
+    aitk_log(AITK_LOG_ERROR, "unknown key '%s' at %s", key, where);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    static char buf[512];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A config key holding an OSC title write, a bell and a screen clear, and
+ * a place holding a newline: printed as visible escapes, on one line. */
+static void test_control_characters_escaped(void **state)
+{
+    (void)state;
+    const char *line = captured_log("\x1b]0;pwned\x07\x1b[2J", "a.yaml\nforged line\r\x9b");
+    assert_string_equal(line, "aitk-validate: error: unknown key '\\x1b]0;pwned\\x07\\x1b[2J' at "
+                              "a.yaml\\x0aforged line\\x0d\\x9b\n");
+    /* The UTF-8 form of C1 CSI (U+009B) too; ordinary UTF-8 passes. */
+    line = captured_log("\xc2\x9b" "2J", "J\xc3\xb6rg");
+    assert_string_equal(line, "aitk-validate: error: unknown key '\\u009b2J' at J\xc3\xb6rg\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_colour_rules),
         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_control_characters_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
