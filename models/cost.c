@@ -41,6 +41,8 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
         *out = AITK_DTYPE_FP8;
     } else if (!strcmp(text, "nf4")) {
         *out = AITK_DTYPE_NF4;
+    } else if (!strcmp(text, "fp32")) {
+        *out = AITK_DTYPE_FP32;
     } else {
         return AITK_E_INVAL;
     }
@@ -49,7 +51,7 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
 
 const char *aitk_weight_dtype_name(aitk_weight_dtype d)
 {
-    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : "bf16";
+    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : d == AITK_DTYPE_FP32 ? "fp32" : "bf16";
 }
 
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
@@ -79,7 +81,12 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
-    w->te_dtype = d == AITK_DTYPE_BF16 ? AITK_DTYPE_BF16 : AITK_DTYPE_FP8;
+    w->te_dtype = d == AITK_DTYPE_BF16 || d == AITK_DTYPE_FP32 ? d : AITK_DTYPE_FP8;
+}
+
+long aitk_sample_resolution(long width, long height)
+{
+    return 16 * lround(sqrt((double)width * (double)height) / 16.0);
 }
 
 void aitk_workload_set_resolution(aitk_workload *w, long resolution)
@@ -225,6 +232,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_DTYPE_FP8], err);
     if (!st)
         st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_DTYPE_NF4], err);
+    if (!st)
+        st = fig(doc, wb, "fp32", &p->weight_bytes[AITK_DTYPE_FP32], err);
     if (!st)
         st = fig(doc, m, "scale_bytes_per_row", &p->scale_bytes_per_row, err);
     if (!st)
@@ -387,7 +396,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
     const double wbytes = p->weight_bytes[w->base_dtype];
-    const bool quant = w->base_dtype != AITK_DTYPE_BF16;
+    const bool quant = w->base_dtype == AITK_DTYPE_FP8 || w->base_dtype == AITK_DTYPE_NF4;
     /* NF4's block statistics are in its bytes per weight; fp8 has row scales. */
     const double row_scale = w->base_dtype == AITK_DTYPE_FP8 ? p->scale_bytes_per_row : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
@@ -468,6 +477,47 @@ static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
     t[3] = p->step_overhead_s;
 }
 
+/* Seconds of one step at each resolution bucket, mean over the buckets; the
+ * largest bucket's work and terms go to out. */
+static double bucket_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                             const aitk_gpu_spec *gpu, aitk_prediction *out)
+{
+    long largest = 0;
+    double sum = 0;
+    for (size_t i = 0; i < w->n_resolutions; i++) {
+        const long res = w->resolutions[i];
+        aitk_step_work wk;
+        double t[4];
+        aitk_cost_work(w, p, res, &wk);
+        step_seconds(&wk, p, gpu, t);
+        sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
+        if (out && res > largest) {
+            largest = res;
+            out->work = wk;
+            out->t_gemm = t[0];
+            out->t_attention = t[1];
+            out->t_memory = t[2];
+            out->t_overhead = t[3] * (double)w->accumulation;
+        }
+    }
+    return sum / (double)w->n_resolutions;
+}
+
+/* One forward pass of the transformer alone, no grad, batch 1 by default. */
+static double forward_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                              const aitk_gpu_spec *gpu, long resolution, long batch)
+{
+    aitk_workload f = *w;
+    f.forward_only = true;
+    f.cache_text = true; /* the prompts are encoded once, not per pass */
+    f.accumulation = 1;
+    f.batch = batch;
+    f.preservation = false;
+    f.resolutions[0] = resolution;
+    f.n_resolutions = 1;
+    return bucket_seconds(&f, p, gpu, NULL);
+}
+
 static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
                            const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err)
 {
@@ -477,31 +527,32 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
                              "and rank >= 0");
         return AITK_E_INVAL;
     }
+    const long patch_px = w->spec->vae_downsample * w->spec->patch;
     long largest = 0;
-    double sum = 0;
     for (size_t i = 0; i < w->n_resolutions; i++) {
-        const long res = w->resolutions[i];
-        if (res < w->spec->vae_downsample * w->spec->patch) {
-            aitk_str_appendf(err, "resolution %ld is below one latent patch (%ld px)", res,
-                             w->spec->vae_downsample * w->spec->patch);
+        if (w->resolutions[i] < patch_px) {
+            aitk_str_appendf(err, "resolution %ld is below one latent patch (%ld px)",
+                             w->resolutions[i], patch_px);
             return AITK_E_RANGE;
         }
-        aitk_step_work wk;
-        double t[4];
-        aitk_cost_work(w, p, res, &wk);
-        step_seconds(&wk, p, gpu, t);
-        sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
-        if (res > largest) {
-            largest = res;
-            out->work = wk;
-            out->t_gemm = t[0];
-            out->t_attention = t[1];
-            out->t_memory = t[2];
-            out->t_overhead = t[3] * (double)w->accumulation;
-        }
+        largest = w->resolutions[i] > largest ? w->resolutions[i] : largest;
     }
-    out->step_s = sum / (double)w->n_resolutions;
-    aitk_status st = aitk_cost_memory(w, p, largest, &out->memory, err);
+    /* The preservation prediction runs with grad over the same latents and
+     * its loss joins the step's one backward: as a doubled batch, plus the
+     * prior prediction without grad. */
+    aitk_workload x = *w;
+    if (w->preservation)
+        x.batch *= 2;
+    out->step_s = bucket_seconds(&x, p, gpu, out);
+    for (size_t i = 0; w->preservation && i < w->n_resolutions; i++)
+        out->step_s += forward_seconds(w, p, gpu, w->resolutions[i], w->batch) *
+                       (double)w->accumulation / (double)w->n_resolutions;
+    if (w->sample_every > 0 && w->sample_prompts > 0 && w->sample_resolution >= patch_px)
+        out->sample_s_per_1000 = 1000.0 / (double)w->sample_every *
+                                 (double)w->sample_prompts * (double)w->sample_steps *
+                                 (double)w->sample_passes *
+                                 forward_seconds(w, p, gpu, w->sample_resolution, 1);
+    aitk_status st = aitk_cost_memory(&x, p, largest, &out->memory, err);
     if (st)
         return st;
     out->vram_bytes = gpu->vram_gb * 1073741824.0;

@@ -67,9 +67,14 @@ static void test_flux_example(void **state)
     assert_string_equal(c.qtype, "qfloat8");
     assert_true(c.cache_latents);
     assert_false(c.cache_text);
-    /* Every key of the example is either used or known not to cost anything. */
-    if (c.n_ignored)
-        fail_msg("ignored: %s", aitk_str_cstr(&c.ignored));
+    /* Every key of the example is known; the one that costs and is not
+     * modelled is the EMA it turns on. */
+    if (c.n_unknown)
+        fail_msg("unknown: %s", aitk_str_cstr(&c.unknown));
+    assert_int_equal(c.n_not_modelled, 1);
+    assert_non_null(strstr(aitk_str_cstr(&c.not_modelled), "train.ema_config.use_ema"));
+    assert_string_equal(c.title, "FLUX.1-dev (black-forest-labs/FLUX.1-dev)");
+    assert_string_equal(c.job, "LoRA");
     aitk_config_free(&c);
 }
 
@@ -176,9 +181,10 @@ static void test_malformed(void **state)
         {"- just a list\n", "ai-toolkit config", AITK_E_PARSE},
         {"job: extension\n", "missing 'config'", AITK_E_PARSE},
         {"config: {process: []}\n", "process is empty", AITK_E_PARSE},
-        {"config: {process: [{model: {arch: sdxl}}]}\n", "arch 'sdxl'", AITK_E_INVAL},
+        {"config: {process: [{model: {arch: sdxl}}]}\n", "trains Stable Diffusion XL", AITK_E_INVAL},
         {"config: {process: [{train: {batch_size: 1}}]}\n", "no model section", AITK_E_INVAL},
-        {"config: {process: [{model: {name_or_path: x}}]}\n", "neither is_flux", AITK_E_INVAL},
+        {"config: {process: [{model: {name_or_path: x}}]}\n", "trains Stable Diffusion 1.x",
+         AITK_E_INVAL},
         {"config: {process: [{model: {is_flux: true}, train: {batch_size: one}}]}\n",
          "cfg.yaml:1:65", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, train: {batch_size: 0}}]}\n",
