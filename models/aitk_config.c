@@ -565,25 +565,6 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
     return st;
 }
 
-aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
-                                        const aitk_cost_params *params, const char *path,
-                                        aitk_str *err)
-{
-    if (aitk_cost_find_optimizer(params, cfg->optimizer))
-        return AITK_OK;
-    if (cfg->optimizer_at)
-        aitk_yaml_errorf(err, cfg->doc, cfg->optimizer_at,
-                         "optimizer '%s' is not one the memory model knows (known:",
-                         cfg->optimizer);
-    else
-        aitk_str_appendf(err, "%s: optimizer '%s' is not one the memory model knows (known:",
-                         path, cfg->optimizer);
-    for (size_t i = 0; i < params->n_optimizers; i++)
-        aitk_str_appendf(err, "%s %s", i ? "," : "", params->optimizers[i].name);
-    aitk_str_append(err, ")");
-    return AITK_E_PARSE;
-}
-
 static aitk_weight_dtype storage(const aitk_train_config *cfg, bool quantized, int bits)
 {
     if (quantized)

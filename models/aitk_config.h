@@ -98,4 +98,8 @@ aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg);
 /* The text encoders' storage, the same way (quantize_te, qtype_te). */
 aitk_weight_dtype aitk_config_te_storage(const aitk_train_config *cfg);
 
+/* The workload `cfg` describes, on the model spec it names. */
+void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *spec,
+                          aitk_workload *w);
+
 #endif

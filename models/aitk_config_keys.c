@@ -119,6 +119,25 @@ const char *aitk_config_resolve_optimizer(const aitk_config_reader *r, const cha
     return name;
 }
 
+aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
+                                        const aitk_cost_params *params, const char *path,
+                                        aitk_str *err)
+{
+    if (aitk_cost_find_optimizer(params, cfg->optimizer))
+        return AITK_OK;
+    if (cfg->optimizer_at)
+        aitk_yaml_errorf(err, cfg->doc, cfg->optimizer_at,
+                         "optimizer '%s' is not one the memory model knows (known:",
+                         cfg->optimizer);
+    else
+        aitk_str_appendf(err, "%s: optimizer '%s' is not one the memory model knows (known:",
+                         path, cfg->optimizer);
+    for (size_t i = 0; i < params->n_optimizers; i++)
+        aitk_str_appendf(err, "%s %s", i ? "," : "", params->optimizers[i].name);
+    aitk_str_append(err, ")");
+    return AITK_E_PARSE;
+}
+
 void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path)
 {
     if (cfg->n_not_modelled)

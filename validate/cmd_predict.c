@@ -267,27 +267,7 @@ static aitk_status predict_config(run *r)
     st = aitk_model_spec_load(cfg.model_id, false, &spec, r->err);
     if (!st) {
         aitk_workload w;
-        aitk_workload_defaults(&w, spec);
-        memcpy(w.resolutions, cfg.resolutions, sizeof w.resolutions);
-        w.n_resolutions = cfg.n_resolutions;
-        w.batch = cfg.batch;
-        w.accumulation = cfg.accumulation;
-        w.rank = cfg.rank;
-        w.alpha = cfg.alpha;
-        w.steps = cfg.steps;
-        w.checkpointing = cfg.checkpointing;
-        w.optimizer = cfg.optimizer;
-        w.lora_bytes = cfg.lora_bytes;
-        w.cache_latents = cfg.cache_latents;
-        w.cache_text = cfg.cache_text;
-        w.base_dtype = aitk_config_base_storage(&cfg);
-        w.te_dtype = aitk_config_te_storage(&cfg);
-        w.preservation = cfg.preservation;
-        w.sample_every = cfg.sample_every;
-        w.sample_steps = cfg.sample_steps;
-        w.sample_prompts = cfg.sample_prompts;
-        w.sample_passes = cfg.sample_passes;
-        w.sample_resolution = aitk_sample_resolution(cfg.sample_width, cfg.sample_height);
+        aitk_config_workload(&cfg, spec, &w);
         st = aitk_config_check_optimizer(&cfg, r->params, r->o->config, r->err);
         if (!st)
             st = aitk_config_check_job(&cfg, r->err);
