@@ -93,21 +93,41 @@ static const aitk_yaml_node *key_of(const aitk_yaml_node *map, const char *key)
     return map;
 }
 
-/* network_kwargs: only_if_contains / ignore_if_contains pick the layers the
- * LoRA adapts (toolkit/lora_special.py LoRASpecialNetwork.create_modules);
- * the cost model counts every layer, so a non-empty list is said. */
-static void read_network_kwargs(reader *r, const aitk_yaml_node *kw)
+/* One of network_kwargs' layer lists: strings, into a NULL-terminated array. */
+static aitk_status read_filter(reader *r, const aitk_yaml_node *kw, const char *key,
+                               const char **out)
 {
-    static const char *const pickers[] = {"only_if_contains", "ignore_if_contains", NULL};
-    for (const char *const *k = pickers; *k; k++) {
-        const aitk_yaml_node *v = aitk_yaml_get(kw, *k);
-        if (v && v->kind == AITK_YAML_SEQ && v->count > 0)
-            aitk_config_note_cost(r, key_of(kw, *k), *k == pickers[0]
-                                      ? "network.network_kwargs.only_if_contains"
-                                      : "network.network_kwargs.ignore_if_contains",
-                                  "adapts only some layers; the prediction counts the LoRA on "
-                                  "every layer, an upper bound on its memory and time");
+    const aitk_yaml_node *v = aitk_yaml_get(kw, key);
+    if (!v)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(r->doc, v, AITK_YAML_SEQ, "a list of layer names", r->err);
+    if (!st && v->count > AITK_CONFIG_MAX_FILTERS) {
+        aitk_yaml_errorf(r->err, r->doc, v, "%s has more than %d entries", key,
+                         AITK_CONFIG_MAX_FILTERS);
+        return AITK_E_RANGE;
     }
+    for (size_t i = 0; !st && i < v->count; i++)
+        st = aitk_yaml_string(r->doc, v->items[i], &out[i], r->err);
+    return st;
+}
+
+/* network_kwargs: only_if_contains / ignore_if_contains pick the layers the
+ * LoRA adapts by module name (toolkit/lora_special.py LoRASpecialNetwork.
+ * create_modules); the cost model counts the layers they pick where the
+ * model's description names its modules (models/flux1-dev.yaml). */
+static aitk_status read_network_kwargs(reader *r, const aitk_yaml_node *kw)
+{
+    aitk_status st = read_filter(r, kw, "only_if_contains", r->cfg->lora_only);
+    if (!st)
+        st = read_filter(r, kw, "ignore_if_contains", r->cfg->lora_ignore);
+    for (size_t i = 0; kw && kw->kind == AITK_YAML_MAP && i < kw->count; i++) {
+        const char *k = kw->pairs[i].key->text;
+        if (strcmp(k, "only_if_contains") != 0 && strcmp(k, "ignore_if_contains") != 0)
+            aitk_config_note_cost(r, kw->pairs[i].key, "network.network_kwargs",
+                                  "options of the LoRA network other than its layer lists "
+                                  "are not modelled");
+    }
+    return st;
 }
 
 static aitk_status read_network(reader *r, const aitk_yaml_node *net)
@@ -130,7 +150,7 @@ static aitk_status read_network(reader *r, const aitk_yaml_node *net)
     if (!st)
         st = expect_map(r, kw, "network_kwargs (a map)");
     if (!st)
-        read_network_kwargs(r, kw);
+        st = read_network_kwargs(r, kw);
     aitk_config_note_keys(r, net, "network", "network.", used);
     return st;
 }

@@ -20,6 +20,8 @@
 #include "common/yaml.h"
 #include "models/cost.h"
 
+#define AITK_CONFIG_MAX_FILTERS 64
+
 typedef struct aitk_train_config {
     aitk_yaml_doc *doc;        /* owns the strings */
     aitk_yaml_doc *ids, *keys; /* own title, model_id (models/aitk_*.yaml) */
@@ -53,6 +55,9 @@ typedef struct aitk_train_config {
      * step sample_passes transformer passes. sample_every 0: no sampling. */
     long sample_every, sample_steps, sample_prompts, sample_width, sample_height;
     int sample_passes;
+    /* network_kwargs.only_if_contains / ignore_if_contains, NULL-terminated;
+     * lora_only[0] NULL when not given. */
+    const char *lora_only[AITK_CONFIG_MAX_FILTERS + 1], *lora_ignore[AITK_CONFIG_MAX_FILTERS + 1];
     aitk_str ignored;          /* unknown and not-modelled keys: "path (file:line:col)..." */
     size_t n_ignored;
     aitk_str unknown, not_modelled, no_effect; /* the same, by kind, one per line */

@@ -30,4 +30,6 @@ void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *s
     w->sample_prompts = cfg->sample_prompts;
     w->sample_passes = cfg->sample_passes;
     w->sample_resolution = aitk_sample_resolution(cfg->sample_width, cfg->sample_height);
+    w->lora_only = cfg->lora_only;
+    w->lora_ignore = cfg->lora_ignore;
 }

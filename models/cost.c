@@ -10,6 +10,7 @@
 #include "models/cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -275,6 +276,54 @@ const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, c
     return NULL;
 }
 
+/* ---- which layers the LoRA adapts ---- */
+
+static bool has_words(const char *const *words)
+{
+    return words && *words;
+}
+
+static bool any_in(const char *name, const char *const *words)
+{
+    for (; words && *words; words++)
+        if (strstr(name, *words))
+            return true;
+    return false;
+}
+
+bool aitk_workload_filter_applies(const aitk_workload *w)
+{
+    if (!has_words(w->lora_only) && !has_words(w->lora_ignore))
+        return true;
+    for (size_t g = 0; g < w->spec->n_blocks; g++)
+        if (w->spec->blocks[g].module_prefix)
+            return true;
+    return false;
+}
+
+/* How many of the count x repeat copies of Linear l in block group b the
+ * LoRA adapts: all, unless layers are picked by name (ai-toolkit's
+ * create_modules skips a module whose name contains an ignore_if_contains
+ * word, or none of the only_if_contains words, when that list is given). */
+static double lora_instances(const aitk_workload *w, const aitk_block_spec *b,
+                             const aitk_linear_spec *l)
+{
+    const double all = (double)b->count * (double)l->repeat;
+    if ((!has_words(w->lora_only) && !has_words(w->lora_ignore)) || !b->module_prefix ||
+        l->n_modules == 0)
+        return all;
+    double n = 0;
+    char name[512];
+    for (long i = 0; i < b->count; i++)
+        for (size_t j = 0; j < l->n_modules; j++) {
+            snprintf(name, sizeof name, "%s.%ld.%s", b->module_prefix, i, l->modules[j]);
+            if (!any_in(name, w->lora_ignore) && (!has_words(w->lora_only) ||
+                                                  any_in(name, w->lora_only)))
+                n++;
+        }
+    return n;
+}
+
 /* ---- work ---- */
 
 static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed)
@@ -308,13 +357,14 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));
-            if (l->lora && w->rank > 0 && !w->forward_only) {
-                const double lf = 2 * r * (in + o) * t * k;
+            const double kl = l->lora ? lora_instances(w, b, l) : 0;
+            if (kl > 0 && w->rank > 0 && !w->forward_only) {
+                const double lf = 2 * r * (in + o) * t * kl;
                 out->flops[AITK_WORK_LORA] += lf * fwd_passes + (backward ? 2 * lf : 0);
-                out->lora_params += r * (in + o) * k;
+                out->lora_params += r * (in + o) * kl;
                 /* The module's own elementwise work (cost.yaml flop_rules). */
                 out->bytes[AITK_BYTES_LORA] +=
-                    act * t * k *
+                    act * t * kl *
                     ((p->lora_fwd_in * in + p->lora_fwd_out * o) * fwd_passes +
                      (backward ? p->lora_bwd_in * in + p->lora_bwd_out * o : 0));
             }
@@ -412,7 +462,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
             if (in * o > largest_weight)
                 largest_weight = in * o;
             if (l->lora && w->rank > 0)
-                lora += (double)w->rank * (in + o) * k;
+                lora += (double)w->rank * (in + o) * lora_instances(w, b, l);
         }
         const double bl = block_live_bytes(w, p, b, resolution);
         if (w->forward_only) {

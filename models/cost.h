@@ -53,7 +53,15 @@ typedef struct aitk_workload {
      * sample's area). Its time per 1000 steps is given apart. */
     long sample_every, sample_steps, sample_prompts, sample_resolution;
     int sample_passes;
+    /* network_kwargs only_if_contains / ignore_if_contains (NULL-terminated,
+     * or NULL): the LoRA adapts a layer whose module path contains one of
+     * lora_only (when given) and none of lora_ignore. */
+    const char *const *lora_only, *const *lora_ignore;
 } aitk_workload;
+
+/* False when w picks layers by name and its spec names none (the LoRA is
+ * then counted on every layer: an upper bound). */
+bool aitk_workload_filter_applies(const aitk_workload *w);
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);

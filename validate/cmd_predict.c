@@ -268,6 +268,11 @@ static aitk_status predict_config(run *r)
     if (!st) {
         aitk_workload w;
         aitk_config_workload(&cfg, spec, &w);
+        if (!aitk_workload_filter_applies(&w))
+            aitk_log(AITK_LOG_WARN, "%s: network.network_kwargs picks layers by name, which the "
+                                    "%s description does not give: the LoRA is counted on every "
+                                    "layer (an upper bound on its memory and time)",
+                     r->o->config, spec->title);
         st = aitk_config_check_optimizer(&cfg, r->params, r->o->config, r->err);
         if (!st)
             st = aitk_config_check_job(&cfg, r->err);

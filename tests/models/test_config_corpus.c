@@ -81,8 +81,9 @@ static const expect cases[] = {
      .te = DT(AITK_DTYPE_BF16)},
     {.file = "layer_offloading.yaml", .says = "FLUX.1-dev", .not_modelled = "model.layer_offloading",
      .not_modelled2 = "model.layer_offloading_transformer_percent"},
-    {.file = "only_if_contains.yaml", .says = "FLUX.1-dev", .rank = 128, .alpha = 128,
-     .not_modelled = "network.network_kwargs.only_if_contains"},
+    {.file = "only_if_contains.yaml", .says = "FLUX.1-dev", .rank = 128, .alpha = 128},
+    {.file = "chroma_only_if_contains.yaml", .says = "Chroma", .model_id = "chroma", .rank = 128,
+     .alpha = 128},
     {.file = "ignore_if_contains_empty.yaml", .says = "FLUX.1-dev"},
     {.file = "diff_output_preservation.yaml", .says = "FLUX.1-dev", .preservation = true},
     {.file = "train_text_encoder.yaml", .says = "FLUX.1-dev",
@@ -211,27 +212,32 @@ typedef struct predicted {
     aitk_workload w;
     aitk_prediction p;
     aitk_model_spec *spec;
+    aitk_train_config cfg; /* w points into it */
 } predicted;
+
+static void predicted_free(predicted *p)
+{
+    aitk_config_free(&p->cfg);
+    aitk_model_spec_free(p->spec);
+}
 
 static void predict_file(const char *file, const char *gpu, predicted *out)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", CORPUS(""), file);
-    aitk_train_config c;
+    aitk_train_config *c = &out->cfg;
     aitk_cost_params *params = NULL;
     aitk_gpudb *db = NULL;
     const aitk_gpu_spec *g = NULL;
     aitk_str err = AITK_STR_INIT;
-    if (aitk_config_read(path, &c, &err) || aitk_model_spec_load(c.model_id, false, &out->spec,
-                                                                 &err) ||
+    if (aitk_config_read(path, c, &err) || aitk_model_spec_load(c->model_id, false, &out->spec,
+                                                                &err) ||
         aitk_cost_params_load(&params, &err) || aitk_gpudb_load(&db, &err) ||
         aitk_gpudb_find(db, gpu, &g, &err))
         fail_msg("%s: %s", file, aitk_str_cstr(&err));
-    aitk_config_workload(&c, out->spec, &out->w);
-    out->w.optimizer = "adamw8bit"; /* c's strings go with c */
+    aitk_config_workload(c, out->spec, &out->w);
     if (aitk_cost_predict(&out->w, params, g, &out->p, &err))
         fail_msg("%s: %s", file, aitk_str_cstr(&err));
-    aitk_config_free(&c);
     aitk_cost_params_free(params);
     aitk_gpudb_free(db);
     aitk_str_free(&err);
@@ -255,9 +261,9 @@ static void test_accumulation_time(void **state)
     predict_file("accumulation_in_step.yaml", "RTX 4090", &in_step);
     near(steps.p.step_s, one.p.step_s, 1e-9, "gradient_accumulation_steps: 4, s/step");
     near(in_step.p.step_s, 4 * one.p.step_s, 1e-9, "gradient_accumulation: 4, s/step");
-    aitk_model_spec_free(one.spec);
-    aitk_model_spec_free(steps.spec);
-    aitk_model_spec_free(in_step.spec);
+    predicted_free(&one);
+    predicted_free(&steps);
+    predicted_free(&in_step);
 }
 
 /* quantize: false loads the transformer and encoders in train.dtype:
@@ -275,8 +281,8 @@ static void test_unquantized_dtype_memory(void **state)
          2 * bf16.p.memory.bytes[AITK_PLAN_TEXT_ENCODERS], 1e-9, "fp32 text encoders");
     /* FLUX.1-dev's 11.9 B weights at 4 bytes (flux1-dev.yaml published_params). */
     near(fp32.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 4, 0.01, "fp32 base, bytes");
-    aitk_model_spec_free(fp32.spec);
-    aitk_model_spec_free(bf16.spec);
+    predicted_free(&fp32);
+    predicted_free(&bf16);
 }
 
 /* diff_output_preservation: the preservation prediction keeps its graph for
@@ -305,8 +311,8 @@ static void test_preservation(void **state)
                  doubled.step_s);
     aitk_cost_params_free(params);
     aitk_gpudb_free(db);
-    aitk_model_spec_free(dop.spec);
-    aitk_model_spec_free(plain.spec);
+    predicted_free(&dop);
+    predicted_free(&plain);
 }
 
 /* Sampling per 1000 steps: 1000 / sample_every rounds of images x steps x
@@ -343,10 +349,49 @@ static void test_sampling_time(void **state)
         fail_msg("Chroma's two passes a step should cost more than FLUX's one");
     aitk_cost_params_free(params);
     aitk_gpudb_free(db);
-    aitk_model_spec_free(flux.spec);
-    aitk_model_spec_free(chroma.spec);
-    aitk_model_spec_free(off.spec);
-    aitk_model_spec_free(none.spec);
+    predicted_free(&flux);
+    predicted_free(&chroma);
+    predicted_free(&off);
+    predicted_free(&none);
+}
+
+/* The README's two-layer snippet: rank 128 on the two single blocks'
+ * proj_out only (in: hidden + mlp = 3072 + 12288, out: 3072), so
+ * 128 x (15360 + 3072) x 2 = 4,718,592 LoRA parameters; rank 128 on every
+ * layer does not fit an RTX 4090, the two layers do. */
+static void test_only_if_contains(void **state)
+{
+    (void)state;
+    predicted two;
+    predict_file("only_if_contains.yaml", "RTX 4090", &two);
+    assert_true(two.p.work.lora_params == 4718592.0);
+    assert_true(two.p.fits);
+    assert_true(aitk_workload_filter_applies(&two.w));
+    predicted all = two;
+    aitk_cost_params *params = NULL;
+    aitk_gpudb *db = NULL;
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_cost_params_load(&params, NULL), AITK_OK);
+    assert_int_equal(aitk_gpudb_load(&db, NULL), AITK_OK);
+    assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g, NULL), AITK_OK);
+    all.w.lora_only = NULL;
+    assert_int_equal(aitk_cost_predict(&all.w, params, g, &all.p, NULL), AITK_OK);
+    assert_false(all.p.fits);
+    /* ignore_if_contains: every single block's Linears left out. */
+    static const char *const no_single[] = {"transformer.single_transformer_blocks.", NULL};
+    predicted dbl = two;
+    dbl.w.lora_only = NULL;
+    dbl.w.lora_ignore = no_single;
+    dbl.w.rank = 16;
+    assert_int_equal(aitk_cost_predict(&dbl.w, params, g, &dbl.p, NULL), AITK_OK);
+    /* Double blocks: 2 x 6h x (h + 6h)... counted by hand per Linear:
+     * mod 2 x (3072 + 18432), qkv 6 x 6144, out 2 x 6144, mlp 4 x 15360,
+     * times 19 blocks, times rank 16. */
+    const double per_block = 2 * (3072 + 18432) + 6 * 6144 + 2 * 6144 + 4 * 15360;
+    assert_true(dbl.p.work.lora_params == 16 * 19 * per_block);
+    aitk_cost_params_free(params);
+    aitk_gpudb_free(db);
+    predicted_free(&two);
 }
 
 int main(void)
@@ -358,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_unquantized_dtype_memory),
         cmocka_unit_test(test_preservation),
         cmocka_unit_test(test_sampling_time),
+        cmocka_unit_test(test_only_if_contains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -380,8 +380,9 @@ static void test_config_corpus_cli(void **state)
          "model.assistant_lora_path"},
         {CORPUS("prodigyopt.yaml"), 0, ", prodigy,", NULL},
         {CORPUS("sample_flux.yaml"), 0, "sampling min/1000", NULL},
-        {CORPUS("only_if_contains.yaml"), 0, "LoRA rank 128",
-         "network.network_kwargs.only_if_contains"},
+        {CORPUS("only_if_contains.yaml"), 0, "RTX 4090          24 GiB  20.3 GiB   yes", NULL},
+        {CORPUS("chroma_only_if_contains.yaml"), 0, "LoRA rank 128",
+         "network.network_kwargs picks layers by name, which the Chroma"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *args[] = {"predict", "--config", cases[i].file, "--gpu", "RTX 4090", NULL};
