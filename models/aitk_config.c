@@ -209,18 +209,13 @@ static aitk_status read_accumulation(reader *r, const aitk_yaml_node *t)
 }
 
 /* ema_config.use_ema keeps a moving average of the trained weights (toolkit/
- * ema.py ExponentialMovingAverage): one more copy of the LoRA, not counted. */
+ * ema.py ExponentialMovingAverage): one more copy of the LoRA, counted. */
 static aitk_status read_ema(reader *r, const aitk_yaml_node *t)
 {
     const aitk_yaml_node *e = aitk_yaml_get(t, "ema_config");
-    bool on = false;
     aitk_status st = expect_map(r, e, "ema_config (a map)");
     if (!st && e)
-        st = opt_bool(r, e, "use_ema", &on);
-    if (!st && on)
-        aitk_config_note_cost(r, key_of(t, "ema_config"), "train.ema_config.use_ema",
-                              "an averaged copy of the LoRA is kept and updated each step; its "
-                              "memory and time are not counted");
+        st = opt_bool(r, e, "use_ema", &r->cfg->ema);
     return st;
 }
 

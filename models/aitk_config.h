@@ -50,6 +50,7 @@ typedef struct aitk_train_config {
     /* train.diff_output_preservation: a second prediction with grad and a
      * prior prediction without, each step (SDTrainer). */
     bool preservation;
+    bool ema;                  /* train.ema_config.use_ema */
     /* The sample block: every sample_every steps, sample_prompts images of
      * sample_steps denoising steps at sample_width x sample_height, each
      * step sample_passes transformer passes. sample_every 0: no sampling. */

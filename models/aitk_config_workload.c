@@ -25,6 +25,7 @@ void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *s
     w->base_dtype = aitk_config_base_storage(cfg);
     w->te_dtype = aitk_config_te_storage(cfg);
     w->preservation = cfg->preservation;
+    w->ema = cfg->ema;
     w->sample_every = cfg->sample_every;
     w->sample_steps = cfg->sample_steps;
     w->sample_prompts = cfg->sample_prompts;

@@ -28,7 +28,7 @@ const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
     "LoRA adapter traffic",
 };
 const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
-    "base weights", "LoRA parameters", "LoRA gradients", "optimizer state",
+    "base weights", "LoRA parameters", "LoRA gradients", "optimizer state (and EMA copy)",
     "checkpointed activations", "one block live (recompute + backward)",
     "workspaces (cuBLAS, dequantized weight)", "text encoders (not cached)",
     "VAE (latents not cached)", "fragmentation allowance", "CUDA context",
@@ -479,7 +479,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;
     m[AITK_PLAN_LORA_GRADS] = lora * w->lora_bytes;
-    m[AITK_PLAN_OPTIMIZER] = lora * opt->bytes_per_param;
+    m[AITK_PLAN_OPTIMIZER] = lora * (opt->bytes_per_param + (w->ema ? w->lora_bytes : 0));
     m[AITK_PLAN_LIVE_BLOCK] = live;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */

@@ -47,6 +47,12 @@ typedef struct aitk_workload {
      * the LoRA (its graph kept for the one backward: the step's activations
      * and passes doubled) and once without it, no grad (SDTrainer). */
     bool preservation;
+    /* train.ema_config.use_ema: a shadow copy of every trained parameter, in
+     * its dtype, kept on the GPU (toolkit/ema.py ExponentialMovingAverage,
+     * made by BaseSDTrainProcess.setup_ema from the optimizer's params). Its
+     * update per step reads and writes the LoRA a few times: time not
+     * counted (milliseconds). */
+    bool ema;
     /* Sampling during training: every sample_every steps (0: never),
      * sample_prompts images of sample_steps denoising steps, each
      * sample_passes forward passes at sample_resolution (square, the

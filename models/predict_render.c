@@ -45,6 +45,8 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     if (w->base_dtype == AITK_DTYPE_FP32)
         fputs("  fp32 base: memory counted at 4 bytes a weight; time at the bf16 matmul rate "
               "(fp32 compute is not modelled: slower)\n", out);
+    if (w->ema)
+        fputs("  EMA: a copy of the LoRA is kept beside it (in the optimizer state term)\n", out);
     if (w->preservation)
         fputs("  diff_output_preservation: each step also predicts the class prompt with the "
               "LoRA (graph kept for the backward) and without it\n", out);

@@ -34,7 +34,7 @@ typedef struct expect {
     double alpha;             /* 0: 16 */
     int base, te;             /* aitk_weight_dtype + 1; 0: fp8 (quantize: true) */
     const char *optimizer;    /* NULL: adamw8bit */
-    bool preservation;
+    bool preservation, ema;
     const sample_expect *sample; /* NULL: no sampling (no prompts) */
     const char *not_modelled;    /* NULL: nothing warned */
     const char *not_modelled2;
@@ -88,7 +88,7 @@ static const expect cases[] = {
     {.file = "diff_output_preservation.yaml", .says = "FLUX.1-dev", .preservation = true},
     {.file = "train_text_encoder.yaml", .says = "FLUX.1-dev",
      .not_modelled = "train.train_text_encoder"},
-    {.file = "ema_on.yaml", .says = "FLUX.1-dev", .not_modelled = "train.ema_config.use_ema"},
+    {.file = "ema_on.yaml", .says = "FLUX.1-dev", .ema = true},
     {.file = "ema_off.yaml", .says = "FLUX.1-dev"},
     {.file = "sample_flux.yaml", .says = "FLUX.1-dev", .sample = &flux_sample},
     {.file = "sample_chroma.yaml", .says = "Chroma", .model_id = "chroma",
@@ -160,6 +160,8 @@ static void check_reading(const expect *e, const aitk_train_config *c)
                  aitk_weight_dtype_name(aitk_config_base_storage(c)),
                  aitk_weight_dtype_name(aitk_config_te_storage(c)));
     assert_string_equal(c->optimizer, e->optimizer ? e->optimizer : "adamw8bit");
+    if (c->ema != e->ema)
+        fail_msg("%s: use_ema read as %d", e->file, c->ema);
     if (c->preservation != e->preservation)
         fail_msg("%s: diff_output_preservation read as %d", e->file, c->preservation);
     check_sample(e, c);
@@ -285,6 +287,21 @@ static void test_unquantized_dtype_memory(void **state)
     predicted_free(&bf16);
 }
 
+/* EMA (toolkit/ema.py): a clone of each trained parameter, in its dtype
+ * (bf16 here, 2 bytes), beside the optimizer's own state. */
+static void test_ema_memory(void **state)
+{
+    (void)state;
+    predicted on, off;
+    predict_file("ema_on.yaml", "RTX 4090", &on);
+    predict_file("ema_off.yaml", "RTX 4090", &off);
+    near(on.p.memory.bytes[AITK_PLAN_OPTIMIZER] - off.p.memory.bytes[AITK_PLAN_OPTIMIZER],
+         on.p.work.lora_params * 2, 1e-9, "EMA copy bytes");
+    near(on.p.step_s, off.p.step_s, 1e-9, "EMA step time");
+    predicted_free(&on);
+    predicted_free(&off);
+}
+
 /* diff_output_preservation: the preservation prediction keeps its graph for
  * the one backward (loss = loss + preservation_loss), like a doubled batch,
  * and the prior prediction adds a forward without grad. */
@@ -401,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_full_fine_tune_refused),
         cmocka_unit_test(test_accumulation_time),
         cmocka_unit_test(test_unquantized_dtype_memory),
+        cmocka_unit_test(test_ema_memory),
         cmocka_unit_test(test_preservation),
         cmocka_unit_test(test_sampling_time),
         cmocka_unit_test(test_only_if_contains),
