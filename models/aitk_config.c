@@ -576,6 +576,8 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
     /* err may be NULL: messages then go to a scratch string. */
     aitk_str scratch = AITK_STR_INIT;
     aitk_status st = parse_config(name, text, len, out, err ? err : &scratch);
+    if (st && err && aitk_config_printable(err))
+        st = AITK_E_NOMEM;
     aitk_str_free(&scratch);
     return st;
 }

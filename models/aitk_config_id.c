@@ -205,6 +205,7 @@ aitk_status aitk_config_check_job(const aitk_train_config *cfg, aitk_str *err)
                      "fine-tune examples ask for 48 GB or more), which predict does not model; "
                      "it models " MODELLED_LIST,
                      cfg->title);
+    aitk_config_printable(err);
     return AITK_E_INVAL;
 }
 

@@ -36,6 +36,9 @@ void aitk_config_note_cost(aitk_config_reader *r, const aitk_yaml_node *key, con
 /* The optimizer name ai-toolkit would resolve `name` to (optimizer_prefixes). */
 const char *aitk_config_resolve_optimizer(const aitk_config_reader *r, const char *name);
 
+/* Escapes control characters of s in place (config text in a message). */
+aitk_status aitk_config_printable(aitk_str *s);
+
 bool aitk_config_in_list(const char *key, const char *const *list);
 
 #endif

@@ -135,23 +135,53 @@ aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
     for (size_t i = 0; i < params->n_optimizers; i++)
         aitk_str_appendf(err, "%s %s", i ? "," : "", params->optimizers[i].name);
     aitk_str_append(err, ")");
+    aitk_config_printable(err);
     return AITK_E_PARSE;
+}
+
+/* Config text in a message is shown, not obeyed: an ESC in a key or value
+ * of the file must not reach the terminal raw (aitk_str_append_printable). */
+aitk_status aitk_config_printable(aitk_str *s)
+{
+    if (!s || !s->len)
+        return AITK_OK;
+    aitk_str shown = AITK_STR_INIT;
+    aitk_status st = aitk_str_append_printable(&shown, aitk_str_cstr(s), true);
+    if (!st) {
+        aitk_str_clear(s);
+        st = aitk_str_append(s, aitk_str_cstr(&shown));
+    }
+    aitk_str_free(&shown);
+    return st;
+}
+
+static void warn_list(const char *path, size_t n, const char *what, const aitk_str *list)
+{
+    aitk_str shown = AITK_STR_INIT;
+    aitk_str_appendf(&shown, "%s: %zu key(s) %s:\n%s", path, n, what, aitk_str_cstr(list));
+    if (!aitk_config_printable(&shown))
+        aitk_log(AITK_LOG_WARN, "%s", aitk_str_cstr(&shown));
+    aitk_str_free(&shown);
 }
 
 void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path)
 {
     if (cfg->n_not_modelled)
-        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) change time or memory but are not in the "
-                                "prediction:\n%s",
-                 path, cfg->n_not_modelled, aitk_str_cstr(&cfg->not_modelled));
+        warn_list(path, cfg->n_not_modelled, "change time or memory but are not in the prediction",
+                  &cfg->not_modelled);
     if (cfg->n_unknown)
-        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) unknown to this reader, not used (a typo?):\n%s",
-                 path, cfg->n_unknown, aitk_str_cstr(&cfg->unknown));
+        warn_list(path, cfg->n_unknown, "unknown to this reader, not used (a typo?)",
+                  &cfg->unknown);
 }
 
 void aitk_config_list_no_effect(const aitk_train_config *cfg, const char *path)
 {
-    if (cfg->n_no_effect)
-        aitk_log(AITK_LOG_INFO, "%s: %zu key(s) play no part in time or memory:\n%s", path,
-                 cfg->n_no_effect, aitk_str_cstr(&cfg->no_effect));
+    if (!cfg->n_no_effect)
+        return;
+    aitk_str shown = AITK_STR_INIT;
+    aitk_str_appendf(&shown, "%s: %zu key(s) play no part in time or memory:\n%s", path,
+                     cfg->n_no_effect, aitk_str_cstr(&cfg->no_effect));
+    if (!aitk_config_printable(&shown))
+        aitk_log(AITK_LOG_INFO, "%s", aitk_str_cstr(&shown));
+    aitk_str_free(&shown);
 }

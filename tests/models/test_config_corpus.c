@@ -209,6 +209,26 @@ static void test_full_fine_tune_refused(void **state)
     aitk_str_free(&err);
 }
 
+/* Config text in messages is shown with its control characters escaped:
+ * an ESC in arch or in a key reaches no terminal raw. */
+static void test_control_characters(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "config: {process: [{model: {arch: \"x\\e[2Jy\"}, network: {type: lora}}]}\n",
+        "job: \"ex\\etension\"\nconfig: {process: [{model: {is_flux: true}}]}\n",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        assert_int_equal(aitk_config_parse("cc.yaml", texts[i], strlen(texts[i]), &c, &err),
+                         AITK_E_INVAL);
+        if (strchr(aitk_str_cstr(&err), 0x1b) || !strstr(aitk_str_cstr(&err), "\\x1b"))
+            fail_msg("case %zu: '%s'", i, aitk_str_cstr(&err));
+        aitk_str_free(&err);
+    }
+}
+
 /* A corpus file predicted on one GPU, as predict --config does it. */
 typedef struct predicted {
     aitk_workload w;
@@ -416,6 +436,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_full_fine_tune_refused),
+        cmocka_unit_test(test_control_characters),
         cmocka_unit_test(test_accumulation_time),
         cmocka_unit_test(test_unquantized_dtype_memory),
         cmocka_unit_test(test_ema_memory),
