@@ -209,6 +209,42 @@ static void test_full_fine_tune_refused(void **state)
     aitk_str_free(&err);
 }
 
+/* Every arch ai-toolkit's web UI offers (ui/src/app/jobs/new/options.tsx at
+ * commit 27a03a9, copied by hand) is named: predicted (flux, chroma,
+ * omnigen2) or refused by its model's name, never "not a model known". */
+static void test_ui_arches_named(void **state)
+{
+    (void)state;
+    static const char *const arches[] = {
+        "ace_step_15", "ace_step_15_xl", "anima", "boogu_image", "boogu_image_edit", "chroma",
+        "ernie_image", "flex1", "flex2", "flux", "flux2", "flux2_klein_4b", "flux2_klein_9b",
+        "flux_kontext", "hidream", "hidream_e1", "hidream_o1", "ideogram4", "krea2",
+        "krea2:o_edit", "krea2:o_edit_turbo", "krea2:turbo", "ltx2", "ltx2.3", "ltx2.5",
+        "lumina2", "mageflow", "mageflow_edit", "minimax_h3", "minimax_h3_ref2va",
+        "nucleus_image", "omnigen2", "prx_pixel", "qwen_image", "qwen_image:2512",
+        "qwen_image_edit", "qwen_image_edit_plus", "qwen_image_edit_plus:2511", "sd15", "sdxl",
+        "wan21:14b", "wan21:1b", "wan21_i2v:14b", "wan21_i2v:14b480p", "wan22_14b:t2v",
+        "wan22_14b_i2v", "wan22_5b", "zeta_chroma", "zimage", "zimage:deturbo", "zimage:turbo",
+        "zimage_l2p"};
+    for (size_t i = 0; i < sizeof arches / sizeof *arches; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "config: {process: [{network: {type: lora}, model: {arch: \"%s\"}}]}\n",
+                 arches[i]);
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        aitk_status st = aitk_config_parse("ui.yaml", text, strlen(text), &c, &err);
+        const bool modelled = !strcmp(arches[i], "flux") || !strcmp(arches[i], "chroma") ||
+                              !strcmp(arches[i], "omnigen2");
+        if (modelled ? st != AITK_OK
+                     : st != AITK_E_INVAL || !strstr(aitk_str_cstr(&err), "this config trains "))
+            fail_msg("arch %s: %s %s", arches[i], aitk_status_name(st), aitk_str_cstr(&err));
+        if (!st)
+            aitk_config_free(&c);
+        aitk_str_free(&err);
+    }
+}
+
 /* Config text in messages is shown with its control characters escaped:
  * an ESC in arch or in a key reaches no terminal raw. */
 static void test_control_characters(void **state)
@@ -437,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_full_fine_tune_refused),
         cmocka_unit_test(test_control_characters),
+        cmocka_unit_test(test_ui_arches_named),
         cmocka_unit_test(test_accumulation_time),
         cmocka_unit_test(test_unquantized_dtype_memory),
         cmocka_unit_test(test_ema_memory),
