@@ -204,6 +204,13 @@ static void test_malformed(void **state)
         {"config: {process: [{model: {is_flux: true}, network: {type: lokr}}]}\n",
          "not modelled", AITK_E_INVAL},
         {"config: {process: [{model: {is_flux: maybe}}]}\n", "cfg.yaml:1:38", AITK_E_PARSE},
+        /* -1 is "an epoch" (BaseSDTrainProcess.run); 0 is nothing ai-toolkit means. */
+        {"config: {process: [{model: {is_flux: true}, network: {type: lora}, train: "
+         "{gradient_accumulation_steps: 0}}]}\n",
+         "gradient_accumulation_steps must be -1 (an epoch) or from 1", AITK_E_RANGE},
+        {"config: {process: [{model: {is_flux: true}, network: {type: lora}, "
+         "adapter: {type: ip}}]}\n",
+         "cfg.yaml:1:68: this config is adapter training", AITK_E_INVAL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_train_config c;
