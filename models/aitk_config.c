@@ -1,8 +1,9 @@
-/* ai-toolkit config reader: walks job/config/process[0] and picks out the keys
- * that set compute and memory (FACTS.md section 4). Every other key at the
- * levels read is either known to have no effect on cost (sampling, saving,
- * learning rate...) or listed as ignored, so a person sees what the
- * prediction did not take into account. */
+/* ai-toolkit config reader: tells the model and the job first
+ * (aitk_config_id.c), then walks config.process[0] and picks out the keys
+ * that set compute and memory. Every other key at the levels read is sorted
+ * by models/aitk_config_keys.yaml (aitk_config_keys.c): changes cost but is
+ * not modelled (warned, with why), plays no part (listed with --verbose), or
+ * unknown (warned: often a typo). */
 #include "models/aitk_config.h"
 
 #include <string.h>
@@ -10,37 +11,14 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "models/aitk_config_internal.h"
 #include "models/cost.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
 
-typedef struct reader {
-    aitk_train_config *cfg;
-    const aitk_yaml_doc *doc;
-    aitk_str *err;
-} reader;
+typedef aitk_config_reader reader;
 
-static bool in_list(const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(key, *list) == 0)
-            return true;
-    return false;
-}
-
-/* Lists keys of `map` that are in neither `used` nor `no_effect`. */
-static void note_ignored(reader *r, const aitk_yaml_node *map, const char *where,
-                         const char *const *used, const char *const *no_effect)
-{
-    for (size_t i = 0; map && map->kind == AITK_YAML_MAP && i < map->count; i++) {
-        const aitk_yaml_node *k = map->pairs[i].key;
-        if (in_list(k->text, used) || in_list(k->text, no_effect))
-            continue;
-        aitk_str_appendf(&r->cfg->ignored, "%s%s (%s:%d:%d)\n", where, k->text, r->doc->name,
-                         k->line, k->col);
-        r->cfg->n_ignored++;
-    }
-}
+#define in_list aitk_config_in_list
 
 /* The bounds are predict's command-line bounds (--batch, --rank): a value
  * beyond them is a typo, and would print a peak of 10^19 GiB. */
@@ -83,7 +61,7 @@ static int qtype_bits(const char *qtype)
         int bits = 0;
         while (*d >= '0' && *d <= '9' && bits < 100)
             bits = bits * 10 + (*d++ - '0');
-        const bool tail_ok = *d == '\0' || *d == '_';
+        const bool tail_ok = *d == '\0' || *d == '_' || *d == '|';
         return tail_ok && (bits == 8 || bits == 4) ? bits : 0;
     }
     return 0;
@@ -107,49 +85,118 @@ static aitk_status expect_map(reader *r, const aitk_yaml_node *n, const char *wh
     return n ? aitk_yaml_expect(r->doc, n, AITK_YAML_MAP, what, r->err) : AITK_OK;
 }
 
-static aitk_status read_network(reader *r, const aitk_yaml_node *net)
+static const aitk_yaml_node *key_of(const aitk_yaml_node *map, const char *key)
 {
-    static const char *const used[] = {"type", "linear", "linear_alpha", NULL};
-    static const char *const none[] = {NULL};
-    aitk_status st = expect_map(r, net, "the network section (a map)");
-    if (st || !net)
-        return st;
-    const char *type = "lora";
-    st = opt_string(r, net, "type", &type);
-    if (!st && strcmp(type, "lora") != 0) {
-        aitk_yaml_errorf(r->err, r->doc, aitk_yaml_get(net, "type"),
-                         "network type '%s' is not modelled (only lora)", type);
-        return AITK_E_INVAL;
+    for (size_t i = 0; map && map->kind == AITK_YAML_MAP && i < map->count; i++)
+        if (strcmp(map->pairs[i].key->text, key) == 0)
+            return map->pairs[i].key;
+    return map;
+}
+
+/* One of network_kwargs' layer lists: strings, into a NULL-terminated array. */
+static aitk_status read_filter(reader *r, const aitk_yaml_node *kw, const char *key,
+                               const char **out)
+{
+    const aitk_yaml_node *v = aitk_yaml_get(kw, key);
+    if (!v)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(r->doc, v, AITK_YAML_SEQ, "a list of layer names", r->err);
+    if (!st && v->count > AITK_CONFIG_MAX_FILTERS) {
+        aitk_yaml_errorf(r->err, r->doc, v, "%s has more than %d entries", key,
+                         AITK_CONFIG_MAX_FILTERS);
+        return AITK_E_RANGE;
     }
-    if (!st)
-        st = opt_long(r, net, "linear", 1, CONFIG_MAX_RANK, &r->cfg->rank);
-    const aitk_yaml_node *a = aitk_yaml_get(net, "linear_alpha");
-    if (!st && a)
-        st = aitk_yaml_double(r->doc, a, &r->cfg->alpha, r->err);
-    note_ignored(r, net, "network.", used, none);
+    for (size_t i = 0; !st && i < v->count; i++)
+        st = aitk_yaml_string(r->doc, v->items[i], &out[i], r->err);
     return st;
 }
 
-static aitk_status read_train(reader *r, const aitk_yaml_node *t)
+/* network_kwargs: only_if_contains / ignore_if_contains pick the layers the
+ * LoRA adapts by module name (toolkit/lora_special.py LoRASpecialNetwork.
+ * create_modules); the cost model counts the layers they pick where the
+ * model's description names its modules (models/flux1-dev.yaml). */
+static aitk_status read_network_kwargs(reader *r, const aitk_yaml_node *kw)
 {
-    static const char *const used[] = {"batch_size", "steps", "gradient_accumulation_steps",
-                                       "gradient_accumulation", "gradient_checkpointing",
-                                       "optimizer", "dtype", "cache_text_embeddings",
-                                       "unload_text_encoder", NULL};
-    static const char *const none[] = {"train_unet", "train_text_encoder", "noise_scheduler",
-                                       "lr", "ema_config", "timestep_type", "content_or_style",
-                                       "optimizer_params", "skip_first_sample",
-                                       "disable_sampling", "linear_timesteps", "loss_type",
-                                       "noise_offset", "max_grad_norm", "lr_scheduler",
-                                       "seed", NULL};
-    aitk_status st = expect_map(r, t, "the train section (a map)");
-    if (st || !t)
+    aitk_status st = read_filter(r, kw, "only_if_contains", r->cfg->lora_only);
+    if (!st)
+        st = read_filter(r, kw, "ignore_if_contains", r->cfg->lora_ignore);
+    for (size_t i = 0; kw && kw->kind == AITK_YAML_MAP && i < kw->count; i++) {
+        const char *k = kw->pairs[i].key->text;
+        if (strcmp(k, "only_if_contains") != 0 && strcmp(k, "ignore_if_contains") != 0)
+            aitk_config_note_cost(r, kw->pairs[i].key, "network.network_kwargs",
+                                  "options of the LoRA network other than its layer lists "
+                                  "are not modelled");
+    }
+    return st;
+}
+
+static aitk_status read_network(reader *r, const aitk_yaml_node *net)
+{
+    static const char *const used[] = {"type", "linear", "linear_alpha", "rank", "alpha",
+                                       "network_kwargs", NULL};
+    aitk_status st = expect_map(r, net, "the network section (a map)");
+    if (st || !net)
         return st;
+    /* NetworkConfig.__init__: rank, when given, wins over linear; alpha is
+     * linear_alpha's default. */
+    st = opt_long(r, net, aitk_yaml_get(net, "rank") ? "rank" : "linear", 1, CONFIG_MAX_RANK,
+                  &r->cfg->rank);
+    const aitk_yaml_node *a = aitk_yaml_get(net, "linear_alpha");
+    if (!a)
+        a = aitk_yaml_get(net, "alpha");
+    if (!st && a)
+        st = aitk_yaml_double(r->doc, a, &r->cfg->alpha, r->err);
+    const aitk_yaml_node *kw = aitk_yaml_get(net, "network_kwargs");
+    if (!st)
+        st = expect_map(r, kw, "network_kwargs (a map)");
+    if (!st)
+        st = read_network_kwargs(r, kw);
+    aitk_config_note_keys(r, net, "network", "network.", used);
+    return st;
+}
+
+static aitk_status read_dtype(reader *r, const aitk_yaml_node *t)
+{
+    aitk_train_config *c = r->cfg;
+    const aitk_yaml_node *d = aitk_yaml_get(t, "dtype");
+    if (!d)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_string(r->doc, d, &c->dtype, r->err);
+    static const char *const half[] = {"bf16", "bfloat16", "fp16", "float16", "half", NULL};
+    static const char *const full[] = {"fp32", "float32", "float", NULL};
+    if (!st && in_list(c->dtype, half)) {
+        c->lora_bytes = 2;
+    } else if (!st && in_list(c->dtype, full)) {
+        c->lora_bytes = 4;
+    } else if (!st) {
+        aitk_yaml_errorf(r->err, r->doc, d, "unknown dtype '%s' (bf16, fp16 or fp32)", c->dtype);
+        return AITK_E_PARSE;
+    }
+    return st;
+}
+
+/* Accumulation, as the loop in jobs/process/BaseSDTrainProcess.py run()
+ * does it: gradient_accumulation is the number of micro-batches gathered
+ * in one step (for b in range(gradient_accumulation)); with
+ * gradient_accumulation_steps each step is one micro-batch and the
+ * optimizer steps every N of them (-1: once an epoch). */
+static aitk_status read_accumulation(reader *r, const aitk_yaml_node *t)
+{
     aitk_train_config *c = r->cfg;
     const aitk_yaml_node *a1 = aitk_yaml_get(t, "gradient_accumulation_steps");
     const aitk_yaml_node *a2 = aitk_yaml_get(t, "gradient_accumulation");
-    if (a1 && a2) {
-        /* ai-toolkit's TrainConfig raises on this; so do we, with both places. */
+    long a2v = 1;
+    aitk_status st = opt_long(r, t, "gradient_accumulation", 1, CONFIG_MAX_ACCUMULATION, &a2v);
+    if (!st && a1)
+        st = opt_long(r, t, "gradient_accumulation_steps", -1, CONFIG_MAX_ACCUMULATION,
+                      &c->optimizer_every);
+    if (!st && c->optimizer_every == 0) {
+        aitk_yaml_errorf(r->err, r->doc, a1, "gradient_accumulation_steps must be -1 (an epoch) "
+                                             "or from 1 to %d, found 0", CONFIG_MAX_ACCUMULATION);
+        return AITK_E_RANGE;
+    }
+    /* TrainConfig.__init__ raises on both; so do we, with both places. */
+    if (!st && a2v > 1 && a1 && c->optimizer_every != 1) {
         aitk_yaml_errorf(r->err, r->doc, a2,
                          "gradient_accumulation and gradient_accumulation_steps are mutually "
                          "exclusive (the other is at line %d:%d); ai-toolkit refuses such a "
@@ -157,16 +204,43 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t)
                          a1->line, a1->col);
         return AITK_E_INVAL;
     }
-    st = opt_long(r, t, "batch_size", 1, CONFIG_MAX_BATCH, &c->batch);
+    c->accumulation = a2v;
+    return st;
+}
+
+/* ema_config.use_ema keeps a moving average of the trained weights (toolkit/
+ * ema.py ExponentialMovingAverage): one more copy of the LoRA, counted. */
+static aitk_status read_ema(reader *r, const aitk_yaml_node *t)
+{
+    const aitk_yaml_node *e = aitk_yaml_get(t, "ema_config");
+    aitk_status st = expect_map(r, e, "ema_config (a map)");
+    if (!st && e)
+        st = opt_bool(r, e, "use_ema", &r->cfg->ema);
+    return st;
+}
+
+static aitk_status read_train(reader *r, const aitk_yaml_node *t, bool *no_sampling)
+{
+    static const char *const used[] = {"batch_size", "steps", "gradient_accumulation_steps",
+                                       "gradient_accumulation", "gradient_checkpointing",
+                                       "optimizer", "dtype", "cache_text_embeddings",
+                                       "unload_text_encoder", "diff_output_preservation",
+                                       "disable_sampling", "ema_config", NULL};
+    aitk_status st = expect_map(r, t, "the train section (a map)");
+    if (st || !t)
+        return st;
+    aitk_train_config *c = r->cfg;
+    st = read_accumulation(r, t);
     if (!st)
-        st = opt_long(r, t, a1 ? "gradient_accumulation_steps" : "gradient_accumulation", 1,
-                      CONFIG_MAX_ACCUMULATION, &c->accumulation);
+        st = opt_long(r, t, "batch_size", 1, CONFIG_MAX_BATCH, &c->batch);
     if (!st)
         st = opt_long(r, t, "steps", 1, CONFIG_MAX_STEPS, &c->steps);
     if (!st)
         st = opt_bool(r, t, "gradient_checkpointing", &c->checkpointing);
     if (!st)
         st = opt_string(r, t, "optimizer", &c->optimizer);
+    if (!st)
+        c->optimizer = aitk_config_resolve_optimizer(r, c->optimizer);
     c->optimizer_at = aitk_yaml_get(t, "optimizer");
     if (!st)
         st = opt_bool(r, t, "cache_text_embeddings", &c->cache_text);
@@ -175,89 +249,62 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t)
         st = opt_bool(r, t, "unload_text_encoder", &unload);
     if (unload)
         c->cache_text = true; /* embeddings are cached, then the encoder leaves the GPU */
-    const aitk_yaml_node *d = aitk_yaml_get(t, "dtype");
-    if (!st && d) {
-        st = aitk_yaml_string(r->doc, d, &c->dtype, r->err);
-        static const char *const half[] = {"bf16", "bfloat16", "fp16", "float16", "half", NULL};
-        static const char *const full[] = {"fp32", "float32", "float", NULL};
-        if (!st && in_list(c->dtype, half)) {
-            c->lora_bytes = 2;
-        } else if (!st && in_list(c->dtype, full)) {
-            c->lora_bytes = 4;
-        } else if (!st) {
-            aitk_yaml_errorf(r->err, r->doc, d, "unknown dtype '%s' (bf16, fp16 or fp32)",
-                             c->dtype);
-            return AITK_E_PARSE;
-        }
+    if (!st)
+        st = opt_bool(r, t, "diff_output_preservation", &c->preservation);
+    if (!st)
+        st = opt_bool(r, t, "disable_sampling", no_sampling);
+    if (!st)
+        st = read_dtype(r, t);
+    if (!st)
+        st = read_ema(r, t);
+    aitk_config_note_keys(r, t, "train", "train.", used);
+    return st;
+}
+
+/* The storage of one quantized part: qtype's bits, the part after '|' (an
+ * accuracy recovery adapter, ModelConfig.__init__) said as not counted. */
+static aitk_status read_qtype(reader *r, const aitk_yaml_node *m, const char *key,
+                              const char **qtype, int *bits)
+{
+    aitk_status st = opt_string(r, m, key, qtype);
+    const aitk_yaml_node *n = aitk_yaml_get(m, key);
+    *bits = st ? 0 : qtype_bits(*qtype);
+    if (!st && *bits == 0) {
+        aitk_yaml_errorf(r->err, r->doc, n,
+                         "%s '%s' is not one the memory model knows (8-bit: qfloat8, "
+                         "qfloat8_e4m3fn, qint8, uint8; 4-bit: qint4, uint4, nf4)", key, *qtype);
+        return AITK_E_PARSE;
     }
-    note_ignored(r, t, "train.", used, none);
+    if (!st && n && strchr(*qtype, '|'))
+        aitk_config_note_cost(r, key_of(m, key), strcmp(key, "qtype") ? "model.qtype_te"
+                                                                      : "model.qtype",
+                              "an accuracy recovery adapter after '|' is loaded and run with "
+                              "the quantized weights; it is not counted");
     return st;
 }
 
 static aitk_status read_model(reader *r, const aitk_yaml_node *m)
 {
     static const char *const used[] = {"name_or_path", "is_flux", "arch", "quantize", "qtype",
-                                       "quantize_te", "low_vram", NULL};
-    static const char *const none[] = {"inference_lora_path", "assistant_lora_path", NULL};
+                                       "quantize_te", "qtype_te", "is_lumina2", "is_v3",
+                                       "is_xl", "is_v2", "is_ssd", "is_vega", "is_pixart",
+                                       "is_pixart_sigma", "is_auraflow", NULL};
     aitk_train_config *c = r->cfg;
-    aitk_status st = expect_map(r, m, "the model section (a map)");
-    if (!st && !m) {
-        aitk_str_appendf(r->err, "%s: no model section in config.process[0]: cannot tell which "
-                                 "model this trains", r->doc->name);
-        return AITK_E_INVAL;
-    }
-    bool is_flux = false, te_set = aitk_yaml_get(m, "quantize_te") != NULL;
-    const char *arch = NULL;
-    if (!st)
-        st = opt_string(r, m, "name_or_path", &c->name_or_path);
-    if (!st)
-        st = opt_bool(r, m, "is_flux", &is_flux);
-    if (!st)
-        st = opt_string(r, m, "arch", &arch);
-    if (!st)
-        st = opt_bool(r, m, "quantize", &c->quantize);
-    if (!st)
-        st = opt_string(r, m, "qtype", &c->qtype);
-    c->qbits = qtype_bits(c->qtype);
-    if (!st && c->qbits == 0 && !c->quantize)
-        c->qbits = 8; /* not quantizing: ai-toolkit never looks at qtype */
-    if (!st && c->qbits == 0) {
-        aitk_yaml_errorf(r->err, r->doc, aitk_yaml_get(m, "qtype"),
-                         "qtype '%s' is not one the memory model knows (8-bit: qfloat8, "
-                         "qfloat8_e4m3fn, qint8, uint8; 4-bit: qint4, uint4, nf4)", c->qtype);
-        st = AITK_E_PARSE;
-    }
+    bool te_set = aitk_yaml_get(m, "quantize_te") != NULL;
+    aitk_status st = opt_bool(r, m, "quantize", &c->quantize);
+    /* ai-toolkit reads qtype only to quantize. */
+    if (!st && c->quantize)
+        st = read_qtype(r, m, "qtype", &c->qtype, &c->qbits);
     c->quantize_te = c->quantize; /* ai-toolkit: quantize_te defaults to quantize */
     if (!st && te_set)
         st = opt_bool(r, m, "quantize_te", &c->quantize_te);
+    if (!st && c->quantize_te)
+        st = read_qtype(r, m, "qtype_te", &c->qtype_te, &c->te_qbits);
     if (!st)
         st = opt_bool(r, m, "low_vram", &c->low_vram);
-    if (st)
-        return st;
-    if (arch) {
-        if (strcmp(arch, "chroma") == 0) {
-            c->model_id = "chroma";
-        } else if (strcmp(arch, "omnigen2") == 0) {
-            c->model_id = "omnigen2";
-        } else if (strcmp(arch, "flux") == 0) {
-            c->model_id = "flux1-dev";
-        } else {
-            aitk_yaml_errorf(r->err, r->doc, aitk_yaml_get(m, "arch"),
-                             "arch '%s' is not one of the modelled workloads (flux, chroma, "
-                             "omnigen2)",
-                             arch);
-            return AITK_E_INVAL;
-        }
-    } else if (is_flux) {
-        c->model_id = "flux1-dev";
-    } else {
-        aitk_yaml_errorf(r->err, r->doc, m,
-                         "the model section sets neither is_flux: true nor arch: chroma|omnigen2; "
-                         "ai-toolkit would load a Stable Diffusion model, which is not modelled");
-        return AITK_E_INVAL;
-    }
-    note_ignored(r, m, "model.", used, none);
-    return AITK_OK;
+    if (!st)
+        aitk_config_note_keys(r, m, "model", "model.", used);
+    return st;
 }
 
 static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
@@ -287,9 +334,6 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
 {
     static const char *const used[] = {"resolution", "cache_latents_to_disk", "cache_latents",
                                        NULL};
-    static const char *const none[] = {"folder_path", "caption_ext", "caption_dropout_rate",
-                                       "shuffle_tokens", "default_caption", "is_reg",
-                                       "network_weight", "num_repeats", "flip_x", "flip_y", NULL};
     if (!ds)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(r->doc, ds, AITK_YAML_SEQ, "datasets (a list)", r->err);
@@ -310,21 +354,81 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
         } else if (!st && res) {
             st = add_resolution(r, res);
         }
-        note_ignored(r, d, "datasets[].", used, none);
+        aitk_config_note_keys(r, d, "datasets", "datasets[].", used);
     }
+    return st;
+}
+
+/* The number of images one sampling round makes: `samples` (what the web
+ * UI writes), else the older `prompts` (SampleConfig.__init__). */
+static size_t sample_count(const aitk_yaml_node *smp)
+{
+    const aitk_yaml_node *list = aitk_yaml_get(smp, "samples");
+    if (!list)
+        list = aitk_yaml_get(smp, "prompts");
+    return list && list->kind == AITK_YAML_SEQ ? list->count : 0;
+}
+
+/* The sample block, with SampleConfig's defaults (toolkit/config_modules.py:
+ * sample_every 100, sample_steps 20, 512 x 512, guidance_scale 7). A round
+ * runs when step % sample_every == 0 (BaseSDTrainProcess.run), unless
+ * train.disable_sampling. */
+static aitk_status read_sample(reader *r, const aitk_yaml_node *smp, bool disabled)
+{
+    static const char *const used[] = {"sample_every", "sample_steps", "width", "height",
+                                       "prompts", "samples", "guidance_scale", NULL};
+    aitk_train_config *c = r->cfg;
+    aitk_status st = expect_map(r, smp, "the sample section (a map)");
+    if (st || !smp)
+        return st;
+    c->sample_every = 100;
+    c->sample_steps = 20;
+    c->sample_width = c->sample_height = 512;
+    double guidance = 7;
+    st = opt_long(r, smp, "sample_every", 0, CONFIG_MAX_STEPS, &c->sample_every);
+    if (!st)
+        st = opt_long(r, smp, "sample_steps", 1, 10000, &c->sample_steps);
+    if (!st)
+        st = opt_long(r, smp, "width", CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION,
+                      &c->sample_width);
+    if (!st)
+        st = opt_long(r, smp, "height", CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION,
+                      &c->sample_height);
+    const aitk_yaml_node *g = aitk_yaml_get(smp, "guidance_scale");
+    if (!st && g)
+        st = aitk_yaml_double(r->doc, g, &guidance, r->err);
+    c->sample_prompts = (long)sample_count(smp);
+    c->sample_passes = r->sample_cfg && guidance > 1 ? 2 : 1;
+    if (disabled)
+        c->sample_every = 0;
+    aitk_config_note_keys(r, smp, "sample", "sample.", used);
+    return st;
+}
+
+static aitk_status read_process(reader *r, const aitk_yaml_node *p)
+{
+    static const char *const used[] = {"network", "train", "model", "datasets", "sample", NULL};
+    bool no_sampling = false;
+    aitk_status st = aitk_config_identify(r, r->doc->root, p);
+    if (!st)
+        st = read_model(r, aitk_yaml_get(p, "model"));
+    if (!st)
+        st = read_network(r, aitk_yaml_get(p, "network"));
+    if (!st)
+        st = read_train(r, aitk_yaml_get(p, "train"), &no_sampling);
+    if (!st)
+        st = read_datasets(r, aitk_yaml_get(p, "datasets"));
+    if (!st)
+        st = read_sample(r, aitk_yaml_get(p, "sample"), no_sampling);
+    if (!st)
+        aitk_config_note_keys(r, p, "process", "config.process[0].", used);
     return st;
 }
 
 static aitk_status read_root(reader *r)
 {
     static const char *const root_used[] = {"job", "config", NULL};
-    static const char *const root_none[] = {"meta", NULL};
     static const char *const cfg_used[] = {"process", NULL};
-    static const char *const cfg_none[] = {"name", NULL};
-    static const char *const proc_used[] = {"network", "train", "model", "datasets", NULL};
-    static const char *const proc_none[] = {"type", "training_folder", "device", "save",
-                                            "sample", "trigger_word", "performance_log_every",
-                                            "logging", "sqlite_db_path", NULL};
     const aitk_yaml_doc *doc = r->doc;
     aitk_status st = aitk_yaml_expect(doc, doc->root, AITK_YAML_MAP,
                                       "an ai-toolkit config (a map with job and config)", r->err);
@@ -351,27 +455,20 @@ static aitk_status read_root(reader *r)
     if (!st)
         st = aitk_yaml_expect(doc, p, AITK_YAML_MAP, "a training process (a map)", r->err);
     if (!st)
-        st = read_network(r, aitk_yaml_get(p, "network"));
-    if (!st)
-        st = read_train(r, aitk_yaml_get(p, "train"));
-    if (!st)
-        st = read_datasets(r, aitk_yaml_get(p, "datasets"));
-    if (!st)
-        st = read_model(r, aitk_yaml_get(p, "model"));
+        st = read_process(r, p);
     if (st)
         return st;
-    note_ignored(r, doc->root, "", root_used, root_none);
-    note_ignored(r, config, "config.", cfg_used, cfg_none);
-    note_ignored(r, p, "config.process[0].", proc_used, proc_none);
-    for (size_t i = 1; i < procs->count; i++) {
-        aitk_str_appendf(&r->cfg->ignored, "config.process[%zu] (%s:%d:%d): only the first "
-                                           "process is predicted\n",
-                         i, doc->name, procs->items[i]->line, procs->items[i]->col);
-        r->cfg->n_ignored++;
-    }
+    aitk_config_note_keys(r, doc->root, "root", "", root_used);
+    aitk_config_note_keys(r, config, "config", "config.", cfg_used);
+    for (size_t i = 1; i < procs->count; i++)
+        aitk_config_note_cost(r, procs->items[i], "config.process[1...]",
+                              "only the first process is predicted");
     if (r->cfg->n_resolutions == 0)
         r->cfg->resolutions[r->cfg->n_resolutions++] = 512; /* ai-toolkit's default */
-    return aitk_str_status(&r->cfg->ignored);
+    return aitk_str_status(&r->cfg->ignored) || aitk_str_status(&r->cfg->unknown) ||
+                   aitk_str_status(&r->cfg->not_modelled) || aitk_str_status(&r->cfg->no_effect)
+               ? AITK_E_NOMEM
+               : AITK_OK;
 }
 
 /* libyaml reports an unclosed quote where it gives up, often a line later
@@ -426,15 +523,21 @@ static aitk_status parse_config(const char *name, const char *text, size_t len,
     out->dtype = "fp32";
     out->lora_bytes = 4;
     out->optimizer = "adamw";
-    out->qtype = "qfloat8";
-    out->qbits = 8;
+    out->qtype = out->qtype_te = "qfloat8";
+    out->qbits = out->te_qbits = 8;
+    out->optimizer_every = 1;
+    out->job = "LoRA";
     aitk_status st = aitk_yaml_parse(name, text, len, &out->doc, err);
     if (st == AITK_E_PARSE)
         hint_unclosed_quote(name, text, len, err);
     if (st)
         return st;
     reader r = {.cfg = out, .doc = out->doc, .err = err};
-    st = read_root(&r);
+    st = aitk_config_load_tables(&r);
+    out->ids = r.ids;
+    out->keys = r.keys;
+    if (!st)
+        st = read_root(&r);
     if (st)
         aitk_config_free(out);
     return st;
@@ -458,7 +561,12 @@ void aitk_config_free(aitk_train_config *cfg)
     if (!cfg)
         return;
     aitk_yaml_free(cfg->doc);
+    aitk_yaml_free(cfg->ids);
+    aitk_yaml_free(cfg->keys);
     aitk_str_free(&cfg->ignored);
+    aitk_str_free(&cfg->unknown);
+    aitk_str_free(&cfg->not_modelled);
+    aitk_str_free(&cfg->no_effect);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -468,37 +576,25 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
     /* err may be NULL: messages then go to a scratch string. */
     aitk_str scratch = AITK_STR_INIT;
     aitk_status st = parse_config(name, text, len, out, err ? err : &scratch);
+    if (st && err && aitk_config_printable(err))
+        st = AITK_E_NOMEM;
     aitk_str_free(&scratch);
     return st;
 }
 
-aitk_status aitk_config_check_optimizer(const aitk_train_config *cfg,
-                                        const aitk_cost_params *params, const char *path,
-                                        aitk_str *err)
+static aitk_weight_dtype storage(const aitk_train_config *cfg, bool quantized, int bits)
 {
-    if (aitk_cost_find_optimizer(params, cfg->optimizer))
-        return AITK_OK;
-    if (cfg->optimizer_at)
-        aitk_yaml_errorf(err, cfg->doc, cfg->optimizer_at,
-                         "optimizer '%s' is not one the memory model knows (known:",
-                         cfg->optimizer);
-    else
-        aitk_str_appendf(err, "%s: optimizer '%s' is not one the memory model knows (known:",
-                         path, cfg->optimizer);
-    for (size_t i = 0; i < params->n_optimizers; i++)
-        aitk_str_appendf(err, "%s %s", i ? "," : "", params->optimizers[i].name);
-    aitk_str_append(err, ")");
-    return AITK_E_PARSE;
+    if (quantized)
+        return bits == 4 ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
+    return cfg->lora_bytes == 4 ? AITK_DTYPE_FP32 : AITK_DTYPE_BF16;
 }
 
 aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg)
 {
-    return !cfg->quantize ? AITK_DTYPE_BF16 : cfg->qbits == 4 ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
+    return storage(cfg, cfg->quantize, cfg->qbits);
 }
 
-void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path)
+aitk_weight_dtype aitk_config_te_storage(const aitk_train_config *cfg)
 {
-    if (cfg->n_ignored)
-        aitk_log(AITK_LOG_WARN, "%s: %zu key(s) play no part in time or memory (ignored):\n%s",
-                 path, cfg->n_ignored, aitk_str_cstr(&cfg->ignored));
+    return storage(cfg, cfg->quantize_te, cfg->te_qbits);
 }

@@ -10,11 +10,9 @@
 #include "models/cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
-#include "common/alloc.h"
-#include "common/data.h"
 
 const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS] = {
     "base GEMMs, forward", "base GEMMs, recompute (checkpointing)",
@@ -27,7 +25,7 @@ const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
     "LoRA adapter traffic",
 };
 const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
-    "base weights", "LoRA parameters", "LoRA gradients", "optimizer state",
+    "base weights", "LoRA parameters", "LoRA gradients", "optimizer state (and EMA copy)",
     "checkpointed activations", "one block live (recompute + backward)",
     "workspaces (cuBLAS, dequantized weight)", "text encoders (not cached)",
     "VAE (latents not cached)", "fragmentation allowance", "CUDA context",
@@ -41,6 +39,8 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
         *out = AITK_DTYPE_FP8;
     } else if (!strcmp(text, "nf4")) {
         *out = AITK_DTYPE_NF4;
+    } else if (!strcmp(text, "fp32")) {
+        *out = AITK_DTYPE_FP32;
     } else {
         return AITK_E_INVAL;
     }
@@ -49,7 +49,7 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
 
 const char *aitk_weight_dtype_name(aitk_weight_dtype d)
 {
-    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : "bf16";
+    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : d == AITK_DTYPE_FP32 ? "fp32" : "bf16";
 }
 
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
@@ -79,7 +79,12 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
-    w->te_dtype = d == AITK_DTYPE_BF16 ? AITK_DTYPE_BF16 : AITK_DTYPE_FP8;
+    w->te_dtype = d == AITK_DTYPE_BF16 || d == AITK_DTYPE_FP32 ? d : AITK_DTYPE_FP8;
+}
+
+long aitk_sample_resolution(long width, long height)
+{
+    return 16 * lround(sqrt((double)width * (double)height) / 16.0);
 }
 
 void aitk_workload_set_resolution(aitk_workload *w, long resolution)
@@ -88,182 +93,52 @@ void aitk_workload_set_resolution(aitk_workload *w, long resolution)
     w->n_resolutions = 1;
 }
 
-/* ---- cost.yaml ---- */
+/* ---- which layers the LoRA adapts ---- */
 
-static aitk_status fig(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
-                       double *out, aitk_str *err)
+static bool has_words(const char *const *words)
 {
-    const aitk_yaml_node *n = aitk_yaml_get(map, key);
-    if (!n) {
-        aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
-        return AITK_E_PARSE;
-    }
-    const aitk_yaml_node *v = aitk_yaml_figure(n);
-    if (!v) {
-        aitk_yaml_errorf(err, doc, n, "'%s' has no value", key);
-        return AITK_E_PARSE;
-    }
-    aitk_status st = aitk_yaml_double(doc, v, out, err);
-    if (!st && *out < 0) {
-        aitk_yaml_errorf(err, doc, v, "'%s' must not be negative", key);
-        return AITK_E_RANGE;
-    }
-    return st;
+    return words && *words;
 }
 
-/* fig() for a share: in (0, hi], the error at the value's place. */
-static aitk_status fig_share(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
-                             double hi, double *out, aitk_str *err)
+static bool any_in(const char *name, const char *const *words)
 {
-    aitk_status st = fig(doc, map, key, out, err);
-    if (!st && !(*out > 0 && *out <= hi)) {
-        aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(map, key)), "'%s' is %g; it must be in (0, %g]", key, *out, hi);
-        st = AITK_E_RANGE;
-    }
-    return st;
+    for (; words && *words; words++)
+        if (strstr(name, *words))
+            return true;
+    return false;
 }
 
-static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m, aitk_str *err)
+bool aitk_workload_filter_applies(const aitk_workload *w)
 {
-    const aitk_yaml_doc *doc = p->doc;
-    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of optimizers", err);
-    size_t used = 0;
-    for (size_t i = 0; !st && i < m->count; i++) {
-        if (i >= sizeof p->optimizers / sizeof *p->optimizers) {
-            aitk_yaml_errorf(err, doc, m, "too many optimizers (at most %zu)",
-                             sizeof p->optimizers / sizeof *p->optimizers);
-            return AITK_E_RANGE;
+    if (!has_words(w->lora_only) && !has_words(w->lora_ignore))
+        return true;
+    for (size_t g = 0; g < w->spec->n_blocks; g++)
+        if (w->spec->blocks[g].module_prefix)
+            return true;
+    return false;
+}
+
+/* How many of the count x repeat copies of Linear l in block group b the
+ * LoRA adapts: all, unless layers are picked by name (ai-toolkit's
+ * create_modules skips a module whose name contains an ignore_if_contains
+ * word, or none of the only_if_contains words, when that list is given). */
+static double lora_instances(const aitk_workload *w, const aitk_block_spec *b,
+                             const aitk_linear_spec *l)
+{
+    const double all = (double)b->count * (double)l->repeat;
+    if ((!has_words(w->lora_only) && !has_words(w->lora_ignore)) || !b->module_prefix ||
+        l->n_modules == 0)
+        return all;
+    double n = 0;
+    char name[512];
+    for (long i = 0; i < b->count; i++)
+        for (size_t j = 0; j < l->n_modules; j++) {
+            snprintf(name, sizeof name, "%s.%ld.%s", b->module_prefix, i, l->modules[j]);
+            if (!any_in(name, w->lora_ignore) && (!has_words(w->lora_only) ||
+                                                  any_in(name, w->lora_only)))
+                n++;
         }
-        aitk_optimizer_spec *o = &p->optimizers[i];
-        o->name = m->pairs[i].key->text;
-        const aitk_yaml_node *v = m->pairs[i].value;
-        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{bytes_per_param, source, aliases}", err);
-        if (!st)
-            st = fig(doc, v, "bytes_per_param", &o->bytes_per_param, err);
-        const aitk_yaml_node *a = aitk_yaml_get(v, "aliases");
-        o->aliases = &p->alias_store[used];
-        for (size_t k = 0; !st && a && a->kind == AITK_YAML_SEQ && k < a->count; k++) {
-            if (used + 2 >= sizeof p->alias_store / sizeof *p->alias_store) {
-                aitk_yaml_errorf(err, doc, a, "too many optimizer aliases");
-                return AITK_E_RANGE;
-            }
-            st = aitk_yaml_string(doc, a->items[k], &p->alias_store[used++], err);
-        }
-        p->alias_store[used++] = NULL;
-        p->n_optimizers = i + 1;
-    }
-    return st;
-}
-
-aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
-{
-    *out = NULL;
-    aitk_cost_params *p = aitk_calloc(1, sizeof *p);
-    if (!p)
-        return AITK_E_NOMEM;
-    aitk_status st = aitk_data_load_yaml("models/cost.yaml", &p->doc, err);
-    if (!st)
-        st = aitk_data_check_schema(p->doc, 1, err);
-    const aitk_yaml_doc *doc = p->doc;
-    const aitk_yaml_node *root = st ? NULL : doc->root;
-    const aitk_yaml_node *e = aitk_yaml_get(root, "efficiency");
-    const aitk_yaml_node *f = aitk_yaml_get(root, "flop_rules");
-    const aitk_yaml_node *m = aitk_yaml_get(root, "memory");
-    const aitk_yaml_node *o = aitk_yaml_get(root, "optimizers");
-    if (!st && (!e || !f || !m || !o)) {
-        aitk_yaml_errorf(err, doc, root,
-                         "expected the sections efficiency, flop_rules, memory and optimizers");
-        st = AITK_E_PARSE;
-    }
-    /* GEMM and attention are fractions of a measured matmul rate, which a
-     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. A
-     * kernel that reads and writes its tensors once cannot beat a copy by
-     * much: 1.2 leaves room for cache hits, not for a misplaced digit. */
-    if (!st)
-        st = fig_share(doc, e, "gemm", 1, &p->eff_gemm, err);
-    if (!st)
-        st = fig_share(doc, e, "attention_fwd", 1, &p->eff_attn_fwd, err);
-    if (!st)
-        st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
-    if (!st)
-        st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
-    if (!st)
-        st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
-    if (!st)
-        st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
-    if (!st)
-        st = fig_share(doc, e, "plain_elementwise_vs_copy", 1.2, &p->elt_plain_vs_copy, err);
-    if (!st)
-        st = fig(doc, f, "attention_bwd_factor", &p->attn_bwd_factor, err);
-    if (!st)
-        st = fig(doc, f, "elementwise_bwd_factor", &p->elementwise_bwd_factor, err);
-    if (!st)
-        st = fig(doc, f, "lora_forward_in", &p->lora_fwd_in, err);
-    if (!st)
-        st = fig(doc, f, "lora_forward_out", &p->lora_fwd_out, err);
-    if (!st)
-        st = fig(doc, f, "lora_backward_in", &p->lora_bwd_in, err);
-    if (!st)
-        st = fig(doc, f, "lora_backward_out", &p->lora_bwd_out, err);
-    const aitk_yaml_node *dq = aitk_yaml_get(f, "dequant_bytes_per_weight");
-    if (!st && !dq) {
-        aitk_yaml_errorf(err, doc, f, "missing 'dequant_bytes_per_weight'");
-        st = AITK_E_PARSE;
-    }
-    if (!st)
-        st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_DTYPE_FP8], err);
-    if (!st)
-        st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_DTYPE_NF4], err);
-    const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
-    if (!st && !wb) {
-        aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
-        st = AITK_E_PARSE;
-    }
-    if (!st)
-        st = fig(doc, wb, "bf16", &p->weight_bytes[AITK_DTYPE_BF16], err);
-    if (!st)
-        st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_DTYPE_FP8], err);
-    if (!st)
-        st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_DTYPE_NF4], err);
-    if (!st)
-        st = fig(doc, m, "scale_bytes_per_row", &p->scale_bytes_per_row, err);
-    if (!st)
-        st = fig(doc, m, "activation_bytes", &p->activation_bytes, err);
-    if (!st)
-        st = fig(doc, m, "cuda_context_gib", &p->cuda_context_gib, err);
-    if (!st)
-        st = fig(doc, m, "cublas_workspace_mib", &p->cublas_workspace_mib, err);
-    if (!st)
-        st = fig(doc, m, "fragmentation", &p->fragmentation, err);
-    if (!st)
-        st = load_optimizers(p, o, err);
-    if (st) {
-        aitk_cost_params_free(p);
-        return st;
-    }
-    *out = p;
-    return AITK_OK;
-}
-
-void aitk_cost_params_free(aitk_cost_params *p)
-{
-    if (!p)
-        return;
-    aitk_yaml_free(p->doc);
-    aitk_free(p);
-}
-
-const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)
-{
-    for (size_t i = 0; i < p->n_optimizers; i++) {
-        const aitk_optimizer_spec *o = &p->optimizers[i];
-        if (strcasecmp(o->name, name) == 0)
-            return o;
-        for (const char *const *a = o->aliases; a && *a; a++)
-            if (strcasecmp(*a, name) == 0)
-                return o;
-    }
-    return NULL;
+    return n;
 }
 
 /* ---- work ---- */
@@ -299,13 +174,14 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));
-            if (l->lora && w->rank > 0 && !w->forward_only) {
-                const double lf = 2 * r * (in + o) * t * k;
+            const double kl = l->lora ? lora_instances(w, b, l) : 0;
+            if (kl > 0 && w->rank > 0 && !w->forward_only) {
+                const double lf = 2 * r * (in + o) * t * kl;
                 out->flops[AITK_WORK_LORA] += lf * fwd_passes + (backward ? 2 * lf : 0);
-                out->lora_params += r * (in + o) * k;
+                out->lora_params += r * (in + o) * kl;
                 /* The module's own elementwise work (cost.yaml flop_rules). */
                 out->bytes[AITK_BYTES_LORA] +=
-                    act * t * k *
+                    act * t * kl *
                     ((p->lora_fwd_in * in + p->lora_fwd_out * o) * fwd_passes +
                      (backward ? p->lora_bwd_in * in + p->lora_bwd_out * o : 0));
             }
@@ -387,7 +263,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
     const double wbytes = p->weight_bytes[w->base_dtype];
-    const bool quant = w->base_dtype != AITK_DTYPE_BF16;
+    const bool quant = w->base_dtype == AITK_DTYPE_FP8 || w->base_dtype == AITK_DTYPE_NF4;
     /* NF4's block statistics are in its bytes per weight; fp8 has row scales. */
     const double row_scale = w->base_dtype == AITK_DTYPE_FP8 ? p->scale_bytes_per_row : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
@@ -403,7 +279,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
             if (in * o > largest_weight)
                 largest_weight = in * o;
             if (l->lora && w->rank > 0)
-                lora += (double)w->rank * (in + o) * k;
+                lora += (double)w->rank * (in + o) * lora_instances(w, b, l);
         }
         const double bl = block_live_bytes(w, p, b, resolution);
         if (w->forward_only) {
@@ -420,7 +296,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;
     m[AITK_PLAN_LORA_GRADS] = lora * w->lora_bytes;
-    m[AITK_PLAN_OPTIMIZER] = lora * opt->bytes_per_param;
+    m[AITK_PLAN_OPTIMIZER] = lora * (opt->bytes_per_param + (w->ema ? w->lora_bytes : 0));
     m[AITK_PLAN_LIVE_BLOCK] = live;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
@@ -468,6 +344,47 @@ static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
     t[3] = p->step_overhead_s;
 }
 
+/* Seconds of one step at each resolution bucket, mean over the buckets; the
+ * largest bucket's work and terms go to out. */
+static double bucket_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                             const aitk_gpu_spec *gpu, aitk_prediction *out)
+{
+    long largest = 0;
+    double sum = 0;
+    for (size_t i = 0; i < w->n_resolutions; i++) {
+        const long res = w->resolutions[i];
+        aitk_step_work wk;
+        double t[4];
+        aitk_cost_work(w, p, res, &wk);
+        step_seconds(&wk, p, gpu, t);
+        sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
+        if (out && res > largest) {
+            largest = res;
+            out->work = wk;
+            out->t_gemm = t[0];
+            out->t_attention = t[1];
+            out->t_memory = t[2];
+            out->t_overhead = t[3] * (double)w->accumulation;
+        }
+    }
+    return sum / (double)w->n_resolutions;
+}
+
+/* One forward pass of the transformer alone, no grad, batch 1 by default. */
+static double forward_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                              const aitk_gpu_spec *gpu, long resolution, long batch)
+{
+    aitk_workload f = *w;
+    f.forward_only = true;
+    f.cache_text = true; /* the prompts are encoded once, not per pass */
+    f.accumulation = 1;
+    f.batch = batch;
+    f.preservation = false;
+    f.resolutions[0] = resolution;
+    f.n_resolutions = 1;
+    return bucket_seconds(&f, p, gpu, NULL);
+}
+
 static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
                            const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err)
 {
@@ -477,31 +394,32 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
                              "and rank >= 0");
         return AITK_E_INVAL;
     }
+    const long patch_px = w->spec->vae_downsample * w->spec->patch;
     long largest = 0;
-    double sum = 0;
     for (size_t i = 0; i < w->n_resolutions; i++) {
-        const long res = w->resolutions[i];
-        if (res < w->spec->vae_downsample * w->spec->patch) {
-            aitk_str_appendf(err, "resolution %ld is below one latent patch (%ld px)", res,
-                             w->spec->vae_downsample * w->spec->patch);
+        if (w->resolutions[i] < patch_px) {
+            aitk_str_appendf(err, "resolution %ld is below one latent patch (%ld px)",
+                             w->resolutions[i], patch_px);
             return AITK_E_RANGE;
         }
-        aitk_step_work wk;
-        double t[4];
-        aitk_cost_work(w, p, res, &wk);
-        step_seconds(&wk, p, gpu, t);
-        sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
-        if (res > largest) {
-            largest = res;
-            out->work = wk;
-            out->t_gemm = t[0];
-            out->t_attention = t[1];
-            out->t_memory = t[2];
-            out->t_overhead = t[3] * (double)w->accumulation;
-        }
+        largest = w->resolutions[i] > largest ? w->resolutions[i] : largest;
     }
-    out->step_s = sum / (double)w->n_resolutions;
-    aitk_status st = aitk_cost_memory(w, p, largest, &out->memory, err);
+    /* The preservation prediction runs with grad over the same latents and
+     * its loss joins the step's one backward: as a doubled batch, plus the
+     * prior prediction without grad. */
+    aitk_workload x = *w;
+    if (w->preservation)
+        x.batch *= 2;
+    out->step_s = bucket_seconds(&x, p, gpu, out);
+    for (size_t i = 0; w->preservation && i < w->n_resolutions; i++)
+        out->step_s += forward_seconds(w, p, gpu, w->resolutions[i], w->batch) *
+                       (double)w->accumulation / (double)w->n_resolutions;
+    if (w->sample_every > 0 && w->sample_prompts > 0 && w->sample_resolution >= patch_px)
+        out->sample_s_per_1000 = 1000.0 / (double)w->sample_every *
+                                 (double)w->sample_prompts * (double)w->sample_steps *
+                                 (double)w->sample_passes *
+                                 forward_seconds(w, p, gpu, w->sample_resolution, 1);
+    aitk_status st = aitk_cost_memory(&x, p, largest, &out->memory, err);
     if (st)
         return st;
     out->vram_bytes = gpu->vram_gb * 1073741824.0;

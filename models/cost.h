@@ -21,9 +21,12 @@ typedef enum aitk_weight_dtype {
     AITK_DTYPE_BF16,
     AITK_DTYPE_FP8,
     AITK_DTYPE_NF4,
+    /* An unquantized base in ai-toolkit's default train dtype (fp32). */
+    AITK_DTYPE_FP32,
+    AITK_DTYPE_COUNT,
 } aitk_weight_dtype;
 
-/* "bf16"/"none" -> BF16, "fp8"/"qfloat8" -> FP8, "nf4" -> NF4. */
+/* "bf16"/"none" -> BF16, "fp8"/"qfloat8" -> FP8, "nf4" -> NF4, "fp32" -> FP32. */
 aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out);
 const char *aitk_weight_dtype_name(aitk_weight_dtype d);
 
@@ -40,7 +43,31 @@ typedef struct aitk_workload {
      * (for checking the forward accounting against measured generation). */
     bool forward_only;
     double lora_bytes;       /* per LoRA parameter: 2 (bf16) or 4 (fp32) */
+    /* diff_output_preservation: each step also predicts the class prompt with
+     * the LoRA (its graph kept for the one backward: the step's activations
+     * and passes doubled) and once without it, no grad (SDTrainer). */
+    bool preservation;
+    /* train.ema_config.use_ema: a shadow copy of every trained parameter, in
+     * its dtype, kept on the GPU (toolkit/ema.py ExponentialMovingAverage,
+     * made by BaseSDTrainProcess.setup_ema from the optimizer's params). Its
+     * update per step reads and writes the LoRA a few times: time not
+     * counted (milliseconds). */
+    bool ema;
+    /* Sampling during training: every sample_every steps (0: never),
+     * sample_prompts images of sample_steps denoising steps, each
+     * sample_passes forward passes at sample_resolution (square, the
+     * sample's area). Its time per 1000 steps is given apart. */
+    long sample_every, sample_steps, sample_prompts, sample_resolution;
+    int sample_passes;
+    /* network_kwargs only_if_contains / ignore_if_contains (NULL-terminated,
+     * or NULL): the LoRA adapts a layer whose module path contains one of
+     * lora_only (when given) and none of lora_ignore. */
+    const char *const *lora_only, *const *lora_ignore;
 } aitk_workload;
+
+/* False when w picks layers by name and its spec names none (the LoRA is
+ * then counted on every layer: an upper bound). */
+bool aitk_workload_filter_applies(const aitk_workload *w);
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
@@ -48,6 +75,9 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
  * them (qtype_te: qfloat8 unless set, whatever the transformer's qtype; a
  * bf16 base leaves them bf16). */
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d);
+/* The side of the square of a width x height sample's area, to 16 px (the
+ * cost model's resolutions are square; tokens follow the area). */
+long aitk_sample_resolution(long width, long height);
 /* One square resolution in place of the buckets. */
 void aitk_workload_set_resolution(aitk_workload *w, long resolution);
 
@@ -67,11 +97,11 @@ typedef struct aitk_cost_params {
     double attn_bwd_factor, elementwise_bwd_factor;
     /* Bytes moved to expand one quantized weight to bf16 for one pass, by
      * aitk_weight_dtype (bf16: 0); cost.yaml flop_rules. */
-    double dequant_bytes_per_weight[3];
+    double dequant_bytes_per_weight[AITK_DTYPE_COUNT];
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;
-    double weight_bytes[3]; /* by aitk_weight_dtype */
+    double weight_bytes[AITK_DTYPE_COUNT]; /* by aitk_weight_dtype */
     double scale_bytes_per_row, activation_bytes;
     double cuda_context_gib, cublas_workspace_mib, fragmentation;
     aitk_optimizer_spec optimizers[16];
@@ -142,6 +172,7 @@ typedef struct aitk_prediction {
     aitk_memory_plan memory; /* at the largest resolution */
     double t_gemm, t_attention, t_memory, t_overhead; /* largest resolution, seconds */
     double step_s;           /* mean over the resolution buckets, x accumulation */
+    double sample_s_per_1000; /* sampling's seconds per 1000 steps; 0 without */
     double vram_bytes;
     bool fits;
 } aitk_prediction;

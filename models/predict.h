@@ -25,13 +25,14 @@ typedef struct aitk_predict_result {
     const aitk_model_spec *spec;
     aitk_workload workload;
     const char *config_path; /* --config FILE, or NULL */
+    const char *title;       /* the config's model, when not the spec's title; or NULL */
     aitk_predict_row *rows;
     size_t n_rows;
     const aitk_calibration *calibration; /* --calibrate, or NULL */
     const aitk_step_scale *step_scale;   /* applied to every row's times, or NULL */
 } aitk_predict_result;
 
-/* Minutes per 1000 optimizer steps. */
+/* Minutes per 1000 steps, sampling included. */
 double aitk_predict_minutes_per_1000(const aitk_prediction *p);
 
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,

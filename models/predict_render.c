@@ -13,14 +13,24 @@
 
 double aitk_predict_minutes_per_1000(const aitk_prediction *p)
 {
-    return p->step_s * 1000.0 / 60.0;
+    return (p->step_s * 1000.0 + p->sample_s_per_1000) / 60.0;
+}
+
+static bool any_sampling(const aitk_predict_result *r)
+{
+    for (size_t i = 0; i < r->n_rows; i++)
+        if (r->rows[i].pred.sample_s_per_1000 > 0)
+            return true;
+    return false;
 }
 
 static void describe_workload(FILE *out, const aitk_predict_result *r)
 {
     const aitk_workload *w = &r->workload;
-    fprintf(out, "%s — %s%s%s\n", w->spec->id, w->spec->title, r->config_path ? ", from " : "",
-            r->config_path ? r->config_path : "");
+    fprintf(out, "%s — %s%s%s\n", w->spec->id, r->title ? r->title : w->spec->title,
+            r->config_path ? ", LoRA job from " : "", r->config_path ? r->config_path : "");
+    if (r->title && strcmp(r->title, w->spec->title))
+        fprintf(out, "  (predicted with the %s description)\n", w->spec->title);
     fprintf(out, "  %s base weights, LoRA rank %ld (alpha %g), batch %ld",
             aitk_weight_dtype_name(w->base_dtype), w->rank, w->alpha, w->batch);
     if (w->accumulation > 1)
@@ -32,6 +42,19 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
             w->cache_text ? "cached" : "loaded as ",
             w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
+    if (w->base_dtype == AITK_DTYPE_FP32)
+        fputs("  fp32 base: memory counted at 4 bytes a weight; time at the bf16 matmul rate "
+              "(fp32 compute is not modelled: slower)\n", out);
+    if (w->ema)
+        fputs("  EMA: a copy of the LoRA is kept beside it (in the optimizer state term)\n", out);
+    if (w->preservation)
+        fputs("  diff_output_preservation: each step also predicts the class prompt with the "
+              "LoRA (graph kept for the backward) and without it\n", out);
+    if (w->sample_every > 0 && w->sample_prompts > 0)
+        fprintf(out, "  sampling: %ld image(s) of %ld steps (%d pass%s each) at about %ld px "
+                     "square every %ld steps, in min/1000\n",
+                w->sample_prompts, w->sample_steps, w->sample_passes,
+                w->sample_passes > 1 ? "es" : "", w->sample_resolution, w->sample_every);
 }
 
 /* Indices of the memory terms, largest first. */
@@ -142,8 +165,9 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
     fprintf(out, "  documented target: %.0f GB VRAM, %s, %.0f min per 1000 steps (%s)\n",
             t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
     const int w = gpu_table(r).name_width;
-    fprintf(out, "  %-*s %7s %9s %5s %8s %9s %9s\n", w, "GPU", "VRAM", "peak", "fits", "s/step",
-            "min/1000", "USD/1000");
+    const bool sampling = any_sampling(r);
+    fprintf(out, "  %-*s %7s %9s %5s %8s %9s %9s%s\n", w, "GPU", "VRAM", "peak", "fits", "s/step",
+            "min/1000", "USD/1000", sampling ? "  sampling min/1000" : "");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_predict_row *row = &r->rows[i];
         const aitk_prediction *q = &row->pred;
@@ -152,9 +176,12 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                 row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO", q->step_s,
                 minutes);
         if (row->price_per_hour >= 0)
-            fprintf(out, "%9.2f\n", minutes / 60.0 * row->price_per_hour);
+            fprintf(out, "%9.2f", minutes / 60.0 * row->price_per_hour);
         else
-            fprintf(out, "%9s\n", "-");
+            fprintf(out, "%9s", "-");
+        if (sampling)
+            fprintf(out, "  %18.1f", q->sample_s_per_1000 / 60.0);
+        fputc('\n', out);
         if (!q->fits) {
             int idx[AITK_PLAN_TERMS];
             sort_terms(&q->memory, idx);
@@ -203,7 +230,9 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
     }
     /* Adds that fail leave the tree whole; the caller's cJSON_Print reports it. */
     cJSON_AddStringToObject(o, "model", w->spec->id);
-    cJSON_AddStringToObject(o, "title", w->spec->title);
+    cJSON_AddStringToObject(o, "title", r->title ? r->title : w->spec->title);
+    if (r->config_path)
+        cJSON_AddStringToObject(o, "job", "LoRA");
     if (r->config_path)
         cJSON_AddStringToObject(o, "config", r->config_path);
     cJSON *wj = cJSON_AddObjectToObject(o, "workload");
@@ -253,6 +282,7 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
             add_fit_hint(g, &row->hint);
         cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
         cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
+        cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
         /* The rate GEMM and attention time were counted against, and whether
          * people measured it or it is the default share of the datasheet. */
         cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);

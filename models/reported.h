@@ -34,6 +34,7 @@ typedef struct aitk_reported_setup {
     bool inference;       /* task: inference: seconds per denoising step of
                              generation, one forward pass (no LoRA, no backward) */
     const char *optimizer; /* NULL: the model's default */
+    bool ema;             /* ai-toolkit train.ema_config.use_ema */
 } aitk_reported_setup;
 
 typedef struct aitk_reported_speed {

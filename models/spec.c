@@ -123,11 +123,30 @@ static aitk_status read_stream(const aitk_yaml_doc *doc, const aitk_yaml_node *d
 
 /* ---- blocks ---- */
 
+/* `modules`: one path per repeat, so a layer filter can name each. */
+static aitk_status load_modules(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                aitk_linear_spec *l, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(n, "modules");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_SEQ, "a list of module paths", err);
+    if (!st && (m->count != (size_t)l->repeat || m->count > AITK_SPEC_MAX_REPEAT)) {
+        aitk_yaml_errorf(err, doc, m, "modules lists %zu paths for repeat %ld", m->count,
+                         l->repeat);
+        return AITK_E_PARSE;
+    }
+    for (size_t i = 0; !st && i < m->count; i++)
+        st = aitk_yaml_string(doc, m->items[i], &l->modules[i], err);
+    l->n_modules = st ? 0 : m->count;
+    return st;
+}
+
 static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
                                const aitk_yaml_node *n, aitk_linear_spec *l, aitk_str *err)
 {
     static const char *const keys[] = {"name", "repeat", "in", "out", "bias", "tokens", "lora",
-                                       NULL};
+                                       "modules", NULL};
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a Linear {name, in, out, ...}", err);
     if (!st)
         st = aitk_yaml_check_keys(doc, n, keys, "a Linear", err);
@@ -149,6 +168,8 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
         st = need(doc, n, "tokens", &t, err);
     if (!st)
         st = read_stream(doc, dims, t, &l->stream, &l->fixed_tokens, err);
+    if (!st)
+        st = load_modules(doc, n, l, err);
     return st;
 }
 
@@ -157,7 +178,7 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
 {
     static const char *const keys[] = {"name", "count", "checkpointed", "backward", "input",
                                        "norm_params", "attention", "elementwise_per_token",
-                                       "linears", NULL};
+                                       "linears", "module_prefix", NULL};
     long unused = 0;
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a block group", err);
     if (!st)
@@ -177,6 +198,8 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
         st = read_dim(doc, dims, n, "norm_params", &b->norm_params, err);
     if (!st)
         st = read_double(doc, n, "elementwise_per_token", &b->elementwise_per_token, err);
+    if (!st && aitk_yaml_get(n, "module_prefix"))
+        st = read_string(doc, n, "module_prefix", &b->module_prefix, err);
     const aitk_yaml_node *a = aitk_yaml_get(n, "attention");
     if (!st && a) {
         static const char *const akeys[] = {"heads", "kv_heads", "head_dim", "tokens", NULL};

@@ -26,6 +26,8 @@ typedef enum aitk_stream {
     AITK_STREAM_FIXED, /* a fixed count per sample (`fixed_tokens`) */
 } aitk_stream;
 
+#define AITK_SPEC_MAX_REPEAT 4
+
 typedef struct aitk_linear_spec {
     const char *name;
     long repeat;       /* identical Linears (q, k, v) */
@@ -34,6 +36,10 @@ typedef struct aitk_linear_spec {
     bool lora;         /* adapted by the default LoRA */
     aitk_stream stream;
     long fixed_tokens; /* AITK_STREAM_FIXED only */
+    /* The module path of each repeat inside its block as ai-toolkit names
+     * it (diffusers: "attn.to_q"); n_modules 0 when the spec gives none. */
+    const char *modules[AITK_SPEC_MAX_REPEAT];
+    size_t n_modules;
 } aitk_linear_spec;
 
 typedef struct aitk_block_spec {
@@ -48,6 +54,9 @@ typedef struct aitk_block_spec {
     double elementwise_per_token;   /* hidden-sized tensors read+written, forward */
     aitk_linear_spec *linears;
     size_t n_linears;
+    /* Block i's module path is "<module_prefix>.<i>" ("transformer.
+     * transformer_blocks.7"); NULL when the spec gives none. */
+    const char *module_prefix;
 } aitk_block_spec;
 
 typedef enum aitk_frozen_role { AITK_FROZEN_TEXT_ENCODER, AITK_FROZEN_VAE } aitk_frozen_role;

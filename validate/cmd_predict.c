@@ -28,7 +28,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate;
-    bool all_gpus, explain, reported, cache_text;
+    bool all_gpus, explain, reported, cache_text, verbose;
     long resolution, batch, rank;
     price prices[32];
     size_t n_prices;
@@ -45,7 +45,12 @@ static void predict_help(void)
           "the largest terms of its memory plan), seconds per step, minutes per 1000\n"
           "steps and, with a price, USD per 1000 steps. No GPU is needed.\n"
           "  --model M[,M]         flux1-dev, chroma, omnigen2 (default: all three)\n"
-          "  --config FILE         an ai-toolkit training config (its model and settings)\n"
+          "  --config FILE         an ai-toolkit training config (its model and settings;\n"
+          "                        jobs other than FLUX.1-dev/schnell, Chroma and\n"
+          "                        OmniGen2 LoRAs are refused by name, exit 2); its\n"
+          "                        sample: block's time is in min/1000, shown apart\n"
+          "  --verbose             with --config, also list the keys that play no part\n"
+          "                        in time or memory\n"
           "  --gpu NAME[,NAME]     GPUs from `aitk-validate gpus` (default: all)\n"
           "  --all-gpus            every GPU in the database\n"
           "  --resolution R        square resolution in pixels (replaces the buckets)\n"
@@ -174,7 +179,7 @@ static aitk_status parse_prices(run *r)
 }
 
 static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_workload *w,
-                                    const char *config_path)
+                                    const aitk_train_config *cfg)
 {
     predict_opts *o = r->o;
     if (o->resolution)
@@ -196,7 +201,9 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         }
         aitk_workload_set_base(w, d);
     }
-    aitk_predict_result res = {.spec = spec, .workload = *w, .config_path = config_path,
+    aitk_predict_result res = {.spec = spec, .workload = *w,
+                               .config_path = cfg ? r->o->config : NULL,
+                               .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
                                .step_scale = aitk_calibration_step_scale(r->cal, spec->id)};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
@@ -255,31 +262,23 @@ static aitk_status predict_config(run *r)
     if (st)
         return st;
     aitk_config_warn_ignored(&cfg, r->o->config);
-    if (cfg.low_vram)
-        aitk_log(AITK_LOG_WARN, "%s: low_vram is read but not modelled (it changes where "
-                                "weights are quantized, not the peak on the GPU)", r->o->config);
+    if (r->o->verbose)
+        aitk_config_list_no_effect(&cfg, r->o->config);
     aitk_model_spec *spec = NULL;
     st = aitk_model_spec_load(cfg.model_id, false, &spec, r->err);
     if (!st) {
         aitk_workload w;
-        aitk_workload_defaults(&w, spec);
-        memcpy(w.resolutions, cfg.resolutions, sizeof w.resolutions);
-        w.n_resolutions = cfg.n_resolutions;
-        w.batch = cfg.batch;
-        w.accumulation = cfg.accumulation;
-        w.rank = cfg.rank;
-        w.alpha = cfg.alpha;
-        w.steps = cfg.steps;
-        w.checkpointing = cfg.checkpointing;
-        w.optimizer = cfg.optimizer;
-        w.lora_bytes = cfg.lora_bytes;
-        w.cache_latents = cfg.cache_latents;
-        w.cache_text = cfg.cache_text;
-        w.base_dtype = aitk_config_base_storage(&cfg);
-        w.te_dtype = cfg.quantize_te ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
+        aitk_config_workload(&cfg, spec, &w);
+        if (!aitk_workload_filter_applies(&w))
+            aitk_log(AITK_LOG_WARN, "%s: network.network_kwargs picks layers by name, which the "
+                                    "%s description does not give: the LoRA is counted on every "
+                                    "layer (an upper bound on its memory and time)",
+                     r->o->config, spec->title);
         st = aitk_config_check_optimizer(&cfg, r->params, r->o->config, r->err);
         if (!st)
-            st = predict_workload(r, spec, &w, r->o->config);
+            st = aitk_config_check_job(&cfg, r->err);
+        if (!st)
+            st = predict_workload(r, spec, &w, &cfg);
     }
     aitk_model_spec_free(spec);
     aitk_config_free(&cfg);
@@ -359,6 +358,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
+        {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -390,6 +390,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'e': o->explain = true; break;
         case 'R': o->reported = true; break;
         case 'T': o->cache_text = true; break;
+        case 'v': o->verbose = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
         default:

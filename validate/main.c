@@ -386,6 +386,14 @@ static int run_validate(const aitk_options *o)
          * without -v. */
         if (o->verbosity >= 0)
             aitk_config_warn_ignored(&train, o->config);
+        if (o->verbosity > 0)
+            aitk_config_list_no_effect(&train, o->config);
+        /* predict refuses a full fine-tune; here the config only picks the
+         * workload, whose LoRA step is measured: said, not refused. */
+        if (aitk_config_check_job(&train, &err) && o->verbosity >= 0)
+            aitk_log(AITK_LOG_WARN, "%s; the workloads measure its model's LoRA step",
+                     aitk_str_cstr(&err));
+        aitk_str_clear(&err);
     }
     ctx = (aitk_run_ctx){
         .level = o->level,

@@ -67,9 +67,13 @@ static void test_flux_example(void **state)
     assert_string_equal(c.qtype, "qfloat8");
     assert_true(c.cache_latents);
     assert_false(c.cache_text);
-    /* Every key of the example is either used or known not to cost anything. */
-    if (c.n_ignored)
-        fail_msg("ignored: %s", aitk_str_cstr(&c.ignored));
+    /* Every key of the example is known and modelled (its EMA too). */
+    if (c.n_unknown || c.n_not_modelled)
+        fail_msg("unknown: %s; not modelled: %s", aitk_str_cstr(&c.unknown),
+                 aitk_str_cstr(&c.not_modelled));
+    assert_true(c.ema);
+    assert_string_equal(c.title, "FLUX.1-dev (black-forest-labs/FLUX.1-dev)");
+    assert_string_equal(c.job, "LoRA");
     aitk_config_free(&c);
 }
 
@@ -176,9 +180,10 @@ static void test_malformed(void **state)
         {"- just a list\n", "ai-toolkit config", AITK_E_PARSE},
         {"job: extension\n", "missing 'config'", AITK_E_PARSE},
         {"config: {process: []}\n", "process is empty", AITK_E_PARSE},
-        {"config: {process: [{model: {arch: sdxl}}]}\n", "arch 'sdxl'", AITK_E_INVAL},
+        {"config: {process: [{model: {arch: sdxl}}]}\n", "trains Stable Diffusion XL", AITK_E_INVAL},
         {"config: {process: [{train: {batch_size: 1}}]}\n", "no model section", AITK_E_INVAL},
-        {"config: {process: [{model: {name_or_path: x}}]}\n", "neither is_flux", AITK_E_INVAL},
+        {"config: {process: [{model: {name_or_path: x}}]}\n", "trains Stable Diffusion 1.x",
+         AITK_E_INVAL},
         {"config: {process: [{model: {is_flux: true}, train: {batch_size: one}}]}\n",
          "cfg.yaml:1:65", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, train: {batch_size: 0}}]}\n",
@@ -199,6 +204,13 @@ static void test_malformed(void **state)
         {"config: {process: [{model: {is_flux: true}, network: {type: lokr}}]}\n",
          "not modelled", AITK_E_INVAL},
         {"config: {process: [{model: {is_flux: maybe}}]}\n", "cfg.yaml:1:38", AITK_E_PARSE},
+        /* -1 is "an epoch" (BaseSDTrainProcess.run); 0 is nothing ai-toolkit means. */
+        {"config: {process: [{model: {is_flux: true}, network: {type: lora}, train: "
+         "{gradient_accumulation_steps: 0}}]}\n",
+         "gradient_accumulation_steps must be -1 (an epoch) or from 1", AITK_E_RANGE},
+        {"config: {process: [{model: {is_flux: true}, network: {type: lora}, "
+         "adapter: {type: ip}}]}\n",
+         "cfg.yaml:1:68: this config is adapter training", AITK_E_INVAL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_train_config c;

@@ -351,6 +351,64 @@ static void test_config(void **state)
     unlink(path);
 }
 
+#define CORPUS(name) AITK_SOURCE_DIR "/tests/models/fixtures/corpus/" name
+
+/* predict --config on the corpus (tests/models/fixtures/corpus): a job it
+ * does not model is exit 2 naming it, never a table; the ones it models
+ * print their own title, a sampling column when they sample, and the web
+ * UI's job no warning at all (its keys are known; with --verbose they are
+ * listed as playing no part). */
+static void test_config_corpus_cli(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int rc;
+        const char *out, *err;
+    } cases[] = {
+        {CORPUS("flex1_is_flux.yaml"), 2, NULL, "this config trains Flex.1-alpha"},
+        {CORPUS("flux2_is_flux.yaml"), 2, NULL, "this config trains FLUX.2-dev"},
+        {CORPUS("full_fine_tune.yaml"), 2, NULL, "full fine-tune of FLUX.1-dev"},
+        {CORPUS("redux_adapter.yaml"), 2, NULL, "adapter training"},
+        {CORPUS("grpo.yaml"), 2, NULL, "GRPO"},
+        {CORPUS("textual_inversion.yaml"), 2, NULL, "textual inversion"},
+        {CORPUS("concept_slider.yaml"), 2, NULL, "concept slider"},
+        {CORPUS("qwen_image_uint4.yaml"), 2, NULL, "qwen_image_uint4.yaml:32:15: this config "
+                                                   "trains Qwen-Image"},
+        {CORPUS("lumina2.yaml"), 2, NULL, "trains Lumina-Image 2.0"},
+        {CORPUS("schnell.yaml"), 0, "FLUX.1-schnell (black-forest-labs/FLUX.1-schnell)",
+         "model.assistant_lora_path"},
+        {CORPUS("prodigyopt.yaml"), 0, ", prodigy,", NULL},
+        {CORPUS("sample_flux.yaml"), 0, "sampling min/1000", NULL},
+        {CORPUS("only_if_contains.yaml"), 0, "RTX 4090          24 GiB  20.3 GiB   yes", NULL},
+        {CORPUS("chroma_only_if_contains.yaml"), 0, "LoRA rank 128",
+         "network.network_kwargs picks layers by name, which the Chroma"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *args[] = {"predict", "--config", cases[i].file, "--gpu", "RTX 4090", NULL};
+        ran r = run(args);
+        const char *out = aitk_str_cstr(&r.out), *err = aitk_str_cstr(&r.err);
+        if (r.rc != cases[i].rc || (cases[i].out && !strstr(out, cases[i].out)) ||
+            (cases[i].err && !strstr(err, cases[i].err)) || (r.rc && *out))
+            fail_msg("%s: exit %d, stdout '%s', stderr '%s'", cases[i].file, r.rc, out, err);
+        ran_free(&r);
+    }
+    const char *ui[] = {"predict", "--config", CORPUS("ui_job_flux.yaml"), "--gpu", "4090", NULL};
+    ran r = run(ui);
+    assert_int_equal(r.rc, 0);
+    if (strstr(aitk_str_cstr(&r.err), "warning"))
+        fail_msg("the web UI's job warns: %s", aitk_str_cstr(&r.err));
+    ran_free(&r);
+    const char *verbose[] = {"predict", "--config", CORPUS("ui_job_flux.yaml"), "--gpu", "4090",
+                             "--verbose", NULL};
+    r = run(verbose);
+    assert_int_equal(r.rc, 0);
+    if (!strstr(aitk_str_cstr(&r.err), "play no part in time or memory") ||
+        !strstr(aitk_str_cstr(&r.err), "train.lr ("))
+        fail_msg("--verbose does not list the keys of no effect: %s", aitk_str_cstr(&r.err));
+    ran_free(&r);
+}
+
 /* Each bad use: exit 2 and a message that names what is wrong (a row that
  * failed for another reason, say an unknown option, would pass on exit code
  * alone). */
@@ -921,7 +979,9 @@ int main(void)
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
-        cmocka_unit_test(test_config),         cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_config_corpus_cli),
+        cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_duplicates_once), cmocka_unit_test(test_quantize_nf4),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),

@@ -1,0 +1,188 @@
+/* The cost model's parameters: models/cost.yaml read and checked (each
+ * efficiency a share in its range, each size non-negative), and the
+ * optimizer table looked up by name or alias. */
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+#include "models/cost.h"
+
+static aitk_status fig(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                       double *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(map, key);
+    if (!n) {
+        aitk_yaml_errorf(err, doc, map, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    const aitk_yaml_node *v = aitk_yaml_figure(n);
+    if (!v) {
+        aitk_yaml_errorf(err, doc, n, "'%s' has no value", key);
+        return AITK_E_PARSE;
+    }
+    aitk_status st = aitk_yaml_double(doc, v, out, err);
+    if (!st && *out < 0) {
+        aitk_yaml_errorf(err, doc, v, "'%s' must not be negative", key);
+        return AITK_E_RANGE;
+    }
+    return st;
+}
+
+/* fig() for a share: in (0, hi], the error at the value's place. */
+static aitk_status fig_share(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                             double hi, double *out, aitk_str *err)
+{
+    aitk_status st = fig(doc, map, key, out, err);
+    if (!st && !(*out > 0 && *out <= hi)) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(map, key)), "'%s' is %g; it must be in (0, %g]", key, *out, hi);
+        st = AITK_E_RANGE;
+    }
+    return st;
+}
+
+static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m, aitk_str *err)
+{
+    const aitk_yaml_doc *doc = p->doc;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of optimizers", err);
+    size_t used = 0;
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= sizeof p->optimizers / sizeof *p->optimizers) {
+            aitk_yaml_errorf(err, doc, m, "too many optimizers (at most %zu)",
+                             sizeof p->optimizers / sizeof *p->optimizers);
+            return AITK_E_RANGE;
+        }
+        aitk_optimizer_spec *o = &p->optimizers[i];
+        o->name = m->pairs[i].key->text;
+        const aitk_yaml_node *v = m->pairs[i].value;
+        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{bytes_per_param, source, aliases}", err);
+        if (!st)
+            st = fig(doc, v, "bytes_per_param", &o->bytes_per_param, err);
+        const aitk_yaml_node *a = aitk_yaml_get(v, "aliases");
+        o->aliases = &p->alias_store[used];
+        for (size_t k = 0; !st && a && a->kind == AITK_YAML_SEQ && k < a->count; k++) {
+            if (used + 2 >= sizeof p->alias_store / sizeof *p->alias_store) {
+                aitk_yaml_errorf(err, doc, a, "too many optimizer aliases");
+                return AITK_E_RANGE;
+            }
+            st = aitk_yaml_string(doc, a->items[k], &p->alias_store[used++], err);
+        }
+        p->alias_store[used++] = NULL;
+        p->n_optimizers = i + 1;
+    }
+    return st;
+}
+
+aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
+{
+    *out = NULL;
+    aitk_cost_params *p = aitk_calloc(1, sizeof *p);
+    if (!p)
+        return AITK_E_NOMEM;
+    aitk_status st = aitk_data_load_yaml("models/cost.yaml", &p->doc, err);
+    if (!st)
+        st = aitk_data_check_schema(p->doc, 1, err);
+    const aitk_yaml_doc *doc = p->doc;
+    const aitk_yaml_node *root = st ? NULL : doc->root;
+    const aitk_yaml_node *e = aitk_yaml_get(root, "efficiency");
+    const aitk_yaml_node *f = aitk_yaml_get(root, "flop_rules");
+    const aitk_yaml_node *m = aitk_yaml_get(root, "memory");
+    const aitk_yaml_node *o = aitk_yaml_get(root, "optimizers");
+    if (!st && (!e || !f || !m || !o)) {
+        aitk_yaml_errorf(err, doc, root,
+                         "expected the sections efficiency, flop_rules, memory and optimizers");
+        st = AITK_E_PARSE;
+    }
+    /* GEMM and attention are fractions of a measured matmul rate, which a
+     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. A
+     * kernel that reads and writes its tensors once cannot beat a copy by
+     * much: 1.2 leaves room for cache hits, not for a misplaced digit. */
+    if (!st)
+        st = fig_share(doc, e, "gemm", 1, &p->eff_gemm, err);
+    if (!st)
+        st = fig_share(doc, e, "attention_fwd", 1, &p->eff_attn_fwd, err);
+    if (!st)
+        st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
+    if (!st)
+        st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
+    if (!st)
+        st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
+    if (!st)
+        st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
+    if (!st)
+        st = fig_share(doc, e, "plain_elementwise_vs_copy", 1.2, &p->elt_plain_vs_copy, err);
+    if (!st)
+        st = fig(doc, f, "attention_bwd_factor", &p->attn_bwd_factor, err);
+    if (!st)
+        st = fig(doc, f, "elementwise_bwd_factor", &p->elementwise_bwd_factor, err);
+    if (!st)
+        st = fig(doc, f, "lora_forward_in", &p->lora_fwd_in, err);
+    if (!st)
+        st = fig(doc, f, "lora_forward_out", &p->lora_fwd_out, err);
+    if (!st)
+        st = fig(doc, f, "lora_backward_in", &p->lora_bwd_in, err);
+    if (!st)
+        st = fig(doc, f, "lora_backward_out", &p->lora_bwd_out, err);
+    const aitk_yaml_node *dq = aitk_yaml_get(f, "dequant_bytes_per_weight");
+    if (!st && !dq) {
+        aitk_yaml_errorf(err, doc, f, "missing 'dequant_bytes_per_weight'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_DTYPE_FP8], err);
+    if (!st)
+        st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_DTYPE_NF4], err);
+    const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
+    if (!st && !wb) {
+        aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = fig(doc, wb, "bf16", &p->weight_bytes[AITK_DTYPE_BF16], err);
+    if (!st)
+        st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_DTYPE_FP8], err);
+    if (!st)
+        st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_DTYPE_NF4], err);
+    if (!st)
+        st = fig(doc, wb, "fp32", &p->weight_bytes[AITK_DTYPE_FP32], err);
+    if (!st)
+        st = fig(doc, m, "scale_bytes_per_row", &p->scale_bytes_per_row, err);
+    if (!st)
+        st = fig(doc, m, "activation_bytes", &p->activation_bytes, err);
+    if (!st)
+        st = fig(doc, m, "cuda_context_gib", &p->cuda_context_gib, err);
+    if (!st)
+        st = fig(doc, m, "cublas_workspace_mib", &p->cublas_workspace_mib, err);
+    if (!st)
+        st = fig(doc, m, "fragmentation", &p->fragmentation, err);
+    if (!st)
+        st = load_optimizers(p, o, err);
+    if (st) {
+        aitk_cost_params_free(p);
+        return st;
+    }
+    *out = p;
+    return AITK_OK;
+}
+
+void aitk_cost_params_free(aitk_cost_params *p)
+{
+    if (!p)
+        return;
+    aitk_yaml_free(p->doc);
+    aitk_free(p);
+}
+
+const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_optimizers; i++) {
+        const aitk_optimizer_spec *o = &p->optimizers[i];
+        if (strcasecmp(o->name, name) == 0)
+            return o;
+        for (const char *const *a = o->aliases; a && *a; a++)
+            if (strcasecmp(*a, name) == 0)
+                return o;
+    }
+    return NULL;
+}
+
