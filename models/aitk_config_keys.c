@@ -155,33 +155,38 @@ aitk_status aitk_config_printable(aitk_str *s)
     return st;
 }
 
-static void warn_list(const char *path, size_t n, const char *what, const aitk_str *list)
+/* The heading, then one line per key: every stderr line stays one line. */
+static void log_list(aitk_log_level level, const char *path, size_t n, const char *what,
+                     const aitk_str *list)
 {
-    aitk_str shown = AITK_STR_INIT;
-    aitk_str_appendf(&shown, "%s: %zu key(s) %s:\n%s", path, n, what, aitk_str_cstr(list));
-    if (!aitk_config_printable(&shown))
-        aitk_log(AITK_LOG_WARN, "%s", aitk_str_cstr(&shown));
-    aitk_str_free(&shown);
+    aitk_str line = AITK_STR_INIT;
+    aitk_str_appendf(&line, "%s: %zu key(s) %s:", path, n, what);
+    if (!aitk_config_printable(&line))
+        aitk_log(level, "%s", aitk_str_cstr(&line));
+    for (const char *p = aitk_str_cstr(list); *p;) {
+        size_t len = strcspn(p, "\n");
+        aitk_str_clear(&line);
+        aitk_str_appendn(&line, p, len);
+        if (len && !aitk_config_printable(&line))
+            aitk_log(level, "%s", aitk_str_cstr(&line));
+        p += len + (p[len] == '\n');
+    }
+    aitk_str_free(&line);
 }
 
 void aitk_config_warn_ignored(const aitk_train_config *cfg, const char *path)
 {
     if (cfg->n_not_modelled)
-        warn_list(path, cfg->n_not_modelled, "change time or memory but are not in the prediction",
-                  &cfg->not_modelled);
+        log_list(AITK_LOG_WARN, path, cfg->n_not_modelled,
+                 "change time or memory but are not in the prediction", &cfg->not_modelled);
     if (cfg->n_unknown)
-        warn_list(path, cfg->n_unknown, "unknown to this reader, not used (a typo?)",
-                  &cfg->unknown);
+        log_list(AITK_LOG_WARN, path, cfg->n_unknown, "unknown to this reader, not used (a typo?)",
+                 &cfg->unknown);
 }
 
 void aitk_config_list_no_effect(const aitk_train_config *cfg, const char *path)
 {
-    if (!cfg->n_no_effect)
-        return;
-    aitk_str shown = AITK_STR_INIT;
-    aitk_str_appendf(&shown, "%s: %zu key(s) play no part in time or memory:\n%s", path,
-                     cfg->n_no_effect, aitk_str_cstr(&cfg->no_effect));
-    if (!aitk_config_printable(&shown))
-        aitk_log(AITK_LOG_INFO, "%s", aitk_str_cstr(&shown));
-    aitk_str_free(&shown);
+    if (cfg->n_no_effect)
+        log_list(AITK_LOG_INFO, path, cfg->n_no_effect, "play no part in time or memory",
+                 &cfg->no_effect);
 }

@@ -225,6 +225,10 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
                     c.status = AITK_CHECK_WARN;
                 aitk_str_append(&msg, "the driver did not report a GPU's compute capability, so "
                                       "whether torch has kernels for it is unknown. ");
+                if (!fix.len)
+                    aitk_str_append(&fix, "Check the GPU's compute capability with nvidia-smi "
+                                          "--query-gpu=compute_cap --format=csv and compare it "
+                                          "with torch.cuda.get_arch_list(). ");
                 continue;
             }
             int s = aitk_rules_arch_supports(aitk_str_cstr(&list), sm);

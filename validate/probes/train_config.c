@@ -4,6 +4,7 @@
 #include "validate/probes/train_config.h"
 
 #include <cjson/cJSON.h>
+#include <string.h>
 
 #include "models/aitk_config.h"
 
@@ -48,9 +49,20 @@ aitk_status aitk_train_config_checks(aitk_run_ctx *ctx)
                      t->optimizer ? t->optimizer : "adamw", aitk_weight_dtype_name(aitk_config_base_storage(t)),
                      t->quantize ? " (" : "", t->quantize ? t->qtype : "",
                      t->quantize ? ")" : "", t->checkpointing ? "on" : "off");
-    if (t->n_ignored)
-        aitk_str_appendf(&msg, "%zu key(s) of the config play no part in time or memory and were "
-                               "not used: %s", t->n_ignored, aitk_str_cstr(&t->ignored));
+    if (t->n_ignored) {
+        /* Keys that cost time or memory but are not modelled, and keys this
+         * reader does not know: one line, "; "-separated. */
+        aitk_str_appendf(&msg, "%zu key(s) of the config are not in the prediction (their cost "
+                               "is not modelled, or the key is unknown): ", t->n_ignored);
+        const char *p = aitk_str_cstr(&t->ignored);
+        for (int first = 1; *p; first = 0) {
+            size_t len = strcspn(p, "\n");
+            if (!first && len)
+                aitk_str_append(&msg, "; ");
+            aitk_str_appendn(&msg, p, len);
+            p += len + (p[len] == '\n');
+        }
+    }
     else
         aitk_str_append(&msg, "every key of the config was understood");
     aitk_check c = {.id = "config.file", .category = "config",
