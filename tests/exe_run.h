@@ -9,6 +9,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/test_time.h"
 
 typedef struct ran {
     int rc;
@@ -54,7 +55,7 @@ static inline ran run_timeout(const char *const *args, long timeout_ms)
     return run_program(argv, timeout_ms);
 }
 
-static inline ran run(const char *const *args) { return run_timeout(args, 60000); }
+static inline ran run(const char *const *args) { return run_timeout(args, aitk_test_ms(60000)); }
 
 static inline void ran_free(ran *r)
 {

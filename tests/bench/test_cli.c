@@ -25,6 +25,7 @@
 #include "common/proc.h"
 #include "common/str.h"
 #include "tests/report_json.h"
+#include "tests/test_time.h"
 
 static char tmp[] = "/tmp/aitk-bench-cli-XXXXXX";
 
@@ -51,7 +52,7 @@ static void check_schema(const char *report, const char *keep_as)
     free(data);
     const char *argv[] = {"/usr/bin/python3", AITK_SOURCE_DIR "/tests/tools/validate_reports.py",
                           AITK_SOURCE_DIR "/reports/schema/report.schema.json", report, NULL};
-    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000)};
     aitk_proc_result pr;
     aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT;
     if (aitk_proc_run(argv, &o, &pr, &out, &errout, &err) == AITK_OK && pr.exited &&
@@ -76,7 +77,7 @@ static void test_standard_cpu_run_writes_everything(void **state)
     aitk_path_join(&dir, tmp, "standard");
     const char *argv[] = {AITK_EXE, "--cpu", "--model", "chroma", "--steps", "6",
                           "--output-dir", dir.ptr, "--no-color", NULL};
-    aitk_proc_opts o = {.timeout_ms = 600000};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(600000)};
     aitk_proc_result pr;
     assert_int_equal(aitk_proc_run(argv, &o, &pr, &out, &errs, &why), 0);
     if (!pr.exited || (pr.exit_code != 0 && pr.exit_code != 1))
@@ -217,7 +218,7 @@ static int teardown(void **state)
     (void)state;
     const char *argv[] = {"rm", "-rf", tmp, NULL};
     aitk_proc_result pr;
-    aitk_proc_opts o = {.timeout_ms = 30000};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(30000)};
     aitk_proc_run(argv, &o, &pr, NULL, NULL, NULL);
     return 0;
 }

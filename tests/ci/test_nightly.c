@@ -22,6 +22,7 @@
 #include "common/proc.h"
 #include "common/str.h"
 #include "reports/report.h"
+#include "tests/test_time.h"
 
 #define SCRIPT AITK_SOURCE_DIR "/ci/nightly.sh"
 
@@ -47,7 +48,7 @@ static nightly run_nightly(const char *validate, const char *const *args)
         argv[n++] = args[i];
     argv[n] = NULL;
     nightly r = {0};
-    aitk_proc_opts o = {.timeout_ms = 300000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(300000), .env = env};
     aitk_proc_result res;
     aitk_str err = AITK_STR_INIT;
     if (aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err) || !res.exited)
@@ -124,7 +125,7 @@ static int setup(void **state)
     aitk_str_appendf(&summary_file, "%s/nightly-step-summary.md", AITK_TEST_REPORTS);
     /* A history left by an earlier run of this test would change the counts. */
     const char *argv[] = {"rm", "-rf", history.ptr, summary_file.ptr, NULL};
-    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000)};
     aitk_proc_result res;
     if (aitk_proc_run(argv, &o, &res, NULL, NULL, NULL) || !res.exited || res.exit_code)
         return -1;

@@ -22,6 +22,7 @@
 #include "common/proc.h"
 #include "tests/report_json.h"
 #include "tests/cuda/cuda_test.h"
+#include "tests/test_time.h"
 
 static char tmp[] = "/tmp/aitk-cuda-cli-XXXXXX";
 
@@ -49,7 +50,7 @@ static void run_exe(run *r, const char *const *args)
         aitk_str_appendf(&asan_env, "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
         env[4] = asan_env.ptr;
     }
-    aitk_proc_opts o = {.timeout_ms = 600000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(600000), .env = env};
     aitk_proc_result pr;
     r->out = (aitk_str)AITK_STR_INIT;
     r->err = (aitk_str)AITK_STR_INIT;
@@ -117,7 +118,7 @@ static void check_schema(const char *report)
     free(data);
     const char *argv[] = {"/usr/bin/python3", AITK_SOURCE_DIR "/tests/tools/validate_reports.py",
                           AITK_SOURCE_DIR "/reports/schema/report.schema.json", report, NULL};
-    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000)};
     aitk_proc_result pr;
     if (aitk_proc_run(argv, &o, &pr, &out, &eout, &err) == AITK_OK && pr.exited &&
         pr.exit_code != 77 && pr.exit_code != 0)

@@ -21,6 +21,7 @@
 #include "common/str.h"
 
 #include "validate/libdeps/tree.h"
+#include "tests/test_time.h"
 
 #define FX AITK_LIBDEPS_FIXTURES
 #define FX_TORCH FX "/pe/env/Lib/site-packages/torch/lib"
@@ -68,7 +69,7 @@ static inline unsigned char *fx_read(const char *path, size_t *len)
 /* Runs a tool; its stdout in `out`. Returns the exit code, or -1. */
 static inline int fx_run(const char *const *argv, aitk_str *out)
 {
-    aitk_proc_opts o = {.timeout_ms = 60000, .max_output = 16u << 20};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000), .max_output = 16u << 20};
     aitk_proc_result r = {0};
     aitk_str err = AITK_STR_INIT, errout = AITK_STR_INIT;
     aitk_status st = aitk_proc_run(argv, &o, &r, out, &errout, &err);

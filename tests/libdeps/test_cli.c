@@ -11,6 +11,7 @@
 
 #include "fixtures.h"
 #include "validate/libdeps/remedies.h"
+#include "tests/test_time.h"
 
 static int run_deps(const char *const *args, aitk_str *out, aitk_str *errout,
                     const char *const *env)
@@ -20,7 +21,7 @@ static int run_deps(const char *const *args, aitk_str *out, aitk_str *errout,
     for (size_t i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    aitk_proc_opts o = {.timeout_ms = 60000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000), .env = env};
     aitk_proc_result r = {0};
     aitk_str err = AITK_STR_INIT;
     assert_int_equal(aitk_proc_run(argv, &o, &r, out, errout, &err), AITK_OK);

@@ -17,6 +17,7 @@
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/test_time.h"
 
 extern char **environ;
 
@@ -177,7 +178,7 @@ cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
     argv[a++] = "--json";
     argv[a++] = json_path;
     argv[a] = NULL;
-    aitk_proc_opts o = {.timeout_ms = 60000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000), .env = env};
     aitk_proc_result r;
     aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, err = AITK_STR_INIT;
     aitk_status st = aitk_proc_run(argv, &o, &r, &out, &errout, &err);

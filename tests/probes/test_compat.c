@@ -15,6 +15,7 @@
 #include "validate/compat.h"
 #include "validate/probes/cuda_stack.h"
 #include "validate/probes/rules.h"
+#include "tests/test_time.h"
 
 /* Runs the binary on a compat.yaml written by the test; returns stderr. */
 static char *run_with_matrix(const char *yaml, const char *profile, int *exit_code)
@@ -25,7 +26,7 @@ static char *run_with_matrix(const char *yaml, const char *profile, int *exit_co
     snprintf(data, sizeof data, "AITK_DATA_DIR=%s", dir);
     const char *env[] = {data, "PATH=/usr/bin:/bin", NULL};
     const char *argv[] = {AITK_EXE, "--quick", "--profile", profile, NULL};
-    aitk_proc_opts o = {.timeout_ms = 30000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(30000), .env = env};
     aitk_proc_result r;
     aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
     assert_int_equal(aitk_proc_run(argv, &o, &r, &out, &err, NULL), AITK_OK);

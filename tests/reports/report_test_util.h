@@ -13,6 +13,7 @@
 #include "common/proc.h"
 #include "common/str.h"
 #include "reports/report.h"
+#include "tests/test_time.h"
 
 #define FIXTURE AITK_SOURCE_DIR "/tests/reports/fixtures/synthetic-report.json"
 
@@ -67,7 +68,7 @@ static inline void rt_dir(aitk_str *out, const char *name)
 static inline int rt_run(const char *const *argv, const char *const *env, aitk_str *out,
                          aitk_str *errout)
 {
-    aitk_proc_opts opts = {.timeout_ms = 180000, .env = env};
+    aitk_proc_opts opts = {.timeout_ms = aitk_test_ms(180000), .env = env};
     aitk_proc_result res = {0};
     aitk_str err = AITK_STR_INIT;
     aitk_status st = aitk_proc_run(argv, &opts, &res, out, errout, &err);

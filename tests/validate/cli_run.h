@@ -4,6 +4,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/test_time.h"
 
 typedef struct cli_result {
     int exit_code;
@@ -36,7 +37,7 @@ static inline void cli_run(cli_result *r, const char *const *args, const char *c
     for (int i = 0; extra_env && extra_env[i] && e < 31; i++)
         env[e++] = extra_env[i];
     env[e] = NULL;
-    aitk_proc_opts o = {.timeout_ms = 60000, .env = env};
+    aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000), .env = env};
     aitk_proc_result pr;
     r->out = (aitk_str)AITK_STR_INIT;
     r->err = (aitk_str)AITK_STR_INIT;

@@ -22,9 +22,10 @@
 
 #include "tests/exe_run.h"
 #include "tests/report_json.h"
+#include "tests/test_time.h"
 
 /* Wine starts slowly the first time (it creates its C: drive). */
-#define RUN(...) run_timeout((const char *const[]){__VA_ARGS__, NULL}, 120000)
+#define RUN(...) run_timeout((const char *const[]){__VA_ARGS__, NULL}, aitk_test_ms(120000))
 
 /* Case-insensitive, with / and \ equal: Windows paths as Windows compares them. */
 static int path_contains(const char *hay, const char *needle)
