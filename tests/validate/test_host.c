@@ -73,6 +73,35 @@ static void test_model_cache_order(void **state)
     aitk_str_free(&dir);
 }
 
+/* With HOME unset, huggingface_hub's cache is where Python's expanduser
+ * puts "~" (the password database's home): Python itself is the oracle. */
+static void test_model_cache_without_home(void **state)
+{
+    (void)state;
+    const char *vars[] = {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"};
+    for (int i = 0; i < 4; i++)
+        unsetenv(vars[i]);
+    char *saved = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("HOME");
+    FILE *py = popen("python3 -c 'import os; print(os.path.expanduser(\"~/.cache/huggingface/hub\"))'", "r");
+    assert_non_null(py);
+    char expected[1024] = "";
+    assert_non_null(fgets(expected, sizeof expected, py));
+    pclose(py);
+    expected[strcspn(expected, "\n")] = '\0';
+    aitk_str dir = AITK_STR_INIT;
+    const char *why = NULL;
+    aitk_status st = aitk_host_model_cache_dir(&dir, &why);
+    if (saved) {
+        setenv("HOME", saved, 1);
+        free(saved);
+    }
+    assert_int_equal(st, AITK_OK);
+    assert_string_equal(dir.ptr, expected);
+    assert_true(expected[0] == '/'); /* never "." or a path relative to the current folder */
+    aitk_str_free(&dir);
+}
+
 static void write_compat(const char *text)
 {
     aitk_str dir = AITK_STR_INIT, file = AITK_STR_INIT;
@@ -239,6 +268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_free_bytes_ancestor, setup, teardown),
         cmocka_unit_test(test_version_compare),
         cmocka_unit_test(test_model_cache_order),
+        cmocka_unit_test(test_model_cache_without_home),
         cmocka_unit_test_setup_teardown(test_rules_drive_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_model_needs_no_space, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matrix_errors, setup, teardown),

@@ -59,8 +59,13 @@ aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
         *why = "XDG_CACHE_HOME";
         return aitk_str_appendf(dir, "%s/huggingface/hub", v);
     }
+    const char *home = aitk_host_home();
+    if (!home) {
+        *why = "no home folder: HOME is not set and the user has none in the password database";
+        return AITK_E_NOTFOUND;
+    }
     *why = "default (~/.cache/huggingface/hub)";
-    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", aitk_host_home());
+    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", home);
 }
 
 static int has_flag(const char *flags, const char *flag)
@@ -140,6 +145,10 @@ static aitk_status check_model_cache(aitk_run_ctx *ctx, cJSON *disk)
     if (ok)
         aitk_str_appendf(&obs, "%.1f GB free in %s (cache folder from %s)", freeb / GB,
                          aitk_str_cstr(&probed), why);
+    else if (st == AITK_E_NOTFOUND)
+        aitk_str_appendf(&obs, "cache folder unknown: %s", why);
+    if (st == AITK_E_NOTFOUND)
+        st = AITK_OK; /* a finding, reported below */
     c.observed = aitk_str_cstr(&obs);
     if (!ok) {
         c.status = AITK_CHECK_WARN;

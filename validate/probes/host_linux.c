@@ -2,6 +2,7 @@
  * statvfs. See host_sys.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +168,13 @@ int aitk_host_read_memory(double *total, double *available, const char **why)
     return 0;
 }
 
+/* Python's posixpath.expanduser: $HOME, else the password database's entry
+ * for this user (as huggingface_hub, through expanduser, finds it). */
 const char *aitk_host_home(void)
 {
     const char *home = getenv("HOME");
-    return home && *home ? home : ".";
+    if (home && *home)
+        return home;
+    const struct passwd *pw = getpwuid(getuid());
+    return pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : NULL;
 }

@@ -31,7 +31,8 @@ int aitk_host_read_memory(double *total, double *available, const char **why);
  * gets the folder actually measured. 0, or -1. */
 int aitk_host_free_bytes(const char *dir, double *out, aitk_str *probed);
 
-/* The user's home folder as Python's os.path.expanduser("~") finds it. */
+/* The user's home folder as Python's os.path.expanduser("~") finds it; NULL
+ * when there is none to find (then "~" is not expanded at all). */
 const char *aitk_host_home(void);
 
 #endif

@@ -219,5 +219,5 @@ const char *aitk_host_home(void)
         snprintf(home, sizeof home, "%s%s", drive, path);
         return home;
     }
-    return ".";
+    return NULL;
 }
