@@ -396,6 +396,21 @@ aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err)
     return AITK_OK;
 }
 
+bool aitk_path_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+aitk_status aitk_dir_remove_empty(const char *dir)
+{
+#ifdef _WIN32
+    return _rmdir(dir) == 0 ? AITK_OK : AITK_E_IO;
+#else
+    return rmdir(dir) == 0 ? AITK_OK : AITK_E_IO;
+#endif
+}
+
 const char *aitk_path_last_separator(const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <stdbool.h>
+
 #include "common/status.h"
 #include "common/str.h"
 
@@ -57,6 +59,12 @@ aitk_status aitk_output_path_check(const char *path, aitk_str *err);
 /* aitk_output_path_check, and a file can be created in the folder that would
  * hold `path`: all that can be known before the work whose result it saves. */
 aitk_status aitk_output_file_ready(const char *path, aitk_str *err);
+
+/* True when something (file, folder, link to either) is at `path`. */
+bool aitk_path_exists(const char *path);
+
+/* Removes `dir` if it is an empty folder (rmdir); AITK_E_IO otherwise. */
+aitk_status aitk_dir_remove_empty(const char *dir);
 
 /* Creates `dir` and its parents (mkdir -p). */
 aitk_status aitk_dir_create(const char *dir, aitk_str *err);

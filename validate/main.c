@@ -49,6 +49,11 @@ typedef struct output_plan {
     output_file files[MAX_OUTPUTS];
     size_t count;
     bool any_redacted;
+    /* Folders this run created for --output-dir / --support-bundle: each
+     * path and the length of its part that existed before. A run refused
+     * before it starts (exit 2) removes them again. */
+    aitk_str made[2];
+    size_t existed[2];
 } output_plan;
 
 static const char *const out_labels[OUT_KINDS] = {"Report", "Summary for an issue", "Page",
@@ -75,6 +80,43 @@ static void plan_free(output_plan *plan)
         aitk_str_free(&plan->files[i].path);
         aitk_str_free(&plan->files[i].what);
     }
+    for (int d = 0; d < 2; d++)
+        aitk_str_free(&plan->made[d]);
+}
+
+/* Length of the longest leading part of `dir` that exists already. */
+static size_t existing_prefix(const char *dir)
+{
+    aitk_str p = AITK_STR_INIT;
+    if (aitk_str_append(&p, dir))
+        return strlen(dir);
+    size_t n = p.len;
+    while (n > 0 && !aitk_path_exists(aitk_str_cstr(&p))) {
+        const char *sep = aitk_path_last_separator(aitk_str_cstr(&p));
+        n = sep ? (size_t)(sep - aitk_str_cstr(&p)) : 0;
+        p.ptr[n] = '\0';
+        p.len = n;
+    }
+    aitk_str_free(&p);
+    return n;
+}
+
+/* Removes, deepest first, the folders the run created; rmdir removes only
+ * empty ones, so nothing a user put there meanwhile is lost. */
+static void plan_unmake_dirs(output_plan *plan)
+{
+    for (int d = 0; d < 2; d++) {
+        aitk_str *p = &plan->made[d];
+        while (p->len > plan->existed[d]) {
+            if (aitk_dir_remove_empty(aitk_str_cstr(p)))
+                break;
+            const char *sep = aitk_path_last_separator(aitk_str_cstr(p));
+            size_t n = sep ? (size_t)(sep - aitk_str_cstr(p)) : 0;
+            p->ptr[n] = '\0';
+            p->len = n;
+        }
+        aitk_str_clear(p);
+    }
 }
 
 /* Refuses unusable output places before any probing: a run that cannot
@@ -88,7 +130,10 @@ static aitk_status prepare_outputs(const aitk_options *o, output_plan *plan, ait
     for (int d = 0; d < 2; d++) {
         if (!dirs[d])
             continue;
-        aitk_status st = aitk_dir_create(dirs[d], err);
+        plan->existed[d] = existing_prefix(dirs[d]);
+        aitk_status st = aitk_str_append(&plan->made[d], dirs[d]);
+        if (!st)
+            st = aitk_dir_create(dirs[d], err);
         if (!st)
             st = aitk_dir_check_writable(dirs[d], err);
         if (st)
@@ -478,6 +523,8 @@ static int run_validate(const aitk_options *o)
          : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
                                          : AITK_EXIT_OK;
 out:
+    if (rc == AITK_EXIT_USAGE)
+        plan_unmake_dirs(&plan);
     if (have_train)
         aitk_config_free(&train);
     aitk_cost_params_free(cost_params);
