@@ -443,6 +443,17 @@ $cc64 -shared -o "$p/fwdchain/fwda2.dll" "$s/fwda2.c" "$s/fwda2.def" "$b/libfwdb
       -Wl,--out-implib,"$b/libfwda2.a"
 printf 'int f(void);\nint r2_use(void) { return f(); }\n' > "$s/fwdr2.c"
 $cc64 -shared -o "$p/fwdchain/fwdr2.dll" "$s/fwdr2.c" "$b/libfwda2.a"
+# Names as long as MSVC's mangled C++ names in torch's DLLs (torch_cpu.dll
+# exports names of up to 3,199 bytes; torch_python.dll imports them): longname.dll
+# exports one of 3,300 bytes and longuse.dll imports it by that name.
+mkdir -p "$p/longname"
+long=$(printf 'L%03300d' 0 | tr 0 x)
+printf 'int %s(void) { return 3; }\n' "$long" > "$s/longname.c"
+printf 'LIBRARY longname.dll\nEXPORTS\n  %s\n' "$long" > "$s/longname.def"
+$cc64 -shared -o "$p/longname/longname.dll" "$s/longname.c" "$s/longname.def" \
+      -Wl,--out-implib,"$b/liblongname.a"
+printf 'int %s(void);\nint long_use(void) { return %s(); }\n' "$long" "$long" > "$s/longuse.c"
+$cc64 -shared -o "$p/longname/longuse.dll" "$s/longuse.c" "$b/liblongname.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"
