@@ -454,6 +454,25 @@ $cc64 -shared -o "$p/longname/longname.dll" "$s/longname.c" "$s/longname.def" \
       -Wl,--out-implib,"$b/liblongname.a"
 printf 'int %s(void);\nint long_use(void) { return %s(); }\n' "$long" "$long" > "$s/longuse.c"
 $cc64 -shared -o "$p/longname/longuse.dll" "$s/longuse.c" "$b/liblongname.a"
+# python3XY.dll is the interpreter's, loaded by python.exe from its folder:
+# venv/ has pyvenv.cfg home = base311/ (which holds python311.dll), venv312/
+# points at a base holding only python312.dll (torch built for another
+# Python), loose/ is a torch_python.dll outside any environment.
+for v in 311 312; do
+    mkdir -p "$p/base$v"
+    printf 'int Py_IsInitialized(void) { return 1; }\n' > "$s/py$v.c"
+    $cc64 -shared -o "$p/base$v/python$v.dll" "$s/py$v.c" -Wl,--out-implib,"$b/libpython$v.a"
+done
+printf 'int Py_IsInitialized(void);\nint tp_use(void) { return Py_IsInitialized(); }\n' > "$s/tp.c"
+$cc64 -shared -o "$b/torch_python.dll" "$s/tp.c" "$b/libpython311.a"
+for e in venv venv312; do
+    mkdir -p "$p/$e/Lib/site-packages/torch/lib"
+    cp "$b/torch_python.dll" "$p/$e/Lib/site-packages/torch/lib/"
+done
+printf 'home = %s\ninclude-system-site-packages = false\n' "$p/base311" > "$p/venv/pyvenv.cfg"
+printf 'home = %s\n' "$p/base312" > "$p/venv312/pyvenv.cfg"
+mkdir -p "$p/loose"
+cp "$b/torch_python.dll" "$p/loose/"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

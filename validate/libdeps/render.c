@@ -138,6 +138,39 @@ static size_t text_load(const aitk_dep_tree *t, esc_ring *r, aitk_str *o)
     return 1;
 }
 
+/* Links the tool cannot judge from here (AITK_DEP_UNKNOWN): said as such,
+ * never as missing, each with why and, when one is known, the fix that
+ * applies if it does turn out to be missing. Returns how many. */
+static size_t text_unknown(const aitk_dep_tree *t, const aitk_remedies *r, esc_ring *e,
+                           aitk_str *o)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const aitk_dep_node *u = &t->nodes[i];
+        if (u->repeat || u->state != AITK_DEP_UNKNOWN)
+            continue;
+        aitk_str chain = AITK_STR_INIT;
+        aitk_dep_tree_chain(t, i, &chain);
+        aitk_str_appendf(o, "  unknown: %s: %s\n", E(e, aitk_str_cstr(&chain)),
+                         E(e, u->detail));
+        aitk_str_free(&chain);
+        /* One remedy text once a tree: the VC++ runtime's names share one. */
+        const aitk_remedy *rem = aitk_remedies_find(r, u->name, false);
+        const char *seen = NULL;
+        for (size_t k = 0; rem && !seen && k < i; k++)
+            if (t->nodes[k].state == AITK_DEP_UNKNOWN && !t->nodes[k].repeat &&
+                aitk_remedies_find(r, t->nodes[k].name, false) == rem)
+                seen = t->nodes[k].name;
+        if (seen)
+            aitk_str_appendf(o, "    if it is missing: as for %s above\n", E(e, seen));
+        else if (rem)
+            aitk_str_appendf(o, "    if it is missing: %s\n    source: %s\n", rem->fix,
+                             rem->source);
+        n++;
+    }
+    return n;
+}
+
 /* Names and paths come from the files (DT_NEEDED, import names) and must not
  * drive the terminal. */
 void aitk_deps_text_escape(aitk_str *o, const char *s)
@@ -206,8 +239,12 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         aitk_str_free(&chain);
     }
     problems += text_load(t, e, o);
-    aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s (%zu links examined)\n", problems,
-                     problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", t->count - 1);
+    size_t unknown = text_unknown(t, r, e, o);
+    aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s", problems,
+                     problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+    if (unknown)
+        aitk_str_appendf(o, ", %zu unknown", unknown);
+    aitk_str_appendf(o, " (%zu links examined)\n", t->count - 1);
     return aitk_str_status(o);
 }
 
@@ -279,7 +316,7 @@ static cJSON *json_node(const aitk_dep_tree *t, size_t i)
         cJSON_AddTrueToObject(o, "delay_load");
     if (n->repeat)
         cJSON_AddTrueToObject(o, "already_loaded");
-    if (aitk_dep_state_is_problem(n->state))
+    if (aitk_dep_state_is_problem(n->state) || n->state == AITK_DEP_UNKNOWN)
         cJSON_AddItemToObject(o, "searched", json_list(&n->searched));
     if (n->skipped.count)
         cJSON_AddItemToObject(o, "skipped", json_list(&n->skipped));
@@ -319,6 +356,23 @@ static cJSON *json_load_problem(const aitk_dep_tree *t)
     cJSON_AddItemToObject(p, "searched", cJSON_CreateArray());
     cJSON_AddNullToObject(p, "remedy");
     return p;
+}
+
+/* {"name", "chain", "detail", "remedy"} for each link that cannot be judged
+ * from here; the remedy is the one that applies if it is missing. */
+static void json_unknown(const aitk_dep_tree *t, const aitk_remedies *r, cJSON *list)
+{
+    for (size_t i = 0; list && i < t->count; i++) {
+        const aitk_dep_node *u = &t->nodes[i];
+        if (u->repeat || u->state != AITK_DEP_UNKNOWN)
+            continue;
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", u->name);
+        cJSON_AddItemToObject(p, "chain", json_chain(t, i));
+        add_opt_string(p, "detail", u->detail);
+        json_remedy(p, aitk_remedies_find(r, u->name, false));
+        cJSON_AddItemToArray(list, p);
+    }
 }
 
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out)
@@ -370,6 +424,7 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
                                    : aitk_remedies_find(r, remedy_key(t, i), true));
         cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
     }
+    json_unknown(t, r, cJSON_AddArrayToObject(o, "unknown"));
     cJSON_AddItemToObject(o, "tree", json_node(t, 0));
     /* cJSON drops items silently when an allocation fails: check the shape. */
     if (!o || !cJSON_GetObjectItem(o, "tree") || !cJSON_GetObjectItem(o, "warnings")) {

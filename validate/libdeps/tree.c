@@ -208,8 +208,9 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
 {
     for (size_t j = 0; j < upto; j++) {
         const aitk_dep_node *n = &t->nodes[j];
+        /* An unknown one is said once: asking again cannot learn more. */
         if (n->repeat || !(n->state == AITK_DEP_ROOT || n->state == AITK_DEP_FOUND ||
-                           n->state == AITK_DEP_SYSTEM))
+                           n->state == AITK_DEP_SYSTEM || n->state == AITK_DEP_UNKNOWN))
             continue;
         if (t->format == AITK_DEP_PE) {
             if (strcasecmp(aitk_path_base_name(n->name), name) == 0)
