@@ -14,6 +14,7 @@
 #endif
 
 #include "fixtures.h"
+#include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
 
 static aitk_dep_tree analyze(const aitk_deps_opts *o, const char *path)
@@ -442,6 +443,40 @@ static void test_windows_python_dll(void **state)
     aitk_dep_tree_free(&t);
 }
 
+/* A report check joins the problems of many trees (deps.torch, one per
+ * DLL): each search list is said once, and two fixes never run together
+ * ("...ship libomp140.x86_64.dll torch_cpu.dll: Reinstall..." was seen). */
+static void test_describe_joins(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX_TORCH "/fbgemm.dll"))
+        skip();
+    aitk_remedies *rem = NULL;
+    aitk_str err = AITK_STR_INIT, observed = AITK_STR_INIT, remedy = AITK_STR_INIT,
+             sources = AITK_STR_INIT;
+    assert_int_equal(aitk_remedies_load(&rem, &err), AITK_OK);
+    const char *roots[] = {FX_TORCH "/fbgemm.dll", FX_TORCH "/torch_cpu.dll",
+                           FX_TORCH "/caffe2_nvrtc.dll"};
+    for (size_t i = 0; i < 3; i++) {
+        aitk_dep_tree t = analyze_pe(roots[i], AITK_WIN_SAFE);
+        assert_int_equal(aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources),
+                         AITK_OK);
+        aitk_dep_tree_free(&t);
+    }
+    const char *o = aitk_str_cstr(&observed), *first = strstr(o, "; searched: 1. ");
+    assert_non_null(first);
+    if (strstr(first + 1, "; searched: 1. " FX_TORCH " (the DLL's folder)"))
+        fail_msg("one search list said twice:\n%s", o);
+    assert_non_null(strstr(o, "searched: the same folders as above"));
+    const char *r = aitk_str_cstr(&remedy);
+    assert_non_null(strstr(r, "libomp140.x86_64.dll; also, for nvrtc64_120_0.dll: "));
+    aitk_remedies_free(rem);
+    aitk_str_free(&err);
+    aitk_str_free(&observed);
+    aitk_str_free(&remedy);
+    aitk_str_free(&sources);
+}
+
 static void test_windows_other_cases(void **state)
 {
     (void)state;
@@ -669,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),
         cmocka_unit_test(test_windows_python_dll),
+        cmocka_unit_test(test_describe_joins),
         cmocka_unit_test(test_windows_ordinals_and_forwarders),
         cmocka_unit_test(test_bad_roots),
         cmocka_unit_test(test_out_of_memory),

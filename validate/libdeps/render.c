@@ -448,15 +448,23 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
                          state_text(n));
         if (n->detail)
             aitk_str_appendf(observed, " (%s)", n->detail);
-        if (n->searched.count) {
-            aitk_str_append(observed, "; searched:");
-            for (size_t k = 0; k < n->searched.count; k++)
-                aitk_str_appendf(observed, " %zu. %s", k + 1, n->searched.items[k]);
-        }
+        /* The same folders are searched for every name a tree lacks, and a
+         * check joins the problems of many trees: each list is said once. */
+        aitk_str searched = AITK_STR_INIT;
+        for (size_t k = 0; k < n->searched.count; k++)
+            aitk_str_appendf(&searched, " %zu. %s", k + 1, n->searched.items[k]);
+        if (searched.len && strstr(aitk_str_cstr(observed), searched.ptr))
+            aitk_str_append(observed, "; searched: the same folders as above");
+        else if (searched.len)
+            aitk_str_appendf(observed, "; searched:%s", searched.ptr);
+        aitk_str_free(&searched);
         aitk_str_free(&chain);
         const aitk_remedy *rem = aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n));
         if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
-            aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? " " : "", n->name, rem->fix);
+            /* Fixes end in file names ("...ship libomp140.x86_64.dll"): a
+             * plain space or a period would run two together. */
+            aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? "; also, for " : "", n->name,
+                             rem->fix);
             aitk_str_appendf(sources, "%s%s", sources->len ? "; " : "", rem->source);
         }
     }
