@@ -40,6 +40,7 @@ packages=(
   clang                 # libFuzzer targets (the readers' fuzz tests)
   libclang-rt-14-dev    # libFuzzer and sanitizer runtimes for clang
   python3             # test drivers
+  python3-pip         # pip download: the real-world corpus fetches PyPI wheels (tests/realworld)
   python3-jsonschema  # validates every report the tests produce
   libxml2-utils       # xmllint: the JUnit output against its schema
   chromium            # headless browser: the HTML report really renders
