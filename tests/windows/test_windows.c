@@ -103,6 +103,21 @@ static void backslash_path_searches_the_dlls_folder(void **state)
     ran_free(&r);
 }
 
+/* The same DLL given with '/' (Z:/.../fbgemm.dll, as the fixture path is
+ * written): every path printed is in Windows' one style, '\\', beside this
+ * system's own C:\\windows\\system32 (they came out in both styles). */
+static void slash_path_printed_in_one_style(void **state)
+{
+    (void)state;
+    ran r = RUN("deps", TORCH_LIB "/fbgemm.dll");
+    const char *out = aitk_str_cstr(&r.out);
+    /* AITK_WIN_FIXTURES is "Z:/..." itself: in the output only as Z:\\... */
+    if (r.rc != 1 || !strstr(out, "torch\\lib (the DLL's folder)") ||
+        strstr(out, AITK_WIN_FIXTURES) || strstr(out, "Z:/"))
+        fail_msg("exit %d (a path with '/'?):\n%s%s", r.rc, out, aitk_str_cstr(&r.err));
+    ran_free(&r);
+}
+
 static void load_gives_the_windows_loader_error(void **state)
 {
     (void)state;
@@ -270,6 +285,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fbgemm_missing_link_found_natively),
         cmocka_unit_test(backslash_path_searches_the_dlls_folder),
+        cmocka_unit_test(slash_path_printed_in_one_style),
         cmocka_unit_test(load_gives_the_windows_loader_error),
         cmocka_unit_test(lfs_pointer_dll_is_not_a_library),
         cmocka_unit_test(report_describes_windows),

@@ -72,6 +72,11 @@ aitk_status aitk_deps_interpreter_dir(const char *torch_lib, aitk_str *dir, cons
 aitk_status aitk_resolve_windows_absent(aitk_deps *d, aitk_dep_tree *t, size_t i,
                                         const char *app_dir, const char *app_why);
 
+/* On Windows, every '/' of `path` made '\\', so that the paths the tool
+ * prints are in one style whatever the user typed (C:/venv/... beside
+ * C:\\Windows\\System32); elsewhere paths are the host's and left alone. */
+void aitk_deps_win_separators(char *path);
+
 /* Frees the session's folder cache (resolve_linux.c). */
 void aitk_deps_folders_free(aitk_deps *d);
 

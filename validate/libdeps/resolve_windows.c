@@ -44,6 +44,17 @@ static const char *const system_dlls[] = {
     "cabinet.dll", "glu32.dll", "hid.dll", "ntmarta.dll", "oleacc.dll", "shfolder.dll",
     "sspicli.dll", "urlmon.dll", "winspool.drv", "wsock32.dll", NULL};
 
+void aitk_deps_win_separators(char *path)
+{
+#ifdef _WIN32
+    for (; path && *path; path++)
+        if (*path == '/')
+            *path = '\\';
+#else
+    (void)path;
+#endif
+}
+
 static bool in_list(const char *const *list, const char *name)
 {
     for (size_t i = 0; list[i]; i++)
@@ -193,15 +204,22 @@ typedef struct folders {
 
 static aitk_status add_folder(folders *fs, const char *dir, const char *rule)
 {
+    char *copy = aitk_strdup(dir);
+    if (!copy)
+        return AITK_E_NOMEM;
+    aitk_deps_win_separators(copy);
     for (size_t i = 0; i < fs->count; i++)
-        if (strcmp(fs->items[i].dir, dir) == 0)
+        if (strcmp(fs->items[i].dir, copy) == 0) {
+            aitk_free(copy);
             return AITK_OK; /* searched once, at its first place */
+        }
     folder *g = aitk_realloc(fs->items, (fs->count + 1) * sizeof *g);
-    if (!g)
+    if (!g) {
+        aitk_free(copy);
         return AITK_E_NOMEM;
+    }
     fs->items = g;
-    if (!(g[fs->count].dir = aitk_strdup(dir)))
-        return AITK_E_NOMEM;
+    g[fs->count].dir = copy;
     g[fs->count++].rule = rule;
     return AITK_OK;
 }

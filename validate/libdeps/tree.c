@@ -509,6 +509,7 @@ aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *t
     aitk_str_append(&abs, path);
     if (aitk_str_status(&abs))
         return AITK_E_NOMEM;
+    aitk_deps_win_separators(abs.ptr); /* "C:\cwd" + "/" + "venv/Lib/...": one style */
     aitk_dep_sniffed s;
     aitk_status st = aitk_deps_sniff_open(abs.ptr, path, &s, err);
     const aitk_dep_other other = st ? AITK_DEP_OTHER_NONE : s.other;
