@@ -130,6 +130,12 @@ static size_t text_load(const aitk_dep_tree *t, esc_ring *r, aitk_str *o)
         return 0;
     if (!aitk_dep_tree_load_problem(t)) {
         aitk_str_appendf(o, "  loader says: %s\n", E(r, t->load));
+        /* Seen under Wine: "CORRUPT", then the loader loaded it. The two
+         * cannot both be right here; the loader has the last word. */
+        if (strcmp(t->load, "loaded") == 0 && aitk_dep_tree_problems(t) > 0)
+            aitk_str_append(o, "    (the loader loaded it: the finding above does not stop "
+                               "this load on this system; if it is not a missing copy, please "
+                               "report it as a misreading by aitk-validate)\n");
         return 0;
     }
     aitk_str_appendf(o, "  PROBLEM: %s: NOT LOADABLE (though no link above is missing)\n"
@@ -389,6 +395,8 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
     cJSON_AddBoolToObject(o, "ok", aitk_dep_tree_problems(t) == 0);
     if (t->load)
         cJSON_AddStringToObject(o, "load", t->load);
+    if (t->load && strcmp(t->load, "loaded") == 0 && aitk_dep_tree_problems(t) > 0)
+        cJSON_AddTrueToObject(o, "load_disagrees");
     cJSON *problems = cJSON_AddArrayToObject(o, "problems");
     cJSON *warnings = cJSON_AddArrayToObject(o, "warnings");
     if (aitk_dep_tree_load_problem(t))

@@ -78,8 +78,8 @@ aitk_status aitk_deps_interpreter_dir(const char *torch_lib, aitk_str *dir, cons
     bool layout = len >= tl && strcmp(low + len - tl, tail) == 0;
     aitk_free(low);
     if (!layout)
-        return aitk_str_append(why, "torch's folder is not in an environment's "
-                                    "Lib\\site-packages");
+        return aitk_str_append(why, "the DLL is not in an environment's "
+                                    "Lib\\site-packages\\torch\\lib");
     aitk_str env = AITK_STR_INIT, cfg = AITK_STR_INIT, home = AITK_STR_INIT;
     aitk_str_appendn(&env, torch_lib, len - tl);
     char sep = strchr(torch_lib, '\\') ? '\\' : '/';
