@@ -3,7 +3,8 @@
 
 The wheels are PyPI's own torch win_amd64 wheels, pinned by version and
 sha256, fetched with pip into a cache outside the build tree (never into
-the repository). Only torch/lib/*.dll is unpacked. Each DLL is judged
+the repository), ${XDG_CACHE_HOME:-~/.cache}/aitk-validate/realworld/
+windows. Only torch/lib/*.dll is unpacked. Each DLL is judged
 twice and the verdicts compared DLL by DLL:
 
   * the oracle: Wine's loader, in a child process, loading the DLL the way
@@ -249,6 +250,8 @@ def main():
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
         "aitk-validate", "realworld"))
     a = ap.parse_args()
+    # Beside the Linux corpus's files in the same cache: ours under windows/.
+    a.cache = os.path.join(a.cache, "windows")
     os.makedirs(a.work, exist_ok=True)
     wine, loadlib = tools(a.work, a.source_dir)
     prefix = os.path.join(a.work, "wineprefix")
