@@ -473,6 +473,16 @@ printf 'home = %s\ninclude-system-site-packages = false\n' "$p/base311" > "$p/ve
 printf 'home = %s\n' "$p/base312" > "$p/venv312/pyvenv.cfg"
 mkdir -p "$p/loose"
 cp "$b/torch_python.dll" "$p/loose/"
+# torch 2.4.0's torch_cpu.dll and fbgemm.dll import VCOMP140.DLL (MSVC's
+# OpenMP, from the VC++ redistributable): usevcomp.dll imports it, written
+# as MSVC writes it, and no System32 here has it.
+mkdir -p "$p/vcomp"
+printf 'LIBRARY VCOMP140.DLL\nEXPORTS\n  omp_get_max_threads\n' > "$s/vcomp.def"
+x86_64-w64-mingw32-dlltool --input-def "$s/vcomp.def" --output-lib "$b/libvcomp.a" \
+    --dllname VCOMP140.DLL
+printf 'int omp_get_max_threads(void);\nint vc_use(void) { return omp_get_max_threads(); }\n' \
+  > "$s/usevcomp.c"
+$cc64 -shared -o "$p/vcomp/usevcomp.dll" "$s/usevcomp.c" "$b/libvcomp.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

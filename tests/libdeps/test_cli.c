@@ -479,6 +479,19 @@ static void test_remedy_by_problem_kind(void **state)
     aitk_str_clear(&out);
     assert_int_equal(run_deps(glibc, &out, &err, NULL), 1);
     assert_non_null(strstr(aitk_str_cstr(&out), "never copy a newer libc"));
+    /* VCOMP140.DLL (torch 2.4.0 imports it) comes with the VC++
+     * redistributable: it had "no known remedy". */
+    if (fx_exists(FX "/pe/vcomp/usevcomp.dll")) {
+        const char *vcomp[] = {"--windows-root", FX_WINROOT, FX "/pe/vcomp/usevcomp.dll", NULL};
+        aitk_str_clear(&out);
+        assert_int_equal(run_deps(vcomp, &out, &err, NULL), 1);
+        const char *o = aitk_str_cstr(&out);
+        if (!strstr(o, "usevcomp.dll -> VCOMP140.DLL: NOT FOUND") ||
+            !strstr(o, "fix: Install the latest VC++ 2015-2022 redistributable, which ships "
+                       "vcomp140.dll") ||
+            strstr(o, "no known remedy"))
+            fail_msg("%s", o);
+    }
     aitk_str_free(&out);
     aitk_str_free(&err);
 }
