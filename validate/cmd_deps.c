@@ -33,6 +33,7 @@
 #include "validate/cli.h"
 #include "validate/commands.h"
 #include "validate/libdeps/render.h"
+#include "validate/libdeps/render_md.h"
 #include "validate/libdeps/tree.h"
 
 static void deps_help(void)
@@ -49,10 +50,14 @@ static void deps_help(void)
           "                       folders torch adds, derived from the DLL's location)\n"
           "  --legacy             emulate torch's fallback (LoadLibraryW, PATH searched)\n"
           "  --path DIR           a PATH folder for --legacy (repeatable)\n"
-          "  --app-dir DIR        the application (python.exe) folder\n"
+          "  --app-dir DIR        the application (python.exe) folder; default: read\n"
+          "                       from torch's environment (pyvenv.cfg home, or the\n"
+          "                       environment itself), where python3XY.dll is\n"
           "  --depth N            stop expanding below depth N\n"
           "  --all                print every link, not only the broken ones\n"
           "  --json               print JSON instead of text\n"
+          "  --markdown FILE      also write the findings as Markdown, for a support\n"
+          "                       issue (`render` turns a saved --json into the same)\n"
           "  --load               also load each file with the native loader and show its\n"
           "                       own error text (runs library constructors, in a\n"
           "                       separate process); a refusal or crash is a problem\n"
@@ -71,6 +76,11 @@ static void deps_help(void)
           "not named like one (README.txt); neither changes the exit code, unless\n"
           "every PATH is skipped (exit 2). A file named like a library (.so, .so.N,\n"
           ".dll, .pyd) that is none (empty, text, a Git LFS pointer) is a problem.\n"
+          "A DLL in none of the folders examined is \"unknown\", not missing, when the\n"
+          "folder that would hold it was not given: System32 (--windows-root, from\n"
+          "another system) or python.exe's (--app-dir, for python3XY.dll); unknown\n"
+          "links are listed with the fix that applies if they are missing and do not\n"
+          "change the exit code.\n"
           "\n"
           "Exit codes: 0 nothing missing, 1 a library is missing or unusable,\n"
           "2 bad usage or an unreadable PATH, 3 internal error or an output that could\n"
@@ -91,8 +101,32 @@ typedef struct deps_args {
     aitk_deps_opts opts;
     aitk_str native_root; /* on Windows, when --windows-root is not given */
     bool all, json, load;
+    const char *markdown; /* --markdown FILE, or NULL */
     long load_timeout_ms;
 } deps_args;
+
+/* --markdown FILE: checked before any work (bad usage, exit 2), written
+ * after it (a failed write is exit 3); render_md.c does both. */
+static int deps_markdown_ready(const char *md, char **inputs, int n)
+{
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_markdown_ready(md, inputs, (size_t)n, &err);
+    if (st)
+        aitk_log(AITK_LOG_ERROR, "deps: %s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : st ? AITK_EXIT_USAGE : AITK_EXIT_OK;
+}
+
+static int deps_markdown_write(const cJSON *doc, const char *md)
+{
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_deps_markdown_write(doc, md, &err);
+    if (st)
+        aitk_log(AITK_LOG_ERROR, "deps: --markdown: %s",
+                 err.len ? aitk_str_cstr(&err) : aitk_strerror(st));
+    aitk_str_free(&err);
+    return st ? AITK_EXIT_INTERNAL : AITK_EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, deps_args *a)
 {
@@ -102,7 +136,8 @@ static int parse_args(int argc, char **argv, deps_args *a)
         {"app-dir", required_argument, NULL, 'A'},      {"depth", required_argument, NULL, 'd'},
         {"all", no_argument, NULL, 'a'},                {"json", no_argument, NULL, 'j'},
         {"load", no_argument, NULL, 'l'},               {"help", no_argument, NULL, 'h'},
-        {"load-timeout", required_argument, NULL, 'T'}, {NULL, 0, NULL, 0},
+        {"load-timeout", required_argument, NULL, 'T'}, {"markdown", required_argument, NULL, 'M'},
+        {NULL, 0, NULL, 0},
     };
     optind = 1;
     opterr = 0;
@@ -125,6 +160,7 @@ static int parse_args(int argc, char **argv, deps_args *a)
         case 'a': a->all = true; break;
         case 'j': a->json = true; break;
         case 'l': a->load = true; break;
+        case 'M': a->markdown = optarg; break;
         case 'd':
             if (aitk_opt_long("--depth", optarg, 1, 1000, &n, &err))
                 return aitk_opt_usage_error("deps", &err);
@@ -173,7 +209,8 @@ static int parse_args(int argc, char **argv, deps_args *a)
         aitk_log(AITK_LOG_ERROR, "deps: give at least one library or DLL (see deps --help)");
         return AITK_EXIT_USAGE;
     }
-    return AITK_EXIT_OK;
+    return a->markdown ? deps_markdown_ready(a->markdown, argv + optind, argc - optind)
+                       : AITK_EXIT_OK;
 }
 
 /* The child side: load one file, print the loader's verdict, and end at
@@ -391,13 +428,14 @@ static int walk_input(const deps_run *run, deps_input *in)
 
 static int render_one(const deps_run *run, const aitk_dep_tree *t)
 {
-    if (run->roots) {
+    if (run->roots) { /* --json, or --markdown, which is drawn from the JSON */
         cJSON *j = NULL;
         if (aitk_deps_render_json(t, run->rem, &j))
             return AITK_EXIT_INTERNAL;
         cJSON_AddItemToArray(run->roots, j);
-        return AITK_EXIT_OK;
     }
+    if (run->a->json)
+        return AITK_EXIT_OK;
     aitk_str text = AITK_STR_INIT;
     int rc = aitk_deps_render_text(t, run->rem, run->a->all, &text) ? AITK_EXIT_INTERNAL
                                                                      : AITK_EXIT_OK;
@@ -417,7 +455,8 @@ static int deps_one(const deps_run *run, deps_input *in)
             cJSON_AddStringToObject(s, "reason", aitk_dep_other_text(in->skip));
             cJSON_AddStringToObject(s, "kind", aitk_dep_other_name(in->skip));
             cJSON_AddItemToArray(run->skipped, s);
-        } else {
+        }
+        if (!run->a->json) {
             aitk_str line = AITK_STR_INIT;
             aitk_deps_text_escape(&line, in->path);
             printf("%s: skipped, not a shared library: %s\n", aitk_str_cstr(&line),
@@ -475,7 +514,7 @@ static int deps_all(deps_run *run, char **paths, size_t count)
         if (!in[i].skip)
             rc = walk_input(run, &in[i]);
     cJSON *doc = NULL;
-    if (!rc && run->a->json) {
+    if (!rc && (run->a->json || run->a->markdown)) {
         doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "schema", "aitk-deps/1");
         run->roots = cJSON_AddArrayToObject(doc, "roots");
@@ -499,10 +538,12 @@ static int deps_all(deps_run *run, char **paths, size_t count)
         char *s = aitk_json_repair_utf8(doc) ? NULL : cJSON_Print(doc);
         if (!s)
             rc = AITK_EXIT_INTERNAL;
-        else
+        else if (run->a->json)
             printf("%s\n", s);
         cJSON_free(s);
     }
+    if (doc && !rc && run->a->markdown)
+        rc = deps_markdown_write(doc, run->a->markdown);
     cJSON_Delete(doc);
     for (size_t i = 0; i < count; i++)
         if (in[i].read)

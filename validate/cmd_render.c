@@ -18,6 +18,7 @@
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
+#include "validate/libdeps/render_md.h"
 
 #define MAX_REPORT_BYTES (64u << 20)
 
@@ -27,7 +28,8 @@ static void render_help(void)
           "                            [--junit FILE] [--json FILE] [--redact]\n"
           "\n"
           "Re-renders a saved report. Without an output option the Markdown goes to\n"
-          "standard output. Files are written atomically.\n"
+          "standard output. Files are written atomically. A saved `deps --json` is\n"
+          "rendered as Markdown only (--markdown FILE or standard output).\n"
           "  --markdown FILE   the Markdown summary (for an issue body)\n"
           "  --html FILE       the self-contained HTML page (charts, every check)\n"
           "  --junit FILE      JUnit XML for CI test reporters\n"
@@ -81,6 +83,31 @@ static aitk_status check_summary(const char *path, const cJSON *report, aitk_str
         return AITK_E_PARSE;
     }
     return AITK_OK;
+}
+
+/* A saved `deps --json` (schema aitk-deps/1): Markdown only, to --markdown
+ * FILE or standard output; the page comes from validate/libdeps/render_md.c. */
+static int render_deps(const char *path, cJSON *doc, const char *md, bool others, bool redact)
+{
+    aitk_str page = AITK_STR_INIT, err = AITK_STR_INIT;
+    int rc = AITK_EXIT_OK;
+    if (others) {
+        aitk_log(AITK_LOG_ERROR, "render: %s is a deps report: it renders as Markdown only "
+                                 "(--markdown FILE, or standard output)", path);
+        rc = AITK_EXIT_USAGE;
+    } else if (aitk_deps_render_saved(doc, redact, &page)) {
+        aitk_log(AITK_LOG_ERROR, "%s: could not render Markdown (out of memory)", path);
+        rc = AITK_EXIT_INTERNAL;
+    } else if (!md || strcmp(md, "-") == 0) {
+        aitk_fputs_printable(aitk_str_cstr(&page), stdout);
+    } else if (aitk_file_write_atomic(md, aitk_str_cstr(&page), page.len, &err)) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        rc = AITK_EXIT_INTERNAL;
+    }
+    aitk_str_free(&page);
+    aitk_str_free(&err);
+    cJSON_Delete(doc);
+    return rc;
 }
 
 static aitk_status render_json(const cJSON *report, aitk_str *out)
@@ -148,6 +175,17 @@ int aitk_cmd_render(int argc, char **argv)
             st = aitk_output_file_ready(outs[i].path, &err);
     if (!st)
         st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
+    cJSON *deps = NULL;
+    aitk_status ds = st ? AITK_E_NOTFOUND : aitk_deps_json_load(path, text, len, &deps, &err);
+    if (ds != AITK_E_NOTFOUND) { /* a deps report, or a malformed one */
+        aitk_free(text);
+        if (ds)
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return ds ? AITK_EXIT_USAGE
+                  : render_deps(path, deps, paths[MD], paths[HTML] || paths[JUNIT] || paths[JSON],
+                                redact);
+    }
     if (!st)
         st = aitk_report_parse(path, text, len, &report, &err);
     if (!st)

@@ -16,7 +16,7 @@ clang -fsanitize=fuzzer "$probe" -o "$work/probe" 2>/dev/null ||
 common="$src/common/alloc.c $src/common/str.c $src/common/status.c $src/common/fileio.c"
 case $target in
     elf) files="$src/validate/libdeps/elf.c $src/validate/libdeps/elf_ident.c $src/validate/libdeps/elf_layout.c"; libs=-lelf ;;
-    pe) files="$src/validate/libdeps/pe.c"; libs= ;;
+    pe) files="$src/validate/libdeps/pe.c $src/validate/libdeps/pe_exports.c"; libs= ;;
     ldcache) files="$src/validate/libdeps/ldcache.c"; libs= ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac

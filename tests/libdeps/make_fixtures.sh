@@ -443,6 +443,46 @@ $cc64 -shared -o "$p/fwdchain/fwda2.dll" "$s/fwda2.c" "$s/fwda2.def" "$b/libfwdb
       -Wl,--out-implib,"$b/libfwda2.a"
 printf 'int f(void);\nint r2_use(void) { return f(); }\n' > "$s/fwdr2.c"
 $cc64 -shared -o "$p/fwdchain/fwdr2.dll" "$s/fwdr2.c" "$b/libfwda2.a"
+# Names as long as MSVC's mangled C++ names in torch's DLLs (torch_cpu.dll
+# exports names of up to 3,199 bytes; torch_python.dll imports them): longname.dll
+# exports one of 3,300 bytes and longuse.dll imports it by that name.
+mkdir -p "$p/longname"
+long=$(printf 'L%03300d' 0 | tr 0 x)
+printf 'int %s(void) { return 3; }\n' "$long" > "$s/longname.c"
+printf 'LIBRARY longname.dll\nEXPORTS\n  %s\n' "$long" > "$s/longname.def"
+$cc64 -shared -o "$p/longname/longname.dll" "$s/longname.c" "$s/longname.def" \
+      -Wl,--out-implib,"$b/liblongname.a"
+printf 'int %s(void);\nint long_use(void) { return %s(); }\n' "$long" "$long" > "$s/longuse.c"
+$cc64 -shared -o "$p/longname/longuse.dll" "$s/longuse.c" "$b/liblongname.a"
+# python3XY.dll is the interpreter's, loaded by python.exe from its folder:
+# venv/ has pyvenv.cfg home = base311/ (which holds python311.dll), venv312/
+# points at a base holding only python312.dll (torch built for another
+# Python), loose/ is a torch_python.dll outside any environment.
+for v in 311 312; do
+    mkdir -p "$p/base$v"
+    printf 'int Py_IsInitialized(void) { return 1; }\n' > "$s/py$v.c"
+    $cc64 -shared -o "$p/base$v/python$v.dll" "$s/py$v.c" -Wl,--out-implib,"$b/libpython$v.a"
+done
+printf 'int Py_IsInitialized(void);\nint tp_use(void) { return Py_IsInitialized(); }\n' > "$s/tp.c"
+$cc64 -shared -o "$b/torch_python.dll" "$s/tp.c" "$b/libpython311.a"
+for e in venv venv312; do
+    mkdir -p "$p/$e/Lib/site-packages/torch/lib"
+    cp "$b/torch_python.dll" "$p/$e/Lib/site-packages/torch/lib/"
+done
+printf 'home = %s\ninclude-system-site-packages = false\n' "$p/base311" > "$p/venv/pyvenv.cfg"
+printf 'home = %s\n' "$p/base312" > "$p/venv312/pyvenv.cfg"
+mkdir -p "$p/loose"
+cp "$b/torch_python.dll" "$p/loose/"
+# torch 2.4.0's torch_cpu.dll and fbgemm.dll import VCOMP140.DLL (MSVC's
+# OpenMP, from the VC++ redistributable): usevcomp.dll imports it, written
+# as MSVC writes it, and no System32 here has it.
+mkdir -p "$p/vcomp"
+printf 'LIBRARY VCOMP140.DLL\nEXPORTS\n  omp_get_max_threads\n' > "$s/vcomp.def"
+x86_64-w64-mingw32-dlltool --input-def "$s/vcomp.def" --output-lib "$b/libvcomp.a" \
+    --dllname VCOMP140.DLL
+printf 'int omp_get_max_threads(void);\nint vc_use(void) { return omp_get_max_threads(); }\n' \
+  > "$s/usevcomp.c"
+$cc64 -shared -o "$p/vcomp/usevcomp.dll" "$s/usevcomp.c" "$b/libvcomp.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"

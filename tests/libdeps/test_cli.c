@@ -48,15 +48,17 @@ static void test_fbgemm_text(void **state)
         "PROBLEM: fbgemm.dll -> libomp140.x86_64.dll: NOT FOUND",
         "searched, in order:",
         "1. " FX_TORCH " (the DLL's folder)",
-        "2. " FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))",
-        "3. " FX_WINROOT "/Windows/System32 (System32)",
+        "2. " FX "/pe/env (application folder (the environment's own, no pyvenv.cfg))",
+        "3. " FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))",
+        "4. " FX_WINROOT "/Windows/System32 (System32)",
         "torch to 2.4.1", "MSVC v143 build tools", "source: pytorch/pytorch#131662",
         "result: 1 problem"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(o, want[i]))
             fail_msg("output lacks '%s':\n%s", want[i], o);
     /* The search order is printed in order. */
-    assert_true(strstr(o, "1. ") < strstr(o, "2. ") && strstr(o, "2. ") < strstr(o, "3. "));
+    assert_true(strstr(o, "1. ") < strstr(o, "2. ") && strstr(o, "2. ") < strstr(o, "3. ") &&
+                strstr(o, "3. ") < strstr(o, "4. "));
     assert_null(strstr(o, "KERNEL32.dll: NOT FOUND"));
     assert_null(strstr(o, "msvcrt.dll: NOT FOUND"));
     assert_null(strstr(o, "api-ms-win-crt-runtime-l1-1-0.dll: NOT FOUND"));
@@ -85,7 +87,7 @@ static void test_fbgemm_json(void **state)
     assert_string_equal(cJSON_GetArrayItem(chain, 0)->valuestring, "fbgemm.dll");
     assert_string_equal(cJSON_GetArrayItem(chain, 1)->valuestring, "libomp140.x86_64.dll");
     cJSON *searched = cJSON_GetObjectItem(p, "searched");
-    assert_int_equal(cJSON_GetArraySize(searched), 3);
+    assert_int_equal(cJSON_GetArraySize(searched), 4);
     assert_string_equal(cJSON_GetArrayItem(searched, 0)->valuestring,
                         FX_TORCH " (the DLL's folder)");
     cJSON *rem = cJSON_GetObjectItem(p, "remedy");
@@ -478,6 +480,19 @@ static void test_remedy_by_problem_kind(void **state)
     aitk_str_clear(&out);
     assert_int_equal(run_deps(glibc, &out, &err, NULL), 1);
     assert_non_null(strstr(aitk_str_cstr(&out), "never copy a newer libc"));
+    /* VCOMP140.DLL (torch 2.4.0 imports it) comes with the VC++
+     * redistributable: it had "no known remedy". */
+    if (fx_exists(FX "/pe/vcomp/usevcomp.dll")) {
+        const char *vcomp[] = {"--windows-root", FX_WINROOT, FX "/pe/vcomp/usevcomp.dll", NULL};
+        aitk_str_clear(&out);
+        assert_int_equal(run_deps(vcomp, &out, &err, NULL), 1);
+        const char *o = aitk_str_cstr(&out);
+        if (!strstr(o, "usevcomp.dll -> VCOMP140.DLL: NOT FOUND") ||
+            !strstr(o, "fix: Install the latest VC++ 2015-2022 redistributable, which ships "
+                       "vcomp140.dll") ||
+            strstr(o, "no known remedy"))
+            fail_msg("%s", o);
+    }
     aitk_str_free(&out);
     aitk_str_free(&err);
 }

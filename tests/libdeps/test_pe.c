@@ -155,6 +155,39 @@ static void test_fixture_facts(void **state)
     aitk_str_free(&err);
 }
 
+/* Function names have no length limit in the loader: MSVC-mangled C++
+ * names in torch_cpu.dll run to 3,199 bytes. A 3,301-byte name is read
+ * whole on both sides, exported and imported (a 1,024-byte cap made the
+ * healthy torch 2.4.1 DLLs read as CORRUPT). */
+static void test_long_names(void **state)
+{
+    (void)state;
+    char want[3302];
+    want[0] = 'L';
+    memset(want + 1, 'x', 3300);
+    want[3301] = '\0';
+    aitk_pe_info pe;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_pe_read_file(FX "/pe/longname/longname.dll", AITK_PE_READ_EXPORTS, &pe,
+                                       &err), AITK_OK);
+    assert_int_equal(pe.export_count, 1);
+    assert_string_equal(pe.exports[0], want);
+    aitk_pe_info_free(&pe);
+    assert_int_equal(aitk_pe_read_file(FX "/pe/longname/longuse.dll", AITK_PE_READ_SYMBOLS, &pe,
+                                       &err), AITK_OK);
+    bool seen = false;
+    for (size_t k = 0; k < pe.import_count; k++)
+        if (strcmp(pe.imports[k].dll, "longname.dll") == 0) {
+            assert_int_equal(pe.imports[k].symbol_count, 1);
+            assert_string_equal(pe.imports[k].symbols[0], want);
+            seen = true;
+        }
+    assert_true(seen);
+    assert_string_equal(aitk_str_cstr(&err), "");
+    aitk_pe_info_free(&pe);
+    aitk_str_free(&err);
+}
+
 static void test_32bit_dll(void **state)
 {
     (void)state;
@@ -318,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_symbols_match_objdump),
         cmocka_unit_test(test_fixture_facts),
         cmocka_unit_test(test_32bit_dll),
+        cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_corrupt_inputs),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_out_of_memory),

@@ -14,6 +14,7 @@
 #endif
 
 #include "fixtures.h"
+#include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
 
 static aitk_dep_tree analyze(const aitk_deps_opts *o, const char *path)
@@ -343,6 +344,9 @@ static void test_agrees_with_ldd(void **state)
     assert_true(done >= 5);
 }
 
+/* python.exe's folder, read from where torch is installed (no --app-dir). */
+#define ENV_APP_RULE "application folder (the environment's own, no pyvenv.cfg)"
+
 static aitk_dep_tree analyze_pe(const char *dll, aitk_win_mode mode)
 {
     aitk_deps_opts o = {.windows_root = FX_WINROOT, .win_mode = mode};
@@ -358,12 +362,15 @@ static void test_windows_torch_240(void **state)
     assert_int_equal(t.format, AITK_DEP_PE);
     const aitk_dep_node *omp = node(&t, "libomp140.x86_64.dll");
     assert_int_equal(omp->state, AITK_DEP_NOT_FOUND);
-    /* torch's order: the DLL's folder, add_dll_directory folders, System32. */
-    assert_int_equal(omp->searched.count, 3);
+    /* torch's order: the DLL's folder, the application folder (python.exe's:
+     * the environment itself, as in a conda environment), add_dll_directory
+     * folders, System32. */
+    assert_int_equal(omp->searched.count, 4);
     assert_string_equal(omp->searched.items[0], FX_TORCH " (the DLL's folder)");
-    assert_string_equal(omp->searched.items[1],
+    assert_string_equal(omp->searched.items[1], FX "/pe/env (" ENV_APP_RULE ")");
+    assert_string_equal(omp->searched.items[2],
                         FX "/pe/env/Library/bin (add_dll_directory (Library\\bin))");
-    assert_string_equal(omp->searched.items[2], FX_WINROOT "/Windows/System32 (System32)");
+    assert_string_equal(omp->searched.items[3], FX_WINROOT "/Windows/System32 (System32)");
     const aitk_dep_node *vc = node(&t, "vcruntime140.dll");
     assert_int_equal(vc->state, AITK_DEP_FOUND);
     assert_string_equal(vc->how, "System32");
@@ -389,8 +396,85 @@ static void test_windows_torch_240(void **state)
     for (size_t i = 1; i < t.count; i++)
         if (strcasecmp(t.nodes[i].name, "KERNEL32.dll") == 0)
             assert_int_equal(t.nodes[i].state, AITK_DEP_SYSTEM);
-    assert_int_equal(node(&t, "vcruntime140.dll")->state, AITK_DEP_NOT_FOUND);
+    /* ...and what System32 may hold is unknown, not missing: the VC++
+     * runtime is there on a machine with the redistributable installed. */
+    const aitk_dep_node *vcrt = node(&t, "vcruntime140.dll");
+    assert_int_equal(vcrt->state, AITK_DEP_UNKNOWN);
+    assert_non_null(strstr(vcrt->detail, "give --windows-root"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
     aitk_dep_tree_free(&t);
+}
+
+/* python311.dll is found where python.exe is (pyvenv.cfg home), is NOT
+ * FOUND when that folder holds another Python's DLL, and is unknown, not
+ * missing, where no folder says where the interpreter is. */
+static void test_windows_python_dll(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX "/pe/venv/pyvenv.cfg"))
+        skip();
+    aitk_dep_tree t = analyze_pe(FX "/pe/venv/Lib/site-packages/torch/lib/torch_python.dll",
+                                 AITK_WIN_SAFE);
+    const aitk_dep_node *py = node(&t, "python311.dll");
+    assert_int_equal(py->state, AITK_DEP_FOUND);
+    assert_string_equal(py->path, FX "/pe/base311/python311.dll");
+    assert_non_null(strstr(py->how, "pyvenv.cfg home"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    t = analyze_pe(FX "/pe/venv312/Lib/site-packages/torch/lib/torch_python.dll", AITK_WIN_SAFE);
+    py = node(&t, "python311.dll");
+    assert_int_equal(py->state, AITK_DEP_NOT_FOUND);
+    assert_non_null(strstr(py->detail, "another Python version"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    t = analyze_pe(FX "/pe/loose/torch_python.dll", AITK_WIN_SAFE);
+    py = node(&t, "python311.dll");
+    assert_int_equal(py->state, AITK_DEP_UNKNOWN);
+    assert_non_null(strstr(py->detail, "give --app-dir"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    /* --app-dir says where python.exe is. */
+    aitk_deps_opts o = {.windows_root = FX_WINROOT, .app_dir = FX "/pe/base311"};
+    t = analyze(&o, FX "/pe/loose/torch_python.dll");
+    assert_int_equal(node(&t, "python311.dll")->state, AITK_DEP_FOUND);
+    aitk_dep_tree_free(&t);
+}
+
+/* A report check joins the problems of many trees (deps.torch, one per
+ * DLL): each search list is said once, and two fixes never run together
+ * ("...ship libomp140.x86_64.dll torch_cpu.dll: Reinstall..." was seen). */
+static void test_describe_joins(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX_TORCH "/fbgemm.dll"))
+        skip();
+    aitk_remedies *rem = NULL;
+    aitk_str err = AITK_STR_INIT, observed = AITK_STR_INIT, remedy = AITK_STR_INIT,
+             sources = AITK_STR_INIT;
+    assert_int_equal(aitk_remedies_load(&rem, &err), AITK_OK);
+    const char *roots[] = {FX_TORCH "/fbgemm.dll", FX_TORCH "/torch_cpu.dll",
+                           FX_TORCH "/caffe2_nvrtc.dll"};
+    for (size_t i = 0; i < 3; i++) {
+        aitk_dep_tree t = analyze_pe(roots[i], AITK_WIN_SAFE);
+        assert_int_equal(aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources),
+                         AITK_OK);
+        aitk_dep_tree_free(&t);
+    }
+    const char *o = aitk_str_cstr(&observed), *first = strstr(o, "; searched: 1. ");
+    assert_non_null(first);
+    if (strstr(first + 1, "; searched: 1. " FX_TORCH " (the DLL's folder)"))
+        fail_msg("one search list said twice:\n%s", o);
+    assert_non_null(strstr(o, "searched: the same folders as above"));
+    const char *r = aitk_str_cstr(&remedy);
+    assert_non_null(strstr(r, "libomp140.x86_64.dll; also, for nvrtc64_120_0.dll: "));
+    aitk_remedies_free(rem);
+    aitk_str_free(&err);
+    aitk_str_free(&observed);
+    aitk_str_free(&remedy);
+    aitk_str_free(&sources);
 }
 
 static void test_windows_other_cases(void **state)
@@ -434,9 +518,10 @@ static void test_windows_other_cases(void **state)
     /* Legacy mode: no DLL-folder rule; torch's folders arrive through PATH. */
     t = analyze_pe(FX_TORCH "/fbgemm.dll", AITK_WIN_LEGACY);
     const aitk_dep_node *omp = node(&t, "libomp140.x86_64.dll");
-    assert_string_equal(omp->searched.items[0], FX_WINROOT "/Windows/System32 (System32)");
-    assert_string_equal(omp->searched.items[1], FX_WINROOT "/Windows (Windows folder)");
-    assert_string_equal(omp->searched.items[2], FX_TORCH " (PATH (torch's dll_paths))");
+    assert_string_equal(omp->searched.items[0], FX "/pe/env (" ENV_APP_RULE ")");
+    assert_string_equal(omp->searched.items[1], FX_WINROOT "/Windows/System32 (System32)");
+    assert_string_equal(omp->searched.items[2], FX_WINROOT "/Windows (Windows folder)");
+    assert_string_equal(omp->searched.items[3], FX_TORCH " (PATH (torch's dll_paths))");
     aitk_dep_tree_free(&t);
 }
 
@@ -618,6 +703,8 @@ int main(void)
         cmocka_unit_test(test_agrees_with_ldd),
         cmocka_unit_test(test_windows_torch_240),
         cmocka_unit_test(test_windows_other_cases),
+        cmocka_unit_test(test_windows_python_dll),
+        cmocka_unit_test(test_describe_joins),
         cmocka_unit_test(test_windows_ordinals_and_forwarders),
         cmocka_unit_test(test_bad_roots),
         cmocka_unit_test(test_out_of_memory),

@@ -104,6 +104,51 @@ static void backslash_path_searches_the_dlls_folder(void **state)
     ran_free(&r);
 }
 
+/* The same DLL given with '/' (Z:/.../fbgemm.dll, as the fixture path is
+ * written): every path printed is in Windows' one style, '\\', beside this
+ * system's own C:\\windows\\system32 (they came out in both styles). */
+static void slash_path_printed_in_one_style(void **state)
+{
+    (void)state;
+    ran r = RUN("deps", TORCH_LIB "/fbgemm.dll");
+    const char *out = aitk_str_cstr(&r.out);
+    /* AITK_WIN_FIXTURES is "Z:/..." itself: in the output only as Z:\\... */
+    if (r.rc != 1 || !strstr(out, "torch\\lib (the DLL's folder)") ||
+        strstr(out, AITK_WIN_FIXTURES) || strstr(out, "Z:/"))
+        fail_msg("exit %d (a path with '/'?):\n%s%s", r.rc, out, aitk_str_cstr(&r.err));
+    ran_free(&r);
+}
+
+/* python311.dll is python.exe's own, loaded from its folder: pyvenv.cfg's
+ * home (base311) for the fixture venv, a base holding only python312.dll
+ * for venv312. The oracle is Windows' own loader, started from a copy of
+ * loadlib.exe placed where python.exe is (its application folder), asked
+ * to load torch_python.dll as torch asks; the tool, run without --app-dir,
+ * must agree (it said NOT FOUND, no remedy, for both). */
+static void python_dll_judged_as_the_loader_does(void **state)
+{
+    (void)state;
+    static const char *const envs[] = {"venv", "venv312"}, *const bases[] = {"base311", "base312"};
+    for (size_t i = 0; i < 2; i++) {
+        char exe[1024], dll[1024], lib[1024];
+        snprintf(exe, sizeof exe, "%s/pe/%s/loadlib.exe", AITK_WIN_FIXTURES, bases[i]);
+        snprintf(lib, sizeof lib, "%s/pe/%s/Lib/site-packages/torch/lib", AITK_WIN_FIXTURES,
+                 envs[i]);
+        snprintf(dll, sizeof dll, "%s/torch_python.dll", lib);
+        assert_true(CopyFileA(AITK_LOADLIB, exe, FALSE));
+        const char *argv[] = {exe, dll, lib, NULL};
+        ran o = run_program(argv, 120000);
+        bool loaded = strstr(aitk_str_cstr(&o.out), "loaded") != NULL;
+        ran t = RUN("deps", dll);
+        if (loaded != (t.rc == 0) || (t.rc != 0 && t.rc != 1))
+            fail_msg("%s: the loader says %s; the tool exits %d:\n%s", envs[i],
+                     aitk_str_cstr(&o.out), t.rc, aitk_str_cstr(&t.out));
+        assert_true(loaded == (i == 0)); /* the fixture is what it claims */
+        ran_free(&o);
+        ran_free(&t);
+    }
+}
+
 static void load_gives_the_windows_loader_error(void **state)
 {
     (void)state;
@@ -305,6 +350,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fbgemm_missing_link_found_natively),
         cmocka_unit_test(backslash_path_searches_the_dlls_folder),
+        cmocka_unit_test(slash_path_printed_in_one_style),
+        cmocka_unit_test(python_dll_judged_as_the_loader_does),
         cmocka_unit_test(load_gives_the_windows_loader_error),
         cmocka_unit_test(lfs_pointer_dll_is_not_a_library),
         cmocka_unit_test(report_describes_windows),

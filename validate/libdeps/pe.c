@@ -1,9 +1,8 @@
-/* PE parsing over a byte buffer; see pe.h. The whole file is one bounded
- * view: every read goes through rd16/rd32/rd64 or rva_to_off, which refuse
- * anything past the end, so malformed input ends in a message, never in a
- * read outside the buffer. Field offsets are those of the Microsoft PE/COFF
- * specification ("PE Format", learn.microsoft.com). */
+/* PE parsing over a byte buffer; see pe.h: the headers, the import and
+ * delay-import tables, the version resource and the reading of the file.
+ * Every read is bounded (pe_view.h); the export table is pe_exports.c. */
 #include "validate/libdeps/pe.h"
+#include "validate/libdeps/pe_view.h"
 
 /* The largest file read whole (a PE image is at most 4 GiB). */
 #define PE_FILE_MAX (4ull << 30)
@@ -22,100 +21,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 
-#define MAX_NAME 1024         /* longer "DLL names" are garbage, not names */
 #define MAX_DESCRIPTORS 65536 /* real DLLs import from < 100 DLLs */
-
-typedef struct view {
-    const char *name;
-    const unsigned char *p;
-    size_t len;
-    uint32_t nsec;
-    size_t sec_off;     /* file offset of the section table */
-    uint32_t size_of_headers;
-    uint64_t image_base;
-    bool pe32plus;
-    aitk_str *err;
-} view;
-
-static aitk_status bad(const view *v, const char *what)
-{
-    aitk_str_appendf(v->err, "%s: %s", v->name, what);
-    return AITK_E_PARSE;
-}
-
-static bool rd16(const view *v, size_t off, uint32_t *out)
-{
-    if (off > v->len || v->len - off < 2)
-        return false;
-    *out = (uint32_t)v->p[off] | (uint32_t)v->p[off + 1] << 8;
-    return true;
-}
-
-static bool rd32(const view *v, size_t off, uint32_t *out)
-{
-    if (off > v->len || v->len - off < 4)
-        return false;
-    *out = (uint32_t)v->p[off] | (uint32_t)v->p[off + 1] << 8 | (uint32_t)v->p[off + 2] << 16 |
-           (uint32_t)v->p[off + 3] << 24;
-    return true;
-}
-
-static bool rd64(const view *v, size_t off, uint64_t *out)
-{
-    uint32_t lo, hi;
-    if (!rd32(v, off, &lo) || !rd32(v, off + 4, &hi))
-        return false;
-    *out = (uint64_t)hi << 32 | lo;
-    return true;
-}
-
-/* File offset of `rva`, with at least `need` bytes readable there. */
-static bool rva_to_off(const view *v, uint32_t rva, size_t need, size_t *out)
-{
-    if (rva < v->size_of_headers) {
-        if (rva > v->len || v->len - rva < need)
-            return false;
-        *out = rva;
-        return true;
-    }
-    for (uint32_t i = 0; i < v->nsec; i++) {
-        size_t s = v->sec_off + (size_t)i * 40;
-        uint32_t vsize, va, rawsize, rawptr;
-        if (!rd32(v, s + 8, &vsize) || !rd32(v, s + 12, &va) || !rd32(v, s + 16, &rawsize) ||
-            !rd32(v, s + 20, &rawptr))
-            return false;
-        uint64_t span = vsize > rawsize ? vsize : rawsize;
-        if (rva < va || (uint64_t)rva >= (uint64_t)va + span)
-            continue;
-        uint64_t delta = rva - va;
-        if (delta + need > rawsize) /* in the section's zero-filled tail: not in the file */
-            return false;
-        uint64_t off = (uint64_t)rawptr + delta;
-        if (off > v->len || v->len - off < need)
-            return false;
-        *out = (size_t)off;
-        return true;
-    }
-    return false;
-}
-
-/* A NUL-terminated string at `rva`, copied. */
-static aitk_status str_at_rva(const view *v, uint32_t rva, const char *what, char **out)
-{
-    size_t off;
-    if (!rva_to_off(v, rva, 1, &off)) {
-        aitk_str_appendf(v->err, "%s: %s at RVA 0x%x lies outside the file", v->name, what, rva);
-        return AITK_E_PARSE;
-    }
-    size_t room = v->len - off < MAX_NAME ? v->len - off : MAX_NAME;
-    const unsigned char *nul = memchr(v->p + off, 0, room);
-    if (!nul || nul == v->p + off) {
-        aitk_str_appendf(v->err, "%s: %s at RVA 0x%x is not a terminated name", v->name, what, rva);
-        return AITK_E_PARSE;
-    }
-    *out = aitk_strndup((const char *)v->p + off, (size_t)(nul - (v->p + off)));
-    return *out ? AITK_OK : AITK_E_NOMEM;
-}
 
 static aitk_status add_import(aitk_pe_info *out, char *dll, bool delay)
 {
@@ -161,7 +67,8 @@ static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk
             continue;
         }
         char *name = NULL;
-        aitk_status st = str_at_rva(v, (uint32_t)(e & 0x7fffffffu) + 2, "imported function name",
+        aitk_status st = str_at_rva(v, (uint32_t)(e & 0x7fffffffu) + 2, PE_MAX_SYMBOL_NAME,
+                                    "imported function name",
                                     &name);
         if (st)
             return st;
@@ -174,11 +81,6 @@ static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk
         g[imp->symbol_count++] = name;
     }
     return AITK_OK;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool delay,
@@ -226,7 +128,8 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
         }
         char *dll = NULL;
         aitk_status st =
-            str_at_rva(v, name_rva, delay ? "delay-import DLL name" : "import DLL name", &dll);
+            str_at_rva(v, name_rva, PE_MAX_DLL_NAME,
+                       delay ? "delay-import DLL name" : "import DLL name", &dll);
         if (!st)
             st = add_import(out, dll, delay);
         if (!st && (flags & AITK_PE_READ_SYMBOLS) && ilt)
@@ -237,70 +140,6 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
     if (delay)
         return AITK_OK;
     return bad(v, "import table has no terminator");
-}
-
-static int cmp_forward(const void *a, const void *b)
-{
-    return strcmp(((const aitk_pe_forward *)a)->name, ((const aitk_pe_forward *)b)->name);
-}
-
-static aitk_status read_exports(const view *v, uint32_t rva, uint32_t size, aitk_pe_info *out)
-{
-    if (rva == 0 || size == 0)
-        return AITK_OK;
-    size_t off;
-    uint32_t count, names_rva, funcs_rva, ords_rva;
-    if (!rva_to_off(v, rva, 40, &off) || !rd32(v, off + 16, &out->ordinal_base) ||
-        !rd32(v, off + 20, &out->function_count) || !rd32(v, off + 24, &count) ||
-        !rd32(v, off + 28, &funcs_rva) || !rd32(v, off + 32, &names_rva) ||
-        !rd32(v, off + 36, &ords_rva))
-        return bad(v, "export directory lies outside the file");
-    if (count > v->len / 4 || out->function_count > v->len / 4)
-        return bad(v, "export name count larger than the file could hold");
-    if (count == 0)
-        return AITK_OK;
-    size_t table, ords = 0, funcs = 0;
-    if (!rva_to_off(v, names_rva, (size_t)count * 4, &table))
-        return bad(v, "export name table lies outside the file");
-    /* Forwarders: a function entry pointing inside the export directory is
-     * the text "dll.function". Without readable tables there are none. */
-    bool fwd_tables = out->function_count &&
-                      rva_to_off(v, ords_rva, (size_t)count * 2, &ords) &&
-                      rva_to_off(v, funcs_rva, (size_t)out->function_count * 4, &funcs);
-    out->exports = aitk_calloc(count, sizeof *out->exports);
-    if (!out->exports)
-        return AITK_E_NOMEM;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t nrva;
-        if (!rd32(v, table + (size_t)i * 4, &nrva))
-            return bad(v, "export name table lies outside the file");
-        aitk_status st = str_at_rva(v, nrva, "export name", &out->exports[i]);
-        if (st)
-            return st;
-        out->export_count++;
-        uint32_t ord = 0, frva = 0;
-        if (fwd_tables && rd16(v, ords + (size_t)i * 2, &ord) && ord < out->function_count &&
-            rd32(v, funcs + (size_t)ord * 4, &frva) && frva >= rva && frva - rva < size) {
-            aitk_pe_forward *g =
-                aitk_realloc(out->forwards, (out->forward_count + 1) * sizeof *g);
-            if (!g)
-                return AITK_E_NOMEM;
-            out->forwards = g;
-            aitk_pe_forward *f = &g[out->forward_count];
-            *f = (aitk_pe_forward){0};
-            if (!(f->name = aitk_strdup(out->exports[i])))
-                return AITK_E_NOMEM;
-            out->forward_count++;
-            if ((st = str_at_rva(v, frva, "export forwarder", &f->target)))
-                return st;
-        }
-    }
-    if (out->forward_count)
-        qsort(out->forwards, out->forward_count, sizeof *out->forwards, cmp_forward);
-    /* The loader binary-searches this table, so it should be sorted
-     * already; a hostile file need not be, and our lookups must not lie. */
-    qsort(out->exports, out->export_count, sizeof *out->exports, cmp_name);
-    return AITK_OK;
 }
 
 /* One level of the resource tree: the entry with `id`, or the first entry
@@ -484,7 +323,7 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
     if (!st)
         st = read_imports(v, drva[13], dsize[13], true, flags, out);
     if (!st && (flags & AITK_PE_READ_EXPORTS))
-        st = read_exports(v, drva[0], dsize[0], out);
+        st = aitk_pe_read_exports(v, drva[0], dsize[0], out);
     if (!st)
         st = read_version(v, drva[2], dsize[2], out);
     return st;
@@ -633,43 +472,4 @@ void aitk_pe_info_free(aitk_pe_info *info)
     aitk_free(info->exports);
     aitk_free(info->file_version);
     memset(info, 0, sizeof *info);
-}
-
-static int cmp_key_name(const void *key, const void *item)
-{
-    return strcmp((const char *)key, *(char *const *)item);
-}
-
-static int cmp_key_forward(const void *key, const void *item)
-{
-    return strcmp((const char *)key, ((const aitk_pe_forward *)item)->name);
-}
-
-bool aitk_pe_exports_name(const aitk_pe_info *pe, const char *name)
-{
-    return pe->export_count &&
-           bsearch(name, pe->exports, pe->export_count, sizeof *pe->exports, cmp_key_name);
-}
-
-/* The loader indexes the export address table with ordinal - Base and fails
- * past NumberOfFunctions. */
-bool aitk_pe_exports_ordinal(const aitk_pe_info *pe, uint32_t o)
-{
-    return o >= pe->ordinal_base && o - pe->ordinal_base < pe->function_count;
-}
-
-bool aitk_pe_exports_function(const aitk_pe_info *pe, const char *fn)
-{
-    if (fn[0] != '#')
-        return aitk_pe_exports_name(pe, fn);
-    char *end = NULL;
-    unsigned long o = strtoul(fn + 1, &end, 10);
-    return end != fn + 1 && !*end && o <= UINT32_MAX && aitk_pe_exports_ordinal(pe, (uint32_t)o);
-}
-
-const aitk_pe_forward *aitk_pe_find_forward(const aitk_pe_info *pe, const char *name)
-{
-    return pe->forward_count ? bsearch(name, pe->forwards, pe->forward_count,
-                                       sizeof *pe->forwards, cmp_key_forward)
-                             : NULL;
 }

@@ -130,12 +130,51 @@ static size_t text_load(const aitk_dep_tree *t, esc_ring *r, aitk_str *o)
         return 0;
     if (!aitk_dep_tree_load_problem(t)) {
         aitk_str_appendf(o, "  loader says: %s\n", E(r, t->load));
+        /* Seen under Wine: "CORRUPT", then the loader loaded it. The two
+         * cannot both be right here; the loader has the last word. */
+        if (strcmp(t->load, "loaded") == 0 && aitk_dep_tree_problems(t) > 0)
+            aitk_str_append(o, "    (the loader loaded it: the finding above does not stop "
+                               "this load on this system; if it is not a missing copy, please "
+                               "report it as a misreading by aitk-validate)\n");
         return 0;
     }
     aitk_str_appendf(o, "  PROBLEM: %s: NOT LOADABLE (though no link above is missing)\n"
                         "    file: %s\n    loader says: %s\n",
                      E(r, aitk_path_base_name(t->nodes[0].name)), E(r, t->nodes[0].path), E(r, t->load));
     return 1;
+}
+
+/* Links the tool cannot judge from here (AITK_DEP_UNKNOWN): said as such,
+ * never as missing, each with why and, when one is known, the fix that
+ * applies if it does turn out to be missing. Returns how many. */
+static size_t text_unknown(const aitk_dep_tree *t, const aitk_remedies *r, esc_ring *e,
+                           aitk_str *o)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const aitk_dep_node *u = &t->nodes[i];
+        if (u->repeat || u->state != AITK_DEP_UNKNOWN)
+            continue;
+        aitk_str chain = AITK_STR_INIT;
+        aitk_dep_tree_chain(t, i, &chain);
+        aitk_str_appendf(o, "  unknown: %s: %s\n", E(e, aitk_str_cstr(&chain)),
+                         E(e, u->detail));
+        aitk_str_free(&chain);
+        /* One remedy text once a tree: the VC++ runtime's names share one. */
+        const aitk_remedy *rem = aitk_remedies_find(r, u->name, false);
+        const char *seen = NULL;
+        for (size_t k = 0; rem && !seen && k < i; k++)
+            if (t->nodes[k].state == AITK_DEP_UNKNOWN && !t->nodes[k].repeat &&
+                aitk_remedies_find(r, t->nodes[k].name, false) == rem)
+                seen = t->nodes[k].name;
+        if (seen)
+            aitk_str_appendf(o, "    if it is missing: as for %s above\n", E(e, seen));
+        else if (rem)
+            aitk_str_appendf(o, "    if it is missing: %s\n    source: %s\n", rem->fix,
+                             rem->source);
+        n++;
+    }
+    return n;
 }
 
 /* Names and paths come from the files (DT_NEEDED, import names) and must not
@@ -206,8 +245,12 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         aitk_str_free(&chain);
     }
     problems += text_load(t, e, o);
-    aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s (%zu links examined)\n", problems,
-                     problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", t->count - 1);
+    size_t unknown = text_unknown(t, r, e, o);
+    aitk_str_appendf(o, "  result: %zu problem%s, %zu warning%s", problems,
+                     problems == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+    if (unknown)
+        aitk_str_appendf(o, ", %zu unknown", unknown);
+    aitk_str_appendf(o, " (%zu links examined)\n", t->count - 1);
     return aitk_str_status(o);
 }
 
@@ -279,7 +322,7 @@ static cJSON *json_node(const aitk_dep_tree *t, size_t i)
         cJSON_AddTrueToObject(o, "delay_load");
     if (n->repeat)
         cJSON_AddTrueToObject(o, "already_loaded");
-    if (aitk_dep_state_is_problem(n->state))
+    if (aitk_dep_state_is_problem(n->state) || n->state == AITK_DEP_UNKNOWN)
         cJSON_AddItemToObject(o, "searched", json_list(&n->searched));
     if (n->skipped.count)
         cJSON_AddItemToObject(o, "skipped", json_list(&n->skipped));
@@ -321,6 +364,23 @@ static cJSON *json_load_problem(const aitk_dep_tree *t)
     return p;
 }
 
+/* {"name", "chain", "detail", "remedy"} for each link that cannot be judged
+ * from here; the remedy is the one that applies if it is missing. */
+static void json_unknown(const aitk_dep_tree *t, const aitk_remedies *r, cJSON *list)
+{
+    for (size_t i = 0; list && i < t->count; i++) {
+        const aitk_dep_node *u = &t->nodes[i];
+        if (u->repeat || u->state != AITK_DEP_UNKNOWN)
+            continue;
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", u->name);
+        cJSON_AddItemToObject(p, "chain", json_chain(t, i));
+        add_opt_string(p, "detail", u->detail);
+        json_remedy(p, aitk_remedies_find(r, u->name, false));
+        cJSON_AddItemToArray(list, p);
+    }
+}
+
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out)
 {
     cJSON *o = cJSON_CreateObject();
@@ -335,6 +395,8 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
     cJSON_AddBoolToObject(o, "ok", aitk_dep_tree_problems(t) == 0);
     if (t->load)
         cJSON_AddStringToObject(o, "load", t->load);
+    if (t->load && strcmp(t->load, "loaded") == 0 && aitk_dep_tree_problems(t) > 0)
+        cJSON_AddTrueToObject(o, "load_disagrees");
     cJSON *problems = cJSON_AddArrayToObject(o, "problems");
     cJSON *warnings = cJSON_AddArrayToObject(o, "warnings");
     if (aitk_dep_tree_load_problem(t))
@@ -370,6 +432,7 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
                                    : aitk_remedies_find(r, remedy_key(t, i), true));
         cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
     }
+    json_unknown(t, r, cJSON_AddArrayToObject(o, "unknown"));
     cJSON_AddItemToObject(o, "tree", json_node(t, 0));
     /* cJSON drops items silently when an allocation fails: check the shape. */
     if (!o || !cJSON_GetObjectItem(o, "tree") || !cJSON_GetObjectItem(o, "warnings")) {
@@ -393,15 +456,23 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
                          state_text(n));
         if (n->detail)
             aitk_str_appendf(observed, " (%s)", n->detail);
-        if (n->searched.count) {
-            aitk_str_append(observed, "; searched:");
-            for (size_t k = 0; k < n->searched.count; k++)
-                aitk_str_appendf(observed, " %zu. %s", k + 1, n->searched.items[k]);
-        }
+        /* The same folders are searched for every name a tree lacks, and a
+         * check joins the problems of many trees: each list is said once. */
+        aitk_str searched = AITK_STR_INIT;
+        for (size_t k = 0; k < n->searched.count; k++)
+            aitk_str_appendf(&searched, " %zu. %s", k + 1, n->searched.items[k]);
+        if (searched.len && strstr(aitk_str_cstr(observed), searched.ptr))
+            aitk_str_append(observed, "; searched: the same folders as above");
+        else if (searched.len)
+            aitk_str_appendf(observed, "; searched:%s", searched.ptr);
+        aitk_str_free(&searched);
         aitk_str_free(&chain);
         const aitk_remedy *rem = aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n));
         if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
-            aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? " " : "", n->name, rem->fix);
+            /* Fixes end in file names ("...ship libomp140.x86_64.dll"): a
+             * plain space or a period would run two together. */
+            aitk_str_appendf(remedy, "%s%s: %s", remedy->len ? "; also, for " : "", n->name,
+                             rem->fix);
             aitk_str_appendf(sources, "%s%s", sources->len ? "; " : "", rem->source);
         }
     }

@@ -23,7 +23,8 @@ aitk_status aitk_deps_render_text(const aitk_dep_tree *t, const aitk_remedies *r
 void aitk_deps_text_escape(aitk_str *out, const char *s);
 
 /* {"path", "format", "arch", "ok", "load" (with --load), "problems": [...],
- *  "warnings": [...], "tree": {...}}; for a root that is no library under a
+ *  "warnings": [...], "unknown": [...] (links that cannot be judged from
+ *  here: name, chain, detail, remedy), "tree": {...}}; for a root that is no library under a
  * library's name, "format" is null and "not_library" says what it is
  * ("git_lfs_pointer", "empty", ...), as does its problem entry. */
 aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r, cJSON **out);

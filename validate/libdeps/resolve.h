@@ -59,6 +59,24 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
 aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i);
 aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i);
 
+/* resolve_interp.c: whether `name` is the Python interpreter's DLL
+ * (python3.dll, python311.dll, python313t.dll); the interpreter's folder
+ * for a DLL folder inside ENV\Lib\site-packages\torch\lib (pyvenv.cfg
+ * home, else ENV), with the search-order rule that names it, or nothing
+ * and why (`rule` NULL); and the verdict on a DLL no searched folder holds:
+ * NOT FOUND where it is knowable, AITK_DEP_UNKNOWN with the reason where
+ * it is not (the interpreter's folder or System32 unknown). */
+bool aitk_deps_is_python_dll(const char *name);
+aitk_status aitk_deps_interpreter_dir(const char *torch_lib, aitk_str *dir, const char **rule,
+                                      aitk_str *why);
+aitk_status aitk_resolve_windows_absent(aitk_deps *d, aitk_dep_tree *t, size_t i,
+                                        const char *app_dir, const char *app_why);
+
+/* On Windows, every '/' of `path` made '\\', so that the paths the tool
+ * prints are in one style whatever the user typed (C:/venv/... beside
+ * C:\\Windows\\System32); elsewhere paths are the host's and left alone. */
+void aitk_deps_win_separators(char *path);
+
 /* Frees the session's folder cache (resolve_linux.c). */
 void aitk_deps_folders_free(aitk_deps *d);
 

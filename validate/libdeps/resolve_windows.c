@@ -1,5 +1,5 @@
 /* Where Windows would find one imported DLL, for a tree examined from any OS
- * (FACTS.md section 9: torch/__init__.py _load_dll_libraries).
+ * (torch/__init__.py of the torch 2.4.1 win_amd64 wheel, _load_dll_libraries).
  *
  * Safe mode, what torch uses first (LoadLibraryExW with
  * LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR): the
@@ -43,6 +43,17 @@ static const char *const system_dlls[] = {
     "winhttp.dll", "wininet.dll", "winmm.dll", "wintrust.dll", "wtsapi32.dll", "dbgcore.dll",
     "cabinet.dll", "glu32.dll", "hid.dll", "ntmarta.dll", "oleacc.dll", "shfolder.dll",
     "sspicli.dll", "urlmon.dll", "winspool.drv", "wsock32.dll", NULL};
+
+void aitk_deps_win_separators(char *path)
+{
+#ifdef _WIN32
+    for (; path && *path; path++)
+        if (*path == '/')
+            *path = '\\';
+#else
+    (void)path;
+#endif
+}
 
 static bool in_list(const char *const *list, const char *name)
 {
@@ -185,19 +196,30 @@ typedef struct folder {
 typedef struct folders {
     folder *items;
     size_t count;
+    /* The application folder derived from torch's environment when
+     * --app-dir is not given (resolve_interp.c), or why none was. */
+    aitk_str app, app_why;
+    const char *app_dir; /* --app-dir, app, or NULL */
 } folders;
 
 static aitk_status add_folder(folders *fs, const char *dir, const char *rule)
 {
+    char *copy = aitk_strdup(dir);
+    if (!copy)
+        return AITK_E_NOMEM;
+    aitk_deps_win_separators(copy);
     for (size_t i = 0; i < fs->count; i++)
-        if (strcmp(fs->items[i].dir, dir) == 0)
+        if (strcmp(fs->items[i].dir, copy) == 0) {
+            aitk_free(copy);
             return AITK_OK; /* searched once, at its first place */
+        }
     folder *g = aitk_realloc(fs->items, (fs->count + 1) * sizeof *g);
-    if (!g)
+    if (!g) {
+        aitk_free(copy);
         return AITK_E_NOMEM;
+    }
     fs->items = g;
-    if (!(g[fs->count].dir = aitk_strdup(dir)))
-        return AITK_E_NOMEM;
+    g[fs->count].dir = copy;
     g[fs->count++].rule = rule;
     return AITK_OK;
 }
@@ -244,14 +266,20 @@ static aitk_status build_folders(aitk_deps *d, const aitk_dep_tree *t, folders *
     aitk_str root_dir = AITK_STR_INIT, sys = AITK_STR_INIT, win = AITK_STR_INIT;
     aitk_str_appendn(&root_dir, root, slash ? (size_t)(slash - root) : 0);
     aitk_status st = aitk_str_status(&root_dir);
+    const char *app_rule = "application folder";
+    fs->app_dir = o->app_dir;
+    if (!st && !o->app_dir) {
+        st = aitk_deps_interpreter_dir(root_dir.ptr, &fs->app, &app_rule, &fs->app_why);
+        fs->app_dir = fs->app.len ? fs->app.ptr : NULL;
+    }
     if (!st && o->windows_root)
         st = windows_dir(d, true, &sys);
     if (!st && o->windows_root)
         st = windows_dir(d, false, &win);
     if (!st && o->win_mode == AITK_WIN_SAFE) {
         st = add_folder(fs, root_dir.ptr, "the DLL's folder");
-        if (!st && o->app_dir)
-            st = add_folder(fs, o->app_dir, "application folder");
+        if (!st && fs->app_dir)
+            st = add_folder(fs, fs->app_dir, app_rule);
         for (size_t i = 0; !st && i < o->dll_dirs.count; i++)
             st = add_folder(fs, o->dll_dirs.items[i], "add_dll_directory");
         if (!st && o->dll_dirs.count == 0)
@@ -259,8 +287,8 @@ static aitk_status build_folders(aitk_deps *d, const aitk_dep_tree *t, folders *
         if (!st && o->windows_root)
             st = add_folder(fs, sys.ptr, "System32");
     } else if (!st) {
-        if (o->app_dir)
-            st = add_folder(fs, o->app_dir, "application folder");
+        if (fs->app_dir)
+            st = add_folder(fs, fs->app_dir, app_rule);
         if (!st && o->windows_root)
             st = add_folder(fs, sys.ptr, "System32");
         if (!st && o->windows_root)
@@ -379,19 +407,20 @@ aitk_status aitk_resolve_windows(aitk_deps *d, aitk_dep_tree *t, size_t i)
         st = aitk_str_status(&file) ? AITK_E_NOMEM : hit(d, t, i, file.ptr, rule);
         aitk_str_free(&file);
     }
+    n = &t->nodes[i];
+    if (!st && !n->path && (known || in_list(system_dlls, name))) {
+        n->state = AITK_DEP_SYSTEM;
+        st = set_text(&n->how, known ? "KnownDLLs (part of Windows)"
+                                     : "part of every Windows 10+ install (built-in list)");
+    } else if (!st && !n->path) {
+        st = aitk_resolve_windows_absent(d, t, i, fs.app_dir, aitk_str_cstr(&fs.app_why));
+    }
     for (size_t k = 0; k < fs.count; k++)
         aitk_free(fs.items[k].dir);
     aitk_free(fs.items);
-    n = &t->nodes[i];
-    if (st || n->path)
-        return st;
-    if (known || in_list(system_dlls, name)) {
-        n->state = AITK_DEP_SYSTEM;
-        return set_text(&n->how, known ? "KnownDLLs (part of Windows)"
-                                       : "part of every Windows 10+ install (built-in list)");
-    }
-    n->state = AITK_DEP_NOT_FOUND;
-    return AITK_OK;
+    aitk_str_free(&fs.app);
+    aitk_str_free(&fs.app_why);
+    return st;
 }
 
 #ifdef _WIN32

@@ -208,8 +208,9 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
 {
     for (size_t j = 0; j < upto; j++) {
         const aitk_dep_node *n = &t->nodes[j];
+        /* An unknown one is said once: asking again cannot learn more. */
         if (n->repeat || !(n->state == AITK_DEP_ROOT || n->state == AITK_DEP_FOUND ||
-                           n->state == AITK_DEP_SYSTEM))
+                           n->state == AITK_DEP_SYSTEM || n->state == AITK_DEP_UNKNOWN))
             continue;
         if (t->format == AITK_DEP_PE) {
             if (strcasecmp(aitk_path_base_name(n->name), name) == 0)
@@ -508,6 +509,7 @@ aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *t
     aitk_str_append(&abs, path);
     if (aitk_str_status(&abs))
         return AITK_E_NOMEM;
+    aitk_deps_win_separators(abs.ptr); /* "C:\cwd" + "/" + "venv/Lib/...": one style */
     aitk_dep_sniffed s;
     aitk_status st = aitk_deps_sniff_open(abs.ptr, path, &s, err);
     const aitk_dep_other other = st ? AITK_DEP_OTHER_NONE : s.other;

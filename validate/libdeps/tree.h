@@ -34,7 +34,9 @@ void aitk_strlist_free(aitk_strlist *l);
     X(AITK_DEP_WRONG_ARCH, "wrong_arch")   /* found, but unusable here */      \
     X(AITK_DEP_BAD_FILE, "bad_file")       /* found, but unreadable/corrupt */ \
     X(AITK_DEP_BAD_VERSION, "missing_version") /* found, lacks a needed version */ \
-    X(AITK_DEP_MISSING_SYMBOL, "missing_symbol") /* found, lacks an imported function */
+    X(AITK_DEP_MISSING_SYMBOL, "missing_symbol") /* found, lacks an imported function */ \
+    X(AITK_DEP_UNKNOWN, "unknown") /* in no folder examined, and the folder that would  \
+                                    * hold it was not given: neither found nor missing */
 
 typedef enum aitk_dep_state {
 #define AITK_X_ENUM(name, text) name,
