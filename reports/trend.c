@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "reports/compare.h"
 #include "reports/fields.h"
 
 aitk_status aitk_trend_init(aitk_trend *t, double threshold_pct, size_t window)
@@ -355,7 +356,14 @@ aitk_status aitk_trend_add_report(aitk_trend *t, const cJSON *report, const char
                          *created ? "'" : "");
         return AITK_E_PARSE;
     }
-    aitk_status st = keep_run(t, report, label, when);
+    /* What compare and render refuse, trend refuses too: a negative, string
+     * or infinite median, a list that is not a list, a name given twice.
+     * Read leniently, a median of -2.3 passed --fail-on-regression as an
+     * improvement. */
+    aitk_status st = aitk_compare_check_report(report, label, err);
+    if (st)
+        return st;
+    st = keep_run(t, report, label, when);
     if (st)
         return st;
     /* From here a failure leaves the run's figures half added: the caller

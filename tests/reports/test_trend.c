@@ -43,6 +43,7 @@ static cJSON *make(const mini *m)
     if (m->step >= 0) {
         cJSON *w = cJSON_CreateObject();
         cJSON_AddStringToObject(w, "name", "flux1-dev");
+        cJSON_AddStringToObject(w, "status", "completed");
         cJSON_AddStringToObject(w, "backend", "cuda");
         cJSON_AddStringToObject(w, "device", dev);
         cJSON_AddNumberToObject(cJSON_AddObjectToObject(w, "step_time_s"), "median", m->step);
@@ -332,6 +333,8 @@ static void test_last(void **state)
 }
 
 /* A report that lists a benchmark twice gives it its first value. */
+/* A microbenchmark named twice in one report is refused, as compare and
+ * render refuse it (it was read as its first value). */
 static void test_duplicate_entry(void **state)
 {
     (void)state;
@@ -343,14 +346,47 @@ static void test_duplicate_entry(void **state)
     aitk_trend t;
     aitk_str err = AITK_STR_INIT;
     assert_int_equal(aitk_trend_init(&t, 5, 7), AITK_OK);
-    assert_int_equal(aitk_trend_add_report(&t, r, "a.json", &err), AITK_OK);
-    assert_int_equal(aitk_trend_finish(&t, 0), AITK_OK);
-    const aitk_trend_series *s = series(&t, MEMCPY, NULL);
-    assert_int_equal(s->count, 1);
-    assert_true(s->points[0].value == 5);
+    assert_int_equal(aitk_trend_add_report(&t, r, "a.json", &err), AITK_E_PARSE);
+    assert_non_null(strstr(aitk_str_cstr(&err), "a.json: "));
+    assert_non_null(strstr(aitk_str_cstr(&err), "memcpy.host"));
     aitk_trend_free(&t);
     aitk_str_free(&err);
     cJSON_Delete(r);
+}
+
+/* A latest median of -2.3 s, a string, or infinity is refused with the file
+ * and the field named: read leniently, -2.3 passed --fail-on-regression as
+ * a 4536.9% improvement. */
+static void test_malformed_medians(void **state)
+{
+    (void)state;
+    cJSON *bad[3];
+    mini m = {"2026-11-02T05:00:00Z", 1, NULL, -1, NULL, 0};
+    for (int i = 0; i < 3; i++)
+        bad[i] = make(&m);
+    cJSON *med = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(bad[0], "workloads"), 0),
+                            "step_time_s"), "median");
+    cJSON_SetNumberValue(med, -2.3);
+    cJSON_ReplaceItemInObject(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(bad[1], "workloads"), 0),
+                            "step_time_s"), "median", cJSON_CreateString("fast"));
+    cJSON_ReplaceItemInObject(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(bad[2], "workloads"), 0),
+                            "step_time_s"), "median", cJSON_CreateNumber(INFINITY));
+    for (int i = 0; i < 3; i++) {
+        aitk_trend t;
+        aitk_str err = AITK_STR_INIT;
+        assert_int_equal(aitk_trend_init(&t, 5, 7), AITK_OK);
+        assert_int_equal(aitk_trend_add_report(&t, bad[i], "nightly/latest.json", &err),
+                         AITK_E_PARSE);
+        if (!strstr(aitk_str_cstr(&err),
+                    "nightly/latest.json: workloads[0].step_time_s.median is not a non-negative"))
+            fail_msg("case %d: %s", i, aitk_str_cstr(&err));
+        aitk_trend_free(&t);
+        aitk_str_free(&err);
+        cJSON_Delete(bad[i]);
+    }
 }
 
 /* No check failed for three nights, one fails now: from 0 there is no
@@ -548,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_unit_change),
         cmocka_unit_test(test_last),
         cmocka_unit_test(test_duplicate_entry),
+        cmocka_unit_test(test_malformed_medians),
         cmocka_unit_test(test_checks_failed_from_zero),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_markdown_escapes),
