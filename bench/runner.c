@@ -116,6 +116,20 @@ static aitk_status one_step(run_state *s, size_t b, double *secs, aitk_bench_ste
     return st;
 }
 
+/* With --full the requested steps are the whole run, warm-up included (as
+ * ai-toolkit's 1000 steps include its first, slow ones). Warm-up may take at
+ * most half of them, and always leaves one step per bucket to time: `--full
+ * --steps 10` once spent all ten on warm-up and reported "completed, 0
+ * steps" with no throughput. */
+static long full_warmup_limit(const aitk_bench_plan *p)
+{
+    long keep = p->requested_steps - p->requested_steps / 2;
+    if (keep < (long)p->n_buckets)
+        keep = (long)p->n_buckets;
+    long limit = p->requested_steps - keep;
+    return limit > 0 ? limit : 0;
+}
+
 static aitk_status warm_up(run_state *s, double *wu, size_t cap)
 {
     const aitk_bench_plan *p = s->plan;
@@ -131,7 +145,7 @@ static aitk_status warm_up(run_state *s, double *wu, size_t cap)
         size_t b = k % nb, per = k / nb;
         if (per >= cap)
             break; /* the cap: time it anyway, and say it did not settle */
-        if (p->full && (long)k >= p->requested_steps)
+        if (p->full && (long)k >= full_warmup_limit(p))
             break;
         if ((st = may_continue(s)))
             break;
@@ -165,8 +179,18 @@ static aitk_status timed(run_state *s, long n)
     const aitk_bench_plan *p = s->plan;
     aitk_bench_result *r = s->r;
     aitk_progress *pg = p->progress;
-    if (pg)
-        aitk_progress_begin(pg, p->name, n);
+    if (pg) {
+        /* Said with the warm-up before it, so the terminal's count and the
+         * report's (warm-up + timed = the requested steps) agree. */
+        aitk_str label = AITK_STR_INIT;
+        if (r->warmup_steps > 0)
+            aitk_str_appendf(&label, "%s timed (after %ld warm-up steps)", p->name,
+                             r->warmup_steps);
+        else
+            aitk_str_appendf(&label, "%s timed", p->name);
+        aitk_progress_begin(pg, aitk_str_status(&label) ? p->name : aitk_str_cstr(&label), n);
+        aitk_str_free(&label);
+    }
     aitk_status st = AITK_OK;
     for (long k = 0; k < n; k++) {
         size_t b = (size_t)k % p->n_buckets;

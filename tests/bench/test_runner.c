@@ -147,6 +147,41 @@ static void test_full_run_measures_1000(void **state)
     aitk_bench_result_free(&r);
 }
 
+/* --full --steps 10 on a workload that has not settled by then: half the
+ * steps are timed, never none (all ten went to warm-up, and the run was
+ * "completed" with no figures). With three buckets and --steps 4, each
+ * bucket still gets a timed step. */
+static void test_full_short_run_times_steps(void **state)
+{
+    (void)state;
+    script s = {.decline = true};
+    aitk_bench_plan p = make_plan(&s);
+    p.full = true;
+    p.requested_steps = 10;
+    p.n_buckets = 1;
+    aitk_bench_result r;
+    assert_int_equal(aitk_bench_run(&p, &r), 0);
+    assert_int_equal(r.warmup_steps + r.timed, 10);
+    /* Never settles: warm-up stops at half, steps 6-10 are timed; their
+     * median is the 8th step, 0.1 x 0.88^7 = 0.0408675 s. */
+    assert_false(r.settled);
+    assert_int_equal(r.warmup_steps, 5);
+    assert_int_equal(r.timed, 5);
+    assert_true(r.have_stats);
+    assert_near(r.stats.median, 0.0408675, 1e-6);
+    aitk_bench_result_free(&r);
+
+    script t = {0};
+    p = make_plan(&t);
+    p.full = true;
+    p.requested_steps = 4;
+    assert_int_equal(aitk_bench_run(&p, &r), 0);
+    assert_int_equal(r.warmup_steps, 1);
+    assert_int_equal(r.timed, 3);
+    assert_int_equal(r.bucket[0].n + r.bucket[1].n + r.bucket[2].n, 3);
+    aitk_bench_result_free(&r);
+}
+
 static void test_noisy_extrapolation_within_2pct(void **state)
 {
     (void)state;
@@ -347,6 +382,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_standard_run, setup),
         cmocka_unit_test_setup(test_full_run_measures_1000, setup),
+        cmocka_unit_test_setup(test_full_short_run_times_steps, setup),
         cmocka_unit_test_setup(test_noisy_extrapolation_within_2pct, setup),
         cmocka_unit_test_setup(test_interrupt_keeps_figures, setup),
         cmocka_unit_test_setup(test_time_limit, setup),
