@@ -19,16 +19,31 @@ static int should_fail(void)
     return 0;
 }
 
+static unsigned long failures;
+
 void aitk_alloc_fail_after(long n) { fail_countdown = n; }
 
-void *aitk_malloc(size_t n) { return should_fail() ? NULL : malloc(n ? n : 1); }
+unsigned long aitk_alloc_failures(void) { return failures; }
+
+/* Counts a failed allocation, injected or real, and passes the result on. */
+static void *counted(void *p)
+{
+    if (!p)
+        failures++;
+    return p;
+}
+
+void *aitk_malloc(size_t n) { return counted(should_fail() ? NULL : malloc(n ? n : 1)); }
 
 void *aitk_calloc(size_t count, size_t size)
 {
-    return should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1);
+    return counted(should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1));
 }
 
-void *aitk_realloc(void *p, size_t n) { return should_fail() ? NULL : realloc(p, n ? n : 1); }
+void *aitk_realloc(void *p, size_t n)
+{
+    return counted(should_fail() ? NULL : realloc(p, n ? n : 1));
+}
 
 void aitk_free(void *p) { free(p); }
 

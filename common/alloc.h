@@ -21,6 +21,11 @@ void *aitk_grow(void *items, size_t size, size_t count, size_t *cap, size_t firs
 char *aitk_strdup(const char *s);
 char *aitk_strndup(const char *s, size_t n);
 
+/* How many allocations through these functions have failed so far. A
+ * parser that answers NULL both for bad input and for no memory (cJSON) is
+ * told apart by this count changing across the call. */
+unsigned long aitk_alloc_failures(void);
+
 /* Tests only: make the allocation after `n` more successful ones fail
  * (n = 0: the very next one). Negative disables injection. */
 void aitk_alloc_fail_after(long n);

@@ -177,13 +177,32 @@ aitk_status aitk_report_to_json(const cJSON *report, aitk_str *out)
     return st;
 }
 
+/* cJSON allocates through the project's allocator, so that a failed
+ * allocation inside a parse is counted (aitk_alloc_failures) and told apart
+ * from bad input. Objects made before are freed by the same free(). */
+void aitk_report_use_project_allocator(void)
+{
+    static bool done;
+    if (done)
+        return;
+    cJSON_Hooks hooks = {aitk_malloc, aitk_free};
+    cJSON_InitHooks(&hooks);
+    done = true;
+}
+
 /* The fields every renderer reads; anything else is optional. */
 aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJSON **out,
                               aitk_str *err)
 {
     *out = NULL;
     const char *end = NULL;
+    aitk_report_use_project_allocator();
+    unsigned long failed_before = aitk_alloc_failures();
     cJSON *r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!r && aitk_alloc_failures() != failed_before) {
+        aitk_str_appendf(err, "%s: out of memory while reading it", path);
+        return AITK_E_NOMEM;
+    }
     /* Only white space may follow the value: two reports pasted into one
      * file, or a truncated write followed by an old tail, is not a report. */
     const char *rest = end;
@@ -251,6 +270,7 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
     /* A report from elsewhere may carry raw bytes: renderers get UTF-8. */
     if (aitk_json_repair_utf8(r)) {
         cJSON_Delete(r);
+        aitk_str_appendf(err, "%s: out of memory while reading it", path);
         return AITK_E_NOMEM;
     }
     *out = r;

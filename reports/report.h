@@ -43,14 +43,19 @@ aitk_status aitk_report_finish(cJSON *report, aitk_verdict *verdict);
 aitk_status aitk_report_verdict(const cJSON *report, aitk_verdict *verdict);
 const char *aitk_verdict_name(aitk_verdict v);
 
-/* Pretty JSON text with a trailing newline. */
+/* cJSON through aitk_malloc / aitk_free from now on (idempotent); the
+ * parser calls it itself. */
+void aitk_report_use_project_allocator(void);
+
 /* Replaces every ill-formed UTF-8 byte in the tree's strings and keys with
  * U+FFFD: a path or variable may hold any bytes, a report must be UTF-8.
  * AITK_E_NOMEM is the only failure. */
 aitk_status aitk_json_repair_utf8(cJSON *node);
+/* Pretty JSON text with a trailing newline. */
 aitk_status aitk_report_to_json(const cJSON *report, aitk_str *out);
 /* Parses a saved report and checks the fields renderers rely on;
- * errors say "path: problem". */
+ * errors say "path: problem". Out of memory is AITK_E_NOMEM with "path: out
+ * of memory while reading it", never taken for bad input. */
 aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJSON **out,
                               aitk_str *err);
 

@@ -5,9 +5,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "reports/report.h"
 
 static cJSON *make(bool strict, const aitk_check_status *st, int n)
@@ -89,6 +91,43 @@ static void test_round_trip(void **state)
     aitk_str_free(&err);
 }
 
+/* Out of memory at each allocation of parsing a valid report, in turn:
+ * every failure is AITK_E_NOMEM with its message, never "not valid JSON"
+ * (exit 2, as if the file were bad); and with no failure it parses. */
+static void test_parse_out_of_memory(void **state)
+{
+    (void)state;
+    const aitk_check_status st[] = {AITK_CHECK_WARN};
+    cJSON *r = make(false, st, 1);
+    aitk_report_finish(r, NULL);
+    aitk_str text = AITK_STR_INIT;
+    assert_int_equal(aitk_report_to_json(r, &text), AITK_OK);
+    cJSON_Delete(r);
+    int nomem = 0;
+    for (long n = 0;; n++) {
+        cJSON *back = NULL;
+        aitk_str err = AITK_STR_INIT;
+        aitk_alloc_fail_after(n);
+        unsigned long before = aitk_alloc_failures();
+        aitk_status got = aitk_report_parse("r.json", text.ptr, text.len, &back, &err);
+        bool injected = aitk_alloc_failures() != before;
+        aitk_alloc_fail_after(-1);
+        if (!injected) {
+            assert_int_equal(got, AITK_OK);
+            cJSON_Delete(back);
+            aitk_str_free(&err);
+            break;
+        }
+        if (got != AITK_E_NOMEM || !strstr(aitk_str_cstr(&err), "r.json: out of memory"))
+            fail_msg("allocation %ld failed: status %d, '%s'", n, (int)got, aitk_str_cstr(&err));
+        assert_null(back);
+        nomem++;
+        aitk_str_free(&err);
+    }
+    assert_true(nomem > 5); /* the parse allocates, so the loop did test something */
+    aitk_str_free(&text);
+}
+
 static void expect_refused(const char *text, const char *needle)
 {
     cJSON *out = NULL;
@@ -123,6 +162,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_parse_out_of_memory),
         cmocka_unit_test(test_parse_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
