@@ -67,6 +67,55 @@ static void test_old_driver(void **state)
     cJSON_Delete(r);
 }
 
+/* Each older name refused in turn, on the old driver: the refusal is the
+ * one recorded (so the older name was the one called), in NVML's words. */
+static void test_old_names_refused(void **state)
+{
+    (void)state;
+    static const struct { const char *fn; const char *absent; } device_calls[] = {
+        {"nvmlDeviceGetPciInfo_v2", "pci_bus_id"},
+        {"nvmlDeviceGetComputeRunningProcesses", "compute_processes"},
+        {"nvmlDeviceGetGraphicsRunningProcesses", "graphics_processes"},
+    };
+    char spec[256];
+    for (size_t i = 0; i < sizeof device_calls / sizeof *device_calls; i++) {
+        snprintf(spec, sizeof spec, "refuse=%s:3;gpu=Tesla T4|7.5|15109|display=1",
+                 device_calls[i].fn);
+        int rc = 0;
+        cJSON *r = pt_run(AITK_STUB_OLD_DIR, spec, quick, NULL, &rc);
+        const cJSON *dev = device(r, "nvml", 0);
+        assert_string_equal(pt_text(cJSON_GetObjectItemCaseSensitive(dev, "refused"),
+                                    device_calls[i].fn),
+                            "NVML error 3: Not Supported");
+        assert_null(cJSON_GetObjectItemCaseSensitive(dev, device_calls[i].absent));
+        cJSON_Delete(r);
+    }
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_OLD_DIR, "refuse=nvmlInit:9;gpu=Tesla T4|7.5|15109", quick, NULL, &rc);
+    assert_string_equal(pt_text(env_part(r, "nvml"), "init_error"), "NVML error 9: Driver Not Loaded");
+    cJSON_Delete(r);
+    r = pt_run(AITK_STUB_OLD_DIR, "refuse=nvmlDeviceGetCount:999;gpu=Tesla T4|7.5|15109", quick, NULL, &rc);
+    assert_string_equal(pt_text(env_part(r, "nvml"), "count_error"), "NVML error 999: Unknown Error");
+    cJSON_Delete(r);
+    r = pt_run(AITK_STUB_OLD_DIR, "refuse=nvmlDeviceGetHandleByIndex:15;gpu=Tesla T4|7.5|15109", quick,
+               NULL, &rc);
+    assert_string_equal(pt_text(device(r, "nvml", 0), "error"), "NVML error 15: GPU is lost");
+    cJSON_Delete(r);
+    r = pt_run(AITK_STUB_OLD_DIR, "refuse=nvmlSystemGetCudaDriverVersion:3;gpu=Tesla T4|7.5|15109",
+               quick, NULL, &rc);
+    assert_null(cJSON_GetObjectItemCaseSensitive(env_part(r, "nvml"), "cuda_driver_version"));
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(env_part(r, "nvml"), "driver_version"));
+    cJSON_Delete(r);
+    /* The middle of the process-list chain: the _v2 graphics list. */
+    r = pt_run(AITK_STUB_NO_V3_DIR,
+               "refuse=nvmlDeviceGetGraphicsRunningProcesses_v2:3;gpu=NVIDIA A40|8.6|46068|display=1",
+               quick, NULL, &rc);
+    assert_string_equal(pt_text(cJSON_GetObjectItemCaseSensitive(device(r, "nvml", 0), "refused"),
+                                "nvmlDeviceGetGraphicsRunningProcesses_v2"),
+                        "NVML error 3: Not Supported");
+    cJSON_Delete(r);
+}
+
 /* The _v2 process lists (R450-R470) when _v3 is absent: a refusal of _v2
  * names _v2, which shows the middle of the chain was the one called. */
 static void test_processes_v2(void **state)
@@ -243,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_old_driver),
         cmocka_unit_test(test_processes_v2),
+        cmocka_unit_test(test_old_names_refused),
         cmocka_unit_test(test_memory_from_driver),
         cmocka_unit_test(test_memory_unknown_never_passes),
         cmocka_unit_test(test_memory_unknown_without_driver_api),
