@@ -396,6 +396,41 @@ aitk_status aitk_dir_check_writable(const char *dir, aitk_str *err)
     return AITK_OK;
 }
 
+aitk_status aitk_file_remove_stale_stages(const char *path, size_t *removed)
+{
+    *removed = 0;
+    const char *sep = aitk_path_last_separator(path);
+    aitk_str dir = AITK_STR_INIT, prefix = AITK_STR_INIT, victim = AITK_STR_INIT;
+    if (sep)
+        aitk_str_appendn(&dir, path, (size_t)(sep - path));
+    else
+        aitk_str_append(&dir, ".");
+    aitk_str_appendf(&prefix, "%s.tmp.", sep ? sep + 1 : path);
+    if (aitk_str_status(&dir) || aitk_str_status(&prefix)) {
+        aitk_str_free(&dir);
+        aitk_str_free(&prefix);
+        return AITK_E_NOMEM;
+    }
+    char **names = NULL;
+    size_t count = 0;
+    aitk_status st = aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
+    for (size_t i = 0; !st && i < count; i++) {
+        /* The staging name: the target's, ".tmp." and mkstemp's 6 characters. */
+        if (strncmp(names[i], prefix.ptr, prefix.len) != 0 || strlen(names[i]) != prefix.len + 6)
+            continue;
+        aitk_str_clear(&victim);
+        if ((st = aitk_path_join(&victim, aitk_str_cstr(&dir), names[i])))
+            break;
+        if (remove(aitk_str_cstr(&victim)) == 0)
+            (*removed)++;
+    }
+    aitk_dir_names_free(names, count);
+    aitk_str_free(&dir);
+    aitk_str_free(&prefix);
+    aitk_str_free(&victim);
+    return st == AITK_E_NOMEM ? st : AITK_OK;
+}
+
 bool aitk_path_exists(const char *path)
 {
     struct stat sb;

@@ -60,6 +60,12 @@ aitk_status aitk_output_path_check(const char *path, aitk_str *err);
  * hold `path`: all that can be known before the work whose result it saves. */
 aitk_status aitk_output_file_ready(const char *path, aitk_str *err);
 
+/* Removes what aitk_file_stage left beside `path` when its process was
+ * killed before the commit ("PATH.tmp.XXXXXX"); `*removed` counts them.
+ * Only for a folder this process holds (common/dirlock.h): another run's
+ * staging file would look the same. AITK_E_NOMEM only. */
+aitk_status aitk_file_remove_stale_stages(const char *path, size_t *removed);
+
 /* True when something (file, folder, link to either) is at `path`. */
 bool aitk_path_exists(const char *path);
 

@@ -19,6 +19,7 @@
 #include "bench/runner.h"
 #include "common/alloc.h"
 #include "common/cliopt.h"
+#include "common/dirlock.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "reports/html.h"
@@ -54,6 +55,7 @@ typedef struct output_plan {
      * before it starts (exit 2) removes them again. */
     aitk_str made[2];
     size_t existed[2];
+    aitk_dir_lock *locks[2]; /* the output folders, held for the run */
 } output_plan;
 
 static const char *const out_labels[OUT_KINDS] = {"Report", "Summary for an issue", "Page",
@@ -80,8 +82,37 @@ static void plan_free(output_plan *plan)
         aitk_str_free(&plan->files[i].path);
         aitk_str_free(&plan->files[i].what);
     }
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         aitk_str_free(&plan->made[d]);
+        aitk_dir_lock_release(plan->locks[d]);
+        plan->locks[d] = NULL;
+    }
+}
+
+/* Takes the output folders for this run, then clears what a run killed
+ * before its commit left there (its staged report files). */
+static aitk_status plan_take_dirs(const aitk_options *o, output_plan *plan, aitk_str *err)
+{
+    const char *dirs[2] = {o->output_dir, o->support_bundle};
+    for (int d = 0; d < 2; d++) {
+        if (!dirs[d])
+            continue;
+        aitk_status st = aitk_dir_lock_take(dirs[d], &plan->locks[d], err);
+        if (st)
+            return st;
+    }
+    for (size_t i = 0; i < plan->count; i++) {
+        const output_file *f = &plan->files[i];
+        if (!strstr(aitk_str_cstr(&f->what), "'s")) /* a single-file option: not held */
+            continue;
+        size_t removed = 0;
+        if (aitk_file_remove_stale_stages(aitk_str_cstr(&f->path), &removed))
+            return AITK_E_NOMEM;
+        if (removed)
+            aitk_log(AITK_LOG_INFO, "removed %zu unfinished file(s) of an earlier run beside %s",
+                     removed, aitk_str_cstr(&f->path));
+    }
+    return AITK_OK;
 }
 
 /* Length of the longest leading part of `dir` that exists already. */
@@ -396,7 +427,7 @@ static int run_validate(const aitk_options *o)
         rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
         goto out;
     }
-    if ((st = prepare_outputs(o, &plan, &err))) {
+    if ((st = prepare_outputs(o, &plan, &err)) || (st = plan_take_dirs(o, &plan, &err))) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
         goto out;
@@ -523,6 +554,10 @@ static int run_validate(const aitk_options *o)
          : v == AITK_VERDICT_FAIL        ? AITK_EXIT_FAILED
                                          : AITK_EXIT_OK;
 out:
+    for (int d = 0; d < 2; d++) {
+        aitk_dir_lock_release(plan.locks[d]);
+        plan.locks[d] = NULL;
+    }
     if (rc == AITK_EXIT_USAGE)
         plan_unmake_dirs(&plan);
     if (have_train)
