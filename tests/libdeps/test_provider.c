@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/libload.h"
 #include "fixtures.h"
 #include "validate/libdeps/provider.h"
 
@@ -237,6 +238,8 @@ static void test_real_cuda(void **state)
 
 int main(void)
 {
+    /* The loads happen in the real aitk-validate (common/libload.h). */
+    aitk_libload_set_helper(AITK_EXE);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_folder),
         cmocka_unit_test(test_passing_and_absent),
