@@ -278,21 +278,27 @@ static aitk_status collect_candidates(const cuda_lib *l, const search_path *sp,
 }
 
 /* "12.4.5" (what cublasGetProperty says) agrees with "12.4.5.8" (the
- * wheel's version): the library's numbers start the longer text. */
-static bool version_agrees(const char *loaded, const char *quick)
+ * wheel's version), and "9" (a file name) with "9.1.0": the shorter one's
+ * numbers start the longer. */
+static bool version_agrees(const char *a, const char *b)
 {
-    size_t n = strlen(loaded);
-    return n && strncmp(loaded, quick, n) == 0 && (quick[n] == '\0' || quick[n] == '.');
+    if (strlen(a) > strlen(b)) {
+        const char *t = a;
+        a = b, b = t;
+    }
+    size_t n = strlen(a);
+    return n && strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '.');
 }
 
 /* The version reported: at --quick the one read without loading; beyond,
  * the library's own answer, written as fully as the quick source writes it
- * when the two agree, so both levels name one version for one file. */
+ * when that agrees and says more, so both levels name one version for one
+ * file (12.4.5.8 at both, not 12.4.5.8 and 12.4.5). */
 static const char *reported_version(const cJSON *chosen, const cJSON *o)
 {
     const char *quick = aitk_json_text(chosen, "version");
     const char *loaded = aitk_json_text(o, "loaded_version");
-    if (!*loaded || version_agrees(loaded, quick))
+    if (!*loaded || (version_agrees(loaded, quick) && strlen(quick) >= strlen(loaded)))
         return quick;
     return loaded;
 }
@@ -347,9 +353,9 @@ static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, a
                          *loaded ? ", confirmed by the library itself" : "");
     aitk_str_append(obs, ")");
     c->status = AITK_CHECK_PASS;
-    if (*loaded && ver == loaded && *from)
-        aitk_str_appendf(obs, "; %s says %s: the file is not the one that package installed",
-                         from, aitk_json_text(chosen, "version"));
+    if (*loaded && ver == loaded && *from && !version_agrees(loaded, aitk_json_text(chosen, "version")))
+        aitk_str_appendf(obs, "; %s says %s: this file is not the one it describes", from,
+                         aitk_json_text(chosen, "version"));
     c->message = cJSON_GetArraySize(cands) > 1
                      ? "found; other copies further down the search order are listed in the "
                        "report (the first one wins)"

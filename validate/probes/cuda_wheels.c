@@ -16,11 +16,16 @@
 
 #define RECORD_MAX (8 * 1024 * 1024)
 
-/* The RECORD text of one install (pyenv's "metadata" folder); NULL if none. */
+/* The RECORD text of a package's install Python imports (the first of
+ * pyenv's "installs", its dist-info folder); NULL if none. */
 static char *read_record(const cJSON *pkg)
 {
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pkg, "installs"), 0);
+    const char *meta = aitk_json_text(first, "metadata");
+    if (!*meta)
+        return NULL;
     aitk_str path = AITK_STR_INIT;
-    aitk_path_join(&path, aitk_json_text(pkg, "metadata"), "RECORD");
+    aitk_path_join(&path, meta, "RECORD");
     char *text = NULL;
     size_t len = 0;
     if (aitk_file_read(aitk_str_cstr(&path), RECORD_MAX, &text, &len, NULL) != AITK_OK)
