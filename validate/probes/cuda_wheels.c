@@ -125,7 +125,7 @@ static bool lib_missing(const char *rec, size_t n, void *arg)
         aitk_str full = AITK_STR_INIT;
         aitk_path_join(&full, m->site, rel);
         struct stat sb;
-        gone = lstat(aitk_str_cstr(&full), &sb) != 0;
+        gone = stat(aitk_str_cstr(&full), &sb) != 0;
         if (gone)
             aitk_str_append(m->missing, aitk_str_cstr(&full));
         aitk_str_free(&full);
