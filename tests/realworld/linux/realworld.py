@@ -307,7 +307,29 @@ def layout_torch(exe, venv, out_dir):
                   "cuda.%s: torch maps %s, the tool names %s" % (key, mapped, p))
     table += compare_deps(std, python, "cuda")
     table += compare_deps(std, python, "torch")
+    table += compare_plugin(std, python)
     return table
+
+
+def compare_plugin(report, python):
+    """gpu.plugin's CUDA runtime is the one the plugin itself links (ldd of
+    the plugin, that file's cudaRuntimeGetVersion in a fresh process), not
+    a copy another check loaded."""
+    plug = env_section(report, "cuda_plugin")
+    if not plug.get("loaded"):
+        return []
+    r = subprocess.run(["ldd", plug["path"]], capture_output=True, text=True, timeout=120)
+    linked = [l.split("=>")[1].split()[0] for l in r.stdout.splitlines()
+              if "libcudart.so" in l and "=>" in l and "not found" not in l]
+    if not linked:
+        return []
+    o = oracle_dlopen(python, linked[0], "cudaRuntimeGetVersion")
+    ver = oracle_version("cudart", o["values"]) if o.get("values") else ""
+    rt = plug.get("runtime_version", 0)
+    tool = "%d.%d" % (rt // 1000, rt % 1000 // 10)
+    check(tool == ver, "gpu.plugin: CUDA runtime %s; the plugin links %s, which says %s"
+          % (tool, linked[0], ver))
+    return [("gpu.plugin", os.path.basename(linked[0]), "runtime", tool, "linked", ver)]
 
 
 def layout_mixed(exe, venv, out_dir):
@@ -342,10 +364,58 @@ def layout_mixed(exe, venv, out_dir):
     return table
 
 
+def ensure_nocudnn(torch_venv):
+    """torch251 with the file of nvidia-cudnn-cu12 gone, as after a failed
+    or partial upgrade: a venv of its own whose site-packages is a
+    hard-linked copy of torch251's (no second 5 GB), libcudnn.so.9 removed
+    from the copy only. Made once per cache."""
+    root = cache_root()
+    venv = os.path.join(root, "torch251-nocudnn")
+    marker = os.path.join(venv, ".aitk-realworld-installed")
+    src_marker = os.path.join(torch_venv, ".aitk-realworld-installed")
+    want = open(src_marker).read()
+    with open(os.path.join(root, "torch251-nocudnn.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(marker) and open(marker).read() == want:
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        ver = "python%d.%d" % sys.version_info[:2]
+        site = os.path.join(venv, "lib", ver, "site-packages")
+        shutil.rmtree(site)
+        subprocess.run(["cp", "-al", os.path.join(torch_venv, "lib", ver, "site-packages"), site],
+                       check=True)
+        os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+        with open(marker, "w") as f:
+            f.write(want)
+    return venv
+
+
+def layout_nocudnn(exe, venv, out_dir):
+    """cuda.cudnn judges the cuDNN torch will load: with its wheel's file
+    gone, whatever cuDNN is found elsewhere is no pass when torch maps a
+    file other than its wheel's."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "nocudnn-standard.json"))
+    r = subprocess.run([python, "-c", MAPS], capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    wheel_file = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages",
+                              "nvidia", "cudnn", "lib", "libcudnn.so.9")
+    mapped = [m for m in o["maps"] if os.path.basename(m) == "libcudnn.so.9"]
+    own = os.path.realpath(wheel_file) in [os.path.realpath(m) for m in mapped]
+    c = checks(std)["cuda.cudnn"]
+    check((c["status"] == "fail") == (not own),
+          "cuda.cudnn %s (%s); oracle: import torch maps %s (torch's cuDNN %s), error %s"
+          % (c["status"], c.get("observed", "")[:200], mapped or "no libcudnn.so.9",
+             o.get("cudnn"), o.get("error", "none")))
+    return [("cuda.cudnn", "libcudnn.so.9 (wheel file gone)", c["status"], "",
+             "torch maps " + (", ".join(mapped) or "none"), o.get("cudnn", o.get("error", "")))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
-    ap.add_argument("--layout", required=True, choices=["torch251", "mixed"])
+    ap.add_argument("--layout", required=True, choices=["torch251", "mixed", "torch251-nocudnn"])
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if sys.version_info[:2] not in ((3, 11), (3, 12)):
@@ -353,9 +423,12 @@ def main():
               % sys.version.split()[0])
         return SKIP
     os.makedirs(a.out, exist_ok=True)
-    req = os.path.join(HERE, "requirements-%s.txt" % a.layout)
-    venv = ensure_layout(a.layout, req)
-    table = (layout_torch if a.layout == "torch251" else layout_mixed)(a.exe, venv, a.out)
+    base = "torch251" if a.layout.startswith("torch251") else a.layout
+    venv = ensure_layout(base, os.path.join(HERE, "requirements-%s.txt" % base))
+    if a.layout == "torch251-nocudnn":
+        table = layout_nocudnn(a.exe, ensure_nocudnn(venv), a.out)
+    else:
+        table = (layout_torch if a.layout == "torch251" else layout_mixed)(a.exe, venv, a.out)
     print("\n%-18s %-34s %-16s %-14s %s" % ("check", "library", "tool", "tool version",
                                            "oracle"))
     for row in table:
