@@ -364,17 +364,17 @@ def layout_mixed(exe, venv, out_dir):
     return table
 
 
-def ensure_nocudnn(torch_venv):
-    """torch251 with the file of nvidia-cudnn-cu12 gone, as after a failed
-    or partial upgrade: a venv of its own whose site-packages is a
-    hard-linked copy of torch251's (no second 5 GB), libcudnn.so.9 removed
-    from the copy only. Made once per cache."""
+def ensure_overlay(name, torch_venv, change):
+    """A layout made from torch251 without a second 5 GB: a venv of its own
+    whose site-packages is a hard-linked copy of torch251's, then changed by
+    `change(venv, site)` (files removed or added in the copy only: pip and
+    unlink replace names, they do not write into the shared files). Made
+    once per cache."""
     root = cache_root()
-    venv = os.path.join(root, "torch251-nocudnn")
+    venv = os.path.join(root, name)
     marker = os.path.join(venv, ".aitk-realworld-installed")
-    src_marker = os.path.join(torch_venv, ".aitk-realworld-installed")
-    want = open(src_marker).read()
-    with open(os.path.join(root, "torch251-nocudnn.lock"), "w") as lock:
+    want = open(os.path.join(torch_venv, ".aitk-realworld-installed")).read()
+    with open(os.path.join(root, name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(marker) and open(marker).read() == want:
             return venv
@@ -385,10 +385,70 @@ def ensure_nocudnn(torch_venv):
         shutil.rmtree(site)
         subprocess.run(["cp", "-al", os.path.join(torch_venv, "lib", ver, "site-packages"), site],
                        check=True)
-        os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+        change(venv, site)
         with open(marker, "w") as f:
             f.write(want)
     return venv
+
+
+def remove_cudnn(venv, site):
+    """As after a failed or partial upgrade: nvidia-cudnn-cu12's file gone."""
+    os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+
+
+def add_diffusers(venv, site):
+    req = os.path.join(HERE, "requirements-diffusers.txt")
+    why = registry_reachable()
+    if why:
+        shutil.rmtree(venv, ignore_errors=True)
+        print("SKIP: the package registry cannot be reached: %s" % why)
+        sys.exit(SKIP)
+    # pip is in the copied site-packages: it installs into this venv.
+    r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
+                        "--no-cache-dir", "--disable-pip-version-check", "--no-deps",
+                        "--require-hashes", "--only-binary=:all:", "-r", req])
+    if r.returncode != 0:
+        shutil.rmtree(venv, ignore_errors=True)
+        sys.exit("pip install -r %s failed with %d" % (req, r.returncode))
+
+
+IMPORTS = r"""
+import json, sys
+r = {}
+import torch
+for m in sys.argv[1:]:
+    try:
+        __import__(m)
+        r[m] = 'ok'
+    except BaseException as e:
+        r[m] = '%s: %s' % (type(e).__name__, e)
+print(json.dumps(r))
+"""
+
+
+def layout_diffusers(exe, venv, out_dir):
+    """python.requirements against importing each package after torch, as
+    ai-toolkit does, in the environment's own interpreter."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "diffusers-standard.json"))
+    mods = ["diffusers", "transformers", "peft", "accelerate"]
+    r = subprocess.run([python, "-c", IMPORTS] + mods, capture_output=True, text=True, timeout=900)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    c = checks(std)["python.requirements"]
+    broken = [m for m in mods if o[m] != "ok"]
+    check((c["status"] == "fail") == bool(broken),
+          "python.requirements %s; oracle imports: %s" % (c["status"], o))
+    table = []
+    for m in mods:
+        said = "import %s: " % m
+        tool = c.get("observed", "")
+        in_tool = said in tool
+        check(in_tool == (o[m] != "ok") and (o[m] == "ok" or o[m][:60] in tool),
+              "python.requirements on %s: tool %s; oracle %s"
+              % (m, "names its import error" if in_tool else "no import error", o[m][:200]))
+        table.append(("python.requirements", m, "broken" if in_tool else "imports", "",
+                      "broken" if o[m] != "ok" else "imports", o[m][:70]))
+    return table
 
 
 def layout_nocudnn(exe, venv, out_dir):
@@ -415,7 +475,8 @@ def layout_nocudnn(exe, venv, out_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
-    ap.add_argument("--layout", required=True, choices=["torch251", "mixed", "torch251-nocudnn"])
+    ap.add_argument("--layout", required=True,
+                    choices=["torch251", "mixed", "torch251-nocudnn", "torch251-diffusers"])
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if sys.version_info[:2] not in ((3, 11), (3, 12)):
@@ -426,7 +487,9 @@ def main():
     base = "torch251" if a.layout.startswith("torch251") else a.layout
     venv = ensure_layout(base, os.path.join(HERE, "requirements-%s.txt" % base))
     if a.layout == "torch251-nocudnn":
-        table = layout_nocudnn(a.exe, ensure_nocudnn(venv), a.out)
+        table = layout_nocudnn(a.exe, ensure_overlay(a.layout, venv, remove_cudnn), a.out)
+    elif a.layout == "torch251-diffusers":
+        table = layout_diffusers(a.exe, ensure_overlay(a.layout, venv, add_diffusers), a.out)
     else:
         table = (layout_torch if a.layout == "torch251" else layout_mixed)(a.exe, venv, a.out)
     print("\n%-18s %-34s %-16s %-14s %s" % ("check", "library", "tool", "tool version",
