@@ -39,11 +39,11 @@ aitk_status aitk_dl_path(aitk_dl *dl, aitk_str *out);
 void aitk_dl_close(aitk_dl *dl);
 
 /* Keeps `dl` loaded for the life of the process instead of closing it.
- * Libraries opened to be probed (cuBLAS, cuDNN, NCCL, torch's) allocate in
- * their constructors and free at process exit; dlclose strands those
- * allocations (LeakSanitizer reports them from "<unknown module>"), and a
- * later stage may map the same files again anyway. The handle stays
- * reachable from a process-wide list. */
+ * A library this program uses itself (the CUDA plugin and the runtime it
+ * links) allocates in its constructors and frees at process exit; dlclose
+ * strands those allocations (LeakSanitizer reports them from "<unknown
+ * module>"). The handle stays reachable from a process-wide list. Libraries
+ * that are only examined are never loaded here: see common/libload.h. */
 void aitk_dl_keep(aitk_dl *dl);
 
 #endif

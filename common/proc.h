@@ -1,6 +1,7 @@
 /* Running a program with a time limit and captured output.
  *
- * Used for the deep Python check (import torch) and by tests that drive the
+ * Used for the deep Python check (import torch), for loading the libraries
+ * the validator examines (common/libload.h) and by tests that drive the
  * CLI. The child runs in its own process group so a timeout kills the whole
  * tree (python may spawn helpers), not just the first process. */
 #ifndef AITK_COMMON_PROC_H

@@ -21,7 +21,9 @@
 #include "common/cliopt.h"
 #include "common/dirlock.h"
 #include "common/fileio.h"
+#include "common/libload.h"
 #include "common/log.h"
+#include "common/selfpath.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/markdown.h"
@@ -602,9 +604,24 @@ static int run_main(int argc, char **argv);
 
 int main(int argc, char **argv) { return finish_stdout(run_main(argc, argv)); }
 
+/* This program loads the libraries it examines in copies of itself
+ * (common/libload.h). Without its own path, nothing is loaded and the
+ * checks say so. */
+static void set_load_helper(void)
+{
+    aitk_str self = AITK_STR_INIT, err = AITK_STR_INIT;
+    if (aitk_self_path(&self, &err) == AITK_OK)
+        aitk_libload_set_helper(aitk_str_cstr(&self));
+    aitk_str_free(&self);
+    aitk_str_free(&err);
+}
+
 static int run_main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], AITK_LIBLOAD_CHILD_ARG) == 0)
+        return aitk_libload_child(argc - 2, argv + 2);
     aitk_log_init(AITK_LOG_INFO, true);
+    set_load_helper();
     if (argc > 1 && argv[1][0] != '-') {
         const aitk_command *cmd = aitk_command_find(argv[1]);
         if (!cmd) {

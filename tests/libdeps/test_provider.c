@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/libload.h"
 #include "fixtures.h"
 #include "validate/libdeps/provider.h"
 
@@ -235,10 +236,34 @@ static void test_real_cuda(void **state)
     cJSON_Delete(ctx.env);
 }
 
+/* A remedy written for any variant ("--index-url .../cu<NNN>") names the
+ * one the selected environment's torch is built for. */
+static void test_remedy_names_variant(void **state)
+{
+    (void)state;
+    aitk_run_ctx ctx = {0};
+    ctx.env = cJSON_Parse("{\"python\": {\"environments\": [{\"torch\": {\"variant\": "
+                          "\"cu124\"}}]}}");
+    assert_non_null(ctx.env);
+    assert_int_equal(aitk_deps_check_dir(&ctx, "deps.torch", "t",
+                                         FX "/elf/venv/lib/python3.11/site-packages/torch/lib",
+                                         ctx.env), AITK_OK);
+    const aitk_check *c = &ctx.checks.items[0];
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->remedy, "--index-url https://download.pytorch.org/whl/cu124)") ||
+        strstr(c->remedy, "cu<NNN>"))
+        fail_msg("remedy: %s", c->remedy);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
 int main(void)
 {
+    /* The loads happen in the real aitk-validate (common/libload.h). */
+    aitk_libload_set_helper(AITK_EXE);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_folder),
+        cmocka_unit_test(test_remedy_names_variant),
         cmocka_unit_test(test_passing_and_absent),
         cmocka_unit_test(test_not_libraries),
         cmocka_unit_test(test_loader_confirms),

@@ -123,6 +123,86 @@ static void test_standard_broken_library(void **state)
     free(venv);
 }
 
+/* A RECORD as pip writes it: one "path,hash,size" line per installed file. */
+static void write_record(const char *site, const char *distinfo, const char *const *files)
+{
+    char text[2048] = "", rel[512];
+    for (const char *const *f = files; *f; f++) {
+        strcat(text, *f);
+        strcat(text, ",sha256=AAAA,10\n");
+    }
+    snprintf(rel, sizeof rel, "%s/RECORD", distinfo);
+    pt_write(site, rel, text);
+}
+
+/* Issue 20: pip upgraded to cu13 wheels beside the cu12 ones. The version of
+ * libcublas.so.12 is the one of the wheel whose RECORD lists it (12.4.5.8),
+ * not the first nvidia-cublas* package's (13.1.0.3, which sorts first), and
+ * the mixture is flagged, naming the wheels torch does not use. */
+static void test_mixed_cuda_majors(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("cs-mixed");
+    const char *pkgs[] = {"torch==2.5.1", "nvidia-cublas==13.1.0.3",
+                          "nvidia-cublas-cu12==12.4.5.8", NULL};
+    pt_fake_venv(venv, "3.11.9", pkgs, "12.4");
+    char *site = pt_site(venv, "3.11.9");
+    pt_write(site, "nvidia/cublas/lib/libcublas.so.12", "not an ELF");
+    pt_write(site, "nvidia/cu13/lib/libcublas.so.13", "not an ELF");
+    const char *cu12[] = {"nvidia/cublas/lib/libcublas.so.12", NULL};
+    const char *cu13[] = {"nvidia/cu13/lib/libcublas.so.13", NULL};
+    write_record(site, "nvidia_cublas_cu12-12.4.5.8.dist-info", cu12);
+    write_record(site, "nvidia_cublas-13.1.0.3.dist-info", cu13);
+    const char *args[] = {"--quick", "--python", venv, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "cuda.cublas");
+    pt_assert_contains(pt_text(c, "observed"), "libcublas.so.12 12.4.5.8 (site-packages/nvidia; "
+                                               "version from pip package nvidia-cublas-cu12)");
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "environment"),
+                                         "cuda_stack"), "cublas");
+    const cJSON *second = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "candidates"), 1);
+    pt_assert_contains(pt_text(second, "path"), "cu13/lib/libcublas.so.13");
+    assert_string_equal(pt_text(second, "version"), "13.1.0.3");
+    c = pt_check(r, "cuda.nvidia_wheels");
+    pt_assert_status(c, "warn");
+    pt_assert_contains(pt_text(c, "observed"), "cu13: nvidia-cublas 13.1.0.3");
+    pt_assert_contains(pt_text(c, "remedy"), "pip uninstall -y nvidia-cublas (");
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
+/* Issue 20: the file of torch's nvidia-cudnn-cu12 is gone and a cuDNN
+ * elsewhere (here on LD_LIBRARY_PATH, on that machine the system's) is
+ * found instead: that is no pass, and the remedy names the wheel. */
+static void test_torch_wheel_file_missing(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("cs-gone");
+    const char *pkgs[] = {"torch==2.5.1", "nvidia-cudnn-cu12==9.1.0.70", NULL};
+    pt_fake_venv(venv, "3.11.9", pkgs, "12.4");
+    char *site = pt_site(venv, "3.11.9");
+    const char *files[] = {"nvidia/cudnn/lib/libcudnn.so.9", "nvidia/cudnn/lib/libcudnn_ops.so.9",
+                           NULL};
+    write_record(site, "nvidia_cudnn_cu12-9.1.0.70.dist-info", files);
+    pt_write(site, "nvidia/cudnn/lib/libcudnn_ops.so.9", "not an ELF");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_CUDNN_DIR, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "cuda.cudnn");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "stub-cudnn/libcudnn.so.9 9.1.0");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "nvidia/cudnn/lib/libcudnn.so.9 of nvidia-cudnn-cu12 9.1.0.70 is missing");
+    assert_string_equal(pt_text(c, "remedy"),
+                        "pip install --force-reinstall --no-deps nvidia-cudnn-cu12==9.1.0.70");
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +210,8 @@ int main(void)
         cmocka_unit_test(test_pip_and_torch_lib_win),
         cmocka_unit_test(test_standard_loads_library),
         cmocka_unit_test(test_standard_broken_library),
+        cmocka_unit_test(test_mixed_cuda_majors),
+        cmocka_unit_test(test_torch_wheel_file_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

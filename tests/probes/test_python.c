@@ -331,6 +331,84 @@ static void test_aitk_dir_venv(void **state)
     free(aitk);
 }
 
+/* Issue 20: PyPI's torchvision has no local label in its metadata; its
+ * version.py has the build's ("0.20.1+cu124"). A plain pip install of
+ * torch and torchvision belongs together. */
+static void test_companion_label_from_version_py(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-tvlabel");
+    const char *pkgs[] = {"torch==2.5.1", "torchvision==0.20.1", NULL};
+    pt_fake_venv(venv, "3.11.9", pkgs, "12.4");
+    char *site = pt_site(venv, "3.11.9");
+    pt_write(site, "torchvision/version.py",
+             "__version__ = '0.20.1+cu124'\ngit_version = 'abc'\n"
+             "from torchvision.extension import _check_cuda_version\n");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch_companions");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "observed"), "torchvision 0.20.1+cu124");
+    cJSON_Delete(r);
+    /* A version.py of another build still fails. */
+    pt_write(site, "torchvision/version.py", "__version__ = '0.20.1+cpu'\n");
+    r = run_quick(venv, NULL);
+    pt_assert_status(pt_check(r, "python.torch_companions"), "fail");
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
+/* The real interpreter imports each installed requirement after torch:
+ * diffusers that needs a newer torch (torch.accelerator) is installed but
+ * does not import, and that is the finding. python3 -m venv makes a real
+ * environment; the packages are small modules written here. */
+static void test_requirement_import_error(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-reqimport");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s/v' >/dev/null 2>&1", venv);
+    if (system(cmd) != 0)
+        skip();
+    char root[800], ver[32] = "";
+    snprintf(root, sizeof root, "%s/v", venv);
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
+                              "sys.version_info[:2])'", root);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(ver, sizeof ver, f));
+    pclose(f);
+    ver[strcspn(ver, "\n")] = '\0';
+    char *site = pt_site(root, ver);
+    static const char *const dists[][2] = {
+        {"torch", "2.5.1"}, {"diffusers", "0.35.0"}, {"peft", "0.17.0"}};
+    for (size_t i = 0; i < 3; i++) {
+        char rel[256], meta[256];
+        snprintf(rel, sizeof rel, "%s-%s.dist-info/METADATA", dists[i][0], dists[i][1]);
+        snprintf(meta, sizeof meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n",
+                 dists[i][0], dists[i][1]);
+        pt_write(site, rel, meta);
+    }
+    pt_write(site, "torch/__init__.py", "__version__ = '2.5.1'\n");
+    pt_write(site, "torch/version.py", "__version__ = '2.5.1'\ncuda = '12.4'\n");
+    pt_write(site, "diffusers/__init__.py", "import torch\ntorch.accelerator\n");
+    pt_write(site, "peft/__init__.py", "import torch\n");
+    const char *args[] = {"--python", root, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "import diffusers: AttributeError: module 'torch' has no attribute "
+                       "'accelerator'");
+    if (strstr(pt_text(c, "observed"), "import peft"))
+        fail_msg("peft imports, yet: %s", pt_text(c, "observed"));
+    pt_assert_contains(pt_text(c, "message"), "importing fails");
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +420,8 @@ int main(void)
         cmocka_unit_test(test_two_dist_info_same_site),
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
+        cmocka_unit_test(test_companion_label_from_version_py),
+        cmocka_unit_test(test_requirement_import_error),
         cmocka_unit_test(test_deep_import_error),
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),

@@ -18,10 +18,12 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
-#include "common/dynload.h"
+#include "common/libload.h"
 #include "common/fileio.h"
 #include "validate/libdeps/render.h"
 #include "validate/libdeps/tree.h"
+
+#define LOAD_TIMEOUT_MS 120000
 
 #ifndef _WIN32
 /* lib*.so.N: the soname level, so each library is examined once (not via
@@ -61,6 +63,65 @@ static bool native_library_name(const char *n)
 #else
     return strncmp(n, "lib", 3) == 0 && strstr(n, ".so") != NULL;
 #endif
+}
+
+/* Beyond --quick the real loader confirms (it runs constructors, which is
+ * what the standard level allows), in a process of its own per library
+ * (common/libload.h): loaded here, one folder's libraries would be bound
+ * by the next folder's under the same soname. Its own words go beside the
+ * static diagnosis, and a refusal the static view missed fails; a refusal
+ * for Python's C-API symbols only is an extension module's nature. */
+static aitk_status load_confirm(const char *path, size_t problems, cJSON *o, aitk_str *observed,
+                                size_t *bad, size_t *python_ext)
+{
+    aitk_libload r;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_libload_probe(path, NULL, LOAD_TIMEOUT_MS, &r, &err);
+    if (st == AITK_E_NOMEM || st) {
+        if (st != AITK_E_NOMEM)
+            cJSON_AddStringToObject(o, "load_skipped", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return st == AITK_E_NOMEM ? st : AITK_OK;
+    }
+    cJSON_AddStringToObject(o, "load", r.loaded ? "loaded" : aitk_str_cstr(&r.error));
+    if (r.python_ext) {
+        (*python_ext)++;
+        cJSON_AddBoolToObject(o, "python_extension", 1);
+    } else if (!r.loaded) {
+        if (!problems)
+            (*bad)++;
+        aitk_str_appendf(observed, "%sloader: %s", observed->len ? "; " : "",
+                         aitk_str_cstr(&r.error));
+    }
+    aitk_libload_free(&r);
+    aitk_str_free(&err);
+    return AITK_OK;
+}
+
+/* A remedy written for any CUDA variant ("--index-url .../cu<NNN>") names
+ * the variant when the selected environment's torch tells it (cu124). */
+static void name_variant(const cJSON *env, aitk_str *remedy)
+{
+    const cJSON *sel = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(env, "python"),
+                                         "environments"), 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(sel, "torch"), "variant");
+    const char *at = remedy->len ? strstr(aitk_str_cstr(remedy), "cu<NNN>") : NULL;
+    if (!at || !cJSON_IsString(v) || strncmp(v->valuestring, "cu", 2) != 0)
+        return;
+    aitk_str out = AITK_STR_INIT;
+    for (const char *p = aitk_str_cstr(remedy); (at = strstr(p, "cu<NNN>")) != NULL; p = at + 7) {
+        aitk_str_appendn(&out, p, (size_t)(at - p));
+        aitk_str_append(&out, v->valuestring);
+        if (!strstr(at + 7, "cu<NNN>"))
+            aitk_str_append(&out, at + 7);
+    }
+    if (!aitk_str_status(&out)) {
+        aitk_str_clear(remedy);
+        aitk_str_append(remedy, aitk_str_cstr(&out));
+    }
+    aitk_str_free(&out);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -128,7 +189,7 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     if (!st)
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
-    size_t bad = 0, unreadable = 0, skipped = 0, not_library = 0;
+    size_t bad = 0, unreadable = 0, skipped = 0, not_library = 0, python_ext = 0;
     for (size_t i = 0; !st && i < libs.count; i++) {
         aitk_dep_tree t;
         aitk_str_clear(&err);
@@ -166,26 +227,8 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
             st = aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources);
         }
         aitk_dep_tree_free(&t);
-        /* Beyond --quick the real loader confirms (it runs constructors,
-         * which is what the standard level allows): its own words go beside
-         * the static diagnosis, and a refusal the static view missed fails. */
-        if (!st && ctx->level >= AITK_LEVEL_STANDARD) {
-            aitk_dl *dl = NULL;
-            aitk_str lerr = AITK_STR_INIT;
-            aitk_status lst = aitk_dl_open(libs.items[i], AITK_DL_DEFAULT, &dl, &lerr);
-            cJSON_AddStringToObject(o, "load", lst ? aitk_str_cstr(&lerr) : "loaded");
-            if (lst == AITK_E_NOMEM) {
-                st = lst;
-            } else if (lst) {
-                if (!p)
-                    bad++;
-                aitk_str_appendf(&observed, "%sloader: %s", observed.len ? "; " : "",
-                                 aitk_str_cstr(&lerr));
-            } else {
-                aitk_dl_keep(dl); /* see aitk_dl_keep: closing strands allocations */
-            }
-            aitk_str_free(&lerr);
-        }
+        if (!st && ctx->level >= AITK_LEVEL_STANDARD)
+            st = load_confirm(libs.items[i], p, o, &observed, &bad, &python_ext);
     }
     if (!st) {
         aitk_str msg = AITK_STR_INIT;
@@ -201,6 +244,11 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         if (skipped)
             aitk_str_appendf(&msg, "; %zu skipped, not shared libraries (linker scripts, "
                                    "archives)", skipped);
+        if (python_ext)
+            aitk_str_appendf(&msg, "; %zu Python extension module%s (Python's own symbols "
+                                   "come from the interpreter that imports it: not loadable "
+                                   "alone, not broken)", python_ext, python_ext == 1 ? "" : "s");
+        name_variant(ctx->env, &remedy);
         c.status = bad || unreadable || not_library ? AITK_CHECK_FAIL
                    : examined        ? AITK_CHECK_PASS
                                      : AITK_CHECK_SKIP;

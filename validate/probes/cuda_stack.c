@@ -17,22 +17,12 @@
 #include "common/dynload.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "validate/probes/cuda_lib.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/python.h"
 
-#define HEADER_MAX (4 * 1024 * 1024)
 
-typedef enum { VER_RUNTIME, VER_CUBLAS, VER_CUBLASLT, VER_CUDNN, VER_NCCL } ver_kind;
-
-typedef struct cuda_lib {
-    const char *key;      /* report key and check id suffix */
-    const char *title;
-    const char *stem;     /* "libcudart": file names start with stem + ".so" or stem + "-" */
-    const char *pip;      /* pip distribution prefix: nvidia-cuda-runtime-cu12 ... */
-    const char *pip_dir;  /* site-packages/nvidia/<dir>/lib */
-    const char *header;   /* header holding the version */
-    ver_kind kind;
-} cuda_lib;
+typedef aitk_cuda_lib cuda_lib;
 
 static const cuda_lib libs[] = {
     {"cudart", "CUDA runtime (cudart)", "libcudart", "nvidia-cuda-runtime", "cuda_runtime",
@@ -64,57 +54,6 @@ long aitk_header_define(const char *text, const char *name)
     return -1;
 }
 
-static int is_file(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-/* Versions from a header, as text "13.0" / "13.1.0" / "9.19.0". */
-static void header_version(const cuda_lib *l, const char *include_dir, aitk_str *ver,
-                           aitk_str *where)
-{
-    aitk_str path = AITK_STR_INIT;
-    aitk_path_join(&path, include_dir, l->header);
-    char *text = NULL;
-    size_t len = 0;
-    if (!is_file(aitk_str_cstr(&path)) ||
-        aitk_file_read(aitk_str_cstr(&path), HEADER_MAX, &text, &len, NULL)) {
-        aitk_str_free(&path);
-        return;
-    }
-    long a = -1, b = -1, c = -1;
-    switch (l->kind) {
-    case VER_RUNTIME:
-        a = aitk_header_define(text, "CUDART_VERSION");
-        if (a >= 0)
-            aitk_str_appendf(ver, "%ld.%ld", a / 1000, (a % 1000) / 10);
-        break;
-    case VER_CUBLAS:
-    case VER_CUBLASLT:
-        a = aitk_header_define(text, "CUBLAS_VER_MAJOR");
-        b = aitk_header_define(text, "CUBLAS_VER_MINOR");
-        c = aitk_header_define(text, "CUBLAS_VER_PATCH");
-        break;
-    case VER_CUDNN:
-        a = aitk_header_define(text, "CUDNN_MAJOR");
-        b = aitk_header_define(text, "CUDNN_MINOR");
-        c = aitk_header_define(text, "CUDNN_PATCHLEVEL");
-        break;
-    case VER_NCCL:
-        a = aitk_header_define(text, "NCCL_MAJOR");
-        b = aitk_header_define(text, "NCCL_MINOR");
-        c = aitk_header_define(text, "NCCL_PATCH");
-        break;
-    }
-    if (l->kind != VER_RUNTIME && a >= 0 && b >= 0 && c >= 0)
-        aitk_str_appendf(ver, "%ld.%ld.%ld", a, b, c);
-    if (ver->len)
-        aitk_str_append(where, aitk_str_cstr(&path));
-    aitk_free(text);
-    aitk_str_free(&path);
-}
-
 #ifdef _WIN32
 /* Windows names: the stem, the major version, ".dll" (cudart64_12.dll,
  * cublasLt64_12.dll, cudnn64_9.dll), as the CUDA installer and torch\lib
@@ -131,7 +70,7 @@ static const char *windows_stem(const cuda_lib *l)
     return NULL;
 }
 
-static int names_lib(const cuda_lib *l, const char *name)
+int aitk_cuda_names_lib(const cuda_lib *l, const char *name)
 {
     const char *stem = windows_stem(l);
     size_t n = stem ? strlen(stem) : 0;
@@ -142,7 +81,7 @@ static int names_lib(const cuda_lib *l, const char *name)
 }
 
 /* "cudart64_12.dll" -> "12". */
-static void soname_version(const char *file, aitk_str *out)
+void aitk_cuda_soname_version(const char *file, aitk_str *out)
 {
     const char *us = strrchr(file, '_');
     if (us)
@@ -153,7 +92,7 @@ static void soname_version(const char *file, aitk_str *out)
 #else
 /* Does `name` name this library ("libcudart.so.13", "libcudart-d0da41ae.so.11.0")
  * and not another with the same stem (libcublasLt vs libcublas)? */
-static int names_lib(const cuda_lib *l, const char *name)
+int aitk_cuda_names_lib(const cuda_lib *l, const char *name)
 {
     size_t n = strlen(l->stem);
     if (strncmp(name, l->stem, n) != 0)
@@ -162,7 +101,7 @@ static int names_lib(const cuda_lib *l, const char *name)
 }
 
 /* "libcudart.so.13.0.96" -> "13.0.96"; "" for an unversioned name. */
-static void soname_version(const char *file, aitk_str *out)
+void aitk_cuda_soname_version(const char *file, aitk_str *out)
 {
     const char *so = strstr(file, ".so.");
     if (so)
@@ -182,7 +121,7 @@ static int find_in_dir(const cuda_lib *l, const char *dir, aitk_str *path)
     char best[256] = "";
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (!names_lib(l, e->d_name) || strlen(e->d_name) >= sizeof best)
+        if (!aitk_cuda_names_lib(l, e->d_name) || strlen(e->d_name) >= sizeof best)
             continue;
         /* Shortest versioned name: libcudart.so.13 rather than libcudart.so.13.0.96. */
         int versioned = strstr(e->d_name, VERSIONED_MARK) != NULL;
@@ -314,112 +253,123 @@ static void build_search_path(const cJSON *pyenv, search_path *sp)
     aitk_str_free(&p);
 }
 
-/* The last separator of a path this function's caller owns and may cut. */
-static char *last_separator(char *path)
+/* Every copy of the library along the search order, with its --quick
+ * version; the first is the one the loader takes. */
+static aitk_status collect_candidates(const cuda_lib *l, const search_path *sp,
+                                      const cJSON *pyenv, cJSON *cands)
 {
-    return (char *)aitk_path_last_separator(path);
+    aitk_str path = AITK_STR_INIT;
+    for (size_t i = 0; i < sp->count; i++) {
+        aitk_str_clear(&path);
+        if (!find_in_dir(l, sp->dirs[i].dir, &path))
+            continue;
+        cJSON *c = cJSON_CreateObject();
+        if (!c || !cJSON_AddItemToArray(cands, c)) {
+            cJSON_Delete(c);
+            aitk_str_free(&path);
+            return AITK_E_NOMEM;
+        }
+        cJSON_AddStringToObject(c, "path", aitk_str_cstr(&path));
+        cJSON_AddStringToObject(c, "found_in", sp->dirs[i].why);
+        aitk_cuda_quick_version(l, aitk_str_cstr(&path), sp->dirs[i].why, pyenv, c);
+    }
+    aitk_str_free(&path);
+    return AITK_OK;
 }
 
-/* Version without loading: the pip distribution when the library came from
- * site-packages/nvidia, the installation's header when one sits beside it,
- * else the file name. */
-static void quick_version(const cuda_lib *l, const char *path, const char *why, const cJSON *pyenv,
-                          cJSON *o)
+/* "12.4.5" (what cublasGetProperty says) agrees with "12.4.5.8" (the
+ * wheel's version), and "9" (a file name) with "9.1.0": the shorter one's
+ * numbers start the longer. */
+static bool version_agrees(const char *a, const char *b)
 {
-    aitk_str ver = AITK_STR_INIT, where = AITK_STR_INIT;
-    if (strcmp(why, "site-packages/nvidia") == 0) {
-        const cJSON *pkg;
-        cJSON_ArrayForEach(pkg, cJSON_GetObjectItemCaseSensitive(pyenv, "packages"))
-        {
-            if (!ver.len && strncmp(pkg->string, l->pip, strlen(l->pip)) == 0) {
-                aitk_str_append(&ver, aitk_json_text(pkg, "version"));
-                aitk_str_appendf(&where, "pip package %s", pkg->string);
-            }
-        }
+    if (strlen(a) > strlen(b)) {
+        const char *t = a;
+        a = b, b = t;
     }
-    if (!ver.len) {
-        /* <root>/lib64/libx.so -> <root>/include; also <root>/lib/.. for pip layouts. */
-        char *dir = aitk_strdup(path);
-        char *slash = dir ? last_separator(dir) : NULL;
-        if (slash) {
-            *slash = '\0';
-            slash = last_separator(dir);
-        }
-        if (slash) {
-            *slash = '\0';
-            aitk_str inc = AITK_STR_INIT;
-            aitk_path_join(&inc, dir, "include");
-            header_version(l, aitk_str_cstr(&inc), &ver, &where);
-            aitk_str_free(&inc);
-        }
-        aitk_free(dir);
-    }
-    if (!ver.len) {
-        char *real = aitk_realpath(path);
-        const char *base = aitk_path_last_separator(real ? real : path);
-        soname_version(base ? base + 1 : path, &ver);
-        if (ver.len)
-            aitk_str_append(&where, "file name");
-        free(real);
-    }
-    if (ver.len) {
-        cJSON_AddStringToObject(o, "version", aitk_str_cstr(&ver));
-        cJSON_AddStringToObject(o, "version_from", aitk_str_cstr(&where));
-    }
-    aitk_str_free(&ver);
-    aitk_str_free(&where);
+    size_t n = strlen(a);
+    return n && strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '.');
 }
 
-typedef int (*fn_int_out)(int *);
-typedef int (*fn_prop)(int, int *);
-typedef size_t (*fn_size)(void);
-
-/* Loads the library and asks it. Returns the loader's or the call's failure
- * text in `err` (empty on success). */
-static void loaded_version(const cuda_lib *l, const char *path, cJSON *o, aitk_str *err)
+/* The version reported: at --quick the one read without loading; beyond,
+ * the library's own answer, written as fully as the quick source writes it
+ * when that agrees and says more, so both levels name one version for one
+ * file (12.4.5.8 at both, not 12.4.5.8 and 12.4.5). */
+static const char *reported_version(const cJSON *chosen, const cJSON *o)
 {
-    aitk_dl *dl = NULL;
-    if (aitk_dl_open(path, AITK_DL_DEFAULT, &dl, err))
-        return;
-    void *fn = NULL;
-    aitk_str ver = AITK_STR_INIT;
-    int v = 0, a = 0, b = 0, c = 0;
-    switch (l->kind) {
-    case VER_RUNTIME:
-        if (!aitk_dl_sym(dl, "cudaRuntimeGetVersion", &fn, err) && ((fn_int_out)fn)(&v) == 0)
-            aitk_str_appendf(&ver, "%d.%d", v / 1000, (v % 1000) / 10);
-        break;
-    case VER_CUBLAS: /* libraryPropertyType: MAJOR_VERSION 0, MINOR 1, PATCH_LEVEL 2 */
-        if (!aitk_dl_sym(dl, "cublasGetProperty", &fn, err) && ((fn_prop)fn)(0, &a) == 0 &&
-            ((fn_prop)fn)(1, &b) == 0 && ((fn_prop)fn)(2, &c) == 0)
-            aitk_str_appendf(&ver, "%d.%d.%d", a, b, c);
-        break;
-    case VER_CUBLASLT: /* major*10000 + minor*100 + patch */
-        if (!aitk_dl_sym(dl, "cublasLtGetVersion", &fn, err)) {
-            size_t s = ((fn_size)fn)();
-            aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 10000, (s / 100) % 100, s % 100);
-        }
-        break;
-    case VER_CUDNN: /* 9.x: major*10000 + minor*100 + patch; 8.x: major*1000 + minor*100 + patch */
-        if (!aitk_dl_sym(dl, "cudnnGetVersion", &fn, err)) {
-            size_t s = ((fn_size)fn)();
-            if (s >= 90000)
-                aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 10000, (s / 100) % 100, s % 100);
-            else
-                aitk_str_appendf(&ver, "%zu.%zu.%zu", s / 1000, (s / 100) % 10, s % 100);
-        }
-        break;
-    case VER_NCCL: /* >= 2.9: major*10000 + minor*100 + patch */
-        if (!aitk_dl_sym(dl, "ncclGetVersion", &fn, err) && ((fn_int_out)fn)(&v) == 0)
-            aitk_str_appendf(&ver, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
-        break;
+    const char *quick = aitk_json_text(chosen, "version");
+    const char *loaded = aitk_json_text(o, "loaded_version");
+    if (!*loaded || (version_agrees(loaded, quick) && strlen(quick) >= strlen(loaded)))
+        return quick;
+    return loaded;
+}
+
+/* torch's own copy is missing: its wheel's RECORD lists a file the disk
+ * lacks, so another copy (often the system's) would be found in its place,
+ * of another version. */
+static bool judge_missing_wheel_file(const cuda_lib *l, const cJSON *pyenv, aitk_check *c,
+                                     aitk_str *obs, aitk_str *fix)
+{
+    aitk_str pkg = AITK_STR_INIT, ver = AITK_STR_INIT, missing = AITK_STR_INIT;
+    bool gone = aitk_cuda_wheel_file_missing(l, pyenv, &pkg, &ver, &missing);
+    if (gone) {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_appendf(obs, "%s%s of %s %s is missing", obs->len ? "; " : "",
+                         aitk_str_cstr(&missing), aitk_str_cstr(&pkg), aitk_str_cstr(&ver));
+        c->message = "torch's own copy of this library (from its nvidia-* wheel) is missing: "
+                     "torch cannot load it, and a copy found elsewhere is not the version "
+                     "torch was built with";
+        aitk_str_appendf(fix, "pip install --force-reinstall --no-deps %s==%s",
+                         aitk_str_cstr(&pkg), aitk_str_cstr(&ver));
+        c->remedy = aitk_str_cstr(fix);
     }
-    if (ver.len) {
-        cJSON_AddStringToObject(o, "loaded_version", aitk_str_cstr(&ver));
-        aitk_str_clear(err);
-    }
+    aitk_str_free(&pkg);
     aitk_str_free(&ver);
-    aitk_dl_keep(dl);
+    aitk_str_free(&missing);
+    return gone;
+}
+
+/* The found library: its version and, beyond --quick, whether it loads. */
+static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, aitk_check *c,
+                               aitk_str *obs, aitk_str *err)
+{
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(o, "candidates");
+    const cJSON *chosen = cJSON_GetArrayItem(cands, 0);
+    const char *first = aitk_json_text(chosen, "path"), *why = aitk_json_text(chosen, "found_in");
+    cJSON_AddBoolToObject(o, "found", 1);
+    cJSON_AddStringToObject(o, "path", first);
+    cJSON_AddStringToObject(o, "found_in", why);
+    if (ctx->level >= AITK_LEVEL_STANDARD && aitk_cuda_loaded_version(l, first, o, err))
+        return AITK_E_NOMEM;
+    const char *ver = reported_version(chosen, o);
+    if (*ver)
+        cJSON_AddStringToObject(o, "version", ver);
+    const char *loaded = aitk_json_text(o, "loaded_version");
+    const char *from = aitk_json_text(chosen, "version_from");
+    aitk_str_appendf(obs, "%s %s (%s; version from ", first, *ver ? ver : "version unknown", why);
+    if (*loaded && ver == loaded)
+        aitk_str_append(obs, "the library itself");
+    else
+        aitk_str_appendf(obs, "%s%s", *from ? from : "nowhere",
+                         *loaded ? ", confirmed by the library itself" : "");
+    aitk_str_append(obs, ")");
+    c->status = AITK_CHECK_PASS;
+    if (*loaded && ver == loaded && *from && !version_agrees(loaded, aitk_json_text(chosen, "version")))
+        aitk_str_appendf(obs, "; %s says %s: this file is not the one it describes", from,
+                         aitk_json_text(chosen, "version"));
+    c->message = cJSON_GetArraySize(cands) > 1
+                     ? "found; other copies further down the search order are listed in the "
+                       "report (the first one wins)"
+                     : "found";
+    if (err->len) {
+        c->status = AITK_CHECK_FAIL;
+        cJSON_AddStringToObject(o, "load_error", aitk_str_cstr(err));
+        aitk_str_appendf(obs, ": %s", aitk_str_cstr(err));
+        c->message = "the library is there but does not load: a dependency is missing or it "
+                     "is damaged";
+        c->remedy = "Run `aitk-validate deps` for the dependency tree; reinstall the package "
+                    "that owns this file.";
+    }
+    return AITK_OK;
 }
 
 static aitk_status probe_lib(aitk_run_ctx *ctx, const cuda_lib *l, const search_path *sp,
@@ -427,82 +377,36 @@ static aitk_status probe_lib(aitk_run_ctx *ctx, const cuda_lib *l, const search_
 {
     cJSON *o = cJSON_AddObjectToObject(rec, l->key);
     cJSON *cands = o ? cJSON_AddArrayToObject(o, "candidates") : NULL;
-    if (!cands)
+    if (!cands || collect_candidates(l, sp, pyenv, cands))
         return AITK_E_NOMEM;
-    aitk_str path = AITK_STR_INIT, first = AITK_STR_INIT, obs = AITK_STR_INIT, err = AITK_STR_INIT;
-    const char *first_why = NULL;
-    for (size_t i = 0; i < sp->count; i++) {
-        aitk_str_clear(&path);
-        if (!find_in_dir(l, sp->dirs[i].dir, &path))
-            continue;
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "path", aitk_str_cstr(&path));
-        cJSON_AddStringToObject(c, "found_in", sp->dirs[i].why);
-        quick_version(l, aitk_str_cstr(&path), sp->dirs[i].why, pyenv, c);
-        cJSON_AddItemToArray(cands, c);
-        if (!first_why) {
-            aitk_str_append(&first, aitk_str_cstr(&path));
-            first_why = sp->dirs[i].why;
-        }
-    }
-    aitk_str id = AITK_STR_INIT;
+    aitk_str obs = AITK_STR_INIT, err = AITK_STR_INIT, fix = AITK_STR_INIT, id = AITK_STR_INIT;
     aitk_str_appendf(&id, "cuda.%s", l->key);
     aitk_check c = {.id = aitk_str_cstr(&id), .category = "cuda", .title = l->title,
                     .expected = "found where torch looks; version readable",
                     .source = "torch's library search: torch/lib, site-packages/nvidia/*/lib "
                               "(RPATH of libtorch_cuda.so), then the system loader; DCGM r1 "
-                              "'CUDA toolkit libraries' (FACTS.md section 11)"};
-    if (!first_why) {
+                              "'CUDA toolkit libraries'"};
+    aitk_status st = AITK_OK;
+    if (!cJSON_GetArraySize(cands)) {
         cJSON_AddBoolToObject(o, "found", 0);
         c.status = AITK_CHECK_WARN;
-        c.observed = "not found";
+        aitk_str_append(&obs, "not found");
         c.message = "not found in torch/lib, site-packages/nvidia or the system folders; torch's "
                     "pip wheels bring their own, but the GPU plugin and a system-wide setup need it";
         c.remedy = "pip install torch from download.pytorch.org (it pulls the nvidia-* packages), "
                    "or install the CUDA toolkit / libcudnn / libnccl packages for your CUDA version.";
     } else {
-        cJSON *chosen = cJSON_GetArrayItem(cands, 0);
-        cJSON_AddBoolToObject(o, "found", 1);
-        cJSON_AddStringToObject(o, "path", aitk_str_cstr(&first));
-        cJSON_AddStringToObject(o, "found_in", first_why);
-        const char *ver = aitk_json_text(chosen, "version");
-        if (ctx->level >= AITK_LEVEL_STANDARD) {
-            loaded_version(l, aitk_str_cstr(&first), o, &err);
-            if (*aitk_json_text(o, "loaded_version"))
-                ver = aitk_json_text(o, "loaded_version");
-        }
-        if (*ver)
-            cJSON_AddStringToObject(o, "version", ver);
-        aitk_str_appendf(&obs, "%s %s (%s; version from %s)", aitk_str_cstr(&first),
-                         *ver ? ver : "version unknown", first_why,
-                         *aitk_json_text(o, "loaded_version") ? "the library itself"
-                                                              : *aitk_json_text(chosen, "version_from")
-                                                                    ? aitk_json_text(chosen, "version_from")
-                                                                    : "nowhere");
-        c.observed = aitk_str_cstr(&obs);
-        if (err.len) {
-            c.status = AITK_CHECK_FAIL;
-            cJSON_AddStringToObject(o, "load_error", aitk_str_cstr(&err));
-            aitk_str_appendf(&obs, ": %s", aitk_str_cstr(&err));
-            c.observed = aitk_str_cstr(&obs);
-            c.message = "the library is there but does not load: a dependency is missing or it "
-                        "is damaged";
-            c.remedy = "Run `aitk-validate deps` for the dependency tree; reinstall the package "
-                       "that owns this file.";
-        } else {
-            c.status = AITK_CHECK_PASS;
-            c.message = cJSON_GetArraySize(cands) > 1
-                            ? "found; other copies further down the search order are listed in the "
-                              "report (the first one wins)"
-                            : "found";
-        }
+        st = judge_found(ctx, l, o, &c, &obs, &err);
     }
-    aitk_status st = aitk_checklist_add(&ctx->checks, &c);
+    judge_missing_wheel_file(l, pyenv, &c, &obs, &fix);
+    c.observed = aitk_str_cstr(&obs);
+    if (!st)
+        st = aitk_str_status(&obs) || aitk_str_status(&fix) ? AITK_E_NOMEM
+                                                            : aitk_checklist_add(&ctx->checks, &c);
     aitk_str_free(&id);
-    aitk_str_free(&path);
-    aitk_str_free(&first);
     aitk_str_free(&obs);
     aitk_str_free(&err);
+    aitk_str_free(&fix);
     return st;
 }
 
@@ -594,6 +498,8 @@ aitk_status aitk_cuda_stack_checks(aitk_run_ctx *ctx)
 #endif
     if (!st)
         st = fill_search_order(rec, &sp, env_name);
+    if (!st && pyenv)
+        st = aitk_cuda_wheel_check(ctx, pyenv);
     sp_free(&sp);
     return st;
 }

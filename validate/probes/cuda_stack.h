@@ -3,7 +3,8 @@
  * LD_LIBRARY_PATH and the system folders), each with its path and version.
  * At --quick nothing is loaded: versions come from file names, pip
  * dist-info and the toolkit's headers; at standard and full each library is
- * loaded and asked for its own version. */
+ * loaded, in a process of its own (common/libload.h), and asked for its own
+ * version. */
 #ifndef AITK_VALIDATE_PROBES_CUDA_STACK_H
 #define AITK_VALIDATE_PROBES_CUDA_STACK_H
 

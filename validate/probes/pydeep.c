@@ -38,6 +38,13 @@ static const char script[] =
     "    r['warnings'] = [str(x.message) for x in w]\n"
     "except BaseException as e:\n"
     "    r['error'] = '%s: %s' % (type(e).__name__, e)\n"
+    "r['imports'] = {}\n"
+    "for m in sys.argv[1:]:\n"
+    "    try:\n"
+    "        __import__(m)\n"
+    "        r['imports'][m] = 'ok'\n"
+    "    except BaseException as e:\n"
+    "        r['imports'][m] = '%s: %s' % (type(e).__name__, e)\n"
     "print('" MARK "' + json.dumps(r))\n";
 
 static void last_line(const char *text, aitk_str *out)
@@ -51,7 +58,9 @@ static void last_line(const char *text, aitk_str *out)
     aitk_str_appendn(out, start, (size_t)(end - start));
 }
 
-aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv)
+#define MAX_MODULES 16
+
+aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const *modules)
 {
     const char *interp = aitk_json_text(pyenv, "interpreter");
     aitk_check c = {.id = "python.import_torch", .category = "python", .title = "import torch",
@@ -62,7 +71,9 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv)
         c.message = "no interpreter found in the environment";
         return aitk_checklist_add(&ctx->checks, &c);
     }
-    const char *argv[] = {interp, "-c", script, NULL};
+    const char *argv[3 + MAX_MODULES + 1] = {interp, "-c", script};
+    for (size_t i = 0; modules && modules[i] && i < MAX_MODULES; i++)
+        argv[3 + i] = modules[i];
     aitk_proc_opts opts = {.timeout_ms = DEEP_TIMEOUT_MS, .max_output = 1 << 20};
     aitk_proc_result res;
     memset(&res, 0, sizeof res);

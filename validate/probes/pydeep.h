@@ -6,7 +6,9 @@
 #include "validate/engine.h"
 
 /* Adds "deep" to `pyenv` (the selected environment's record) and the
- * python.import_torch check. */
-aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv);
+ * python.import_torch check. `modules` (NULL-terminated, may be NULL) are
+ * imported after torch in the same process, as ai-toolkit imports them;
+ * deep.imports maps each to "ok" or the exception's text. */
+aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const *modules);
 
 #endif

@@ -222,12 +222,15 @@ static void scan_site(const char *site, cJSON *packages)
     aitk_free(names);
 }
 
-/* torch/version.py: `__version__ = '2.7.0+cu128'`, `cuda = '12.8'` (or with a
- * type annotation, or None), `git_version = '...'`. */
-static void read_torch_version(const char *site, cJSON *torch)
+/* <package>/version.py: `__version__ = '2.7.0+cu128'`, `cuda = '12.8'` (or
+ * with a type annotation, or None), `git_version = '...'`. torch, torchvision
+ * and torchaudio all write one at build time. */
+static void read_version_py(const char *site, const char *package, cJSON *torch)
 {
-    aitk_str path = AITK_STR_INIT;
-    aitk_path_join(&path, site, "torch/version.py");
+    aitk_str dir = AITK_STR_INIT, path = AITK_STR_INIT;
+    aitk_path_join(&dir, site, package);
+    aitk_path_join(&path, aitk_str_cstr(&dir), "version.py");
+    aitk_str_free(&dir);
     char *text = NULL;
     size_t len = 0;
     if (aitk_file_read(aitk_str_cstr(&path), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
@@ -287,6 +290,30 @@ static void torch_variant(cJSON *torch)
     if (var.len)
         cJSON_AddStringToObject(torch, "variant", aitk_str_cstr(&var));
     aitk_str_free(&var);
+}
+
+/* PyPI's torchvision and torchaudio wheels carry no local label in their
+ * metadata ("0.20.1") while the build wrote it into version.py
+ * ("0.20.1+cu124"): the label that says which CUDA variant they are is
+ * kept as "local_version". */
+static void companion_labels(cJSON *packages)
+{
+    static const char *const names[] = {"torchvision", "torchaudio"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, names[i]);
+        const char *v = aitk_json_text(pkg, "version");
+        if (!pkg || strchr(v, '+'))
+            continue;
+        cJSON *py = cJSON_CreateObject();
+        if (!py)
+            return;
+        read_version_py(aitk_json_text(pkg, "site"), names[i], py);
+        const char *full = aitk_json_text(py, "version");
+        size_t n = strlen(v);
+        if (n && strncmp(full, v, n) == 0 && full[n] == '+')
+            cJSON_AddStringToObject(pkg, "local_version", full);
+        cJSON_Delete(py);
+    }
 }
 
 /* lib/python3.X folder of a prefix, or "" (first match in name order). */
@@ -437,11 +464,12 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
     const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
     if (torch_pkg) {
         cJSON *torch = cJSON_AddObjectToObject(env, "torch");
-        read_torch_version(aitk_json_text(torch_pkg, "site"), torch);
+        read_version_py(aitk_json_text(torch_pkg, "site"), "torch", torch);
         if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
             cJSON_AddStringToObject(torch, "version", aitk_json_text(torch_pkg, "version"));
         torch_variant(torch);
     }
+    companion_labels(packages);
     aitk_str_free(&p);
     aitk_str_free(&ver);
     return AITK_OK;

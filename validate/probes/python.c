@@ -227,7 +227,9 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, names[i]);
         if (!p)
             continue;
-        const char *v = aitk_json_text(p, "version");
+        /* PyPI's wheels: the label is in version.py, not the metadata. */
+        const char *v = *aitk_json_text(p, "local_version") ? aitk_json_text(p, "local_version")
+                                                             : aitk_json_text(p, "version");
         aitk_str_appendf(&j.obs, ", %s %s", names[i], v);
         const char *want = scalar_text(aitk_yaml_get(value, names[i]));
         if (want)
@@ -312,35 +314,89 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
     return add_judged(ctx, &j, "Shadowed installs", st);
 }
 
-static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *pkgs)
+/* ai-toolkit's main requirements: the pip distribution and the module
+ * ai-toolkit imports from it. */
+static const struct requirement {
+    const char *dist, *module;
+} requirements[] = {
+    {"diffusers", "diffusers"}, {"transformers", "transformers"}, {"peft", "peft"},
+    {"accelerate", "accelerate"}, {"optimum-quanto", "optimum.quanto"}, {"torchao", "torchao"},
+    {"bitsandbytes", "bitsandbytes"},
+};
+#define N_REQUIREMENTS (sizeof requirements / sizeof *requirements)
+
+/* What the deep check's interpreter said when importing `module`: NULL when
+ * it was not asked (--quick) or did not answer, "ok", or the exception. */
+static const char *import_verdict(const cJSON *sel, const char *module)
 {
-    static const char *const req[] = {"diffusers", "transformers", "peft", "accelerate",
-                                      "optimum-quanto", "torchao", "bitsandbytes", NULL};
+    const cJSON *imports = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(sel, "deep"), "imports");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(imports, module);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Installed is not importable: beyond --quick each installed requirement
+ * was imported after torch (pydeep.c), and its error is the finding
+ * ("module 'torch' has no attribute 'accelerator'": a diffusers newer than
+ * the torch it runs with). */
+static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *pkgs)
+{
     judged j = {0};
     aitk_str_append(&j.id, "python.requirements");
-    aitk_str_append(&j.src, "ostris/ai-toolkit requirements.txt (FACTS.md section 4)");
-    aitk_str missing = AITK_STR_INIT;
-    for (const char *const *r = req; *r; r++) {
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, *r);
-        aitk_str_appendf(&j.exp, "%s%s", j.exp.len ? ", " : "", *r);
-        if (p)
-            aitk_str_appendf(&j.obs, "%s%s %s", j.obs.len ? ", " : "", *r, aitk_json_text(p, "version"));
-        else
-            aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", *r);
+    aitk_str_append(&j.src, "ostris/ai-toolkit requirements.txt; the deep check imports each "
+                            "installed one after torch");
+    aitk_str missing = AITK_STR_INIT, broken = AITK_STR_INIT;
+    for (size_t i = 0; i < N_REQUIREMENTS; i++) {
+        const char *r = requirements[i].dist;
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, r);
+        aitk_str_appendf(&j.exp, "%s%s", j.exp.len ? ", " : "", r);
+        if (!p) {
+            aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", r);
+            continue;
+        }
+        aitk_str_appendf(&j.obs, "%s%s %s", j.obs.len ? ", " : "", r, aitk_json_text(p, "version"));
+        const char *imp = import_verdict(sel, requirements[i].module);
+        if (imp && strcmp(imp, "ok") != 0)
+            aitk_str_appendf(&broken, "%simport %s: %s", broken.len ? "; " : "",
+                             requirements[i].module, imp);
     }
     aitk_check_status st = AITK_CHECK_PASS;
-    if (missing.len) {
-        st = AITK_CHECK_WARN;
-        aitk_str_appendf(&j.obs, "%smissing: %s", j.obs.len ? "; " : "", aitk_str_cstr(&missing));
-        aitk_str_appendf(&j.msg, "ai-toolkit imports %s; training stops at start-up without them",
-                         aitk_str_cstr(&missing));
-        aitk_str_append(&j.fix, "In the ai-toolkit folder, with the environment active: "
-                                "pip install -r requirements.txt");
-    } else {
-        aitk_str_append(&j.msg, "ai-toolkit's main requirements are installed");
+    if (broken.len) {
+        st = AITK_CHECK_FAIL;
+        aitk_str_appendf(&j.obs, "; %s", aitk_str_cstr(&broken));
+        aitk_str_append(&j.msg, "installed, but importing fails: ai-toolkit stops at start-up");
+        aitk_str_append(&j.fix, "Reinstall ai-toolkit's requirements together with the torch "
+                                "they were written for (pip install -r requirements.txt in the "
+                                "ai-toolkit folder); a package that needs a newer torch names "
+                                "the missing torch attribute in its error.");
     }
+    if (missing.len) {
+        if (st == AITK_CHECK_PASS)
+            st = AITK_CHECK_WARN;
+        aitk_str_appendf(&j.obs, "%smissing: %s", j.obs.len ? "; " : "", aitk_str_cstr(&missing));
+        aitk_str_appendf(&j.msg, "%sai-toolkit imports %s; training stops at start-up without them",
+                         j.msg.len ? "; " : "", aitk_str_cstr(&missing));
+        if (!j.fix.len)
+            aitk_str_append(&j.fix, "In the ai-toolkit folder, with the environment active: "
+                                    "pip install -r requirements.txt");
+    }
+    if (st == AITK_CHECK_PASS)
+        aitk_str_append(&j.msg, import_verdict(sel, "diffusers")
+                                    ? "ai-toolkit's main requirements are installed and import"
+                                    : "ai-toolkit's main requirements are installed");
     aitk_str_free(&missing);
+    aitk_str_free(&broken);
     return add_judged(ctx, &j, "ai-toolkit requirements", st);
+}
+
+/* The modules of the installed requirements, for the deep check. */
+static void installed_modules(const cJSON *pkgs, const char *out[N_REQUIREMENTS + 1])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_REQUIREMENTS; i++)
+        if (cJSON_GetObjectItemCaseSensitive(pkgs, requirements[i].dist))
+            out[n++] = requirements[i].module;
+    out[n] = NULL;
 }
 
 /* The profile's pinned torch build (ai-toolkit-current) and minimum CUDA (seed-guide). */
@@ -410,9 +466,12 @@ aitk_status aitk_python_checks(aitk_run_ctx *ctx)
         st = check_torch_build(ctx, torch);
     if (!st)
         st = check_shadowing(ctx, pkgs);
+    if (!st && ctx->level >= AITK_LEVEL_STANDARD) {
+        const char *modules[N_REQUIREMENTS + 1];
+        installed_modules(pkgs, modules);
+        st = aitk_pydeep_check(ctx, (cJSON *)sel, modules);
+    }
     if (!st)
-        st = check_requirements(ctx, pkgs);
-    if (!st && ctx->level >= AITK_LEVEL_STANDARD)
-        st = aitk_pydeep_check(ctx, (cJSON *)sel);
+        st = check_requirements(ctx, sel, pkgs);
     return st;
 }

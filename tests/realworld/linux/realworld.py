@@ -1,0 +1,523 @@
+#!/usr/bin/env python3
+"""Real-world corpus, Linux (issue 20): aitk-validate against real PyPI wheels.
+
+Each layout is a real virtual environment installed from PyPI at test time,
+pinned by version and sha256 (requirements-*.txt, pip --require-hashes), in a
+cache outside the build tree that is filled once and reused:
+${XDG_CACHE_HOME:-$HOME/.cache}/aitk-validate/realworld/linux/<layout>.
+
+The tool's verdicts are compared with oracles that share no code with it:
+  * ELF verdicts: ldd's "not found" lines and the real dlopen (ctypes.CDLL)
+    in a fresh process per library, one outside Python and, for a library
+    that needs Python's symbols, one inside the interpreter;
+  * versions: the library's own version function called in a fresh process
+    (ctypes), and the wheel that lists the file in its RECORD
+    (importlib.metadata);
+  * the library torch really loads: /proc/self/maps of `import torch`;
+  * Python verdicts: `python -c "import torch, torchvision"` and the CUDA
+    versions torch and torchvision report.
+
+Exit 77 (CTest: skipped) when PyPI cannot be reached to fill the cache, or
+when this Python has no pinned wheels; the reason is printed.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+failures = []
+# Set for an AddressSanitizer build (--sanitized). Its runtime intercepts
+# dlopen, so a library's own dlopen of its siblings is resolved as if
+# libasan had called it, without the library's RUNPATH ($ORIGIN): cuDNN 9's
+# libcudnn.so.9 then binds the system's libcudnn_graph.so.9 and
+# cudnnGetVersion answers for that one (seen with LD_DEBUG=libs). Only
+# that answer is the sanitizer's, and only it is not compared then.
+SANITIZED = False
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def cache_root():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "aitk-validate", "realworld", "linux")
+
+
+def registry_reachable():
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    try:
+        urllib.request.urlopen(index + "/pip/", timeout=20).read(1)
+        return None
+    except Exception as e:  # any failure means: no registry
+        return "%s: %s" % (index, e)
+
+
+def ensure_layout(name, requirements):
+    """The venv of one layout, installed once per cache (a marker holds the
+    sha256 of the requirements file it was installed from)."""
+    root = cache_root()
+    os.makedirs(root, exist_ok=True)
+    venv = os.path.join(root, name)
+    marker = os.path.join(venv, ".aitk-realworld-installed")
+    want = hashlib.sha256(open(requirements, "rb").read()).hexdigest()
+    with open(os.path.join(root, name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two tests (ctest -j) never install at once
+        if os.path.exists(marker) and open(marker).read().strip() == want:
+            return venv
+        why = registry_reachable()
+        if why:
+            print("SKIP: the layout %s is not in the cache (%s) and the package registry "
+                  "cannot be reached: %s" % (name, venv, why))
+            sys.exit(SKIP)
+        print("installing %s into %s (once per cache)" % (requirements, venv), flush=True)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
+                            "--no-cache-dir", "--disable-pip-version-check", "--require-hashes",
+                            "--only-binary=:all:", "-r", requirements])
+        if r.returncode != 0:
+            why = registry_reachable()
+            if why:
+                print("SKIP: pip could not install %s: %s" % (name, why))
+                sys.exit(SKIP)
+            sys.exit("pip install -r %s failed with %d" % (requirements, r.returncode))
+        with open(marker, "w") as f:
+            f.write(want + "\n")
+    return venv
+
+
+def run_tool(exe, venv, level, out):
+    args = [exe, "--python", venv, "--json", out, "--quiet", "--no-color"]
+    args += ["--quick"] if level == "quick" else ["--model", "flux1-dev", "--steps", "1"]
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
+    with open(out) as f:
+        return json.load(f)
+
+
+def checks(report):
+    return {c["id"]: c for c in report["checks"]}
+
+
+def env_section(report, key):
+    return report.get("environment", {}).get(key, {})
+
+
+# ---- oracles ---------------------------------------------------------------
+
+DLOPEN = r"""
+import ctypes, json, sys
+path, fn = sys.argv[1], sys.argv[2]
+r = {}
+try:
+    lib = ctypes.CDLL(path)
+    r['loaded'] = True
+except OSError as e:
+    r['loaded'] = False
+    r['error'] = str(e)
+if r['loaded'] and fn:
+    f = getattr(lib, fn)
+    if fn in ('cudnnGetVersion', 'cublasLtGetVersion'):
+        f.restype = ctypes.c_size_t
+        r['values'] = [f()]
+    elif fn == 'cublasGetProperty':
+        v = [ctypes.c_int(), ctypes.c_int(), ctypes.c_int()]
+        for i in range(3):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            f(i, ctypes.byref(v[i]))
+        r['values'] = [x.value for x in v]
+    else:
+        x = ctypes.c_int()
+        f(ctypes.byref(x))
+        r['values'] = [x.value]
+print(json.dumps(r))
+"""
+
+
+def oracle_dlopen(python, path, fn=""):
+    """The real dlopen of `path` in a fresh Python process (ctypes.CDLL)."""
+    r = subprocess.run([python, "-c", DLOPEN, path, fn], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        return {"loaded": False, "error": "process ended %d: %s" % (r.returncode, r.stderr[-300:])}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def oracle_ldd_missing(path):
+    r = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=120)
+    return [l.strip() for l in r.stdout.splitlines() if "not found" in l]
+
+
+def oracle_version(kind, values):
+    """Each library's documented encoding of its version function's answer."""
+    if kind == "cudart":
+        return "%d.%d" % (values[0] // 1000, values[0] % 1000 // 10)
+    if kind == "cublas":
+        return "%d.%d.%d" % tuple(values)
+    s = values[0]
+    if kind == "cudnn" and s < 90000:
+        return "%d.%d.%d" % (s // 1000, s // 100 % 10, s % 100)
+    return "%d.%d.%d" % (s // 10000, s // 100 % 100, s % 100)
+
+
+VERSION_FN = {"cudart": "cudaRuntimeGetVersion", "cublas": "cublasGetProperty",
+              "cublaslt": "cublasLtGetVersion", "cudnn": "cudnnGetVersion",
+              "nccl": "ncclGetVersion"}
+
+OWNER = r"""
+import importlib.metadata as md, json, os, sys
+want = {os.path.realpath(p): p for p in sys.argv[1:]}
+out = {}
+for d in md.distributions():
+    for f in d.files or []:
+        full = os.path.realpath(str(d.locate_file(f)))
+        if full in want:
+            out[want[full]] = [d.metadata['Name'], d.version]
+print(json.dumps(out))
+"""
+
+
+def oracle_owners(venv_python, paths):
+    """The wheel whose RECORD lists each file, by Python's own importlib.metadata."""
+    r = subprocess.run([venv_python, "-c", OWNER] + paths, capture_output=True, text=True,
+                       check=True, timeout=300)
+    return json.loads(r.stdout)
+
+
+def same_numbers(short, full):
+    """'12.4.5' agrees with '12.4.5.8': the shorter one's numbers start the longer."""
+    return bool(short) and (full == short or full.startswith(short + "."))
+
+
+# ---- layouts ---------------------------------------------------------------
+
+def compare_cuda_libs(venv, std, quick, python):
+    """cuda.<lib>: the path, the version at both levels, the load verdict."""
+    owners = oracle_owners(os.path.join(venv, "bin", "python"),
+                           [env_section(std, "cuda_stack").get(k, {}).get("path", "")
+                            for k in VERSION_FN if env_section(std, "cuda_stack").get(k, {}).get("path")])
+    table = []
+    for key, fn in VERSION_FN.items():
+        s = env_section(std, "cuda_stack").get(key, {})
+        q = env_section(quick, "cuda_stack").get(key, {})
+        c = checks(std)["cuda." + key]
+        if not s.get("path"):
+            check(c["status"] != "fail", "cuda.%s: not found, and not a FAIL" % key)
+            continue
+        path = s["path"]
+        o = oracle_dlopen(python, path, fn)
+        missing = oracle_ldd_missing(path)
+        oracle_ok = o["loaded"] and not missing
+        ver = oracle_version(key, o["values"]) if o.get("values") else ""
+        table.append(("cuda." + key, os.path.basename(path), c["status"],
+                      s.get("version", ""), "loads" if oracle_ok else "broken", ver))
+        check((c["status"] == "pass") == oracle_ok,
+              "cuda.%s %s: tool %s, oracle dlopen %s, ldd missing %s"
+              % (key, path, c["status"], o.get("error", "loaded"), missing or "none"))
+        if SANITIZED and key == "cudnn":
+            print("note  cuda.cudnn's loaded version not compared: AddressSanitizer's dlopen "
+                  "interceptor drops libcudnn.so.9's RUNPATH for the sub-libraries it opens")
+        else:
+            check(same_numbers(ver, s.get("version", "")),
+                  "cuda.%s: tool's version %s, the library's own function says %s"
+                  % (key, s.get("version"), ver))
+            check(q.get("path") == path and q.get("version") == s.get("version"),
+                  "cuda.%s: --quick (%s %s) and the default level (%s %s) name one version"
+                  % (key, q.get("path"), q.get("version"), path, s.get("version")))
+        if path in owners:
+            check(q.get("version") == owners[path][1],
+                  "cuda.%s: --quick says %s, the wheel listing the file is %s %s"
+                  % (key, q.get("version"), owners[path][0], owners[path][1]))
+    return table
+
+
+def compare_deps(report, python, section):
+    """deps.<section>: each library's verdict against ldd and the real dlopen."""
+    libs = env_section(report, "deps").get(section, {}).get("libraries") or []
+    table = []
+    for lib in libs:
+        if "skipped" in lib or "error" in lib:
+            continue
+        path = lib["path"]
+        missing = oracle_ldd_missing(path)
+        o = oracle_dlopen(python, path)
+        tool_broken = lib.get("problems", 0) > 0 or (lib.get("load", "loaded") != "loaded"
+                                                   and not lib.get("python_extension"))
+        oracle_broken = bool(missing) or not o["loaded"]
+        table.append(("deps." + section, os.path.basename(path),
+                      "broken" if tool_broken else ("python extension" if lib.get("python_extension")
+                                                    else "loads"),
+                      "broken" if oracle_broken else "loads"))
+        check(tool_broken == oracle_broken,
+              "deps.%s %s: tool %s, oracle ldd missing %s, dlopen in Python %s"
+              % (section, os.path.basename(path), "broken" if tool_broken else "not broken",
+                 missing or "none", o.get("error", "loaded")))
+    return table
+
+
+MAPS = r"""
+import json, sys
+r = {}
+try:
+    import torch, torchvision
+    r['torch_cuda'] = torch.version.cuda
+    # torchvision.version.cuda is what torchvision's C++ side reports
+    # (_check_cuda_version: 12040 for 12.4), torch's a text ('12.4').
+    tv = torchvision.version.cuda
+    r['torchvision_cuda'] = '%d.%d' % (tv // 1000, tv % 1000 // 10) if isinstance(tv, int) else tv
+    r['cuda_available'] = torch.cuda.is_available()
+    r['cudnn'] = torch.backends.cudnn.version()
+except BaseException as e:
+    r['error'] = '%s: %s' % (type(e).__name__, e)
+r['maps'] = sorted({l.split()[-1] for l in open('/proc/self/maps') if '.so' in l})
+print(json.dumps(r))
+"""
+
+
+def layout_torch(exe, venv, out_dir):
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "torch251-standard.json"))
+    quick = run_tool(exe, venv, "quick", os.path.join(out_dir, "torch251-quick.json"))
+    r = subprocess.run([python, "-c", MAPS], capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    c = checks(std)
+    # Python verdicts against `import torch, torchvision`.
+    imports = "error" not in o
+    check(imports, "oracle: import torch, torchvision in the venv: %s" % o.get("error", "ok"))
+    check("error" not in std["environment"]["python"]["environments"][0].get("deep", {}),
+          "python.import_torch reports no import error (oracle imports)")
+    same_variant = imports and o["torchvision_cuda"] == o["torch_cuda"]
+    check((c["python.torch_companions"]["status"] == "pass") == same_variant,
+          "python.torch_companions %s; oracle: torch CUDA %s, torchvision CUDA %s"
+          % (c["python.torch_companions"]["status"], o.get("torch_cuda"), o.get("torchvision_cuda")))
+    want = "fail" if not o.get("cuda_available") else "pass"
+    check(c["python.import_torch"]["status"] == want,
+          "python.import_torch %s; oracle cuda.is_available() %s"
+          % (c["python.import_torch"]["status"], o.get("cuda_available")))
+    for cid, chk in c.items():
+        if cid.startswith(("python.", "cuda.")) and cid != "python.import_torch":
+            check(chk["status"] != "fail", "%s is no FAIL (%s)" % (cid, chk.get("observed", "")[:160]))
+    check(c["deps.cuda"]["status"] != "fail",
+          "deps.cuda is no FAIL (%s)" % c["deps.cuda"].get("observed", "")[:300])
+    table = compare_cuda_libs(venv, std, quick, python)
+    # The library torch really maps is the one the tool names.
+    for key in ("cudart", "cublas", "cudnn", "nccl"):
+        p = env_section(std, "cuda_stack").get(key, {}).get("path")
+        mapped = [m for m in o["maps"] if os.path.basename(m) == os.path.basename(p or "")]
+        if p and mapped:
+            check(os.path.realpath(p) in [os.path.realpath(m) for m in mapped],
+                  "cuda.%s: torch maps %s, the tool names %s" % (key, mapped, p))
+    table += compare_deps(std, python, "cuda")
+    table += compare_deps(std, python, "torch")
+    table += compare_plugin(std, python)
+    return table
+
+
+def compare_plugin(report, python):
+    """gpu.plugin's CUDA runtime is the one the plugin itself links (ldd of
+    the plugin, that file's cudaRuntimeGetVersion in a fresh process), not
+    a copy another check loaded."""
+    plug = env_section(report, "cuda_plugin")
+    if not plug.get("loaded"):
+        return []
+    r = subprocess.run(["ldd", plug["path"]], capture_output=True, text=True, timeout=120)
+    linked = [l.split("=>")[1].split()[0] for l in r.stdout.splitlines()
+              if "libcudart.so" in l and "=>" in l and "not found" not in l]
+    if not linked:
+        return []
+    o = oracle_dlopen(python, linked[0], "cudaRuntimeGetVersion")
+    ver = oracle_version("cudart", o["values"]) if o.get("values") else ""
+    rt = plug.get("runtime_version", 0)
+    tool = "%d.%d" % (rt // 1000, rt % 1000 // 10)
+    check(tool == ver, "gpu.plugin: CUDA runtime %s; the plugin links %s, which says %s"
+          % (tool, linked[0], ver))
+    return [("gpu.plugin", os.path.basename(linked[0]), "runtime", tool, "linked", ver)]
+
+
+def layout_mixed(exe, venv, out_dir):
+    """nvidia-*-cu12 and the cu13 wheels side by side, no torch."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "mixed-standard.json"))
+    quick = run_tool(exe, venv, "quick", os.path.join(out_dir, "mixed-quick.json"))
+    table = compare_cuda_libs(venv, std, quick, python)
+    # Every copy the tool lists, both majors: --quick's version against the
+    # wheel that owns the file and the library's own function.
+    cands = []
+    for key in ("cudart", "cublas", "cublaslt"):
+        for cand in env_section(quick, "cuda_stack").get(key, {}).get("candidates", []):
+            if "site-packages" in cand["path"]:
+                cands.append((key, cand))
+    owners = oracle_owners(python, [cand["path"] for _, cand in cands])
+    majors = set()
+    for key, cand in cands:
+        o = oracle_dlopen(python, cand["path"], VERSION_FN[key])
+        ver = oracle_version(key, o["values"]) if o.get("values") else ""
+        majors.add(ver.split(".")[0])
+        owner = owners.get(cand["path"], ["?", "?"])
+        table.append(("candidate " + key, cand["path"].split("site-packages/")[-1], "quick",
+                      cand.get("version", ""), owner[0] + " " + owner[1], ver))
+        check(cand.get("version") == owner[1] and same_numbers(ver, cand.get("version", "")),
+              "%s: --quick %s; owner wheel %s %s; the library says %s"
+              % (cand["path"], cand.get("version"), owner[0], owner[1], ver))
+    c = checks(quick).get("cuda.nvidia_wheels")
+    check(c is not None and (c["status"] == "warn") == (len(majors) > 1),
+          "cuda.nvidia_wheels %s; oracle: the libraries' own versions have majors %s"
+          % (c and c["status"], sorted(majors)))
+    return table
+
+
+def ensure_overlay(name, torch_venv, change):
+    """A layout made from torch251 without a second 5 GB: a venv of its own
+    whose site-packages is a hard-linked copy of torch251's, then changed by
+    `change(venv, site)` (files removed or added in the copy only: pip and
+    unlink replace names, they do not write into the shared files). Made
+    once per cache."""
+    root = cache_root()
+    venv = os.path.join(root, name)
+    marker = os.path.join(venv, ".aitk-realworld-installed")
+    want = open(os.path.join(torch_venv, ".aitk-realworld-installed")).read()
+    with open(os.path.join(root, name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(marker) and open(marker).read() == want:
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        ver = "python%d.%d" % sys.version_info[:2]
+        site = os.path.join(venv, "lib", ver, "site-packages")
+        shutil.rmtree(site)
+        subprocess.run(["cp", "-al", os.path.join(torch_venv, "lib", ver, "site-packages"), site],
+                       check=True)
+        change(venv, site)
+        with open(marker, "w") as f:
+            f.write(want)
+    return venv
+
+
+def remove_cudnn(venv, site):
+    """As after a failed or partial upgrade: nvidia-cudnn-cu12's file gone."""
+    os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
+
+
+def add_diffusers(venv, site):
+    req = os.path.join(HERE, "requirements-diffusers.txt")
+    why = registry_reachable()
+    if why:
+        shutil.rmtree(venv, ignore_errors=True)
+        print("SKIP: the package registry cannot be reached: %s" % why)
+        sys.exit(SKIP)
+    # pip is in the copied site-packages: it installs into this venv.
+    r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
+                        "--no-cache-dir", "--disable-pip-version-check", "--no-deps",
+                        "--require-hashes", "--only-binary=:all:", "-r", req])
+    if r.returncode != 0:
+        shutil.rmtree(venv, ignore_errors=True)
+        sys.exit("pip install -r %s failed with %d" % (req, r.returncode))
+
+
+IMPORTS = r"""
+import json, sys
+r = {}
+import torch
+for m in sys.argv[1:]:
+    try:
+        __import__(m)
+        r[m] = 'ok'
+    except BaseException as e:
+        r[m] = '%s: %s' % (type(e).__name__, e)
+print(json.dumps(r))
+"""
+
+
+def layout_diffusers(exe, venv, out_dir):
+    """python.requirements against importing each package after torch, as
+    ai-toolkit does, in the environment's own interpreter."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "diffusers-standard.json"))
+    mods = ["diffusers", "transformers", "peft", "accelerate"]
+    r = subprocess.run([python, "-c", IMPORTS] + mods, capture_output=True, text=True, timeout=900)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    c = checks(std)["python.requirements"]
+    broken = [m for m in mods if o[m] != "ok"]
+    check((c["status"] == "fail") == bool(broken),
+          "python.requirements %s; oracle imports: %s" % (c["status"], o))
+    table = []
+    for m in mods:
+        said = "import %s: " % m
+        tool = c.get("observed", "")
+        in_tool = said in tool
+        check(in_tool == (o[m] != "ok") and (o[m] == "ok" or o[m][:60] in tool),
+              "python.requirements on %s: tool %s; oracle %s"
+              % (m, "names its import error" if in_tool else "no import error", o[m][:200]))
+        table.append(("python.requirements", m, "broken" if in_tool else "imports", "",
+                      "broken" if o[m] != "ok" else "imports", o[m][:70]))
+    return table
+
+
+def layout_nocudnn(exe, venv, out_dir):
+    """cuda.cudnn judges the cuDNN torch will load: with its wheel's file
+    gone, whatever cuDNN is found elsewhere is no pass when torch maps a
+    file other than its wheel's."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "nocudnn-standard.json"))
+    r = subprocess.run([python, "-c", MAPS], capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    wheel_file = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages",
+                              "nvidia", "cudnn", "lib", "libcudnn.so.9")
+    mapped = [m for m in o["maps"] if os.path.basename(m) == "libcudnn.so.9"]
+    own = os.path.realpath(wheel_file) in [os.path.realpath(m) for m in mapped]
+    c = checks(std)["cuda.cudnn"]
+    check((c["status"] == "fail") == (not own),
+          "cuda.cudnn %s (%s); oracle: import torch maps %s (torch's cuDNN %s), error %s"
+          % (c["status"], c.get("observed", "")[:200], mapped or "no libcudnn.so.9",
+             o.get("cudnn"), o.get("error", "none")))
+    return [("cuda.cudnn", "libcudnn.so.9 (wheel file gone)", c["status"], "",
+             "torch maps " + (", ".join(mapped) or "none"), o.get("cudnn", o.get("error", "")))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--layout", required=True,
+                    choices=["torch251", "mixed", "torch251-nocudnn", "torch251-diffusers"])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sanitized", action="store_true")
+    a = ap.parse_args()
+    global SANITIZED
+    SANITIZED = a.sanitized
+    if sys.version_info[:2] not in ((3, 11), (3, 12)):
+        print("SKIP: the pinned wheels are for CPython 3.11 and 3.12; this is %s"
+              % sys.version.split()[0])
+        return SKIP
+    os.makedirs(a.out, exist_ok=True)
+    base = "torch251" if a.layout.startswith("torch251") else a.layout
+    venv = ensure_layout(base, os.path.join(HERE, "requirements-%s.txt" % base))
+    if a.layout == "torch251-nocudnn":
+        table = layout_nocudnn(a.exe, ensure_overlay(a.layout, venv, remove_cudnn), a.out)
+    elif a.layout == "torch251-diffusers":
+        table = layout_diffusers(a.exe, ensure_overlay(a.layout, venv, add_diffusers), a.out)
+    else:
+        table = (layout_torch if a.layout == "torch251" else layout_mixed)(a.exe, venv, a.out)
+    print("\n%-18s %-34s %-16s %-14s %s" % ("check", "library", "tool", "tool version",
+                                           "oracle"))
+    for row in table:
+        print("%-18s %-34s %-16s %-14s %s" % (row[0], row[1][-34:], row[2],
+                                              row[3] if len(row) > 4 else "",
+                                              " ".join(str(x) for x in row[4:]) if len(row) > 4
+                                              else row[3]))
+    if failures:
+        print("\n%d disagreement(s) with the oracles" % len(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
