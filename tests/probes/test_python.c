@@ -199,6 +199,31 @@ static void test_deep_import_error(void **state)
     free(venv);
 }
 
+/* An interpreter that answers and exits, leaving a grandchild that holds
+ * its output pipes: the answer counts at once (it was reported as "no
+ * answer within 120 s" after the whole limit, past this test's own). */
+static void test_deep_grandchild_holds_pipes(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-grandchild");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\nsleep 600 &\n"
+             "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": \"ImportError: from the "
+             "interpreter that left a helper\"}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "observed"),
+                        "ImportError: from the interpreter that left a helper");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 static void test_deep_garbled_answer(void **state)
 {
     (void)state;
@@ -423,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_companion_label_from_version_py),
         cmocka_unit_test(test_requirement_import_error),
         cmocka_unit_test(test_deep_import_error),
+        cmocka_unit_test(test_deep_grandchild_holds_pipes),
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),
         cmocka_unit_test(test_python_path_missing),

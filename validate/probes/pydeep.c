@@ -74,7 +74,12 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
     const char *argv[3 + MAX_MODULES + 1] = {interp, "-c", script};
     for (size_t i = 0; modules && modules[i] && i < MAX_MODULES; i++)
         argv[3 + i] = modules[i];
-    aitk_proc_opts opts = {.timeout_ms = DEEP_TIMEOUT_MS, .max_output = 1 << 20};
+    /* The answer is the interpreter's: when it has exited, a helper it left
+     * behind holding the pipes (a daemon a .pth file or sitecustomize
+     * starts) must not turn a finished import into "no answer within
+     * 120 s", nor outlive the run. */
+    aitk_proc_opts opts = {.timeout_ms = DEEP_TIMEOUT_MS, .max_output = 1 << 20,
+                           .end_with_child = true};
     aitk_proc_result res;
     memset(&res, 0, sizeof res);
     aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, err = AITK_STR_INIT,
