@@ -262,9 +262,9 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         c.source = sources.len ? sources.ptr
 #ifdef _WIN32
                                : "the Windows DLL search order torch uses (LoadLibraryExW with "
-                                 "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); FACTS.md section 9";
+                                 "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); pytorch/pytorch torch/__init__.py, _load_dll_libraries";
 #else
-                               : "glibc ld.so search order (elf/dl-load.c); FACTS.md sections 9-10";
+                               : "glibc ld.so search order (elf/dl-load.c; the ld.so(8) manual page)";
 #endif
         st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
         aitk_str_free(&msg);

@@ -55,7 +55,7 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
     judged j = {0};
     aitk_str_append(&j.id, "python.env");
     aitk_str_append(&j.exp, "a Python environment with ai-toolkit's requirements");
-    aitk_str_append(&j.src, "ostris/ai-toolkit README install steps (FACTS.md section 4)");
+    aitk_str_append(&j.src, "ostris/ai-toolkit README, Installation (https://github.com/ostris/ai-toolkit#installation)");
     if (!sel) {
         aitk_str_append(&j.obs, "none found");
         aitk_str_append(&j.msg, "No Python environment was found ($VIRTUAL_ENV, $CONDA_PREFIX, ./venv, "
@@ -134,7 +134,7 @@ static aitk_status check_torch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON 
     judged j = {0};
     aitk_str_append(&j.id, "python.torch");
     aitk_str_append(&j.exp, "torch installed, built with CUDA");
-    aitk_str_append(&j.src, "PyTorch install matrix (FACTS.md sections 2-3)");
+    aitk_str_append(&j.src, "PyTorch install matrix (https://pytorch.org/get-started/previous-versions/); pytorch/pytorch RELEASE.md, Release Compatibility Matrix");
     if (!torch) {
         aitk_str_append(&j.obs, "not installed");
         aitk_str_appendf(&j.msg, "torch is not installed in %s", aitk_json_text(sel, "prefix"));
@@ -219,7 +219,7 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
     const aitk_yaml_node *value = aitk_yaml_get(row, "value");
     aitk_str_append(&j.src, row ? aitk_compat_rule_source(row)
                                 : "PyTorch release notes: torch, torchvision and torchaudio come "
-                                  "from one release and one CUDA variant (FACTS.md section 3)");
+                                  "from one release and one CUDA variant (pytorch/pytorch RELEASE.md, Release Compatibility Matrix; https://pytorch.org/get-started/previous-versions/)");
     aitk_check_status status = AITK_CHECK_PASS;
     static const char *const names[] = {"torchvision", "torchaudio"};
     aitk_str_appendf(&j.exp, "same CUDA variant (+%s)", *tvar ? tvar : "?");
