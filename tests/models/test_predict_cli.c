@@ -556,7 +556,7 @@ static void test_gpus(void **state)
     assert_int_equal(r.rc, 0);
     cJSON *j = cJSON_Parse(aitk_str_cstr(&r.out));
     assert_true(cJSON_IsArray(j));
-    /* The 18 rows of FACTS.md section 7 and 13 beyond it (test_gpudb.c). */
+    /* The 18 rows from NVIDIA's own documents and 13 beyond them (test_gpudb.c). */
     assert_int_equal(cJSON_GetArraySize(j), 31);
     /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
