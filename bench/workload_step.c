@@ -30,7 +30,8 @@ static bool is_8bit_optimizer(const char *name)
 }
 
 /* What an ai-toolkit config decides about the step itself; quantize means
- * the qfloat8 base (FACTS.md section 4). */
+ * the qfloat8 base (optimum-quanto qfloat8, as ai-toolkit's README and
+ * toolkit/config_modules.py use it). */
 static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *t)
 {
     if (!t)

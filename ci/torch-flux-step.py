@@ -50,7 +50,7 @@ import time
 
 SCHEMA = 1
 # diffusers FluxTransformer2DModel config of black-forest-labs/FLUX.1-dev
-# (FACTS.md section 5).
+# (https://huggingface.co/black-forest-labs/FLUX.1-dev, transformer/config.json).
 FLUX_DEV = dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38,
                 attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                 pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))

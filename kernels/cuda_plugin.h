@@ -1,7 +1,8 @@
 /* The CUDA plugin's C ABI: what the validator sees of kernels/cuda.
  *
- * The validator links no CUDA library (DESIGN.md "Why the GPU code is a
- * plugin"). kernels/cuda builds `aitk_cuda`, a module linked against cudart
+ * The validator links no CUDA library, so that it starts and reports on the
+ * machines it diagnoses: no driver, a broken CUDA install, the wrong cuDNN.
+ * kernels/cuda builds `aitk_cuda`, a module linked against cudart
  * and cuBLASLt, which exports one symbol, AITK_CUDA_PLUGIN_ENTRY; the loader
  * (bench/cuda_loader.h) opens it with dlopen and asks it for a table of
  * plain C function pointers. No CUDA type appears here, so this header

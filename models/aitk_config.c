@@ -513,7 +513,7 @@ static aitk_status parse_config(const char *name, const char *text, size_t len,
                                 aitk_train_config *out, aitk_str *err)
 {
     memset(out, 0, sizeof *out);
-    /* ai-toolkit code defaults (toolkit/config_modules.py, FACTS.md section 4). */
+    /* ai-toolkit code defaults (ostris/ai-toolkit toolkit/config_modules.py). */
     out->rank = 4;
     out->alpha = 1.0;
     out->batch = 1;

@@ -1,6 +1,7 @@
 /* Cost model: FLOPs, bytes, seconds and a memory plan for one training step.
  *
- * Counting rules (FACTS.md section 6): a Linear costs 2*in*out FLOPs per token
+ * Counting rules (PaLM, Chowdhery et al. 2022, appendix B; attention as
+ * FlashAttention's benchmarks count it): a Linear costs 2*in*out FLOPs per token
  * forward; with frozen base weights the backward pass computes only dX, one
  * more such GEMM; gradient checkpointing runs each checkpointed block's forward
  * again before its backward. Attention forward is 4*T^2*head_dim*heads per

@@ -5,7 +5,10 @@
  * the transformer with frozen base weights and LoRA adapters, a backward pass
  * for activation gradients only (no base-weight gradients), recomputing each
  * checkpointed block first, then the LoRA update. The accounting follows
- * FACTS.md section 6; every constant it needs is in models/cost.yaml. */
+ * PaLM's appendix B (Chowdhery et al. 2022, arXiv:2204.02311), the LoRA paper
+ * (Hu et al. 2021, arXiv:2106.09685) and Korthikanti et al. 2022
+ * (arXiv:2205.05198) for activations; every constant it needs is in
+ * models/cost.yaml. */
 #ifndef AITK_MODELS_COST_H
 #define AITK_MODELS_COST_H
 

@@ -7,7 +7,7 @@ Run by developers, not by CI (PyTorch from PyPI: `pip install torch numpy`):
 
 For each architecture (FLUX.1-dev, Chroma, OmniGen2) this script builds the
 tiny configuration of models/<id>.yaml (tiny_dims) in PyTorch, written from
-the architecture's description (diffusers' modules, FACTS.md section 5), not
+the architecture's description (diffusers' modules, the published configs), not
 from the C code: frozen base weights, LoRA adapters on every Linear inside
 the blocks, the flow-matching loss, autograd for every LoRA gradient and
 torch.optim.AdamW for three steps.

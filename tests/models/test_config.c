@@ -1,5 +1,5 @@
-/* The ai-toolkit config reader: each shape of FACTS.md section 4 (fixtures
- * written from it), ai-toolkit's code defaults for missing keys, both
+/* The ai-toolkit config reader: each shape of ai-toolkit's example configs
+ * (config/examples/train_lora_*_24gb.yaml; fixtures written from them), ai-toolkit's code defaults for missing keys, both
  * accumulation spellings refused as ai-toolkit refuses them, the upstream
  * OmniGen2 example's unterminated quote as file:line:column, unknown keys
  * listed with their places, and allocation failures. */
@@ -102,7 +102,7 @@ static void test_omnigen2_example(void **state)
     aitk_config_free(&c);
 }
 
-/* FACTS.md section 4, toolkit/config_modules.py: steps 1000, batch_size 1,
+/* ostris/ai-toolkit toolkit/config_modules.py: steps 1000, batch_size 1,
  * optimizer adamw, dtype fp32, gradient_checkpointing true, rank 4 / alpha
  * 1.0, quantize false, qtype qfloat8, resolution 512. */
 static void test_code_defaults(void **state)

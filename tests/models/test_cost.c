@@ -1,6 +1,7 @@
 /* The cost model against figures from outside the code: reported training
- * speeds and memory (FACTS.md section 8), the attention FLOP formula of
- * FACTS.md section 6 evaluated here from the published architecture, and the
+ * speeds and memory (the issues, pull requests and guides named below), the
+ * attention FLOP formula of FlashAttention's benchmarks evaluated here from
+ * the published architecture, and the
  * sanity bounds of issue 5. Expected values are never produced by the code
  * under test. */
 #include <setjmp.h>
@@ -65,7 +66,7 @@ static void assert_factor(double got, double reported, double factor, const char
 
 /* Issue 5, Done when: FLUX on an RTX 4090 at 1024 px, fp8 base, rank 16,
  * checkpointing: peak under 24 GB and a step within 1.5x of the reported
- * 3.5 s/step (SimpleTuner FLUX quickstart, FACTS.md section 8). */
+ * 3.5 s/step (SimpleTuner FLUX quickstart, documentation/quickstart/FLUX.md). */
 static void test_flux_4090_1024(void **state)
 {
     (void)state;
@@ -130,7 +131,7 @@ static void test_chroma_memory(void **state)
     }
 }
 
-/* kohya sd-scripts PR #1374 (FACTS.md section 8): FLUX LoRA rank 128 on an RTX
+/* kohya-ss/sd-scripts PR #1374: FLUX LoRA rank 128 on an RTX
  * A6000 used 44.2 GB with bf16 weights and 33.5 GB with an fp8 base. */
 static void test_flux_a6000_memory(void **state)
 {
@@ -147,9 +148,10 @@ static void test_flux_a6000_memory(void **state)
     assert_factor(p.memory.total / GB, 33.5, 1.25, "A6000 fp8 base rank 128 GB");
 }
 
-/* FACTS.md section 6: attention forward is 4*T^2*head_dim*heads per layer and
- * sample, backward 2.5x; checkpointing recomputes the forward once. FLUX at
- * 1024 px: T = 4096 + 512, 24 heads of 128, 19 + 38 blocks (FACTS.md 5). */
+/* Dao-AILab/flash-attention benchmark_flash_attention.py, flops(): attention
+ * forward is 4*T^2*head_dim*heads per layer and sample, backward 2.5x;
+ * checkpointing recomputes the forward once. FLUX at 1024 px: T = 4096 + 512,
+ * 24 heads of 128, 19 + 38 blocks (FLUX.1-dev transformer config). */
 static void test_flux_attention_flops(void **state)
 {
     (void)state;
@@ -165,7 +167,8 @@ static void test_flux_attention_flops(void **state)
     /* Base GEMMs: forward, recompute and dX are one forward's worth each. */
     assert_true(fabs(wk.flops[AITK_WORK_GEMM_RECOMPUTE] / wk.flops[AITK_WORK_GEMM_FWD] - 1) < 0.01);
     assert_true(fabs(wk.flops[AITK_WORK_GEMM_BWD] / wk.flops[AITK_WORK_GEMM_FWD] - 1) < 0.01);
-    /* FACTS.md 6 rough check: ~4.0e14 FLOP per step. That figure charges all
+    /* Rough check (derived): ~4.0e14 FLOP per step, 3 x 2NT for the Linears
+     * + 4.5 x the attention forward. That figure charges all
      * 11.9 B parameters to every token; the per-stream Linears of the double
      * blocks see only their own tokens, so the spec-based count is lower. */
     double total = 0;
@@ -191,8 +194,8 @@ static double lora_bytes(double tokens, double count, double in, double out)
 }
 
 /* The LoRA traffic of a FLUX step at 1024 px, evaluated here from the
- * published shapes (FACTS.md section 5): 4096 image, 512 text tokens, one
- * conditioning vector; every Linear inside the blocks adapted. */
+ * published shapes (diffusers FluxTransformer2DModel): 4096 image, 512 text
+ * tokens, one conditioning vector; every Linear inside the blocks adapted. */
 static void test_lora_traffic(void **state)
 {
     (void)state;

@@ -1,6 +1,7 @@
-/* The GPU database against FACTS.md section 7 (datasheet figures written out
- * here from that table), lookups by the names NVML reports, and errors on a
- * broken database file (read from disk through AITK_DATA_DIR). */
+/* The GPU database against NVIDIA's datasheets and whitepapers (figures
+ * written out here from the documents each row's `source` names), lookups by
+ * the names NVML reports, and errors on a broken database file (read from
+ * disk through AITK_DATA_DIR). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -39,7 +40,7 @@ static int teardown(void **state)
     return 0;
 }
 
-/* FACTS.md section 7: name as NVML reports it, VRAM GB, bandwidth GB/s,
+/* From the datasheets and whitepapers: name as NVML reports it, VRAM GB, bandwidth GB/s,
  * BF16 TFLOPS, FP32 TFLOPS, compute capability, TDP W. */
 typedef struct row_facts {
     const char *nvml;
@@ -69,8 +70,8 @@ static const row_facts facts[] = {
     {"NVIDIA B200", 180, 7700, 2250, 75, "10.0", 1000},
 };
 
-/* Rows beyond FACTS.md (RTX 50 and 40 SUPER cards, RTX PRO 6000 Blackwell,
- * L40), written out from the secondary sources their `source` names: the
+/* Rows beyond NVIDIA's datasheets (RTX 50 and 40 SUPER cards, RTX PRO 6000
+ * Blackwell, L40), written out from the secondary sources their `source` names: the
  * same fields, and each figure not read from NVIDIA marked unverified. */
 static const struct {
     row_facts f;
@@ -114,7 +115,7 @@ static void test_beyond_facts(void **state)
     for (size_t i = 0; i < sizeof beyond / sizeof *beyond; i++) {
         const aitk_gpu_spec *g = check_row(&beyond[i].f, "its sources");
         if (!aitk_gpu_is_unverified(g, beyond[i].unverified) ||
-            !strstr(g->source, "Not in FACTS.md"))
+            (!strstr(g->source, "Secondary") && !strstr(g->source, "secondary")))
             fail_msg("%s: secondary figures must be marked unverified and sourced", g->name);
     }
 }
@@ -135,7 +136,7 @@ static void test_facts(void **state)
     (void)state;
     assert_int_equal(db->count, sizeof facts / sizeof *facts + sizeof beyond / sizeof *beyond);
     for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
-        assert_true(strlen(check_row(&facts[i], "FACTS.md section 7")->source) > 10);
+        assert_true(strlen(check_row(&facts[i], "its datasheet")->source) > 10);
 }
 
 /* Large bf16 matmul rates people measured (zzc0721/torch-performance-test-data,
@@ -239,7 +240,7 @@ static void test_derived_rates_follow_the_rule(void **state)
     }
 }
 
-/* FACTS.md marks some figures unverified; the database must say so too. */
+/* Figures no primary source confirms are unverified; the database must say so. */
 static void test_unverified_marked(void **state)
 {
     (void)state;

@@ -1,5 +1,6 @@
 /* Parameter counts computed from the model specs against the published counts
- * (FACTS.md section 5): FLUX.1-dev 11.90 B, Chroma 8.90 B, OmniGen2 ~3.97 B.
+ * (model cards and released weights): FLUX.1-dev 11.90 B, Chroma 8.90 B,
+ * OmniGen2 ~3.97 B (derived from its config).
  * Within 0.5%, as the issue asks: a missing bias row or a wrong width moves a
  * count by more than that. Also the spec loader's errors on broken data. */
 #include <setjmp.h>
@@ -52,7 +53,7 @@ static void test_omnigen2(void **state)
 }
 
 /* Chroma = FLUX.1-schnell - 3.247 B of modulation Linears + a 278.3 M
- * approximator (FACTS.md section 5). Schnell is dev without the guidance
+ * approximator (diffusers ChromaTransformer2DModel). Schnell is dev without the guidance
  * embedder (11.89 B published), so dev - chroma = 11.90 - 8.90 = 3.0 B. */
 static void test_chroma_vs_flux(void **state)
 {
@@ -73,7 +74,8 @@ static void test_tiny(void **state)
     }
 }
 
-/* FLUX at 1024 px: 64 x 64 = 4096 image tokens, 512 text (FACTS.md 5). */
+/* FLUX at 1024 px: 64 x 64 = 4096 image tokens, 512 text (diffusers FLUX
+ * packing; ai-toolkit's T5 max_length). */
 static void test_tokens(void **state)
 {
     (void)state;

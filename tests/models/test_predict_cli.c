@@ -25,7 +25,7 @@
 
 /* Issue 5: FLUX on an RTX 4090 at 1024 px (fp8 base, rank 16, checkpointing)
  * predicts a peak under 24 GB and a step within 1.5x of the reported 3.5 s
- * (SimpleTuner FLUX quickstart, FACTS.md section 8). */
+ * (SimpleTuner FLUX quickstart, documentation/quickstart/FLUX.md). */
 static void test_flux_4090_json(void **state)
 {
     (void)state;
@@ -89,8 +89,8 @@ static cJSON *predict_row(const char *const *args, const cJSON **row, ran *r)
 
 /* Issue 5, "do the same against the A40 (6.5 s/it) and A6000 reports": the
  * same command (FLUX at 1024 px, fp8 base, rank 16, checkpointing) on those
- * GPUs, within 1.5x of each reported step (FACTS.md section 8: ai-toolkit
- * #145, A40 batch 1 and 4; kohya sd-scripts PR #1374, RTX A6000 bf16 and
+ * GPUs, within 1.5x of each reported step (ostris/ai-toolkit issue #145,
+ * A40 batch 1 and 4; kohya-ss/sd-scripts PR #1374, RTX A6000 bf16 and
  * fp8 base at rank 128). `predict --reported` compares each report with its
  * own setup as well as it is known (ranks, buckets, text encoders). */
 static void test_sanity_bound_a40_a6000(void **state)
@@ -556,7 +556,7 @@ static void test_gpus(void **state)
     assert_int_equal(r.rc, 0);
     cJSON *j = cJSON_Parse(aitk_str_cstr(&r.out));
     assert_true(cJSON_IsArray(j));
-    /* The 18 rows of FACTS.md section 7 and 13 beyond it (test_gpudb.c). */
+    /* The 18 rows from NVIDIA's own documents and 13 beyond them (test_gpudb.c). */
     assert_int_equal(cJSON_GetArraySize(j), 31);
     /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
@@ -711,7 +711,7 @@ static void test_broken_data(void **state)
     aitk_free(real);
 }
 
-/* The figures the sources give (FACTS.md section 8; the generation runs:
+/* The figures the sources give (models/reported_speeds.yaml; the generation runs:
  * varadrane1707/BenchmarkFlux, 28 steps in 15.65 s on an A100 and 7.11 s on
  * an H100), by report id. */
 static const struct {

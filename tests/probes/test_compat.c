@@ -1,6 +1,6 @@
 /* The compatibility matrix: malformed compat.yaml files are refused with
  * file:line:column (exit 2), and the table helpers the rules use answer as
- * FACTS.md says. */
+ * their public sources say. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -304,7 +304,8 @@ static void test_bad_rule_value_exits_2(void **state)
 }
 
 /* The shipped matrix loads in every profile and its tables say what
- * FACTS.md sections 1-3 say. */
+ * the CUDA Toolkit Release Notes (Table 3), PyTorch's build_cuda.sh scripts
+ * and RELEASE.md compatibility matrix say. */
 static void test_shipped_matrix_rows(void **state)
 {
     (void)state;

@@ -1,6 +1,7 @@
 /* GPU probe through the fake driver libraries: every case runs the real
  * binary, which dlopens the stubs found through LD_LIBRARY_PATH. Expected
- * figures are written here from FACTS.md, not taken from compat.yaml. */
+ * figures are written here from the NVIDIA CUDA Toolkit Release Notes
+ * (Table 3) and the ai-toolkit README, not taken from compat.yaml. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +59,8 @@ static void test_driver_too_old_for_torch(void **state)
     pt_assert_contains(pt_text(c, "remedy"), "570.26");
     pt_assert_contains(pt_text(c, "remedy"), "CUDA 12.2");
     pt_assert_contains(pt_text(c, "source"), "Table 3");
+    pt_assert_contains(pt_text(c, "source"),
+                       "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/");
     /* The 4090 itself is fine for a cu128 wheel (sm_89 runs sm_86 kernels). */
     pt_assert_status(pt_check(r, "gpu.arch_for_torch"), "pass");
     cJSON_Delete(r);
@@ -118,6 +121,7 @@ static void test_two_gpus_one_small(void **state)
     pt_assert_contains(pt_text(c, "observed"), "GPU 1 NVIDIA GeForce RTX 3060 12.0 GiB");
     pt_assert_contains(pt_text(c, "remedy"), "CUDA_VISIBLE_DEVICES=0");
     pt_assert_contains(pt_text(c, "source"), "24 GB");
+    pt_assert_contains(pt_text(c, "source"), "https://github.com/ostris/ai-toolkit");
     /* --model limits the workloads judged. */
     assert_null(pt_find_check(r, "gpu.vram.chroma"));
     cJSON_Delete(r);

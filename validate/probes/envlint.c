@@ -386,7 +386,10 @@ static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
                     .expected = "at most one CUDA version",
                     .source = "ld.so and PATH search order: the first folder wins, so mixed "
                               "CUDA folders load libraries from different releases "
-                              "(FACTS.md section 10)"};
+                              "(ld.so(8), https://man7.org/linux/man-pages/man8/ld.so.8.html; "
+                              "Microsoft, Dynamic-link library search order, "
+                              "https://learn.microsoft.com/en-us/windows/win32/dlls/"
+                              "dynamic-link-library-search-order)"};
     aitk_str msg = AITK_STR_INIT;
     if (distinct > 1) {
         c.status = AITK_CHECK_WARN;

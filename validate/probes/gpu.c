@@ -14,7 +14,11 @@
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/nvml.h"
 
-#define DRIVER_SOURCE "NVIDIA driver installation guide; DCGM diagnostics level 1 (FACTS.md sections 10-11)"
+#define DRIVER_SOURCE                                                                      \
+    "NVIDIA Driver Installation Guide "                                                    \
+    "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/); "              \
+    "NVIDIA DCGM diagnostics, level 1 "                                                    \
+    "(https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)"
 #define REMEDY_INSTALL                                                                     \
     "Install the NVIDIA driver for this GPU (it ships NVML and libcuda; the CUDA toolkit "  \
     "does not). In a container, start it with the NVIDIA container runtime "               \
@@ -156,7 +160,8 @@ static aitk_status check_device(aitk_run_ctx *ctx, const cJSON *dev)
                     .status = status, .observed = aitk_str_cstr(&obs),
                     .expected = "whole GPU usable: MIG off, no display, healthy memory",
                     .message = aitk_str_cstr(&msg), .remedy = aitk_str_cstr(&fix),
-                    .source = "NVML device queries; ai-toolkit README (low_vram) (FACTS.md section 4)"};
+                    .source = "NVML device queries; ostris/ai-toolkit README (low_vram) "
+                              "(https://github.com/ostris/ai-toolkit)"};
     aitk_status st = add(ctx, &c);
     aitk_str_free(&id);
     aitk_str_free(&title);

@@ -126,7 +126,8 @@ static aitk_status check_driver(aitk_run_ctx *ctx, const cJSON *torch)
         aitk_str_appendf(&exp, "driver supporting CUDA >= %s", key);
         ok = api >= ma * 1000 + mi * 10;
         c.source = "CUDA driver API: cuDriverGetVersion must be >= the runtime's version "
-                   "(CUDA Toolkit release notes, FACTS.md section 1)";
+                   "(NVIDIA CUDA Toolkit Release Notes, "
+                   "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)";
     }
     if (ok) {
         c.status = AITK_CHECK_PASS;
