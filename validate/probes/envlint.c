@@ -95,7 +95,8 @@ static aitk_status check_flags(aitk_run_ctx *ctx)
         aitk_str_append(&obs, "none set");
         aitk_str_appendf(&msg, "none of the %zu variables that slow or mislead CUDA training is set",
                          checked);
-        aitk_str_append(&src, "compat.yaml env_flags (DCGM r1 list and issue 4)");
+        aitk_str_append(&src, "compat.yaml env_flags (the DCGM software plugin's list, and each "
+                              "variable's own documentation)");
     } else {
         aitk_str_append(&fix, " (and remove it from shell profiles, .env files or the launcher)");
     }
