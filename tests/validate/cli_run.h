@@ -2,6 +2,9 @@
 #ifndef AITK_TESTS_CLI_RUN_H
 #define AITK_TESTS_CLI_RUN_H
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "common/proc.h"
 #include "common/str.h"
 #include "tests/test_time.h"
@@ -47,6 +50,18 @@ static inline void cli_run(cli_result *r, const char *const *args, const char *c
         fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&why));
     aitk_str_free(&why);
     r->exit_code = pr.exit_code;
+}
+
+/* A scratch folder for one test group, made from the mkdtemp template
+ * `base` ("/tmp/name-XXXXXX") and removed with all it holds: the group's
+ * setup and teardown. */
+static inline int cli_scratch_make(char *base) { return mkdtemp(base) ? 0 : -1; }
+
+static inline int cli_scratch_remove(const char *base)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 static inline void cli_free(cli_result *r)

@@ -82,15 +82,13 @@ static void test_leftovers_removed(void **state)
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(base) ? 0 : -1;
+    return cli_scratch_make(base);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_scratch_remove(base);
 }
 
 int main(void)

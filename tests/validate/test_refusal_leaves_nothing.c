@@ -22,15 +22,13 @@ static char base[] = "/tmp/aitk-refusal-XXXXXX";
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(base) ? 0 : -1;
+    return cli_scratch_make(base);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_scratch_remove(base);
 }
 
 static int exists(const char *rel)
