@@ -161,13 +161,12 @@ static void log_list(aitk_log_level level, const char *path, size_t n, const cha
 {
     aitk_str line = AITK_STR_INIT;
     aitk_str_appendf(&line, "%s: %zu key(s) %s:", path, n, what);
-    if (!aitk_config_printable(&line))
-        aitk_log(level, "%s", aitk_str_cstr(&line));
+    aitk_log(level, "%s", aitk_str_cstr(&line)); /* aitk_log escapes control characters */
     for (const char *p = aitk_str_cstr(list); *p;) {
         size_t len = strcspn(p, "\n");
         aitk_str_clear(&line);
         aitk_str_appendn(&line, p, len);
-        if (len && !aitk_config_printable(&line))
+        if (len)
             aitk_log(level, "%s", aitk_str_cstr(&line));
         p += len + (p[len] == '\n');
     }

@@ -46,6 +46,7 @@ typedef struct output_file {
     aitk_str what; /* the option that names it, for messages */
     int kind;
     bool redacted;
+    bool in_dir; /* in --output-dir or --support-bundle, a folder this run holds */
 } output_file;
 
 typedef struct output_plan {
@@ -69,6 +70,7 @@ static aitk_status plan_add(output_plan *plan, const char *option, const char *d
     output_file *f = &plan->files[plan->count++];
     f->kind = kind;
     f->redacted = redacted;
+    f->in_dir = dir != NULL;
     plan->any_redacted |= redacted;
     aitk_status st = dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
     if (!st)
@@ -105,7 +107,7 @@ static aitk_status plan_take_dirs(const aitk_options *o, output_plan *plan, aitk
     }
     for (size_t i = 0; i < plan->count; i++) {
         const output_file *f = &plan->files[i];
-        if (!strstr(aitk_str_cstr(&f->what), "'s")) /* a single-file option: not held */
+        if (!f->in_dir) /* a single-file option: its folder is not held */
             continue;
         size_t removed = 0;
         if (aitk_file_remove_stale_stages(aitk_str_cstr(&f->path), &removed))
