@@ -1,25 +1,45 @@
-/* The backend-neutral operation table of one LoRA training step.
+/* The one backend contract: the operation table of a LoRA training step.
  *
  * A training step (models/) is written once against `aitk_ops`; the CPU
- * reference (kernels/cpu, fp32 + OpenBLAS) and the CUDA plugin fill the same
- * table, so the graph never knows which backend runs it. Pointers in the
+ * reference (kernels/cpu: fp32 + OpenBLAS) and the CUDA backend (kernels/cuda,
+ * the dlopen'd plugin: bf16 + cuBLASLt + cuDNN) fill the same table, and a
+ * backend is the descriptor in kernels/backend.h around it. Pointers in the
  * calls are backend memory (host memory on the CPU, device memory on a GPU);
- * only `alloc`, `upload` and `download` cross that line. No CUDA type appears
+ * only the upload and download members cross that line. No CUDA type appears
  * here: the validator includes this header on machines without CUDA.
+ *
+ * Data types. The GPU stores what a PyTorch bf16 training run stores, so that
+ * its memory and time represent real training; the CPU reference computes in
+ * fp32 and emulates bf16 storage by rounding (bf16_round). The table says
+ * which storage it uses in `act_dtype`, and the pointer types say which
+ * tensors follow it:
+ * - aitk_act: activations, activation gradients, the frozen base weights
+ *   once expanded (bf16 base), biases and norm weights: act_dtype elements
+ *   (fp32 on the CPU, bf16 on the GPU). aitk_act is an incomplete type on
+ *   purpose: the graph cannot do pointer arithmetic on it and must use
+ *   aitk_act_at(), which knows the element size, so a graph written and tested
+ *   on the CPU addresses bf16 buffers correctly on the GPU.
+ * - float: LoRA weights (the fp32 master copy), their gradients, the
+ *   optimizer state, and per-row statistics (mean, rstd, lse) and RoPE
+ *   tables, which PyTorch keeps in fp32 as well.
+ * - uint8_t: quantized base weights (fp8 e4m3, NF4) and 8-bit optimizer codes.
+ * Compute is fp32 everywhere (GEMMs accumulate in fp32).
  *
  * Conventions (llm.c habits):
  * - Tensors are dense and row-major; shapes are in the comment beside each
- *   call, outputs first. N = B*T rows for token-wise ops.
+ *   call, outputs first. N = B*T rows for token-wise ops. Sizes are elements.
  * - `_forward` and `_backward` sit side by side. A backward call ACCUMULATES
  *   into parameter gradients (+=: gradients of LoRA weights and of any other
  *   trainable tensor, so micro-batches and several uses add up) and WRITES
  *   activation gradients (=), except where a comment says otherwise (the
  *   residual stream, and lora_linear's opt-in accumulate_dx).
  * - Every call returns aitk_status: AITK_E_INVAL for a NULL tensor or an
- *   impossible shape, so a graph bug is reported instead of corrupting memory
- *   (a GPU backend also reports launch failures this way).
- * - Compute is fp32. Where the GPU path stores bf16, the graph emulates that
- *   storage on the CPU with bf16_round (round-to-nearest-even and back). */
+ *   impossible shape, so a graph bug is reported instead of corrupting memory;
+ *   a GPU backend also reports launch and library failures this way, with
+ *   the library's own words in its descriptor's last_error.
+ * - Calls are asynchronous on a GPU: they are queued in order on one stream,
+ *   and the descriptor's synchronize waits for them. upload and download
+ *   return when the host memory may be reused. */
 #ifndef AITK_KERNELS_OPS_H
 #define AITK_KERNELS_OPS_H
 
@@ -30,11 +50,30 @@
 
 #include "common/status.h"
 
+/* ---- data types ---------------------------------------------------------- */
+typedef enum aitk_dtype {
+    AITK_DTYPE_F32,      /* IEEE binary32 */
+    AITK_DTYPE_BF16,     /* bfloat16: binary32's top 16 bits, round to nearest even */
+    AITK_DTYPE_FP8_E4M3, /* OCP fp8 e4m3fn, one byte (see AITK_FP8_E4M3_MAX) */
+    AITK_DTYPE_NF4,      /* 4-bit NormalFloat, two per byte (see AITK_NF4_BLOCK) */
+    AITK_DTYPE_COUNT
+} aitk_dtype;
+
+/* "f32", "bf16", "fp8_e4m3", "nf4"; "unknown" out of range. */
+const char *aitk_dtype_name(aitk_dtype dt);
+/* Bytes of n elements of dt (NF4 rounds up to whole bytes); 0 out of range. */
+size_t aitk_dtype_bytes(aitk_dtype dt, size_t n);
+
+/* Activation storage, act_dtype elements; deliberately incomplete (above). */
+typedef struct aitk_act aitk_act;
+
 /* ---- allocation with accounting ------------------------------------------
- * Every buffer of a step is allocated through the table with a purpose tag,
- * so the measured peak can be compared with the cost model's memory plan
- * (weights, adapters' gradients, optimizer state, saved activations,
- * workspace) tag by tag. */
+ * Every buffer of a step is allocated with a purpose tag, so the measured
+ * peak can be compared with the cost model's memory plan (weights, adapters'
+ * gradients, optimizer state, saved activations, workspace) tag by tag. The
+ * bookkeeping is backend-neutral (kernels/mem.c): aitk_buf_alloc checks the
+ * account, asks the backend's raw `alloc`, and records the buffer, so every
+ * backend is counted the same way and a backend implements no accounting. */
 typedef enum aitk_mem_tag {
     AITK_MEM_WEIGHTS,      /* frozen base weights and LoRA weights */
     AITK_MEM_ACTIVATIONS,  /* saved for backward (checkpointed block inputs, ...) */
@@ -52,6 +91,11 @@ typedef struct aitk_mem_account {
     size_t limit;     /* 0: none; else an allocation past it fails with AITK_E_NOMEM,
                          so a "does it fit in 24 GB" run can be simulated anywhere */
     FILE *log;        /* NULL: silent; else one "allocating N MiB for ..." line per buffer */
+    /* The allocation that failed last (AITK_E_NOMEM from the limit or from
+     * the backend): what, its tag and size, so "does not fit" names it. */
+    const char *failed_what;
+    aitk_mem_tag failed_tag;
+    size_t failed_bytes;
 } aitk_mem_account;
 
 /* One allocated buffer. `ptr` is backend memory; bytes and tag travel with it
@@ -61,16 +105,6 @@ typedef struct aitk_buf {
     size_t bytes;
     aitk_mem_tag tag;
 } aitk_buf;
-
-/* Bookkeeping shared by all backends (implemented in kernels/cpu/mem.c; a
- * backend's alloc calls note_alloc before it allocates, note_free after it
- * frees). note_alloc fails with AITK_E_NOMEM past acct->limit and with
- * AITK_E_RANGE on a size_t overflow, and changes nothing when it fails. */
-aitk_status aitk_mem_note_alloc(aitk_mem_account *acct, size_t bytes, aitk_mem_tag tag,
-                                const char *what);
-void aitk_mem_note_free(aitk_mem_account *acct, size_t bytes, aitk_mem_tag tag);
-/* "weights", "activations", ...; "unknown" for an out-of-range tag. */
-const char *aitk_mem_tag_name(aitk_mem_tag tag);
 
 /* ---- AdamW ----------------------------------------------------------------
  * PyTorch's torch.optim.AdamW (decoupled weight decay), `step` counted from 1:
@@ -109,84 +143,134 @@ static inline size_t aitk_adamw8_blocks(size_t n)
  * turns +-inf into +-448), as quantizers do; non-saturating gives NaN. */
 #define AITK_FP8_E4M3_MAX 448.0f
 
-/* The table. Every member is required; aitk_ops_check() says which is missing. */
-typedef struct aitk_ops {
-    const char *name; /* "cpu", "cuda" */
 
-    /* memory: zeroed on allocation; bytes == 0 gives {NULL, 0, tag} and AITK_OK */
-    aitk_status (*alloc)(aitk_mem_account *acct, aitk_buf *out, size_t bytes,
-                         aitk_mem_tag tag, const char *what);
-    void (*free)(aitk_mem_account *acct, aitk_buf *buf); /* resets *buf; {NULL} is fine */
+/* NF4 (QLoRA's 4-bit NormalFloat, as bitsandbytes stores it): blocks of
+ * AITK_NF4_BLOCK elements, one fp32 absmax per block, each element the index
+ * of the nearest of 16 code values (the normal-quantile table in
+ * bitsandbytes' csrc/kernels.cu and the QLoRA paper, arXiv 2305.14314,
+ * appendix E) times the block's absmax. Element 2i is the high nibble of
+ * byte i, as bitsandbytes packs it. No double quantization of the absmax:
+ * it saves 0.37 bits per weight, which the memory plan counts separately. */
+#define AITK_NF4_BLOCK 64
+
+/* Number of absmax values n NF4 elements need. */
+static inline size_t aitk_nf4_blocks(size_t n)
+{
+    return (n + AITK_NF4_BLOCK - 1) / AITK_NF4_BLOCK;
+}
+
+struct aitk_ops;
+/* p advanced by `elems` activation elements of the table's act_dtype. */
+aitk_act *aitk_act_at(const struct aitk_ops *ops, aitk_act *p, size_t elems);
+const aitk_act *aitk_act_cat(const struct aitk_ops *ops, const aitk_act *p, size_t elems);
+
+/* The table. Every function member is required; aitk_ops_check() says which
+ * is missing. */
+typedef struct aitk_ops {
+    const char *name;     /* "cpu", "cuda" */
+    aitk_dtype act_dtype; /* storage of aitk_act: F32 (cpu) or BF16 (cuda) */
+
+    /* ---- memory ----
+     * Raw allocation, zeroed; no accounting (aitk_buf_alloc does it).
+     * AITK_E_NOMEM when the backend cannot: never a crash. */
+    aitk_status (*alloc)(void **out, size_t bytes);
+    void (*free)(void *ptr); /* NULL is fine */
+    /* Bytes, no conversion (fp32 tensors, quantized codes). */
     aitk_status (*upload)(void *dst, const void *host_src, size_t bytes);
     aitk_status (*download)(void *host_dst, const void *src, size_t bytes);
+    /* n activation elements from/to host fp32, converting (round to nearest
+     * even on bf16 storage). */
+    aitk_status (*upload_act)(aitk_act *dst, const float *host_src, size_t n);
+    aitk_status (*download_act)(float *host_dst, const aitk_act *src, size_t n);
+    /* bytes of backend memory set to 0 (gradients before a step). */
+    aitk_status (*zero)(void *dst, size_t bytes);
 
-    /* C (batch,M,N) = alpha * op(A) op(B) + beta * C; op(A) (M,K) is stored
+    /* ---- initialization on the backend (nothing is downloaded) ----
+     * out[j] = add + scale * u(key, first + j), u uniform in [-1, 1) from the
+     * counter-based generator in kernels/math/draw.h (the same values on every
+     * backend, so the CPU golden files hold for any backend), j < n. The _f32
+     * form fills fp32 tensors (LoRA weights). */
+    aitk_status (*draw_act)(aitk_act *out, size_t n, uint64_t key, uint64_t first, float scale,
+                            float add);
+    aitk_status (*draw_f32)(float *out, size_t n, uint64_t key, uint64_t first, float scale,
+                            float add);
+    /* *amax_host = max |x| over n elements (for a quantization scale). */
+    aitk_status (*absmax)(float *amax_host, const aitk_act *x, size_t n);
+
+    /* ---- matrix products ----
+     * C (batch,M,N) = alpha * op(A) op(B) + beta * C; op(A) (M,K) is stored
      * (M,K), or (K,M) when trans_a; op(B) (K,N) is stored (K,N), or (N,K) when
-     * trans_b. Batches are stride_* elements apart (0 broadcasts one matrix). */
-    aitk_status (*gemm)(float *c, const float *a, const float *b, int m, int n, int k,
+     * trans_b. Batches are stride_* elements apart (0 broadcasts one matrix).
+     * act storage in and out, fp32 accumulation. */
+    aitk_status (*gemm)(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n, int k,
                         bool trans_a, bool trans_b, float alpha, float beta, int batch,
                         long long stride_a, long long stride_b, long long stride_c);
 
     /* LoRA-augmented linear, y = x W^T + bias + scale * (x A^T) B^T, scale = alpha/r.
-     * y (N,out), xa (N,r) saved for backward, x (N,in), w (out,in) frozen,
-     * bias (out) frozen or NULL, la (r,in) and lb (out,r) the adapter, or
+     * y (N,out), xa (N,r) saved for backward, x (N,in), w (out,in) frozen (a
+     * bf16 base, or a quantized one expanded by fp8/nf4_dequantize), bias
+     * (out) frozen or NULL, la (r,in) and lb (out,r) the fp32 adapter, or
      * r == 0 with la/lb/xa NULL for a plain frozen linear. */
-    aitk_status (*lora_linear_forward)(float *y, float *xa, const float *x, const float *w,
-                                       const float *bias, const float *la, const float *lb,
-                                       int n, int in, int out, int r, float scale);
+    aitk_status (*lora_linear_forward)(aitk_act *y, aitk_act *xa, const aitk_act *x,
+                                       const aitk_act *w, const aitk_act *bias, const float *la,
+                                       const float *lb, int n, int in, int out, int r,
+                                       float scale);
     /* dx (N,in) = dy W + scale (dy B) A, written, or added when accumulate_dx
      * (an input feeding several linears: q, k, v); dx NULL skips it.
-     * dla (r,in) += scale (dy B)^T x; dlb (out,r) += scale dy^T xa.
+     * dla (r,in) += scale (dy B)^T x; dlb (out,r) += scale dy^T xa (fp32).
      * work (N,r) scratch. No gradient for w or bias: they are frozen. */
-    aitk_status (*lora_linear_backward)(float *dx, float *dla, float *dlb, float *work,
-                                        const float *dy, const float *x, const float *xa,
-                                        const float *w, const float *la, const float *lb,
-                                        int n, int in, int out, int r, float scale,
-                                        bool accumulate_dx);
+    aitk_status (*lora_linear_backward)(aitk_act *dx, float *dla, float *dlb, aitk_act *work,
+                                        const aitk_act *dy, const aitk_act *x,
+                                        const aitk_act *xa, const aitk_act *w, const float *la,
+                                        const float *lb, int n, int in, int out, int r,
+                                        float scale, bool accumulate_dx);
 
-    /* LayerNorm without affine (FLUX's norm1/norm2, elementwise_affine=False).
+    /* ---- norms ----
+     * LayerNorm without affine (FLUX's norm1/norm2, elementwise_affine=False).
      * out (N,C), mean (N), rstd (N) saved for backward, inp (N,C). */
-    aitk_status (*layernorm_forward)(float *out, float *mean, float *rstd, const float *inp,
-                                     int n, int c, float eps);
+    aitk_status (*layernorm_forward)(aitk_act *out, float *mean, float *rstd,
+                                     const aitk_act *inp, int n, int c, float eps);
     /* dinp (N,C) written; dout (N,C), inp (N,C), mean (N), rstd (N). */
-    aitk_status (*layernorm_backward)(float *dinp, const float *dout, const float *inp,
+    aitk_status (*layernorm_backward)(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp,
                                       const float *mean, const float *rstd, int n, int c);
 
     /* RMSNorm with weight: out = inp * rstd * weight, rstd = 1/sqrt(mean(inp^2)+eps).
      * out (N,C), rstd (N) saved, inp (N,C), weight (C). Per-head q/k norms are
      * N = B*T*H rows of C = head_dim. */
-    aitk_status (*rmsnorm_forward)(float *out, float *rstd, const float *inp,
-                                   const float *weight, int n, int c, float eps);
-    /* dinp (N,C) written; dweight (C) += (NULL: weight frozen, the usual case). */
-    aitk_status (*rmsnorm_backward)(float *dinp, float *dweight, const float *dout,
-                                    const float *inp, const float *weight, const float *rstd,
-                                    int n, int c);
+    aitk_status (*rmsnorm_forward)(aitk_act *out, float *rstd, const aitk_act *inp,
+                                   const aitk_act *weight, int n, int c, float eps);
+    /* dinp (N,C) written; dweight (C) += in fp32 (NULL: weight frozen, the usual case). */
+    aitk_status (*rmsnorm_backward)(aitk_act *dinp, float *dweight, const aitk_act *dout,
+                                    const aitk_act *inp, const aitk_act *weight,
+                                    const float *rstd, int n, int c);
 
-    /* adaLN modulation, out = x * (1 + scale) + shift, per sample.
+    /* ---- adaLN ----
+     * out = x * (1 + scale) + shift, per sample.
      * out (B,T,C), x (B,T,C); shift and scale rows of C, `ld_mod` elements
      * apart from one sample to the next, so they can be chunks of the
      * modulation linear's output (B, 6C) without a copy. */
-    aitk_status (*modulate_forward)(float *out, const float *x, const float *shift,
-                                    const float *scale, int b, int t, int c, int ld_mod);
+    aitk_status (*modulate_forward)(aitk_act *out, const aitk_act *x, const aitk_act *shift,
+                                    const aitk_act *scale, int b, int t, int c, int ld_mod);
     /* dx (B,T,C) written; dshift, dscale (rows of C, ld_mod apart) written:
      * they are activations (outputs of a linear), not parameters. */
-    aitk_status (*modulate_backward)(float *dx, float *dshift, float *dscale, const float *dout,
-                                     const float *x, const float *scale, int b, int t, int c,
-                                     int ld_mod);
+    aitk_status (*modulate_backward)(aitk_act *dx, aitk_act *dshift, aitk_act *dscale,
+                                     const aitk_act *dout, const aitk_act *x,
+                                     const aitk_act *scale, int b, int t, int c, int ld_mod);
 
     /* Gated residual, in place on the residual stream: resid += gate * x.
      * resid (B,T,C), x (B,T,C), gate rows of C, ld_mod apart (as modulate). */
-    aitk_status (*gated_residual_forward)(float *resid, const float *x, const float *gate,
-                                          int b, int t, int c, int ld_mod);
+    aitk_status (*gated_residual_forward)(aitk_act *resid, const aitk_act *x,
+                                          const aitk_act *gate, int b, int t, int c, int ld_mod);
     /* dx (B,T,C) = dresid * gate, written; dgate (rows of C) written. The
      * residual stream's gradient dresid passes through unchanged. */
-    aitk_status (*gated_residual_backward)(float *dx, float *dgate, const float *dresid,
-                                           const float *x, const float *gate, int b, int t,
+    aitk_status (*gated_residual_backward)(aitk_act *dx, aitk_act *dgate, const aitk_act *dresid,
+                                           const aitk_act *x, const aitk_act *gate, int b, int t,
                                            int c, int ld_mod);
 
-    /* 3-axis RoPE. Table: cos, sin (T, D/2) from pos (T,3) (FLUX ids; the
-     * same positions for every sample); pair p of head_dim D belongs to axis a
-     * when it falls in that axis' axes[a]/2 pairs, with frequency
+    /* ---- RoPE ----
+     * 3-axis RoPE. Table: cos, sin (T, D/2) fp32 from pos (T,3) fp32 (FLUX
+     * ids; the same positions for every sample); pair p of head_dim D belongs
+     * to axis a when it falls in that axis' axes[a]/2 pairs, with frequency
      * theta^(-2j/axes[a]) for its index j within the axis. sum(axes) == D,
      * every axes[a] even: FLUX (16,56,56) on 128, OmniGen2 (40,40,40) on 120.
      * Pairs are adjacent elements (2p, 2p+1), as diffusers' apply_rotary_emb
@@ -194,47 +278,57 @@ typedef struct aitk_ops {
     aitk_status (*rope_table)(float *cos_t, float *sin_t, const float *pos, int t, int d,
                               const int axes[3], float theta);
     /* out (B,T,H,D), inp (B,T,H,D), may alias (in place). */
-    aitk_status (*rope_forward)(float *out, const float *inp, const float *cos_t,
+    aitk_status (*rope_forward)(aitk_act *out, const aitk_act *inp, const float *cos_t,
                                 const float *sin_t, int b, int t, int h, int d);
     /* dinp (B,T,H,D) written (the inverse rotation), may alias dout. */
-    aitk_status (*rope_backward)(float *dinp, const float *dout, const float *cos_t,
+    aitk_status (*rope_backward)(aitk_act *dinp, const aitk_act *dout, const float *cos_t,
                                  const float *sin_t, int b, int t, int h, int d);
 
-    /* Pointwise activations, n elements: out = f(inp); dinp = dout * f'(inp), written.
+    /* ---- pointwise ----
+     * n elements: out = f(inp); dinp = dout * f'(inp), written.
      * GELU is the tanh approximation (FLUX's MLP). */
-    aitk_status (*gelu_forward)(float *out, const float *inp, size_t n);
-    aitk_status (*gelu_backward)(float *dinp, const float *dout, const float *inp, size_t n);
-    aitk_status (*silu_forward)(float *out, const float *inp, size_t n);
-    aitk_status (*silu_backward)(float *dinp, const float *dout, const float *inp, size_t n);
+    aitk_status (*gelu_forward)(aitk_act *out, const aitk_act *inp, size_t n);
+    aitk_status (*gelu_backward)(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp,
+                                 size_t n);
+    aitk_status (*silu_forward)(aitk_act *out, const aitk_act *inp, size_t n);
+    aitk_status (*silu_backward)(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp,
+                                 size_t n);
     /* SwiGLU (OmniGen2's FFN, w2(silu(w1 x) * w3 x)): out = silu(a) * u.
      * out, a, u (n); da, du (n) written. */
-    aitk_status (*swiglu_forward)(float *out, const float *a, const float *u, size_t n);
-    aitk_status (*swiglu_backward)(float *da, float *du, const float *dout, const float *a,
-                                   const float *u, size_t n);
+    aitk_status (*swiglu_forward)(aitk_act *out, const aitk_act *a, const aitk_act *u, size_t n);
+    aitk_status (*swiglu_backward)(aitk_act *da, aitk_act *du, const aitk_act *dout,
+                                   const aitk_act *a, const aitk_act *u, size_t n);
 
-    /* Attention without mask: joint attention over the concatenated [txt; img]
+    /* ---- attention ----
+     * Without mask: joint attention over the concatenated [txt; img]
      * tokens, GQA when hkv < hq (q head h reads kv head h / (hq/hkv)).
-     * out (B,T,Hq,D), lse (B,Hq,T) the row log-sum-exp saved for backward,
-     * q (B,T,Hq,D), k, v (B,T,Hkv,D); softmax(scale * q k^T) v. */
-    aitk_status (*attention_forward)(float *out, float *lse, const float *q, const float *k,
-                                     const float *v, int b, int t, int hq, int hkv, int d,
-                                     float scale);
+     * out (B,T,Hq,D), lse (B,Hq,T) fp32, the row log-sum-exp saved for
+     * backward, q (B,T,Hq,D), k, v (B,T,Hkv,D); softmax(scale * q k^T) v. */
+    aitk_status (*attention_forward)(aitk_act *out, float *lse, const aitk_act *q,
+                                     const aitk_act *k, const aitk_act *v, int b, int t, int hq,
+                                     int hkv, int d, float scale);
     /* dq (B,T,Hq,D), dk, dv (B,T,Hkv,D) written; probabilities are recomputed
-     * from lse, so nothing of size T^2 is ever stored. Both directions may
-     * take a transient strip of at most 2 x 64 x T floats (2 MiB at T = 4096,
-     * outside the accounting) and fail with AITK_E_NOMEM when they cannot. */
-    aitk_status (*attention_backward)(float *dq, float *dk, float *dv, const float *dout,
-                                      const float *q, const float *k, const float *v,
-                                      const float *out, const float *lse, int b, int t,
-                                      int hq, int hkv, int d, float scale);
+     * from lse, so nothing of size T^2 is ever stored. A backend may take a
+     * transient workspace outside the account (the CPU a strip of at most
+     * 2 x 64 x T floats, 2 MiB at T = 4096; cuDNN what its plan asks, which
+     * the descriptor's workspace_bytes reports) and fails with AITK_E_NOMEM
+     * when it cannot. */
+    aitk_status (*attention_backward)(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                      const aitk_act *dout, const aitk_act *q, const aitk_act *k,
+                                      const aitk_act *v, const aitk_act *out, const float *lse,
+                                      int b, int t, int hq, int hkv, int d, float scale);
 
-    /* MSE loss, loss (1) = mean((pred - target)^2) over n, summed in double. */
-    aitk_status (*mse_forward)(float *loss, const float *pred, const float *target, size_t n);
+    /* ---- loss ----
+     * MSE, *loss_host = mean((pred - target)^2) over n, summed in double on
+     * the CPU and in fp32 per block then double on a GPU; the value is
+     * copied to the host (the one synchronizing op of a step). */
+    aitk_status (*mse_forward)(float *loss_host, const aitk_act *pred, const aitk_act *target,
+                               size_t n);
     /* dpred (n) = dloss * 2 (pred - target) / n, written. */
-    aitk_status (*mse_backward)(float *dpred, float dloss, const float *pred,
-                                const float *target, size_t n);
+    aitk_status (*mse_backward)(aitk_act *dpred, float dloss, const aitk_act *pred,
+                                const aitk_act *target, size_t n);
 
-    /* Optimizer steps, in place; grad is read only (the graph zeroes it). */
+    /* ---- optimizer steps, in place on fp32 masters; grad read only ---- */
     aitk_status (*adamw_update)(float *param, float *m, float *v, const float *grad, size_t n,
                                 const aitk_adamw_hparams *hp, long step);
     /* m_q, v_q (n) codes; m_scale, v_scale (aitk_adamw8_blocks(n)). */
@@ -242,32 +336,53 @@ typedef struct aitk_ops {
                                  float *v_scale, const float *grad, size_t n,
                                  const aitk_adamw_hparams *hp, long step);
 
-    /* Weight storage formats. fp8: out (n) = decode(q) * scale (ai-toolkit's
-     * qfloat8 path: one scale per tensor); quantize: q = e4m3(inp / scale),
-     * saturating. bf16: pack/unpack (round to nearest even), and round, the
-     * in-place round trip that emulates bf16 storage in fp32 buffers. */
-    aitk_status (*fp8_dequantize)(float *out, const uint8_t *q, float scale, size_t n);
-    aitk_status (*fp8_quantize)(uint8_t *q, const float *inp, float scale, size_t n);
-    aitk_status (*bf16_pack)(uint16_t *out, const float *inp, size_t n);
-    aitk_status (*bf16_unpack)(float *out, const uint16_t *inp, size_t n);
-    aitk_status (*bf16_round)(float *x, size_t n);
+    /* ---- weight storage formats ----
+     * fp8: out (n) = decode(q) * scale (ai-toolkit's qfloat8 path: one scale
+     * per tensor); quantize: q = e4m3(inp / scale), saturating. */
+    aitk_status (*fp8_dequantize)(aitk_act *out, const uint8_t *q, float scale, size_t n);
+    aitk_status (*fp8_quantize)(uint8_t *q, const aitk_act *inp, float scale, size_t n);
+    /* NF4: q (bytes of n/2, rounded up), absmax (aitk_nf4_blocks(n)) fp32;
+     * quantize picks the nearest code (ties to the lower index). */
+    aitk_status (*nf4_dequantize)(aitk_act *out, const uint8_t *q, const float *absmax,
+                                  size_t n);
+    aitk_status (*nf4_quantize)(uint8_t *q, float *absmax, const aitk_act *inp, size_t n);
+    /* In place: x = bf16(x) on fp32 storage (the CPU's emulation of bf16
+     * storage); nothing to do where act_dtype is already bf16. */
+    aitk_status (*bf16_round)(aitk_act *x, size_t n);
 
-    /* 2-D strided copy for concatenating/splitting along features or tokens:
+    /* ---- copies and sums ----
+     * 2-D strided copy for concatenating/splitting along features or tokens:
      * dst rows of `cols` elements, ld_dst apart; src likewise. */
-    aitk_status (*copy2d)(float *dst, int ld_dst, const float *src, int ld_src, int rows,
+    aitk_status (*copy2d)(aitk_act *dst, int ld_dst, const aitk_act *src, int ld_src, int rows,
                           int cols);
     /* y += alpha * x, n elements (residual adds, summing gradient branches). */
-    aitk_status (*axpy)(float *y, float alpha, const float *x, size_t n);
-    /* bytes of backend memory set to 0 (gradients before a step). */
-    aitk_status (*zero)(void *dst, size_t bytes);
+    aitk_status (*axpy)(aitk_act *y, float alpha, const aitk_act *x, size_t n);
 } aitk_ops;
 
-/* The CPU reference backend (kernels/cpu): fp32, OpenBLAS GEMM, OpenMP. */
+/* The CPU reference backend's table (kernels/cpu): fp32, OpenBLAS, OpenMP. */
 const aitk_ops *aitk_ops_cpu(void);
 
-/* AITK_OK when every member of the table is set; else AITK_E_INTERNAL, with
- * the first missing member's name in *missing (static text), so a plugin
- * that forgot one is reported, not crashed on. */
+/* AITK_OK when every function member of the table is set and act_dtype is
+ * F32 or BF16; else AITK_E_INTERNAL, with the first missing member's name in
+ * *missing (static text), so a plugin that forgot one is reported, not
+ * crashed on. */
 aitk_status aitk_ops_check(const aitk_ops *ops, const char **missing);
+
+/* ---- the shared bookkeeping (kernels/mem.c) ---- */
+/* Allocates `bytes` of backend memory (zeroed) for `what` and records it.
+ * bytes == 0 gives {NULL, 0, tag} and AITK_OK. Fails with AITK_E_NOMEM past
+ * acct->limit or when the backend cannot allocate, AITK_E_RANGE on a size_t
+ * overflow, and then records what failed in acct->failed_* and changes
+ * nothing else. */
+aitk_status aitk_buf_alloc(const aitk_ops *ops, aitk_mem_account *acct, aitk_buf *out,
+                           size_t bytes, aitk_mem_tag tag, const char *what);
+/* Frees and resets *buf; {NULL} is fine. */
+void aitk_buf_free(const aitk_ops *ops, aitk_mem_account *acct, aitk_buf *buf);
+/* The accounting alone, for memory a backend holds outside aitk_buf_alloc. */
+aitk_status aitk_mem_note_alloc(aitk_mem_account *acct, size_t bytes, aitk_mem_tag tag,
+                                const char *what);
+void aitk_mem_note_free(aitk_mem_account *acct, size_t bytes, aitk_mem_tag tag);
+/* "weights", "activations", ...; "unknown" for an out-of-range tag. */
+const char *aitk_mem_tag_name(aitk_mem_tag tag);
 
 #endif
