@@ -1,15 +1,16 @@
 /* The step-graph adapter (see workload_step.h). A loss that is not finite
- * fails the step: a run that diverges is not a measurement. */
+ * fails the step: a run that diverges is not a measurement. The config is
+ * read through workload_step_train.h: this file includes kernels/ops.h, whose
+ * dtype names clash with models/aitk_config.h's. */
 #include "bench/workload_step.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "bench/workload_step_train.h"
 #include "common/alloc.h"
 #include "kernels/ops.h"
-#include "models/aitk_config.h"
 #include "models/step.h"
 
 struct aitk_bench_steps {
@@ -18,39 +19,30 @@ struct aitk_bench_steps {
     size_t n;
 };
 
-/* ai-toolkit's optimizer factory lower-cases the name before matching, so
- * "AdamW8Bit" and "adamw8bit" are the same optimizer. */
-static bool is_8bit_optimizer(const char *name)
-{
-    for (const char *p = name; p && *p; p++)
-        if (p[0] == '8' && tolower((unsigned char)p[1]) == 'b' &&
-            tolower((unsigned char)p[2]) == 'i' && tolower((unsigned char)p[3]) == 't')
-            return true;
-    return false;
-}
-
 /* What an ai-toolkit config decides about the step itself; quantize means
  * the qfloat8 base (optimum-quanto qfloat8, as ai-toolkit's README and
  * toolkit/config_modules.py use it). */
-static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *t)
+static void apply_train_config(aitk_step_setup *setup, const struct aitk_train_config *config)
 {
-    if (!t)
+    if (!config)
         return;
-    setup->rank = t->rank;
-    setup->alpha = t->alpha;
-    setup->batch = t->batch;
-    setup->checkpointing = t->checkpointing;
-    setup->optimizer = is_8bit_optimizer(t->optimizer) ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
-    if (t->quantize)
+    aitk_bench_step_train t;
+    aitk_bench_step_train_read(config, &t);
+    setup->rank = t.rank;
+    setup->alpha = t.alpha;
+    setup->batch = t.batch;
+    setup->checkpointing = t.checkpointing;
+    setup->optimizer = t.optimizer_8bit ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
+    if (t.quantize)
         setup->base = AITK_STEP_BASE_FP8;
-    else if (t->dtype && (strcmp(t->dtype, "bf16") == 0 || strcmp(t->dtype, "bfloat16") == 0))
+    else if (t.bf16)
         setup->base = AITK_STEP_BASE_BF16;
     else
         setup->base = AITK_STEP_BASE_FP32;
 }
 
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,
-                                    size_t n, const aitk_train_config *train,
+                                    size_t n, const struct aitk_train_config *train,
                                     aitk_bench_steps **out, aitk_str *err)
 {
     *out = NULL;

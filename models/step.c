@@ -1,36 +1,23 @@
 /* The architecture-neutral half of the training step: the PRNG every tensor
- * is drawn from, the tensor table and its arenas, LoRA linears (with fp8 base
- * weights dequantized per GEMM), FLOP accounting, the flow-matching inputs,
- * the optimizer update and the public entry points of models/step.h. The
- * transformers themselves are in step_flux.c and step_omnigen2.c. */
+ * is drawn from, the tensor table and its arenas, drawing the tensors on the
+ * backend, LoRA linears (with fp8 or NF4 base weights dequantized per GEMM),
+ * FLOP accounting, the flow-matching inputs and the slots' bump allocator.
+ * The public entry points are in step_api.c, the transformers in
+ * step_flux*.c and step_omnigen2.c. */
 #include <math.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "kernels/math/draw.h"
 #include "models/step_internal.h"
 
 /* ---- PRNG ---- */
 
-static uint64_t splitmix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 0xCBF29CE484222325ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001B3ull;
-    return h;
-}
-
+/* The host's copy of the backends' draw (kernels/math/draw.h), for the
+ * per-step noise and t and for tests. */
 float aitk_step_draw(uint64_t seed, const char *name, uint64_t j, float scale)
 {
-    uint64_t z = splitmix64((seed ^ fnv1a64(name)) + (j + 1) * 0x9E3779B97F4A7C15ull);
-    float u = (float)(z >> 40) * (1.0f / 16777216.0f);
-    return (2.0f * u - 1.0f) * scale;
+    return aitk_draw(aitk_draw_key(seed, name), j, scale);
 }
 
 /* ---- spec look-ups ---- */
@@ -112,7 +99,8 @@ aitk_status step_declare_linear(aitk_step_model *m, const char *name, int in, in
         st = step_declare(m, aitk_str_cstr(&nm), AITK_STEP_T_BASE, 2, (long[]){out, in}, ws,
                           false, &l->w);
     if (!st)
-        m->t[l->w].fp8 = m->setup.base == AITK_STEP_BASE_FP8;
+        m->t[l->w].quant = m->setup.base == AITK_STEP_BASE_FP8 ||
+                           m->setup.base == AITK_STEP_BASE_NF4;
     if (!st && bias) {
         aitk_str_clear(&nm);
         aitk_str_appendf(&nm, "%s.b", name);
@@ -145,85 +133,173 @@ aitk_status step_declare_linear(aitk_step_model *m, const char *name, int in, in
     return AITK_OK;
 }
 
-aitk_status step_alloc_floats(aitk_step_model *m, size_t floats, aitk_mem_tag tag,
-                              const char *what, float **out)
+/* One more buffer in m->bufs, freed with the model. */
+aitk_status step_alloc_bytes(aitk_step_model *m, size_t bytes, aitk_mem_tag tag,
+                             const char *what, void **out)
 {
     *out = NULL;
     if (m->n_bufs == STEP_MAX_BUFS)
         return AITK_E_INTERNAL;
     aitk_buf *b = &m->bufs[m->n_bufs];
-    STEP_CHECK(m->ops->alloc(m->acct, b, floats * sizeof(float), tag, what));
+    STEP_CHECK(aitk_buf_alloc(m->ops, m->acct, b, bytes, tag, what));
     m->n_bufs++;
     *out = b->ptr;
     return AITK_OK;
 }
 
+aitk_status step_alloc_floats(aitk_step_model *m, size_t floats, aitk_mem_tag tag,
+                              const char *what, float **out)
+{
+    void *p = NULL;
+    aitk_status st = step_alloc_bytes(m, aitk_dtype_bytes(AITK_DTYPE_F32, floats), tag, what,
+                                      &p);
+    *out = p;
+    return st;
+}
+
+aitk_status step_alloc_acts(aitk_step_model *m, size_t elems, aitk_mem_tag tag,
+                            const char *what, aitk_act **out)
+{
+    void *p = NULL;
+    aitk_status st = step_alloc_bytes(m, aitk_dtype_bytes(m->ops->act_dtype, elems), tag, what,
+                                      &p);
+    *out = p;
+    return st;
+}
+
+/* ---- slots ---- */
+
+static unsigned char *bump_take(step_bump *b, size_t bytes)
+{
+    unsigned char *p = b->base ? b->base + b->used : NULL;
+    b->used += (bytes + 63) & ~(size_t)63;
+    return p;
+}
+
+aitk_act *step_take_act(step_bump *b, size_t n)
+{
+    return (aitk_act *)bump_take(b, aitk_dtype_bytes(b->ops->act_dtype, n));
+}
+
+float *step_take_f32(step_bump *b, size_t n)
+{
+    return (float *)bump_take(b, aitk_dtype_bytes(AITK_DTYPE_F32, n));
+}
+
 /* ---- arenas ---- */
 
-aitk_status step_alloc_arenas(aitk_step_model *m, aitk_str *err)
+/* Where a quantized weight of `count` elements goes: its bytes in the
+ * quantized arena (one per fp8 weight, one per two NF4 weights) and, for
+ * NF4, its blocks' absmax values in their fp32 arena. */
+static void place_quantized(aitk_step_model *m, step_tensor *t)
 {
-    const aitk_ops *o = m->ops;
+    const bool nf4 = m->setup.base == AITK_STEP_BASE_NF4;
+    t->offset = m->n_quant_bytes;
+    m->n_quant_bytes += aitk_dtype_bytes(nf4 ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8_E4M3, t->count);
+    if (nf4) {
+        t->blocks = aitk_nf4_blocks(t->count);
+        t->block_offset = m->n_absmax;
+        m->n_absmax += t->blocks;
+    }
+}
+
+static void place_tensors(aitk_step_model *m)
+{
     for (size_t i = 0; i < m->n_t; i++) {
         step_tensor *t = &m->t[i];
+        if (t->quant) {
+            place_quantized(m, t);
+            continue;
+        }
         size_t *n = t->kind == AITK_STEP_T_LORA    ? &m->n_lora
                     : t->kind == AITK_STEP_T_INPUT ? &m->n_input
-                    : t->fp8                       ? &m->n_base8
                                                    : &m->n_base;
         t->offset = *n;
         *n += t->count;
     }
+}
+
+static aitk_status alloc_optimizer(aitk_step_model *m)
+{
+    const aitk_ops *o = m->ops;
+    aitk_mem_account *a = m->acct;
     const size_t f = sizeof(float);
-    aitk_status st = o->alloc(m->acct, &m->base, m->n_base * f, AITK_MEM_WEIGHTS,
-                              "base weights");
-    if (!st)
-        st = o->alloc(m->acct, &m->base8, m->n_base8, AITK_MEM_WEIGHTS, "fp8 base weights");
-    if (!st)
-        st = o->alloc(m->acct, &m->lora, m->n_lora * f, AITK_MEM_WEIGHTS, "LoRA weights");
-    if (!st)
-        st = o->alloc(m->acct, &m->grads, m->n_lora * f, AITK_MEM_GRADIENTS, "LoRA gradients");
-    if (!st)
-        st = o->alloc(m->acct, &m->inputs, m->n_input * f, AITK_MEM_ACTIVATIONS,
-                      "cached latents and text features");
-    if (!st && m->setup.optimizer == AITK_STEP_ADAMW) {
-        st = o->alloc(m->acct, &m->opt_m, m->n_lora * f, AITK_MEM_OPTIMIZER, "AdamW m");
-        if (!st)
-            st = o->alloc(m->acct, &m->opt_v, m->n_lora * f, AITK_MEM_OPTIMIZER, "AdamW v");
-    } else if (!st) {
-        const size_t nb = aitk_adamw8_blocks(m->n_lora) * f;
-        st = o->alloc(m->acct, &m->opt_m, m->n_lora, AITK_MEM_OPTIMIZER, "8-bit AdamW m");
-        if (!st)
-            st = o->alloc(m->acct, &m->opt_v, m->n_lora, AITK_MEM_OPTIMIZER, "8-bit AdamW v");
-        if (!st)
-            st = o->alloc(m->acct, &m->opt_ms, nb, AITK_MEM_OPTIMIZER, "8-bit AdamW scales");
-        if (!st)
-            st = o->alloc(m->acct, &m->opt_vs, nb, AITK_MEM_OPTIMIZER, "8-bit AdamW scales");
+    if (m->setup.optimizer == AITK_STEP_ADAMW) {
+        STEP_CHECK(aitk_buf_alloc(o, a, &m->opt_m, m->n_lora * f, AITK_MEM_OPTIMIZER, "AdamW m"));
+        return aitk_buf_alloc(o, a, &m->opt_v, m->n_lora * f, AITK_MEM_OPTIMIZER, "AdamW v");
     }
-    if (!st && m->n_base8)
-        st = o->alloc(m->acct, &m->dequant, (size_t)m->max_w_elems * f, AITK_MEM_WORKSPACE,
-                      "fp8 dequantization");
+    const size_t nb = aitk_adamw8_blocks(m->n_lora) * f;
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->opt_m, m->n_lora, AITK_MEM_OPTIMIZER, "8-bit AdamW m"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->opt_v, m->n_lora, AITK_MEM_OPTIMIZER, "8-bit AdamW v"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->opt_ms, nb, AITK_MEM_OPTIMIZER, "8-bit AdamW scales"));
+    return aitk_buf_alloc(o, a, &m->opt_vs, nb, AITK_MEM_OPTIMIZER, "8-bit AdamW scales");
+}
+
+/* Base weights, biases and norm weights are activation storage; LoRA, its
+ * gradients and the optimizer state fp32; a quantized base its codes (and
+ * NF4's absmax values) plus one dequantized weight of scratch. */
+static aitk_status alloc_all(aitk_step_model *m)
+{
+    const aitk_ops *o = m->ops;
+    aitk_mem_account *a = m->acct;
+    const aitk_dtype act = o->act_dtype;
+    const size_t f = sizeof(float);
+    const bool nf4 = m->setup.base == AITK_STEP_BASE_NF4;
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->base, aitk_dtype_bytes(act, m->n_base),
+                              AITK_MEM_WEIGHTS, "base weights"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->base_q, m->n_quant_bytes, AITK_MEM_WEIGHTS,
+                              nf4 ? "NF4 base weights" : "fp8 base weights"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->base_absmax, m->n_absmax * f, AITK_MEM_WEIGHTS,
+                              "NF4 block absmax"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->lora, m->n_lora * f, AITK_MEM_WEIGHTS, "LoRA weights"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->grads, m->n_lora * f, AITK_MEM_GRADIENTS,
+                              "LoRA gradients"));
+    STEP_CHECK(aitk_buf_alloc(o, a, &m->inputs, aitk_dtype_bytes(act, m->n_input),
+                              AITK_MEM_ACTIVATIONS, "cached latents and text features"));
+    STEP_CHECK(alloc_optimizer(m));
+    if (m->n_quant_bytes)
+        STEP_CHECK(aitk_buf_alloc(o, a, &m->dequant, aitk_dtype_bytes(act, (size_t)m->max_w_elems),
+                                  AITK_MEM_WORKSPACE,
+                                  nf4 ? "NF4 dequantization" : "fp8 dequantization"));
+    return AITK_OK;
+}
+
+static void bind_tensor(aitk_step_model *m, step_tensor *t)
+{
+    if (t->kind == AITK_STEP_T_LORA) {
+        t->f = (float *)m->lora.ptr + t->offset;
+        t->grad = (float *)m->grads.ptr + t->offset;
+    } else if (t->kind == AITK_STEP_T_INPUT) {
+        t->a = aitk_act_at(m->ops, m->inputs.ptr, t->offset);
+    } else if (t->quant) {
+        t->q = (uint8_t *)m->base_q.ptr + t->offset;
+        if (m->setup.base == AITK_STEP_BASE_NF4)
+            t->absmax = (float *)m->base_absmax.ptr + t->block_offset;
+    } else {
+        t->a = aitk_act_at(m->ops, m->base.ptr, t->offset);
+    }
+}
+
+aitk_status step_alloc_arenas(aitk_step_model *m, aitk_str *err)
+{
+    place_tensors(m);
+    aitk_status st = alloc_all(m);
     if (st) {
         aitk_str_appendf(err, "cannot allocate the %s model's weights and optimizer state: %s",
                          m->spec->id, aitk_strerror(st));
+        if ((st == AITK_E_NOMEM || st == AITK_E_RANGE) && m->acct->failed_what)
+            aitk_str_appendf(err, " (%s, %zu bytes)", m->acct->failed_what,
+                             m->acct->failed_bytes);
         return st;
     }
-    for (size_t i = 0; i < m->n_t; i++) {
-        step_tensor *t = &m->t[i];
-        if (t->kind == AITK_STEP_T_LORA) {
-            t->f = (float *)m->lora.ptr + t->offset;
-            t->grad = (float *)m->grads.ptr + t->offset;
-        } else if (t->kind == AITK_STEP_T_INPUT) {
-            t->f = (float *)m->inputs.ptr + t->offset;
-        } else if (t->fp8) {
-            t->q = (uint8_t *)m->base8.ptr + t->offset;
-        } else {
-            t->f = (float *)m->base.ptr + t->offset;
-        }
-    }
+    for (size_t i = 0; i < m->n_t; i++)
+        bind_tensor(m, &m->t[i]);
     for (size_t i = 0; i < m->n_lin; i++) {
         step_linear *l = &m->lin[i];
-        l->pw = m->t[l->w].f;
-        l->w8 = m->t[l->w].q;
-        l->pb = l->b >= 0 ? m->t[l->b].f : NULL;
+        l->pw = m->t[l->w].a;
+        l->wq = m->t[l->w].q;
+        l->w4absmax = m->t[l->w].absmax;
+        l->pb = l->b >= 0 ? m->t[l->b].a : NULL;
         l->pla = l->la >= 0 ? m->t[l->la].f : NULL;
         l->plb = l->lb >= 0 ? m->t[l->lb].f : NULL;
         l->dla = l->la >= 0 ? m->t[l->la].grad : NULL;
@@ -232,57 +308,74 @@ aitk_status step_alloc_arenas(aitk_step_model *m, aitk_str *err)
     return AITK_OK;
 }
 
-/* Draws every tensor on the host and uploads it (quantized for fp8, rounded
- * for bf16). Inputs are drawn as unit-scale uniforms. */
+/* The scale of a tensor's quantized copy of `amax`: e4m3's range spans the
+ * tensor's largest magnitude (1 for an all-zero tensor, which any scale
+ * codes exactly). */
+static float fp8_scale(float amax)
+{
+    return amax > 0 ? amax / AITK_FP8_E4M3_MAX : 1.0f;
+}
+
+/* A quantized base weight: drawn into the dequantization scratch (activation
+ * storage, as large as the largest weight), then quantized from there. */
+static aitk_status fill_quantized(aitk_step_model *m, size_t i, uint64_t key)
+{
+    const aitk_ops *o = m->ops;
+    step_tensor *t = &m->t[i];
+    aitk_act *w = m->dequant.ptr;
+    STEP_CHECK(o->draw_act(w, t->count, key, 0, t->scale, 0.0f));
+    if (m->setup.base == AITK_STEP_BASE_NF4)
+        return o->nf4_quantize(t->q, t->absmax, w, t->count);
+    float amax = 0;
+    STEP_CHECK(o->absmax(&amax, w, t->count));
+    t->scale = fp8_scale(amax);
+    for (size_t l = 0; l < m->n_lin; l++)
+        if (m->lin[l].w == (long)i)
+            m->lin[l].w8scale = t->scale;
+    return o->fp8_quantize(t->q, w, t->scale, t->count);
+}
+
+/* Draws every tensor on the backend, keyed by (seed, name): LoRA weights in
+ * fp32, the rest in activation storage (quantized for an fp8 or NF4 base,
+ * rounded for a bf16 one). Inputs are unit-scale uniforms, norm weights
+ * 1 + draw. */
 aitk_status step_fill_tensors(aitk_step_model *m)
 {
-    size_t most = 0;
-    for (size_t i = 0; i < m->n_t; i++)
-        most = m->t[i].count > most ? m->t[i].count : most;
-    float *h = aitk_malloc(most * sizeof *h);
-    uint8_t *q = aitk_malloc(most);
-    if (!h || !q) {
-        aitk_free(h);
-        aitk_free(q);
-        return AITK_E_NOMEM;
-    }
-    aitk_status st = AITK_OK;
-    for (size_t i = 0; i < m->n_t && !st; i++) {
+    const aitk_ops *o = m->ops;
+    for (size_t i = 0; i < m->n_t; i++) {
         step_tensor *t = &m->t[i];
-        float amax = 0;
-        for (size_t j = 0; j < t->count; j++) {
-            float v = aitk_step_draw(m->setup.seed, t->name, j, t->scale);
-            h[j] = t->one_plus ? 1.0f + v : v;
-            amax = fabsf(h[j]) > amax ? fabsf(h[j]) : amax;
+        const uint64_t key = aitk_draw_key(m->setup.seed, t->name);
+        const float add = t->one_plus ? 1.0f : 0.0f;
+        if (t->quant) {
+            STEP_CHECK(fill_quantized(m, i, key));
+        } else if (t->kind == AITK_STEP_T_LORA) {
+            STEP_CHECK(o->draw_f32(t->f, t->count, key, 0, t->scale, add));
+        } else {
+            STEP_CHECK(o->draw_act(t->a, t->count, key, 0, t->scale, add));
+            if (t->kind == AITK_STEP_T_BASE && m->setup.base == AITK_STEP_BASE_BF16)
+                STEP_CHECK(o->bf16_round(t->a, t->count));
         }
-        if (t->fp8) {
-            t->scale = amax > 0 ? amax / AITK_FP8_E4M3_MAX : 1.0f;
-            st = m->ops->fp8_quantize(q, h, t->scale, t->count);
-            if (!st)
-                st = m->ops->upload(t->q, q, t->count);
-            for (size_t l = 0; l < m->n_lin; l++)
-                if (m->lin[l].w == (long)i)
-                    m->lin[l].w8scale = t->scale;
-            continue;
-        }
-        st = m->ops->upload(t->f, h, t->count * sizeof *h);
-        if (!st && t->kind == AITK_STEP_T_BASE && m->setup.base == AITK_STEP_BASE_BF16)
-            st = m->ops->bf16_round(t->f, t->count);
     }
-    aitk_free(h);
-    aitk_free(q);
-    return st;
+    return AITK_OK;
 }
 
 /* ---- running ---- */
 
-aitk_status step_linear_forward(aitk_step_model *m, const step_linear *l, float *y, float *xa,
-                                const float *x, int n)
+/* A quantized weight expanded into the dequantization scratch. */
+static aitk_status dequantize_weight(aitk_step_model *m, const step_linear *l)
 {
-    const float *w = l->pw;
-    if (l->w8) {
-        STEP_CHECK(m->ops->fp8_dequantize(m->dequant.ptr, l->w8, l->w8scale,
-                                          (size_t)l->in * (size_t)l->out));
+    const size_t n = (size_t)l->in * (size_t)l->out;
+    if (m->setup.base == AITK_STEP_BASE_NF4)
+        return m->ops->nf4_dequantize(m->dequant.ptr, l->wq, l->w4absmax, n);
+    return m->ops->fp8_dequantize(m->dequant.ptr, l->wq, l->w8scale, n);
+}
+
+aitk_status step_linear_forward(aitk_step_model *m, const step_linear *l, aitk_act *y,
+                                aitk_act *xa, const aitk_act *x, int n)
+{
+    const aitk_act *w = l->pw;
+    if (l->wq) {
+        STEP_CHECK(dequantize_weight(m, l));
         w = m->dequant.ptr;
     }
     const double f = 2.0 * n * l->in * l->out + 2.0 * n * l->r * (l->in + l->out);
@@ -293,20 +386,17 @@ aitk_status step_linear_forward(aitk_step_model *m, const step_linear *l, float 
                                        l->in, l->out, l->r, m->lora_scale);
 }
 
-aitk_status step_linear_backward(aitk_step_model *m, const step_linear *l, float *dx,
-                                 float *work, const float *dy, const float *x, const float *xa,
-                                 int n, bool accumulate_dx)
+aitk_status step_linear_backward(aitk_step_model *m, const step_linear *l, aitk_act *dx,
+                                 aitk_act *work, const aitk_act *dy, const aitk_act *x,
+                                 const aitk_act *xa, int n, bool accumulate_dx)
 {
     if (!dx && !l->r)
         return AITK_OK; /* a frozen linear whose input needs no gradient */
-    /* Without dx the frozen weight is not read; an fp8 weight is then not
-     * expanded (the kernel still wants a pointer). */
-    const float *w = l->w8 ? m->dequant.ptr : l->pw;
-    if (l->w8 && dx) {
-        STEP_CHECK(m->ops->fp8_dequantize(m->dequant.ptr, l->w8, l->w8scale,
-                                          (size_t)l->in * (size_t)l->out));
-        w = m->dequant.ptr;
-    }
+    /* Without dx the frozen weight is not read; a quantized weight is then
+     * not expanded (the kernel still wants a pointer). */
+    const aitk_act *w = l->wq ? m->dequant.ptr : l->pw;
+    if (l->wq && dx)
+        STEP_CHECK(dequantize_weight(m, l));
     const double f = (dx ? 2.0 * n * l->in * l->out : 0) + 4.0 * n * l->r * (l->in + l->out);
     m->flops += f;
     m->model_flops += f;
@@ -315,9 +405,9 @@ aitk_status step_linear_backward(aitk_step_model *m, const step_linear *l, float
                                         accumulate_dx);
 }
 
-aitk_status step_attention_forward(aitk_step_model *m, float *out, float *lse, const float *q,
-                                   const float *k, const float *v, int b, int t, int hq,
-                                   int hkv, int d)
+aitk_status step_attention_forward(aitk_step_model *m, aitk_act *out, float *lse,
+                                   const aitk_act *q, const aitk_act *k, const aitk_act *v, int b,
+                                   int t, int hq, int hkv, int d)
 {
     const double f = 4.0 * b * (double)t * t * d * hq;
     m->flops += f;
@@ -327,10 +417,10 @@ aitk_status step_attention_forward(aitk_step_model *m, float *out, float *lse, c
                                      (float)(1.0 / sqrt((double)d)));
 }
 
-aitk_status step_attention_backward(aitk_step_model *m, float *dq, float *dk, float *dv,
-                                    const float *dout, const float *q, const float *k,
-                                    const float *v, const float *out, const float *lse, int b,
-                                    int t, int hq, int hkv, int d)
+aitk_status step_attention_backward(aitk_step_model *m, aitk_act *dq, aitk_act *dk,
+                                    aitk_act *dv, const aitk_act *dout, const aitk_act *q,
+                                    const aitk_act *k, const aitk_act *v, const aitk_act *out,
+                                    const float *lse, int b, int t, int hq, int hkv, int d)
 {
     const double f = 2.5 * 4.0 * b * (double)t * t * d * hq;
     m->flops += f;

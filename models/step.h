@@ -12,12 +12,14 @@
  *
  * Every tensor -- base weights, LoRA weights, cached inputs, the noise and t of
  * each step -- comes from a counter-based PRNG keyed by (seed, tensor name,
- * element index) (aitk_step_draw), so a run repeats exactly and the PyTorch
- * golden generator (tests/golden/gen_step_golden.py) rebuilds the same model
- * without the weights being shipped. Tensors are named ("double.0.img_q.lora_a")
+ * element index) (aitk_step_draw, kernels/math/draw.h), so a run repeats
+ * exactly and the PyTorch golden generator (tests/golden/gen_step_golden.py)
+ * rebuilds the same model without the weights being shipped. Weights are
+ * drawn on the backend itself (draw_act/draw_f32): nothing is uploaded, and
+ * every backend holds the same values. Tensors are named ("double.0.img_q.lora_a")
  * and reachable through the tensor table below, for tests and for tools.
  *
- * Memory: every buffer is allocated through ops->alloc with a purpose tag, so
+ * Memory: every buffer is allocated through aitk_buf_alloc with a purpose tag, so
  * aitk_mem_account's peak can be set against the cost model's memory plan
  * (aitk_step_memory_plan). */
 #ifndef AITK_MODELS_STEP_H
@@ -34,10 +36,13 @@
 
 /* How the frozen base weights are stored. Compute is fp32 on every path. */
 typedef enum aitk_step_base {
-    AITK_STEP_BASE_FP32, /* plain fp32 */
-    AITK_STEP_BASE_BF16, /* fp32 buffers holding bf16-rounded values (GPU bf16 storage) */
+    AITK_STEP_BASE_FP32, /* the backend's activation storage, values as drawn */
+    AITK_STEP_BASE_BF16, /* activation storage holding bf16-rounded values (on the CPU:
+                            fp32 buffers emulating the GPU's bf16 storage) */
     AITK_STEP_BASE_FP8,  /* e4m3 bytes + one fp32 scale per tensor, dequantized per GEMM
                             (ai-toolkit's qfloat8 path) */
+    AITK_STEP_BASE_NF4,  /* NF4 nibbles + one fp32 absmax per 64 weights (ops.h),
+                            dequantized per GEMM (QLoRA's bitsandbytes path) */
 } aitk_step_base;
 
 typedef enum aitk_step_optim {
@@ -123,24 +128,26 @@ size_t aitk_step_tensor_count(const aitk_step_model *m);
 aitk_status aitk_step_tensor_info(const aitk_step_model *m, size_t i, aitk_step_tensor *out);
 /* Index of the tensor called `name`; AITK_E_NOTFOUND if none. */
 aitk_status aitk_step_tensor_find(const aitk_step_model *m, const char *name, size_t *index);
-/* Copies tensor i (dequantized for an fp8 base) into host memory of `count`
- * floats; AITK_E_INVAL when count differs from the tensor's. */
+/* Copies tensor i (dequantized for a quantized base) into host memory of
+ * `count` floats; AITK_E_INVAL when count differs from the tensor's. */
 aitk_status aitk_step_tensor_get(const aitk_step_model *m, size_t i, float *host, size_t count);
 /* The gradient of LoRA tensor i from the last backward; AITK_E_INVAL for a
  * tensor that is not LoRA. */
 aitk_status aitk_step_grad_get(const aitk_step_model *m, size_t i, float *host, size_t count);
 
 /* ---- the PRNG every tensor comes from ----
- * Value j of the stream `name`: splitmix64 of (seed XOR fnv1a64(name)) +
+ * Value j of the stream `name`: aitk_draw(aitk_draw_key(seed, name), j, scale)
+ * of kernels/math/draw.h, i.e. splitmix64 of (seed XOR fnv1a64(name)) +
  * (j+1) * 0x9E3779B97F4A7C15, top 24 bits -> u in [0,1), returned as
- * (2u - 1) * scale in fp32 (exact: 2u-1 has at most 24 significant bits).
+ * (2u - 1) * scale in fp32. The host's copy of what the backends draw;
  * gen_step_golden.py implements the same function. */
 float aitk_step_draw(uint64_t seed, const char *name, uint64_t j, float scale);
 
 /* ---- memory plan ----
  * The cost model's plan (models/cost.h, cost.yaml) for the configuration of
  * `m`, with the CPU reference backend's storage: fp32 weights, activations
- * and LoRA (an fp8 base stays one byte per weight, without per-row scales),
+ * and LoRA (an fp8 base stays one byte per weight, without per-row scales;
+ * an NF4 base half a byte plus one fp32 absmax per 64 weights),
  * no CUDA context, no cuBLAS workspace, no caching-allocator fragmentation.
  * The GPU figures are untouched (the loaded parameters are adjusted in a
  * copy). One term is added that the GPU plan lacks: `block_grads`, the

@@ -1,15 +1,11 @@
 /* Internal to the FLUX/Chroma step (step_flux.c: blocks; step_flux_run.c:
- * declaration, buffers, conditioning, final layer and the step itself). */
+ * declaration, buffers, conditioning, final layer and the step itself).
+ * Activations are aitk_act (the backend's act_dtype), per-row statistics
+ * (mean, rstd, lse), RoPE tables and positions float (kernels/ops.h). */
 #ifndef AITK_MODELS_STEP_FLUX_H
 #define AITK_MODELS_STEP_FLUX_H
 
 #include "models/step_internal.h"
-
-/* A bump allocator over one slot: with base NULL it only measures. */
-typedef struct step_bump {
-    float *base;
-    size_t used;
-} step_bump;
 
 typedef struct flux_double {
     long mod[2];     /* linear indices, stream 0 img, 1 txt (FLUX only) */
@@ -23,21 +19,23 @@ typedef struct flux_single {
 
 /* Saved activations of one double block. */
 typedef struct flux_dacts {
-    float *mod[2], *xa_mod[2], *ln1[2], *mean1[2], *rstd1[2], *x1[2], *xa_qkv[2][3];
-    float *xa_o[2], *o[2], *ln2[2], *mean2[2], *rstd2[2], *x2[2], *u[2], *g[2];
-    float *xa_m1[2], *xa_m2[2], *f[2];
-    float *q_pre, *k_pre, *rstd_q, *rstd_k, *q, *k, *v, *att, *lse, *h1;
+    aitk_act *mod[2], *xa_mod[2], *ln1[2], *x1[2], *xa_qkv[2][3];
+    aitk_act *xa_o[2], *o[2], *ln2[2], *x2[2], *u[2], *g[2];
+    aitk_act *xa_m1[2], *xa_m2[2], *f[2];
+    aitk_act *q_pre, *k_pre, *q, *k, *v, *att, *h1;
+    float *mean1[2], *rstd1[2], *mean2[2], *rstd2[2], *rstd_q, *rstd_k, *lse;
 } flux_dacts;
 
 /* Saved activations of one single block. */
 typedef struct flux_sacts {
-    float *mod, *xa_mod, *ln, *mean, *rstd, *x1, *q_pre, *k_pre, *rstd_q, *rstd_k;
-    float *q, *k, *v, *xa_qkv[3], *att, *lse, *u, *xa_m1, *cat, *xa_out, *o;
+    aitk_act *mod, *xa_mod, *ln, *x1, *q_pre, *k_pre;
+    aitk_act *q, *k, *v, *xa_qkv[3], *att, *u, *xa_m1, *cat, *xa_out, *o;
+    float *mean, *rstd, *rstd_q, *rstd_k, *lse;
 } flux_sacts;
 
 /* Activation-gradient scratch shared by all blocks. */
 typedef struct flux_gscratch {
-    float *sc[8], *sm[1], *cm, *dmods, *work;
+    aitk_act *sc[8], *sm[1], *cm, *dmods, *work;
 } flux_gscratch;
 
 typedef struct flux_state {
@@ -56,16 +54,18 @@ typedef struct flux_state {
     long in_x0, in_txt, in_pooled;                                    /* tensors */
 
     /* buffers */
-    float *ckpt;          /* (nd+ns+1) hidden states of B*T*C: block inputs, final output */
-    float *acts;          /* one slot (checkpointing) or one per block */
-    size_t dslot, sslot;  /* floats per double / single slot */
-    float *grad_arena, *dres; /* dres: the residual stream's gradient (N,C) */
+    aitk_act *ckpt;       /* (nd+ns+1) hidden states of B*T*C: block inputs, final output */
+    void *acts;           /* one slot (checkpointing) or one per block */
+    size_t dslot, sslot;  /* bytes per double / single slot */
+    void *grad_arena;
+    aitk_act *dres;       /* the residual stream's gradient (N,C) */
     flux_gscratch g;
     float *cos, *sin, *pos;
-    float *vec, *svec, *e1, *e2, *e3, *ts, *gs; /* conditioning */
-    float *mods, *ax_in, *ax, *ax_n, *ax_h1, *ax_h2, *ax_rstd; /* Chroma */
-    float *fin_mean, *fin_rstd, *fin_mod;
-    float *fin_dmod;
+    aitk_act *vec, *svec, *e1, *e2, *e3, *ts, *gs;        /* conditioning */
+    aitk_act *mods, *ax_in, *ax, *ax_n, *ax_h1, *ax_h2; /* Chroma */
+    float *ax_rstd;
+    float *fin_mean, *fin_rstd;
+    aitk_act *fin_mod, *fin_dmod;
     step_host host; /* host staging */
 } flux_state;
 
@@ -74,12 +74,12 @@ void flux_carve_single(const flux_state *f, step_bump *b, flux_sacts *a);
 void flux_carve_grads(const flux_state *f, step_bump *b, flux_gscratch *g);
 
 aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_dacts *a,
-                                const float *hin, float *hout);
+                                const aitk_act *hin, aitk_act *hout);
 aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_dacts *a,
-                                 flux_gscratch *g, const float *hin, float *dres);
+                                 flux_gscratch *g, const aitk_act *hin, aitk_act *dres);
 aitk_status flux_single_forward(aitk_step_model *m, flux_state *f, int j, flux_sacts *a,
-                                const float *hin, float *hout);
+                                const aitk_act *hin, aitk_act *hout);
 aitk_status flux_single_backward(aitk_step_model *m, flux_state *f, int j, flux_sacts *a,
-                                 flux_gscratch *g, const float *hin, float *dres);
+                                 flux_gscratch *g, const aitk_act *hin, aitk_act *dres);
 
 #endif

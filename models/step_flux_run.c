@@ -2,7 +2,9 @@
  * its buffers, the frozen conditioning (FLUX's timestep/guidance/pooled-text
  * MLPs; Chroma's approximator), the frozen embedders and final layer, and the
  * order of one step: forward through every block keeping block inputs, loss,
- * backward block by block (recomputing first when checkpointing).
+ * backward block by block (recomputing first when checkpointing). Host fp32
+ * data (x_t, the target, sinusoids, Chroma's approximator input) enters the
+ * activations through upload_act; the loss comes back from mse_forward.
  *
  * Conditioning as defined here (the golden generator mirrors it):
  * - FLUX: vec = T2(silu(T1(sin(1000 t)))) + G2(silu(G1(sin(1000 g)))) +
@@ -194,14 +196,19 @@ static aitk_status flux_declare(aitk_step_model *m, aitk_str *err)
     return AITK_OK;
 }
 
-#define ALLOC(ptr, n, tag, what) STEP_CHECK(step_alloc_floats(m, (n), (tag), (what), &(ptr)))
+/* ALLOC: activation elements; ALLOC_F32: fp32 values; ALLOC_BYTES: a slot. */
+#define ALLOC(ptr, n, tag, what) STEP_CHECK(step_alloc_acts(m, (n), (tag), (what), &(ptr)))
+#define ALLOC_F32(ptr, n, tag, what) \
+    STEP_CHECK(step_alloc_floats(m, (n), (tag), (what), &(ptr)))
+#define ALLOC_BYTES(ptr, n, tag, what) \
+    STEP_CHECK(step_alloc_bytes(m, (n), (tag), (what), &(ptr)))
 
 static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
 {
     (void)err;
     flux_state *f = m->arch_state;
     const size_t C = (size_t)f->C, B = (size_t)f->B, NC = f->N * C, Ni = f->Ns[0];
-    step_bump meas = {0};
+    step_bump meas = {m->ops, NULL, 0};
     flux_dacts da;
     flux_sacts sa;
     flux_gscratch gs;
@@ -216,17 +223,18 @@ static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(f->ckpt, (size_t)(f->nd + f->ns + 1) * NC, AITK_MEM_ACTIVATIONS,
           "block inputs (checkpoints)");
     if (m->setup.checkpointing)
-        ALLOC(f->acts, slot, AITK_MEM_ACTIVATIONS, "one block's saved activations");
+        ALLOC_BYTES(f->acts, slot, AITK_MEM_ACTIVATIONS, "one block's saved activations");
     else
-        ALLOC(f->acts, (size_t)f->nd * f->dslot + (size_t)f->ns * f->sslot,
-              AITK_MEM_ACTIVATIONS, "every block's saved activations");
-    ALLOC(f->grad_arena, meas.used, AITK_MEM_GRADIENTS, "activation gradients of one block");
-    step_bump gb = {f->grad_arena, 0};
+        ALLOC_BYTES(f->acts, (size_t)f->nd * f->dslot + (size_t)f->ns * f->sslot,
+                    AITK_MEM_ACTIVATIONS, "every block's saved activations");
+    ALLOC_BYTES(f->grad_arena, meas.used, AITK_MEM_GRADIENTS,
+                "activation gradients of one block");
+    step_bump gb = {m->ops, f->grad_arena, 0};
     flux_carve_grads(f, &gb, &f->g);
     ALLOC(f->dres, NC, AITK_MEM_GRADIENTS, "residual-stream gradient");
-    ALLOC(f->pos, (size_t)f->T * 3, AITK_MEM_WORKSPACE, "token positions");
-    ALLOC(f->cos, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE cos");
-    ALLOC(f->sin, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE sin");
+    ALLOC_F32(f->pos, (size_t)f->T * 3, AITK_MEM_WORKSPACE, "token positions");
+    ALLOC_F32(f->cos, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE cos");
+    ALLOC_F32(f->sin, (size_t)f->T * (size_t)f->D / 2, AITK_MEM_WORKSPACE, "RoPE sin");
     ALLOC(f->vec, B * C, AITK_MEM_ACTIVATIONS, "conditioning vector");
     ALLOC(f->svec, B * C, AITK_MEM_ACTIVATIONS, "silu(conditioning)");
     size_t cond_w = f->chroma ? 0 : (size_t)(f->freq > f->C ? f->freq : f->C);
@@ -244,11 +252,11 @@ static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
         ALLOC(f->ax_n, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
         ALLOC(f->ax_h1, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
         ALLOC(f->ax_h2, bv * ah, AITK_MEM_WORKSPACE, "approximator scratch");
-        ALLOC(f->ax_rstd, bv, AITK_MEM_WORKSPACE, "approximator scratch");
+        ALLOC_F32(f->ax_rstd, bv, AITK_MEM_WORKSPACE, "approximator scratch");
     }
     const size_t lat = Ni * (size_t)f->in_ch;
-    ALLOC(f->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
-    ALLOC(f->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC_F32(f->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC_F32(f->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(f->fin_mod, B * 2 * C, AITK_MEM_ACTIVATIONS, "final modulation rows");
     ALLOC(f->fin_dmod, B * 2 * C, AITK_MEM_GRADIENTS, "final modulation rows' gradient");
     STEP_CHECK(step_host_alloc(&f->host, lat, B, host_sin + (size_t)f->T * 3));
@@ -291,10 +299,10 @@ static aitk_status conditioning(aitk_step_model *m, flux_state *f)
                 step_sinusoid(row + 2 * q, (double)v, 2 * q);
             }
         const int n = B * V;
-        STEP_CHECK(o->upload(f->ax_in, f->host.scratch, (size_t)n * f->ain * sizeof(float)));
+        STEP_CHECK(o->upload_act(f->ax_in, f->host.scratch, (size_t)n * f->ain));
         STEP_CHECK(step_linear_forward(m, &m->lin[f->a_in], f->ax, NULL, f->ax_in, n));
         for (int l = 0; l < f->alayers; l++) {
-            STEP_CHECK(o->rmsnorm_forward(f->ax_n, f->ax_rstd, f->ax, step_f(m, f->a_norm[l]), n,
+            STEP_CHECK(o->rmsnorm_forward(f->ax_n, f->ax_rstd, f->ax, step_a(m, f->a_norm[l]), n,
                                           f->ahid, 1e-6f));
             STEP_CHECK(step_linear_forward(m, &m->lin[f->a_l1[l]], f->ax_h1, NULL, f->ax_n, n));
             STEP_CHECK(o->silu_forward(f->ax_h2, f->ax_h1, (size_t)n * f->ahid));
@@ -306,12 +314,12 @@ static aitk_status conditioning(aitk_step_model *m, flux_state *f)
     const size_t fr = (size_t)f->freq;
     for (int b = 0; b < B; b++)
         step_sinusoid(f->host.scratch + b * fr, (double)f->host.t[b] * 1000.0, f->freq);
-    STEP_CHECK(o->upload(f->ts, f->host.scratch, B * fr * sizeof(float)));
+    STEP_CHECK(o->upload_act(f->ts, f->host.scratch, B * fr));
     for (int b = 0; b < B; b++)
         step_sinusoid(f->host.scratch + b * fr, 1000.0, f->freq);
-    STEP_CHECK(o->upload(f->gs, f->host.scratch, B * fr * sizeof(float)));
+    STEP_CHECK(o->upload_act(f->gs, f->host.scratch, B * fr));
     const long first[3] = {f->t1, f->g1, f->p1}, second[3] = {f->t2, f->g2, f->p2};
-    const float *in[3] = {f->ts, f->gs, step_f(m, f->in_pooled)};
+    const aitk_act *in[3] = {f->ts, f->gs, step_a(m, f->in_pooled)};
     for (int i = 0; i < 3; i++) {
         STEP_CHECK(step_linear_forward(m, &m->lin[first[i]], f->e1, NULL, in[i], B));
         STEP_CHECK(o->silu_forward(f->e2, f->e1, bc));
@@ -324,41 +332,47 @@ static aitk_status conditioning(aitk_step_model *m, flux_state *f)
 }
 
 /* [img | txt] <-> per-sample [txt; img] */
-static aitk_status to_joint(const aitk_ops *o, const flux_state *f, float *dst, const float *src)
+static aitk_status to_joint(const aitk_ops *o, const flux_state *f, aitk_act *dst,
+                            const aitk_act *src)
 {
-    const int C = f->C, Ti = f->Ts[0], Tt = f->Ts[1];
+    const size_t C = (size_t)f->C, Ti = (size_t)f->Ts[0], Tt = (size_t)f->Ts[1];
     for (int b = 0; b < f->B; b++) {
-        float *row = dst + (size_t)b * (size_t)f->T * (size_t)C;
-        STEP_CHECK(o->copy2d(row, C, src + (f->Ns[0] + (size_t)b * Tt) * C, C, Tt, C));
-        STEP_CHECK(o->copy2d(row + (size_t)Tt * C, C, src + (size_t)b * Ti * C, C, Ti, C));
+        aitk_act *row = aitk_act_at(o, dst, (size_t)b * (size_t)f->T * C);
+        STEP_CHECK(o->copy2d(row, f->C, aitk_act_cat(o, src, (f->Ns[0] + b * Tt) * C), f->C,
+                             f->Ts[1], f->C));
+        STEP_CHECK(o->copy2d(aitk_act_at(o, row, Tt * C), f->C, aitk_act_cat(o, src, b * Ti * C),
+                             f->C, f->Ts[0], f->C));
     }
     return AITK_OK;
 }
 
-static aitk_status to_double(const aitk_ops *o, const flux_state *f, float *dst,
-                             const float *src)
+static aitk_status to_double(const aitk_ops *o, const flux_state *f, aitk_act *dst,
+                             const aitk_act *src)
 {
-    const int C = f->C, Ti = f->Ts[0], Tt = f->Ts[1];
+    const size_t C = (size_t)f->C, Ti = (size_t)f->Ts[0], Tt = (size_t)f->Ts[1];
     for (int b = 0; b < f->B; b++) {
-        const float *row = src + (size_t)b * (size_t)f->T * (size_t)C;
-        STEP_CHECK(o->copy2d(dst + (f->Ns[0] + (size_t)b * Tt) * C, C, row, C, Tt, C));
-        STEP_CHECK(o->copy2d(dst + (size_t)b * Ti * C, C, row + (size_t)Tt * C, C, Ti, C));
+        const aitk_act *row = aitk_act_cat(o, src, (size_t)b * (size_t)f->T * C);
+        STEP_CHECK(o->copy2d(aitk_act_at(o, dst, (f->Ns[0] + b * Tt) * C), f->C, row, f->C,
+                             f->Ts[1], f->C));
+        STEP_CHECK(o->copy2d(aitk_act_at(o, dst, b * Ti * C), f->C, aitk_act_cat(o, row, Tt * C),
+                             f->C, f->Ts[0], f->C));
     }
     return AITK_OK;
 }
 
-static flux_dacts dslot(const flux_state *f, bool ckpt, int i)
+static flux_dacts dslot(const aitk_step_model *m, const flux_state *f, bool ckpt, int i)
 {
     flux_dacts a;
-    step_bump b = {f->acts + (ckpt ? 0 : (size_t)i * f->dslot), 0};
+    step_bump b = {m->ops, (unsigned char *)f->acts + (ckpt ? 0 : (size_t)i * f->dslot), 0};
     flux_carve_double(f, &b, &a);
     return a;
 }
 
-static flux_sacts sslot(const flux_state *f, bool ckpt, int j)
+static flux_sacts sslot(const aitk_step_model *m, const flux_state *f, bool ckpt, int j)
 {
     flux_sacts a;
-    step_bump b = {f->acts + (ckpt ? 0 : (size_t)f->nd * f->dslot + (size_t)j * f->sslot), 0};
+    const size_t off = ckpt ? 0 : (size_t)f->nd * f->dslot + (size_t)j * f->sslot;
+    step_bump b = {m->ops, (unsigned char *)f->acts + off, 0};
     flux_carve_single(f, &b, &a);
     return a;
 }
@@ -371,59 +385,65 @@ static size_t img_row(const flux_state *f, int b)
 
 /* Final layer: LN of the image rows, modulate (scale, shift), proj_out; the
  * MSE and its gradient back to dres (joint layout). Frozen: no LoRA. */
-static aitk_status final_layer(aitk_step_model *m, flux_state *f, const float *h, double *loss)
+static aitk_status final_layer(aitk_step_model *m, flux_state *f, const aitk_act *h,
+                               double *loss)
 {
     const aitk_ops *o = m->ops;
     const int C = f->C, B = f->B, Ti = f->Ts[0], Ni = (int)f->Ns[0];
     const size_t lat = f->Ns[0] * (size_t)f->in_ch;
     /* the final layer's tensors live in gradient scratch: nothing else is
      * live there between the last forward block and the first backward one */
-    float *target = f->g.sc[5], *pred = f->g.sc[6], *dpred = f->g.sc[7];
-    float *fin_ln = f->g.sc[3], *fin_x = f->g.sc[4];
-    STEP_CHECK(o->upload(target, f->host.target, lat * sizeof(float)));
-    const float *scale, *shift;
-    float *dscale, *dshift;
+    aitk_act *target = f->g.sc[5], *pred = f->g.sc[6], *dpred = f->g.sc[7];
+    aitk_act *fin_ln = f->g.sc[3], *fin_x = f->g.sc[4];
+    STEP_CHECK(o->upload_act(target, f->host.target, lat));
+    const aitk_act *scale, *shift;
+    aitk_act *dscale, *dshift;
     int ld;
     if (f->chroma) {
         ld = f->V * C;
-        scale = f->mods + (size_t)(f->V - 2) * C;
-        shift = scale + C;
-        dscale = f->g.dmods + (size_t)(f->V - 2) * C;
-        dshift = dscale + C;
+        scale = step_act_at(m, f->mods, (size_t)(f->V - 2) * C);
+        shift = step_act_cat(m, scale, (size_t)C);
+        dscale = step_act_at(m, f->g.dmods, (size_t)(f->V - 2) * C);
+        dshift = step_act_at(m, dscale, (size_t)C);
     } else {
         ld = 2 * C;
         STEP_CHECK(step_linear_forward(m, &m->lin[f->norm_mod], f->fin_mod, NULL, f->svec, B));
         scale = f->fin_mod;
-        shift = f->fin_mod + C;
+        shift = step_act_at(m, f->fin_mod, (size_t)C);
         dscale = f->fin_dmod;
-        dshift = f->fin_dmod + C;
+        dshift = step_act_at(m, f->fin_dmod, (size_t)C);
     }
     /* each sample's image rows are contiguous in h: normalized in place of a copy */
     for (int b = 0; b < B; b++) {
         const size_t row = (size_t)b * (size_t)Ti;
-        STEP_CHECK(o->layernorm_forward(fin_ln + row * C, f->fin_mean + row,
-                                        f->fin_rstd + row, h + img_row(f, b) * C, Ti, C, 1e-6f));
+        STEP_CHECK(o->layernorm_forward(step_act_at(m, fin_ln, row * C), f->fin_mean + row,
+                                        f->fin_rstd + row,
+                                        step_act_cat(m, h, img_row(f, b) * C), Ti, C, 1e-6f));
     }
     STEP_CHECK(o->modulate_forward(fin_x, fin_ln, shift, scale, B, Ti, C, ld));
     STEP_CHECK(step_linear_forward(m, &m->lin[f->proj_out], pred, NULL, fin_x, Ni));
-    float *loss_dev = pred + lat;
-    STEP_CHECK(o->mse_forward(loss_dev, pred, target, lat));
     float host_loss = 0;
-    STEP_CHECK(o->download(&host_loss, loss_dev, sizeof host_loss));
+    STEP_CHECK(o->mse_forward(&host_loss, pred, target, lat));
     *loss = host_loss;
     STEP_CHECK(o->mse_backward(dpred, 1.0f, pred, target, lat));
-    float *d_x = f->g.sc[0], *d_ln = f->g.sc[1];
+    aitk_act *d_x = f->g.sc[0], *d_ln = f->g.sc[1];
     STEP_CHECK(step_linear_backward(m, &m->lin[f->proj_out], d_x, f->g.work, dpred,
                                     fin_x, NULL, Ni, false));
     STEP_CHECK(o->modulate_backward(d_ln, dshift, dscale, d_x, fin_ln, scale, B, Ti, C, ld));
-    STEP_CHECK(o->zero(f->dres, f->N * (size_t)C * sizeof(float)));
+    STEP_CHECK(o->zero(f->dres, aitk_dtype_bytes(o->act_dtype, f->N * (size_t)C)));
     for (int b = 0; b < B; b++) {
-        const size_t row = (size_t)b * (size_t)Ti;
-        STEP_CHECK(o->layernorm_backward(f->dres + img_row(f, b) * C, d_ln + row * C,
-                                         h + img_row(f, b) * C, f->fin_mean + row,
-                                         f->fin_rstd + row, Ti, C));
+        const size_t row = (size_t)b * (size_t)Ti, at = img_row(f, b) * C;
+        STEP_CHECK(o->layernorm_backward(step_act_at(m, f->dres, at),
+                                         step_act_cat(m, d_ln, row * C), step_act_cat(m, h, at),
+                                         f->fin_mean + row, f->fin_rstd + row, Ti, C));
     }
     return AITK_OK;
+}
+
+/* Hidden state k of the checkpoint arena (N,C each). */
+static aitk_act *ckpt_state(const aitk_step_model *m, const flux_state *f, int k)
+{
+    return step_act_at(m, f->ckpt, (size_t)k * f->N * (size_t)f->C);
 }
 
 static aitk_status flux_forward_backward(aitk_step_model *m, double *loss)
@@ -431,35 +451,36 @@ static aitk_status flux_forward_backward(aitk_step_model *m, double *loss)
     flux_state *f = m->arch_state;
     const aitk_ops *o = m->ops;
     const bool ck = m->setup.checkpointing;
-    const size_t NC = f->N * (size_t)f->C, lat = f->Ns[0] * (size_t)f->in_ch;
-    STEP_CHECK(o->download(f->host.x0, step_f(m, f->in_x0), lat * sizeof(float)));
+    const size_t lat = f->Ns[0] * (size_t)f->in_ch;
+    STEP_CHECK(o->download_act(f->host.x0, step_a(m, f->in_x0), lat));
     STEP_CHECK(step_flow_inputs(m, f->host.x0, f->host.xt, f->host.target, f->host.t, f->in_ch));
     /* x_t only feeds the frozen x_embedder: gradient scratch holds it */
-    float *xt = f->g.sm[0];
-    STEP_CHECK(o->upload(xt, f->host.xt, lat * sizeof(float)));
+    aitk_act *xt = f->g.sm[0];
+    STEP_CHECK(o->upload_act(xt, f->host.xt, lat));
     STEP_CHECK(conditioning(m, f));
     /* embedders write block 0's input [img | txt] */
     STEP_CHECK(step_linear_forward(m, &m->lin[f->x_emb], f->ckpt, NULL, xt, (int)f->Ns[0]));
-    STEP_CHECK(step_linear_forward(m, &m->lin[f->ctx_emb], f->ckpt + f->Ns[0] * (size_t)f->C,
-                                   NULL, step_f(m, f->in_txt), (int)f->Ns[1]));
+    STEP_CHECK(step_linear_forward(m, &m->lin[f->ctx_emb],
+                                   step_act_at(m, f->ckpt, f->Ns[0] * (size_t)f->C), NULL,
+                                   step_a(m, f->in_txt), (int)f->Ns[1]));
     /* Buffers that hold nothing during the forward pass stand in for
      * temporaries: dres takes the double->joint hand-over, and a
      * recomputed block writes its (unused) output into gradient scratch. */
     for (int i = 0; i < f->nd; i++) {
-        flux_dacts a = dslot(f, ck, i);
-        float *out = i + 1 < f->nd ? f->ckpt + (size_t)(i + 1) * NC : f->dres;
-        STEP_CHECK(flux_double_forward(m, f, i, &a, f->ckpt + (size_t)i * NC, out));
+        flux_dacts a = dslot(m, f, ck, i);
+        aitk_act *out = i + 1 < f->nd ? ckpt_state(m, f, i + 1) : f->dres;
+        STEP_CHECK(flux_double_forward(m, f, i, &a, ckpt_state(m, f, i), out));
     }
-    STEP_CHECK(to_joint(o, f, f->ckpt + (size_t)f->nd * NC, f->dres));
+    STEP_CHECK(to_joint(o, f, ckpt_state(m, f, f->nd), f->dres));
     for (int j = 0; j < f->ns; j++) {
-        flux_sacts a = sslot(f, ck, j);
-        const size_t at = (size_t)(f->nd + j) * NC;
-        STEP_CHECK(flux_single_forward(m, f, j, &a, f->ckpt + at, f->ckpt + at + NC));
+        flux_sacts a = sslot(m, f, ck, j);
+        STEP_CHECK(flux_single_forward(m, f, j, &a, ckpt_state(m, f, f->nd + j),
+                                       ckpt_state(m, f, f->nd + j + 1)));
     }
-    STEP_CHECK(final_layer(m, f, f->ckpt + (size_t)(f->nd + f->ns) * NC, loss));
+    STEP_CHECK(final_layer(m, f, ckpt_state(m, f, f->nd + f->ns), loss));
     for (int j = f->ns - 1; j >= 0; j--) {
-        flux_sacts a = sslot(f, ck, j);
-        const float *in = f->ckpt + (size_t)(f->nd + j) * NC;
+        flux_sacts a = sslot(m, f, ck, j);
+        const aitk_act *in = ckpt_state(m, f, f->nd + j);
         if (ck) {
             m->recomputing = true;
             aitk_status st = flux_single_forward(m, f, j, &a, in, f->g.sc[7]);
@@ -471,8 +492,8 @@ static aitk_status flux_forward_backward(aitk_step_model *m, double *loss)
     STEP_CHECK(o->copy2d(f->g.sc[0], f->C, f->dres, f->C, (int)f->N, f->C));
     STEP_CHECK(to_double(o, f, f->dres, f->g.sc[0]));
     for (int i = f->nd - 1; i >= 0; i--) {
-        flux_dacts a = dslot(f, ck, i);
-        const float *in = f->ckpt + (size_t)i * NC;
+        flux_dacts a = dslot(m, f, ck, i);
+        const aitk_act *in = ckpt_state(m, f, i);
         if (ck) {
             m->recomputing = true;
             aitk_status st = flux_double_forward(m, f, i, &a, in, f->g.sc[7]);

@@ -6,7 +6,15 @@
  * allocated: the architecture first declares its tensors and linears (only
  * indices and sizes), step.c then allocates one arena per kind (base weights,
  * LoRA weights, their gradients, optimizer state, inputs) and binds pointers,
- * and the architecture allocates its activation buffers. */
+ * and the architecture allocates its activation buffers.
+ *
+ * Types follow kernels/ops.h: activations, their gradients, the base
+ * weights (and the dequantized scratch), biases, norm weights and the
+ * cached inputs are aitk_act, in the backend's act_dtype; LoRA weights,
+ * their gradients, optimizer state, per-row statistics, RoPE tables and
+ * token positions are float. The graph never does arithmetic on an aitk_act
+ * pointer: step_act_at/step_act_cat (aitk_act_at) know the element size, so
+ * the same graph addresses fp32 buffers on the CPU and bf16 ones on a GPU. */
 #ifndef AITK_MODELS_STEP_INTERNAL_H
 #define AITK_MODELS_STEP_INTERNAL_H
 
@@ -25,12 +33,16 @@ typedef struct step_tensor {
     int ndim;
     long dims[3];
     size_t count;
-    size_t offset;  /* elements into its arena */
-    bool fp8;       /* stored as e4m3 bytes in the fp8 arena */
+    size_t offset;  /* elements into its arena (bytes in the quantized arena) */
+    size_t blocks;  /* NF4: absmax values, at `block_offset` in the absmax arena */
+    size_t block_offset;
+    bool quant;     /* stored quantized (fp8 or NF4, m->setup.base says which) */
     float scale;    /* init: draw scale; fp8: the dequantization scale */
     bool one_plus;  /* init 1 + draw (norm weights) */
-    float *f;       /* bound: fp32 storage (NULL for fp8) */
-    uint8_t *q;     /* bound: fp8 storage */
+    aitk_act *a;    /* bound: base weight, bias, norm weight or input */
+    float *f;       /* bound: LoRA weight (fp32 master) */
+    uint8_t *q;     /* bound: quantized base weight */
+    float *absmax;  /* bound: NF4 block absmax values */
     float *grad;    /* bound: LoRA gradient */
 } step_tensor;
 
@@ -39,9 +51,11 @@ typedef struct step_tensor {
 typedef struct step_linear {
     int in, out, r;
     long w, b, la, lb; /* tensor indices, -1 when absent */
-    float *pw, *pb, *pla, *plb, *dla, *dlb;
-    const uint8_t *w8;
-    float w8scale;
+    aitk_act *pw, *pb;
+    float *pla, *plb, *dla, *dlb;
+    const uint8_t *wq;      /* quantized weight (fp8 or NF4), else NULL */
+    float w8scale;          /* fp8: the tensor's scale */
+    const float *w4absmax;  /* NF4: the blocks' absmax values */
 } step_linear;
 
 typedef enum step_arch_id { STEP_ARCH_FLUX, STEP_ARCH_CHROMA, STEP_ARCH_OMNIGEN2 } step_arch_id;
@@ -74,10 +88,12 @@ struct aitk_step_model {
     size_t n_t, cap_t;
     step_linear *lin;
     size_t n_lin, cap_lin;
-    size_t n_base, n_base8, n_lora, n_input; /* arena sizes (elements) */
-    int max_w_elems;                         /* largest weight, for fp8 dequantization */
+    size_t n_base, n_lora, n_input;     /* arena sizes (elements) */
+    size_t n_quant_bytes, n_absmax;     /* quantized base: bytes, NF4 absmax values */
+    int max_w_elems;                    /* largest weight, for the dequantization scratch */
 
-    aitk_buf base, base8, lora, grads, inputs, opt_m, opt_v, opt_ms, opt_vs, dequant;
+    aitk_buf base, base_q, base_absmax, lora, grads, inputs, opt_m, opt_v, opt_ms, opt_vs,
+        dequant;
     aitk_buf bufs[STEP_MAX_BUFS]; /* activation and scratch buffers of the architecture */
     size_t n_bufs;
 
@@ -96,9 +112,28 @@ aitk_status step_declare_linear(aitk_step_model *m, const char *name, int in, in
                                 bool bias, bool lora, long *index);
 /* A norm weight of c elements, 1 + uniform(+-1/8). */
 aitk_status step_declare_norm(aitk_step_model *m, const char *name, int c, long *index);
-/* Allocates one buffer of `floats` floats (zeroed) for the architecture. */
+/* Allocates one zeroed buffer for the architecture: `floats` fp32 values,
+ * `elems` activation elements, or raw `bytes` (a slot that a step_bump
+ * carves into both kinds). */
 aitk_status step_alloc_floats(aitk_step_model *m, size_t floats, aitk_mem_tag tag,
                               const char *what, float **out);
+aitk_status step_alloc_acts(aitk_step_model *m, size_t elems, aitk_mem_tag tag,
+                            const char *what, aitk_act **out);
+aitk_status step_alloc_bytes(aitk_step_model *m, size_t bytes, aitk_mem_tag tag,
+                             const char *what, void **out);
+
+/* A bump allocator over one slot of bytes: with base NULL it only measures.
+ * Activations and fp32 statistics share a slot, so it counts bytes. */
+typedef struct step_bump {
+    const aitk_ops *ops;
+    unsigned char *base;
+    size_t used; /* bytes */
+} step_bump;
+/* The next `n` activation elements / fp32 values of the slot (NULL while
+ * measuring). Each buffer's bytes are rounded up to a multiple of 64, so
+ * every buffer starts 64-byte aligned, as vector loads want on any backend. */
+aitk_act *step_take_act(step_bump *b, size_t n);
+float *step_take_f32(step_bump *b, size_t n);
 
 /* step.c: lays out and allocates the arenas, binds every tensor and linear;
  * then draws every tensor (see aitk_step_draw). */
@@ -107,34 +142,44 @@ aitk_status step_fill_tensors(aitk_step_model *m);
 
 /* ---- running ---- */
 /* y (n,out) = linear(x (n,in)); xa (n,r) saved (NULL for a frozen linear). */
-aitk_status step_linear_forward(aitk_step_model *m, const step_linear *l, float *y, float *xa,
-                                const float *x, int n);
+aitk_status step_linear_forward(aitk_step_model *m, const step_linear *l, aitk_act *y,
+                                aitk_act *xa, const aitk_act *x, int n);
 /* dx (n,in) written or accumulated (NULL: not needed); LoRA gradients +=.
  * work (n,r) scratch. */
-aitk_status step_linear_backward(aitk_step_model *m, const step_linear *l, float *dx,
-                                 float *work, const float *dy, const float *x, const float *xa,
-                                 int n, bool accumulate_dx);
+aitk_status step_linear_backward(aitk_step_model *m, const step_linear *l, aitk_act *dx,
+                                 aitk_act *work, const aitk_act *dy, const aitk_act *x,
+                                 const aitk_act *xa, int n, bool accumulate_dx);
 /* Attention with FLOP accounting (arguments as ops.h). */
-aitk_status step_attention_forward(aitk_step_model *m, float *out, float *lse, const float *q,
-                                   const float *k, const float *v, int b, int t, int hq,
-                                   int hkv, int d);
-aitk_status step_attention_backward(aitk_step_model *m, float *dq, float *dk, float *dv,
-                                    const float *dout, const float *q, const float *k,
-                                    const float *v, const float *out, const float *lse, int b,
-                                    int t, int hq, int hkv, int d);
+aitk_status step_attention_forward(aitk_step_model *m, aitk_act *out, float *lse,
+                                   const aitk_act *q, const aitk_act *k, const aitk_act *v, int b,
+                                   int t, int hq, int hkv, int d);
+aitk_status step_attention_backward(aitk_step_model *m, aitk_act *dq, aitk_act *dk,
+                                    aitk_act *dv, const aitk_act *dout, const aitk_act *q,
+                                    const aitk_act *k, const aitk_act *v, const aitk_act *out,
+                                    const float *lse, int b, int t, int hq, int hkv, int d);
 
-/* Float pointer of tensor `index`. */
-static inline float *step_f(aitk_step_model *m, long index)
+/* Activation storage of tensor `index` (a base weight, norm weight or input). */
+static inline aitk_act *step_a(const aitk_step_model *m, long index)
 {
-    return m->t[index].f;
+    return m->t[index].a;
 }
 
-/* x_t = (1-t) x0 + t noise and target = noise - x0 for this step, on the host
- * side of the table (cpu) or through upload: fills `xt` and `target`
- * (B,Ti,in_ch) and `t_host` (B). */
+/* p advanced by `elems` activation elements (ops.h's aitk_act_at). */
+static inline aitk_act *step_act_at(const aitk_step_model *m, aitk_act *p, size_t elems)
+{
+    return aitk_act_at(m->ops, p, elems);
+}
+
+static inline const aitk_act *step_act_cat(const aitk_step_model *m, const aitk_act *p,
+                                           size_t elems)
+{
+    return aitk_act_cat(m->ops, p, elems);
+}
+
 /* Host staging shared by every architecture: one step's flow-matching
- * inputs (x0, x_t, target, per-sample t) and a scratch for token positions
- * and sinusoidal embeddings. */
+ * inputs (x0, x_t, target, per-sample t) in fp32, and a scratch for token
+ * positions and sinusoidal embeddings. They reach the backend through
+ * upload_act (activations) or upload (positions). */
 typedef struct step_host {
     float *x0, *xt, *target, *t, *scratch;
 } step_host;
@@ -143,6 +188,8 @@ typedef struct step_host {
 aitk_status step_host_alloc(step_host *h, size_t latent, size_t batch, size_t scratch);
 void step_host_free(step_host *h);
 
+/* x_t = (1-t) x0 + t noise and target = noise - x0 for this step, on the
+ * host: fills `xt` and `target` (B,Ti,in_ch) and `t_host` (B). */
 aitk_status step_flow_inputs(aitk_step_model *m, const float *x0, float *xt, float *target,
                              float *t_host, int in_ch);
 /* Sinusoidal embedding (diffusers' flip_sin_to_cos=True, shift 0) of `value`
@@ -160,8 +207,8 @@ void step_rope_axes(int d, bool flux, int axes[3]);
 /* step_plan.c (the one file that includes models/cost.h): the CPU-shaped
  * plan; terms[] in aitk_step_plan's order, total last. */
 aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
-                          long txt_tokens, long rank, double alpha, bool fp8, bool adamw,
-                          bool checkpointing, double *terms, aitk_str *err);
+                          long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
+                          bool adamw, bool checkpointing, double *terms, aitk_str *err);
 /* The cost model's hardware FLOPs of one step (aitk_cost_work, all terms). */
 aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
                             long txt_tokens, long rank, bool checkpointing, double *hardware,

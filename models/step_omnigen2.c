@@ -15,7 +15,9 @@
  * image tokens x = X(x_t); context refiners on c (text RoPE rows), noise
  * refiners on x (image rows), then the layers over per-sample [c; x]; final:
  * LN(image rows) (1 + Linear(silu(temb))), proj_out. Positions: text (i,i,i),
- * image (Tt, row, col). Checkpointing, slots and scratch as step_flux.c. */
+ * image (Tt, row, col). Checkpointing, slots and scratch as step_flux.c:
+ * activations in act_dtype addressed through step_act_at, statistics and
+ * RoPE tables in fp32, host fp32 data in through upload_act. */
 #include <limits.h>
 #include <stdarg.h>
 #include <string.h>
@@ -30,9 +32,10 @@ typedef struct og_block {
 } og_block;
 
 typedef struct og_acts {
-    float *mod, *xa_mod, *n1, *rstd1, *a, *q_pre, *k_pre, *rstd_q, *rstd_k, *q, *k, *v;
-    float *xa_q, *xa_k, *xa_v, *att, *lse, *o, *xa_o, *o2, *rstd2, *h1, *f1, *rstd3, *fm;
-    float *u1, *u3, *sg, *xa_w1, *xa_w3, *xa_w2, *y, *y2, *rstd4;
+    aitk_act *mod, *xa_mod, *n1, *a, *q_pre, *k_pre, *q, *k, *v;
+    aitk_act *xa_q, *xa_k, *xa_v, *att, *o, *xa_o, *o2, *h1, *f1, *fm;
+    aitk_act *u1, *u3, *sg, *xa_w1, *xa_w3, *xa_w2, *y, *y2;
+    float *rstd1, *rstd_q, *rstd_k, *lse, *rstd2, *rstd3, *rstd4;
 } og_acts;
 
 typedef struct og_state {
@@ -40,123 +43,124 @@ typedef struct og_state {
     og_block *blk; /* R context refiners, R noise refiners, L layers */
     og_block *ref; /* R reference-image refiners: weights and adapters only */
     long x_emb, t1, t2, cap, cap_norm, norm_mod, proj_out, in_x0, in_txt;
-    float *ckpt, *acts, *cos, *sin, *pos, *zeros, *junk;
-    size_t *slot_off; /* per block, into acts (no checkpointing) */
-    size_t slot_max;
-    float *sc[8], *sf[3], *dmod, *work, *dres;
-    float *ts, *e1, *e2, *temb, *stemb, *txtn, *txt_rstd, *target;
-    float *fin_mean, *fin_rstd, *fin_mod;
+    aitk_act *ckpt, *zeros, *junk;
+    void *acts;
+    float *cos, *sin, *pos;
+    size_t *slot_off; /* per block, bytes into acts (no checkpointing) */
+    size_t slot_max;  /* bytes */
+    aitk_act *sc[8], *sf[3], *dmod, *work, *dres;
+    aitk_act *ts, *e1, *e2, *temb, *stemb, *txtn;
+    float *txt_rstd;
+    float *fin_mean, *fin_rstd;
+    aitk_act *fin_mod;
     step_host host; /* host staging */
 } og_state;
 
-typedef struct { float *base; size_t used; } og_bump;
-
-static float *take(og_bump *b, size_t n)
-{
-    float *p = b->base ? b->base + b->used : NULL;
-    b->used += (n + 15) & ~(size_t)15;
-    return p;
-}
-
-static void carve(const og_state *g, og_bump *b, int tb, bool mod, og_acts *a)
+static void carve(const og_state *g, step_bump *b, int tb, bool mod, og_acts *a)
 {
     const size_t N = (size_t)g->B * (size_t)tb, C = (size_t)g->C, r = (size_t)g->r;
     const size_t qd = (size_t)g->Hq * g->D, kd = (size_t)g->Hkv * g->D, F = (size_t)g->F;
-    a->mod = mod ? take(b, (size_t)g->B * 4 * C) : NULL;
-    a->xa_mod = mod ? take(b, (size_t)g->B * r) : NULL;
-    a->n1 = take(b, N * C);
-    a->rstd1 = take(b, N);
-    a->a = mod ? take(b, N * C) : a->n1;
-    a->q_pre = take(b, N * qd);
-    a->k_pre = take(b, N * kd);
-    a->rstd_q = take(b, N * (size_t)g->Hq);
-    a->rstd_k = take(b, N * (size_t)g->Hkv);
-    a->q = take(b, N * qd);
-    a->k = take(b, N * kd);
-    a->v = take(b, N * kd);
-    a->xa_q = take(b, N * r);
-    a->xa_k = take(b, N * r);
-    a->xa_v = take(b, N * r);
-    a->att = take(b, N * qd);
-    a->lse = take(b, N * (size_t)g->Hq);
-    a->o = take(b, N * C);
-    a->xa_o = take(b, N * r);
-    a->o2 = take(b, N * C);
-    a->rstd2 = take(b, N);
-    a->h1 = take(b, N * C);
-    a->f1 = take(b, N * C);
-    a->rstd3 = take(b, N);
-    a->fm = mod ? take(b, N * C) : a->f1;
-    a->u1 = take(b, N * F);
-    a->u3 = take(b, N * F);
-    a->sg = take(b, N * F);
-    a->xa_w1 = take(b, N * r);
-    a->xa_w3 = take(b, N * r);
-    a->xa_w2 = take(b, N * r);
-    a->y = take(b, N * C);
-    a->y2 = take(b, N * C);
-    a->rstd4 = take(b, N);
+    a->mod = mod ? step_take_act(b, (size_t)g->B * 4 * C) : NULL;
+    a->xa_mod = mod ? step_take_act(b, (size_t)g->B * r) : NULL;
+    a->n1 = step_take_act(b, N * C);
+    a->rstd1 = step_take_f32(b, N);
+    a->a = mod ? step_take_act(b, N * C) : a->n1;
+    a->q_pre = step_take_act(b, N * qd);
+    a->k_pre = step_take_act(b, N * kd);
+    a->rstd_q = step_take_f32(b, N * (size_t)g->Hq);
+    a->rstd_k = step_take_f32(b, N * (size_t)g->Hkv);
+    a->q = step_take_act(b, N * qd);
+    a->k = step_take_act(b, N * kd);
+    a->v = step_take_act(b, N * kd);
+    a->xa_q = step_take_act(b, N * r);
+    a->xa_k = step_take_act(b, N * r);
+    a->xa_v = step_take_act(b, N * r);
+    a->att = step_take_act(b, N * qd);
+    a->lse = step_take_f32(b, N * (size_t)g->Hq);
+    a->o = step_take_act(b, N * C);
+    a->xa_o = step_take_act(b, N * r);
+    a->o2 = step_take_act(b, N * C);
+    a->rstd2 = step_take_f32(b, N);
+    a->h1 = step_take_act(b, N * C);
+    a->f1 = step_take_act(b, N * C);
+    a->rstd3 = step_take_f32(b, N);
+    a->fm = mod ? step_take_act(b, N * C) : a->f1;
+    a->u1 = step_take_act(b, N * F);
+    a->u3 = step_take_act(b, N * F);
+    a->sg = step_take_act(b, N * F);
+    a->xa_w1 = step_take_act(b, N * r);
+    a->xa_w3 = step_take_act(b, N * r);
+    a->xa_w2 = step_take_act(b, N * r);
+    a->y = step_take_act(b, N * C);
+    a->y2 = step_take_act(b, N * C);
+    a->rstd4 = step_take_f32(b, N);
+}
+
+/* Row `row` of C-wide activation rows starting at p. */
+static aitk_act *row_at(const aitk_step_model *m, aitk_act *p, size_t row, int c)
+{
+    return step_act_at(m, p, row * (size_t)c);
 }
 
 static aitk_status block_forward(aitk_step_model *m, og_state *g, const og_block *k, og_acts *a,
-                                 int tb, const float *cs, const float *sn, const float *hin,
-                                 float *hout)
+                                 int tb, const float *cs, const float *sn, const aitk_act *hin,
+                                 aitk_act *hout)
 {
     const aitk_ops *o = m->ops;
     const int C = g->C, B = g->B, N = B * tb, D = g->D;
     if (k->mod)
         STEP_CHECK(step_linear_forward(m, &m->lin[k->lmod], a->mod, a->xa_mod, g->stemb, B));
-    STEP_CHECK(o->rmsnorm_forward(a->n1, a->rstd1, hin, step_f(m, k->n1), N, C, 1e-6f));
+    STEP_CHECK(o->rmsnorm_forward(a->n1, a->rstd1, hin, step_a(m, k->n1), N, C, 1e-6f));
     if (k->mod)
         STEP_CHECK(o->modulate_forward(a->a, a->n1, g->zeros, a->mod, B, tb, C, 4 * C));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->q], a->q_pre, a->xa_q, a->a, N));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->k], a->k_pre, a->xa_k, a->a, N));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->v], a->v, a->xa_v, a->a, N));
-    STEP_CHECK(o->rmsnorm_forward(a->q, a->rstd_q, a->q_pre, step_f(m, k->nq), N * g->Hq, D,
+    STEP_CHECK(o->rmsnorm_forward(a->q, a->rstd_q, a->q_pre, step_a(m, k->nq), N * g->Hq, D,
                                   1e-6f));
-    STEP_CHECK(o->rmsnorm_forward(a->k, a->rstd_k, a->k_pre, step_f(m, k->nk), N * g->Hkv, D,
+    STEP_CHECK(o->rmsnorm_forward(a->k, a->rstd_k, a->k_pre, step_a(m, k->nk), N * g->Hkv, D,
                                   1e-6f));
     STEP_CHECK(o->rope_forward(a->q, a->q, cs, sn, B, tb, g->Hq, D));
     STEP_CHECK(o->rope_forward(a->k, a->k, cs, sn, B, tb, g->Hkv, D));
     STEP_CHECK(step_attention_forward(m, a->att, a->lse, a->q, a->k, a->v, B, tb, g->Hq, g->Hkv,
                                       D));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->out], a->o, a->xa_o, a->att, N));
-    STEP_CHECK(o->rmsnorm_forward(a->o2, a->rstd2, a->o, step_f(m, k->n2), N, C, 1e-6f));
+    STEP_CHECK(o->rmsnorm_forward(a->o2, a->rstd2, a->o, step_a(m, k->n2), N, C, 1e-6f));
     if (hout != hin)
         STEP_CHECK(o->copy2d(hout, C, hin, C, N, C));
     if (k->mod)
-        STEP_CHECK(o->gated_residual_forward(hout, a->o2, a->mod + C, B, tb, C, 4 * C));
+        STEP_CHECK(o->gated_residual_forward(hout, a->o2, row_at(m, a->mod, 1, C), B, tb, C, 4 * C));
     else
         STEP_CHECK(o->axpy(hout, 1.0f, a->o2, (size_t)N * C));
     STEP_CHECK(o->copy2d(a->h1, C, hout, C, N, C));
-    STEP_CHECK(o->rmsnorm_forward(a->f1, a->rstd3, a->h1, step_f(m, k->n3), N, C, 1e-6f));
+    STEP_CHECK(o->rmsnorm_forward(a->f1, a->rstd3, a->h1, step_a(m, k->n3), N, C, 1e-6f));
     if (k->mod)
-        STEP_CHECK(o->modulate_forward(a->fm, a->f1, g->zeros, a->mod + 2 * C, B, tb, C, 4 * C));
+        STEP_CHECK(o->modulate_forward(a->fm, a->f1, g->zeros, row_at(m, a->mod, 2, C), B, tb, C, 4 * C));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->w1], a->u1, a->xa_w1, a->fm, N));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->w3], a->u3, a->xa_w3, a->fm, N));
     STEP_CHECK(o->swiglu_forward(a->sg, a->u1, a->u3, (size_t)N * g->F));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->w2], a->y, a->xa_w2, a->sg, N));
-    STEP_CHECK(o->rmsnorm_forward(a->y2, a->rstd4, a->y, step_f(m, k->n4), N, C, 1e-6f));
+    STEP_CHECK(o->rmsnorm_forward(a->y2, a->rstd4, a->y, step_a(m, k->n4), N, C, 1e-6f));
     if (k->mod)
-        return o->gated_residual_forward(hout, a->y2, a->mod + 3 * C, B, tb, C, 4 * C);
+        return o->gated_residual_forward(hout, a->y2, row_at(m, a->mod, 3, C), B, tb, C, 4 * C);
     return o->axpy(hout, 1.0f, a->y2, (size_t)N * C);
 }
 
 /* dres (B,tb,C): gradient of the block output in, of its input out. */
 static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_block *k,
                                   og_acts *a, int tb, const float *cs, const float *sn,
-                                  const float *hin, float *dres)
+                                  const aitk_act *hin, aitk_act *dres)
 {
     const aitk_ops *o = m->ops;
     const int C = g->C, B = g->B, N = B * tb, D = g->D;
     const size_t NC = (size_t)N * C;
-    float *d_y2 = g->sc[0], *d_y = g->sc[1], *d_fm = g->sc[2], *d_f1 = g->sc[3];
-    float *d_tmp = g->sc[4], *d_a = g->sc[5], *dq = g->sc[6], *dqp = g->sc[7];
+    aitk_act *d_y2 = g->sc[0], *d_y = g->sc[1], *d_fm = g->sc[2], *d_f1 = g->sc[3];
+    aitk_act *d_tmp = g->sc[4], *d_a = g->sc[5], *dq = g->sc[6], *dqp = g->sc[7];
     /* FFN branch */
     if (k->mod)
-        STEP_CHECK(o->gated_residual_backward(d_y2, g->dmod + 3 * C, dres, a->y2, a->mod + 3 * C,
+        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 3, C), dres, a->y2, row_at(m, a->mod, 3, C),
                                               B, tb, C, 4 * C));
-    STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->y, step_f(m, k->n4),
+    STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->y, step_a(m, k->n4),
                                    a->rstd4, N, C));
     STEP_CHECK(step_linear_backward(m, &m->lin[k->w2], g->sf[0], g->work, d_y, a->sg, a->xa_w2,
                                     N, false));
@@ -167,27 +171,27 @@ static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_bloc
     STEP_CHECK(step_linear_backward(m, &m->lin[k->w3], d_fm, g->work, g->sf[2], a->fm,
                                     a->xa_w3, N, true));
     if (k->mod)
-        STEP_CHECK(o->modulate_backward(d_f1, g->junk, g->dmod + 2 * C, d_fm, a->f1,
-                                        a->mod + 2 * C, B, tb, C, 4 * C));
-    STEP_CHECK(o->rmsnorm_backward(d_tmp, NULL, k->mod ? d_f1 : d_fm, a->h1, step_f(m, k->n3),
+        STEP_CHECK(o->modulate_backward(d_f1, g->junk, row_at(m, g->dmod, 2, C), d_fm, a->f1,
+                                        row_at(m, a->mod, 2, C), B, tb, C, 4 * C));
+    STEP_CHECK(o->rmsnorm_backward(d_tmp, NULL, k->mod ? d_f1 : d_fm, a->h1, step_a(m, k->n3),
                                    a->rstd3, N, C));
     STEP_CHECK(o->axpy(dres, 1.0f, d_tmp, NC));
     /* attention branch */
     if (k->mod)
-        STEP_CHECK(o->gated_residual_backward(d_y2, g->dmod + C, dres, a->o2, a->mod + C, B, tb,
+        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 1, C), dres, a->o2, row_at(m, a->mod, 1, C), B, tb,
                                               C, 4 * C));
-    STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->o, step_f(m, k->n2),
+    STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->o, step_a(m, k->n2),
                                    a->rstd2, N, C));
-    float *d_att = g->sc[0], *dk = g->sc[2], *dv = g->sc[3], *dkp = g->sc[4];
+    aitk_act *d_att = g->sc[0], *dk = g->sc[2], *dv = g->sc[3], *dkp = g->sc[4];
     STEP_CHECK(step_linear_backward(m, &m->lin[k->out], d_att, g->work, d_y, a->att, a->xa_o,
                                     N, false));
     STEP_CHECK(step_attention_backward(m, dq, dk, dv, d_att, a->q, a->k, a->v, a->att, a->lse,
                                        B, tb, g->Hq, g->Hkv, D));
     STEP_CHECK(o->rope_backward(dq, dq, cs, sn, B, tb, g->Hq, D));
     STEP_CHECK(o->rope_backward(dk, dk, cs, sn, B, tb, g->Hkv, D));
-    STEP_CHECK(o->rmsnorm_backward(dqp, NULL, dq, a->q_pre, step_f(m, k->nq), a->rstd_q,
+    STEP_CHECK(o->rmsnorm_backward(dqp, NULL, dq, a->q_pre, step_a(m, k->nq), a->rstd_q,
                                    N * g->Hq, D));
-    STEP_CHECK(o->rmsnorm_backward(dkp, NULL, dk, a->k_pre, step_f(m, k->nk), a->rstd_k,
+    STEP_CHECK(o->rmsnorm_backward(dkp, NULL, dk, a->k_pre, step_a(m, k->nk), a->rstd_k,
                                    N * g->Hkv, D));
     STEP_CHECK(step_linear_backward(m, &m->lin[k->q], d_a, g->work, dqp, a->a, a->xa_q, N,
                                     false));
@@ -195,13 +199,13 @@ static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_bloc
                                     true));
     STEP_CHECK(step_linear_backward(m, &m->lin[k->v], d_a, g->work, dv, a->a, a->xa_v, N,
                                     true));
-    float *d_n1 = d_a;
+    aitk_act *d_n1 = d_a;
     if (k->mod) {
         d_n1 = g->sc[1];
         STEP_CHECK(o->modulate_backward(d_n1, g->junk, g->dmod, d_a, a->n1, a->mod, B, tb, C,
                                         4 * C));
     }
-    STEP_CHECK(o->rmsnorm_backward(d_tmp, NULL, d_n1, hin, step_f(m, k->n1), a->rstd1, N, C));
+    STEP_CHECK(o->rmsnorm_backward(d_tmp, NULL, d_n1, hin, step_a(m, k->n1), a->rstd1, N, C));
     STEP_CHECK(o->axpy(dres, 1.0f, d_tmp, NC));
     if (k->mod)
         STEP_CHECK(step_linear_backward(m, &m->lin[k->lmod], NULL, g->work, g->dmod, g->stemb,
@@ -339,33 +343,36 @@ static int block_tokens(const og_state *g, int i)
 
 /* Hidden states in the checkpoint arena: the context refiners' R + 1 (inputs,
  * then their output), the noise refiners' R + 1, the layers' L + 1. */
-static float *ctx_state(const og_state *g, int j)
+static aitk_act *ctx_state(const aitk_step_model *m, const og_state *g, int j)
 {
-    return g->ckpt + (size_t)j * (size_t)g->B * (size_t)g->Tt * (size_t)g->C;
+    return step_act_at(m, g->ckpt, (size_t)j * (size_t)g->B * (size_t)g->Tt * (size_t)g->C);
 }
 
-static float *noise_state(const og_state *g, int j)
+static aitk_act *noise_state(const aitk_step_model *m, const og_state *g, int j)
 {
-    return ctx_state(g, g->R + 1) + (size_t)j * (size_t)g->B * (size_t)g->Ti * (size_t)g->C;
+    return step_act_at(m, ctx_state(m, g, g->R + 1),
+                       (size_t)j * (size_t)g->B * (size_t)g->Ti * (size_t)g->C);
 }
 
-static float *main_state(const og_state *g, int j)
+static aitk_act *main_state(const aitk_step_model *m, const og_state *g, int j)
 {
-    return noise_state(g, g->R + 1) + (size_t)j * (size_t)g->B * (size_t)g->T * (size_t)g->C;
+    return step_act_at(m, noise_state(m, g, g->R + 1),
+                       (size_t)j * (size_t)g->B * (size_t)g->T * (size_t)g->C);
 }
 
 /* Input and output of block i (0..R-1 context, R..2R-1 noise, then layers). */
-static void block_io(const og_state *g, int i, float **in, float **out)
+static void block_io(const aitk_step_model *m, const og_state *g, int i, aitk_act **in,
+                     aitk_act **out)
 {
     if (i < g->R) {
-        *in = ctx_state(g, i);
-        *out = ctx_state(g, i + 1);
+        *in = ctx_state(m, g, i);
+        *out = ctx_state(m, g, i + 1);
     } else if (i < 2 * g->R) {
-        *in = noise_state(g, i - g->R);
-        *out = noise_state(g, i - g->R + 1);
+        *in = noise_state(m, g, i - g->R);
+        *out = noise_state(m, g, i - g->R + 1);
     } else {
-        *in = main_state(g, i - 2 * g->R);
-        *out = main_state(g, i - 2 * g->R + 1);
+        *in = main_state(m, g, i - 2 * g->R);
+        *out = main_state(m, g, i - 2 * g->R + 1);
     }
 }
 
@@ -375,7 +382,12 @@ static size_t rope_row(const og_state *g, int i)
     return i >= g->R && i < 2 * g->R ? (size_t)g->Tt * (size_t)(g->D / 2) : 0;
 }
 
-#define ALLOC(ptr, n, tag, what) STEP_CHECK(step_alloc_floats(m, (n), (tag), (what), &(ptr)))
+/* ALLOC: activation elements; ALLOC_F32: fp32 values; ALLOC_BYTES: a slot. */
+#define ALLOC(ptr, n, tag, what) STEP_CHECK(step_alloc_acts(m, (n), (tag), (what), &(ptr)))
+#define ALLOC_F32(ptr, n, tag, what) \
+    STEP_CHECK(step_alloc_floats(m, (n), (tag), (what), &(ptr)))
+#define ALLOC_BYTES(ptr, n, tag, what) \
+    STEP_CHECK(step_alloc_bytes(m, (n), (tag), (what), &(ptr)))
 
 static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
 {
@@ -386,7 +398,7 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
     const size_t Ni = B * (size_t)g->Ti, lat = Ni * (size_t)g->in_ch;
     og_acts a;
     for (int i = 0; i < nb; i++) {
-        og_bump meas = {0};
+        step_bump meas = {m->ops, NULL, 0};
         carve(g, &meas, block_tokens(g, i), g->blk[i].mod, &a);
         g->slot_off[i + 1] = g->slot_off[i] + meas.used;
         g->slot_max = meas.used > g->slot_max ? meas.used : g->slot_max;
@@ -395,13 +407,15 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
                           (size_t)(g->L + 1) * NC;
     ALLOC(g->ckpt, states, AITK_MEM_ACTIVATIONS, "block inputs (checkpoints)");
     if (m->setup.checkpointing)
-        ALLOC(g->acts, g->slot_max, AITK_MEM_ACTIVATIONS, "one block's saved activations");
+        ALLOC_BYTES(g->acts, g->slot_max, AITK_MEM_ACTIVATIONS,
+                    "one block's saved activations");
     else
-        ALLOC(g->acts, g->slot_off[nb], AITK_MEM_ACTIVATIONS, "every block's saved activations");
+        ALLOC_BYTES(g->acts, g->slot_off[nb], AITK_MEM_ACTIVATIONS,
+                    "every block's saved activations");
     /* Between the forward and the blocks' backward the scratch also holds the
-     * final layer: latent-sized prediction, target, gradient and the loss. */
+     * final layer: latent-sized prediction, target and gradient. */
     for (int i = 0; i < 8; i++)
-        ALLOC(g->sc[i], NC > lat + 1 ? NC : lat + 1, AITK_MEM_GRADIENTS,
+        ALLOC(g->sc[i], NC > lat ? NC : lat, AITK_MEM_GRADIENTS,
               "activation gradients of one block");
     /* sf[0] also stages x_t before the frozen embedder */
     for (int i = 0; i < 3; i++)
@@ -412,9 +426,9 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(g->work, N * (size_t)g->r, AITK_MEM_GRADIENTS, "LoRA backward scratch");
     ALLOC(g->dres, NC, AITK_MEM_GRADIENTS, "residual-stream gradient");
     ALLOC(g->zeros, B * 4 * C, AITK_MEM_WORKSPACE, "zero shift");
-    ALLOC(g->pos, (size_t)g->T * 3, AITK_MEM_WORKSPACE, "token positions");
-    ALLOC(g->cos, (size_t)g->T * (size_t)g->D / 2, AITK_MEM_WORKSPACE, "RoPE cos");
-    ALLOC(g->sin, (size_t)g->T * (size_t)g->D / 2, AITK_MEM_WORKSPACE, "RoPE sin");
+    ALLOC_F32(g->pos, (size_t)g->T * 3, AITK_MEM_WORKSPACE, "token positions");
+    ALLOC_F32(g->cos, (size_t)g->T * (size_t)g->D / 2, AITK_MEM_WORKSPACE, "RoPE cos");
+    ALLOC_F32(g->sin, (size_t)g->T * (size_t)g->D / 2, AITK_MEM_WORKSPACE, "RoPE sin");
     const size_t cw = (size_t)(g->freq > g->cond ? g->freq : g->cond);
     ALLOC(g->ts, B * cw, AITK_MEM_WORKSPACE, "timestep embedding");
     ALLOC(g->e1, B * cw, AITK_MEM_WORKSPACE, "conditioning scratch");
@@ -422,9 +436,9 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(g->temb, B * (size_t)g->cond, AITK_MEM_ACTIVATIONS, "conditioning vector");
     ALLOC(g->stemb, B * (size_t)g->cond, AITK_MEM_ACTIVATIONS, "silu(conditioning)");
     ALLOC(g->txtn, B * (size_t)g->Tt * (size_t)g->feat, AITK_MEM_WORKSPACE, "caption norm");
-    ALLOC(g->txt_rstd, B * (size_t)g->Tt, AITK_MEM_WORKSPACE, "caption norm statistics");
-    ALLOC(g->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
-    ALLOC(g->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC_F32(g->txt_rstd, B * (size_t)g->Tt, AITK_MEM_WORKSPACE, "caption norm statistics");
+    ALLOC_F32(g->fin_mean, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
+    ALLOC_F32(g->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(g->fin_mod, B * C, AITK_MEM_ACTIVATIONS, "final scale rows");
     STEP_CHECK(step_host_alloc(&g->host, lat, B, B * (size_t)g->freq + (size_t)g->T * 3));
     step_positions(g->host.scratch, g->Tt, g->Ti, true);
@@ -447,28 +461,31 @@ static void og_free(aitk_step_model *m)
     m->arch_state = NULL;
 }
 
-static og_acts slot(const og_state *g, bool ck, int i)
+static og_acts slot(const aitk_step_model *m, const og_state *g, bool ck, int i)
 {
-    og_bump b = {g->acts + (ck ? 0 : g->slot_off[i]), 0};
+    step_bump b = {m->ops, (unsigned char *)g->acts + (ck ? 0 : g->slot_off[i]), 0};
     og_acts a;
     carve(g, &b, block_tokens(g, i), g->blk[i].mod, &a);
     return a;
 }
 
 /* joint (B,T,C) with [txt; img] per sample <-> txt (B,Tt,C), img (B,Ti,C) */
-static aitk_status og_join(const aitk_ops *o, const og_state *g, float *joint, float *txt,
-                           float *img, bool split)
+static aitk_status og_join(const aitk_ops *o, const og_state *g, aitk_act *joint,
+                           aitk_act *txt, aitk_act *img, bool split)
 {
     const int C = g->C, Tt = g->Tt, Ti = g->Ti;
+    const size_t c = (size_t)C;
     for (int b = 0; b < g->B; b++) {
-        float *row = joint + (size_t)b * (size_t)g->T * (size_t)C;
-        float *t = txt + (size_t)b * Tt * C, *x = img + (size_t)b * Ti * C;
+        aitk_act *row = aitk_act_at(o, joint, (size_t)b * (size_t)g->T * c);
+        aitk_act *rimg = aitk_act_at(o, row, (size_t)Tt * c);
+        aitk_act *t = aitk_act_at(o, txt, (size_t)b * (size_t)Tt * c);
+        aitk_act *x = aitk_act_at(o, img, (size_t)b * (size_t)Ti * c);
         if (split) {
             STEP_CHECK(o->copy2d(t, C, row, C, Tt, C));
-            STEP_CHECK(o->copy2d(x, C, row + (size_t)Tt * C, C, Ti, C));
+            STEP_CHECK(o->copy2d(x, C, rimg, C, Ti, C));
         } else {
             STEP_CHECK(o->copy2d(row, C, t, C, Tt, C));
-            STEP_CHECK(o->copy2d(row + (size_t)Tt * C, C, x, C, Ti, C));
+            STEP_CHECK(o->copy2d(rimg, C, x, C, Ti, C));
         }
     }
     return AITK_OK;
@@ -479,35 +496,35 @@ static aitk_status og_final(aitk_step_model *m, og_state *g, double *loss)
     const aitk_ops *o = m->ops;
     const int C = g->C, B = g->B, Ti = g->Ti, Ni = B * Ti;
     const size_t lat = (size_t)Ni * (size_t)g->in_ch;
-    const float *h = main_state(g, g->L);
+    const aitk_act *h = main_state(m, g, g->L);
     const size_t T = (size_t)g->T, Tt = (size_t)g->Tt;
     /* in gradient scratch: free between the forward and the blocks' backward */
-    float *target = g->sc[5], *pred = g->sc[6], *dpred = g->sc[7];
-    float *fin_ln = g->sc[3], *fin_x = g->sc[4];
-    STEP_CHECK(o->upload(target, g->host.target, lat * sizeof(float)));
+    aitk_act *target = g->sc[5], *pred = g->sc[6], *dpred = g->sc[7];
+    aitk_act *fin_ln = g->sc[3], *fin_x = g->sc[4];
+    STEP_CHECK(o->upload_act(target, g->host.target, lat));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->norm_mod], g->fin_mod, NULL, g->stemb, B));
     /* each sample's image rows are contiguous in h: normalized where they are */
     for (int b = 0; b < B; b++) {
-        const size_t row = (size_t)b * Ti;
-        STEP_CHECK(o->layernorm_forward(fin_ln + row * C, g->fin_mean + row,
-                                        g->fin_rstd + row, h + (b * T + Tt) * C, Ti, C, 1e-6f));
+        const size_t row = (size_t)b * Ti, img = (b * T + Tt) * (size_t)C;
+        STEP_CHECK(o->layernorm_forward(row_at(m, fin_ln, row, C), g->fin_mean + row,
+                                        g->fin_rstd + row, step_act_cat(m, h, img), Ti, C,
+                                        1e-6f));
     }
     STEP_CHECK(o->modulate_forward(fin_x, fin_ln, g->zeros, g->fin_mod, B, Ti, C, C));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->proj_out], pred, NULL, fin_x, Ni));
-    STEP_CHECK(o->mse_forward(pred + lat, pred, target, lat));
     float host_loss = 0;
-    STEP_CHECK(o->download(&host_loss, pred + lat, sizeof host_loss));
+    STEP_CHECK(o->mse_forward(&host_loss, pred, target, lat));
     *loss = host_loss;
     STEP_CHECK(o->mse_backward(dpred, 1.0f, pred, target, lat));
     STEP_CHECK(step_linear_backward(m, &m->lin[g->proj_out], g->sc[0], g->work, dpred,
                                     fin_x, NULL, Ni, false));
     STEP_CHECK(o->modulate_backward(g->sc[1], g->junk, g->dmod, g->sc[0], fin_ln, g->fin_mod,
                                     B, Ti, C, C));
-    STEP_CHECK(o->zero(g->dres, (size_t)B * g->T * C * sizeof(float)));
+    STEP_CHECK(o->zero(g->dres, aitk_dtype_bytes(o->act_dtype, (size_t)B * g->T * C)));
     for (int b = 0; b < B; b++) {
-        const size_t row = (size_t)b * Ti;
-        STEP_CHECK(o->layernorm_backward(g->dres + (b * T + Tt) * C, g->sc[1] + row * C,
-                                         h + (b * T + Tt) * C, g->fin_mean + row,
+        const size_t row = (size_t)b * Ti, img = (b * T + Tt) * (size_t)C;
+        STEP_CHECK(o->layernorm_backward(step_act_at(m, g->dres, img), row_at(m, g->sc[1], row, C),
+                                         step_act_cat(m, h, img), g->fin_mean + row,
                                          g->fin_rstd + row, Ti, C));
     }
     return AITK_OK;
@@ -520,46 +537,47 @@ static aitk_status og_forward_backward(aitk_step_model *m, double *loss)
     const bool ck = m->setup.checkpointing;
     const int nb = 2 * g->R + g->L, B = g->B;
     const size_t lat = (size_t)B * g->Ti * g->in_ch, fr = (size_t)g->freq;
-    STEP_CHECK(o->download(g->host.x0, step_f(m, g->in_x0), lat * sizeof(float)));
+    STEP_CHECK(o->download_act(g->host.x0, step_a(m, g->in_x0), lat));
     STEP_CHECK(step_flow_inputs(m, g->host.x0, g->host.xt, g->host.target, g->host.t, g->in_ch));
-    float *xt = g->sf[0]; /* x_t only feeds the frozen embedder */
-    STEP_CHECK(o->upload(xt, g->host.xt, lat * sizeof(float)));
+    aitk_act *xt = g->sf[0]; /* x_t only feeds the frozen embedder */
+    STEP_CHECK(o->upload_act(xt, g->host.xt, lat));
     for (int b = 0; b < B; b++)
         step_sinusoid(g->host.scratch + b * fr, (double)g->host.t[b] * 1000.0, g->freq);
-    STEP_CHECK(o->upload(g->ts, g->host.scratch, B * fr * sizeof(float)));
+    STEP_CHECK(o->upload_act(g->ts, g->host.scratch, B * fr));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->t1], g->e1, NULL, g->ts, B));
     STEP_CHECK(o->silu_forward(g->e2, g->e1, (size_t)B * g->cond));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->t2], g->temb, NULL, g->e2, B));
     STEP_CHECK(o->silu_forward(g->stemb, g->temb, (size_t)B * g->cond));
-    STEP_CHECK(o->rmsnorm_forward(g->txtn, g->txt_rstd, step_f(m, g->in_txt),
-                                  step_f(m, g->cap_norm), B * g->Tt, g->feat, 1e-6f));
-    STEP_CHECK(step_linear_forward(m, &m->lin[g->cap], ctx_state(g, 0), NULL, g->txtn,
+    STEP_CHECK(o->rmsnorm_forward(g->txtn, g->txt_rstd, step_a(m, g->in_txt),
+                                  step_a(m, g->cap_norm), B * g->Tt, g->feat, 1e-6f));
+    STEP_CHECK(step_linear_forward(m, &m->lin[g->cap], ctx_state(m, g, 0), NULL, g->txtn,
                                    B * g->Tt));
-    STEP_CHECK(step_linear_forward(m, &m->lin[g->x_emb], noise_state(g, 0), NULL, xt,
+    STEP_CHECK(step_linear_forward(m, &m->lin[g->x_emb], noise_state(m, g, 0), NULL, xt,
                                    B * g->Ti));
     for (int i = 0; i < nb; i++) {
         if (i == 2 * g->R)
-            STEP_CHECK(og_join(o, g, main_state(g, 0), ctx_state(g, g->R),
-                               noise_state(g, g->R), false));
-        float *in, *out;
-        block_io(g, i, &in, &out);
-        og_acts a = slot(g, ck, i);
+            STEP_CHECK(og_join(o, g, main_state(m, g, 0), ctx_state(m, g, g->R),
+                               noise_state(m, g, g->R), false));
+        aitk_act *in, *out;
+        block_io(m, g, i, &in, &out);
+        og_acts a = slot(m, g, ck, i);
         const size_t rr = rope_row(g, i);
         STEP_CHECK(block_forward(m, g, &g->blk[i], &a, block_tokens(g, i), g->cos + rr,
                                  g->sin + rr, in, out));
     }
     STEP_CHECK(og_final(m, g, loss));
     /* the refiners' gradients take dres's place, split from a copy */
-    float *d_txt = g->dres, *d_img = g->dres + (size_t)B * g->Tt * g->C;
+    aitk_act *d_txt = g->dres;
+    aitk_act *d_img = step_act_at(m, g->dres, (size_t)B * g->Tt * g->C);
     for (int i = nb - 1; i >= 0; i--) {
         if (i == 2 * g->R - 1) {
             STEP_CHECK(o->copy2d(g->sc[0], g->C, g->dres, g->C, B * g->T, g->C));
             STEP_CHECK(og_join(o, g, g->sc[0], d_txt, d_img, true));
         }
-        float *d = i >= 2 * g->R ? g->dres : i >= g->R ? d_img : d_txt;
-        float *in, *out;
-        block_io(g, i, &in, &out);
-        og_acts a = slot(g, ck, i);
+        aitk_act *d = i >= 2 * g->R ? g->dres : i >= g->R ? d_img : d_txt;
+        aitk_act *in, *out;
+        block_io(m, g, i, &in, &out);
+        og_acts a = slot(m, g, ck, i);
         const size_t rr = rope_row(g, i);
         const int tb = block_tokens(g, i);
         if (ck) {

@@ -1,15 +1,18 @@
 /* The cost model's memory plan and FLOP count for a configuration of the CPU
  * reference step (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops).
  * The GPU plan is not changed: the CPU backend's storage is applied to a copy
- * of the loaded parameters. */
+ * of the loaded parameters. This file includes models/cost.h and not
+ * models/step_internal.h: cost.h's weight dtypes and kernels/ops.h's
+ * storage dtypes share enumerator names, so no file can include both; the
+ * two functions are declared here again, with plain arguments. */
 #include <string.h>
 
 #include "models/cost.h"
 #include "models/spec.h"
 
 aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
-                          long txt_tokens, long rank, double alpha, bool fp8, bool adamw,
-                          bool checkpointing, double *terms, aitk_str *err);
+                          long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
+                          bool adamw, bool checkpointing, double *terms, aitk_str *err);
 aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
                             long txt_tokens, long rank, bool checkpointing, double *hardware,
                             aitk_str *err);
@@ -55,8 +58,8 @@ aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long b
 }
 
 aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
-                          long txt_tokens, long rank, double alpha, bool fp8, bool adamw,
-                          bool checkpointing, double *terms, aitk_str *err)
+                          long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
+                          bool adamw, bool checkpointing, double *terms, aitk_str *err)
 {
     aitk_cost_params *params = NULL;
     aitk_status st = aitk_cost_params_load(&params, err);
@@ -64,9 +67,12 @@ aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long bat
         return st;
     aitk_cost_params p = *params;
     /* fp32 everywhere on the CPU (an fp8 base stays one byte, one scale per
-     * tensor rather than per row); no CUDA context, no cuBLAS workspace, and
-     * malloc rather than a caching allocator: no fragmentation allowance. */
+     * tensor rather than per row; an NF4 base half a byte plus one fp32
+     * absmax per 64 weights, without the GPU plan's double quantization);
+     * no CUDA context, no cuBLAS workspace, and malloc rather than a caching
+     * allocator: no fragmentation allowance. */
     p.weight_bytes[AITK_DTYPE_BF16] = 4;
+    p.weight_bytes[AITK_DTYPE_NF4] = 0.5 + 4.0 / 64.0;
     p.activation_bytes = 4;
     p.scale_bytes_per_row = 0;
     p.cuda_context_gib = 0;
@@ -76,7 +82,7 @@ aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long bat
     aitk_workload w;
     cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.alpha = alpha;
-    w.base_dtype = fp8 ? AITK_DTYPE_FP8 : AITK_DTYPE_BF16;
+    w.base_dtype = fp8 ? AITK_DTYPE_FP8 : nf4 ? AITK_DTYPE_NF4 : AITK_DTYPE_BF16;
     w.optimizer = adamw ? "adamw" : "adamw8bit";
     w.checkpointing = checkpointing;
     w.cache_latents = true; /* the step starts from cached latents and text features */

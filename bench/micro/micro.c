@@ -115,8 +115,11 @@ static void run_attention(aitk_mb_state *s, void *user)
         while (aitk_mb_keep_running(s)) {
             if (interrupted(s))
                 break;
-            aitk_status st = ops->attention_forward(o, lse, q, k, v, 1, (int)b->t, (int)b->hq,
-                                                    (int)b->hkv, (int)b->d, scale);
+            /* The CPU table's activations are fp32 host memory. */
+            aitk_status st = ops->attention_forward((aitk_act *)o, lse, (const aitk_act *)q,
+                                                    (const aitk_act *)k, (const aitk_act *)v, 1,
+                                                    (int)b->t, (int)b->hq, (int)b->hkv,
+                                                    (int)b->d, scale);
             if (st) {
                 aitk_mb_skip_with_error(s, aitk_strerror(st));
                 break;

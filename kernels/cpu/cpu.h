@@ -1,6 +1,11 @@
 /* The CPU reference backend's functions, one per member of aitk_ops (ops.h,
  * where the shapes and the forward/backward contracts are written down).
  *
+ * They take float pointers: the CPU's act_dtype is fp32, so an aitk_act* of
+ * this backend is a float*, and the table (ops.c) holds thin wrappers that
+ * only cast. Keeping the float signatures lets tests call the reference
+ * directly on host arrays, to check it and to compare a GPU backend with it.
+ *
  * fp32 throughout; GEMMs through OpenBLAS's cblas_sgemm, the rest plain C with
  * OpenMP over rows where a row is enough work to pay for a thread. Sums that
  * decide a loss or a norm are kept in double so the reference is a few ulps
@@ -26,12 +31,20 @@
  * own threads in the GEMM that follows. */
 #define AITK_CPU_PAR_MIN ((long long)1 << 18)
 
-/* mem.c */
-aitk_status aitk_cpu_alloc(aitk_mem_account *acct, aitk_buf *out, size_t bytes,
-                           aitk_mem_tag tag, const char *what);
-void aitk_cpu_free(aitk_mem_account *acct, aitk_buf *buf);
+/* alloc.c: raw, zeroed host memory (the accounting is kernels/mem.c's) */
+aitk_status aitk_cpu_alloc(void **out, size_t bytes);
+void aitk_cpu_free(void *ptr);
 aitk_status aitk_cpu_copy(void *dst, const void *src, size_t bytes);
 aitk_status aitk_cpu_zero(void *dst, size_t bytes);
+
+/* init.c: out[j] = add + aitk_draw(key, first + j, scale); *amax = max |x| */
+aitk_status aitk_cpu_draw(float *out, size_t n, uint64_t key, uint64_t first, float scale,
+                          float add);
+aitk_status aitk_cpu_absmax(float *amax, const float *x, size_t n);
+
+/* nf4.c: q (n/2 bytes, rounded up), absmax (aitk_nf4_blocks(n)) */
+aitk_status aitk_cpu_nf4_dequantize(float *out, const uint8_t *q, const float *absmax, size_t n);
+aitk_status aitk_cpu_nf4_quantize(uint8_t *q, float *absmax, const float *inp, size_t n);
 
 /* linear.c */
 aitk_status aitk_cpu_gemm(float *c, const float *a, const float *b, int m, int n, int k,
@@ -91,6 +104,8 @@ aitk_status aitk_cpu_mse_backward(float *dpred, float dloss, const float *pred,
                                   const float *target, size_t n);
 aitk_status aitk_cpu_fp8_dequantize(float *out, const uint8_t *q, float scale, size_t n);
 aitk_status aitk_cpu_fp8_quantize(uint8_t *q, const float *inp, float scale, size_t n);
+/* bf16 pack/unpack are not table members (a backend stores bf16 itself);
+ * they stay for tests and host code that need bf16 bytes. */
 aitk_status aitk_cpu_bf16_pack(uint16_t *out, const float *inp, size_t n);
 aitk_status aitk_cpu_bf16_unpack(float *out, const uint16_t *inp, size_t n);
 aitk_status aitk_cpu_bf16_round(float *x, size_t n);
@@ -110,5 +125,13 @@ aitk_status aitk_cpu_adamw_update(float *param, float *m, float *v, const float 
 aitk_status aitk_cpu_adamw8_update(float *param, uint8_t *m_q, uint8_t *v_q, float *m_scale,
                                    float *v_scale, const float *grad, size_t n,
                                    const aitk_adamw_hparams *hp, long step);
+
+/* ops.c: calls of the table's GEMM-backed and attention members since the
+ * last reset, for aitk_backend_cpu's paths (backend.c). */
+typedef struct aitk_cpu_counts {
+    long gemm, attention_forward, attention_backward;
+} aitk_cpu_counts;
+aitk_cpu_counts aitk_cpu_counts_get(void);
+void aitk_cpu_counts_reset(void);
 
 #endif

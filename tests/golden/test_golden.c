@@ -25,6 +25,10 @@
 #include "kernels/cpu/numfmt.h"
 #include "kernels/ops.h"
 
+/* A host float array handed to the CPU table as activation storage: the CPU
+ * backend's act_dtype is fp32, so its aitk_act* is a float*. */
+#define KT_A(p) ((aitk_act *)(p))
+
 #define TOL_FWD 1e-5
 #define TOL_GRAD 1e-4
 
@@ -85,9 +89,9 @@ static void golden_lora_linear(void **state)
     const float *lb = in(&g, "lb", OUT * R), *dy = in(&g, "dy", N * OUT);
     float *y = buf(N * OUT), *xa = buf(N * R), *dx = buf(N * IN), *dla = buf(R * IN);
     float *dlb = buf(OUT * R), *work = buf(N * R);
-    assert_int_equal(ops->lora_linear_forward(y, xa, x, w, bias, la, lb, N, IN, OUT, R, scale),
+    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la, lb, N, IN, OUT, R, scale),
                      AITK_OK);
-    assert_int_equal(ops->lora_linear_backward(dx, dla, dlb, work, dy, x, xa, w, la, lb, N, IN,
+    assert_int_equal(ops->lora_linear_backward(KT_A(dx), dla, dlb, KT_A(work), KT_A(dy), KT_A(x), KT_A(xa), KT_A(w), la, lb, N, IN,
                                                OUT, R, scale, false),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);
@@ -107,12 +111,12 @@ static void golden_norms(bool rms)
     float *y = buf(N * C), *mean = buf(N), *rstd = buf(N), *dx = buf(N * C), *dw = buf(C);
     if (rms) {
         const float *w = in(&g, "weight", C);
-        assert_int_equal(ops->rmsnorm_forward(y, rstd, x, w, N, C, 1e-6f), AITK_OK);
-        assert_int_equal(ops->rmsnorm_backward(dx, dw, dy, x, w, rstd, N, C), AITK_OK);
+        assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), N, C, 1e-6f), AITK_OK);
+        assert_int_equal(ops->rmsnorm_backward(KT_A(dx), dw, KT_A(dy), KT_A(x), KT_A(w), rstd, N, C), AITK_OK);
         compare(&g, "dweight", dw, TOL_GRAD);
     } else {
-        assert_int_equal(ops->layernorm_forward(y, mean, rstd, x, N, C, 1e-6f), AITK_OK);
-        assert_int_equal(ops->layernorm_backward(dx, dy, x, mean, rstd, N, C), AITK_OK);
+        assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), N, C, 1e-6f), AITK_OK);
+        assert_int_equal(ops->layernorm_backward(KT_A(dx), KT_A(dy), KT_A(x), mean, rstd, N, C), AITK_OK);
     }
     compare(&g, "y", y, TOL_FWD);
     compare(&g, "dx", dx, TOL_GRAD);
@@ -141,12 +145,12 @@ static void golden_modulate(void **state)
     const float *x = in(&g, "x", NX), *mod = in(&g, "mod", B * LD);
     const float *resid = in(&g, "resid", NX), *dy = in(&g, "dy", NX), *dout = in(&g, "dout", NX);
     float *y = buf(NX), *out = buf(NX), *dxm = buf(NX), *dxg = buf(NX), *dmod = buf(B * LD);
-    assert_int_equal(ops->modulate_forward(y, x, mod, mod + C, B, T, C, LD), AITK_OK);
+    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + C), B, T, C, LD), AITK_OK);
     memcpy(out, resid, sizeof(float) * NX);
-    assert_int_equal(ops->gated_residual_forward(out, x, mod + 2 * C, B, T, C, LD), AITK_OK);
-    assert_int_equal(ops->modulate_backward(dxm, dmod, dmod + C, dy, x, mod + C, B, T, C, LD),
+    assert_int_equal(ops->gated_residual_forward(KT_A(out), KT_A(x), KT_A(mod + 2 * C), B, T, C, LD), AITK_OK);
+    assert_int_equal(ops->modulate_backward(KT_A(dxm), KT_A(dmod), KT_A(dmod + C), KT_A(dy), KT_A(x), KT_A(mod + C), B, T, C, LD),
                      AITK_OK);
-    assert_int_equal(ops->gated_residual_backward(dxg, dmod + 2 * C, dout, x, mod + 2 * C, B, T,
+    assert_int_equal(ops->gated_residual_backward(KT_A(dxg), KT_A(dmod + 2 * C), KT_A(dout), KT_A(x), KT_A(mod + 2 * C), B, T,
                                                   C, LD),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);
@@ -171,8 +175,8 @@ static void golden_rope(void **state)
     const float *pos = in(&g, "pos", T * 3), *x = in(&g, "x", NX), *dy = in(&g, "dy", NX);
     float *cs = buf(T * D / 2), *sn = buf(T * D / 2), *y = buf(NX), *dx = buf(NX);
     assert_int_equal(ops->rope_table(cs, sn, pos, T, D, axes, 10000.0f), AITK_OK);
-    assert_int_equal(ops->rope_forward(y, x, cs, sn, B, T, H, D), AITK_OK);
-    assert_int_equal(ops->rope_backward(dx, dy, cs, sn, B, T, H, D), AITK_OK);
+    assert_int_equal(ops->rope_forward(KT_A(y), KT_A(x), cs, sn, B, T, H, D), AITK_OK);
+    assert_int_equal(ops->rope_backward(KT_A(dx), KT_A(dy), cs, sn, B, T, H, D), AITK_OK);
     compare(&g, "y", y, TOL_FWD);
     compare(&g, "dx", dx, TOL_GRAD);
     free(cs), free(sn), free(y), free(dx);
@@ -187,16 +191,16 @@ static void golden_pointwise(void **state)
     const aitk_ops *ops = aitk_ops_cpu();
     const float *a = in(&g, "a", N), *u = in(&g, "u", N), *dy = in(&g, "dy", N);
     float *y = buf(N), *da = buf(N), *du = buf(N);
-    assert_int_equal(ops->gelu_forward(y, a, N), AITK_OK);
-    assert_int_equal(ops->gelu_backward(da, dy, a, N), AITK_OK);
+    assert_int_equal(ops->gelu_forward(KT_A(y), KT_A(a), N), AITK_OK);
+    assert_int_equal(ops->gelu_backward(KT_A(da), KT_A(dy), KT_A(a), N), AITK_OK);
     compare(&g, "gelu_y", y, TOL_FWD);
     compare(&g, "gelu_da", da, TOL_GRAD);
-    assert_int_equal(ops->silu_forward(y, a, N), AITK_OK);
-    assert_int_equal(ops->silu_backward(da, dy, a, N), AITK_OK);
+    assert_int_equal(ops->silu_forward(KT_A(y), KT_A(a), N), AITK_OK);
+    assert_int_equal(ops->silu_backward(KT_A(da), KT_A(dy), KT_A(a), N), AITK_OK);
     compare(&g, "silu_y", y, TOL_FWD);
     compare(&g, "silu_da", da, TOL_GRAD);
-    assert_int_equal(ops->swiglu_forward(y, a, u, N), AITK_OK);
-    assert_int_equal(ops->swiglu_backward(da, du, dy, a, u, N), AITK_OK);
+    assert_int_equal(ops->swiglu_forward(KT_A(y), KT_A(a), KT_A(u), N), AITK_OK);
+    assert_int_equal(ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(dy), KT_A(a), KT_A(u), N), AITK_OK);
     compare(&g, "swiglu_y", y, TOL_FWD);
     compare(&g, "swiglu_da", da, TOL_GRAD);
     compare(&g, "swiglu_du", du, TOL_GRAD);
@@ -214,8 +218,8 @@ static void golden_attention(void **state)
     const float *dy = in(&g, "dy", NQ);
     float *y = buf(NQ), *lse = buf(B * HQ * T), *dq = buf(NQ), *dk = buf(NK), *dv = buf(NK);
     float scale = 1.0f / sqrtf((float)D);
-    assert_int_equal(ops->attention_forward(y, lse, q, k, v, B, T, HQ, HKV, D, scale), AITK_OK);
-    assert_int_equal(ops->attention_backward(dq, dk, dv, dy, q, k, v, y, lse, B, T, HQ, HKV, D,
+    assert_int_equal(ops->attention_forward(KT_A(y), lse, KT_A(q), KT_A(k), KT_A(v), B, T, HQ, HKV, D, scale), AITK_OK);
+    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(dy), KT_A(q), KT_A(k), KT_A(v), KT_A(y), lse, B, T, HQ, HKV, D,
                                              scale),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);
@@ -234,8 +238,8 @@ static void golden_mse(void **state)
     const aitk_ops *ops = aitk_ops_cpu();
     const float *pred = in(&g, "pred", N), *target = in(&g, "target", N);
     float loss = 0.0f, *dpred = buf(N);
-    assert_int_equal(ops->mse_forward(&loss, pred, target, N), AITK_OK);
-    assert_int_equal(ops->mse_backward(dpred, 1.0f, pred, target, N), AITK_OK);
+    assert_int_equal(ops->mse_forward(&loss, KT_A(pred), KT_A(target), N), AITK_OK);
+    assert_int_equal(ops->mse_backward(KT_A(dpred), 1.0f, KT_A(pred), KT_A(target), N), AITK_OK);
     compare(&g, "loss", &loss, TOL_FWD);
     compare(&g, "dpred", dpred, TOL_GRAD);
     free(dpred);

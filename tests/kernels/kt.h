@@ -19,6 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/ops.h"
+
+/* A host float array handed to the CPU table as activation storage: the CPU
+ * backend's act_dtype is fp32, so its aitk_act* is a float*. */
+#define KT_A(p) ((aitk_act *)(p))
+
 #define KT_FD_H 1e-2f
 #define KT_FD_ATOL 2e-3
 #define KT_FD_RTOL 1e-2

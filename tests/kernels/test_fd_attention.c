@@ -20,7 +20,7 @@ typedef struct attn_ctx {
 static void attn_fwd(void *p)
 {
     attn_ctx *c = p;
-    assert_int_equal(aitk_ops_cpu()->attention_forward(c->out, c->lse, c->q, c->k, c->v, c->b,
+    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(c->out), c->lse, KT_A(c->q), KT_A(c->k), KT_A(c->v), c->b,
                                                        c->t, c->hq, c->hkv, c->d, c->scale),
                      AITK_OK);
 }
@@ -44,7 +44,7 @@ static void check_attention(int hq, int hkv, uint64_t seed)
     kt_fill_value(dq, nq, NAN);
     kt_fill_value(dk, nk, NAN);
     kt_fill_value(dv, nk, NAN);
-    assert_int_equal(ops->attention_backward(dq, dk, dv, wl, c.q, c.k, c.v, c.out, c.lse, c.b,
+    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(wl), KT_A(c.q), KT_A(c.k), KT_A(c.v), KT_A(c.out), c.lse, c.b,
                                              c.t, hq, hkv, c.d, c.scale),
                      AITK_OK);
     assert_int_equal(kt_fd_check(&fd, c.q, dq, nq, "attention dq"), 0);

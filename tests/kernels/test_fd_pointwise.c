@@ -24,10 +24,10 @@ static void pw_fwd(void *p)
     const aitk_ops *ops = aitk_ops_cpu();
     aitk_status st = AITK_E_INTERNAL;
     switch (c->op) {
-    case OP_GELU: st = ops->gelu_forward(c->y, c->a, N); break;
-    case OP_SILU: st = ops->silu_forward(c->y, c->a, N); break;
-    case OP_SWIGLU: st = ops->swiglu_forward(c->y, c->a, c->u, N); break;
-    case OP_MSE: st = ops->mse_forward(c->y, c->a, c->u, N); break;
+    case OP_GELU: st = ops->gelu_forward(KT_A(c->y), KT_A(c->a), N); break;
+    case OP_SILU: st = ops->silu_forward(KT_A(c->y), KT_A(c->a), N); break;
+    case OP_SWIGLU: st = ops->swiglu_forward(KT_A(c->y), KT_A(c->a), KT_A(c->u), N); break;
+    case OP_MSE: st = ops->mse_forward(c->y, KT_A(c->a), KT_A(c->u), N); break;
     }
     assert_int_equal(st, AITK_OK);
 }
@@ -48,10 +48,10 @@ static void check_pw(op_kind op, const char *label)
     kt_fill_value(du, N, NAN);
     aitk_status st = AITK_E_INTERNAL;
     switch (op) {
-    case OP_GELU: st = ops->gelu_backward(da, wl, c.a, N); break;
-    case OP_SILU: st = ops->silu_backward(da, wl, c.a, N); break;
-    case OP_SWIGLU: st = ops->swiglu_backward(da, du, wl, c.a, c.u, N); break;
-    case OP_MSE: st = ops->mse_backward(da, wl[0], c.a, c.u, N); break;
+    case OP_GELU: st = ops->gelu_backward(KT_A(da), KT_A(wl), KT_A(c.a), N); break;
+    case OP_SILU: st = ops->silu_backward(KT_A(da), KT_A(wl), KT_A(c.a), N); break;
+    case OP_SWIGLU: st = ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(wl), KT_A(c.a), KT_A(c.u), N); break;
+    case OP_MSE: st = ops->mse_backward(KT_A(da), wl[0], KT_A(c.a), KT_A(c.u), N); break;
     }
     assert_int_equal(st, AITK_OK);
     assert_int_equal(kt_fd_check(&fd, c.a, da, N, label), 0);
@@ -91,17 +91,17 @@ static void test_pointwise_values(void **state)
     (void)state;
     const aitk_ops *ops = aitk_ops_cpu();
     float x[3] = {1.0f, 0.0f, -2.0f}, y[3];
-    assert_int_equal(ops->gelu_forward(y, x, 3), AITK_OK);
+    assert_int_equal(ops->gelu_forward(KT_A(y), KT_A(x), 3), AITK_OK);
     assert_float_equal(y[0], 0.841192f, 1e-5);
     assert_float_equal(y[1], 0.0f, 0.0);
     assert_float_equal(y[2], -0.0454023f, 1e-6);
-    assert_int_equal(ops->silu_forward(y, x, 3), AITK_OK);
+    assert_int_equal(ops->silu_forward(KT_A(y), KT_A(x), 3), AITK_OK);
     assert_float_equal(y[0], 0.7310586f, 1e-6);
     assert_float_equal(y[2], -0.2384058f, 1e-6);
     float p[2] = {1, 2}, t[2] = {0, 0}, loss = 0;
-    assert_int_equal(ops->mse_forward(&loss, p, t, 2), AITK_OK);
+    assert_int_equal(ops->mse_forward(&loss, KT_A(p), KT_A(t), 2), AITK_OK);
     assert_float_equal(loss, 2.5f, 0.0);
-    assert_int_equal(ops->mse_forward(&loss, p, t, 0), AITK_E_INVAL);
+    assert_int_equal(ops->mse_forward(&loss, KT_A(p), KT_A(t), 0), AITK_E_INVAL);
 }
 
 int main(void)

@@ -48,7 +48,7 @@ static void test_gemm_all_transposes_batched(void **state)
         kt_fill(&rng, c, BATCH * sc, -1, 1);
         for (long long i = 0; i < BATCH * sc; i++)
             ref[i] = c[i];
-        assert_int_equal(ops->gemm(c, a, b, M, N, K, ta, tb, 0.5f, 2.0f, BATCH, sa, sb, sc),
+        assert_int_equal(ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, ta, tb, 0.5f, 2.0f, BATCH, sa, sb, sc),
                          AITK_OK);
         for (int i = 0; i < BATCH; i++)
             naive_gemm(ref + i * sc, a + i * sa, b + i * sb, M, N, K, ta, tb, 0.5f, 2.0f);
@@ -58,7 +58,7 @@ static void test_gemm_all_transposes_batched(void **state)
     }
     /* stride 0 broadcasts one B to every batch. */
     kt_fill(&rng, c, BATCH * sc, -1, 1);
-    assert_int_equal(ops->gemm(c, a, b, M, N, K, false, false, 1.0f, 0.0f, BATCH, sa, 0, sc),
+    assert_int_equal(ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, false, false, 1.0f, 0.0f, BATCH, sa, 0, sc),
                      AITK_OK);
     for (int i = 0; i < BATCH; i++)
         naive_gemm(ref + i * sc, a + i * sa, b, M, N, K, false, false, 1.0f, 0.0f);
@@ -72,12 +72,12 @@ static void test_gemm_rejects_bad_arguments(void **state)
     (void)state;
     const aitk_ops *ops = aitk_ops_cpu();
     float x[4] = {0};
-    assert_int_equal(ops->gemm(NULL, x, x, 2, 2, 1, false, false, 1, 0, 1, 0, 0, 0),
+    assert_int_equal(ops->gemm(NULL, KT_A(x), KT_A(x), 2, 2, 1, false, false, 1, 0, 1, 0, 0, 0),
                      AITK_E_INVAL);
-    assert_int_equal(ops->gemm(x, x, x, 0, 2, 1, false, false, 1, 0, 1, 0, 0, 0), AITK_E_INVAL);
+    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 0, 2, 1, false, false, 1, 0, 1, 0, 0, 0), AITK_E_INVAL);
     /* Two batches writing one C would race on a GPU. */
-    assert_int_equal(ops->gemm(x, x, x, 2, 2, 1, false, false, 1, 0, 2, 0, 0, 0), AITK_E_INVAL);
-    assert_int_equal(ops->lora_linear_forward(x, NULL, x, x, NULL, NULL, NULL, 1, 2, 2, 1, 1.0f),
+    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 2, 2, 1, false, false, 1, 0, 2, 0, 0, 0), AITK_E_INVAL);
+    assert_int_equal(ops->lora_linear_forward(KT_A(x), NULL, KT_A(x), KT_A(x), NULL, NULL, NULL, 1, 2, 2, 1, 1.0f),
                      AITK_E_INVAL);
 }
 
@@ -97,7 +97,7 @@ static void test_lora_forward_matches_naive(void **state)
     kt_fill(&rng, la, R * IN, -1, 1);
     kt_fill(&rng, lb, OUT * R, -1, 1);
     kt_fill_value(y, NR * OUT, NAN); /* y is written, not added to */
-    assert_int_equal(ops->lora_linear_forward(y, xa, x, w, bias, la, lb, NR, IN, OUT, R, scale),
+    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la, lb, NR, IN, OUT, R, scale),
                      AITK_OK);
     /* y = x W^T + b + scale * x (B A)^T, with the merged delta formed here. */
     for (int i = 0; i < NR; i++)
@@ -123,13 +123,13 @@ static void test_copy2d_and_axpy(void **state)
     const aitk_ops *ops = aitk_ops_cpu();
     /* Concatenate two (2,2) blocks side by side into (2,4). */
     float left[4] = {1, 2, 3, 4}, right[4] = {5, 6, 7, 8}, cat[8] = {0};
-    assert_int_equal(ops->copy2d(cat, 4, left, 2, 2, 2), AITK_OK);
-    assert_int_equal(ops->copy2d(cat + 2, 4, right, 2, 2, 2), AITK_OK);
+    assert_int_equal(ops->copy2d(KT_A(cat), 4, KT_A(left), 2, 2, 2), AITK_OK);
+    assert_int_equal(ops->copy2d(KT_A(cat + 2), 4, KT_A(right), 2, 2, 2), AITK_OK);
     const float want[8] = {1, 2, 5, 6, 3, 4, 7, 8};
     assert_memory_equal(cat, want, sizeof want);
-    assert_int_equal(ops->copy2d(cat, 1, left, 2, 2, 2), AITK_E_INVAL);
+    assert_int_equal(ops->copy2d(KT_A(cat), 1, KT_A(left), 2, 2, 2), AITK_E_INVAL);
     float y[3] = {1, 1, 1}, x[3] = {1, 2, 3};
-    assert_int_equal(ops->axpy(y, -2.0f, x, 3), AITK_OK);
+    assert_int_equal(ops->axpy(KT_A(y), -2.0f, KT_A(x), 3), AITK_OK);
     assert_float_equal(y[0], -1.0f, 0.0);
     assert_float_equal(y[2], -5.0f, 0.0);
 }

@@ -24,11 +24,11 @@ static void run_all(float **res, const float *x, const float *g, const float *mo
     float *y = kt_alloc(NX), *mean = kt_alloc(B * T), *rstd = kt_alloc(B * T);
     for (int i = 0; i < NOUT; i++)
         res[i] = kt_alloc(i == 2 ? C : (i == 4 ? B * 3 * C : NX));
-    assert_int_equal(ops->layernorm_forward(y, mean, rstd, x, B * T, C, 1e-6f), AITK_OK);
-    assert_int_equal(ops->layernorm_backward(res[0], g, x, mean, rstd, B * T, C), AITK_OK);
-    assert_int_equal(ops->rmsnorm_forward(y, rstd, x, w, B * T, C, 1e-6f), AITK_OK);
-    assert_int_equal(ops->rmsnorm_backward(res[1], res[2], g, x, w, rstd, B * T, C), AITK_OK);
-    assert_int_equal(ops->modulate_backward(res[3], res[4], res[4] + C, g, x, mod + C, B, T, C,
+    assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), B * T, C, 1e-6f), AITK_OK);
+    assert_int_equal(ops->layernorm_backward(KT_A(res[0]), KT_A(g), KT_A(x), mean, rstd, B * T, C), AITK_OK);
+    assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), B * T, C, 1e-6f), AITK_OK);
+    assert_int_equal(ops->rmsnorm_backward(KT_A(res[1]), res[2], KT_A(g), KT_A(x), KT_A(w), rstd, B * T, C), AITK_OK);
+    assert_int_equal(ops->modulate_backward(KT_A(res[3]), KT_A(res[4]), KT_A(res[4] + C), KT_A(g), KT_A(x), KT_A(mod + C), B, T, C,
                                             3 * C),
                      AITK_OK);
     float *cs = kt_alloc(T * D / 2), *sn = kt_alloc(T * D / 2), *pos = kt_alloc(T * 3);
@@ -36,8 +36,8 @@ static void run_all(float **res, const float *x, const float *g, const float *mo
         pos[i * 3 + 1] = (float)(i / 16), pos[i * 3 + 2] = (float)(i % 16);
     const int axes[3] = {16, 56, 56};
     assert_int_equal(ops->rope_table(cs, sn, pos, T, D, axes, 10000.0f), AITK_OK);
-    assert_int_equal(ops->rope_forward(res[5], x, cs, sn, B, T, H, D), AITK_OK);
-    assert_int_equal(ops->gelu_backward(y, g, res[5], NX), AITK_OK);
+    assert_int_equal(ops->rope_forward(KT_A(res[5]), KT_A(x), cs, sn, B, T, H, D), AITK_OK);
+    assert_int_equal(ops->gelu_backward(KT_A(y), KT_A(g), KT_A(res[5]), NX), AITK_OK);
     memcpy(res[5], y, sizeof(float) * NX);
     free(y), free(mean), free(rstd), free(cs), free(sn), free(pos);
 }
