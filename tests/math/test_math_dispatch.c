@@ -1,0 +1,166 @@
+/* The CUDA backend's host logic, run without a GPU: the row-major ->
+ * column-major mapping of gemm onto cuBLASLt (checked by hand and by
+ * running the mapped problem through a plain column-major product against
+ * the CPU reference's aitk_cpu_gemm), the algorithm cache, and the
+ * attention shape checks. */
+#include "mt.h"
+
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+#include "kernels/cuda/attention_check.h"
+#include "kernels/cuda/gemm_map.h"
+
+static void test_map_by_hand(void **state)
+{
+    (void)state;
+    aitk_lt_problem p;
+    /* C (2,3) = A (2,4) B (4,3): cuBLASLt sees C^T (3,2) = B^T A^T. */
+    assert_true(aitk_lt_map(&p, 2, 3, 4, false, false, 1, 0, 0, 0));
+    assert_int_equal(p.m, 3);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(p.k, 4);
+    assert_int_equal(p.a.rows, 3), assert_int_equal(p.a.cols, 4), assert_int_equal(p.a.ld, 3);
+    assert_false(p.a.trans);
+    assert_int_equal(p.b.rows, 4), assert_int_equal(p.b.cols, 2), assert_int_equal(p.b.ld, 4);
+    assert_false(p.b.trans);
+    assert_int_equal(p.c.rows, 3), assert_int_equal(p.c.cols, 2), assert_int_equal(p.c.ld, 3);
+    /* A Linear: y (N,out) = x (N,in) W^T with W stored (out,in): trans_b.
+     * N = 4096, in = 3072, out = 9216 (FLUX's qkv). */
+    assert_true(aitk_lt_map(&p, 4096, 9216, 3072, false, true, 1, 0, 0, 0));
+    assert_int_equal(p.a.rows, 3072), assert_int_equal(p.a.cols, 9216);
+    assert_int_equal(p.a.ld, 3072);
+    assert_true(p.a.trans);
+    assert_int_equal(p.b.rows, 3072), assert_int_equal(p.b.cols, 4096);
+    assert_false(p.b.trans);
+    assert_int_equal(p.c.ld, 9216);
+    /* Impossible shapes, as the CPU backend refuses them. */
+    assert_false(aitk_lt_map(&p, 0, 3, 4, false, false, 1, 0, 0, 0));
+    assert_false(aitk_lt_map(&p, 2, 3, 4, false, false, 0, 0, 0, 0));
+    assert_false(aitk_lt_map(&p, 2, 3, 4, false, false, 1, -1, 0, 0));
+    assert_false(aitk_lt_map(&p, 2, 3, 4, false, false, 2, 8, 12, 5)); /* batches overlap in C */
+    assert_true(aitk_lt_map(&p, 2, 3, 4, false, false, 2, 0, 12, 6));  /* A broadcast */
+    assert_int_equal(p.a.stride, 12), assert_int_equal(p.b.stride, 0);
+    assert_int_equal(p.c.stride, 6);
+}
+
+/* A column-major product exactly as cuBLASLt defines it: D (m,n) = alpha
+ * op(A) op(B) + beta C, element (r,c) at r + c*ld, op T reading (c,r). */
+static void colmajor_gemm(const aitk_lt_problem *p, float alpha, const float *a, const float *b,
+                          float beta, float *c)
+{
+    for (int bt = 0; bt < p->batch; bt++)
+        for (uint64_t r = 0; r < p->m; r++)
+            for (uint64_t col = 0; col < p->n; col++) {
+                double s = 0.0;
+                for (uint64_t k = 0; k < p->k; k++) {
+                    const float *ab = a + bt * p->a.stride, *bb = b + bt * p->b.stride;
+                    float av = p->a.trans ? ab[k + r * p->a.ld] : ab[r + k * p->a.ld];
+                    float bv = p->b.trans ? bb[col + k * p->b.ld] : bb[k + col * p->b.ld];
+                    s += (double)av * bv;
+                }
+                float *cc = c + bt * p->c.stride + r + col * p->c.ld;
+                *cc = (float)(alpha * s + beta * *cc);
+            }
+}
+
+static void test_map_computes_row_major_gemm(void **state)
+{
+    (void)state;
+    enum { M = 5, N = 7, K = 3, BATCH = 2 };
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            float *a = mt_draw_bf16((size_t)BATCH * M * K, 401, 1.0f, 0.0f);
+            float *b = mt_draw_bf16((size_t)BATCH * K * N, 402, 1.0f, 0.0f);
+            float *c = mt_draw_bf16((size_t)BATCH * M * N, 403, 1.0f, 0.0f);
+            float *c_ref = mt_copy(c, (size_t)BATCH * M * N);
+            aitk_lt_problem p;
+            assert_true(aitk_lt_map(&p, M, N, K, ta, tb, BATCH, M * K, K * N, M * N));
+            /* cuBLASLt's A is our B, its B our A (gemm.c passes them so). */
+            colmajor_gemm(&p, 0.5f, b, a, 0.25f, c);
+            assert_int_equal(aitk_cpu_gemm(c_ref, a, b, M, N, K, ta, tb, 0.5f, 0.25f, BATCH,
+                                           M * K, K * N, M * N),
+                             AITK_OK);
+            mt_close("mapped gemm", c, c_ref, (size_t)BATCH * M * N, 1e-5f, 1e-6f);
+            free(a), free(b), free(c), free(c_ref);
+        }
+}
+
+static aitk_gemm_key key_of(int m, float beta, int c_dtype)
+{
+    aitk_gemm_key k;
+    memset(&k, 0, sizeof k);
+    k.m = m;
+    k.n = 64;
+    k.k = 32;
+    k.batch = 1;
+    k.trans_b = true;
+    k.beta_nonzero = beta != 0.0f;
+    k.c_dtype = c_dtype;
+    return k;
+}
+
+static void test_algorithm_cache(void **state)
+{
+    (void)state;
+    static aitk_gemm_cache c;
+    memset(&c, 0, sizeof c);
+    aitk_gemm_key k1 = key_of(128, 0.0f, 0), k1b = key_of(128, 1.0f, 0),
+                  k1f = key_of(128, 1.0f, 1);
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1), -1);
+    int s1 = aitk_gemm_cache_insert(&c, &k1);
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1), s1);
+    /* beta != 0 and an fp32 C are different problems. */
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1b), -1);
+    int s2 = aitk_gemm_cache_insert(&c, &k1b);
+    assert_int_not_equal(s1, s2);
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1f), -1);
+    /* Fill the table; the next insert reuses slot 0 (the oldest). */
+    for (int i = 2; i < AITK_GEMM_CACHE_SLOTS; i++) {
+        aitk_gemm_key k = key_of(1000 + i, 0.0f, 0);
+        aitk_gemm_cache_insert(&c, &k);
+    }
+    aitk_gemm_key extra = key_of(5, 0.0f, 0);
+    int se = aitk_gemm_cache_insert(&c, &extra);
+    assert_int_equal(se, 0);
+    assert_int_equal(aitk_gemm_cache_find(&c, &extra), 0);
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1), -1); /* evicted */
+    assert_int_equal(aitk_gemm_cache_find(&c, &k1b), s2);
+}
+
+static void test_attention_checks(void **state)
+{
+    (void)state;
+    assert_true(aitk_attention_shape_ok(1, 4608, 24, 24, 128, 0.0884f));
+    assert_true(aitk_attention_shape_ok(2, 100, 24, 8, 120, 0.09f)); /* GQA 3:1 */
+    assert_false(aitk_attention_shape_ok(1, 100, 24, 7, 128, 0.1f)); /* 24 % 7 */
+    assert_false(aitk_attention_shape_ok(1, 0, 24, 24, 128, 0.1f));
+    assert_false(aitk_attention_shape_ok(1, 10, 24, 24, 128, NAN));
+    /* FLUX (128) and OmniGen2 (120) on an H200 with cuDNN 9.14: taken. */
+    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4608, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4096, 28, 7, 120, true));
+    assert_non_null(aitk_attention_cudnn_refusal(0, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(90100, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 100, false)); /* %8 */
+    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 264, false));
+    /* head_dim 192: Hopper backward yes, Ampere backward no, forward yes. */
+    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 192, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, true));
+    assert_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91400, 7, 1, 64, 2, 2, 64, false));
+    /* Plain kernel: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
+    assert_int_equal(aitk_attention_plain_smem(4608, 128, 227 * 1024), (2 * 4608 + 256) * 4);
+    assert_int_equal(aitk_attention_plain_smem(100000, 128, 227 * 1024), 0);
+    assert_int_equal(aitk_attention_plain_smem(0, 128, 227 * 1024), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_map_by_hand),
+        cmocka_unit_test(test_map_computes_row_major_gemm),
+        cmocka_unit_test(test_algorithm_cache),
+        cmocka_unit_test(test_attention_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
