@@ -11,10 +11,12 @@ bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
 /* The limits are cuDNN's documented SDPA support matrix for fp16/bf16:
  * compute capability 8.0 or newer, head_dim a multiple of 8, at most 256
  * (forward everywhere, backward on Hopper and newer) or 128 (backward on
- * Ampere and Ada). The SDPA operation nodes of the backend API appeared in
- * cuDNN 9.10 (see attention_cudnn.c); an older library is refused here so
- * the report names the version instead of a failed descriptor. FLUX's 128
- * and OmniGen2's 120 both pass; a refused shape runs the plain kernel. */
+ * Ampere and Ada). The single-node SDPA_FWD/SDPA_BWD operations of the
+ * backend API are recent: 9.10 is the oldest release this file assumes has
+ * them (not verified against an older library on a GPU). An older library is
+ * refused here so the report names the version; one that lacks the nodes
+ * anyway fails at descriptor creation and falls back the same way. FLUX's
+ * 128 and OmniGen2's 120 both pass; a refused shape runs the plain kernel. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward)
 {

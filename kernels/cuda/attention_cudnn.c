@@ -120,8 +120,9 @@ enum { PLAN_SLOTS = 16, MAX_CFGS = 8 };
 typedef struct sdpa_plan {
     bool used, backward;
     int b, t, hq, hkv, d;
-    cudnnBackendDescriptor_t plan;
+    cudnnBackendDescriptor_t plan; /* NULL: cuDNN refused the shape, for `refusal` */
     int64_t workspace;
+    char refusal[200];
 } sdpa_plan;
 
 static sdpa_plan plans[PLAN_SLOTS];
@@ -352,6 +353,7 @@ static cudnnStatus_t build_plan(sdpa_plan *p, const char **what)
     return s;
 }
 
+/* Why the last execution failed (execution errors are not cached). */
 static char refusal[AITK_BACKEND_ERROR_LEN];
 
 /* The cached plan for the shape, built on first use; NULL with *why set. */
@@ -362,7 +364,7 @@ static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
         sdpa_plan *p = &plans[i];
         if (p->used && p->backward == backward && p->b == b && p->t == t && p->hq == hq &&
             p->hkv == hkv && p->d == d)
-            return p->plan ? p : (*why = "cuDNN refused this shape earlier", NULL);
+            return p->plan ? p : (*why = p->refusal, NULL);
     }
     sdpa_plan *p = &plans[plan_next];
     plan_next = (plan_next + 1) % PLAN_SLOTS;
@@ -380,8 +382,8 @@ static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
     cudnnStatus_t s = build_plan(p, &what);
     if (s) {
         /* A refused shape stays refused (p->plan NULL): no rebuild per call. */
-        aitk_cuda_errorf(refusal, sizeof refusal, "%s: %s", what, dnn.GetErrorString(s));
-        *why = refusal;
+        aitk_cuda_errorf(p->refusal, sizeof p->refusal, "%s: %s", what, dnn.GetErrorString(s));
+        *why = p->refusal;
         return NULL;
     }
     return p;
