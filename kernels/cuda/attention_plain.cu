@@ -13,6 +13,7 @@
 #include "kernels/cuda/attention_check.h"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/reduce.cuh"
+#include "kernels/math/attention.h"
 #include "kernels/math/bf16.h"
 
 enum { ATTN_THREADS = 128 };
@@ -22,15 +23,14 @@ typedef struct attn_dims {
     float scale;
 } attn_dims;
 
-/* Offsets of row i of head h (q, out) and of kv row j of kv head g. */
 __device__ static inline size_t q_off(const attn_dims &a, size_t bi, size_t i, int h)
 {
-    return ((bi * a.t + i) * a.hq + h) * a.d;
+    return aitk_attn_offset(bi, i, h, a.t, a.hq, a.d);
 }
 
 __device__ static inline size_t kv_off(const attn_dims &a, size_t bi, size_t j, int g)
 {
-    return ((bi * a.t + j) * a.hkv + g) * a.d;
+    return aitk_attn_offset(bi, j, g, a.t, a.hkv, a.d);
 }
 
 static __global__ void plain_forward(uint16_t *out, float *lse, const uint16_t *q,
@@ -40,28 +40,24 @@ static __global__ void plain_forward(uint16_t *out, float *lse, const uint16_t *
     float *qs = smem, *p = smem + a.d;
     int i = blockIdx.x, h = blockIdx.y;
     size_t bi = blockIdx.z;
-    int g = h / (a.hq / a.hkv);
+    int g = aitk_attn_kv_head(h, a.hq, a.hkv);
     size_t qo = q_off(a, bi, i, h);
     for (int x = threadIdx.x; x < a.d; x += blockDim.x)
         qs[x] = aitk_bf16_decode(q[qo + x]);
     __syncthreads();
     float mx = -INFINITY;
     for (int j = threadIdx.x; j < a.t; j += blockDim.x) {
-        const uint16_t *kj = k + kv_off(a, bi, j, g);
-        float s = 0.0f;
-        for (int x = 0; x < a.d; x++)
-            s += qs[x] * aitk_bf16_decode(kj[x]);
-        s *= a.scale;
+        float s = a.scale * aitk_attn_dot(qs, k + kv_off(a, bi, j, g), a.d);
         p[j] = s;
         mx = fmaxf(mx, s);
     }
     mx = aitk_block_reduce(mx, true);
     float l = 0.0f;
     for (int j = threadIdx.x; j < a.t; j += blockDim.x)
-        l += expf(p[j] - mx);
-    float row_lse = mx + logf(aitk_block_reduce(l, false));
+        l += aitk_attn_prob(p[j], mx);
+    float row_lse = aitk_attn_lse(mx, aitk_block_reduce(l, false));
     for (int j = threadIdx.x; j < a.t; j += blockDim.x)
-        p[j] = expf(p[j] - row_lse);
+        p[j] = aitk_attn_prob(p[j], row_lse);
     __syncthreads();
     for (int x = threadIdx.x; x < a.d; x += blockDim.x) {
         float o = 0.0f;
@@ -82,7 +78,7 @@ static __global__ void plain_backward(uint16_t *dq, float *dk32, float *dv32,
     float *qs = smem, *dos = smem + a.d, *p = smem + 2 * a.d, *ds = p + a.t;
     int i = blockIdx.x, h = blockIdx.y;
     size_t bi = blockIdx.z;
-    int g = h / (a.hq / a.hkv);
+    int g = aitk_attn_kv_head(h, a.hq, a.hkv);
     size_t qo = q_off(a, bi, i, h);
     float di = 0.0f;
     for (int x = threadIdx.x; x < a.d; x += blockDim.x) {
@@ -94,14 +90,9 @@ static __global__ void plain_backward(uint16_t *dq, float *dk32, float *dv32,
     float li = lse[(bi * a.hq + h) * a.t + i];
     for (int j = threadIdx.x; j < a.t; j += blockDim.x) {
         size_t ko = kv_off(a, bi, j, g);
-        float s = 0.0f, dp = 0.0f;
-        for (int x = 0; x < a.d; x++) {
-            s += qs[x] * aitk_bf16_decode(k[ko + x]);
-            dp += dos[x] * aitk_bf16_decode(v[ko + x]);
-        }
-        float pj = expf(s * a.scale - li);
+        float pj = aitk_attn_prob(a.scale * aitk_attn_dot(qs, k + ko, a.d), li);
         p[j] = pj;
-        ds[j] = pj * (dp - di);
+        ds[j] = aitk_attn_dscore(pj, aitk_attn_dot(dos, v + ko, a.d), di);
     }
     __syncthreads();
     for (int x = threadIdx.x; x < a.d; x += blockDim.x) {
