@@ -9,7 +9,8 @@
  * per shape, not once per call; one 32 MiB workspace serves all of them
  * (calls are serialized on the one stream).
  *
- * LoRA: the adapter's fp32 masters change every optimizer step, so each
+ * LoRA: the GEMM steps are listed by lora_plan.c (plain C, so the tests
+ * run the same list on the CPU); this file runs them. The adapter's fp32 masters change every optimizer step, so each
  * call converts la and lb into one backend-owned bf16 buffer (counted in
  * workspace_bytes) before its GEMMs; the stream orders the next call's
  * conversion after this call's GEMMs, so one buffer is enough. */
@@ -17,6 +18,7 @@
 
 #include "kernels/cuda/gemm_map.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/lora_plan.h"
 
 typedef struct gemm_plan {
     cublasLtMatmulDesc_t op;
@@ -230,6 +232,19 @@ static aitk_status lora_bf16(const float *la, const float *lb, int in, int out, 
     return st;
 }
 
+/* Runs a lora_plan.c step list; ptr[] maps its tensor names to memory. */
+static aitk_status run_steps(const char *op, const aitk_lora_step *steps, int count,
+                             void *const ptr[AITK_LORA_TENSORS], const void *bias)
+{
+    aitk_status st = AITK_OK;
+    for (int i = 0; i < count && !st; i++) {
+        const aitk_lora_step *s = &steps[i];
+        st = matmul(op, ptr[s->c], s->c_f32, ptr[s->a], ptr[s->b], s->m, s->n, s->k, s->trans_a,
+                    s->trans_b, s->alpha, s->beta, 1, 0, 0, 0, s->bias ? bias : NULL);
+    }
+    return st;
+}
+
 aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_act *x,
                                           const aitk_act *w, const aitk_act *bias,
                                           const float *la, const float *lb, int n, int in,
@@ -241,19 +256,19 @@ aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_
         return st;
     if (!y || !x || !w || n <= 0 || in <= 0 || out <= 0 || r < 0 || (r > 0 && (!xa || !la || !lb)))
         return aitk_cuda_inval(op, "NULL tensor or impossible shape");
-    /* y = x W^T + bias (the bias in the GEMM's epilogue). */
-    st = matmul(op, y, false, x, w, n, out, in, false, true, 1.0f, 0.0f, 1, 0, 0, 0, bias);
-    if (st || r == 0)
+    const uint16_t *la16 = NULL, *lb16 = NULL;
+    if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
         return st;
-    const uint16_t *la16, *lb16;
-    if ((st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
-        return st;
-    /* xa = x A^T (N,r), saved for backward; y += scale xa B^T. */
-    st = matmul(op, xa, false, x, la16, n, r, in, false, true, 1.0f, 0.0f, 1, 0, 0, 0, NULL);
-    if (!st)
-        st = matmul(op, y, false, xa, lb16, n, out, r, false, true, scale, 1.0f, 1, 0, 0, 0,
-                    NULL);
-    return st;
+    void *ptr[AITK_LORA_TENSORS] = {0};
+    ptr[AITK_LORA_X] = (void *)x;
+    ptr[AITK_LORA_W] = (void *)w;
+    ptr[AITK_LORA_A] = (void *)la16;
+    ptr[AITK_LORA_B] = (void *)lb16;
+    ptr[AITK_LORA_XA] = xa;
+    ptr[AITK_LORA_Y] = y;
+    aitk_lora_step steps[AITK_LORA_MAX_STEPS];
+    int count = aitk_lora_forward_plan(steps, n, in, out, r, scale, bias != NULL);
+    return run_steps(op, steps, count, ptr, bias);
 }
 
 aitk_status aitk_cuda_lora_linear_backward(aitk_act *dx, float *dla, float *dlb, aitk_act *work,
@@ -270,29 +285,20 @@ aitk_status aitk_cuda_lora_linear_backward(aitk_act *dx, float *dla, float *dlb,
         (r > 0 && (!dla || !dlb || !work || !x || !xa || !la || !lb)))
         return aitk_cuda_inval(op, "NULL tensor or impossible shape");
     const uint16_t *la16 = NULL, *lb16 = NULL;
-    if (r > 0) {
-        if ((st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
-            return st;
-        /* work = dy B (N,r); dB += scale dy^T xa; dA += scale work^T x, the
-         * two gradients accumulated in fp32 (beta = 1, fp32 C/D). */
-        st = matmul(op, work, false, dy, lb16, n, r, out, false, false, 1.0f, 0.0f, 1, 0, 0, 0,
-                    NULL);
-        if (!st)
-            st = matmul(op, dlb, true, dy, xa, out, r, n, true, false, scale, 1.0f, 1, 0, 0, 0,
-                        NULL);
-        if (!st)
-            st = matmul(op, dla, true, work, x, r, in, n, true, false, scale, 1.0f, 1, 0, 0, 0,
-                        NULL);
-        if (st)
-            return st;
-    }
-    if (!dx)
-        return AITK_OK;
-    /* dx = dy W (+ dx), then dx += scale work A. */
-    st = matmul(op, dx, false, dy, w, n, in, out, false, false, 1.0f,
-                accumulate_dx ? 1.0f : 0.0f, 1, 0, 0, 0, NULL);
-    if (!st && r > 0)
-        st = matmul(op, dx, false, work, la16, n, in, r, false, false, scale, 1.0f, 1, 0, 0, 0,
-                    NULL);
-    return st;
+    if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
+        return st;
+    void *ptr[AITK_LORA_TENSORS] = {0};
+    ptr[AITK_LORA_X] = (void *)x;
+    ptr[AITK_LORA_W] = (void *)w;
+    ptr[AITK_LORA_A] = (void *)la16;
+    ptr[AITK_LORA_B] = (void *)lb16;
+    ptr[AITK_LORA_XA] = (void *)xa;
+    ptr[AITK_LORA_DY] = (void *)dy;
+    ptr[AITK_LORA_DX] = dx;
+    ptr[AITK_LORA_WORK] = work;
+    ptr[AITK_LORA_DA] = dla;
+    ptr[AITK_LORA_DB] = dlb;
+    aitk_lora_step steps[AITK_LORA_MAX_STEPS];
+    int count = aitk_lora_backward_plan(steps, n, in, out, r, scale, dx != NULL, accumulate_dx);
+    return run_steps(op, steps, count, ptr, NULL);
 }

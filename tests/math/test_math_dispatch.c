@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/cuda/attention_check.h"
 #include "kernels/cuda/gemm_map.h"
+#include "kernels/cuda/lora_plan.h"
 
 static void test_map_by_hand(void **state)
 {
@@ -154,6 +155,90 @@ static void test_attention_checks(void **state)
     assert_int_equal(aitk_attention_plain_smem(0, 128, 227 * 1024), 0);
 }
 
+/* Runs a step list with aitk_cpu_gemm over fp32 tensors (bias added after
+ * the step that asks for it, as the epilogue does). */
+static void run_steps_cpu(const aitk_lora_step *s, int count, float *const t[AITK_LORA_TENSORS],
+                          const float *bias)
+{
+    for (int i = 0; i < count; i++) {
+        assert_int_equal(aitk_cpu_gemm(t[s[i].c], t[s[i].a], t[s[i].b], s[i].m, s[i].n, s[i].k,
+                                       s[i].trans_a, s[i].trans_b, s[i].alpha, s[i].beta, 1, 0,
+                                       0, 0),
+                         AITK_OK);
+        if (s[i].bias)
+            for (int row = 0; row < s[i].m; row++)
+                for (int col = 0; col < s[i].n; col++)
+                    t[s[i].c][(size_t)row * s[i].n + col] += bias[col];
+    }
+}
+
+static void lora_plan_case(int n, int in, int out, int r, bool with_bias, bool acc)
+{
+    float scale = 2.0f;
+    size_t nx = (size_t)n * in, ny = (size_t)n * out;
+    int rr = r ? r : 1;
+    float *t[AITK_LORA_TENSORS], *ref[AITK_LORA_TENSORS];
+    size_t sizes[AITK_LORA_TENSORS] = {nx, (size_t)out * in, (size_t)rr * in, (size_t)out * rr,
+                                       (size_t)n * rr, ny, ny, nx, (size_t)n * rr,
+                                       (size_t)rr * in, (size_t)out * rr};
+    for (int i = 0; i < AITK_LORA_TENSORS; i++) {
+        t[i] = mt_draw_bf16(sizes[i], 600 + (uint64_t)i, 0.5f, 0.0f);
+        ref[i] = mt_copy(t[i], sizes[i]);
+    }
+    float *bias = mt_draw_bf16(out, 650, 0.5f, 0.0f);
+    aitk_lora_step steps[AITK_LORA_MAX_STEPS];
+    int count = aitk_lora_forward_plan(steps, n, in, out, r, scale, with_bias);
+    assert_int_equal(count, r ? 3 : 1);
+    run_steps_cpu(steps, count, t, bias);
+    assert_int_equal(aitk_cpu_lora_linear_forward(ref[AITK_LORA_Y], r ? ref[AITK_LORA_XA] : NULL,
+                                                  ref[AITK_LORA_X], ref[AITK_LORA_W],
+                                                  with_bias ? bias : NULL,
+                                                  r ? ref[AITK_LORA_A] : NULL,
+                                                  r ? ref[AITK_LORA_B] : NULL, n, in, out, r,
+                                                  scale),
+                     AITK_OK);
+    mt_close("lora plan y", t[AITK_LORA_Y], ref[AITK_LORA_Y], ny, 1e-5f, 1e-5f);
+    if (r)
+        mt_close("lora plan xa", t[AITK_LORA_XA], ref[AITK_LORA_XA], (size_t)n * r, 1e-5f, 1e-5f);
+    count = aitk_lora_backward_plan(steps, n, in, out, r, scale, true, acc);
+    assert_int_equal(count, r ? 5 : 1);
+    run_steps_cpu(steps, count, t, NULL);
+    assert_int_equal(aitk_cpu_lora_linear_backward(ref[AITK_LORA_DX], r ? ref[AITK_LORA_DA] : NULL,
+                                                   r ? ref[AITK_LORA_DB] : NULL,
+                                                   r ? ref[AITK_LORA_WORK] : NULL,
+                                                   ref[AITK_LORA_DY], ref[AITK_LORA_X],
+                                                   ref[AITK_LORA_XA], ref[AITK_LORA_W],
+                                                   ref[AITK_LORA_A], ref[AITK_LORA_B], n, in, out,
+                                                   r, scale, acc),
+                     AITK_OK);
+    mt_close("lora plan dx", t[AITK_LORA_DX], ref[AITK_LORA_DX], nx, 1e-5f, 1e-5f);
+    if (r) {
+        mt_close("lora plan work", t[AITK_LORA_WORK], ref[AITK_LORA_WORK], (size_t)n * r, 1e-5f,
+                 1e-5f);
+        mt_close("lora plan dA", t[AITK_LORA_DA], ref[AITK_LORA_DA], (size_t)r * in, 1e-5f,
+                 1e-5f);
+        mt_close("lora plan dB", t[AITK_LORA_DB], ref[AITK_LORA_DB], (size_t)out * r, 1e-5f,
+                 1e-5f);
+        /* The gradients are accumulated in fp32 straight into dA and dB. */
+        for (int i = 0; i < count; i++)
+            if (steps[i].c == AITK_LORA_DA || steps[i].c == AITK_LORA_DB)
+                assert_true(steps[i].c_f32 && steps[i].beta == 1.0f);
+    }
+    /* Without dx only the gradient steps remain. */
+    assert_int_equal(aitk_lora_backward_plan(steps, n, in, out, r, scale, false, acc), r ? 3 : 0);
+    for (int i = 0; i < AITK_LORA_TENSORS; i++)
+        free(t[i]), free(ref[i]);
+    free(bias);
+}
+
+static void test_lora_plan_matches_reference(void **state)
+{
+    (void)state;
+    lora_plan_case(64, 96, 80, 8, true, false);
+    lora_plan_case(32, 48, 72, 4, false, true);
+    lora_plan_case(16, 40, 24, 0, true, true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_map_computes_row_major_gemm),
         cmocka_unit_test(test_algorithm_cache),
         cmocka_unit_test(test_attention_checks),
+        cmocka_unit_test(test_lora_plan_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
