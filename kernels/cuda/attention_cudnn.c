@@ -25,6 +25,7 @@
 #include <cudnn_graph.h>
 
 #include "kernels/cuda/attention_check.h"
+#include "kernels/cuda/gemm_map.h"
 #include "kernels/cuda/internal.h"
 
 /* The library's functions, resolved at run time. */
@@ -431,11 +432,19 @@ static const char *precheck(bool backward, int b, int t, int hq, int hkv, int d)
                                         hkv, d, backward);
 }
 
+/* The tensor descriptors promise 16-byte aligned data (BYTE_ALIGNMENT). */
+static const char *aligned(const void *const *ptrs, int count)
+{
+    return aitk_gemm_alignment(ptrs, count) >= 16 ? NULL : "operands not 16-byte aligned";
+}
+
 aitk_status aitk_cudnn_sdpa_forward(aitk_act *out, float *lse, const aitk_act *q,
                                     const aitk_act *k, const aitk_act *v, int b, int t, int hq,
                                     int hkv, int d, float scale, const char **why)
 {
-    if ((*why = precheck(false, b, t, hq, hkv, d)))
+    const void *ops_[] = {out, lse, q, k, v};
+    if ((*why = precheck(false, b, t, hq, hkv, d)) ||
+        (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
     sdpa_plan *p = plan_for(false, b, t, hq, hkv, d, why);
     if (!p)
@@ -451,7 +460,9 @@ aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
                                      int b, int t, int hq, int hkv, int d, float scale,
                                      const char **why)
 {
-    if ((*why = precheck(true, b, t, hq, hkv, d)))
+    const void *ops_[] = {dq, dk, dv, dout, q, k, v, out, lse};
+    if ((*why = precheck(true, b, t, hq, hkv, d)) ||
+        (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
     sdpa_plan *p = plan_for(true, b, t, hq, hkv, d, why);
     if (!p)

@@ -115,6 +115,15 @@ static aitk_status plan_make(gemm_plan *p, const aitk_lt_problem *pr, const aitk
         st = aitk_cublas_check(cublasLtMatmulPreferenceSetAttribute(
                                    pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
                                "cublasLtMatmulPreferenceSetAttribute");
+    /* Only algorithms that accept the operands' actual alignment. */
+    const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    uint32_t align = key->align;
+    for (int i = 0; i < 4 && !st; i++)
+        st = aitk_cublas_check(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align,
+                                                                    sizeof align),
+                               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
     cublasLtMatmulHeuristicResult_t heur;
     int found = 0;
     if (!st) {
@@ -173,6 +182,8 @@ static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, co
     key.beta_nonzero = beta != 0.0f;
     key.c_dtype = c_f32 ? 1 : 0;
     key.epilogue = bias ? 1 : 0;
+    const void *operands[4] = {a, b, c, bias};
+    key.align = aitk_gemm_alignment(operands, 4);
     int slot = aitk_gemm_cache_find(&cache, &key);
     aitk_status st = AITK_OK;
     if (slot < 0) {

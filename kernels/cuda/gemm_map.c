@@ -44,7 +44,7 @@ bool aitk_gemm_key_equal(const aitk_gemm_key *x, const aitk_gemm_key *y)
            x->stride_a == y->stride_a && x->stride_b == y->stride_b &&
            x->stride_c == y->stride_c && x->trans_a == y->trans_a && x->trans_b == y->trans_b &&
            x->beta_nonzero == y->beta_nonzero && x->c_dtype == y->c_dtype &&
-           x->epilogue == y->epilogue;
+           x->epilogue == y->epilogue && x->align == y->align;
 }
 
 int aitk_gemm_cache_find(const aitk_gemm_cache *c, const aitk_gemm_key *key)
@@ -68,4 +68,15 @@ int aitk_gemm_cache_insert(aitk_gemm_cache *c, const aitk_gemm_key *key)
     c->key[slot] = *key;
     c->used[slot] = true;
     return slot;
+}
+
+unsigned aitk_gemm_alignment(const void *const *ptrs, int count)
+{
+    unsigned align = 256;
+    for (int i = 0; i < count; i++) {
+        uintptr_t p = (uintptr_t)ptrs[i];
+        while (p && align > 1 && p % align)
+            align /= 2;
+    }
+    return align;
 }

@@ -46,7 +46,16 @@ typedef struct aitk_gemm_key {
     bool beta_nonzero; /* beta != 0 reads C: a different kernel family */
     int c_dtype;       /* 0: bf16 C/D, 1: fp32 C/D (LoRA gradients) */
     int epilogue;      /* 0: none, 1: bias */
+    unsigned align;    /* bytes all operands are aligned to (aitk_gemm_alignment) */
 } aitk_gemm_key;
+
+/* The largest power of two, at most 256, that divides every address given
+ * (0 addresses are ignored). cuBLASLt's heuristic assumes 256-byte aligned
+ * operands unless told otherwise, and the graph passes views into larger
+ * buffers (a chunk of a modulation output, one head of a fused projection)
+ * that are only element-aligned; the alignment is told to the heuristic
+ * and is part of the cache key. */
+unsigned aitk_gemm_alignment(const void *const *ptrs, int count);
 
 #define AITK_GEMM_CACHE_SLOTS 64
 

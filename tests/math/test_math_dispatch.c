@@ -129,6 +129,27 @@ static void test_algorithm_cache(void **state)
     assert_int_equal(aitk_gemm_cache_find(&c, &k1b), s2);
 }
 
+static void test_alignment(void **state)
+{
+    (void)state;
+    const void *aligned[3] = {(const void *)0x10000, (const void *)0x20100, NULL};
+    assert_int_equal(aitk_gemm_alignment(aligned, 3), 256);
+    /* A view 3072 bf16 elements in (6144 bytes = 24 x 256): still 256. */
+    const void *chunk[2] = {(const void *)0x10000, (const void *)(0x10000 + 6144)};
+    assert_int_equal(aitk_gemm_alignment(chunk, 2), 256);
+    /* One head of 120 bf16 elements in (240 bytes): 16. */
+    const void *head[2] = {(const void *)0x10000, (const void *)(0x10000 + 240)};
+    assert_int_equal(aitk_gemm_alignment(head, 2), 16);
+    /* An odd element offset: 2 bytes. */
+    const void *odd[1] = {(const void *)(0x10000 + 2)};
+    assert_int_equal(aitk_gemm_alignment(odd, 1), 2);
+    /* The alignment is part of the key. */
+    aitk_gemm_key x = key_of(64, 0.0f, 0), y = x;
+    x.align = 256;
+    y.align = 16;
+    assert_false(aitk_gemm_key_equal(&x, &y));
+}
+
 static void test_attention_checks(void **state)
 {
     (void)state;
@@ -245,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_map_by_hand),
         cmocka_unit_test(test_map_computes_row_major_gemm),
         cmocka_unit_test(test_algorithm_cache),
+        cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_attention_checks),
         cmocka_unit_test(test_lora_plan_matches_reference),
     };
