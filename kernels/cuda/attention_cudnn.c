@@ -394,8 +394,9 @@ static aitk_status run(sdpa_plan *p, int n, const int64_t *uids, void *const *pt
                        const char **why)
 {
     if (p->workspace > 0) {
-        aitk_status st = aitk_cuda_reserve(&aitk_cuda.cudnn_ws, &aitk_cuda.cudnn_ws_bytes,
-                                           (size_t)p->workspace, "cudaMallocAsync(cuDNN workspace)");
+        aitk_status st =
+            aitk_cuda_reserve(&aitk_cuda.cudnn_ws, &aitk_cuda.cudnn_ws_bytes,
+                              (size_t)p->workspace, "cudaMallocAsync(cuDNN workspace)");
         if (st)
             return st;
     }

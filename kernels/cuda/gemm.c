@@ -10,10 +10,11 @@
  * (calls are serialized on the one stream).
  *
  * LoRA: the GEMM steps are listed by lora_plan.c (plain C, so the tests
- * run the same list on the CPU); this file runs them. The adapter's fp32 masters change every optimizer step, so each
- * call converts la and lb into one backend-owned bf16 buffer (counted in
- * workspace_bytes) before its GEMMs; the stream orders the next call's
- * conversion after this call's GEMMs, so one buffer is enough. */
+ * run the same list on the CPU); this file runs them. The adapter's fp32
+ * masters change every optimizer step, so each call converts la and lb
+ * into one backend-owned bf16 buffer (counted in workspace_bytes) before
+ * its GEMMs; the stream orders the next call's conversion after this
+ * call's GEMMs, so one buffer is enough. */
 #include <string.h>
 
 #include "kernels/cuda/gemm_map.h"

@@ -13,11 +13,30 @@
 
 typedef const uint16_t *cbf;
 
-static __global__ void gelu_fwd(uint16_t *o, cbf x, size_t n) { GRID_STRIDE(i, n) o[i] = ST(aitk_gelu(LD(x, i))); }
-static __global__ void gelu_bwd(uint16_t *dx, cbf g, cbf x, size_t n) { GRID_STRIDE(i, n) dx[i] = ST(aitk_gelu_grad(LD(g, i), LD(x, i))); }
-static __global__ void silu_fwd(uint16_t *o, cbf x, size_t n) { GRID_STRIDE(i, n) o[i] = ST(aitk_silu(LD(x, i))); }
-static __global__ void silu_bwd(uint16_t *dx, cbf g, cbf x, size_t n) { GRID_STRIDE(i, n) dx[i] = ST(aitk_silu_grad(LD(g, i), LD(x, i))); }
-static __global__ void swiglu_fwd(uint16_t *o, cbf a, cbf u, size_t n) { GRID_STRIDE(i, n) o[i] = ST(aitk_swiglu(LD(a, i), LD(u, i))); }
+static __global__ void gelu_fwd(uint16_t *o, cbf x, size_t n)
+{
+    GRID_STRIDE(i, n) o[i] = ST(aitk_gelu(LD(x, i)));
+}
+
+static __global__ void gelu_bwd(uint16_t *dx, cbf g, cbf x, size_t n)
+{
+    GRID_STRIDE(i, n) dx[i] = ST(aitk_gelu_grad(LD(g, i), LD(x, i)));
+}
+
+static __global__ void silu_fwd(uint16_t *o, cbf x, size_t n)
+{
+    GRID_STRIDE(i, n) o[i] = ST(aitk_silu(LD(x, i)));
+}
+
+static __global__ void silu_bwd(uint16_t *dx, cbf g, cbf x, size_t n)
+{
+    GRID_STRIDE(i, n) dx[i] = ST(aitk_silu_grad(LD(g, i), LD(x, i)));
+}
+
+static __global__ void swiglu_fwd(uint16_t *o, cbf a, cbf u, size_t n)
+{
+    GRID_STRIDE(i, n) o[i] = ST(aitk_swiglu(LD(a, i), LD(u, i)));
+}
 
 static __global__ void swiglu_bwd(uint16_t *da, uint16_t *du, cbf g, cbf a, cbf u, size_t n)
 {

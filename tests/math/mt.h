@@ -68,7 +68,8 @@ static inline void mt_close(const char *what, const float *got, const float *wan
         }
     }
     if (bad)
-        fprintf(stderr, "%s: %zu of %zu outside (rtol %g, atol %g); worst [%zu] got %.9g want %.9g\n",
+        fprintf(stderr,
+                "%s: %zu of %zu outside (rtol %g, atol %g); worst [%zu] got %.9g want %.9g\n",
                 what, bad, n, rtol, atol, worst, got[worst], want[worst]);
     assert_int_equal(bad, 0);
 }

@@ -35,7 +35,8 @@ static void forward_as_gpu(float *out, float *lse, const tens *q, const tens *k,
                     qs[x] = aitk_bf16_decode(q->h[qo + x]);
                 float mx = -INFINITY, l = 0.0f;
                 for (int j = 0; j < t; j++) {
-                    p[j] = scale * aitk_attn_dot(qs, k->h + aitk_attn_offset(bi, j, g, t, hkv, d), d);
+                    size_t ko = aitk_attn_offset(bi, j, g, t, hkv, d);
+                    p[j] = scale * aitk_attn_dot(qs, k->h + ko, d);
                     mx = p[j] > mx ? p[j] : mx;
                 }
                 for (int j = 0; j < t; j++)
@@ -46,7 +47,8 @@ static void forward_as_gpu(float *out, float *lse, const tens *q, const tens *k,
                 for (int x = 0; x < d; x++) {
                     float o = 0.0f;
                     for (int j = 0; j < t; j++)
-                        o += p[j] * aitk_bf16_decode(v->h[aitk_attn_offset(bi, j, g, t, hkv, d) + x]);
+                        o += p[j] *
+                             aitk_bf16_decode(v->h[aitk_attn_offset(bi, j, g, t, hkv, d) + x]);
                     out[qo + x] = aitk_bf16_rounded(o);
                 }
                 lse[((size_t)bi * hq + h) * t + i] = row_lse;
@@ -81,7 +83,8 @@ static void backward_as_gpu(float *dq, float *dk, float *dv, const tens *dout, c
                 for (int x = 0; x < d; x++) {
                     float acc = 0.0f;
                     for (int j = 0; j < t; j++)
-                        acc += ds[j] * aitk_bf16_decode(k->h[aitk_attn_offset(bi, j, g, t, hkv, d) + x]);
+                        acc += ds[j] *
+                               aitk_bf16_decode(k->h[aitk_attn_offset(bi, j, g, t, hkv, d) + x]);
                     dq[qo + x] = aitk_bf16_rounded(scale * acc);
                 }
                 for (int j = 0; j < t; j++)
