@@ -435,21 +435,20 @@ static void test_optimizers(void **state)
         g->free(dgr);
         free(gr);
     }
-    /* The same fp32 arithmetic (kernels/math/optim.h); the device may fuse
-     * multiply-adds, a few ulp. */
-    expect("adamw param", dp, false, p_ref, n, 1e-5f, 0.0f);
-    expect("adamw m", dm, false, m_ref, n, 1e-5f, 0.0f);
-    expect("adamw v", dvv, false, v_ref, n, 1e-5f, 0.0f);
-    expect("adamw8 param", dp8, false, p8_ref, n, 1e-5f, 0.0f);
-    expect("adamw8 m scale", dms, false, ms_ref, nb, 1e-5f, 0.0f);
+    /* The same fp32 arithmetic (kernels/math/optim.h), compiled without
+     * fused multiply-adds (kernels/cuda/CMakeLists.txt): equal to the CPU
+     * reference up to expf/powf-free IEEE operations, so the tolerances are
+     * a few ulp and the 8-bit codes must be identical. */
+    expect("adamw param", dp, false, p_ref, n, 1e-6f, 0.0f);
+    expect("adamw m", dm, false, m_ref, n, 1e-6f, 0.0f);
+    expect("adamw v", dvv, false, v_ref, n, 1e-6f, 0.0f);
+    expect("adamw8 param", dp8, false, p8_ref, n, 1e-6f, 0.0f);
+    expect("adamw8 m scale", dms, false, ms_ref, nb, 1e-6f, 0.0f);
+    expect("adamw8 v scale", dvs, false, vs_ref, nb, 1e-6f, 0.0f);
     assert_int_equal(g->download(mq, dmq, n), AITK_OK);
     assert_int_equal(g->download(vq, dvq, n), AITK_OK);
-    /* A code may differ where a fused multiply-add moved a value across a
-     * rounding boundary: allow 0.1% of the codes one step apart. */
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++)
-        off += (mq[i] != mq_ref[i]) + (vq[i] != vq_ref[i]);
-    assert_true(off <= n / 500);
+    assert_memory_equal(mq, mq_ref, n);
+    assert_memory_equal(vq, vq_ref, n);
     g->free(dp), g->free(dm), g->free(dvv), g->free(dp8), g->free(dms), g->free(dvs),
         g->free(dmq), g->free(dvq);
     free(p), free(p_ref), free(m_ref), free(v_ref), free(p8_ref), free(ms_ref), free(vs_ref),
