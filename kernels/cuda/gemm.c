@@ -1,293 +1,316 @@
-/* cuBLASLt GEMMs at a Linear's shape: the benchmark and its correctness mode.
+/* GEMMs through cuBLASLt: ops.h's gemm and the LoRA linear layer.
  *
- * Both go through one set-up (lt_setup), so the test that checks gemm_run
- * against a CPU reference checks the very descriptors, layouts and
- * algorithm choice that gemm_bench times.
+ * bf16 A and B, fp32 accumulation (CUBLAS_COMPUTE_32F, fp32 alpha/beta),
+ * bf16 C/D for activations and fp32 C/D for the LoRA gradients, which are
+ * accumulated with beta = 1 straight into the fp32 gradient buffers (no bf16
+ * round trip). Row-major to column-major: gemm_map.c. Each distinct problem
+ * (gemm_map.h's key) keeps its descriptors and the heuristic's first
+ * algorithm in a 64-slot table, so a training step asks the heuristic once
+ * per shape, not once per call; one 32 MiB workspace serves all of them
+ * (calls are serialized on the one stream).
  *
- * Layout: PyTorch's Linear computes y (m,n) = x (m,k) W^T with every tensor
- * row-major and W stored (n,k). cuBLASLt is column-major, and a row-major
- * (r,c) matrix is a column-major (c,r) one, so we ask for the transpose:
- *   y^T (n,m) = W (n,k) . x^T (k,m),
- * A = W seen as column-major (k,n), ld k, op T; B = x seen as column-major
- * (k,m), ld k, op N; C = D = y^T column-major (n,m), ld n. This "TN" form is
- * also the one cuBLASLt requires for fp8 inputs.
- *
- * Timing: CUDA events around a sample of back-to-back matmuls (enough of
- * them that a sample lasts ~1 ms, so event resolution and launch gaps do
- * not count), after warm-up; samples continue until their device time sums
- * to min_time_s (and at least 5); the median per matmul is reported.
- * Operands are not flushed from L2 between samples: full-size FLUX operands
- * (x 4608x3072 and W 9216x3072 in bf16: 28 + 57 MB) exceed the L2 of every
- * current GPU, and a training step re-reads the same weights anyway. */
-#include <stdlib.h>
+ * LoRA: the GEMM steps are listed by lora_plan.c (plain C, so the tests
+ * run the same list on the CPU); this file runs them. The adapter's fp32
+ * masters change every optimizer step, so each call converts la and lb
+ * into one backend-owned bf16 buffer (counted in workspace_bytes) before
+ * its GEMMs; the stream orders the next call's conversion after this
+ * call's GEMMs, so one buffer is enough. */
 #include <string.h>
 
+#include "kernels/cuda/gemm_map.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/lora_plan.h"
 
-enum { WORKSPACE_BYTES = 32 << 20, MIN_SAMPLES = 5, MAX_SAMPLES = 10000 };
-
-typedef struct lt_gemm {
-    cublasLtHandle_t h;
+typedef struct gemm_plan {
     cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulPreference_t pref;
-    cublasLtMatmulHeuristicResult_t heur;
-    void *ws;
-    cudaStream_t s;
-    void *x, *w, *y;
-} lt_gemm;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t algo;
+    char summary[160];
+} gemm_plan;
 
-static size_t elem_bytes(aitk_cuda_dtype t)
+static aitk_gemm_cache cache;
+static gemm_plan plans[AITK_GEMM_CACHE_SLOTS];
+
+static void plan_free(gemm_plan *p)
 {
-    return t == AITK_CUDA_FP8_E4M3 ? 1 : 2;
+    if (p->op)
+        cublasLtMatmulDescDestroy(p->op);
+    if (p->a)
+        cublasLtMatrixLayoutDestroy(p->a);
+    if (p->b)
+        cublasLtMatrixLayoutDestroy(p->b);
+    if (p->c)
+        cublasLtMatrixLayoutDestroy(p->c);
+    memset(p, 0, sizeof *p);
 }
 
-static void lt_free(lt_gemm *g)
+void aitk_cuda_gemm_close(void)
 {
-    if (g->pref)
-        cublasLtMatmulPreferenceDestroy(g->pref);
-    if (g->la)
-        cublasLtMatrixLayoutDestroy(g->la);
-    if (g->lb)
-        cublasLtMatrixLayoutDestroy(g->lb);
-    if (g->lc)
-        cublasLtMatrixLayoutDestroy(g->lc);
-    if (g->op)
-        cublasLtMatmulDescDestroy(g->op);
-    if (g->h)
-        cublasLtDestroy(g->h);
-    cudaFree(g->ws);
-    cudaFree(g->x);
-    cudaFree(g->w);
-    cudaFree(g->y);
-    if (g->s)
-        cudaStreamDestroy(g->s);
-    memset(g, 0, sizeof *g);
+    for (int i = 0; i < AITK_GEMM_CACHE_SLOTS; i++)
+        plan_free(&plans[i]);
+    memset(&cache, 0, sizeof cache);
 }
 
-/* Checks the arguments and the device, creates the handle, descriptors,
- * buffers and the heuristic's choice. */
-static aitk_status lt_setup(lt_gemm *g, int device, aitk_cuda_dtype dtype, long m, long n,
-                            long k, char *err, size_t len)
+static aitk_status layout(cublasLtMatrixLayout_t *l, cudaDataType t, const aitk_lt_operand *o,
+                          int batch)
 {
-    memset(g, 0, sizeof *g);
-    if (m <= 0 || n <= 0 || k <= 0 || (dtype != AITK_CUDA_BF16 && dtype != AITK_CUDA_FP8_E4M3)) {
-        aitk_cuda_errorf(err, len, "gemm: invalid arguments m=%ld n=%ld k=%ld dtype=%d", m, n, k,
-                         (int)dtype);
-        return AITK_E_INVAL;
-    }
-    aitk_status st = AITK_CUDA_TRY(cudaSetDevice(device), err, len);
-    int major = 0, minor = 0;
-    if (!st)
-        st = AITK_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                                                  device), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
-                                                  device), err, len);
-    if (st)
+    aitk_status st = aitk_cublas_check(cublasLtMatrixLayoutCreate(l, t, o->rows, o->cols, o->ld),
+                                       "cublasLtMatrixLayoutCreate");
+    if (st || batch == 1)
         return st;
-    if (dtype == AITK_CUDA_FP8_E4M3 && major * 10 + minor < 89) {
-        aitk_cuda_errorf(err, len, "fp8 e4m3 GEMMs need compute capability 8.9 or newer; "
-                                   "device %d is %d.%d", device, major, minor);
-        return AITK_E_UNSUPPORTED;
+    int32_t count = batch;
+    int64_t stride = o->stride;
+    st = aitk_cublas_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                            &count, sizeof count),
+                           "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+    if (!st)
+        st = aitk_cublas_check(
+            cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                             &stride, sizeof stride),
+            "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+    return st;
+}
+
+/* Builds descriptors and asks the heuristic for the problem in slot s. */
+static aitk_status plan_make(gemm_plan *p, const aitk_lt_problem *pr, const aitk_gemm_key *key)
+{
+    cudaDataType cdt = key->c_dtype ? CUDA_R_32F : CUDA_R_16BF;
+    cublasOperation_t ta = pr->a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t tb = pr->b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    aitk_status st = aitk_cublas_check(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F,
+                                                                CUDA_R_32F),
+                                       "cublasLtMatmulDescCreate");
+    if (!st)
+        st = aitk_cublas_check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                              &ta, sizeof ta),
+                               "cublasLtMatmulDescSetAttribute(TRANSA)");
+    if (!st)
+        st = aitk_cublas_check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                              &tb, sizeof tb),
+                               "cublasLtMatmulDescSetAttribute(TRANSB)");
+    if (!st && key->epilogue) {
+        /* Bias per row of the column-major D = per output feature. */
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        cudaDataType bias_t = CUDA_R_16BF;
+        st = aitk_cublas_check(cublasLtMatmulDescSetAttribute(
+                                   p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
+                               "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+        if (!st)
+            st = aitk_cublas_check(cublasLtMatmulDescSetAttribute(
+                                       p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_t,
+                                       sizeof bias_t),
+                                   "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
     }
-    cudaDataType ab = dtype == AITK_CUDA_FP8_E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    uint64_t ws = WORKSPACE_BYTES;
-    size_t eb = elem_bytes(dtype);
+    if (!st)
+        st = layout(&p->a, CUDA_R_16BF, &pr->a, pr->batch);
+    if (!st)
+        st = layout(&p->b, CUDA_R_16BF, &pr->b, pr->batch);
+    if (!st)
+        st = layout(&p->c, cdt, &pr->c, pr->batch);
+    cublasLtMatmulPreference_t pref = NULL;
+    uint64_t ws = aitk_cuda.gemm_ws_bytes;
+    if (!st)
+        st = aitk_cublas_check(cublasLtMatmulPreferenceCreate(&pref),
+                               "cublasLtMatmulPreferenceCreate");
+    if (!st)
+        st = aitk_cublas_check(cublasLtMatmulPreferenceSetAttribute(
+                                   pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+                               "cublasLtMatmulPreferenceSetAttribute");
+    /* Only algorithms that accept the operands' actual alignment. */
+    const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    uint32_t align = key->align;
+    for (int i = 0; i < 4 && !st; i++)
+        st = aitk_cublas_check(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align,
+                                                                    sizeof align),
+                               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+    cublasLtMatmulHeuristicResult_t heur;
     int found = 0;
-    if (!st)
-        st = AITK_CUDA_TRY(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtCreate(&g->h), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                             err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                            &ta, sizeof ta), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                            &tb, sizeof tb), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&g->la, ab, (uint64_t)k, (uint64_t)n, k),
-                             err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&g->lb, ab, (uint64_t)k, (uint64_t)m, k),
-                             err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatrixLayoutCreate(&g->lc, CUDA_R_16BF, (uint64_t)n,
-                                                        (uint64_t)m, n), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&g->pref), err, len);
-    if (!st)
-        st = AITK_CUBLAS_TRY(cublasLtMatmulPreferenceSetAttribute(
-                                 g->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
-                             err, len);
     if (!st) {
-        cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(g->h, g->op, g->la, g->lb, g->lc,
-                                                           g->lc, g->pref, 1, &g->heur, &found);
+        cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(aitk_cuda.lt, p->op, p->a, p->b, p->c,
+                                                           p->c, pref, 1, &heur, &found);
         if (hs == CUBLAS_STATUS_SUCCESS && found == 0)
             hs = CUBLAS_STATUS_NOT_SUPPORTED;
-        st = aitk_cublas_status(hs, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__, err,
-                                len);
+        st = aitk_cublas_check(hs, "cublasLtMatmulAlgoGetHeuristic");
+        if (st) {
+            size_t used = strlen(aitk_cuda.error);
+            aitk_cuda_errorf(aitk_cuda.error + used, sizeof aitk_cuda.error - used,
+                             " (no algorithm for m=%d n=%d k=%d batch=%d)", key->m, key->n,
+                             key->k, key->batch);
+        }
+    }
+    if (pref)
+        cublasLtMatmulPreferenceDestroy(pref);
+    if (st)
+        return st;
+    p->algo = heur.algo;
+    int id = -1, tile = -1, stages = -1;
+    size_t w = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                         sizeof tile, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                         sizeof stages, &w);
+    aitk_cuda_errorf(p->summary, sizeof p->summary,
+                     "cuBLASLt bf16 -> %s, fp32 compute, algo %d tile %d stages %d%s",
+                     key->c_dtype ? "fp32" : "bf16", id, tile, stages,
+                     key->epilogue ? ", bias epilogue" : "");
+    return AITK_OK;
+}
+
+/* D = alpha op(A) op(B) + beta C in ops.h's row-major terms; c_f32 selects
+ * an fp32 C/D; bias (N elements, bf16) or NULL. */
+static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, const void *b,
+                          int m, int n, int k, bool trans_a, bool trans_b, float alpha,
+                          float beta, int batch, long long sa, long long sb, long long sc,
+                          const void *bias)
+{
+    aitk_lt_problem pr;
+    if (!aitk_lt_map(&pr, m, n, k, trans_a, trans_b, batch, sa, sb, sc))
+        return aitk_cuda_inval(op, "impossible GEMM shape");
+    aitk_gemm_key key;
+    memset(&key, 0, sizeof key);
+    key.m = m;
+    key.n = n;
+    key.k = k;
+    key.batch = batch;
+    key.stride_a = batch > 1 ? sa : 0;
+    key.stride_b = batch > 1 ? sb : 0;
+    key.stride_c = batch > 1 ? sc : 0;
+    key.trans_a = trans_a;
+    key.trans_b = trans_b;
+    key.beta_nonzero = beta != 0.0f;
+    key.c_dtype = c_f32 ? 1 : 0;
+    key.epilogue = bias ? 1 : 0;
+    const void *operands[4] = {a, b, c, bias};
+    key.align = aitk_gemm_alignment(operands, 4);
+    int slot = aitk_gemm_cache_find(&cache, &key);
+    aitk_status st = AITK_OK;
+    if (slot < 0) {
+        slot = aitk_gemm_cache_insert(&cache, &key);
+        plan_free(&plans[slot]);
+        st = plan_make(&plans[slot], &pr, &key);
+        if (st) {
+            plan_free(&plans[slot]);
+            cache.used[slot] = false;
+            return st;
+        }
+    }
+    gemm_plan *p = &plans[slot];
+    if (bias) {
+        st = aitk_cublas_check(cublasLtMatmulDescSetAttribute(p->op,
+                                                              CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                              &bias, sizeof bias),
+                               "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
         if (st)
-            aitk_cuda_errorf(err + strlen(err), len - strlen(err),
-                             " (no algorithm for m=%ld n=%ld k=%ld %s)", m, n, k,
-                             dtype == AITK_CUDA_FP8_E4M3 ? "fp8 e4m3" : "bf16");
+            return st;
     }
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMalloc(&g->ws, WORKSPACE_BYTES), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMalloc(&g->x, (size_t)m * (size_t)k * eb), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMalloc(&g->w, (size_t)n * (size_t)k * eb), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMalloc(&g->y, (size_t)m * (size_t)n * 2), err, len);
-    if (st)
-        lt_free(g);
-    return st;
+    aitk_cuda_path(op, p->summary);
+    /* cuBLASLt's A is our B and its B our A (gemm_map.h). */
+    return aitk_cublas_check(cublasLtMatmul(aitk_cuda.lt, p->op, &alpha, b, p->a, a, p->b, &beta,
+                                            c, p->c, c, p->c, &p->algo, aitk_cuda.gemm_ws,
+                                            aitk_cuda.gemm_ws_bytes, aitk_cuda.stream),
+                             "cublasLtMatmul");
 }
 
-static aitk_status lt_matmul(lt_gemm *g, char *err, size_t len)
+aitk_status aitk_cuda_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n,
+                           int k, bool trans_a, bool trans_b, float alpha, float beta, int batch,
+                           long long stride_a, long long stride_b, long long stride_c)
 {
-    const float alpha = 1.0f, beta = 0.0f;
-    return AITK_CUBLAS_TRY(cublasLtMatmul(g->h, g->op, &alpha, g->w, g->la, g->x, g->lb, &beta,
-                                          g->y, g->lc, g->y, g->lc, &g->heur.algo, g->ws,
-                                          WORKSPACE_BYTES, g->s),
-                           err, len);
-}
-
-static void describe_algo(const lt_gemm *g, char *buf, size_t len)
-{
-    int32_t id = -1;
-    uint32_t tile = 0, stages = 0;
-    cublasLtMatmulAlgoConfigGetAttribute(&g->heur.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
-                                         NULL);
-    cublasLtMatmulAlgoConfigGetAttribute(&g->heur.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
-                                         sizeof tile, NULL);
-    cublasLtMatmulAlgoConfigGetAttribute(&g->heur.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
-                                         sizeof stages, NULL);
-    aitk_cuda_errorf(buf, len, "cuBLASLt heuristic #1: algo %d, tile %u, stages %u, "
-                               "workspace %zu B", (int)id, (unsigned)tile, (unsigned)stages,
-                     g->heur.workspaceSize);
-}
-
-/* Device time of `count` back-to-back matmuls, in ms. */
-static aitk_status time_matmuls(lt_gemm *g, cudaEvent_t t0, cudaEvent_t t1, long count,
-                                float *ms, char *err, size_t len)
-{
-    aitk_status st = AITK_CUDA_TRY(cudaEventRecord(t0, g->s), err, len);
-    for (long i = 0; i < count && !st; i++)
-        st = lt_matmul(g, err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaEventRecord(t1, g->s), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaEventSynchronize(t1), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaEventElapsedTime(ms, t0, t1), err, len);
-    return st;
-}
-
-aitk_status aitk_cuda_gemm_bench(const aitk_cuda_gemm_args *a, aitk_cuda_gemm_result *out)
-{
-    if (!a || !out)
-        return AITK_E_INVAL;
-    memset(out, 0, sizeof *out);
-    char *err = out->error;
-    size_t len = sizeof out->error;
-    lt_gemm g;
-    aitk_status st = lt_setup(&g, a->device, a->dtype, a->m, a->n, a->k, err, len);
+    aitk_status st = aitk_cuda_need_open("gemm");
     if (st)
         return st;
-    describe_algo(&g, out->algo, sizeof out->algo);
-    out->workspace_bytes = WORKSPACE_BYTES;
-    /* Small non-zero values: zeros or denormals would let the tensor cores
-     * take paths real activations never take. */
-    cudaEvent_t t0 = NULL, t1 = NULL;
-    double *samples = calloc(MAX_SAMPLES, sizeof *samples);
-    if (!samples)
-        st = AITK_E_NOMEM;
-    cudaError_t fe = cudaSuccess;
-    if (!st) {
-        fe = a->dtype == AITK_CUDA_FP8_E4M3
-                 ? aitk_cuda_fill_e4m3(g.x, (size_t)(a->m * a->k), 1.0f, 1, g.s)
-                 : aitk_cuda_fill_bf16(g.x, (size_t)(a->m * a->k), 1.0f, 1, g.s);
-        if (fe == cudaSuccess)
-            fe = a->dtype == AITK_CUDA_FP8_E4M3
-                     ? aitk_cuda_fill_e4m3(g.w, (size_t)(a->n * a->k), 0.5f, 2, g.s)
-                     : aitk_cuda_fill_bf16(g.w, (size_t)(a->n * a->k), 0.02f, 2, g.s);
-        st = aitk_cuda_status(fe, "fill kernel", __FILE__, __LINE__, err, len);
-    }
+    if (!c || !a || !b)
+        return aitk_cuda_inval("gemm", "NULL tensor");
+    return matmul("gemm", c, false, a, b, m, n, k, trans_a, trans_b, alpha, beta, batch, stride_a,
+                  stride_b, stride_c, NULL);
+}
+
+/* bf16 copies of la (r,in) and lb (out,r) in the backend's buffer. */
+static aitk_status lora_bf16(const float *la, const float *lb, int in, int out, int r,
+                             const uint16_t **la16, const uint16_t **lb16)
+{
+    size_t na = (size_t)r * in, nb = (size_t)out * r;
+    aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.lora_bf16, &aitk_cuda.lora_bf16_bytes,
+                                       (na + nb) * sizeof(uint16_t),
+                                       "cudaMallocAsync(LoRA bf16 copies)");
     if (!st)
-        st = AITK_CUDA_TRY(cudaEventCreate(&t0), err, len);
+        st = aitk_cuda_f32_to_bf16(aitk_cuda.lora_bf16, la, na, "LoRA A to bf16");
     if (!st)
-        st = AITK_CUDA_TRY(cudaEventCreate(&t1), err, len);
-    /* Warm-up (clocks up, cuBLASLt's lazy kernel loading done), then one
-     * timed matmul sizes the samples. */
-    float ms = 0;
-    if (!st)
-        st = time_matmuls(&g, t0, t1, 3, &ms, err, len);
-    if (!st)
-        st = time_matmuls(&g, t0, t1, 1, &ms, err, len);
-    long per = 1;
-    if (!st && ms > 0 && ms < 1.0f)
-        per = (long)(1.0f / ms) + 1;
-    if (per > 1000)
-        per = 1000;
-    double total_s = 0;
-    long n = 0;
-    while (!st && n < MAX_SAMPLES && (n < MIN_SAMPLES || total_s < a->min_time_s)) {
-        if (!(st = time_matmuls(&g, t0, t1, per, &ms, err, len))) {
-            samples[n++] = (double)ms / (double)per;
-            total_s += ms / 1e3;
-        }
-    }
-    if (!st) {
-        out->repetitions = n;
-        out->matmuls_per_sample = per;
-        out->min_ms = out->max_ms = samples[0];
-        for (long i = 1; i < n; i++) {
-            out->min_ms = samples[i] < out->min_ms ? samples[i] : out->min_ms;
-            out->max_ms = samples[i] > out->max_ms ? samples[i] : out->max_ms;
-        }
-        out->median_ms = aitk_cuda_median(samples, (size_t)n);
-        double flop = 2.0 * (double)a->m * (double)a->n * (double)a->k;
-        out->tflops = out->median_ms > 0 ? flop / (out->median_ms / 1e3) / 1e12 : 0;
-    }
-    if (t0)
-        cudaEventDestroy(t0);
-    if (t1)
-        cudaEventDestroy(t1);
-    free(samples);
-    lt_free(&g);
+        st = aitk_cuda_f32_to_bf16(aitk_cuda.lora_bf16 + na, lb, nb, "LoRA B to bf16");
+    *la16 = aitk_cuda.lora_bf16;
+    *lb16 = aitk_cuda.lora_bf16 + na;
     return st;
 }
 
-aitk_status aitk_cuda_gemm_run(int device, aitk_cuda_dtype dtype, long m, long n, long k,
-                               const void *x, const void *w, uint16_t *y, char *err, size_t len)
+/* Runs a lora_plan.c step list; ptr[] maps its tensor names to memory. */
+static aitk_status run_steps(const char *op, const aitk_lora_step *steps, int count,
+                             void *const ptr[AITK_LORA_TENSORS], const void *bias)
 {
-    if (!x || !w || !y) {
-        aitk_cuda_errorf(err, len, "gemm_run: NULL operand");
-        return AITK_E_INVAL;
+    aitk_status st = AITK_OK;
+    for (int i = 0; i < count && !st; i++) {
+        const aitk_lora_step *s = &steps[i];
+        st = matmul(op, ptr[s->c], s->c_f32, ptr[s->a], ptr[s->b], s->m, s->n, s->k, s->trans_a,
+                    s->trans_b, s->alpha, s->beta, 1, 0, 0, 0, s->bias ? bias : NULL);
     }
-    lt_gemm g;
-    aitk_status st = lt_setup(&g, device, dtype, m, n, k, err, len);
+    return st;
+}
+
+aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_act *x,
+                                          const aitk_act *w, const aitk_act *bias,
+                                          const float *la, const float *lb, int n, int in,
+                                          int out, int r, float scale)
+{
+    const char *op = "lora_linear_forward";
+    aitk_status st = aitk_cuda_need_open(op);
     if (st)
         return st;
-    size_t eb = elem_bytes(dtype);
-    st = AITK_CUDA_TRY(cudaMemcpyAsync(g.x, x, (size_t)(m * k) * eb, cudaMemcpyHostToDevice, g.s),
-                       err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMemcpyAsync(g.w, w, (size_t)(n * k) * eb, cudaMemcpyHostToDevice,
-                                           g.s), err, len);
-    if (!st)
-        st = lt_matmul(&g, err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaMemcpyAsync(y, g.y, (size_t)(m * n) * 2, cudaMemcpyDeviceToHost,
-                                           g.s), err, len);
-    if (!st)
-        st = AITK_CUDA_TRY(cudaStreamSynchronize(g.s), err, len);
-    lt_free(&g);
-    return st;
+    if (!y || !x || !w || n <= 0 || in <= 0 || out <= 0 || r < 0 || (r > 0 && (!xa || !la || !lb)))
+        return aitk_cuda_inval(op, "NULL tensor or impossible shape");
+    const uint16_t *la16 = NULL, *lb16 = NULL;
+    if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
+        return st;
+    void *ptr[AITK_LORA_TENSORS] = {0};
+    ptr[AITK_LORA_X] = (void *)x;
+    ptr[AITK_LORA_W] = (void *)w;
+    ptr[AITK_LORA_A] = (void *)la16;
+    ptr[AITK_LORA_B] = (void *)lb16;
+    ptr[AITK_LORA_XA] = xa;
+    ptr[AITK_LORA_Y] = y;
+    aitk_lora_step steps[AITK_LORA_MAX_STEPS];
+    int count = aitk_lora_forward_plan(steps, n, in, out, r, scale, bias != NULL);
+    return run_steps(op, steps, count, ptr, bias);
+}
+
+aitk_status aitk_cuda_lora_linear_backward(aitk_act *dx, float *dla, float *dlb, aitk_act *work,
+                                           const aitk_act *dy, const aitk_act *x,
+                                           const aitk_act *xa, const aitk_act *w,
+                                           const float *la, const float *lb, int n, int in,
+                                           int out, int r, float scale, bool accumulate_dx)
+{
+    const char *op = "lora_linear_backward";
+    aitk_status st = aitk_cuda_need_open(op);
+    if (st)
+        return st;
+    if (!dy || !w || n <= 0 || in <= 0 || out <= 0 || r < 0 ||
+        (r > 0 && (!dla || !dlb || !work || !x || !xa || !la || !lb)))
+        return aitk_cuda_inval(op, "NULL tensor or impossible shape");
+    const uint16_t *la16 = NULL, *lb16 = NULL;
+    if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
+        return st;
+    void *ptr[AITK_LORA_TENSORS] = {0};
+    ptr[AITK_LORA_X] = (void *)x;
+    ptr[AITK_LORA_W] = (void *)w;
+    ptr[AITK_LORA_A] = (void *)la16;
+    ptr[AITK_LORA_B] = (void *)lb16;
+    ptr[AITK_LORA_XA] = (void *)xa;
+    ptr[AITK_LORA_DY] = (void *)dy;
+    ptr[AITK_LORA_DX] = dx;
+    ptr[AITK_LORA_WORK] = work;
+    ptr[AITK_LORA_DA] = dla;
+    ptr[AITK_LORA_DB] = dlb;
+    aitk_lora_step steps[AITK_LORA_MAX_STEPS];
+    int count = aitk_lora_backward_plan(steps, n, in, out, r, scale, dx != NULL, accumulate_dx);
+    return run_steps(op, steps, count, ptr, NULL);
 }

@@ -1,19 +1,48 @@
-/* Shared inside the CUDA plugin (kernels/cuda) only: error wording, timing
- * and the device-side fill kernels. CUDA types are allowed here; this
- * header never reaches the validator. */
+/* Shared inside the CUDA backend (kernels/cuda) only: the one open device's
+ * state, error wording, the report's path counters, and every op's
+ * definition, which backend.c gathers into the aitk_ops table. CUDA types
+ * are allowed here; this header never reaches the validator. */
 #ifndef AITK_KERNELS_CUDA_INTERNAL_H
 #define AITK_KERNELS_CUDA_INTERNAL_H
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/cuda_plugin.h"
+#include "kernels/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Everything open() makes. One stream: every op is queued on it in call
+ * order, so the graph's order is the GPU's order and synchronize is one
+ * cudaStreamSynchronize. Buffers the backend keeps for itself grow on
+ * demand and are freed by close; workspace_bytes is their sum. */
+typedef struct aitk_cuda_ctx {
+    bool open;
+    int device, cc_major, cc_minor, sm_count;
+    size_t smem_optin;          /* per-block shared memory a kernel may opt into */
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    void *gemm_ws;              /* the one cuBLASLt workspace */
+    size_t gemm_ws_bytes;
+    float *staging;             /* fp32 staging of upload_act / download_act */
+    size_t staging_elems;
+    uint16_t *lora_bf16;        /* bf16 copies of la and lb for one call */
+    size_t lora_bf16_bytes;
+    float *partials;            /* per-block partial sums (mse, absmax) */
+    size_t partials_bytes;
+    float *attn_scratch;        /* fp32 dk/dv accumulators of the plain backward */
+    size_t attn_scratch_bytes;
+    void *cudnn_ws;             /* what cuDNN's plans ask for */
+    size_t cudnn_ws_bytes;
+    char error[AITK_BACKEND_ERROR_LEN];
+} aitk_cuda_ctx;
+
+extern aitk_cuda_ctx aitk_cuda;
 
 /* Formats into a fixed buffer; a cut text ends with "..." (never silently). */
 void aitk_cuda_errorf(char *buf, size_t len, const char *fmt, ...)
@@ -22,50 +51,157 @@ void aitk_cuda_errorf(char *buf, size_t len, const char *fmt, ...)
 #endif
     ;
 
-/* cudaSuccess: 0. Otherwise writes "what at file:line: cudaErrorName: text"
- * (or "what: ..." when file is NULL) and returns the status it maps to:
- * AITK_E_NOMEM for an allocation failure, AITK_E_NOTFOUND when there is no
- * device or driver, AITK_E_UNSUPPORTED when the module has no code for the
- * device, AITK_E_INTERNAL for anything else. */
-aitk_status aitk_cuda_status(cudaError_t e, const char *what, const char *file, int line,
-                             char *buf, size_t len);
-aitk_status aitk_cublas_status(cublasStatus_t s, const char *what, const char *file, int line,
-                               char *buf, size_t len);
+/* cudaSuccess: AITK_OK. Otherwise records "call: cudaErrorName: text" as
+ * the last error and returns what it maps to: AITK_E_NOMEM for
+ * cudaErrorMemoryAllocation, AITK_E_NOTFOUND for no device or driver,
+ * AITK_E_UNSUPPORTED when the module has no code for the device,
+ * AITK_E_INTERNAL otherwise. */
+aitk_status aitk_cuda_check(cudaError_t e, const char *call);
+aitk_status aitk_cuda_status_into(cudaError_t e, const char *call, char *buf, size_t len);
+aitk_status aitk_cublas_check(cublasStatus_t s, const char *call);
+/* AITK_E_INVAL with "op: why" as the last error: a graph bug. */
+aitk_status aitk_cuda_inval(const char *op, const char *why);
+/* AITK_E_INVAL when open() has not succeeded. */
+aitk_status aitk_cuda_need_open(const char *op);
+/* The launch status of the kernel just queued (cudaGetLastError). */
+aitk_status aitk_cuda_launched(const char *kernel);
 
-/* `call` is spelled into the message, with file:line: the llm.c cudaCheck habit,
- * except that a failure is returned (a finding), never exit()ed. */
-#define AITK_CUDA_TRY(call, buf, len) aitk_cuda_status((call), #call, __FILE__, __LINE__, (buf), (len))
-#define AITK_CUBLAS_TRY(call, buf, len) \
-    aitk_cublas_status((call), #call, __FILE__, __LINE__, (buf), (len))
+/* One more call of `op` served by `kernel` (the report's paths). */
+void aitk_cuda_path(const char *op, const char *kernel);
+void aitk_cuda_paths_reset(void);
 
-/* Median of n samples (sorts them). */
-double aitk_cuda_median(double *x, size_t n);
+/* Grows *buf to at least `bytes` (stream-ordered free + alloc); used for
+ * the backend's own buffers. */
+aitk_status aitk_cuda_reserve(void **buf, size_t *have, size_t bytes, const char *what);
 
-/* Fills n elements of device memory with deterministic values in
- * [-scale, scale] (a hash of the index and seed, so no host copy is
- * needed for full-size operands): bf16 bit patterns or e4m3 bytes. */
-cudaError_t aitk_cuda_fill_bf16(void *dst, size_t n, float scale, uint32_t seed, cudaStream_t s);
-cudaError_t aitk_cuda_fill_e4m3(void *dst, size_t n, float scale, uint32_t seed, cudaStream_t s);
+/* Most blocks a tensor reduction (absmax, mse) launches: few enough that
+ * the host sums their partials from a stack array. */
+#define AITK_CUDA_MAX_PARTIALS 1024
 
-/* The reference attention kernel (attention.cu): o = softmax(q k^T scale) v,
- * q, k, v, o (batch, tokens, heads, head_dim) bf16. */
-cudaError_t aitk_cuda_attention_reference(void *o, const void *q, const void *k, const void *v,
-                                          int batch, int tokens, int heads, int head_dim,
-                                          float scale, cudaStream_t s);
-/* Longest sequence the reference kernel holds in shared memory. */
-int aitk_cuda_attention_max_tokens(int device);
+/* Grid of a grid-stride loop over n items, 256 threads a block. */
+unsigned aitk_cuda_grid(size_t n);
 
-aitk_status aitk_cuda_gemm_bench(const aitk_cuda_gemm_args *args, aitk_cuda_gemm_result *out);
-aitk_status aitk_cuda_gemm_run(int device, aitk_cuda_dtype dtype, long m, long n, long k,
-                               const void *x, const void *w, uint16_t *y, char *error,
-                               size_t error_len);
-aitk_status aitk_cuda_memcpy_bench(int device, uint64_t bytes, double min_time_s,
-                                   aitk_cuda_memcpy_result *out);
-aitk_status aitk_cuda_attention_bench(const aitk_cuda_attention_args *args,
-                                      aitk_cuda_attention_result *out);
-aitk_status aitk_cuda_attention_run(int device, long batch, long tokens, long heads,
-                                    long head_dim, const uint16_t *q, const uint16_t *k,
-                                    const uint16_t *v, uint16_t *o, char *error, size_t error_len);
+/* cuDNN (attention_cudnn.c): loaded at open if present. */
+int aitk_cudnn_runtime_version(void); /* loads the library if needed; 0: none */
+aitk_status aitk_cudnn_open(void);    /* handle on aitk_cuda.stream; fine without cuDNN */
+void aitk_cudnn_close(void);
+bool aitk_cudnn_ready(void);
+const char *aitk_cudnn_load_error(void);
+/* AITK_OK when cuDNN ran it; else *why says why not (the plain kernel runs). */
+aitk_status aitk_cudnn_sdpa_forward(aitk_act *out, float *lse, const aitk_act *q,
+                                    const aitk_act *k, const aitk_act *v, int b, int t, int hq,
+                                    int hkv, int d, float scale, const char **why);
+aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                     const aitk_act *dout, const aitk_act *q, const aitk_act *k,
+                                     const aitk_act *v, const aitk_act *out, const float *lse,
+                                     int b, int t, int hq, int hkv, int d, float scale,
+                                     const char **why);
+size_t aitk_cudnn_plan_cache_bytes(void);
+
+/* The plain attention kernels (attention_plain.cu). */
+aitk_status aitk_cuda_attention_plain_forward(aitk_act *out, float *lse, const aitk_act *q,
+                                              const aitk_act *k, const aitk_act *v, int b,
+                                              int t, int hq, int hkv, int d, float scale);
+aitk_status aitk_cuda_attention_plain_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                               const aitk_act *dout, const aitk_act *q,
+                                               const aitk_act *k, const aitk_act *v,
+                                               const aitk_act *out, const float *lse, int b,
+                                               int t, int hq, int hkv, int d, float scale);
+
+/* ---- the ops (signatures and contracts: kernels/ops.h) ---- */
+aitk_status aitk_cuda_alloc(void **out, size_t bytes);
+void aitk_cuda_free(void *ptr);
+aitk_status aitk_cuda_upload(void *dst, const void *host_src, size_t bytes);
+aitk_status aitk_cuda_download(void *host_dst, const void *src, size_t bytes);
+aitk_status aitk_cuda_upload_act(aitk_act *dst, const float *host_src, size_t n);
+aitk_status aitk_cuda_download_act(float *host_dst, const aitk_act *src, size_t n);
+aitk_status aitk_cuda_zero(void *dst, size_t bytes);
+aitk_status aitk_cuda_draw_act(aitk_act *out, size_t n, uint64_t key, uint64_t first,
+                               float scale, float add);
+aitk_status aitk_cuda_draw_f32(float *out, size_t n, uint64_t key, uint64_t first, float scale,
+                               float add);
+aitk_status aitk_cuda_absmax(float *amax_host, const aitk_act *x, size_t n);
+aitk_status aitk_cuda_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n,
+                           int k, bool trans_a, bool trans_b, float alpha, float beta, int batch,
+                           long long stride_a, long long stride_b, long long stride_c);
+aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_act *x,
+                                          const aitk_act *w, const aitk_act *bias,
+                                          const float *la, const float *lb, int n, int in,
+                                          int out, int r, float scale);
+aitk_status aitk_cuda_lora_linear_backward(aitk_act *dx, float *dla, float *dlb, aitk_act *work,
+                                           const aitk_act *dy, const aitk_act *x,
+                                           const aitk_act *xa, const aitk_act *w,
+                                           const float *la, const float *lb, int n, int in,
+                                           int out, int r, float scale, bool accumulate_dx);
+void aitk_cuda_gemm_close(void);
+aitk_status aitk_cuda_layernorm_forward(aitk_act *out, float *mean, float *rstd,
+                                        const aitk_act *inp, int n, int c, float eps);
+aitk_status aitk_cuda_layernorm_backward(aitk_act *dinp, const aitk_act *dout,
+                                         const aitk_act *inp, const float *mean,
+                                         const float *rstd, int n, int c);
+aitk_status aitk_cuda_rmsnorm_forward(aitk_act *out, float *rstd, const aitk_act *inp,
+                                      const aitk_act *weight, int n, int c, float eps);
+aitk_status aitk_cuda_rmsnorm_backward(aitk_act *dinp, float *dweight, const aitk_act *dout,
+                                       const aitk_act *inp, const aitk_act *weight,
+                                       const float *rstd, int n, int c);
+aitk_status aitk_cuda_modulate_forward(aitk_act *out, const aitk_act *x, const aitk_act *shift,
+                                       const aitk_act *scale, int b, int t, int c, int ld_mod);
+aitk_status aitk_cuda_modulate_backward(aitk_act *dx, aitk_act *dshift, aitk_act *dscale,
+                                        const aitk_act *dout, const aitk_act *x,
+                                        const aitk_act *scale, int b, int t, int c, int ld_mod);
+aitk_status aitk_cuda_gated_residual_forward(aitk_act *resid, const aitk_act *x,
+                                             const aitk_act *gate, int b, int t, int c,
+                                             int ld_mod);
+aitk_status aitk_cuda_gated_residual_backward(aitk_act *dx, aitk_act *dgate,
+                                              const aitk_act *dresid, const aitk_act *x,
+                                              const aitk_act *gate, int b, int t, int c,
+                                              int ld_mod);
+aitk_status aitk_cuda_rope_table(float *cos_t, float *sin_t, const float *pos, int t, int d,
+                                 const int axes[3], float theta);
+aitk_status aitk_cuda_rope_forward(aitk_act *out, const aitk_act *inp, const float *cos_t,
+                                   const float *sin_t, int b, int t, int h, int d);
+aitk_status aitk_cuda_rope_backward(aitk_act *dinp, const aitk_act *dout, const float *cos_t,
+                                    const float *sin_t, int b, int t, int h, int d);
+aitk_status aitk_cuda_gelu_forward(aitk_act *out, const aitk_act *inp, size_t n);
+aitk_status aitk_cuda_gelu_backward(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp,
+                                    size_t n);
+aitk_status aitk_cuda_silu_forward(aitk_act *out, const aitk_act *inp, size_t n);
+aitk_status aitk_cuda_silu_backward(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp,
+                                    size_t n);
+aitk_status aitk_cuda_swiglu_forward(aitk_act *out, const aitk_act *a, const aitk_act *u,
+                                     size_t n);
+aitk_status aitk_cuda_swiglu_backward(aitk_act *da, aitk_act *du, const aitk_act *dout,
+                                      const aitk_act *a, const aitk_act *u, size_t n);
+aitk_status aitk_cuda_attention_forward(aitk_act *out, float *lse, const aitk_act *q,
+                                        const aitk_act *k, const aitk_act *v, int b, int t,
+                                        int hq, int hkv, int d, float scale);
+aitk_status aitk_cuda_attention_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                         const aitk_act *dout, const aitk_act *q,
+                                         const aitk_act *k, const aitk_act *v,
+                                         const aitk_act *out, const float *lse, int b, int t,
+                                         int hq, int hkv, int d, float scale);
+aitk_status aitk_cuda_mse_forward(float *loss_host, const aitk_act *pred,
+                                  const aitk_act *target, size_t n);
+aitk_status aitk_cuda_mse_backward(aitk_act *dpred, float dloss, const aitk_act *pred,
+                                   const aitk_act *target, size_t n);
+aitk_status aitk_cuda_adamw_update(float *param, float *m, float *v, const float *grad,
+                                   size_t n, const aitk_adamw_hparams *hp, long step);
+aitk_status aitk_cuda_adamw8_update(float *param, uint8_t *m_q, uint8_t *v_q, float *m_scale,
+                                    float *v_scale, const float *grad, size_t n,
+                                    const aitk_adamw_hparams *hp, long step);
+aitk_status aitk_cuda_fp8_dequantize(aitk_act *out, const uint8_t *q, float scale, size_t n);
+aitk_status aitk_cuda_fp8_quantize(uint8_t *q, const aitk_act *inp, float scale, size_t n);
+aitk_status aitk_cuda_nf4_dequantize(aitk_act *out, const uint8_t *q, const float *absmax,
+                                     size_t n);
+aitk_status aitk_cuda_nf4_quantize(uint8_t *q, float *absmax, const aitk_act *inp, size_t n);
+aitk_status aitk_cuda_bf16_round(aitk_act *x, size_t n);
+aitk_status aitk_cuda_copy2d(aitk_act *dst, int ld_dst, const aitk_act *src, int ld_src,
+                             int rows, int cols);
+aitk_status aitk_cuda_axpy(aitk_act *y, float alpha, const aitk_act *x, size_t n);
+
+/* bf16 <-> fp32 conversion on the stream (copy.cu): n elements. */
+aitk_status aitk_cuda_f32_to_bf16(uint16_t *dst, const float *src, size_t n, const char *op);
+aitk_status aitk_cuda_bf16_to_f32(float *dst, const uint16_t *src, size_t n, const char *op);
 
 #ifdef __cplusplus
 }

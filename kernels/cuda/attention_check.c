@@ -1,0 +1,46 @@
+/* Attention shape checks (attention_check.h). */
+#include "kernels/cuda/attention_check.h"
+
+#include <math.h>
+
+bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
+{
+    return b > 0 && t > 0 && hq > 0 && hkv > 0 && d > 0 && hq % hkv == 0 && isfinite(scale);
+}
+
+/* The limits are cuDNN's documented SDPA support matrix for fp16/bf16:
+ * compute capability 8.0 or newer, head_dim a multiple of 8, at most 256
+ * (forward everywhere, backward on Hopper and newer) or 128 (backward on
+ * Ampere and Ada). The single-node SDPA_FWD/SDPA_BWD operations of the
+ * backend API are recent: 9.10 is the oldest release this file assumes has
+ * them (not verified against an older library on a GPU). An older library is
+ * refused here so the report names the version; one that lacks the nodes
+ * anyway fails at descriptor creation and falls back the same way. FLUX's
+ * 128 and OmniGen2's 120 both pass; a refused shape runs the plain kernel. */
+const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
+                                         int hkv, int d, bool backward)
+{
+    if (cudnn_version <= 0)
+        return "cuDNN not loaded";
+    if (cudnn_version < 91000)
+        return "cuDNN older than 9.10 has no SDPA operation node";
+    if (cc_major < 8)
+        return "cuDNN SDPA needs compute capability 8.0 or newer";
+    if (!aitk_attention_shape_ok(b, t, hq, hkv, d, 1.0f))
+        return "invalid shape";
+    if (d % 8 != 0)
+        return "head_dim not a multiple of 8";
+    if (d > 256)
+        return "head_dim above 256";
+    if (backward && cc_major < 9 && d > 128)
+        return "backward with head_dim above 128 before Hopper";
+    return NULL;
+}
+
+size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit)
+{
+    if (t <= 0 || d <= 0)
+        return 0;
+    size_t bytes = (2 * (size_t)t + 2 * (size_t)d) * sizeof(float);
+    return bytes <= smem_limit ? bytes : 0;
+}

@@ -1,0 +1,31 @@
+/* Shape checks of the attention ops, plain C so the tests run them: what
+ * ops.h accepts at all, and what the cuDNN fused SDPA path is asked to take
+ * (anything else goes to the plain kernel, with the reason recorded). */
+#ifndef AITK_KERNELS_CUDA_ATTENTION_CHECK_H
+#define AITK_KERNELS_CUDA_ATTENTION_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ops.h's contract: positive sizes, hq a multiple of hkv, a finite scale. */
+bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale);
+
+/* NULL when cuDNN's SDPA may take the shape; else why not, in words
+ * (static text). cudnn_version 0: no cuDNN. */
+const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
+                                         int hkv, int d, bool backward);
+
+/* Threads per block and dynamic shared memory (bytes) of the plain kernel
+ * for row length t and head_dim d: a score row of t floats plus one head
+ * row; 0 bytes when it does not fit in `smem_limit`. */
+size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
