@@ -1,0 +1,125 @@
+/* A backend: the descriptor around the one operation table (kernels/ops.h).
+ *
+ * The CPU reference is linked in (aitk_backend_cpu); the CUDA backend is the
+ * plugin module kernels/cuda builds, which the validator opens at run time
+ * (bench/backend_loader.h) so that it starts and reports on the machines it
+ * diagnoses: no driver, a broken CUDA install, the wrong cuDNN. The plugin
+ * exports one symbol, AITK_BACKEND_PLUGIN_ENTRY, that returns its
+ * descriptor. No CUDA type appears here, so this header compiles on
+ * machines without a toolkit.
+ *
+ * ABI rules: the entry point takes the ABI version the caller was built with
+ * and returns NULL when it cannot serve it; the descriptor repeats the
+ * version it implements. Any change to a struct or a signature here or in
+ * kernels/ops.h bumps AITK_BACKEND_ABI (structs are passed by pointer, their
+ * sizes are part of the ABI). Calls are made from one thread at a time.
+ *
+ * Errors: every call returns an aitk_status (AITK_OK == 0). When a call
+ * fails, last_error gives the library's own words, "cudaMalloc:
+ * cudaErrorMemoryAllocation: out of memory", because that text is what a
+ * person pastes into a search box. Texts cross the ABI in fixed-size arrays
+ * or caller-owned buffers, so no allocation crosses it. */
+#ifndef AITK_KERNELS_BACKEND_H
+#define AITK_KERNELS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "kernels/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AITK_BACKEND_ABI 2
+#define AITK_BACKEND_PLUGIN_ENTRY "aitk_backend_plugin_get"
+#define AITK_BACKEND_MAX_DEVICES 16
+#define AITK_BACKEND_ERROR_LEN 512
+
+typedef struct aitk_backend_device {
+    int index;
+    char name[256];                 /* cudaDeviceProp.name: "NVIDIA H200"; the CPU's model name */
+    int cc_major, cc_minor;         /* compute capability; 0.0 on the CPU */
+    uint64_t total_memory_bytes;
+    int sm_count;                   /* SMs; logical CPUs on the CPU */
+    int clock_khz;                  /* peak SM clock; 0: unknown */
+    int memory_clock_khz;           /* peak memory clock; 0: unknown */
+    int memory_bus_bits;            /* 0: unknown */
+    char pci_bus_id[32];            /* "0000:3B:00.0"; "" on the CPU */
+} aitk_backend_device;
+
+typedef struct aitk_backend_probe {
+    int runtime_version;            /* cudaRuntimeGetVersion: 13000 for 13.0; 0 on the CPU */
+    int driver_version;             /* cudaDriverGetVersion: 0 when no driver is loaded */
+    int cublaslt_version;           /* cublasLtGetVersion; 0: not loaded */
+    int cudnn_version;              /* cudnnGetVersion at run time, 91400 for 9.14.0; 0: none */
+    int device_count;               /* 0 when no device answers */
+    int n_devices;                  /* described below: min(device_count, MAX_DEVICES) */
+    aitk_backend_device devices[AITK_BACKEND_MAX_DEVICES];
+    int library_error;              /* cudaError_t (or other code) of the failing call; 0: none */
+    char error[AITK_BACKEND_ERROR_LEN]; /* "call: errorName: error string" */
+} aitk_backend_probe;
+
+/* Which implementation served an op, for the report: "attention_forward" ran
+ * "cuDNN 9.14.0 fused SDPA" 57 times and "plain kernel (cuDNN refused
+ * head_dim 120)" 0 times. */
+typedef struct aitk_backend_path {
+    char op[48];
+    char kernel[160];
+    long calls;
+} aitk_backend_path;
+
+typedef struct aitk_backend {
+    int abi_version;        /* AITK_BACKEND_ABI of the backend's build */
+    const char *name;       /* "cpu", "cuda" */
+    const char *build;      /* "CUDA 13.0, architectures 80-real ...": toolkit and targets */
+
+    /* Runtime, libraries and devices, or why there are none; no device is
+     * opened. AITK_OK only when at least one device answers; AITK_E_NOTFOUND
+     * when the runtime works but lists no device (driver missing or too old,
+     * no GPU visible), with error saying which. */
+    aitk_status (*probe)(aitk_backend_probe *out);
+
+    /* Selects `device` and creates what the ops need (stream, library
+     * handles, workspaces). Every op fails until open succeeds. */
+    aitk_status (*open)(int device);
+
+    const aitk_ops *ops;
+
+    /* Waits until every queued op has finished; a failure of an earlier
+     * asynchronous op is reported here. Timing brackets work with it. */
+    aitk_status (*synchronize)(void);
+
+    /* Free and total memory of the open device (cudaMemGetInfo; the CPU:
+     * MemAvailable and MemTotal). */
+    aitk_status (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+
+    /* Bytes the backend holds outside aitk_buf_alloc (library workspaces,
+     * cached plans, the converted LoRA copies): part of the real peak. */
+    size_t (*workspace_bytes)(void);
+
+    /* The words of the last failure, "" when none; copied into buf (cut with
+     * "..." when longer). */
+    void (*last_error)(char *buf, size_t len);
+
+    /* Which implementation ran, per op and kernel, since open: *n entries
+     * (at most cap) copied; AITK_OK. */
+    aitk_status (*paths)(aitk_backend_path *out, size_t cap, size_t *n);
+
+    /* Frees what open made. Safe to call twice; a plugin module stays
+     * mapped (see aitk_dl_keep). */
+    void (*close)(void);
+} aitk_backend;
+
+/* The CPU reference backend (kernels/cpu), always present. */
+const aitk_backend *aitk_backend_cpu(void);
+
+/* The plugin's one exported symbol: NULL when it cannot serve `abi_version`. */
+typedef const aitk_backend *(*aitk_backend_plugin_get_fn)(int abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
