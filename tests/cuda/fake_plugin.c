@@ -1,17 +1,30 @@
-/* A fake CUDA plugin with one pretend GPU, for testing what the validator
- * does with a plugin that answers (the micro suite's cuda entries) on a
- * machine without a GPU. Every figure is synthetic and known in advance:
- * a GEMM takes 1 ms (so TFLOP/s = 2mnk / 1e9), a copy 2 ms; a GEMM with
- * m = 4096, n = 12288 (FLUX img_mlp_in) fails as a device out of memory would. */
+/* A fake CUDA backend plugin with one pretend GPU, for testing what the
+ * validator does with a backend that answers (the loader's checks, the
+ * gpu.plugin check's wording, the micro suite's GPU hook) on a machine
+ * without a GPU. Every figure is synthetic and known in advance. Its
+ * operation table is complete, but every op answers AITK_E_UNSUPPORTED:
+ * nothing here computes.
+ *
+ * FAKE_MODE picks the variant, one module each:
+ * 0: complete, cuDNN 9.14.0 and cuBLASLt 13.0.0 seen;
+ * 1: complete, no cuDNN;
+ * 2: the descriptor lacks `paths`;
+ * 3: the operation table lacks `attention_backward`. */
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/cuda_plugin.h"
+#include "kernels/backend.h"
 
-static aitk_status probe(aitk_cuda_probe_result *out)
+#ifndef FAKE_MODE
+#define FAKE_MODE 0
+#endif
+
+static aitk_status probe(aitk_backend_probe *out)
 {
     memset(out, 0, sizeof *out);
     out->runtime_version = out->driver_version = 13000;
+    out->cublaslt_version = 130000;
+    out->cudnn_version = FAKE_MODE == 1 ? 0 : 91400;
     out->device_count = out->n_devices = 1;
     snprintf(out->devices[0].name, sizeof out->devices[0].name, "Fake GPU 9000");
     out->devices[0].cc_major = 9;
@@ -21,63 +34,329 @@ static aitk_status probe(aitk_cuda_probe_result *out)
     return AITK_OK;
 }
 
-static aitk_status gemm_bench(const aitk_cuda_gemm_args *a, aitk_cuda_gemm_result *out)
+static aitk_status open_device(int device)
 {
-    memset(out, 0, sizeof *out);
-    if (a->m == 4096 && a->n == 12288) {
-        snprintf(out->error, sizeof out->error, "cudaMalloc(&g->w, ...) at gemm.c:1: "
-                                                "cudaErrorMemoryAllocation: out of memory");
-        return AITK_E_NOMEM; /* device memory: must not stop the suite */
-    }
-    out->median_ms = out->min_ms = out->max_ms = 1.0;
-    out->tflops = 2.0 * (double)a->m * (double)a->n * (double)a->k / 1e9;
-    out->repetitions = 5;
-    out->matmuls_per_sample = 2;
+    return device == 0 ? AITK_OK : AITK_E_NOTFOUND;
+}
+
+static aitk_status synchronize(void)
+{
     return AITK_OK;
 }
 
-static aitk_status gemm_run(int device, aitk_cuda_dtype dtype, long m, long n, long k,
-                            const void *x, const void *w, uint16_t *y, char *error, size_t len)
+static aitk_status mem_info(size_t *free_bytes, size_t *total_bytes)
 {
-    snprintf(error, len, "fake");
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status memcpy_bench(int device, uint64_t bytes, double min_time_s,
-                                aitk_cuda_memcpy_result *out)
-{
-    memset(out, 0, sizeof *out);
-    out->median_ms = 2.0;
-    out->gbs = 2.0 * (double)bytes / 2e-3 / 1e9;
-    out->repetitions = 7;
+    *free_bytes = *total_bytes = (size_t)80 << 30;
     return AITK_OK;
 }
 
-static aitk_status attention_bench(const aitk_cuda_attention_args *a,
-                                   aitk_cuda_attention_result *out)
+static size_t workspace_bytes(void)
 {
-    memset(out, 0, sizeof *out);
+    return 0;
+}
+
+static void last_error(char *buf, size_t len)
+{
+    snprintf(buf, len, "fake: every op is unsupported");
+}
+
+static aitk_status paths(aitk_backend_path *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    return AITK_OK;
+}
+
+static void close_backend(void)
+{
+}
+
+static aitk_status fake_alloc(aitk_mem_account *acct, aitk_buf *out, size_t bytes, aitk_mem_tag tag,
+                              const char *what)
+{
     return AITK_E_UNSUPPORTED;
 }
 
-static aitk_status attention_run(int device, long b, long t, long h, long d, const uint16_t *q,
-                                 const uint16_t *k, const uint16_t *v, uint16_t *o, char *error,
-                                 size_t len)
+static void fake_free(aitk_mem_account *acct, aitk_buf *buf)
+{
+}
+
+static aitk_status fake_upload(void *dst, const void *host_src, size_t bytes)
 {
     return AITK_E_UNSUPPORTED;
 }
 
-static void plugin_close(void)
+static aitk_status fake_download(void *host_dst, const void *src, size_t bytes)
 {
+    return AITK_E_UNSUPPORTED;
 }
 
-static const aitk_cuda_plugin table = {
-    .abi_version = AITK_CUDA_PLUGIN_ABI, .build = "fake", .probe = probe,
-    .gemm_bench = gemm_bench, .gemm_run = gemm_run, .memcpy_bench = memcpy_bench,
-    .attention_bench = attention_bench, .attention_run = attention_run, .close = plugin_close};
-
-const aitk_cuda_plugin *aitk_cuda_plugin_get(int abi_version);
-const aitk_cuda_plugin *aitk_cuda_plugin_get(int abi_version)
+static aitk_status fake_gemm(float *c, const float *a, const float *b, int m, int n, int k,
+                             bool trans_a, bool trans_b, float alpha, float beta, int batch,
+                             long long stride_a, long long stride_b, long long stride_c)
 {
-    return abi_version == AITK_CUDA_PLUGIN_ABI ? &table : NULL;
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_lora_linear_forward(float *y, float *xa, const float *x, const float *w,
+                                            const float *bias, const float *la, const float *lb,
+                                            int n, int in, int out, int r, float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_lora_linear_backward(float *dx, float *dla, float *dlb, float *work,
+                                             const float *dy, const float *x, const float *xa,
+                                             const float *w, const float *la, const float *lb,
+                                             int n, int in, int out, int r, float scale,
+                                             bool accumulate_dx)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                                          int n, int c, float eps)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_layernorm_backward(float *dinp, const float *dout, const float *inp,
+                                           const float *mean, const float *rstd, int n, int c)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rmsnorm_forward(float *out, float *rstd, const float *inp,
+                                        const float *weight, int n, int c, float eps)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rmsnorm_backward(float *dinp, float *dweight, const float *dout,
+                                         const float *inp, const float *weight, const float *rstd,
+                                         int n, int c)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_modulate_forward(float *out, const float *x, const float *shift,
+                                         const float *scale, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_modulate_backward(float *dx, float *dshift, float *dscale,
+                                          const float *dout, const float *x, const float *scale,
+                                          int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gated_residual_forward(float *resid, const float *x, const float *gate,
+                                               int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gated_residual_backward(float *dx, float *dgate, const float *dresid,
+                                                const float *x, const float *gate, int b, int t,
+                                                int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_table(float *cos_t, float *sin_t, const float *pos, int t, int d,
+                                   const int axes[3], float theta)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_forward(float *out, const float *inp, const float *cos_t,
+                                     const float *sin_t, int b, int t, int h, int d)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_backward(float *dinp, const float *dout, const float *cos_t,
+                                      const float *sin_t, int b, int t, int h, int d)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gelu_forward(float *out, const float *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_silu_forward(float *out, const float *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_silu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_swiglu_forward(float *out, const float *a, const float *u, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_swiglu_backward(float *da, float *du, const float *dout, const float *a,
+                                        const float *u, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_attention_forward(float *out, float *lse, const float *q, const float *k,
+                                          const float *v, int b, int t, int hq, int hkv, int d,
+                                          float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                           const float *q, const float *k, const float *v,
+                                           const float *out, const float *lse, int b, int t, int hq,
+                                           int hkv, int d, float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_mse_forward(float *loss, const float *pred, const float *target, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_mse_backward(float *dpred, float dloss, const float *pred,
+                                     const float *target, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_adamw_update(float *param, float *m, float *v, const float *grad, size_t n,
+                                     const aitk_adamw_hparams *hp, long step)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_adamw8_update(float *param, uint8_t *m_q, uint8_t *v_q, float *m_scale,
+                                      float *v_scale, const float *grad, size_t n,
+                                      const aitk_adamw_hparams *hp, long step)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_fp8_dequantize(float *out, const uint8_t *q, float scale, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_fp8_quantize(uint8_t *q, const float *inp, float scale, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_bf16_pack(uint16_t *out, const float *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_bf16_unpack(float *out, const uint16_t *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_bf16_round(float *x, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_copy2d(float *dst, int ld_dst, const float *src, int ld_src, int rows,
+                               int cols)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_axpy(float *y, float alpha, const float *x, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_zero(void *dst, size_t bytes)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+/* Not const: the variants clear one member in the entry point. */
+static aitk_ops ops = {
+    .name = "cuda",
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_upload,
+    .download = fake_download,
+    .gemm = fake_gemm,
+    .lora_linear_forward = fake_lora_linear_forward,
+    .lora_linear_backward = fake_lora_linear_backward,
+    .layernorm_forward = fake_layernorm_forward,
+    .layernorm_backward = fake_layernorm_backward,
+    .rmsnorm_forward = fake_rmsnorm_forward,
+    .rmsnorm_backward = fake_rmsnorm_backward,
+    .modulate_forward = fake_modulate_forward,
+    .modulate_backward = fake_modulate_backward,
+    .gated_residual_forward = fake_gated_residual_forward,
+    .gated_residual_backward = fake_gated_residual_backward,
+    .rope_table = fake_rope_table,
+    .rope_forward = fake_rope_forward,
+    .rope_backward = fake_rope_backward,
+    .gelu_forward = fake_gelu_forward,
+    .gelu_backward = fake_gelu_backward,
+    .silu_forward = fake_silu_forward,
+    .silu_backward = fake_silu_backward,
+    .swiglu_forward = fake_swiglu_forward,
+    .swiglu_backward = fake_swiglu_backward,
+    .attention_forward = fake_attention_forward,
+    .attention_backward = fake_attention_backward,
+    .mse_forward = fake_mse_forward,
+    .mse_backward = fake_mse_backward,
+    .adamw_update = fake_adamw_update,
+    .adamw8_update = fake_adamw8_update,
+    .fp8_dequantize = fake_fp8_dequantize,
+    .fp8_quantize = fake_fp8_quantize,
+    .bf16_pack = fake_bf16_pack,
+    .bf16_unpack = fake_bf16_unpack,
+    .bf16_round = fake_bf16_round,
+    .copy2d = fake_copy2d,
+    .axpy = fake_axpy,
+    .zero = fake_zero,
+};
+
+static aitk_backend backend = {
+    .abi_version = AITK_BACKEND_ABI,
+    .name = "cuda",
+    .build = "fake",
+    .probe = probe,
+    .open = open_device,
+    .ops = &ops,
+    .synchronize = synchronize,
+    .mem_info = mem_info,
+    .workspace_bytes = workspace_bytes,
+    .last_error = last_error,
+    .paths = paths,
+    .close = close_backend,
+};
+
+const aitk_backend *aitk_backend_plugin_get(int abi_version);
+const aitk_backend *aitk_backend_plugin_get(int abi_version)
+{
+    if (FAKE_MODE == 2)
+        backend.paths = NULL;
+    if (FAKE_MODE == 3)
+        ops.attention_backward = NULL;
+    return abi_version == AITK_BACKEND_ABI ? &backend : NULL;
 }

@@ -1,5 +1,5 @@
-/* The gpu.plugin provider (see gpu_plugin.h): loads the CUDA plugin through
- * bench/cuda_loader.h, asks it to probe, records what it saw under
+/* The gpu.plugin provider (see gpu_plugin.h): loads the CUDA backend plugin
+ * through bench/backend_loader.h, asks it to probe, records what it saw under
  * env.cuda_plugin and judges it. The wording quotes the loader and the CUDA
  * runtime verbatim ("cudaGetDeviceCount: cudaErrorInsufficientDriver: ...")
  * and then says in plain words what that means on this machine. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/cuda_loader.h"
+#include "bench/backend_loader.h"
 #include "common/alloc.h"
 #include "common/str.h"
 
@@ -23,8 +23,19 @@ static void version_text(aitk_str *s, int v)
     aitk_str_appendf(s, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-static cJSON *record(cJSON *env, const aitk_cuda_load *ld, const aitk_cuda_probe_result *pr,
-                     aitk_status probe_st)
+/* cuDNN 9 and cuBLASLt count major*10000 + minor*100 + patch (91400 ->
+ * "9.14.0"); cuDNN 8 counted major*1000 + minor*100 + patch (8907 ->
+ * "8.9.7"). */
+static void library_version_text(aitk_str *s, int v)
+{
+    if (v >= 10000)
+        aitk_str_appendf(s, "%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+    else
+        aitk_str_appendf(s, "%d.%d.%d", v / 1000, (v % 1000) / 100, v % 100);
+}
+
+static cJSON *record(cJSON *env, const aitk_backend_load_result *ld,
+                     const aitk_backend_probe *pr, aitk_status probe_st)
 {
     cJSON *o = cJSON_AddObjectToObject(env, "cuda_plugin");
     if (!o || !cJSON_AddBoolToObject(o, "built", ld->built) ||
@@ -33,10 +44,13 @@ static cJSON *record(cJSON *env, const aitk_cuda_load *ld, const aitk_cuda_probe
         return NULL;
     if (ld->status)
         return cJSON_AddStringToObject(o, "loader_error", aitk_str_cstr(&ld->error)) ? o : NULL;
-    if (!cJSON_AddNumberToObject(o, "abi_version", ld->api->abi_version) ||
-        !cJSON_AddStringToObject(o, "build", ld->api->build ? ld->api->build : "") ||
+    if (!cJSON_AddNumberToObject(o, "abi_version", ld->backend->abi_version) ||
+        !cJSON_AddStringToObject(o, "backend", ld->backend->name) ||
+        !cJSON_AddStringToObject(o, "build", ld->backend->build) ||
         !cJSON_AddNumberToObject(o, "runtime_version", pr->runtime_version) ||
         !cJSON_AddNumberToObject(o, "driver_version", pr->driver_version) ||
+        !cJSON_AddNumberToObject(o, "cublaslt_version", pr->cublaslt_version) ||
+        !cJSON_AddNumberToObject(o, "cudnn_version", pr->cudnn_version) ||
         !cJSON_AddNumberToObject(o, "device_count", pr->device_count))
         return NULL;
     if (probe_st && !cJSON_AddStringToObject(o, "error", pr->error))
@@ -45,7 +59,7 @@ static cJSON *record(cJSON *env, const aitk_cuda_load *ld, const aitk_cuda_probe
     if (!devs)
         return NULL;
     for (int i = 0; i < pr->n_devices; i++) {
-        const aitk_cuda_device_info *d = &pr->devices[i];
+        const aitk_backend_device *d = &pr->devices[i];
         cJSON *e = cJSON_CreateObject();
         if (!e || !cJSON_AddItemToArray(devs, e)) {
             cJSON_Delete(e);
@@ -68,7 +82,7 @@ static cJSON *record(cJSON *env, const aitk_cuda_load *ld, const aitk_cuda_probe
 }
 
 /* What a failed probe means, in plain words, and what to do about it. */
-static void explain_probe(const aitk_cuda_probe_result *pr, aitk_str *msg, aitk_str *fix)
+static void explain_probe(const aitk_backend_probe *pr, aitk_str *msg, aitk_str *fix)
 {
     aitk_str rt = AITK_STR_INIT;
     version_text(&rt, pr->runtime_version);
@@ -101,18 +115,39 @@ static void explain_probe(const aitk_cuda_probe_result *pr, aitk_str *msg, aitk_
     aitk_str_free(&rt);
 }
 
+/* Which attention the plugin's runs use. A missing cuDNN stays a PASS, on
+ * purpose: this check asks whether the validator can run the training step
+ * on the GPU, and it can (the plain kernel is correct, only slower).
+ * ai-toolkit itself never uses this cuDNN: PyTorch brings its own in the
+ * nvidia-cudnn wheel, which the python and CUDA-wheel checks look at. A WARN
+ * here would send people installing a library their training does not
+ * need; the words instead say that the measured attention is then slower
+ * than ai-toolkit's, so measured minutes are on the high side. */
+static void say_attention_path(const aitk_backend_probe *pr, aitk_str *msg)
+{
+    if (pr->cudnn_version) {
+        aitk_str_append(msg, "it sees cuDNN ");
+        library_version_text(msg, pr->cudnn_version);
+        aitk_str_append(msg, ", so attention runs cuDNN's fused kernel");
+    } else {
+        aitk_str_append(msg, "cuDNN not found: attention will use the plain kernel, slower "
+                             "than the fused one PyTorch uses, so measured step times are on "
+                             "the high side (ai-toolkit brings its own cuDNN with PyTorch)");
+    }
+}
+
 aitk_status aitk_gpu_plugin_checks(aitk_run_ctx *ctx)
 {
-    const aitk_cuda_load *ld = aitk_cuda_plugin_load();
-    aitk_cuda_probe_result *pr = aitk_calloc(1, sizeof *pr);
+    const aitk_backend_load_result *ld = aitk_backend_load();
+    aitk_backend_probe *pr = aitk_calloc(1, sizeof *pr);
     if (!pr)
         return AITK_E_NOMEM;
-    aitk_status probe_st = ld->status ? ld->status : ld->api->probe(pr);
+    aitk_status probe_st = ld->status ? ld->status : ld->backend->probe(pr);
     aitk_str obs = AITK_STR_INIT, msg = AITK_STR_INIT, fix = AITK_STR_INIT;
     aitk_check c = {.id = "gpu.plugin", .category = "gpu",
-                    .title = "CUDA plugin (cuBLASLt GEMMs, device benchmarks)",
+                    .title = "CUDA backend plugin (the training step on the GPU)",
                     .expected = "the plugin loads and its CUDA runtime lists at least one GPU",
-                    .source = "kernels/cuda (plugin ABI " STRINGIFY(AITK_CUDA_PLUGIN_ABI) ")"};
+                    .source = "kernels/cuda (plugin ABI " STRINGIFY(AITK_BACKEND_ABI) ")"};
     if (!ld->built) {
         c.status = AITK_CHECK_SKIP;
         aitk_str_append(&msg, "this build has no CUDA plugin (no CUDA toolkit at build time)");
@@ -134,9 +169,19 @@ aitk_status aitk_gpu_plugin_checks(aitk_run_ctx *ctx)
             version_text(&obs, pr->driver_version);
         else
             aitk_str_append(&obs, "none");
+        aitk_str_append(&obs, ", cuBLASLt ");
+        if (pr->cublaslt_version)
+            library_version_text(&obs, pr->cublaslt_version);
+        else
+            aitk_str_append(&obs, "not loaded");
+        aitk_str_append(&obs, ", cuDNN ");
+        if (pr->cudnn_version)
+            library_version_text(&obs, pr->cudnn_version);
+        else
+            aitk_str_append(&obs, "none");
         aitk_str_appendf(&obs, "; %d device%s", pr->device_count, pr->device_count == 1 ? "" : "s");
         for (int i = 0; i < pr->n_devices; i++) {
-            const aitk_cuda_device_info *d = &pr->devices[i];
+            const aitk_backend_device *d = &pr->devices[i];
             aitk_str_appendf(&obs, "%s%s (cc %d.%d, %.1f GiB, %d SMs, %d MHz)", i ? "; " : ": ",
                              d->name, d->cc_major, d->cc_minor,
                              (double)d->total_memory_bytes / 1073741824.0, d->sm_count,
@@ -147,8 +192,9 @@ aitk_status aitk_gpu_plugin_checks(aitk_run_ctx *ctx)
             explain_probe(pr, &msg, &fix);
         } else {
             c.status = AITK_CHECK_PASS;
-            aitk_str_appendf(&msg, "the CUDA plugin (%s) loads and its runtime answers",
+            aitk_str_appendf(&msg, "the CUDA plugin (%s) loads and its runtime answers; ",
                              aitk_str_cstr(&ld->path));
+            say_attention_path(pr, &msg);
         }
     }
     aitk_status st = record(ctx->env, ld, pr, probe_st) ? AITK_OK : AITK_E_NOMEM;
