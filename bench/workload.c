@@ -16,18 +16,9 @@
 #include "models/aitk_config.h"
 #include "models/spec.h"
 
-#ifdef AITK_BENCH_HAVE_STEP
 #include "bench/workload_step.h"
-#endif
-
-bool aitk_bench_have_step_graph(void)
-{
-#ifdef AITK_BENCH_HAVE_STEP
-    return true;
-#else
-    return false;
-#endif
-}
+#include "kernels/backend.h"
+#include "models/gpudb.h"
 
 aitk_status aitk_bench_workload_skipped(const char *model_id, const char *backend,
                                         const char *reason, cJSON **entry)
@@ -129,10 +120,167 @@ static aitk_status add_prediction(cJSON *w, double peak, double planned)
     return AITK_OK;
 }
 
-static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_request *req,
-                           const aitk_model_spec *spec, cJSON **entry)
+/* Losses of the run (warm-up included, in step order): first and last, the
+ * means of the first and last tenth (one step is noisy: every step draws a
+ * new t and noise), and at most 200 points of the curve for the HTML
+ * report, each the mean of its window of steps. */
+static aitk_status add_loss(cJSON *w, const double *loss, size_t n)
 {
-    const aitk_bench_backend_cfg *bc = &cfg->cpu;
+    if (n == 0)
+        return AITK_OK;
+    size_t tenth = n >= 10 ? n / 10 : 1;
+    double head = 0, tail = 0;
+    for (size_t i = 0; i < tenth; i++) {
+        head += loss[i];
+        tail += loss[n - tenth + i];
+    }
+    cJSON *l = cJSON_AddObjectToObject(w, "loss");
+    cJSON *curve = l ? cJSON_AddArrayToObject(l, "curve") : NULL;
+    if (!curve || !cJSON_AddNumberToObject(l, "first", loss[0]) ||
+        !cJSON_AddNumberToObject(l, "last", loss[n - 1]) ||
+        !cJSON_AddNumberToObject(l, "first_tenth_mean", head / (double)tenth) ||
+        !cJSON_AddNumberToObject(l, "last_tenth_mean", tail / (double)tenth) ||
+        !cJSON_AddNumberToObject(l, "steps", (double)n) ||
+        !cJSON_AddStringToObject(l, "of", "the MSE of each step's forward pass, "
+                                          "warm-up included; tenths are means of steps"))
+        return AITK_E_NOMEM;
+    size_t window = (n + 199) / 200;
+    for (size_t i = 0; i < n; i += window) {
+        double sum = 0;
+        size_t k = 0;
+        for (; k < window && i + k < n; k++)
+            sum += loss[i + k];
+        if (!cJSON_AddItemToArray(curve, cJSON_CreateNumber(sum / (double)k)))
+            return AITK_E_NOMEM;
+    }
+    return AITK_OK;
+}
+
+/* The largest bucket of the job: the one that sets the peak. A GPU runs one
+ * full-size model, so the job's other buckets are not run (a model per
+ * bucket would hold the base weights once per bucket); the configuration
+ * note says so. Default: the largest of the spec's own buckets (1024 px). */
+static long gpu_resolution(const aitk_bench_config *cfg, const aitk_bench_request *req,
+                           const aitk_model_spec *spec)
+{
+    long r = 0;
+    if (req->train)
+        for (size_t i = 0; i < req->train->n_resolutions; i++)
+            r = req->train->resolutions[i] > r ? req->train->resolutions[i] : r;
+    for (size_t i = 0; !r && i < cfg->cuda.n_resolutions; i++)
+        r = cfg->cuda.resolutions[i] > r ? cfg->cuda.resolutions[i] : r;
+    for (size_t i = 0; !r && i < spec->defaults.n_resolutions; i++)
+        r = spec->defaults.resolutions[i] > r ? spec->defaults.resolutions[i] : r;
+    return r > 0 ? r : spec->defaults.resolution;
+}
+
+/* The cost model's answer for the same job on the same GPU, beside the
+ * measurement: `predict` is what people without this GPU are told. */
+static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
+                                 const aitk_model_spec *spec, long resolution)
+{
+    const aitk_gpu_spec *gpu = req->device->gpu;
+    if (!gpu)
+        return AITK_OK;
+    aitk_cost_params *loaded = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = req->cost_params ? AITK_OK : aitk_cost_params_load(&loaded, &err);
+    const aitk_cost_params *p = req->cost_params ? req->cost_params : loaded;
+    aitk_workload wl;
+    aitk_prediction pr;
+    if (!st) {
+        if (req->train)
+            aitk_config_workload(req->train, spec, &wl);
+        else
+            aitk_workload_defaults(&wl, spec);
+        wl.resolutions[0] = resolution;
+        wl.n_resolutions = 1;
+        st = aitk_cost_predict(&wl, p, gpu, &pr, &err);
+    }
+    aitk_cost_params_free(loaded);
+    aitk_str_free(&err);
+    if (st)
+        return st == AITK_E_NOMEM ? st : AITK_OK; /* no prediction: nothing to set beside */
+    cJSON *o = cJSON_AddObjectToObject(w, "predicted");
+    return o && cJSON_AddNumberToObject(o, "step_s", pr.step_s) &&
+                   cJSON_AddNumberToObject(o, "minutes_per_1000", pr.step_s * 1000.0 / 60.0) &&
+                   cJSON_AddNumberToObject(o, "peak_bytes", pr.memory.total) &&
+                   cJSON_AddBoolToObject(o, "fits", pr.fits) &&
+                   cJSON_AddStringToObject(o, "gpu", gpu->name) &&
+                   cJSON_AddStringToObject(o, "source", "aitk-validate predict (models/cost.yaml) "
+                                                        "for the same job on this GPU")
+               ? AITK_OK
+               : AITK_E_NOMEM;
+}
+
+/* A job that does not fit: the allocation that failed, what was already
+ * allocated, and the memory plan, as an entry; never a crash. */
+static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_spec *spec,
+                                const aitk_bench_alloc_failure *f, long resolution,
+                                cJSON **entry)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    aitk_str msg = AITK_STR_INIT;
+    aitk_str_appendf(&msg, "does not fit on %s: allocating %.2f GiB for %s (%s) failed with "
+                           "%.2f GiB already allocated", req->device->name, f->bytes / gib,
+                     f->tag, f->what, f->allocated / gib);
+    if (isfinite(req->device->vram_bytes))
+        aitk_str_appendf(&msg, " of %.1f GiB", req->device->vram_bytes / gib);
+    aitk_status st = aitk_str_status(&msg);
+    if (!st)
+        st = aitk_bench_workload_skipped(req->model_id, "cuda", aitk_str_cstr(&msg), entry);
+    aitk_str_free(&msg);
+    cJSON *m = st ? NULL : cJSON_AddObjectToObject(*entry, "memory");
+    if (!st && (!m || !cJSON_AddBoolToObject(m, "fits", false) ||
+                !cJSON_AddStringToObject(m, "failed_allocation", f->what) ||
+                !cJSON_AddNumberToObject(m, "failed_bytes", f->bytes) ||
+                !cJSON_AddNumberToObject(m, "allocated_bytes", f->allocated)))
+        st = AITK_E_NOMEM;
+    if (!st)
+        st = add_predicted(*entry, req, spec, resolution);
+    return st;
+}
+
+/* The targets a GPU entry is judged against: the documented time scaled to
+ * this GPU, its memory and the documented minimum. The target GPU's name
+ * lives in *db, which the caller frees after the entry is built. */
+static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_spec *spec,
+                               aitk_bench_targets *t, aitk_str *source, aitk_gpudb **db)
+{
+    *t = (aitk_bench_targets){.target_s = NAN, .vram_bytes = req->device->vram_bytes,
+                              .documented_min_bytes = spec->targets.min_vram_gb > 0
+                                                          ? spec->targets.min_vram_gb * 1e9
+                                                          : NAN,
+                              .memory_source = spec->targets.source};
+    if (!req->device->gpu)
+        return AITK_OK;
+    aitk_cost_params *loaded = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_gpudb_load(db, &err);
+    if (!st && !req->cost_params)
+        st = aitk_cost_params_load(&loaded, &err);
+    const aitk_gpu_spec *tgpu = NULL;
+    if (!st)
+        st = aitk_bench_scaled_target(spec, *db, req->device->gpu,
+                                      req->cost_params ? req->cost_params : loaded,
+                                      &t->target_s, &tgpu, source, &err);
+    if (!st) {
+        t->target_gpu = tgpu->name;
+        t->time_source = aitk_str_cstr(source);
+    } else {
+        t->target_s = NAN; /* no target: the entry is reported without a time verdict */
+    }
+    aitk_str_free(&err);
+    aitk_cost_params_free(loaded);
+    return st == AITK_E_NOMEM ? st : AITK_OK;
+}
+
+static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_request *req,
+                               const aitk_model_spec *spec, const aitk_backend *be, bool gpu,
+                               cJSON **entry)
+{
+    const aitk_bench_backend_cfg *bc = gpu ? &cfg->cuda : &cfg->cpu;
+    const char *bname = gpu ? "cuda" : "cpu";
     aitk_bench_plan plan = {
         .name = req->model_id,
         .batch = req->train ? req->train->batch
@@ -146,27 +294,39 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     };
     if (!req->full)
         plan.requested_steps = 1000;
-    const long *res = bc->n_resolutions ? bc->resolutions : spec->defaults.resolutions;
-    plan.n_buckets = bc->n_resolutions ? bc->n_resolutions : spec->defaults.n_resolutions;
-    memcpy(plan.resolutions, res, plan.n_buckets * sizeof *res);
-    aitk_str err = AITK_STR_INIT, title = AITK_STR_INIT;
+    if (gpu) {
+        plan.resolutions[0] = gpu_resolution(cfg, req, spec);
+        plan.n_buckets = 1;
+        if (req->device->gpu && req->device->gpu->matmul_bf16_tflops > 0)
+            plan.peak_flops = req->device->gpu->matmul_bf16_tflops * 1e12;
+    } else {
+        const long *res = bc->n_resolutions ? bc->resolutions : spec->defaults.resolutions;
+        plan.n_buckets = bc->n_resolutions ? bc->n_resolutions : spec->defaults.n_resolutions;
+        memcpy(plan.resolutions, res, plan.n_buckets * sizeof *res);
+    }
+    aitk_str err = AITK_STR_INIT, title = AITK_STR_INIT, tsource = AITK_STR_INIT;
     aitk_status st = cost_flops(spec, plan.resolutions, plan.n_buckets, req->cost_params,
                                 plan.flops_per_step, &err);
     if (st == AITK_E_NOMEM)
         return st;
     aitk_str_clear(&err); /* no cost figures: the step graph's own count still applies */
-#ifdef AITK_BENCH_HAVE_STEP
     aitk_bench_steps *steps = NULL;
-    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, &steps, &err);
+    aitk_bench_alloc_failure fail;
+    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, be, 0,
+                                 &steps, &fail, &err);
     plan.step = aitk_bench_steps_run;
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;
     if (st) {
-        aitk_str msg = AITK_STR_INIT;
-        aitk_str_appendf(&msg, "could not build the training step: %s%s%s", aitk_strerror(st),
-                         err.len ? ": " : "", aitk_str_cstr(&err));
-        st = st == AITK_E_NOMEM ? st : failed_entry(req->model_id, "cpu", msg.ptr, entry);
-        aitk_str_free(&msg);
+        if (st == AITK_E_NOMEM && fail.happened) {
+            st = does_not_fit(req, spec, &fail, plan.resolutions[0], entry);
+        } else {
+            aitk_str msg = AITK_STR_INIT;
+            aitk_str_appendf(&msg, "could not build the training step: %s%s%s",
+                             aitk_strerror(st), err.len ? ": " : "", aitk_str_cstr(&err));
+            st = st == AITK_E_NOMEM ? st : failed_entry(req->model_id, bname, msg.ptr, entry);
+            aitk_str_free(&msg);
+        }
         aitk_str_free(&err);
         return st;
     }
@@ -174,37 +334,62 @@ static aitk_status run_cpu(const aitk_bench_config *cfg, const aitk_bench_reques
     st = aitk_bench_run(&plan, &r);
     double planned = st ? NAN : aitk_bench_steps_planned(steps);
     double lora_params = (double)aitk_bench_steps_lora_params(steps);
-    aitk_bench_steps_free(steps);
+    double device_peak = aitk_bench_steps_device_peak(steps);
     if (st) {
+        aitk_bench_steps_free(steps);
         aitk_str_free(&err);
         return st;
     }
     aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
-    aitk_str_appendf(&title, "%s LoRA r%ld, small CPU configuration%s", spec->title,
-                     req->train ? req->train->rank : spec->defaults.rank,
-                     req->train ? " (from --config)" : "");
-    st = aitk_bench_result_json(&plan, &r, aitk_str_cstr(&title), "cpu", req->device->name, &t,
-                                entry);
-    if (!st && (st = add_configuration(*entry, &plan, true)) == AITK_OK && req->train)
+    aitk_gpudb *db = NULL;
+    if (gpu)
+        st = gpu_targets(req, spec, &t, &tsource, &db);
+    long rank = req->train ? req->train->rank : spec->defaults.rank;
+    if (gpu)
+        aitk_str_appendf(&title, "%s LoRA r%ld, %ld px, batch %ld%s", spec->title, rank,
+                         plan.resolutions[0], plan.batch, req->train ? " (from --config)" : "");
+    else
+        aitk_str_appendf(&title, "%s LoRA r%ld, small CPU configuration%s", spec->title, rank,
+                         req->train ? " (from --config)" : "");
+    if (!st)
+        st = aitk_bench_result_json(&plan, &r, aitk_str_cstr(&title), bname, req->device->name,
+                                    &t, entry);
+    if (!st && (st = add_configuration(*entry, &plan, !gpu)) == AITK_OK && req->train && !gpu)
         st = add_config_note(*entry);
-    if (!st && !cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(*entry, "configuration"),
-                                        "lora_params", lora_params))
+    cJSON *conf = st ? NULL : cJSON_GetObjectItemCaseSensitive(*entry, "configuration");
+    if (!st && !cJSON_AddNumberToObject(conf, "lora_params", lora_params))
+        st = AITK_E_NOMEM;
+    if (!st && gpu && req->train && req->train->n_resolutions > 1 &&
+        !cJSON_AddStringToObject(conf, "buckets_note",
+                                 "the job's largest bucket only: it sets the peak memory; "
+                                 "smaller buckets are not run on the GPU yet"))
         st = AITK_E_NOMEM;
     if (!st)
         st = add_prediction(*entry, r.peak_bytes, planned);
+    cJSON *mem = st ? NULL : cJSON_GetObjectItemCaseSensitive(*entry, "memory");
+    if (!st && mem && isfinite(device_peak) &&
+        (!cJSON_AddNumberToObject(mem, "device_in_use_bytes", device_peak) ||
+         !cJSON_AddStringToObject(mem, "device_in_use_source",
+                                  "cudaMemGetInfo total - free, highest seen after a step: "
+                                  "the CUDA context, library workspaces and other processes "
+                                  "included")))
+        st = AITK_E_NOMEM;
+    size_t n_loss = 0;
+    const double *loss = aitk_bench_steps_losses(steps, &n_loss);
+    if (!st)
+        st = add_loss(*entry, loss, n_loss);
+    if (!st && gpu)
+        st = add_predicted(*entry, req, spec, plan.resolutions[0]);
     if (st && *entry) {
         cJSON_Delete(*entry);
         *entry = NULL;
     }
+    aitk_gpudb_free(db);
+    aitk_bench_steps_free(steps);
     aitk_bench_result_free(&r);
-#else
-    (void)title;
-    st = aitk_bench_workload_skipped(req->model_id, "cpu",
-                                     "not run: this build has no training-step graph "
-                                     "(models/step.h) yet", entry);
-#endif
     aitk_str_free(&title);
+    aitk_str_free(&tsource);
     aitk_str_free(&err);
     return st;
 }
@@ -215,26 +400,28 @@ aitk_status aitk_bench_workload_run(const aitk_bench_config *cfg, const aitk_ben
     *entry = NULL;
     if (!cfg || !req || !req->model_id || !req->device || !req->device->backend)
         return AITK_E_INVAL;
-    if (strcmp(req->device->backend, "cpu") != 0)
-        /* Hook: the CUDA plugin runs the full-size model here (cfg->cuda), with
-         * targets from aitk_bench_scaled_target and the GPU's VRAM. */
+    const bool gpu = strcmp(req->device->backend, "cpu") != 0;
+    const aitk_backend *be = gpu ? req->device->impl : aitk_backend_cpu();
+    if (!be)
         return aitk_bench_workload_skipped(req->model_id, req->device->backend,
-                                           "not run: the GPU backend (CUDA plugin) is not part "
-                                           "of this build yet; use --cpu for CPU figures",
-                                           entry);
+                                           "not run: no GPU backend is open (the gpu.plugin "
+                                           "check says why)", entry);
+    const aitk_bench_backend_cfg *bc = gpu ? &cfg->cuda : &cfg->cpu;
     aitk_model_spec *spec = NULL;
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_model_spec_load(req->model_id, cfg->cpu.tiny, &spec, &err);
+    aitk_status st = aitk_model_spec_load(req->model_id, bc->tiny, &spec, &err);
     if (st) {
         aitk_str msg = AITK_STR_INIT;
         aitk_str_appendf(&msg, "could not load the model spec: %s", aitk_str_cstr(&err));
-        st = st == AITK_E_NOMEM ? st : failed_entry(req->model_id, "cpu", msg.ptr, entry);
+        st = st == AITK_E_NOMEM ? st
+                                : failed_entry(req->model_id, req->device->backend, msg.ptr,
+                                               entry);
         aitk_str_free(&msg);
         aitk_str_free(&err);
         return st;
     }
     aitk_str_free(&err);
-    st = run_cpu(cfg, req, spec, entry);
+    st = run_backend(cfg, req, spec, be, gpu, entry);
     aitk_model_spec_free(spec);
     return st;
 }

@@ -3,9 +3,12 @@
  * the report's workloads[] entry, with the documented targets attached.
  *
  * The CPU backend runs the small configuration of bench/workloads.yaml and
- * its figures are labelled CPU figures; the GPU backend (the CUDA plugin,
- * when it lands) runs the full-size model and is judged against the target
- * GPU's documented time scaled to this GPU through the cost model. */
+ * its figures are labelled CPU figures; the GPU backend (the CUDA plugin)
+ * runs the full-size model at the job's largest bucket, weights made on the
+ * device, and is judged against the target GPU's documented time scaled to
+ * this GPU through the cost model, with the cost model's prediction for the
+ * same job beside it. A job that does not fit is an entry that names the
+ * allocation that failed. */
 #ifndef AITK_BENCH_WORKLOAD_H
 #define AITK_BENCH_WORKLOAD_H
 
@@ -25,6 +28,9 @@ typedef struct aitk_bench_device {
     const char *name;          /* shown in the report */
     const aitk_gpu_spec *gpu;  /* this GPU's datasheet row; NULL for a CPU or an unknown GPU */
     double vram_bytes;         /* NAN: unknown (CPU) */
+    /* The opened backend for "cuda" (bench/gpu_backend.h); the CPU reference
+     * is used for "cpu" and this is ignored. */
+    const struct aitk_backend *impl;
 } aitk_bench_device;
 
 typedef struct aitk_bench_request {
@@ -42,9 +48,6 @@ typedef struct aitk_bench_request {
     const aitk_cost_params *cost_params;
 } aitk_bench_request;
 
-/* True when this build has the training-step graph (models/step.h) and the
- * CPU backend; without them every workload is reported as skipped. */
-bool aitk_bench_have_step_graph(void);
 
 /* Runs one workload and builds its workloads[] entry (*entry, always set
  * unless AITK_E_NOMEM/AITK_E_INVAL): a workload that cannot run is an entry

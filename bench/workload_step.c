@@ -1,71 +1,131 @@
 /* The step-graph adapter (see workload_step.h). A loss that is not finite
- * fails the step: a run that diverges is not a measurement. The config is
- * read through workload_step_train.h: this file includes kernels/ops.h, whose
- * dtype names clash with models/aitk_config.h's. */
+ * fails the step: a run that diverges is not a measurement. */
 #include "bench/workload_step.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "bench/workload_step_train.h"
 #include "common/alloc.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
+#include "models/aitk_config.h"
 #include "models/step.h"
 
 struct aitk_bench_steps {
+    const aitk_backend *backend;
     aitk_step_model *models[AITK_BENCH_MAX_BUCKETS];
     aitk_mem_account acct[AITK_BENCH_MAX_BUCKETS];
     size_t n;
+    double device_peak; /* NAN until the backend answers mem_info */
+    double *losses;
+    size_t n_losses, cap_losses;
 };
+
+/* ai-toolkit's optimizer factory lower-cases the name before matching, so
+ * "AdamW8Bit" and "adamw8bit" are the same optimizer. */
+static bool is_8bit_optimizer(const char *name)
+{
+    for (const char *p = name; p && *p; p++)
+        if (p[0] == '8' && tolower((unsigned char)p[1]) == 'b' &&
+            tolower((unsigned char)p[2]) == 'i' && tolower((unsigned char)p[3]) == 't')
+            return true;
+    return false;
+}
 
 /* What an ai-toolkit config decides about the step itself; quantize means
  * the qfloat8 base (optimum-quanto qfloat8, as ai-toolkit's README and
  * toolkit/config_modules.py use it). */
-static void apply_train_config(aitk_step_setup *setup, const struct aitk_train_config *config)
+static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *t)
 {
-    if (!config)
+    if (!t)
         return;
-    aitk_bench_step_train t;
-    aitk_bench_step_train_read(config, &t);
-    setup->rank = t.rank;
-    setup->alpha = t.alpha;
-    setup->batch = t.batch;
-    setup->checkpointing = t.checkpointing;
-    setup->optimizer = t.optimizer_8bit ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
-    if (t.quantize)
+    setup->rank = t->rank;
+    setup->alpha = t->alpha;
+    setup->batch = t->batch;
+    setup->checkpointing = t->checkpointing;
+    setup->optimizer = is_8bit_optimizer(t->optimizer) ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
+    if (t->quantize)
         setup->base = AITK_STEP_BASE_FP8;
-    else if (t.bf16)
+    else if (t->dtype && (strcmp(t->dtype, "bf16") == 0 || strcmp(t->dtype, "bfloat16") == 0))
         setup->base = AITK_STEP_BASE_BF16;
     else
         setup->base = AITK_STEP_BASE_FP32;
 }
 
+/* Device memory in use now, kept when it is the highest seen. */
+static void sample_device(aitk_bench_steps *s)
+{
+    size_t free_b = 0, total_b = 0;
+    if (!s->backend->mem_info || s->backend->mem_info(&free_b, &total_b) || total_b < free_b)
+        return;
+    double used = (double)(total_b - free_b);
+    if (isnan(s->device_peak) || used > s->device_peak)
+        s->device_peak = used;
+}
+
+static void note_failure(const aitk_mem_account *acct, aitk_bench_alloc_failure *f)
+{
+    if (!f || !acct->failed_what)
+        return;
+    f->happened = true;
+    snprintf(f->what, sizeof f->what, "%s", acct->failed_what);
+    f->tag = aitk_mem_tag_name(acct->failed_tag);
+    f->bytes = (double)acct->failed_bytes;
+    f->allocated = (double)acct->current_total;
+}
+
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,
-                                    size_t n, const struct aitk_train_config *train,
-                                    aitk_bench_steps **out, aitk_str *err)
+                                    size_t n, const aitk_train_config *train,
+                                    const aitk_backend *backend, double limit_bytes,
+                                    aitk_bench_steps **out, aitk_bench_alloc_failure *failure,
+                                    aitk_str *err)
 {
     *out = NULL;
-    if (n == 0 || n > AITK_BENCH_MAX_BUCKETS)
+    if (failure)
+        memset(failure, 0, sizeof *failure);
+    if (n == 0 || n > AITK_BENCH_MAX_BUCKETS || !backend || !backend->ops)
         return AITK_E_INVAL;
     aitk_bench_steps *s = aitk_calloc(1, sizeof *s);
     if (!s)
         return AITK_E_NOMEM;
+    s->backend = backend;
+    s->device_peak = NAN;
     for (size_t b = 0; b < n; b++) {
         aitk_step_setup setup;
         aitk_step_setup_defaults(&setup, spec);
         apply_train_config(&setup, train);
         setup.resolution = resolutions[b];
         setup.img_tokens = 0;
-        aitk_status st = aitk_step_model_create(spec, &setup, aitk_ops_cpu(), &s->acct[b],
+        s->acct[b].limit = limit_bytes > 0 ? (size_t)limit_bytes : 0;
+        aitk_status st = aitk_step_model_create(spec, &setup, backend->ops, &s->acct[b],
                                                 &s->models[b], err);
         if (st) {
+            if (st == AITK_E_NOMEM)
+                note_failure(&s->acct[b], failure);
             aitk_bench_steps_free(s);
             return st;
         }
         s->n = b + 1;
     }
+    sample_device(s);
     *out = s;
+    return AITK_OK;
+}
+
+static aitk_status keep_loss(aitk_bench_steps *s, double loss)
+{
+    if (s->n_losses == s->cap_losses) {
+        size_t cap = s->cap_losses ? 2 * s->cap_losses : 64;
+        double *p = aitk_realloc(s->losses, cap * sizeof *p);
+        if (!p)
+            return AITK_E_NOMEM;
+        s->losses = p;
+        s->cap_losses = cap;
+    }
+    s->losses[s->n_losses++] = loss;
     return AITK_OK;
 }
 
@@ -78,15 +138,26 @@ aitk_status aitk_bench_steps_run(void *user, size_t b, aitk_bench_step_info *inf
     aitk_step_result res;
     memset(&res, 0, sizeof res);
     aitk_status st = aitk_step_run(s->models[b], &res);
-    if (st)
+    /* The loss comes back to the host each step, but the update after it is
+     * still queued on a GPU: wait, so the runner's clock times the whole step. */
+    if (!st && s->backend->synchronize)
+        st = s->backend->synchronize();
+    if (st) {
+        char why[AITK_BACKEND_ERROR_LEN] = "";
+        if (s->backend->last_error)
+            s->backend->last_error(why, sizeof why);
+        if (why[0])
+            aitk_str_appendf(err, "%s", why);
         return st;
+    }
+    sample_device(s);
     if (!isfinite(res.loss)) {
         aitk_str_appendf(err, "the loss is not finite (%g) at step %ld", res.loss, res.step);
         return AITK_E_INTERNAL;
     }
     info->flops = res.flops;
     info->model_flops = res.model_flops;
-    return AITK_OK;
+    return keep_loss(s, res.loss);
 }
 
 double aitk_bench_steps_peak(void *user)
@@ -95,7 +166,14 @@ double aitk_bench_steps_peak(void *user)
     double peak = 0;
     for (size_t b = 0; b < s->n; b++)
         peak = fmax(peak, (double)s->acct[b].peak_total);
+    if (s->backend->workspace_bytes)
+        peak += (double)s->backend->workspace_bytes();
     return peak;
+}
+
+double aitk_bench_steps_device_peak(const aitk_bench_steps *s)
+{
+    return s->device_peak;
 }
 
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s)
@@ -118,11 +196,18 @@ double aitk_bench_steps_planned(const aitk_bench_steps *s)
     return most;
 }
 
+const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n)
+{
+    *n = s->n_losses;
+    return s->losses;
+}
+
 void aitk_bench_steps_free(aitk_bench_steps *s)
 {
     if (!s)
         return;
     for (size_t b = 0; b < s->n; b++)
         aitk_step_model_free(s->models[b]);
+    aitk_free(s->losses);
     aitk_free(s);
 }

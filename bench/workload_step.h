@@ -1,7 +1,12 @@
 /* The training-step graph (models/step.h) behind the runner's step
- * callback: one model per resolution bucket, each with its own memory
- * account. Kept apart from workload.c so the runner's side sees only a
- * step callback, not the kernels' types. */
+ * callback, on one backend (kernels/backend.h): one model per resolution
+ * bucket, each with its own memory account. Kept apart from workload.c so
+ * the runner's side sees only a step callback, not the kernels' types.
+ *
+ * It also keeps what the report says beside the time: the loss of every
+ * step (on fixed data a LoRA that trains makes it fall: the first sign a
+ * backend computes what it should), the accounted peak, and on a GPU the
+ * device memory in use as the driver sees it. */
 #ifndef AITK_BENCH_WORKLOAD_STEP_H
 #define AITK_BENCH_WORKLOAD_STEP_H
 
@@ -13,26 +18,50 @@
 #include "models/spec.h"
 
 typedef struct aitk_bench_steps aitk_bench_steps;
-
-/* Builds the models of `spec` at each of `n` resolutions on the CPU backend,
- * with the LoRA/optimizer/precision choices of `train` when given (the
- * spec's ai-toolkit defaults otherwise). Not timed: a model is built
- * before its first step. Errors carry the step graph's sentence in err. */
 struct aitk_train_config;
+struct aitk_backend;
+
+/* Why a model could not be built, when the reason is memory: the
+ * allocation that failed and what was already allocated. */
+typedef struct aitk_bench_alloc_failure {
+    bool happened;
+    char what[128];       /* "activations (block inputs)" */
+    const char *tag;      /* "activations", ... */
+    double bytes;         /* the failed request */
+    double allocated;     /* bytes live in the account when it failed */
+} aitk_bench_alloc_failure;
+
+/* Builds the models of `spec` at each of `n` resolutions on `backend`
+ * (opened by the caller), with the LoRA/optimizer/precision choices of
+ * `train` when given (the spec's ai-toolkit defaults otherwise). Not timed:
+ * a model is built before its first step. `limit_bytes` > 0 caps each
+ * model's account (a simulated smaller device). Errors carry the step
+ * graph's sentence in err; AITK_E_NOMEM from the device or the limit also
+ * fills *failure (may be NULL). */
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,
                                     size_t n, const struct aitk_train_config *train,
-                                    aitk_bench_steps **out, aitk_str *err);
+                                    const struct aitk_backend *backend, double limit_bytes,
+                                    aitk_bench_steps **out, aitk_bench_alloc_failure *failure,
+                                    aitk_str *err);
+
 /* The runner's callbacks; `user` is the aitk_bench_steps. */
 aitk_status aitk_bench_steps_run(void *user, size_t bucket, aitk_bench_step_info *info,
                                  aitk_str *err);
-/* The largest bucket's peak of allocated bytes. */
+/* The largest bucket's peak of accounted bytes plus what the backend holds
+ * outside the account (library workspaces). */
 double aitk_bench_steps_peak(void *user);
-/* The cost model's memory plan for the largest bucket, with the CPU
+/* Device memory in use (total - free, the driver's view: the CUDA context,
+ * the allocator's cache and other processes included), the highest seen
+ * after building and after each step; NAN where the backend cannot say. */
+double aitk_bench_steps_device_peak(const aitk_bench_steps *s);
+/* The cost model's memory plan for the largest bucket, with this
  * backend's storage (aitk_step_memory_plan); NAN when it cannot say. */
 double aitk_bench_steps_planned(const aitk_bench_steps *s);
 /* LoRA parameters of the built step (the same in every bucket): shows in
  * the report that the configured rank is the one that ran. */
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s);
+/* Losses of the steps run so far, in order (warm-up included): *n values. */
+const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n);
 void aitk_bench_steps_free(aitk_bench_steps *s);
 
 #endif

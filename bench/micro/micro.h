@@ -1,14 +1,12 @@
-/* The microbenchmark suite: host memcpy bandwidth, GEMM at the reference
- * workloads' real Linear shapes (OpenBLAS sgemm), and attention at their
- * real heads/head_dim through the CPU operation table, each run through the
- * Google Benchmark shim and read back from its JSON into the report's
- * micro[] entries {name, category, backend, shape, value, unit,
- * higher_is_better, time_ms, iterations}.
- *
- * GPU hook: the CUDA plugin adds cuBLASLt GEMMs (manual time from CUDA
- * events), pinned/pageable host<->device and device copy bandwidth
- * (bandwidthTest / nvbandwidth definitions) by registering more entries in
- * the same table with backend "cuda" (see aitk_micro_suite_build). */
+/* The microbenchmark suite: memory copies, GEMMs at the reference
+ * workloads' real Linear shapes, and attention forward and backward at their
+ * real heads/head_dim, each timed through one op of a backend's table
+ * (kernels/ops.h) -- the CPU reference always, the GPU backend too when the
+ * CUDA plugin opens a device -- so CPU and GPU figures come from the same
+ * code and the same timing. Each runs through the Google Benchmark shim and
+ * is read back from its JSON into the report's micro[] entries {name,
+ * category, backend, shape, value, unit, higher_is_better, time_ms,
+ * iterations, device (GPU), kernel (the implementation that served it)}. */
 #ifndef AITK_BENCH_MICRO_MICRO_H
 #define AITK_BENCH_MICRO_MICRO_H
 

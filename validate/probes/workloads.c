@@ -1,12 +1,13 @@
 /* The workload and microbenchmark providers (see workloads.h).
  *
- * Backend choice: the CUDA plugin is not part of this build yet, so every
- * workload runs on the CPU backend's small configuration -- with --cpu, when
- * no GPU answers, and (said in the message) when a GPU answers but there is
- * no GPU backend to drive it. CPU figures are labelled as such and are never
- * judged against the GPU targets. A Ctrl-C (the CLI's SIGINT handler sets
- * the runner's stop flag) ends the workload in flight as "interrupted" and
- * leaves the rest "skipped", so the report is still complete and valid. */
+ * Backends: when the CUDA plugin opens a GPU (and --cpu is not given), each
+ * model first runs at full size on the GPU (checks workload.<model>.cuda,
+ * judged against the documented time and memory targets); every model also
+ * runs the CPU backend's small configuration (checks workload.<model>),
+ * whose figures are labelled as such and never judged against the GPU
+ * targets. A Ctrl-C (the CLI's SIGINT handler sets the runner's stop flag)
+ * ends the workload in flight as "interrupted" and leaves the rest
+ * "skipped", so the report is still complete and valid. */
 #include "validate/probes/workloads.h"
 
 #include <cjson/cJSON.h>
@@ -16,12 +17,12 @@
 #include "bench/config.h"
 #include "bench/progress.h"
 #include "bench/runner.h"
+#include "bench/gpu_backend.h"
+#include "bench/micro/micro.h"
 #include "bench/workload.h"
 #include "common/str.h"
+#include "models/gpudb.h"
 #include "validate/probes/gpu_util.h"
-#ifdef AITK_BENCH_HAVE_MICRO
-#include "bench/micro/micro.h"
-#endif
 
 const char *const aitk_reference_models[] = {"flux1-dev", "chroma", "omnigen2", NULL};
 
@@ -92,8 +93,17 @@ static void observed_of(const cJSON *w, aitk_str *s)
         aitk_str_append(s, " (CPU figures, small configuration)");
 }
 
-static const char *remedy_of(const char *status)
+static const char *remedy_of(const char *status, bool gpu, const cJSON *w)
 {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
+    if (gpu && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(m, "fits")))
+        return "an fp8 base (quantize: true in the ai-toolkit config), 8-bit AdamW, gradient "
+               "checkpointing or a lower resolution; or a GPU with more memory (see "
+               "`aitk-validate predict`)";
+    if (gpu && !strcmp(status, "failed"))
+        return "run again with --verbose and attach report.json to an issue: the message "
+               "quotes the CUDA library that failed (a driver or library problem), or it is a "
+               "bug in aitk-validate's GPU backend";
     if (!strcmp(status, "failed"))
         return "run again with --verbose and attach report.json to an issue: a step that "
                "fails on the CPU backend is a bug in aitk-validate";
@@ -109,14 +119,19 @@ static const char *remedy_of(const char *status)
 static aitk_status add_workload_check(aitk_run_ctx *ctx, const char *model, const cJSON *w)
 {
     const char *status = aitk_json_text(w, "status");
+    const bool gpu = strcmp(aitk_json_text(w, "backend"), "cpu") != 0;
+    const bool no_fit = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(w, "memory"), "fits"));
+    /* A job that does not fit the GPU is a finding about this machine. */
     aitk_check_status cs = !strcmp(status, "completed")                ? AITK_CHECK_PASS
-                           : !strcmp(status, "failed")                 ? AITK_CHECK_FAIL
+                           : !strcmp(status, "failed") || no_fit       ? AITK_CHECK_FAIL
                            : !strcmp(status, "skipped")                ? AITK_CHECK_SKIP
                                                                        : AITK_CHECK_WARN;
     aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, obs = AITK_STR_INIT,
              msg = AITK_STR_INIT;
-    aitk_str_appendf(&id, "workload.%s", model);
-    aitk_str_appendf(&title, "Reference %s LoRA training workload", model);
+    aitk_str_appendf(&id, "workload.%s%s", model, gpu ? ".cuda" : "");
+    aitk_str_appendf(&title, "Reference %s LoRA training workload%s", model,
+                     gpu ? " on the GPU (full size)" : " (small CPU configuration)");
     observed_of(w, &obs);
     aitk_str_append(&msg, aitk_json_text(w, "message"));
     if (cs == AITK_CHECK_WARN && !msg.len)
@@ -130,7 +145,7 @@ static aitk_status add_workload_check(aitk_run_ctx *ctx, const char *model, cons
         .expected = "the training step runs to completion; a GPU backend is also judged "
                     "against the documented time and memory targets",
         .message = aitk_str_cstr(&msg),
-        .remedy = remedy_of(status),
+        .remedy = remedy_of(status, gpu, w),
         .source = "bench/workloads.yaml (run plan); models/<id>.yaml targets",
     };
     aitk_status st = aitk_str_status(&obs) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
@@ -155,7 +170,7 @@ aitk_status aitk_workload_target_checks(aitk_run_ctx *ctx, const char *model, co
     aitk_status st = AITK_OK;
     aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT;
     if (*aitk_json_text(t, "status")) {
-        aitk_str_appendf(&id, "workload.%s.time_1000", model);
+        aitk_str_appendf(&id, "workload.%s.cuda.time_1000", model);
         aitk_str_appendf(&title, "%s: time for 1000 steps against the documented target", model);
         describe_time(&obs, aitk_json_number(t, "measured_s", NAN));
         aitk_str_append(&obs, aitk_json_true(t, "extrapolated") ? " (extrapolated)" : " (measured)");
@@ -179,7 +194,7 @@ aitk_status aitk_workload_target_checks(aitk_run_ctx *ctx, const char *model, co
         aitk_str_clear(&title);
         aitk_str_clear(&obs);
         aitk_str_clear(&exp);
-        aitk_str_appendf(&id, "workload.%s.memory", model);
+        aitk_str_appendf(&id, "workload.%s.cuda.memory", model);
         aitk_str_appendf(&title, "%s: peak memory against VRAM and the documented minimum", model);
         aitk_str_appendf(&obs, "peak %.1f GiB of %.1f GiB",
                          aitk_json_number(m, "peak_bytes", NAN) / 1073741824.0,
@@ -250,43 +265,67 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
         return st;
     }
     cpu_name(ctx, &device);
-    const cJSON *gpus = aitk_gpu_devices(ctx->env);
-    const char *gpu_note = !ctx->cpu_only && cJSON_GetArraySize(gpus) > 0
-                               ? "a GPU answers, but this build has no GPU backend yet "
-                                 "(the CUDA plugin): these are CPU figures"
-                               : NULL;
-    aitk_bench_device dev = {.backend = "cpu", .name = aitk_str_cstr(&device),
+    aitk_bench_device cpu = {.backend = "cpu", .name = aitk_str_cstr(&device),
                              .vram_bytes = NAN};
+    aitk_bench_device gpu_dev = {.backend = "cuda", .vram_bytes = NAN};
+    aitk_gpudb *db = NULL;
+    const aitk_bench_gpu *gpu = ctx->cpu_only ? NULL : aitk_bench_gpu_open();
+    if (gpu && gpu->backend) {
+        gpu_dev.name = gpu->device.name;
+        gpu_dev.vram_bytes = (double)gpu->device.total_memory_bytes;
+        gpu_dev.impl = gpu->backend;
+        /* The datasheet row sets the MFU's peak and the scaled target; an
+         * unknown GPU still runs, without those. */
+        if (!aitk_gpudb_load(&db, NULL) &&
+            aitk_gpudb_find_probed(db, gpu->device.name, gpu_dev.vram_bytes, &gpu_dev.gpu,
+                                   NULL))
+            gpu_dev.gpu = NULL;
+    }
+    /* A GPU the probes see but the backend cannot drive: the CPU entries say
+     * why they are all there is. */
+    aitk_str gpu_note = AITK_STR_INIT;
+    if (gpu && !gpu->backend && cJSON_GetArraySize(aitk_gpu_devices(ctx->env)) > 0)
+        aitk_str_appendf(&gpu_note, "a GPU answers, but the GPU backend could not run on it "
+                                    "(%s): these are CPU figures", aitk_str_cstr(&gpu->why));
     aitk_progress pg;
     aitk_progress_init_default(&pg);
-    for (const char *const *m = aitk_reference_models; *m && !st; m++) {
-        if (!selected(ctx->models, *m))
+    /* GPU first: it answers what a buyer asks; the CPU figures follow. */
+    const aitk_bench_device *devices[2] = {gpu_dev.impl ? &gpu_dev : NULL, &cpu};
+    for (int d = 0; d < 2 && !st; d++) {
+        if (!devices[d])
             continue;
-        cJSON *w = NULL;
-        if (aitk_bench_stop_requested()) {
-            st = aitk_bench_workload_skipped(*m, "cpu", "not run: interrupted (Ctrl-C) before "
-                                                        "it started", &w);
-        } else {
-            aitk_bench_request req = {.model_id = *m,
-                                      .full = ctx->level == AITK_LEVEL_FULL,
-                                      .steps = ctx->steps,
-                                      .device = &dev,
-                                      .progress = &pg,
-                                      .train = ctx->train_config,
-                                      .cost_params = ctx->cost_params};
-            st = aitk_bench_workload_run(cfg, &req, &w);
-            if (!st && gpu_note)
-                st = append_note(w, gpu_note);
+        for (const char *const *m = aitk_reference_models; *m && !st; m++) {
+            if (!selected(ctx->models, *m))
+                continue;
+            cJSON *w = NULL;
+            if (aitk_bench_stop_requested()) {
+                st = aitk_bench_workload_skipped(*m, devices[d]->backend,
+                                                 "not run: interrupted (Ctrl-C) before it "
+                                                 "started", &w);
+            } else {
+                aitk_bench_request req = {.model_id = *m,
+                                          .full = ctx->level == AITK_LEVEL_FULL,
+                                          .steps = ctx->steps,
+                                          .device = devices[d],
+                                          .progress = &pg,
+                                          .train = ctx->train_config,
+                                          .cost_params = ctx->cost_params};
+                st = aitk_bench_workload_run(cfg, &req, &w);
+                if (!st && d == 1 && gpu_note.len)
+                    st = append_note(w, aitk_str_cstr(&gpu_note));
+            }
+            if (!st && !cJSON_AddItemToArray(arr, w)) {
+                cJSON_Delete(w);
+                st = AITK_E_NOMEM;
+            }
+            if (!st)
+                st = add_workload_check(ctx, *m, w);
+            if (!st)
+                st = aitk_workload_target_checks(ctx, *m, w); /* GPU entries only */
         }
-        if (!st && !cJSON_AddItemToArray(arr, w)) {
-            cJSON_Delete(w);
-            st = AITK_E_NOMEM;
-        }
-        if (!st)
-            st = add_workload_check(ctx, *m, w);
-        if (!st)
-            st = aitk_workload_target_checks(ctx, *m, w); /* GPU entries only */
     }
+    aitk_gpudb_free(db);
+    aitk_str_free(&gpu_note);
     aitk_progress_free(&pg);
     aitk_bench_config_free(cfg);
     aitk_str_free(&device);
@@ -294,7 +333,6 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
     return st;
 }
 
-#ifdef AITK_BENCH_HAVE_MICRO
 /* "memcpy 11.8 GB/s; GEMM 62-95 GFLOP/s; attention 4.1-5.0 GFLOP/s". */
 /* "memcpy 12.1 GB/s; GEMM 55.7-98.2 GFLOP/s" over one backend's entries
  * (CPU and GPU figures never share a range). Returns how many it summed. */
@@ -363,11 +401,9 @@ static aitk_status micro_check(aitk_run_ctx *ctx, const cJSON *arr, const char *
     aitk_str_free(&id);
     return st;
 }
-#endif
 
 aitk_status aitk_micro_checks(aitk_run_ctx *ctx)
 {
-#ifdef AITK_BENCH_HAVE_MICRO
     aitk_bench_config *cfg = NULL;
     aitk_str err = AITK_STR_INIT, notes = AITK_STR_INIT;
     aitk_status st = aitk_bench_config_load(&cfg, &err);
@@ -388,6 +424,7 @@ aitk_status aitk_micro_checks(aitk_run_ctx *ctx)
     for (const char *p = notes.ptr; !st && p && *p;) {
         size_t n = strcspn(p, ";");
         bool gpu = strncmp(p, "gemm.cuda", 9) == 0 || strncmp(p, "attention.cuda", 14) == 0 ||
+                   strncmp(p, "attention_backward.cuda", 23) == 0 ||
                    strncmp(p, "memcpy.device", 13) == 0 || strncmp(p, "cuda", 4) == 0;
         aitk_str *to = gpu ? &gpu_notes : &cpu_notes;
         aitk_str_appendf(to, "%s%.*s", to->len ? "; " : "", (int)n, p);
@@ -407,13 +444,4 @@ aitk_status aitk_micro_checks(aitk_run_ctx *ctx)
     aitk_str_free(&err);
     aitk_str_free(&notes);
     return st;
-#else
-    aitk_check c = {.id = "micro.cpu", .category = "micro",
-                    .title = "Host microbenchmarks (memcpy, GEMM and attention at the "
-                             "workloads' shapes)",
-                    .expected = "every microbenchmark runs", .source = "bench/workloads.yaml micro:",
-                    .status = AITK_CHECK_SKIP,
-                    .message = "this build has no Google Benchmark (Debian libbenchmark-dev)"};
-    return aitk_checklist_add(&ctx->checks, &c);
-#endif
 }

@@ -1,0 +1,45 @@
+/* Opening the GPU backend once (see gpu_backend.h). */
+#include "bench/gpu_backend.h"
+
+#include <string.h>
+
+#include "bench/backend_loader.h"
+
+static aitk_bench_gpu gpu;
+static bool tried;
+
+static void open_first_device(void)
+{
+    const aitk_backend_load_result *ld = aitk_backend_load();
+    if (ld->status) {
+        aitk_str_appendf(&gpu.why, "the CUDA plugin could not be loaded: %s",
+                         aitk_str_cstr(&ld->error));
+        return;
+    }
+    const aitk_backend *be = ld->backend;
+    static aitk_backend_probe probe; /* ~10 KiB: not on the stack */
+    memset(&probe, 0, sizeof probe);
+    if (be->probe(&probe) || probe.n_devices < 1) {
+        aitk_str_appendf(&gpu.why, "the CUDA plugin lists no GPU: %s",
+                         probe.error[0] ? probe.error : "no device answered");
+        return;
+    }
+    if (be->open(probe.devices[0].index)) {
+        char why[AITK_BACKEND_ERROR_LEN] = "";
+        be->last_error(why, sizeof why);
+        aitk_str_appendf(&gpu.why, "the CUDA plugin could not open %s: %s",
+                         probe.devices[0].name, why[0] ? why : "no reason given");
+        return;
+    }
+    gpu.device = probe.devices[0];
+    gpu.backend = be;
+}
+
+const aitk_bench_gpu *aitk_bench_gpu_open(void)
+{
+    if (!tried) {
+        tried = true;
+        open_first_device();
+    }
+    return &gpu;
+}
