@@ -585,8 +585,8 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
 static aitk_weight_dtype storage(const aitk_train_config *cfg, bool quantized, int bits)
 {
     if (quantized)
-        return bits == 4 ? AITK_DTYPE_NF4 : AITK_DTYPE_FP8;
-    return cfg->lora_bytes == 4 ? AITK_DTYPE_FP32 : AITK_DTYPE_BF16;
+        return bits == 4 ? AITK_WEIGHT_NF4 : AITK_WEIGHT_FP8;
+    return cfg->lora_bytes == 4 ? AITK_WEIGHT_FP32 : AITK_WEIGHT_BF16;
 }
 
 aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg)

@@ -35,13 +35,13 @@ const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
 aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
 {
     if (!strcmp(text, "bf16") || !strcmp(text, "none") || !strcmp(text, "bfloat16")) {
-        *out = AITK_DTYPE_BF16;
+        *out = AITK_WEIGHT_BF16;
     } else if (!strcmp(text, "fp8") || !strcmp(text, "qfloat8") || !strcmp(text, "float8")) {
-        *out = AITK_DTYPE_FP8;
+        *out = AITK_WEIGHT_FP8;
     } else if (!strcmp(text, "nf4")) {
-        *out = AITK_DTYPE_NF4;
+        *out = AITK_WEIGHT_NF4;
     } else if (!strcmp(text, "fp32")) {
-        *out = AITK_DTYPE_FP32;
+        *out = AITK_WEIGHT_FP32;
     } else {
         return AITK_E_INVAL;
     }
@@ -50,7 +50,7 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
 
 const char *aitk_weight_dtype_name(aitk_weight_dtype d)
 {
-    return d == AITK_DTYPE_FP8 ? "fp8" : d == AITK_DTYPE_NF4 ? "nf4" : d == AITK_DTYPE_FP32 ? "fp32" : "bf16";
+    return d == AITK_WEIGHT_FP8 ? "fp8" : d == AITK_WEIGHT_NF4 ? "nf4" : d == AITK_WEIGHT_FP32 ? "fp32" : "bf16";
 }
 
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
@@ -67,7 +67,7 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
     w->steps = 1000;
     /* The spec loader admits fp8, nf4 and none, and refuses anything else
      * at its place in the file: each of the three parses. */
-    aitk_weight_dtype base = AITK_DTYPE_BF16;
+    aitk_weight_dtype base = AITK_WEIGHT_BF16;
     (void)aitk_weight_dtype_parse(d->quantize, &base);
     aitk_workload_set_base(w, base);
     w->optimizer = d->optimizer;
@@ -80,7 +80,7 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
-    w->te_dtype = d == AITK_DTYPE_BF16 || d == AITK_DTYPE_FP32 ? d : AITK_DTYPE_FP8;
+    w->te_dtype = d == AITK_WEIGHT_BF16 || d == AITK_WEIGHT_FP32 ? d : AITK_WEIGHT_FP8;
 }
 
 long aitk_sample_resolution(long width, long height)
@@ -264,18 +264,18 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
     const double wbytes = p->weight_bytes[w->base_dtype];
-    const bool quant = w->base_dtype == AITK_DTYPE_FP8 || w->base_dtype == AITK_DTYPE_NF4;
+    const bool quant = w->base_dtype == AITK_WEIGHT_FP8 || w->base_dtype == AITK_WEIGHT_NF4;
     /* NF4's block statistics are in its bytes per weight; fp8 has row scales. */
-    const double row_scale = w->base_dtype == AITK_DTYPE_FP8 ? p->scale_bytes_per_row : 0;
+    const double row_scale = w->base_dtype == AITK_WEIGHT_FP8 ? p->scale_bytes_per_row : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
-        m[AITK_PLAN_BASE_WEIGHTS] += n * (double)b->norm_params * p->weight_bytes[AITK_DTYPE_BF16];
+        m[AITK_PLAN_BASE_WEIGHTS] += n * (double)b->norm_params * p->weight_bytes[AITK_WEIGHT_BF16];
         for (size_t i = 0; i < b->n_linears; i++) {
             const aitk_linear_spec *l = &b->linears[i];
             const double k = n * (double)l->repeat, in = (double)l->in, o = (double)l->out;
             const double scales = o * row_scale;
-            const double bias = l->bias ? o * p->weight_bytes[AITK_DTYPE_BF16] : 0;
+            const double bias = l->bias ? o * p->weight_bytes[AITK_WEIGHT_BF16] : 0;
             m[AITK_PLAN_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
             if (in * o > largest_weight)
                 largest_weight = in * o;
@@ -302,13 +302,13 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
     m[AITK_PLAN_WORKSPACES] = p->cublas_workspace_mib * 1048576.0 +
-                             (quant ? 2 * largest_weight * p->weight_bytes[AITK_DTYPE_BF16] : 0);
+                             (quant ? 2 * largest_weight * p->weight_bytes[AITK_WEIGHT_BF16] : 0);
     for (size_t i = 0; i < s->n_frozen; i++) {
         const aitk_frozen_spec *f = &s->frozen[i];
         if (f->role == AITK_FROZEN_TEXT_ENCODER && !w->cache_text)
             m[AITK_PLAN_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
         else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
-            m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_DTYPE_BF16];
+            m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_WEIGHT_BF16];
     }
     double managed = 0;
     for (int i = 0; i < AITK_PLAN_FRAGMENTATION; i++)

@@ -21,12 +21,12 @@
 #include "models/spec.h"
 
 typedef enum aitk_weight_dtype {
-    AITK_DTYPE_BF16,
-    AITK_DTYPE_FP8,
-    AITK_DTYPE_NF4,
+    AITK_WEIGHT_BF16,
+    AITK_WEIGHT_FP8,
+    AITK_WEIGHT_NF4,
     /* An unquantized base in ai-toolkit's default train dtype (fp32). */
-    AITK_DTYPE_FP32,
-    AITK_DTYPE_COUNT,
+    AITK_WEIGHT_FP32,
+    AITK_WEIGHT_COUNT,
 } aitk_weight_dtype;
 
 /* "bf16"/"none" -> BF16, "fp8"/"qfloat8" -> FP8, "nf4" -> NF4, "fp32" -> FP32. */
@@ -100,11 +100,11 @@ typedef struct aitk_cost_params {
     double attn_bwd_factor, elementwise_bwd_factor;
     /* Bytes moved to expand one quantized weight to bf16 for one pass, by
      * aitk_weight_dtype (bf16: 0); cost.yaml flop_rules. */
-    double dequant_bytes_per_weight[AITK_DTYPE_COUNT];
+    double dequant_bytes_per_weight[AITK_WEIGHT_COUNT];
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;
-    double weight_bytes[AITK_DTYPE_COUNT]; /* by aitk_weight_dtype */
+    double weight_bytes[AITK_WEIGHT_COUNT]; /* by aitk_weight_dtype */
     double scale_bytes_per_row, activation_bytes;
     double cuda_context_gib, cublas_workspace_mib, fragmentation;
     aitk_optimizer_spec optimizers[16];

@@ -129,22 +129,22 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = AITK_E_PARSE;
     }
     if (!st)
-        st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_DTYPE_FP8], err);
+        st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_WEIGHT_FP8], err);
     if (!st)
-        st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_DTYPE_NF4], err);
+        st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_WEIGHT_NF4], err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
         aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
         st = AITK_E_PARSE;
     }
     if (!st)
-        st = fig(doc, wb, "bf16", &p->weight_bytes[AITK_DTYPE_BF16], err);
+        st = fig(doc, wb, "bf16", &p->weight_bytes[AITK_WEIGHT_BF16], err);
     if (!st)
-        st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_DTYPE_FP8], err);
+        st = fig(doc, wb, "fp8", &p->weight_bytes[AITK_WEIGHT_FP8], err);
     if (!st)
-        st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_DTYPE_NF4], err);
+        st = fig(doc, wb, "nf4", &p->weight_bytes[AITK_WEIGHT_NF4], err);
     if (!st)
-        st = fig(doc, wb, "fp32", &p->weight_bytes[AITK_DTYPE_FP32], err);
+        st = fig(doc, wb, "fp32", &p->weight_bytes[AITK_WEIGHT_FP32], err);
     if (!st)
         st = fig(doc, m, "scale_bytes_per_row", &p->scale_bytes_per_row, err);
     if (!st)

@@ -57,7 +57,7 @@ static aitk_status workload_configuration(const cJSON *cfg, aitk_workload *w, ai
     }
     const char *dtype = json_text(cfg, "base_dtype");
     if (dtype) {
-        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        aitk_weight_dtype d = AITK_WEIGHT_BF16;
         if (aitk_weight_dtype_parse(dtype, &d))
             *bad = "base_dtype";
         aitk_workload_set_base(w, d);

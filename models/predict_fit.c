@@ -25,7 +25,7 @@ static long largest_resolution(const aitk_workload *w)
 static change effective(const aitk_workload *w, change c)
 {
     c.cache_text = c.cache_text && !w->cache_text;
-    c.nf4 = c.nf4 && w->base_dtype != AITK_DTYPE_NF4;
+    c.nf4 = c.nf4 && w->base_dtype != AITK_WEIGHT_NF4;
     if (c.resolution >= largest_resolution(w))
         c.resolution = 0;
     return c;
@@ -43,7 +43,7 @@ static aitk_workload changed(const aitk_workload *w, change c, long batch)
     if (c.cache_text)
         x.cache_text = true;
     if (c.nf4)
-        aitk_workload_set_base(&x, AITK_DTYPE_NF4);
+        aitk_workload_set_base(&x, AITK_WEIGHT_NF4);
     if (c.resolution)
         aitk_workload_set_resolution(&x, c.resolution);
     return x;

@@ -42,7 +42,7 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
             w->cache_text ? "cached" : "loaded as ",
             w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
-    if (w->base_dtype == AITK_DTYPE_FP32)
+    if (w->base_dtype == AITK_WEIGHT_FP32)
         fputs("  fp32 base: memory counted at 4 bytes a weight; time at the bf16 matmul rate "
               "(fp32 compute is not modelled: slower)\n", out);
     if (w->ema)

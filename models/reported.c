@@ -95,7 +95,7 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = positive_long(doc, n, 4096, &s->rank, err);
     if (!st && (n = aitk_yaml_get(m, "base"))) {
         const char *t = NULL;
-        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        aitk_weight_dtype d = AITK_WEIGHT_BF16;
         st = aitk_yaml_string(doc, n, &t, err);
         if (!st && aitk_weight_dtype_parse(t, &d)) {
             aitk_yaml_errorf(err, doc, n, "base: expected bf16, fp8 or nf4, found '%s'", t);
@@ -261,8 +261,8 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     switch (s->text) {
     case AITK_TEXT_DEFAULT: break;
     case AITK_TEXT_CACHED: w->cache_text = true; break;
-    case AITK_TEXT_BF16: w->cache_text = false; w->te_dtype = AITK_DTYPE_BF16; break;
-    case AITK_TEXT_FP8: w->cache_text = false; w->te_dtype = AITK_DTYPE_FP8; break;
+    case AITK_TEXT_BF16: w->cache_text = false; w->te_dtype = AITK_WEIGHT_BF16; break;
+    case AITK_TEXT_FP8: w->cache_text = false; w->te_dtype = AITK_WEIGHT_FP8; break;
     }
     if (s->checkpointing >= 0)
         w->checkpointing = s->checkpointing != 0;

@@ -71,8 +71,8 @@ aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long bat
      * absmax per 64 weights, without the GPU plan's double quantization);
      * no CUDA context, no cuBLAS workspace, and malloc rather than a caching
      * allocator: no fragmentation allowance. */
-    p.weight_bytes[AITK_DTYPE_BF16] = 4;
-    p.weight_bytes[AITK_DTYPE_NF4] = 0.5 + 4.0 / 64.0;
+    p.weight_bytes[AITK_WEIGHT_BF16] = 4;
+    p.weight_bytes[AITK_WEIGHT_NF4] = 0.5 + 4.0 / 64.0;
     p.activation_bytes = 4;
     p.scale_bytes_per_row = 0;
     p.cuda_context_gib = 0;
@@ -82,7 +82,7 @@ aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long bat
     aitk_workload w;
     cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.alpha = alpha;
-    w.base_dtype = fp8 ? AITK_DTYPE_FP8 : nf4 ? AITK_DTYPE_NF4 : AITK_DTYPE_BF16;
+    w.base_dtype = fp8 ? AITK_WEIGHT_FP8 : nf4 ? AITK_WEIGHT_NF4 : AITK_WEIGHT_BF16;
     w.optimizer = adamw ? "adamw" : "adamw8bit";
     w.checkpointing = checkpointing;
     w.cache_latents = true; /* the step starts from cached latents and text features */

@@ -193,7 +193,7 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
     if (o->cache_text)
         w->cache_text = true;
     if (o->quantize) {
-        aitk_weight_dtype d = AITK_DTYPE_BF16;
+        aitk_weight_dtype d = AITK_WEIGHT_BF16;
         if (aitk_weight_dtype_parse(o->quantize, &d)) {
             aitk_str_appendf(r->err, "--quantize: expected fp8, nf4 or none, found '%s'",
                              o->quantize);

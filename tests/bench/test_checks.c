@@ -70,12 +70,12 @@ static void test_gpu_entry_is_judged(void **state)
     aitk_run_ctx ctx = {0};
     assert_int_equal(aitk_workload_target_checks(&ctx, "flux1-dev", w), 0);
     assert_int_equal(ctx.checks.count, 2);
-    const aitk_check *tc = find(&ctx, "workload.flux1-dev.time_1000");
+    const aitk_check *tc = find(&ctx, "workload.flux1-dev.cuda.time_1000");
     assert_non_null(tc);
     assert_int_equal(tc->status, AITK_CHECK_PASS);
     assert_non_null(strstr(tc->observed, "8.3 min (extrapolated)"));
     assert_non_null(strstr(tc->expected, "45.0 min or less (the RTX 4090 target"));
-    const aitk_check *mc = find(&ctx, "workload.flux1-dev.memory");
+    const aitk_check *mc = find(&ctx, "workload.flux1-dev.cuda.memory");
     assert_non_null(mc);
     assert_int_equal(mc->status, AITK_CHECK_FAIL);
     assert_non_null(mc->remedy);

@@ -76,9 +76,9 @@ static const expect cases[] = {
     {.file = "network_rank.yaml", .says = "FLUX.1-dev", .rank = 32, .alpha = 8},
     /* Loaded in train.dtype: TrainConfig's default fp32, text encoders too. */
     {.file = "unquantized_default_dtype.yaml", .says = "FLUX.1-dev",
-     .base = DT(AITK_DTYPE_FP32), .te = DT(AITK_DTYPE_FP32)},
-    {.file = "unquantized_bf16.yaml", .says = "FLUX.1-dev", .base = DT(AITK_DTYPE_BF16),
-     .te = DT(AITK_DTYPE_BF16)},
+     .base = DT(AITK_WEIGHT_FP32), .te = DT(AITK_WEIGHT_FP32)},
+    {.file = "unquantized_bf16.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_BF16),
+     .te = DT(AITK_WEIGHT_BF16)},
     {.file = "layer_offloading.yaml", .says = "FLUX.1-dev", .not_modelled = "model.layer_offloading",
      .not_modelled2 = "model.layer_offloading_transformer_percent"},
     {.file = "only_if_contains.yaml", .says = "FLUX.1-dev", .rank = 128, .alpha = 128},
@@ -99,7 +99,7 @@ static const expect cases[] = {
      .not_modelled = "model.split_model_over_gpus"},
     /* qtype_te is its own: a 4-bit text encoder under a bf16 base. */
     {.file = "omnigen2_qtype_te.yaml", .says = "OmniGen2", .model_id = "omnigen2",
-     .base = DT(AITK_DTYPE_BF16), .te = DT(AITK_DTYPE_NF4)},
+     .base = DT(AITK_WEIGHT_BF16), .te = DT(AITK_WEIGHT_NF4)},
     /* get_optimizer: any name starting with "prodigy" is Prodigy. */
     {.file = "prodigyopt.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy"},
     /* The model is refused before its qtype is judged. */
@@ -153,8 +153,8 @@ static void check_reading(const expect *e, const aitk_train_config *c)
                  c->optimizer_every);
     if (c->rank != (e->rank ? e->rank : 16) || c->alpha != (e->alpha ? e->alpha : 16))
         fail_msg("%s: rank %ld alpha %g", e->file, c->rank, c->alpha);
-    const aitk_weight_dtype base = e->base ? e->base - 1 : AITK_DTYPE_FP8;
-    const aitk_weight_dtype te = e->te ? e->te - 1 : AITK_DTYPE_FP8;
+    const aitk_weight_dtype base = e->base ? e->base - 1 : AITK_WEIGHT_FP8;
+    const aitk_weight_dtype te = e->te ? e->te - 1 : AITK_WEIGHT_FP8;
     if (aitk_config_base_storage(c) != base || aitk_config_te_storage(c) != te)
         fail_msg("%s: base %s, text encoders %s", e->file,
                  aitk_weight_dtype_name(aitk_config_base_storage(c)),

@@ -72,7 +72,7 @@ static void test_flux_4090_1024(void **state)
     (void)state;
     fixture *f = load("flux1-dev");
     aitk_workload w = example_job(f, 1024);
-    assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
+    assert_int_equal(w.base_dtype, AITK_WEIGHT_FP8);
     assert_int_equal(w.rank, 16);
     assert_true(w.checkpointing);
     aitk_prediction p = predict(f, &w, "NVIDIA GeForce RTX 4090");
@@ -99,7 +99,7 @@ static void test_flux_bf16_does_not_fit(void **state)
     fixture *f = load("flux1-dev");
     aitk_workload w;
     aitk_workload_defaults(&w, f->spec);
-    w.base_dtype = w.te_dtype = AITK_DTYPE_BF16;
+    w.base_dtype = w.te_dtype = AITK_WEIGHT_BF16;
     aitk_prediction p = predict(f, &w, "RTX 4090");
     assert_false(p.fits);
     w.cache_text = true;
@@ -123,7 +123,7 @@ static void test_chroma_memory(void **state)
     static const struct {
         aitk_weight_dtype d;
         double gb;
-    } rows[] = {{AITK_DTYPE_BF16, 28}, {AITK_DTYPE_FP8, 16}, {AITK_DTYPE_NF4, 8}};
+    } rows[] = {{AITK_WEIGHT_BF16, 28}, {AITK_WEIGHT_FP8, 16}, {AITK_WEIGHT_NF4, 8}};
     for (size_t i = 0; i < 3; i++) {
         w.base_dtype = rows[i].d;
         aitk_prediction p = predict(f, &w, "H100 SXM");
@@ -140,10 +140,10 @@ static void test_flux_a6000_memory(void **state)
     aitk_workload w;
     aitk_workload_defaults(&w, f->spec);
     w.rank = 128;
-    w.base_dtype = w.te_dtype = AITK_DTYPE_BF16;
+    w.base_dtype = w.te_dtype = AITK_WEIGHT_BF16;
     aitk_prediction p = predict(f, &w, "RTX A6000");
     assert_factor(p.memory.total / GB, 44.2, 1.25, "A6000 bf16 rank 128 GB");
-    w.base_dtype = AITK_DTYPE_FP8;
+    w.base_dtype = AITK_WEIGHT_FP8;
     p = predict(f, &w, "RTX A6000");
     assert_factor(p.memory.total / GB, 33.5, 1.25, "A6000 fp8 base rank 128 GB");
 }
@@ -231,8 +231,8 @@ static void test_dequant_traffic(void **state)
     static const struct {
         aitk_weight_dtype d;
         double bytes_per_pass;
-    } rows[] = {{AITK_DTYPE_FP8, 1 + 2 + 2 + 2}, {AITK_DTYPE_NF4, 0.5 + 2 + (1 + 4 + 4) / 64.0}};
-    w.te_dtype = AITK_DTYPE_BF16; /* the base alone first */
+    } rows[] = {{AITK_WEIGHT_FP8, 1 + 2 + 2 + 2}, {AITK_WEIGHT_NF4, 0.5 + 2 + (1 + 4 + 4) / 64.0}};
+    w.te_dtype = AITK_WEIGHT_BF16; /* the base alone first */
     for (size_t i = 0; i < 2; i++) {
         w.base_dtype = rows[i].d;
         aitk_step_work wk;
@@ -240,14 +240,14 @@ static void test_dequant_traffic(void **state)
         assert_factor(wk.bytes[AITK_BYTES_DEQUANT], rows[i].bytes_per_pass * 3 * 11.90e9, 1.01,
                       aitk_weight_dtype_name(rows[i].d));
     }
-    w.base_dtype = AITK_DTYPE_BF16;
+    w.base_dtype = AITK_WEIGHT_BF16;
     aitk_step_work wk;
     assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
     assert_true(wk.bytes[AITK_BYTES_DEQUANT] == 0);
     /* Text encoders stored in fp8 are expanded for their one forward pass per
      * step, whatever the batch: T5-XXL's encoder (4.76 B) and CLIP-L's text
      * tower (123 M), at the same 7 B a weight; nothing when cached. */
-    w.te_dtype = AITK_DTYPE_FP8;
+    w.te_dtype = AITK_WEIGHT_FP8;
     for (long batch = 1; batch <= 4; batch += 3) {
         w.batch = batch;
         assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
@@ -412,7 +412,7 @@ static void test_memory_time_by_kind(void **state)
     (void)state;
     fixture *f = load("flux1-dev");
     aitk_workload w = example_job(f, 1024);
-    assert_int_equal(w.base_dtype, AITK_DTYPE_FP8);
+    assert_int_equal(w.base_dtype, AITK_WEIGHT_FP8);
     aitk_prediction p = predict(f, &w, "A40");
     assert_true(p.work.bytes[AITK_BYTES_ELEMENTWISE] > 0 && p.work.bytes[AITK_BYTES_DEQUANT] > 0 &&
                 p.work.bytes[AITK_BYTES_LORA] > 0);
