@@ -70,13 +70,12 @@ static void close_backend(void)
 {
 }
 
-static aitk_status fake_alloc(aitk_mem_account *acct, aitk_buf *out, size_t bytes, aitk_mem_tag tag,
-                              const char *what)
+static aitk_status fake_alloc(void **out, size_t bytes)
 {
     return AITK_E_UNSUPPORTED;
 }
 
-static void fake_free(aitk_mem_account *acct, aitk_buf *buf)
+static void fake_free(void *ptr)
 {
 }
 
@@ -90,200 +89,12 @@ static aitk_status fake_download(void *host_dst, const void *src, size_t bytes)
     return AITK_E_UNSUPPORTED;
 }
 
-static aitk_status fake_gemm(float *c, const float *a, const float *b, int m, int n, int k,
-                             bool trans_a, bool trans_b, float alpha, float beta, int batch,
-                             long long stride_a, long long stride_b, long long stride_c)
+static aitk_status fake_upload_act(aitk_act *dst, const float *host_src, size_t n)
 {
     return AITK_E_UNSUPPORTED;
 }
 
-static aitk_status fake_lora_linear_forward(float *y, float *xa, const float *x, const float *w,
-                                            const float *bias, const float *la, const float *lb,
-                                            int n, int in, int out, int r, float scale)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_lora_linear_backward(float *dx, float *dla, float *dlb, float *work,
-                                             const float *dy, const float *x, const float *xa,
-                                             const float *w, const float *la, const float *lb,
-                                             int n, int in, int out, int r, float scale,
-                                             bool accumulate_dx)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                                          int n, int c, float eps)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_layernorm_backward(float *dinp, const float *dout, const float *inp,
-                                           const float *mean, const float *rstd, int n, int c)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_rmsnorm_forward(float *out, float *rstd, const float *inp,
-                                        const float *weight, int n, int c, float eps)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_rmsnorm_backward(float *dinp, float *dweight, const float *dout,
-                                         const float *inp, const float *weight, const float *rstd,
-                                         int n, int c)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_modulate_forward(float *out, const float *x, const float *shift,
-                                         const float *scale, int b, int t, int c, int ld_mod)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_modulate_backward(float *dx, float *dshift, float *dscale,
-                                          const float *dout, const float *x, const float *scale,
-                                          int b, int t, int c, int ld_mod)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_gated_residual_forward(float *resid, const float *x, const float *gate,
-                                               int b, int t, int c, int ld_mod)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_gated_residual_backward(float *dx, float *dgate, const float *dresid,
-                                                const float *x, const float *gate, int b, int t,
-                                                int c, int ld_mod)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_rope_table(float *cos_t, float *sin_t, const float *pos, int t, int d,
-                                   const int axes[3], float theta)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_rope_forward(float *out, const float *inp, const float *cos_t,
-                                     const float *sin_t, int b, int t, int h, int d)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_rope_backward(float *dinp, const float *dout, const float *cos_t,
-                                      const float *sin_t, int b, int t, int h, int d)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_gelu_forward(float *out, const float *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_silu_forward(float *out, const float *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_silu_backward(float *dinp, const float *dout, const float *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_swiglu_forward(float *out, const float *a, const float *u, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_swiglu_backward(float *da, float *du, const float *dout, const float *a,
-                                        const float *u, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_attention_forward(float *out, float *lse, const float *q, const float *k,
-                                          const float *v, int b, int t, int hq, int hkv, int d,
-                                          float scale)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                           const float *q, const float *k, const float *v,
-                                           const float *out, const float *lse, int b, int t, int hq,
-                                           int hkv, int d, float scale)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_mse_forward(float *loss, const float *pred, const float *target, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_mse_backward(float *dpred, float dloss, const float *pred,
-                                     const float *target, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_adamw_update(float *param, float *m, float *v, const float *grad, size_t n,
-                                     const aitk_adamw_hparams *hp, long step)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_adamw8_update(float *param, uint8_t *m_q, uint8_t *v_q, float *m_scale,
-                                      float *v_scale, const float *grad, size_t n,
-                                      const aitk_adamw_hparams *hp, long step)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_fp8_dequantize(float *out, const uint8_t *q, float scale, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_fp8_quantize(uint8_t *q, const float *inp, float scale, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_bf16_pack(uint16_t *out, const float *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_bf16_unpack(float *out, const uint16_t *inp, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_bf16_round(float *x, size_t n)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_copy2d(float *dst, int ld_dst, const float *src, int ld_src, int rows,
-                               int cols)
-{
-    return AITK_E_UNSUPPORTED;
-}
-
-static aitk_status fake_axpy(float *y, float alpha, const float *x, size_t n)
+static aitk_status fake_download_act(float *host_dst, const aitk_act *src, size_t n)
 {
     return AITK_E_UNSUPPORTED;
 }
@@ -293,13 +104,200 @@ static aitk_status fake_zero(void *dst, size_t bytes)
     return AITK_E_UNSUPPORTED;
 }
 
+static aitk_status fake_draw_act(aitk_act *out, size_t n, uint64_t key, uint64_t first, float scale, float add)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_draw_f32(float *out, size_t n, uint64_t key, uint64_t first, float scale, float add)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_absmax(float *amax_host, const aitk_act *x, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n, int k, bool trans_a, bool trans_b, float alpha, float beta, int batch, long long stride_a, long long stride_b, long long stride_c)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_act *x, const aitk_act *w, const aitk_act *bias, const float *la, const float *lb, int n, int in, int out, int r, float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_lora_linear_backward(aitk_act *dx, float *dla, float *dlb, aitk_act *work, const aitk_act *dy, const aitk_act *x, const aitk_act *xa, const aitk_act *w, const float *la, const float *lb, int n, int in, int out, int r, float scale, bool accumulate_dx)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_layernorm_forward(aitk_act *out, float *mean, float *rstd, const aitk_act *inp, int n, int c, float eps)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_layernorm_backward(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp, const float *mean, const float *rstd, int n, int c)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rmsnorm_forward(aitk_act *out, float *rstd, const aitk_act *inp, const aitk_act *weight, int n, int c, float eps)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rmsnorm_backward(aitk_act *dinp, float *dweight, const aitk_act *dout, const aitk_act *inp, const aitk_act *weight, const float *rstd, int n, int c)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_modulate_forward(aitk_act *out, const aitk_act *x, const aitk_act *shift, const aitk_act *scale, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_modulate_backward(aitk_act *dx, aitk_act *dshift, aitk_act *dscale, const aitk_act *dout, const aitk_act *x, const aitk_act *scale, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gated_residual_forward(aitk_act *resid, const aitk_act *x, const aitk_act *gate, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gated_residual_backward(aitk_act *dx, aitk_act *dgate, const aitk_act *dresid, const aitk_act *x, const aitk_act *gate, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_table(float *cos_t, float *sin_t, const float *pos, int t, int d, const int axes[3], float theta)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_forward(aitk_act *out, const aitk_act *inp, const float *cos_t, const float *sin_t, int b, int t, int h, int d)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_rope_backward(aitk_act *dinp, const aitk_act *dout, const float *cos_t, const float *sin_t, int b, int t, int h, int d)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gelu_forward(aitk_act *out, const aitk_act *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_gelu_backward(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_silu_forward(aitk_act *out, const aitk_act *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_silu_backward(aitk_act *dinp, const aitk_act *dout, const aitk_act *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_swiglu_forward(aitk_act *out, const aitk_act *a, const aitk_act *u, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_swiglu_backward(aitk_act *da, aitk_act *du, const aitk_act *dout, const aitk_act *a, const aitk_act *u, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_attention_forward(aitk_act *out, float *lse, const aitk_act *q, const aitk_act *k, const aitk_act *v, int b, int t, int hq, int hkv, int d, float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_attention_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv, const aitk_act *dout, const aitk_act *q, const aitk_act *k, const aitk_act *v, const aitk_act *out, const float *lse, int b, int t, int hq, int hkv, int d, float scale)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_mse_forward(float *loss_host, const aitk_act *pred, const aitk_act *target, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_mse_backward(aitk_act *dpred, float dloss, const aitk_act *pred, const aitk_act *target, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_adamw_update(float *param, float *m, float *v, const float *grad, size_t n, const aitk_adamw_hparams *hp, long step)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_adamw8_update(float *param, uint8_t *m_q, uint8_t *v_q, float *m_scale, float *v_scale, const float *grad, size_t n, const aitk_adamw_hparams *hp, long step)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_fp8_dequantize(aitk_act *out, const uint8_t *q, float scale, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_fp8_quantize(uint8_t *q, const aitk_act *inp, float scale, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_nf4_dequantize(aitk_act *out, const uint8_t *q, const float *absmax, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_nf4_quantize(uint8_t *q, float *absmax, const aitk_act *inp, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_bf16_round(aitk_act *x, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_copy2d(aitk_act *dst, int ld_dst, const aitk_act *src, int ld_src, int rows, int cols)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_axpy(aitk_act *y, float alpha, const aitk_act *x, size_t n)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
 /* Not const: the variants clear one member in the entry point. */
 static aitk_ops ops = {
     .name = "cuda",
+    .act_dtype = AITK_DTYPE_BF16,
     .alloc = fake_alloc,
     .free = fake_free,
     .upload = fake_upload,
     .download = fake_download,
+    .upload_act = fake_upload_act,
+    .download_act = fake_download_act,
+    .zero = fake_zero,
+    .draw_act = fake_draw_act,
+    .draw_f32 = fake_draw_f32,
+    .absmax = fake_absmax,
     .gemm = fake_gemm,
     .lora_linear_forward = fake_lora_linear_forward,
     .lora_linear_backward = fake_lora_linear_backward,
@@ -328,12 +326,11 @@ static aitk_ops ops = {
     .adamw8_update = fake_adamw8_update,
     .fp8_dequantize = fake_fp8_dequantize,
     .fp8_quantize = fake_fp8_quantize,
-    .bf16_pack = fake_bf16_pack,
-    .bf16_unpack = fake_bf16_unpack,
+    .nf4_dequantize = fake_nf4_dequantize,
+    .nf4_quantize = fake_nf4_quantize,
     .bf16_round = fake_bf16_round,
     .copy2d = fake_copy2d,
     .axpy = fake_axpy,
-    .zero = fake_zero,
 };
 
 static aitk_backend backend = {
