@@ -65,8 +65,10 @@ typedef struct aitk_step_setup {
 } aitk_step_setup;
 
 /* The spec's ai-toolkit defaults (rank, alpha, batch, largest resolution,
- * checkpointing, optimizer, fp8 base when the spec quantizes), AdamW at
- * lr 1e-4, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 (ai-toolkit's
+ * checkpointing, optimizer, fp8 base when the spec quantizes to fp8; a spec
+ * quantizing to nf4 keeps the fp32 base, so its default step repeats the
+ * numbers it always had: AITK_STEP_BASE_NF4 is asked for explicitly), AdamW
+ * at lr 1e-4, betas (0.9, 0.999), eps 1e-8, weight decay 0.01 (ai-toolkit's
  * defaults), seed 42. */
 void aitk_step_setup_defaults(aitk_step_setup *setup, const aitk_model_spec *spec);
 

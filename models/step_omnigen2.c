@@ -129,13 +129,15 @@ static aitk_status block_forward(aitk_step_model *m, og_state *g, const og_block
     if (hout != hin)
         STEP_CHECK(o->copy2d(hout, C, hin, C, N, C));
     if (k->mod)
-        STEP_CHECK(o->gated_residual_forward(hout, a->o2, row_at(m, a->mod, 1, C), B, tb, C, 4 * C));
+        STEP_CHECK(
+            o->gated_residual_forward(hout, a->o2, row_at(m, a->mod, 1, C), B, tb, C, 4 * C));
     else
         STEP_CHECK(o->axpy(hout, 1.0f, a->o2, (size_t)N * C));
     STEP_CHECK(o->copy2d(a->h1, C, hout, C, N, C));
     STEP_CHECK(o->rmsnorm_forward(a->f1, a->rstd3, a->h1, step_a(m, k->n3), N, C, 1e-6f));
     if (k->mod)
-        STEP_CHECK(o->modulate_forward(a->fm, a->f1, g->zeros, row_at(m, a->mod, 2, C), B, tb, C, 4 * C));
+        STEP_CHECK(
+            o->modulate_forward(a->fm, a->f1, g->zeros, row_at(m, a->mod, 2, C), B, tb, C, 4 * C));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->w1], a->u1, a->xa_w1, a->fm, N));
     STEP_CHECK(step_linear_forward(m, &m->lin[k->w3], a->u3, a->xa_w3, a->fm, N));
     STEP_CHECK(o->swiglu_forward(a->sg, a->u1, a->u3, (size_t)N * g->F));
@@ -158,8 +160,8 @@ static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_bloc
     aitk_act *d_tmp = g->sc[4], *d_a = g->sc[5], *dq = g->sc[6], *dqp = g->sc[7];
     /* FFN branch */
     if (k->mod)
-        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 3, C), dres, a->y2, row_at(m, a->mod, 3, C),
-                                              B, tb, C, 4 * C));
+        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 3, C), dres, a->y2,
+                                              row_at(m, a->mod, 3, C), B, tb, C, 4 * C));
     STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->y, step_a(m, k->n4),
                                    a->rstd4, N, C));
     STEP_CHECK(step_linear_backward(m, &m->lin[k->w2], g->sf[0], g->work, d_y, a->sg, a->xa_w2,
@@ -178,8 +180,8 @@ static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_bloc
     STEP_CHECK(o->axpy(dres, 1.0f, d_tmp, NC));
     /* attention branch */
     if (k->mod)
-        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 1, C), dres, a->o2, row_at(m, a->mod, 1, C), B, tb,
-                                              C, 4 * C));
+        STEP_CHECK(o->gated_residual_backward(d_y2, row_at(m, g->dmod, 1, C), dres, a->o2,
+                                              row_at(m, a->mod, 1, C), B, tb, C, 4 * C));
     STEP_CHECK(o->rmsnorm_backward(d_y, NULL, k->mod ? d_y2 : dres, a->o, step_a(m, k->n2),
                                    a->rstd2, N, C));
     aitk_act *d_att = g->sc[0], *dk = g->sc[2], *dv = g->sc[3], *dkp = g->sc[4];

@@ -89,10 +89,12 @@ static void golden_lora_linear(void **state)
     const float *lb = in(&g, "lb", OUT * R), *dy = in(&g, "dy", N * OUT);
     float *y = buf(N * OUT), *xa = buf(N * R), *dx = buf(N * IN), *dla = buf(R * IN);
     float *dlb = buf(OUT * R), *work = buf(N * R);
-    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la, lb, N, IN, OUT, R, scale),
+    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la,
+                                              lb, N, IN, OUT, R, scale),
                      AITK_OK);
-    assert_int_equal(ops->lora_linear_backward(KT_A(dx), dla, dlb, KT_A(work), KT_A(dy), KT_A(x), KT_A(xa), KT_A(w), la, lb, N, IN,
-                                               OUT, R, scale, false),
+    assert_int_equal(ops->lora_linear_backward(KT_A(dx), dla, dlb, KT_A(work), KT_A(dy), KT_A(x),
+                                               KT_A(xa), KT_A(w), la, lb, N, IN, OUT, R, scale,
+                                               false),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);
     compare(&g, "dx", dx, TOL_GRAD);
@@ -111,12 +113,16 @@ static void golden_norms(bool rms)
     float *y = buf(N * C), *mean = buf(N), *rstd = buf(N), *dx = buf(N * C), *dw = buf(C);
     if (rms) {
         const float *w = in(&g, "weight", C);
-        assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), N, C, 1e-6f), AITK_OK);
-        assert_int_equal(ops->rmsnorm_backward(KT_A(dx), dw, KT_A(dy), KT_A(x), KT_A(w), rstd, N, C), AITK_OK);
+        assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), N, C, 1e-6f),
+                         AITK_OK);
+        assert_int_equal(
+            ops->rmsnorm_backward(KT_A(dx), dw, KT_A(dy), KT_A(x), KT_A(w), rstd, N, C), AITK_OK);
         compare(&g, "dweight", dw, TOL_GRAD);
     } else {
-        assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), N, C, 1e-6f), AITK_OK);
-        assert_int_equal(ops->layernorm_backward(KT_A(dx), KT_A(dy), KT_A(x), mean, rstd, N, C), AITK_OK);
+        assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), N, C, 1e-6f),
+                         AITK_OK);
+        assert_int_equal(ops->layernorm_backward(KT_A(dx), KT_A(dy), KT_A(x), mean, rstd, N, C),
+                         AITK_OK);
     }
     compare(&g, "y", y, TOL_FWD);
     compare(&g, "dx", dx, TOL_GRAD);
@@ -145,13 +151,16 @@ static void golden_modulate(void **state)
     const float *x = in(&g, "x", NX), *mod = in(&g, "mod", B * LD);
     const float *resid = in(&g, "resid", NX), *dy = in(&g, "dy", NX), *dout = in(&g, "dout", NX);
     float *y = buf(NX), *out = buf(NX), *dxm = buf(NX), *dxg = buf(NX), *dmod = buf(B * LD);
-    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + C), B, T, C, LD), AITK_OK);
-    memcpy(out, resid, sizeof(float) * NX);
-    assert_int_equal(ops->gated_residual_forward(KT_A(out), KT_A(x), KT_A(mod + 2 * C), B, T, C, LD), AITK_OK);
-    assert_int_equal(ops->modulate_backward(KT_A(dxm), KT_A(dmod), KT_A(dmod + C), KT_A(dy), KT_A(x), KT_A(mod + C), B, T, C, LD),
+    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + C), B, T, C, LD),
                      AITK_OK);
-    assert_int_equal(ops->gated_residual_backward(KT_A(dxg), KT_A(dmod + 2 * C), KT_A(dout), KT_A(x), KT_A(mod + 2 * C), B, T,
-                                                  C, LD),
+    memcpy(out, resid, sizeof(float) * NX);
+    assert_int_equal(
+        ops->gated_residual_forward(KT_A(out), KT_A(x), KT_A(mod + 2 * C), B, T, C, LD), AITK_OK);
+    assert_int_equal(ops->modulate_backward(KT_A(dxm), KT_A(dmod), KT_A(dmod + C), KT_A(dy),
+                                            KT_A(x), KT_A(mod + C), B, T, C, LD),
+                     AITK_OK);
+    assert_int_equal(ops->gated_residual_backward(KT_A(dxg), KT_A(dmod + 2 * C), KT_A(dout),
+                                                  KT_A(x), KT_A(mod + 2 * C), B, T, C, LD),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);
     compare(&g, "out", out, TOL_FWD);
@@ -200,7 +209,8 @@ static void golden_pointwise(void **state)
     compare(&g, "silu_y", y, TOL_FWD);
     compare(&g, "silu_da", da, TOL_GRAD);
     assert_int_equal(ops->swiglu_forward(KT_A(y), KT_A(a), KT_A(u), N), AITK_OK);
-    assert_int_equal(ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(dy), KT_A(a), KT_A(u), N), AITK_OK);
+    assert_int_equal(ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(dy), KT_A(a), KT_A(u), N),
+                     AITK_OK);
     compare(&g, "swiglu_y", y, TOL_FWD);
     compare(&g, "swiglu_da", da, TOL_GRAD);
     compare(&g, "swiglu_du", du, TOL_GRAD);
@@ -218,8 +228,11 @@ static void golden_attention(void **state)
     const float *dy = in(&g, "dy", NQ);
     float *y = buf(NQ), *lse = buf(B * HQ * T), *dq = buf(NQ), *dk = buf(NK), *dv = buf(NK);
     float scale = 1.0f / sqrtf((float)D);
-    assert_int_equal(ops->attention_forward(KT_A(y), lse, KT_A(q), KT_A(k), KT_A(v), B, T, HQ, HKV, D, scale), AITK_OK);
-    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(dy), KT_A(q), KT_A(k), KT_A(v), KT_A(y), lse, B, T, HQ, HKV, D,
+    assert_int_equal(
+        ops->attention_forward(KT_A(y), lse, KT_A(q), KT_A(k), KT_A(v), B, T, HQ, HKV, D, scale),
+        AITK_OK);
+    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(dy), KT_A(q),
+                                             KT_A(k), KT_A(v), KT_A(y), lse, B, T, HQ, HKV, D,
                                              scale),
                      AITK_OK);
     compare(&g, "y", y, TOL_FWD);

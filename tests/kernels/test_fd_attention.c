@@ -20,8 +20,9 @@ typedef struct attn_ctx {
 static void attn_fwd(void *p)
 {
     attn_ctx *c = p;
-    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(c->out), c->lse, KT_A(c->q), KT_A(c->k), KT_A(c->v), c->b,
-                                                       c->t, c->hq, c->hkv, c->d, c->scale),
+    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(c->out), c->lse, KT_A(c->q), KT_A(c->k),
+                                                       KT_A(c->v), c->b, c->t, c->hq, c->hkv, c->d,
+                                                       c->scale),
                      AITK_OK);
 }
 
@@ -44,8 +45,9 @@ static void check_attention(int hq, int hkv, uint64_t seed)
     kt_fill_value(dq, nq, NAN);
     kt_fill_value(dk, nk, NAN);
     kt_fill_value(dv, nk, NAN);
-    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(wl), KT_A(c.q), KT_A(c.k), KT_A(c.v), KT_A(c.out), c.lse, c.b,
-                                             c.t, hq, hkv, c.d, c.scale),
+    assert_int_equal(ops->attention_backward(KT_A(dq), KT_A(dk), KT_A(dv), KT_A(wl), KT_A(c.q),
+                                             KT_A(c.k), KT_A(c.v), KT_A(c.out), c.lse, c.b, c.t, hq,
+                                             hkv, c.d, c.scale),
                      AITK_OK);
     assert_int_equal(kt_fd_check(&fd, c.q, dq, nq, "attention dq"), 0);
     assert_int_equal(kt_fd_check(&fd, c.k, dk, nk, "attention dk"), 0);

@@ -29,9 +29,9 @@ typedef struct lora_ctx {
 static void lora_fwd(void *p)
 {
     lora_ctx *c = p;
-    assert_int_equal(aitk_ops_cpu()->lora_linear_forward(KT_A(c->y), KT_A(c->xa), KT_A(c->x), KT_A(c->w), KT_A(c->bias),
-                                                         c->la, c->lb, c->n, c->in, c->out,
-                                                         c->r, c->scale),
+    assert_int_equal(aitk_ops_cpu()->lora_linear_forward(KT_A(c->y), KT_A(c->xa), KT_A(c->x),
+                                                         KT_A(c->w), KT_A(c->bias), c->la, c->lb,
+                                                         c->n, c->in, c->out, c->r, c->scale),
                      AITK_OK);
 }
 
@@ -65,10 +65,10 @@ static void check_lora(int r, bool with_bias, bool accumulate_dx)
     kt_fill_value(dx, (size_t)c.n * c.in, accumulate_dx ? 1.0f : NAN);
     kt_fill_value(dla, (size_t)c.in * (r ? r : 1), 0.25f);
     kt_fill_value(dlb, (size_t)c.out * (r ? r : 1), 0.25f);
-    assert_int_equal(ops->lora_linear_backward(KT_A(dx), r ? dla : NULL, r ? dlb : NULL,
-                                               KT_A(r ? work : NULL), KT_A(wl), KT_A(c.x), KT_A(r ? c.xa : NULL),
-                                               KT_A(c.w), r ? c.la : NULL, r ? c.lb : NULL, c.n,
-                                               c.in, c.out, r, c.scale, accumulate_dx),
+    assert_int_equal(ops->lora_linear_backward(
+                         KT_A(dx), r ? dla : NULL, r ? dlb : NULL, KT_A(r ? work : NULL), KT_A(wl),
+                         KT_A(c.x), KT_A(r ? c.xa : NULL), KT_A(c.w), r ? c.la : NULL,
+                         r ? c.lb : NULL, c.n, c.in, c.out, r, c.scale, accumulate_dx),
                      AITK_OK);
     if (accumulate_dx)
         sub_value(dx, (size_t)c.n * c.in, 1.0f);
@@ -116,9 +116,9 @@ static void test_checker_rejects_wrong_gradient(void **state)
     float *wl = kt_alloc(15), *dx = kt_alloc(12);
     kt_fill(&rng, wl, 15, -1, 1);
     kt_fd fd = {lora_fwd, &c, c.y, 15, wl};
-    assert_int_equal(aitk_ops_cpu()->lora_linear_backward(KT_A(dx), NULL, NULL, NULL, KT_A(wl), KT_A(c.x), NULL,
-                                                          KT_A(c.w), NULL, NULL, 3, 4, 5, 0, 1.0f,
-                                                          false),
+    assert_int_equal(aitk_ops_cpu()->lora_linear_backward(KT_A(dx), NULL, NULL, NULL, KT_A(wl),
+                                                          KT_A(c.x), NULL, KT_A(c.w), NULL, NULL, 3,
+                                                          4, 5, 0, 1.0f, false),
                      AITK_OK);
     for (int i = 0; i < 12; i++)
         dx[i] *= 1.05f;
@@ -137,10 +137,10 @@ static void norm_fwd(void *p)
 {
     norm_ctx *c = p;
     const aitk_ops *ops = aitk_ops_cpu();
-    aitk_status st = c->rms ? ops->rmsnorm_forward(KT_A(c->y), c->rstd, KT_A(c->x), KT_A(c->weight), c->n, c->c,
-                                                   1e-6f)
-                            : ops->layernorm_forward(KT_A(c->y), c->mean, c->rstd, KT_A(c->x), c->n, c->c,
-                                                     1e-6f);
+    aitk_status st = c->rms ? ops->rmsnorm_forward(KT_A(c->y), c->rstd, KT_A(c->x), KT_A(c->weight),
+                                                   c->n, c->c, 1e-6f)
+                            : ops->layernorm_forward(KT_A(c->y), c->mean, c->rstd, KT_A(c->x), c->n,
+                                                     c->c, 1e-6f);
     assert_int_equal(st, AITK_OK);
 }
 
@@ -165,20 +165,23 @@ static void check_norm(bool rms)
     kt_fill_value(dx, nc, NAN);
     kt_fill_value(dw, (size_t)c.c, 0.25f);
     if (rms) {
-        assert_int_equal(ops->rmsnorm_backward(KT_A(dx), dw, KT_A(wl), KT_A(c.x), KT_A(c.weight), c.rstd, c.n, c.c),
+        assert_int_equal(ops->rmsnorm_backward(KT_A(dx), dw, KT_A(wl), KT_A(c.x), KT_A(c.weight),
+                                               c.rstd, c.n, c.c),
                          AITK_OK);
         sub_value(dw, (size_t)c.c, 0.25f);
         assert_int_equal(kt_fd_check(&fd, c.x, dx, nc, "rmsnorm dx"), 0);
         assert_int_equal(kt_fd_check(&fd, c.weight, dw, (size_t)c.c, "rmsnorm dweight"), 0);
         /* Frozen weight: NULL dweight is allowed and dx is the same. */
         float *dx2 = kt_alloc(nc);
-        assert_int_equal(ops->rmsnorm_backward(KT_A(dx2), NULL, KT_A(wl), KT_A(c.x), KT_A(c.weight), c.rstd, c.n, c.c),
+        assert_int_equal(ops->rmsnorm_backward(KT_A(dx2), NULL, KT_A(wl), KT_A(c.x), KT_A(c.weight),
+                                               c.rstd, c.n, c.c),
                          AITK_OK);
         assert_memory_equal(dx, dx2, nc * sizeof *dx);
         free(dx2);
     } else {
-        assert_int_equal(ops->layernorm_backward(KT_A(dx), KT_A(wl), KT_A(c.x), c.mean, c.rstd, c.n, c.c),
-                         AITK_OK);
+        assert_int_equal(
+            ops->layernorm_backward(KT_A(dx), KT_A(wl), KT_A(c.x), c.mean, c.rstd, c.n, c.c),
+            AITK_OK);
         assert_int_equal(kt_fd_check(&fd, c.x, dx, nc, "layernorm dx"), 0);
     }
     free(c.x), free(c.weight), free(c.y), free(c.mean), free(c.rstd);

@@ -27,10 +27,12 @@ static void mod_fwd(void *p)
     const aitk_ops *ops = aitk_ops_cpu();
     if (c->gated) {
         memcpy(c->y, c->resid0, sizeof(float) * B * T * C);
-        assert_int_equal(ops->gated_residual_forward(KT_A(c->y), KT_A(c->x), KT_A(c->mod + 2 * C), B, T, C, LD),
-                         AITK_OK);
+        assert_int_equal(
+            ops->gated_residual_forward(KT_A(c->y), KT_A(c->x), KT_A(c->mod + 2 * C), B, T, C, LD),
+            AITK_OK);
     } else {
-        assert_int_equal(ops->modulate_forward(KT_A(c->y), KT_A(c->x), KT_A(c->mod), KT_A(c->mod + C), B, T, C, LD),
+        assert_int_equal(ops->modulate_forward(KT_A(c->y), KT_A(c->x), KT_A(c->mod),
+                                               KT_A(c->mod + C), B, T, C, LD),
                          AITK_OK);
     }
 }
@@ -58,16 +60,16 @@ static void check_mod(bool gated)
                 dmod[s * LD + j] = dmod[s * LD + C + j] = NAN;
         }
     if (gated) {
-        assert_int_equal(ops->gated_residual_backward(KT_A(dx), KT_A(dmod + 2 * C), KT_A(wl), KT_A(c.x), KT_A(c.mod + 2 * C),
-                                                      B, T, C, LD),
+        assert_int_equal(ops->gated_residual_backward(KT_A(dx), KT_A(dmod + 2 * C), KT_A(wl),
+                                                      KT_A(c.x), KT_A(c.mod + 2 * C), B, T, C, LD),
                          AITK_OK);
         assert_int_equal(kt_fd_check(&fd, c.x, dx, B * T * C, "gated_residual dx"), 0);
         assert_int_equal(kt_fd_check(&fd, c.mod, dmod, B * LD, "gated_residual dgate"), 0);
         /* The residual passes through: dL/dresid0 = dresid = w, by construction. */
         assert_int_equal(kt_fd_check(&fd, c.resid0, wl, B * T * C, "gated_residual dresid"), 0);
     } else {
-        assert_int_equal(ops->modulate_backward(KT_A(dx), KT_A(dmod), KT_A(dmod + C), KT_A(wl), KT_A(c.x), KT_A(c.mod + C), B, T, C,
-                                                LD),
+        assert_int_equal(ops->modulate_backward(KT_A(dx), KT_A(dmod), KT_A(dmod + C), KT_A(wl),
+                                                KT_A(c.x), KT_A(c.mod + C), B, T, C, LD),
                          AITK_OK);
         assert_int_equal(kt_fd_check(&fd, c.x, dx, B * T * C, "modulate dx"), 0);
         assert_int_equal(kt_fd_check(&fd, c.mod, dmod, B * LD, "modulate dshift/dscale"), 0);
@@ -97,8 +99,9 @@ typedef struct rope_ctx {
 static void rope_fwd(void *p)
 {
     rope_ctx *c = p;
-    assert_int_equal(aitk_ops_cpu()->rope_forward(KT_A(c->y), KT_A(c->x), c->cos_t, c->sin_t, B, T, RH, RD),
-                     AITK_OK);
+    assert_int_equal(
+        aitk_ops_cpu()->rope_forward(KT_A(c->y), KT_A(c->x), c->cos_t, c->sin_t, B, T, RH, RD),
+        AITK_OK);
 }
 
 static void test_rope(void **state)
@@ -117,13 +120,14 @@ static void test_rope(void **state)
     kt_fd fd = {rope_fwd, &c, c.y, n, wl};
     kt_fd_loss(&fd);
     kt_fill_value(dx, n, NAN);
-    assert_int_equal(ops->rope_backward(KT_A(dx), KT_A(wl), c.cos_t, c.sin_t, B, T, RH, RD), AITK_OK);
+    assert_int_equal(ops->rope_backward(KT_A(dx), KT_A(wl), c.cos_t, c.sin_t, B, T, RH, RD),
+                     AITK_OK);
     assert_int_equal(kt_fd_check(&fd, c.x, dx, n, "rope dx"), 0);
     /* In place (out == inp) gives the same result as out of place. */
     float *inplace = kt_alloc(n);
     memcpy(inplace, wl, n * sizeof *inplace);
-    assert_int_equal(ops->rope_backward(KT_A(inplace), KT_A(inplace), c.cos_t, c.sin_t, B, T, RH, RD),
-                     AITK_OK);
+    assert_int_equal(
+        ops->rope_backward(KT_A(inplace), KT_A(inplace), c.cos_t, c.sin_t, B, T, RH, RD), AITK_OK);
     assert_memory_equal(inplace, dx, n * sizeof *dx);
     free(c.x), free(c.y), free(c.cos_t), free(c.sin_t), free(wl), free(dx), free(inplace);
 }

@@ -50,7 +50,9 @@ static void check_pw(op_kind op, const char *label)
     switch (op) {
     case OP_GELU: st = ops->gelu_backward(KT_A(da), KT_A(wl), KT_A(c.a), N); break;
     case OP_SILU: st = ops->silu_backward(KT_A(da), KT_A(wl), KT_A(c.a), N); break;
-    case OP_SWIGLU: st = ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(wl), KT_A(c.a), KT_A(c.u), N); break;
+    case OP_SWIGLU:
+        st = ops->swiglu_backward(KT_A(da), KT_A(du), KT_A(wl), KT_A(c.a), KT_A(c.u), N);
+        break;
     case OP_MSE: st = ops->mse_backward(KT_A(da), wl[0], KT_A(c.a), KT_A(c.u), N); break;
     }
     assert_int_equal(st, AITK_OK);

@@ -63,7 +63,9 @@ static void check(int b, int t, int hq, int hkv, int d, float range, uint64_t se
     kt_fill(&rng, k, nk, -range, range);
     kt_fill(&rng, v, nk, -1, 1);
     float scale = 1.0f / sqrtf((float)d);
-    assert_int_equal(ops->attention_forward(KT_A(out), lse, KT_A(q), KT_A(k), KT_A(v), b, t, hq, hkv, d, scale), AITK_OK);
+    assert_int_equal(
+        ops->attention_forward(KT_A(out), lse, KT_A(q), KT_A(k), KT_A(v), b, t, hq, hkv, d, scale),
+        AITK_OK);
     naive_attention(ref, ref_lse, q, k, v, b, t, hq, hkv, d, scale);
     double err = kt_max_rel_err(out, ref, nq, 1e-3);
     double lse_err = 0.0; /* relative to max(1, |lse|) */
@@ -106,7 +108,8 @@ static void test_rejects_bad_gqa_ratio(void **state)
 {
     (void)state;
     float x[64] = {0};
-    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(x), x, KT_A(x), KT_A(x), KT_A(x), 1, 1, 3, 2, 4, 1.0f),
+    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(x), x, KT_A(x), KT_A(x), KT_A(x), 1, 1,
+                                                       3, 2, 4, 1.0f),
                      AITK_E_INVAL);
 }
 
@@ -116,10 +119,12 @@ static void test_out_of_memory_is_reported(void **state)
     (void)state;
     float x[4 * 8] = {0};
     aitk_alloc_fail_after(0);
-    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(x), x, KT_A(x), KT_A(x), KT_A(x), 1, 4, 1, 1, 8, 1.0f),
+    assert_int_equal(aitk_ops_cpu()->attention_forward(KT_A(x), x, KT_A(x), KT_A(x), KT_A(x), 1, 4,
+                                                       1, 1, 8, 1.0f),
                      AITK_E_NOMEM);
     aitk_alloc_fail_after(0);
-    assert_int_equal(aitk_ops_cpu()->attention_backward(KT_A(x), KT_A(x), KT_A(x), KT_A(x), KT_A(x), KT_A(x), KT_A(x), KT_A(x), x, 1, 4, 1, 1, 8,
+    assert_int_equal(aitk_ops_cpu()->attention_backward(KT_A(x), KT_A(x), KT_A(x), KT_A(x), KT_A(x),
+                                                        KT_A(x), KT_A(x), KT_A(x), x, 1, 4, 1, 1, 8,
                                                         1.0f),
                      AITK_E_NOMEM);
     aitk_alloc_fail_after(-1);

@@ -48,8 +48,9 @@ static void test_gemm_all_transposes_batched(void **state)
         kt_fill(&rng, c, BATCH * sc, -1, 1);
         for (long long i = 0; i < BATCH * sc; i++)
             ref[i] = c[i];
-        assert_int_equal(ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, ta, tb, 0.5f, 2.0f, BATCH, sa, sb, sc),
-                         AITK_OK);
+        assert_int_equal(
+            ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, ta, tb, 0.5f, 2.0f, BATCH, sa, sb, sc),
+            AITK_OK);
         for (int i = 0; i < BATCH; i++)
             naive_gemm(ref + i * sc, a + i * sa, b + i * sb, M, N, K, ta, tb, 0.5f, 2.0f);
         double err = kt_max_rel_err(c, ref, BATCH * sc, 1e-3);
@@ -58,8 +59,9 @@ static void test_gemm_all_transposes_batched(void **state)
     }
     /* stride 0 broadcasts one B to every batch. */
     kt_fill(&rng, c, BATCH * sc, -1, 1);
-    assert_int_equal(ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, false, false, 1.0f, 0.0f, BATCH, sa, 0, sc),
-                     AITK_OK);
+    assert_int_equal(
+        ops->gemm(KT_A(c), KT_A(a), KT_A(b), M, N, K, false, false, 1.0f, 0.0f, BATCH, sa, 0, sc),
+        AITK_OK);
     for (int i = 0; i < BATCH; i++)
         naive_gemm(ref + i * sc, a + i * sa, b, M, N, K, false, false, 1.0f, 0.0f);
     for (int i = 0; i < BATCH; i++)
@@ -74,10 +76,13 @@ static void test_gemm_rejects_bad_arguments(void **state)
     float x[4] = {0};
     assert_int_equal(ops->gemm(NULL, KT_A(x), KT_A(x), 2, 2, 1, false, false, 1, 0, 1, 0, 0, 0),
                      AITK_E_INVAL);
-    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 0, 2, 1, false, false, 1, 0, 1, 0, 0, 0), AITK_E_INVAL);
+    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 0, 2, 1, false, false, 1, 0, 1, 0, 0, 0),
+                     AITK_E_INVAL);
     /* Two batches writing one C would race on a GPU. */
-    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 2, 2, 1, false, false, 1, 0, 2, 0, 0, 0), AITK_E_INVAL);
-    assert_int_equal(ops->lora_linear_forward(KT_A(x), NULL, KT_A(x), KT_A(x), NULL, NULL, NULL, 1, 2, 2, 1, 1.0f),
+    assert_int_equal(ops->gemm(KT_A(x), KT_A(x), KT_A(x), 2, 2, 1, false, false, 1, 0, 2, 0, 0, 0),
+                     AITK_E_INVAL);
+    assert_int_equal(ops->lora_linear_forward(KT_A(x), NULL, KT_A(x), KT_A(x), NULL, NULL, NULL, 1,
+                                              2, 2, 1, 1.0f),
                      AITK_E_INVAL);
 }
 
@@ -97,7 +102,8 @@ static void test_lora_forward_matches_naive(void **state)
     kt_fill(&rng, la, R * IN, -1, 1);
     kt_fill(&rng, lb, OUT * R, -1, 1);
     kt_fill_value(y, NR * OUT, NAN); /* y is written, not added to */
-    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la, lb, NR, IN, OUT, R, scale),
+    assert_int_equal(ops->lora_linear_forward(KT_A(y), KT_A(xa), KT_A(x), KT_A(w), KT_A(bias), la,
+                                              lb, NR, IN, OUT, R, scale),
                      AITK_OK);
     /* y = x W^T + b + scale * x (B A)^T, with the merged delta formed here. */
     for (int i = 0; i < NR; i++)

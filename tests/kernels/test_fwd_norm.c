@@ -21,7 +21,8 @@ static void test_layernorm_by_hand(void **state)
     (void)state;
     /* Row (1,2,3,4): mean 2.5, variance 1.25, rstd 1/sqrt(1.25 + eps). */
     float x[4] = {1, 2, 3, 4}, y[4], mean, rstd;
-    assert_int_equal(aitk_ops_cpu()->layernorm_forward(KT_A(y), &mean, &rstd, KT_A(x), 1, 4, 0.0f), AITK_OK);
+    assert_int_equal(aitk_ops_cpu()->layernorm_forward(KT_A(y), &mean, &rstd, KT_A(x), 1, 4, 0.0f),
+                     AITK_OK);
     assert_float_equal(mean, 2.5f, 1e-7);
     assert_float_equal(rstd, 0.8944272f, 1e-6);
     assert_float_equal(y[0], -1.3416408f, 1e-6);
@@ -33,7 +34,8 @@ static void test_rmsnorm_by_hand(void **state)
     (void)state;
     /* Row (3,4): mean square 12.5, rstd 1/sqrt(12.5); weights (1, 2). */
     float x[2] = {3, 4}, w[2] = {1, 2}, y[2], rstd;
-    assert_int_equal(aitk_ops_cpu()->rmsnorm_forward(KT_A(y), &rstd, KT_A(x), KT_A(w), 1, 2, 0.0f), AITK_OK);
+    assert_int_equal(aitk_ops_cpu()->rmsnorm_forward(KT_A(y), &rstd, KT_A(x), KT_A(w), 1, 2, 0.0f),
+                     AITK_OK);
     assert_float_equal(rstd, 0.28284271f, 1e-7);
     assert_float_equal(y[0], 0.8485281f, 1e-6);
     assert_float_equal(y[1], 2.2627417f, 1e-6);
@@ -47,15 +49,18 @@ static void test_modulate_and_gate_by_hand(void **state)
     float x[4] = {1, 2, 3, 4};
     float mod[12] = {0.5f, -1, 1, 0, 2, 3, /* sample 1 */ 0, 0, -0.5f, 0.5f, 1, 1};
     float y[4];
-    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + 2), 2, 1, 2, 6), AITK_OK);
+    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + 2), 2, 1, 2, 6),
+                     AITK_OK);
     /* 1*(1+1)+0.5, 2*(1+0)-1, 3*(1-0.5)+0, 4*(1+0.5)+0 */
     const float want[4] = {2.5f, 1.0f, 1.5f, 6.0f};
     assert_memory_equal(y, want, sizeof want);
     float resid[4] = {10, 10, 10, 10};
-    assert_int_equal(ops->gated_residual_forward(KT_A(resid), KT_A(x), KT_A(mod + 4), 2, 1, 2, 6), AITK_OK);
+    assert_int_equal(ops->gated_residual_forward(KT_A(resid), KT_A(x), KT_A(mod + 4), 2, 1, 2, 6),
+                     AITK_OK);
     const float want_r[4] = {12, 16, 13, 14};
     assert_memory_equal(resid, want_r, sizeof want_r);
-    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + 2), 2, 1, 2, 1), AITK_E_INVAL);
+    assert_int_equal(ops->modulate_forward(KT_A(y), KT_A(x), KT_A(mod), KT_A(mod + 2), 2, 1, 2, 1),
+                     AITK_E_INVAL);
 }
 
 static void test_rope_table_flux(void **state)

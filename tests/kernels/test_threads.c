@@ -24,12 +24,17 @@ static void run_all(float **res, const float *x, const float *g, const float *mo
     float *y = kt_alloc(NX), *mean = kt_alloc(B * T), *rstd = kt_alloc(B * T);
     for (int i = 0; i < NOUT; i++)
         res[i] = kt_alloc(i == 2 ? C : (i == 4 ? B * 3 * C : NX));
-    assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), B * T, C, 1e-6f), AITK_OK);
-    assert_int_equal(ops->layernorm_backward(KT_A(res[0]), KT_A(g), KT_A(x), mean, rstd, B * T, C), AITK_OK);
-    assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), B * T, C, 1e-6f), AITK_OK);
-    assert_int_equal(ops->rmsnorm_backward(KT_A(res[1]), res[2], KT_A(g), KT_A(x), KT_A(w), rstd, B * T, C), AITK_OK);
-    assert_int_equal(ops->modulate_backward(KT_A(res[3]), KT_A(res[4]), KT_A(res[4] + C), KT_A(g), KT_A(x), KT_A(mod + C), B, T, C,
-                                            3 * C),
+    assert_int_equal(ops->layernorm_forward(KT_A(y), mean, rstd, KT_A(x), B * T, C, 1e-6f),
+                     AITK_OK);
+    assert_int_equal(ops->layernorm_backward(KT_A(res[0]), KT_A(g), KT_A(x), mean, rstd, B * T, C),
+                     AITK_OK);
+    assert_int_equal(ops->rmsnorm_forward(KT_A(y), rstd, KT_A(x), KT_A(w), B * T, C, 1e-6f),
+                     AITK_OK);
+    assert_int_equal(
+        ops->rmsnorm_backward(KT_A(res[1]), res[2], KT_A(g), KT_A(x), KT_A(w), rstd, B * T, C),
+        AITK_OK);
+    assert_int_equal(ops->modulate_backward(KT_A(res[3]), KT_A(res[4]), KT_A(res[4] + C), KT_A(g),
+                                            KT_A(x), KT_A(mod + C), B, T, C, 3 * C),
                      AITK_OK);
     float *cs = kt_alloc(T * D / 2), *sn = kt_alloc(T * D / 2), *pos = kt_alloc(T * 3);
     for (int i = 0; i < T; i++)

@@ -7,7 +7,11 @@
  * - setup errors, allocation limits and allocation failures are reported,
  *   never crashed on, and leak nothing;
  * - the storage variants (bf16 base, fp8 base, 8-bit AdamW) stay close to
- *   the fp32 reference by the margins their formats allow. */
+ *   the fp32 reference by the margins their formats allow;
+ * - tensors drawn on the backend (draw_act/draw_f32) hold aitk_step_draw's
+ *   values;
+ * - an NF4 base trains (finite loss, lower than untrained on the same
+ *   batch) and keeps half a byte per weight plus one fp32 absmax per 64. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +24,7 @@
 #include <cmocka.h>
 
 #include "common/alloc.h"
+#include "kernels/math/draw.h"
 #include "models/spec.h"
 #include "models/step.h"
 
@@ -124,13 +129,15 @@ static void checkpointing_is_bitwise_neutral(void **state)
     }
 }
 
-/* fp32 + AdamW, and ai-toolkit's defaults fp8 + 8-bit AdamW. */
+/* fp32 + AdamW, ai-toolkit's defaults fp8 + 8-bit AdamW, and NF4 + 8-bit
+ * AdamW (QLoRA's storage). */
 static void peak_matches_memory_plan(void **state)
 {
     (void)state;
-    for (size_t k = 0; k < 2 * sizeof models / sizeof *models; k++) {
-        const bool fp8 = k >= sizeof models / sizeof *models;
-        aitk_model_spec *spec = load(models[k % (sizeof models / sizeof *models)]);
+    const size_t n_models = sizeof models / sizeof *models;
+    for (size_t k = 0; k < 3 * n_models; k++) {
+        const bool fp8 = k / n_models == 1, nf4 = k / n_models == 2;
+        aitk_model_spec *spec = load(models[k % n_models]);
         aitk_step_setup s;
         aitk_step_setup_defaults(&s, spec);
         s.batch = 1;
@@ -139,8 +146,8 @@ static void peak_matches_memory_plan(void **state)
         s.rank = 16;
         s.alpha = 16;
         s.checkpointing = true;
-        s.base = fp8 ? AITK_STEP_BASE_FP8 : AITK_STEP_BASE_FP32;
-        s.optimizer = fp8 ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
+        s.base = fp8 ? AITK_STEP_BASE_FP8 : nf4 ? AITK_STEP_BASE_NF4 : AITK_STEP_BASE_FP32;
+        s.optimizer = fp8 || nf4 ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
         aitk_mem_account acct = {0};
         aitk_step_model *m = create(spec, &s, &acct);
         aitk_step_result r;
@@ -155,11 +162,13 @@ static void peak_matches_memory_plan(void **state)
                "optimizer %.3f, workspace %.3f MiB\n"
                "  plan: base %.3f, LoRA %.3f + grads %.3f, optimizer %.3f, checkpoints %.3f, "
                "live block %.3f, its gradients %.3f MiB\n",
-               spec->id, fp8 ? " (fp8, 8-bit AdamW)" : "", peak / 1048576, plan.total / 1048576, 100 * (peak - plan.total) /
-               plan.total, acct.peak[AITK_MEM_WEIGHTS] / 1048576.0,
-               acct.peak[AITK_MEM_ACTIVATIONS] / 1048576.0,
-               acct.peak[AITK_MEM_GRADIENTS] / 1048576.0,
-               acct.peak[AITK_MEM_OPTIMIZER] / 1048576.0,
+               spec->id,
+               fp8   ? " (fp8, 8-bit AdamW)"
+               : nf4 ? " (NF4, 8-bit AdamW)"
+                     : "",
+               peak / 1048576, plan.total / 1048576, 100 * (peak - plan.total) / plan.total,
+               acct.peak[AITK_MEM_WEIGHTS] / 1048576.0, acct.peak[AITK_MEM_ACTIVATIONS] / 1048576.0,
+               acct.peak[AITK_MEM_GRADIENTS] / 1048576.0, acct.peak[AITK_MEM_OPTIMIZER] / 1048576.0,
                acct.peak[AITK_MEM_WORKSPACE] / 1048576.0, plan.base_weights / 1048576,
                plan.lora_params / 1048576, plan.lora_grads / 1048576, plan.optimizer / 1048576,
                plan.checkpoints / 1048576, plan.live_block / 1048576, plan.block_grads / 1048576);
@@ -187,6 +196,135 @@ static void draw_matches_numpy(void **state)
     assert_true(aitk_step_draw(42, "x0", 2, 1.0f) == -0.276966810f);
     assert_true(aitk_step_draw(7, "noise", 5, 1.5f) == -0.449034512f);
     assert_true(aitk_step_draw(7, "noise", 6, 1.5f) == -0.0565822721f);
+}
+
+/* The backend's draw members give aitk_step_draw's values (the numpy
+ * literals above for the first three), and a built model's tensors hold
+ * them: x0 as drawn, a norm weight 1 + draw(1/8), a LoRA A draw(1/sqrt(in)). */
+static void backend_draw_matches_step_draw(void **state)
+{
+    (void)state;
+    const aitk_ops *ops = aitk_ops_cpu();
+    aitk_mem_account acct = {0};
+    aitk_buf a, f;
+    assert_int_equal(aitk_buf_alloc(ops, &acct, &a, aitk_dtype_bytes(ops->act_dtype, 16),
+                                    AITK_MEM_WORKSPACE, "draw_act"),
+                     AITK_OK);
+    assert_int_equal(aitk_buf_alloc(ops, &acct, &f, 16 * sizeof(float), AITK_MEM_WORKSPACE,
+                                    "draw_f32"),
+                     AITK_OK);
+    float got[16];
+    assert_int_equal(ops->draw_f32(f.ptr, 3, aitk_draw_key(42, "x0"), 0, 1.0f, 0.0f), AITK_OK);
+    assert_int_equal(ops->download(got, f.ptr, 3 * sizeof(float)), AITK_OK);
+    assert_true(got[0] == 0.398358226f);
+    assert_true(got[1] == -0.543182492f);
+    assert_true(got[2] == -0.276966810f);
+    assert_int_equal(ops->draw_act(a.ptr, 16, aitk_draw_key(7, "noise"), 5, 1.5f, 1.0f), AITK_OK);
+    assert_int_equal(ops->download_act(got, a.ptr, 16), AITK_OK);
+    assert_true(got[0] == 1.0f + -0.449034512f);
+    for (int j = 0; j < 16; j++)
+        assert_true(got[j] == 1.0f + aitk_step_draw(7, "noise", 5 + (uint64_t)j, 1.5f));
+    aitk_buf_free(ops, &acct, &a);
+    aitk_buf_free(ops, &acct, &f);
+
+    aitk_model_spec *spec = load("flux1-dev");
+    aitk_step_setup s;
+    tiny_setup(&s, spec);
+    aitk_step_model *m = create(spec, &s, &acct);
+    const char *names[3] = {"x0", "double.0.img_norm_q", "double.0.img_q.lora_a"};
+    for (int k = 0; k < 3; k++) {
+        size_t i;
+        aitk_step_tensor t;
+        assert_int_equal(aitk_step_tensor_find(m, names[k], &i), AITK_OK);
+        assert_int_equal(aitk_step_tensor_info(m, i, &t), AITK_OK);
+        float *v = malloc(t.count * sizeof *v);
+        assert_non_null(v);
+        assert_int_equal(aitk_step_tensor_get(m, i, v, t.count), AITK_OK);
+        const float scale = k == 0   ? 1.0f
+                            : k == 1 ? 0.125f
+                                     : (float)(1.0 / sqrt((double)t.dims[1]));
+        for (size_t j = 0; j < t.count; j++) {
+            const float d = aitk_step_draw(s.seed, names[k], j, scale);
+            assert_true(v[j] == (k == 1 ? 1.0f + d : d));
+        }
+        free(v);
+    }
+    aitk_step_model_free(m);
+    aitk_model_spec_free(spec);
+}
+
+/* Loss of step `at` after `trained` updates at learning rate `lr` (lr 0:
+ * the untrained model on the very same batch, as the inputs of step k
+ * depend only on the seed and k). */
+static double loss_at_step(const aitk_model_spec *spec, aitk_step_setup s, int at, float lr,
+                           aitk_mem_account *acct)
+{
+    s.adamw.lr = lr;
+    aitk_step_model *m = create(spec, &s, acct);
+    aitk_step_result r = {0};
+    for (int i = 0; i < at; i++) {
+        assert_int_equal(aitk_step_run(m, &r), AITK_OK);
+        assert_true(isfinite(r.loss));
+    }
+    aitk_step_model_free(m);
+    return r.loss;
+}
+
+static void nf4_base_trains_and_keeps_its_bytes(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+        aitk_model_spec *spec = load(models[k]);
+        aitk_step_setup s;
+        tiny_setup(&s, spec);
+        s.base = AITK_STEP_BASE_NF4;
+        s.checkpointing = true;
+        /* Weight bytes: every Linear weight (".w") NF4, n/2 bytes (rounded
+         * up) + 4 per 64-weight block; biases, norm weights and the fp32
+         * LoRA 4 bytes each. */
+        aitk_mem_account acct = {0};
+        aitk_step_model *m = create(spec, &s, &acct);
+        size_t want = 0, nf4 = 0, a_weight = 0;
+        for (size_t i = 0; i < aitk_step_tensor_count(m); i++) {
+            aitk_step_tensor t;
+            assert_int_equal(aitk_step_tensor_info(m, i, &t), AITK_OK);
+            const size_t len = strlen(t.name);
+            if (t.kind == AITK_STEP_T_BASE && len > 2 && strcmp(t.name + len - 2, ".w") == 0) {
+                want += (t.count + 1) / 2 + 4 * ((t.count + 63) / 64);
+                nf4++;
+                a_weight = i;
+            } else if (t.kind != AITK_STEP_T_INPUT) {
+                want += 4 * t.count;
+            }
+        }
+        printf("%s NF4: %zu quantized weights, weight bytes %zu (expected %zu)\n", models[k],
+               nf4, acct.current[AITK_MEM_WEIGHTS], want);
+        assert_true(nf4 > 10);
+        assert_int_equal(acct.current[AITK_MEM_WEIGHTS], want);
+        /* a quantized weight reads back as codes times its block's absmax:
+         * within half the widest code gap (0.30 x absmax <= 0.16 / sqrt(in)) */
+        aitk_step_tensor t;
+        assert_int_equal(aitk_step_tensor_info(m, a_weight, &t), AITK_OK);
+        float *w = malloc(t.count * sizeof *w);
+        assert_non_null(w);
+        assert_int_equal(aitk_step_tensor_get(m, a_weight, w, t.count), AITK_OK);
+        const float ws = (float)(1.0 / sqrt((double)t.dims[1]));
+        double worst = 0;
+        for (size_t j = 0; j < t.count; j++)
+            worst = fmax(worst, fabs((double)w[j] - aitk_step_draw(s.seed, t.name, j, ws)));
+        assert_true(worst > 0 && worst <= 0.16 * ws);
+        free(w);
+        aitk_step_model_free(m);
+        /* Training lowers the loss on a batch it has not seen: step 9's,
+         * after 8 updates, against the untrained model on the same batch. */
+        const double trained = loss_at_step(spec, s, 9, 1e-2f, &acct);
+        const double untrained = loss_at_step(spec, s, 9, 0.0f, &acct);
+        printf("%s NF4: loss of step 9 %.6f trained, %.6f untrained\n", models[k], trained,
+               untrained);
+        assert_true(trained < untrained);
+        assert_int_equal(acct.current_total, 0);
+        aitk_model_spec_free(spec);
+    }
 }
 
 static void bad_setups_are_reported(void **state)
@@ -388,6 +526,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(memory_limit_and_failures_are_clean),
         cmocka_unit_test(tensor_table_lookups),
         cmocka_unit_test(storage_variants_stay_close),
+        cmocka_unit_test(backend_draw_matches_step_draw),
+        cmocka_unit_test(nf4_base_trains_and_keeps_its_bytes),
     };
     if (argc > 1) {
         bool known = false;
