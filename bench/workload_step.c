@@ -35,9 +35,10 @@ static bool is_8bit_optimizer(const char *name)
     return false;
 }
 
-/* What an ai-toolkit config decides about the step itself; quantize means
- * the qfloat8 base (optimum-quanto qfloat8, as ai-toolkit's README and
- * toolkit/config_modules.py use it). */
+/* What an ai-toolkit config decides about the step itself. The base is
+ * stored as the cost model reads the config (aitk_config_base_storage): an
+ * 8-bit qtype (optimum-quanto qfloat8, ai-toolkit's default with quantize)
+ * is fp8, a 4-bit one NF4, no quantize the train dtype. */
 static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *t)
 {
     if (!t)
@@ -47,12 +48,12 @@ static void apply_train_config(aitk_step_setup *setup, const aitk_train_config *
     setup->batch = t->batch;
     setup->checkpointing = t->checkpointing;
     setup->optimizer = is_8bit_optimizer(t->optimizer) ? AITK_STEP_ADAMW8BIT : AITK_STEP_ADAMW;
-    if (t->quantize)
-        setup->base = AITK_STEP_BASE_FP8;
-    else if (t->dtype && (strcmp(t->dtype, "bf16") == 0 || strcmp(t->dtype, "bfloat16") == 0))
-        setup->base = AITK_STEP_BASE_BF16;
-    else
-        setup->base = AITK_STEP_BASE_FP32;
+    switch (aitk_config_base_storage(t)) {
+    case AITK_WEIGHT_FP8: setup->base = AITK_STEP_BASE_FP8; break;
+    case AITK_WEIGHT_NF4: setup->base = AITK_STEP_BASE_NF4; break;
+    case AITK_WEIGHT_BF16: setup->base = AITK_STEP_BASE_BF16; break;
+    default: setup->base = AITK_STEP_BASE_FP32; break;
+    }
 }
 
 /* Device memory in use now, kept when it is the highest seen. */

@@ -147,12 +147,14 @@ float aitk_step_draw(uint64_t seed, const char *name, uint64_t j, float scale);
 
 /* ---- memory plan ----
  * The cost model's plan (models/cost.h, cost.yaml) for the configuration of
- * `m`, with the CPU reference backend's storage: fp32 weights, activations
- * and LoRA (an fp8 base stays one byte per weight, without per-row scales;
- * an NF4 base half a byte plus one fp32 absmax per 64 weights),
- * no CUDA context, no cuBLAS workspace, no caching-allocator fragmentation.
- * The GPU figures are untouched (the loaded parameters are adjusted in a
- * copy). One term is added that the GPU plan lacks: `block_grads`, the
+ * `m`, with the storage of the backend `m` runs on: activations and an
+ * unquantized base in its act_dtype (fp32 on the CPU, bf16 on the GPU),
+ * fp32 LoRA masters and optimizer state (an fp8 base stays one byte per
+ * weight, without per-row scales; an NF4 base half a byte plus one fp32
+ * absmax per 64 weights); no CUDA context, no library workspace (the
+ * backend reports those apart), no caching-allocator fragmentation. The
+ * cost model's own GPU figures are untouched (the loaded parameters are
+ * adjusted in a copy). One term is added that the GPU plan lacks: `block_grads`, the
  * activation gradients of the block being backpropagated, taken as large as
  * the block's saved activations (live_block: every saved tensor gets a
  * gradient of its own shape while the block's backward runs). Terms in

@@ -277,11 +277,11 @@ aitk_status aitk_step_memory_plan(const aitk_step_model *m, aitk_step_plan *out,
     long res;
     STEP_CHECK(plan_resolution(m, &res, err));
     double t[8];
-    STEP_CHECK(step_plan_cpu(m->spec, res, m->B, m->Tt, m->setup.rank, m->setup.alpha,
+    STEP_CHECK(step_plan_storage(m->spec, res, m->B, m->Tt, m->setup.rank, m->setup.alpha,
                              m->setup.base == AITK_STEP_BASE_FP8,
                              m->setup.base == AITK_STEP_BASE_NF4,
-                             m->setup.optimizer == AITK_STEP_ADAMW, m->setup.checkpointing, t,
-                             err));
+                             m->setup.optimizer == AITK_STEP_ADAMW, m->setup.checkpointing,
+                             (double)aitk_dtype_bytes(m->ops->act_dtype, 1), t, err));
     *out = (aitk_step_plan){t[0], t[1], t[2], t[3], t[4], t[5], t[6], 0, t[7]};
     /* the backward's own working set (see step.h) */
     out->block_grads = out->live_block;

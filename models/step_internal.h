@@ -204,11 +204,13 @@ void step_positions(float *pos, long tt, long ti, bool text_diagonal);
 /* RoPE axes for head_dim d: FLUX's (16,56,56)/128 or OmniGen2's thirds. */
 void step_rope_axes(int d, bool flux, int axes[3]);
 
-/* step_plan.c (the one file that includes models/cost.h): the CPU-shaped
- * plan; terms[] in aitk_step_plan's order, total last. */
-aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
+/* step_plan.c: the plan with the backend's storage (act_bytes per
+ * activation element and unquantized base weight); terms[] in
+ * aitk_step_plan's order, total last. */
+aitk_status step_plan_storage(const aitk_model_spec *spec, long resolution, long batch,
                           long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
-                          bool adamw, bool checkpointing, double *terms, aitk_str *err);
+                          bool adamw, bool checkpointing, double act_bytes, double *terms,
+                          aitk_str *err);
 /* The cost model's hardware FLOPs of one step (aitk_cost_work, all terms). */
 aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
                             long txt_tokens, long rank, bool checkpointing, double *hardware,

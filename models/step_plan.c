@@ -1,25 +1,17 @@
-/* The cost model's memory plan and FLOP count for a configuration of the CPU
- * reference step (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops).
- * The GPU plan is not changed: the CPU backend's storage is applied to a copy
- * of the loaded parameters. This file includes models/cost.h and not
- * models/step_internal.h: cost.h's weight dtypes and kernels/ops.h's
- * storage dtypes share enumerator names, so no file can include both; the
- * two functions are declared here again, with plain arguments. */
+/* The cost model's memory plan and FLOP count for a configuration of the
+ * step graph (models/step.h, aitk_step_memory_plan, aitk_step_predicted_flops)
+ * with the storage of the backend it runs on: the loaded parameters are
+ * copied and given that backend's element sizes, so the plan is the one the
+ * step's own memory account can be held to. */
 #include <string.h>
 
 #include "models/cost.h"
 #include "models/spec.h"
+#include "models/step_internal.h"
 
-aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
-                          long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
-                          bool adamw, bool checkpointing, double *terms, aitk_str *err);
-aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
-                            long txt_tokens, long rank, bool checkpointing, double *hardware,
-                            aitk_str *err);
-
-/* The workload one CPU step is: a single bucket, the step's own text length,
+/* The workload one step of the graph is: a single bucket, the step's own text length,
  * no accumulation. `s` is the spec copy `w` refers to (caller's storage). */
-static void cpu_workload(aitk_workload *w, aitk_model_spec *s, const aitk_model_spec *spec,
+static void step_workload(aitk_workload *w, aitk_model_spec *s, const aitk_model_spec *spec,
                          long resolution, long batch, long txt_tokens, long rank)
 {
     *s = *spec;
@@ -42,7 +34,7 @@ aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long b
         return st;
     aitk_model_spec s;
     aitk_workload w;
-    cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
+    step_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.checkpointing = checkpointing;
     w.cache_latents = true;
     w.cache_text = true; /* text features come cached: no encoder FLOPs */
@@ -57,30 +49,33 @@ aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long b
     return AITK_OK;
 }
 
-aitk_status step_plan_cpu(const aitk_model_spec *spec, long resolution, long batch,
+aitk_status step_plan_storage(const aitk_model_spec *spec, long resolution, long batch,
                           long txt_tokens, long rank, double alpha, bool fp8, bool nf4,
-                          bool adamw, bool checkpointing, double *terms, aitk_str *err)
+                          bool adamw, bool checkpointing, double act_bytes, double *terms,
+                          aitk_str *err)
 {
     aitk_cost_params *params = NULL;
     aitk_status st = aitk_cost_params_load(&params, err);
     if (st)
         return st;
     aitk_cost_params p = *params;
-    /* fp32 everywhere on the CPU (an fp8 base stays one byte, one scale per
-     * tensor rather than per row; an NF4 base half a byte plus one fp32
-     * absmax per 64 weights, without the GPU plan's double quantization);
-     * no CUDA context, no cuBLAS workspace, and malloc rather than a caching
-     * allocator: no fragmentation allowance. */
-    p.weight_bytes[AITK_WEIGHT_BF16] = 4;
+    /* The backend's activation storage for activations and an unquantized
+     * base (4 bytes on the CPU, 2 where it is bf16); an fp8 base stays one
+     * byte, one scale per tensor rather than per row; an NF4 base half a
+     * byte plus one fp32 absmax per 64 weights, without the GPU plan's
+     * double quantization. What the step's own account cannot see is left
+     * out: no CUDA context, no library workspace (the backend reports those
+     * apart), and no caching allocator: no fragmentation allowance. */
+    p.weight_bytes[AITK_WEIGHT_BF16] = act_bytes;
     p.weight_bytes[AITK_WEIGHT_NF4] = 0.5 + 4.0 / 64.0;
-    p.activation_bytes = 4;
+    p.activation_bytes = act_bytes;
     p.scale_bytes_per_row = 0;
     p.cuda_context_gib = 0;
     p.cublas_workspace_mib = 0;
     p.fragmentation = 0;
     aitk_model_spec s;
     aitk_workload w;
-    cpu_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
+    step_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);
     w.alpha = alpha;
     w.base_dtype = fp8 ? AITK_WEIGHT_FP8 : nf4 ? AITK_WEIGHT_NF4 : AITK_WEIGHT_BF16;
     w.optimizer = adamw ? "adamw" : "adamw8bit";
