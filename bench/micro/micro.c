@@ -95,10 +95,19 @@ static aitk_status fill(const bench_def *d, aitk_act *x, size_t n, uint64_t key,
     return d->be->ops->draw_act(x, n, key, 0, scale, 0.0f);
 }
 
-/* Runs `op` until Google Benchmark has enough time, synchronizing after each
- * call; returns false (the state already skipped) when it failed. */
+/* Runs `call` once untimed -- the first touch of fresh pages, and on a GPU
+ * the library's plan search, are not what the benchmark measures -- then
+ * until Google Benchmark has enough time, synchronizing after each call. A
+ * failure skips the benchmark with the backend's words. */
 #define TIMED_LOOP(s, d, call)                                            \
     do {                                                                  \
+        aitk_status first_ = (call);                                      \
+        if (!first_)                                                      \
+            first_ = (d)->be->synchronize();                              \
+        if (first_) {                                                     \
+            op_failed(s, d, first_);                                      \
+            break;                                                        \
+        }                                                                 \
         while (aitk_mb_keep_running(s)) {                                 \
             if (interrupted(s))                                           \
                 break;                                                    \
