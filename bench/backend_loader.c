@@ -168,9 +168,12 @@ aitk_status aitk_backend_plugin_open(const char *path, const aitk_backend **back
         return st;
     void *sym = NULL;
     st = aitk_dl_sym(dl, AITK_BACKEND_PLUGIN_ENTRY, &sym, err);
+    /* Once mapped, a refused plugin stays mapped too: its CUDA runtime's
+     * constructors have already allocated, and unmapping it would strand
+     * that memory (see aitk_dl_keep). */
     if (st) {
         explain_missing_entry(dl, path, err);
-        aitk_dl_close(dl);
+        aitk_dl_keep(dl);
         return AITK_E_DLSYM;
     }
     aitk_backend_plugin_get_fn get;
@@ -180,11 +183,9 @@ aitk_status aitk_backend_plugin_open(const char *path, const aitk_backend **back
     st = check_abi(path, b, err);
     if (!st)
         st = check_members(path, b, err);
-    if (st) {
-        aitk_dl_close(dl);
+    aitk_dl_keep(dl);
+    if (st)
         return st;
-    }
-    aitk_dl_keep(dl); /* the runtime's constructors allocate; see aitk_dl_keep */
     *backend = b;
     return AITK_OK;
 }

@@ -39,8 +39,9 @@ bool aitk_backend_plugin_built(void);
 /* Opens the plugin at `path` (no search) and checks its descriptor. Errors:
  * AITK_E_DLOPEN (the dynamic loader's text), AITK_E_DLSYM (no entry point,
  * or a descriptor or operation table with a member missing, named in err),
- * AITK_E_UNSUPPORTED (another ABI version). A plugin that loads stays
- * loaded for the life of the process (aitk_dl_keep). */
+ * AITK_E_UNSUPPORTED (another ABI version). A file the dynamic loader
+ * mapped stays mapped for the life of the process (aitk_dl_keep), even when
+ * refused: its runtime's constructors have run. */
 aitk_status aitk_backend_plugin_open(const char *path, const aitk_backend **backend,
                                      aitk_str *err);
 

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
+#include "reports/buyer.h"
 #include "reports/fields.h"
 #include "reports/html_parts.h"
 #include "reports/xml_escape.h"
@@ -315,6 +316,26 @@ static void environment(aitk_str *out, const cJSON *report)
     aitk_str_append(out, "</section>\n");
 }
 
+/* The first section: the buyer's question, one sentence a model. */
+static void buyer(aitk_str *out, const cJSON *report)
+{
+    const cJSON *arr = aitk_field_array(report, "buyer");
+    if (!arr || cJSON_GetArraySize(arr) == 0)
+        return;
+    aitk_str_append(out, "<section id=\"buyer\"><h2>" AITK_BUYER_HEADING "</h2>\n<ul>\n");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        aitk_str line = AITK_STR_INIT;
+        aitk_buyer_sentence(e, &line);
+        aitk_str_append(out, "<li>");
+        text(out, aitk_str_cstr(&line));
+        aitk_str_append(out, "</li>\n");
+        aitk_str_free(&line);
+    }
+    aitk_str_append(out, "</ul></section>\n");
+}
+
 aitk_status aitk_render_html(const cJSON *report, aitk_str *out)
 {
     const cJSON *checks = aitk_field_array(report, "checks");
@@ -328,6 +349,7 @@ aitk_status aitk_render_html(const cJSON *report, aitk_str *out)
     text(out, aitk_field_str(report, "created_at"));
     aitk_str_appendf(out, "</title>\n<style>\n%s</style></head>\n<body>\n", aitk_html_css);
     banner(out, report);
+    buyer(out, report);
     check_group(out, checks, "fail", "What failed, and how to fix it", "failed");
     check_group(out, checks, "warn", "Warnings", "warnings");
     aitk_html_workloads(out, report);

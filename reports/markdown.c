@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "reports/buyer.h"
 #include "reports/check.h"
 
 static const char *field(const cJSON *obj, const char *key)
@@ -128,6 +129,24 @@ static void append_duration(aitk_str *out, double s)
         aitk_str_appendf(out, "%.1f s", s);
 }
 
+/* The first section: the buyer's question, one bullet a model. */
+static void append_buyer(aitk_str *out, const cJSON *buyer)
+{
+    if (cJSON_GetArraySize(buyer) == 0)
+        return;
+    aitk_str_append(out, "\n### " AITK_BUYER_HEADING "\n\n");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, buyer)
+    {
+        aitk_str line = AITK_STR_INIT;
+        aitk_buyer_sentence(e, &line);
+        aitk_str_append(out, "- ");
+        aitk_markdown_inline(out, aitk_str_cstr(&line));
+        aitk_str_append(out, "\n");
+        aitk_str_free(&line);
+    }
+}
+
 /* One line per workload: what ran, on what, how fast, in how much memory.
  * CPU rows say so, so nobody reads them as GPU figures. */
 static void append_workloads(aitk_str *out, const cJSON *workloads)
@@ -209,6 +228,7 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     aitk_markdown_inline(out, field(report, "created_at"));
     aitk_str_append(out, "\n");
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
+    append_buyer(out, cJSON_GetObjectItemCaseSensitive(report, "buyer"));
 
     append_group(out, checks, "fail", "Failed");
     append_group(out, checks, "warn", "Warnings");

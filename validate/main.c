@@ -31,6 +31,8 @@
 #include "models/aitk_config.h"
 #include "models/cost.h"
 #include "reports/report.h"
+#include "reports/buyer.h"
+#include "validate/buyer.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
 #include "validate/compat.h"
@@ -299,6 +301,23 @@ static const char *text_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* The buyer's answer, one sentence a model (reports/buyer.h), where the
+ * console leaves it in view: just above the verdict. */
+static void print_buyer(const cJSON *buyer)
+{
+    if (cJSON_GetArraySize(buyer) == 0)
+        return;
+    printf("%s\n", AITK_BUYER_HEADING);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, buyer)
+    {
+        aitk_str line = AITK_STR_INIT;
+        aitk_buyer_sentence(e, &line);
+        printf("  %s\n", aitk_str_cstr(&line));
+        aitk_str_free(&line);
+    }
+}
+
 /* The console view: one line a check; the reason under failures, warnings and
  * skips (a skip without its reason reads like a pass nobody ran), remedies
  * under failures and warnings. */
@@ -325,6 +344,7 @@ static void print_summary(const cJSON *report, int verbosity)
         if (verbosity > 0 && *text_of(c, "source"))
             printf("        source: %s\n", text_of(c, "source"));
     }
+    print_buyer(cJSON_GetObjectItemCaseSensitive(report, "buyer"));
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
     const char *v = text_of(summary, "verdict");
@@ -359,6 +379,12 @@ static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)
         if (m && aitk_report_set_section(report, measured[i], m))
             goto fail;
     }
+    /* The buyer's question first: read from the workloads just attached. */
+    cJSON *buyer = NULL;
+    if (aitk_buyer_build(cJSON_GetObjectItemCaseSensitive(report, "workloads"), ctx->env,
+                         ctx->cost_params, &buyer) ||
+        aitk_report_set_section(report, "buyer", buyer))
+        goto fail;
     cJSON *host = cJSON_DetachItemFromObjectCaseSensitive(ctx->env, "host");
     if (!host)
         host = cJSON_CreateObject();

@@ -35,7 +35,7 @@ static void test_gpu_plugin_check_passes(void **state)
     assert_string_equal(c->observed, "CUDA runtime 13.0, driver 13.0, cuBLASLt 13.0.0, "
                                      "cuDNN 9.14.0; 1 device: Fake GPU 9000 (cc 9.0, 80.0 GiB, "
                                      "100 SMs, 1500 MHz)");
-    assert_non_null(strstr(c->message, "; it sees cuDNN 9.14.0, so attention runs cuDNN's "
+    assert_non_null(strstr(c->message, "; it sees cuDNN 9.14.0, so attention can use cuDNN's "
                                        "fused kernel"));
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(rec, "cudnn_version")->valueint, 91400);
 #else

@@ -128,7 +128,7 @@ static void say_attention_path(const aitk_backend_probe *pr, aitk_str *msg)
     if (pr->cudnn_version) {
         aitk_str_append(msg, "it sees cuDNN ");
         library_version_text(msg, pr->cudnn_version);
-        aitk_str_append(msg, ", so attention runs cuDNN's fused kernel");
+        aitk_str_append(msg, ", so attention can use cuDNN's fused kernel");
     } else {
         aitk_str_append(msg, "cuDNN not found: attention will use the plain kernel, slower "
                              "than the fused one PyTorch uses, so measured step times are on "

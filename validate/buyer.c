@@ -1,0 +1,204 @@
+/* The buyer section (see buyer.h). Targets come from the model descriptions
+ * (models/<id>.yaml targets:), predictions from the cost model, both read
+ * here and never repeated. */
+#include "validate/buyer.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/str.h"
+#include "models/cost.h"
+#include "models/gpudb.h"
+#include "models/predict.h"
+#include "models/spec.h"
+#include "validate/probes/gpu_util.h"
+#include "validate/probes/workloads.h"
+
+/* What the GPU side knows for every model: the first detected GPU's row in
+ * the GPU table, or why there is none. */
+typedef struct gpu_view {
+    const char *name;          /* as the probe saw it; NULL: no GPU detected */
+    const aitk_gpu_spec *spec; /* NULL: no prediction possible */
+    aitk_str why;              /* the reason when spec is NULL */
+} gpu_view;
+
+static const cJSON *workload_of(const cJSON *workloads, const char *model)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workloads)
+    if (!strcmp(aitk_json_text(w, "name"), model))
+        return w;
+    return NULL;
+}
+
+/* "FLUX.1-dev LoRA" from "FLUX.1-dev (black-forest-labs/FLUX.1-dev)". */
+static aitk_status add_title(cJSON *e, const aitk_model_spec *spec)
+{
+    const char *paren = strstr(spec->title, " (");
+    size_t len = paren ? (size_t)(paren - spec->title) : strlen(spec->title);
+    aitk_str t = AITK_STR_INIT;
+    aitk_str_appendf(&t, "%.*s LoRA", (int)len, spec->title);
+    aitk_status st = aitk_str_status(&t) || !cJSON_AddStringToObject(e, "title", t.ptr)
+                         ? AITK_E_NOMEM : AITK_OK;
+    aitk_str_free(&t);
+    return st;
+}
+
+static aitk_status add_targets(cJSON *e, const aitk_model_spec *spec)
+{
+    const aitk_model_targets *t = &spec->targets;
+    return cJSON_AddNumberToObject(e, "target_minutes", t->minutes_per_1000) &&
+                   cJSON_AddNumberToObject(e, "target_gb", t->min_vram_gb) &&
+                   cJSON_AddStringToObject(e, "target_gpu", t->recommended_gpu)
+               ? AITK_OK : AITK_E_NOMEM;
+}
+
+/* A GPU workload that produced a time. */
+static bool measured_on_gpu(const cJSON *w)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    return w && strcmp(aitk_json_text(w, "backend"), "cpu") &&
+           cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "measured_s"));
+}
+
+/* The measurement answers; its memory check says whether it fit. */
+static aitk_status add_measured(cJSON *e, const cJSON *w)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    const char *mem = aitk_json_text(cJSON_GetObjectItemCaseSensitive(w, "memory"), "status");
+    cJSON *fits = !strcmp(mem, "fail") ? cJSON_CreateFalse()
+                  : !strcmp(mem, "pass") || !strcmp(mem, "warn") ? cJSON_CreateTrue()
+                                                                 : cJSON_CreateNull();
+    if (!fits || !cJSON_AddItemToObject(e, "fits", fits)) {
+        cJSON_Delete(fits);
+        return AITK_E_NOMEM;
+    }
+    return cJSON_AddNumberToObject(e, "minutes_per_1000",
+                                   aitk_json_number(t, "measured_s", NAN) / 60) &&
+                   cJSON_AddStringToObject(e, "source", "measured") &&
+                   cJSON_AddStringToObject(e, "gpu", aitk_json_text(w, "device"))
+               ? AITK_OK : AITK_E_NOMEM;
+}
+
+static aitk_status add_predicted(cJSON *e, const aitk_model_spec *spec, const gpu_view *g,
+                                 const aitk_cost_params *params, aitk_str *err)
+{
+    aitk_workload w;
+    aitk_workload_defaults(&w, spec);
+    aitk_prediction p;
+    aitk_status st = aitk_cost_predict(&w, params, g->spec, &p, err);
+    if (st)
+        return st;
+    /* No time for a job that does not fit: it would never run that fast. */
+    bool ok = cJSON_AddBoolToObject(e, "fits", p.fits) &&
+              (p.fits ? cJSON_AddNumberToObject(e, "minutes_per_1000",
+                                                aitk_predict_minutes_per_1000(&p)) != NULL
+                      : cJSON_AddNullToObject(e, "minutes_per_1000") != NULL) &&
+              cJSON_AddStringToObject(e, "source", "predicted") &&
+              cJSON_AddStringToObject(e, "gpu", g->name);
+    return ok ? AITK_OK : AITK_E_NOMEM;
+}
+
+static aitk_status add_none(cJSON *e, const char *gpu, const char *reason)
+{
+    bool ok = cJSON_AddNullToObject(e, "fits") && cJSON_AddNullToObject(e, "minutes_per_1000") &&
+              cJSON_AddStringToObject(e, "source", "none") &&
+              (gpu ? cJSON_AddStringToObject(e, "gpu", gpu) != NULL
+                   : cJSON_AddNullToObject(e, "gpu") != NULL) &&
+              cJSON_AddStringToObject(e, "reason", reason);
+    return ok ? AITK_OK : AITK_E_NOMEM;
+}
+
+/* The CPU run's time, kept apart so nobody reads it as a GPU figure. */
+static aitk_status add_cpu_figure(cJSON *e, const cJSON *w)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    double s = aitk_json_number(t, "measured_s", NAN);
+    if (!w || strcmp(aitk_json_text(w, "backend"), "cpu") || !isfinite(s))
+        return AITK_OK;
+    return cJSON_AddNumberToObject(e, "cpu_minutes_per_1000", s / 60) ? AITK_OK : AITK_E_NOMEM;
+}
+
+static aitk_status model_entry(const char *model, const cJSON *workloads, const gpu_view *g,
+                               const aitk_cost_params *params, cJSON *e)
+{
+    aitk_model_spec *spec = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = cJSON_AddStringToObject(e, "model", model) ? AITK_OK : AITK_E_NOMEM;
+    if (!st)
+        st = aitk_model_spec_load(model, false, &spec, &err);
+    if (!st)
+        st = add_title(e, spec);
+    if (!st)
+        st = add_targets(e, spec);
+    const cJSON *w = workload_of(workloads, model);
+    if (!st && measured_on_gpu(w))
+        st = add_measured(e, w);
+    else if (!st && g->spec)
+        st = add_predicted(e, spec, g, params, &err);
+    else if (!st)
+        st = add_none(e, g->name, aitk_str_cstr(&g->why));
+    if (st && st != AITK_E_NOMEM) /* a description or prediction that fails is said */
+        st = add_none(e, g->name, aitk_str_cstr(&err));
+    if (!st)
+        st = add_cpu_figure(e, w);
+    aitk_model_spec_free(spec);
+    aitk_str_free(&err);
+    return st;
+}
+
+/* The first detected GPU and its row in the GPU table. */
+static aitk_status view_gpu(const cJSON *env, const aitk_gpudb *db, gpu_view *g)
+{
+    const cJSON *dev = cJSON_GetArrayItem(aitk_gpu_devices(env), 0);
+    if (!dev) {
+        aitk_str_append(&g->why, "no GPU was detected, so there is nothing to measure or "
+                                 "predict for this machine; `aitk-validate predict` gives the "
+                                 "figures for other GPUs");
+        return aitk_str_status(&g->why);
+    }
+    g->name = *aitk_json_text(dev, "name") ? aitk_json_text(dev, "name") : "unnamed GPU";
+    double gib = aitk_gpu_vram_gib(dev);
+    aitk_str err = AITK_STR_INIT;
+    if (!db || aitk_gpudb_find_probed(db, g->name, gib > 0 ? gib * 1073741824.0 : 0, &g->spec,
+                                      &err)) {
+        g->spec = NULL;
+        aitk_str_appendf(&g->why, "%s is not in the GPU table, so no prediction: %s", g->name,
+                         db ? aitk_str_cstr(&err) : "the GPU table could not be read");
+    }
+    aitk_str_free(&err);
+    return aitk_str_status(&g->why);
+}
+
+aitk_status aitk_buyer_build(const cJSON *workloads, const cJSON *env,
+                             const aitk_cost_params *params, cJSON **out)
+{
+    *out = cJSON_CreateArray();
+    aitk_cost_params *own = NULL;
+    aitk_gpudb *db = NULL;
+    gpu_view g = {.why = AITK_STR_INIT};
+    aitk_str err = AITK_STR_INIT;
+    if (!params && !aitk_cost_params_load(&own, &err))
+        params = own;
+    aitk_gpudb_load(&db, &err);
+    aitk_status st = *out ? view_gpu(env, params ? db : NULL, &g) : AITK_E_NOMEM;
+    for (const char *const *m = aitk_reference_models; *m && !st; m++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(*out, e)) {
+            cJSON_Delete(e);
+            st = AITK_E_NOMEM;
+        } else {
+            st = model_entry(*m, workloads, &g, params, e);
+        }
+    }
+    aitk_gpudb_free(db);
+    aitk_cost_params_free(own);
+    aitk_str_free(&g.why);
+    aitk_str_free(&err);
+    if (st) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return st;
+}
