@@ -4,7 +4,7 @@
  * `AITK_HD static inline` function in kernels/math/. nvcc compiles it for
  * the device; a C compiler sees a plain static inline function, so CI runs
  * the very same arithmetic on machines without a GPU and compares it with
- * the CPU reference backend (tests/kernels/test_math_*.c). Only C that both
+ * the CPU reference backend (tests/math/). Only C that both
  * languages accept goes in these headers: no CUDA intrinsics, no C99-only
  * syntax that C++ rejects (designated initializers, compound literals). */
 #ifndef AITK_KERNELS_MATH_HD_H
