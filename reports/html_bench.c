@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "reports/fields.h"
 #include "reports/html_parts.h"
 #include "reports/svg.h"
@@ -137,6 +138,48 @@ static void memory_chart(aitk_str *out, const cJSON *w)
     aitk_field_scratch_free(out, &title);
 }
 
+/* The loss of every step (reports/schema workload.loss): on fixed data a
+ * LoRA that trains makes it fall, the first sign a backend computes what it
+ * should; each step also draws its own t and noise, so single steps are
+ * noisy and the tenths' means say more than first and last. */
+static void loss_chart(aitk_str *out, const cJSON *w)
+{
+    const cJSON *l = aitk_field_obj(w, "loss");
+    const cJSON *curve = aitk_field_array(l, "curve");
+    int n = curve ? cJSON_GetArraySize(curve) : 0;
+    if (n < 2)
+        return;
+    aitk_svg_point *pts = aitk_calloc((size_t)n, sizeof *pts);
+    if (!pts)
+        return;
+    size_t k = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, curve)
+    {
+        pts[k] = (aitk_svg_point){.x = k, .y = cJSON_IsNumber(v) ? v->valuedouble : NAN};
+        k++;
+    }
+    double steps = 0;
+    aitk_field_num(l, "steps", &steps);
+    aitk_str title = AITK_STR_INIT, last = AITK_STR_INIT;
+    aitk_str_appendf(&title, "Training loss per step for %s", aitk_field_str(w, "name"));
+    aitk_str_appendf(&last, "step %.0f", steps);
+    aitk_svg_line_spec spec = {.title = aitk_str_cstr(&title), .unit = "", .nx = (size_t)n,
+                               .x_first = "step 1", .x_last = aitk_str_cstr(&last),
+                               .points = pts, .npoints = k};
+    aitk_str_append(out, "<h3>Loss</h3>\n");
+    aitk_svg_line_chart(out, &spec);
+    double head, tail;
+    if (aitk_field_num(l, "first_tenth_mean", &head) &&
+        aitk_field_num(l, "last_tenth_mean", &tail))
+        aitk_str_appendf(out, "<div class=\"muted\">mean of the first tenth %.4g, of the last "
+                              "tenth %.4g (%+.1f%%)</div>",
+                         head, tail, head != 0 ? 100.0 * (tail - head) / head : 0.0);
+    aitk_field_scratch_free(out, &title);
+    aitk_field_scratch_free(out, &last);
+    aitk_free(pts);
+}
+
 /* The card's colour: the worse of the run's own status and its targets. */
 static const char *workload_tone(const cJSON *w)
 {
@@ -187,6 +230,7 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         aitk_str_append(out, "<div class=\"wl\"><div>");
         time_chart(out, w);
         memory_chart(out, w);
+        loss_chart(out, w);
         const cJSON *st = aitk_field_obj(w, "step_time_s");
         const cJSON *tp = aitk_field_obj(w, "throughput");
         aitk_str_append(out, "</div><div><h3>Step time and throughput</h3><table class=\"stats\">");
@@ -207,6 +251,9 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         else
             stat_row(out, "TFLOP/s", tp, "tflops", ONE_DECIMAL);
         stat_row(out, "MFU", tp, "mfu", PERCENT);
+        const cJSON *pr = aitk_field_obj(w, "predicted");
+        stat_row(out, "predicted min per 1000 steps", pr, "minutes_per_1000", ONE_DECIMAL);
+        stat_row(out, "predicted peak (bytes)", pr, "peak_bytes", GENERAL);
         aitk_str_append(out, "</table></div></div></div>\n");
     }
     aitk_str_append(out, "</section>\n");

@@ -23,11 +23,14 @@ typedef struct gpu_view {
     aitk_str why;              /* the reason when spec is NULL */
 } gpu_view;
 
-static const cJSON *workload_of(const cJSON *workloads, const char *model)
+/* The model's entry on the GPU (gpu true: any backend but the CPU) or on
+ * the CPU: a GPU machine reports both, GPU first. */
+static const cJSON *workload_of(const cJSON *workloads, const char *model, bool gpu)
 {
     const cJSON *w;
     cJSON_ArrayForEach(w, workloads)
-    if (!strcmp(aitk_json_text(w, "name"), model))
+    if (!strcmp(aitk_json_text(w, "name"), model) &&
+        (strcmp(aitk_json_text(w, "backend"), "cpu") != 0) == gpu)
         return w;
     return NULL;
 }
@@ -54,28 +57,34 @@ static aitk_status add_targets(cJSON *e, const aitk_model_spec *spec)
                ? AITK_OK : AITK_E_NOMEM;
 }
 
-/* A GPU workload that produced a time. */
+/* A GPU workload that produced a time, or that found the job does not fit
+ * (memory.fits false: an allocation failed on the device). */
 static bool measured_on_gpu(const cJSON *w)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
     return w && strcmp(aitk_json_text(w, "backend"), "cpu") &&
-           cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "measured_s"));
+           (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "measured_s")) ||
+            cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(m, "fits")));
 }
 
 /* The measurement answers; its memory check says whether it fit. */
 static aitk_status add_measured(cJSON *e, const cJSON *w)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
-    const char *mem = aitk_json_text(cJSON_GetObjectItemCaseSensitive(w, "memory"), "status");
-    cJSON *fits = !strcmp(mem, "fail") ? cJSON_CreateFalse()
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
+    const char *mem = aitk_json_text(m, "status");
+    cJSON *fits = !strcmp(mem, "fail") || cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(m, "fits"))
+                      ? cJSON_CreateFalse()
                   : !strcmp(mem, "pass") || !strcmp(mem, "warn") ? cJSON_CreateTrue()
                                                                  : cJSON_CreateNull();
     if (!fits || !cJSON_AddItemToObject(e, "fits", fits)) {
         cJSON_Delete(fits);
         return AITK_E_NOMEM;
     }
-    return cJSON_AddNumberToObject(e, "minutes_per_1000",
-                                   aitk_json_number(t, "measured_s", NAN) / 60) &&
+    const double s = aitk_json_number(t, "measured_s", NAN);
+    return (isfinite(s) ? cJSON_AddNumberToObject(e, "minutes_per_1000", s / 60) != NULL
+                        : cJSON_AddNullToObject(e, "minutes_per_1000") != NULL) &&
                    cJSON_AddStringToObject(e, "source", "measured") &&
                    cJSON_AddStringToObject(e, "gpu", aitk_json_text(w, "device"))
                ? AITK_OK : AITK_E_NOMEM;
@@ -132,7 +141,7 @@ static aitk_status model_entry(const char *model, const cJSON *workloads, const 
         st = add_title(e, spec);
     if (!st)
         st = add_targets(e, spec);
-    const cJSON *w = workload_of(workloads, model);
+    const cJSON *w = workload_of(workloads, model, true);
     if (!st && measured_on_gpu(w))
         st = add_measured(e, w);
     else if (!st && g->spec)
@@ -142,7 +151,7 @@ static aitk_status model_entry(const char *model, const cJSON *workloads, const 
     if (st && st != AITK_E_NOMEM) /* a description or prediction that fails is said */
         st = add_none(e, g->name, aitk_str_cstr(&err));
     if (!st)
-        st = add_cpu_figure(e, w);
+        st = add_cpu_figure(e, workload_of(workloads, model, false));
     aitk_model_spec_free(spec);
     aitk_str_free(&err);
     return st;
