@@ -630,7 +630,27 @@ static int finish_stdout(int rc)
 
 static int run_main(int argc, char **argv);
 
-int main(int argc, char **argv) { return finish_stdout(run_main(argc, argv)); }
+#ifdef _WIN32
+/* A console shows bytes in its own output code page (437, 936, ...); this
+ * program prints UTF-8 (its manifest makes that its code page), so the
+ * console is switched to UTF-8 while it runs and switched back after. */
+static UINT console_cp_before;
+static void restore_console_code_page(void) { SetConsoleOutputCP(console_cp_before); }
+static void console_utf8(void)
+{
+    console_cp_before = GetConsoleOutputCP(); /* 0 when there is no console */
+    if (console_cp_before && console_cp_before != CP_UTF8 && SetConsoleOutputCP(CP_UTF8))
+        atexit(restore_console_code_page);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+#ifdef _WIN32
+    console_utf8();
+#endif
+    return finish_stdout(run_main(argc, argv));
+}
 
 /* This program loads the libraries it examines in copies of itself
  * (common/libload.h). Without its own path, nothing is loaded and the

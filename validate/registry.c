@@ -10,11 +10,14 @@
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
 #include "validate/probes/train_config.h"
+#include "validate/probes/windows.h"
 #include "validate/probes/workloads.h"
 
 const aitk_provider aitk_providers[] = {
     {"host", AITK_LEVEL_QUICK, aitk_host_checks},
     {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
+    /* After gpu: windows.gpu_mode reads the NVML record. */
+    {"windows", AITK_LEVEL_QUICK, aitk_windows_checks},
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},
     {"cuda", AITK_LEVEL_QUICK, aitk_cuda_stack_checks},
     /* gpu.plugin: loads the CUDA plugin, so not at --quick (loads nothing). */

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -19,13 +22,15 @@
 #include "common/str.h"
 #include "tests/test_time.h"
 
+#ifndef _WIN32
 extern char **environ;
+#endif
 
 char *pt_tempdir(const char *tag)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/probes-tmp", AITK_BINARY_DIR);
-    mkdir(path, 0755);
+    aitk_dir_create(path, NULL);
     snprintf(path, sizeof path, "%s/probes-tmp/%s-XXXXXX", AITK_BINARY_DIR, tag);
     char *d = mkdtemp(path);
     assert_non_null(d);
@@ -60,7 +65,13 @@ char *pt_site(const char *root, const char *pyver)
     int ma = 0, mi = 0;
     sscanf(pyver, "%d.%d", &ma, &mi);
     char buf[1024];
+#ifdef _WIN32
+    (void)ma;
+    (void)mi;
+    snprintf(buf, sizeof buf, "%s/Lib/site-packages", root);
+#else
     snprintf(buf, sizeof buf, "%s/lib/python%d.%d/site-packages", root, ma, mi);
+#endif
     return strdup(buf);
 }
 
@@ -71,8 +82,13 @@ void pt_fake_venv(const char *root, const char *pyver, const char *const *pkgs,
     snprintf(buf, sizeof buf, "home = /usr/bin\ninclude-system-site-packages = false\n"
                               "version = %s\n", pyver);
     pt_write(root, "pyvenv.cfg", buf);
+#ifdef _WIN32
+    /* Not a program: Windows refuses to start it, as the Linux script exits 99. */
+    pt_write(root, "Scripts/python.exe", "not a program\n");
+#else
     pt_write(root, "bin/python3", "#!/bin/sh\nexit 99\n");
     pt_chmod_x(root, "bin/python3");
+#endif
     char *site = pt_site(root, pyver);
     for (const char *const *p = pkgs; p && *p; p++) {
         const char *eq = strstr(*p, "==");
@@ -133,14 +149,57 @@ static int sanitizer_complaint(const char *err)
     for (const char *p = err; (p = strstr(p, " leak of ")) != NULL; p++) {
         const char *end = strstr(p, "\n\n");
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        char *block = strndup(p, n);
+        char *block = aitk_strndup(p, n);
         int ours = block && strstr(block, AITK_SOURCE_DIR) != NULL;
-        free(block);
+        aitk_free(block);
         if (ours)
             return 1;
     }
     return 0;
 }
+
+void pt_nvml_only(const char *stub_dir, const char *dir)
+{
+    char target[1024], link[1024];
+    snprintf(target, sizeof target, "%s/" PT_NVML_LIB, stub_dir);
+    snprintf(link, sizeof link, "%s/" PT_NVML_LIB, dir);
+#ifdef _WIN32
+    assert_true(CopyFileA(target, link, FALSE));
+#else
+    assert_int_equal(symlink(target, link), 0);
+#endif
+}
+
+#ifdef _WIN32
+/* The NVIDIA driver of this Windows: each of nvml.dll and nvcuda.dll from
+ * the first folder of `dirs` (';'-separated) that has it, copied into
+ * System32, where DCH drivers install them and the probes look first; a
+ * library no folder has is removed from there. The prefix is the test's
+ * own scratch copy (WINEPREFIX, set by CMake). */
+static void install_driver(const char *dirs)
+{
+    static const char *const libs[] = {PT_NVML_LIB, PT_CUDA_LIB};
+    char sys32[MAX_PATH];
+    UINT n = GetSystemDirectoryA(sys32, sizeof sys32);
+    assert_true(n > 0 && n < sizeof sys32);
+    for (size_t i = 0; i < 2; i++) {
+        char dst[MAX_PATH + 32];
+        snprintf(dst, sizeof dst, "%s\\%s", sys32, libs[i]);
+        DeleteFileA(dst);
+        for (const char *p = dirs ? dirs : ""; *p;) {
+            size_t len = strcspn(p, ";");
+            char src[1024];
+            snprintf(src, sizeof src, "%.*s/%s", (int)len, p, libs[i]);
+            if (GetFileAttributesA(src) != INVALID_FILE_ATTRIBUTES) {
+                if (!CopyFileA(src, dst, FALSE))
+                    fail_msg("cannot copy %s to %s (error %lu)", src, dst, GetLastError());
+                break;
+            }
+            p += len + (p[len] == ';');
+        }
+    }
+}
+#endif
 
 cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
               const char *const *extra_env, int *exit_code)
@@ -159,7 +218,12 @@ cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
         if (!dropped(environ[i], extra_env))
             env[k++] = environ[i];
     char ld[1024], sp[1024];
+#ifdef _WIN32
+    install_driver(lib_dir);
+    if (0) {
+#else
     if (lib_dir) {
+#endif
         snprintf(ld, sizeof ld, "LD_LIBRARY_PATH=%s", lib_dir);
         env[k++] = ld;
     }

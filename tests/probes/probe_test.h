@@ -5,6 +5,24 @@
 
 #include <cjson/cJSON.h>
 
+/* The driver's libraries as the probes name them, and how a list of stub
+ * folders is written (searched in order, as the loader searches): on Linux
+ * LD_LIBRARY_PATH's ':'; on Windows ';', where the Z: of each folder has
+ * its own colon. On Windows the stubs are installed into this test's
+ * scratch Wine prefix's System32, where the driver puts them. */
+#ifdef _WIN32
+#define PT_NVML_LIB "nvml.dll"
+#define PT_CUDA_LIB "nvcuda.dll"
+#define PT_DIRS(a, b) a ";" b
+#else
+#define PT_NVML_LIB "libnvidia-ml.so.1"
+#define PT_CUDA_LIB "libcuda.so.1"
+#define PT_DIRS(a, b) a ":" b
+#endif
+
+/* A folder holding only the NVML stub of `stub_dir` (no CUDA driver). */
+void pt_nvml_only(const char *stub_dir, const char *dir);
+
 /* A fresh scratch folder under the build tree (caller frees with free()). */
 char *pt_tempdir(const char *tag);
 /* Writes `text` to dir/rel, creating parent folders. */
@@ -13,7 +31,8 @@ void pt_write(const char *dir, const char *rel, const char *text);
 void pt_chmod_x(const char *dir, const char *rel);
 
 /* A fake environment under `root`: pyvenv.cfg with `pyver` ("3.12.3"),
- * lib/pythonX.Y/site-packages with one dist-info per "name==version" in
+ * lib/pythonX.Y/site-packages (on Windows: Lib/site-packages and
+ * Scripts/python.exe, venv's Windows layout) with one dist-info per "name==version" in
  * `pkgs` (NULL-terminated), and torch/version.py when torch is listed
  * (`torch_cuda`: "12.8" or NULL for a CPU build). */
 void pt_fake_venv(const char *root, const char *pyver, const char *const *pkgs,
@@ -22,7 +41,7 @@ void pt_fake_venv(const char *root, const char *pyver, const char *const *pkgs,
 char *pt_site(const char *root, const char *pyver);
 
 /* Runs AITK_EXE with `args` (NULL-terminated) plus --json <tmp>, with
- * LD_LIBRARY_PATH=lib_dir and AITK_STUB_GPU=spec (either may be NULL) and
+ * LD_LIBRARY_PATH=lib_dir (on Windows: lib_dir's stubs in System32) and AITK_STUB_GPU=spec (either may be NULL) and
  * the extra "NAME=value" entries in `extra_env`. Returns the parsed report
  * (the test fails when there is none); *exit_code gets the exit status. */
 cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,

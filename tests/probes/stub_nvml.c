@@ -30,6 +30,7 @@ typedef unsigned int nvmlEnableState_t;
 typedef unsigned int nvmlClockType_t;
 typedef unsigned int nvmlTemperatureSensors_t;
 typedef unsigned int nvmlPageRetirementCause_t;
+typedef unsigned int nvmlDriverModel_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct {
     char busIdLegacy[16];
@@ -284,4 +285,20 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned i
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *infos) { (void)infos; return processes("nvmlDeviceGetComputeRunningProcesses", d, n, 0); }
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *infos) { (void)infos; return processes("nvmlDeviceGetGraphicsRunningProcesses", d, n, 1); }
 nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t d, nvmlEnableState_t *v) { DEV_CHECK(nvmlDeviceGetDisplayActive, d); *v = (nvmlEnableState_t)GPU(d)->display; return OK; }
+/* The Windows driver model. Linux drivers answer NOT_SUPPORTED (the probe
+ * asks on Windows only); this stub answers on both. */
+#ifndef STUB_OLD_DRIVER
+nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t d, nvmlDriverModel_t *cur, nvmlDriverModel_t *pend)
+{
+    DEV_CHECK(nvmlDeviceGetDriverModel_v2, d);
+    *cur = *pend = (nvmlDriverModel_t)GPU(d)->driver_model;
+    return OK;
+}
+#endif
+nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t d, nvmlDriverModel_t *cur, nvmlDriverModel_t *pend)
+{
+    DEV_CHECK(nvmlDeviceGetDriverModel, d);
+    *cur = *pend = (nvmlDriverModel_t)(GPU(d)->driver_model == 2 ? 0 : GPU(d)->driver_model);
+    return OK;
+}
 #endif /* STUB_REQUIRED_ONLY */

@@ -3,7 +3,7 @@
  *   driver=535.104.05;cuda=12020;nvml_init=9;cu_init=100;
  *   refuse=nvmlDeviceGetMemoryInfo:3;refuse=cuDeviceGetUuid_v2:999;
  *   gpu=NVIDIA GeForce RTX 4090|8.9|24564[|mig=1][|display=1][|remap_pending=1]
- *                                        [|mig_instance=1]
+ *                                        [|mig_instance=1][|model=tcc]
  *
  * One "gpu=" item per GPU: name | compute capability | memory in MiB, then
  * optional flags. nvml_init / cu_init make the init call return that error
@@ -11,7 +11,9 @@
  * every call (the per-call refusal tests), "refuse=NAME@N:CODE" for device N
  * only. mig_instance makes the CUDA stub
  * present that device as a MIG compute instance: cuDeviceGetUuid_v2 answers
- * the instance's UUID, cuDeviceGetUuid the GPU's. Test-only code: malformed
+ * the instance's UUID, cuDeviceGetUuid the GPU's. model= is the Windows
+ * driver model NVML answers (wddm, the default, tcc or mcdm; the _v1 call
+ * answers MCDM as WDDM, as drivers before MCDM had no such value). Test-only code: malformed
  * specs give a stub with no GPU. */
 #ifndef AITK_TESTS_STUB_SPEC_H
 #define AITK_TESTS_STUB_SPEC_H
@@ -26,6 +28,7 @@ typedef struct stub_gpu {
     int major, minor;
     unsigned long long mem_mib;
     int mig, display, remap_pending, mig_instance;
+    int driver_model; /* nvmlDriverModel_t: 0 WDDM, 1 WDM (TCC), 2 MCDM */
 } stub_gpu;
 
 #define STUB_MAX_REFUSALS 16
@@ -80,6 +83,10 @@ static void stub_parse_gpu(stub_spec *s, const char *item)
             g->remap_pending = 1;
         if (strncmp(item, "|mig_instance=1", 15) == 0)
             g->mig_instance = 1;
+        if (strncmp(item, "|model=tcc", 10) == 0)
+            g->driver_model = 1;
+        if (strncmp(item, "|model=mcdm", 11) == 0)
+            g->driver_model = 2;
     }
 }
 

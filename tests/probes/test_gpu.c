@@ -11,6 +11,23 @@
 
 #include "probe_test.h"
 
+/* The driver a CUDA 12.8 torch needs (Release Notes, Table 3): Linux and
+ * Windows drivers are numbered apart. */
+#ifdef _WIN32
+#define DRIVER_MIN_CU128 "570.65"
+#else
+#define DRIVER_MIN_CU128 "570.26"
+#endif
+
+/* The remedies name the system's own tools. */
+#ifdef _WIN32
+#define REMEDY_INIT_WORDS "Restart Windows after a driver update"
+#define REMEDY_CUINIT_WORDS "Device Manager"
+#else
+#define REMEDY_INIT_WORDS "Reboot"
+#define REMEDY_CUINIT_WORDS "nvidia-uvm"
+#endif
+
 static const char *const torch_cu128[] = {"torch==2.7.0+cu128", "torchvision==0.22.0+cu128",
                                           "torchaudio==2.7.0+cu128", NULL};
 static const char *const torch_cu126[] = {"torch==2.7.0+cu126", "torchvision==0.22.0+cu126",
@@ -26,12 +43,12 @@ static void test_no_driver(void **state)
     assert_int_equal(rc, 1);
     const cJSON *c = pt_check(r, "gpu.nvml");
     pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "observed"), "libnvidia-ml.so.1");
+    pt_assert_contains(pt_text(c, "observed"), PT_NVML_LIB);
     pt_assert_contains(pt_text(c, "message"), "No NVIDIA driver is present");
     pt_assert_contains(pt_text(c, "remedy"), "Install the NVIDIA driver");
     c = pt_check(r, "gpu.cuda_driver");
     pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "observed"), "libcuda.so.1");
+    pt_assert_contains(pt_text(c, "observed"), PT_CUDA_LIB);
     /* Nothing about GPUs can be judged without a driver. */
     assert_null(pt_find_check(r, "gpu.count"));
     assert_null(pt_find_check(r, "gpu.vram.flux1-dev"));
@@ -54,9 +71,9 @@ static void test_driver_too_old_for_torch(void **state)
     pt_assert_contains(pt_text(c, "observed"), "535.104.05");
     c = pt_check(r, "gpu.driver_for_torch");
     pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "expected"), "570.26");
+    pt_assert_contains(pt_text(c, "expected"), DRIVER_MIN_CU128);
     pt_assert_contains(pt_text(c, "observed"), "535.104.05");
-    pt_assert_contains(pt_text(c, "remedy"), "570.26");
+    pt_assert_contains(pt_text(c, "remedy"), DRIVER_MIN_CU128);
     pt_assert_contains(pt_text(c, "remedy"), "CUDA 12.2");
     pt_assert_contains(pt_text(c, "source"), "Table 3");
     pt_assert_contains(pt_text(c, "source"),
@@ -74,7 +91,7 @@ static void test_driver_new_enough(void **state)
     pt_fake_venv(venv, "3.12.3", torch_cu128, "12.8");
     const char *args[] = {"--quick", "--python", venv, NULL};
     int rc = 0;
-    cJSON *r = pt_run(AITK_STUB_DIR, "driver=570.26;cuda=12080;gpu=NVIDIA GeForce RTX 4090|8.9|24564",
+    cJSON *r = pt_run(AITK_STUB_DIR, "driver=" DRIVER_MIN_CU128 ";cuda=12080;gpu=NVIDIA GeForce RTX 4090|8.9|24564",
                       args, NULL, &rc);
     pt_assert_status(pt_check(r, "gpu.driver_for_torch"), "pass");
     pt_assert_status(pt_check(r, "gpu.vram.flux1-dev"), "pass");
@@ -168,7 +185,7 @@ static void test_nvml_ok_driver_api_fails(void **state)
     pt_assert_status(c, "fail");
     pt_assert_contains(pt_text(c, "observed"), "CUDA_ERROR_UNKNOWN");
     pt_assert_contains(pt_text(c, "message"), "NVML sees the GPU");
-    pt_assert_contains(pt_text(c, "remedy"), "nvidia-uvm");
+    pt_assert_contains(pt_text(c, "remedy"), REMEDY_CUINIT_WORDS);
     /* NVML still describes the GPU. */
     pt_assert_contains(pt_text(pt_check(r, "gpu.0"), "observed"), "A100");
     cJSON_Delete(r);
@@ -179,7 +196,7 @@ static void test_required_symbol_missing(void **state)
     (void)state;
     const char *args[] = {"--quick", NULL};
     int rc = 0;
-    cJSON *r = pt_run(AITK_STUB_NOSYM_DIR ":" AITK_STUB_DIR, "gpu=NVIDIA L4|8.9|23034", args, NULL,
+    cJSON *r = pt_run(PT_DIRS(AITK_STUB_NOSYM_DIR, AITK_STUB_DIR), "gpu=NVIDIA L4|8.9|23034", args, NULL,
                       &rc);
     const cJSON *c = pt_check(r, "gpu.cuda_driver");
     pt_assert_status(c, "fail");
@@ -194,11 +211,16 @@ static void test_nvml_symbol_missing(void **state)
     (void)state;
     const char *args[] = {"--quick", NULL};
     int rc = 0;
-    cJSON *r = pt_run(AITK_STUB_NVML_NOSYM_DIR ":" AITK_STUB_DIR, "gpu=NVIDIA L4|8.9|23034", args,
+    cJSON *r = pt_run(PT_DIRS(AITK_STUB_NVML_NOSYM_DIR, AITK_STUB_DIR), "gpu=NVIDIA L4|8.9|23034", args,
                       NULL, &rc);
     const cJSON *c = pt_check(r, "gpu.nvml");
     pt_assert_status(c, "fail");
+#ifdef _WIN32
+    /* Installed where the driver puts it: System32. */
+    pt_assert_contains(pt_text(c, "observed"), "\\nvml.dll lacks nvmlDeviceGetMemoryInfo");
+#else
     pt_assert_contains(pt_text(c, "observed"), "stub-nvml-nosym/libnvidia-ml.so.1 lacks nvmlDeviceGetMemoryInfo");
+#endif
     /* The driver API still answers and describes the GPU. */
     pt_assert_status(pt_check(r, "gpu.cuda_driver"), "pass");
     pt_assert_contains(pt_text(pt_check(r, "gpu.0"), "observed"), "NVIDIA L4, sm_89, 22 GB");
@@ -215,7 +237,7 @@ static void test_nvml_init_fails(void **state)
     const cJSON *c = pt_check(r, "gpu.nvml");
     pt_assert_status(c, "fail");
     pt_assert_contains(pt_text(c, "observed"), "NVML error 18");
-    pt_assert_contains(pt_text(c, "remedy"), "Reboot");
+    pt_assert_contains(pt_text(c, "remedy"), REMEDY_INIT_WORDS);
     pt_assert_contains(pt_text(pt_check(r, "gpu.cuda_driver"), "observed"),
                        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
     cJSON_Delete(r);

@@ -182,11 +182,8 @@ static void test_memory_unknown_without_driver_api(void **state)
     (void)state;
     int rc = 0;
     char *nocuda = pt_tempdir("nvml-only");
-    /* Only libnvidia-ml: a folder holding a link to the stub NVML. */
-    char link[1024], target[1024];
-    snprintf(target, sizeof target, "%s/libnvidia-ml.so.1", AITK_STUB_DIR);
-    snprintf(link, sizeof link, "%s/libnvidia-ml.so.1", nocuda);
-    assert_int_equal(symlink(target, link), 0);
+    /* Only NVML: a folder holding the stub NVML alone. */
+    pt_nvml_only(AITK_STUB_DIR, nocuda);
     cJSON *r = pt_run(nocuda, "refuse=nvmlDeviceGetMemoryInfo:3;gpu=NVIDIA GeForce RTX 4090|8.9|24564",
                       quick, NULL, &rc);
     pt_assert_status(pt_check(r, "gpu.cuda_driver"), "fail");

@@ -170,15 +170,15 @@ static void test_allocation_failures(void **state)
 static void test_escape_random_bytes(void **state)
 {
     (void)state;
-    unsigned long seed = 99;
+    unsigned long long seed = 99; /* 64 bits on Windows too (LLP64) */
     aitk_str in = AITK_STR_INIT, out = AITK_STR_INIT;
     for (int i = 0; i < 3000; i++) {
         aitk_str_clear(&in);
         aitk_str_clear(&out);
-        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         size_t n = (seed >> 33) % 64;
         for (size_t k = 0; k < n; k++) {
-            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
             char c = (char)((seed >> 33) & 0xff);
             aitk_str_appendc(&in, c ? c : 'x');
         }

@@ -496,7 +496,7 @@ static void test_random_text(void **state)
 {
     (void)state;
     static const char alphabet[] = "0123456789abcdefABCDEF:.-=_/+hf_GPU xyz\"'\xc3\xa9\xff";
-    unsigned long seed = 12345;
+    unsigned long long seed = 12345; /* 64 bits on Windows too (LLP64) */
     aitk_redactor *r;
     assert_int_equal(aitk_redactor_new(&r), AITK_OK);
     assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "node7"), AITK_OK);
@@ -504,10 +504,10 @@ static void test_random_text(void **state)
     for (int i = 0; i < 3000; i++) {
         aitk_str_clear(&in);
         aitk_str_clear(&out);
-        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         size_t n = (seed >> 33) % 120;
         for (size_t k = 0; k < n; k++) {
-            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
             aitk_str_appendc(&in, alphabet[(seed >> 33) % (sizeof alphabet - 1)]);
         }
         if (i % 3 == 0)

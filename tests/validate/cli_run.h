@@ -37,6 +37,22 @@ static inline void cli_run(cli_result *r, const char *const *args, const char *c
         aitk_str_appendf(&asan_env, "ASAN_OPTIONS=%s", getenv("ASAN_OPTIONS"));
         env[e++] = asan_env.ptr;
     }
+#ifdef _WIN32
+    /* A Windows process cannot start without SystemRoot, and finds its
+     * temporary and user folders through these: passed on as they are. */
+    static const char *const windows_vars[] = {"SystemRoot", "windir", "TEMP", "TMP",
+                                               "USERPROFILE", "ProgramFiles", "LOCALAPPDATA",
+                                               "APPDATA", "ComSpec", "PATHEXT"};
+    static aitk_str win_env[sizeof windows_vars / sizeof *windows_vars];
+    for (size_t i = 0; i < sizeof windows_vars / sizeof *windows_vars && e < 24; i++) {
+        const char *v = getenv(windows_vars[i]);
+        aitk_str_clear(&win_env[i]);
+        if (!v)
+            continue;
+        aitk_str_appendf(&win_env[i], "%s=%s", windows_vars[i], v);
+        env[e++] = win_env[i].ptr;
+    }
+#endif
     for (int i = 0; extra_env && extra_env[i] && e < 31; i++)
         env[e++] = extra_env[i];
     env[e] = NULL;

@@ -338,16 +338,25 @@ static void cuda_version_of(const char *entry, aitk_str *out)
 static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
 {
     static const char *const vars[] = {"PATH", "LD_LIBRARY_PATH"};
+    /* Windows separates PATH entries with ';' (each entry has a ':' after
+     * its drive letter); Windows has no LD_LIBRARY_PATH. */
+#ifdef _WIN32
+    const char *sep = ";";
+    const size_t nvars = 1;
+#else
+    const char *sep = ":";
+    const size_t nvars = 2;
+#endif
     aitk_str obs = AITK_STR_INIT, versions = AITK_STR_INIT;
     int distinct = 0;
     cJSON *found = cJSON_AddArrayToObject(rec, "cuda_on_search_paths");
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < nvars; i++) {
         const char *v = getenv(vars[i]);
         for (const char *p = v; p && *p;) {
-            size_t n = strcspn(p, ":");
+            size_t n = strcspn(p, sep);
             char *entry = aitk_strndup(p, n);
             p += n;
-            if (*p == ':')
+            if (*p == *sep)
                 p++;
             if (!entry) {
                 aitk_str_free(&obs);
@@ -397,8 +406,14 @@ static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
         aitk_str_appendf(&msg, "%d CUDA versions are on the search paths (%.*s): tools and "
                                "libraries may come from different releases",
                          distinct, (int)(versions.len - 4), aitk_str_cstr(&versions) + 2);
+#ifdef _WIN32
+        c.remedy = "Keep one CUDA toolkit's bin folder in PATH (System Properties > Environment "
+                   "Variables; the toolkit installers add theirs at the front) and CUDA_PATH "
+                   "pointing at it; torch from pip needs none of them.";
+#else
         c.remedy = "Keep one CUDA folder in PATH and LD_LIBRARY_PATH (usually /usr/local/cuda, "
                    "a symlink to the version you want); torch from pip needs none of them.";
+#endif
     } else {
         c.status = AITK_CHECK_PASS;
         aitk_str_append(&msg, distinct ? "one CUDA version on the search paths"

@@ -19,10 +19,53 @@
     "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/); "              \
     "NVIDIA DCGM diagnostics, level 1 "                                                    \
     "(https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)"
+/* Remedies in the words of the system the user is on: Windows has no
+ * lsmod, /dev/nvidia-uvm or LD_LIBRARY_PATH, and its driver comes from
+ * NVIDIA's installer. */
+#ifdef _WIN32
+#define REMEDY_INSTALL                                                                     \
+    "Install the NVIDIA driver for this GPU from https://www.nvidia.com/Download/ (it "     \
+    "ships nvml.dll and nvcuda.dll; the CUDA toolkit does not)."
+#define REMEDY_NVML_SYMBOLS                                                                \
+    "Reinstall the NVIDIA driver (its installer's clean installation); delete stray "      \
+    "copies of nvml.dll from application folders and from folders on PATH."
+#define REMEDY_NVML_INIT                                                                   \
+    "Restart Windows after a driver update; if it persists, reinstall the NVIDIA driver "  \
+    "with the installer's clean installation and check Device Manager for an error on the " \
+    "GPU."
+#define REMEDY_CUDA_SYMBOLS                                                                \
+    "Reinstall the NVIDIA driver; delete stray copies of nvcuda.dll from application "     \
+    "folders and from folders on PATH."
+#define REMEDY_CUDA_INIT                                                                   \
+    "Check that CUDA_VISIBLE_DEVICES does not hide every GPU, restart Windows after a "    \
+    "driver update, and check Device Manager for an error on the GPU; reinstall the "      \
+    "driver if it persists."
+#define REMEDY_NO_GPU                                                                      \
+    "Check that the card is seated and powered (Device Manager, Display adapters) and "    \
+    "that CUDA_VISIBLE_DEVICES does not hide it."
+#else
 #define REMEDY_INSTALL                                                                     \
     "Install the NVIDIA driver for this GPU (it ships NVML and libcuda; the CUDA toolkit "  \
     "does not). In a container, start it with the NVIDIA container runtime "               \
     "(docker run --gpus all)."
+#define REMEDY_NVML_SYMBOLS                                                                \
+    "Reinstall the NVIDIA driver; remove stray copies of libnvidia-ml from "               \
+    "LD_LIBRARY_PATH and application folders."
+#define REMEDY_NVML_INIT                                                                   \
+    "Reboot after a driver update; check `lsmod | grep nvidia` and `dmesg`; "              \
+    "reinstall the driver if the versions differ."
+#define REMEDY_CUDA_SYMBOLS                                                                \
+    "Reinstall the NVIDIA driver; remove stray libcuda.so copies (e.g. the toolkit's "     \
+    "stubs/ folder) from LD_LIBRARY_PATH."
+#define REMEDY_CUDA_INIT                                                                   \
+    "Check that /dev/nvidia-uvm exists (modprobe nvidia-uvm), that "                       \
+    "CUDA_VISIBLE_DEVICES does not hide every GPU, that the driver's user-space "          \
+    "and kernel versions match (reboot after an update), and in a container "              \
+    "that the NVIDIA runtime is used."
+#define REMEDY_NO_GPU                                                                      \
+    "Check that the card is seated and powered (lspci | grep -i nvidia) "                  \
+    "and that CUDA_VISIBLE_DEVICES does not hide it."
+#endif
 
 static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c)
 {
@@ -47,15 +90,13 @@ static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_str_cstr(&obs);
         c.message = "The NVML library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = "Reinstall the NVIDIA driver; remove stray copies of libnvidia-ml from "
-                   "LD_LIBRARY_PATH and application folders.";
+        c.remedy = REMEDY_NVML_SYMBOLS;
     } else if (*aitk_json_text(nvml, "init_error")) {
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_json_text(nvml, "init_error");
         c.message = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
                     "user-space/kernel version mismatch after an update).";
-        c.remedy = "Reboot after a driver update; check `lsmod | grep nvidia` and `dmesg`; "
-                   "reinstall the driver if the versions differ.";
+        c.remedy = REMEDY_NVML_INIT;
     } else {
         const char *version = aitk_json_text(nvml, "driver_version");
         if (*version)
@@ -92,8 +133,7 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_str_cstr(&obs);
         c.message = "The CUDA driver library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = "Reinstall the NVIDIA driver; remove stray libcuda.so copies (e.g. the toolkit's "
-                   "stubs/ folder) from LD_LIBRARY_PATH.";
+        c.remedy = REMEDY_CUDA_SYMBOLS;
     } else if (*aitk_json_text(cu, "init_error")) {
         aitk_str_appendf(&obs, "cuInit: %s", aitk_json_text(cu, "init_error"));
         c.status = AITK_CHECK_FAIL;
@@ -102,10 +142,7 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
                         ? "NVML sees the GPU but the CUDA driver API fails: torch.cuda.is_available() "
                           "will be False."
                         : "The CUDA driver API fails to initialise: no GPU is usable.";
-        c.remedy = "Check that /dev/nvidia-uvm exists (modprobe nvidia-uvm), that "
-                   "CUDA_VISIBLE_DEVICES does not hide every GPU, that the driver's user-space "
-                   "and kernel versions match (reboot after an update), and in a container "
-                   "that the NVIDIA runtime is used.";
+        c.remedy = REMEDY_CUDA_INIT;
     } else {
         aitk_str_appendf(&obs, "CUDA %s driver API, %d device(s) (%s)",
                          aitk_json_text(cu, "cuda_version"),
@@ -180,8 +217,7 @@ static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
                     .status = n > 0 ? AITK_CHECK_PASS : AITK_CHECK_FAIL,
                     .observed = aitk_str_cstr(&obs), .expected = ">= 1",
                     .message = n > 0 ? "the driver lists GPUs" : "the driver is installed but lists no GPU",
-                    .remedy = n > 0 ? "" : "Check that the card is seated and powered (lspci | grep -i nvidia) "
-                                           "and that CUDA_VISIBLE_DEVICES does not hide it.",
+                    .remedy = n > 0 ? "" : REMEDY_NO_GPU,
                     .source = DRIVER_SOURCE};
     aitk_status st = add(ctx, &c);
     aitk_str_free(&obs);

@@ -39,6 +39,14 @@ int aitk_version_compare(const char *a, const char *b)
     return 0;
 }
 
+/* The folder separator huggingface_hub's os.path.join writes: a path shown
+ * to a Windows user is in Windows' one style (C:\Users\x\.cache\...). */
+#ifdef _WIN32
+#define SEP "\\"
+#else
+#define SEP "/"
+#endif
+
 aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
 {
     const char *v;
@@ -57,7 +65,7 @@ aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
     }
     if ((v = getenv("XDG_CACHE_HOME")) && *v) {
         *why = "XDG_CACHE_HOME";
-        return aitk_str_appendf(dir, "%s/huggingface/hub", v);
+        return aitk_str_appendf(dir, "%s" SEP "huggingface" SEP "hub", v);
     }
     const char *home = aitk_host_home();
     if (!home) {
@@ -65,7 +73,7 @@ aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
         return AITK_E_NOTFOUND;
     }
     *why = "default (~/.cache/huggingface/hub)";
-    return aitk_str_appendf(dir, "%s/.cache/huggingface/hub", home);
+    return aitk_str_appendf(dir, "%s" SEP ".cache" SEP "huggingface" SEP "hub", home);
 }
 
 static int has_flag(const char *flags, const char *flag)

@@ -50,6 +50,8 @@
     X(nvmlDeviceGetPersistenceMode, false, "nvmlDeviceGetPersistenceMode")                     \
     X(nvmlDeviceGetMigMode, false, "nvmlDeviceGetMigMode")                                     \
     X(nvmlDeviceGetDisplayActive, false, "nvmlDeviceGetDisplayActive")                         \
+    X(nvmlDeviceGetDriverModel_v2, false, "nvmlDeviceGetDriverModel_v2",                       \
+      "nvmlDeviceGetDriverModel")                                                              \
     X(nvmlDeviceGetComputeRunningProcesses_v3, false, "nvmlDeviceGetComputeRunningProcesses_v3") \
     X(nvmlDeviceGetComputeRunningProcesses_v2, false, "nvmlDeviceGetComputeRunningProcesses_v2") \
     X(nvmlDeviceGetComputeRunningProcesses, false, "nvmlDeviceGetComputeRunningProcesses")     \
@@ -166,6 +168,19 @@ static void probe_memory_health(nvml_device_ctx *d)
     }
 }
 
+#ifdef _WIN32
+/* nvmlDriverModel_t as nvidia-smi names it ("WDDM", "TCC", "MCDM"). */
+static const char *driver_model_name(aitk_nvml_driver_model m)
+{
+    switch (m) {
+    case AITK_NVML_DRIVER_WDDM: return "WDDM";
+    case AITK_NVML_DRIVER_WDM: return "TCC";
+    case AITK_NVML_DRIVER_MCDM: return "MCDM";
+    }
+    return "unknown";
+}
+#endif
+
 static void probe_modes(nvml_device_ctx *d)
 {
     const nvml_api *api = d->api;
@@ -185,6 +200,19 @@ static void probe_modes(nvml_device_ctx *d)
         answered(d, "nvmlDeviceGetDisplayActive",
                  api->nvmlDeviceGetDisplayActive(d->handle, &s)))
         cJSON_AddBoolToObject(d->dev, "display_active", s != 0);
+#ifdef _WIN32
+    /* The driver model exists on Windows only (NVML API reference,
+     * nvmlDeviceGetDriverModel: "For windows only"); Linux drivers answer
+     * NOT_SUPPORTED for every GPU, so it is not asked there. */
+    aitk_nvml_driver_model cur_model = 0, pend_model = 0;
+    if (api->nvmlDeviceGetDriverModel_v2 &&
+        answered(d, "nvmlDeviceGetDriverModel",
+                 api->nvmlDeviceGetDriverModel_v2(d->handle, &cur_model, &pend_model))) {
+        cJSON *dm = cJSON_AddObjectToObject(d->dev, "driver_model");
+        cJSON_AddStringToObject(dm, "current", driver_model_name(cur_model));
+        cJSON_AddStringToObject(dm, "pending", driver_model_name(pend_model));
+    }
+#endif
 }
 
 /* Process counts only: asking with no buffer returns the count and does not

@@ -22,6 +22,7 @@ typedef unsigned int aitk_nvml_enable_state;    /* nvmlEnableState_t */
 typedef unsigned int aitk_nvml_clock_type;      /* nvmlClockType_t */
 typedef unsigned int aitk_nvml_temp_sensor;     /* nvmlTemperatureSensors_t */
 typedef unsigned int aitk_nvml_retire_cause;    /* nvmlPageRetirementCause_t */
+typedef unsigned int aitk_nvml_driver_model;    /* nvmlDriverModel_t */
 typedef struct aitk_nvml_device_st *aitk_nvml_device; /* nvmlDevice_t, opaque */
 
 typedef struct aitk_nvml_memory { /* nvmlMemory_t */
@@ -58,6 +59,12 @@ enum {
     AITK_NVML_FEATURE_ENABLED = 1,
     AITK_NVML_RETIRE_SINGLE_BIT = 0, /* NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS */
     AITK_NVML_RETIRE_DOUBLE_BIT = 1, /* NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR */
+    /* Windows driver models: WDDM (a display device, shared with the
+     * desktop), WDM = TCC (compute only), MCDM (Microsoft's compute driver
+     * model, named from NVML 12.x on; older drivers never answer it). */
+    AITK_NVML_DRIVER_WDDM = 0,
+    AITK_NVML_DRIVER_WDM = 1,
+    AITK_NVML_DRIVER_MCDM = 2,
     /* Buffer sizes nvml.h documents as enough for every answer. */
     AITK_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80,
     AITK_NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96,
@@ -107,6 +114,13 @@ typedef aitk_nvml_return (*aitk_nvmlDeviceGetMigMode_fn)(aitk_nvml_device, unsig
                                                          unsigned int *);
 typedef aitk_nvml_return (*aitk_nvmlDeviceGetDisplayActive_fn)(aitk_nvml_device,
                                                                aitk_nvml_enable_state *);
+/* _v2 (NVML 12.x on) can answer MCDM; the older name has the same shape. */
+typedef aitk_nvml_return (*aitk_nvmlDeviceGetDriverModel_v2_fn)(aitk_nvml_device,
+                                                                aitk_nvml_driver_model *,
+                                                                aitk_nvml_driver_model *);
+typedef aitk_nvml_return (*aitk_nvmlDeviceGetDriverModel_fn)(aitk_nvml_device,
+                                                             aitk_nvml_driver_model *,
+                                                             aitk_nvml_driver_model *);
 /* The three versions differ only in the element type of the buffer, which
  * the probe never passes (NULL asks for the count): one calling shape. */
 typedef aitk_nvml_return (*aitk_nvmlDeviceGetComputeRunningProcesses_v3_fn)(

@@ -12,6 +12,7 @@ typedef nvmlEnableState_t aitk_nvml_enable_state;
 typedef nvmlClockType_t aitk_nvml_clock_type;
 typedef nvmlTemperatureSensors_t aitk_nvml_temp_sensor;
 typedef nvmlPageRetirementCause_t aitk_nvml_retire_cause;
+typedef nvmlDriverModel_t aitk_nvml_driver_model;
 typedef nvmlDevice_t aitk_nvml_device;
 typedef nvmlMemory_t aitk_nvml_memory;
 typedef nvmlPciInfo_t aitk_nvml_pci_info;
@@ -60,6 +61,12 @@ const abi_function nvml_functions[] = {
     FN(nvmlDeviceGetPersistenceMode),
     FN(nvmlDeviceGetMigMode),
     FN(nvmlDeviceGetDisplayActive),
+/* nvmlDeviceGetDriverModel_v2 first appears in the 12.x headers (the pinned
+ * 12.9.79 has it, 11.8.86 does not). */
+#if NVML_API_VERSION >= 12
+    FN(nvmlDeviceGetDriverModel_v2),
+#endif
+    FN(nvmlDeviceGetDriverModel),
     FN(nvmlDeviceGetComputeRunningProcesses_v3),
     FN(nvmlDeviceGetComputeRunningProcesses_v2),
     FN(nvmlDeviceGetComputeRunningProcesses),

@@ -22,6 +22,11 @@ const abi_value nvml_values[] = {
     ABI_SAME(AITK_NVML_FEATURE_ENABLED, NVML_FEATURE_ENABLED),
     ABI_SAME(AITK_NVML_RETIRE_SINGLE_BIT, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS),
     ABI_SAME(AITK_NVML_RETIRE_DOUBLE_BIT, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR),
+    ABI_SAME(AITK_NVML_DRIVER_WDDM, NVML_DRIVER_WDDM),
+    ABI_SAME(AITK_NVML_DRIVER_WDM, NVML_DRIVER_WDM),
+#if NVML_API_VERSION >= 12 /* MCDM is named from the 12.x headers on */
+    ABI_SAME(AITK_NVML_DRIVER_MCDM, NVML_DRIVER_MCDM),
+#endif
     ABI_SAME(AITK_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE),
     ABI_SAME(AITK_NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_NAME_V2_BUFFER_SIZE),
     ABI_SAME(AITK_NVML_DEVICE_UUID_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE),
@@ -30,6 +35,7 @@ const abi_value nvml_values[] = {
     SIZE(aitk_nvml_clock_type, nvmlClockType_t),
     SIZE(aitk_nvml_temp_sensor, nvmlTemperatureSensors_t),
     SIZE(aitk_nvml_retire_cause, nvmlPageRetirementCause_t),
+    SIZE(aitk_nvml_driver_model, nvmlDriverModel_t),
     SIZE(aitk_nvml_device, nvmlDevice_t),
     SIZE(aitk_nvml_memory, nvmlMemory_t),
     OFF((aitk_nvml_memory, total), (nvmlMemory_t, total)),

@@ -1,0 +1,40 @@
+/* What the Windows checks read from Windows, in UTF-8: registry values of
+ * the 64-bit view (this program is 64-bit, and so is torch), the version
+ * resource of a DLL, and the System32 folder. Windows only. */
+#ifndef AITK_VALIDATE_PROBES_WIN_SYS_H
+#define AITK_VALIDATE_PROBES_WIN_SYS_H
+
+#include <stdbool.h>
+#include <windows.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+/* A REG_DWORD under HKEY_LOCAL_MACHINE\key: true when it exists and is a DWORD. */
+bool aitk_win_reg_dword(const wchar_t *key, const wchar_t *value, DWORD *out);
+
+/* A REG_SZ under HKEY_LOCAL_MACHINE\key, appended to `out` in UTF-8. */
+bool aitk_win_reg_string(const wchar_t *key, const wchar_t *value, aitk_str *out);
+
+/* True when HKEY_LOCAL_MACHINE\key exists. */
+bool aitk_win_reg_key_exists(const wchar_t *key);
+
+/* The file version of a DLL's version resource (VS_FIXEDFILEINFO), as
+ * four numbers: 14, 40, 33810, 0. False when it has none. */
+bool aitk_win_file_version(const wchar_t *path, unsigned version[4]);
+
+/* UTF-16 to UTF-8, appended to `out`. */
+aitk_status aitk_win_utf8(const wchar_t *w, aitk_str *out);
+
+/* UTF-8 to a new UTF-16 string (aitk_free it); NULL when out of memory. */
+wchar_t *aitk_win_wide(const char *utf8);
+
+/* GetSystemDirectoryW: the folder the loader searches for torch's imports
+ * after the application's own folder. UTF-16, in `out` (MAX_PATH). */
+bool aitk_win_system32(wchar_t *out, size_t size);
+
+/* An environment variable read as UTF-16 and given in UTF-8 (the process's
+ * own environment, whatever its code page). False when unset. */
+bool aitk_win_env(const wchar_t *name, aitk_str *out);
+
+#endif
