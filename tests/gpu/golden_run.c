@@ -25,7 +25,7 @@ static void append_backend_error(const aitk_backend *be, aitk_str *err)
 
 static aitk_status one_step(aitk_step_model *m, const aitk_backend *be, double *loss)
 {
-    aitk_step_result r;
+    aitk_step_result r = {.loss = NAN};
     aitk_status st = aitk_step_run(m, &r);
     if (st == AITK_OK && be)
         st = be->synchronize();
