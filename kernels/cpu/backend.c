@@ -4,8 +4,8 @@
  * /proc/cpuinfo, else plain "CPU"), counts the online logical CPUs and the
  * physical memory. open, synchronize and close have nothing to do (calls
  * run synchronously on host memory). mem_info reads MemAvailable and
- * MemTotal from /proc/meminfo where it exists and says AITK_E_UNSUPPORTED
- * elsewhere, rather than guessing. The build also targets Windows (mingw),
+ * MemTotal from /proc/meminfo on Linux and GlobalMemoryStatusEx on Windows,
+ * and says AITK_E_UNSUPPORTED where neither answers, rather than guessing. The build also targets Windows (mingw),
  * so every platform call is behind its own #if. */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +48,7 @@ static bool proc_field(const char *path, const char *key, char *val, size_t len)
     return found;
 }
 
+#if !defined(_WIN32)
 /* A /proc/meminfo figure ("MemTotal:  16318412 kB") in bytes; 0 if absent. */
 static uint64_t meminfo_bytes(const char *key)
 {
@@ -57,6 +58,7 @@ static uint64_t meminfo_bytes(const char *key)
         return 0;
     return (uint64_t)kib * 1024u;
 }
+#endif
 
 static int online_cpus(void)
 {
@@ -124,7 +126,16 @@ static aitk_status cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
     if (!free_bytes || !total_bytes)
         return AITK_E_INVAL;
+#if defined(_WIN32)
+    /* Windows' own figures: physical memory available and installed. */
+    MEMORYSTATUSEX ms;
+    ms.dwLength = sizeof ms;
+    if (!GlobalMemoryStatusEx(&ms))
+        return AITK_E_UNSUPPORTED;
+    const uint64_t avail = ms.ullAvailPhys, total = ms.ullTotalPhys;
+#else
     const uint64_t avail = meminfo_bytes("MemAvailable"), total = meminfo_bytes("MemTotal");
+#endif
     if (total == 0)
         return AITK_E_UNSUPPORTED; /* no /proc/meminfo: no honest figure to give */
     *free_bytes = (size_t)avail;
