@@ -66,7 +66,7 @@ static void op_failed(aitk_mb_state *s, const bench_def *b, aitk_status st)
 /* Buffers of one benchmark, in backend memory, freed together. */
 typedef struct bench_bufs {
     aitk_mem_account acct;
-    aitk_buf b[8];
+    aitk_buf b[12]; /* attention backward takes the most: nine */
     size_t n;
 } bench_bufs;
 
@@ -74,6 +74,10 @@ static void *buf_get(bench_bufs *bb, const bench_def *d, size_t bytes, aitk_stat
 {
     if (*st)
         return NULL;
+    if (bb->n == sizeof bb->b / sizeof *bb->b) {
+        *st = AITK_E_INTERNAL; /* a benchmark wanting more buffers: a bug here, said, not a crash */
+        return NULL;
+    }
     aitk_buf *b = &bb->b[bb->n++];
     *st = aitk_buf_alloc(d->be->ops, &bb->acct, b, bytes, AITK_MEM_WORKSPACE, d->meta.name);
     return *st ? NULL : b->ptr;
