@@ -118,14 +118,10 @@ aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *res
 
 static aitk_status keep_loss(aitk_bench_steps *s, double loss)
 {
-    if (s->n_losses == s->cap_losses) {
-        size_t cap = s->cap_losses ? 2 * s->cap_losses : 64;
-        double *p = aitk_realloc(s->losses, cap * sizeof *p);
-        if (!p)
-            return AITK_E_NOMEM;
-        s->losses = p;
-        s->cap_losses = cap;
-    }
+    double *p = aitk_grow(s->losses, sizeof *p, s->n_losses, &s->cap_losses, 64);
+    if (!p)
+        return AITK_E_NOMEM;
+    s->losses = p;
     s->losses[s->n_losses++] = loss;
     return AITK_OK;
 }

@@ -7,19 +7,13 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/math/nf4.h"
 
-/* Index of element j within its byte's two nibbles. */
-static unsigned nibble_of(const uint8_t *q, size_t j)
-{
-    return j % 2 ? q[j / 2] & 0x0Fu : q[j / 2] >> 4;
-}
-
 aitk_status aitk_cpu_nf4_dequantize(float *out, const uint8_t *q, const float *absmax, size_t n)
 {
     if (n == 0)
         return AITK_OK;
     AITK_CPU_REQUIRE(out && q && absmax);
     for (size_t j = 0; j < n; j++)
-        out[j] = aitk_nf4_value(nibble_of(q, j)) * absmax[j / AITK_NF4_BLOCK];
+        out[j] = aitk_nf4_value(aitk_nf4_nibble(q, j)) * absmax[j / AITK_NF4_BLOCK];
     return AITK_OK;
 }
 
@@ -32,7 +26,7 @@ static void quantize_block(uint8_t *q, float *absmax, const float *inp, size_t f
         amax = fabsf(inp[j]) > amax ? fabsf(inp[j]) : amax;
     *absmax = amax;
     for (size_t j = first; j < first + n; j++) {
-        unsigned code = aitk_nf4_nearest(amax > 0 ? inp[j] / amax : 0.0f);
+        unsigned code = aitk_nf4_nearest(aitk_nf4_normalize(inp[j], amax));
         if (j % 2)
             q[j / 2] = (uint8_t)((q[j / 2] & 0xF0u) | code);
         else

@@ -71,6 +71,12 @@ aitk_status aitk_cuda_status_into(cudaError_t e, const char *call, char *buf, si
 
 aitk_status aitk_cuda_check(cudaError_t e, const char *call)
 {
+    /* A failed call also sets the runtime's last error, which the next
+     * launch check (cudaGetLastError) would report against an innocent
+     * kernel: take it here, where it belongs. Sticky errors (a broken
+     * context) stay and keep failing every later call, as they must. */
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
     return aitk_cuda_status_into(e, call, aitk_cuda.error, sizeof aitk_cuda.error);
 }
 
@@ -131,6 +137,30 @@ aitk_status aitk_cuda_reserve(void **buf, size_t *have, size_t bytes, const char
     }
     *have = bytes;
     return AITK_OK;
+}
+
+aitk_status aitk_cuda_partials_begin(size_t n, unsigned *grid, const char *op)
+{
+    unsigned g = aitk_cuda_grid(n);
+    *grid = g < AITK_CUDA_MAX_PARTIALS ? g : AITK_CUDA_MAX_PARTIALS;
+    char what[96];
+    snprintf(what, sizeof what, "cudaMallocAsync(%s partials)", op);
+    return aitk_cuda_reserve((void **)&aitk_cuda.partials, &aitk_cuda.partials_bytes,
+                             *grid * sizeof(float), what);
+}
+
+aitk_status aitk_cuda_partials_fetch(float *host, unsigned grid, const char *op)
+{
+    char what[96];
+    snprintf(what, sizeof what, "cudaMemcpyAsync(%s)", op);
+    aitk_status st = aitk_cuda_check(cudaMemcpyAsync(host, aitk_cuda.partials,
+                                                     grid * sizeof(float),
+                                                     cudaMemcpyDeviceToHost, aitk_cuda.stream),
+                                     what);
+    if (st)
+        return st;
+    snprintf(what, sizeof what, "cudaStreamSynchronize(%s)", op);
+    return aitk_cuda_check(cudaStreamSynchronize(aitk_cuda.stream), what);
 }
 
 /* ---- paths ---- */

@@ -3,14 +3,11 @@
  * axpy. Grid-stride loops: one launch covers any n. */
 #include <math.h>
 
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/math/bf16.h"
 #include "kernels/math/draw.h"
-
-#define GRID_STRIDE(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
 
 static __global__ void f32_to_bf16_kernel(uint16_t *dst, const float *src, size_t n)
 {
@@ -108,11 +105,8 @@ extern "C" aitk_status aitk_cuda_absmax(float *amax_host, const aitk_act *x, siz
     *amax_host = 0.0f;
     if (!n)
         return AITK_OK;
-    unsigned grid = aitk_cuda_grid(n);
-    grid = grid < AITK_CUDA_MAX_PARTIALS ? grid : AITK_CUDA_MAX_PARTIALS;
-    st = aitk_cuda_reserve((void **)&aitk_cuda.partials, &aitk_cuda.partials_bytes,
-                           grid * sizeof(float), "cudaMallocAsync(partials)");
-    if (st)
+    unsigned grid;
+    if ((st = aitk_cuda_partials_begin(n, &grid, "absmax")))
         return st;
     aitk_cuda_path("absmax", "block max kernel");
     absmax_kernel<<<grid, 256, 0, aitk_cuda.stream>>>(aitk_cuda.partials, (const uint16_t *)x,
@@ -120,13 +114,7 @@ extern "C" aitk_status aitk_cuda_absmax(float *amax_host, const aitk_act *x, siz
     if ((st = aitk_cuda_launched("absmax kernel")))
         return st;
     float h[AITK_CUDA_MAX_PARTIALS];
-    st = aitk_cuda_check(cudaMemcpyAsync(h, aitk_cuda.partials, grid * sizeof(float),
-                                         cudaMemcpyDeviceToHost, aitk_cuda.stream),
-                         "cudaMemcpyAsync(absmax)");
-    if (!st)
-        st = aitk_cuda_check(cudaStreamSynchronize(aitk_cuda.stream),
-                             "cudaStreamSynchronize(absmax)");
-    if (st)
+    if ((st = aitk_cuda_partials_fetch(h, grid, "absmax")))
         return st;
     float m = 0.0f;
     for (unsigned i = 0; i < grid; i++)

@@ -257,6 +257,18 @@ static aitk_status run_steps(const char *op, const aitk_lora_step *steps, int co
     return st;
 }
 
+/* The tensors both directions read, by their slot in the step list
+ * (lora_plan.h); the steps only read them. */
+static void lora_inputs(void *ptr[AITK_LORA_TENSORS], const aitk_act *x, const aitk_act *w,
+                        const uint16_t *la16, const uint16_t *lb16, const aitk_act *xa)
+{
+    ptr[AITK_LORA_X] = (void *)x;
+    ptr[AITK_LORA_W] = (void *)w;
+    ptr[AITK_LORA_A] = (void *)la16;
+    ptr[AITK_LORA_B] = (void *)lb16;
+    ptr[AITK_LORA_XA] = (void *)xa;
+}
+
 aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_act *x,
                                           const aitk_act *w, const aitk_act *bias,
                                           const float *la, const float *lb, int n, int in,
@@ -272,11 +284,7 @@ aitk_status aitk_cuda_lora_linear_forward(aitk_act *y, aitk_act *xa, const aitk_
     if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
         return st;
     void *ptr[AITK_LORA_TENSORS] = {0};
-    ptr[AITK_LORA_X] = (void *)x;
-    ptr[AITK_LORA_W] = (void *)w;
-    ptr[AITK_LORA_A] = (void *)la16;
-    ptr[AITK_LORA_B] = (void *)lb16;
-    ptr[AITK_LORA_XA] = xa;
+    lora_inputs(ptr, x, w, la16, lb16, xa);
     ptr[AITK_LORA_Y] = y;
     aitk_lora_step steps[AITK_LORA_MAX_STEPS];
     int count = aitk_lora_forward_plan(steps, n, in, out, r, scale, bias != NULL);
@@ -300,11 +308,7 @@ aitk_status aitk_cuda_lora_linear_backward(aitk_act *dx, float *dla, float *dlb,
     if (r > 0 && (st = lora_bf16(la, lb, in, out, r, &la16, &lb16)))
         return st;
     void *ptr[AITK_LORA_TENSORS] = {0};
-    ptr[AITK_LORA_X] = (void *)x;
-    ptr[AITK_LORA_W] = (void *)w;
-    ptr[AITK_LORA_A] = (void *)la16;
-    ptr[AITK_LORA_B] = (void *)lb16;
-    ptr[AITK_LORA_XA] = (void *)xa;
+    lora_inputs(ptr, x, w, la16, lb16, xa);
     ptr[AITK_LORA_DY] = (void *)dy;
     ptr[AITK_LORA_DX] = dx;
     ptr[AITK_LORA_WORK] = work;

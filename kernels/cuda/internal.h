@@ -78,6 +78,14 @@ aitk_status aitk_cuda_reserve(void **buf, size_t *have, size_t bytes, const char
  * the host sums their partials from a stack array. */
 #define AITK_CUDA_MAX_PARTIALS 1024
 
+/* A reduction to the host in two halves around its kernel: begin picks the
+ * grid for n elements (at most AITK_CUDA_MAX_PARTIALS blocks) and makes
+ * room for one partial per block in aitk_cuda.partials; fetch copies the
+ * grid's partials into host[] and waits for them. `op` names the op in
+ * error texts. */
+aitk_status aitk_cuda_partials_begin(size_t n, unsigned *grid, const char *op);
+aitk_status aitk_cuda_partials_fetch(float *host, unsigned grid, const char *op);
+
 /* Grid of a grid-stride loop over n items, 256 threads a block. */
 unsigned aitk_cuda_grid(size_t n);
 

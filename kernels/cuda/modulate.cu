@@ -4,17 +4,10 @@
  * (dshift, dscale, dgate) are one thread per (sample, channel) summing over
  * the tokens in order in fp32: coalesced across channels, no atomics, the
  * same result on every run. */
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/internal.h"
 #include "kernels/math/bf16.h"
 #include "kernels/math/modulate.h"
-
-#define GRID_STRIDE(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
-#define LD(p, i) aitk_bf16_decode((p)[i])
-#define ST(x) aitk_bf16_encode(x)
-
-typedef const uint16_t *cbf;
 
 /* Row-broadcast operand: element (sample s, channel j) of a ld_mod-strided row. */
 #define MOD(p, i, t, c, ld) LD(p, ((i) / ((size_t)(t) * (c))) * (size_t)(ld) + (i) % (c))

@@ -1,17 +1,10 @@
 /* Elementwise activations (GELU-tanh, SiLU, SwiGLU) and the MSE loss. The
  * arithmetic is kernels/math/pointwise.h; these files only move bf16. */
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/math/bf16.h"
 #include "kernels/math/pointwise.h"
-
-#define GRID_STRIDE(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
-#define LD(p, i) aitk_bf16_decode((p)[i])
-#define ST(x) aitk_bf16_encode(x)
-
-typedef const uint16_t *cbf;
 
 static __global__ void gelu_fwd(uint16_t *o, cbf x, size_t n)
 {
@@ -142,11 +135,8 @@ extern "C" aitk_status aitk_cuda_mse_forward(float *loss_host, const aitk_act *p
     CHECK_OPEN("mse_forward");
     if (!loss_host || !pred || !target || !n)
         return aitk_cuda_inval("mse_forward", "NULL tensor or n == 0");
-    unsigned grid = aitk_cuda_grid(n);
-    grid = grid < AITK_CUDA_MAX_PARTIALS ? grid : AITK_CUDA_MAX_PARTIALS;
-    st = aitk_cuda_reserve((void **)&aitk_cuda.partials, &aitk_cuda.partials_bytes,
-                           grid * sizeof(float), "cudaMallocAsync(partials)");
-    if (st)
+    unsigned grid;
+    if ((st = aitk_cuda_partials_begin(n, &grid, "mse_forward")))
         return st;
     aitk_cuda_path("mse_forward", "block sum kernel + host double sum");
     mse_partials<<<grid, 256, 0, aitk_cuda.stream>>>(aitk_cuda.partials, CB(pred), CB(target),
@@ -154,13 +144,7 @@ extern "C" aitk_status aitk_cuda_mse_forward(float *loss_host, const aitk_act *p
     if ((st = aitk_cuda_launched("mse_forward kernel")))
         return st;
     float h[AITK_CUDA_MAX_PARTIALS];
-    st = aitk_cuda_check(cudaMemcpyAsync(h, aitk_cuda.partials, grid * sizeof(float),
-                                         cudaMemcpyDeviceToHost, aitk_cuda.stream),
-                         "cudaMemcpyAsync(mse_forward)");
-    if (!st)
-        st = aitk_cuda_check(cudaStreamSynchronize(aitk_cuda.stream),
-                             "cudaStreamSynchronize(mse_forward)");
-    if (st)
+    if ((st = aitk_cuda_partials_fetch(h, grid, "mse_forward")))
         return st;
     double s = 0.0;
     for (unsigned i = 0; i < grid; i++)

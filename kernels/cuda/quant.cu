@@ -2,40 +2,14 @@
  * NF4 in blocks of AITK_NF4_BLOCK with one fp32 absmax each. Per-element
  * arithmetic: kernels/math/quant.h.
  *
- * The 16 NF4 code values are kept here, privately, in __constant__ memory:
- * they are the published normal-quantile table (QLoRA, arXiv 2305.14314,
- * appendix E; the values bitsandbytes uses), written out as numbers. When
- * the shared kernels/math/nf4.h table lands, this copy should be replaced by
- * it; the tests compare the two. */
+ * NF4 codes, search and packing: kernels/math/nf4.h, as on the CPU. */
 #include <math.h>
 
+#include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/math/bf16.h"
 #include "kernels/math/quant.h"
-
-static __constant__ float nf4_code[16] = {
-    -1.0f,
-    -0.6961928009986877f,
-    -0.5250730514526367f,
-    -0.39491748809814453f,
-    -0.28444138169288635f,
-    -0.18477343022823334f,
-    -0.09105003625154495f,
-    0.0f,
-    0.07958029955625534f,
-    0.16093020141124725f,
-    0.24611230194568634f,
-    0.33791524171829224f,
-    0.44070982933044434f,
-    0.5626170039176941f,
-    0.7229568362236023f,
-    1.0f,
-};
-
-#define GRID_STRIDE(i, n) \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
-         i += (size_t)gridDim.x * blockDim.x)
 
 static __global__ void fp8_dequant_kernel(uint16_t *out, const uint8_t *q, float scale, size_t n)
 {
@@ -51,7 +25,7 @@ static __global__ void nf4_dequant_kernel(uint16_t *out, const uint8_t *q, const
                                           size_t n)
 {
     GRID_STRIDE(i, n)
-    out[i] = aitk_bf16_encode(nf4_code[aitk_nf4_nibble(q, i)] * absmax[i / AITK_NF4_BLOCK]);
+    out[i] = aitk_bf16_encode(aitk_nf4_value(aitk_nf4_nibble(q, i)) * absmax[i / AITK_NF4_BLOCK]);
 }
 
 /* One block of AITK_NF4_BLOCK threads per NF4 block: the absmax is one
@@ -63,7 +37,7 @@ static __global__ void nf4_quant_kernel(uint8_t *q, float *absmax, const uint16_
     size_t i = blk * AITK_NF4_BLOCK + threadIdx.x;
     float x = i < n ? aitk_bf16_decode(inp[i]) : 0.0f;
     float amax = aitk_block_reduce(fabsf(x), true);
-    codes[threadIdx.x] = aitk_nf4_nearest(nf4_code, aitk_nf4_normalize(x, amax));
+    codes[threadIdx.x] = (uint8_t)aitk_nf4_nearest(aitk_nf4_normalize(x, amax));
     __syncthreads();
     if (threadIdx.x % 2 == 0 && i < n) {
         uint8_t lo = i + 1 < n ? codes[threadIdx.x + 1] : 0;

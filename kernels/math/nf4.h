@@ -11,6 +11,9 @@
 #ifndef AITK_KERNELS_MATH_NF4_H
 #define AITK_KERNELS_MATH_NF4_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "kernels/math/hd.h"
 
 #define AITK_NF4_CODES 16
@@ -57,6 +60,18 @@ AITK_HD static inline unsigned aitk_nf4_nearest(float v)
         }
     }
     return best;
+}
+
+/* x / absmax, with an all-zero block mapping every element to 0.0's code. */
+AITK_HD static inline float aitk_nf4_normalize(float x, float absmax)
+{
+    return absmax > 0.0f ? x / absmax : 0.0f;
+}
+
+/* Element i of packed NF4 codes: element 2j is the high nibble of byte j. */
+AITK_HD static inline unsigned aitk_nf4_nibble(const uint8_t *q, size_t i)
+{
+    return i % 2 ? q[i / 2] & 0x0Fu : (unsigned)(q[i / 2] >> 4);
 }
 
 #endif
