@@ -242,26 +242,23 @@ static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_
 }
 
 /* The targets a GPU entry is judged against: the documented time scaled to
- * this GPU, its memory and the documented minimum. The target GPU's name
- * lives in *db, which the caller frees after the entry is built. */
+ * this GPU, its memory and the documented minimum. */
 static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_spec *spec,
-                               aitk_bench_targets *t, aitk_str *source, aitk_gpudb **db)
+                               aitk_bench_targets *t, aitk_str *source)
 {
     *t = (aitk_bench_targets){.target_s = NAN, .vram_bytes = req->device->vram_bytes,
                               .documented_min_bytes = spec->targets.min_vram_gb > 0
                                                           ? spec->targets.min_vram_gb * 1e9
                                                           : NAN,
                               .memory_source = spec->targets.source};
-    if (!req->device->gpu)
+    if (!req->device->gpu || !req->device->gpudb)
         return AITK_OK;
     aitk_cost_params *loaded = NULL;
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_gpudb_load(db, &err);
-    if (!st && !req->cost_params)
-        st = aitk_cost_params_load(&loaded, &err);
+    aitk_status st = req->cost_params ? AITK_OK : aitk_cost_params_load(&loaded, &err);
     const aitk_gpu_spec *tgpu = NULL;
     if (!st)
-        st = aitk_bench_scaled_target(spec, *db, req->device->gpu,
+        st = aitk_bench_scaled_target(spec, req->device->gpudb, req->device->gpu,
                                       req->cost_params ? req->cost_params : loaded,
                                       &t->target_s, &tgpu, source, &err);
     if (!st) {
@@ -342,9 +339,8 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     }
     aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
-    aitk_gpudb *db = NULL;
     if (gpu)
-        st = gpu_targets(req, spec, &t, &tsource, &db);
+        st = gpu_targets(req, spec, &t, &tsource);
     long rank = req->train ? req->train->rank : spec->defaults.rank;
     if (gpu)
         aitk_str_appendf(&title, "%s LoRA r%ld, %ld px, batch %ld%s", spec->title, rank,
@@ -385,7 +381,6 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
         cJSON_Delete(*entry);
         *entry = NULL;
     }
-    aitk_gpudb_free(db);
     aitk_bench_steps_free(steps);
     aitk_bench_result_free(&r);
     aitk_str_free(&title);

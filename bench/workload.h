@@ -27,6 +27,7 @@ typedef struct aitk_bench_device {
     const char *backend;       /* "cpu" | "cuda" */
     const char *name;          /* shown in the report */
     const aitk_gpu_spec *gpu;  /* this GPU's datasheet row; NULL for a CPU or an unknown GPU */
+    const aitk_gpudb *gpudb;   /* the table `gpu` comes from (the target GPU is looked up in it) */
     double vram_bytes;         /* NAN: unknown (CPU) */
     /* The opened backend for "cuda" (bench/gpu_backend.h); the CPU reference
      * is used for "cpu" and this is ignored. */

@@ -276,7 +276,9 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
         gpu_dev.impl = gpu->backend;
         /* The datasheet row sets the MFU's peak and the scaled target; an
          * unknown GPU still runs, without those. */
-        if (!aitk_gpudb_load(&db, NULL) &&
+        if (!aitk_gpudb_load(&db, NULL))
+            gpu_dev.gpudb = db;
+        if (db &&
             aitk_gpudb_find_probed(db, gpu->device.name, gpu_dev.vram_bytes, &gpu_dev.gpu,
                                    NULL))
             gpu_dev.gpu = NULL;
