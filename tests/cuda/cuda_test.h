@@ -1,11 +1,8 @@
 /* Shared by the CUDA plugin tests: open the plugin this build made and probe
  * it; a GPU test calls cuda_test_device() first and exits 77 (reported as
  * skipped by CTest, never as passed) when no GPU answers.
- *
- * While kernels/cuda is being moved onto kernels/backend.h, the plugin this
- * build makes may still export the entry of the first ABI
- * (aitk_cuda_plugin_get). The loader refuses it with its own words; the
- * tests check those words, and tests that need the new plugin skip. */
+ * The plugin this build made must load: one that does not is a failure,
+ * never a skip. */
 #ifndef AITK_TESTS_CUDA_CUDA_TEST_H
 #define AITK_TESTS_CUDA_CUDA_TEST_H
 
@@ -19,12 +16,6 @@
 static aitk_backend_probe cuda_test_probe;
 /* The loader's words when the build's plugin did not load. */
 static aitk_str cuda_test_load_error;
-
-/* True when the loader refused the build's plugin as one of the first ABI. */
-static inline bool cuda_test_plugin_is_old_abi(void)
-{
-    return strstr(aitk_str_cstr(&cuda_test_load_error), "older ABI 1") != NULL;
-}
 
 /* The plugin of this build, probed; NULL (with the reason printed and kept
  * in cuda_test_load_error) when it does not load. `*probe_st` gets the
@@ -45,16 +36,12 @@ static inline const aitk_backend *cuda_test_open(aitk_status *probe_st)
 }
 
 /* For GPU tests: the plugin with device 0 answering, or exit(77) when no GPU
- * answers or the build's plugin is still of the first ABI. Any other plugin
- * that does not load is a failure (exit 1), not a skip: the build made it. */
+ * answers. A plugin that does not load is a failure (exit 1), not a skip:
+ * the build made it. */
 static inline const aitk_backend *cuda_test_device(void)
 {
     aitk_status st = AITK_OK;
     const aitk_backend *b = cuda_test_open(&st);
-    if (!b && cuda_test_plugin_is_old_abi()) {
-        fprintf(stderr, "skipped: needs the plugin of ABI %d\n", AITK_BACKEND_ABI);
-        exit(77);
-    }
     if (!b)
         exit(1);
     if (st || cuda_test_probe.n_devices < 1) {
