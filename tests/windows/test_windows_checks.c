@@ -255,6 +255,27 @@ static void vcredist_states(void **state)
     expect(doc, "windows.vcredist", "pass", "observed", "vcomp140.dll 14.42.34433.0");
     cJSON_Delete(doc);
 
+    /* Microsoft documents Version and Major/Minor/Bld/Rbld, not Installed:
+     * a key without Installed but with a current version is installed. */
+    REG("delete", VCRT_KEY, "/v", "Installed", "/f");
+    doc = quick("windows-vcredist-no-installed-value", NULL);
+    expect(doc, "windows.vcredist", "pass", "observed",
+           "registry: no Installed value, version 14.42.34433");
+    cJSON_Delete(doc);
+
+    /* The key only in the 32-bit view (SOFTWARE\Wow6432Node), where the
+     * redistributable's 32-bit bootstrapper writes it on many machines. */
+    REG("delete", VCRT_KEY, "/f");
+    REG("add", VCRT_KEY, "/v", "Installed", "/t", "REG_DWORD", "/d", "1", "/reg:32", "/f");
+    REG("add", VCRT_KEY, "/v", "Version", "/t", "REG_SZ", "/d", "v14.42.34433.00", "/reg:32",
+        "/f");
+    doc = quick("windows-vcredist-32-bit-view", NULL);
+    expect(doc, "windows.vcredist", "pass", "observed",
+           "registry (32-bit view): Installed=1, version 14.42.34433");
+    cJSON_Delete(doc);
+    REG("delete", VCRT_KEY, "/reg:32", "/f");
+    register_redistributable("v14.42.34433.00", "14", "42", "34433");
+
     /* Registered, but one DLL gone: torch's WinError 126. */
     char vcomp[MAX_PATH];
     system32_file("vcomp140.dll", vcomp, sizeof vcomp);
@@ -275,6 +296,7 @@ static void vcredist_states(void **state)
     cJSON_Delete(doc);
 
     REG("delete", VCRT_KEY, "/f");
+    REG("delete", VCRT_KEY, "/reg:32", "/f");
     for (size_t i = 0; i < 4; i++) {
         char path[MAX_PATH];
         system32_file(runtime_dlls[i], path, sizeof path);

@@ -29,7 +29,9 @@ aitk_status aitk_win_build_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data, c
     /* The update revision (19045.4291's 4291): informational, from the
      * registry, as winver shows it. */
     DWORD ubr = 0;
-    bool has_ubr = aitk_win_reg_dword(L"SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", L"UBR", &ubr);
+    bool has_ubr = aitk_win_reg_dword(AITK_WIN_REG_64,
+                                      L"SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", L"UBR",
+                                      &ubr);
     aitk_str obs = AITK_STR_INIT, exp = AITK_STR_INIT, src = AITK_STR_INIT, msg = AITK_STR_INIT;
     cJSON *b = cJSON_AddObjectToObject(rec, "build");
     if (known) {

@@ -13,7 +13,8 @@
 aitk_status aitk_win_long_paths_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data, cJSON *rec)
 {
     DWORD v = 0;
-    bool set = aitk_win_reg_dword(L"SYSTEM\\CurrentControlSet\\Control\\FileSystem",
+    bool set = aitk_win_reg_dword(AITK_WIN_REG_64,
+                                  L"SYSTEM\\CurrentControlSet\\Control\\FileSystem",
                                   L"LongPathsEnabled", &v);
     if (set)
         cJSON_AddNumberToObject(rec, "long_paths_enabled", v);

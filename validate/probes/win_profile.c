@@ -40,7 +40,8 @@ aitk_status aitk_win_user_profile_check(aitk_run_ctx *ctx, const aitk_yaml_doc *
              msg = AITK_STR_INIT;
     bool have = aitk_win_env(L"USERPROFILE", &profile);
     UINT acp = 0;
-    if (aitk_win_reg_string(L"SYSTEM\\CurrentControlSet\\Control\\Nls\\CodePage", L"ACP", &acp_text))
+    if (aitk_win_reg_string(AITK_WIN_REG_64, L"SYSTEM\\CurrentControlSet\\Control\\Nls\\CodePage",
+                            L"ACP", &acp_text))
         acp = (UINT)strtoul(aitk_str_cstr(&acp_text), NULL, 10);
     cJSON *o = cJSON_AddObjectToObject(rec, "user_profile");
     aitk_check c = {.id = "windows.user_profile", .category = "windows",

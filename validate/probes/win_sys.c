@@ -5,31 +5,37 @@
 
 #include "common/alloc.h"
 
-/* RRF_SUBKEY_WOW6464KEY: the 64-bit view even if a 32-bit build ever read
- * it; the redistributable's x64 key lives there. */
-#define REG_VIEW RRF_SUBKEY_WOW6464KEY
-
-bool aitk_win_reg_dword(const wchar_t *key, const wchar_t *value, DWORD *out)
+/* The view is named explicitly, so a 32-bit build would still read the
+ * 64-bit registry when asked for it. */
+static DWORD value_view(aitk_win_reg_view view)
 {
-    DWORD bytes = sizeof *out;
-    return RegGetValueW(HKEY_LOCAL_MACHINE, key, value, RRF_RT_REG_DWORD | REG_VIEW, NULL, out,
-                        &bytes) == ERROR_SUCCESS;
+    return view == AITK_WIN_REG_32 ? RRF_SUBKEY_WOW6432KEY : RRF_SUBKEY_WOW6464KEY;
 }
 
-bool aitk_win_reg_string(const wchar_t *key, const wchar_t *value, aitk_str *out)
+bool aitk_win_reg_dword(aitk_win_reg_view view, const wchar_t *key, const wchar_t *value,
+                        DWORD *out)
+{
+    DWORD bytes = sizeof *out;
+    return RegGetValueW(HKEY_LOCAL_MACHINE, key, value, RRF_RT_REG_DWORD | value_view(view), NULL,
+                        out, &bytes) == ERROR_SUCCESS;
+}
+
+bool aitk_win_reg_string(aitk_win_reg_view view, const wchar_t *key, const wchar_t *value,
+                         aitk_str *out)
 {
     wchar_t w[512];
     DWORD bytes = sizeof w;
-    if (RegGetValueW(HKEY_LOCAL_MACHINE, key, value, RRF_RT_REG_SZ | REG_VIEW, NULL, w, &bytes) !=
-        ERROR_SUCCESS)
+    if (RegGetValueW(HKEY_LOCAL_MACHINE, key, value, RRF_RT_REG_SZ | value_view(view), NULL, w,
+                     &bytes) != ERROR_SUCCESS)
         return false;
     return aitk_win_utf8(w, out) == AITK_OK;
 }
 
-bool aitk_win_reg_key_exists(const wchar_t *key)
+bool aitk_win_reg_key_exists(aitk_win_reg_view view, const wchar_t *key)
 {
     HKEY h;
-    if (RegOpenKeyExW(HKEY_LOCAL_MACHINE, key, 0, KEY_READ | KEY_WOW64_64KEY, &h) != ERROR_SUCCESS)
+    REGSAM sam = KEY_READ | (view == AITK_WIN_REG_32 ? KEY_WOW64_32KEY : KEY_WOW64_64KEY);
+    if (RegOpenKeyExW(HKEY_LOCAL_MACHINE, key, 0, sam, &h) != ERROR_SUCCESS)
         return false;
     RegCloseKey(h);
     return true;

@@ -17,34 +17,69 @@
 
 typedef struct registry_view {
     bool key, installed;
+    bool has_installed; /* the Installed value exists */
+    bool wow32;       /* found in the 32-bit view (Wow6432Node), not the 64-bit one */
     aitk_str version; /* "14.40.33810" (Major.Minor.Bld), else the Version text without its 'v' */
+    aitk_str text;    /* the Version value as written, "v14.40.33810.00" */
 } registry_view;
 
+/* The key's values in one view. Microsoft documents Version and
+ * Major/Minor/Bld/Rbld; the installer also writes Installed=1. A key with a
+ * version but no Installed value counts as installed, an explicit
+ * Installed=0 does not. */
+static void read_view(aitk_win_reg_view view, const wchar_t *key, registry_view *r)
+{
+    r->key = aitk_win_reg_key_exists(view, key);
+    r->wow32 = view == AITK_WIN_REG_32;
+    if (!r->key)
+        return;
+    DWORD installed = 0, major = 0, minor = 0, bld = 0;
+    r->has_installed = aitk_win_reg_dword(view, key, L"Installed", &installed);
+    aitk_win_reg_string(view, key, L"Version", &r->text);
+    if (aitk_win_reg_dword(view, key, L"Major", &major) &&
+        aitk_win_reg_dword(view, key, L"Minor", &minor) &&
+        aitk_win_reg_dword(view, key, L"Bld", &bld))
+        aitk_str_appendf(&r->version, "%lu.%lu.%lu", (unsigned long)major, (unsigned long)minor,
+                         (unsigned long)bld);
+    else if (r->text.len)
+        aitk_str_append(&r->version, aitk_str_cstr(&r->text) + (r->text.ptr[0] == 'v'));
+    r->installed = r->has_installed ? installed == 1 : r->version.len > 0;
+}
+
+static void view_free(registry_view *r)
+{
+    aitk_str_free(&r->version);
+    aitk_str_free(&r->text);
+}
+
+/* The x64 redistributable's key, in the 64-bit view and else in the
+ * 32-bit one: its bootstrapper is a 32-bit program, and Microsoft Learn
+ * names the key under Wow6432Node (windows.yaml's source), so a machine
+ * can hold it in either. The view that records an installation wins. */
 static void read_registry(const char *key_text, registry_view *r, cJSON *rec)
 {
     /* windows.yaml names the key as people write it, "HKLM\SOFTWARE\..." */
     const char *sub = strncmp(key_text, "HKLM\\", 5) == 0 ? key_text + 5 : key_text;
     wchar_t *key = aitk_win_wide(sub);
+    registry_view v64 = {0}, v32 = {0};
+    if (key) {
+        read_view(AITK_WIN_REG_64, key, &v64);
+        read_view(AITK_WIN_REG_32, key, &v32);
+    }
+    bool use32 = v32.key && (!v64.key || (v32.installed && !v64.installed));
+    *r = use32 ? v32 : v64;
+    view_free(use32 ? &v64 : &v32);
+
     cJSON *o = cJSON_AddObjectToObject(rec, "registry");
     cJSON_AddStringToObject(o, "key", key_text);
-    r->key = key && aitk_win_reg_key_exists(key);
     cJSON_AddBoolToObject(o, "present", r->key);
+    cJSON_AddStringToObject(o, "view", !r->key ? "none" : r->wow32 ? "32-bit" : "64-bit");
     if (r->key) {
-        DWORD installed = 0, major = 0, minor = 0, bld = 0;
-        r->installed = aitk_win_reg_dword(key, L"Installed", &installed) && installed == 1;
         cJSON_AddBoolToObject(o, "installed", r->installed);
-        aitk_str text = AITK_STR_INIT;
-        if (aitk_win_reg_string(key, L"Version", &text))
-            cJSON_AddStringToObject(o, "version_text", aitk_str_cstr(&text));
-        if (aitk_win_reg_dword(key, L"Major", &major) && aitk_win_reg_dword(key, L"Minor", &minor) &&
-            aitk_win_reg_dword(key, L"Bld", &bld))
-            aitk_str_appendf(&r->version, "%lu.%lu.%lu", (unsigned long)major,
-                             (unsigned long)minor, (unsigned long)bld);
-        else if (text.len)
-            aitk_str_append(&r->version, aitk_str_cstr(&text) + (text.ptr[0] == 'v'));
+        if (r->text.len)
+            cJSON_AddStringToObject(o, "version_text", aitk_str_cstr(&r->text));
         if (r->version.len)
             cJSON_AddStringToObject(o, "version", aitk_str_cstr(&r->version));
-        aitk_str_free(&text);
     }
     aitk_free(key);
 }
@@ -127,7 +162,10 @@ aitk_status aitk_win_vcredist_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data
     if (!reg.key)
         aitk_str_append(&obs, "registry: no redistributable key");
     else
-        aitk_str_appendf(&obs, "registry: %s%s%s", reg.installed ? "Installed=1" : "Installed is not 1",
+        aitk_str_appendf(&obs, "registry%s: %s%s%s", reg.wow32 ? " (32-bit view)" : "",
+                         !reg.has_installed ? "no Installed value"
+                         : reg.installed    ? "Installed=1"
+                                            : "Installed is not 1",
                          reg.version.len ? ", version " : "", aitk_str_cstr(&reg.version));
     aitk_str_appendf(&obs, "; System32: %s", aitk_str_cstr(&dll_obs));
     aitk_str_appendf(&exp, "Installed=1 and every DLL present, all >= %s", min);
@@ -142,7 +180,8 @@ aitk_status aitk_win_vcredist_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data
                     .title = aitk_windows_check_title("windows.vcredist"),
                     .observed = aitk_str_cstr(&obs), .expected = aitk_str_cstr(&exp),
                     .source = aitk_str_cstr(&src)};
-    bool reg_old = reg.key && reg.version.len && aitk_version_compare(aitk_str_cstr(&reg.version), min) < 0;
+    bool reg_old = reg.key && reg.version.len &&
+                   aitk_version_compare(aitk_str_cstr(&reg.version), min) < 0;
     if (t.missing.len) {
         c.status = AITK_CHECK_FAIL;
         aitk_str_appendf(&msg, "%s %s missing from System32: torch cannot load (import torch "
@@ -175,7 +214,7 @@ aitk_status aitk_win_vcredist_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data
     c.message = aitk_str_cstr(&msg);
     c.remedy = c.status == AITK_CHECK_PASS ? "" : aitk_str_cstr(&fix);
     aitk_status st = aitk_checklist_add(&ctx->checks, &c);
-    aitk_str *all[] = {&obs, &dll_obs, &exp, &msg, &fix, &src, &reg.version, &t.missing, &t.old,
+    aitk_str *all[] = {&obs, &dll_obs, &exp, &msg, &fix, &src, &reg.version, &reg.text, &t.missing, &t.old,
                        &t.unversioned};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         aitk_str_free(all[i]);
