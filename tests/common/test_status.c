@@ -1,5 +1,5 @@
 /* Status codes: every code has distinct text and name; out-of-range is safe;
- * the README documents every code (the curl habit). */
+ * docs/checks.md documents every code (the curl habit). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,19 +33,19 @@ static void test_out_of_range(void **state)
     assert_string_equal(aitk_strerror((aitk_status)-1), "unknown status code");
 }
 
-static void test_readme_lists_every_code(void **state)
+static void test_docs_list_every_code(void **state)
 {
     (void)state;
-    char *readme = NULL;
+    char *doc = NULL;
     size_t len = 0;
-    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/README.md", 1 << 20, &readme, &len, NULL),
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/docs/checks.md", 1 << 20, &doc, &len, NULL),
                      AITK_OK);
     for (int i = 0; i < AITK_STATUS_COUNT; i++) {
         const char *name = aitk_status_name((aitk_status)i);
-        if (!strstr(readme, name))
-            fail_msg("README.md does not document %s", name);
+        if (!strstr(doc, name))
+            fail_msg("docs/checks.md does not document %s", name);
     }
-    aitk_free(readme);
+    aitk_free(doc);
 }
 
 int main(void)
@@ -53,7 +53,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_code_has_text),
         cmocka_unit_test(test_out_of_range),
-        cmocka_unit_test(test_readme_lists_every_code),
+        cmocka_unit_test(test_docs_list_every_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
