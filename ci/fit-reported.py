@@ -6,7 +6,7 @@ forward and backward, bandwidth, per-step overhead), runs
 `aitk-validate predict --reported` for each through AITK_DATA_DIR, and prints
 the settings whose worst predicted/reported ratio is smallest. This is a
 question about the data, not a calibration: fitting a handful of reports with five
-numbers proves little, and the README quotes the result only to say why the
+numbers proves little, and docs/predict.md quotes the result only to say why the
 sourced defaults are kept.
 
 Usage: python3 ci/fit-reported.py [path/to/aitk-validate]   (about 10 s)

@@ -5,7 +5,7 @@
 # fails loudly, naming the package, when one cannot be had.
 #
 # The CUDA toolkit (/usr/local/cuda) is not a Debian package: the GPU plugin
-# is built when it is present and skipped when it is not (see README).
+# is built when it is present and skipped when it is not (see docs/gpu.md).
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -428,10 +428,11 @@ static void test_sampling_time(void **state)
     predicted_free(&none);
 }
 
-/* The README's two-layer snippet: rank 128 on the two single blocks'
- * proj_out only (in: hidden + mlp = 3072 + 12288, out: 3072), so
- * 128 x (15360 + 3072) x 2 = 4,718,592 LoRA parameters; rank 128 on every
- * layer does not fit an RTX 4090, the two layers do. */
+/* ai-toolkit README's two-layer snippet ("Training Specific Layers"):
+ * rank 128 on the two single blocks' proj_out only (in: hidden + mlp =
+ * 3072 + 12288, out: 3072), so 128 x (15360 + 3072) x 2 = 4,718,592 LoRA
+ * parameters; rank 128 on every layer does not fit an RTX 4090, the two
+ * layers do. */
 static void test_only_if_contains(void **state)
 {
     (void)state;

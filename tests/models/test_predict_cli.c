@@ -719,7 +719,7 @@ static const struct {
     double seconds, peak_gb; /* peak 0: none reported */
     bool generation;
     /* A report issue 5's factor-1.5 bound is known not to hold for yet (the
-     * README or the row's `assumed` says why); its figures are still checked. */
+     * docs/predict.md or the row's `assumed` says why); its figures are still checked. */
     bool outside_bound;
 } sourced[] = {
     {"aitk-145-a40-batch1", "A40", 6.5, 0, false, false},
@@ -792,7 +792,7 @@ static void test_reported(void **state)
                          json_num(pred, "peak_gb"), sourced[i].peak_gb);
         }
         /* Issue 5's bound holds for the 4090 and A6000 reports (not yet for
-         * the A40's: see the README). */
+         * the A40's: see docs/predict.md). */
         if ((strstr(sourced[i].id, "4090") || strstr(sourced[i].id, "a6000")) &&
             !sourced[i].outside_bound && (ratio > 1.5 || ratio < 1 / 1.5))
             fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
