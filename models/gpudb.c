@@ -1,4 +1,4 @@
-/* bench/gpus.yaml -> aitk_gpudb, and name lookup tolerant of how people and
+/* models/gpus.yaml -> aitk_gpudb, and name lookup tolerant of how people and
  * NVML spell GPU names ("NVIDIA GeForce RTX 4090", "rtx4090", "4090"). */
 #include "models/gpudb.h"
 
@@ -252,7 +252,7 @@ const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g)
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
 {
     return g->matmul_source ? g->matmul_source
-                            : "default: bench/gpus.yaml matmul_default_fraction x bf16_tflops";
+                            : "default: models/gpus.yaml matmul_default_fraction x bf16_tflops";
 }
 
 static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
@@ -404,7 +404,7 @@ aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
     *out = NULL;
-    aitk_status st = aitk_data_load_yaml("bench/gpus.yaml", &doc, err);
+    aitk_status st = aitk_data_load_yaml("models/gpus.yaml", &doc, err);
     return st ? st : aitk_gpudb_from_doc(doc, out, err);
 }
 

@@ -1,4 +1,4 @@
-/* The GPU database (bench/gpus.yaml): datasheet figures for GPUs a person may
+/* The GPU database (models/gpus.yaml): datasheet figures for GPUs a person may
  * not have, with the names NVML reports, so `predict` can answer for any of
  * them and a probed GPU can find its own row. */
 #ifndef AITK_MODELS_GPUDB_H
@@ -12,7 +12,7 @@
 #include "common/yaml.h"
 
 /* A rate above a GPU's datasheet figure by more than this is refused, in
- * bench/gpus.yaml's measured matmul rates and in the rates --calibrate reads
+ * models/gpus.yaml's measured matmul rates and in the rates --calibrate reads
  * from a report alike. GeForce cards boost past the clock their datasheet
  * rate assumes (an RTX 5090's matmul ran 1.14x it), but not by this much:
  * more is a figure of another precision or an FP16-accumulate rate (2x on
@@ -41,7 +41,7 @@ typedef enum aitk_gpu_figure {
     AITK_GPU_FIGURE_COUNT
 } aitk_gpu_figure;
 
-/* Each figure's key in bench/gpus.yaml, indexed by aitk_gpu_figure. */
+/* Each figure's key in models/gpus.yaml, indexed by aitk_gpu_figure. */
 extern const char *const aitk_gpu_figure_keys[AITK_GPU_FIGURE_COUNT];
 
 typedef struct aitk_gpu_spec {
@@ -49,7 +49,7 @@ typedef struct aitk_gpu_spec {
     const char *const *aliases; /* NULL-terminated, NVML names among them */
     double vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops;
     /* The bf16 rate the GPU's tensor cores sustain on a large matmul: the
-     * figure bench/gpus.yaml lists (measured, or for a GPU nobody measured,
+     * figure models/gpus.yaml lists (measured, or for a GPU nobody measured,
      * derived from a measured sibling and marked unverified), else
      * bf16_tflops x the database's matmul_default_fraction, filled in when
      * the entry is loaded. The cost model's GEMM and attention efficiencies
@@ -95,7 +95,7 @@ char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
 /* The same in a word, for JSON: "measured", "derived" or "default". */
 const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g);
 
-/* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
+/* Loads models/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);
 aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err);
 void aitk_gpudb_free(aitk_gpudb *db);

@@ -405,7 +405,7 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
 
 void aitk_calibration_print_text(FILE *out, const aitk_calibration *c)
 {
-    fprintf(out, "Calibrated with %s: %s (%s in bench/gpus.yaml; %s)\n", c->report_path,
+    fprintf(out, "Calibrated with %s: %s (%s in models/gpus.yaml; %s)\n", c->report_path,
             c->device_name, c->gpu->name, aitk_str_cstr(&c->device_choice));
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         const aitk_eff_calibration *e = &c->eff[i];

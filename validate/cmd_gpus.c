@@ -1,4 +1,4 @@
-/* `aitk-validate gpus [--json]`: lists the GPU database (bench/gpus.yaml), so a
+/* `aitk-validate gpus [--json]`: lists the GPU database (models/gpus.yaml), so a
  * person can see which names `predict --gpu` accepts and what figures stand
  * behind a prediction. */
 #include <cjson/cJSON.h>
@@ -158,7 +158,7 @@ int aitk_cmd_gpus(int argc, char **argv)
         if (aitk_gpu_table_legend(&t, "", "matmul", &text))
             rc = AITK_EXIT_INTERNAL;
         printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
-               "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
+               "Predictions count GEMM and attention against matmul. Data: models/gpus.yaml\n"
                "(with sources: --sources).\n", aitk_str_cstr(&text));
         if (any_shared)
             printf("(shared): NVML gives cards of another memory size this name too, so the\n"

@@ -1,7 +1,7 @@
 /* `aitk-validate predict`: time and memory of a LoRA training job on GPUs the
  * person may not have — "before purchasing hardware". Models come from
  * models/<id>.yaml or from a real ai-toolkit config (--config), GPUs from
- * bench/gpus.yaml, the rules and default efficiencies from models/cost.yaml,
+ * models/gpus.yaml, the rules and default efficiencies from models/cost.yaml,
  * or efficiencies measured on a GPU from a saved report (--calibrate). */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -75,7 +75,7 @@ static void predict_help(void)
           "\n"
           "--calibrate reads the report's GPU measurements (backend \"cuda\"): GEMM,\n"
           "attention forward/backward and device-copy rates (micro[]) become efficiencies,\n"
-          "each the median rate over the measured GPU's figure in bench/gpus.yaml (its\n"
+          "each the median rate over the measured GPU's figure in models/gpus.yaml (its\n"
           "bf16 matmul rate; its bandwidth for copies); one not measured keeps its\n"
           "default. A completed workload gives its model a step scale (measured /\n"
           "predicted step on that GPU) that multiplies the model's step times on every\n"

@@ -369,7 +369,7 @@ static void test_buckets(void **state)
     assert_true(both.memory.total == peak_1024);
 }
 
-/* Tensor-core time runs at the GPU's matmul rate (bench/gpus.yaml), not its
+/* Tensor-core time runs at the GPU's matmul rate (models/gpus.yaml), not its
  * datasheet rate: two copies of one GPU that differ only in the datasheet
  * figure predict the same step; doubling the matmul rate halves GEMM and
  * attention time and leaves memory time alone. The GEMM time is the step's
@@ -397,7 +397,7 @@ static void test_time_uses_matmul_rate(void **state)
                               pa.work.flops[AITK_WORK_GEMM_RECOMPUTE] +
                               pa.work.flops[AITK_WORK_GEMM_BWD] + pa.work.flops[AITK_WORK_LORA] +
                               pa.work.flops[AITK_WORK_CONDITIONING];
-    /* 123.34: the A6000's measured rate (bench/gpus.yaml's source). */
+    /* 123.34: the A6000's measured rate (models/gpus.yaml's source). */
     const double want = gemm_flops / (123.34e12 * f->params->eff_gemm);
     assert_true(fabs(pa.t_gemm - want) < 1e-9 * want);
 }

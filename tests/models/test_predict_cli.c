@@ -50,7 +50,7 @@ static void test_flux_4090_json(void **state)
     double s = json_num(g, "step_seconds");
     if (s > 3.5 * 1.5 || s < 3.5 / 1.5)
         fail_msg("predicted %.2f s/step, reported 3.5", s);
-    /* The rate its GEMMs were counted against: a measured one (bench/gpus.yaml). */
+    /* The rate its GEMMs were counted against: a measured one (models/gpus.yaml). */
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(g, "matmul_kind")->valuestring,
                         "measured");
     /* Under the predictions: how far the same model was from reported jobs. */
@@ -586,7 +586,7 @@ static void test_gpus(void **state)
 
 /* A data folder for AITK_DATA_DIR: `copies` from the source tree, plus one
  * file `broken` with the text `text`; data_dir_remove() undoes it. */
-static const char *const data_subdirs[] = {"bench", "models"};
+static const char *const data_subdirs[] = {"models"};
 
 static void data_dir_make(char *dir, const char *const *copies, const char *broken,
                           const char *text)
@@ -660,7 +660,7 @@ static void expect_data_error(const char *dir, const char *const *args, const ch
 static void test_broken_data(void **state)
 {
     (void)state;
-    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml", NULL};
+    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml", NULL};
     char dir[] = "/tmp/aitk-models-XXXXXX";
     data_dir_make(dir, copies, "models/chroma.yaml", "schema: 1\nid: chroma\ntitle: [unclosed\n");
     expect_data_error(dir, (const char *[]){"predict", "--model", "chroma", NULL},
@@ -699,7 +699,7 @@ static void test_broken_data(void **state)
     aitk_str edited = AITK_STR_INIT;
     aitk_str_appendf(&edited, "%.*s%s5%s", (int)(at - real), real, key,
                      at + strlen(key) + strcspn(at + strlen(key), "\n"));
-    static const char *const others[] = {"bench/gpus.yaml", "models/flux1-dev.yaml",
+    static const char *const others[] = {"models/gpus.yaml", "models/flux1-dev.yaml",
                                          "models/reported_speeds.yaml", NULL};
     char dir3[] = "/tmp/aitk-models-XXXXXX";
     data_dir_make(dir3, others, "models/cost.yaml", edited.ptr);
@@ -843,7 +843,7 @@ static void test_reported_matches_config(void **state)
 static void test_reported_bad_data(void **state)
 {
     (void)state;
-    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml",
+    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml",
                                          "models/flux1-dev.yaml", NULL};
     char dir[] = "/tmp/aitk-reported-XXXXXX";
     data_dir_make(dir, copies, "models/reported_speeds.yaml",
@@ -870,7 +870,7 @@ static void test_reported_bad_data(void **state)
 static void test_broken_defaults(void **state)
 {
     (void)state;
-    static const char *const copies[] = {"bench/gpus.yaml", "models/cost.yaml", NULL};
+    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml", NULL};
     static const struct {
         const char *line, *with, *words;
     } bad[] = {
@@ -917,7 +917,7 @@ static void test_broken_defaults(void **state)
 static void test_data_schema(void **state)
 {
     (void)state;
-    static const char *const all[] = {"bench/gpus.yaml",       "models/cost.yaml",
+    static const char *const all[] = {"models/gpus.yaml",       "models/cost.yaml",
                                       "models/flux1-dev.yaml", "models/chroma.yaml",
                                       "models/omnigen2.yaml",  "models/reported_speeds.yaml",
                                       NULL};
