@@ -260,8 +260,9 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
 {
     static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
                                        "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
-                                       "matmul_bf16_tflops", "cc", "pcie_gen", "tdp_w",
-                                       "nvml_shared", "unverified", "source", NULL};
+                                       "matmul_bf16_tflops", "total_memory_gib", "cc",
+                                       "pcie_gen", "tdp_w", "nvml_shared", "unverified",
+                                       "source", NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
     const aitk_yaml_node *n = NULL;
@@ -306,6 +307,8 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
     }
     if (!st)
         st = load_matmul_rate(db, m, g, err);
+    if (!st)
+        st = aitk_gpu_load_total_memory(doc, m, g, err);
     if (!st)
         st = load_unverified(doc, m, g, err);
     /* Aliases: slots were sized by the caller (count + 1 per GPU). */

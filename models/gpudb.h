@@ -32,7 +32,8 @@
     X(AITK_GPU_MATMUL_BF16_TFLOPS, "matmul_bf16_tflops")                                   \
     X(AITK_GPU_CC, "cc")                                                                   \
     X(AITK_GPU_PCIE_GEN, "pcie_gen")                                                       \
-    X(AITK_GPU_TDP_W, "tdp_w")
+    X(AITK_GPU_TDP_W, "tdp_w")                                                             \
+    X(AITK_GPU_TOTAL_MEMORY_GIB, "total_memory_gib")
 
 typedef enum aitk_gpu_figure {
 #define AITK_X_FIGURE_ENUM(id, key) id,
@@ -64,6 +65,12 @@ typedef struct aitk_gpu_spec {
      * (RTX 4060 Ti 16 and 8 GB): not an alias, since a probed card of that
      * name may be the other one; looking it up says so. NULL: none. */
     const char *nvml_shared;
+    /* The memory a process sees, GiB, as PyTorch's total_memory reports it
+     * (below vram_gb: what the driver keeps, and ECC), and where the figure
+     * comes from; NULL: the entry lists none, and vram_gb read as GiB stands
+     * in for it (models/gpudb_memory.c). */
+    double total_memory_gib;
+    const char *total_memory_source;
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;
@@ -94,6 +101,21 @@ const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
 /* The same in a word, for JSON: "measured", "derived" or "default". */
 const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g);
+
+/* Where g's total_memory_gib comes from: "reported" (a public figure),
+ * "derived" (the header's rule; listed in the entry's unverified) or
+ * "nominal" (none listed: vram_gb read as GiB). */
+const char *aitk_gpu_total_memory_kind(const aitk_gpu_spec *g);
+/* Reads an entry's optional total_memory_gib: {value, source} into g (after
+ * vram_gb); a value outside [AITK_TOTAL_MEMORY_MIN_SHARE x vram_gb, vram_gb]
+ * is refused, naming the place. Used by the database loader. */
+aitk_status aitk_gpu_load_total_memory(const aitk_yaml_doc *doc, const aitk_yaml_node *entry,
+                                       aitk_gpu_spec *g, aitk_str *err);
+/* The smallest share of vram_gb a card's total memory can be: ECC takes
+ * 1/16 of GDDR memory and the driver a few hundred MiB more (the published
+ * cards keep 0.925 or more); far below is a figure of another card or
+ * another unit. */
+#define AITK_TOTAL_MEMORY_MIN_SHARE 0.85
 
 /* Loads models/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);

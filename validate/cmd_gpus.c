@@ -48,6 +48,10 @@ static int print_json(const aitk_gpudb *db)
         for (const char *const *a = g->aliases; al && *a; a++)
             cJSON_AddItemToArray(al, cJSON_CreateString(*a));
         cJSON_AddNumberToObject(o, "vram_gb", g->vram_gb);
+        cJSON_AddNumberToObject(o, "total_memory_gib", g->total_memory_gib);
+        cJSON_AddStringToObject(o, "total_memory_kind", aitk_gpu_total_memory_kind(g));
+        if (g->total_memory_source)
+            cJSON_AddStringToObject(o, "total_memory_source", g->total_memory_source);
         cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
@@ -147,6 +151,9 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("    source: %s\n", g->source);
                 if (g->matmul_source)
                     printf("    matmul: %s\n", g->matmul_source);
+                if (g->total_memory_source)
+                    printf("    total memory %.2f GiB: %s\n", g->total_memory_gib,
+                           g->total_memory_source);
                 aitk_str_clear(&text);
                 if (aitk_gpu_unverified_text(g, &text))
                     rc = AITK_EXIT_INTERNAL;
