@@ -205,8 +205,10 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
     const int w = gpu_table(r).name_width;
     const bool sampling = any_sampling(r);
-    fprintf(out, "  %-*s %7s %9s %5s %17s %8s %9s %9s%s\n", w, "GPU", "VRAM", "peak", "fits",
-            "margin", "s/step", "min/1000", "USD/1000", sampling ? "  sampling min/1000" : "");
+    const bool ranged = r->range && r->range->n > 0;
+    fprintf(out, "  %-*s %7s %9s %5s %17s %8s %9s %9s%s%s\n", w, "GPU", "VRAM", "peak", "fits",
+            "margin", "s/step", "min/1000", "USD/1000", ranged ? "  s/step range" : "",
+            sampling ? "  sampling min/1000" : "");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_predict_row *row = &r->rows[i];
         const aitk_prediction *q = &row->pred;
@@ -218,6 +220,8 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             fprintf(out, "%9.2f", minutes / 60.0 * row->price_per_hour);
         else
             fprintf(out, "%9s", "-");
+        if (ranged)
+            fprintf(out, "  %5.2f-%.2f", q->step_s * r->range->lo, q->step_s * r->range->hi);
         if (sampling)
             fprintf(out, "  %18.1f", q->sample_s_per_1000 / 60.0);
         fputc('\n', out);
@@ -324,6 +328,12 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         if (!q->fits)
             add_fit_hint(g, &row->hint);
         cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
+        if (r->range && r->range->n > 0) {
+            cJSON *sr = cJSON_AddObjectToObject(g, "step_seconds_range");
+            cJSON_AddNumberToObject(sr, "low", q->step_s * r->range->lo);
+            cJSON_AddNumberToObject(sr, "high", q->step_s * r->range->hi);
+            cJSON_AddNumberToObject(sr, "reported_runs", (double)r->range->n);
+        }
         cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
         cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
         /* The rate GEMM and attention time were counted against, and whether

@@ -123,6 +123,8 @@ typedef struct run {
     aitk_calibration *cal;
     aitk_str *err;
     aitk_str models_done; /* "|id|id|": a model named twice is predicted once */
+    aitk_time_range range; /* of the reported jobs: given with each prediction */
+    bool range_loaded;     /* loaded before the first prediction, after its spec */
 } run;
 
 static aitk_status add_gpu(const char *name, void *ctx)
@@ -182,6 +184,12 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                     const aitk_train_config *cfg)
 {
     predict_opts *o = r->o;
+    if (!r->range_loaded) {
+        aitk_status st = aitk_reported_range_load(r->db, r->params, r->cal, &r->range, r->err);
+        if (st)
+            return st;
+        r->range_loaded = true;
+    }
     if (o->resolution)
         aitk_workload_set_resolution(w, o->resolution);
     if (o->batch)
@@ -205,7 +213,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .config_path = cfg ? r->o->config : NULL,
                                .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
-                               .step_scale = aitk_calibration_step_scale(r->cal, spec->id)};
+                               .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
+                               .range = &r->range};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;
@@ -299,9 +308,9 @@ static aitk_status predict_reported(run *r, bool table)
     if (!st)
         st = aitk_reported_evaluate(speeds, r->params, r->cal, rows, r->err);
     if (!st && table)
-        aitk_reported_print_text(stdout, rows, speeds->count);
+        st = aitk_reported_print_text(stdout, rows, speeds->count);
     else if (!st)
-        aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
+        st = aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
     if (!st && r->json)
         st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
                    : aitk_reported_add_summary_json(r->json, rows, speeds->count);

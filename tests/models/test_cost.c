@@ -497,8 +497,8 @@ int main(void)
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
-        cmocka_unit_test(test_memory_time_by_kind), cmocka_unit_test(test_fit_against_usable_memory),
-        cmocka_unit_test(test_fit_text),
+        cmocka_unit_test(test_memory_time_by_kind),
+        cmocka_unit_test(test_fit_against_usable_memory), cmocka_unit_test(test_fit_text),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
