@@ -189,7 +189,7 @@ static void fit_legend(FILE *out, const aitk_predict_result *r, const aitk_cost_
                  "reserve (%.0f MiB)", p->cuda_context_gib, p->allocator_reserve_mib);
     if (r->n_rows == 1) {
         const aitk_gpu_spec *g = r->rows[0].gpu;
-        fprintf(out, " (%s: %.2f GiB, %s; %.2f GiB usable)", g->name,
+        fprintf(out, "; %s: %.2f GiB (%s), %.2f GiB usable", g->name,
                 r->rows[0].pred.total_memory_bytes / GIB, aitk_gpu_total_memory_kind(g),
                 r->rows[0].pred.usable_bytes / GIB);
     }
