@@ -472,7 +472,7 @@ aitk_status aitk_bench_scaled_target(const aitk_model_spec *spec, const aitk_gpu
     const aitk_gpu_spec *ref = NULL;
     aitk_status st = target_gpu(db, t->recommended_gpu, &count, &ref, source);
     if (st) {
-        aitk_str_appendf(err, "the target GPU '%s' is not in bench/gpus.yaml",
+        aitk_str_appendf(err, "the target GPU '%s' is not in models/gpus.yaml",
                          t->recommended_gpu);
         return st;
     }

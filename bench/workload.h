@@ -64,7 +64,7 @@ aitk_status aitk_bench_workload_skipped(const char *model_id, const char *backen
  * GPU), scaled to `gpu` through the cost model's predicted step times. A
  * target written "N x GPU" is taken as N GPUs in data parallel, so one GPU
  * needs N times as long (an assumption, said in *source). An ambiguous
- * recommended GPU ("A100") is read as the first match in bench/gpus.yaml,
+ * recommended GPU ("A100") is read as the first match in models/gpus.yaml,
  * also said in *source (owned by the caller). */
 aitk_status aitk_bench_scaled_target(const aitk_model_spec *spec, const aitk_gpudb *db,
                                      const aitk_gpu_spec *gpu, const aitk_cost_params *params,

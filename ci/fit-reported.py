@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# GEMM and attention are fractions of each GPU's matmul rate (bench/gpus.yaml),
+# GEMM and attention are fractions of each GPU's matmul rate (models/gpus.yaml),
 # bandwidth of its datasheet bandwidth.
 GRID = {
     "gemm": [0.25, 0.3, 0.4, 0.45, 0.6, 0.875],
@@ -45,8 +45,6 @@ def main():
     with tempfile.TemporaryDirectory() as data:
         shutil.copytree(os.path.join(REPO, "models"), os.path.join(data, "models"),
                         ignore=shutil.ignore_patterns("*.c", "*.h", "*.txt"))
-        shutil.copytree(os.path.join(REPO, "bench"), os.path.join(data, "bench"),
-                        ignore=shutil.ignore_patterns("*.c", "*.h", "*.txt", "micro"))
         cost_path = os.path.join(data, "models/cost.yaml")
         base = open(cost_path, encoding="utf-8").read()
         env = dict(os.environ, AITK_DATA_DIR=data)

@@ -386,6 +386,40 @@ static double forward_seconds(const aitk_workload *w, const aitk_cost_params *p,
     return bucket_seconds(&f, p, gpu, NULL);
 }
 
+/* Judges the memory plan against what a process can allocate on the card:
+ * its total memory as PyTorch reports it (a spec without the figure, as a
+ * test may build one, falls back to the nominal size), less the CUDA
+ * context and the allocator's reserve. The plan's own context term is taken
+ * out of what is needed, so the context is counted once. */
+static void fit(const aitk_gpu_spec *gpu, const aitk_cost_params *p, aitk_prediction *out)
+{
+    const double gib = 1073741824.0;
+    const double total = gpu->total_memory_gib > 0 ? gpu->total_memory_gib : gpu->vram_gb;
+    out->vram_bytes = gpu->vram_gb * gib;
+    out->total_memory_bytes = total * gib;
+    out->usable_bytes = out->total_memory_bytes - p->cuda_context_gib * gib -
+                        p->allocator_reserve_mib * 1048576.0;
+    out->needed_bytes = out->memory.total - out->memory.bytes[AITK_PLAN_CUDA_CONTEXT];
+    out->margin_bytes = out->usable_bytes - out->needed_bytes;
+    out->fits = out->margin_bytes >= 0;
+}
+
+double aitk_prediction_margin_percent(const aitk_prediction *p)
+{
+    return p->usable_bytes > 0 ? 100.0 * p->margin_bytes / p->usable_bytes : 0;
+}
+
+aitk_status aitk_prediction_fit_text(const aitk_prediction *p, aitk_str *out)
+{
+    const double gib = fabs(p->margin_bytes) / 1073741824.0;
+    const double pct = fabs(aitk_prediction_margin_percent(p));
+    if (p->fits)
+        aitk_str_appendf(out, "fits with %.1f GiB to spare (%.1f%% of usable)", gib, pct);
+    else
+        aitk_str_appendf(out, "misses by %.1f GiB (%.1f%% of usable)", gib, pct);
+    return aitk_str_status(out);
+}
+
 static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
                            const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err)
 {
@@ -423,8 +457,7 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
     aitk_status st = aitk_cost_memory(&x, p, largest, &out->memory, err);
     if (st)
         return st;
-    out->vram_bytes = gpu->vram_gb * 1073741824.0;
-    out->fits = out->memory.total <= out->vram_bytes;
+    fit(gpu, p, out);
     return AITK_OK;
 }
 

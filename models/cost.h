@@ -107,6 +107,9 @@ typedef struct aitk_cost_params {
     double weight_bytes[AITK_WEIGHT_COUNT]; /* by aitk_weight_dtype */
     double scale_bytes_per_row, activation_bytes;
     double cuda_context_gib, cublas_workspace_mib, fragmentation;
+    /* What PyTorch's caching allocator cannot hand out of a card's memory,
+     * besides the CUDA context (cost.yaml allocator_reserve_mib). */
+    double allocator_reserve_mib;
     aitk_optimizer_spec optimizers[16];
     size_t n_optimizers;
     const char *alias_store[64];
@@ -176,9 +179,19 @@ typedef struct aitk_prediction {
     double t_gemm, t_attention, t_memory, t_overhead; /* largest resolution, seconds */
     double step_s;           /* mean over the resolution buckets, x accumulation */
     double sample_s_per_1000; /* sampling's seconds per 1000 steps; 0 without */
-    double vram_bytes;
+    double vram_bytes;       /* the card's nominal size, read as GiB */
+    /* The fit: what the process sees (the GPU's total_memory_gib), less the
+     * CUDA context and the allocator's reserve, is usable; the job needs its
+     * peak less the context (which the usable figure already left out). The
+     * margin is usable - needed: >= 0 fits, < 0 misses by that much. */
+    double total_memory_bytes, usable_bytes, needed_bytes, margin_bytes;
     bool fits;
 } aitk_prediction;
+
+/* The margin as a share of the usable memory, in percent (signed). */
+double aitk_prediction_margin_percent(const aitk_prediction *p);
+/* "fits with 3.1 GiB to spare (7.0% of usable)" or "misses by 2.4 GiB (5.2% of usable)". */
+aitk_status aitk_prediction_fit_text(const aitk_prediction *p, aitk_str *out);
 
 aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
                               const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err);

@@ -156,6 +156,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
     if (!st)
         st = fig(doc, m, "fragmentation", &p->fragmentation, err);
     if (!st)
+        st = fig(doc, m, "allocator_reserve_mib", &p->allocator_reserve_mib, err);
+    if (!st)
         st = load_optimizers(p, o, err);
     if (st) {
         aitk_cost_params_free(p);

@@ -22,7 +22,7 @@ aitk_status aitk_gpu_table_legend(const aitk_gpu_table *t, const char *indent, c
                                   aitk_str *out)
 {
     aitk_str_appendf(out, "%s%s: the bf16 TFLOP/s a large matmul ran at, as measured "
-                          "(bench/gpus.yaml)", indent, column);
+                          "(models/gpus.yaml)", indent, column);
     if (t->any_derived)
         aitk_str_appendf(out, ";\n%s~ none measured: derived from a measured GPU of the same chip",
                          indent);

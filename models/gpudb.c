@@ -1,4 +1,4 @@
-/* bench/gpus.yaml -> aitk_gpudb, and name lookup tolerant of how people and
+/* models/gpus.yaml -> aitk_gpudb, and name lookup tolerant of how people and
  * NVML spell GPU names ("NVIDIA GeForce RTX 4090", "rtx4090", "4090"). */
 #include "models/gpudb.h"
 
@@ -252,7 +252,7 @@ const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g)
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
 {
     return g->matmul_source ? g->matmul_source
-                            : "default: bench/gpus.yaml matmul_default_fraction x bf16_tflops";
+                            : "default: models/gpus.yaml matmul_default_fraction x bf16_tflops";
 }
 
 static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
@@ -260,8 +260,9 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
 {
     static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
                                        "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
-                                       "matmul_bf16_tflops", "cc", "pcie_gen", "tdp_w",
-                                       "nvml_shared", "unverified", "source", NULL};
+                                       "matmul_bf16_tflops", "total_memory_gib", "cc",
+                                       "pcie_gen", "tdp_w", "nvml_shared", "unverified",
+                                       "source", NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
     const aitk_yaml_node *n = NULL;
@@ -306,6 +307,8 @@ static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_
     }
     if (!st)
         st = load_matmul_rate(db, m, g, err);
+    if (!st)
+        st = aitk_gpu_load_total_memory(doc, m, g, err);
     if (!st)
         st = load_unverified(doc, m, g, err);
     /* Aliases: slots were sized by the caller (count + 1 per GPU). */
@@ -404,7 +407,7 @@ aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
     *out = NULL;
-    aitk_status st = aitk_data_load_yaml("bench/gpus.yaml", &doc, err);
+    aitk_status st = aitk_data_load_yaml("models/gpus.yaml", &doc, err);
     return st ? st : aitk_gpudb_from_doc(doc, out, err);
 }
 

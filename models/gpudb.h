@@ -1,4 +1,4 @@
-/* The GPU database (bench/gpus.yaml): datasheet figures for GPUs a person may
+/* The GPU database (models/gpus.yaml): datasheet figures for GPUs a person may
  * not have, with the names NVML reports, so `predict` can answer for any of
  * them and a probed GPU can find its own row. */
 #ifndef AITK_MODELS_GPUDB_H
@@ -12,7 +12,7 @@
 #include "common/yaml.h"
 
 /* A rate above a GPU's datasheet figure by more than this is refused, in
- * bench/gpus.yaml's measured matmul rates and in the rates --calibrate reads
+ * models/gpus.yaml's measured matmul rates and in the rates --calibrate reads
  * from a report alike. GeForce cards boost past the clock their datasheet
  * rate assumes (an RTX 5090's matmul ran 1.14x it), but not by this much:
  * more is a figure of another precision or an FP16-accumulate rate (2x on
@@ -32,7 +32,8 @@
     X(AITK_GPU_MATMUL_BF16_TFLOPS, "matmul_bf16_tflops")                                   \
     X(AITK_GPU_CC, "cc")                                                                   \
     X(AITK_GPU_PCIE_GEN, "pcie_gen")                                                       \
-    X(AITK_GPU_TDP_W, "tdp_w")
+    X(AITK_GPU_TDP_W, "tdp_w")                                                             \
+    X(AITK_GPU_TOTAL_MEMORY_GIB, "total_memory_gib")
 
 typedef enum aitk_gpu_figure {
 #define AITK_X_FIGURE_ENUM(id, key) id,
@@ -41,7 +42,7 @@ typedef enum aitk_gpu_figure {
     AITK_GPU_FIGURE_COUNT
 } aitk_gpu_figure;
 
-/* Each figure's key in bench/gpus.yaml, indexed by aitk_gpu_figure. */
+/* Each figure's key in models/gpus.yaml, indexed by aitk_gpu_figure. */
 extern const char *const aitk_gpu_figure_keys[AITK_GPU_FIGURE_COUNT];
 
 typedef struct aitk_gpu_spec {
@@ -49,7 +50,7 @@ typedef struct aitk_gpu_spec {
     const char *const *aliases; /* NULL-terminated, NVML names among them */
     double vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops;
     /* The bf16 rate the GPU's tensor cores sustain on a large matmul: the
-     * figure bench/gpus.yaml lists (measured, or for a GPU nobody measured,
+     * figure models/gpus.yaml lists (measured, or for a GPU nobody measured,
      * derived from a measured sibling and marked unverified), else
      * bf16_tflops x the database's matmul_default_fraction, filled in when
      * the entry is loaded. The cost model's GEMM and attention efficiencies
@@ -64,6 +65,12 @@ typedef struct aitk_gpu_spec {
      * (RTX 4060 Ti 16 and 8 GB): not an alias, since a probed card of that
      * name may be the other one; looking it up says so. NULL: none. */
     const char *nvml_shared;
+    /* The memory a process sees, GiB, as PyTorch's total_memory reports it
+     * (below vram_gb: what the driver keeps, and ECC), and where the figure
+     * comes from; NULL: the entry lists none, and vram_gb read as GiB stands
+     * in for it (models/gpudb_memory.c). */
+    double total_memory_gib;
+    const char *total_memory_source;
     const char *cc;            /* compute capability "8.9" */
     long pcie_gen, tdp_w;
     const char *source;
@@ -95,7 +102,22 @@ char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);
 /* The same in a word, for JSON: "measured", "derived" or "default". */
 const char *aitk_gpu_matmul_kind(const aitk_gpu_spec *g);
 
-/* Loads bench/gpus.yaml (embedded, or from AITK_DATA_DIR). */
+/* Where g's total_memory_gib comes from: "reported" (a public figure),
+ * "derived" (the header's rule; listed in the entry's unverified) or
+ * "nominal" (none listed: vram_gb read as GiB). */
+const char *aitk_gpu_total_memory_kind(const aitk_gpu_spec *g);
+/* Reads an entry's optional total_memory_gib: {value, source} into g (after
+ * vram_gb); a value outside [AITK_TOTAL_MEMORY_MIN_SHARE x vram_gb, vram_gb]
+ * is refused, naming the place. Used by the database loader. */
+aitk_status aitk_gpu_load_total_memory(const aitk_yaml_doc *doc, const aitk_yaml_node *entry,
+                                       aitk_gpu_spec *g, aitk_str *err);
+/* The smallest share of vram_gb a card's total memory can be: ECC takes
+ * 1/16 of GDDR memory and the driver a few hundred MiB more (the published
+ * cards keep 0.925 or more); far below is a figure of another card or
+ * another unit. */
+#define AITK_TOTAL_MEMORY_MIN_SHARE 0.85
+
+/* Loads models/gpus.yaml (embedded, or from AITK_DATA_DIR). */
 aitk_status aitk_gpudb_load(aitk_gpudb **out, aitk_str *err);
 aitk_status aitk_gpudb_from_doc(aitk_yaml_doc *doc, aitk_gpudb **out, aitk_str *err);
 void aitk_gpudb_free(aitk_gpudb *db);

@@ -11,6 +11,7 @@
 #include "models/cost.h"
 #include "models/predict_fit.h"
 #include "models/predict_calibrate.h"
+#include "models/reported_range.h"
 
 typedef struct cJSON cJSON;
 
@@ -30,6 +31,9 @@ typedef struct aitk_predict_result {
     size_t n_rows;
     const aitk_calibration *calibration; /* --calibrate, or NULL */
     const aitk_step_scale *step_scale;   /* applied to every row's times, or NULL */
+    /* reported / predicted over the reported training jobs: each row's
+     * step time is given with this range; NULL or n == 0: none. */
+    const aitk_time_range *range;
 } aitk_predict_result;
 
 /* Minutes per 1000 steps, sampling included. */

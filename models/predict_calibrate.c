@@ -214,7 +214,7 @@ static aitk_status resolve_gpu(aitk_calibration *c, const cJSON *report, const a
         aitk_str_appendf(err, "%s: the measured GPU: %s, so its efficiencies cannot be computed",
                          c->report_path, aitk_str_cstr(&why));
     else if (st == AITK_E_NOTFOUND)
-        aitk_str_appendf(err, "%s: the measured GPU '%s' is not in bench/gpus.yaml, so its "
+        aitk_str_appendf(err, "%s: the measured GPU '%s' is not in models/gpus.yaml, so its "
                               "efficiencies cannot be computed (see `aitk-validate gpus` for "
                               "the known ones; a new row needs its datasheet figures)",
                          c->report_path, name);
@@ -304,7 +304,7 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
     const double rate = cJSON_IsNumber(v) ? v->valuedouble * factor : NAN;
     const double eff = rate / peak;
     if (!(peak > 0)) {
-        aitk_str_appendf(err, "%s: bench/gpus.yaml has no %s figure for %s", c->report_path,
+        aitk_str_appendf(err, "%s: models/gpus.yaml has no %s figure for %s", c->report_path,
                          bw ? "bandwidth_gbs" : "bf16_tflops", c->gpu->name);
         return AITK_E_RANGE;
     }
@@ -329,7 +329,7 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
     }
     if (eff > AITK_RATE_MAX_OVER_DATASHEET) {
         aitk_str_appendf(err, "%s: micro entry %s measured %.4g %s, %.3gx the datasheet %s of %s "
-                              "(%.4g %s in bench/gpus.yaml; the GPU %s); above %.2fx either the "
+                              "(%.4g %s in models/gpus.yaml; the GPU %s); above %.2fx either the "
                               "datasheet row or the measurement is wrong", c->report_path, name,
                          v->valuedouble, unit, eff, bw ? "bandwidth" : "bf16 dense peak",
                          c->gpu->name, peak, bw ? "GB/s" : "TFLOP/s",
@@ -346,7 +346,7 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
      * as cost.yaml's own efficiencies are, (0, 1]. */
     if (!bw && rate > c->gpu->matmul_bf16_tflops) {
         aitk_str_appendf(err, "%s: micro entry %s measured %.4g TFLOP/s, above the %.4g TFLOP/s "
-                              "of a large matmul that bench/gpus.yaml lists for %s (%s); that "
+                              "of a large matmul that models/gpus.yaml lists for %s (%s); that "
                               "row's matmul_bf16_tflops needs this GPU's measurement",
                          c->report_path, name, rate, c->gpu->matmul_bf16_tflops, c->gpu->name,
                          aitk_gpu_matmul_source(c->gpu));

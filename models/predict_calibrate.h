@@ -4,7 +4,7 @@
  * reference workload, for what the analytic model does not capture.
  *
  * Every efficiency is relative to the figure of the measured GPU in
- * bench/gpus.yaml that models/cost.c multiplies by (its bf16 matmul rate for
+ * models/gpus.yaml that models/cost.c multiplies by (its bf16 matmul rate for
  * GEMM and attention, its datasheet bandwidth for copies), so a value measured
  * on one GPU can be applied to the others. That it carries over to
  * GPUs of another class is an assumption, and the output says so. */
@@ -60,7 +60,7 @@ typedef struct aitk_step_scale {
 typedef struct aitk_calibration {
     char *report_path;
     char *device_name;       /* the GPU as the report names it */
-    const aitk_gpu_spec *gpu; /* its row in bench/gpus.yaml */
+    const aitk_gpu_spec *gpu; /* its row in models/gpus.yaml */
     aitk_str device_choice;  /* where device_name came from */
     aitk_eff_calibration eff[AITK_EFF_COUNT];
     aitk_step_scale *scales;

@@ -85,6 +85,29 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
+/* "fit": what the fit was judged against and by how much it fits (margin
+ * >= 0) or misses, in bytes and percent of the usable memory. */
+static void add_fit(cJSON *g, const aitk_predict_row *row)
+{
+    const aitk_prediction *q = &row->pred;
+    cJSON *f = cJSON_AddObjectToObject(g, "fit");
+    if (!f)
+        return; /* the tree stays whole; printing it then fails as out of memory */
+    cJSON_AddNumberToObject(f, "total_memory_bytes", q->total_memory_bytes);
+    cJSON_AddStringToObject(f, "total_memory_kind", aitk_gpu_total_memory_kind(row->gpu));
+    cJSON_AddStringToObject(f, "total_memory_source",
+                            row->gpu->total_memory_source ? row->gpu->total_memory_source
+                                                          : "nominal: vram_gb read as GiB");
+    cJSON_AddNumberToObject(f, "usable_bytes", q->usable_bytes);
+    cJSON_AddNumberToObject(f, "needed_bytes", q->needed_bytes);
+    cJSON_AddNumberToObject(f, "margin_bytes", q->margin_bytes);
+    cJSON_AddNumberToObject(f, "margin_percent", aitk_prediction_margin_percent(q));
+    aitk_str text = AITK_STR_INIT;
+    if (aitk_prediction_fit_text(q, &text) == AITK_OK)
+        cJSON_AddStringToObject(f, "text", aitk_str_cstr(&text));
+    aitk_str_free(&text);
+}
+
 /* The GPU column's width and the matmul marks of the rows shown. */
 static aitk_gpu_table gpu_table(const aitk_predict_result *r)
 {
@@ -157,6 +180,22 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     aitk_str_free(&legend);
 }
 
+/* What the margin column measures, with the figures behind it: the one
+ * GPU's own, or for several the rule alone. */
+static void fit_legend(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p)
+{
+    fprintf(out, "  margin: usable memory less the peak's allocations, %% of usable; usable = "
+                 "torch's total_memory less the CUDA context (%.2f GiB) and the allocator's "
+                 "reserve (%.0f MiB)", p->cuda_context_gib, p->allocator_reserve_mib);
+    if (r->n_rows == 1) {
+        const aitk_gpu_spec *g = r->rows[0].gpu;
+        fprintf(out, "; %s: %.2f GiB (%s), %.2f GiB usable", g->name,
+                r->rows[0].pred.total_memory_bytes / GIB, aitk_gpu_total_memory_kind(g),
+                r->rows[0].pred.usable_bytes / GIB);
+    }
+    fputc('\n', out);
+}
+
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
                              bool explain_it)
 {
@@ -166,27 +205,33 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             t->min_vram_gb, t->recommended_gpu, t->minutes_per_1000, t->source);
     const int w = gpu_table(r).name_width;
     const bool sampling = any_sampling(r);
-    fprintf(out, "  %-*s %7s %9s %5s %8s %9s %9s%s\n", w, "GPU", "VRAM", "peak", "fits", "s/step",
-            "min/1000", "USD/1000", sampling ? "  sampling min/1000" : "");
+    const bool ranged = r->range && r->range->n > 0;
+    fprintf(out, "  %-*s %7s %9s %5s %17s %8s %9s %9s%s%s\n", w, "GPU", "VRAM", "peak", "fits",
+            "margin", "s/step", "min/1000", "USD/1000", ranged ? "  s/step range" : "",
+            sampling ? "  sampling min/1000" : "");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_predict_row *row = &r->rows[i];
         const aitk_prediction *q = &row->pred;
         const double minutes = aitk_predict_minutes_per_1000(q);
-        fprintf(out, "  %-*s %3.0f GiB %5.1f GiB %5s %8.2f %9.1f ", w, row->gpu->name,
-                row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO", q->step_s,
-                minutes);
+        fprintf(out, "  %-*s %3.0f GiB %5.1f GiB %5s %+6.1f GiB %+5.1f%% %8.2f %9.1f ", w,
+                row->gpu->name, row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO",
+                q->margin_bytes / GIB, aitk_prediction_margin_percent(q), q->step_s, minutes);
         if (row->price_per_hour >= 0)
             fprintf(out, "%9.2f", minutes / 60.0 * row->price_per_hour);
         else
             fprintf(out, "%9s", "-");
+        if (ranged)
+            fprintf(out, "  %5.2f-%.2f", q->step_s * r->range->lo, q->step_s * r->range->hi);
         if (sampling)
             fprintf(out, "  %18.1f", q->sample_s_per_1000 / 60.0);
         fputc('\n', out);
         if (!q->fits) {
             int idx[AITK_PLAN_TERMS];
             sort_terms(&q->memory, idx);
-            fprintf(out, "      needs %.1f GiB more; largest terms:",
-                    (q->memory.total - q->vram_bytes) / GIB);
+            aitk_str said = AITK_STR_INIT;
+            aitk_prediction_fit_text(q, &said);
+            fprintf(out, "      %s; largest terms:", aitk_str_cstr(&said));
+            aitk_str_free(&said);
             for (int k = 0; k < 3; k++)
                 fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_plan_term_names[idx[k]],
                         q->memory.bytes[idx[k]] / GIB);
@@ -199,6 +244,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
                         aitk_fit_tries_text);
         }
     }
+    fit_legend(out, r, p);
     if (r->step_scale)
         fprintf(out, "  step times x %.3f: %s measured %.3g s/step on %s where the model with "
                      "these efficiencies predicts %.3g s (%s)\n",
@@ -278,9 +324,16 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
         cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
         cJSON_AddBoolToObject(g, "fits", q->fits);
+        add_fit(g, row);
         if (!q->fits)
             add_fit_hint(g, &row->hint);
         cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
+        if (r->range && r->range->n > 0) {
+            cJSON *sr = cJSON_AddObjectToObject(g, "step_seconds_range");
+            cJSON_AddNumberToObject(sr, "low", q->step_s * r->range->lo);
+            cJSON_AddNumberToObject(sr, "high", q->step_s * r->range->hi);
+            cJSON_AddNumberToObject(sr, "reported_runs", (double)r->range->n);
+        }
         cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
         cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
         /* The rate GEMM and attention time were counted against, and whether
@@ -405,7 +458,7 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
 
 void aitk_calibration_print_text(FILE *out, const aitk_calibration *c)
 {
-    fprintf(out, "Calibrated with %s: %s (%s in bench/gpus.yaml; %s)\n", c->report_path,
+    fprintf(out, "Calibrated with %s: %s (%s in models/gpus.yaml; %s)\n", c->report_path,
             c->device_name, c->gpu->name, aitk_str_cstr(&c->device_choice));
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         const aitk_eff_calibration *e = &c->eff[i];

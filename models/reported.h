@@ -77,16 +77,22 @@ aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cos
                                    const aitk_calibration *cal, aitk_reported_row *rows,
                                    aitk_str *err);
 
-/* The table, the count within a factor 1.5 and each row's source. */
-void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n);
-/* One paragraph under ordinary predictions: how far predictions of the same
- * kind were from the reported jobs (the range of ratios), so nobody reads an
- * uncalibrated figure as a measurement. */
-void aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
-                                 bool calibrated);
-/* The same as "against_reports": {n, min_ratio, max_ratio} in `doc`. */
+/* The table (with whether the time range held for each row), the count
+ * within a factor 1.5, the time range's coverage in and out of sample, the
+ * leave-one-source-out checks (models/reported_range.h) and each row's
+ * source. AITK_E_NOMEM before anything is printed. */
+aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n);
+/* One paragraph under ordinary predictions: the time range that comes with
+ * them (reported / predicted over the reported training jobs) and how often
+ * it held, so nobody reads an uncalibrated figure as a measurement. */
+aitk_status aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
+                                        bool calibrated);
+/* The same as "against_reports": {reports, min_ratio, max_ratio,
+ * time_range} in `doc`. */
 aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *rows, size_t n);
-/* Adds "reported": [...] to `doc`. */
+/* Adds "reported": [...] (each training row with in_time_range and
+ * in_time_range_without_source), "time_range", "by_source" and
+ * "fitted_settings" to `doc`. */
 aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, size_t n);
 
 /* The sanity bound of the cost model (issue #5): a prediction within this

@@ -3,8 +3,10 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
+#include "common/alloc.h"
 #include "common/str.h"
 #include "models/reported.h"
+#include "models/reported_range.h"
 
 static bool within_sanity(double ratio)
 {
@@ -27,21 +29,81 @@ static void describe_setup(aitk_str *o, const aitk_workload *w)
                      w->checkpointing ? ", ckpt" : "");
 }
 
-void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
+/* "yes/no": whether the row's reported time lies in the range from every
+ * row, then in the range from the other sources' rows; "-" for generation. */
+static const char *range_marks(const aitk_reported_row *row, bool in, bool in_loso)
+{
+    static const char *const marks[2][2] = {{"no/no", "no/yes"}, {"yes/no", "yes/yes"}};
+    return row->report->setup.inference ? "-" : marks[in][in_loso];
+}
+
+/* The range and how often it held, then each source's check (item: a
+ * figure fitted to the rows must be judged without them). */
+static void print_range_checks(FILE *out, const aitk_range_coverage *cov,
+                               const aitk_source_check *src, size_t n_src)
+{
+    if (cov->rows == 0)
+        return;
+    fprintf(out, "\n  Time range given with every prediction: real steps took %.2fx-%.2fx of the "
+                 "predicted time\n  (%d-%dth percentile of reported / predicted over %zu training "
+                 "runs). It held for %zu of %zu (%.0f%%);\n  with each source's runs left out of "
+                 "the range that judged them, for %zu of %zu (%.0f%%).\n",
+            cov->all.lo, cov->all.hi, AITK_RANGE_LOW_PERCENTILE, AITK_RANGE_HIGH_PERCENTILE,
+            cov->rows, cov->covered, cov->rows, 100.0 * (double)cov->covered / (double)cov->rows,
+            cov->covered_loso, cov->rows, 100.0 * (double)cov->covered_loso / (double)cov->rows);
+    fputs("\n  Leave one source out (training runs by the issue or document they cite):\n", out);
+    fprintf(out, "    %-60s %4s %9s  %-17s %s\n", "source", "runs", "error", "range without it",
+            "held");
+    for (size_t i = 0; i < n_src; i++) {
+        const aitk_source_check *c = &src[i];
+        /* A long document name is cut at the column: the JSON has it whole. */
+        const size_t len = aitk_reported_source_key(c->first->source);
+        const int key = len > 60 ? 60 : (int)len;
+        char range[32] = "-";
+        if (c->others.n)
+            snprintf(range, sizeof range, "%.2fx-%.2fx", c->others.lo, c->others.hi);
+        fprintf(out, "    %-60.*s %4zu %8.2fx  %-17s %zu of %zu\n", key, c->first->source, c->rows,
+                c->error, range, c->covered, c->rows);
+    }
+    fputs("    error: exp(mean |ln(predicted / reported)|) over the source's runs, in sample.\n"
+          "  The cost model fits none of its settings to these runs: models/cost.yaml takes each "
+          "from its own\n  source (ci/fit-reported.py only asks how well a grid could fit them; "
+          "nothing uses its answer),\n  so leaving a source out changes no prediction and the "
+          "in-sample error above is the only error.\n  The time range is the one figure taken "
+          "from the runs: 'range without it' and 'held' judge it out\n  of sample.\n", out);
+}
+
+aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
 {
     size_t ok[2] = {0, 0}, count[2] = {0, 0}, peaks = 0; /* [0] training, [1] generation */
+    bool *in = aitk_calloc(n ? 2 * n : 1, sizeof *in);
+    aitk_source_check *src = aitk_calloc(n ? n : 1, sizeof *src);
+    aitk_range_coverage cov;
+    size_t n_src = 0;
+    aitk_status st = in && src ? AITK_OK : AITK_E_NOMEM;
+    if (!st)
+        st = aitk_reported_range_coverage(rows, n, &cov, in, in + n);
+    if (!st)
+        st = aitk_reported_by_source(rows, n, src, &n_src);
+    if (st) {
+        aitk_free(in);
+        aitk_free(src);
+        return st;
+    }
     fputs("Predictions for jobs people reported (models/reported_speeds.yaml)\n"
-          "ratio = predicted / reported seconds per step\n\n", out);
-    fprintf(out, "  %-24s %-13s %-10s %-42s %8s %9s %6s  %s\n", "report", "GPU", "model",
-            "setup", "reported", "predicted", "ratio", "peak GB reported / predicted");
+          "ratio = predicted / reported seconds per step; in range: the reported time lies in "
+          "the time range\n(yes/no), and in the range from the other sources' runs alone "
+          "(/yes or /no)\n\n", out);
+    fprintf(out, "  %-24s %-13s %-10s %-42s %8s %9s %6s %-8s  %s\n", "report", "GPU", "model",
+            "setup", "reported", "predicted", "ratio", "in range", "peak GB reported / predicted");
     for (size_t i = 0; i < n; i++) {
         const aitk_reported_row *row = &rows[i];
         const aitk_reported_speed *r = row->report;
         aitk_str setup = AITK_STR_INIT;
         describe_setup(&setup, &row->workload);
-        fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f  ", r->id, r->gpu->name,
+        fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f %-8s  ", r->id, r->gpu->name,
                 r->model_id, aitk_str_cstr(&setup), r->seconds_per_step, row->pred.step_s,
-                row->ratio);
+                row->ratio, range_marks(row, in[i], in[n + i]));
         if (r->peak_gb > 0) {
             fprintf(out, "%.1f / %.1f\n", r->peak_gb, row->pred.memory.total / 1e9);
             peaks++;
@@ -58,6 +120,7 @@ void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n
     if (count[1])
         fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
     fprintf(out, ". Peaks reported: %zu.\n", peaks);
+    print_range_checks(out, &cov, src, n_src);
     fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
     for (size_t i = 0; i < n; i++) {
         const aitk_reported_speed *r = rows[i].report;
@@ -65,6 +128,9 @@ void aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n
         if (*r->assumed)
             fprintf(out, "      assumed: %s\n", r->assumed);
     }
+    aitk_free(in);
+    aitk_free(src);
+    return AITK_OK;
 }
 
 /* The range of predicted/reported ratios over the training jobs (generation
@@ -87,31 +153,56 @@ static size_t training_ratio_range(const aitk_reported_row *rows, size_t n, doub
     return count;
 }
 
-void aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
-                                 bool calibrated)
+aitk_status aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows, size_t n,
+                                        bool calibrated)
 {
-    double lo, hi;
-    const size_t jobs = training_ratio_range(rows, n, &lo, &hi);
-    if (jobs == 0)
-        return;
-    fprintf(out, "How far to trust these times: for the %zu training jobs people reported "
-                 "(`predict --reported%s`),\nthe same model%s predicted %.2f to %.2f x the reported "
-                 "step time", jobs, calibrated ? " --calibrate ..." : "",
-            calibrated ? ", calibrated," : "", lo, hi);
-    if (lo < 1)
-        fprintf(out, ": real steps may take up to %.1f x longer than predicted", 1 / lo);
-    fputs(".\n", out);
+    aitk_range_coverage cov;
+    aitk_status st = aitk_reported_range_coverage(rows, n, &cov, NULL, NULL);
+    if (st || cov.rows == 0)
+        return st;
+    fprintf(out, "How far to trust these times: from %zu reported training runs (`predict "
+                 "--reported%s`), real steps\ntook %.2fx-%.2fx of the %s predicted time "
+                 "(%d-%dth percentile of reported / predicted):\nthe s/step range column. That "
+                 "range held for %zu of the %zu runs, and for %zu when each source's\nruns were "
+                 "left out of the range that judged them.\n",
+            cov.rows, calibrated ? " --calibrate ..." : "", cov.all.lo, cov.all.hi,
+            calibrated ? "calibrated" : "model's", AITK_RANGE_LOW_PERCENTILE,
+            AITK_RANGE_HIGH_PERCENTILE, cov.covered, cov.rows, cov.covered_loso);
+    return AITK_OK;
+}
+
+static cJSON *range_json(const aitk_range_coverage *cov)
+{
+    cJSON *o = cJSON_CreateObject(), *pc = NULL;
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "runs", (double)cov->rows);
+    cJSON_AddNumberToObject(o, "low", cov->all.lo);
+    cJSON_AddNumberToObject(o, "high", cov->all.hi);
+    cJSON_AddStringToObject(o, "of", "reported / predicted seconds per step");
+    if ((pc = cJSON_AddArrayToObject(o, "percentiles"))) {
+        cJSON_AddItemToArray(pc, cJSON_CreateNumber(AITK_RANGE_LOW_PERCENTILE));
+        cJSON_AddItemToArray(pc, cJSON_CreateNumber(AITK_RANGE_HIGH_PERCENTILE));
+    }
+    cJSON_AddNumberToObject(o, "held", (double)cov->covered);
+    cJSON_AddNumberToObject(o, "held_leaving_source_out", (double)cov->covered_loso);
+    return o;
 }
 
 aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *rows, size_t n)
 {
     double lo, hi;
     const size_t jobs = training_ratio_range(rows, n, &lo, &hi);
+    aitk_range_coverage cov;
+    aitk_status st = aitk_reported_range_coverage(rows, n, &cov, NULL, NULL);
+    if (st)
+        return st;
     cJSON *o = cJSON_AddObjectToObject(doc, "against_reports");
     if (!o || !cJSON_AddNumberToObject(o, "reports", (double)jobs) ||
         !cJSON_AddNumberToObject(o, "min_ratio", lo) ||
         !cJSON_AddNumberToObject(o, "max_ratio", hi) ||
-        !cJSON_AddStringToObject(o, "ratio", "predicted / reported seconds per step"))
+        !cJSON_AddStringToObject(o, "ratio", "predicted / reported seconds per step") ||
+        !cJSON_AddItemToObject(o, "time_range", range_json(&cov)))
         return AITK_E_NOMEM;
     return AITK_OK;
 }
@@ -133,7 +224,7 @@ static cJSON *setup_json(const aitk_workload *w)
     return o;
 }
 
-static cJSON *row_json(const aitk_reported_row *row)
+static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
 {
     const aitk_reported_speed *r = row->report;
     cJSON *o = cJSON_CreateObject();
@@ -156,7 +247,44 @@ static cJSON *row_json(const aitk_reported_row *row)
     cJSON_AddBoolToObject(pred, "fits", row->pred.fits);
     cJSON_AddNumberToObject(o, "ratio", row->ratio);
     cJSON_AddBoolToObject(o, "within_sanity_factor", within_sanity(row->ratio));
+    if (!r->setup.inference) {
+        cJSON_AddBoolToObject(o, "in_time_range", in);
+        cJSON_AddBoolToObject(o, "in_time_range_without_source", in_loso);
+    }
     return o;
+}
+
+/* "by_source": each source's runs, their in-sample error and the range
+ * from the other sources' runs with how many of them it held. */
+static aitk_status add_sources_json(cJSON *doc, const aitk_source_check *src, size_t n_src)
+{
+    cJSON *arr = cJSON_AddArrayToObject(doc, "by_source");
+    if (!arr || !cJSON_AddStringToObject(doc, "fitted_settings",
+                                         "none: models/cost.yaml takes each setting from its own "
+                                         "source, so leaving a source out changes no prediction "
+                                         "and by_source's error is in sample; the time range is "
+                                         "the one figure taken from these runs"))
+        return AITK_E_NOMEM;
+    for (size_t i = 0; i < n_src; i++) {
+        const aitk_source_check *c = &src[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return AITK_E_NOMEM;
+        }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)aitk_reported_source_key(c->first->source),
+                 c->first->source);
+        cJSON_AddStringToObject(o, "source", key);
+        cJSON_AddNumberToObject(o, "runs", (double)c->rows);
+        cJSON_AddNumberToObject(o, "error_factor_in_sample", c->error);
+        if (c->others.n) {
+            cJSON_AddNumberToObject(o, "range_without_source_low", c->others.lo);
+            cJSON_AddNumberToObject(o, "range_without_source_high", c->others.hi);
+        }
+        cJSON_AddNumberToObject(o, "held_without_source", (double)c->covered);
+    }
+    return AITK_OK;
 }
 
 aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, size_t n)
@@ -164,13 +292,30 @@ aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, si
     cJSON *arr = cJSON_AddArrayToObject(doc, "reported");
     if (!arr || !cJSON_AddNumberToObject(doc, "sanity_factor", AITK_REPORTED_SANITY_FACTOR))
         return AITK_E_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        cJSON *o = row_json(&rows[i]);
+    bool *in = aitk_calloc(n ? 2 * n : 1, sizeof *in);
+    aitk_source_check *src = aitk_calloc(n ? n : 1, sizeof *src);
+    aitk_range_coverage cov;
+    size_t n_src = 0;
+    aitk_status st = in && src ? AITK_OK : AITK_E_NOMEM;
+    if (!st)
+        st = aitk_reported_range_coverage(rows, n, &cov, in, in + n);
+    if (!st)
+        st = aitk_reported_by_source(rows, n, src, &n_src);
+    if (!st && !cJSON_AddItemToObject(doc, "time_range", range_json(&cov)))
+        st = AITK_E_NOMEM;
+    if (!st)
+        st = add_sources_json(doc, src, n_src);
+    for (size_t i = 0; !st && i < n; i++) {
+        cJSON *o = row_json(&rows[i], in[i], in[n + i]);
         if (!o || !cJSON_AddItemToArray(arr, o)) {
             cJSON_Delete(o);
-            return AITK_E_NOMEM;
+            st = AITK_E_NOMEM;
         }
     }
+    aitk_free(in);
+    aitk_free(src);
+    if (st)
+        return st;
     /* cJSON's Add* calls fail silently on allocation: check the whole. */
     char *probe = cJSON_PrintUnformatted(arr);
     if (!probe)

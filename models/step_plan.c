@@ -73,6 +73,7 @@ aitk_status step_plan_storage(const aitk_model_spec *spec, long resolution, long
     p.cuda_context_gib = 0;
     p.cublas_workspace_mib = 0;
     p.fragmentation = 0;
+    p.allocator_reserve_mib = 0;
     aitk_model_spec s;
     aitk_workload w;
     step_workload(&w, &s, spec, resolution, batch, txt_tokens, rank);

@@ -1,4 +1,4 @@
-/* `aitk-validate gpus [--json]`: lists the GPU database (bench/gpus.yaml), so a
+/* `aitk-validate gpus [--json]`: lists the GPU database (models/gpus.yaml), so a
  * person can see which names `predict --gpu` accepts and what figures stand
  * behind a prediction. */
 #include <cjson/cJSON.h>
@@ -48,6 +48,10 @@ static int print_json(const aitk_gpudb *db)
         for (const char *const *a = g->aliases; al && *a; a++)
             cJSON_AddItemToArray(al, cJSON_CreateString(*a));
         cJSON_AddNumberToObject(o, "vram_gb", g->vram_gb);
+        cJSON_AddNumberToObject(o, "total_memory_gib", g->total_memory_gib);
+        cJSON_AddStringToObject(o, "total_memory_kind", aitk_gpu_total_memory_kind(g));
+        if (g->total_memory_source)
+            cJSON_AddStringToObject(o, "total_memory_source", g->total_memory_source);
         cJSON_AddNumberToObject(o, "bandwidth_gbs", g->bandwidth_gbs);
         cJSON_AddNumberToObject(o, "bf16_tflops", g->bf16_tflops);
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
@@ -147,6 +151,9 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("    source: %s\n", g->source);
                 if (g->matmul_source)
                     printf("    matmul: %s\n", g->matmul_source);
+                if (g->total_memory_source)
+                    printf("    total memory %.2f GiB: %s\n", g->total_memory_gib,
+                           g->total_memory_source);
                 aitk_str_clear(&text);
                 if (aitk_gpu_unverified_text(g, &text))
                     rc = AITK_EXIT_INTERNAL;
@@ -158,7 +165,7 @@ int aitk_cmd_gpus(int argc, char **argv)
         if (aitk_gpu_table_legend(&t, "", "matmul", &text))
             rc = AITK_EXIT_INTERNAL;
         printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
-               "Predictions count GEMM and attention against matmul. Data: bench/gpus.yaml\n"
+               "Predictions count GEMM and attention against matmul. Data: models/gpus.yaml\n"
                "(with sources: --sources).\n", aitk_str_cstr(&text));
         if (any_shared)
             printf("(shared): NVML gives cards of another memory size this name too, so the\n"

@@ -1,7 +1,7 @@
 /* `aitk-validate predict`: time and memory of a LoRA training job on GPUs the
  * person may not have — "before purchasing hardware". Models come from
  * models/<id>.yaml or from a real ai-toolkit config (--config), GPUs from
- * bench/gpus.yaml, the rules and default efficiencies from models/cost.yaml,
+ * models/gpus.yaml, the rules and default efficiencies from models/cost.yaml,
  * or efficiencies measured on a GPU from a saved report (--calibrate). */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -75,7 +75,7 @@ static void predict_help(void)
           "\n"
           "--calibrate reads the report's GPU measurements (backend \"cuda\"): GEMM,\n"
           "attention forward/backward and device-copy rates (micro[]) become efficiencies,\n"
-          "each the median rate over the measured GPU's figure in bench/gpus.yaml (its\n"
+          "each the median rate over the measured GPU's figure in models/gpus.yaml (its\n"
           "bf16 matmul rate; its bandwidth for copies); one not measured keeps its\n"
           "default. A completed workload gives its model a step scale (measured /\n"
           "predicted step on that GPU) that multiplies the model's step times on every\n"
@@ -123,6 +123,8 @@ typedef struct run {
     aitk_calibration *cal;
     aitk_str *err;
     aitk_str models_done; /* "|id|id|": a model named twice is predicted once */
+    aitk_time_range range; /* of the reported jobs: given with each prediction */
+    bool range_loaded;     /* loaded before the first prediction, after its spec */
 } run;
 
 static aitk_status add_gpu(const char *name, void *ctx)
@@ -182,6 +184,12 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                     const aitk_train_config *cfg)
 {
     predict_opts *o = r->o;
+    if (!r->range_loaded) {
+        aitk_status st = aitk_reported_range_load(r->db, r->params, r->cal, &r->range, r->err);
+        if (st)
+            return st;
+        r->range_loaded = true;
+    }
     if (o->resolution)
         aitk_workload_set_resolution(w, o->resolution);
     if (o->batch)
@@ -205,7 +213,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .config_path = cfg ? r->o->config : NULL,
                                .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
-                               .step_scale = aitk_calibration_step_scale(r->cal, spec->id)};
+                               .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
+                               .range = &r->range};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;
@@ -299,9 +308,9 @@ static aitk_status predict_reported(run *r, bool table)
     if (!st)
         st = aitk_reported_evaluate(speeds, r->params, r->cal, rows, r->err);
     if (!st && table)
-        aitk_reported_print_text(stdout, rows, speeds->count);
+        st = aitk_reported_print_text(stdout, rows, speeds->count);
     else if (!st)
-        aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
+        st = aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
     if (!st && r->json)
         st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
                    : aitk_reported_add_summary_json(r->json, rows, speeds->count);

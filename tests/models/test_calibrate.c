@@ -5,7 +5,7 @@
  * themselves, in the shape the report schema gives micro[] and workloads[]
  * entries (backend "cuda"). Their rates are chosen fractions of the figures
  * the model divides by (the matmul rate for GEMM and attention, the datasheet
- * bandwidth for copies), which the test reads itself from bench/gpus.yaml, so each expected
+ * bandwidth for copies), which the test reads itself from models/gpus.yaml, so each expected
  * efficiency is known by arithmetic done here, never by asking the code under
  * test. The predictions are read back from `predict --json` (a predictions
  * document, not a report: it stays out of AITK_TEST_REPORTS). */
@@ -44,11 +44,11 @@ static double yaml_number(const aitk_yaml_doc *doc, const aitk_yaml_node *n)
     return v;
 }
 
-/* The bench/gpus.yaml row with `alias` among its aliases. */
+/* The models/gpus.yaml row with `alias` among its aliases. */
 static datasheet datasheet_of(const char *alias)
 {
     aitk_yaml_doc *doc = NULL;
-    assert_int_equal(aitk_yaml_load_file(AITK_SOURCE_DIR "/bench/gpus.yaml", &doc, NULL), AITK_OK);
+    assert_int_equal(aitk_yaml_load_file(AITK_SOURCE_DIR "/models/gpus.yaml", &doc, NULL), AITK_OK);
     const aitk_yaml_node *gpus = aitk_yaml_get(doc->root, "gpus");
     datasheet d = {0};
     for (size_t i = 0; gpus && i < gpus->count; i++) {
@@ -67,7 +67,7 @@ static datasheet datasheet_of(const char *alias)
     }
     aitk_yaml_free(doc);
     if (!(d.bf16_tflops > 0 && d.bandwidth_gbs > 0 && d.matmul_tflops > 0))
-        fail_msg("bench/gpus.yaml has no row with alias '%s'", alias);
+        fail_msg("models/gpus.yaml has no row with alias '%s'", alias);
     return d;
 }
 
@@ -504,7 +504,7 @@ static void test_bad_reports(void **state)
     r = report_new("NVIDIA Voodoo5 6000");
     add_micro(r, "gemm.cuda.bf16.flux1-dev.img_qkv", "gemm", "cuda", 100, "TFLOP/s");
     expect_refused(write_report(&t, "unknown-gpu.json", r),
-                   "'NVIDIA Voodoo5 6000' is not in bench/gpus.yaml");
+                   "'NVIDIA Voodoo5 6000' is not in models/gpus.yaml");
     tmp_close(&t);
 }
 

@@ -369,7 +369,7 @@ static void test_buckets(void **state)
     assert_true(both.memory.total == peak_1024);
 }
 
-/* Tensor-core time runs at the GPU's matmul rate (bench/gpus.yaml), not its
+/* Tensor-core time runs at the GPU's matmul rate (models/gpus.yaml), not its
  * datasheet rate: two copies of one GPU that differ only in the datasheet
  * figure predict the same step; doubling the matmul rate halves GEMM and
  * attention time and leaves memory time alone. The GEMM time is the step's
@@ -397,7 +397,7 @@ static void test_time_uses_matmul_rate(void **state)
                               pa.work.flops[AITK_WORK_GEMM_RECOMPUTE] +
                               pa.work.flops[AITK_WORK_GEMM_BWD] + pa.work.flops[AITK_WORK_LORA] +
                               pa.work.flops[AITK_WORK_CONDITIONING];
-    /* 123.34: the A6000's measured rate (bench/gpus.yaml's source). */
+    /* 123.34: the A6000's measured rate (models/gpus.yaml's source). */
     const double want = gemm_flops / (123.34e12 * f->params->eff_gemm);
     assert_true(fabs(pa.t_gemm - want) < 1e-9 * want);
 }
@@ -426,6 +426,56 @@ static void test_memory_time_by_kind(void **state)
         fail_msg("memory time %.6g s, expected %.6g s", p.t_memory, want);
 }
 
+/* Issue 23: a job fits against what a process can allocate, not the card's
+ * nominal size: its total memory as PyTorch reports it, less the CUDA
+ * context (0.5 GiB) and the allocator's reserve (22 MiB, models/cost.yaml).
+ * The plan's own context term is not counted twice, so a job fits exactly
+ * when its peak + 22 MiB <= the total memory: checked 1 KiB either side of
+ * that on a card whose nominal 48 GB is far above the peak (the old rule
+ * said fits both times), and on the L40S's published 44.53 GiB. */
+static void test_fit_against_usable_memory(void **state)
+{
+    (void)state;
+    const double gib = 1073741824.0, mib = 1048576.0;
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 1024);
+    aitk_prediction p = predict(f, &w, "L40S");
+    assert_true(fabs(p.total_memory_bytes - 44.53 * gib) < 1);
+    assert_true(fabs(p.usable_bytes - (44.03 * gib - 22 * mib)) < 1);
+    assert_true(fabs(p.margin_bytes - (44.53 * gib - 22 * mib - p.memory.total)) < 1);
+    assert_true(p.fits);
+    const aitk_gpu_spec *l40s = NULL;
+    assert_int_equal(aitk_gpudb_find(f->db, "L40S", &l40s, NULL), AITK_OK);
+    aitk_gpu_spec g = *l40s;
+    aitk_prediction q;
+    g.total_memory_gib = (p.memory.total + 22 * mib + 1024) / gib;
+    assert_int_equal(aitk_cost_predict(&w, f->params, &g, &q, NULL), AITK_OK);
+    assert_true(q.fits && fabs(q.margin_bytes - 1024) < 1);
+    g.total_memory_gib = (p.memory.total + 22 * mib - 1024) / gib;
+    assert_int_equal(aitk_cost_predict(&w, f->params, &g, &q, NULL), AITK_OK);
+    assert_true(!q.fits && fabs(q.margin_bytes + 1024) < 1);
+    assert_true(q.vram_bytes == 48 * gib);
+}
+
+/* The words for a margin: GiB to one decimal and the share of the usable
+ * memory (3.1 of 44 GiB is 7.0%; 2.4 of 48 is 5.0%). */
+static void test_fit_text(void **state)
+{
+    (void)state;
+    const double gib = 1073741824.0;
+    const aitk_prediction fits = {.fits = true, .margin_bytes = 3.1 * gib,
+                                  .usable_bytes = 44 * gib};
+    const aitk_prediction misses = {.fits = false, .margin_bytes = -2.4 * gib,
+                                    .usable_bytes = 48 * gib};
+    aitk_str t = AITK_STR_INIT;
+    assert_int_equal(aitk_prediction_fit_text(&fits, &t), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&t), "fits with 3.1 GiB to spare (7.0% of usable)");
+    aitk_str_clear(&t);
+    assert_int_equal(aitk_prediction_fit_text(&misses, &t), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&t), "misses by 2.4 GiB (5.0% of usable)");
+    aitk_str_free(&t);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -448,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
         cmocka_unit_test(test_memory_time_by_kind),
+        cmocka_unit_test(test_fit_against_usable_memory), cmocka_unit_test(test_fit_text),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -12,7 +12,7 @@
 
 static const char *const no_aliases[] = {NULL};
 
-/* A row as bench/gpus.yaml's loader leaves it: a listed rate has a source;
+/* A row as models/gpus.yaml's loader leaves it: a listed rate has a source;
  * a derived one also has its figure in the unverified set; the default share
  * has no source and matmul = share x bf16. */
 static aitk_gpu_spec row(const char *name, double bf16, double matmul, const char *matmul_source,
@@ -60,7 +60,7 @@ static void test_legend(void **state)
     aitk_gpu_table_add(&t, &other_unverified);
     assert_int_equal(aitk_gpu_table_legend(&t, "  ", "matmul TF", &out), AITK_OK);
     assert_string_equal(aitk_str_cstr(&out), "  matmul TF: the bf16 TFLOP/s a large matmul ran at, "
-                                             "as measured (bench/gpus.yaml)\n");
+                                             "as measured (models/gpus.yaml)\n");
 
     /* A derived row: its line, and still none for '*'. */
     aitk_gpu_table_add(&t, &derived);
@@ -68,7 +68,7 @@ static void test_legend(void **state)
     assert_int_equal(aitk_gpu_table_legend(&t, "", "matmul", &out), AITK_OK);
     assert_string_equal(aitk_str_cstr(&out),
                         "matmul: the bf16 TFLOP/s a large matmul ran at, as measured "
-                        "(bench/gpus.yaml);\n"
+                        "(models/gpus.yaml);\n"
                         "~ none measured: derived from a measured GPU of the same chip\n");
 
     /* A default-share row: its line, with the share it was taken at (150 of 200). */
@@ -77,7 +77,7 @@ static void test_legend(void **state)
     assert_int_equal(aitk_gpu_table_legend(&t, "  ", "matmul TF", &out), AITK_OK);
     assert_string_equal(aitk_str_cstr(&out),
                         "  matmul TF: the bf16 TFLOP/s a large matmul ran at, as measured "
-                        "(bench/gpus.yaml);\n"
+                        "(models/gpus.yaml);\n"
                         "  ~ none measured: derived from a measured GPU of the same chip;\n"
                         "  * none listed: 0.75 x the GPU's datasheet BF16 rate\n");
 
@@ -88,7 +88,7 @@ static void test_legend(void **state)
     assert_int_equal(aitk_gpu_table_legend(&only_default, "", "matmul", &out), AITK_OK);
     assert_string_equal(aitk_str_cstr(&out),
                         "matmul: the bf16 TFLOP/s a large matmul ran at, as measured "
-                        "(bench/gpus.yaml);\n"
+                        "(models/gpus.yaml);\n"
                         "* none listed: 0.75 x the GPU's datasheet BF16 rate\n");
     aitk_str_free(&out);
 }

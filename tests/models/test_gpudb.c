@@ -142,7 +142,7 @@ static void test_facts(void **state)
 /* Large bf16 matmul rates people measured (zzc0721/torch-performance-test-data,
  * written out here from its database.md rows and issues), and the five
  * derived from a sibling of the same chip (RTX 3090 Ti, 4080, 4080 SUPER,
- * A100 40GB SXM, RTX 4070: the rule in bench/gpus.yaml's header); every other
+ * A100 40GB SXM, RTX 4070: the rule in models/gpus.yaml's header); every other
  * GPU gets 0.80 x its datasheet rate (the median share of the eight
  * non-GeForce GPUs measured). */
 static const struct {
@@ -198,7 +198,7 @@ static void test_matmul_rates(void **state)
     assert_int_equal(aitk_gpu_matmul_mark(g), '*');
 }
 
-/* The rule of bench/gpus.yaml's header for a rate derived from a measured
+/* The rule of models/gpus.yaml's header for a rate derived from a measured
  * sibling, recomputed from the rows: the sibling's measured share of its
  * datasheet rate x the row's own, the same bf16/FP32 ratio (within 2%), at
  * least 0.9x the sibling's power per datasheet TFLOP/s. A sibling whose
@@ -341,7 +341,7 @@ static void test_lookup_failures(void **state)
     aitk_str_free(&err);
 }
 
-/* Parses `text` as bench/gpus.yaml: the database, or NULL with the message in err. */
+/* Parses `text` as models/gpus.yaml: the database, or NULL with the message in err. */
 static aitk_gpudb *parse_db(const char *text, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
@@ -354,7 +354,7 @@ static aitk_gpudb *parse_db(const char *text, aitk_str *err)
 /* A card probed under a name NVML gives cards of several memory sizes finds
  * the row of the memory it reported, allowing for what ECC keeps (a 16th on
  * GDDR6), and no row when no listed card of the name has that memory. Two
- * sizes of one name are written here, since bench/gpus.yaml lists one. */
+ * sizes of one name are written here, since models/gpus.yaml lists one. */
 static void test_lookup_by_probed_memory(void **state)
 {
     (void)state;
@@ -490,7 +490,7 @@ static void test_broken_file(void **state)
     char dir[] = "/tmp/aitk-gpudb-XXXXXX";
     assert_non_null(mkdtemp(dir));
     aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
-    aitk_str_appendf(&path, "%s/bench", dir);
+    aitk_str_appendf(&path, "%s/models", dir);
     assert_int_equal(aitk_dir_create(aitk_str_cstr(&path), NULL), AITK_OK);
     aitk_str_append(&path, "/gpus.yaml");
     /* Each case is a database broken in one place; H is the header a whole
@@ -595,7 +595,7 @@ static void test_broken_file(void **state)
         "gpus.yaml:2:34: matmul_default_fraction 1.2 is not in (0, 1]", "missing 'source'",
         "gpus.yaml:4:146: X: unverified lists 'matmul_bf16_tflop', which is not a figure of a "
         "GPU entry (allowed: vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, "
-        "fp32_tflops, matmul_bf16_tflops, cc, pcie_gen, tdp_w)",
+        "fp32_tflops, matmul_bf16_tflops, cc, pcie_gen, tdp_w, total_memory_gib)",
         "gpus.yaml:4:131: X: unverified lists 'matmul_bf16_tflops', which this entry does not "
         "give",
         "gpus.yaml:4:135: X: unverified lists 'cc' twice",
@@ -666,7 +666,7 @@ static void test_broken_file(void **state)
     unsetenv("AITK_DATA_DIR");
     unlink(aitk_str_cstr(&path));
     aitk_str_clear(&path);
-    aitk_str_appendf(&path, "%s/bench", dir);
+    aitk_str_appendf(&path, "%s/models", dir);
     rmdir(aitk_str_cstr(&path));
     rmdir(dir);
     aitk_str_free(&path);

@@ -1,0 +1,155 @@
+/* The range of reported over predicted step times, see reported_range.h. */
+#include "models/reported_range.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+double aitk_percentile(const double *sorted, size_t n, double p)
+{
+    if (n == 0)
+        return NAN;
+    const double h = (double)(n - 1) * p;
+    const size_t k = (size_t)floor(h);
+    if (k + 1 >= n)
+        return sorted[n - 1];
+    return sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+aitk_status aitk_time_range_of(const double *values, size_t n, aitk_time_range *out)
+{
+    *out = (aitk_time_range){0};
+    if (n == 0)
+        return AITK_OK;
+    double *v = aitk_malloc(n * sizeof *v);
+    if (!v)
+        return AITK_E_NOMEM;
+    memcpy(v, values, n * sizeof *v);
+    qsort(v, n, sizeof *v, by_value);
+    out->n = n;
+    out->lo = aitk_percentile(v, n, AITK_RANGE_LOW_PERCENTILE / 100.0);
+    out->hi = aitk_percentile(v, n, AITK_RANGE_HIGH_PERCENTILE / 100.0);
+    aitk_free(v);
+    return AITK_OK;
+}
+
+bool aitk_time_range_covers(const aitk_time_range *r, double value)
+{
+    return r->n > 0 && value >= r->lo && value <= r->hi;
+}
+
+size_t aitk_reported_source_key(const char *source)
+{
+    const char *colon = strchr(source, ':');
+    return colon ? (size_t)(colon - source) : strlen(source);
+}
+
+bool aitk_reported_same_source(const aitk_reported_speed *a, const aitk_reported_speed *b)
+{
+    const size_t n = aitk_reported_source_key(a->source);
+    return n == aitk_reported_source_key(b->source) && strncmp(a->source, b->source, n) == 0;
+}
+
+aitk_status aitk_reported_range_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                     const aitk_calibration *cal, aitk_time_range *out,
+                                     aitk_str *err)
+{
+    aitk_reported_speeds *speeds = NULL;
+    aitk_reported_row *rows = NULL;
+    *out = (aitk_time_range){0};
+    aitk_status st = aitk_reported_speeds_load(db, p, &speeds, err);
+    if (!st) {
+        rows = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *rows);
+        st = rows ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_reported_evaluate(speeds, p, cal, rows, err);
+    if (!st)
+        st = aitk_reported_time_range(rows, speeds->count, NULL, out);
+    aitk_free(rows);
+    aitk_reported_speeds_free(speeds);
+    return st;
+}
+
+aitk_status aitk_reported_range_coverage(const aitk_reported_row *rows, size_t n,
+                                         aitk_range_coverage *out, bool *in_range,
+                                         bool *in_range_loso)
+{
+    *out = (aitk_range_coverage){0};
+    aitk_status st = aitk_reported_time_range(rows, n, NULL, &out->all);
+    for (size_t i = 0; !st && i < n; i++) {
+        const aitk_reported_speed *r = rows[i].report;
+        bool in = false, in_loso = false;
+        if (!r->setup.inference) {
+            const double value = r->seconds_per_step / rows[i].pred.step_s;
+            aitk_time_range others;
+            st = aitk_reported_time_range(rows, n, r, &others);
+            in = aitk_time_range_covers(&out->all, value);
+            in_loso = !st && aitk_time_range_covers(&others, value);
+            out->rows++;
+            out->covered += in;
+            out->covered_loso += in_loso;
+        }
+        if (in_range)
+            in_range[i] = in;
+        if (in_range_loso)
+            in_range_loso[i] = in_loso;
+    }
+    return st;
+}
+
+aitk_status aitk_reported_by_source(const aitk_reported_row *rows, size_t n,
+                                    aitk_source_check *out, size_t *n_out)
+{
+    *n_out = 0;
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < n; i++) {
+        const aitk_reported_speed *r = rows[i].report;
+        bool seen = r->setup.inference;
+        for (size_t k = 0; !seen && k < *n_out; k++)
+            seen = aitk_reported_same_source(out[k].first, r);
+        if (seen)
+            continue;
+        aitk_source_check *c = &out[(*n_out)++];
+        *c = (aitk_source_check){.first = r};
+        st = aitk_reported_time_range(rows, n, r, &c->others);
+        double log_sum = 0;
+        for (size_t k = i; !st && k < n; k++) {
+            const aitk_reported_speed *q = rows[k].report;
+            if (q->setup.inference || !aitk_reported_same_source(q, r))
+                continue;
+            c->rows++;
+            log_sum += fabs(log(rows[k].ratio));
+            c->covered += aitk_time_range_covers(&c->others,
+                                                 q->seconds_per_step / rows[k].pred.step_s);
+        }
+        c->error = exp(log_sum / (double)c->rows);
+    }
+    return st;
+}
+
+aitk_status aitk_reported_time_range(const aitk_reported_row *rows, size_t n,
+                                     const aitk_reported_speed *skip, aitk_time_range *out)
+{
+    double *v = aitk_malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return AITK_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const aitk_reported_speed *r = rows[i].report;
+        if (r->setup.inference || (skip && aitk_reported_same_source(r, skip)))
+            continue;
+        v[k++] = r->seconds_per_step / rows[i].pred.step_s;
+    }
+    aitk_status st = aitk_time_range_of(v, k, out);
+    aitk_free(v);
+    return st;
+}

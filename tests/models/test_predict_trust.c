@@ -1,0 +1,172 @@
+/* What `predict` says about how far to trust it, run as a person runs it:
+ * the margin of each fit and the time range that comes with every step time
+ * (issue #23), in the text and in the JSON, and `predict --reported`'s
+ * checks of that range in and out of sample. Figures that depend on
+ * models/reported_speeds.yaml are read from its own rows, so rows added
+ * there keep these tests true. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+#include "tests/exe_run.h"
+#include "tests/report_json.h"
+
+#define GIB 1073741824.0
+
+/* Runs `args` with --json into a fresh file and returns the document. */
+static cJSON *run_json(const char **args, size_t n, ran *r)
+{
+    char path[] = "/tmp/aitk-trust-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    args[n] = "--json";
+    args[n + 1] = path;
+    args[n + 2] = NULL;
+    *r = run(args);
+    assert_int_equal(r->rc, 0);
+    cJSON *j = load_json(path);
+    unlink(path);
+    return j;
+}
+
+/* The L40S's fit, from figures written out: 44.53 GiB (PyTorch's total
+ * memory for it, models/gpus.yaml) less 0.5 GiB of context and 22 MiB of
+ * reserve is 44.03 GiB - 22 MiB usable; the margin is that less the peak
+ * plus the context the peak holds; the text says it in words. The step
+ * time comes with the range of the reported runs. */
+static void test_fit_and_range_json(void **state)
+{
+    (void)state;
+    const char *args[16] = {"predict", "--model", "flux1-dev", "--gpu", "L40S"};
+    ran r;
+    cJSON *j = run_json(args, 5, &r);
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
+    const cJSON *fit = cJSON_GetObjectItemCaseSensitive(g, "fit");
+    const double usable = 44.03 * GIB - 22 * 1048576.0;
+    assert_true(fabs(json_num(fit, "total_memory_bytes") - 44.53 * GIB) < 1);
+    assert_true(fabs(json_num(fit, "usable_bytes") - usable) < 1);
+    const double context = json_num(cJSON_GetObjectItemCaseSensitive(p, "memory_plan_bytes"),
+                                    "CUDA context");
+    assert_true(fabs(context - 0.5 * GIB) < 1);
+    const double margin = usable - (json_num(g, "peak_bytes") - context);
+    assert_true(fabs(json_num(fit, "margin_bytes") - margin) < 1);
+    assert_true(fabs(json_num(fit, "margin_percent") - 100 * margin / usable) < 1e-9);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(fit, "total_memory_kind")),
+                        "reported");
+    char words[64];
+    snprintf(words, sizeof words, "fits with %.1f GiB to spare", margin / GIB);
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(fit, "text")), words));
+    /* The range: the step time times the ends the summary gives. */
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "against_reports"), "time_range");
+    const double lo = json_num(tr, "low"), hi = json_num(tr, "high");
+    const double s = json_num(g, "step_seconds");
+    assert_true(lo > 0 && lo <= hi);
+    const cJSON *sr = cJSON_GetObjectItemCaseSensitive(g, "step_seconds_range");
+    assert_true(fabs(json_num(sr, "low") - s * lo) < 1e-12);
+    assert_true(fabs(json_num(sr, "high") - s * hi) < 1e-12);
+    assert_int_equal((int)json_num(sr, "reported_runs"), (int)json_num(tr, "runs"));
+    /* The text says where the range comes from and what it did. */
+    char said[96];
+    snprintf(said, sizeof said, "from %d reported training runs", (int)json_num(tr, "runs"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), said));
+    snprintf(said, sizeof said, "took %.2fx-%.2fx of the model's predicted time", lo, hi);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), said));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "s/step range"));
+    assert_null(strstr(aitk_str_cstr(&r.out), "may take up to"));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
+/* A miss says by how much, in the table and under it: FLUX with a bf16 base
+ * on an RTX 4090 (PyTorch sees 23.64 GiB there). */
+static void test_miss_words(void **state)
+{
+    (void)state;
+    const char *args[16] = {"predict", "--model", "flux1-dev", "--gpu", "4090", "--quantize",
+                            "none"};
+    ran r;
+    cJSON *j = run_json(args, 7, &r);
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0);
+    const cJSON *fit = cJSON_GetObjectItemCaseSensitive(g, "fit");
+    const double margin = json_num(fit, "margin_bytes");
+    assert_true(margin < 0 && cJSON_IsFalse(cJSON_GetObjectItem(g, "fits")));
+    assert_true(fabs(json_num(fit, "total_memory_bytes") - 23.64 * GIB) < 1);
+    char words[64];
+    snprintf(words, sizeof words, "misses by %.1f GiB", -margin / GIB);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), words));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
+/* predict --reported: each training row says whether the range held for it,
+ * in sample and from the other sources' rows; the counts agree with the
+ * flags; every training row belongs to one source; and the JSON says that
+ * the cost model fits nothing to these rows. */
+static void test_reported_checks(void **state)
+{
+    (void)state;
+    const char *args[8] = {"predict", "--reported"};
+    ran r;
+    cJSON *j = run_json(args, 2, &r);
+    const cJSON *row, *src;
+    int training = 0, in = 0, in_loso = 0, by_source = 0, held = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(j, "reported"))
+    {
+        const cJSON *flag = cJSON_GetObjectItem(row, "in_time_range");
+        const bool generation = strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                           cJSON_GetObjectItem(row, "setup"), "task")),
+                                       "inference") == 0;
+        assert_true(generation ? flag == NULL : cJSON_IsBool(flag));
+        if (generation)
+            continue;
+        training++;
+        in += cJSON_IsTrue(flag);
+        in_loso += cJSON_IsTrue(cJSON_GetObjectItem(row, "in_time_range_without_source"));
+    }
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(j, "time_range");
+    assert_int_equal((int)json_num(tr, "runs"), training);
+    assert_int_equal((int)json_num(tr, "held"), in);
+    assert_int_equal((int)json_num(tr, "held_leaving_source_out"), in_loso);
+    cJSON_ArrayForEach(src, cJSON_GetObjectItemCaseSensitive(j, "by_source"))
+    {
+        by_source += (int)json_num(src, "runs");
+        held += (int)json_num(src, "held_without_source");
+        assert_true(json_num(src, "error_factor_in_sample") >= 1);
+    }
+    assert_int_equal(by_source, training);
+    assert_int_equal(held, in_loso);
+    assert_int_equal(strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "fitted_settings")),
+                             "none:", 5), 0);
+    char said[96];
+    snprintf(said, sizeof said, "It held for %d of %d", in, training);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), said));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "Leave one source out"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "fits none of its settings to these runs"));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
+int main(void)
+{
+    unsetenv("AITK_DATA_DIR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_and_range_json),
+        cmocka_unit_test(test_miss_words),
+        cmocka_unit_test(test_reported_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

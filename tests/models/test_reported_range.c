@@ -1,0 +1,129 @@
+/* The time range of reported over predicted step times (models/
+ * reported_range.c): percentiles, coverage, and leave one source out, on
+ * hand-made rows whose every figure is worked out here by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "models/reported_range.h"
+
+#define CLOSE(a, b) (fabs((a) - (b)) < 1e-9)
+
+/* numpy's linear quantile of 1..7: h = 6p; p 0.1 -> 1 + 0.6 = 1.6, p 0.9 ->
+ * 6 + 0.4 = 6.4; the ends are the extremes; one value is every quantile. */
+static void test_percentile(void **state)
+{
+    (void)state;
+    const double x[] = {1, 2, 3, 4, 5, 6, 7};
+    assert_true(CLOSE(aitk_percentile(x, 7, 0.1), 1.6));
+    assert_true(CLOSE(aitk_percentile(x, 7, 0.9), 6.4));
+    assert_true(CLOSE(aitk_percentile(x, 7, 0.5), 4));
+    assert_true(CLOSE(aitk_percentile(x, 7, 0), 1));
+    assert_true(CLOSE(aitk_percentile(x, 7, 1), 7));
+    assert_true(CLOSE(aitk_percentile(x, 1, 0.1), 1));
+}
+
+/* The range sorts what it is given; its ends are inside, a hair beyond is
+ * not; no values, no range (and nothing is covered). */
+static void test_range_of(void **state)
+{
+    (void)state;
+    const double x[] = {7, 1, 5, 3, 2, 6, 4};
+    aitk_time_range r;
+    assert_int_equal(aitk_time_range_of(x, 7, &r), AITK_OK);
+    assert_int_equal(r.n, 7);
+    assert_true(CLOSE(r.lo, 1.6) && CLOSE(r.hi, 6.4));
+    assert_true(aitk_time_range_covers(&r, 1.6) && aitk_time_range_covers(&r, 6.4));
+    assert_false(aitk_time_range_covers(&r, 1.59) || aitk_time_range_covers(&r, 6.41));
+    assert_int_equal(aitk_time_range_of(x, 0, &r), AITK_OK);
+    assert_int_equal(r.n, 0);
+    assert_false(aitk_time_range_covers(&r, 1));
+}
+
+/* A row's source is named by what comes before its first ':'. */
+static void test_source_key(void **state)
+{
+    (void)state;
+    const char *s = "kohya-ss/sd-scripts PR #1374, comment of 2024-08-19: RTX A6000, 8.25 s/it";
+    assert_int_equal(aitk_reported_source_key(s), strlen("kohya-ss/sd-scripts PR #1374, comment "
+                                                         "of 2024-08-19"));
+    assert_int_equal(aitk_reported_source_key("a README"), strlen("a README"));
+}
+
+/* Five training rows from three sources and one generation row, each
+ * predicted at 1 s, so reported / predicted is the reported time:
+ *   A: 1.0, 2.0   B: 1.5 (and a generation row at 10, never counted)
+ *   C: 0.5, 3.0
+ * All five sorted 0.5 1 1.5 2 3: p10 at h 0.4 = 0.7, p90 at h 3.6 = 2.6;
+ * 1, 1.5 and 2 inside: 3 of 5.
+ * Without A (0.5 1.5 3): 0.7 to 2.7, holds 1 and 2.
+ * Without B (0.5 1 2 3): 0.65 to 2.7, holds 1.5.
+ * Without C (1 1.5 2): 1.1 to 1.9, holds neither 0.5 nor 3: 3 of 5 in all.
+ * Errors, exp(mean |ln(1 / value)|): A sqrt(2), B 1.5, C sqrt(6). */
+static void test_leave_one_source_out(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *source;
+        double seconds;
+        bool generation;
+    } data[] = {{"A: first", 1.0, false},  {"B: one", 1.5, false}, {"A: second", 2.0, false},
+                {"C: low", 0.5, false},    {"B: gen", 10, true},    {"C: high", 3.0, false}};
+    enum { N = sizeof data / sizeof *data };
+    aitk_reported_speed speeds[N];
+    aitk_reported_row rows[N];
+    for (size_t i = 0; i < N; i++) {
+        speeds[i] = (aitk_reported_speed){.source = data[i].source,
+                                          .seconds_per_step = data[i].seconds};
+        speeds[i].setup.inference = data[i].generation;
+        rows[i] = (aitk_reported_row){.report = &speeds[i], .ratio = 1 / data[i].seconds};
+        rows[i].pred.step_s = 1;
+    }
+    aitk_range_coverage cov;
+    bool in[N], loso[N];
+    assert_int_equal(aitk_reported_range_coverage(rows, N, &cov, in, loso), AITK_OK);
+    assert_int_equal(cov.rows, 5);
+    assert_true(CLOSE(cov.all.lo, 0.7) && CLOSE(cov.all.hi, 2.6));
+    assert_int_equal(cov.covered, 3);
+    assert_int_equal(cov.covered_loso, 3);
+    const bool want_in[N] = {true, true, true, false, false, false};
+    const bool want_loso[N] = {true, true, true, false, false, false};
+    for (size_t i = 0; i < N; i++)
+        if (in[i] != want_in[i] || loso[i] != want_loso[i])
+            fail_msg("row %zu: in %d loso %d", i, in[i], loso[i]);
+    aitk_source_check src[N];
+    size_t n_src = 0;
+    assert_int_equal(aitk_reported_by_source(rows, N, src, &n_src), AITK_OK);
+    assert_int_equal(n_src, 3);
+    static const struct {
+        const char *first;
+        size_t rows, covered;
+        double error, lo, hi;
+    } want[] = {{"A: first", 2, 2, 1.4142135623730951, 0.7, 2.7},
+                {"B: one", 1, 1, 1.5, 0.65, 2.7},
+                {"C: low", 2, 0, 2.449489742783178, 1.1, 1.9}};
+    for (size_t i = 0; i < 3; i++) {
+        const aitk_source_check *c = &src[i];
+        if (strcmp(c->first->source, want[i].first) || c->rows != want[i].rows ||
+            c->covered != want[i].covered || !CLOSE(c->error, want[i].error) ||
+            !CLOSE(c->others.lo, want[i].lo) || !CLOSE(c->others.hi, want[i].hi))
+            fail_msg("source %zu (%s): %zu runs, %zu held, error %.6f, range %.4f-%.4f", i,
+                     c->first->source, c->rows, c->covered, c->error, c->others.lo,
+                     c->others.hi);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_range_of),
+        cmocka_unit_test(test_source_key),
+        cmocka_unit_test(test_leave_one_source_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
