@@ -8,22 +8,30 @@ bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
     return b > 0 && t > 0 && hq > 0 && hkv > 0 && d > 0 && hq % hkv == 0 && isfinite(scale);
 }
 
-/* The limits are cuDNN's documented SDPA support matrix for fp16/bf16:
- * compute capability 8.0 or newer, head_dim a multiple of 8, at most 256
- * (forward everywhere, backward on Hopper and newer) or 128 (backward on
- * Ampere and Ada). The single-node SDPA_FWD/SDPA_BWD operations of the
- * backend API are recent: 9.10 is the oldest release this file assumes has
- * them (not verified against an older library on a GPU). An older library is
- * refused here so the report names the version; one that lacks the nodes
- * anyway fails at descriptor creation and falls back the same way. FLUX's
- * 128 and OmniGen2's 120 both pass; a refused shape runs the plain kernel. */
+/* The version gates are when the single-node operations appeared. The
+ * doc comments of NVIDIA's cudnn_graph.h (cuDNN 9.22.0, enum
+ * cudnnBackendDescriptorType_t) date CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR
+ * "Since cuDNN 9.13.0" and CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR "Since
+ * cuDNN 9.17.0"; NVIDIA's own cudnn-frontend (v1.23.0,
+ * include/cudnn_frontend/node/scaled_dot_product_flash_attention.h,
+ * UnifiedSDPANode) builds the forward node only on a 9.13.1 or newer
+ * library, so forward asks for 9.13.1 here as well. An older library is
+ * refused before any descriptor is made, so the report names the version.
+ *
+ * The shape limits are cuDNN's documented SDPA support matrix for
+ * fp16/bf16: compute capability 8.0 or newer, head_dim a multiple of 8, at
+ * most 256 (forward everywhere, backward on Hopper and newer) or 128
+ * (backward on Ampere and Ada). FLUX's 128 and OmniGen2's 120 both pass; a
+ * refused shape runs the plain kernel. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward)
 {
     if (cudnn_version <= 0)
         return "cuDNN not loaded";
-    if (cudnn_version < 91000)
-        return "cuDNN older than 9.10 has no SDPA operation node";
+    if (!backward && cudnn_version < AITK_CUDNN_SDPA_FWD_VERSION)
+        return "cuDNN older than 9.13.1 has no single-node SDPA forward";
+    if (backward && cudnn_version < AITK_CUDNN_SDPA_BWD_VERSION)
+        return "cuDNN older than 9.17.0 has no single-node SDPA backward";
     if (cc_major < 8)
         return "cuDNN SDPA needs compute capability 8.0 or newer";
     if (!aitk_attention_shape_ok(b, t, hq, hkv, d, 1.0f))

@@ -14,6 +14,12 @@ extern "C" {
 /* ops.h's contract: positive sizes, hq a multiple of hkv, a finite scale. */
 bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale);
 
+/* The oldest cuDNN (cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH)
+ * whose SDPA_FWD and SDPA_BWD operation nodes this backend uses; sources in
+ * attention_check.c. */
+#define AITK_CUDNN_SDPA_FWD_VERSION 91301
+#define AITK_CUDNN_SDPA_BWD_VERSION 91700
+
 /* NULL when cuDNN's SDPA may take the shape; else why not, in words
  * (static text). cudnn_version 0: no cuDNN. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,

@@ -158,18 +158,26 @@ static void test_attention_checks(void **state)
     assert_false(aitk_attention_shape_ok(1, 100, 24, 7, 128, 0.1f)); /* 24 % 7 */
     assert_false(aitk_attention_shape_ok(1, 0, 24, 24, 128, 0.1f));
     assert_false(aitk_attention_shape_ok(1, 10, 24, 24, 128, NAN));
-    /* FLUX (128) and OmniGen2 (120) on an H200 with cuDNN 9.14: taken. */
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4608, 24, 24, 128, true));
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4096, 28, 7, 120, true));
+    /* FLUX (128) and OmniGen2 (120) on an H200 with cuDNN 9.17: taken. */
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4608, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4096, 28, 7, 120, true));
     assert_non_null(aitk_attention_cudnn_refusal(0, 9, 1, 4608, 24, 24, 128, false));
     assert_non_null(aitk_attention_cudnn_refusal(90100, 9, 1, 4608, 24, 24, 128, false));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 100, false)); /* %8 */
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 264, false));
+    /* The single-node operations' first releases (attention_check.c): the
+     * forward from 9.13.1, the backward from 9.17.0, both sides of each. */
+    assert_non_null(aitk_attention_cudnn_refusal(91000, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91300, 9, 1, 4608, 24, 24, 128, false));
+    assert_null(aitk_attention_cudnn_refusal(91301, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91301, 9, 1, 4608, 24, 24, 128, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91699, 9, 1, 4608, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4608, 24, 24, 128, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 100, false)); /* %8 */
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 264, false));
     /* head_dim 192: Hopper backward yes, Ampere backward no, forward yes. */
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 192, true));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, true));
-    assert_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, false));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 7, 1, 64, 2, 2, 64, false));
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 192, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 7, 1, 64, 2, 2, 64, false));
     /* Plain kernel: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
     assert_int_equal(aitk_attention_plain_smem(4608, 128, 227 * 1024), (2 * 4608 + 256) * 4);
     assert_int_equal(aitk_attention_plain_smem(100000, 128, 227 * 1024), 0);
