@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,15 @@ bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale);
  * (static text). cudnn_version 0: no cuDNN. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward);
+
+/* What a failed cuDNN call (its cudnnStatus_t as an int) means for the
+ * attention op: AITK_E_UNSUPPORTED when the plain kernel should run
+ * instead, AITK_E_NOMEM when memory ran out (the op fails; the plain kernel
+ * needs memory too). *cache is true only for a refusal of the shape itself
+ * (the NOT_SUPPORTED family), which stays true for the process, so the plan
+ * cache may remember it; anything else may pass on a later call and is
+ * tried again then. */
+aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache);
 
 /* Threads per block and dynamic shared memory (bytes) of the plain kernel
  * for row length t and head_dim d: a score row of t floats plus one head

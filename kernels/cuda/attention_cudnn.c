@@ -354,18 +354,44 @@ static cudnnStatus_t build_plan(sdpa_plan *p, const char **what)
     return s;
 }
 
-/* Why the last execution failed (execution errors are not cached). */
+/* Why the last uncached failure happened (a plan build that may pass later,
+ * or an execution): the refusal text of a slot that was given back. */
 static char refusal[AITK_BACKEND_ERROR_LEN];
 
-/* The cached plan for the shape, built on first use; NULL with *why set. */
-static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
-                           const char **why)
+/* A failed cuDNN call `what` for the op: a refusal of the shape stays in
+ * `slot` (NULL: nothing to cache), anything else frees the slot so the next
+ * call tries again (aitk_cudnn_failure). AITK_E_UNSUPPORTED sends the call
+ * to the plain kernel with *why set; AITK_E_NOMEM fails the op. */
+static aitk_status failure(sdpa_plan *slot, const char *what, cudnnStatus_t s, const char **why)
+{
+    bool cache = false;
+    aitk_status st = aitk_cudnn_failure((int)s, &cache);
+    char *text = cache && slot ? slot->refusal : refusal;
+    size_t len = cache && slot ? sizeof slot->refusal : sizeof refusal;
+    aitk_cuda_errorf(text, len, "%s: %s", what, dnn.GetErrorString(s));
+    if (slot && !cache) {
+        if (slot->plan)
+            dnn.DestroyDescriptor(slot->plan);
+        memset(slot, 0, sizeof *slot);
+    }
+    if (st == AITK_E_NOMEM)
+        aitk_cuda_errorf(aitk_cuda.error, sizeof aitk_cuda.error, "cuDNN SDPA %s", text);
+    *why = text;
+    return st;
+}
+
+/* The cached plan for the shape, built on first use. A shape cuDNN refused
+ * stays refused (p->plan NULL, no rebuild per call); see failure(). */
+static aitk_status plan_for(bool backward, int b, int t, int hq, int hkv, int d,
+                            sdpa_plan **out, const char **why)
 {
     for (int i = 0; i < PLAN_SLOTS; i++) {
         sdpa_plan *p = &plans[i];
         if (p->used && p->backward == backward && p->b == b && p->t == t && p->hq == hq &&
-            p->hkv == hkv && p->d == d)
-            return p->plan ? p : (*why = p->refusal, NULL);
+            p->hkv == hkv && p->d == d) {
+            *out = p;
+            return p->plan ? AITK_OK : (*why = p->refusal, AITK_E_UNSUPPORTED);
+        }
     }
     sdpa_plan *p = &plans[plan_next];
     plan_next = (plan_next + 1) % PLAN_SLOTS;
@@ -381,13 +407,8 @@ static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
     p->d = d;
     const char *what = "";
     cudnnStatus_t s = build_plan(p, &what);
-    if (s) {
-        /* A refused shape stays refused (p->plan NULL): no rebuild per call. */
-        aitk_cuda_errorf(p->refusal, sizeof p->refusal, "%s: %s", what, dnn.GetErrorString(s));
-        *why = p->refusal;
-        return NULL;
-    }
-    return p;
+    *out = p;
+    return s ? failure(p, what, s, why) : AITK_OK;
 }
 
 static aitk_status run(sdpa_plan *p, int n, const int64_t *uids, void *const *ptrs,
@@ -416,13 +437,9 @@ static aitk_status run(sdpa_plan *p, int n, const int64_t *uids, void *const *pt
         s = dnn.Execute(handle, p->plan, pack);
     if (pack)
         dnn.DestroyDescriptor(pack);
-    if (s) {
-        aitk_cuda_errorf(refusal, sizeof refusal, "cudnnBackendExecute: %s",
-                         dnn.GetErrorString(s));
-        *why = refusal;
-        return AITK_E_UNSUPPORTED;
-    }
-    return AITK_OK;
+    /* An execution failure never becomes the shape's cached refusal: the
+     * plan stays, and the next call runs it again. */
+    return s ? failure(NULL, "cudnnBackendExecute", s, why) : AITK_OK;
 }
 
 static const char *precheck(bool backward, int b, int t, int hq, int hkv, int d)
@@ -447,9 +464,10 @@ aitk_status aitk_cudnn_sdpa_forward(aitk_act *out, float *lse, const aitk_act *q
     if ((*why = precheck(false, b, t, hq, hkv, d)) ||
         (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
-    sdpa_plan *p = plan_for(false, b, t, hq, hkv, d, why);
-    if (!p)
-        return AITK_E_UNSUPPORTED;
+    sdpa_plan *p = NULL;
+    aitk_status st = plan_for(false, b, t, hq, hkv, d, &p, why);
+    if (st)
+        return st;
     int64_t uids[] = {UID_Q, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE};
     void *ptrs[] = {(void *)q, (void *)k, (void *)v, out, lse, &scale};
     return run(p, 6, uids, ptrs, why);
@@ -465,9 +483,10 @@ aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
     if ((*why = precheck(true, b, t, hq, hkv, d)) ||
         (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
-    sdpa_plan *p = plan_for(true, b, t, hq, hkv, d, why);
-    if (!p)
-        return AITK_E_UNSUPPORTED;
+    sdpa_plan *p = NULL;
+    aitk_status st = plan_for(true, b, t, hq, hkv, d, &p, why);
+    if (st)
+        return st;
     int64_t uids[] = {UID_Q, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE,
                       UID_DQ, UID_DK, UID_DV, UID_DO};
     void *ptrs[] = {(void *)q, (void *)k, (void *)v, (void *)out, (void *)lse, &scale,
