@@ -296,6 +296,27 @@ static void test_lora_plan_matches_reference(void **state)
     lora_plan_case(16, 40, 24, 0, true, true);
 }
 
+/* The LoRA bf16 buffer: B starts on a 256-byte (128-element) boundary
+ * whatever A's size, so cuBLASLt's fastest kernels may read it. */
+static void test_lora_b_aligned(void **state)
+{
+    (void)state;
+    /* FLUX rank 16 on 3072 features: A is already 49152 elements. */
+    assert_int_equal(aitk_lora_b_offset(3072, 16), 49152);
+    assert_int_equal(aitk_lora_bf16_elems(3072, 9216, 16), 49152 + 9216 * 16);
+    /* Rank 4 on OmniGen2's head_dim 120: 480 elements, B at 512. */
+    assert_int_equal(aitk_lora_b_offset(120, 4), 512);
+    assert_int_equal(aitk_lora_bf16_elems(120, 120, 4), 512 + 480);
+    assert_int_equal(aitk_lora_b_offset(1, 1), 128);
+    assert_int_equal(aitk_lora_b_offset(3072, 0), 0);
+    for (int in = 1; in <= 300; in += 7)
+        for (int r = 1; r <= 33; r += 4) {
+            size_t at = aitk_lora_b_offset(in, r), na = (size_t)in * r;
+            assert_int_equal(at * sizeof(uint16_t) % 256, 0);
+            assert_true(at >= na && at < na + 128); /* after A, no more padding than needed */
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_attention_checks),
         cmocka_unit_test(test_cudnn_failures),
         cmocka_unit_test(test_lora_plan_matches_reference),
+        cmocka_unit_test(test_lora_b_aligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
