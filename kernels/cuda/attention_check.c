@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "kernels/math/attention_tile.h"
+
 bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
 {
     return b > 0 && t > 0 && hq > 0 && hkv > 0 && d > 0 && hq % hkv == 0 && isfinite(scale);
@@ -66,4 +68,18 @@ size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit)
         return 0;
     size_t bytes = (2 * (size_t)t + 2 * (size_t)d) * sizeof(float);
     return bytes <= smem_limit ? bytes : 0;
+}
+
+/* Two resident blocks let one block's loads overlap the other's
+ * arithmetic; a lone block per SM still beats refusing the shape. */
+int aitk_attention_bwd_tile(int d, size_t smem_limit)
+{
+    static const int tiles[] = {64, 32, 16, 8};
+    if (d <= 0)
+        return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++)
+            if (aitk_attn_bwd_smem(tiles[i], d) <= (pass ? smem_limit : smem_limit / 2))
+                return tiles[i];
+    return 0;
 }

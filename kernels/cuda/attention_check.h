@@ -41,6 +41,12 @@ aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache);
  * row; 0 bytes when it does not fit in `smem_limit`. */
 size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit);
 
+/* Rows per tile of the plain backward (kernels/math/attention_tile.h) for
+ * head_dim d: the largest of 64, 32, 16, 8 whose shared memory leaves room
+ * for two resident blocks in `smem_limit`, else the largest that fits at
+ * all; 0 when not even 8 rows fit. */
+int aitk_attention_bwd_tile(int d, size_t smem_limit);
+
 #ifdef __cplusplus
 }
 #endif

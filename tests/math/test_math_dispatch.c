@@ -178,7 +178,22 @@ static void test_attention_checks(void **state)
     assert_non_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, true));
     assert_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, false));
     assert_non_null(aitk_attention_cudnn_refusal(91700, 7, 1, 64, 2, 2, 64, false));
-    /* Plain kernel: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
+    /* Plain backward tiles, by the opt-in shared memory per block of the
+     * CUDA C Programming Guide's table (227 KiB on 9.0, 163 KiB on 8.0,
+     * 99 KiB on 8.6/8.9): the largest tile that leaves room for two blocks. */
+    assert_int_equal(aitk_attention_bwd_tile(128, 227 * 1024), 32);
+    assert_int_equal(aitk_attention_bwd_tile(128, 163 * 1024), 32);
+    assert_int_equal(aitk_attention_bwd_tile(128, 99 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(120, 99 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(256, 227 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(256, 99 * 1024), 8);
+    assert_int_equal(aitk_attention_bwd_tile(64, 227 * 1024), 64);
+    /* One block only: 8 x 1024 needs 128.7 KiB, more than half of 227. */
+    assert_int_equal(aitk_attention_bwd_tile(1024, 227 * 1024), 8);
+    /* Nothing fits: the backward refuses, naming head_dim. */
+    assert_int_equal(aitk_attention_bwd_tile(4096, 227 * 1024), 0);
+    assert_int_equal(aitk_attention_bwd_tile(0, 227 * 1024), 0);
+    /* Plain forward: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
     assert_int_equal(aitk_attention_plain_smem(4608, 128, 227 * 1024), (2 * 4608 + 256) * 4);
     assert_int_equal(aitk_attention_plain_smem(100000, 128, 227 * 1024), 0);
     assert_int_equal(aitk_attention_plain_smem(0, 128, 227 * 1024), 0);
