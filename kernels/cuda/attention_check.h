@@ -36,9 +36,10 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
  * tried again then. */
 aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache);
 
-/* Threads per block and dynamic shared memory (bytes) of the plain kernel
- * for row length t and head_dim d: a score row of t floats plus one head
- * row; 0 bytes when it does not fit in `smem_limit`. */
+/* Dynamic shared memory (bytes) of the plain forward kernel for row
+ * length t and head_dim d: a score row of t floats plus one head row; 0
+ * when it does not fit in `smem_limit`. (The tiled backward has no
+ * sequence-length limit: aitk_attention_bwd_tile.) */
 size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit);
 
 /* Rows per tile of the plain backward (kernels/math/attention_tile.h) for
