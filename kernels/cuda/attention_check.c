@@ -3,27 +3,37 @@
 
 #include <math.h>
 
+#include "kernels/math/attention_tile.h"
+
 bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
 {
     return b > 0 && t > 0 && hq > 0 && hkv > 0 && d > 0 && hq % hkv == 0 && isfinite(scale);
 }
 
-/* The limits are cuDNN's documented SDPA support matrix for fp16/bf16:
- * compute capability 8.0 or newer, head_dim a multiple of 8, at most 256
- * (forward everywhere, backward on Hopper and newer) or 128 (backward on
- * Ampere and Ada). The single-node SDPA_FWD/SDPA_BWD operations of the
- * backend API are recent: 9.10 is the oldest release this file assumes has
- * them (not verified against an older library on a GPU). An older library is
- * refused here so the report names the version; one that lacks the nodes
- * anyway fails at descriptor creation and falls back the same way. FLUX's
- * 128 and OmniGen2's 120 both pass; a refused shape runs the plain kernel. */
+/* The version gates are when the single-node operations appeared. The
+ * doc comments of NVIDIA's cudnn_graph.h (cuDNN 9.22.0, enum
+ * cudnnBackendDescriptorType_t) date CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR
+ * "Since cuDNN 9.13.0" and CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR "Since
+ * cuDNN 9.17.0"; NVIDIA's own cudnn-frontend (v1.23.0,
+ * include/cudnn_frontend/node/scaled_dot_product_flash_attention.h,
+ * UnifiedSDPANode) builds the forward node only on a 9.13.1 or newer
+ * library, so forward asks for 9.13.1 here as well. An older library is
+ * refused before any descriptor is made, so the report names the version.
+ *
+ * The shape limits are cuDNN's documented SDPA support matrix for
+ * fp16/bf16: compute capability 8.0 or newer, head_dim a multiple of 8, at
+ * most 256 (forward everywhere, backward on Hopper and newer) or 128
+ * (backward on Ampere and Ada). FLUX's 128 and OmniGen2's 120 both pass; a
+ * refused shape runs the plain kernel. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward)
 {
     if (cudnn_version <= 0)
         return "cuDNN not loaded";
-    if (cudnn_version < 91000)
-        return "cuDNN older than 9.10 has no SDPA operation node";
+    if (!backward && cudnn_version < AITK_CUDNN_SDPA_FWD_VERSION)
+        return "cuDNN older than 9.13.1 has no single-node SDPA forward";
+    if (backward && cudnn_version < AITK_CUDNN_SDPA_BWD_VERSION)
+        return "cuDNN older than 9.17.0 has no single-node SDPA backward";
     if (cc_major < 8)
         return "cuDNN SDPA needs compute capability 8.0 or newer";
     if (!aitk_attention_shape_ok(b, t, hq, hkv, d, 1.0f))
@@ -37,10 +47,39 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
     return NULL;
 }
 
+/* cuDNN 9 groups its status codes by thousands (cudnn_graph.h: 1xxx
+ * initialization and version, 2xxx bad parameter, 3xxx not supported, 4xxx
+ * internal error, 5xxx execution failed; CUDNN_STATUS_CATEGORY), with
+ * 4003 and 4004 the host and device allocation failures. Only the 3xxx
+ * answers are about the shape; an allocation failure or an execution
+ * failure says nothing about the next call with more memory free. */
+aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache)
+{
+    enum { NOT_SUPPORTED = 3000, HOST_ALLOC_FAILED = 4003, DEVICE_ALLOC_FAILED = 4004 };
+    *cache = cudnn_status / 1000 * 1000 == NOT_SUPPORTED;
+    if (cudnn_status == HOST_ALLOC_FAILED || cudnn_status == DEVICE_ALLOC_FAILED)
+        return AITK_E_NOMEM;
+    return AITK_E_UNSUPPORTED;
+}
+
 size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit)
 {
     if (t <= 0 || d <= 0)
         return 0;
     size_t bytes = (2 * (size_t)t + 2 * (size_t)d) * sizeof(float);
     return bytes <= smem_limit ? bytes : 0;
+}
+
+/* Two resident blocks let one block's loads overlap the other's
+ * arithmetic; a lone block per SM still beats refusing the shape. */
+int aitk_attention_bwd_tile(int d, size_t smem_limit)
+{
+    static const int tiles[] = {64, 32, 16, 8};
+    if (d <= 0)
+        return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++)
+            if (aitk_attn_bwd_smem(tiles[i], d) <= (pass ? smem_limit : smem_limit / 2))
+                return tiles[i];
+    return 0;
 }

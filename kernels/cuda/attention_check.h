@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -14,15 +16,37 @@ extern "C" {
 /* ops.h's contract: positive sizes, hq a multiple of hkv, a finite scale. */
 bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale);
 
+/* The oldest cuDNN (cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH)
+ * whose SDPA_FWD and SDPA_BWD operation nodes this backend uses; sources in
+ * attention_check.c. */
+#define AITK_CUDNN_SDPA_FWD_VERSION 91301
+#define AITK_CUDNN_SDPA_BWD_VERSION 91700
+
 /* NULL when cuDNN's SDPA may take the shape; else why not, in words
  * (static text). cudnn_version 0: no cuDNN. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward);
 
-/* Threads per block and dynamic shared memory (bytes) of the plain kernel
- * for row length t and head_dim d: a score row of t floats plus one head
- * row; 0 bytes when it does not fit in `smem_limit`. */
+/* What a failed cuDNN call (its cudnnStatus_t as an int) means for the
+ * attention op: AITK_E_UNSUPPORTED when the plain kernel should run
+ * instead, AITK_E_NOMEM when memory ran out (the op fails; the plain kernel
+ * needs memory too). *cache is true only for a refusal of the shape itself
+ * (the NOT_SUPPORTED family), which stays true for the process, so the plan
+ * cache may remember it; anything else may pass on a later call and is
+ * tried again then. */
+aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache);
+
+/* Dynamic shared memory (bytes) of the plain forward kernel for row
+ * length t and head_dim d: a score row of t floats plus one head row; 0
+ * when it does not fit in `smem_limit`. (The tiled backward has no
+ * sequence-length limit: aitk_attention_bwd_tile.) */
 size_t aitk_attention_plain_smem(int t, int d, size_t smem_limit);
+
+/* Rows per tile of the plain backward (kernels/math/attention_tile.h) for
+ * head_dim d: the largest of 64, 32, 16, 8 whose shared memory leaves room
+ * for two resident blocks in `smem_limit`, else the largest that fits at
+ * all; 0 when not even 8 rows fit. */
+int aitk_attention_bwd_tile(int d, size_t smem_limit);
 
 #ifdef __cplusplus
 }

@@ -210,162 +210,200 @@ static cudnnStatus_t set_desc(cudnnBackendDescriptor_t d, cudnnBackendAttributeN
     return dnn.SetAttribute(d, a, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
 }
 
-/* Builds the graph for one shape and returns the first plan that finalizes;
- * *what names the failing step for the report. */
-static cudnnStatus_t build_plan(sdpa_plan *p, const char **what)
+/* The graph's tensors, t[UID - 1] for each uid: q, k, v, out, stats and
+ * the by-value scale; the backward adds dq, dk, dv and dout. */
+enum { NT = UID_DO };
+
+static cudnnStatus_t make_tensors(const sdpa_plan *p, cudnnBackendDescriptor_t t[NT])
 {
     int64_t B = p->b, T = p->t, HQ = p->hq, HKV = p->hkv, D = p->d;
     int64_t qdims[4] = {B, HQ, T, D}, qstr[4] = {T * HQ * D, D, HQ * D, 1};
     int64_t kdims[4] = {B, HKV, T, D}, kstr[4] = {T * HKV * D, D, HKV * D, 1};
     int64_t sdims[4] = {B, HQ, T, 1}, sstr[4] = {HQ * T, T, 1, 1};
     int64_t one[4] = {1, 1, 1, 1};
-    enum { NT = 10 };
-    cudnnBackendDescriptor_t t[NT] = {0}, op = NULL, graph = NULL, heur = NULL;
-    cudnnBackendDescriptor_t cfg[MAX_CFGS] = {0};
-    cudnnStatus_t s;
-    *what = "tensor descriptors";
-    s = tensor(&t[0], UID_Q, CUDNN_DATA_BFLOAT16, qdims, qstr, false);
+    const struct {
+        int uid;
+        cudnnDataType_t dt;
+        const int64_t *dims, *strides;
+    } spec[NT] = {
+        {UID_Q, CUDNN_DATA_BFLOAT16, qdims, qstr},  {UID_K, CUDNN_DATA_BFLOAT16, kdims, kstr},
+        {UID_V, CUDNN_DATA_BFLOAT16, kdims, kstr},  {UID_O, CUDNN_DATA_BFLOAT16, qdims, qstr},
+        {UID_STATS, CUDNN_DATA_FLOAT, sdims, sstr}, {UID_SCALE, CUDNN_DATA_FLOAT, one, one},
+        {UID_DQ, CUDNN_DATA_BFLOAT16, qdims, qstr}, {UID_DK, CUDNN_DATA_BFLOAT16, kdims, kstr},
+        {UID_DV, CUDNN_DATA_BFLOAT16, kdims, kstr}, {UID_DO, CUDNN_DATA_BFLOAT16, qdims, qstr},
+    };
+    int count = p->backward ? NT : UID_SCALE;
+    cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+    for (int i = 0; i < count && !s; i++)
+        s = tensor(&t[i], spec[i].uid, spec[i].dt, spec[i].dims, spec[i].strides,
+                   spec[i].uid == UID_SCALE);
+    return s;
+}
+
+/* The SDPA_FWD or SDPA_BWD node over the tensors, finalized. */
+static cudnnStatus_t make_sdpa_op(const sdpa_plan *p, cudnnBackendDescriptor_t t[NT],
+                                  cudnnBackendDescriptor_t *op)
+{
+    static const cudnnBackendAttributeName_t fwd[] = {
+        CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC,     CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+        CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC,     CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC,
+        CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC};
+    static const cudnnBackendAttributeName_t bwd[] = {
+        CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC,     CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC,     CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC,    CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC,
+        CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC,    CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC};
+    const cudnnBackendAttributeName_t *attr = p->backward ? bwd : fwd;
+    int count = p->backward ? (int)(sizeof bwd / sizeof *bwd) : (int)(sizeof fwd / sizeof *fwd);
+    cudnnStatus_t s = dnn.CreateDescriptor(p->backward
+                                               ? CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR
+                                               : CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR,
+                                           op);
+    for (int i = 0; i < count && !s; i++)
+        s = set_desc(*op, attr[i], t[i]);
+    return s ? s : dnn.Finalize(*op);
+}
+
+/* A one-node operation graph on the handle, finalized. */
+static cudnnStatus_t make_graph(cudnnBackendDescriptor_t op, cudnnBackendDescriptor_t *graph)
+{
+    cudnnStatus_t s = dnn.CreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, graph);
     if (!s)
-        s = tensor(&t[1], UID_K, CUDNN_DATA_BFLOAT16, kdims, kstr, false);
+        s = dnn.SetAttribute(*graph, ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     if (!s)
-        s = tensor(&t[2], UID_V, CUDNN_DATA_BFLOAT16, kdims, kstr, false);
-    if (!s)
-        s = tensor(&t[3], UID_O, CUDNN_DATA_BFLOAT16, qdims, qstr, false);
-    if (!s)
-        s = tensor(&t[4], UID_STATS, CUDNN_DATA_FLOAT, sdims, sstr, false);
-    if (!s)
-        s = tensor(&t[5], UID_SCALE, CUDNN_DATA_FLOAT, one, one, true);
-    if (!s && p->backward) {
-        s = tensor(&t[6], UID_DQ, CUDNN_DATA_BFLOAT16, qdims, qstr, false);
-        if (!s)
-            s = tensor(&t[7], UID_DK, CUDNN_DATA_BFLOAT16, kdims, kstr, false);
-        if (!s)
-            s = tensor(&t[8], UID_DV, CUDNN_DATA_BFLOAT16, kdims, kstr, false);
-        if (!s)
-            s = tensor(&t[9], UID_DO, CUDNN_DATA_BFLOAT16, qdims, qstr, false);
-    }
-    if (!s) {
-        *what = p->backward ? "SDPA_BWD operation" : "SDPA_FWD operation";
-        s = dnn.CreateDescriptor(p->backward ? CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR
-                                             : CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR,
-                                 &op);
-    }
-    if (!s && !p->backward) {
-        s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, t[0]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, t[1]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, t[2]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, t[3]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, t[4]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, t[5]);
-    } else if (!s) {
-        s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, t[0]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, t[1]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, t[2]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, t[3]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC, t[4]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, t[5]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, t[6]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, t[7]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, t[8]);
-        if (!s)
-            s = set_desc(op, CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, t[9]);
-    }
-    if (!s)
-        s = dnn.Finalize(op);
-    if (!s) {
-        *what = "operation graph";
-        s = dnn.CreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph);
-    }
-    if (!s)
-        s = dnn.SetAttribute(graph, ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    if (!s)
-        s = set_desc(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, op);
-    if (!s)
-        s = dnn.Finalize(graph);
-    if (!s) {
-        *what = "engine heuristics";
-        s = dnn.CreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
-    }
+        s = set_desc(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, op);
+    return s ? s : dnn.Finalize(*graph);
+}
+
+/* Heuristic mode A's engine configurations for the graph, best first:
+ * up to MAX_CFGS in cfg, *ncfg of them filled; none is NOT_SUPPORTED. */
+static cudnnStatus_t make_configs(cudnnBackendDescriptor_t graph, cudnnBackendDescriptor_t *heur,
+                                  cudnnBackendDescriptor_t cfg[MAX_CFGS], int64_t *ncfg)
+{
     cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    cudnnStatus_t s = dnn.CreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, heur);
     if (!s)
-        s = set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+        s = set_desc(*heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
     if (!s)
-        s = dnn.SetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+        s = dnn.SetAttribute(*heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
     if (!s)
-        s = dnn.Finalize(heur);
+        s = dnn.Finalize(*heur);
     for (int i = 0; i < MAX_CFGS && !s; i++)
         s = dnn.CreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]);
-    int64_t ncfg = 0;
     if (!s)
-        s = dnn.GetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                             MAX_CFGS, &ncfg, cfg);
-    if (!s && ncfg == 0)
-        s = CUDNN_STATUS_NOT_SUPPORTED;
-    /* The first configuration whose plan finalizes wins. */
-    cudnnStatus_t ps = CUDNN_STATUS_NOT_SUPPORTED;
-    for (int64_t i = 0; i < ncfg && !s; i++) {
-        *what = "execution plan";
+        s = dnn.GetAttribute(*heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                             MAX_CFGS, ncfg, cfg);
+    return !s && *ncfg == 0 ? CUDNN_STATUS_NOT_SUPPORTED : s;
+}
+
+/* The first configuration whose execution plan finalizes wins: it goes in
+ * p->plan with its workspace size; the last failure otherwise. */
+static cudnnStatus_t first_plan(sdpa_plan *p, cudnnBackendDescriptor_t cfg[MAX_CFGS],
+                                int64_t ncfg)
+{
+    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED;
+    for (int64_t i = 0; i < ncfg; i++) {
         cudnnBackendDescriptor_t plan = NULL;
-        ps = dnn.CreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-        if (!ps)
-            ps = dnn.SetAttribute(plan, ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-        if (!ps)
-            ps = set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg[i]);
-        if (!ps)
-            ps = dnn.Finalize(plan);
         int64_t got = 0;
-        if (!ps)
-            ps = dnn.GetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                  CUDNN_TYPE_INT64, 1, &got, &p->workspace);
-        if (!ps) {
+        s = dnn.CreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
+        if (!s)
+            s = dnn.SetAttribute(plan, ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+        if (!s)
+            s = set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg[i]);
+        if (!s)
+            s = dnn.Finalize(plan);
+        if (!s)
+            s = dnn.GetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                 CUDNN_TYPE_INT64, 1, &got, &p->workspace);
+        if (!s) {
             p->plan = plan;
-            break;
+            return s;
         }
         if (plan)
             dnn.DestroyDescriptor(plan);
     }
-    if (!s)
-        s = ps;
-    for (int i = 0; i < MAX_CFGS; i++)
-        if (cfg[i])
-            dnn.DestroyDescriptor(cfg[i]);
-    if (heur)
-        dnn.DestroyDescriptor(heur);
-    if (graph)
-        dnn.DestroyDescriptor(graph);
-    if (op)
-        dnn.DestroyDescriptor(op);
-    for (int i = 0; i < NT; i++)
-        if (t[i])
-            dnn.DestroyDescriptor(t[i]);
     return s;
 }
 
-/* Why the last execution failed (execution errors are not cached). */
+static void destroy_all(cudnnBackendDescriptor_t *d, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (d[i])
+            dnn.DestroyDescriptor(d[i]);
+}
+
+/* Builds the graph for one shape and keeps the first plan that finalizes;
+ * *what names the failing step for the report. Only the plan outlives the
+ * call: every other descriptor is destroyed here. */
+static cudnnStatus_t build_plan(sdpa_plan *p, const char **what)
+{
+    cudnnBackendDescriptor_t t[NT] = {0}, cfg[MAX_CFGS] = {0};
+    cudnnBackendDescriptor_t op = NULL, graph = NULL, heur = NULL;
+    int64_t ncfg = 0;
+    *what = "tensor descriptors";
+    cudnnStatus_t s = make_tensors(p, t);
+    if (!s) {
+        *what = p->backward ? "SDPA_BWD operation" : "SDPA_FWD operation";
+        s = make_sdpa_op(p, t, &op);
+    }
+    if (!s) {
+        *what = "operation graph";
+        s = make_graph(op, &graph);
+    }
+    if (!s) {
+        *what = "engine heuristics";
+        s = make_configs(graph, &heur, cfg, &ncfg);
+    }
+    if (!s) {
+        *what = "execution plan";
+        s = first_plan(p, cfg, ncfg);
+    }
+    destroy_all(cfg, MAX_CFGS);
+    cudnnBackendDescriptor_t rest[3] = {heur, graph, op};
+    destroy_all(rest, 3);
+    destroy_all(t, NT);
+    return s;
+}
+
+/* Why the last uncached failure happened (a plan build that may pass later,
+ * or an execution): the refusal text of a slot that was given back. */
 static char refusal[AITK_BACKEND_ERROR_LEN];
 
-/* The cached plan for the shape, built on first use; NULL with *why set. */
-static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
-                           const char **why)
+/* A failed cuDNN call `what` for the op: a refusal of the shape stays in
+ * `slot` (NULL: nothing to cache), anything else frees the slot so the next
+ * call tries again (aitk_cudnn_failure). AITK_E_UNSUPPORTED sends the call
+ * to the plain kernel with *why set; AITK_E_NOMEM fails the op. */
+static aitk_status failure(sdpa_plan *slot, const char *what, cudnnStatus_t s, const char **why)
+{
+    bool cache = false;
+    aitk_status st = aitk_cudnn_failure((int)s, &cache);
+    char *text = cache && slot ? slot->refusal : refusal;
+    size_t len = cache && slot ? sizeof slot->refusal : sizeof refusal;
+    aitk_cuda_errorf(text, len, "%s: %s", what, dnn.GetErrorString(s));
+    if (slot && !cache) {
+        if (slot->plan)
+            dnn.DestroyDescriptor(slot->plan);
+        memset(slot, 0, sizeof *slot);
+    }
+    if (st == AITK_E_NOMEM)
+        aitk_cuda_errorf(aitk_cuda.error, sizeof aitk_cuda.error, "cuDNN SDPA %s", text);
+    *why = text;
+    return st;
+}
+
+/* The cached plan for the shape, built on first use. A shape cuDNN refused
+ * stays refused (p->plan NULL, no rebuild per call); see failure(). */
+static aitk_status plan_for(bool backward, int b, int t, int hq, int hkv, int d,
+                            sdpa_plan **out, const char **why)
 {
     for (int i = 0; i < PLAN_SLOTS; i++) {
         sdpa_plan *p = &plans[i];
         if (p->used && p->backward == backward && p->b == b && p->t == t && p->hq == hq &&
-            p->hkv == hkv && p->d == d)
-            return p->plan ? p : (*why = p->refusal, NULL);
+            p->hkv == hkv && p->d == d) {
+            *out = p;
+            return p->plan ? AITK_OK : (*why = p->refusal, AITK_E_UNSUPPORTED);
+        }
     }
     sdpa_plan *p = &plans[plan_next];
     plan_next = (plan_next + 1) % PLAN_SLOTS;
@@ -381,13 +419,8 @@ static sdpa_plan *plan_for(bool backward, int b, int t, int hq, int hkv, int d,
     p->d = d;
     const char *what = "";
     cudnnStatus_t s = build_plan(p, &what);
-    if (s) {
-        /* A refused shape stays refused (p->plan NULL): no rebuild per call. */
-        aitk_cuda_errorf(p->refusal, sizeof p->refusal, "%s: %s", what, dnn.GetErrorString(s));
-        *why = p->refusal;
-        return NULL;
-    }
-    return p;
+    *out = p;
+    return s ? failure(p, what, s, why) : AITK_OK;
 }
 
 static aitk_status run(sdpa_plan *p, int n, const int64_t *uids, void *const *ptrs,
@@ -416,13 +449,9 @@ static aitk_status run(sdpa_plan *p, int n, const int64_t *uids, void *const *pt
         s = dnn.Execute(handle, p->plan, pack);
     if (pack)
         dnn.DestroyDescriptor(pack);
-    if (s) {
-        aitk_cuda_errorf(refusal, sizeof refusal, "cudnnBackendExecute: %s",
-                         dnn.GetErrorString(s));
-        *why = refusal;
-        return AITK_E_UNSUPPORTED;
-    }
-    return AITK_OK;
+    /* An execution failure never becomes the shape's cached refusal: the
+     * plan stays, and the next call runs it again. */
+    return s ? failure(NULL, "cudnnBackendExecute", s, why) : AITK_OK;
 }
 
 static const char *precheck(bool backward, int b, int t, int hq, int hkv, int d)
@@ -447,9 +476,10 @@ aitk_status aitk_cudnn_sdpa_forward(aitk_act *out, float *lse, const aitk_act *q
     if ((*why = precheck(false, b, t, hq, hkv, d)) ||
         (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
-    sdpa_plan *p = plan_for(false, b, t, hq, hkv, d, why);
-    if (!p)
-        return AITK_E_UNSUPPORTED;
+    sdpa_plan *p = NULL;
+    aitk_status st = plan_for(false, b, t, hq, hkv, d, &p, why);
+    if (st)
+        return st;
     int64_t uids[] = {UID_Q, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE};
     void *ptrs[] = {(void *)q, (void *)k, (void *)v, out, lse, &scale};
     return run(p, 6, uids, ptrs, why);
@@ -465,9 +495,10 @@ aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
     if ((*why = precheck(true, b, t, hq, hkv, d)) ||
         (*why = aligned(ops_, (int)(sizeof ops_ / sizeof *ops_))))
         return AITK_E_UNSUPPORTED;
-    sdpa_plan *p = plan_for(true, b, t, hq, hkv, d, why);
-    if (!p)
-        return AITK_E_UNSUPPORTED;
+    sdpa_plan *p = NULL;
+    aitk_status st = plan_for(true, b, t, hq, hkv, d, &p, why);
+    if (st)
+        return st;
     int64_t uids[] = {UID_Q, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE,
                       UID_DQ, UID_DK, UID_DV, UID_DO};
     void *ptrs[] = {(void *)q, (void *)k, (void *)v, (void *)out, (void *)lse, &scale,

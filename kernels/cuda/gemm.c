@@ -227,20 +227,21 @@ aitk_status aitk_cuda_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, in
                   stride_b, stride_c, NULL);
 }
 
-/* bf16 copies of la (r,in) and lb (out,r) in the backend's buffer. */
+/* bf16 copies of la (r,in) and lb (out,r) in the backend's buffer, lb at
+ * a 256-byte boundary (lora_plan.h: aitk_lora_b_offset). */
 static aitk_status lora_bf16(const float *la, const float *lb, int in, int out, int r,
                              const uint16_t **la16, const uint16_t **lb16)
 {
-    size_t na = (size_t)r * in, nb = (size_t)out * r;
+    size_t na = (size_t)r * in, nb = (size_t)out * r, at_b = aitk_lora_b_offset(in, r);
     aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.lora_bf16, &aitk_cuda.lora_bf16_bytes,
-                                       (na + nb) * sizeof(uint16_t),
+                                       aitk_lora_bf16_elems(in, out, r) * sizeof(uint16_t),
                                        "cudaMallocAsync(LoRA bf16 copies)");
     if (!st)
         st = aitk_cuda_f32_to_bf16(aitk_cuda.lora_bf16, la, na, "LoRA A to bf16");
     if (!st)
-        st = aitk_cuda_f32_to_bf16(aitk_cuda.lora_bf16 + na, lb, nb, "LoRA B to bf16");
+        st = aitk_cuda_f32_to_bf16(aitk_cuda.lora_bf16 + at_b, lb, nb, "LoRA B to bf16");
     *la16 = aitk_cuda.lora_bf16;
-    *lb16 = aitk_cuda.lora_bf16 + na;
+    *lb16 = aitk_cuda.lora_bf16 + at_b;
     return st;
 }
 

@@ -35,7 +35,7 @@ typedef struct aitk_cuda_ctx {
     size_t lora_bf16_bytes;
     float *partials;            /* per-block partial sums (mse, absmax) */
     size_t partials_bytes;
-    float *attn_scratch;        /* fp32 dk/dv accumulators of the plain backward */
+    float *attn_scratch;        /* di = rowsum(dO * O) of the plain backward */
     size_t attn_scratch_bytes;
     void *cudnn_ws;             /* what cuDNN's plans ask for */
     size_t cudnn_ws_bytes;

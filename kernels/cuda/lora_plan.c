@@ -62,3 +62,14 @@ int aitk_lora_backward_plan(aitk_lora_step *steps, int n, int in, int out, int r
     }
     return k;
 }
+
+size_t aitk_lora_b_offset(int in, int r)
+{
+    size_t na = (size_t)r * (size_t)in;
+    return (na + AITK_LORA_ALIGN_ELEMS - 1) / AITK_LORA_ALIGN_ELEMS * AITK_LORA_ALIGN_ELEMS;
+}
+
+size_t aitk_lora_bf16_elems(int in, int out, int r)
+{
+    return aitk_lora_b_offset(in, r) + (size_t)out * (size_t)r;
+}

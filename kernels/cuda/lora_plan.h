@@ -9,6 +9,7 @@
 #define AITK_KERNELS_CUDA_LORA_PLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,21 @@ int aitk_lora_forward_plan(aitk_lora_step *steps, int n, int in, int out, int r,
 /* Steps of the backward; returns how many (0..5). */
 int aitk_lora_backward_plan(aitk_lora_step *steps, int n, int in, int out, int r, float scale,
                             bool want_dx, bool accumulate_dx);
+
+/* The bf16 copies of A (r,in) and B (out,r) share one buffer, B starting
+ * at the first multiple of AITK_LORA_ALIGN_ELEMS elements after A. 128 bf16
+ * elements are 256 bytes: cuBLASLt's heuristic assumes 256-byte aligned
+ * operands unless told otherwise (NVIDIA cuBLAS documentation,
+ * cublasLtMatmulPreferenceAttributes_t, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*
+ * "default: 256"), and gemm.c tells it the operands' real alignment, so a B
+ * placed right after an A of, say, r*in = 4*120 elements (64-byte aligned)
+ * would restrict every GEMM that reads it to the slower kernels. */
+#define AITK_LORA_ALIGN_ELEMS 128
+
+/* Element offset of B in the buffer. */
+size_t aitk_lora_b_offset(int in, int r);
+/* Elements the buffer needs for both copies. */
+size_t aitk_lora_bf16_elems(int in, int out, int r);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,14 @@
 /* adaLN modulation, gated residuals and 3-axis RoPE (ops.h: adaLN, RoPE).
  * shift/scale/gate rows sit ld_mod apart per sample (chunks of the
  * modulation linear's output, read in place). Token-reduced gradients
- * (dshift, dscale, dgate) are one thread per (sample, channel) summing over
- * the tokens in order in fp32: coalesced across channels, no atomics, the
- * same result on every run. */
+ * (dshift, dscale, dgate) are two-stage column sums over the tokens
+ * (kernels/math/colsum.h): fp32 partials per chunk of tokens, coalesced
+ * across channels, then the chunks in order. No atomics, the same result
+ * on every run, and enough blocks to fill the GPU at batch 1. */
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/internal.h"
 #include "kernels/math/bf16.h"
+#include "kernels/math/colsum.h"
 #include "kernels/math/modulate.h"
 
 /* Row-broadcast operand: element (sample s, channel j) of a ld_mod-strided row. */
@@ -25,23 +27,40 @@ static __global__ void modulate_dx(uint16_t *dx, cbf g, cbf scale, int t, int c,
     GRID_STRIDE(i, n) dx[i] = ST(aitk_modulate_dx(LD(g, i), MOD(scale, i, t, c, ld)));
 }
 
-/* dshift = sum_t g, dscale = sum_t g x, per (sample, channel). */
-static __global__ void modulate_dparams(uint16_t *dshift, uint16_t *dscale, cbf g, cbf x, int b,
-                                        int t, int c, int ld)
+/* Stage 1 of the token sums, one group per sample (blockIdx.z): psx gets
+ * each chunk's sum of g x and, unless NULL, ps its sum of g (dshift needs
+ * both, dgate only the first). */
+static __global__ void token_sum_partials(float *ps, float *psx, cbf g, cbf x, int t, int c,
+                                          aitk_colsum_grid grid)
 {
-    size_t bj = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (bj >= (size_t)b * c)
+    int j = blockIdx.x * blockDim.x + threadIdx.x, begin, end;
+    if (j >= c)
         return;
-    size_t s = bj / c, j = bj % c;
+    size_t s = blockIdx.z;
+    aitk_colsum_rows(&grid, t, blockIdx.y, &begin, &end);
     float gs = 0.0f, gsx = 0.0f;
-    for (int i = 0; i < t; i++) {
+    for (int i = begin; i < end; i++) {
         size_t at = (s * t + i) * c + j;
         float gv = LD(g, at);
         gs += gv;
         gsx += gv * LD(x, at);
     }
-    dshift[s * ld + j] = ST(gs);
-    dscale[s * ld + j] = ST(gsx);
+    size_t at = aitk_colsum_at(&grid, c, s, blockIdx.y, j);
+    if (ps)
+        ps[at] = gs;
+    psx[at] = gsx;
+}
+
+/* Stage 2: out[s * ld + j] = the partials of (s, j) in chunk order, bf16. */
+static __global__ void token_sum_finish(uint16_t *out, const float *partials, int b, int c,
+                                        int ld, aitk_colsum_grid grid)
+{
+    size_t bj = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (bj >= (size_t)b * c)
+        return;
+    size_t s = bj / c;
+    int j = (int)(bj % c);
+    out[s * ld + j] = ST(aitk_colsum_finish(&grid, partials, c, s, j));
 }
 
 static __global__ void gated_fwd(uint16_t *resid, cbf x, cbf gate, int t, int c, int ld,
@@ -56,18 +75,30 @@ static __global__ void gated_dx(uint16_t *dx, cbf g, cbf gate, int t, int c, int
     GRID_STRIDE(i, n) dx[i] = ST(LD(g, i) * MOD(gate, i, t, c, ld));
 }
 
-static __global__ void gated_dgate(uint16_t *dgate, cbf g, cbf x, int b, int t, int c, int ld)
+/* The token sums of g x (and of g when `dsum` is given) per (sample,
+ * channel), into bf16 rows ld apart: the two stages of colsum.h. */
+static aitk_status token_sums(const char *op, uint16_t *dsum, uint16_t *dsumx, cbf g, cbf x,
+                              int b, int t, int c, int ld)
 {
-    size_t bj = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (bj >= (size_t)b * c)
-        return;
-    size_t s = bj / c, j = bj % c;
-    float acc = 0.0f;
-    for (int i = 0; i < t; i++) {
-        size_t at = (s * t + i) * c + j;
-        acc += LD(g, at) * LD(x, at);
+    aitk_colsum_grid grid = aitk_colsum_grid_for(t, c, b, 256, aitk_cuda.sm_count);
+    size_t np = (size_t)b * grid.chunks * c;
+    aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.partials, &aitk_cuda.partials_bytes,
+                                       2 * np * sizeof(float),
+                                       "cudaMallocAsync(token sum partials)");
+    if (st)
+        return st;
+    float *psx = aitk_cuda.partials, *ps = dsum ? psx + np : NULL;
+    dim3 g1((unsigned)grid.col_blocks, (unsigned)grid.chunks, (unsigned)b);
+    token_sum_partials<<<g1, 256, 0, aitk_cuda.stream>>>(ps, psx, g, x, t, c, grid);
+    if ((st = aitk_cuda_launched(op)))
+        return st;
+    unsigned g2 = (unsigned)(((size_t)b * c + 255) / 256);
+    token_sum_finish<<<g2, 256, 0, aitk_cuda.stream>>>(dsumx, psx, b, c, ld, grid);
+    if (!(st = aitk_cuda_launched(op)) && dsum) {
+        token_sum_finish<<<g2, 256, 0, aitk_cuda.stream>>>(dsum, ps, b, c, ld, grid);
+        st = aitk_cuda_launched(op);
     }
-    dgate[s * ld + j] = ST(acc);
+    return st;
 }
 
 typedef struct axes3 {
@@ -135,12 +166,11 @@ extern "C" aitk_status aitk_cuda_modulate_backward(aitk_act *dx, aitk_act *dshif
     CHECK_OPEN("modulate_backward");
     if (!dx || !dshift || !dscale || !dout || !x || !scale || !SHAPE_OK)
         return aitk_cuda_inval("modulate_backward", "NULL tensor or impossible shape");
-    size_t n = (size_t)b * t * c, bc = (size_t)b * c;
+    size_t n = (size_t)b * t * c;
     aitk_cuda_path("modulate_backward", "elementwise + column-sum kernels");
     /* The sums first: dx may alias dout. */
-    modulate_dparams<<<(unsigned)((bc + 255) / 256), 256, 0, aitk_cuda.stream>>>(
-        B(dshift), B(dscale), CB(dout), CB(x), b, t, c, ld_mod);
-    if ((st = aitk_cuda_launched("modulate_backward sum kernel")))
+    if ((st = token_sums("modulate_backward sum kernels", B(dshift), B(dscale), CB(dout), CB(x),
+                         b, t, c, ld_mod)))
         return st;
     modulate_dx<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(B(dx), CB(dout), CB(scale), t,
                                                                  c, ld_mod, n);
@@ -169,11 +199,10 @@ extern "C" aitk_status aitk_cuda_gated_residual_backward(aitk_act *dx, aitk_act 
     CHECK_OPEN("gated_residual_backward");
     if (!dx || !dgate || !dresid || !x || !gate || !SHAPE_OK)
         return aitk_cuda_inval("gated_residual_backward", "NULL tensor or impossible shape");
-    size_t n = (size_t)b * t * c, bc = (size_t)b * c;
+    size_t n = (size_t)b * t * c;
     aitk_cuda_path("gated_residual_backward", "elementwise + column-sum kernels");
-    gated_dgate<<<(unsigned)((bc + 255) / 256), 256, 0, aitk_cuda.stream>>>(
-        B(dgate), CB(dresid), CB(x), b, t, c, ld_mod);
-    if ((st = aitk_cuda_launched("gated_residual_backward sum kernel")))
+    if ((st = token_sums("gated_residual_backward sum kernels", NULL, B(dgate), CB(dresid),
+                         CB(x), b, t, c, ld_mod)))
         return st;
     gated_dx<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(B(dx), CB(dresid), CB(gate), t, c,
                                                               ld_mod, n);

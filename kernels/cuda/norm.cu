@@ -2,10 +2,12 @@
  * block of 256 threads per row, fp32 sums per thread reduced with warp
  * shuffles (reduce.cuh), the per-element arithmetic in kernels/math/norm.h.
  * A row is read two or three times; at C = 3072 bf16 it stays in L1/L2, and
- * these ops are a small share of a step next to its GEMMs. */
+ * these ops are a small share of a step next to its GEMMs. RMSNorm's
+ * dweight, a sum over rows, is a two-stage column sum (colsum.h). */
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/reduce.cuh"
 #include "kernels/math/bf16.h"
+#include "kernels/math/colsum.h"
 #include "kernels/math/norm.h"
 
 enum { NORM_THREADS = 256 };
@@ -88,21 +90,51 @@ static __global__ void rmsnorm_backward_kernel(uint16_t *dinp, const uint16_t *d
                                                          mean_gwx));
 }
 
-/* dweight[j] += sum over rows of g x r: one thread per column, rows in order
- * (coalesced across the threads of a warp, a fixed summation order). */
-static __global__ void rmsnorm_dweight_kernel(float *dweight, const uint16_t *dout,
-                                              const uint16_t *inp, const float *rstd, int n,
-                                              int c)
+/* dweight[j] += sum over rows of g x r, in two stages (kernels/math/colsum.h):
+ * partials per row chunk, then the chunks in order. Within a warp the
+ * threads read consecutive columns of a row, so the loads are coalesced. */
+static __global__ void rmsnorm_dweight_partials(float *partials, const uint16_t *dout,
+                                                const uint16_t *inp, const float *rstd, int n,
+                                                int c, aitk_colsum_grid g)
 {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.x * blockDim.x + threadIdx.x, begin, end;
     if (j >= c)
         return;
+    aitk_colsum_rows(&g, n, blockIdx.y, &begin, &end);
     float s = 0.0f;
-    for (int i = 0; i < n; i++) {
+    for (int i = begin; i < end; i++) {
         size_t at = (size_t)i * c + j;
-        s += aitk_bf16_decode(dout[at]) * aitk_bf16_decode(inp[at]) * rstd[i];
+        s += aitk_rmsnorm_dweight_term(aitk_bf16_decode(dout[at]), aitk_bf16_decode(inp[at]),
+                                       rstd[i]);
     }
-    dweight[j] += s;
+    partials[aitk_colsum_at(&g, c, 0, blockIdx.y, j)] = s;
+}
+
+static __global__ void rmsnorm_dweight_finish(float *dweight, const float *partials, int c,
+                                              aitk_colsum_grid g)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < c)
+        dweight[j] += aitk_colsum_finish(&g, partials, c, 0, j);
+}
+
+static aitk_status rmsnorm_dweight(float *dweight, const aitk_act *dout, const aitk_act *inp,
+                                   const float *rstd, int n, int c)
+{
+    aitk_colsum_grid g = aitk_colsum_grid_for(n, c, 1, NORM_THREADS, aitk_cuda.sm_count);
+    aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.partials, &aitk_cuda.partials_bytes,
+                                       (size_t)g.chunks * c * sizeof(float),
+                                       "cudaMallocAsync(rmsnorm dweight partials)");
+    if (st)
+        return st;
+    dim3 grid((unsigned)g.col_blocks, (unsigned)g.chunks);
+    rmsnorm_dweight_partials<<<grid, NORM_THREADS, 0, aitk_cuda.stream>>>(
+        aitk_cuda.partials, (const uint16_t *)dout, (const uint16_t *)inp, rstd, n, c, g);
+    if ((st = aitk_cuda_launched("rmsnorm_backward dweight partials kernel")))
+        return st;
+    rmsnorm_dweight_finish<<<g.col_blocks, NORM_THREADS, 0, aitk_cuda.stream>>>(
+        dweight, aitk_cuda.partials, c, g);
+    return aitk_cuda_launched("rmsnorm_backward dweight kernel");
 }
 
 extern "C" aitk_status aitk_cuda_layernorm_forward(aitk_act *out, float *mean, float *rstd,
@@ -160,12 +192,8 @@ extern "C" aitk_status aitk_cuda_rmsnorm_backward(aitk_act *dinp, float *dweight
         return aitk_cuda_inval("rmsnorm_backward", "NULL tensor or impossible shape");
     aitk_cuda_path("rmsnorm_backward", "row kernel");
     /* dweight first: dinp may alias dout (an in-place backward). */
-    if (dweight) {
-        rmsnorm_dweight_kernel<<<(c + 255) / 256, 256, 0, aitk_cuda.stream>>>(
-            dweight, (const uint16_t *)dout, (const uint16_t *)inp, rstd, n, c);
-        if ((st = aitk_cuda_launched("rmsnorm_backward dweight kernel")))
-            return st;
-    }
+    if (dweight && (st = rmsnorm_dweight(dweight, dout, inp, rstd, n, c)))
+        return st;
     rmsnorm_backward_kernel<<<n, NORM_THREADS, 0, aitk_cuda.stream>>>(
         (uint16_t *)dinp, (const uint16_t *)dout, (const uint16_t *)inp,
         (const uint16_t *)weight, rstd, c);

@@ -46,4 +46,10 @@ AITK_HD static inline float aitk_rmsnorm_dx(float g, float x, float w, float rst
     return rstd * (g * w - x * rstd * rstd * mean_gwx);
 }
 
+/* One row's term of dweight[j] = sum over rows of g x rstd. */
+AITK_HD static inline float aitk_rmsnorm_dweight_term(float g, float x, float rstd)
+{
+    return g * x * rstd;
+}
+
 #endif

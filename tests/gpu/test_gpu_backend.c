@@ -407,6 +407,9 @@ static void test_attention(void **state)
     attention_case(1, 512, 24, 24, 128); /* FLUX heads */
     attention_case(2, 300, 12, 4, 120);  /* OmniGen2 head_dim, GQA 3:1, ragged T */
     attention_case(1, 200, 4, 4, 100);   /* head_dim % 8 != 0: the plain kernel */
+    /* The plain kernel's tiled backward with GQA 3:1 and a ragged last
+     * tile (333 = 20 x 16 + 13 rows at tile 16, 10 x 32 + 13 at 32). */
+    attention_case(2, 333, 6, 2, 100);
 }
 
 static void test_optimizers(void **state)

@@ -158,22 +158,73 @@ static void test_attention_checks(void **state)
     assert_false(aitk_attention_shape_ok(1, 100, 24, 7, 128, 0.1f)); /* 24 % 7 */
     assert_false(aitk_attention_shape_ok(1, 0, 24, 24, 128, 0.1f));
     assert_false(aitk_attention_shape_ok(1, 10, 24, 24, 128, NAN));
-    /* FLUX (128) and OmniGen2 (120) on an H200 with cuDNN 9.14: taken. */
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4608, 24, 24, 128, true));
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 4096, 28, 7, 120, true));
+    /* FLUX (128) and OmniGen2 (120) on an H200 with cuDNN 9.17: taken. */
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4608, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4096, 28, 7, 120, true));
     assert_non_null(aitk_attention_cudnn_refusal(0, 9, 1, 4608, 24, 24, 128, false));
     assert_non_null(aitk_attention_cudnn_refusal(90100, 9, 1, 4608, 24, 24, 128, false));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 100, false)); /* %8 */
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 264, false));
+    /* The single-node operations' first releases (attention_check.c): the
+     * forward from 9.13.1, the backward from 9.17.0, both sides of each. */
+    assert_non_null(aitk_attention_cudnn_refusal(91000, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91300, 9, 1, 4608, 24, 24, 128, false));
+    assert_null(aitk_attention_cudnn_refusal(91301, 9, 1, 4608, 24, 24, 128, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91301, 9, 1, 4608, 24, 24, 128, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91699, 9, 1, 4608, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 4608, 24, 24, 128, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 100, false)); /* %8 */
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 264, false));
     /* head_dim 192: Hopper backward yes, Ampere backward no, forward yes. */
-    assert_null(aitk_attention_cudnn_refusal(91400, 9, 1, 64, 2, 2, 192, true));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, true));
-    assert_null(aitk_attention_cudnn_refusal(91400, 8, 1, 64, 2, 2, 192, false));
-    assert_non_null(aitk_attention_cudnn_refusal(91400, 7, 1, 64, 2, 2, 64, false));
-    /* Plain kernel: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
+    assert_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 192, true));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, true));
+    assert_null(aitk_attention_cudnn_refusal(91700, 8, 1, 64, 2, 2, 192, false));
+    assert_non_null(aitk_attention_cudnn_refusal(91700, 7, 1, 64, 2, 2, 64, false));
+    /* Plain backward tiles, by the opt-in shared memory per block of the
+     * CUDA C Programming Guide's table (227 KiB on 9.0, 163 KiB on 8.0,
+     * 99 KiB on 8.6/8.9): the largest tile that leaves room for two blocks. */
+    assert_int_equal(aitk_attention_bwd_tile(128, 227 * 1024), 32);
+    assert_int_equal(aitk_attention_bwd_tile(128, 163 * 1024), 32);
+    assert_int_equal(aitk_attention_bwd_tile(128, 99 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(120, 99 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(256, 227 * 1024), 16);
+    assert_int_equal(aitk_attention_bwd_tile(256, 99 * 1024), 8);
+    assert_int_equal(aitk_attention_bwd_tile(64, 227 * 1024), 64);
+    /* One block only: 8 x 1024 needs 128.7 KiB, more than half of 227. */
+    assert_int_equal(aitk_attention_bwd_tile(1024, 227 * 1024), 8);
+    /* Nothing fits: the backward refuses, naming head_dim. */
+    assert_int_equal(aitk_attention_bwd_tile(4096, 227 * 1024), 0);
+    assert_int_equal(aitk_attention_bwd_tile(0, 227 * 1024), 0);
+    /* Plain forward: (2T + 2D) floats; T = 4608, D = 128 is 37 KiB. */
     assert_int_equal(aitk_attention_plain_smem(4608, 128, 227 * 1024), (2 * 4608 + 256) * 4);
     assert_int_equal(aitk_attention_plain_smem(100000, 128, 227 * 1024), 0);
     assert_int_equal(aitk_attention_plain_smem(0, 128, 227 * 1024), 0);
+}
+
+/* Which cuDNN failures the SDPA plan cache may remember: only the
+ * NOT_SUPPORTED family (cudnn_graph.h's 3xxx codes). Running out of memory
+ * fails the op and is tried again on the next call; other failures run the
+ * plain kernel for this call only. */
+static void test_cudnn_failures(void **state)
+{
+    (void)state;
+    bool cache = false;
+    assert_int_equal(aitk_cudnn_failure(3000, &cache), AITK_E_UNSUPPORTED); /* NOT_SUPPORTED */
+    assert_true(cache);
+    assert_int_equal(aitk_cudnn_failure(3002, &cache), AITK_E_UNSUPPORTED); /* ..._SHAPE */
+    assert_true(cache);
+    assert_int_equal(aitk_cudnn_failure(3010, &cache), AITK_E_UNSUPPORTED); /* ..._SHARED_MEMORY */
+    assert_true(cache);
+    assert_int_equal(aitk_cudnn_failure(4004, &cache), AITK_E_NOMEM); /* device allocation */
+    assert_false(cache);
+    assert_int_equal(aitk_cudnn_failure(4003, &cache), AITK_E_NOMEM); /* host allocation */
+    assert_false(cache);
+    assert_int_equal(aitk_cudnn_failure(5000, &cache), AITK_E_UNSUPPORTED); /* EXECUTION_FAILED */
+    assert_false(cache);
+    assert_int_equal(aitk_cudnn_failure(5003, &cache), AITK_E_UNSUPPORTED); /* ..._CUDART */
+    assert_false(cache);
+    assert_int_equal(aitk_cudnn_failure(4000, &cache), AITK_E_UNSUPPORTED); /* INTERNAL_ERROR */
+    assert_false(cache);
+    assert_int_equal(aitk_cudnn_failure(2000, &cache), AITK_E_UNSUPPORTED); /* BAD_PARAM */
+    assert_false(cache);
 }
 
 /* Runs a step list with aitk_cpu_gemm over fp32 tensors (bias added after
@@ -260,6 +311,27 @@ static void test_lora_plan_matches_reference(void **state)
     lora_plan_case(16, 40, 24, 0, true, true);
 }
 
+/* The LoRA bf16 buffer: B starts on a 256-byte (128-element) boundary
+ * whatever A's size, so cuBLASLt's fastest kernels may read it. */
+static void test_lora_b_aligned(void **state)
+{
+    (void)state;
+    /* FLUX rank 16 on 3072 features: A is already 49152 elements. */
+    assert_int_equal(aitk_lora_b_offset(3072, 16), 49152);
+    assert_int_equal(aitk_lora_bf16_elems(3072, 9216, 16), 49152 + 9216 * 16);
+    /* Rank 4 on OmniGen2's head_dim 120: 480 elements, B at 512. */
+    assert_int_equal(aitk_lora_b_offset(120, 4), 512);
+    assert_int_equal(aitk_lora_bf16_elems(120, 120, 4), 512 + 480);
+    assert_int_equal(aitk_lora_b_offset(1, 1), 128);
+    assert_int_equal(aitk_lora_b_offset(3072, 0), 0);
+    for (int in = 1; in <= 300; in += 7)
+        for (int r = 1; r <= 33; r += 4) {
+            size_t at = aitk_lora_b_offset(in, r), na = (size_t)in * r;
+            assert_int_equal(at * sizeof(uint16_t) % 256, 0);
+            assert_true(at >= na && at < na + 128); /* after A, no more padding than needed */
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,7 +340,9 @@ int main(void)
         cmocka_unit_test(test_algorithm_cache),
         cmocka_unit_test(test_alignment),
         cmocka_unit_test(test_attention_checks),
+        cmocka_unit_test(test_cudnn_failures),
         cmocka_unit_test(test_lora_plan_matches_reference),
+        cmocka_unit_test(test_lora_b_aligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,9 +6,36 @@
 #include "mt.h"
 
 #include "kernels/cpu/cpu.h"
+#include "kernels/math/colsum.h"
 #include "kernels/math/modulate.h"
 
-enum { B = 2, T = 96, C = 3072, LD = 6 * C };
+enum { B = 2, T = 96, C = 3072, LD = 6 * C, SM_H100 = 132 };
+
+/* out[s * LD + j] = sum over tokens of g (x NULL) or g x, per sample s and
+ * channel j, as modulate.cu's two stages add them (kernels/math/colsum.h),
+ * stored bf16. */
+static void token_sums(float *out, const float *g, const float *x, int sm_count)
+{
+    aitk_colsum_grid grid = aitk_colsum_grid_for(T, C, B, 256, sm_count);
+    float *partials = mt_alloc((size_t)B * grid.chunks * C);
+    for (int s = 0; s < B; s++)
+        for (int k = 0; k < grid.chunks; k++)
+            for (int j = 0; j < C; j++) {
+                int begin, end;
+                aitk_colsum_rows(&grid, T, k, &begin, &end);
+                float acc = 0.0f;
+                for (int i = begin; i < end; i++) {
+                    size_t at = ((size_t)s * T + i) * C + j;
+                    acc += x ? g[at] * x[at] : g[at];
+                }
+                partials[aitk_colsum_at(&grid, C, (size_t)s, k, j)] = acc;
+            }
+    for (int s = 0; s < B; s++)
+        for (int j = 0; j < C; j++)
+            out[(size_t)s * LD + j] = aitk_bf16_rounded(aitk_colsum_finish(&grid, partials, C,
+                                                                            (size_t)s, j));
+    free(partials);
+}
 
 static void test_modulate(void **state)
 {
@@ -24,18 +51,9 @@ static void test_modulate(void **state)
         y[i] = aitk_bf16_rounded(aitk_modulate(x[i], shift[s * LD + j], scale[s * LD + j]));
         dx[i] = aitk_bf16_rounded(aitk_modulate_dx(g[i], scale[s * LD + j]));
     }
-    /* dshift, dscale: fp32 sums over the tokens, stored bf16. */
-    for (int s = 0; s < B; s++)
-        for (int j = 0; j < C; j++) {
-            float gs = 0.0f, gsx = 0.0f;
-            for (int i = 0; i < T; i++) {
-                size_t at = ((size_t)s * T + i) * C + j;
-                gs += g[at];
-                gsx += g[at] * x[at];
-            }
-            dmod[(size_t)s * LD + j] = aitk_bf16_rounded(gs);
-            dmod[(size_t)s * LD + C + j] = aitk_bf16_rounded(gsx);
-        }
+    /* dshift, dscale: two-stage fp32 sums over the tokens, stored bf16. */
+    token_sums(dmod, g, NULL, SM_H100);
+    token_sums(dmod + C, g, x, SM_H100);
     assert_int_equal(aitk_cpu_modulate_forward(y_ref, x, shift, scale, B, T, C, LD), AITK_OK);
     assert_int_equal(aitk_cpu_modulate_backward(dx_ref, dmod_ref, dmod_ref + C, g, x, scale, B,
                                                 T, C, LD),
@@ -65,15 +83,7 @@ static void test_gated_residual(void **state)
         r[i] = aitk_bf16_rounded(aitk_gated_residual(r[i], gate[s * LD + j], x[i]));
         dx[i] = aitk_bf16_rounded(g[i] * gate[s * LD + j]);
     }
-    for (int s = 0; s < B; s++)
-        for (int j = 0; j < C; j++) {
-            float acc = 0.0f;
-            for (int i = 0; i < T; i++) {
-                size_t at = ((size_t)s * T + i) * C + j;
-                acc += g[at] * x[at];
-            }
-            dgate[(size_t)s * LD + 2 * C + j] = aitk_bf16_rounded(acc);
-        }
+    token_sums(dgate + 2 * C, g, x, 108); /* an A100's grid: 108 SMs */
     assert_int_equal(aitk_cpu_gated_residual_forward(r_ref, x, gate, B, T, C, LD), AITK_OK);
     assert_int_equal(aitk_cpu_gated_residual_backward(dx_ref, dgate_ref + 2 * C, g, x, gate, B,
                                                       T, C, LD),

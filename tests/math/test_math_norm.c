@@ -5,6 +5,7 @@
 #include "mt.h"
 
 #include "kernels/cpu/cpu.h"
+#include "kernels/math/colsum.h"
 #include "kernels/math/norm.h"
 
 /* ---- emulations of the row kernels ---- */
@@ -59,15 +60,32 @@ static void rms_forward(float *out, float *rstd, const float *inp, const float *
     }
 }
 
-static void rms_backward(float *dinp, float *dw, const float *dout, const float *inp,
-                         const float *w, const float *rstd, int n, int c)
+/* dweight as norm.cu sums it: stage 1 per (column, chunk of rows), stage 2
+ * over the chunks in order, the grid sized for a GPU of `sm_count` SMs. */
+static void rms_dweight(float *dw, const float *dout, const float *inp, const float *rstd, int n,
+                        int c, int sm_count)
 {
-    for (int j = 0; j < c; j++) {
-        float s = 0.0f;
-        for (int i = 0; i < n; i++)
-            s += dout[(size_t)i * c + j] * inp[(size_t)i * c + j] * rstd[i];
-        dw[j] += s;
-    }
+    aitk_colsum_grid g = aitk_colsum_grid_for(n, c, 1, 256, sm_count);
+    float *partials = mt_alloc((size_t)g.chunks * c);
+    for (int k = 0; k < g.chunks; k++)
+        for (int j = 0; j < c; j++) {
+            int begin, end;
+            aitk_colsum_rows(&g, n, k, &begin, &end);
+            float s = 0.0f;
+            for (int i = begin; i < end; i++)
+                s += aitk_rmsnorm_dweight_term(dout[(size_t)i * c + j], inp[(size_t)i * c + j],
+                                               rstd[i]);
+            partials[aitk_colsum_at(&g, c, 0, k, j)] = s;
+        }
+    for (int j = 0; j < c; j++)
+        dw[j] += aitk_colsum_finish(&g, partials, c, 0, j);
+    free(partials);
+}
+
+static void rms_backward(float *dinp, float *dw, const float *dout, const float *inp,
+                         const float *w, const float *rstd, int n, int c, int sm_count)
+{
+    rms_dweight(dw, dout, inp, rstd, n, c, sm_count);
     for (int i = 0; i < n; i++) {
         size_t o = (size_t)i * c;
         float s = 0.0f;
@@ -117,7 +135,7 @@ static void test_layernorm_head_width(void **state)
     layernorm_case(96, 128);
 }
 
-static void rmsnorm_case(int n, int c)
+static void rmsnorm_case(int n, int c, int sm_count)
 {
     size_t nc = (size_t)n * c;
     float *x = mt_draw_bf16(nc, 21, 1.5f, 0.0f), *g = mt_draw_bf16(nc, 22, 1.0f, 0.0f);
@@ -131,7 +149,7 @@ static void rmsnorm_case(int n, int c)
     assert_int_equal(aitk_cpu_rmsnorm_forward(y_ref, r_ref, x, w, n, c, 1e-6f), AITK_OK);
     mt_close("rmsnorm rstd", r, r_ref, n, 1e-4f, 0.0f);
     mt_close("rmsnorm out", y, y_ref, nc, 4e-3f, 1e-4f);
-    rms_backward(dx, dw, g, x, w, r_ref, n, c);
+    rms_backward(dx, dw, g, x, w, r_ref, n, c, sm_count);
     assert_int_equal(aitk_cpu_rmsnorm_backward(dx_ref, dw_ref, g, x, w, r_ref, n, c), AITK_OK);
     mt_close("rmsnorm dinp", dx, dx_ref, nc, 4e-3f, 2e-4f);
     /* dweight is fp32 on both sides, a sum over n rows of O(1) terms. */
@@ -143,15 +161,16 @@ static void rmsnorm_case(int n, int c)
 static void test_rmsnorm_flux_width(void **state)
 {
     (void)state;
-    rmsnorm_case(32, 3072);
+    rmsnorm_case(32, 3072, 132); /* H100 SXM: 132 SMs, 16 chunks of 2 rows */
+    rmsnorm_case(1000, 3072, 108); /* A100: 18 chunks of 56 rows, the last of 48 */
 }
 
 static void test_rmsnorm_head_width(void **state)
 {
     (void)state;
     /* OmniGen2's head_dim 120 and FLUX's 128. */
-    rmsnorm_case(64, 120);
-    rmsnorm_case(64, 128);
+    rmsnorm_case(64, 120, 132);
+    rmsnorm_case(64, 128, 128); /* RTX 4090: 128 SMs */
 }
 
 int main(void)
