@@ -121,9 +121,10 @@ static aitk_status add_prediction(cJSON *w, double peak, double planned)
 }
 
 /* Losses of the run (warm-up included, in step order): first and last, the
- * means of the first and last tenth (one step is noisy: every step draws a
- * new t and noise), and at most 200 points of the curve for the HTML
- * report, each the mean of its window of steps. */
+ * means of the first and last tenth, whether it fell, and at most 200
+ * points of the curve for the HTML report, each the mean of its window of
+ * steps. Every step draws the t and noise of the first (fixed_noise), so
+ * only the LoRA changes and a step that trains makes the loss fall. */
 static aitk_status add_loss(cJSON *w, const double *loss, size_t n)
 {
     if (n == 0)
@@ -141,7 +142,9 @@ static aitk_status add_loss(cJSON *w, const double *loss, size_t n)
         !cJSON_AddNumberToObject(l, "first_tenth_mean", head / (double)tenth) ||
         !cJSON_AddNumberToObject(l, "last_tenth_mean", tail / (double)tenth) ||
         !cJSON_AddNumberToObject(l, "steps", (double)n) ||
-        !cJSON_AddStringToObject(l, "of", "the MSE of each step's forward pass, "
+        !cJSON_AddBoolToObject(l, "falls", n > 1 && tail < head) ||
+        !cJSON_AddStringToObject(l, "of", "the MSE of each step's forward pass on fixed data "
+                                          "(every step draws the t and noise of the first), "
                                           "warm-up included; tenths are means of steps"))
         return AITK_E_NOMEM;
     size_t window = (n + 199) / 200;

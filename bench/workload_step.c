@@ -98,6 +98,8 @@ aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *res
         aitk_step_setup setup;
         aitk_step_setup_defaults(&setup, spec);
         apply_train_config(&setup, train);
+        /* Fixed data, so the loss curve shows whether the step trains. */
+        setup.fixed_noise = true;
         setup.resolution = resolutions[b];
         setup.img_tokens = 0;
         s->acct[b].limit = limit_bytes > 0 ? (size_t)limit_bytes : 0;

@@ -491,7 +491,7 @@ aitk_status step_flow_inputs(aitk_step_model *m, const float *x0, float *xt, flo
                              float *t_host, int in_ch)
 {
     const size_t per = (size_t)m->Ti * (size_t)in_ch, n = per * (size_t)m->B;
-    const uint64_t s = (uint64_t)(m->step - 1);
+    const uint64_t s = m->setup.fixed_noise ? 0 : (uint64_t)(m->step - 1);
     const float amp = (float)sqrt(3.0); /* unit-variance uniform noise */
     for (long b = 0; b < m->B; b++)
         t_host[b] = 0.5f * (aitk_step_draw(m->setup.seed, "t", s * (uint64_t)m->B +

@@ -62,6 +62,11 @@ typedef struct aitk_step_setup {
     aitk_step_optim optimizer;
     aitk_adamw_hparams adamw;
     uint64_t seed;
+    /* Every step draws the t and noise of the first step, so the data is
+     * fixed and only the LoRA changes between steps: a step that computes
+     * what it should then makes the loss fall. ai-toolkit draws fresh ones
+     * each step; the work of a step is the same either way. */
+    bool fixed_noise;
 } aitk_step_setup;
 
 /* The spec's ai-toolkit defaults (rank, alpha, batch, largest resolution,
