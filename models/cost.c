@@ -250,7 +250,8 @@ static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p
 }
 
 /* Activations one block keeps for its backward in training: the block's
- * op-by-op count (saved_per_token, models/<model>.yaml) when it has one, with
+ * op-by-op count (saved_per_token, or saved_per_token_autocast under
+ * autocast: models/<model>.yaml) when it has one, with
  * attention's fp32 log-sum-exp and each adapted Linear's low-rank output
  * (LoRA's up projection saves it: rank values a token); else the estimate
  * above. */
@@ -260,8 +261,10 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
     if (!(b->saved_per_token > 0))
         return block_live_bytes(w, p, b, res);
     const double act = p->activation_bytes;
-    double bytes = act * b->saved_per_token * (double)w->spec->hidden *
-                   tokens(w, b->input, res, 0);
+    const double saved = w->autocast && b->saved_per_token_autocast > 0
+                             ? b->saved_per_token_autocast
+                             : b->saved_per_token;
+    double bytes = act * saved * (double)w->spec->hidden * tokens(w, b->input, res, 0);
     if (b->heads > 0)
         bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;
     /* The adapters a block has on average (a name filter may leave some

@@ -70,7 +70,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
-                                       "text", "checkpointing", "optimizer", "ema", NULL};
+                                       "text", "checkpointing", "optimizer", "ema",
+                                       "autocast", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -112,6 +113,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "ema")))
         st = aitk_yaml_bool(doc, n, &s->ema, err);
+    if (!st && (n = aitk_yaml_get(m, "autocast")))
+        st = aitk_yaml_bool(doc, n, &s->autocast, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -334,6 +337,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     if (s->optimizer)
         w->optimizer = s->optimizer;
     w->ema = s->ema;
+    w->autocast = s->autocast;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

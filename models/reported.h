@@ -35,6 +35,8 @@ typedef struct aitk_reported_setup {
                              generation, one forward pass (no LoRA, no backward) */
     const char *optimizer; /* NULL: the model's default */
     bool ema;             /* ai-toolkit train.ema_config.use_ema */
+    bool autocast;        /* forward under torch.autocast (accelerate's
+                             mixed_precision), aitk_workload.autocast */
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */

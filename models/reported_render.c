@@ -22,10 +22,10 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
                          aitk_weight_dtype_name(w->base_dtype));
         return;
     }
-    aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s", w->batch, w->rank,
+    aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s%s", w->batch, w->rank,
                      aitk_weight_dtype_name(w->base_dtype),
                      w->cache_text ? "cached" : aitk_weight_dtype_name(w->te_dtype),
-                     w->checkpointing ? ", ckpt" : "");
+                     w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
 }
 
 /* "yes/no": whether the row's reported time lies in the range from every
@@ -219,6 +219,7 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddStringToObject(o, "text", w->cache_text ? "cached"
                                                      : aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
+    cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
     return o;
 }

@@ -94,6 +94,13 @@ static void test_flux_saved_activations(void **state)
     w.checkpointing = true;
     assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
     assert_float_equal(m.bytes[AITK_PLAN_LIVE_BLOCK], 349397008.0, 0.5);
+    /* Under autocast (saved_per_token_autocast: 43 and 38), the same sums
+     * with 43 x 9,437,184 = 405,798,912 and 38 x 9,437,184 = 358,612,992:
+     * 406,020,112 x 19 + 358,821,896 x 38 + 6,440,960 = 21,356,055,136. */
+    w.checkpointing = false;
+    w.autocast = true;
+    assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
+    assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 21356055136.0, 0.5);
 }
 
 /* Issue 5, Done when: FLUX on an RTX 4090 at 1024 px, fp8 base, rank 16,

@@ -174,7 +174,8 @@ static void test_evaluate(void **state)
     const char *text =
         TIMED "memory_reports:\n"
               "  - {id: a, source: s, trainer: x, gpu: RTX 3080 10GB, model: flux1-dev,\n"
-              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached}}\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached,\n"
+              "                           autocast: true}}\n"
               "  - {id: b, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
               "     outcome: ran, setup: {resolutions: [512], base: nf4, text: cached}}\n"
               "  - {id: c, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
@@ -186,6 +187,7 @@ static void test_evaluate(void **state)
     assert_int_equal(load(f, text, &s, &err), AITK_OK);
     aitk_fit_row rows[4];
     assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
+    assert_true(rows[0].workload.autocast && !rows[1].workload.autocast);
     assert_false(rows[0].pred.fits);
     assert_int_equal(aitk_reported_fit_agrees(&rows[0]), 1);
     assert_true(rows[1].pred.fits);
