@@ -249,6 +249,35 @@ static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p
     return bytes;
 }
 
+/* Activations one block keeps for its backward in training: the block's
+ * op-by-op count (saved_per_token, or saved_per_token_autocast under
+ * autocast: models/<model>.yaml) when it has one, with
+ * attention's fp32 log-sum-exp and each adapted Linear's low-rank output
+ * (LoRA's up projection saves it: rank values a token); else the estimate
+ * above. */
+static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                                const aitk_block_spec *b, long res)
+{
+    if (!(b->saved_per_token > 0))
+        return block_live_bytes(w, p, b, res);
+    const double act = p->activation_bytes;
+    const double saved = w->autocast && b->saved_per_token_autocast > 0
+                             ? b->saved_per_token_autocast
+                             : b->saved_per_token;
+    double bytes = act * saved * (double)w->spec->hidden * tokens(w, b->input, res, 0);
+    if (b->heads > 0)
+        bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;
+    /* The adapters a block has on average (a name filter may leave some
+     * blocks without). */
+    for (size_t i = 0; w->rank > 0 && b->count > 0 && i < b->n_linears; i++) {
+        const aitk_linear_spec *l = &b->linears[i];
+        if (l->lora)
+            bytes += act * (double)w->rank * lora_instances(w, b, l) / (double)b->count *
+                     tokens(w, l->stream, res, l->fixed_tokens);
+    }
+    return bytes;
+}
+
 static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p,
                                long resolution, aitk_memory_plan *out, aitk_str *err)
 {
@@ -282,17 +311,17 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
             if (l->lora && w->rank > 0)
                 lora += (double)w->rank * (in + o) * lora_instances(w, b, l);
         }
-        const double bl = block_live_bytes(w, p, b, resolution);
         if (w->forward_only) {
             /* Nothing is kept for a backward pass. */
-            live = fmax(live, bl);
+            live = fmax(live, block_live_bytes(w, p, b, resolution));
         } else if (w->checkpointing && b->checkpointed) {
+            /* One block at a time is run again and keeps what it saves. */
             m[AITK_PLAN_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
                                        tokens(w, b->input, resolution, 0);
-            live = fmax(live, bl);
+            live = fmax(live, block_saved_bytes(w, p, b, resolution));
         } else if (b->backward) {
             /* Without checkpointing every block keeps all it saved. */
-            m[AITK_PLAN_CHECKPOINTS] += n * bl;
+            m[AITK_PLAN_CHECKPOINTS] += n * block_saved_bytes(w, p, b, resolution);
         }
     }
     m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;

@@ -56,6 +56,10 @@ typedef struct aitk_workload {
      * update per step reads and writes the LoRA a few times: time not
      * counted (milliseconds). */
     bool ema;
+    /* The forward runs under torch.autocast (accelerate's mixed_precision, as
+     * diffusers' training scripts run): LayerNorm in fp32 and each adapted
+     * Linear's input cast apart, so blocks keep saved_per_token_autocast. */
+    bool autocast;
     /* Sampling during training: every sample_every steps (0: never),
      * sample_prompts images of sample_steps denoising steps, each
      * sample_passes forward passes at sample_resolution (square, the

@@ -70,7 +70,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
-                                       "text", "checkpointing", "optimizer", "ema", NULL};
+                                       "text", "checkpointing", "optimizer", "ema",
+                                       "autocast", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -112,6 +113,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "ema")))
         st = aitk_yaml_bool(doc, n, &s->ema, err);
+    if (!st && (n = aitk_yaml_get(m, "autocast")))
+        st = aitk_yaml_bool(doc, n, &s->autocast, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -123,26 +126,41 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     return st;
 }
 
-static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
-                               const aitk_gpudb *db, const aitk_cost_params *p,
-                               aitk_reported_speed *r, aitk_str *err)
+static aitk_status load_outcome(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                                aitk_reported_speed *r, aitk_str *err)
 {
-    static const char *const keys[] = {"id", "source", "trainer", "gpu", "model", "setup",
-                                       "assumed", "seconds_per_step", "peak_gb", NULL};
-    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a report", err);
+    const aitk_yaml_node *n = NULL;
+    const char *t = NULL;
+    aitk_status st = aitk_yaml_need(doc, m, "outcome", &n, err);
     if (!st)
-        st = aitk_yaml_check_keys(doc, m, keys, "a report", err);
+        st = aitk_yaml_string(doc, n, &t, err);
+    if (st)
+        return st;
+    static const struct {
+        const char *name;
+        aitk_reported_outcome outcome;
+    } outcomes[] = {{"oom", AITK_OUTCOME_OOM}, {"ran", AITK_OUTCOME_RAN},
+                    {"unstated", AITK_OUTCOME_UNSTATED}};
+    for (size_t i = 0; i < sizeof outcomes / sizeof *outcomes; i++) {
+        if (strcmp(t, outcomes[i].name) == 0) {
+            r->outcome = outcomes[i].outcome;
+            return AITK_OK;
+        }
+    }
+    aitk_yaml_errorf(err, doc, n, "outcome: expected oom, ran or unstated, found '%s'", t);
+    return AITK_E_PARSE;
+}
+
+/* The GPU by name; a memory report whose outcome is unstated may name none
+ * (a documentation figure), every other row must. */
+static aitk_status load_gpu(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                            const aitk_gpudb *db, aitk_reported_speed *r, aitk_str *err)
+{
     const char *gpu = NULL;
-    if (!st)
-        st = aitk_yaml_need_string(doc, m, "id", &r->id, err);
-    if (!st)
-        st = aitk_yaml_need_string(doc, m, "source", &r->source, err);
-    if (!st)
-        st = aitk_yaml_need_string(doc, m, "trainer", &r->trainer, err);
-    if (!st)
-        st = aitk_yaml_need_string(doc, m, "model", &r->model_id, err);
-    if (!st)
-        st = aitk_yaml_need_string(doc, m, "gpu", &gpu, err);
+    r->gpu = NULL;
+    if (r->outcome == AITK_OUTCOME_UNSTATED && !aitk_yaml_get(m, "gpu"))
+        return AITK_OK;
+    aitk_status st = aitk_yaml_need_string(doc, m, "gpu", &gpu, err);
     if (!st) {
         aitk_str why = AITK_STR_INIT;
         if (aitk_gpudb_find(db, gpu, &r->gpu, &why)) {
@@ -151,13 +169,46 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
         }
         aitk_str_free(&why);
     }
+    return st;
+}
+
+/* One row of `reports` or, with `memory`, of `memory_reports`. */
+static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                               const aitk_gpudb *db, const aitk_cost_params *p, bool memory,
+                               aitk_reported_speed *r, aitk_str *err)
+{
+    static const char *const keys[] = {"id", "source", "trainer", "gpu", "model", "setup",
+                                       "assumed", "seconds_per_step", "peak_gb", NULL};
+    static const char *const memory_keys[] = {"id", "source", "trainer", "gpu", "model",
+                                              "setup", "assumed", "seconds_per_step", "peak_gb",
+                                              "outcome", NULL};
+    const char *what = memory ? "a memory report" : "a report";
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, what, err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, memory ? memory_keys : keys, what, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "id", &r->id, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "source", &r->source, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "trainer", &r->trainer, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "model", &r->model_id, err);
+    r->outcome = AITK_OUTCOME_RAN;
+    if (!st && memory)
+        st = load_outcome(doc, m, r, err);
+    if (!st)
+        st = load_gpu(doc, m, db, r, err);
     const aitk_yaml_node *n = aitk_yaml_get(m, "assumed");
     r->assumed = "";
     if (!st && n)
         st = aitk_yaml_string(doc, n, &r->assumed, err);
-    if (!st)
+    r->seconds_per_step = 0;
+    if (!st && !memory)
         st = aitk_yaml_need(doc, m, "seconds_per_step", &n, err);
-    if (!st)
+    else if (!st)
+        n = aitk_yaml_get(m, "seconds_per_step");
+    if (!st && n)
         st = positive(doc, n, &r->seconds_per_step, err);
     r->peak_gb = -1;
     if (!st && (n = aitk_yaml_get(m, "peak_gb")))
@@ -168,21 +219,50 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
 }
 
 /* A model id is checked by loading its spec once (ids repeat across rows). */
-static aitk_status check_model(const aitk_reported_speeds *s, size_t i, const aitk_yaml_node *m,
-                               aitk_str *err)
+static aitk_status check_model(const aitk_yaml_doc *doc, const aitk_reported_speed *items, size_t i,
+                               const aitk_yaml_node *m, aitk_str *err)
 {
     for (size_t k = 0; k < i; k++)
-        if (strcmp(s->items[k].model_id, s->items[i].model_id) == 0)
+        if (strcmp(items[k].model_id, items[i].model_id) == 0)
             return AITK_OK;
     aitk_model_spec *spec = NULL;
     aitk_str why = AITK_STR_INIT;
-    aitk_status st = aitk_model_spec_load(s->items[i].model_id, false, &spec, &why);
+    aitk_status st = aitk_model_spec_load(items[i].model_id, false, &spec, &why);
     aitk_model_spec_free(spec);
     if (st && st != AITK_E_NOMEM) {
-        aitk_yaml_errorf(err, s->doc, aitk_yaml_get(m, "model"), "%s", aitk_str_cstr(&why));
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(m, "model"), "%s", aitk_str_cstr(&why));
         st = AITK_E_PARSE;
     }
     aitk_str_free(&why);
+    return st;
+}
+
+/* Every row of the list `key` (required unless `optional`) into *items. */
+static aitk_status load_list(aitk_yaml_doc *doc, const char *key, bool optional, bool memory,
+                             const aitk_gpudb *db, const aitk_cost_params *p,
+                             aitk_reported_speed **items, size_t *count, aitk_str *err)
+{
+    const aitk_yaml_node *list = aitk_yaml_get(doc->root, key);
+    if (!list && optional)
+        return AITK_OK;
+    if (!list) {
+        aitk_yaml_errorf(err, doc, doc->root, "missing '%s'", key);
+        return AITK_E_PARSE;
+    }
+    aitk_status st = aitk_yaml_expect(doc, list, AITK_YAML_SEQ, memory ? "a list of memory "
+                                                                         "reports"
+                                                                       : "a list of reports",
+                                      err);
+    if (!st && list->count) {
+        *items = aitk_calloc(list->count, sizeof **items);
+        st = *items ? AITK_OK : AITK_E_NOMEM;
+    }
+    for (size_t i = 0; !st && i < list->count; i++) {
+        st = load_report(doc, list->items[i], db, p, memory, &(*items)[i], err);
+        if (!st)
+            st = check_model(doc, *items, i, list->items[i], err);
+        *count = i + 1;
+    }
     return st;
 }
 
@@ -197,24 +277,11 @@ aitk_status aitk_reported_speeds_from_doc(aitk_yaml_doc *doc, const aitk_gpudb *
         return AITK_E_NOMEM;
     }
     s->doc = doc;
-    const aitk_yaml_node *list = aitk_yaml_get(doc->root, "reports");
     aitk_status st = aitk_data_check_schema(doc, 1, err);
-    if (!st && !list) {
-        aitk_yaml_errorf(err, doc, doc->root, "missing 'reports'");
-        st = AITK_E_PARSE;
-    }
     if (!st)
-        st = aitk_yaml_expect(doc, list, AITK_YAML_SEQ, "a list of reports", err);
-    if (!st && list->count) {
-        s->items = aitk_calloc(list->count, sizeof *s->items);
-        st = s->items ? AITK_OK : AITK_E_NOMEM;
-    }
-    for (size_t i = 0; !st && i < list->count; i++) {
-        st = load_report(doc, list->items[i], db, p, &s->items[i], err);
-        if (!st)
-            st = check_model(s, i, list->items[i], err);
-        s->count = i + 1;
-    }
+        st = load_list(doc, "reports", false, false, db, p, &s->items, &s->count, err);
+    if (!st)
+        st = load_list(doc, "memory_reports", true, true, db, p, &s->memory, &s->n_memory, err);
     if (st) {
         aitk_reported_speeds_free(s);
         return st;
@@ -237,6 +304,7 @@ void aitk_reported_speeds_free(aitk_reported_speeds *s)
     if (!s)
         return;
     aitk_free(s->items);
+    aitk_free(s->memory);
     aitk_yaml_free(s->doc);
     aitk_free(s);
 }
@@ -269,6 +337,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     if (s->optimizer)
         w->optimizer = s->optimizer;
     w->ema = s->ema;
+    w->autocast = s->autocast;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

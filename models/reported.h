@@ -35,24 +35,40 @@ typedef struct aitk_reported_setup {
                              generation, one forward pass (no LoRA, no backward) */
     const char *optimizer; /* NULL: the model's default */
     bool ema;             /* ai-toolkit train.ema_config.use_ema */
+    bool autocast;        /* forward under torch.autocast (accelerate's
+                             mixed_precision), aitk_workload.autocast */
 } aitk_reported_setup;
+
+/* What a memory report's source says became of the job (`outcome`). */
+typedef enum aitk_reported_outcome {
+    AITK_OUTCOME_RAN,      /* training ran; every timed report did */
+    AITK_OUTCOME_OOM,      /* the source shows CUDA out of memory */
+    AITK_OUTCOME_UNSTATED, /* a memory figure with no run on a named GPU */
+} aitk_reported_outcome;
 
 typedef struct aitk_reported_speed {
     const char *id, *source, *trainer, *model_id, *assumed;
-    const aitk_gpu_spec *gpu;
+    const aitk_gpu_spec *gpu; /* NULL only for an unstated memory report */
     aitk_reported_setup setup;
-    double seconds_per_step;
+    double seconds_per_step; /* 0 for a memory report that gives none */
     double peak_gb; /* decimal GB as reported; < 0 when the source gives none */
+    aitk_reported_outcome outcome;
 } aitk_reported_speed;
 
 typedef struct aitk_reported_speeds {
     aitk_yaml_doc *doc; /* owns the strings */
     aitk_reported_speed *items;
     size_t count;
+    /* `memory_reports`: outcomes (ran, out of memory) with no step time
+     * needed, judged by predict_fit's verdict (models/reported_fit.h). */
+    aitk_reported_speed *memory;
+    size_t n_memory;
 } aitk_reported_speeds;
 
 /* Loads models/reported_speeds.yaml; every GPU must be in `db`, every model a
- * models/<id>.yaml, every optimizer in `p` (errors name file:line:column). */
+ * models/<id>.yaml, every optimizer in `p` (errors name file:line:column).
+ * `memory_reports` is optional; there `outcome` is oom, ran or unstated,
+ * seconds_per_step optional and gpu optional for unstated rows alone. */
 aitk_status aitk_reported_speeds_load(const aitk_gpudb *db, const aitk_cost_params *p,
                                       aitk_reported_speeds **out, aitk_str *err);
 /* Same, from a parsed document (takes ownership of `doc`, also on error). */
@@ -94,6 +110,11 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
  * in_time_range_without_source), "time_range", "by_source" and
  * "fitted_settings" to `doc`. */
 aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, size_t n);
+
+/* "512/768/1024 px b1 r16 fp8, text cached, ckpt": the setup a row predicts
+ * (appended to `o`), and the same as a JSON object (NULL on allocation). */
+void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w);
+cJSON *aitk_reported_setup_json(const aitk_workload *w);
 
 /* The sanity bound of the cost model (issue #5): a prediction within this
  * factor of a reported speed, either way. */

@@ -13,8 +13,7 @@ static bool within_sanity(double ratio)
     return ratio <= AITK_REPORTED_SANITY_FACTOR && ratio >= 1.0 / AITK_REPORTED_SANITY_FACTOR;
 }
 
-/* "512/768/1024 px b1 r16 fp8, text cached, ckpt": the setup the row predicts. */
-static void describe_setup(aitk_str *o, const aitk_workload *w)
+void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
 {
     for (size_t i = 0; i < w->n_resolutions; i++)
         aitk_str_appendf(o, "%s%ld", i ? "/" : "", w->resolutions[i]);
@@ -23,10 +22,10 @@ static void describe_setup(aitk_str *o, const aitk_workload *w)
                          aitk_weight_dtype_name(w->base_dtype));
         return;
     }
-    aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s", w->batch, w->rank,
+    aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s%s", w->batch, w->rank,
                      aitk_weight_dtype_name(w->base_dtype),
                      w->cache_text ? "cached" : aitk_weight_dtype_name(w->te_dtype),
-                     w->checkpointing ? ", ckpt" : "");
+                     w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
 }
 
 /* "yes/no": whether the row's reported time lies in the range from every
@@ -100,7 +99,7 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
         const aitk_reported_row *row = &rows[i];
         const aitk_reported_speed *r = row->report;
         aitk_str setup = AITK_STR_INIT;
-        describe_setup(&setup, &row->workload);
+        aitk_reported_describe_setup(&setup, &row->workload);
         fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f %-8s  ", r->id, r->gpu->name,
                 r->model_id, aitk_str_cstr(&setup), r->seconds_per_step, row->pred.step_s,
                 row->ratio, range_marks(row, in[i], in[n + i]));
@@ -207,7 +206,7 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
     return AITK_OK;
 }
 
-static cJSON *setup_json(const aitk_workload *w)
+cJSON *aitk_reported_setup_json(const aitk_workload *w)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "task", w->forward_only ? "inference" : "training");
@@ -220,6 +219,7 @@ static cJSON *setup_json(const aitk_workload *w)
     cJSON_AddStringToObject(o, "text", w->cache_text ? "cached"
                                                      : aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
+    cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
     return o;
 }
@@ -236,7 +236,7 @@ static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
     cJSON_AddStringToObject(o, "gpu", r->gpu->name);
     cJSON_AddStringToObject(o, "model", r->model_id);
     cJSON_AddStringToObject(o, "assumed", r->assumed);
-    cJSON_AddItemToObject(o, "setup", setup_json(&row->workload));
+    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
     if (r->peak_gb > 0)

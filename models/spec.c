@@ -54,6 +54,22 @@ static aitk_status read_double(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     return st ? st : aitk_yaml_double(doc, n, out, err);
 }
 
+/* An optional count of saved activations: absent 0, else above 0. */
+static aitk_status read_saved(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                              const char *key, double *out, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(map, key);
+    *out = 0;
+    if (!n)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_double(doc, n, out, err);
+    if (!st && !(*out > 0)) {
+        aitk_yaml_errorf(err, doc, n, "%s must be greater than 0", key);
+        st = AITK_E_RANGE;
+    }
+    return st;
+}
+
 static aitk_status read_long(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
                              long *out, aitk_str *err)
 {
@@ -178,7 +194,8 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
 {
     static const char *const keys[] = {"name", "count", "checkpointed", "backward", "input",
                                        "norm_params", "attention", "elementwise_per_token",
-                                       "linears", "module_prefix", NULL};
+                                       "saved_per_token", "saved_per_token_autocast", "linears",
+                                       "module_prefix", NULL};
     long unused = 0;
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a block group", err);
     if (!st)
@@ -198,6 +215,10 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
         st = read_dim(doc, dims, n, "norm_params", &b->norm_params, err);
     if (!st)
         st = read_double(doc, n, "elementwise_per_token", &b->elementwise_per_token, err);
+    if (!st)
+        st = read_saved(doc, n, "saved_per_token", &b->saved_per_token, err);
+    if (!st)
+        st = read_saved(doc, n, "saved_per_token_autocast", &b->saved_per_token_autocast, err);
     if (!st && aitk_yaml_get(n, "module_prefix"))
         st = read_string(doc, n, "module_prefix", &b->module_prefix, err);
     const aitk_yaml_node *a = aitk_yaml_get(n, "attention");

@@ -52,6 +52,12 @@ typedef struct aitk_block_spec {
     long heads, kv_heads, head_dim; /* heads == 0: no attention */
     aitk_stream attn_stream;
     double elementwise_per_token;   /* hidden-sized tensors read+written, forward */
+    /* Hidden-sized activations autograd keeps per token of `input` for the
+     * backward, counted op by op (attention's log-sum-exp and LoRA's
+     * low-rank outputs apart); 0: estimated from the Linears instead. */
+    double saved_per_token;
+    /* The same under torch.autocast (0: as saved_per_token). */
+    double saved_per_token_autocast;
     aitk_linear_spec *linears;
     size_t n_linears;
     /* Block i's module path is "<module_prefix>.<i>" ("transformer.

@@ -17,6 +17,7 @@
 #include "models/aitk_config.h"
 #include "models/predict.h"
 #include "models/reported.h"
+#include "models/reported_fit.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -294,6 +295,21 @@ static aitk_status predict_config(run *r)
     return st;
 }
 
+/* The memory reports' fit verdicts against what their sources say. */
+static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds)
+{
+    aitk_fit_row *rows = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *rows);
+    aitk_status st = rows ? AITK_OK : AITK_E_NOMEM;
+    if (!st)
+        st = aitk_reported_fit_evaluate(speeds, r->params, rows, r->err);
+    if (!st)
+        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory);
+    if (!st && r->json)
+        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory);
+    aitk_free(rows);
+    return st;
+}
+
 /* The reported jobs, each predicted on its own GPU: the table for
  * --reported, else the range of ratios under the predictions. */
 static aitk_status predict_reported(run *r, bool table)
@@ -314,6 +330,8 @@ static aitk_status predict_reported(run *r, bool table)
     if (!st && r->json)
         st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
                    : aitk_reported_add_summary_json(r->json, rows, speeds->count);
+    if (!st && table)
+        st = predict_fits(r, speeds);
     aitk_free(rows);
     aitk_reported_speeds_free(speeds);
     return st;

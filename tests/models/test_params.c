@@ -146,6 +146,16 @@ static void test_broken_specs(void **state)
         {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
                    " backward: true, input: all, elementwise_per_token: 1, widht: 3}\n",
          "unknown key 'widht'"},
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1, saved_per_token: 0}\n",
+         "saved_per_token must be greater than 0"},
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1,"
+                   " saved_per_token_autocast: -2}\n",
+         "saved_per_token_autocast must be greater than 0"},
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1, saved_per_token: x}\n",
+         "broken.yaml:9:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_str err = AITK_STR_INIT;

@@ -160,6 +160,58 @@ static void test_reported_checks(void **state)
     ran_free(&r);
 }
 
+/* predict --reported: every memory report comes back with its outcome; a
+ * verdict agrees when it says fits for a job that ran or misses for one that
+ * ran out of memory, and is not judged without a GPU or an outcome; the
+ * counts, in the JSON and in the text's summary line, are those of the
+ * rows. */
+static void test_reported_fits(void **state)
+{
+    (void)state;
+    const char *args[8] = {"predict", "--reported"};
+    ran r;
+    cJSON *j = run_json(args, 2, &r);
+    const cJSON *row;
+    int rows = 0, judged = 0, right = 0, oom = 0, oom_right = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(j, "memory_reports"))
+    {
+        rows++;
+        const char *outcome = cJSON_GetStringValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(row, "reported"), "outcome"));
+        const cJSON *pred = cJSON_GetObjectItem(row, "predicted");
+        const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(pred, "verdict"));
+        const cJSON *agrees = cJSON_GetObjectItem(row, "agrees");
+        assert_non_null(outcome);
+        assert_true(json_num(pred, "peak_gb") > 0);
+        if (cJSON_IsNull(cJSON_GetObjectItem(row, "gpu")) || strcmp(outcome, "unstated") == 0) {
+            assert_true(cJSON_IsNull(agrees));
+            continue;
+        }
+        assert_non_null(verdict);
+        const bool fits = strcmp(verdict, "fits") == 0;
+        assert_true(fits == (json_num(pred, "usable_gb") >= json_num(pred, "needed_gb")));
+        const bool went = strcmp(outcome, "ran") == 0;
+        assert_true(went || strcmp(outcome, "oom") == 0);
+        assert_true(cJSON_IsBool(agrees) && cJSON_IsTrue(agrees) == (fits == went));
+        judged++;
+        right += cJSON_IsTrue(agrees);
+        oom += !went;
+        oom_right += !went && cJSON_IsTrue(agrees);
+    }
+    assert_true(rows > 0 && judged > 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "fit_verdicts");
+    assert_int_equal((int)json_num(v, "rows"), judged);
+    assert_int_equal((int)json_num(v, "right"), right);
+    assert_int_equal((int)json_num(v, "oom_rows"), oom);
+    assert_int_equal((int)json_num(v, "oom_right"), oom_right);
+    char said[128];
+    snprintf(said, sizeof said, "fit verdict right on %d of %d rows whose source says it ran or "
+                                "ran out of memory", right, judged);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), said));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
 int main(void)
 {
     unsetenv("AITK_DATA_DIR");
@@ -167,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_fit_and_range_json),
         cmocka_unit_test(test_miss_words),
         cmocka_unit_test(test_reported_checks),
+        cmocka_unit_test(test_reported_fits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

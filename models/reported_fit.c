@@ -1,0 +1,198 @@
+/* The fit verdict against what reported jobs did (models/reported_fit.h).
+ * Figures are printed in decimal GB, as the sources give their peaks. */
+#include "models/reported_fit.h"
+
+#include <cjson/cJSON.h>
+
+#include "common/str.h"
+
+aitk_status aitk_reported_fit_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
+                                       aitk_fit_row *rows, aitk_str *err)
+{
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < s->n_memory; i++) {
+        const aitk_reported_speed *r = &s->memory[i];
+        aitk_model_spec *spec = NULL;
+        st = aitk_model_spec_load(r->model_id, false, &spec, err);
+        if (st)
+            break;
+        rows[i] = (aitk_fit_row){.report = r};
+        aitk_workload *w = &rows[i].workload;
+        aitk_reported_workload(r, spec, w);
+        if (r->gpu) {
+            st = aitk_cost_predict(w, p, r->gpu, &rows[i].pred, err);
+        } else {
+            /* No card to judge against: the peak alone, at the largest
+             * bucket, as aitk_cost_predict takes it. */
+            long largest = 0;
+            for (size_t k = 0; k < w->n_resolutions; k++)
+                largest = w->resolutions[k] > largest ? w->resolutions[k] : largest;
+            st = aitk_cost_memory(w, p, largest, &rows[i].pred.memory, err);
+        }
+        /* The row outlives the spec: keep no pointer into it. */
+        const aitk_optimizer_spec *opt = aitk_cost_find_optimizer(p, w->optimizer);
+        w->optimizer = opt ? opt->name : NULL;
+        w->spec = NULL;
+        aitk_model_spec_free(spec);
+    }
+    return st;
+}
+
+int aitk_reported_fit_agrees(const aitk_fit_row *row)
+{
+    const aitk_reported_speed *r = row->report;
+    if (!r->gpu || r->outcome == AITK_OUTCOME_UNSTATED)
+        return -1;
+    return row->pred.fits == (r->outcome == AITK_OUTCOME_RAN);
+}
+
+void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally *t)
+{
+    *t = (aitk_fit_tally){0};
+    for (size_t i = 0; i < n; i++) {
+        const int agrees = aitk_reported_fit_agrees(&rows[i]);
+        if (agrees < 0)
+            continue;
+        const bool oom = rows[i].report->outcome == AITK_OUTCOME_OOM;
+        t->rows++;
+        t->right += (size_t)agrees;
+        *(oom ? &t->oom : &t->ran) += 1;
+        *(oom ? &t->oom_right : &t->ran_right) += (size_t)agrees;
+    }
+}
+
+static const char *outcome_name(aitk_reported_outcome o)
+{
+    switch (o) {
+    case AITK_OUTCOME_OOM: return "oom";
+    case AITK_OUTCOME_RAN: return "ran";
+    case AITK_OUTCOME_UNSTATED: break;
+    }
+    return "unstated";
+}
+
+static const char *agree_mark(int agrees)
+{
+    return agrees < 0 ? "-" : agrees ? "yes" : "no";
+}
+
+aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n)
+{
+    if (n == 0)
+        return AITK_OK;
+    fputs("\nFit verdicts for jobs whose source says they ran or ran out of memory "
+          "(memory_reports)\nin GB: reported and predicted peak; needs = the predicted peak "
+          "less the CUDA context, set\nagainst usable = the card's memory less the context and "
+          "the allocator's reserve\n\n", out);
+    fprintf(out, "  %-36s %-16s %-40s %-8s %8s %6s %6s %6s %-7s %s\n", "report", "GPU", "setup",
+            "outcome", "reported", "peak", "needs", "usable", "verdict", "agree");
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < n; i++) {
+        const aitk_fit_row *row = &rows[i];
+        const aitk_reported_speed *r = row->report;
+        aitk_str setup = AITK_STR_INIT;
+        aitk_reported_describe_setup(&setup, &row->workload);
+        st = aitk_str_status(&setup);
+        char reported[32] = "-", needs[32] = "-", usable[32] = "-";
+        if (r->peak_gb > 0)
+            snprintf(reported, sizeof reported, "%.1f", r->peak_gb);
+        if (r->gpu) {
+            snprintf(needs, sizeof needs, "%.1f", row->pred.needed_bytes / 1e9);
+            snprintf(usable, sizeof usable, "%.1f", row->pred.usable_bytes / 1e9);
+        }
+        if (!st)
+            fprintf(out, "  %-36s %-16s %-40s %-8s %8s %6.1f %6s %6s %-7s %s\n", r->id,
+                    r->gpu ? r->gpu->name : "-", aitk_str_cstr(&setup),
+                    outcome_name(r->outcome), reported, row->pred.memory.total / 1e9, needs,
+                    usable,
+                    r->gpu ? (row->pred.fits ? "fits" : "misses") : "-",
+                    agree_mark(aitk_reported_fit_agrees(row)));
+        aitk_str_free(&setup);
+    }
+    if (st)
+        return st;
+    aitk_fit_tally t;
+    aitk_reported_fit_tally(rows, n, &t);
+    fprintf(out, "\n  fit verdict right on %zu of %zu rows whose source says it ran or ran out "
+                 "of memory\n  (out of memory: %zu of %zu; ran: %zu of %zu)\n",
+            t.right, t.rows, t.oom_right, t.oom, t.ran_right, t.ran);
+    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const aitk_reported_speed *r = rows[i].report;
+        fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
+        if (*r->assumed)
+            fprintf(out, "      assumed: %s\n", r->assumed);
+    }
+    return AITK_OK;
+}
+
+static cJSON *fit_row_json(const aitk_fit_row *row)
+{
+    const aitk_reported_speed *r = row->report;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "source", r->source);
+    cJSON_AddStringToObject(o, "trainer", r->trainer);
+    if (r->gpu)
+        cJSON_AddStringToObject(o, "gpu", r->gpu->name);
+    else
+        cJSON_AddNullToObject(o, "gpu");
+    cJSON_AddStringToObject(o, "model", r->model_id);
+    cJSON_AddStringToObject(o, "assumed", r->assumed);
+    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
+    cJSON *rep = cJSON_AddObjectToObject(o, "reported");
+    cJSON_AddStringToObject(rep, "outcome", outcome_name(r->outcome));
+    if (r->peak_gb > 0)
+        cJSON_AddNumberToObject(rep, "peak_gb", r->peak_gb);
+    if (r->seconds_per_step > 0)
+        cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
+    cJSON *pred = cJSON_AddObjectToObject(o, "predicted");
+    cJSON_AddNumberToObject(pred, "peak_gb", row->pred.memory.total / 1e9);
+    if (r->gpu) {
+        cJSON_AddNumberToObject(pred, "needed_gb", row->pred.needed_bytes / 1e9);
+        cJSON_AddNumberToObject(pred, "usable_gb", row->pred.usable_bytes / 1e9);
+        cJSON_AddNumberToObject(pred, "margin_gb", row->pred.margin_bytes / 1e9);
+        cJSON_AddStringToObject(pred, "verdict", row->pred.fits ? "fits" : "misses");
+    }
+    const int agrees = aitk_reported_fit_agrees(row);
+    if (agrees < 0)
+        cJSON_AddNullToObject(o, "agrees");
+    else
+        cJSON_AddBoolToObject(o, "agrees", agrees);
+    return o;
+}
+
+aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(doc, "memory_reports");
+    if (!arr)
+        return AITK_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = fit_row_json(&rows[i]);
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return AITK_E_NOMEM;
+        }
+    }
+    aitk_fit_tally t;
+    aitk_reported_fit_tally(rows, n, &t);
+    cJSON *v = cJSON_AddObjectToObject(doc, "fit_verdicts");
+    if (!v)
+        return AITK_E_NOMEM;
+    cJSON_AddStringToObject(v, "of", "rows whose source says the job ran or ran out of memory");
+    cJSON_AddNumberToObject(v, "rows", (double)t.rows);
+    cJSON_AddNumberToObject(v, "right", (double)t.right);
+    cJSON_AddNumberToObject(v, "oom_rows", (double)t.oom);
+    cJSON_AddNumberToObject(v, "oom_right", (double)t.oom_right);
+    cJSON_AddNumberToObject(v, "ran_rows", (double)t.ran);
+    cJSON_AddNumberToObject(v, "ran_right", (double)t.ran_right);
+    /* cJSON's Add* calls fail silently on allocation: check the whole. */
+    char *probe = cJSON_PrintUnformatted(v);
+    char *probe2 = probe ? cJSON_PrintUnformatted(arr) : NULL;
+    const bool ok = probe && probe2;
+    cJSON_free(probe);
+    cJSON_free(probe2);
+    return ok ? AITK_OK : AITK_E_NOMEM;
+}

@@ -1,0 +1,44 @@
+/* The fit verdict held to the world: `predict --reported` predicts each row
+ * of `memory_reports` (models/reported_speeds.yaml) on its GPU and sets the
+ * verdict (fits / misses, models/cost.h) beside what the source says became
+ * of the job: ran, or ran out of memory. */
+#ifndef AITK_MODELS_REPORTED_FIT_H
+#define AITK_MODELS_REPORTED_FIT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "models/reported.h"
+
+typedef struct aitk_fit_row {
+    const aitk_reported_speed *report;
+    aitk_workload workload; /* as predicted; spec NULL, optimizer cost.yaml's name */
+    /* With a GPU: the whole prediction and its verdict. Without one (an
+     * unstated documentation figure) only pred.memory is set. */
+    aitk_prediction pred;
+} aitk_fit_row;
+
+/* One row per memory report, in file order (rows: s->n_memory entries). */
+aitk_status aitk_reported_fit_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
+                                       aitk_fit_row *rows, aitk_str *err);
+
+/* 1 when the verdict agrees with the outcome (fits and ran, misses and out
+ * of memory), 0 when it does not, -1 when there is nothing to judge: an
+ * unstated outcome, or no GPU. */
+int aitk_reported_fit_agrees(const aitk_fit_row *row);
+
+typedef struct aitk_fit_tally {
+    size_t rows, right;         /* rows whose source says ran or out of memory */
+    size_t oom, oom_right;      /* of them, out of memory */
+    size_t ran, ran_right;      /* of them, ran */
+} aitk_fit_tally;
+
+void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally *t);
+
+/* The fit table, the line "fit verdict right on N of M rows whose source
+ * says it ran or ran out of memory", and each row's source. */
+aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n);
+/* Adds "memory_reports": [...] and "fit_verdicts": {...} to `doc`. */
+aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n);
+
+#endif

@@ -1,0 +1,216 @@
+/* The memory reports of models/reported_speeds.yaml (models/reported.c) and
+ * the fit verdicts set against them (models/reported_fit.c): the schema on
+ * hand-made YAML, and verdicts whose answer follows from figures worked out
+ * here by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "common/yaml.h"
+#include "models/gpudb.h"
+#include "models/reported_fit.h"
+
+typedef struct fixture {
+    aitk_gpudb *db;
+    aitk_cost_params *params;
+} fixture;
+
+static int setup(void **state)
+{
+    static fixture f;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_gpudb_load(&f.db, &err) || aitk_cost_params_load(&f.params, &err)) {
+        print_error("%s\n", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    aitk_gpudb_free(f->db);
+    aitk_cost_params_free(f->params);
+    return 0;
+}
+
+/* One timed report, so the file holds the list every file must have. */
+#define TIMED                                                                                    \
+    "schema: 1\n"                                                                                \
+    "reports:\n"                                                                                 \
+    "  - {id: t, source: s, trainer: x, gpu: RTX 4090, model: flux1-dev,\n"                    \
+    "     seconds_per_step: 2}\n"
+
+static aitk_status load(fixture *f, const char *text, aitk_reported_speeds **out, aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_status st = aitk_yaml_parse("r.yaml", text, strlen(text), &doc, err);
+    return st ? st : aitk_reported_speeds_from_doc(doc, f->db, f->params, out, err);
+}
+
+/* Expects `text` to fail with `want`, the message holding `needle`. */
+static void rejects(fixture *f, const char *text, aitk_status want, const char *needle)
+{
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, text, &s, &err), want);
+    assert_null(s);
+    if (!strstr(aitk_str_cstr(&err), needle))
+        fail_msg("'%s' lacks '%s'", aitk_str_cstr(&err), needle);
+    aitk_str_free(&err);
+}
+
+/* A file without memory_reports loads as before; each row reads its outcome,
+ * an optional time and peak, and a GPU that unstated rows alone may leave
+ * out (then none is looked up). */
+static void test_schema_accepts(void **state)
+{
+    fixture *f = *state;
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, TIMED, &s, &err), AITK_OK);
+    assert_int_equal(s->count, 1);
+    assert_int_equal(s->n_memory, 0);
+    assert_int_equal(s->items[0].outcome, AITK_OUTCOME_RAN);
+    aitk_reported_speeds_free(s);
+    const char *text = TIMED "memory_reports:\n"
+                             "  - {id: a, source: s, trainer: x, gpu: L40S, model: flux1-dev,\n"
+                             "     outcome: oom}\n"
+                             "  - {id: b, source: s, trainer: x, gpu: RTX 4090, model: chroma,\n"
+                             "     outcome: ran, seconds_per_step: 3.5, peak_gb: 20}\n"
+                             "  - {id: c, source: s, trainer: x, model: flux1-dev,\n"
+                             "     outcome: unstated, peak_gb: 30}\n";
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    assert_int_equal(s->n_memory, 3);
+    assert_int_equal(s->memory[0].outcome, AITK_OUTCOME_OOM);
+    assert_string_equal(s->memory[0].gpu->name, "L40S");
+    assert_true(s->memory[0].seconds_per_step == 0 && s->memory[0].peak_gb < 0);
+    assert_int_equal(s->memory[1].outcome, AITK_OUTCOME_RAN);
+    assert_true(s->memory[1].seconds_per_step == 3.5 && s->memory[1].peak_gb == 20);
+    assert_int_equal(s->memory[2].outcome, AITK_OUTCOME_UNSTATED);
+    assert_null(s->memory[2].gpu);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+}
+
+/* Each malformed row is refused with its place and its problem. */
+static void test_schema_rejects(void **state)
+{
+    fixture *f = *state;
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: maybe}\n",
+            AITK_E_PARSE, "r.yaml:7:33:");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: maybe}\n",
+            AITK_E_PARSE, "expected oom, ran or unstated, found 'maybe'");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+                     "     model: flux1-dev}\n",
+            AITK_E_PARSE, "outcome");
+    /* Only an unstated outcome may name no GPU. */
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, model: flux1-dev,\n"
+                     "     outcome: oom}\n",
+            AITK_E_PARSE, "gpu");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: ran, peak_gb: -3}\n",
+            AITK_E_RANGE, "greater than 0");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: ran, seconds_per_step: 0}\n",
+            AITK_E_RANGE, "greater than 0");
+    rejects(f, TIMED "memory_reports: {id: a}\n", AITK_E_PARSE, "a list of memory reports");
+    /* outcome belongs to memory reports: a timed report has run. */
+    rejects(f, "schema: 1\nreports:\n  - {id: t, source: s, trainer: x, gpu: RTX 4090,\n"
+               "     model: flux1-dev, seconds_per_step: 2, outcome: oom}\n",
+            AITK_E_PARSE, "outcome");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: Voodoo 2,\n"
+                     "     model: flux1-dev, outcome: ran}\n",
+            AITK_E_PARSE, "r.yaml:6:");
+}
+
+/* Agreement and the tally on rows whose verdicts are set by hand:
+ *   oom/misses yes, oom/fits no, ran/fits yes, ran/misses no, ran/fits yes,
+ *   unstated on a GPU and a row with no GPU: not judged.
+ * Judged 5, right 3; out of memory 1 of 2, ran 2 of 3. */
+static void test_tally(void **state)
+{
+    (void)state;
+    static const aitk_gpu_spec gpu = {.name = "G"};
+    const aitk_reported_outcome outcome[] = {AITK_OUTCOME_OOM, AITK_OUTCOME_OOM,
+                                             AITK_OUTCOME_RAN, AITK_OUTCOME_RAN,
+                                             AITK_OUTCOME_RAN, AITK_OUTCOME_UNSTATED,
+                                             AITK_OUTCOME_UNSTATED};
+    const bool fits[] = {false, true, true, false, true, true, false};
+    const int want[] = {1, 0, 1, 0, 1, -1, -1};
+    aitk_reported_speed r[7];
+    aitk_fit_row rows[7];
+    for (int i = 0; i < 7; i++) {
+        r[i] = (aitk_reported_speed){.gpu = i < 6 ? &gpu : NULL, .outcome = outcome[i]};
+        rows[i] = (aitk_fit_row){.report = &r[i], .pred = {.fits = fits[i]}};
+        assert_int_equal(aitk_reported_fit_agrees(&rows[i]), want[i]);
+    }
+    aitk_fit_tally t;
+    aitk_reported_fit_tally(rows, 7, &t);
+    assert_int_equal(t.rows, 5);
+    assert_int_equal(t.right, 3);
+    assert_int_equal(t.oom, 2);
+    assert_int_equal(t.oom_right, 1);
+    assert_int_equal(t.ran, 3);
+    assert_int_equal(t.ran_right, 2);
+}
+
+/* Verdicts whose answer needs no cost model: FLUX.1-dev's transformer holds
+ * 11.9 B weights, 23.8 GB in bf16, so a bf16 job cannot fit an RTX 3080's
+ * 10 GB (its out-of-memory report agrees); on an H200 (141 GB) a 4-bit job
+ * at 512 px with cached text fits with room for a whole bf16 copy, so its
+ * 'ran' agrees and an out-of-memory report for it does not. The row with no
+ * GPU gets a peak above its 23.8 GB of bf16 weights and no verdict. */
+static void test_evaluate(void **state)
+{
+    fixture *f = *state;
+    const char *text =
+        TIMED "memory_reports:\n"
+              "  - {id: a, source: s, trainer: x, gpu: RTX 3080 10GB, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached,\n"
+              "                           autocast: true}}\n"
+              "  - {id: b, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
+              "     outcome: ran, setup: {resolutions: [512], base: nf4, text: cached}}\n"
+              "  - {id: c, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: nf4, text: cached}}\n"
+              "  - {id: d, source: s, trainer: x, model: flux1-dev, outcome: unstated,\n"
+              "     setup: {resolutions: [512], base: bf16, text: cached}}\n";
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    aitk_fit_row rows[4];
+    assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
+    assert_true(rows[0].workload.autocast && !rows[1].workload.autocast);
+    assert_false(rows[0].pred.fits);
+    assert_int_equal(aitk_reported_fit_agrees(&rows[0]), 1);
+    assert_true(rows[1].pred.fits);
+    assert_int_equal(aitk_reported_fit_agrees(&rows[1]), 1);
+    assert_int_equal(aitk_reported_fit_agrees(&rows[2]), 0);
+    assert_int_equal(aitk_reported_fit_agrees(&rows[3]), -1);
+    assert_true(rows[3].pred.memory.total > 23.8e9);
+    assert_null(rows[3].workload.spec);
+    aitk_fit_tally t;
+    aitk_reported_fit_tally(rows, 4, &t);
+    assert_int_equal(t.rows, 3);
+    assert_int_equal(t.right, 2);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schema_accepts),
+        cmocka_unit_test(test_schema_rejects),
+        cmocka_unit_test(test_tally),
+        cmocka_unit_test(test_evaluate),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
