@@ -1,11 +1,11 @@
-/* deps.* checks (provider.h). Each failure names the missing link, the chain
+/* deps.* checks (deps.h). Each failure names the missing link, the chain
  * to it, where the loader looked and the remedy, like `aitk-validate deps`.
  *
  * Which torch: the one in the Python environment the python.* checks chose
  * (so --python and --aitk-dir reach here too); without one, $VIRTUAL_ENV,
  * $CONDA_PREFIX, the user site and the system Python's packages (on Windows,
  * also the per-user python.org installs). */
-#include "validate/libdeps/provider.h"
+#include "validate/probes/deps.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
