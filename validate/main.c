@@ -24,6 +24,7 @@
 #include "common/libload.h"
 #include "common/log.h"
 #include "common/selfpath.h"
+#include "reports/console.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/markdown.h"
@@ -31,7 +32,6 @@
 #include "models/aitk_config.h"
 #include "models/cost.h"
 #include "reports/report.h"
-#include "reports/buyer.h"
 #include "validate/buyer.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -284,76 +284,14 @@ static cJSON *redacted_copy(const cJSON *report, aitk_redactor *r)
     return copy;
 }
 
-static const char *status_label(const char *status)
-{
-    if (strcmp(status, "pass") == 0)
-        return aitk_log_color() ? AITK_GREEN "PASS" AITK_RESET : "PASS";
-    if (strcmp(status, "warn") == 0)
-        return aitk_log_color() ? AITK_YELLOW "WARN" AITK_RESET : "WARN";
-    if (strcmp(status, "fail") == 0)
-        return aitk_log_color() ? AITK_RED "FAIL" AITK_RESET : "FAIL";
-    return aitk_log_color() ? AITK_DIM "SKIP" AITK_RESET : "SKIP";
-}
-
-static const char *text_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-/* The buyer's answer, one sentence a model (reports/buyer.h), where the
- * console leaves it in view: just above the verdict. */
-static void print_buyer(const cJSON *buyer)
-{
-    if (cJSON_GetArraySize(buyer) == 0)
-        return;
-    printf("%s\n", AITK_BUYER_HEADING);
-    const cJSON *e;
-    cJSON_ArrayForEach(e, buyer)
-    {
-        aitk_str line = AITK_STR_INIT;
-        aitk_buyer_sentence(e, &line);
-        printf("  %s\n", aitk_str_cstr(&line));
-        aitk_str_free(&line);
-    }
-}
-
-/* The console view: one line a check; the reason under failures, warnings and
- * skips (a skip without its reason reads like a pass nobody ran), remedies
- * under failures and warnings. */
+/* The console view (reports/console.h); a report it cannot render in full
+ * (out of memory) shows what it could. */
 static void print_summary(const cJSON *report, int verbosity)
 {
-    const cJSON *c;
-    printf("aitk-validate %s · level %s · profile %s\n", AITK_VERSION, text_of(report, "level"),
-           text_of(report, "profile"));
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
-    {
-        const char *st = text_of(c, "status");
-        printf("  %s  %-24s %s", status_label(st), text_of(c, "id"), text_of(c, "title"));
-        if (*text_of(c, "observed"))
-            printf(": %s", text_of(c, "observed"));
-        printf("\n");
-        int bad = strcmp(st, "fail") == 0 || strcmp(st, "warn") == 0;
-        int skipped = strcmp(st, "skip") == 0;
-        if ((bad || skipped || verbosity > 0) && *text_of(c, "message"))
-            printf("        %s\n", text_of(c, "message"));
-        if (verbosity > 0 && *text_of(c, "expected"))
-            printf("        expected: %s\n", text_of(c, "expected"));
-        if (bad && *text_of(c, "remedy"))
-            printf("        fix: %s\n", text_of(c, "remedy"));
-        if (verbosity > 0 && *text_of(c, "source"))
-            printf("        source: %s\n", text_of(c, "source"));
-    }
-    print_buyer(cJSON_GetObjectItemCaseSensitive(report, "buyer"));
-    const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
-    const char *v = text_of(summary, "verdict");
-    const double warned = cJSON_GetObjectItemCaseSensitive(counts, "warn")->valuedouble;
-    printf("Verdict: %s (%g failed, %g warning%s, %g passed, %g skipped)\n",
-           strcmp(v, "fail") == 0 ? "FAIL" : strcmp(v, "warn") == 0 ? "PASS with warnings" : "PASS",
-           cJSON_GetObjectItemCaseSensitive(counts, "fail")->valuedouble, warned,
-           warned == 1 ? "" : "s", cJSON_GetObjectItemCaseSensitive(counts, "pass")->valuedouble,
-           cJSON_GetObjectItemCaseSensitive(counts, "skip")->valuedouble);
+    aitk_str text = AITK_STR_INIT;
+    aitk_render_console(report, AITK_VERSION, verbosity, aitk_log_color(), &text);
+    fputs(aitk_str_cstr(&text), stdout);
+    aitk_str_free(&text);
 }
 
 static cJSON *build_report(const aitk_options *o, aitk_run_ctx *ctx)

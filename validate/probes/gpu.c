@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/compat.h"
 #include "validate/probes/cudadrv.h"
 #include "validate/probes/gpu_util.h"
@@ -80,31 +81,31 @@ static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
     aitk_str obs = AITK_STR_INIT;
     if (!aitk_json_true(nvml, "loaded")) {
         c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(nvml, "loader_error");
+        c.observed = aitk_field_str(nvml, "loader_error");
         c.message = "No NVIDIA driver is present on this machine (or it is hidden from this "
                     "process): no GPU can be used for training.";
         c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_json_text(nvml, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(nvml, "path"),
-                         aitk_json_text(nvml, "missing_symbols"));
+    } else if (*aitk_field_str(nvml, "missing_symbols")) {
+        aitk_str_appendf(&obs, "%s lacks %s", aitk_field_str(nvml, "path"),
+                         aitk_field_str(nvml, "missing_symbols"));
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_str_cstr(&obs);
         c.message = "The NVML library is too old or is not NVIDIA's: required functions are missing.";
         c.remedy = REMEDY_NVML_SYMBOLS;
-    } else if (*aitk_json_text(nvml, "init_error")) {
+    } else if (*aitk_field_str(nvml, "init_error")) {
         c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(nvml, "init_error");
+        c.observed = aitk_field_str(nvml, "init_error");
         c.message = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
                     "user-space/kernel version mismatch after an update).";
         c.remedy = REMEDY_NVML_INIT;
     } else {
-        const char *version = aitk_json_text(nvml, "driver_version");
+        const char *version = aitk_field_str(nvml, "driver_version");
         if (*version)
-            aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_json_text(nvml, "path"));
+            aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_field_str(nvml, "path"));
         else
             aitk_str_appendf(&obs, "driver version unknown: %s (%s)",
-                             aitk_json_text(nvml, "driver_version_error"),
-                             aitk_json_text(nvml, "path"));
+                             aitk_field_str(nvml, "driver_version_error"),
+                             aitk_field_str(nvml, "path"));
         c.status = AITK_CHECK_PASS;
         c.observed = aitk_str_cstr(&obs);
         c.message = "the NVIDIA driver answers";
@@ -122,20 +123,20 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
     int nvml_gpus = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nvml, "devices"));
     if (!aitk_json_true(cu, "loaded")) {
         c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(cu, "loader_error");
+        c.observed = aitk_field_str(cu, "loader_error");
         c.message = aitk_json_true(nvml, "loaded")
                         ? "NVML is present but the CUDA driver library is not: torch cannot use the GPU."
                         : "No NVIDIA driver is present: the CUDA driver library torch needs is missing.";
         c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_json_text(cu, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(cu, "path"),
-                         aitk_json_text(cu, "missing_symbols"));
+    } else if (*aitk_field_str(cu, "missing_symbols")) {
+        aitk_str_appendf(&obs, "%s lacks %s", aitk_field_str(cu, "path"),
+                         aitk_field_str(cu, "missing_symbols"));
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_str_cstr(&obs);
         c.message = "The CUDA driver library is too old or is not NVIDIA's: required functions are missing.";
         c.remedy = REMEDY_CUDA_SYMBOLS;
-    } else if (*aitk_json_text(cu, "init_error")) {
-        aitk_str_appendf(&obs, "cuInit: %s", aitk_json_text(cu, "init_error"));
+    } else if (*aitk_field_str(cu, "init_error")) {
+        aitk_str_appendf(&obs, "cuInit: %s", aitk_field_str(cu, "init_error"));
         c.status = AITK_CHECK_FAIL;
         c.observed = aitk_str_cstr(&obs);
         c.message = nvml_gpus > 0
@@ -145,9 +146,9 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
         c.remedy = REMEDY_CUDA_INIT;
     } else {
         aitk_str_appendf(&obs, "CUDA %s driver API, %d device(s) (%s)",
-                         aitk_json_text(cu, "cuda_version"),
+                         aitk_field_str(cu, "cuda_version"),
                          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cu, "devices")),
-                         aitk_json_text(cu, "path"));
+                         aitk_field_str(cu, "path"));
         c.status = AITK_CHECK_PASS;
         c.observed = aitk_str_cstr(&obs);
         c.message = "the CUDA driver API initialises";
@@ -166,8 +167,8 @@ static aitk_status check_device(aitk_run_ctx *ctx, const cJSON *dev)
     aitk_gpu_describe(dev, &obs);
     const cJSON *mig = cJSON_GetObjectItemCaseSensitive(dev, "mig_mode");
     const cJSON *rr = cJSON_GetObjectItemCaseSensitive(dev, "remapped_rows");
-    if (strcmp(aitk_json_text(mig, "current"), "enabled") == 0 ||
-        strcmp(aitk_json_text(mig, "pending"), "enabled") == 0) {
+    if (strcmp(aitk_field_str(mig, "current"), "enabled") == 0 ||
+        strcmp(aitk_field_str(mig, "pending"), "enabled") == 0) {
         status = AITK_CHECK_WARN;
         aitk_str_append(&msg, "MIG mode is enabled: CUDA sees only MIG instances, each with a "
                               "slice of the memory, and torch cannot use the whole GPU. ");
@@ -235,9 +236,9 @@ static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
 static const char *memory_refusal(const cJSON *dev)
 {
     const cJSON *refused = cJSON_GetObjectItemCaseSensitive(dev, "refused");
-    const char *why = aitk_json_text(refused, "nvmlDeviceGetMemoryInfo");
+    const char *why = aitk_field_str(refused, "nvmlDeviceGetMemoryInfo");
     if (!*why)
-        why = aitk_json_text(refused, "cuDeviceTotalMem_v2");
+        why = aitk_field_str(refused, "cuDeviceTotalMem_v2");
     return *why ? why : "not reported";
 }
 static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
@@ -262,12 +263,12 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
             if (gib < 0) {
                 unknown++;
                 aitk_str_appendf(&obs, "%sGPU %d %s memory unknown (%s)", obs.len ? "; " : "",
-                                 idx, aitk_json_text(dev, "name"), memory_refusal(dev));
+                                 idx, aitk_field_str(dev, "name"), memory_refusal(dev));
                 continue;
             }
             total++;
             aitk_str_appendf(&obs, "%sGPU %d %s %.1f GiB", obs.len ? "; " : "", idx,
-                             aitk_json_text(dev, "name"), gib);
+                             aitk_field_str(dev, "name"), gib);
             if (gib >= need * VRAM_CLASS_TOLERANCE) {
                 fit++;
                 if (best < 0)
@@ -326,11 +327,11 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
  * one, unless it is a MIG slice (its figures are the slice's, not the GPU's). */
 static cJSON *driver_twin(const cJSON *dev, const cJSON *nv_devices, const cJSON *cu_devices)
 {
-    const char *bus = aitk_json_text(dev, "pci_bus_id");
+    const char *bus = aitk_field_str(dev, "pci_bus_id");
     cJSON *c;
     cJSON_ArrayForEach(c, cu_devices)
     {
-        if (*bus && strcmp(bus, aitk_json_text(c, "pci_bus_id")) == 0)
+        if (*bus && strcmp(bus, aitk_field_str(c, "pci_bus_id")) == 0)
             return aitk_json_true(c, "mig_instance") ? NULL : c;
     }
     c = cJSON_GetArrayItem(cu_devices, 0);
@@ -362,7 +363,7 @@ static aitk_status fill_from_driver(cJSON *nvml, const cJSON *cu)
                 !cJSON_AddStringToObject(m, "source", "cuDeviceTotalMem_v2"))
                 return AITK_E_NOMEM;
         }
-        const char *cc = aitk_json_text(twin, "compute_capability");
+        const char *cc = aitk_field_str(twin, "compute_capability");
         if (!cJSON_GetObjectItemCaseSensitive(dev, "compute_capability") && *cc) {
             if (!cJSON_AddStringToObject(dev, "compute_capability", cc) ||
                 !cJSON_AddStringToObject(dev, "compute_capability_source", "cuDeviceGetAttribute"))

@@ -10,6 +10,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 #define DEEP_TIMEOUT_MS 120000
@@ -62,7 +63,7 @@ static void last_line(const char *text, aitk_str *out)
 
 aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const *modules)
 {
-    const char *interp = aitk_json_text(pyenv, "interpreter");
+    const char *interp = aitk_field_str(pyenv, "interpreter");
     aitk_check c = {.id = "python.import_torch", .category = "python", .title = "import torch",
                     .expected = "imports; torch.cuda.is_available() is True",
                     .source = "the deep check runs the interpreter: python -c 'import torch'"};
@@ -129,17 +130,17 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
         c.message = aitk_str_cstr(&msg);
         c.remedy = "Run the interpreter by hand; a crash here (e.g. a segfault in a CUDA library) "
                    "is what ai-toolkit would hit too.";
-    } else if (*aitk_json_text(deep, "error")) {
+    } else if (*aitk_field_str(deep, "error")) {
         c.status = AITK_CHECK_FAIL;
-        aitk_str_append(&obs, aitk_json_text(deep, "error"));
+        aitk_str_append(&obs, aitk_field_str(deep, "error"));
         c.message = "import torch fails: ai-toolkit cannot start in this environment";
         c.remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's README; "
                    "if a DLL or .so is named, `aitk-validate deps` explains which library is missing.";
     } else {
         int n = (int)aitk_json_number(deep, "device_count", 0);
         aitk_str_appendf(&obs, "torch %s, CUDA build %s, cuda.is_available() %s, %d device(s)",
-                         aitk_json_text(deep, "torch"),
-                         *aitk_json_text(deep, "cuda_build") ? aitk_json_text(deep, "cuda_build") : "none",
+                         aitk_field_str(deep, "torch"),
+                         *aitk_field_str(deep, "cuda_build") ? aitk_field_str(deep, "cuda_build") : "none",
                          aitk_json_true(deep, "cuda_available") ? "True" : "False", n);
         if (aitk_json_number(deep, "cudnn", 0) > 0)
             aitk_str_appendf(&obs, ", cuDNN %.0f", aitk_json_number(deep, "cudnn", 0));

@@ -18,6 +18,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 #define SMALL_FILE (256 * 1024)
@@ -274,14 +275,14 @@ static void read_version_py(const char *site, const char *package, cJSON *torch)
  * CUDA version when the wheel has none (PyPI's default Linux wheels). */
 static void torch_variant(cJSON *torch)
 {
-    const char *v = aitk_json_text(torch, "version");
+    const char *v = aitk_field_str(torch, "version");
     const char *plus = strchr(v, '+');
     aitk_str var = AITK_STR_INIT;
     if (plus) {
         aitk_str_append(&var, plus + 1);
     } else {
         int ma, mi;
-        const char *cuda = aitk_json_text(torch, "cuda");
+        const char *cuda = aitk_field_str(torch, "cuda");
         if (aitk_pyver_major_minor(cuda, &ma, &mi))
             aitk_str_appendf(&var, "cu%d%d", ma, mi);
         else if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(torch, "cuda")))
@@ -301,14 +302,14 @@ static void companion_labels(cJSON *packages)
     static const char *const names[] = {"torchvision", "torchaudio"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, names[i]);
-        const char *v = aitk_json_text(pkg, "version");
+        const char *v = aitk_field_str(pkg, "version");
         if (!pkg || strchr(v, '+'))
             continue;
         cJSON *py = cJSON_CreateObject();
         if (!py)
             return;
-        read_version_py(aitk_json_text(pkg, "site"), names[i], py);
-        const char *full = aitk_json_text(py, "version");
+        read_version_py(aitk_field_str(pkg, "site"), names[i], py);
+        const char *full = aitk_field_str(py, "version");
         size_t n = strlen(v);
         if (n && strncmp(full, v, n) == 0 && full[n] == '+')
             cJSON_AddStringToObject(pkg, "local_version", full);
@@ -344,7 +345,7 @@ static void add_site(cJSON *sites, const char *dir, const char *why)
     const cJSON *s;
     cJSON_ArrayForEach(s, sites)
     {
-        if (strcmp(aitk_json_text(s, "path"), dir) == 0)
+        if (strcmp(aitk_field_str(s, "path"), dir) == 0)
             return;
     }
     cJSON *o = cJSON_CreateObject();
@@ -383,9 +384,9 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
     cJSON_AddBoolToObject(env, "venv", cfg != NULL);
     /* The version: pyvenv.cfg (venv: version, uv: version_info), else the
      * lib/pythonX.Y folder name. */
-    const char *v = aitk_json_text(cfg, "version_info");
+    const char *v = aitk_field_str(cfg, "version_info");
     if (!*v)
-        v = aitk_json_text(cfg, "version");
+        v = aitk_field_str(cfg, "version");
     if (*v) {
         aitk_str_append(&ver, v);
     } else {
@@ -432,7 +433,7 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
             s++;
     }
     add_prefix_sites(sites, prefix, "environment");
-    int system_site = !cfg || strcmp(aitk_json_text(cfg, "include-system-site-packages"), "true") == 0;
+    int system_site = !cfg || strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0;
     const char *home = getenv("HOME");
     if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi) &&
         !getenv("PYTHONNOUSERSITE")) {
@@ -445,9 +446,9 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
         add_site(sites, aitk_str_cstr(&user), "user site");
         aitk_str_free(&user);
     }
-    if (cfg && system_site && *aitk_json_text(cfg, "home")) {
+    if (cfg && system_site && *aitk_field_str(cfg, "home")) {
         /* home is the base interpreter's bin folder: its parent is the base prefix. */
-        char *base = aitk_strdup(aitk_json_text(cfg, "home"));
+        char *base = aitk_strdup(aitk_field_str(cfg, "home"));
         char *slash = base ? strrchr(base, '/') : NULL;
         if (slash && slash != base) {
             *slash = '\0';
@@ -459,14 +460,14 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
     const cJSON *site;
     cJSON_ArrayForEach(site, sites)
     {
-        scan_site(aitk_json_text(site, "path"), packages);
+        scan_site(aitk_field_str(site, "path"), packages);
     }
     const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
     if (torch_pkg) {
         cJSON *torch = cJSON_AddObjectToObject(env, "torch");
-        read_version_py(aitk_json_text(torch_pkg, "site"), "torch", torch);
+        read_version_py(aitk_field_str(torch_pkg, "site"), "torch", torch);
         if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
-            cJSON_AddStringToObject(torch, "version", aitk_json_text(torch_pkg, "version"));
+            cJSON_AddStringToObject(torch, "version", aitk_field_str(torch_pkg, "version"));
         torch_variant(torch);
     }
     companion_labels(packages);
