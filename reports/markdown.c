@@ -8,6 +8,7 @@
 #include "reports/buyer.h"
 #include "reports/check.h"
 #include "reports/fields.h"
+#include "reports/identity.h"
 
 static double number(const cJSON *obj, const char *key)
 {
@@ -193,7 +194,6 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
-    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(report, "tool");
     if (!cJSON_IsArray(checks) || !cJSON_IsObject(counts))
         return AITK_E_INVAL;
 
@@ -207,20 +207,7 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
                      number(counts, "fail"), warned, warned == 1 ? "" : "s",
                      number(counts, "pass"), number(counts, "skip"));
     aitk_str_append(out, "`aitk-validate ");
-    aitk_markdown_inline(out, aitk_field_str(tool, "version"));
-    if (*aitk_field_str(tool, "git_commit")) {
-        aitk_str_append(out, " (");
-        aitk_markdown_inline(out, aitk_field_str(tool, "git_commit"));
-        aitk_str_append(out, ")");
-    }
-    aitk_str_append(out, "` · level ");
-    aitk_markdown_inline(out, aitk_field_str(report, "level"));
-    aitk_str_append(out, " · profile ");
-    aitk_markdown_inline(out, aitk_field_str(report, "profile"));
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "strict")))
-        aitk_str_append(out, " · strict");
-    aitk_str_append(out, " · ");
-    aitk_markdown_inline(out, aitk_field_str(report, "created_at"));
+    aitk_report_identity(out, report, "` · ", aitk_markdown_inline);
     aitk_str_append(out, "\n");
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
     append_buyer(out, cJSON_GetObjectItemCaseSensitive(report, "buyer"));
