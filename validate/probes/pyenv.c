@@ -369,58 +369,57 @@ static void add_prefix_sites(cJSON *sites, const char *prefix, const char *why)
     aitk_str_free(&sp);
 }
 
-aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env)
+/* "3.11" from a folder name: the installation's patchlevel.h has the rest
+ * ("3.11.9"), which replaces it when it agrees. */
+static void patchlevel_version(const char *prefix, int ma, int mi, aitk_str *ver)
 {
-    aitk_str p = AITK_STR_INIT, ver = AITK_STR_INIT;
-    cJSON_AddStringToObject(env, "prefix", prefix);
-    if (interpreter)
-        cJSON_AddStringToObject(env, "interpreter", interpreter);
-    aitk_path_join(&p, prefix, "pyvenv.cfg");
-    cJSON *cfg = NULL;
-    if (is_file(aitk_str_cstr(&p))) {
-        cfg = cJSON_AddObjectToObject(env, "pyvenv_cfg");
-        read_cfg(aitk_str_cstr(&p), cfg);
+    aitk_str p = AITK_STR_INIT;
+    aitk_str_appendf(&p, "%s/include/python%d.%d/patchlevel.h", prefix, ma, mi);
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+        const char *d = strstr(text, "#define PY_VERSION");
+        const char *q = d ? strchr(d, '"') : NULL;
+        const char *e = q ? strchr(q + 1, '"') : NULL;
+        if (e && e - q - 1 < 32 && strncmp(q + 1, aitk_str_cstr(ver), ver->len) == 0) {
+            aitk_str_clear(ver);
+            aitk_str_appendn(ver, q + 1, (size_t)(e - q - 1));
+        }
+        aitk_free(text);
     }
-    cJSON_AddBoolToObject(env, "venv", cfg != NULL);
-    /* The version: pyvenv.cfg (venv: version, uv: version_info), else the
-     * lib/pythonX.Y folder name. */
+    aitk_str_free(&p);
+}
+
+/* The version: pyvenv.cfg (venv: version, uv: version_info), else the
+ * lib/pythonX.Y folder name completed from patchlevel.h. */
+static void python_version(const char *prefix, const cJSON *cfg, aitk_str *ver)
+{
     const char *v = aitk_field_str(cfg, "version_info");
     if (!*v)
         v = aitk_field_str(cfg, "version");
     if (*v) {
-        aitk_str_append(&ver, v);
+        aitk_str_append(ver, v);
     } else {
         aitk_str lp = AITK_STR_INIT;
         find_lib_python(prefix, &lp);
         const char *slash = strrchr(aitk_str_cstr(&lp), '/');
         if (slash)
-            aitk_str_append(&ver, slash + 7);
+            aitk_str_append(ver, slash + 7);
         aitk_str_free(&lp);
     }
     int ma, mi;
     size_t dots = 0;
-    for (const char *c = aitk_str_cstr(&ver); *c; c++)
+    for (const char *c = aitk_str_cstr(ver); *c; c++)
         dots += *c == '.';
-    if (dots == 1 && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi)) {
-        /* Only "3.11" from a folder name: the installation's patchlevel.h has the rest. */
-        aitk_str_clear(&p);
-        aitk_str_appendf(&p, "%s/include/python%d.%d/patchlevel.h", prefix, ma, mi);
-        char *text = NULL;
-        size_t len = 0;
-        if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
-            const char *d = strstr(text, "#define PY_VERSION");
-            const char *q = d ? strchr(d, '"') : NULL;
-            const char *e = q ? strchr(q + 1, '"') : NULL;
-            if (e && e - q - 1 < 32 && strncmp(q + 1, aitk_str_cstr(&ver), ver.len) == 0) {
-                aitk_str_clear(&ver);
-                aitk_str_appendn(&ver, q + 1, (size_t)(e - q - 1));
-            }
-            aitk_free(text);
-        }
-    }
-    if (ver.len)
-        cJSON_AddStringToObject(env, "python_version", aitk_str_cstr(&ver));
-    cJSON *sites = cJSON_AddArrayToObject(env, "site_packages");
+    if (dots == 1 && aitk_pyver_major_minor(aitk_str_cstr(ver), &ma, &mi))
+        patchlevel_version(prefix, ma, mi, ver);
+}
+
+/* Where this environment's imports come from, in Python's order:
+ * PYTHONPATH, the environment, the user site, the base installation. */
+static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
+                             const aitk_str *ver)
+{
     const char *pp = getenv("PYTHONPATH");
     for (const char *s = pp; s && *s;) {
         size_t n = strcspn(s, ":");
@@ -433,9 +432,11 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
             s++;
     }
     add_prefix_sites(sites, prefix, "environment");
-    int system_site = !cfg || strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0;
+    int system_site =
+        !cfg || strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0;
     const char *home = getenv("HOME");
-    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi) &&
+    int ma, mi;
+    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(ver), &ma, &mi) &&
         !getenv("PYTHONNOUSERSITE")) {
         aitk_str user = AITK_STR_INIT;
         const char *base = getenv("PYTHONUSERBASE");
@@ -456,6 +457,11 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
         }
         aitk_free(base);
     }
+}
+
+/* The packages of every site, then torch's own record. */
+static void read_packages(cJSON *env, const cJSON *sites)
+{
     cJSON *packages = cJSON_AddObjectToObject(env, "packages");
     const cJSON *site;
     cJSON_ArrayForEach(site, sites)
@@ -471,6 +477,27 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
         torch_variant(torch);
     }
     companion_labels(packages);
+}
+
+aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env)
+{
+    aitk_str p = AITK_STR_INIT, ver = AITK_STR_INIT;
+    cJSON_AddStringToObject(env, "prefix", prefix);
+    if (interpreter)
+        cJSON_AddStringToObject(env, "interpreter", interpreter);
+    aitk_path_join(&p, prefix, "pyvenv.cfg");
+    cJSON *cfg = NULL;
+    if (is_file(aitk_str_cstr(&p))) {
+        cfg = cJSON_AddObjectToObject(env, "pyvenv_cfg");
+        read_cfg(aitk_str_cstr(&p), cfg);
+    }
+    cJSON_AddBoolToObject(env, "venv", cfg != NULL);
+    python_version(prefix, cfg, &ver);
+    if (ver.len)
+        cJSON_AddStringToObject(env, "python_version", aitk_str_cstr(&ver));
+    cJSON *sites = cJSON_AddArrayToObject(env, "site_packages");
+    add_search_sites(sites, prefix, cfg, &ver);
+    read_packages(env, sites);
     aitk_str_free(&p);
     aitk_str_free(&ver);
     return AITK_OK;
