@@ -3,6 +3,7 @@
  * child left behind). The Windows side is proc_win.c. */
 #define _GNU_SOURCE
 #include "common/proc.h"
+#include "common/proc_platform.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -337,14 +338,10 @@ static int collect(pid_t pid, const aitk_proc_opts *opts, const reaper *reap, do
     return wst;
 }
 
-aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
-                          aitk_proc_result *res, aitk_str *out, aitk_str *errout,
-                          aitk_str *err)
+aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts *opts,
+                                   aitk_proc_result *res, aitk_str *out, aitk_str *errout,
+                                   aitk_str *err)
 {
-    static const aitk_proc_opts defaults = {0};
-    if (!opts)
-        opts = &defaults;
-    memset(res, 0, sizeof *res);
     int fds[NFDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
     reaper reap;
     pid_t pid;
@@ -369,10 +366,5 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
             aitk_str_appendf(err, "%s: %s", argv[0], strerror(exec_errno));
         return AITK_E_EXEC;
     }
-    if (res->timed_out) {
-        if (err)
-            aitk_str_appendf(err, "%s: killed after %ld ms", argv[0], opts->timeout_ms);
-        return AITK_E_TIMEOUT;
-    }
-    return AITK_OK;
+    return res->timed_out ? AITK_E_TIMEOUT : AITK_OK;
 }

@@ -2,6 +2,7 @@
  * pipes, a reader thread per output pipe, and a job object that a timeout
  * ends with everything the child started. The POSIX side is proc_unix.c. */
 #include "common/proc.h"
+#include "common/proc_platform.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -193,14 +194,10 @@ static void wait_child(win_run *w, const aitk_proc_opts *opts, double t0, aitk_s
 
 /* The child runs in a job object: a timeout ends it and everything it
  * started, as the POSIX side kills the process group. */
-aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
-                          aitk_proc_result *res, aitk_str *out, aitk_str *errout,
-                          aitk_str *err)
+aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts *opts,
+                                   aitk_proc_result *res, aitk_str *out, aitk_str *errout,
+                                   aitk_str *err)
 {
-    static const aitk_proc_opts defaults = {0};
-    if (!opts)
-        opts = &defaults;
-    memset(res, 0, sizeof *res);
     aitk_str cmd = AITK_STR_INIT;
     for (size_t i = 0; argv[i]; i++)
         quote_arg(&cmd, argv[i]);
@@ -230,11 +227,8 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
     close_handle(&w.i_wr);
     if (!st) {
         wait_child(&w, opts, t0, out, errout, res);
-        if (res->timed_out) {
-            if (err)
-                aitk_str_appendf(err, "%s: killed after %ld ms", argv[0], opts->timeout_ms);
+        if (res->timed_out)
             st = AITK_E_TIMEOUT;
-        }
     }
     close_handle(&w.o_rd);
     close_handle(&w.e_rd);
