@@ -7,36 +7,38 @@
 
 #include "models/step_internal.h"
 
-static aitk_status vname(aitk_str *name, const char *fmt, va_list ap)
+/* A linear (in, out, bias, lora) or, when not `linear`, a norm of `out`
+ * elements, declared under the name fmt/ap makes. */
+static aitk_status declare_named(aitk_step_model *m, long *idx, bool linear, int in, int out,
+                                 bool bias, bool lora, const char *fmt, va_list ap)
 {
-    aitk_str_vappendf(name, fmt, ap);
-    return aitk_str_status(name);
+    aitk_str name = AITK_STR_INIT;
+    aitk_str_vappendf(&name, fmt, ap);
+    aitk_status st = aitk_str_status(&name);
+    if (!st && linear)
+        st = step_declare_linear(m, aitk_str_cstr(&name), in, out, bias, lora, idx);
+    else if (!st)
+        st = step_declare_norm(m, aitk_str_cstr(&name), out, idx);
+    aitk_str_free(&name);
+    return st;
 }
 
 aitk_status step_declare_linearf(aitk_step_model *m, long *idx, int in, int out, bool bias,
                                  bool lora, const char *fmt, ...)
 {
-    aitk_str name = AITK_STR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    aitk_status st = vname(&name, fmt, ap);
+    aitk_status st = declare_named(m, idx, true, in, out, bias, lora, fmt, ap);
     va_end(ap);
-    if (!st)
-        st = step_declare_linear(m, aitk_str_cstr(&name), in, out, bias, lora, idx);
-    aitk_str_free(&name);
     return st;
 }
 
 aitk_status step_declare_normf(aitk_step_model *m, long *idx, int c, const char *fmt, ...)
 {
-    aitk_str name = AITK_STR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    aitk_status st = vname(&name, fmt, ap);
+    aitk_status st = declare_named(m, idx, false, 0, c, false, false, fmt, ap);
     va_end(ap);
-    if (!st)
-        st = step_declare_norm(m, aitk_str_cstr(&name), c, idx);
-    aitk_str_free(&name);
     return st;
 }
 
