@@ -54,7 +54,8 @@ static void append_check_item(aitk_str *out, const cJSON *c)
     aitk_str_append(out, "\n");
     if (*aitk_field_str(c, "observed") || *aitk_field_str(c, "expected")) {
         aitk_str_append(out, "  - observed: ");
-        aitk_markdown_inline(out, *aitk_field_str(c, "observed") ? aitk_field_str(c, "observed") : "(nothing)");
+        const char *observed = aitk_field_str(c, "observed");
+        aitk_markdown_inline(out, *observed ? observed : "(nothing)");
         if (*aitk_field_str(c, "expected")) {
             aitk_str_append(out, "; expected: ");
             aitk_markdown_inline(out, aitk_field_str(c, "expected"));
@@ -97,7 +98,8 @@ static void append_host_line(aitk_str *out, const cJSON *host)
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(host, "cpu");
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(host, "memory");
     aitk_str_append(out, "\nHost: ");
-    aitk_markdown_inline(out, *aitk_field_str(os, "pretty_name") ? aitk_field_str(os, "pretty_name") : aitk_field_str(os, "name"));
+    const char *os_name = aitk_field_str(os, "pretty_name");
+    aitk_markdown_inline(out, *os_name ? os_name : aitk_field_str(os, "name"));
     aitk_str_append(out, " · ");
     aitk_markdown_inline(out, aitk_field_str(os, "machine"));
     if (*aitk_field_str(os, "libc")) {

@@ -132,7 +132,8 @@ static aitk_status prepare_outputs(const aitk_options *o, aitk_output_plan *plan
                                d == 1 || o->redact, err)))
                 return st;
     }
-    const char *files[AITK_OUT_KINDS] = {o->json_path, o->markdown_path, o->html_path, o->junit_path};
+    const char *files[AITK_OUT_KINDS] = {o->json_path, o->markdown_path, o->html_path,
+                                         o->junit_path};
     static const char *const file_options[AITK_OUT_KINDS] = {"--json", "--markdown", "--html",
                                                         "--junit"};
     for (int k = 0; k < AITK_OUT_KINDS; k++) {

@@ -354,7 +354,8 @@ static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, a
                          *loaded ? ", confirmed by the library itself" : "");
     aitk_str_append(obs, ")");
     c->status = AITK_CHECK_PASS;
-    if (*loaded && ver == loaded && *from && !version_agrees(loaded, aitk_field_str(chosen, "version")))
+    if (*loaded && ver == loaded && *from &&
+        !version_agrees(loaded, aitk_field_str(chosen, "version")))
         aitk_str_appendf(obs, "; %s says %s: this file is not the one it describes", from,
                          aitk_field_str(chosen, "version"));
     c->message = cJSON_GetArraySize(cands) > 1

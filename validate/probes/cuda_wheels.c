@@ -175,7 +175,8 @@ static void list_major(const cJSON *pkgs, int major, aitk_str *out, aitk_str *na
     {
         if (!is_nvidia(p) || aitk_cuda_wheel_major(p->string, p) != major)
             continue;
-        aitk_str_appendf(out, "%s%s %s", out->len ? ", " : "", p->string, aitk_field_str(p, "version"));
+        aitk_str_appendf(out, "%s%s %s", out->len ? ", " : "", p->string,
+                         aitk_field_str(p, "version"));
         if (names)
             aitk_str_appendf(names, " %s", p->string);
     }
