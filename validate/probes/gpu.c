@@ -73,32 +73,59 @@ static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c)
     return aitk_checklist_add(&ctx->checks, c);
 }
 
+/* What to say when a driver library's record (dlsyms.h: loaded,
+ * missing_symbols, init_error, in the order they are found) shows that it
+ * cannot be used. */
+typedef struct lib_refusal_texts {
+    const char *not_loaded, *lacks, *lacks_remedy, *init_failed, *init_remedy;
+    const char *init_prefix; /* before the library's own init error */
+} lib_refusal_texts;
+
+/* Fills c as a failure when the library cannot be used (observed from the
+ * record, in `obs` when composed); false when it can. */
+static bool library_refused(aitk_check *c, const cJSON *lib, const lib_refusal_texts *t,
+                            aitk_str *obs)
+{
+    if (!aitk_json_true(lib, "loaded")) {
+        c->observed = aitk_field_str(lib, "loader_error");
+        c->message = t->not_loaded;
+        c->remedy = REMEDY_INSTALL;
+    } else if (*aitk_field_str(lib, "missing_symbols")) {
+        aitk_str_appendf(obs, "%s lacks %s", aitk_field_str(lib, "path"),
+                         aitk_field_str(lib, "missing_symbols"));
+        c->observed = aitk_str_cstr(obs);
+        c->message = t->lacks;
+        c->remedy = t->lacks_remedy;
+    } else if (*aitk_field_str(lib, "init_error")) {
+        aitk_str_appendf(obs, "%s%s", t->init_prefix, aitk_field_str(lib, "init_error"));
+        c->observed = aitk_str_cstr(obs);
+        c->message = t->init_failed;
+        c->remedy = t->init_remedy;
+    } else {
+        return false;
+    }
+    c->status = AITK_CHECK_FAIL;
+    return true;
+}
+
 static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
 {
     aitk_check c = {.id = "gpu.nvml", .category = "gpu",
                     .title = "NVIDIA management library (NVML)", .expected = "loadable, initialises",
                     .source = DRIVER_SOURCE};
+    static const lib_refusal_texts texts = {
+        .not_loaded = "No NVIDIA driver is present on this machine (or it is hidden from this "
+                      "process): no GPU can be used for training.",
+        .lacks = "The NVML library is too old or is not NVIDIA's: required functions are "
+                 "missing.",
+        .lacks_remedy = REMEDY_NVML_SYMBOLS,
+        .init_failed = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
+                       "user-space/kernel version mismatch after an update).",
+        .init_remedy = REMEDY_NVML_INIT,
+        .init_prefix = "",
+    };
     aitk_str obs = AITK_STR_INIT;
-    if (!aitk_json_true(nvml, "loaded")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_field_str(nvml, "loader_error");
-        c.message = "No NVIDIA driver is present on this machine (or it is hidden from this "
-                    "process): no GPU can be used for training.";
-        c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_field_str(nvml, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_field_str(nvml, "path"),
-                         aitk_field_str(nvml, "missing_symbols"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = "The NVML library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = REMEDY_NVML_SYMBOLS;
-    } else if (*aitk_field_str(nvml, "init_error")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_field_str(nvml, "init_error");
-        c.message = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
-                    "user-space/kernel version mismatch after an update).";
-        c.remedy = REMEDY_NVML_INIT;
-    } else {
+    if (!library_refused(&c, nvml, &texts, &obs)) {
         const char *version = aitk_field_str(nvml, "driver_version");
         if (*version)
             aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_field_str(nvml, "path"));
@@ -119,32 +146,25 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
 {
     aitk_check c = {.id = "gpu.cuda_driver", .category = "gpu", .title = "CUDA driver API (libcuda)",
                     .expected = "loadable, cuInit succeeds", .source = DRIVER_SOURCE};
-    aitk_str obs = AITK_STR_INIT;
     int nvml_gpus = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nvml, "devices"));
-    if (!aitk_json_true(cu, "loaded")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_field_str(cu, "loader_error");
-        c.message = aitk_json_true(nvml, "loaded")
-                        ? "NVML is present but the CUDA driver library is not: torch cannot use the GPU."
-                        : "No NVIDIA driver is present: the CUDA driver library torch needs is missing.";
-        c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_field_str(cu, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_field_str(cu, "path"),
-                         aitk_field_str(cu, "missing_symbols"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = "The CUDA driver library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = REMEDY_CUDA_SYMBOLS;
-    } else if (*aitk_field_str(cu, "init_error")) {
-        aitk_str_appendf(&obs, "cuInit: %s", aitk_field_str(cu, "init_error"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = nvml_gpus > 0
-                        ? "NVML sees the GPU but the CUDA driver API fails: torch.cuda.is_available() "
-                          "will be False."
-                        : "The CUDA driver API fails to initialise: no GPU is usable.";
-        c.remedy = REMEDY_CUDA_INIT;
-    } else {
+    const lib_refusal_texts texts = {
+        .not_loaded = aitk_json_true(nvml, "loaded")
+                          ? "NVML is present but the CUDA driver library is not: torch cannot "
+                            "use the GPU."
+                          : "No NVIDIA driver is present: the CUDA driver library torch needs "
+                            "is missing.",
+        .lacks = "The CUDA driver library is too old or is not NVIDIA's: required functions are "
+                 "missing.",
+        .lacks_remedy = REMEDY_CUDA_SYMBOLS,
+        .init_failed = nvml_gpus > 0 ? "NVML sees the GPU but the CUDA driver API fails: "
+                                       "torch.cuda.is_available() will be False."
+                                     : "The CUDA driver API fails to initialise: no GPU is "
+                                       "usable.",
+        .init_remedy = REMEDY_CUDA_INIT,
+        .init_prefix = "cuInit: ",
+    };
+    aitk_str obs = AITK_STR_INIT;
+    if (!library_refused(&c, cu, &texts, &obs)) {
         aitk_str_appendf(&obs, "CUDA %s driver API, %d device(s) (%s)",
                          aitk_field_str(cu, "cuda_version"),
                          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cu, "devices")),
