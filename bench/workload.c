@@ -275,13 +275,14 @@ static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_s
     return st == AITK_E_NOMEM ? st : AITK_OK;
 }
 
-static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_request *req,
-                               const aitk_model_spec *spec, const aitk_backend *be, bool gpu,
-                               cJSON **entry)
+/* The runner's plan for this job on this backend: batch, steps, time
+ * limit, and the buckets (the GPU runs the job's own largest one, the CPU
+ * its small configuration). */
+static void make_plan(const aitk_bench_config *cfg, const aitk_bench_request *req,
+                      const aitk_model_spec *spec, bool gpu, aitk_bench_plan *plan)
 {
     const aitk_bench_backend_cfg *bc = gpu ? &cfg->cuda : &cfg->cpu;
-    const char *bname = gpu ? "cuda" : "cpu";
-    aitk_bench_plan plan = {
+    *plan = (aitk_bench_plan){
         .name = req->model_id,
         .batch = req->train ? req->train->batch
                  : spec->defaults.batch > 0 ? spec->defaults.batch : 1,
@@ -293,17 +294,96 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
         .progress = req->progress,
     };
     if (!req->full)
-        plan.requested_steps = 1000;
+        plan->requested_steps = 1000;
     if (gpu) {
-        plan.resolutions[0] = gpu_resolution(cfg, req, spec);
-        plan.n_buckets = 1;
+        plan->resolutions[0] = gpu_resolution(cfg, req, spec);
+        plan->n_buckets = 1;
         if (req->device->gpu && req->device->gpu->matmul_bf16_tflops > 0)
-            plan.peak_flops = req->device->gpu->matmul_bf16_tflops * 1e12;
+            plan->peak_flops = req->device->gpu->matmul_bf16_tflops * 1e12;
     } else {
         const long *res = bc->n_resolutions ? bc->resolutions : spec->defaults.resolutions;
-        plan.n_buckets = bc->n_resolutions ? bc->n_resolutions : spec->defaults.n_resolutions;
-        memcpy(plan.resolutions, res, plan.n_buckets * sizeof *res);
+        plan->n_buckets = bc->n_resolutions ? bc->n_resolutions : spec->defaults.n_resolutions;
+        memcpy(plan->resolutions, res, plan->n_buckets * sizeof *res);
     }
+}
+
+/* The entry of a step that could not be built: "does not fit" when an
+ * allocation ran out on the device, else the reason. */
+static aitk_status not_built(const aitk_bench_request *req, const aitk_model_spec *spec,
+                             aitk_status st, const aitk_bench_alloc_failure *fail,
+                             const aitk_str *err, const char *bname, long resolution,
+                             cJSON **entry)
+{
+    if (st == AITK_E_NOMEM && fail->happened)
+        return does_not_fit(req, spec, fail, resolution, entry);
+    aitk_str msg = AITK_STR_INIT;
+    aitk_str_appendf(&msg, "could not build the training step: %s%s%s", aitk_strerror(st),
+                     err->len ? ": " : "", aitk_str_cstr(err));
+    st = st == AITK_E_NOMEM ? st : failed_entry(req->model_id, bname, msg.ptr, entry);
+    aitk_str_free(&msg);
+    return st;
+}
+
+static void entry_title(const aitk_bench_request *req, const aitk_model_spec *spec,
+                        const aitk_bench_plan *plan, bool gpu, aitk_str *title)
+{
+    long rank = req->train ? req->train->rank : spec->defaults.rank;
+    if (gpu)
+        aitk_str_appendf(title, "%s LoRA r%ld, %ld px, batch %ld%s", spec->title, rank,
+                         plan->resolutions[0], plan->batch,
+                         req->train ? " (from --config)" : "");
+    else
+        aitk_str_appendf(title, "%s LoRA r%ld, small CPU configuration%s", spec->title, rank,
+                         req->train ? " (from --config)" : "");
+}
+
+/* What the step itself tells beside the runner's figures: LoRA parameter
+ * count, the memory plan and the device's own peak, the losses, and (GPU)
+ * the prediction for the same job. */
+static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
+                                  const aitk_model_spec *spec, const aitk_bench_plan *plan,
+                                  const aitk_bench_result *r, aitk_bench_steps *steps,
+                                  double planned, bool gpu)
+{
+    aitk_status st = add_configuration(entry, plan, !gpu);
+    if (!st && req->train && !gpu)
+        st = add_config_note(entry);
+    cJSON *conf = st ? NULL : cJSON_GetObjectItemCaseSensitive(entry, "configuration");
+    if (!st &&
+        !cJSON_AddNumberToObject(conf, "lora_params", (double)aitk_bench_steps_lora_params(steps)))
+        st = AITK_E_NOMEM;
+    if (!st && gpu && req->train && req->train->n_resolutions > 1 &&
+        !cJSON_AddStringToObject(conf, "buckets_note",
+                                 "the job's largest bucket only: it sets the peak memory; "
+                                 "smaller buckets are not run on the GPU yet"))
+        st = AITK_E_NOMEM;
+    if (!st)
+        st = add_prediction(entry, r->peak_bytes, planned);
+    const double device_peak = aitk_bench_steps_device_peak(steps);
+    cJSON *mem = st ? NULL : cJSON_GetObjectItemCaseSensitive(entry, "memory");
+    if (!st && mem && isfinite(device_peak) &&
+        (!cJSON_AddNumberToObject(mem, "device_in_use_bytes", device_peak) ||
+         !cJSON_AddStringToObject(mem, "device_in_use_source",
+                                  "cudaMemGetInfo total - free, highest seen after a step: "
+                                  "the CUDA context, library workspaces and other processes "
+                                  "included")))
+        st = AITK_E_NOMEM;
+    size_t n_loss = 0;
+    const double *loss = aitk_bench_steps_losses(steps, &n_loss);
+    if (!st)
+        st = add_loss(entry, loss, n_loss);
+    if (!st && gpu)
+        st = add_predicted(entry, req, spec, plan->resolutions[0]);
+    return st;
+}
+
+static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_request *req,
+                               const aitk_model_spec *spec, const aitk_backend *be, bool gpu,
+                               cJSON **entry)
+{
+    const char *bname = gpu ? "cuda" : "cpu";
+    aitk_bench_plan plan;
+    make_plan(cfg, req, spec, gpu, &plan);
     aitk_str err = AITK_STR_INIT, title = AITK_STR_INIT, tsource = AITK_STR_INIT;
     aitk_status st = cost_flops(spec, plan.resolutions, plan.n_buckets, req->cost_params,
                                 plan.flops_per_step, &err);
@@ -318,68 +398,28 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;
     if (st) {
-        if (st == AITK_E_NOMEM && fail.happened) {
-            st = does_not_fit(req, spec, &fail, plan.resolutions[0], entry);
-        } else {
-            aitk_str msg = AITK_STR_INIT;
-            aitk_str_appendf(&msg, "could not build the training step: %s%s%s",
-                             aitk_strerror(st), err.len ? ": " : "", aitk_str_cstr(&err));
-            st = st == AITK_E_NOMEM ? st : failed_entry(req->model_id, bname, msg.ptr, entry);
-            aitk_str_free(&msg);
-        }
+        st = not_built(req, spec, st, &fail, &err, bname, plan.resolutions[0], entry);
         aitk_str_free(&err);
         return st;
     }
     aitk_bench_result r;
     st = aitk_bench_run(&plan, &r);
-    double planned = st ? NAN : aitk_bench_steps_planned(steps);
-    double lora_params = (double)aitk_bench_steps_lora_params(steps);
-    double device_peak = aitk_bench_steps_device_peak(steps);
     if (st) {
         aitk_bench_steps_free(steps);
         aitk_str_free(&err);
         return st;
     }
+    const double planned = aitk_bench_steps_planned(steps);
     aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
     if (gpu)
         st = gpu_targets(req, spec, &t, &tsource);
-    long rank = req->train ? req->train->rank : spec->defaults.rank;
-    if (gpu)
-        aitk_str_appendf(&title, "%s LoRA r%ld, %ld px, batch %ld%s", spec->title, rank,
-                         plan.resolutions[0], plan.batch, req->train ? " (from --config)" : "");
-    else
-        aitk_str_appendf(&title, "%s LoRA r%ld, small CPU configuration%s", spec->title, rank,
-                         req->train ? " (from --config)" : "");
+    entry_title(req, spec, &plan, gpu, &title);
     if (!st)
         st = aitk_bench_result_json(&plan, &r, aitk_str_cstr(&title), bname, req->device->name,
                                     &t, entry);
-    if (!st && (st = add_configuration(*entry, &plan, !gpu)) == AITK_OK && req->train && !gpu)
-        st = add_config_note(*entry);
-    cJSON *conf = st ? NULL : cJSON_GetObjectItemCaseSensitive(*entry, "configuration");
-    if (!st && !cJSON_AddNumberToObject(conf, "lora_params", lora_params))
-        st = AITK_E_NOMEM;
-    if (!st && gpu && req->train && req->train->n_resolutions > 1 &&
-        !cJSON_AddStringToObject(conf, "buckets_note",
-                                 "the job's largest bucket only: it sets the peak memory; "
-                                 "smaller buckets are not run on the GPU yet"))
-        st = AITK_E_NOMEM;
     if (!st)
-        st = add_prediction(*entry, r.peak_bytes, planned);
-    cJSON *mem = st ? NULL : cJSON_GetObjectItemCaseSensitive(*entry, "memory");
-    if (!st && mem && isfinite(device_peak) &&
-        (!cJSON_AddNumberToObject(mem, "device_in_use_bytes", device_peak) ||
-         !cJSON_AddStringToObject(mem, "device_in_use_source",
-                                  "cudaMemGetInfo total - free, highest seen after a step: "
-                                  "the CUDA context, library workspaces and other processes "
-                                  "included")))
-        st = AITK_E_NOMEM;
-    size_t n_loss = 0;
-    const double *loss = aitk_bench_steps_losses(steps, &n_loss);
-    if (!st)
-        st = add_loss(*entry, loss, n_loss);
-    if (!st && gpu)
-        st = add_predicted(*entry, req, spec, plan.resolutions[0]);
+        st = add_step_facts(*entry, req, spec, &plan, &r, steps, planned, gpu);
     if (st && *entry) {
         cJSON_Delete(*entry);
         *entry = NULL;

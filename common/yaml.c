@@ -111,22 +111,34 @@ static aitk_yaml_node *node_new(aitk_yaml_kind kind, const yaml_mark_t *m)
 
 static aitk_status build_node(builder *b, yaml_event_t *ev, int depth, aitk_yaml_node **out);
 
+/* Reads the next event and builds the node it starts, one level below
+ * `depth`; *ended instead when that event is `end`, the close of the
+ * sequence or mapping being built (YAML_NO_EVENT: a node must follow). */
+static aitk_status next_node(builder *b, yaml_event_type_t end, int depth, aitk_yaml_node **out,
+                             bool *ended)
+{
+    *out = NULL;
+    *ended = false;
+    yaml_event_t ev;
+    aitk_status st = next_event(b, &ev);
+    if (st)
+        return st;
+    if (end != YAML_NO_EVENT && ev.type == end)
+        *ended = true;
+    else
+        st = build_node(b, &ev, depth + 1, out);
+    yaml_event_delete(&ev);
+    return st;
+}
+
 static aitk_status build_seq(builder *b, aitk_yaml_node *n, int depth)
 {
     size_t cap = 0;
     for (;;) {
-        yaml_event_t ev;
-        aitk_status st = next_event(b, &ev);
-        if (st)
-            return st;
-        if (ev.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&ev);
-            return AITK_OK;
-        }
-        aitk_yaml_node *child = NULL;
-        st = build_node(b, &ev, depth + 1, &child);
-        yaml_event_delete(&ev);
-        if (st)
+        aitk_yaml_node *child;
+        bool ended;
+        aitk_status st = next_node(b, YAML_SEQUENCE_END_EVENT, depth, &child, &ended);
+        if (st || ended)
             return st;
         aitk_yaml_node **items = aitk_grow(n->items, sizeof *items, n->count, &cap, 4);
         if (!items) {
@@ -221,18 +233,10 @@ static aitk_status build_map_keys(builder *b, aitk_yaml_node *n, int depth, keys
 {
     size_t cap = 0;
     for (;;) {
-        yaml_event_t ev;
-        aitk_status st = next_event(b, &ev);
-        if (st)
-            return st;
-        if (ev.type == YAML_MAPPING_END_EVENT) {
-            yaml_event_delete(&ev);
-            return AITK_OK;
-        }
-        aitk_yaml_node *key = NULL;
-        st = build_node(b, &ev, depth + 1, &key);
-        yaml_event_delete(&ev);
-        if (st)
+        aitk_yaml_node *key;
+        bool ended;
+        aitk_status st = next_node(b, YAML_MAPPING_END_EVENT, depth, &key, &ended);
+        if (st || ended)
             return st;
         if (key->kind != AITK_YAML_SCALAR) {
             if (b->err)
@@ -249,13 +253,8 @@ static aitk_status build_map_keys(builder *b, aitk_yaml_node *n, int depth, keys
             node_free(key);
             return AITK_E_PARSE;
         }
-        aitk_yaml_node *value = NULL;
-        if ((st = next_event(b, &ev))) {
-            node_free(key);
-            return st;
-        }
-        st = build_node(b, &ev, depth + 1, &value);
-        yaml_event_delete(&ev);
+        aitk_yaml_node *value;
+        st = next_node(b, YAML_NO_EVENT, depth, &value, &ended);
         if (!st) {
             void *pairs = aitk_grow(n->pairs, sizeof *n->pairs, n->count, &cap, 4);
             if (pairs)

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "models/predict_calibrate.h"
+#include "reports/fields.h"
 
+/* NULL when absent: the calibration tells "no device named" from "". */
 static inline const char *json_text(const cJSON *o, const char *key)
 {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(s) && s->valuestring ? s->valuestring : NULL;
+    return aitk_field_str_or(o, key, NULL);
 }
 
 static inline bool text_is(const char *a, const char *b)

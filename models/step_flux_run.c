@@ -17,40 +17,15 @@
  *   and 12i+6.. (txt), single block j rows 12nd+3j.., final (scale, shift)
  *   the last two. (Chroma's real row order differs; the work is the same.) */
 #include <limits.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "models/step_flux.h"
 
-static aitk_status lin(aitk_step_model *m, long *idx, int in, int out, bool lora,
-                       const char *fmt, ...)
-{
-    aitk_str name = AITK_STR_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    aitk_str_vappendf(&name, fmt, ap);
-    va_end(ap);
-    aitk_status st = aitk_str_status(&name);
-    if (!st)
-        st = step_declare_linear(m, aitk_str_cstr(&name), in, out, true, lora, idx);
-    aitk_str_free(&name);
-    return st;
-}
-
-static aitk_status norm(aitk_step_model *m, long *idx, int c, const char *fmt, ...)
-{
-    aitk_str name = AITK_STR_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    aitk_str_vappendf(&name, fmt, ap);
-    va_end(ap);
-    aitk_status st = aitk_str_status(&name);
-    if (!st)
-        st = step_declare_norm(m, aitk_str_cstr(&name), c, idx);
-    aitk_str_free(&name);
-    return st;
-}
+/* Short names for the declarations below; every FLUX linear has a bias. */
+#define lin(m, idx, in, out, lora, ...) \
+    step_declare_linearf((m), (idx), (in), (out), true, (lora), __VA_ARGS__)
+#define norm(m, idx, c, ...) step_declare_normf((m), (idx), (c), __VA_ARGS__)
 
 static aitk_status read_dims(aitk_step_model *m, flux_state *f, aitk_str *err)
 {
@@ -261,11 +236,8 @@ static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(f->fin_dmod, B * 2 * C, AITK_MEM_GRADIENTS, "final modulation rows' gradient");
     STEP_CHECK(step_host_alloc(&f->host, lat, B, host_sin + (size_t)f->T * 3));
     /* positions and RoPE tables are fixed for the model's lifetime */
-    step_positions(f->host.scratch, f->Ts[1], f->Ts[0], false);
-    STEP_CHECK(m->ops->upload(f->pos, f->host.scratch, (size_t)f->T * 3 * sizeof(float)));
-    int axes[3];
-    step_rope_axes(f->D, true, axes);
-    return m->ops->rope_table(f->cos, f->sin, f->pos, f->T, f->D, axes, 10000.0f);
+    return step_rope_tables(m, f->host.scratch, f->Ts[1], f->Ts[0], true, f->D, f->pos, f->cos,
+                            f->sin);
 }
 
 static void flux_free(aitk_step_model *m)
@@ -421,14 +393,9 @@ static aitk_status final_layer(aitk_step_model *m, flux_state *f, const aitk_act
                                         step_act_cat(m, h, img_row(f, b) * C), Ti, C, 1e-6f));
     }
     STEP_CHECK(o->modulate_forward(fin_x, fin_ln, shift, scale, B, Ti, C, ld));
-    STEP_CHECK(step_linear_forward(m, &m->lin[f->proj_out], pred, NULL, fin_x, Ni));
-    float host_loss = 0;
-    STEP_CHECK(o->mse_forward(&host_loss, pred, target, lat));
-    *loss = host_loss;
-    STEP_CHECK(o->mse_backward(dpred, 1.0f, pred, target, lat));
     aitk_act *d_x = f->g.sc[0], *d_ln = f->g.sc[1];
-    STEP_CHECK(step_linear_backward(m, &m->lin[f->proj_out], d_x, f->g.work, dpred,
-                                    fin_x, NULL, Ni, false));
+    STEP_CHECK(step_output_loss(m, &m->lin[f->proj_out], fin_x, pred, target, dpred, d_x,
+                                f->g.work, Ni, lat, loss));
     STEP_CHECK(o->modulate_backward(d_ln, dshift, dscale, d_x, fin_ln, scale, B, Ti, C, ld));
     STEP_CHECK(o->zero(f->dres, aitk_dtype_bytes(o->act_dtype, f->N * (size_t)C)));
     for (int b = 0; b < B; b++) {

@@ -197,6 +197,31 @@ aitk_status step_flow_inputs(aitk_step_model *m, const float *x0, float *xt, flo
  * computed in double and rounded. */
 void step_sinusoid(float *host, double value, int dim);
 
+/* ---- shared by the architectures (step_arch.c) ---- */
+/* step_declare_linear / step_declare_norm under a printf-style name. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 7, 8)))
+#endif
+aitk_status step_declare_linearf(aitk_step_model *m, long *idx, int in, int out, bool bias,
+                                 bool lora, const char *fmt, ...);
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+aitk_status step_declare_normf(aitk_step_model *m, long *idx, int c, const char *fmt, ...);
+/* The positions of tt text and ti image tokens (FLUX's or OmniGen2's, see
+ * step_positions) staged in `scratch` (3 (tt+ti) floats) and uploaded to
+ * pos, then the RoPE tables cos/sin (tt+ti, d/2) with step_rope_axes. */
+aitk_status step_rope_tables(aitk_step_model *m, float *scratch, long tt, long ti, bool flux,
+                             int d, float *pos, float *cos, float *sin);
+/* pred (rows,out) = proj_out(x), *loss = MSE(pred, target) over `latent`
+ * elements, then back through the projection: dpred, dx written, the
+ * projection's LoRA gradients (if any) accumulated; work as for
+ * step_linear_backward. */
+aitk_status step_output_loss(aitk_step_model *m, const step_linear *proj_out, const aitk_act *x,
+                             aitk_act *pred, const aitk_act *target, aitk_act *dpred,
+                             aitk_act *dx, aitk_act *work, int rows, size_t latent,
+                             double *loss);
+
 /* Token positions (T,3) on the host: FLUX-style (text all zero, image
  * (0,row,col)) or OmniGen2-style (text (i,i,i), image (Tt,row,col)); the
  * image is a grid of ceil(sqrt(Ti)) columns. */

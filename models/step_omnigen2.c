@@ -19,7 +19,6 @@
  * activations in act_dtype addressed through step_act_at, statistics and
  * RoPE tables in fp32, host fp32 data in through upload_act. */
 #include <limits.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -215,21 +214,6 @@ static aitk_status block_backward(aitk_step_model *m, og_state *g, const og_bloc
     return AITK_OK;
 }
 
-static aitk_status name_lin(aitk_step_model *m, long *idx, int in, int out, bool bias, bool lora,
-                            const char *fmt, ...)
-{
-    aitk_str name = AITK_STR_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    aitk_str_vappendf(&name, fmt, ap);
-    va_end(ap);
-    aitk_status st = aitk_str_status(&name);
-    if (!st)
-        st = step_declare_linear(m, aitk_str_cstr(&name), in, out, bias, lora, idx);
-    aitk_str_free(&name);
-    return st;
-}
-
 static aitk_status declare_block(aitk_step_model *m, og_state *g, og_block *k, const char *pre,
                                  int i, bool mod)
 {
@@ -237,14 +221,15 @@ static aitk_status declare_block(aitk_step_model *m, og_state *g, og_block *k, c
     aitk_str n = AITK_STR_INIT;
     k->mod = mod;
     if (mod)
-        STEP_CHECK(name_lin(m, &k->lmod, g->cond, 4 * C, true, true, "%s.%d.mod", pre, i));
-    STEP_CHECK(name_lin(m, &k->q, C, qd, false, true, "%s.%d.q", pre, i));
-    STEP_CHECK(name_lin(m, &k->k, C, kd, false, true, "%s.%d.k", pre, i));
-    STEP_CHECK(name_lin(m, &k->v, C, kd, false, true, "%s.%d.v", pre, i));
-    STEP_CHECK(name_lin(m, &k->out, qd, C, false, true, "%s.%d.out", pre, i));
-    STEP_CHECK(name_lin(m, &k->w1, C, g->F, false, true, "%s.%d.ffn_w1", pre, i));
-    STEP_CHECK(name_lin(m, &k->w3, C, g->F, false, true, "%s.%d.ffn_w3", pre, i));
-    STEP_CHECK(name_lin(m, &k->w2, g->F, C, false, true, "%s.%d.ffn_w2", pre, i));
+        STEP_CHECK(step_declare_linearf(m, &k->lmod, g->cond, 4 * C, true, true, "%s.%d.mod",
+                                        pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->q, C, qd, false, true, "%s.%d.q", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->k, C, kd, false, true, "%s.%d.k", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->v, C, kd, false, true, "%s.%d.v", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->out, qd, C, false, true, "%s.%d.out", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->w1, C, g->F, false, true, "%s.%d.ffn_w1", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->w3, C, g->F, false, true, "%s.%d.ffn_w3", pre, i));
+    STEP_CHECK(step_declare_linearf(m, &k->w2, g->F, C, false, true, "%s.%d.ffn_w2", pre, i));
     static const char *const norms[6] = {"norm1", "norm2", "ffn_norm1", "ffn_norm2", "norm_q",
                                          "norm_k"};
     long *dst[6] = {&k->n1, &k->n2, &k->n3, &k->n4, &k->nq, &k->nk};
@@ -317,11 +302,11 @@ static aitk_status og_declare(aitk_step_model *m, aitk_str *err)
                             false, &g->in_x0));
     STEP_CHECK(step_declare(m, "txt", AITK_STEP_T_INPUT, 3, (long[]){g->B, g->Tt, g->feat}, 1.0f,
                             false, &g->in_txt));
-    STEP_CHECK(name_lin(m, &g->x_emb, g->in_ch, g->C, true, false, "x_embedder"));
-    STEP_CHECK(name_lin(m, &g->t1, g->freq, g->cond, true, false, "time_1"));
-    STEP_CHECK(name_lin(m, &g->t2, g->cond, g->cond, true, false, "time_2"));
+    STEP_CHECK(step_declare_linearf(m, &g->x_emb, g->in_ch, g->C, true, false, "x_embedder"));
+    STEP_CHECK(step_declare_linearf(m, &g->t1, g->freq, g->cond, true, false, "time_1"));
+    STEP_CHECK(step_declare_linearf(m, &g->t2, g->cond, g->cond, true, false, "time_2"));
     STEP_CHECK(step_declare_norm(m, "caption_norm", g->feat, &g->cap_norm));
-    STEP_CHECK(name_lin(m, &g->cap, g->feat, g->C, true, false, "caption_embedder"));
+    STEP_CHECK(step_declare_linearf(m, &g->cap, g->feat, g->C, true, false, "caption_embedder"));
     for (int i = 0; i < g->R; i++) {
         STEP_CHECK(declare_block(m, g, &g->blk[i], "context_refiner", i, false));
         STEP_CHECK(declare_block(m, g, &g->blk[g->R + i], "noise_refiner", i, true));
@@ -332,8 +317,8 @@ static aitk_status og_declare(aitk_step_model *m, aitk_str *err)
     }
     for (int i = 0; i < g->L; i++)
         STEP_CHECK(declare_block(m, g, &g->blk[2 * g->R + i], "layers", i, true));
-    STEP_CHECK(name_lin(m, &g->norm_mod, g->cond, g->C, true, false, "norm_out_mod"));
-    return name_lin(m, &g->proj_out, g->C, g->in_ch, true, false, "proj_out");
+    STEP_CHECK(step_declare_linearf(m, &g->norm_mod, g->cond, g->C, true, false, "norm_out_mod"));
+    return step_declare_linearf(m, &g->proj_out, g->C, g->in_ch, true, false, "proj_out");
 }
 
 /* Tokens of block i: context refiners over text, noise refiners over the
@@ -443,11 +428,8 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC_F32(g->fin_rstd, Ni, AITK_MEM_ACTIVATIONS, "final LayerNorm statistics");
     ALLOC(g->fin_mod, B * C, AITK_MEM_ACTIVATIONS, "final scale rows");
     STEP_CHECK(step_host_alloc(&g->host, lat, B, B * (size_t)g->freq + (size_t)g->T * 3));
-    step_positions(g->host.scratch, g->Tt, g->Ti, true);
-    STEP_CHECK(m->ops->upload(g->pos, g->host.scratch, (size_t)g->T * 3 * sizeof(float)));
-    int axes[3];
-    step_rope_axes(g->D, false, axes);
-    return m->ops->rope_table(g->cos, g->sin, g->pos, g->T, g->D, axes, 10000.0f);
+    return step_rope_tables(m, g->host.scratch, g->Tt, g->Ti, false, g->D, g->pos, g->cos,
+                            g->sin);
 }
 
 static void og_free(aitk_step_model *m)
@@ -513,13 +495,8 @@ static aitk_status og_final(aitk_step_model *m, og_state *g, double *loss)
                                         1e-6f));
     }
     STEP_CHECK(o->modulate_forward(fin_x, fin_ln, g->zeros, g->fin_mod, B, Ti, C, C));
-    STEP_CHECK(step_linear_forward(m, &m->lin[g->proj_out], pred, NULL, fin_x, Ni));
-    float host_loss = 0;
-    STEP_CHECK(o->mse_forward(&host_loss, pred, target, lat));
-    *loss = host_loss;
-    STEP_CHECK(o->mse_backward(dpred, 1.0f, pred, target, lat));
-    STEP_CHECK(step_linear_backward(m, &m->lin[g->proj_out], g->sc[0], g->work, dpred,
-                                    fin_x, NULL, Ni, false));
+    STEP_CHECK(step_output_loss(m, &m->lin[g->proj_out], fin_x, pred, target, dpred, g->sc[0],
+                                g->work, Ni, lat, loss));
     STEP_CHECK(o->modulate_backward(g->sc[1], g->junk, g->dmod, g->sc[0], fin_ln, g->fin_mod,
                                     B, Ti, C, C));
     STEP_CHECK(o->zero(g->dres, aitk_dtype_bytes(o->act_dtype, (size_t)B * g->T * C)));

@@ -11,11 +11,22 @@
 
 #include "common/str.h"
 
+/* The string at obj.key, or `fallback` when obj is NULL, the key is absent
+ * or its value is not a string. A string item whose text is NULL (a tree
+ * built by hand, not parsed) counts as absent, so callers never get NULL
+ * unless they ask for it as the fallback. This is the one reader of a
+ * string field for every layer above reports/ too: probes, models, CLI. */
+static inline const char *aitk_field_str_or(const cJSON *obj, const char *key,
+                                            const char *fallback)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : fallback;
+}
+
 /* The string at obj.key, or "" when absent or not a string. */
 static inline const char *aitk_field_str(const cJSON *obj, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+    return aitk_field_str_or(obj, key, "");
 }
 
 /* true and *out when obj.key is a number. */

@@ -8,6 +8,7 @@
 
 #include "reports/buyer.h"
 #include "reports/fields.h"
+#include "reports/identity.h"
 #include "reports/html_parts.h"
 #include "reports/xml_escape.h"
 
@@ -82,7 +83,6 @@ static void banner(aitk_str *out, const cJSON *report)
     const cJSON *summary = aitk_field_obj(report, "summary");
     const cJSON *counts = aitk_field_obj(summary, "counts");
     const char *v = aitk_field_str(summary, "verdict");
-    const cJSON *tool = aitk_field_obj(report, "tool");
     aitk_str_append(out, "<header class=\"banner v-");
     text(out, *v ? v : "skip");
     aitk_str_append(out, "\" id=\"verdict\"><h1>");
@@ -97,20 +97,7 @@ static void banner(aitk_str *out, const cJSON *report)
                          order[i], n, names[i], i == 1 && n != 1 ? "s" : "");
     }
     aitk_str_append(out, "</div>\n<div class=\"meta\">aitk-validate ");
-    text(out, aitk_field_str(tool, "version"));
-    if (*aitk_field_str(tool, "git_commit")) {
-        aitk_str_append(out, " (");
-        text(out, aitk_field_str(tool, "git_commit"));
-        aitk_str_append(out, ")");
-    }
-    aitk_str_append(out, " · level ");
-    text(out, aitk_field_str(report, "level"));
-    aitk_str_append(out, " · profile ");
-    text(out, aitk_field_str(report, "profile"));
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "strict")))
-        aitk_str_append(out, " · strict");
-    aitk_str_append(out, " · ");
-    text(out, aitk_field_str(report, "created_at"));
+    aitk_report_identity(out, report, " · ", text);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "redacted")))
         aitk_str_append(out, " · redacted");
     aitk_str_append(out, "</div></header>\n");

@@ -7,12 +7,8 @@
 
 #include "reports/buyer.h"
 #include "reports/check.h"
-
-static const char *field(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
+#include "reports/fields.h"
+#include "reports/identity.h"
 
 static double number(const cJSON *obj, const char *key)
 {
@@ -47,32 +43,33 @@ void aitk_markdown_inline(aitk_str *out, const char *s)
 static void append_check_item(aitk_str *out, const cJSON *c)
 {
     aitk_str_append(out, "- **");
-    aitk_markdown_inline(out, field(c, "title"));
+    aitk_markdown_inline(out, aitk_field_str(c, "title"));
     aitk_str_append(out, "** (`");
-    aitk_markdown_inline(out, field(c, "id"));
+    aitk_markdown_inline(out, aitk_field_str(c, "id"));
     aitk_str_append(out, "`)");
-    if (*field(c, "message")) {
+    if (*aitk_field_str(c, "message")) {
         aitk_str_append(out, ": ");
-        aitk_markdown_inline(out, field(c, "message"));
+        aitk_markdown_inline(out, aitk_field_str(c, "message"));
     }
     aitk_str_append(out, "\n");
-    if (*field(c, "observed") || *field(c, "expected")) {
+    if (*aitk_field_str(c, "observed") || *aitk_field_str(c, "expected")) {
         aitk_str_append(out, "  - observed: ");
-        aitk_markdown_inline(out, *field(c, "observed") ? field(c, "observed") : "(nothing)");
-        if (*field(c, "expected")) {
+        const char *observed = aitk_field_str(c, "observed");
+        aitk_markdown_inline(out, *observed ? observed : "(nothing)");
+        if (*aitk_field_str(c, "expected")) {
             aitk_str_append(out, "; expected: ");
-            aitk_markdown_inline(out, field(c, "expected"));
+            aitk_markdown_inline(out, aitk_field_str(c, "expected"));
         }
         aitk_str_append(out, "\n");
     }
-    if (*field(c, "remedy")) {
+    if (*aitk_field_str(c, "remedy")) {
         aitk_str_append(out, "  - **fix:** ");
-        aitk_markdown_inline(out, field(c, "remedy"));
+        aitk_markdown_inline(out, aitk_field_str(c, "remedy"));
         aitk_str_append(out, "\n");
     }
-    if (*field(c, "source")) {
+    if (*aitk_field_str(c, "source")) {
         aitk_str_append(out, "  - source: ");
-        aitk_markdown_inline(out, field(c, "source"));
+        aitk_markdown_inline(out, aitk_field_str(c, "source"));
         aitk_str_append(out, "\n");
     }
 }
@@ -84,7 +81,7 @@ static int append_group(aitk_str *out, const cJSON *checks, const char *status,
     const cJSON *c;
     cJSON_ArrayForEach(c, checks)
     {
-        if (strcmp(field(c, "status"), status) != 0)
+        if (strcmp(aitk_field_str(c, "status"), status) != 0)
             continue;
         if (n++ == 0)
             aitk_str_appendf(out, "\n### %s\n\n", heading);
@@ -101,16 +98,17 @@ static void append_host_line(aitk_str *out, const cJSON *host)
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(host, "cpu");
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(host, "memory");
     aitk_str_append(out, "\nHost: ");
-    aitk_markdown_inline(out, *field(os, "pretty_name") ? field(os, "pretty_name") : field(os, "name"));
+    const char *os_name = aitk_field_str(os, "pretty_name");
+    aitk_markdown_inline(out, *os_name ? os_name : aitk_field_str(os, "name"));
     aitk_str_append(out, " · ");
-    aitk_markdown_inline(out, field(os, "machine"));
-    if (*field(os, "libc")) {
+    aitk_markdown_inline(out, aitk_field_str(os, "machine"));
+    if (*aitk_field_str(os, "libc")) {
         aitk_str_append(out, " · ");
-        aitk_markdown_inline(out, field(os, "libc"));
+        aitk_markdown_inline(out, aitk_field_str(os, "libc"));
     }
-    if (*field(cpu, "model")) {
+    if (*aitk_field_str(cpu, "model")) {
         aitk_str_append(out, " · ");
-        aitk_markdown_inline(out, field(cpu, "model"));
+        aitk_markdown_inline(out, aitk_field_str(cpu, "model"));
         aitk_str_appendf(out, " (%.0f logical CPUs)", number(cpu, "logical_cpus"));
     }
     if (number(mem, "total_bytes") > 0)
@@ -162,12 +160,12 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
         const cJSON *t1k = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(w, "memory");
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, field(w, "name"));
+        aitk_markdown_inline(out, aitk_field_str(w, "name"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, field(w, "status"));
+        aitk_markdown_inline(out, aitk_field_str(w, "status"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, field(w, "backend"));
-        if (strcmp(field(w, "backend"), "cpu") == 0)
+        aitk_markdown_inline(out, aitk_field_str(w, "backend"));
+        if (strcmp(aitk_field_str(w, "backend"), "cpu") == 0)
             aitk_str_append(out, " (CPU figures, small configuration)");
         aitk_str_append(out, " | ");
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "median")))
@@ -198,11 +196,10 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, "summary");
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
-    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(report, "tool");
     if (!cJSON_IsArray(checks) || !cJSON_IsObject(counts))
         return AITK_E_INVAL;
 
-    const char *verdict = field(summary, "verdict");
+    const char *verdict = aitk_field_str(summary, "verdict");
     const char *label = strcmp(verdict, "fail") == 0   ? "FAIL"
                         : strcmp(verdict, "warn") == 0 ? "PASS with warnings"
                                                        : "PASS";
@@ -212,20 +209,7 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
                      number(counts, "fail"), warned, warned == 1 ? "" : "s",
                      number(counts, "pass"), number(counts, "skip"));
     aitk_str_append(out, "`aitk-validate ");
-    aitk_markdown_inline(out, field(tool, "version"));
-    if (*field(tool, "git_commit")) {
-        aitk_str_append(out, " (");
-        aitk_markdown_inline(out, field(tool, "git_commit"));
-        aitk_str_append(out, ")");
-    }
-    aitk_str_append(out, "` · level ");
-    aitk_markdown_inline(out, field(report, "level"));
-    aitk_str_append(out, " · profile ");
-    aitk_markdown_inline(out, field(report, "profile"));
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "strict")))
-        aitk_str_append(out, " · strict");
-    aitk_str_append(out, " · ");
-    aitk_markdown_inline(out, field(report, "created_at"));
+    aitk_report_identity(out, report, "` · ", aitk_markdown_inline);
     aitk_str_append(out, "\n");
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
     append_buyer(out, cJSON_GetObjectItemCaseSensitive(report, "buyer"));
@@ -241,15 +225,15 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     cJSON_ArrayForEach(c, checks)
     {
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, field(c, "status"));
+        aitk_markdown_inline(out, aitk_field_str(c, "status"));
         aitk_str_append(out, " | `");
-        aitk_markdown_inline(out, field(c, "id"));
+        aitk_markdown_inline(out, aitk_field_str(c, "id"));
         aitk_str_append(out, "` ");
-        aitk_markdown_inline(out, field(c, "title"));
+        aitk_markdown_inline(out, aitk_field_str(c, "title"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, field(c, "observed"));
+        aitk_markdown_inline(out, aitk_field_str(c, "observed"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, field(c, "expected"));
+        aitk_markdown_inline(out, aitk_field_str(c, "expected"));
         aitk_str_append(out, " |\n");
     }
     aitk_str_append(out, "\n</details>\n");

@@ -12,6 +12,7 @@
 #include "models/gpudb.h"
 #include "models/predict.h"
 #include "models/spec.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/workloads.h"
 
@@ -29,8 +30,8 @@ static const cJSON *workload_of(const cJSON *workloads, const char *model, bool 
 {
     const cJSON *w;
     cJSON_ArrayForEach(w, workloads)
-    if (!strcmp(aitk_json_text(w, "name"), model) &&
-        (strcmp(aitk_json_text(w, "backend"), "cpu") != 0) == gpu)
+    if (!strcmp(aitk_field_str(w, "name"), model) &&
+        (strcmp(aitk_field_str(w, "backend"), "cpu") != 0) == gpu)
         return w;
     return NULL;
 }
@@ -63,7 +64,7 @@ static bool measured_on_gpu(const cJSON *w)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
-    return w && strcmp(aitk_json_text(w, "backend"), "cpu") &&
+    return w && strcmp(aitk_field_str(w, "backend"), "cpu") &&
            (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "measured_s")) ||
             cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(m, "fits")));
 }
@@ -73,7 +74,7 @@ static aitk_status add_measured(cJSON *e, const cJSON *w)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
-    const char *mem = aitk_json_text(m, "status");
+    const char *mem = aitk_field_str(m, "status");
     cJSON *fits = !strcmp(mem, "fail") || cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(m, "fits"))
                       ? cJSON_CreateFalse()
                   : !strcmp(mem, "pass") || !strcmp(mem, "warn") ? cJSON_CreateTrue()
@@ -86,7 +87,7 @@ static aitk_status add_measured(cJSON *e, const cJSON *w)
     return (isfinite(s) ? cJSON_AddNumberToObject(e, "minutes_per_1000", s / 60) != NULL
                         : cJSON_AddNullToObject(e, "minutes_per_1000") != NULL) &&
                    cJSON_AddStringToObject(e, "source", "measured") &&
-                   cJSON_AddStringToObject(e, "gpu", aitk_json_text(w, "device"))
+                   cJSON_AddStringToObject(e, "gpu", aitk_field_str(w, "device"))
                ? AITK_OK : AITK_E_NOMEM;
 }
 
@@ -124,7 +125,7 @@ static aitk_status add_cpu_figure(cJSON *e, const cJSON *w)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
     double s = aitk_json_number(t, "measured_s", NAN);
-    if (!w || strcmp(aitk_json_text(w, "backend"), "cpu") || !isfinite(s))
+    if (!w || strcmp(aitk_field_str(w, "backend"), "cpu") || !isfinite(s))
         return AITK_OK;
     return cJSON_AddNumberToObject(e, "cpu_minutes_per_1000", s / 60) ? AITK_OK : AITK_E_NOMEM;
 }
@@ -167,7 +168,7 @@ static aitk_status view_gpu(const cJSON *env, const aitk_gpudb *db, gpu_view *g)
                                  "figures for other GPUs");
         return aitk_str_status(&g->why);
     }
-    g->name = *aitk_json_text(dev, "name") ? aitk_json_text(dev, "name") : "unnamed GPU";
+    g->name = *aitk_field_str(dev, "name") ? aitk_field_str(dev, "name") : "unnamed GPU";
     double gib = aitk_gpu_vram_gib(dev);
     aitk_str err = AITK_STR_INIT;
     if (!db || aitk_gpudb_find_probed(db, g->name, gib > 0 ? gib * 1073741824.0 : 0, &g->spec,

@@ -115,9 +115,19 @@ static aitk_status render_json(const cJSON *report, aitk_str *out)
     return aitk_report_to_json(report, out);
 }
 
-int aitk_cmd_render(int argc, char **argv)
+enum { MD, HTML, JUNIT, JSON, NOUT };
+
+/* What the command line asks for: the report and where each rendering
+ * goes (NULL: not asked for, "-": standard output). */
+typedef struct render_args {
+    const char *report;
+    const char *paths[NOUT];
+    bool redact;
+} render_args;
+
+/* -1 when the run goes on, else the exit code (help, or bad usage). */
+static int parse_args(int argc, char **argv, render_args *a)
 {
-    enum { MD, HTML, JUNIT, JSON, NOUT };
     static const struct option opts[] = {
         {"markdown", required_argument, NULL, 'm'},
         {"html", required_argument, NULL, 'H'},
@@ -127,11 +137,6 @@ int aitk_cmd_render(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    static const renderer renderers[NOUT] = {aitk_render_markdown, aitk_render_html,
-                                             aitk_render_junit, render_json};
-    static const char *const names[NOUT] = {"Markdown", "HTML", "JUnit XML", "JSON"};
-    const char *paths[NOUT] = {NULL};
-    int redact = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -140,11 +145,11 @@ int aitk_cmd_render(int argc, char **argv)
         aitk_str err = AITK_STR_INIT;
         if (aitk_opt_once(c, opts, given, NULL, NULL, &err) == AITK_OK) {
             switch (c) {
-            case 'm': paths[MD] = optarg; continue;
-            case 'H': paths[HTML] = optarg; continue;
-            case 'j': paths[JUNIT] = optarg; continue;
-            case 'J': paths[JSON] = optarg; continue;
-            case 'r': redact = 1; continue;
+            case 'm': a->paths[MD] = optarg; continue;
+            case 'H': a->paths[HTML] = optarg; continue;
+            case 'j': a->paths[JUNIT] = optarg; continue;
+            case 'J': a->paths[JSON] = optarg; continue;
+            case 'r': a->redact = true; continue;
             case 'h': render_help(); return AITK_EXIT_OK;
             default: aitk_opt_error("render", c, argv[optind - 1], optopt, opts, &err);
             }
@@ -155,55 +160,49 @@ int aitk_cmd_render(int argc, char **argv)
         aitk_log(AITK_LOG_ERROR, "render: give exactly one report file (see render --help)");
         return AITK_EXIT_USAGE;
     }
-    const char *path = argv[optind];
-    char *text = NULL;
-    size_t len = 0;
-    aitk_str err = AITK_STR_INIT;
-    cJSON *report = NULL;
-    /* `render out/report.json --markdown out/report.json` would replace the
-     * report it renders: refused, as is one output written twice. */
+    a->report = argv[optind];
+    return -1;
+}
+
+/* `render out/report.json --markdown out/report.json` would replace the
+ * report it renders: refused, as is one output written twice. An output
+ * that cannot be created is bad usage, found before any work; a write that
+ * fails later (a full disk) is exit 3. */
+static aitk_status check_outputs(const render_args *a, aitk_str *err)
+{
     static const char *const options[NOUT] = {"--markdown", "--html", "--junit", "--json"};
     aitk_named_path outs[NOUT];
     for (int i = 0; i < NOUT; i++)
-        outs[i] = (aitk_named_path){options[i], paths[i] && strcmp(paths[i], "-") ? paths[i] : NULL};
-    const aitk_named_path in = {"render", path};
-    aitk_status st = aitk_outputs_distinct(outs, NOUT, &in, 1, &err);
-    /* An output that cannot be created is bad usage, found before any work;
-     * a write that fails later (a full disk) is exit 3. */
+        outs[i] = (aitk_named_path){options[i],
+                                    a->paths[i] && strcmp(a->paths[i], "-") ? a->paths[i] : NULL};
+    const aitk_named_path in = {"render", a->report};
+    aitk_status st = aitk_outputs_distinct(outs, NOUT, &in, 1, err);
     for (int i = 0; !st && i < NOUT; i++)
         if (outs[i].path)
-            st = aitk_output_file_ready(outs[i].path, &err);
+            st = aitk_output_file_ready(outs[i].path, err);
+    return st;
+}
+
+/* The saved report, refused (positioned) unless every renderer can show it. */
+static aitk_status load_report(const char *path, const char *text, size_t len, cJSON **report,
+                               aitk_str *err)
+{
+    aitk_status st = aitk_report_parse(path, text, len, report, err);
     if (!st)
-        st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
-    cJSON *deps = NULL;
-    aitk_status ds = st ? AITK_E_NOTFOUND : aitk_deps_json_load(path, text, len, &deps, &err);
-    if (ds != AITK_E_NOTFOUND) { /* a deps report, or a malformed one */
-        aitk_free(text);
-        if (ds)
-            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        return ds ? AITK_EXIT_USAGE
-                  : render_deps(path, deps, paths[MD], paths[HTML] || paths[JUNIT] || paths[JSON],
-                                redact);
-    }
-    if (!st)
-        st = aitk_report_parse(path, text, len, &report, &err);
-    if (!st)
-        st = check_summary(path, report, &err);
+        st = check_summary(path, *report, err);
     /* The figures the renderers show, as compare reads them: a negative or
      * infinite step time, a step time written as a string, two workloads of
      * one name are refused here as there, not shown as "-2.3 s" or "". */
     if (!st)
-        st = aitk_compare_check_report(report, path, &err);
-    aitk_free(text);
-    if (st) {
-        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
-        aitk_str_free(&err);
-        cJSON_Delete(report);
-        return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
-    }
+        st = aitk_compare_check_report(*report, path, err);
+    return st;
+}
+
+/* A report from elsewhere (an older build) is rendered without secrets
+ * too, and redacted when asked. */
+static int scrub(const char *path, cJSON *report, bool redact)
+{
     int rc = AITK_EXIT_OK;
-    /* A report from elsewhere (an older build) is rendered without secrets too. */
     if (aitk_scrub_secrets(report)) {
         aitk_log(AITK_LOG_ERROR, "%s: out of memory", path);
         rc = AITK_EXIT_INTERNAL;
@@ -212,14 +211,19 @@ int aitk_cmd_render(int argc, char **argv)
         aitk_log(AITK_LOG_ERROR, "%s: could not redact (out of memory)", path);
         rc = AITK_EXIT_INTERNAL;
     }
-    int any = paths[MD] || paths[HTML] || paths[JUNIT] || paths[JSON];
-    if (!any)
-        paths[MD] = "-";
-    aitk_str out = AITK_STR_INIT;
-    /* Render everything asked for even after one failure: each file stands alone. */
-    /* Nothing is written from a report that could not be scrubbed. */
-    const bool scrubbed = rc == AITK_EXIT_OK;
-    for (int i = 0; scrubbed && i < NOUT; i++) {
+    return rc;
+}
+
+/* Renders everything asked for, even after one failure: each file stands
+ * alone. */
+static int write_renderings(const char *path, const cJSON *report, const char *const *paths)
+{
+    static const renderer renderers[NOUT] = {aitk_render_markdown, aitk_render_html,
+                                             aitk_render_junit, render_json};
+    static const char *const names[NOUT] = {"Markdown", "HTML", "JUnit XML", "JSON"};
+    int rc = AITK_EXIT_OK;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    for (int i = 0; i < NOUT; i++) {
         if (!paths[i])
             continue;
         aitk_str_clear(&out);
@@ -237,6 +241,50 @@ int aitk_cmd_render(int argc, char **argv)
     }
     aitk_str_free(&out);
     aitk_str_free(&err);
+    return rc;
+}
+
+int aitk_cmd_render(int argc, char **argv)
+{
+    render_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *path = a.report;
+    char *text = NULL;
+    size_t len = 0;
+    aitk_str err = AITK_STR_INIT;
+    cJSON *report = NULL;
+    aitk_status st = check_outputs(&a, &err);
+    if (!st)
+        st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &err);
+    cJSON *deps = NULL;
+    aitk_status ds = st ? AITK_E_NOTFOUND : aitk_deps_json_load(path, text, len, &deps, &err);
+    if (ds != AITK_E_NOTFOUND) { /* a deps report, or a malformed one */
+        aitk_free(text);
+        if (ds)
+            aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        return ds ? AITK_EXIT_USAGE
+                  : render_deps(path, deps, a.paths[MD],
+                                a.paths[HTML] || a.paths[JUNIT] || a.paths[JSON], a.redact);
+    }
+    if (!st)
+        st = load_report(path, text, len, &report, &err);
+    aitk_free(text);
+    if (st) {
+        aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        cJSON_Delete(report);
+        return st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+    }
+    aitk_str_free(&err);
+    if (!(a.paths[MD] || a.paths[HTML] || a.paths[JUNIT] || a.paths[JSON]))
+        a.paths[MD] = "-";
+    /* Nothing is written from a report that could not be scrubbed. */
+    rc = scrub(path, report, a.redact);
+    if (rc == AITK_EXIT_OK)
+        rc = write_renderings(path, report, a.paths);
     cJSON_Delete(report);
     return rc;
 }

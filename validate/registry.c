@@ -1,7 +1,7 @@
 /* The order of the report: the machine first, then the GPU stack, then work.
  * A new probe registers here and nowhere else. */
 #include "validate/engine.h"
-#include "validate/libdeps/provider.h"
+#include "validate/probes/deps.h"
 #include "validate/probes/cuda_stack.h"
 #include "validate/probes/envlint.h"
 #include "validate/probes/gpu.h"

@@ -13,7 +13,7 @@
 
 #include "common/libload.h"
 #include "fixtures.h"
-#include "validate/libdeps/provider.h"
+#include "validate/probes/deps.h"
 
 static const aitk_check *run_dir(aitk_run_ctx *ctx, const char *dir)
 {

@@ -58,16 +58,17 @@ static aitk_status read_symbols(const view *v, uint32_t rva, bool pe32plus, aitk
             e = e32;
         if (e == 0)
             return AITK_OK;
-        if (e & (pe32plus ? (uint64_t)1 << 63 : (uint64_t)1 << 31)) {
+        if (e & (pe32plus ? PE_ILT_ORDINAL_FLAG_PE32PLUS : PE_ILT_ORDINAL_FLAG_PE32)) {
             uint16_t *g = aitk_realloc(imp->ordinals, (imp->ordinal_count + 1) * sizeof *g);
             if (!g)
                 return AITK_E_NOMEM;
             imp->ordinals = g;
-            g[imp->ordinal_count++] = (uint16_t)(e & 0xffffu);
+            g[imp->ordinal_count++] = (uint16_t)(e & PE_ILT_ORDINAL_MASK);
             continue;
         }
         char *name = NULL;
-        aitk_status st = str_at_rva(v, (uint32_t)(e & 0x7fffffffu) + 2, PE_MAX_SYMBOL_NAME,
+        aitk_status st = str_at_rva(v, (uint32_t)(e & PE_ILT_HINT_NAME_RVA_MASK) + PE_HINT_SIZE,
+                                    PE_MAX_SYMBOL_NAME,
                                     "imported function name",
                                     &name);
         if (st)
@@ -88,7 +89,7 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
 {
     if (rva == 0 || size == 0)
         return AITK_OK;
-    size_t desc = delay ? 32 : 20;
+    size_t desc = delay ? PE_DELAY_DESCRIPTOR_SIZE : PE_IMPORT_DESCRIPTOR_SIZE;
     /* The loader walks imports to the all-zero descriptor whatever the
      * directory size says (GNU ld writes odd sizes); delay descriptors are
      * also bounded by the size, as GNU ld leaves no terminator after them. */
@@ -106,19 +107,19 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
         }
         uint32_t attrs = 0, name_rva = 0, ilt = 0;
         if (delay) {
-            rd32(v, off, &attrs);
-            rd32(v, off + 4, &name_rva);
-            rd32(v, off + 16, &ilt);
+            rd32(v, off + PE_DELAY_ATTRIBUTES, &attrs);
+            rd32(v, off + PE_DELAY_NAME, &name_rva);
+            rd32(v, off + PE_DELAY_IMPORT_NAME_TABLE, &ilt);
         } else {
-            rd32(v, off + 12, &name_rva);
-            rd32(v, off, &ilt);
+            rd32(v, off + PE_IMPORT_NAME_RVA, &name_rva);
+            rd32(v, off + PE_IMPORT_LOOKUP_TABLE_RVA, &ilt);
             if (ilt == 0) /* no separate lookup table: the IAT holds it on disk */
-                rd32(v, off + 16, &ilt);
+                rd32(v, off + PE_IMPORT_ADDRESS_TABLE_RVA, &ilt);
         }
         if (name_rva == 0) /* the all-zero terminator */
             return AITK_OK;
         /* Old (VC6) delay descriptors hold virtual addresses, not RVAs. */
-        if (delay && !(attrs & 1u)) {
+        if (delay && !(attrs & PE_DELAY_ATTR_RVA)) {
             uint64_t va = name_rva, iva = ilt;
             if (va < v->image_base || va - v->image_base > UINT32_MAX ||
                 (iva && (iva < v->image_base || iva - v->image_base > UINT32_MAX)))
@@ -147,12 +148,13 @@ static aitk_status read_imports(const view *v, uint32_t rva, uint32_t size, bool
 static bool res_entry(const view *v, size_t base, size_t dir_off, uint32_t id, uint32_t *data)
 {
     uint32_t named, ids;
-    if (!rd16(v, base + dir_off + 12, &named) || !rd16(v, base + dir_off + 14, &ids))
+    if (!rd16(v, base + dir_off + PE_RES_NUMBER_OF_NAME_ENTRIES, &named) ||
+        !rd16(v, base + dir_off + PE_RES_NUMBER_OF_ID_ENTRIES, &ids))
         return false;
     for (uint32_t i = 0; i < named + ids; i++) {
         uint32_t name, to;
-        size_t e = base + dir_off + 16 + (size_t)i * 8;
-        if (!rd32(v, e, &name) || !rd32(v, e + 4, &to))
+        size_t e = base + dir_off + PE_RES_DIRECTORY_SIZE + (size_t)i * PE_RES_ENTRY_SIZE;
+        if (!rd32(v, e + PE_RES_ENTRY_ID, &name) || !rd32(v, e + PE_RES_ENTRY_OFFSET, &to))
             return false;
         if (id == 0 || name == id) {
             *data = to;
@@ -162,37 +164,44 @@ static bool res_entry(const view *v, size_t base, size_t dir_off, uint32_t id, u
     return false;
 }
 
-/* Version resource (RT_VERSION = 16) -> VS_FIXEDFILEINFO. Absent or odd
+/* Version resource (RT_VERSION) -> VS_FIXEDFILEINFO. Absent or odd
  * resources are not errors: the version is an extra, not a requirement. */
 static aitk_status read_version(const view *v, uint32_t rva, uint32_t size, aitk_pe_info *out)
 {
     size_t base;
-    if (rva == 0 || size < 16 || !rva_to_off(v, rva, 16, &base))
+    if (rva == 0 || size < PE_RES_DIRECTORY_SIZE ||
+        !rva_to_off(v, rva, PE_RES_DIRECTORY_SIZE, &base))
         return AITK_OK;
-    uint32_t to = 0, id = 16;
+    /* Three levels: type (RT_VERSION), then the first name, then the first
+     * language. */
+    uint32_t to = 0, id = PE_RT_VERSION;
     size_t dir = 0;
     for (int level = 0; level < 3; level++) {
         if (!res_entry(v, base, dir, id, &to))
             return AITK_OK;
         id = 0;
         if (level < 2) {
-            if (!(to & 0x80000000u))
+            if (!(to & PE_RES_SUBDIRECTORY))
                 return AITK_OK;
-            dir = to & 0x7fffffffu;
-        } else if (to & 0x80000000u) {
+            dir = to & PE_RES_OFFSET_MASK;
+        } else if (to & PE_RES_SUBDIRECTORY) {
             return AITK_OK;
         }
     }
     uint32_t data_rva, data_size;
     size_t doff;
-    if (!rd32(v, base + to, &data_rva) || !rd32(v, base + to + 4, &data_size) ||
+    if (!rd32(v, base + to + PE_RES_DATA_RVA, &data_rva) ||
+        !rd32(v, base + to + PE_RES_DATA_SIZE, &data_size) ||
         data_size > v->len || !rva_to_off(v, data_rva, data_size, &doff))
         return AITK_OK;
-    for (size_t i = 0; i + 16 <= data_size; i += 4) {
+    /* VS_VERSIONINFO starts with a header and a padded UTF-16 key: the
+     * fixed info is found by its signature, on a 4-byte boundary. */
+    for (size_t i = 0; i + PE_VS_FFI_MIN_SIZE <= data_size; i += 4) {
         uint32_t sig, ms, ls;
-        if (!rd32(v, doff + i, &sig) || sig != 0xfeef04bdu)
+        if (!rd32(v, doff + i, &sig) || sig != PE_VS_FFI_SIGNATURE)
             continue;
-        if (!rd32(v, doff + i + 8, &ms) || !rd32(v, doff + i + 12, &ls))
+        if (!rd32(v, doff + i + PE_VS_FFI_FILE_VERSION_MS, &ms) ||
+            !rd32(v, doff + i + PE_VS_FFI_FILE_VERSION_LS, &ls))
             return AITK_OK; /* a truncated version block: no version, not an error */
         aitk_str s = AITK_STR_INIT;
         aitk_str_appendf(&s, "%u.%u.%u.%u", ms >> 16, ms & 0xffffu, ls >> 16, ls & 0xffffu);
@@ -212,8 +221,9 @@ static uint64_t image_end(const view *v)
     uint64_t end = v->size_of_headers;
     for (uint32_t i = 0; i < v->nsec; i++) {
         uint32_t rawsize = 0, rawptr = 0;
-        size_t s = v->sec_off + (size_t)i * 40;
-        if (rd32(v, s + 16, &rawsize) && rd32(v, s + 20, &rawptr) && rawsize &&
+        size_t s = v->sec_off + (size_t)i * PE_SECTION_HEADER_SIZE;
+        if (rd32(v, s + PE_SECTION_SIZE_OF_RAW_DATA, &rawsize) &&
+            rd32(v, s + PE_SECTION_POINTER_TO_RAW_DATA, &rawptr) && rawsize &&
             (uint64_t)rawptr + rawsize > end)
             end = (uint64_t)rawptr + rawsize;
     }
@@ -247,10 +257,10 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
     uint32_t mz, lfanew, sig, magic, nsec = 0, optsize = 0, ndirs;
     if (v->len == 0)
         return bad(v, "empty file");
-    if (!rd16(v, 0, &mz) || mz != 0x5a4d)
+    if (!rd16(v, 0, &mz) || mz != PE_DOS_MAGIC)
         return bad(v, "not a PE file (no MZ header)");
-    if (!rd32(v, 0x3c, &lfanew)) /* the DOS header is 64 bytes */
-        return cut(v, out, 64);
+    if (!rd32(v, PE_DOS_E_LFANEW, &lfanew))
+        return cut(v, out, PE_DOS_HEADER_SIZE);
     if (lfanew >= MAX_LFANEW || (lfanew > v->len && lfanew >= PLAUSIBLE_LFANEW)) {
         aitk_str_appendf(v->err, "%s: corrupt DOS header: e_lfanew 0x%x points %s", v->name,
                          lfanew, lfanew >= MAX_LFANEW ? "beyond what Windows accepts (256 MiB)"
@@ -258,26 +268,27 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
                                                         "any linker places the PE header");
         return AITK_E_PARSE;
     }
-    size_t coff = (size_t)lfanew + 4, opt = coff + 20;
-    if (!rd32(v, lfanew, &sig) || !rd16(v, coff + 18, &out->characteristics))
+    size_t coff = (size_t)lfanew + PE_SIGNATURE_SIZE, opt = coff + PE_COFF_HEADER_SIZE;
+    if (!rd32(v, lfanew, &sig) || !rd16(v, coff + PE_COFF_CHARACTERISTICS, &out->characteristics))
         return cut(v, out, opt);
-    if (sig != 0x00004550) {
+    if (sig != PE_SIGNATURE) {
         aitk_str_appendf(v->err, "%s: not a PE file (no PE signature where the DOS header points, "
                                  "e_lfanew 0x%x): a DOS program, or a damaged DLL", v->name, lfanew);
         return AITK_E_PARSE;
     }
-    rd16(v, coff, &out->machine);
-    rd16(v, coff + 2, &nsec);
-    rd16(v, coff + 16, &optsize);
-    if (!rd16(v, opt, &magic))
+    rd16(v, coff + PE_COFF_MACHINE, &out->machine);
+    rd16(v, coff + PE_COFF_NUMBER_OF_SECTIONS, &nsec);
+    rd16(v, coff + PE_COFF_SIZE_OF_OPTIONAL_HEADER, &optsize);
+    if (!rd16(v, opt + PE_OPT_MAGIC, &magic))
         return cut(v, out, opt + 2);
-    if (magic != 0x10b && magic != 0x20b) {
+    if (magic != PE_OPT_MAGIC_PE32 && magic != PE_OPT_MAGIC_PE32PLUS) {
         aitk_str_appendf(v->err, "%s: corrupt optional header: magic 0x%x is neither PE32 (0x10b) "
                                  "nor PE32+ (0x20b)", v->name, magic);
         return AITK_E_PARSE;
     }
-    out->pe32plus = v->pe32plus = magic == 0x20b;
-    const uint32_t opt_min = out->pe32plus ? 112 : 96;
+    out->pe32plus = v->pe32plus = magic == PE_OPT_MAGIC_PE32PLUS;
+    const uint32_t opt_min =
+        out->pe32plus ? PE_OPT_DATA_DIRECTORIES_PE32PLUS : PE_OPT_DATA_DIRECTORIES_PE32;
     if (optsize < opt_min) {
         aitk_str_appendf(v->err, "%s: corrupt COFF header: SizeOfOptionalHeader %u is smaller than "
                                  "a %s optional header (%u bytes)", v->name, optsize,
@@ -291,9 +302,12 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
     }
     size_t dirs = opt + opt_min;
     uint32_t base32 = 0;
-    bool ok = rd32(v, opt + 60, &v->size_of_headers) &&
-              rd32(v, opt + (out->pe32plus ? 108 : 92), &ndirs) &&
-              (out->pe32plus ? rd64(v, opt + 24, &v->image_base) : rd32(v, opt + 28, &base32));
+    bool ok = rd32(v, opt + PE_OPT_SIZE_OF_HEADERS, &v->size_of_headers) &&
+              rd32(v, opt + (out->pe32plus ? PE_OPT_NUMBER_OF_RVA_AND_SIZES_PE32PLUS
+                                           : PE_OPT_NUMBER_OF_RVA_AND_SIZES_PE32),
+                   &ndirs) &&
+              (out->pe32plus ? rd64(v, opt + PE_OPT_IMAGE_BASE_PE32PLUS, &v->image_base)
+                             : rd32(v, opt + PE_OPT_IMAGE_BASE_PE32, &base32));
     if (!ok)
         return cut(v, out, dirs);
     if (!out->pe32plus)
@@ -306,26 +320,29 @@ static aitk_status parse(view *v, unsigned flags, aitk_pe_info *out)
                          v->name, optsize);
         return AITK_E_PARSE;
     }
-    if ((v->len - v->sec_off) / 40 < nsec)
-        return cut(v, out, v->sec_off + (uint64_t)nsec * 40);
+    if ((v->len - v->sec_off) / PE_SECTION_HEADER_SIZE < nsec)
+        return cut(v, out, v->sec_off + (uint64_t)nsec * PE_SECTION_HEADER_SIZE);
     uint64_t end = image_end(v);
     if (end > v->len)
         return cut(v, out, end);
     /* Directories beyond NumberOfRvaAndSizes or the optional header are absent. */
-    size_t have = (optsize - (dirs - opt)) / 8;
+    size_t have = (optsize - (dirs - opt)) / PE_DATA_DIRECTORY_SIZE;
     if (ndirs > have)
         ndirs = (uint32_t)have;
-    uint32_t drva[14] = {0}, dsize[14] = {0};
-    for (uint32_t i = 0; i < ndirs && i < 14; i++)
-        if (!rd32(v, dirs + i * 8, &drva[i]) || !rd32(v, dirs + i * 8 + 4, &dsize[i]))
+    uint32_t drva[PE_DIR_COUNT_READ] = {0}, dsize[PE_DIR_COUNT_READ] = {0};
+    for (uint32_t i = 0; i < ndirs && i < PE_DIR_COUNT_READ; i++) {
+        size_t d = dirs + (size_t)i * PE_DATA_DIRECTORY_SIZE;
+        if (!rd32(v, d, &drva[i]) || !rd32(v, d + 4, &dsize[i]))
             return bad(v, "data directories run past the end of the file");
-    aitk_status st = read_imports(v, drva[1], dsize[1], false, flags, out);
+    }
+    enum { IMP = PE_DIR_IMPORT_TABLE, DELAY = PE_DIR_DELAY_IMPORT_DESCRIPTOR };
+    aitk_status st = read_imports(v, drva[IMP], dsize[IMP], false, flags, out);
     if (!st)
-        st = read_imports(v, drva[13], dsize[13], true, flags, out);
+        st = read_imports(v, drva[DELAY], dsize[DELAY], true, flags, out);
     if (!st && (flags & AITK_PE_READ_EXPORTS))
-        st = aitk_pe_read_exports(v, drva[0], dsize[0], out);
+        st = aitk_pe_read_exports(v, drva[PE_DIR_EXPORT_TABLE], dsize[PE_DIR_EXPORT_TABLE], out);
     if (!st)
-        st = read_version(v, drva[2], dsize[2], out);
+        st = read_version(v, drva[PE_DIR_RESOURCE_TABLE], dsize[PE_DIR_RESOURCE_TABLE], out);
     return st;
 }
 
@@ -424,16 +441,18 @@ aitk_status aitk_pe_peek(const char *path, unsigned *machine, aitk_str *err)
         aitk_str_appendf(err, "%s: %s", path, strerror(errno));
         return AITK_E_IO;
     }
-    unsigned char h[64], c[6];
+    unsigned char h[PE_DOS_HEADER_SIZE], c[PE_SIGNATURE_SIZE + 2]; /* + Machine */
     view v = {.name = path, .p = h, .len = 0, .err = err};
     ssize_t n = read(fd, h, sizeof h);
     uint32_t lfanew = 0, sig = 0, mz = 0;
     v.len = n > 0 ? (size_t)n : 0;
-    bool ok = rd16(&v, 0, &mz) && mz == 0x5a4d && rd32(&v, 0x3c, &lfanew) &&
-              lseek(fd, (off_t)lfanew, SEEK_SET) == (off_t)lfanew && read(fd, c, 6) == 6;
+    bool ok = rd16(&v, 0, &mz) && mz == PE_DOS_MAGIC && rd32(&v, PE_DOS_E_LFANEW, &lfanew) &&
+              lseek(fd, (off_t)lfanew, SEEK_SET) == (off_t)lfanew &&
+              read(fd, c, sizeof c) == (ssize_t)sizeof c;
     close(fd);
-    view cv = {.name = path, .p = c, .len = 6, .err = err};
-    if (!ok || !rd32(&cv, 0, &sig) || sig != 0x00004550 || !rd16(&cv, 4, machine))
+    view cv = {.name = path, .p = c, .len = sizeof c, .err = err};
+    if (!ok || !rd32(&cv, 0, &sig) || sig != PE_SIGNATURE ||
+        !rd16(&cv, PE_SIGNATURE_SIZE + PE_COFF_MACHINE, machine))
         return bad(&v, "not a PE file");
     return AITK_OK;
 }

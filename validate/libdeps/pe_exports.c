@@ -23,10 +23,13 @@ aitk_status aitk_pe_read_exports(const view *v, uint32_t rva, uint32_t size,
         return AITK_OK;
     size_t off;
     uint32_t count, names_rva, funcs_rva, ords_rva;
-    if (!rva_to_off(v, rva, 40, &off) || !rd32(v, off + 16, &out->ordinal_base) ||
-        !rd32(v, off + 20, &out->function_count) || !rd32(v, off + 24, &count) ||
-        !rd32(v, off + 28, &funcs_rva) || !rd32(v, off + 32, &names_rva) ||
-        !rd32(v, off + 36, &ords_rva))
+    if (!rva_to_off(v, rva, PE_EXPORT_DIRECTORY_SIZE, &off) ||
+        !rd32(v, off + PE_EXPORT_ORDINAL_BASE, &out->ordinal_base) ||
+        !rd32(v, off + PE_EXPORT_ADDRESS_TABLE_ENTRIES, &out->function_count) ||
+        !rd32(v, off + PE_EXPORT_NUMBER_OF_NAME_POINTERS, &count) ||
+        !rd32(v, off + PE_EXPORT_ADDRESS_TABLE_RVA, &funcs_rva) ||
+        !rd32(v, off + PE_EXPORT_NAME_POINTER_RVA, &names_rva) ||
+        !rd32(v, off + PE_EXPORT_ORDINAL_TABLE_RVA, &ords_rva))
         return bad(v, "export directory lies outside the file");
     if (count > v->len / 4 || out->function_count > v->len / 4)
         return bad(v, "export name count larger than the file could hold");

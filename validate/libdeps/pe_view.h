@@ -12,6 +12,7 @@
 
 #include "common/alloc.h"
 #include "validate/libdeps/pe.h"
+#include "validate/libdeps/pe_format.h"
 
 /* A DLL name is a file name: NTFS holds at most 255 characters in one, so
  * a longer "DLL name" is garbage. */
@@ -77,10 +78,12 @@ static inline bool rva_to_off(const view *v, uint32_t rva, size_t need, size_t *
         return true;
     }
     for (uint32_t i = 0; i < v->nsec; i++) {
-        size_t s = v->sec_off + (size_t)i * 40;
+        size_t s = v->sec_off + (size_t)i * PE_SECTION_HEADER_SIZE;
         uint32_t vsize, va, rawsize, rawptr;
-        if (!rd32(v, s + 8, &vsize) || !rd32(v, s + 12, &va) || !rd32(v, s + 16, &rawsize) ||
-            !rd32(v, s + 20, &rawptr))
+        if (!rd32(v, s + PE_SECTION_VIRTUAL_SIZE, &vsize) ||
+            !rd32(v, s + PE_SECTION_VIRTUAL_ADDRESS, &va) ||
+            !rd32(v, s + PE_SECTION_SIZE_OF_RAW_DATA, &rawsize) ||
+            !rd32(v, s + PE_SECTION_POINTER_TO_RAW_DATA, &rawptr))
             return false;
         uint64_t span = vsize > rawsize ? vsize : rawsize;
         if (rva < va || (uint64_t)rva >= (uint64_t)va + span)

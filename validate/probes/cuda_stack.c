@@ -17,6 +17,7 @@
 #include "common/dynload.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/cuda_lib.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/python.h"
@@ -193,14 +194,14 @@ static void build_search_path(const cJSON *pyenv, search_path *sp)
         cJSON_GetObjectItemCaseSensitive(pyenv, "packages"), "torch");
     aitk_str p = AITK_STR_INIT;
     if (torch) {
-        aitk_path_join(&p, aitk_json_text(torch, "site"), "torch/lib");
+        aitk_path_join(&p, aitk_field_str(torch, "site"), "torch/lib");
         sp_add(sp, aitk_str_cstr(&p), "torch/lib");
     }
     const cJSON *site;
     cJSON_ArrayForEach(site, cJSON_GetObjectItemCaseSensitive(pyenv, "site_packages"))
     {
         aitk_str_clear(&p);
-        aitk_path_join(&p, aitk_json_text(site, "path"), "nvidia");
+        aitk_path_join(&p, aitk_field_str(site, "path"), "nvidia");
         DIR *d = opendir(aitk_str_cstr(&p));
         struct dirent *e;
         char *names[64];
@@ -296,8 +297,8 @@ static bool version_agrees(const char *a, const char *b)
  * file (12.4.5.8 at both, not 12.4.5.8 and 12.4.5). */
 static const char *reported_version(const cJSON *chosen, const cJSON *o)
 {
-    const char *quick = aitk_json_text(chosen, "version");
-    const char *loaded = aitk_json_text(o, "loaded_version");
+    const char *quick = aitk_field_str(chosen, "version");
+    const char *loaded = aitk_field_str(o, "loaded_version");
     if (!*loaded || (version_agrees(loaded, quick) && strlen(quick) >= strlen(loaded)))
         return quick;
     return loaded;
@@ -334,7 +335,7 @@ static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, a
 {
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(o, "candidates");
     const cJSON *chosen = cJSON_GetArrayItem(cands, 0);
-    const char *first = aitk_json_text(chosen, "path"), *why = aitk_json_text(chosen, "found_in");
+    const char *first = aitk_field_str(chosen, "path"), *why = aitk_field_str(chosen, "found_in");
     cJSON_AddBoolToObject(o, "found", 1);
     cJSON_AddStringToObject(o, "path", first);
     cJSON_AddStringToObject(o, "found_in", why);
@@ -343,8 +344,8 @@ static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, a
     const char *ver = reported_version(chosen, o);
     if (*ver)
         cJSON_AddStringToObject(o, "version", ver);
-    const char *loaded = aitk_json_text(o, "loaded_version");
-    const char *from = aitk_json_text(chosen, "version_from");
+    const char *loaded = aitk_field_str(o, "loaded_version");
+    const char *from = aitk_field_str(chosen, "version_from");
     aitk_str_appendf(obs, "%s %s (%s; version from ", first, *ver ? ver : "version unknown", why);
     if (*loaded && ver == loaded)
         aitk_str_append(obs, "the library itself");
@@ -353,9 +354,10 @@ static aitk_status judge_found(aitk_run_ctx *ctx, const cuda_lib *l, cJSON *o, a
                          *loaded ? ", confirmed by the library itself" : "");
     aitk_str_append(obs, ")");
     c->status = AITK_CHECK_PASS;
-    if (*loaded && ver == loaded && *from && !version_agrees(loaded, aitk_json_text(chosen, "version")))
+    if (*loaded && ver == loaded && *from &&
+        !version_agrees(loaded, aitk_field_str(chosen, "version")))
         aitk_str_appendf(obs, "; %s says %s: this file is not the one it describes", from,
-                         aitk_json_text(chosen, "version"));
+                         aitk_field_str(chosen, "version"));
     c->message = cJSON_GetArraySize(cands) > 1
                      ? "found; other copies further down the search order are listed in the "
                        "report (the first one wins)"
@@ -432,7 +434,7 @@ static bool holds_candidate(const cJSON *rec, const char *dir)
     {
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(lib, "candidates"))
         {
-            const char *path = aitk_json_text(c, "path");
+            const char *path = aitk_field_str(c, "path");
             if (strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\\'))
                 return true;
         }

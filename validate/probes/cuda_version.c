@@ -15,6 +15,7 @@
 #include "common/fileio.h"
 #include "common/libload.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/cuda_lib.h"
 #include "validate/probes/cuda_stack.h"
 #include "validate/probes/gpu_util.h"
@@ -117,8 +118,8 @@ void aitk_cuda_quick_version(const aitk_cuda_lib *l, const char *path, const cha
         cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(pyenv, "packages"))
         {
             if (!ver.len && strncmp(p->string, l->pip, strlen(l->pip)) == 0 &&
-                !major_contradicts(path, aitk_json_text(p, "version"))) {
-                aitk_str_append(&ver, aitk_json_text(p, "version"));
+                !major_contradicts(path, aitk_field_str(p, "version"))) {
+                aitk_str_append(&ver, aitk_field_str(p, "version"));
                 aitk_str_appendf(&where, "pip package %s", p->string);
             }
         }

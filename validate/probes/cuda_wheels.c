@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/cuda_lib.h"
 #include "validate/probes/gpu_util.h"
 
@@ -21,7 +22,7 @@
 static char *read_record(const cJSON *pkg)
 {
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pkg, "installs"), 0);
-    const char *meta = aitk_json_text(first, "metadata");
+    const char *meta = aitk_field_str(first, "metadata");
     if (!*meta)
         return NULL;
     aitk_str path = AITK_STR_INIT;
@@ -64,7 +65,7 @@ bool aitk_cuda_wheel_owner(const cJSON *pyenv, const char *path, aitk_str *pkg, 
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(pyenv, "packages"))
     {
-        const char *site = aitk_json_text(p, "site");
+        const char *site = aitk_field_str(p, "site");
         size_t n = strlen(site);
         if (!is_nvidia(p) || !n || strncmp(path, site, n) != 0 || (path[n] != '/' && path[n] != '\\'))
             continue;
@@ -73,7 +74,7 @@ bool aitk_cuda_wheel_owner(const cJSON *pyenv, const char *path, aitk_str *pkg, 
         aitk_free(text);
         if (found) {
             aitk_str_append(pkg, p->string);
-            aitk_str_append(ver, aitk_json_text(p, "version"));
+            aitk_str_append(ver, aitk_field_str(p, "version"));
             return true;
         }
     }
@@ -137,7 +138,7 @@ static bool lib_missing(const char *rec, size_t n, void *arg)
 /* The CUDA major torch was built for ("12.4" -> 12); 0 when unknown. */
 static int torch_major(const cJSON *pyenv)
 {
-    const char *cuda = aitk_json_text(cJSON_GetObjectItemCaseSensitive(pyenv, "torch"), "cuda");
+    const char *cuda = aitk_field_str(cJSON_GetObjectItemCaseSensitive(pyenv, "torch"), "cuda");
     return *cuda ? atoi(cuda) : 0;
 }
 
@@ -154,12 +155,12 @@ bool aitk_cuda_wheel_file_missing(const aitk_cuda_lib *l, const cJSON *pyenv, ai
         if (want && major && major != want)
             continue;
         char *text = read_record(p);
-        missing_ctx m = {l, aitk_json_text(p, "site"), missing};
+        missing_ctx m = {l, aitk_field_str(p, "site"), missing};
         bool gone = text && each_record_path(text, lib_missing, &m);
         aitk_free(text);
         if (gone) {
             aitk_str_append(pkg, p->string);
-            aitk_str_append(ver, aitk_json_text(p, "version"));
+            aitk_str_append(ver, aitk_field_str(p, "version"));
             return true;
         }
     }
@@ -174,7 +175,8 @@ static void list_major(const cJSON *pkgs, int major, aitk_str *out, aitk_str *na
     {
         if (!is_nvidia(p) || aitk_cuda_wheel_major(p->string, p) != major)
             continue;
-        aitk_str_appendf(out, "%s%s %s", out->len ? ", " : "", p->string, aitk_json_text(p, "version"));
+        aitk_str_appendf(out, "%s%s %s", out->len ? ", " : "", p->string,
+                         aitk_field_str(p, "version"));
         if (names)
             aitk_str_appendf(names, " %s", p->string);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/compat.h"
 #include "validate/probes/cudadrv.h"
 #include "validate/probes/gpu_util.h"
@@ -72,39 +73,66 @@ static aitk_status add(aitk_run_ctx *ctx, const aitk_check *c)
     return aitk_checklist_add(&ctx->checks, c);
 }
 
+/* What to say when a driver library's record (dlsyms.h: loaded,
+ * missing_symbols, init_error, in the order they are found) shows that it
+ * cannot be used. */
+typedef struct lib_refusal_texts {
+    const char *not_loaded, *lacks, *lacks_remedy, *init_failed, *init_remedy;
+    const char *init_prefix; /* before the library's own init error */
+} lib_refusal_texts;
+
+/* Fills c as a failure when the library cannot be used (observed from the
+ * record, in `obs` when composed); false when it can. */
+static bool library_refused(aitk_check *c, const cJSON *lib, const lib_refusal_texts *t,
+                            aitk_str *obs)
+{
+    if (!aitk_json_true(lib, "loaded")) {
+        c->observed = aitk_field_str(lib, "loader_error");
+        c->message = t->not_loaded;
+        c->remedy = REMEDY_INSTALL;
+    } else if (*aitk_field_str(lib, "missing_symbols")) {
+        aitk_str_appendf(obs, "%s lacks %s", aitk_field_str(lib, "path"),
+                         aitk_field_str(lib, "missing_symbols"));
+        c->observed = aitk_str_cstr(obs);
+        c->message = t->lacks;
+        c->remedy = t->lacks_remedy;
+    } else if (*aitk_field_str(lib, "init_error")) {
+        aitk_str_appendf(obs, "%s%s", t->init_prefix, aitk_field_str(lib, "init_error"));
+        c->observed = aitk_str_cstr(obs);
+        c->message = t->init_failed;
+        c->remedy = t->init_remedy;
+    } else {
+        return false;
+    }
+    c->status = AITK_CHECK_FAIL;
+    return true;
+}
+
 static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
 {
     aitk_check c = {.id = "gpu.nvml", .category = "gpu",
                     .title = "NVIDIA management library (NVML)", .expected = "loadable, initialises",
                     .source = DRIVER_SOURCE};
+    static const lib_refusal_texts texts = {
+        .not_loaded = "No NVIDIA driver is present on this machine (or it is hidden from this "
+                      "process): no GPU can be used for training.",
+        .lacks = "The NVML library is too old or is not NVIDIA's: required functions are "
+                 "missing.",
+        .lacks_remedy = REMEDY_NVML_SYMBOLS,
+        .init_failed = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
+                       "user-space/kernel version mismatch after an update).",
+        .init_remedy = REMEDY_NVML_INIT,
+        .init_prefix = "",
+    };
     aitk_str obs = AITK_STR_INIT;
-    if (!aitk_json_true(nvml, "loaded")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(nvml, "loader_error");
-        c.message = "No NVIDIA driver is present on this machine (or it is hidden from this "
-                    "process): no GPU can be used for training.";
-        c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_json_text(nvml, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(nvml, "path"),
-                         aitk_json_text(nvml, "missing_symbols"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = "The NVML library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = REMEDY_NVML_SYMBOLS;
-    } else if (*aitk_json_text(nvml, "init_error")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(nvml, "init_error");
-        c.message = "NVML loads but cannot talk to the driver (kernel module not loaded, or a "
-                    "user-space/kernel version mismatch after an update).";
-        c.remedy = REMEDY_NVML_INIT;
-    } else {
-        const char *version = aitk_json_text(nvml, "driver_version");
+    if (!library_refused(&c, nvml, &texts, &obs)) {
+        const char *version = aitk_field_str(nvml, "driver_version");
         if (*version)
-            aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_json_text(nvml, "path"));
+            aitk_str_appendf(&obs, "driver %s (%s)", version, aitk_field_str(nvml, "path"));
         else
             aitk_str_appendf(&obs, "driver version unknown: %s (%s)",
-                             aitk_json_text(nvml, "driver_version_error"),
-                             aitk_json_text(nvml, "path"));
+                             aitk_field_str(nvml, "driver_version_error"),
+                             aitk_field_str(nvml, "path"));
         c.status = AITK_CHECK_PASS;
         c.observed = aitk_str_cstr(&obs);
         c.message = "the NVIDIA driver answers";
@@ -118,36 +146,29 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
 {
     aitk_check c = {.id = "gpu.cuda_driver", .category = "gpu", .title = "CUDA driver API (libcuda)",
                     .expected = "loadable, cuInit succeeds", .source = DRIVER_SOURCE};
-    aitk_str obs = AITK_STR_INIT;
     int nvml_gpus = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(nvml, "devices"));
-    if (!aitk_json_true(cu, "loaded")) {
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_json_text(cu, "loader_error");
-        c.message = aitk_json_true(nvml, "loaded")
-                        ? "NVML is present but the CUDA driver library is not: torch cannot use the GPU."
-                        : "No NVIDIA driver is present: the CUDA driver library torch needs is missing.";
-        c.remedy = REMEDY_INSTALL;
-    } else if (*aitk_json_text(cu, "missing_symbols")) {
-        aitk_str_appendf(&obs, "%s lacks %s", aitk_json_text(cu, "path"),
-                         aitk_json_text(cu, "missing_symbols"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = "The CUDA driver library is too old or is not NVIDIA's: required functions are missing.";
-        c.remedy = REMEDY_CUDA_SYMBOLS;
-    } else if (*aitk_json_text(cu, "init_error")) {
-        aitk_str_appendf(&obs, "cuInit: %s", aitk_json_text(cu, "init_error"));
-        c.status = AITK_CHECK_FAIL;
-        c.observed = aitk_str_cstr(&obs);
-        c.message = nvml_gpus > 0
-                        ? "NVML sees the GPU but the CUDA driver API fails: torch.cuda.is_available() "
-                          "will be False."
-                        : "The CUDA driver API fails to initialise: no GPU is usable.";
-        c.remedy = REMEDY_CUDA_INIT;
-    } else {
+    const lib_refusal_texts texts = {
+        .not_loaded = aitk_json_true(nvml, "loaded")
+                          ? "NVML is present but the CUDA driver library is not: torch cannot "
+                            "use the GPU."
+                          : "No NVIDIA driver is present: the CUDA driver library torch needs "
+                            "is missing.",
+        .lacks = "The CUDA driver library is too old or is not NVIDIA's: required functions are "
+                 "missing.",
+        .lacks_remedy = REMEDY_CUDA_SYMBOLS,
+        .init_failed = nvml_gpus > 0 ? "NVML sees the GPU but the CUDA driver API fails: "
+                                       "torch.cuda.is_available() will be False."
+                                     : "The CUDA driver API fails to initialise: no GPU is "
+                                       "usable.",
+        .init_remedy = REMEDY_CUDA_INIT,
+        .init_prefix = "cuInit: ",
+    };
+    aitk_str obs = AITK_STR_INIT;
+    if (!library_refused(&c, cu, &texts, &obs)) {
         aitk_str_appendf(&obs, "CUDA %s driver API, %d device(s) (%s)",
-                         aitk_json_text(cu, "cuda_version"),
+                         aitk_field_str(cu, "cuda_version"),
                          cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cu, "devices")),
-                         aitk_json_text(cu, "path"));
+                         aitk_field_str(cu, "path"));
         c.status = AITK_CHECK_PASS;
         c.observed = aitk_str_cstr(&obs);
         c.message = "the CUDA driver API initialises";
@@ -166,8 +187,8 @@ static aitk_status check_device(aitk_run_ctx *ctx, const cJSON *dev)
     aitk_gpu_describe(dev, &obs);
     const cJSON *mig = cJSON_GetObjectItemCaseSensitive(dev, "mig_mode");
     const cJSON *rr = cJSON_GetObjectItemCaseSensitive(dev, "remapped_rows");
-    if (strcmp(aitk_json_text(mig, "current"), "enabled") == 0 ||
-        strcmp(aitk_json_text(mig, "pending"), "enabled") == 0) {
+    if (strcmp(aitk_field_str(mig, "current"), "enabled") == 0 ||
+        strcmp(aitk_field_str(mig, "pending"), "enabled") == 0) {
         status = AITK_CHECK_WARN;
         aitk_str_append(&msg, "MIG mode is enabled: CUDA sees only MIG instances, each with a "
                               "slice of the memory, and torch cannot use the whole GPU. ");
@@ -235,9 +256,9 @@ static aitk_status check_count(aitk_run_ctx *ctx, const cJSON *devices)
 static const char *memory_refusal(const cJSON *dev)
 {
     const cJSON *refused = cJSON_GetObjectItemCaseSensitive(dev, "refused");
-    const char *why = aitk_json_text(refused, "nvmlDeviceGetMemoryInfo");
+    const char *why = aitk_field_str(refused, "nvmlDeviceGetMemoryInfo");
     if (!*why)
-        why = aitk_json_text(refused, "cuDeviceTotalMem_v2");
+        why = aitk_field_str(refused, "cuDeviceTotalMem_v2");
     return *why ? why : "not reported";
 }
 static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
@@ -262,12 +283,12 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
             if (gib < 0) {
                 unknown++;
                 aitk_str_appendf(&obs, "%sGPU %d %s memory unknown (%s)", obs.len ? "; " : "",
-                                 idx, aitk_json_text(dev, "name"), memory_refusal(dev));
+                                 idx, aitk_field_str(dev, "name"), memory_refusal(dev));
                 continue;
             }
             total++;
             aitk_str_appendf(&obs, "%sGPU %d %s %.1f GiB", obs.len ? "; " : "", idx,
-                             aitk_json_text(dev, "name"), gib);
+                             aitk_field_str(dev, "name"), gib);
             if (gib >= need * VRAM_CLASS_TOLERANCE) {
                 fit++;
                 if (best < 0)
@@ -326,11 +347,11 @@ static aitk_status check_vram(aitk_run_ctx *ctx, const cJSON *devices)
  * one, unless it is a MIG slice (its figures are the slice's, not the GPU's). */
 static cJSON *driver_twin(const cJSON *dev, const cJSON *nv_devices, const cJSON *cu_devices)
 {
-    const char *bus = aitk_json_text(dev, "pci_bus_id");
+    const char *bus = aitk_field_str(dev, "pci_bus_id");
     cJSON *c;
     cJSON_ArrayForEach(c, cu_devices)
     {
-        if (*bus && strcmp(bus, aitk_json_text(c, "pci_bus_id")) == 0)
+        if (*bus && strcmp(bus, aitk_field_str(c, "pci_bus_id")) == 0)
             return aitk_json_true(c, "mig_instance") ? NULL : c;
     }
     c = cJSON_GetArrayItem(cu_devices, 0);
@@ -362,7 +383,7 @@ static aitk_status fill_from_driver(cJSON *nvml, const cJSON *cu)
                 !cJSON_AddStringToObject(m, "source", "cuDeviceTotalMem_v2"))
                 return AITK_E_NOMEM;
         }
-        const char *cc = aitk_json_text(twin, "compute_capability");
+        const char *cc = aitk_field_str(twin, "compute_capability");
         if (!cJSON_GetObjectItemCaseSensitive(dev, "compute_capability") && *cc) {
             if (!cJSON_AddStringToObject(dev, "compute_capability", cc) ||
                 !cJSON_AddStringToObject(dev, "compute_capability_source", "cuDeviceGetAttribute"))

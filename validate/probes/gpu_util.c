@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *aitk_json_text(const cJSON *o, const char *key)
-{
-    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-    return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
+#include "reports/fields.h"
 
 bool aitk_json_true(const cJSON *o, const char *key)
 {
@@ -64,7 +60,7 @@ double aitk_gpu_vram_gb(const cJSON *dev)
 
 int aitk_gpu_sm(const cJSON *dev)
 {
-    const char *cc = aitk_json_text(dev, "compute_capability");
+    const char *cc = aitk_field_str(dev, "compute_capability");
     char *end = NULL;
     long major = strtol(cc, &end, 10);
     if (end == cc || *end != '.')
@@ -78,7 +74,7 @@ int aitk_gpu_sm(const cJSON *dev)
 
 void aitk_gpu_describe(const cJSON *dev, aitk_str *out)
 {
-    aitk_str_append(out, *aitk_json_text(dev, "name") ? aitk_json_text(dev, "name") : "unnamed GPU");
+    aitk_str_append(out, *aitk_field_str(dev, "name") ? aitk_field_str(dev, "name") : "unnamed GPU");
     int sm = aitk_gpu_sm(dev);
     if (sm >= 0)
         aitk_str_appendf(out, ", sm_%d", sm);
@@ -89,7 +85,7 @@ void aitk_gpu_describe(const cJSON *dev, aitk_str *out)
     if (aitk_json_number(pcie, "generation_max", -1) >= 0)
         aitk_str_appendf(out, ", PCIe %.0f x%.0f", aitk_json_number(pcie, "generation_max", 0),
                          aitk_json_number(pcie, "width_max", 0));
-    const char *err = aitk_json_text(dev, "error");
+    const char *err = aitk_field_str(dev, "error");
     if (*err)
         aitk_str_appendf(out, " (%s)", err);
 }

@@ -10,8 +10,6 @@
 
 typedef struct cJSON cJSON;
 
-/* String member or "" (never NULL). */
-const char *aitk_json_text(const cJSON *o, const char *key);
 bool aitk_json_true(const cJSON *o, const char *key);
 double aitk_json_number(const cJSON *o, const char *key, double fallback);
 

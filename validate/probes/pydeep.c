@@ -10,6 +10,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 #define DEEP_TIMEOUT_MS 120000
@@ -60,9 +61,93 @@ static void last_line(const char *text, aitk_str *out)
 
 #define MAX_MODULES 16
 
+/* The script's answer: the JSON object on the line after MARK, or NULL
+ * when there is none or it is unreadable (an unreadable answer is no
+ * answer). */
+static cJSON *read_answer(const aitk_str *out)
+{
+    const char *mark = strstr(aitk_str_cstr(out), MARK);
+    if (!mark)
+        return NULL;
+    aitk_str line = AITK_STR_INIT;
+    aitk_str_appendn(&line, mark + strlen(MARK), strcspn(mark + strlen(MARK), "\r\n"));
+    cJSON *deep = cJSON_Parse(aitk_str_cstr(&line));
+    aitk_str_free(&line);
+    if (deep && !cJSON_IsObject(deep)) {
+        cJSON_Delete(deep);
+        deep = NULL;
+    }
+    return deep;
+}
+
+/* The interpreter answered and torch imported: whether it sees the GPU. */
+static void judge_import(aitk_check *c, const cJSON *deep, aitk_str *obs, aitk_str *msg)
+{
+    int n = (int)aitk_json_number(deep, "device_count", 0);
+    const char *cuda_build = aitk_field_str(deep, "cuda_build");
+    aitk_str_appendf(obs, "torch %s, CUDA build %s, cuda.is_available() %s, %d device(s)",
+                     aitk_field_str(deep, "torch"), *cuda_build ? cuda_build : "none",
+                     aitk_json_true(deep, "cuda_available") ? "True" : "False", n);
+    if (aitk_json_number(deep, "cudnn", 0) > 0)
+        aitk_str_appendf(obs, ", cuDNN %.0f", aitk_json_number(deep, "cudnn", 0));
+    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(deep, "warnings"), 0);
+    if (aitk_json_true(deep, "cuda_available")) {
+        c->status = w ? AITK_CHECK_WARN : AITK_CHECK_PASS;
+        aitk_str_append(msg, w && cJSON_IsString(w) ? w->valuestring : "torch sees the GPU");
+        c->remedy = w ? "Read the warning: it usually means this torch build lacks kernels for "
+                        "the GPU (see gpu.arch_for_torch)." : "";
+    } else {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_append(msg, "torch imports but cannot use CUDA");
+        if (w && cJSON_IsString(w))
+            aitk_str_appendf(msg, ": %s", w->valuestring);
+        c->remedy = "See the gpu.* and python.torch checks: a missing driver, a driver older "
+                    "than torch's CUDA, or a CPU-only torch.";
+    }
+    c->message = aitk_str_cstr(msg);
+}
+
+/* What the interpreter's run comes to: hung, not started, exited without
+ * answering, import failed, or the import's own answer. */
+static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res,
+                      const aitk_str *out, const aitk_str *errout, const aitk_str *err,
+                      const cJSON *deep, bool answered, aitk_str *obs, aitk_str *msg)
+{
+    if (st == AITK_E_TIMEOUT) {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_appendf(obs, "no answer within %d s", DEEP_TIMEOUT_MS / 1000);
+        c->message = "importing torch hung: often a driver call that never returns or a network "
+                     "file system";
+        c->remedy = "Run `python -c 'import torch; print(torch.cuda.is_available())'` by hand; "
+                    "check dmesg for GPU errors (Xid).";
+    } else if (st) {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_append(obs, aitk_str_cstr(err));
+        c->message = "the interpreter could not be started";
+        c->remedy = "Check the path given with --python, or recreate the environment.";
+    } else if (!answered) {
+        c->status = AITK_CHECK_FAIL;
+        last_line(errout->len ? aitk_str_cstr(errout) : aitk_str_cstr(out), obs);
+        aitk_str_appendf(msg, "the interpreter exited with %d before answering",
+                         res->exited ? res->exit_code : -res->term_signal);
+        c->message = aitk_str_cstr(msg);
+        c->remedy = "Run the interpreter by hand; a crash here (e.g. a segfault in a CUDA "
+                    "library) is what ai-toolkit would hit too.";
+    } else if (*aitk_field_str(deep, "error")) {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_append(obs, aitk_field_str(deep, "error"));
+        c->message = "import torch fails: ai-toolkit cannot start in this environment";
+        c->remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's "
+                    "README; if a DLL or .so is named, `aitk-validate deps` explains which "
+                    "library is missing.";
+    } else {
+        judge_import(c, deep, obs, msg);
+    }
+}
+
 aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const *modules)
 {
-    const char *interp = aitk_json_text(pyenv, "interpreter");
+    const char *interp = aitk_field_str(pyenv, "interpreter");
     aitk_check c = {.id = "python.import_torch", .category = "python", .title = "import torch",
                     .expected = "imports; torch.cuda.is_available() is True",
                     .source = "the deep check runs the interpreter: python -c 'import torch'"};
@@ -87,78 +172,15 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
     aitk_status st = aitk_proc_run(argv, &opts, &res, &out, &errout, &err);
     if (st == AITK_E_NOMEM)
         goto done;
-    cJSON *deep = NULL;
-    const char *mark = strstr(aitk_str_cstr(&out), MARK);
-    if (!st && mark) {
-        aitk_str line = AITK_STR_INIT;
-        aitk_str_appendn(&line, mark + strlen(MARK), strcspn(mark + strlen(MARK), "\r\n"));
-        deep = cJSON_Parse(aitk_str_cstr(&line));
-        aitk_str_free(&line);
-        if (deep && !cJSON_IsObject(deep)) {
-            cJSON_Delete(deep);
-            deep = NULL;
-        }
-        if (!deep)
-            mark = NULL; /* an unreadable answer is no answer */
-    }
-    if (!deep)
-        deep = cJSON_CreateObject();
-    if (!deep) {
+    cJSON *deep = st ? NULL : read_answer(&out);
+    const bool answered = deep != NULL;
+    if (!deep && !(deep = cJSON_CreateObject())) {
         st = AITK_E_NOMEM;
         goto done;
     }
     cJSON_AddNumberToObject(deep, "wall_ms", res.wall_ms);
     cJSON_AddItemToObject(pyenv, "deep", deep);
-    if (st == AITK_E_TIMEOUT) {
-        c.status = AITK_CHECK_FAIL;
-        aitk_str_appendf(&obs, "no answer within %d s", DEEP_TIMEOUT_MS / 1000);
-        c.message = "importing torch hung: often a driver call that never returns or a network "
-                    "file system";
-        c.remedy = "Run `python -c 'import torch; print(torch.cuda.is_available())'` by hand; "
-                   "check dmesg for GPU errors (Xid).";
-    } else if (st) {
-        c.status = AITK_CHECK_FAIL;
-        aitk_str_append(&obs, aitk_str_cstr(&err));
-        c.message = "the interpreter could not be started";
-        c.remedy = "Check the path given with --python, or recreate the environment.";
-    } else if (!mark) {
-        c.status = AITK_CHECK_FAIL;
-        last_line(errout.len ? aitk_str_cstr(&errout) : aitk_str_cstr(&out), &obs);
-        aitk_str_appendf(&msg, "the interpreter exited with %d before answering",
-                         res.exited ? res.exit_code : -res.term_signal);
-        c.message = aitk_str_cstr(&msg);
-        c.remedy = "Run the interpreter by hand; a crash here (e.g. a segfault in a CUDA library) "
-                   "is what ai-toolkit would hit too.";
-    } else if (*aitk_json_text(deep, "error")) {
-        c.status = AITK_CHECK_FAIL;
-        aitk_str_append(&obs, aitk_json_text(deep, "error"));
-        c.message = "import torch fails: ai-toolkit cannot start in this environment";
-        c.remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's README; "
-                   "if a DLL or .so is named, `aitk-validate deps` explains which library is missing.";
-    } else {
-        int n = (int)aitk_json_number(deep, "device_count", 0);
-        aitk_str_appendf(&obs, "torch %s, CUDA build %s, cuda.is_available() %s, %d device(s)",
-                         aitk_json_text(deep, "torch"),
-                         *aitk_json_text(deep, "cuda_build") ? aitk_json_text(deep, "cuda_build") : "none",
-                         aitk_json_true(deep, "cuda_available") ? "True" : "False", n);
-        if (aitk_json_number(deep, "cudnn", 0) > 0)
-            aitk_str_appendf(&obs, ", cuDNN %.0f", aitk_json_number(deep, "cudnn", 0));
-        const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(deep, "warnings"), 0);
-        if (aitk_json_true(deep, "cuda_available")) {
-            c.status = w ? AITK_CHECK_WARN : AITK_CHECK_PASS;
-            aitk_str_append(&msg, w && cJSON_IsString(w) ? w->valuestring : "torch sees the GPU");
-            c.remedy = w ? "Read the warning: it usually means this torch build lacks kernels for "
-                           "the GPU (see gpu.arch_for_torch)." : "";
-        } else {
-            c.status = AITK_CHECK_FAIL;
-            aitk_str_append(&msg, "torch imports but cannot use CUDA");
-            if (w && cJSON_IsString(w))
-                aitk_str_appendf(&msg, ": %s", w->valuestring);
-            c.remedy = "See the gpu.* and python.torch checks: a missing driver, a driver older "
-                       "than torch's CUDA, or a CPU-only torch.";
-        }
-        c.message = aitk_str_cstr(&msg);
-    }
+    judge_run(&c, st, &res, &out, &errout, &err, deep, answered, &obs, &msg);
     c.observed = aitk_str_cstr(&obs);
     st = aitk_checklist_add(&ctx->checks, &c);
 done:

@@ -18,6 +18,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 #define SMALL_FILE (256 * 1024)
@@ -274,14 +275,14 @@ static void read_version_py(const char *site, const char *package, cJSON *torch)
  * CUDA version when the wheel has none (PyPI's default Linux wheels). */
 static void torch_variant(cJSON *torch)
 {
-    const char *v = aitk_json_text(torch, "version");
+    const char *v = aitk_field_str(torch, "version");
     const char *plus = strchr(v, '+');
     aitk_str var = AITK_STR_INIT;
     if (plus) {
         aitk_str_append(&var, plus + 1);
     } else {
         int ma, mi;
-        const char *cuda = aitk_json_text(torch, "cuda");
+        const char *cuda = aitk_field_str(torch, "cuda");
         if (aitk_pyver_major_minor(cuda, &ma, &mi))
             aitk_str_appendf(&var, "cu%d%d", ma, mi);
         else if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(torch, "cuda")))
@@ -301,14 +302,14 @@ static void companion_labels(cJSON *packages)
     static const char *const names[] = {"torchvision", "torchaudio"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, names[i]);
-        const char *v = aitk_json_text(pkg, "version");
+        const char *v = aitk_field_str(pkg, "version");
         if (!pkg || strchr(v, '+'))
             continue;
         cJSON *py = cJSON_CreateObject();
         if (!py)
             return;
-        read_version_py(aitk_json_text(pkg, "site"), names[i], py);
-        const char *full = aitk_json_text(py, "version");
+        read_version_py(aitk_field_str(pkg, "site"), names[i], py);
+        const char *full = aitk_field_str(py, "version");
         size_t n = strlen(v);
         if (n && strncmp(full, v, n) == 0 && full[n] == '+')
             cJSON_AddStringToObject(pkg, "local_version", full);
@@ -344,7 +345,7 @@ static void add_site(cJSON *sites, const char *dir, const char *why)
     const cJSON *s;
     cJSON_ArrayForEach(s, sites)
     {
-        if (strcmp(aitk_json_text(s, "path"), dir) == 0)
+        if (strcmp(aitk_field_str(s, "path"), dir) == 0)
             return;
     }
     cJSON *o = cJSON_CreateObject();
@@ -368,6 +369,116 @@ static void add_prefix_sites(cJSON *sites, const char *prefix, const char *why)
     aitk_str_free(&sp);
 }
 
+/* "3.11" from a folder name: the installation's patchlevel.h has the rest
+ * ("3.11.9"), which replaces it when it agrees. */
+static void patchlevel_version(const char *prefix, int ma, int mi, aitk_str *ver)
+{
+    aitk_str p = AITK_STR_INIT;
+    aitk_str_appendf(&p, "%s/include/python%d.%d/patchlevel.h", prefix, ma, mi);
+    char *text = NULL;
+    size_t len = 0;
+    if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+        const char *d = strstr(text, "#define PY_VERSION");
+        const char *q = d ? strchr(d, '"') : NULL;
+        const char *e = q ? strchr(q + 1, '"') : NULL;
+        if (e && e - q - 1 < 32 && strncmp(q + 1, aitk_str_cstr(ver), ver->len) == 0) {
+            aitk_str_clear(ver);
+            aitk_str_appendn(ver, q + 1, (size_t)(e - q - 1));
+        }
+        aitk_free(text);
+    }
+    aitk_str_free(&p);
+}
+
+/* The version: pyvenv.cfg (venv: version, uv: version_info), else the
+ * lib/pythonX.Y folder name completed from patchlevel.h. */
+static void python_version(const char *prefix, const cJSON *cfg, aitk_str *ver)
+{
+    const char *v = aitk_field_str(cfg, "version_info");
+    if (!*v)
+        v = aitk_field_str(cfg, "version");
+    if (*v) {
+        aitk_str_append(ver, v);
+    } else {
+        aitk_str lp = AITK_STR_INIT;
+        find_lib_python(prefix, &lp);
+        const char *slash = strrchr(aitk_str_cstr(&lp), '/');
+        if (slash)
+            aitk_str_append(ver, slash + 7);
+        aitk_str_free(&lp);
+    }
+    int ma, mi;
+    size_t dots = 0;
+    for (const char *c = aitk_str_cstr(ver); *c; c++)
+        dots += *c == '.';
+    if (dots == 1 && aitk_pyver_major_minor(aitk_str_cstr(ver), &ma, &mi))
+        patchlevel_version(prefix, ma, mi, ver);
+}
+
+/* Where this environment's imports come from, in Python's order:
+ * PYTHONPATH, the environment, the user site, the base installation. */
+static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
+                             const aitk_str *ver)
+{
+    const char *pp = getenv("PYTHONPATH");
+    for (const char *s = pp; s && *s;) {
+        size_t n = strcspn(s, ":");
+        char *dir = aitk_strndup(s, n);
+        if (dir && *dir)
+            add_site(sites, dir, "PYTHONPATH");
+        aitk_free(dir);
+        s += n;
+        if (*s == ':')
+            s++;
+    }
+    add_prefix_sites(sites, prefix, "environment");
+    int system_site =
+        !cfg || strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0;
+    const char *home = getenv("HOME");
+    int ma, mi;
+    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(ver), &ma, &mi) &&
+        !getenv("PYTHONNOUSERSITE")) {
+        aitk_str user = AITK_STR_INIT;
+        const char *base = getenv("PYTHONUSERBASE");
+        if (base)
+            aitk_str_appendf(&user, "%s/lib/python%d.%d/site-packages", base, ma, mi);
+        else
+            aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
+        add_site(sites, aitk_str_cstr(&user), "user site");
+        aitk_str_free(&user);
+    }
+    if (cfg && system_site && *aitk_field_str(cfg, "home")) {
+        /* home is the base interpreter's bin folder: its parent is the base prefix. */
+        char *base = aitk_strdup(aitk_field_str(cfg, "home"));
+        char *slash = base ? strrchr(base, '/') : NULL;
+        if (slash && slash != base) {
+            *slash = '\0';
+            add_prefix_sites(sites, base, "base installation");
+        }
+        aitk_free(base);
+    }
+}
+
+/* The packages of every site, then torch's own record. */
+static void read_packages(cJSON *env, const cJSON *sites)
+{
+    cJSON *packages = cJSON_AddObjectToObject(env, "packages");
+    const cJSON *site;
+    cJSON_ArrayForEach(site, sites)
+    {
+        scan_site(aitk_field_str(site, "path"), packages);
+    }
+    const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
+    if (torch_pkg) {
+        cJSON *torch = cJSON_AddObjectToObject(env, "torch");
+        read_version_py(aitk_field_str(torch_pkg, "site"), "torch", torch);
+        if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
+            cJSON_AddStringToObject(torch, "version", aitk_field_str(torch_pkg, "version"));
+        torch_variant(torch);
+    }
+    companion_labels(packages);
+}
+
 aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env)
 {
     aitk_str p = AITK_STR_INIT, ver = AITK_STR_INIT;
@@ -381,95 +492,12 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
         read_cfg(aitk_str_cstr(&p), cfg);
     }
     cJSON_AddBoolToObject(env, "venv", cfg != NULL);
-    /* The version: pyvenv.cfg (venv: version, uv: version_info), else the
-     * lib/pythonX.Y folder name. */
-    const char *v = aitk_json_text(cfg, "version_info");
-    if (!*v)
-        v = aitk_json_text(cfg, "version");
-    if (*v) {
-        aitk_str_append(&ver, v);
-    } else {
-        aitk_str lp = AITK_STR_INIT;
-        find_lib_python(prefix, &lp);
-        const char *slash = strrchr(aitk_str_cstr(&lp), '/');
-        if (slash)
-            aitk_str_append(&ver, slash + 7);
-        aitk_str_free(&lp);
-    }
-    int ma, mi;
-    size_t dots = 0;
-    for (const char *c = aitk_str_cstr(&ver); *c; c++)
-        dots += *c == '.';
-    if (dots == 1 && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi)) {
-        /* Only "3.11" from a folder name: the installation's patchlevel.h has the rest. */
-        aitk_str_clear(&p);
-        aitk_str_appendf(&p, "%s/include/python%d.%d/patchlevel.h", prefix, ma, mi);
-        char *text = NULL;
-        size_t len = 0;
-        if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
-            const char *d = strstr(text, "#define PY_VERSION");
-            const char *q = d ? strchr(d, '"') : NULL;
-            const char *e = q ? strchr(q + 1, '"') : NULL;
-            if (e && e - q - 1 < 32 && strncmp(q + 1, aitk_str_cstr(&ver), ver.len) == 0) {
-                aitk_str_clear(&ver);
-                aitk_str_appendn(&ver, q + 1, (size_t)(e - q - 1));
-            }
-            aitk_free(text);
-        }
-    }
+    python_version(prefix, cfg, &ver);
     if (ver.len)
         cJSON_AddStringToObject(env, "python_version", aitk_str_cstr(&ver));
     cJSON *sites = cJSON_AddArrayToObject(env, "site_packages");
-    const char *pp = getenv("PYTHONPATH");
-    for (const char *s = pp; s && *s;) {
-        size_t n = strcspn(s, ":");
-        char *dir = aitk_strndup(s, n);
-        if (dir && *dir)
-            add_site(sites, dir, "PYTHONPATH");
-        aitk_free(dir);
-        s += n;
-        if (*s == ':')
-            s++;
-    }
-    add_prefix_sites(sites, prefix, "environment");
-    int system_site = !cfg || strcmp(aitk_json_text(cfg, "include-system-site-packages"), "true") == 0;
-    const char *home = getenv("HOME");
-    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(&ver), &ma, &mi) &&
-        !getenv("PYTHONNOUSERSITE")) {
-        aitk_str user = AITK_STR_INIT;
-        const char *base = getenv("PYTHONUSERBASE");
-        if (base)
-            aitk_str_appendf(&user, "%s/lib/python%d.%d/site-packages", base, ma, mi);
-        else
-            aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
-        add_site(sites, aitk_str_cstr(&user), "user site");
-        aitk_str_free(&user);
-    }
-    if (cfg && system_site && *aitk_json_text(cfg, "home")) {
-        /* home is the base interpreter's bin folder: its parent is the base prefix. */
-        char *base = aitk_strdup(aitk_json_text(cfg, "home"));
-        char *slash = base ? strrchr(base, '/') : NULL;
-        if (slash && slash != base) {
-            *slash = '\0';
-            add_prefix_sites(sites, base, "base installation");
-        }
-        aitk_free(base);
-    }
-    cJSON *packages = cJSON_AddObjectToObject(env, "packages");
-    const cJSON *site;
-    cJSON_ArrayForEach(site, sites)
-    {
-        scan_site(aitk_json_text(site, "path"), packages);
-    }
-    const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
-    if (torch_pkg) {
-        cJSON *torch = cJSON_AddObjectToObject(env, "torch");
-        read_version_py(aitk_json_text(torch_pkg, "site"), "torch", torch);
-        if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
-            cJSON_AddStringToObject(torch, "version", aitk_json_text(torch_pkg, "version"));
-        torch_variant(torch);
-    }
-    companion_labels(packages);
+    add_search_sites(sites, prefix, cfg, &ver);
+    read_packages(env, sites);
     aitk_str_free(&p);
     aitk_str_free(&ver);
     return AITK_OK;

@@ -16,6 +16,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 static int is_dir(const char *p)
@@ -59,7 +60,7 @@ static void add_env(cJSON *envs, const char *prefix, const char *interp, const c
     const cJSON *e;
     cJSON_ArrayForEach(e, envs)
     {
-        if (strcmp(aitk_json_text(e, "prefix"), prefix) == 0)
+        if (strcmp(aitk_field_str(e, "prefix"), prefix) == 0)
             return; /* found twice (e.g. $VIRTUAL_ENV is ./venv): keep the first reason */
     }
     cJSON *env = cJSON_CreateObject();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/compat.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/pydeep.h"
@@ -65,19 +66,19 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                                 "to it with --python PATH.");
         return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
     }
-    if (*aitk_json_text(sel, "error")) {
-        aitk_str_appendf(&j.obs, "%s %s: %s", aitk_json_text(sel, "found_by"),
-                         *aitk_json_text(sel, "interpreter") ? aitk_json_text(sel, "interpreter")
-                                                              : aitk_json_text(sel, "prefix"),
-                         aitk_json_text(sel, "error"));
+    if (*aitk_field_str(sel, "error")) {
+        aitk_str_appendf(&j.obs, "%s %s: %s", aitk_field_str(sel, "found_by"),
+                         *aitk_field_str(sel, "interpreter") ? aitk_field_str(sel, "interpreter")
+                                                              : aitk_field_str(sel, "prefix"),
+                         aitk_field_str(sel, "error"));
         aitk_str_append(&j.msg, "the Python named on the command line cannot be used");
         aitk_str_append(&j.fix, "Give the path of the environment's interpreter (venv/bin/python) "
                                 "or folder, or the ai-toolkit checkout's folder.");
         return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
     }
-    aitk_str_appendf(&j.obs, "%s (%s), Python %s", aitk_json_text(sel, "prefix"),
-                     aitk_json_text(sel, "found_by"),
-                     *aitk_json_text(sel, "python_version") ? aitk_json_text(sel, "python_version")
+    aitk_str_appendf(&j.obs, "%s (%s), Python %s", aitk_field_str(sel, "prefix"),
+                     aitk_field_str(sel, "found_by"),
+                     *aitk_field_str(sel, "python_version") ? aitk_field_str(sel, "python_version")
                                                              : "version unknown");
     aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment" : "an installation");
     return add_judged(ctx, &j, "Python environment", AITK_CHECK_PASS);
@@ -87,7 +88,7 @@ static aitk_status check_version(aitk_run_ctx *ctx, const cJSON *sel)
 {
     const aitk_yaml_node *lo = aitk_compat_rule(ctx->compat, "python", "min_version");
     const aitk_yaml_node *hi = aitk_compat_rule(ctx->compat, "python", "max_version");
-    const char *ver = aitk_json_text(sel, "python_version");
+    const char *ver = aitk_field_str(sel, "python_version");
     judged j = {0};
     aitk_str_append(&j.id, "python.version");
     aitk_str_append(&j.obs, *ver ? ver : "unknown");
@@ -137,14 +138,14 @@ static aitk_status check_torch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON 
     aitk_str_append(&j.src, "PyTorch install matrix (https://pytorch.org/get-started/previous-versions/); pytorch/pytorch RELEASE.md, Release Compatibility Matrix");
     if (!torch) {
         aitk_str_append(&j.obs, "not installed");
-        aitk_str_appendf(&j.msg, "torch is not installed in %s", aitk_json_text(sel, "prefix"));
+        aitk_str_appendf(&j.msg, "torch is not installed in %s", aitk_field_str(sel, "prefix"));
         aitk_str_append(&j.fix, "Install torch as ai-toolkit's README says, e.g. pip install torch "
                                 "torchvision torchaudio --index-url " PIP_INDEX "cu128");
         return add_judged(ctx, &j, "torch", AITK_CHECK_FAIL);
     }
-    const char *variant = aitk_json_text(torch, "variant");
-    aitk_str_appendf(&j.obs, "%s (CUDA %s)", aitk_json_text(torch, "version"),
-                     *aitk_json_text(torch, "cuda") ? aitk_json_text(torch, "cuda") : "none");
+    const char *variant = aitk_field_str(torch, "variant");
+    aitk_str_appendf(&j.obs, "%s (CUDA %s)", aitk_field_str(torch, "version"),
+                     *aitk_field_str(torch, "cuda") ? aitk_field_str(torch, "cuda") : "none");
     if (strcmp(variant, "cpu") == 0 || strncmp(variant, "rocm", 4) == 0) {
         aitk_str_appendf(&j.msg, "this torch is a %s build: it cannot use an NVIDIA GPU",
                          strcmp(variant, "cpu") == 0 ? "CPU-only" : "ROCm");
@@ -160,8 +161,8 @@ static aitk_status check_torch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON 
 static aitk_status check_torch_python(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *torch)
 {
     int ta, tb;
-    const char *tv = aitk_json_text(torch, "version");
-    const char *pv = aitk_json_text(sel, "python_version");
+    const char *tv = aitk_field_str(torch, "version");
+    const char *pv = aitk_field_str(sel, "python_version");
     judged j = {0};
     aitk_str_append(&j.id, "python.torch_python");
     aitk_str_appendf(&j.obs, "Python %s, torch %s", *pv ? pv : "unknown", tv);
@@ -208,8 +209,8 @@ static const char *local_label(const char *version)
 
 static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const cJSON *torch)
 {
-    const char *tv = aitk_json_text(torch, "version");
-    const char *tvar = aitk_json_text(torch, "variant");
+    const char *tv = aitk_field_str(torch, "version");
+    const char *tvar = aitk_field_str(torch, "variant");
     judged j = {0};
     aitk_str_append(&j.id, "python.torch_companions");
     aitk_str_appendf(&j.obs, "torch %s", tv);
@@ -228,8 +229,8 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
         if (!p)
             continue;
         /* PyPI's wheels: the label is in version.py, not the metadata. */
-        const char *v = *aitk_json_text(p, "local_version") ? aitk_json_text(p, "local_version")
-                                                             : aitk_json_text(p, "version");
+        const char *v = *aitk_field_str(p, "local_version") ? aitk_field_str(p, "local_version")
+                                                             : aitk_field_str(p, "version");
         aitk_str_appendf(&j.obs, ", %s %s", names[i], v);
         const char *want = scalar_text(aitk_yaml_get(value, names[i]));
         if (want)
@@ -288,13 +289,13 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
         int k = 0;
         cJSON_ArrayForEach(in, installs)
         {
-            aitk_str_appendf(&j.obs, "%s %s in %s", k++ ? "," : "", aitk_json_text(in, "version"),
-                             aitk_json_text(in, "site"));
+            aitk_str_appendf(&j.obs, "%s %s in %s", k++ ? "," : "", aitk_field_str(in, "version"),
+                             aitk_field_str(in, "site"));
         }
         aitk_str_appendf(&j.msg, "%s is installed %d times; Python imports %s from %s and the "
                                  "others confuse pip and version checks. ",
-                         p->string, cJSON_GetArraySize(installs), aitk_json_text(p, "version"),
-                         aitk_json_text(p, "site"));
+                         p->string, cJSON_GetArraySize(installs), aitk_field_str(p, "version"),
+                         aitk_field_str(p, "site"));
         aitk_str_appendf(&j.fix, "%spip uninstall -y %s (repeat until pip says it is not "
                                  "installed; use --user for the user site, or remove stale "
                                  "*.dist-info folders), then install it once.",
@@ -354,7 +355,7 @@ static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *sel, const
             aitk_str_appendf(&missing, "%s%s", missing.len ? ", " : "", r);
             continue;
         }
-        aitk_str_appendf(&j.obs, "%s%s %s", j.obs.len ? ", " : "", r, aitk_json_text(p, "version"));
+        aitk_str_appendf(&j.obs, "%s%s %s", j.obs.len ? ", " : "", r, aitk_field_str(p, "version"));
         const char *imp = import_verdict(sel, requirements[i].module);
         if (imp && strcmp(imp, "ok") != 0)
             aitk_str_appendf(&broken, "%simport %s: %s", broken.len ? "; " : "",
@@ -405,7 +406,7 @@ static aitk_status check_torch_build(aitk_run_ctx *ctx, const cJSON *torch)
     const aitk_yaml_node *pin = aitk_compat_rule(ctx->compat, "cuda", "torch_pin");
     const aitk_yaml_node *min = aitk_compat_rule(ctx->compat, "cuda", "min_torch_cuda");
     aitk_status st = AITK_OK;
-    const char *tv = aitk_json_text(torch, "version");
+    const char *tv = aitk_field_str(torch, "version");
     if (pin && aitk_compat_rule_text(pin)) {
         const char *want = aitk_compat_rule_text(pin);
         judged j = {0};
@@ -422,7 +423,7 @@ static aitk_status check_torch_build(aitk_run_ctx *ctx, const cJSON *torch)
         st = add_judged(ctx, &j, "torch build pinned by ai-toolkit",
                         same ? AITK_CHECK_PASS : aitk_compat_rule_severity(pin));
     }
-    const char *cuda = aitk_json_text(torch, "cuda");
+    const char *cuda = aitk_field_str(torch, "cuda");
     if (!st && min && aitk_compat_rule_text(min) && *cuda) {
         const char *want = aitk_compat_rule_text(min);
         judged j = {0};
@@ -451,7 +452,7 @@ aitk_status aitk_python_checks(aitk_run_ctx *ctx)
     const cJSON *sel = cJSON_GetArrayItem(envs, 0);
     if (!st)
         st = check_env(ctx, sel);
-    if (st || !sel || *aitk_json_text(sel, "error"))
+    if (st || !sel || *aitk_field_str(sel, "error"))
         return st;
     const cJSON *pkgs = cJSON_GetObjectItemCaseSensitive(sel, "packages");
     const cJSON *torch = cJSON_GetObjectItemCaseSensitive(sel, "torch");

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/str.h"
+#include "reports/fields.h"
 #include "validate/compat.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/host.h"
@@ -97,8 +98,8 @@ static aitk_status check_driver(aitk_run_ctx *ctx, const cJSON *torch)
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(ctx->env, "gpu");
     const cJSON *nvml = cJSON_GetObjectItemCaseSensitive(gpu, "nvml");
     const cJSON *cu = cJSON_GetObjectItemCaseSensitive(gpu, "cuda_driver");
-    const char *tcuda = aitk_json_text(torch, "cuda");
-    const char *driver = aitk_json_text(nvml, "driver_version");
+    const char *tcuda = aitk_field_str(torch, "cuda");
+    const char *driver = aitk_field_str(nvml, "driver_version");
     double api = aitk_json_number(cu, "driver_api_version", -1);
     int ma, mi;
     if (!*tcuda || !aitk_pyver_major_minor(tcuda, &ma, &mi) || (!*driver && api < 0))
@@ -115,7 +116,7 @@ static aitk_status check_driver(aitk_run_ctx *ctx, const cJSON *torch)
     if (api >= 0)
         aitk_str_appendf(&obs, "%sCUDA %d.%d driver API", obs.len ? ", " : "", (int)api / 1000,
                          ((int)api % 1000) / 10);
-    aitk_str_appendf(&obs, "; torch %s built with CUDA %s", aitk_json_text(torch, "version"), tcuda);
+    aitk_str_appendf(&obs, "; torch %s built with CUDA %s", aitk_field_str(torch, "version"), tcuda);
     int ok;
     if (need && *driver) {
         aitk_str_appendf(&exp, ">= %s (CUDA %s)", need, key);
@@ -137,7 +138,7 @@ static aitk_status check_driver(aitk_run_ctx *ctx, const cJSON *torch)
         aitk_str_appendf(&msg, "torch %s needs an NVIDIA driver for CUDA %s (%s) and this driver "
                                "is older: torch.cuda.is_available() is False with \"The NVIDIA "
                                "driver on your system is too old\"",
-                         aitk_json_text(torch, "version"), key, aitk_str_cstr(&exp));
+                         aitk_field_str(torch, "version"), key, aitk_str_cstr(&exp));
         aitk_str_appendf(&fix, "Update the NVIDIA driver to %s or newer", need ? need : "a newer release");
         if (api >= 0)
             aitk_str_appendf(&fix, ", or install a torch built for CUDA %d.%d or older (the "
@@ -179,7 +180,7 @@ static void remedy_for_sm(const aitk_compat *compat, int sm, aitk_str *fix)
 static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *torch)
 {
     const cJSON *devices = aitk_gpu_devices(ctx->env);
-    const char *variant = aitk_json_text(torch, "variant");
+    const char *variant = aitk_field_str(torch, "variant");
     if (!cJSON_GetArraySize(devices) || strncmp(variant, "cu", 2) != 0)
         return AITK_OK;
     aitk_str list = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT, msg = AITK_STR_INIT,
@@ -196,7 +197,7 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
     const char *key = "";
     if (list.len) {
         aitk_str_append(&src, "torch.cuda.get_arch_list() of the installed torch (deep check)");
-    } else if (aitk_pyver_major_minor(aitk_json_text(torch, "version"), &ta, &tb)) {
+    } else if (aitk_pyver_major_minor(aitk_field_str(torch, "version"), &ta, &tb)) {
         const aitk_yaml_node *row = arch_row(ctx->compat, ta * 100 + tb, variant, &key);
         if (row && aitk_compat_rule_text(row)) {
             aitk_str_append(&list, aitk_compat_rule_text(row));
@@ -208,10 +209,10 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
     if (!list.len) {
         c.status = AITK_CHECK_SKIP;
         aitk_str_appendf(&msg, "the matrix has no architecture list for torch %s; run without "
-                               "--quick to ask torch itself", aitk_json_text(torch, "version"));
+                               "--quick to ask torch itself", aitk_field_str(torch, "version"));
     } else {
         aitk_str_appendf(&exp, "GPU architecture in torch %s's list: %s",
-                         aitk_json_text(torch, "version"), aitk_str_cstr(&list));
+                         aitk_field_str(torch, "version"), aitk_str_cstr(&list));
         c.status = AITK_CHECK_PASS;
         const cJSON *dev;
         cJSON_ArrayForEach(dev, devices)
@@ -221,7 +222,7 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
                 /* Not read is unknown, never a pass. */
                 aitk_str_appendf(&obs, "%sGPU %.0f %s: compute capability unknown",
                                  obs.len ? "; " : "", aitk_json_number(dev, "index", -1),
-                                 aitk_json_text(dev, "name"));
+                                 aitk_field_str(dev, "name"));
                 if (c.status == AITK_CHECK_PASS)
                     c.status = AITK_CHECK_WARN;
                 aitk_str_append(&msg, "the driver did not report a GPU's compute capability, so "
@@ -234,14 +235,14 @@ static aitk_status check_arch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *
             }
             int s = aitk_rules_arch_supports(aitk_str_cstr(&list), sm);
             aitk_str_appendf(&obs, "%sGPU %.0f %s sm_%d: %s", obs.len ? "; " : "",
-                             aitk_json_number(dev, "index", -1), aitk_json_text(dev, "name"), sm,
+                             aitk_json_number(dev, "index", -1), aitk_field_str(dev, "name"), sm,
                              s == 2 ? "native kernels" : s == 1 ? "PTX only" : "no kernels");
             if (s == 0) {
                 c.status = AITK_CHECK_FAIL;
                 aitk_str_appendf(&msg, "%s (sm_%d) is not among torch %s's architectures: every "
                                        "CUDA operation fails with \"CUDA error: no kernel image is "
                                        "available for execution on the device\". ",
-                                 aitk_json_text(dev, "name"), sm, aitk_json_text(torch, "version"));
+                                 aitk_field_str(dev, "name"), sm, aitk_field_str(torch, "version"));
                 if (!fix.len)
                     remedy_for_sm(ctx->compat, sm, &fix);
             } else if (s == 1 && c.status == AITK_CHECK_PASS) {

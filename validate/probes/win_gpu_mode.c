@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "validate/probes/gpu_util.h"
+#include "reports/fields.h"
 #include "validate/probes/win_checks.h"
 #include "validate/probes/windows.h"
 
@@ -33,8 +34,8 @@ aitk_status aitk_win_gpu_mode_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data
         n++;
         int index = (int)aitk_json_number(dev, "index", -1);
         const cJSON *dm = cJSON_GetObjectItemCaseSensitive(dev, "driver_model");
-        const char *model = aitk_json_text(dm, "current");
-        const char *refused = aitk_json_text(cJSON_GetObjectItemCaseSensitive(dev, "refused"),
+        const char *model = aitk_field_str(dm, "current");
+        const char *refused = aitk_field_str(cJSON_GetObjectItemCaseSensitive(dev, "refused"),
                                              "nvmlDeviceGetDriverModel");
         bool display = aitk_json_true(dev, "display_active");
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(dev, "memory");
@@ -48,7 +49,7 @@ aitk_status aitk_win_gpu_mode_check(aitk_run_ctx *ctx, const aitk_yaml_doc *data
         if (used >= 0)
             cJSON_AddNumberToObject(o, "used_bytes", used);
         aitk_str_appendf(&obs, "%sGPU %d %s: %s", obs.len ? "; " : "", index,
-                         aitk_json_text(dev, "name"),
+                         aitk_field_str(dev, "name"),
                          *model ? model : *refused ? refused : "driver model not reported");
         aitk_str_append(&obs, display ? ", drives a display" : ", no display");
         if (used >= 0 && total > 0)

@@ -11,6 +11,7 @@
 #include <windows.h>
 
 #include "common/alloc.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/win_checks.h"
 #include "validate/probes/win_sys.h"
@@ -58,7 +59,7 @@ aitk_status aitk_win_user_profile_check(aitk_run_ctx *ctx, const aitk_yaml_doc *
         wchar_t *w = aitk_win_wide(aitk_str_cstr(&profile));
         bool in_cp = acp && w && representable(w, acp);
         aitk_free(w);
-        const char *cache = aitk_json_text(
+        const char *cache = aitk_field_str(
             cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(
                     cJSON_GetObjectItemCaseSensitive(ctx->env, "host"), "disk"),

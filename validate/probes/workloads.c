@@ -22,6 +22,7 @@
 #include "bench/workload.h"
 #include "common/str.h"
 #include "models/gpudb.h"
+#include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 
 const char *const aitk_reference_models[] = {"flux1-dev", "chroma", "omnigen2", NULL};
@@ -89,7 +90,7 @@ static void observed_of(const cJSON *w, aitk_str *s)
     if (isfinite(peak) && isfinite(planned) && planned > 0)
         aitk_str_appendf(s, " (memory model: %.1f MiB, %+.1f%%)", planned / 1048576.0,
                          100.0 * (peak - planned) / planned);
-    if (!strcmp(aitk_json_text(w, "backend"), "cpu") && s->len)
+    if (!strcmp(aitk_field_str(w, "backend"), "cpu") && s->len)
         aitk_str_append(s, " (CPU figures, small configuration)");
 }
 
@@ -118,8 +119,8 @@ static const char *remedy_of(const char *status, bool gpu, const cJSON *w)
 
 static aitk_status add_workload_check(aitk_run_ctx *ctx, const char *model, const cJSON *w)
 {
-    const char *status = aitk_json_text(w, "status");
-    const bool gpu = strcmp(aitk_json_text(w, "backend"), "cpu") != 0;
+    const char *status = aitk_field_str(w, "status");
+    const bool gpu = strcmp(aitk_field_str(w, "backend"), "cpu") != 0;
     const bool no_fit = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(w, "memory"), "fits"));
     /* A job that does not fit the GPU is a finding about this machine. */
@@ -133,7 +134,7 @@ static aitk_status add_workload_check(aitk_run_ctx *ctx, const char *model, cons
     aitk_str_appendf(&title, "Reference %s LoRA training workload%s", model,
                      gpu ? " on the GPU (full size)" : " (small CPU configuration)");
     observed_of(w, &obs);
-    aitk_str_append(&msg, aitk_json_text(w, "message"));
+    aitk_str_append(&msg, aitk_field_str(w, "message"));
     if (cs == AITK_CHECK_WARN && !msg.len)
         aitk_str_appendf(&msg, "the workload ended %s", status);
     aitk_check c = {
@@ -169,27 +170,27 @@ aitk_status aitk_workload_target_checks(aitk_run_ctx *ctx, const char *model, co
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(w, "memory");
     aitk_status st = AITK_OK;
     aitk_str id = AITK_STR_INIT, title = AITK_STR_INIT, obs = AITK_STR_INIT, exp = AITK_STR_INIT;
-    if (*aitk_json_text(t, "status")) {
+    if (*aitk_field_str(t, "status")) {
         aitk_str_appendf(&id, "workload.%s.cuda.time_1000", model);
         aitk_str_appendf(&title, "%s: time for 1000 steps against the documented target", model);
         describe_time(&obs, aitk_json_number(t, "measured_s", NAN));
         aitk_str_append(&obs, aitk_json_true(t, "extrapolated") ? " (extrapolated)" : " (measured)");
         describe_time(&exp, aitk_json_number(t, "target_s", NAN));
         aitk_str_appendf(&exp, " or less (the %s target scaled to this GPU)",
-                         aitk_json_text(t, "target_gpu"));
+                         aitk_field_str(t, "target_gpu"));
         aitk_check c = {.id = id.ptr, .category = "workload", .title = title.ptr,
-                        .status = parse_status(aitk_json_text(t, "status")),
+                        .status = parse_status(aitk_field_str(t, "status")),
                         .observed = obs.ptr, .expected = exp.ptr,
                         .message = "warn: up to 25% over the scaled target; fail: beyond",
                         .remedy = "compare with `aitk-validate predict`: a slower GPU, power or "
                                   "clock limits (nvidia-smi -q -d PERFORMANCE), or a busy GPU",
-                        .source = aitk_json_text(t, "source")};
+                        .source = aitk_field_str(t, "source")};
         if (c.status == AITK_CHECK_PASS)
             c.remedy = NULL;
         st = aitk_str_status(&obs) || aitk_str_status(&exp) ? AITK_E_NOMEM
                                                              : aitk_checklist_add(&ctx->checks, &c);
     }
-    if (!st && *aitk_json_text(m, "status")) {
+    if (!st && *aitk_field_str(m, "status")) {
         aitk_str_clear(&id);
         aitk_str_clear(&title);
         aitk_str_clear(&obs);
@@ -202,11 +203,11 @@ aitk_status aitk_workload_target_checks(aitk_run_ctx *ctx, const char *model, co
         aitk_str_appendf(&exp, "fits in VRAM; documented minimum %.0f GB",
                          aitk_json_number(m, "documented_min_bytes", NAN) / 1e9);
         aitk_check c = {.id = id.ptr, .category = "workload", .title = title.ptr,
-                        .status = parse_status(aitk_json_text(m, "status")),
+                        .status = parse_status(aitk_field_str(m, "status")),
                         .observed = obs.ptr, .expected = exp.ptr,
                         .remedy = "a GPU with at least the documented memory, or a lower "
                                   "resolution / fp8 base / gradient checkpointing",
-                        .source = aitk_json_text(m, "source")};
+                        .source = aitk_field_str(m, "source")};
         if (c.status == AITK_CHECK_PASS)
             c.remedy = NULL;
         st = aitk_str_status(&obs) || aitk_str_status(&exp) ? AITK_E_NOMEM
@@ -224,7 +225,7 @@ static void cpu_name(const aitk_run_ctx *ctx, aitk_str *out)
 {
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(ctx->env, "host"), "cpu");
-    const char *model = aitk_json_text(cpu, "model");
+    const char *model = aitk_field_str(cpu, "model");
     aitk_str_append(out, *model ? model : "CPU");
     double n = aitk_json_number(cpu, "logical_cpus", -1);
     if (n > 0)
@@ -234,7 +235,7 @@ static void cpu_name(const aitk_run_ctx *ctx, aitk_str *out)
 static aitk_status append_note(cJSON *w, const char *note)
 {
     aitk_str m = AITK_STR_INIT;
-    const char *old = aitk_json_text(w, "message");
+    const char *old = aitk_field_str(w, "message");
     aitk_str_appendf(&m, "%s%s%s", old, *old ? "; " : "", note);
     cJSON *s = aitk_str_status(&m) ? NULL : cJSON_CreateString(aitk_str_cstr(&m));
     aitk_str_free(&m);
@@ -349,13 +350,13 @@ static int micro_summary(const cJSON *arr, const char *backend, aitk_str *s)
         const cJSON *e;
         cJSON_ArrayForEach(e, arr)
         {
-            if (strcmp(aitk_json_text(e, "category"), cats[c]) != 0 ||
-                strcmp(aitk_json_text(e, "backend"), backend) != 0)
+            if (strcmp(aitk_field_str(e, "category"), cats[c]) != 0 ||
+                strcmp(aitk_field_str(e, "backend"), backend) != 0)
                 continue;
             double v = aitk_json_number(e, "value", NAN);
             lo = fmin(lo, v);
             hi = fmax(hi, v);
-            unit = aitk_json_text(e, "unit");
+            unit = aitk_field_str(e, "unit");
             count++;
         }
         if (!isfinite(lo))

@@ -3,8 +3,8 @@
  * libraries in the active Python environment). At --quick the reading is
  * static (fast, runs no library code); deeper levels also dlopen each
  * library and report the loader's own error text. */
-#ifndef AITK_LIBDEPS_PROVIDER_H
-#define AITK_LIBDEPS_PROVIDER_H
+#ifndef AITK_PROBES_DEPS_H
+#define AITK_PROBES_DEPS_H
 
 #include "validate/engine.h"
 

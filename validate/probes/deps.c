@@ -1,11 +1,11 @@
-/* deps.* checks (provider.h). Each failure names the missing link, the chain
+/* deps.* checks (deps.h). Each failure names the missing link, the chain
  * to it, where the loader looked and the remedy, like `aitk-validate deps`.
  *
  * Which torch: the one in the Python environment the python.* checks chose
  * (so --python and --aitk-dir reach here too); without one, $VIRTUAL_ENV,
  * $CONDA_PREFIX, the user site and the system Python's packages (on Windows,
  * also the per-user python.org installs). */
-#include "validate/libdeps/provider.h"
+#include "validate/probes/deps.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -157,12 +157,142 @@ static aitk_status list_libs(const char *dir, aitk_strlist *out)
     return st;
 }
 
+/* What the libraries of one folder add up to. */
+typedef struct dir_tally {
+    aitk_str observed, remedy, sources;
+    size_t bad, unreadable, skipped, not_library, python_ext;
+} dir_tally;
+
+/* One library of the folder: its record under `arr` and what it adds to
+ * the tally. Only running out of memory ends the walk. */
+static aitk_status examine_library(aitk_run_ctx *ctx, aitk_deps *d, const aitk_remedies *rem,
+                                   const char *path, cJSON *arr, dir_tally *t, aitk_str *err)
+{
+    aitk_dep_tree tree;
+    aitk_str_clear(err);
+    aitk_status ast = aitk_deps_analyze(d, path, &tree, err);
+    if (ast == AITK_E_NOMEM)
+        return ast;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddItemToArray(arr, o);
+    if (ast == AITK_E_UNSUPPORTED && tree.not_library != AITK_DEP_OTHER_NONE) {
+        /* a linker script or an archive named like a library: libdeps'
+         * one rule (aitk_deps_not_library_is_problem), as for `deps` */
+        t->skipped++;
+        cJSON_AddStringToObject(o, "skipped", aitk_str_cstr(err));
+        return AITK_OK;
+    }
+    if (ast) {
+        t->unreadable++;
+        cJSON_AddStringToObject(o, "error", aitk_str_cstr(err));
+        aitk_str_appendf(&t->observed, "%s%s", t->observed.len ? "; " : "", aitk_str_cstr(err));
+        return AITK_OK;
+    }
+    size_t p = aitk_dep_tree_problems(&tree);
+    cJSON_AddNumberToObject(o, "links", (double)(tree.count - 1));
+    cJSON_AddNumberToObject(o, "problems", (double)p);
+    if (tree.not_library) /* named like a library, and none: empty, a Git LFS pointer */
+        cJSON_AddStringToObject(o, "not_library", aitk_dep_other_name(tree.not_library));
+    aitk_status st = AITK_OK;
+    if (p) {
+        if (tree.not_library)
+            t->not_library++;
+        else
+            t->bad++;
+        st = aitk_deps_describe_problems(&tree, rem, &t->observed, &t->remedy, &t->sources);
+    }
+    aitk_dep_tree_free(&tree);
+    if (!st && ctx->level >= AITK_LEVEL_STANDARD)
+        st = load_confirm(path, p, o, &t->observed, &t->bad, &t->python_ext);
+    return st;
+}
+
+/* The check's message: how many libraries, and what became of them. */
+static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir_tally *t)
+{
+    aitk_str_appendf(msg, "%zu librar%s in %s examined statically", examined,
+                     examined == 1 ? "y" : "ies", dir);
+    if (t->bad || t->unreadable)
+        aitk_str_appendf(msg, "; %zu with a broken dependency, %zu unreadable", t->bad,
+                         t->unreadable);
+    if (t->not_library)
+        aitk_str_appendf(msg, "; %zu named like a library but not one (empty, text, a "
+                              "Git LFS pointer)", t->not_library);
+    if (t->skipped)
+        aitk_str_appendf(msg, "; %zu skipped, not shared libraries (linker scripts, "
+                              "archives)", t->skipped);
+    if (t->python_ext)
+        aitk_str_appendf(msg, "; %zu Python extension module%s (Python's own symbols "
+                              "come from the interpreter that imports it: not loadable "
+                              "alone, not broken)", t->python_ext, t->python_ext == 1 ? "" : "s");
+}
+
+static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *dir,
+                                 size_t count, dir_tally *t)
+{
+    aitk_str msg = AITK_STR_INIT;
+    const size_t examined = count - t->skipped;
+    summarize(&msg, dir, examined, t);
+    name_variant(ctx->env, &t->remedy);
+    c->status = t->bad || t->unreadable || t->not_library ? AITK_CHECK_FAIL
+                : examined                                ? AITK_CHECK_PASS
+                                                          : AITK_CHECK_SKIP;
+    c->observed = t->observed.len ? t->observed.ptr : examined ? "all dependencies resolved" : "";
+    c->message = aitk_str_cstr(&msg);
+    c->remedy = t->remedy.len ? t->remedy.ptr
+                : c->status == AITK_CHECK_FAIL
+                    ? "Run `aitk-validate deps --all` on the failing library to see the "
+                      "whole tree, then install the package that ships the missing library."
+                    : "";
+    c->source = t->sources.len ? t->sources.ptr
+#ifdef _WIN32
+                               : "the Windows DLL search order torch uses (LoadLibraryExW with "
+                                 "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); pytorch/pytorch torch/__init__.py, _load_dll_libraries";
+#else
+                               : "glibc ld.so search order (elf/dl-load.c; the ld.so(8) manual page)";
+#endif
+    aitk_status st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, c);
+    aitk_str_free(&msg);
+    return st;
+}
+
+/* Every library of `libs` through one resolver, then the check. */
+static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char *dir,
+                                   const aitk_strlist *libs, cJSON *sec)
+{
+    aitk_deps_opts opts = {0};
+    aitk_str win_root = AITK_STR_INIT, err = AITK_STR_INIT;
+    /* Running on Windows: resolve against this system's own folders. */
+    if (aitk_deps_native_windows_root(&win_root) == AITK_OK)
+        opts.windows_root = win_root.ptr;
+    aitk_deps *d = NULL;
+    aitk_remedies *rem = NULL;
+    aitk_status st = AITK_OK;
+    if (aitk_remedies_load(&rem, &err) == AITK_E_NOMEM)
+        st = AITK_E_NOMEM;
+    if (!st)
+        st = aitk_deps_new(&opts, &d, &err);
+    cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
+    dir_tally t = {.observed = AITK_STR_INIT, .remedy = AITK_STR_INIT, .sources = AITK_STR_INIT};
+    for (size_t i = 0; !st && i < libs->count; i++)
+        st = examine_library(ctx, d, rem, libs->items[i], arr, &t, &err);
+    if (!st)
+        st = add_dir_check(ctx, c, dir, libs->count, &t);
+    aitk_deps_free(d);
+    aitk_remedies_free(rem);
+    aitk_str_free(&win_root);
+    aitk_str_free(&t.observed);
+    aitk_str_free(&t.remedy);
+    aitk_str_free(&t.sources);
+    aitk_str_free(&err);
+    return st;
+}
+
 aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *title,
                                 const char *dir, cJSON *env)
 {
     aitk_strlist libs = {0};
-    aitk_str observed = AITK_STR_INIT, remedy = AITK_STR_INIT, sources = AITK_STR_INIT,
-             err = AITK_STR_INIT;
     aitk_status st = list_libs(dir, &libs);
     aitk_check c = {.id = id, .category = "deps", .title = title,
                     .expected = "every dependency resolvable by the loader"};
@@ -174,109 +304,10 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         c.message = "no libraries found there";
         c.source = "";
         st = aitk_checklist_add(&ctx->checks, &c);
-        aitk_strlist_free(&libs);
-        return st;
+    } else if (!st) {
+        st = check_libraries(ctx, &c, dir, &libs, sec);
     }
-    aitk_deps_opts opts = {0};
-    aitk_str win_root = AITK_STR_INIT;
-    /* Running on Windows: resolve against this system's own folders. */
-    if (aitk_deps_native_windows_root(&win_root) == AITK_OK)
-        opts.windows_root = win_root.ptr;
-    aitk_deps *d = NULL;
-    aitk_remedies *rem = NULL;
-    if (!st && aitk_remedies_load(&rem, &err) == AITK_E_NOMEM)
-        st = AITK_E_NOMEM;
-    if (!st)
-        st = aitk_deps_new(&opts, &d, &err);
-    cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
-    size_t bad = 0, unreadable = 0, skipped = 0, not_library = 0, python_ext = 0;
-    for (size_t i = 0; !st && i < libs.count; i++) {
-        aitk_dep_tree t;
-        aitk_str_clear(&err);
-        aitk_status ast = aitk_deps_analyze(d, libs.items[i], &t, &err);
-        if (ast == AITK_E_NOMEM) {
-            st = ast;
-            break;
-        }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "path", libs.items[i]);
-        cJSON_AddItemToArray(arr, o);
-        if (ast == AITK_E_UNSUPPORTED && t.not_library != AITK_DEP_OTHER_NONE) {
-            /* a linker script or an archive named like a library: libdeps'
-             * one rule (aitk_deps_not_library_is_problem), as for `deps` */
-            skipped++;
-            cJSON_AddStringToObject(o, "skipped", aitk_str_cstr(&err));
-            continue;
-        }
-        if (ast) {
-            unreadable++;
-            cJSON_AddStringToObject(o, "error", aitk_str_cstr(&err));
-            aitk_str_appendf(&observed, "%s%s", observed.len ? "; " : "", aitk_str_cstr(&err));
-            continue;
-        }
-        size_t p = aitk_dep_tree_problems(&t);
-        cJSON_AddNumberToObject(o, "links", (double)(t.count - 1));
-        cJSON_AddNumberToObject(o, "problems", (double)p);
-        if (t.not_library) /* named like a library, and none: empty, a Git LFS pointer */
-            cJSON_AddStringToObject(o, "not_library", aitk_dep_other_name(t.not_library));
-        if (p) {
-            if (t.not_library)
-                not_library++;
-            else
-                bad++;
-            st = aitk_deps_describe_problems(&t, rem, &observed, &remedy, &sources);
-        }
-        aitk_dep_tree_free(&t);
-        if (!st && ctx->level >= AITK_LEVEL_STANDARD)
-            st = load_confirm(libs.items[i], p, o, &observed, &bad, &python_ext);
-    }
-    if (!st) {
-        aitk_str msg = AITK_STR_INIT;
-        const size_t examined = libs.count - skipped;
-        aitk_str_appendf(&msg, "%zu librar%s in %s examined statically", examined,
-                         examined == 1 ? "y" : "ies", dir);
-        if (bad || unreadable)
-            aitk_str_appendf(&msg, "; %zu with a broken dependency, %zu unreadable", bad,
-                             unreadable);
-        if (not_library)
-            aitk_str_appendf(&msg, "; %zu named like a library but not one (empty, text, a "
-                                   "Git LFS pointer)", not_library);
-        if (skipped)
-            aitk_str_appendf(&msg, "; %zu skipped, not shared libraries (linker scripts, "
-                                   "archives)", skipped);
-        if (python_ext)
-            aitk_str_appendf(&msg, "; %zu Python extension module%s (Python's own symbols "
-                                   "come from the interpreter that imports it: not loadable "
-                                   "alone, not broken)", python_ext, python_ext == 1 ? "" : "s");
-        name_variant(ctx->env, &remedy);
-        c.status = bad || unreadable || not_library ? AITK_CHECK_FAIL
-                   : examined        ? AITK_CHECK_PASS
-                                     : AITK_CHECK_SKIP;
-        c.observed = observed.len ? observed.ptr : examined ? "all dependencies resolved" : "";
-        c.message = aitk_str_cstr(&msg);
-        c.remedy = remedy.len ? remedy.ptr
-                   : c.status == AITK_CHECK_FAIL
-                       ? "Run `aitk-validate deps --all` on the failing library to see the "
-                         "whole tree, then install the package that ships the missing library."
-                       : "";
-        c.source = sources.len ? sources.ptr
-#ifdef _WIN32
-                               : "the Windows DLL search order torch uses (LoadLibraryExW with "
-                                 "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); pytorch/pytorch torch/__init__.py, _load_dll_libraries";
-#else
-                               : "glibc ld.so search order (elf/dl-load.c; the ld.so(8) manual page)";
-#endif
-        st = aitk_str_status(&msg) ? AITK_E_NOMEM : aitk_checklist_add(&ctx->checks, &c);
-        aitk_str_free(&msg);
-    }
-    aitk_deps_free(d);
-    aitk_remedies_free(rem);
     aitk_strlist_free(&libs);
-    aitk_str_free(&win_root);
-    aitk_str_free(&observed);
-    aitk_str_free(&remedy);
-    aitk_str_free(&sources);
-    aitk_str_free(&err);
     return st;
 }
 
