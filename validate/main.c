@@ -15,6 +15,7 @@
 #endif
 #include <unistd.h>
 
+#include "bench/cpu_backend.h"
 #include "bench/progress.h"
 #include "bench/runner.h"
 #include "common/alloc.h"
@@ -455,6 +456,12 @@ static int run_validate(const aitk_options *o)
     if (st) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
         rc = st == AITK_E_NOMEM ? AITK_EXIT_INTERNAL : AITK_EXIT_USAGE;
+        goto out;
+    }
+    /* Every measurement needs OpenBLAS (bench/cpu_backend.h): when it cannot
+     * open or fit the address-space limit, say so before any folder exists. */
+    if (o->level != AITK_LEVEL_QUICK && (st = aitk_bench_cpu_ready(&err))) {
+        aitk_log(AITK_LOG_ERROR, "cannot measure: %s", aitk_str_cstr(&err));
         goto out;
     }
     if ((st = prepare_outputs(o, &plan, &err)) || (st = plan_take_dirs(o, &plan, &err))) {
