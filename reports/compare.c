@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "reports/fields.h"
 #include "reports/markdown.h"
+#include "reports/report.h"
 #include "reports/metrics.h"
 #include "reports/name_index.h"
 #include "reports/xml_escape.h"
@@ -342,12 +343,13 @@ static bool bad_number(const cJSON *obj, const char *key, bool positive, const c
                        const char *list, int i, const char *section, aitk_str *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || (cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
-               (positive ? v->valuedouble > 0 : v->valuedouble >= 0)))
+    if (positive && cJSON_IsNumber(v) && v->valuedouble == 0)
+        return refuse(err, name, "%s[%d]%s%s.%s is 0 (a measured time is more than 0 s)", list,
+                      i, section ? "." : "", section ? section : "", key);
+    if (!v || (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0))
         return false;
-    refuse(err, name, "%s[%d]%s%s.%s is not a %s number (found ", list, i,
-           section ? "." : "", section ? section : "", key,
-           positive ? "positive" : "non-negative");
+    refuse(err, name, "%s[%d]%s%s.%s is not a non-negative number (found ", list, i,
+           section ? "." : "", section ? section : "", key);
     if (cJSON_IsNumber(v))
         aitk_str_appendf(err, "%.15g)", v->valuedouble);
     else
@@ -400,6 +402,18 @@ static bool bad_entry(const aitk_name_index *names, const char *what, int i, con
 
 aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err)
 {
+    /* What render refuses before it gets here (validate/cmd_render.c), compare
+     * and trend refuse too: a verdict a gate cannot read, a date not text. */
+    aitk_verdict verdict;
+    if (aitk_report_verdict(report, &verdict)) {
+        refuse(err, name, "summary.verdict: missing or not one of pass, warn, fail");
+        return AITK_E_PARSE;
+    }
+    const cJSON *created = cJSON_GetObjectItemCaseSensitive(report, "created_at");
+    if (created && !cJSON_IsString(created)) {
+        refuse(err, name, "created_at is not a string (an RFC 3339 time)");
+        return AITK_E_PARSE;
+    }
     static const char *const lists[] = {"workloads", "micro"};
     for (int k = 0; k < 2; k++) {
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(report, lists[k]);
