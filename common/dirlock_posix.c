@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
@@ -31,6 +32,18 @@ aitk_status aitk_dir_lock_take(const char *dir, aitk_dir_lock **out, aitk_str *e
                                   "wait for it to end or choose another folder", dir);
         else
             aitk_str_appendf(err, "%s: cannot lock the folder: %s", dir, strerror(e));
+        return AITK_E_IO;
+    }
+    /* The folder may have been removed, or replaced, between the open and
+     * the lock (a refused run removing the folder it made): a lock on a
+     * folder no longer at `dir` guards nothing, and every file written
+     * there would fail. Refuse it, naming what happened. */
+    struct stat now, held;
+    if (fstat(fd, &held) != 0 || stat(dir, &now) != 0 || now.st_dev != held.st_dev ||
+        now.st_ino != held.st_ino) {
+        close(fd);
+        aitk_str_appendf(err, "%s: the folder was removed while this run was taking it "
+                              "(another aitk-validate run was refused there); run again", dir);
         return AITK_E_IO;
     }
     aitk_dir_lock *l = aitk_malloc(sizeof *l);

@@ -140,13 +140,23 @@ static size_t existing_prefix(const char *dir)
 }
 
 /* Removes, deepest first, the folders the run created; rmdir removes only
- * empty ones, so nothing a user put there meanwhile is lost. */
+ * empty ones, so nothing a user put there meanwhile is lost. A folder is
+ * removed only under its lock: another run may have found it, made by this
+ * one, and taken it first, and it stays empty until that run publishes. */
 static void plan_unmake_dirs(output_plan *plan)
 {
     for (int d = 0; d < 2; d++) {
         aitk_str *p = &plan->made[d];
+        aitk_dir_lock_release(plan->locks[d]);
+        plan->locks[d] = NULL;
         while (p->len > plan->existed[d]) {
-            if (aitk_dir_remove_empty(aitk_str_cstr(p)))
+            aitk_dir_lock *held = NULL;
+            aitk_str busy = AITK_STR_INIT;
+            bool removed = !aitk_dir_lock_take(aitk_str_cstr(p), &held, &busy) &&
+                           !aitk_dir_remove_empty(aitk_str_cstr(p));
+            aitk_dir_lock_release(held);
+            aitk_str_free(&busy);
+            if (!removed)
                 break;
             const char *sep = aitk_path_last_separator(aitk_str_cstr(p));
             size_t n = sep ? (size_t)(sep - aitk_str_cstr(p)) : 0;

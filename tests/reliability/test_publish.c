@@ -133,7 +133,7 @@ static void expect_refusal_line(int k)
 static void test_concurrent_runs(void **state)
 {
     (void)state;
-    enum { ROUNDS = 3, N = 6 };
+    enum { ROUNDS = 5, N = 6 };
     int refused = 0, ran = 0;
     for (int round = 0; round < ROUNDS; round++) {
         pid_t pids[N];
@@ -145,8 +145,13 @@ static void test_concurrent_runs(void **state)
             if (!WIFEXITED(status))
                 fail_msg("run %d ended by signal %d", round * N + i, WTERMSIG(status));
             rc[i] = WEXITSTATUS(status);
-            if (rc[i] != 0 && rc[i] != 1 && rc[i] != 2)
-                fail_msg("run %d: exit %d", round * N + i, rc[i]);
+            if (rc[i] != 0 && rc[i] != 1 && rc[i] != 2) {
+                char path[700], *text = NULL;
+                size_t len = 0;
+                snprintf(path, sizeof path, "%s/err-%d", base, round * N + i);
+                aitk_file_read(path, 1 << 20, &text, &len, NULL);
+                fail_msg("run %d: exit %d; stderr: %s", round * N + i, rc[i], text ? text : "");
+            }
             if (rc[i] == 2)
                 expect_refusal_line(round * N + i);
             refused += rc[i] == 2;
