@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds one libFuzzer target with clang and runs it for a bounded time.
 #   run_fuzz.sh SOURCE_DIR WORK_DIR TARGET SECONDS SEED...
-# TARGET is elf, pe, ldcache, report (the JSON report reader) or yaml. Seeds are copied into a fresh corpus folder
+# TARGET is elf, pe, ldcache, report (the JSON report reader) or yaml.
+# Seeds are copied into a fresh corpus folder
 # (missing ones are ignored). Exit 77 (skipped) without clang or libFuzzer;
 # a crash leaves its input in WORK_DIR and fails the test.
 set -eu
