@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 
 struct aitk_dir_lock {
     int fd;
@@ -62,4 +63,16 @@ void aitk_dir_lock_release(aitk_dir_lock *lock)
         return;
     close(lock->fd); /* closing the last descriptor releases the flock */
     aitk_free(lock);
+}
+
+aitk_status aitk_dir_remove_if_unheld(const char *dir)
+{
+    aitk_dir_lock *held = NULL;
+    aitk_str busy = AITK_STR_INIT;
+    aitk_status st = aitk_dir_lock_take(dir, &held, &busy);
+    aitk_str_free(&busy);
+    if (!st)
+        st = aitk_dir_remove_empty(dir);
+    aitk_dir_lock_release(held);
+    return st ? AITK_E_IO : AITK_OK;
 }

@@ -140,9 +140,8 @@ static size_t existing_prefix(const char *dir)
 }
 
 /* Removes, deepest first, the folders the run created; rmdir removes only
- * empty ones, so nothing a user put there meanwhile is lost. A folder is
- * removed only under its lock: another run may have found it, made by this
- * one, and taken it first, and it stays empty until that run publishes. */
+ * empty ones, so nothing a user put there meanwhile is lost, and none that
+ * another run took meanwhile (common/dirlock.h). */
 static void plan_unmake_dirs(output_plan *plan)
 {
     for (int d = 0; d < 2; d++) {
@@ -150,13 +149,7 @@ static void plan_unmake_dirs(output_plan *plan)
         aitk_dir_lock_release(plan->locks[d]);
         plan->locks[d] = NULL;
         while (p->len > plan->existed[d]) {
-            aitk_dir_lock *held = NULL;
-            aitk_str busy = AITK_STR_INIT;
-            bool removed = !aitk_dir_lock_take(aitk_str_cstr(p), &held, &busy) &&
-                           !aitk_dir_remove_empty(aitk_str_cstr(p));
-            aitk_dir_lock_release(held);
-            aitk_str_free(&busy);
-            if (!removed)
+            if (aitk_dir_remove_if_unheld(aitk_str_cstr(p)))
                 break;
             const char *sep = aitk_path_last_separator(aitk_str_cstr(p));
             size_t n = sep ? (size_t)(sep - aitk_str_cstr(p)) : 0;
