@@ -136,10 +136,20 @@ build_openblas() {
   # One CPU target (Haswell: AVX2, what CI and nearly every training host
   # have), no Fortran, no LAPACK, static, threads from OpenMP like Debian's
   # Linux build; single precision only: the CPU backend calls cblas_sgemm alone.
+  # NO_AVX2= and OLDGCC= (empty, which make's ifdef reads as unset): OpenBLAS
+  # 0.3.21's c_check takes `$CC -dumpversion` for the GCC version, which for
+  # Debian's mingw compiler is "12-posix"; awk compares that as text with
+  # "4.6", finds it smaller, and writes NO_AVX2=1 and OLDGCC=1 into
+  # Makefile.conf, so every file was built with -DNO_AVX2 and without -mavx2.
+  # A variable on make's command line overrides Makefile.conf's.
+  # BUILD_SINGLE=1 already keeps the double GEMM kernels out; the d*/z*
+  # objects still built are 0.3.21's level-1 kernels (kernel/Makefile.L1 has
+  # no BUILD_* conditions) and its small-matrix kernels, which nothing in the
+  # static link references, so they never reach the .exe.
   local args=(CC=$host-gcc-posix HOSTCC=gcc AR=$host-ar RANLIB=$host-ranlib
               TARGET=HASWELL DYNAMIC_ARCH=0 BINARY=64 NOFORTRAN=1 NO_LAPACK=1
               NO_LAPACKE=1 NO_SHARED=1 USE_OPENMP=1 NUM_THREADS=64 ONLY_CBLAS=1 BUILD_SINGLE=1
-              CROSS=1 OSNAME=WINNT)
+              NO_AVX2= OLDGCC= CROSS=1 OSNAME=WINNT)
   make -C "$dir" -j "$jobs" "${args[@]}" libs >"$base/openblas.log" 2>&1 \
     && make -C "$dir" "${args[@]}" PREFIX="$prefix" install >>"$base/openblas.log" 2>&1 \
     || { tail -n 30 "$base/openblas.log" >&2; die "building OpenBLAS failed (log: $base/openblas.log)"; }

@@ -23,4 +23,11 @@ aitk_status aitk_dir_lock_take(const char *dir, aitk_dir_lock **out, aitk_str *e
 /* Releases the folder (NULL is fine). */
 void aitk_dir_lock_release(aitk_dir_lock *lock);
 
+/* Removes `dir` if it is empty and no run holds it; AITK_E_IO otherwise. A
+ * run refused at a folder it made must not remove it from under the run
+ * that took it meanwhile, which leaves it empty until it publishes. On
+ * POSIX the folder is removed under its own lock; on Windows a held folder
+ * holds the lock file, so it is not empty and a plain removal fails. */
+aitk_status aitk_dir_remove_if_unheld(const char *dir);
+
 #endif

@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 
 struct aitk_dir_lock {
     int fd;
@@ -33,6 +35,18 @@ aitk_status aitk_dir_lock_take(const char *dir, aitk_dir_lock **out, aitk_str *e
             aitk_str_appendf(err, "%s: cannot lock the folder: %s", dir, strerror(e));
         return AITK_E_IO;
     }
+    /* The folder may have been removed, or replaced, between the open and
+     * the lock (a refused run removing the folder it made): a lock on a
+     * folder no longer at `dir` guards nothing, and every file written
+     * there would fail. Refuse it, naming what happened. */
+    struct stat now, held;
+    if (fstat(fd, &held) != 0 || stat(dir, &now) != 0 || now.st_dev != held.st_dev ||
+        now.st_ino != held.st_ino) {
+        close(fd);
+        aitk_str_appendf(err, "%s: the folder was removed while this run was taking it "
+                              "(another aitk-validate run was refused there); run again", dir);
+        return AITK_E_IO;
+    }
     aitk_dir_lock *l = aitk_malloc(sizeof *l);
     if (!l) {
         close(fd);
@@ -49,4 +63,16 @@ void aitk_dir_lock_release(aitk_dir_lock *lock)
         return;
     close(lock->fd); /* closing the last descriptor releases the flock */
     aitk_free(lock);
+}
+
+aitk_status aitk_dir_remove_if_unheld(const char *dir)
+{
+    aitk_dir_lock *held = NULL;
+    aitk_str busy = AITK_STR_INIT;
+    aitk_status st = aitk_dir_lock_take(dir, &held, &busy);
+    aitk_str_free(&busy);
+    if (!st)
+        st = aitk_dir_remove_empty(dir);
+    aitk_dir_lock_release(held);
+    return st ? AITK_E_IO : AITK_OK;
 }

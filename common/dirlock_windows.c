@@ -7,6 +7,7 @@
 #include <windows.h>
 
 #include "common/alloc.h"
+#include "common/fileio.h"
 
 struct aitk_dir_lock {
     HANDLE file;
@@ -59,4 +60,9 @@ void aitk_dir_lock_release(aitk_dir_lock *lock)
         return;
     CloseHandle(lock->file);
     aitk_free(lock);
+}
+
+aitk_status aitk_dir_remove_if_unheld(const char *dir)
+{
+    return aitk_dir_remove_empty(dir); /* a held folder holds its lock file */
 }

@@ -177,7 +177,45 @@ static aitk_status write_temporary(const char *path, const void *data, size_t le
     return *tmp_out ? AITK_OK : AITK_E_NOMEM;
 }
 
-/* Moves the written temporary file over `path`. */
+aitk_status aitk_dir_sync_of(const char *path, aitk_str *err)
+{
+#ifdef _WIN32
+    /* The CRT cannot open a folder, and NTFS journals its metadata itself:
+     * there is no folder to flush (see fileio.h). */
+    (void)path;
+    (void)err;
+    return AITK_OK;
+#else
+    const char *slash = strrchr(path, '/');
+    aitk_str dir = AITK_STR_INIT;
+    if (!slash)
+        aitk_str_append(&dir, ".");
+    else
+        aitk_str_appendn(&dir, path, slash == path ? 1 : (size_t)(slash - path));
+    if (aitk_str_status(&dir))
+        return AITK_E_NOMEM;
+    aitk_status st = AITK_OK;
+    int fd = open(dir.ptr, O_RDONLY | O_DIRECTORY);
+    /* EINVAL: a file system that cannot flush a folder (some FUSE and
+     * network mounts): nothing more can be done there, and it is no error. */
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
+        st = AITK_E_IO;
+        if (err)
+            aitk_str_appendf(err, "%s: cannot flush the folder to disk (%s): the file may not "
+                                  "survive a power loss",
+                             dir.ptr, strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+    aitk_str_free(&dir);
+    return st;
+#endif
+}
+
+/* Moves the written temporary file over `path`, then makes the rename
+ * itself durable: fsync of the file made its bytes durable, but the name
+ * lives in the folder, which a power loss can roll back to the old name
+ * (POSIX.1-2017, fsync: "the file's directory entry" needs its own fsync). */
 static aitk_status replace_with(const char *path, const char *tpath, aitk_str *err)
 {
 #ifdef _WIN32
@@ -189,7 +227,7 @@ static aitk_status replace_with(const char *path, const char *tpath, aitk_str *e
         remove(tpath);
         return AITK_E_IO;
     }
-    return AITK_OK;
+    return aitk_dir_sync_of(path, err);
 }
 
 #ifndef _WIN32

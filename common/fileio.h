@@ -26,6 +26,16 @@ aitk_status aitk_file_read(const char *path, size_t max_bytes, char **data, size
 aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t len,
                                    aitk_str *err);
 
+/* Flushes the folder holding `path` to disk (open it, fsync), so that a
+ * rename into it survives a power loss; aitk_file_commit and
+ * aitk_file_write_atomic call it after each rename. AITK_E_IO, with the
+ * folder named in err, when the folder cannot be opened or flushed; a file
+ * system that cannot flush folders at all (EINVAL) is not an error. On
+ * Windows a no-op: the CRT cannot open a folder, and NTFS journals the rename
+ * itself (MoveFileEx with MOVEFILE_WRITE_THROUGH would be the way to wait
+ * for it; the rename there is remove + rename, not atomic either). */
+aitk_status aitk_dir_sync_of(const char *path, aitk_str *err);
+
 /* A file written in two steps, so that several can be replaced together:
  * aitk_file_stage writes the data in full beside the target under a
  * temporary name (the target untouched); aitk_file_commit renames it into

@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "reports/fields.h"
 #include "reports/markdown.h"
+#include "reports/report.h"
 #include "reports/metrics.h"
 #include "reports/name_index.h"
 #include "reports/xml_escape.h"
@@ -335,11 +336,16 @@ static bool refuse(aitk_str *err, const char *name, const char *fmt, ...)
 
 /* obj.key, when present, must be a finite number >= 0 (what the schema
  * allows, and what the rule can judge: a negative step time would read as
- * an improvement). obj is list[i], or list[i].section when section is set. */
-static bool bad_number(const cJSON *obj, const char *key, const char *name, const char *list,
-                       int i, const char *section, aitk_str *err)
+ * an improvement), and > 0 when `positive`: a time of 0 s was never
+ * measured, and as a base it makes any later time an infinite regression.
+ * obj is list[i], or list[i].section when section is set. */
+static bool bad_number(const cJSON *obj, const char *key, bool positive, const char *name,
+                       const char *list, int i, const char *section, aitk_str *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (positive && cJSON_IsNumber(v) && v->valuedouble == 0)
+        return refuse(err, name, "%s[%d]%s%s.%s is 0 (a measured time is more than 0 s)", list,
+                      i, section ? "." : "", section ? section : "", key);
     if (!v || (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0))
         return false;
     refuse(err, name, "%s[%d]%s%s.%s is not a non-negative number (found ", list, i,
@@ -378,7 +384,7 @@ static bool bad_entry(const aitk_name_index *names, const char *what, int i, con
         /* Read as absent, it would silently fall back to the unit's guess. */
         if (hib && !cJSON_IsBool(hib))
             return refuse(err, name, "micro[%d].higher_is_better is not true or false", i);
-        return bad_number(e, "value", name, "micro", i, NULL, err);
+        return bad_number(e, "value", false, name, "micro", i, NULL, err);
     }
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "status")))
         return refuse(err, name, "workloads[%d].status is missing or not a string", i);
@@ -387,7 +393,8 @@ static bool bad_entry(const aitk_name_index *names, const char *what, int i, con
         const cJSON *section = cJSON_GetObjectItemCaseSensitive(e, m->section);
         if (section && !cJSON_IsObject(section))
             return refuse(err, name, "workloads[%d].%s is not an object", i, m->section);
-        if (bad_number(section, m->key, name, "workloads", i, m->section, err))
+        const bool time = strcmp(m->unit, "s") == 0;
+        if (bad_number(section, m->key, time, name, "workloads", i, m->section, err))
             return true;
     }
     return false;
@@ -395,6 +402,18 @@ static bool bad_entry(const aitk_name_index *names, const char *what, int i, con
 
 aitk_status aitk_compare_check_report(const cJSON *report, const char *name, aitk_str *err)
 {
+    /* What render refuses before it gets here (validate/cmd_render.c), compare
+     * and trend refuse too: a verdict a gate cannot read, a date not text. */
+    aitk_verdict verdict;
+    if (aitk_report_verdict(report, &verdict)) {
+        refuse(err, name, "summary.verdict: missing or not one of pass, warn, fail");
+        return AITK_E_PARSE;
+    }
+    const cJSON *created = cJSON_GetObjectItemCaseSensitive(report, "created_at");
+    if (created && !cJSON_IsString(created)) {
+        refuse(err, name, "created_at is not a string (an RFC 3339 time)");
+        return AITK_E_PARSE;
+    }
     static const char *const lists[] = {"workloads", "micro"};
     for (int k = 0; k < 2; k++) {
         const cJSON *list = cJSON_GetObjectItemCaseSensitive(report, lists[k]);

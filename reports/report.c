@@ -190,6 +190,32 @@ void aitk_report_use_project_allocator(void)
     done = true;
 }
 
+/* The offset of the first NUL inside a JSON string, raw or written \u0000,
+ * or -1. cJSON ends a string there, so "flux\u00001-dev" would be read as
+ * "flux": a different name, silently. Outside strings a raw NUL is left to
+ * the parser, which stops at it. */
+static long string_nul(const char *text, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        const char c = text[i];
+        if (!in_string) {
+            in_string = c == '"';
+            continue;
+        }
+        if (c == '\0')
+            return (long)i;
+        if (c == '"')
+            in_string = false;
+        else if (c == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0)
+                return (long)i;
+            i++; /* the escaped character, a quote or a backslash among them */
+        }
+    }
+    return -1;
+}
+
 /* The fields every renderer reads; anything else is optional. */
 aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJSON **out,
                               aitk_str *err)
@@ -210,7 +236,13 @@ aitk_status aitk_report_parse(const char *path, const char *text, size_t len, cJ
                                               *rest == '\r' || *rest == '\0'))
         rest++;
     const char *what = "not valid JSON";
-    if (r && rest && rest < text + len) {
+    const long nul = r ? string_nul(text, len) : -1;
+    if (nul >= 0) {
+        cJSON_Delete(r);
+        r = NULL;
+        end = text + nul;
+        what = "a string holds a NUL character (raw or \\u0000), which would cut it short";
+    } else if (r && rest && rest < text + len) {
         cJSON_Delete(r);
         r = NULL;
         end = rest;

@@ -89,13 +89,16 @@ static size_t existing_prefix(const char *dir)
 }
 
 /* Removes, deepest first, the folders the run created; rmdir removes only
- * empty ones, so nothing a user put there meanwhile is lost. */
+ * empty ones, so nothing a user put there meanwhile is lost, and none that
+ * another run took meanwhile (common/dirlock.h). */
 static void plan_unmake_dirs(aitk_output_plan *plan)
 {
     for (int d = 0; d < 2; d++) {
         aitk_str *p = &plan->made[d];
+        aitk_dir_lock_release(plan->locks[d]);
+        plan->locks[d] = NULL;
         while (p->len > plan->existed[d]) {
-            if (aitk_dir_remove_empty(aitk_str_cstr(p)))
+            if (aitk_dir_remove_if_unheld(aitk_str_cstr(p)))
                 break;
             const char *sep = aitk_path_last_separator(aitk_str_cstr(p));
             size_t n = sep ? (size_t)(sep - aitk_str_cstr(p)) : 0;

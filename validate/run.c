@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/cpu_backend.h"
 #include "bench/progress.h"
 #include "bench/runner.h"
 #include "common/fileio.h"
@@ -188,7 +189,17 @@ static bool read_train_config(run_state *r)
 static bool take_inputs(run_state *r)
 {
     aitk_status st = aitk_compat_load(r->o->profile, &r->compat, &r->err);
-    if (st || (st = aitk_outputs_plan(r->o, &r->plan, &r->err)))
+    if (st)
+        return refuse(r, st);
+    /* Every measurement needs OpenBLAS (bench/cpu_backend.h): when it cannot
+     * open or fit the address-space limit, say so (exit 3) before any folder
+     * exists. */
+    if (r->o->level != AITK_LEVEL_QUICK && (st = aitk_bench_cpu_ready(&r->err))) {
+        aitk_log(AITK_LOG_ERROR, "cannot measure: %s", aitk_str_cstr(&r->err));
+        r->rc = AITK_EXIT_INTERNAL;
+        return false;
+    }
+    if ((st = aitk_outputs_plan(r->o, &r->plan, &r->err)))
         return refuse(r, st);
     return !r->o->config || read_train_config(r);
 }

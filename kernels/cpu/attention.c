@@ -21,11 +21,11 @@
  * the call 10-80x slower on 2 cores, because libgomp's workers spin after
  * each region (OMP_WAIT_POLICY unset) and starve OpenBLAS's own pthreads,
  * which then wait on them, once per tile. */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/cpu.h"
 
 #define AITK_ATTN_TILE 64
@@ -35,14 +35,14 @@ static aitk_status attention_check(const void *a, const void *b, const void *c, 
 {
     AITK_CPU_REQUIRE(a && b && c && e && f && bs > 0 && t > 0 && d > 0);
     AITK_CPU_REQUIRE(hq > 0 && hkv > 0 && hq % hkv == 0);
-    return AITK_OK;
+    return aitk_cpu_blas_load();
 }
 
 /* s (nt,T) = scale * q_tile k^T for query rows i0.. of head h, sample sm. */
 static void scores(float *s, const float *q, const float *k, long long sm, int i0, int nt, int t,
                    int h, int kvh, int hq, int hkv, int d, float scale)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nt, t, d, scale,
+    aitk_cpu_sgemm(false, true, nt, t, d, scale,
                 q + ((sm * t + i0) * hq + h) * d, hq * d, k + (sm * t * hkv + kvh) * d, hkv * d,
                 0.0f, s, t);
 }
@@ -79,7 +79,7 @@ aitk_status aitk_cpu_attention_forward(float *out, float *lse, const float *q, c
                         row[j] *= inv;
                     lse[(sm * hq + h) * t + i0 + i] = m + (float)log(l);
                 }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nt, d, t, 1.0f, s, t,
+                aitk_cpu_sgemm(false, false, nt, d, t, 1.0f, s, t,
                             v + (sm * t * hkv + kvh) * d, hkv * d, 0.0f,
                             out + ((sm * t + i0) * hq + h) * d, hq * d);
             }
@@ -117,7 +117,7 @@ aitk_status aitk_cpu_attention_backward(float *dq, float *dk, float *dv, const f
                 size_t qoff = (size_t)((sm * t + i0) * hq + h) * d;
                 size_t kvoff = (size_t)(sm * t * hkv + kvh) * d;
                 scores(p, q, k, sm, i0, nt, t, h, kvh, hq, hkv, d, scale);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nt, t, d, 1.0f,
+                aitk_cpu_sgemm(false, true, nt, t, d, 1.0f,
                             dout + qoff, hq * d, v + kvoff, hkv * d, 0.0f, dp, t);
                 for (int i = 0; i < nt; i++) {
                     const float *doi = dout + qoff + (size_t)i * hq * d;
@@ -132,11 +132,11 @@ aitk_status aitk_cpu_attention_backward(float *dq, float *dk, float *dv, const f
                         dpr[j] = pr[j] * (dpr[j] - di) * scale;
                     }
                 }
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, nt, 1.0f, p, t,
+                aitk_cpu_sgemm(true, false, t, d, nt, 1.0f, p, t,
                             dout + qoff, hq * d, 1.0f, dv + kvoff, hkv * d);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nt, d, t, 1.0f, dp, t,
+                aitk_cpu_sgemm(false, false, nt, d, t, 1.0f, dp, t,
                             k + kvoff, hkv * d, 0.0f, dq + qoff, hq * d);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, nt, 1.0f, dp, t,
+                aitk_cpu_sgemm(true, false, t, d, nt, 1.0f, dp, t,
                             q + qoff, hq * d, 1.0f, dk + kvoff, hkv * d);
             }
     aitk_free(p);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/cpu.h"
 
 #if defined(_WIN32)
@@ -152,8 +153,10 @@ static size_t cpu_workspace_bytes(void)
 
 static void cpu_last_error(char *buf, size_t len)
 {
+    /* The one CPU failure with words beyond its aitk_status: OpenBLAS not
+     * opening, or not fitting the address-space limit (blas.h). */
     if (buf && len)
-        buf[0] = '\0'; /* CPU failures are their aitk_status alone */
+        snprintf(buf, len, "%s", aitk_cpu_blas_error());
 }
 
 static void path_set(aitk_backend_path *p, const char *op, const char *kernel, long calls)

@@ -1,13 +1,13 @@
 /* GEMM and the LoRA-augmented linear layer on the CPU, plus the two copy
  * helpers the graph uses to concatenate and sum branches.
  *
- * All matrix products go through cblas_sgemm (OpenBLAS): it is the one place
- * where the CPU reference spends most of its time, and where a hand loop
- * would be 10-50x slower. cblas is never called from inside an OpenMP region
- * (OpenBLAS runs its own threads). */
-#include <cblas.h>
+ * All matrix products go through cblas_sgemm (OpenBLAS, opened on first use
+ * by blas.c): it is the one place where the CPU reference spends most of its
+ * time, and where a hand loop would be 10-50x slower. cblas is never called
+ * from inside an OpenMP region (OpenBLAS runs its own threads). */
 #include <string.h>
 
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/cpu.h"
 
 aitk_status aitk_cpu_gemm(float *c, const float *a, const float *b, int m, int n, int k,
@@ -18,12 +18,14 @@ aitk_status aitk_cpu_gemm(float *c, const float *a, const float *b, int m, int n
     AITK_CPU_REQUIRE(stride_a >= 0 && stride_b >= 0 && stride_c >= 0);
     /* Batches writing the same C would race in a GPU backend: refuse it here too. */
     AITK_CPU_REQUIRE(batch == 1 || stride_c >= (long long)m * n);
+    aitk_status st = aitk_cpu_blas_load();
+    if (st)
+        return st;
     int lda = trans_a ? m : k;
     int ldb = trans_b ? k : n;
     for (int i = 0; i < batch; i++)
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-                    a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c, n);
+        aitk_cpu_sgemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda,
+                       b + i * stride_b, ldb, beta, c + i * stride_c, n);
     return AITK_OK;
 }
 
@@ -33,6 +35,11 @@ aitk_status aitk_cpu_lora_linear_forward(float *y, float *xa, const float *x, co
 {
     AITK_CPU_REQUIRE(y && x && w && n > 0 && in > 0 && out > 0 && r >= 0);
     AITK_CPU_REQUIRE(r == 0 || (xa && la && lb));
+    /* The GEMMs below cannot fail once OpenBLAS is open (their shapes are
+     * checked here): what can fail is opening it, asked once up front. */
+    aitk_status st = aitk_cpu_blas_load();
+    if (st)
+        return st;
     aitk_cpu_gemm(y, x, w, n, out, in, false, true, 1.0f, 0.0f, 1, 0, 0, 0);
     if (bias)
         for (int i = 0; i < n; i++)
@@ -56,6 +63,9 @@ aitk_status aitk_cpu_lora_linear_backward(float *dx, float *dla, float *dlb, flo
 {
     AITK_CPU_REQUIRE(dy && w && n > 0 && in > 0 && out > 0 && r >= 0);
     AITK_CPU_REQUIRE(r == 0 || (dla && dlb && work && x && xa && la && lb));
+    aitk_status st = aitk_cpu_blas_load();
+    if (st)
+        return st;
     if (r > 0) {
         /* work = dy B (N,r): shared by dA and dx. */
         aitk_cpu_gemm(work, dy, lb, n, r, out, false, false, 1.0f, 0.0f, 1, 0, 0, 0);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds one libFuzzer target with clang and runs it for a bounded time.
 #   run_fuzz.sh SOURCE_DIR WORK_DIR TARGET SECONDS SEED...
-# TARGET is elf, pe or ldcache. Seeds are copied into a fresh corpus folder
+# TARGET is elf, pe, ldcache, report (the JSON report reader) or yaml.
+# Seeds are copied into a fresh corpus folder
 # (missing ones are ignored). Exit 77 (skipped) without clang or libFuzzer;
 # a crash leaves its input in WORK_DIR and fails the test.
 set -eu
@@ -18,6 +19,11 @@ case $target in
     elf) files="$src/validate/libdeps/elf.c $src/validate/libdeps/elf_ident.c $src/validate/libdeps/elf_layout.c"; libs=-lelf ;;
     pe) files="$src/validate/libdeps/pe.c $src/validate/libdeps/pe_exports.c"; libs= ;;
     ldcache) files="$src/validate/libdeps/ldcache.c"; libs= ;;
+    report) files="$src/reports/report.c $src/reports/compare.c $src/reports/markdown.c
+                   $src/reports/metrics.c $src/reports/name_index.c $src/reports/xml_escape.c
+                   $src/reports/check.c $src/reports/buyer.c $src/common/clock.c"
+            libs="-lcjson -lm" ;;
+    yaml) files="$src/common/yaml.c"; libs=-lyaml ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 bin="$work/fuzz_$target"
