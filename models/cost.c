@@ -253,12 +253,12 @@ static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p
  * op-by-op count (saved_per_token, or saved_per_token_autocast under
  * autocast: models/<model>.yaml) when it has one, with
  * attention's fp32 log-sum-exp and each adapted Linear's low-rank output
- * (LoRA's up projection saves it: rank values a token); else the estimate
- * above. */
+ * (LoRA's up projection saves it: rank values a token); else, and for the
+ * project's own step graph, the estimate above. */
 static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *p,
                                 const aitk_block_spec *b, long res)
 {
-    if (!(b->saved_per_token > 0))
+    if (!(b->saved_per_token > 0) || w->step_graph)
         return block_live_bytes(w, p, b, res);
     const double act = p->activation_bytes;
     const double saved = w->autocast && b->saved_per_token_autocast > 0

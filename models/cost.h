@@ -60,6 +60,11 @@ typedef struct aitk_workload {
      * diffusers' training scripts run): LayerNorm in fp32 and each adapted
      * Linear's input cast apart, so blocks keep saved_per_token_autocast. */
     bool autocast;
+    /* The plan is for this project's own step graph (models/step.h), not a
+     * PyTorch trainer: its hand-written backward keeps fewer tensors than
+     * autograd's op-by-op count (saved_per_token), so a block's live
+     * activations are counted as the graph allocates them. */
+    bool step_graph;
     /* Sampling during training: every sample_every steps (0: never),
      * sample_prompts images of sample_steps denoising steps, each
      * sample_passes forward passes at sample_resolution (square, the

@@ -22,6 +22,7 @@ static void step_workload(aitk_workload *w, aitk_model_spec *s, const aitk_model
     w->batch = batch;
     w->accumulation = 1;
     w->rank = rank;
+    w->step_graph = true;
 }
 
 aitk_status step_plan_flops(const aitk_model_spec *spec, long resolution, long batch,
