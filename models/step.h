@@ -112,11 +112,13 @@ void aitk_step_model_free(aitk_step_model *m);
 /* Switches the model to another resolution bucket: the next steps run
  * `resolution` px (a square image; aitk_step_set_img_tokens: that many
  * image tokens per sample), as ai-toolkit runs each batch at its own
- * bucket. Allowed up to the image tokens the model was built for: its
- * buffers keep the size of that largest bucket, as PyTorch's caching
- * allocator keeps the largest blocks, so the peak is the largest
- * bucket's. The cached inputs are redrawn for the new size and the RoPE
- * tables rebuilt for the new grid, so a model switched to a bucket computes
+ * bucket (ai-toolkit toolkit/dataloader_mixins.py, BucketsMixin: each
+ * batch from one bucket). Allowed up to the image tokens the model was
+ * built for: its buffers keep the size of that largest bucket, as PyTorch's
+ * caching allocator keeps freed blocks for reuse (torch.cuda.empty_cache,
+ * https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html),
+ * so the peak is the largest bucket's. The cached inputs are redrawn for
+ * the new size and the RoPE tables rebuilt for the new grid, so a model switched to a bucket computes
  * exactly what a model built at that bucket computes; LoRA weights,
  * optimizer state and the step count carry over. Errors: AITK_E_RANGE
  * above the built size, AITK_E_INVAL below one patch, each with a sentence
