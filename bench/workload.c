@@ -127,48 +127,24 @@ static aitk_status add_prediction(cJSON *w, double peak, double planned)
  * the curve for the HTML report, each the mean of its window of steps.
  * Every step draws the t and noise of the first (fixed_noise), so only the
  * LoRA changes and a step that trains makes the loss fall. With several
- * buckets the loss of each bucket is on its own data and level, so the
- * curve alternates; the tenths are taken of each bucket's own steps and
- * averaged over the buckets, and the loss falls when it falls in every
- * bucket. */
-static aitk_status add_loss(cJSON *w, const double *loss, const size_t *bucket, size_t n,
-                            size_t n_buckets)
+ * buckets the curve alternates (aitk_bench_steps_loss_summary: the tenths
+ * and the fall are judged per bucket). */
+static aitk_status add_loss(cJSON *w, const aitk_bench_steps *steps, size_t n_buckets)
 {
+    size_t n = 0;
+    const double *loss = aitk_bench_steps_losses(steps, &n);
     if (n == 0)
         return AITK_OK;
-    double head = 0, tail = 0;
-    size_t used = 0;
-    bool falls = true;
-    for (size_t b = 0; b < n_buckets; b++) {
-        size_t nb = 0, k = 0;
-        for (size_t i = 0; i < n; i++)
-            nb += bucket[i] == b;
-        if (nb == 0)
-            continue;
-        const size_t tenth = nb >= 10 ? nb / 10 : 1;
-        double h = 0, t = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (bucket[i] != b)
-                continue;
-            h += k < tenth ? loss[i] : 0;
-            t += k >= nb - tenth ? loss[i] : 0;
-            k++;
-        }
-        head += h / (double)tenth;
-        tail += t / (double)tenth;
-        falls = falls && nb > 1 && t < h;
-        used++;
-    }
-    head /= (double)used;
-    tail /= (double)used;
+    aitk_bench_loss_summary tenths;
+    aitk_bench_steps_loss_summary(steps, &tenths);
     cJSON *l = cJSON_AddObjectToObject(w, "loss");
     cJSON *curve = l ? cJSON_AddArrayToObject(l, "curve") : NULL;
     if (!curve || !cJSON_AddNumberToObject(l, "first", loss[0]) ||
         !cJSON_AddNumberToObject(l, "last", loss[n - 1]) ||
-        !cJSON_AddNumberToObject(l, "first_tenth_mean", head) ||
-        !cJSON_AddNumberToObject(l, "last_tenth_mean", tail) ||
+        !cJSON_AddNumberToObject(l, "first_tenth_mean", tenths.first_tenth_mean) ||
+        !cJSON_AddNumberToObject(l, "last_tenth_mean", tenths.last_tenth_mean) ||
         !cJSON_AddNumberToObject(l, "steps", (double)n) ||
-        !cJSON_AddBoolToObject(l, "falls", falls) ||
+        !cJSON_AddBoolToObject(l, "falls", tenths.falls) ||
         !cJSON_AddStringToObject(l, "of", n_buckets > 1
                                               ? "the MSE of each step's forward pass on fixed "
                                                 "data (every step draws the t and noise of the "
@@ -447,11 +423,8 @@ static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
                                   "the CUDA context, library workspaces and other processes "
                                   "included")))
         st = AITK_E_NOMEM;
-    size_t n_loss = 0;
-    const double *loss = aitk_bench_steps_losses(steps, &n_loss);
     if (!st)
-        st = add_loss(entry, loss, aitk_bench_steps_loss_buckets(steps), n_loss,
-                      plan->n_buckets);
+        st = add_loss(entry, steps, plan->n_buckets);
     if (!st && gpu)
         st = add_predicted(entry, req, spec, plan);
     return st;

@@ -218,9 +218,36 @@ const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n)
     return s->losses;
 }
 
-const size_t *aitk_bench_steps_loss_buckets(const aitk_bench_steps *s)
+void aitk_bench_steps_loss_summary(const aitk_bench_steps *s, aitk_bench_loss_summary *out)
 {
-    return s->loss_bucket;
+    double head = 0, tail = 0;
+    size_t used = 0;
+    bool falls = true;
+    for (size_t b = 0; b < s->n; b++) {
+        size_t nb = 0, k = 0;
+        for (size_t i = 0; i < s->n_losses; i++)
+            nb += s->loss_bucket[i] == b;
+        if (nb == 0)
+            continue;
+        const size_t tenth = nb >= 10 ? nb / 10 : 1;
+        double h = 0, t = 0;
+        for (size_t i = 0; i < s->n_losses; i++) {
+            if (s->loss_bucket[i] != b)
+                continue;
+            h += k < tenth ? s->losses[i] : 0;
+            t += k >= nb - tenth ? s->losses[i] : 0;
+            k++;
+        }
+        head += h / (double)tenth;
+        tail += t / (double)tenth;
+        falls = falls && nb > 1 && t < h;
+        used++;
+    }
+    *out = (aitk_bench_loss_summary){
+        .first_tenth_mean = used ? head / (double)used : NAN,
+        .last_tenth_mean = used ? tail / (double)used : NAN,
+        .falls = used > 0 && falls,
+    };
 }
 
 void aitk_bench_steps_free(aitk_bench_steps *s)

@@ -67,8 +67,18 @@ double aitk_bench_steps_planned(const aitk_bench_steps *s);
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s);
 /* Losses of the steps run so far, in order (warm-up included): *n values. */
 const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n);
-/* The bucket each of those losses was computed at (same order and count). */
-const size_t *aitk_bench_steps_loss_buckets(const aitk_bench_steps *s);
+/* The losses judged bucket by bucket: each bucket's loss is on its own
+ * data and at its own level, so with buckets taking turns the curve
+ * alternates and a tenth of all steps mixes them. Here the first and last
+ * tenth are of each bucket's own steps (at least one), averaged over the
+ * buckets that ran; `falls` when the last tenth is below the first in
+ * every bucket (false with one step of a bucket, or none). */
+typedef struct aitk_bench_loss_summary {
+    double first_tenth_mean, last_tenth_mean; /* NAN before any step */
+    bool falls;
+} aitk_bench_loss_summary;
+
+void aitk_bench_steps_loss_summary(const aitk_bench_steps *s, aitk_bench_loss_summary *out);
 void aitk_bench_steps_free(aitk_bench_steps *s);
 
 #endif

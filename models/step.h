@@ -116,13 +116,13 @@ void aitk_step_model_free(aitk_step_model *m);
  * batch from one bucket). Allowed up to the image tokens the model was
  * built for: its buffers keep the size of that largest bucket, as PyTorch's
  * caching allocator keeps freed blocks for reuse (torch.cuda.empty_cache,
- * https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html),
+ * https://pytorch.org/docs/stable/generated/torch.cuda.empty_cache.html),
  * so the peak is the largest bucket's. The cached inputs are redrawn for
- * the new size and the RoPE tables rebuilt for the new grid, so a model switched to a bucket computes
- * exactly what a model built at that bucket computes; LoRA weights,
- * optimizer state and the step count carry over. Errors: AITK_E_RANGE
- * above the built size, AITK_E_INVAL below one patch, each with a sentence
- * in `err`; the model is then unchanged. */
+ * the new size and the RoPE tables rebuilt for the new grid, so a model
+ * switched to a bucket computes exactly what a model built at that bucket
+ * computes; LoRA weights, optimizer state and the step count carry over.
+ * Errors: AITK_E_RANGE above the built size, AITK_E_INVAL below one patch,
+ * each with a sentence in `err`; the model is then unchanged. */
 aitk_status aitk_step_set_resolution(aitk_step_model *m, long resolution, aitk_str *err);
 aitk_status aitk_step_set_img_tokens(aitk_step_model *m, long img_tokens, aitk_str *err);
 

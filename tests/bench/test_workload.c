@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "bench/config.h"
+#include "bench/workload_step.h"
 #include "bench/workload.h"
 #include "common/fileio.h"
 #include "kernels/backend.h"
@@ -342,6 +343,43 @@ static void test_gpu_runs_the_jobs_buckets(void **state)
     aitk_str_free(&err);
 }
 
+/* One model cycling two buckets (the step adapter on the CPU backend): the
+ * loss summary takes each bucket's own tenths. 20 steps, buckets 0 1 0 1
+ * ...: the tenth of each bucket's 10 steps is its first (last) step, so the
+ * expected means are those of steps 0 and 1 (18 and 19), worked out here
+ * from the recorded losses. */
+static void test_loss_summary_is_per_bucket(void **state)
+{
+    (void)state;
+    aitk_model_spec *spec = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_model_spec_load("chroma", true, &spec, &err), 0);
+    const long res[2] = {128, 256};
+    aitk_bench_steps *s = NULL;
+    if (aitk_bench_steps_create(spec, res, 2, NULL, aitk_backend_cpu(), 0, &s, NULL, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    for (size_t i = 0; i < 20; i++) {
+        aitk_bench_step_info info;
+        assert_int_equal(aitk_bench_steps_run(s, i % 2, &info, &err), 0);
+    }
+    size_t n = 0;
+    const double *loss = aitk_bench_steps_losses(s, &n);
+    assert_int_equal(n, 20);
+    aitk_bench_loss_summary sum;
+    aitk_bench_steps_loss_summary(s, &sum);
+    printf("losses: 128 px %.6f -> %.6f, 256 px %.6f -> %.6f\n", loss[0], loss[18], loss[1],
+           loss[19]);
+    /* the buckets do sit at different levels */
+    assert_true(loss[0] != loss[1]);
+    assert_true(sum.first_tenth_mean == (loss[0] + loss[1]) / 2);
+    assert_true(sum.last_tenth_mean == (loss[18] + loss[19]) / 2);
+    assert_true(sum.falls == (loss[18] < loss[0] && loss[19] < loss[1]));
+    assert_true(sum.falls);
+    aitk_bench_steps_free(s);
+    aitk_model_spec_free(spec);
+    aitk_str_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_short_cpu_run),
         cmocka_unit_test(test_lent_cost_params_are_used),
         cmocka_unit_test(test_gpu_runs_the_jobs_buckets),
+        cmocka_unit_test(test_loss_summary_is_per_bucket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
