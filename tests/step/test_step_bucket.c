@@ -213,7 +213,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(switched_model_matches_built_one),
         cmocka_unit_test(switching_above_the_built_size_is_refused),
     };
-    if (argc > 1)
+    if (argc > 1) {
+        /* a misspelt name would run nothing and pass */
+        bool known = false;
+        for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+            known = known || strcmp(tests[i].name, argv[1]) == 0;
+        if (!known) {
+            fprintf(stderr, "test_step.bucket: no test '%s'\n", argv[1]);
+            return 2;
+        }
         cmocka_set_test_filter(argv[1]);
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
