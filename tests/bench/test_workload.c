@@ -320,6 +320,9 @@ static void test_gpu_runs_the_jobs_buckets(void **state)
         const cJSON *o = cJSON_GetArrayItem(buckets, b);
         assert_int_equal(cJSON_GetObjectItem(o, "resolution")->valueint, want[b]);
         assert_true(cJSON_GetObjectItem(o, "steps")->valueint >= 1);
+        printf("%ld px: %d timed steps, mean %.4f s\n", want[b],
+               cJSON_GetObjectItem(o, "steps")->valueint,
+               cJSON_GetObjectItem(o, "mean_s")->valuedouble);
     }
     const cJSON *conf = cJSON_GetObjectItem(w, "configuration");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(conf, "resolutions")), 2);
@@ -336,6 +339,7 @@ static void test_gpu_runs_the_jobs_buckets(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "buckets")), 1);
     const double alone =
         cJSON_GetObjectItem(cJSON_GetObjectItem(w, "memory"), "peak_bytes")->valuedouble;
+    printf("peak %.0f B with buckets 128 and 256, %.0f B with 256 alone\n", peak, alone);
     if (!(peak == alone))
         fail_msg("peak %.0f B with buckets 128 and 256, %.0f B with 256 alone", peak, alone);
     cJSON_Delete(w);
