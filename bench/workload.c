@@ -1,8 +1,10 @@
 /* A reference workload from model id to report entry (see workload.h).
  *
- * The training-step graph (models/step.h) builds a model for one resolution,
- * so the runner's buckets are one model each, built before timing starts,
- * each with its own memory account: the peak reported is the largest
+ * The training-step graph (models/step.h) builds one model for the largest
+ * bucket, before timing starts, and switches it to the bucket of each step:
+ * the runner cycles the buckets in order (ai-toolkit picks a bucket per
+ * batch; a fixed cycle repeats), so the mean step time over whole cycles
+ * and the buckets' mean FLOPs describe the job, and the peak is the largest
  * bucket's, which is what one model cycling through buckets needs. */
 #include "bench/workload.h"
 
@@ -121,31 +123,40 @@ static aitk_status add_prediction(cJSON *w, double peak, double planned)
 }
 
 /* Losses of the run (warm-up included, in step order): first and last, the
- * means of the first and last tenth, whether it fell, and at most 200
- * points of the curve for the HTML report, each the mean of its window of
- * steps. Every step draws the t and noise of the first (fixed_noise), so
- * only the LoRA changes and a step that trains makes the loss fall. */
-static aitk_status add_loss(cJSON *w, const double *loss, size_t n)
+ * first and last tenth of steps, whether it fell, and at most 200 points of
+ * the curve for the HTML report, each the mean of its window of steps.
+ * Every step draws the t and noise of the first (fixed_noise), so only the
+ * LoRA changes and a step that trains makes the loss fall. With several
+ * buckets the curve alternates (aitk_bench_steps_loss_summary: the tenths
+ * and the fall are judged per bucket). */
+static aitk_status add_loss(cJSON *w, const aitk_bench_steps *steps, size_t n_buckets)
 {
+    size_t n = 0;
+    const double *loss = aitk_bench_steps_losses(steps, &n);
     if (n == 0)
         return AITK_OK;
-    size_t tenth = n >= 10 ? n / 10 : 1;
-    double head = 0, tail = 0;
-    for (size_t i = 0; i < tenth; i++) {
-        head += loss[i];
-        tail += loss[n - tenth + i];
-    }
+    aitk_bench_loss_summary tenths;
+    aitk_bench_steps_loss_summary(steps, &tenths);
     cJSON *l = cJSON_AddObjectToObject(w, "loss");
     cJSON *curve = l ? cJSON_AddArrayToObject(l, "curve") : NULL;
     if (!curve || !cJSON_AddNumberToObject(l, "first", loss[0]) ||
         !cJSON_AddNumberToObject(l, "last", loss[n - 1]) ||
-        !cJSON_AddNumberToObject(l, "first_tenth_mean", head / (double)tenth) ||
-        !cJSON_AddNumberToObject(l, "last_tenth_mean", tail / (double)tenth) ||
+        !cJSON_AddNumberToObject(l, "first_tenth_mean", tenths.first_tenth_mean) ||
+        !cJSON_AddNumberToObject(l, "last_tenth_mean", tenths.last_tenth_mean) ||
         !cJSON_AddNumberToObject(l, "steps", (double)n) ||
-        !cJSON_AddBoolToObject(l, "falls", n > 1 && tail < head) ||
-        !cJSON_AddStringToObject(l, "of", "the MSE of each step's forward pass on fixed data "
-                                          "(every step draws the t and noise of the first), "
-                                          "warm-up included; tenths are means of steps"))
+        !cJSON_AddBoolToObject(l, "falls", tenths.falls) ||
+        !cJSON_AddStringToObject(l, "of", n_buckets > 1
+                                              ? "the MSE of each step's forward pass on fixed "
+                                                "data (every step draws the t and noise of the "
+                                                "first), warm-up included; the buckets take "
+                                                "turns and each has its own level, so the "
+                                                "curve alternates; tenths are of each bucket's "
+                                                "own steps, averaged over the buckets, and it "
+                                                "falls when it falls in every bucket"
+                                              : "the MSE of each step's forward pass on fixed "
+                                                "data (every step draws the t and noise of the "
+                                                "first), warm-up included; tenths are means of "
+                                                "steps"))
         return AITK_E_NOMEM;
     size_t window = (n + 199) / 200;
     for (size_t i = 0; i < n; i += window) {
@@ -159,28 +170,47 @@ static aitk_status add_loss(cJSON *w, const double *loss, size_t n)
     return AITK_OK;
 }
 
-/* The largest bucket of the job: the one that sets the peak. A GPU runs one
- * full-size model, so the job's other buckets are not run (a model per
- * bucket would hold the base weights once per bucket); the configuration
- * note says so. Default: the largest of the spec's own buckets (1024 px). */
-static long gpu_resolution(const aitk_bench_config *cfg, const aitk_bench_request *req,
-                           const aitk_model_spec *spec)
+/* The buckets a GPU runs: the job's own (--config), else the cuda
+ * section's of bench/workloads.yaml, else the model's largest default
+ * bucket (1024 px). One model built for the largest runs them all. */
+static void gpu_buckets(const aitk_bench_config *cfg, const aitk_bench_request *req,
+                        const aitk_model_spec *spec, aitk_bench_plan *plan)
+{
+    const long *res = NULL;
+    size_t n = 0;
+    if (req->train && req->train->n_resolutions) {
+        res = req->train->resolutions;
+        n = req->train->n_resolutions;
+    } else if (cfg->cuda.n_resolutions) {
+        res = cfg->cuda.resolutions;
+        n = cfg->cuda.n_resolutions;
+    }
+    n = n > AITK_BENCH_MAX_BUCKETS ? AITK_BENCH_MAX_BUCKETS : n;
+    for (size_t i = 0; i < n; i++)
+        plan->resolutions[i] = res[i];
+    plan->n_buckets = n;
+    if (n)
+        return;
+    long r = 0;
+    for (size_t i = 0; i < spec->defaults.n_resolutions; i++)
+        r = spec->defaults.resolutions[i] > r ? spec->defaults.resolutions[i] : r;
+    plan->resolutions[0] = r > 0 ? r : spec->defaults.resolution;
+    plan->n_buckets = 1;
+}
+
+/* The largest of the plan's buckets: the one that sets the peak. */
+static long largest_bucket(const aitk_bench_plan *plan)
 {
     long r = 0;
-    if (req->train)
-        for (size_t i = 0; i < req->train->n_resolutions; i++)
-            r = req->train->resolutions[i] > r ? req->train->resolutions[i] : r;
-    for (size_t i = 0; !r && i < cfg->cuda.n_resolutions; i++)
-        r = cfg->cuda.resolutions[i] > r ? cfg->cuda.resolutions[i] : r;
-    for (size_t i = 0; !r && i < spec->defaults.n_resolutions; i++)
-        r = spec->defaults.resolutions[i] > r ? spec->defaults.resolutions[i] : r;
-    return r > 0 ? r : spec->defaults.resolution;
+    for (size_t i = 0; i < plan->n_buckets; i++)
+        r = plan->resolutions[i] > r ? plan->resolutions[i] : r;
+    return r;
 }
 
 /* The cost model's answer for the same job on the same GPU, beside the
  * measurement: `predict` is what people without this GPU are told. */
 static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
-                                 const aitk_model_spec *spec, long resolution)
+                                 const aitk_model_spec *spec, const aitk_bench_plan *plan)
 {
     const aitk_gpu_spec *gpu = req->device->gpu;
     if (!gpu)
@@ -196,8 +226,10 @@ static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
             aitk_config_workload(req->train, spec, &wl);
         else
             aitk_workload_defaults(&wl, spec);
-        wl.resolutions[0] = resolution;
-        wl.n_resolutions = 1;
+        /* the buckets that ran: the cost model's time is their mean, its
+         * memory their largest */
+        memcpy(wl.resolutions, plan->resolutions, plan->n_buckets * sizeof(long));
+        wl.n_resolutions = plan->n_buckets;
         st = aitk_cost_predict(&wl, p, gpu, &pr, &err);
     }
     aitk_cost_params_free(loaded);
@@ -219,8 +251,8 @@ static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
 /* A job that does not fit: the allocation that failed, what was already
  * allocated, and the memory plan, as an entry; never a crash. */
 static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_spec *spec,
-                                const aitk_bench_alloc_failure *f, long resolution,
-                                cJSON **entry)
+                                const aitk_bench_alloc_failure *f,
+                                const aitk_bench_plan *plan, cJSON **entry)
 {
     const double gib = 1024.0 * 1024.0 * 1024.0;
     aitk_str msg = AITK_STR_INIT;
@@ -240,7 +272,7 @@ static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_
                 !cJSON_AddNumberToObject(m, "allocated_bytes", f->allocated)))
         st = AITK_E_NOMEM;
     if (!st)
-        st = add_predicted(*entry, req, spec, resolution);
+        st = add_predicted(*entry, req, spec, plan);
     return st;
 }
 
@@ -276,8 +308,8 @@ static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_s
 }
 
 /* The runner's plan for this job on this backend: batch, steps, time
- * limit, and the buckets (the GPU runs the job's own largest one, the CPU
- * its small configuration). */
+ * limit, and the buckets (the GPU runs the job's own, the CPU its small
+ * configuration). */
 static void make_plan(const aitk_bench_config *cfg, const aitk_bench_request *req,
                       const aitk_model_spec *spec, bool gpu, aitk_bench_plan *plan)
 {
@@ -296,8 +328,7 @@ static void make_plan(const aitk_bench_config *cfg, const aitk_bench_request *re
     if (!req->full)
         plan->requested_steps = 1000;
     if (gpu) {
-        plan->resolutions[0] = gpu_resolution(cfg, req, spec);
-        plan->n_buckets = 1;
+        gpu_buckets(cfg, req, spec, plan);
         if (req->device->gpu && req->device->gpu->matmul_bf16_tflops > 0)
             plan->peak_flops = req->device->gpu->matmul_bf16_tflops * 1e12;
     } else {
@@ -311,11 +342,11 @@ static void make_plan(const aitk_bench_config *cfg, const aitk_bench_request *re
  * allocation ran out on the device, else the reason. */
 static aitk_status not_built(const aitk_bench_request *req, const aitk_model_spec *spec,
                              aitk_status st, const aitk_bench_alloc_failure *fail,
-                             const aitk_str *err, const char *bname, long resolution,
-                             cJSON **entry)
+                             const aitk_str *err, const char *bname,
+                             const aitk_bench_plan *plan, cJSON **entry)
 {
     if (st == AITK_E_NOMEM && fail->happened)
-        return does_not_fit(req, spec, fail, resolution, entry);
+        return does_not_fit(req, spec, fail, plan, entry);
     aitk_str msg = AITK_STR_INIT;
     aitk_str_appendf(&msg, "could not build the training step: %s%s%s", aitk_strerror(st),
                      err->len ? ": " : "", aitk_str_cstr(err));
@@ -328,13 +359,40 @@ static void entry_title(const aitk_bench_request *req, const aitk_model_spec *sp
                         const aitk_bench_plan *plan, bool gpu, aitk_str *title)
 {
     long rank = req->train ? req->train->rank : spec->defaults.rank;
-    if (gpu)
-        aitk_str_appendf(title, "%s LoRA r%ld, %ld px, batch %ld%s", spec->title, rank,
-                         plan->resolutions[0], plan->batch,
+    if (gpu) {
+        aitk_str_appendf(title, "%s LoRA r%ld, ", spec->title, rank);
+        for (size_t b = 0; b < plan->n_buckets; b++)
+            aitk_str_appendf(title, "%s%ld", b ? "/" : "", plan->resolutions[b]);
+        aitk_str_appendf(title, " px, batch %ld%s", plan->batch,
                          req->train ? " (from --config)" : "");
-    else
+    } else {
         aitk_str_appendf(title, "%s LoRA r%ld, small CPU configuration%s", spec->title, rank,
                          req->train ? " (from --config)" : "");
+    }
+}
+
+/* Which buckets ran and how: one model built for the largest, switched to
+ * each bucket in turn. */
+static aitk_status add_buckets_note(cJSON *conf, const aitk_bench_plan *plan)
+{
+    aitk_str note = AITK_STR_INIT;
+    if (plan->n_buckets == 1) {
+        aitk_str_appendf(&note, "one bucket, %ld px", plan->resolutions[0]);
+    } else {
+        aitk_str_append(&note, "buckets ");
+        for (size_t b = 0; b < plan->n_buckets; b++)
+            aitk_str_appendf(&note, "%s%ld", b ? ", " : "", plan->resolutions[b]);
+        aitk_str_appendf(&note, " px, one step each in turn, on one model built for %ld px "
+                                "(its buffers, and the peak, are that bucket's); the step time "
+                                "is the mean of the timed steps (whole cycles at the standard "
+                                "level), FLOPs per step the buckets' mean",
+                         largest_bucket(plan));
+    }
+    aitk_status st = aitk_str_status(&note);
+    if (!st && !cJSON_AddStringToObject(conf, "buckets_note", aitk_str_cstr(&note)))
+        st = AITK_E_NOMEM;
+    aitk_str_free(&note);
+    return st;
 }
 
 /* What the step itself tells beside the runner's figures: LoRA parameter
@@ -352,11 +410,8 @@ static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
     if (!st &&
         !cJSON_AddNumberToObject(conf, "lora_params", (double)aitk_bench_steps_lora_params(steps)))
         st = AITK_E_NOMEM;
-    if (!st && gpu && req->train && req->train->n_resolutions > 1 &&
-        !cJSON_AddStringToObject(conf, "buckets_note",
-                                 "the job's largest bucket only: it sets the peak memory; "
-                                 "smaller buckets are not run on the GPU yet"))
-        st = AITK_E_NOMEM;
+    if (!st)
+        st = add_buckets_note(conf, plan);
     if (!st)
         st = add_prediction(entry, r->peak_bytes, planned);
     const double device_peak = aitk_bench_steps_device_peak(steps);
@@ -368,12 +423,10 @@ static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
                                   "the CUDA context, library workspaces and other processes "
                                   "included")))
         st = AITK_E_NOMEM;
-    size_t n_loss = 0;
-    const double *loss = aitk_bench_steps_losses(steps, &n_loss);
     if (!st)
-        st = add_loss(entry, loss, n_loss);
+        st = add_loss(entry, steps, plan->n_buckets);
     if (!st && gpu)
-        st = add_predicted(entry, req, spec, plan->resolutions[0]);
+        st = add_predicted(entry, req, spec, plan);
     return st;
 }
 
@@ -398,7 +451,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;
     if (st) {
-        st = not_built(req, spec, st, &fail, &err, bname, plan.resolutions[0], entry);
+        st = not_built(req, spec, st, &fail, &err, bname, &plan, entry);
         aitk_str_free(&err);
         return st;
     }

@@ -4,7 +4,8 @@
  *
  * The CPU backend runs the small configuration of bench/workloads.yaml and
  * its figures are labelled CPU figures; the GPU backend (the CUDA plugin)
- * runs the full-size model at the job's largest bucket, weights made on the
+ * runs the full-size model at the job's buckets (1024 px by default), one
+ * model built for the largest and switched per step, weights made on the
  * device, and is judged against the target GPU's documented time scaled to
  * this GPU through the cost model, with the cost model's prediction for the
  * same job beside it. A job that does not fit is an entry that names the

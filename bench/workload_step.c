@@ -16,12 +16,15 @@
 
 struct aitk_bench_steps {
     const aitk_backend *backend;
-    aitk_step_model *models[AITK_BENCH_MAX_BUCKETS];
-    aitk_mem_account acct[AITK_BENCH_MAX_BUCKETS];
+    aitk_step_model *model; /* built for the largest bucket, switched per step */
+    aitk_mem_account acct;
+    long resolutions[AITK_BENCH_MAX_BUCKETS];
     size_t n;
+    size_t current;     /* the bucket the model is set to */
     double device_peak; /* NAN until the backend answers mem_info */
     double *losses;
-    size_t n_losses, cap_losses;
+    size_t *loss_bucket; /* the bucket of each loss */
+    size_t n_losses, cap_losses, cap_buckets;
 };
 
 /* ai-toolkit's optimizer factory lower-cases the name before matching, so
@@ -94,37 +97,49 @@ aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *res
         return AITK_E_NOMEM;
     s->backend = backend;
     s->device_peak = NAN;
+    s->n = n;
+    size_t largest = 0;
     for (size_t b = 0; b < n; b++) {
-        aitk_step_setup setup;
-        aitk_step_setup_defaults(&setup, spec);
-        apply_train_config(&setup, train);
-        /* Fixed data, so the loss curve shows whether the step trains. */
-        setup.fixed_noise = true;
-        setup.resolution = resolutions[b];
-        setup.img_tokens = 0;
-        s->acct[b].limit = limit_bytes > 0 ? (size_t)limit_bytes : 0;
-        aitk_status st = aitk_step_model_create(spec, &setup, backend->ops, &s->acct[b],
-                                                &s->models[b], err);
-        if (st) {
-            if (st == AITK_E_NOMEM)
-                note_failure(&s->acct[b], failure);
-            aitk_bench_steps_free(s);
-            return st;
-        }
-        s->n = b + 1;
+        s->resolutions[b] = resolutions[b];
+        if (resolutions[b] > resolutions[largest])
+            largest = b;
     }
+    /* One model for every bucket, built for the largest: a model per bucket
+     * would hold the base weights once per bucket, which no GPU can. */
+    aitk_step_setup setup;
+    aitk_step_setup_defaults(&setup, spec);
+    apply_train_config(&setup, train);
+    /* Fixed data, so the loss curve shows whether the step trains. */
+    setup.fixed_noise = true;
+    setup.resolution = resolutions[largest];
+    setup.img_tokens = 0;
+    s->acct.limit = limit_bytes > 0 ? (size_t)limit_bytes : 0;
+    aitk_status st = aitk_step_model_create(spec, &setup, backend->ops, &s->acct, &s->model,
+                                            err);
+    if (st) {
+        if (st == AITK_E_NOMEM)
+            note_failure(&s->acct, failure);
+        aitk_bench_steps_free(s);
+        return st;
+    }
+    s->current = largest;
     sample_device(s);
     *out = s;
     return AITK_OK;
 }
 
-static aitk_status keep_loss(aitk_bench_steps *s, double loss)
+static aitk_status keep_loss(aitk_bench_steps *s, double loss, size_t bucket)
 {
     double *p = aitk_grow(s->losses, sizeof *p, s->n_losses, &s->cap_losses, 64);
     if (!p)
         return AITK_E_NOMEM;
     s->losses = p;
-    s->losses[s->n_losses++] = loss;
+    size_t *q = aitk_grow(s->loss_bucket, sizeof *q, s->n_losses, &s->cap_buckets, 64);
+    if (!q)
+        return AITK_E_NOMEM;
+    s->loss_bucket = q;
+    s->losses[s->n_losses] = loss;
+    s->loss_bucket[s->n_losses++] = bucket;
     return AITK_OK;
 }
 
@@ -136,7 +151,17 @@ aitk_status aitk_bench_steps_run(void *user, size_t b, aitk_bench_step_info *inf
         return AITK_E_INVAL;
     aitk_step_result res;
     memset(&res, 0, sizeof res);
-    aitk_status st = aitk_step_run(s->models[b], &res);
+    /* The switch redraws the bucket's cached latents and RoPE tables, as
+     * ai-toolkit loads each batch's latents and diffusers builds the
+     * rotary embedding in every forward: it is part of the step's time. */
+    aitk_status st = AITK_OK;
+    if (b != s->current) {
+        st = aitk_step_set_resolution(s->model, s->resolutions[b], err);
+        if (st)
+            return st;
+        s->current = b;
+    }
+    st = aitk_step_run(s->model, &res);
     /* The loss comes back to the host each step, but the update after it is
      * still queued on a GPU: wait, so the runner's clock times the whole step. */
     if (!st && s->backend->synchronize)
@@ -156,15 +181,13 @@ aitk_status aitk_bench_steps_run(void *user, size_t b, aitk_bench_step_info *inf
     }
     info->flops = res.flops;
     info->model_flops = res.model_flops;
-    return keep_loss(s, res.loss);
+    return keep_loss(s, res.loss, b);
 }
 
 double aitk_bench_steps_peak(void *user)
 {
     const aitk_bench_steps *s = user;
-    double peak = 0;
-    for (size_t b = 0; b < s->n; b++)
-        peak = fmax(peak, (double)s->acct[b].peak_total);
+    double peak = (double)s->acct.peak_total;
     if (s->backend->workspace_bytes)
         peak += (double)s->backend->workspace_bytes();
     return peak;
@@ -177,22 +200,16 @@ double aitk_bench_steps_device_peak(const aitk_bench_steps *s)
 
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s)
 {
-    return s->n ? aitk_step_lora_params(s->models[0]) : 0;
+    return aitk_step_lora_params(s->model);
 }
 
 double aitk_bench_steps_planned(const aitk_bench_steps *s)
 {
-    double most = NAN;
-    for (size_t b = 0; b < s->n; b++) {
-        aitk_step_plan plan;
-        aitk_str err = AITK_STR_INIT;
-        aitk_status st = aitk_step_memory_plan(s->models[b], &plan, &err);
-        aitk_str_free(&err);
-        if (st)
-            return NAN;
-        most = isnan(most) ? plan.total : fmax(most, plan.total);
-    }
-    return most;
+    aitk_step_plan plan;
+    aitk_str err = AITK_STR_INIT;
+    aitk_status st = aitk_step_memory_plan(s->model, &plan, &err);
+    aitk_str_free(&err);
+    return st ? NAN : plan.total;
 }
 
 const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n)
@@ -201,12 +218,44 @@ const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n)
     return s->losses;
 }
 
+void aitk_bench_steps_loss_summary(const aitk_bench_steps *s, aitk_bench_loss_summary *out)
+{
+    double head = 0, tail = 0;
+    size_t used = 0;
+    bool falls = true;
+    for (size_t b = 0; b < s->n; b++) {
+        size_t nb = 0, k = 0;
+        for (size_t i = 0; i < s->n_losses; i++)
+            nb += s->loss_bucket[i] == b;
+        if (nb == 0)
+            continue;
+        const size_t tenth = nb >= 10 ? nb / 10 : 1;
+        double h = 0, t = 0;
+        for (size_t i = 0; i < s->n_losses; i++) {
+            if (s->loss_bucket[i] != b)
+                continue;
+            h += k < tenth ? s->losses[i] : 0;
+            t += k >= nb - tenth ? s->losses[i] : 0;
+            k++;
+        }
+        head += h / (double)tenth;
+        tail += t / (double)tenth;
+        falls = falls && nb > 1 && t < h;
+        used++;
+    }
+    *out = (aitk_bench_loss_summary){
+        .first_tenth_mean = used ? head / (double)used : NAN,
+        .last_tenth_mean = used ? tail / (double)used : NAN,
+        .falls = used > 0 && falls,
+    };
+}
+
 void aitk_bench_steps_free(aitk_bench_steps *s)
 {
     if (!s)
         return;
-    for (size_t b = 0; b < s->n; b++)
-        aitk_step_model_free(s->models[b]);
+    aitk_step_model_free(s->model);
     aitk_free(s->losses);
+    aitk_free(s->loss_bucket);
     aitk_free(s);
 }

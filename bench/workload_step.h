@@ -1,7 +1,10 @@
 /* The training-step graph (models/step.h) behind the runner's step
- * callback, on one backend (kernels/backend.h): one model per resolution
- * bucket, each with its own memory account. Kept apart from workload.c so
- * the runner's side sees only a step callback, not the kernels' types.
+ * callback, on one backend (kernels/backend.h): one model built for the
+ * largest resolution bucket and switched to the bucket of each step
+ * (aitk_step_set_resolution), as ai-toolkit trains one model on batches
+ * of every bucket; one memory account, whose peak is the largest bucket's.
+ * Kept apart from workload.c so the runner's side sees only a step
+ * callback, not the kernels' types.
  *
  * It also keeps what the report says beside the time: the loss of every
  * step (on fixed data a LoRA that trains makes it fall: the first sign a
@@ -31,10 +34,10 @@ typedef struct aitk_bench_alloc_failure {
     double allocated;     /* bytes live in the account when it failed */
 } aitk_bench_alloc_failure;
 
-/* Builds the models of `spec` at each of `n` resolutions on `backend`
+/* Builds the model of `spec` for the largest of `n` resolutions on `backend`
  * (opened by the caller), with the LoRA/optimizer/precision choices of
  * `train` when given (the spec's ai-toolkit defaults otherwise). Not timed:
- * a model is built before its first step. `limit_bytes` > 0 caps each
+ * a model is built before its first step. `limit_bytes` > 0 caps the
  * model's account (a simulated smaller device). Errors carry the step
  * graph's sentence in err; AITK_E_NOMEM from the device or the limit also
  * fills *failure (may be NULL). */
@@ -44,10 +47,12 @@ aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *res
                                     aitk_bench_steps **out, aitk_bench_alloc_failure *failure,
                                     aitk_str *err);
 
-/* The runner's callbacks; `user` is the aitk_bench_steps. */
+/* The runner's callbacks; `user` is the aitk_bench_steps. A step of
+ * bucket b switches the model to resolutions[b] first when it ran another
+ * bucket last (timed with the step). */
 aitk_status aitk_bench_steps_run(void *user, size_t bucket, aitk_bench_step_info *info,
                                  aitk_str *err);
-/* The largest bucket's peak of accounted bytes plus what the backend holds
+/* The model's peak of accounted bytes (the largest bucket's) plus what the backend holds
  * outside the account (library workspaces). */
 double aitk_bench_steps_peak(void *user);
 /* Device memory in use (total - free, the driver's view: the CUDA context,
@@ -57,11 +62,23 @@ double aitk_bench_steps_device_peak(const aitk_bench_steps *s);
 /* The cost model's memory plan for the largest bucket, with this
  * backend's storage (aitk_step_memory_plan); NAN when it cannot say. */
 double aitk_bench_steps_planned(const aitk_bench_steps *s);
-/* LoRA parameters of the built step (the same in every bucket): shows in
+/* LoRA parameters of the built step (one set for every bucket): shows in
  * the report that the configured rank is the one that ran. */
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s);
 /* Losses of the steps run so far, in order (warm-up included): *n values. */
 const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n);
+/* The losses judged bucket by bucket: each bucket's loss is on its own
+ * data and at its own level, so with buckets taking turns the curve
+ * alternates and a tenth of all steps mixes them. Here the first and last
+ * tenth are of each bucket's own steps (at least one), averaged over the
+ * buckets that ran; `falls` when the last tenth is below the first in
+ * every bucket (false with one step of a bucket, or none). */
+typedef struct aitk_bench_loss_summary {
+    double first_tenth_mean, last_tenth_mean; /* NAN before any step */
+    bool falls;
+} aitk_bench_loss_summary;
+
+void aitk_bench_steps_loss_summary(const aitk_bench_steps *s, aitk_bench_loss_summary *out);
 void aitk_bench_steps_free(aitk_bench_steps *s);
 
 #endif

@@ -359,6 +359,18 @@ aitk_status step_fill_tensors(aitk_step_model *m)
     return AITK_OK;
 }
 
+aitk_status step_redraw_input(aitk_step_model *m, long index, long tokens)
+{
+    step_tensor *t = &m->t[index];
+    t->dims[1] = tokens;
+    t->count = (size_t)t->dims[0] * (size_t)tokens * (size_t)t->dims[2];
+    /* Element j of a (B, tokens, width) input is value j of its stream, so
+     * a smaller bucket's input is its own first elements, not a slice of
+     * the larger one's rows. */
+    return m->ops->draw_act(t->a, t->count, aitk_draw_key(m->setup.seed, t->name), 0, t->scale,
+                            0.0f);
+}
+
 /* ---- running ---- */
 
 /* A quantized weight expanded into the dequantization scratch. */

@@ -109,6 +109,23 @@ aitk_status aitk_step_run(aitk_step_model *m, aitk_step_result *res);
 aitk_status aitk_step_forward_backward(aitk_step_model *m, aitk_step_result *res);
 void aitk_step_model_free(aitk_step_model *m);
 
+/* Switches the model to another resolution bucket: the next steps run
+ * `resolution` px (a square image; aitk_step_set_img_tokens: that many
+ * image tokens per sample), as ai-toolkit runs each batch at its own
+ * bucket (ai-toolkit toolkit/dataloader_mixins.py, BucketsMixin: each
+ * batch from one bucket). Allowed up to the image tokens the model was
+ * built for: its buffers keep the size of that largest bucket, as PyTorch's
+ * caching allocator keeps freed blocks for reuse (torch.cuda.empty_cache,
+ * https://pytorch.org/docs/stable/generated/torch.cuda.empty_cache.html),
+ * so the peak is the largest bucket's. The cached inputs are redrawn for
+ * the new size and the RoPE tables rebuilt for the new grid, so a model
+ * switched to a bucket computes exactly what a model built at that bucket
+ * computes; LoRA weights, optimizer state and the step count carry over.
+ * Errors: AITK_E_RANGE above the built size, AITK_E_INVAL below one patch,
+ * each with a sentence in `err`; the model is then unchanged. */
+aitk_status aitk_step_set_resolution(aitk_step_model *m, long resolution, aitk_str *err);
+aitk_status aitk_step_set_img_tokens(aitk_step_model *m, long img_tokens, aitk_str *err);
+
 /* Token counts the model runs with (per sample). */
 long aitk_step_img_tokens(const aitk_step_model *m);
 long aitk_step_txt_tokens(const aitk_step_model *m);
@@ -151,8 +168,9 @@ aitk_status aitk_step_grad_get(const aitk_step_model *m, size_t i, float *host, 
 float aitk_step_draw(uint64_t seed, const char *name, uint64_t j, float scale);
 
 /* ---- memory plan ----
- * The cost model's plan (models/cost.h, cost.yaml) for the configuration of
- * `m`, with the storage of the backend `m` runs on: activations and an
+ * The cost model's plan (models/cost.h, cost.yaml) for the configuration
+ * `m` was built for (its largest bucket, whatever bucket it runs now),
+ * with the storage of the backend `m` runs on: activations and an
  * unquantized base in its act_dtype (fp32 on the CPU, bf16 on the GPU),
  * fp32 LoRA masters and optimizer state (an fp8 base stays one byte per
  * weight, without per-row scales; an NF4 base half a byte plus one fp32
@@ -172,8 +190,8 @@ typedef struct aitk_step_plan {
 aitk_status aitk_step_memory_plan(const aitk_step_model *m, aitk_step_plan *out, aitk_str *err);
 
 /* The cost model's hardware FLOPs (aitk_cost_work: GEMMs, recomputation,
- * LoRA, attention) for the configuration of `m`, the figure
- * aitk_step_result.flops counts as the graph runs. Square images only, as
+ * LoRA, attention) for the configuration of `m` at its current bucket, the
+ * figure aitk_step_result.flops counts as the graph runs. Square images only, as
  * aitk_step_memory_plan. */
 aitk_status aitk_step_predicted_flops(const aitk_step_model *m, double *flops, aitk_str *err);
 

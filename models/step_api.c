@@ -124,6 +124,8 @@ aitk_status aitk_step_model_create(const aitk_model_spec *spec, const aitk_step_
     } else {
         m->Ti = setup->img_tokens;
     }
+    m->Ti_built = m->Ti;
+    m->built_resolution = setup->resolution;
     m->Tt = setup->txt_tokens > 0 ? setup->txt_tokens : spec->text_tokens;
     m->lora_scale = (float)(setup->alpha / (double)setup->rank);
     aitk_status st = m->arch->declare(m, err);
@@ -170,6 +172,50 @@ aitk_status aitk_step_run(aitk_step_model *m, aitk_step_result *res)
     return m->ops->adamw8_update(m->lora.ptr, m->opt_m.ptr, m->opt_v.ptr, m->opt_ms.ptr,
                                  m->opt_vs.ptr, m->grads.ptr, m->n_lora, &m->setup.adamw,
                                  m->step);
+}
+
+aitk_status aitk_step_set_img_tokens(aitk_step_model *m, long img_tokens, aitk_str *err)
+{
+    if (img_tokens < 1 || img_tokens > m->Ti_built) {
+        aitk_str_appendf(err, "cannot switch the %s step to %ld image tokens: it was built for "
+                              "%ld, and runs 1..%ld", m->spec->id, img_tokens, m->Ti_built,
+                         m->Ti_built);
+        return img_tokens < 1 ? AITK_E_INVAL : AITK_E_RANGE;
+    }
+    const long was = m->Ti;
+    m->Ti = img_tokens;
+    aitk_status st = m->arch->set_tokens(m);
+    if (st) {
+        /* Put back the bucket it ran, so the model stays usable. */
+        m->Ti = was;
+        m->arch->set_tokens(m);
+        aitk_str_appendf(err, "switching the %s step to %ld image tokens failed: %s",
+                         m->spec->id, img_tokens, aitk_strerror(st));
+        return st;
+    }
+    m->setup.resolution = 0;
+    m->setup.img_tokens = img_tokens;
+    return AITK_OK;
+}
+
+aitk_status aitk_step_set_resolution(aitk_step_model *m, long resolution, aitk_str *err)
+{
+    const long patch_px = m->spec->vae_downsample * m->spec->patch;
+    if (resolution < patch_px || resolution > 16384) {
+        aitk_str_appendf(err, "cannot switch the %s step to %ld px: a bucket is %ld..16384 px",
+                         m->spec->id, resolution, patch_px);
+        return AITK_E_INVAL;
+    }
+    const long tokens = aitk_model_spec_tokens(m->spec, AITK_STREAM_IMG, resolution, 0);
+    if (tokens > m->Ti_built) {
+        aitk_str_appendf(err, "cannot switch the %s step to %ld px (%ld image tokens): it was "
+                              "built for %ld image tokens, its buffers hold no more",
+                         m->spec->id, resolution, tokens, m->Ti_built);
+        return AITK_E_RANGE;
+    }
+    STEP_CHECK(aitk_step_set_img_tokens(m, tokens, err));
+    m->setup.resolution = resolution;
+    return AITK_OK;
 }
 
 long aitk_step_img_tokens(const aitk_step_model *m)
@@ -246,15 +292,18 @@ aitk_status aitk_step_grad_get(const aitk_step_model *m, size_t i, float *host, 
 }
 
 /* The cost model is written over a resolution: a model built from token
- * counts is expressed the same way when its image tokens form a square grid. */
-static aitk_status plan_resolution(const aitk_step_model *m, long *res, aitk_str *err)
+ * counts is expressed the same way when its image tokens form a square grid.
+ * `res_px` and `tokens`: the setup's resolution and image tokens of the
+ * bucket in question. */
+static aitk_status plan_resolution(const aitk_step_model *m, long res_px, long tokens,
+                                   long *res, aitk_str *err)
 {
-    *res = m->setup.resolution;
+    *res = res_px;
     if (*res == 0) {
-        long side = lround(sqrt((double)m->Ti));
-        if (side * side != m->Ti) {
+        long side = lround(sqrt((double)tokens));
+        if (side * side != tokens) {
             aitk_str_appendf(err, "the cost model needs a square image; %ld tokens is not one",
-                             m->Ti);
+                             tokens);
             return AITK_E_UNSUPPORTED;
         }
         *res = side * m->spec->vae_downsample * m->spec->patch;
@@ -266,7 +315,7 @@ aitk_status aitk_step_predicted_flops(const aitk_step_model *m, double *flops, a
 {
     *flops = 0;
     long res;
-    STEP_CHECK(plan_resolution(m, &res, err));
+    STEP_CHECK(plan_resolution(m, m->setup.resolution, m->Ti, &res, err));
     return step_plan_flops(m->spec, res, m->B, m->Tt, m->setup.rank, m->setup.checkpointing,
                            flops, err);
 }
@@ -274,8 +323,9 @@ aitk_status aitk_step_predicted_flops(const aitk_step_model *m, double *flops, a
 aitk_status aitk_step_memory_plan(const aitk_step_model *m, aitk_step_plan *out, aitk_str *err)
 {
     memset(out, 0, sizeof *out);
+    /* The buffers are the built bucket's, whichever bucket runs now. */
     long res;
-    STEP_CHECK(plan_resolution(m, &res, err));
+    STEP_CHECK(plan_resolution(m, m->built_resolution, m->Ti_built, &res, err));
     double t[8];
     STEP_CHECK(step_plan_storage(m->spec, res, m->B, m->Tt, m->setup.rank, m->setup.alpha,
                              m->setup.base == AITK_STEP_BASE_FP8,

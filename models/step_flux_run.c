@@ -27,6 +27,21 @@
     step_declare_linearf((m), (idx), (in), (out), true, (lora), __VA_ARGS__)
 #define norm(m, idx, c, ...) step_declare_normf((m), (idx), (c), __VA_ARGS__)
 
+/* Everything sized by the token counts of the bucket that runs. */
+static void token_counts(const aitk_step_model *m, flux_state *f)
+{
+    f->Ts[0] = (int)m->Ti;
+    f->Ts[1] = (int)m->Tt;
+    f->T = f->Ts[0] + f->Ts[1];
+    f->joff[0] = f->Ts[1];
+    f->joff[1] = 0;
+    f->Ns[0] = (size_t)f->B * (size_t)f->Ts[0];
+    f->Ns[1] = (size_t)f->B * (size_t)f->Ts[1];
+    f->N = f->Ns[0] + f->Ns[1];
+    f->rowoff[0] = 0;
+    f->rowoff[1] = f->Ns[0];
+}
+
 static aitk_status read_dims(aitk_step_model *m, flux_state *f, aitk_str *err)
 {
     const aitk_model_spec *s = m->spec;
@@ -68,16 +83,7 @@ static aitk_status read_dims(aitk_step_model *m, flux_state *f, aitk_str *err)
     }
     f->r = (int)m->setup.rank;
     f->B = (int)m->B;
-    f->Ts[0] = (int)m->Ti;
-    f->Ts[1] = (int)m->Tt;
-    f->T = f->Ts[0] + f->Ts[1];
-    f->joff[0] = f->Ts[1];
-    f->joff[1] = 0;
-    f->Ns[0] = (size_t)f->B * (size_t)f->Ts[0];
-    f->Ns[1] = (size_t)f->B * (size_t)f->Ts[1];
-    f->N = f->Ns[0] + f->Ns[1];
-    f->rowoff[0] = 0;
-    f->rowoff[1] = f->Ns[0];
+    token_counts(m, f);
     if (f->H < 1 || f->D < 2 || f->D % 2 || (long)f->H * f->D != f->C || f->nd < 1 ||
         f->ns < 1 || f->Ts[1] < 1 || (f->chroma && (f->ain % 4 || f->ain < 4))) {
         aitk_str_appendf(err, "model spec '%s': heads (%d) x head_dim (%d) must be hidden (%d), "
@@ -235,7 +241,22 @@ static aitk_status flux_alloc(aitk_step_model *m, aitk_str *err)
     ALLOC(f->fin_mod, B * 2 * C, AITK_MEM_ACTIVATIONS, "final modulation rows");
     ALLOC(f->fin_dmod, B * 2 * C, AITK_MEM_GRADIENTS, "final modulation rows' gradient");
     STEP_CHECK(step_host_alloc(&f->host, lat, B, host_sin + (size_t)f->T * 3));
-    /* positions and RoPE tables are fixed for the model's lifetime */
+    /* positions and RoPE tables are fixed until the bucket changes */
+    return step_rope_tables(m, f->host.scratch, f->Ts[1], f->Ts[0], true, f->D, f->pos, f->cos,
+                            f->sin);
+}
+
+/* Another bucket, within the buffers of the built one: the slots and the
+ * gradient scratch are carved again for the new row counts (each carving
+ * of fewer rows fits in the larger one's bytes; the slots keep their
+ * built stride), x0 is redrawn and the RoPE tables follow the new grid. */
+static aitk_status flux_set_tokens(aitk_step_model *m)
+{
+    flux_state *f = m->arch_state;
+    token_counts(m, f);
+    step_bump gb = {m->ops, f->grad_arena, 0};
+    flux_carve_grads(f, &gb, &f->g);
+    STEP_CHECK(step_redraw_input(m, f->in_x0, m->Ti));
     return step_rope_tables(m, f->host.scratch, f->Ts[1], f->Ts[0], true, f->D, f->pos, f->cos,
                             f->sin);
 }
@@ -476,5 +497,6 @@ const step_arch step_arch_flux = {
     .declare = flux_declare,
     .alloc = flux_alloc,
     .forward_backward = flux_forward_backward,
+    .set_tokens = flux_set_tokens,
     .free = flux_free,
 };

@@ -67,6 +67,10 @@ typedef struct step_arch {
     aitk_status (*alloc)(aitk_step_model *m, aitk_str *err);
     /* Forward + loss + backward; LoRA gradients accumulated (zeroed before). */
     aitk_status (*forward_backward)(aitk_step_model *m, double *loss);
+    /* m->Ti has changed (aitk_step_set_img_tokens, never above the count
+     * the buffers were sized for): the architecture's own token counts,
+     * its cached inputs and its RoPE tables follow. */
+    aitk_status (*set_tokens)(aitk_step_model *m);
     void (*free)(aitk_step_model *m);
 } step_arch;
 
@@ -82,6 +86,8 @@ struct aitk_step_model {
     void *arch_state;
 
     long B, Ti, Tt;  /* batch, image and text tokens per sample */
+    long Ti_built;   /* the image tokens every buffer was sized for (Ti <= Ti_built) */
+    long built_resolution; /* the setup's resolution at build time (0: tokens given) */
     float lora_scale;
 
     step_tensor *t;
@@ -139,6 +145,10 @@ float *step_take_f32(step_bump *b, size_t n);
  * then draws every tensor (see aitk_step_draw). */
 aitk_status step_alloc_arenas(aitk_step_model *m, aitk_str *err);
 aitk_status step_fill_tensors(aitk_step_model *m);
+/* Input tensor `index` (B, tokens, width) redrawn for `tokens` per sample:
+ * its dims and count follow, and the values are those a model built at
+ * that size draws (same key, same element indices). */
+aitk_status step_redraw_input(aitk_step_model *m, long index, long tokens);
 
 /* ---- running ---- */
 /* y (n,out) = linear(x (n,in)); xa (n,r) saved (NULL for a frozen linear). */

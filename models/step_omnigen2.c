@@ -432,6 +432,20 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
                             g->sin);
 }
 
+/* Another bucket, within the buffers of the built one: the image and joint
+ * token counts, x0 and the RoPE tables follow; slots keep their built
+ * offsets (each block's carving of fewer rows fits in its slot), and the
+ * hidden states are addressed from the counts as they run. */
+static aitk_status og_set_tokens(aitk_step_model *m)
+{
+    og_state *g = m->arch_state;
+    g->Ti = (int)m->Ti;
+    g->T = g->Ti + g->Tt;
+    STEP_CHECK(step_redraw_input(m, g->in_x0, m->Ti));
+    return step_rope_tables(m, g->host.scratch, g->Tt, g->Ti, false, g->D, g->pos, g->cos,
+                            g->sin);
+}
+
 static void og_free(aitk_step_model *m)
 {
     og_state *g = m->arch_state;
@@ -576,5 +590,6 @@ const step_arch step_arch_omnigen2 = {
     .declare = og_declare,
     .alloc = og_alloc,
     .forward_backward = og_forward_backward,
+    .set_tokens = og_set_tokens,
     .free = og_free,
 };

@@ -15,8 +15,11 @@
 #include <cmocka.h>
 
 #include "bench/config.h"
+#include "bench/workload_step.h"
 #include "bench/workload.h"
 #include "common/fileio.h"
+#include "kernels/backend.h"
+#include "models/aitk_config.h"
 #include "tests/bench/bt.h"
 
 static void test_config_defaults(void **state)
@@ -260,6 +263,127 @@ static void test_lent_cost_params_are_used(void **state)
     aitk_str_free(&err);
 }
 
+/* An ai-toolkit job for chroma with these dataset buckets (LoRA rank 4,
+ * batch 1, fp32 AdamW, no quantization: quick on the tiny model). */
+static void chroma_job(const char *buckets, aitk_train_config *job)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "job: extension\nconfig:\n  name: buckets\n  process:\n"
+             "    - type: sd_trainer\n      network: {type: lora, linear: 4, linear_alpha: 4}\n"
+             "      datasets:\n        - folder_path: /data/set\n"
+             "          cache_latents_to_disk: true\n          resolution: %s\n"
+             "      train: {batch_size: 1, steps: 100, gradient_checkpointing: true, "
+             "optimizer: adamw, dtype: bf16}\n"
+             "      model: {name_or_path: lodestones/Chroma, arch: chroma}\n", buckets);
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_config_parse("buckets.yaml", text, strlen(text), job, &err) != AITK_OK)
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+}
+
+/* The GPU path of a job with these buckets, run on the CPU backend at tiny
+ * size (the plan, the one model and its switches are the GPU's; only the
+ * operation table differs): its entry. */
+static cJSON *gpu_path_run(aitk_bench_config *c, const char *buckets)
+{
+    aitk_train_config job;
+    chroma_job(buckets, &job);
+    c->cuda.tiny = true;
+    aitk_bench_device dev = {.backend = "cuda", .name = "CPU as GPU", .vram_bytes = NAN,
+                             .impl = aitk_backend_cpu()};
+    aitk_bench_request req = {.model_id = "chroma", .steps = 2, .device = &dev,
+                              .train = &job};
+    cJSON *w = NULL;
+    assert_int_equal(aitk_bench_workload_run(c, &req, &w), 0);
+    aitk_config_free(&job);
+    const char *status = cJSON_GetObjectItem(w, "status")->valuestring;
+    if (strcmp(status, "completed") != 0)
+        fail_msg("%s: %s: %s", buckets, status, cJSON_GetObjectItem(w, "message")->valuestring);
+    return w;
+}
+
+/* A GPU runs every bucket of the job, on one model built for the largest:
+ * each bucket is timed, the configuration names them, and the peak is the
+ * one model's, as large as a job of the largest bucket alone. */
+static void test_gpu_runs_the_jobs_buckets(void **state)
+{
+    (void)state;
+    aitk_bench_config *c = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_bench_config_load(&c, &err), 0);
+    cJSON *w = gpu_path_run(c, "[128, 256]");
+    const cJSON *buckets = cJSON_GetObjectItem(w, "buckets");
+    assert_int_equal(cJSON_GetArraySize(buckets), 2);
+    const long want[2] = {128, 256};
+    for (int b = 0; b < 2; b++) {
+        const cJSON *o = cJSON_GetArrayItem(buckets, b);
+        assert_int_equal(cJSON_GetObjectItem(o, "resolution")->valueint, want[b]);
+        assert_true(cJSON_GetObjectItem(o, "steps")->valueint >= 1);
+        printf("%ld px: %d timed steps, mean %.4f s\n", want[b],
+               cJSON_GetObjectItem(o, "steps")->valueint,
+               cJSON_GetObjectItem(o, "mean_s")->valuedouble);
+    }
+    const cJSON *conf = cJSON_GetObjectItem(w, "configuration");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(conf, "resolutions")), 2);
+    const char *note = cJSON_GetObjectItem(conf, "buckets_note")->valuestring;
+    printf("%s\n%s\n", cJSON_GetObjectItem(w, "title")->valuestring, note);
+    assert_non_null(strstr(note, "128, 256 px"));
+    assert_non_null(strstr(note, "built for 256 px"));
+    const cJSON *loss = cJSON_GetObjectItem(w, "loss");
+    assert_non_null(strstr(cJSON_GetObjectItem(loss, "of")->valuestring, "alternates"));
+    const double peak =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(w, "memory"), "peak_bytes")->valuedouble;
+    cJSON_Delete(w);
+    w = gpu_path_run(c, "[256]");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "buckets")), 1);
+    const double alone =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(w, "memory"), "peak_bytes")->valuedouble;
+    printf("peak %.0f B with buckets 128 and 256, %.0f B with 256 alone\n", peak, alone);
+    if (!(peak == alone))
+        fail_msg("peak %.0f B with buckets 128 and 256, %.0f B with 256 alone", peak, alone);
+    cJSON_Delete(w);
+    aitk_bench_config_free(c);
+    aitk_str_free(&err);
+}
+
+/* One model cycling two buckets (the step adapter on the CPU backend): the
+ * loss summary takes each bucket's own tenths. 20 steps, buckets 0 1 0 1
+ * ...: the tenth of each bucket's 10 steps is its first (last) step, so the
+ * expected means are those of steps 0 and 1 (18 and 19), worked out here
+ * from the recorded losses. */
+static void test_loss_summary_is_per_bucket(void **state)
+{
+    (void)state;
+    aitk_model_spec *spec = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_model_spec_load("chroma", true, &spec, &err), 0);
+    const long res[2] = {128, 256};
+    aitk_bench_steps *s = NULL;
+    if (aitk_bench_steps_create(spec, res, 2, NULL, aitk_backend_cpu(), 0, &s, NULL, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    for (size_t i = 0; i < 20; i++) {
+        aitk_bench_step_info info;
+        assert_int_equal(aitk_bench_steps_run(s, i % 2, &info, &err), 0);
+    }
+    size_t n = 0;
+    const double *loss = aitk_bench_steps_losses(s, &n);
+    assert_int_equal(n, 20);
+    aitk_bench_loss_summary sum;
+    aitk_bench_steps_loss_summary(s, &sum);
+    printf("losses: 128 px %.6f -> %.6f, 256 px %.6f -> %.6f\n", loss[0], loss[18], loss[1],
+           loss[19]);
+    /* the buckets do sit at different levels */
+    assert_true(loss[0] != loss[1]);
+    assert_true(sum.first_tenth_mean == (loss[0] + loss[1]) / 2);
+    assert_true(sum.last_tenth_mean == (loss[18] + loss[19]) / 2);
+    assert_true(sum.falls == (loss[18] < loss[0] && loss[19] < loss[1]));
+    assert_true(sum.falls);
+    aitk_bench_steps_free(s);
+    aitk_model_spec_free(spec);
+    aitk_str_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +393,8 @@ int main(void)
         cmocka_unit_test(test_gpu_backend_is_not_faked),
         cmocka_unit_test(test_short_cpu_run),
         cmocka_unit_test(test_lent_cost_params_are_used),
+        cmocka_unit_test(test_gpu_runs_the_jobs_buckets),
+        cmocka_unit_test(test_loss_summary_is_per_bucket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
