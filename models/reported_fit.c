@@ -129,19 +129,9 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
 static cJSON *fit_row_json(const aitk_fit_row *row)
 {
     const aitk_reported_speed *r = row->report;
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = aitk_reported_entry_json(r, &row->workload);
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "id", r->id);
-    cJSON_AddStringToObject(o, "source", r->source);
-    cJSON_AddStringToObject(o, "trainer", r->trainer);
-    if (r->gpu)
-        cJSON_AddStringToObject(o, "gpu", r->gpu->name);
-    else
-        cJSON_AddNullToObject(o, "gpu");
-    cJSON_AddStringToObject(o, "model", r->model_id);
-    cJSON_AddStringToObject(o, "assumed", r->assumed);
-    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddStringToObject(rep, "outcome", outcome_name(r->outcome));
     if (r->peak_gb > 0)

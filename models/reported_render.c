@@ -206,6 +206,24 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
     return AITK_OK;
 }
 
+cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "source", r->source);
+    cJSON_AddStringToObject(o, "trainer", r->trainer);
+    if (r->gpu)
+        cJSON_AddStringToObject(o, "gpu", r->gpu->name);
+    else
+        cJSON_AddNullToObject(o, "gpu");
+    cJSON_AddStringToObject(o, "model", r->model_id);
+    cJSON_AddStringToObject(o, "assumed", r->assumed);
+    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(w));
+    return o;
+}
+
 cJSON *aitk_reported_setup_json(const aitk_workload *w)
 {
     cJSON *o = cJSON_CreateObject();
@@ -227,16 +245,9 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
 static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
 {
     const aitk_reported_speed *r = row->report;
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = aitk_reported_entry_json(r, &row->workload);
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "id", r->id);
-    cJSON_AddStringToObject(o, "source", r->source);
-    cJSON_AddStringToObject(o, "trainer", r->trainer);
-    cJSON_AddStringToObject(o, "gpu", r->gpu->name);
-    cJSON_AddStringToObject(o, "model", r->model_id);
-    cJSON_AddStringToObject(o, "assumed", r->assumed);
-    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
     if (r->peak_gb > 0)
