@@ -116,13 +116,9 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
     fprintf(out, "\n  fit verdict right on %zu of %zu rows whose source says it ran or ran out "
                  "of memory\n  (out of memory: %zu of %zu; ran: %zu of %zu)\n",
             t.right, t.rows, t.oom_right, t.oom, t.ran_right, t.ran);
-    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
-    for (size_t i = 0; i < n; i++) {
-        const aitk_reported_speed *r = rows[i].report;
-        fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
-        if (*r->assumed)
-            fprintf(out, "      assumed: %s\n", r->assumed);
-    }
+    aitk_reported_print_sources_heading(out);
+    for (size_t i = 0; i < n; i++)
+        aitk_reported_print_source(out, rows[i].report);
     return AITK_OK;
 }
 

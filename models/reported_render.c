@@ -141,13 +141,9 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
         fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
     fprintf(out, ". Peaks reported: %zu.\n", peaks);
     print_range_checks(out, &a.cov, a.src, a.n_src);
-    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
-    for (size_t i = 0; i < n; i++) {
-        const aitk_reported_speed *r = rows[i].report;
-        fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
-        if (*r->assumed)
-            fprintf(out, "      assumed: %s\n", r->assumed);
-    }
+    aitk_reported_print_sources_heading(out);
+    for (size_t i = 0; i < n; i++)
+        aitk_reported_print_source(out, rows[i].report);
     range_analysis_free(&a);
     return AITK_OK;
 }
@@ -224,6 +220,18 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
         !cJSON_AddItemToObject(o, "time_range", range_json(&cov)))
         return AITK_E_NOMEM;
     return AITK_OK;
+}
+
+void aitk_reported_print_sources_heading(FILE *out)
+{
+    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
+}
+
+void aitk_reported_print_source(FILE *out, const aitk_reported_speed *r)
+{
+    fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
+    if (*r->assumed)
+        fprintf(out, "      assumed: %s\n", r->assumed);
 }
 
 cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w)
