@@ -115,6 +115,15 @@ aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, si
  * (appended to `o`), and the same as a JSON object (NULL on allocation). */
 void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w);
 cJSON *aitk_reported_setup_json(const aitk_workload *w);
+/* The text listing's closing section, one report at a time: where the
+ * figure comes from and what its setup assumes where the source is silent.
+ * Call aitk_reported_print_sources_heading once, then _source per report. */
+void aitk_reported_print_sources_heading(FILE *out);
+void aitk_reported_print_source(FILE *out, const aitk_reported_speed *r);
+/* The fields every row about a report starts with, speed or memory: id,
+ * source, trainer, gpu (null when the report names none), model, assumed
+ * and the setup `w` predicted; NULL on allocation. */
+cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w);
 
 /* The sanity bound of the cost model (issue #5): a prediction within this
  * factor of a reported speed, either way. */

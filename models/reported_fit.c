@@ -116,32 +116,18 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
     fprintf(out, "\n  fit verdict right on %zu of %zu rows whose source says it ran or ran out "
                  "of memory\n  (out of memory: %zu of %zu; ran: %zu of %zu)\n",
             t.right, t.rows, t.oom_right, t.oom, t.ran_right, t.ran);
-    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
-    for (size_t i = 0; i < n; i++) {
-        const aitk_reported_speed *r = rows[i].report;
-        fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
-        if (*r->assumed)
-            fprintf(out, "      assumed: %s\n", r->assumed);
-    }
+    aitk_reported_print_sources_heading(out);
+    for (size_t i = 0; i < n; i++)
+        aitk_reported_print_source(out, rows[i].report);
     return AITK_OK;
 }
 
 static cJSON *fit_row_json(const aitk_fit_row *row)
 {
     const aitk_reported_speed *r = row->report;
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = aitk_reported_entry_json(r, &row->workload);
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "id", r->id);
-    cJSON_AddStringToObject(o, "source", r->source);
-    cJSON_AddStringToObject(o, "trainer", r->trainer);
-    if (r->gpu)
-        cJSON_AddStringToObject(o, "gpu", r->gpu->name);
-    else
-        cJSON_AddNullToObject(o, "gpu");
-    cJSON_AddStringToObject(o, "model", r->model_id);
-    cJSON_AddStringToObject(o, "assumed", r->assumed);
-    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddStringToObject(rep, "outcome", outcome_name(r->outcome));
     if (r->peak_gb > 0)

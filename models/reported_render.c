@@ -72,23 +72,44 @@ static void print_range_checks(FILE *out, const aitk_range_coverage *cov,
           "from the runs: 'range without it' and 'held' judge it out\n  of sample.\n", out);
 }
 
+/* What the text and the JSON both say about the time range: for each row
+ * whether the range holds it (in[0..n)) and whether the range from the
+ * other sources' runs does (in[n..2n)), and each source's own check. */
+typedef struct range_analysis {
+    bool *in;
+    aitk_source_check *src;
+    size_t n_src;
+    aitk_range_coverage cov;
+} range_analysis;
+
+static void range_analysis_free(range_analysis *a)
+{
+    aitk_free(a->in);
+    aitk_free(a->src);
+}
+
+static aitk_status range_analyse(range_analysis *a, const aitk_reported_row *rows, size_t n)
+{
+    a->in = aitk_calloc(n ? 2 * n : 1, sizeof *a->in);
+    a->src = aitk_calloc(n ? n : 1, sizeof *a->src);
+    a->n_src = 0;
+    aitk_status st = a->in && a->src ? AITK_OK : AITK_E_NOMEM;
+    if (!st)
+        st = aitk_reported_range_coverage(rows, n, &a->cov, a->in, a->in + n);
+    if (!st)
+        st = aitk_reported_by_source(rows, n, a->src, &a->n_src);
+    if (st)
+        range_analysis_free(a);
+    return st;
+}
+
 aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
 {
     size_t ok[2] = {0, 0}, count[2] = {0, 0}, peaks = 0; /* [0] training, [1] generation */
-    bool *in = aitk_calloc(n ? 2 * n : 1, sizeof *in);
-    aitk_source_check *src = aitk_calloc(n ? n : 1, sizeof *src);
-    aitk_range_coverage cov;
-    size_t n_src = 0;
-    aitk_status st = in && src ? AITK_OK : AITK_E_NOMEM;
-    if (!st)
-        st = aitk_reported_range_coverage(rows, n, &cov, in, in + n);
-    if (!st)
-        st = aitk_reported_by_source(rows, n, src, &n_src);
-    if (st) {
-        aitk_free(in);
-        aitk_free(src);
+    range_analysis a;
+    aitk_status st = range_analyse(&a, rows, n);
+    if (st)
         return st;
-    }
     fputs("Predictions for jobs people reported (models/reported_speeds.yaml)\n"
           "ratio = predicted / reported seconds per step; in range: the reported time lies in "
           "the time range\n(yes/no), and in the range from the other sources' runs alone "
@@ -102,7 +123,7 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
         aitk_reported_describe_setup(&setup, &row->workload);
         fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f %-8s  ", r->id, r->gpu->name,
                 r->model_id, aitk_str_cstr(&setup), r->seconds_per_step, row->pred.step_s,
-                row->ratio, range_marks(row, in[i], in[n + i]));
+                row->ratio, range_marks(row, a.in[i], a.in[n + i]));
         if (r->peak_gb > 0) {
             fprintf(out, "%.1f / %.1f\n", r->peak_gb, row->pred.memory.total / 1e9);
             peaks++;
@@ -119,16 +140,11 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
     if (count[1])
         fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
     fprintf(out, ". Peaks reported: %zu.\n", peaks);
-    print_range_checks(out, &cov, src, n_src);
-    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
-    for (size_t i = 0; i < n; i++) {
-        const aitk_reported_speed *r = rows[i].report;
-        fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
-        if (*r->assumed)
-            fprintf(out, "      assumed: %s\n", r->assumed);
-    }
-    aitk_free(in);
-    aitk_free(src);
+    print_range_checks(out, &a.cov, a.src, a.n_src);
+    aitk_reported_print_sources_heading(out);
+    for (size_t i = 0; i < n; i++)
+        aitk_reported_print_source(out, rows[i].report);
+    range_analysis_free(&a);
     return AITK_OK;
 }
 
@@ -206,6 +222,36 @@ aitk_status aitk_reported_add_summary_json(cJSON *doc, const aitk_reported_row *
     return AITK_OK;
 }
 
+void aitk_reported_print_sources_heading(FILE *out)
+{
+    fputs("\n  Sources, and what each setup assumes where its source is silent:\n", out);
+}
+
+void aitk_reported_print_source(FILE *out, const aitk_reported_speed *r)
+{
+    fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
+    if (*r->assumed)
+        fprintf(out, "      assumed: %s\n", r->assumed);
+}
+
+cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "id", r->id);
+    cJSON_AddStringToObject(o, "source", r->source);
+    cJSON_AddStringToObject(o, "trainer", r->trainer);
+    if (r->gpu)
+        cJSON_AddStringToObject(o, "gpu", r->gpu->name);
+    else
+        cJSON_AddNullToObject(o, "gpu");
+    cJSON_AddStringToObject(o, "model", r->model_id);
+    cJSON_AddStringToObject(o, "assumed", r->assumed);
+    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(w));
+    return o;
+}
+
 cJSON *aitk_reported_setup_json(const aitk_workload *w)
 {
     cJSON *o = cJSON_CreateObject();
@@ -227,16 +273,9 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
 static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
 {
     const aitk_reported_speed *r = row->report;
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = aitk_reported_entry_json(r, &row->workload);
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "id", r->id);
-    cJSON_AddStringToObject(o, "source", r->source);
-    cJSON_AddStringToObject(o, "trainer", r->trainer);
-    cJSON_AddStringToObject(o, "gpu", r->gpu->name);
-    cJSON_AddStringToObject(o, "model", r->model_id);
-    cJSON_AddStringToObject(o, "assumed", r->assumed);
-    cJSON_AddItemToObject(o, "setup", aitk_reported_setup_json(&row->workload));
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
     if (r->peak_gb > 0)
@@ -292,28 +331,22 @@ aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, si
     cJSON *arr = cJSON_AddArrayToObject(doc, "reported");
     if (!arr || !cJSON_AddNumberToObject(doc, "sanity_factor", AITK_REPORTED_SANITY_FACTOR))
         return AITK_E_NOMEM;
-    bool *in = aitk_calloc(n ? 2 * n : 1, sizeof *in);
-    aitk_source_check *src = aitk_calloc(n ? n : 1, sizeof *src);
-    aitk_range_coverage cov;
-    size_t n_src = 0;
-    aitk_status st = in && src ? AITK_OK : AITK_E_NOMEM;
-    if (!st)
-        st = aitk_reported_range_coverage(rows, n, &cov, in, in + n);
-    if (!st)
-        st = aitk_reported_by_source(rows, n, src, &n_src);
-    if (!st && !cJSON_AddItemToObject(doc, "time_range", range_json(&cov)))
+    range_analysis a;
+    aitk_status st = range_analyse(&a, rows, n);
+    if (st)
+        return st;
+    if (!cJSON_AddItemToObject(doc, "time_range", range_json(&a.cov)))
         st = AITK_E_NOMEM;
     if (!st)
-        st = add_sources_json(doc, src, n_src);
+        st = add_sources_json(doc, a.src, a.n_src);
     for (size_t i = 0; !st && i < n; i++) {
-        cJSON *o = row_json(&rows[i], in[i], in[n + i]);
+        cJSON *o = row_json(&rows[i], a.in[i], a.in[n + i]);
         if (!o || !cJSON_AddItemToArray(arr, o)) {
             cJSON_Delete(o);
             st = AITK_E_NOMEM;
         }
     }
-    aitk_free(in);
-    aitk_free(src);
+    range_analysis_free(&a);
     if (st)
         return st;
     /* cJSON's Add* calls fail silently on allocation: check the whole. */

@@ -126,22 +126,37 @@ static aitk_status unit_changed_row(aitk_compare *c, const char *metric, double 
 }
 
 /* Both reports' entries of one list, by name: each entry is looked up in the
- * other report's list once. */
+ * other report's list once. `label` is the scratch text of the row being
+ * written, "KIND NAME", reused across the walk. */
 typedef struct both_indexed {
+    const cJSON *base_list, *now_list;
     aitk_name_index base, now;
+    aitk_str label;
 } both_indexed;
 
 static aitk_status index_both(both_indexed *b, const cJSON *base, const cJSON *now,
                               const char *list, const char *key)
 {
-    aitk_status st = aitk_name_index_build(&b->base, aitk_field_array(base, list), key);
-    if (!st && (st = aitk_name_index_build(&b->now, aitk_field_array(now, list), key)))
+    b->base_list = aitk_field_array(base, list);
+    b->now_list = aitk_field_array(now, list);
+    b->label = (aitk_str)AITK_STR_INIT;
+    aitk_status st = aitk_name_index_build(&b->base, b->base_list, key);
+    if (!st && (st = aitk_name_index_build(&b->now, b->now_list, key)))
         aitk_name_index_free(&b->base);
     return st;
 }
 
+/* Sets b->label to "KIND NAME"; fails only when the text could not grow. */
+static aitk_status index_both_label(both_indexed *b, const char *kind, const char *name)
+{
+    aitk_str_clear(&b->label);
+    aitk_str_appendf(&b->label, "%s %s", kind, name);
+    return aitk_str_status(&b->label);
+}
+
 static void index_both_free(both_indexed *b)
 {
+    aitk_str_free(&b->label);
     aitk_name_index_free(&b->base);
     aitk_name_index_free(&b->now);
 }
@@ -178,46 +193,34 @@ static aitk_status compare_workload(aitk_compare *c, const cJSON *w, const cJSON
 
 static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const cJSON *now)
 {
-    const cJSON *bw = aitk_field_array(base, "workloads");
-    const cJSON *nw = aitk_field_array(now, "workloads");
     const cJSON *w;
     both_indexed ix;
     aitk_status st = index_both(&ix, base, now, "workloads", "name");
     if (st)
         return st;
-    aitk_str label = AITK_STR_INIT;
-    cJSON_ArrayForEach(w, bw)
+    cJSON_ArrayForEach(w, ix.base_list)
     {
         if (st)
             break;
         const char *name = aitk_field_str(w, "name");
         const cJSON *n = aitk_name_index_find(&ix.now, name);
-        if (n) {
-            st = compare_workload(c, w, n, &label);
-        } else {
-            aitk_str_clear(&label);
-            aitk_str_appendf(&label, "workload %s", name);
-            st = aitk_str_status(&label);
-            if (!st)
-                st = status_row(c, label.ptr, aitk_field_str(w, "status"), "(absent)",
-                                "missing", true, false);
-        }
+        if (n)
+            st = compare_workload(c, w, n, &ix.label);
+        else if (!(st = index_both_label(&ix, "workload", name)))
+            st = status_row(c, ix.label.ptr, aitk_field_str(w, "status"), "(absent)",
+                            "missing", true, false);
     }
-    cJSON_ArrayForEach(w, nw)
+    cJSON_ArrayForEach(w, ix.now_list)
     {
         if (st)
             break;
         const char *name = aitk_field_str(w, "name");
         if (aitk_name_index_find(&ix.base, name))
             continue;
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "workload %s", name);
-        st = aitk_str_status(&label);
-        if (!st)
-            st = status_row(c, label.ptr, "(absent)", aitk_field_str(w, "status"), "new", false,
-                            false);
+        if (!(st = index_both_label(&ix, "workload", name)))
+            st = status_row(c, ix.label.ptr, "(absent)", aitk_field_str(w, "status"), "new",
+                            false, false);
     }
-    aitk_str_free(&label);
     index_both_free(&ix);
     return st;
 }
@@ -239,25 +242,20 @@ static aitk_status compare_one_micro(aitk_compare *c, const char *label, const c
 
 static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON *now)
 {
-    const cJSON *bm = aitk_field_array(base, "micro"), *nm = aitk_field_array(now, "micro");
     const cJSON *m;
     both_indexed ix;
     aitk_status st = index_both(&ix, base, now, "micro", "name");
     if (st)
         return st;
-    aitk_str label = AITK_STR_INIT;
-    cJSON_ArrayForEach(m, bm)
+    cJSON_ArrayForEach(m, ix.base_list)
     {
         const char *name = aitk_field_str(m, "name");
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "micro %s", name);
-        st = aitk_str_status(&label);
-        if (!st)
-            st = compare_one_micro(c, label.ptr, m, aitk_name_index_find(&ix.now, name));
+        if (!(st = index_both_label(&ix, "micro", name)))
+            st = compare_one_micro(c, ix.label.ptr, m, aitk_name_index_find(&ix.now, name));
         if (st)
             break;
     }
-    cJSON_ArrayForEach(m, nm)
+    cJSON_ArrayForEach(m, ix.now_list)
     {
         double v;
         if (st)
@@ -265,28 +263,21 @@ static aitk_status compare_micro(aitk_compare *c, const cJSON *base, const cJSON
         const char *name = aitk_field_str(m, "name");
         if (aitk_name_index_find(&ix.base, name) || !aitk_field_num(m, "value", &v))
             continue;
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "micro %s", name);
-        st = aitk_str_status(&label);
-        if (!st)
-            st = one_side_row(c, label.ptr, v, aitk_field_str(m, "unit"), false);
+        if (!(st = index_both_label(&ix, "micro", name)))
+            st = one_side_row(c, ix.label.ptr, v, aitk_field_str(m, "unit"), false);
     }
-    aitk_str_free(&label);
     index_both_free(&ix);
     return st;
 }
 
 static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSON *now)
 {
-    const cJSON *bc = aitk_field_array(base, "checks");
-    const cJSON *nc = aitk_field_array(now, "checks");
     const cJSON *e;
     both_indexed ix;
     aitk_status st = index_both(&ix, base, now, "checks", "id");
     if (st)
         return st;
-    aitk_str label = AITK_STR_INIT;
-    cJSON_ArrayForEach(e, nc)
+    cJSON_ArrayForEach(e, ix.now_list)
     {
         const char *id = aitk_field_str(e, "id");
         const cJSON *b = aitk_name_index_find(&ix.base, id);
@@ -294,14 +285,13 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
         const char *ns = aitk_field_str(e, "status");
         if (strcmp(bs, ns) == 0)
             continue;
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "check %s", id);
         bool fails = strcmp(ns, "fail") == 0, failed = strcmp(bs, "fail") == 0;
-        if ((st = status_row(c, aitk_str_cstr(&label), bs, ns, "changed", fails && !failed,
+        if ((st = index_both_label(&ix, "check", id)) ||
+            (st = status_row(c, ix.label.ptr, bs, ns, "changed", fails && !failed,
                              failed && !fails)))
             break;
     }
-    cJSON_ArrayForEach(e, bc)
+    cJSON_ArrayForEach(e, ix.base_list)
     {
         if (st)
             break;
@@ -310,14 +300,10 @@ static aitk_status compare_checks(aitk_compare *c, const cJSON *base, const cJSO
             continue;
         /* A check that stopped running proves nothing: a gate must not pass
          * because a check went missing, as for a metric. */
-        aitk_str_clear(&label);
-        aitk_str_appendf(&label, "check %s", id);
-        st = status_row(c, aitk_str_cstr(&label), aitk_field_str(e, "status"), "(absent)",
-                        "missing", true, false);
+        if (!(st = index_both_label(&ix, "check", id)))
+            st = status_row(c, ix.label.ptr, aitk_field_str(e, "status"), "(absent)",
+                            "missing", true, false);
     }
-    if (!st)
-        st = aitk_str_status(&label);
-    aitk_str_free(&label);
     index_both_free(&ix);
     return st;
 }

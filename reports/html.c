@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reports/buyer.h"
+#include "reports/check_parts.h"
 #include "reports/fields.h"
 #include "reports/identity.h"
 #include "reports/html_parts.h"
@@ -103,58 +104,26 @@ static void banner(aitk_str *out, const cJSON *report)
     aitk_str_append(out, "</div></header>\n");
 }
 
-static void check_card(aitk_str *out, const cJSON *c)
-{
-    aitk_str_append(out, "<div class=\"card v-");
-    text(out, aitk_field_str(c, "status"));
-    aitk_str_append(out, "\"><strong>");
-    text(out, aitk_field_str(c, "title"));
-    aitk_str_append(out, "</strong> <code>");
-    text(out, aitk_field_str(c, "id"));
-    aitk_str_append(out, "</code>");
-    if (*aitk_field_str(c, "message")) {
-        aitk_str_append(out, "<div>");
-        text(out, aitk_field_str(c, "message"));
-        aitk_str_append(out, "</div>");
-    }
-    if (*aitk_field_str(c, "observed") || *aitk_field_str(c, "expected")) {
-        aitk_str_append(out, "<div class=\"muted\">observed: <span class=\"mono\">");
-        text(out, *aitk_field_str(c, "observed") ? aitk_field_str(c, "observed") : "(nothing)");
-        aitk_str_append(out, "</span>");
-        if (*aitk_field_str(c, "expected")) {
-            aitk_str_append(out, " · expected: <span class=\"mono\">");
-            text(out, aitk_field_str(c, "expected"));
-            aitk_str_append(out, "</span>");
-        }
-        aitk_str_append(out, "</div>");
-    }
-    if (*aitk_field_str(c, "remedy")) {
-        aitk_str_append(out, "<div class=\"remedy\"><strong>Fix:</strong> ");
-        text(out, aitk_field_str(c, "remedy"));
-        aitk_str_append(out, "</div>");
-    }
-    if (*aitk_field_str(c, "source")) {
-        aitk_str_append(out, "<div class=\"muted\">source: ");
-        text(out, aitk_field_str(c, "source"));
-        aitk_str_append(out, "</div>");
-    }
-    aitk_str_append(out, "</div>\n");
-}
+/* A failed or warned check as a card in its status's colour. */
+static const aitk_check_markup check_card[AITK_CHECK_PART_COUNT] = {
+    [AITK_CHECK_PART_STATUS] = {"<div class=\"card v-", "\">"},
+    [AITK_CHECK_PART_TITLE] = {"<strong>", "</strong> <code>"},
+    [AITK_CHECK_PART_ID] = {"", "</code>"},
+    [AITK_CHECK_PART_MESSAGE] = {"<div>", "</div>"},
+    [AITK_CHECK_PART_HEAD_END] = {"", ""},
+    [AITK_CHECK_PART_OBSERVED] = {"<div class=\"muted\">observed: <span class=\"mono\">",
+                                  "</span>"},
+    [AITK_CHECK_PART_EXPECTED] = {" · expected: <span class=\"mono\">", "</span>"},
+    [AITK_CHECK_PART_OBSERVED_END] = {"</div>", ""},
+    [AITK_CHECK_PART_REMEDY] = {"<div class=\"remedy\"><strong>Fix:</strong> ", "</div>"},
+    [AITK_CHECK_PART_SOURCE] = {"<div class=\"muted\">source: ", "</div>"},
+    [AITK_CHECK_PART_END] = {"", "</div>\n"},
+};
 
 static void check_group(aitk_str *out, const cJSON *checks, const char *status,
-                        const char *heading, const char *id)
+                        const char *heading)
 {
-    int n = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, checks)
-    {
-        if (strcmp(aitk_field_str(c, "status"), status) != 0)
-            continue;
-        if (n++ == 0)
-            aitk_str_appendf(out, "<section id=\"%s\"><h2>%s</h2>\n", id, heading);
-        check_card(out, c);
-    }
-    if (n)
+    if (aitk_check_parts_group(out, checks, status, heading, check_card, text) > 0)
         aitk_str_append(out, "</section>\n");
 }
 
@@ -337,8 +306,9 @@ aitk_status aitk_render_html(const cJSON *report, aitk_str *out)
     aitk_str_appendf(out, "</title>\n<style>\n%s</style></head>\n<body>\n", aitk_html_css);
     banner(out, report);
     buyer(out, report);
-    check_group(out, checks, "fail", "What failed, and how to fix it", "failed");
-    check_group(out, checks, "warn", "Warnings", "warnings");
+    check_group(out, checks, "fail",
+                "<section id=\"failed\"><h2>What failed, and how to fix it</h2>\n");
+    check_group(out, checks, "warn", "<section id=\"warnings\"><h2>Warnings</h2>\n");
     aitk_html_workloads(out, report);
     aitk_html_micro(out, report);
     aitk_html_deps(out, report);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "reports/buyer.h"
-#include "reports/check.h"
+#include "reports/check_parts.h"
 #include "reports/fields.h"
 #include "reports/identity.h"
 
@@ -40,55 +40,20 @@ void aitk_markdown_inline(aitk_str *out, const char *s)
     }
 }
 
-static void append_check_item(aitk_str *out, const cJSON *c)
-{
-    aitk_str_append(out, "- **");
-    aitk_markdown_inline(out, aitk_field_str(c, "title"));
-    aitk_str_append(out, "** (`");
-    aitk_markdown_inline(out, aitk_field_str(c, "id"));
-    aitk_str_append(out, "`)");
-    if (*aitk_field_str(c, "message")) {
-        aitk_str_append(out, ": ");
-        aitk_markdown_inline(out, aitk_field_str(c, "message"));
-    }
-    aitk_str_append(out, "\n");
-    if (*aitk_field_str(c, "observed") || *aitk_field_str(c, "expected")) {
-        aitk_str_append(out, "  - observed: ");
-        const char *observed = aitk_field_str(c, "observed");
-        aitk_markdown_inline(out, *observed ? observed : "(nothing)");
-        if (*aitk_field_str(c, "expected")) {
-            aitk_str_append(out, "; expected: ");
-            aitk_markdown_inline(out, aitk_field_str(c, "expected"));
-        }
-        aitk_str_append(out, "\n");
-    }
-    if (*aitk_field_str(c, "remedy")) {
-        aitk_str_append(out, "  - **fix:** ");
-        aitk_markdown_inline(out, aitk_field_str(c, "remedy"));
-        aitk_str_append(out, "\n");
-    }
-    if (*aitk_field_str(c, "source")) {
-        aitk_str_append(out, "  - source: ");
-        aitk_markdown_inline(out, aitk_field_str(c, "source"));
-        aitk_str_append(out, "\n");
-    }
-}
-
-static int append_group(aitk_str *out, const cJSON *checks, const char *status,
-                        const char *heading)
-{
-    int n = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, checks)
-    {
-        if (strcmp(aitk_field_str(c, "status"), status) != 0)
-            continue;
-        if (n++ == 0)
-            aitk_str_appendf(out, "\n### %s\n\n", heading);
-        append_check_item(out, c);
-    }
-    return n;
-}
+/* A failed or warned check as a list item with its details nested below. */
+static const aitk_check_markup check_item[AITK_CHECK_PART_COUNT] = {
+    [AITK_CHECK_PART_STATUS] = {NULL, NULL},
+    [AITK_CHECK_PART_TITLE] = {"- **", "** (`"},
+    [AITK_CHECK_PART_ID] = {"", "`)"},
+    [AITK_CHECK_PART_MESSAGE] = {": ", ""},
+    [AITK_CHECK_PART_HEAD_END] = {"\n", ""},
+    [AITK_CHECK_PART_OBSERVED] = {"  - observed: ", ""},
+    [AITK_CHECK_PART_EXPECTED] = {"; expected: ", ""},
+    [AITK_CHECK_PART_OBSERVED_END] = {"\n", ""},
+    [AITK_CHECK_PART_REMEDY] = {"  - **fix:** ", "\n"},
+    [AITK_CHECK_PART_SOURCE] = {"  - source: ", "\n"},
+    [AITK_CHECK_PART_END] = {"", ""},
+};
 
 static void append_host_line(aitk_str *out, const cJSON *host)
 {
@@ -214,8 +179,10 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
     append_buyer(out, cJSON_GetObjectItemCaseSensitive(report, "buyer"));
 
-    append_group(out, checks, "fail", "Failed");
-    append_group(out, checks, "warn", "Warnings");
+    aitk_check_parts_group(out, checks, "fail", "\n### Failed\n\n", check_item,
+                           aitk_markdown_inline);
+    aitk_check_parts_group(out, checks, "warn", "\n### Warnings\n\n", check_item,
+                           aitk_markdown_inline);
     append_workloads(out, cJSON_GetObjectItemCaseSensitive(report, "workloads"));
 
     aitk_str_appendf(out, "\n<details><summary>All checks (%d)</summary>\n\n",

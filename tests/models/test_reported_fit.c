@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <string.h>
 
 #include "common/yaml.h"
@@ -204,6 +205,36 @@ static void test_evaluate(void **state)
     aitk_str_free(&err);
 }
 
+/* The head every report row starts with: the speed rows and the memory rows
+ * once wrote it apart, and only the memory rows knew a report may name no
+ * GPU. */
+static void test_entry_json(void **state)
+{
+    (void)state;
+    static const aitk_gpu_spec gpu = {.name = "G"};
+    aitk_reported_speed r = {.id = "i", .source = "s", .trainer = "t", .gpu = &gpu,
+                             .model_id = "m", .assumed = "a"};
+    aitk_workload w = {0};
+    cJSON *o = aitk_reported_entry_json(&r, &w);
+    assert_non_null(o);
+    static const char *const keys[] = {"id", "source", "trainer", "gpu", "model", "assumed",
+                                       "setup"};
+    const cJSON *item = o->child;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++, item = item->next) {
+        assert_non_null(item);
+        assert_string_equal(item->string, keys[i]);
+    }
+    assert_null(item);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "gpu")->valuestring, "G");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "model")->valuestring, "m");
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "setup")));
+    cJSON_Delete(o);
+    r.gpu = NULL;
+    o = aitk_reported_entry_json(&r, &w);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "gpu")));
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_schema_rejects),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_evaluate),
+        cmocka_unit_test(test_entry_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -39,6 +39,21 @@ static cJSON *env_array(aitk_run_ctx *ctx, const char *key)
     return cJSON_IsArray(a) ? a : cJSON_AddArrayToObject(ctx->env, key);
 }
 
+/* bench/workloads.yaml and ctx->env[key], the array its results go in.
+ * On failure *cfg is NULL and `err` names a broken file. */
+static aitk_status plan_open(aitk_run_ctx *ctx, const char *key, aitk_bench_config **cfg,
+                             cJSON **arr, aitk_str *err)
+{
+    aitk_status st = aitk_bench_config_load(cfg, err);
+    *arr = st ? NULL : env_array(ctx, key);
+    if (!st && !*arr) {
+        aitk_bench_config_free(*cfg);
+        *cfg = NULL;
+        st = AITK_E_NOMEM;
+    }
+    return st;
+}
+
 static double num_at(const cJSON *o, const char *obj, const char *key)
 {
     return aitk_json_number(cJSON_GetObjectItemCaseSensitive(o, obj), key, NAN);
@@ -250,10 +265,8 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
 {
     aitk_bench_config *cfg = NULL;
     aitk_str err = AITK_STR_INIT, device = AITK_STR_INIT;
-    aitk_status st = aitk_bench_config_load(&cfg, &err);
-    cJSON *arr = st ? NULL : env_array(ctx, "workloads");
-    if (!st && !arr)
-        st = AITK_E_NOMEM;
+    cJSON *arr;
+    aitk_status st = plan_open(ctx, "workloads", &cfg, &arr, &err);
     if (st) {
         /* A broken bench/workloads.yaml is named with its line and column. */
         aitk_check c = {.id = "workload.config", .category = "workload",
@@ -409,10 +422,8 @@ aitk_status aitk_micro_checks(aitk_run_ctx *ctx)
 {
     aitk_bench_config *cfg = NULL;
     aitk_str err = AITK_STR_INIT, notes = AITK_STR_INIT;
-    aitk_status st = aitk_bench_config_load(&cfg, &err);
-    cJSON *arr = st ? NULL : env_array(ctx, "micro");
-    if (!st && !arr)
-        st = AITK_E_NOMEM;
+    cJSON *arr;
+    aitk_status st = plan_open(ctx, "micro", &cfg, &arr, &err);
     if (!st)
         cfg->cpu_only = ctx->cpu_only;
     aitk_progress pg;
