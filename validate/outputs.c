@@ -90,13 +90,12 @@ static size_t existing_prefix(const char *dir)
 
 /* Removes, deepest first, the folders the run created; rmdir removes only
  * empty ones, so nothing a user put there meanwhile is lost, and none that
- * another run took meanwhile (common/dirlock.h). */
+ * another run took meanwhile (common/dirlock.h). The caller has released
+ * this run's own locks first. */
 static void plan_unmake_dirs(aitk_output_plan *plan)
 {
     for (int d = 0; d < 2; d++) {
         aitk_str *p = &plan->made[d];
-        aitk_dir_lock_release(plan->locks[d]);
-        plan->locks[d] = NULL;
         while (p->len > plan->existed[d]) {
             if (aitk_dir_remove_if_unheld(aitk_str_cstr(p)))
                 break;
