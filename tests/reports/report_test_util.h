@@ -4,6 +4,7 @@
 #define AITK_TESTS_REPORT_TEST_UTIL_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,6 +73,12 @@ static inline int rt_run(const char *const *argv, const char *const *env, aitk_s
     aitk_proc_result res = {0};
     aitk_str err = AITK_STR_INIT;
     aitk_status st = aitk_proc_run(argv, &opts, &res, out, errout, &err);
+    /* A run that did not exit normally says why, so an intermittent
+     * failure (seen once under Wine) can be read from the test log. */
+    if (st || !res.exited)
+        fprintf(stderr, "rt_run %s: %s%s\n", argv[0],
+                st ? aitk_str_cstr(&err) : "did not exit normally",
+                res.timed_out ? " (timed out)" : "");
     aitk_str_free(&err);
     if (st || !res.exited)
         return -1;
