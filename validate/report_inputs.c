@@ -1,0 +1,76 @@
+/* Report paths from the command line, folders expanded (see report_inputs.h). */
+#include "validate/report_inputs.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+void aitk_report_inputs_free(aitk_report_inputs *l)
+{
+    aitk_dir_names_free(l->paths, l->count);
+    l->paths = NULL;
+    l->count = l->cap = 0;
+}
+
+aitk_status aitk_report_inputs_add(aitk_report_inputs *l, const char *path, aitk_str *err)
+{
+    if (l->count >= l->max) {
+        aitk_str_appendf(err, "%s: more than %zu reports (at %s); name fewer", l->cmd, l->max,
+                         path);
+        return AITK_E_RANGE;
+    }
+    char **paths = aitk_grow(l->paths, sizeof *paths, l->count, &l->cap, 64);
+    if (!paths)
+        return AITK_E_NOMEM;
+    l->paths = paths;
+    if (!(l->paths[l->count] = aitk_strdup(path)))
+        return AITK_E_NOMEM;
+    l->count++;
+    return AITK_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+aitk_status aitk_report_inputs_expand(aitk_report_inputs *l, const char *dir, aitk_str *err)
+{
+    char **names = NULL;
+    size_t n = 0, before = l->count;
+    aitk_status st = aitk_dir_names(dir, &names, &n, err);
+    aitk_str path = AITK_STR_INIT, inner = AITK_STR_INIT;
+    for (size_t i = 0; !st && i < n; i++) {
+        aitk_str_clear(&path);
+        aitk_str_clear(&inner);
+        st = aitk_path_join(&path, dir, names[i]);
+        if (st)
+            break;
+        if (aitk_is_dir(path.ptr)) {
+            /* A folder without a report (logs, a cache) is not an error. */
+            aitk_file_id id;
+            st = aitk_path_join(&inner, path.ptr, "report.json");
+            if (!st && !aitk_is_dir(inner.ptr) && aitk_file_identity(inner.ptr, &id) == 0)
+                st = aitk_report_inputs_add(l, inner.ptr, err);
+        } else if (ends_with(names[i], ".json") && aitk_is_special_file(path.ptr)) {
+            /* A named pipe among the reports would be read as empty at best:
+             * said, as any other file there that is no report. */
+            aitk_str_appendf(err, "%s: not a regular file (a named pipe, socket or device), "
+                                  "so no report", path.ptr);
+            st = AITK_E_PARSE;
+        } else if (ends_with(names[i], ".json")) {
+            st = aitk_report_inputs_add(l, path.ptr, err);
+        }
+    }
+    if (!st && l->count == before) {
+        aitk_str_appendf(err, "%s: no reports in this folder (*.json, or */report.json)", dir);
+        st = AITK_E_NOTFOUND;
+    }
+    aitk_str_free(&path);
+    aitk_str_free(&inner);
+    aitk_dir_names_free(names, n);
+    return st;
+}
