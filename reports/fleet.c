@@ -244,26 +244,30 @@ static aitk_status one_node(cJSON *list, const aitk_fleet_node *node)
     return ok ? AITK_OK : AITK_E_NOMEM;
 }
 
+/* Each node's report as compare reads it, named in visible characters: a
+ * file name with an ESC sequence must not reach the terminal raw. */
 static aitk_status check_nodes(const aitk_fleet_node *nodes, size_t n, aitk_str *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        const char *name = nodes[i].name ? nodes[i].name : "(unnamed)";
-        if (!cJSON_IsObject(nodes[i].report)) {
-            aitk_str_append_printable(err, name, false);
-            aitk_str_append(err, ": not a report (the top level is not an object)");
-            return AITK_E_PARSE;
-        }
+    aitk_str name = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < n; i++) {
+        aitk_str_clear(&name);
+        aitk_str_append_printable(&name, nodes[i].name ? nodes[i].name : "(unnamed)", false);
         const cJSON *checks = cJSON_GetObjectItemCaseSensitive(nodes[i].report, "checks");
-        if (checks && !cJSON_IsArray(checks)) {
-            aitk_str_append_printable(err, name, false);
-            aitk_str_append(err, ": checks is not a list");
-            return AITK_E_PARSE;
+        if ((st = aitk_str_status(&name)))
+            break;
+        if (!cJSON_IsObject(nodes[i].report)) {
+            aitk_str_appendf(err, "%s: not a report (the top level is not an object)", name.ptr);
+            st = AITK_E_PARSE;
+        } else if (checks && !cJSON_IsArray(checks)) {
+            aitk_str_appendf(err, "%s: checks is not a list", name.ptr);
+            st = AITK_E_PARSE;
+        } else {
+            st = aitk_compare_check_report(nodes[i].report, name.ptr, err);
         }
-        aitk_status st = aitk_compare_check_report(nodes[i].report, name, err);
-        if (st)
-            return st;
     }
-    return AITK_OK;
+    aitk_str_free(&name);
+    return st;
 }
 
 static aitk_status add_header(cJSON *f, const aitk_fleet_merge_ctx *c)
@@ -311,6 +315,9 @@ aitk_status aitk_fleet_merge(const aitk_fleet_node *nodes, size_t n, cJSON **fle
     if (!nodes || n == 0 || !fleet)
         return AITK_E_INVAL;
     *fleet = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!nodes[i].name)
+            return AITK_E_INVAL;
     aitk_str unsaid = AITK_STR_INIT;
     aitk_status st = check_nodes(nodes, n, err ? err : &unsaid);
     aitk_str_free(&unsaid);

@@ -105,6 +105,10 @@ static aitk_status add_difference(aitk_fleet_merge_ctx *c, cJSON *list, const di
         }
         ok = cJSON_AddStringToObject(v, "node", c->nodes[i].name) &&
              cJSON_AddStringToObject(v, "value", field_or_absent(entries[i], field));
+        /* A status that differs is read with what each node saw. */
+        if (ok && entries[i] && k->observed && field != k->observed)
+            ok = cJSON_AddStringToObject(v, "observed",
+                                         aitk_field_str(entries[i], k->observed)) != NULL;
     }
     c->differences++;
     c->differences_that_matter += matters;

@@ -158,6 +158,8 @@ static void per_node(aitk_str *cell, const cJSON *values)
         if (cell->len)
             aitk_str_append(cell, "; ");
         aitk_str_appendf(cell, "%s: %s", aitk_field_str(v, "node"), aitk_field_str(v, "value"));
+        if (*aitk_field_str(v, "observed"))
+            aitk_str_appendf(cell, " (%s)", aitk_field_str(v, "observed"));
     }
 }
 
@@ -197,7 +199,8 @@ static void versions_section(aitk_str *out, fmt f, const cJSON *fleet)
 static void differences_section(aitk_str *out, fmt f, const cJSON *fleet)
 {
     const cJSON *list = aitk_field_array(fleet, "differences"), *d;
-    if (!cJSON_GetArraySize(list))
+    double matter = num(aitk_field_obj(fleet, "summary"), "differences_that_matter");
+    if (!cJSON_GetArraySize(list) || (f == FMT_TEXT && matter == 0))
         return;
     static const char *const head[] = {"what", "differs in", "matters", "per node"};
     table t;

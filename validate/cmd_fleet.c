@@ -11,6 +11,7 @@
 #include "common/dirlock.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "reports/compare.h"
 #include "reports/fields.h"
 #include "reports/fleet.h"
 #include "reports/report.h"
@@ -171,9 +172,46 @@ static void names_by_path(loaded *l)
     }
 }
 
-/* Reads every report; a fleet report found in a folder (the last run's
- * --output-dir inside the nodes' folder) is passed over, not read as a
- * node. */
+/* Whether `text` is a fleet report: the error path only, so a node's
+ * report is parsed once. */
+static bool is_fleet_report(const char *text, size_t len)
+{
+    cJSON *t = cJSON_ParseWithLength(text, len);
+    bool fleet = strcmp(aitk_field_str(t, "kind"), "aitk-validate fleet") == 0;
+    cJSON_Delete(t);
+    return fleet;
+}
+
+/* One report, parsed and checked as compare checks it, its path named in
+ * any error. *tree stays NULL for a fleet report found in a folder (the
+ * last run's --output-dir inside the nodes' folder): passed over, not read
+ * as a node. */
+static aitk_status load_one(const char *path, bool from_dir, cJSON **tree, aitk_str *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    aitk_str why = AITK_STR_INIT;
+    aitk_status st = aitk_file_read(path, MAX_REPORT_BYTES, &text, &len, &why);
+    if (!st && (st = aitk_report_parse(path, text, len, tree, &why)) == AITK_E_PARSE &&
+        is_fleet_report(text, len)) {
+        aitk_str_clear(&why);
+        if (from_dir)
+            st = AITK_OK;
+        else
+            aitk_str_appendf(&why, "%s: a fleet report, not a node's report", path);
+    }
+    aitk_free(text);
+    if (!st && *tree)
+        st = aitk_compare_check_report(*tree, path, &why);
+    if (st) {
+        cJSON_Delete(*tree);
+        *tree = NULL;
+        aitk_str_append(err, aitk_str_cstr(&why));
+    }
+    aitk_str_free(&why);
+    return st;
+}
+
 static aitk_status load_all(loaded *l, const aitk_report_inputs *in, const bool *from_dir,
                             aitk_str *err)
 {
@@ -185,22 +223,10 @@ static aitk_status load_all(loaded *l, const aitk_report_inputs *in, const bool 
         return AITK_E_NOMEM;
     aitk_status st = AITK_OK;
     for (size_t i = 0; !st && i < in->count; i++) {
-        char *text = NULL;
-        size_t len = 0;
         cJSON *tree = NULL;
-        st = aitk_file_read(in->paths[i], MAX_REPORT_BYTES, &text, &len, err);
-        if (!st)
-            st = aitk_report_parse(in->paths[i], text, len, &tree, err);
-        aitk_free(text);
-        if (st)
-            break;
-        if (strcmp(aitk_field_str(tree, "kind"), "aitk-validate fleet") == 0) {
-            cJSON_Delete(tree);
-            if (from_dir[i])
-                continue;
-            aitk_str_appendf(err, "%s: a fleet report, not a node's report", in->paths[i]);
-            return AITK_E_PARSE;
-        }
+        st = load_one(in->paths[i], from_dir[i], &tree, err);
+        if (st || !tree)
+            continue;
         l->trees[l->n] = tree;
         l->paths[l->n] = in->paths[i];
         if (!(l->names[l->n] = node_name(in->paths[i]))) {
