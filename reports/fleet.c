@@ -276,7 +276,8 @@ static aitk_status add_header(cJSON *f, const aitk_fleet_merge_ctx *c)
     bool ok = cJSON_AddStringToObject(f, "kind", "aitk-validate fleet") &&
               cJSON_AddStringToObject(f, "fleet_schema_version", FLEET_SCHEMA_VERSION) &&
               (rule = cJSON_AddObjectToObject(f, "rule")) &&
-              cJSON_AddStringToObject(rule, "statistic", "modified z-score 0.6745 (x - median) / MAD") &&
+              cJSON_AddStringToObject(rule, "statistic",
+                                      "modified z-score 0.6745 (x - median) / MAD") &&
               cJSON_AddNumberToObject(rule, "z_limit", c->rule.z_limit) &&
               cJSON_AddNumberToObject(rule, "min_relative_distance", c->rule.min_relative) &&
               cJSON_AddNumberToObject(rule, "min_nodes", (double)c->rule.min_values) &&

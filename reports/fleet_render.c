@@ -288,7 +288,8 @@ static aitk_status render(const cJSON *fleet, fmt f, aitk_str *out)
     const char *note = aitk_field_str(s, "note");
     if (f == FMT_HTML) {
         aitk_str_appendf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                              "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+                              "<meta name=\"viewport\" "
+                              "content=\"width=device-width,initial-scale=1\">\n"
                               "<meta name=\"color-scheme\" content=\"light dark\">\n"
                               "<title>aitk-validate fleet: %s</title>\n<style>\n%s"
                               "tr.outlier td{color:var(--fail);font-weight:600}\n</style></head>\n"
@@ -316,11 +317,15 @@ static aitk_status render(const cJSON *fleet, fmt f, aitk_str *out)
     versions_section(out, f, fleet);
     differences_section(out, f, fleet);
     metrics_section(out, f, fleet);
+    const cJSON *rule = aitk_field_obj(fleet, "rule");
     if (f == FMT_HTML)
-        aitk_str_append(out, "<footer>Written by aitk-validate fleet. Outliers: modified "
-                             "z-score beyond 3.5 and more than 10% from the median "
-                             "(Iglewicz and Hoaglin; NIST/SEMATECH e-Handbook 1.3.5.17). "
-                             "Self-contained: no script, no network.</footer>\n</body></html>\n");
+        aitk_str_appendf(out, "<footer>Written by aitk-validate fleet. Outliers: modified "
+                              "z-score beyond %g and more than %g%% from the median, with at "
+                              "least %g nodes (Iglewicz and Hoaglin; NIST/SEMATECH e-Handbook "
+                              "1.3.5.17). Self-contained: no script, no network.</footer>\n"
+                              "</body></html>\n",
+                         num(rule, "z_limit"), num(rule, "min_relative_distance") * 100,
+                         num(rule, "min_nodes"));
     else if (f == FMT_TEXT)
         aitk_str_appendf(out, "Result: %s\n", verdict);
     return aitk_str_status(out);

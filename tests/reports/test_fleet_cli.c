@@ -236,6 +236,44 @@ static void test_two_nodes_claim_nothing(void **state)
     aitk_str_free(&out);
 }
 
+/* Two racks' node01: named by their paths. A fleet report left in the
+ * nodes' folder by the run before is passed over, not read as a node. */
+static void test_same_names_and_rerun(void **state)
+{
+    (void)state;
+    const double step[] = {1.0, 1.0}, gbps[] = {20, 20};
+    aitk_str paths[2] = {AITK_STR_INIT, AITK_STR_INIT}, out = AITK_STR_INIT;
+    write_nodes(OUT_DIR "/rack1", step, gbps, NULL, 2, true, paths);
+    write_nodes(OUT_DIR "/rack2", step, gbps, NULL, 1, true, paths);
+    const char *argv[] = {AITK_EXE, "fleet", OUT_DIR "/rack1", OUT_DIR "/rack2", "--format",
+                          "json", NULL};
+    assert_int_equal(rt_run(argv, NULL, &out, NULL), 0);
+    cJSON *f = cJSON_Parse(out.ptr);
+    assert_non_null(f);
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(f, "nodes");
+    assert_int_equal(cJSON_GetArraySize(nodes), 3);
+    static const char *const names[] = {OUT_DIR "/rack1/node0/report.json", "node1",
+                                        OUT_DIR "/rack2/node0/report.json"};
+    for (int k = 0; k < 3; k++)
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetArrayItem(nodes, k), "name")),
+                            names[k]);
+    cJSON_Delete(f);
+    const char *twice[] = {AITK_EXE, "fleet", OUT_DIR "/rack1", "--output-dir", OUT_DIR "/rack1",
+                           NULL};
+    assert_int_equal(rt_run(twice, NULL, NULL, NULL), 0);
+    assert_true(rt_exists(OUT_DIR "/rack1/fleet.json"));
+    assert_int_equal(rt_run(twice, NULL, NULL, NULL), 0);
+    /* Named outright, it is refused: it is no node's report. */
+    const char *named[] = {AITK_EXE, "fleet", OUT_DIR "/rack1/fleet.json", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(rt_run(named, NULL, NULL, &out), 2);
+    assert_non_null(strstr(out.ptr, "a fleet report, not a node's report"));
+    for (int k = 0; k < 2; k++)
+        aitk_str_free(&paths[k]);
+    aitk_str_free(&out);
+}
+
 static bool has_raw_control(const char *s)
 {
     for (; *s; s++)
@@ -292,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_other_driver),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_two_nodes_claim_nothing),
+        cmocka_unit_test(test_same_names_and_rerun),
         cmocka_unit_test(test_control_characters),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
