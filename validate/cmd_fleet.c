@@ -52,6 +52,8 @@ static void fleet_help(void)
           "  --output FILE     write there (atomically) instead of standard output\n"
           "  --output-dir DIR  write fleet.json, fleet.md and fleet.html into DIR\n"
           "                    (created; all three or none), and the text on the terminal\n"
+          "                    (an output place that cannot be written is refused before\n"
+          "                    any report is read)\n"
           "\n"
           "Example, after a Slurm array ran `aitk-validate --output-dir runs/$HOSTNAME`:\n"
           "  aitk-validate fleet runs/ --output-dir fleet/\n"
@@ -330,8 +332,10 @@ static aitk_status emit(const cJSON *fleet, const fleet_opts *o, aitk_str *err)
 }
 
 /* Outputs checked before any report is read: a place that cannot be
- * written, or an output that is one of the reports. */
-static aitk_status outputs_ready(const fleet_opts *o, const aitk_report_inputs *in,
+ * written, or an output that is one of the reports, is bad usage (exit 2),
+ * not a failure found after the work. The output folder is made here;
+ * *made says so, for the caller to remove it again when it stays empty. */
+static aitk_status outputs_ready(const fleet_opts *o, const aitk_report_inputs *in, bool *made,
                                  aitk_str *err)
 {
     aitk_status st = o->output ? aitk_output_file_ready(o->output, err) : AITK_OK;
@@ -339,6 +343,12 @@ static aitk_status outputs_ready(const fleet_opts *o, const aitk_report_inputs *
     for (size_t i = 0; !st && o->output && i < in->count; i++) {
         const aitk_named_path p = {"fleet", in->paths[i]};
         st = aitk_outputs_distinct(&out, 1, &p, 1, err);
+    }
+    if (!st && o->output_dir) {
+        *made = !aitk_is_dir(o->output_dir);
+        st = aitk_dir_create(o->output_dir, err);
+        if (!st)
+            st = aitk_dir_check_writable(o->output_dir, err);
     }
     return st;
 }
@@ -356,9 +366,10 @@ int aitk_cmd_fleet(int argc, char **argv)
     bool *from_dir = NULL;
     loaded l = {0};
     cJSON *fleet = NULL;
+    bool made = false;
     aitk_status st = gather(argc, argv, &in, &from_dir, &err);
     if (!st)
-        st = outputs_ready(&o, &in, &err);
+        st = outputs_ready(&o, &in, &made, &err);
     if (!st)
         st = load_all(&l, &in, from_dir, &err);
     if (!st && l.n == 0) {
@@ -375,6 +386,9 @@ int aitk_cmd_fleet(int argc, char **argv)
         bool input = err.len && st != AITK_E_NOMEM;
         aitk_log(AITK_LOG_ERROR, "%s", input ? aitk_str_cstr(&err) : aitk_strerror(st));
         rc = input ? AITK_EXIT_USAGE : AITK_EXIT_INTERNAL;
+        /* A refused run leaves nothing behind, not even the folder. */
+        if (made)
+            aitk_dir_remove_empty(o.output_dir);
     } else if ((st = emit(fleet, &o, &err))) {
         aitk_log(AITK_LOG_ERROR, "%s", err.len ? aitk_str_cstr(&err) : aitk_strerror(st));
         rc = AITK_EXIT_INTERNAL;

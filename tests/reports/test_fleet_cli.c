@@ -215,6 +215,18 @@ static void test_malformed(void **state)
     assert_int_equal(rt_run(one, NULL, NULL, &err), 2);
     assert_int_equal(rt_count(err.ptr, "\n"), 1);
     assert_non_null(strstr(err.ptr, paths[2].ptr));
+    /* Refused, the run leaves no output folder behind. */
+    const char *refused[] = {AITK_EXE, "fleet", paths[2].ptr, "--output-dir",
+                             OUT_DIR "/malformed-out", NULL};
+    assert_int_equal(rt_run(refused, NULL, NULL, NULL), 2);
+    assert_false(aitk_is_dir(OUT_DIR "/malformed-out"));
+    /* An output folder that cannot be made is bad usage, said before any
+     * report is read. */
+    const char *nowhere[] = {AITK_EXE, "fleet", paths[0].ptr, "--output-dir",
+                             OUT_DIR "/quick.json/sub", NULL};
+    aitk_str_clear(&err);
+    assert_int_equal(rt_run(nowhere, NULL, NULL, &err), 2);
+    assert_non_null(strstr(err.ptr, "quick.json"));
     for (int k = 0; k < 3; k++)
         aitk_str_free(&paths[k]);
     aitk_str_free(&out);
