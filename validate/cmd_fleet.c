@@ -214,8 +214,7 @@ static aitk_status load_one(const char *path, bool from_dir, cJSON **tree, aitk_
     return st;
 }
 
-static aitk_status load_all(loaded *l, const aitk_report_inputs *in, const bool *from_dir,
-                            aitk_str *err)
+static aitk_status load_all(loaded *l, const aitk_report_inputs *in, aitk_str *err)
 {
     l->nodes = aitk_calloc(in->count, sizeof *l->nodes);
     l->trees = aitk_calloc(in->count, sizeof *l->trees);
@@ -226,7 +225,7 @@ static aitk_status load_all(loaded *l, const aitk_report_inputs *in, const bool 
     aitk_status st = AITK_OK;
     for (size_t i = 0; !st && i < in->count; i++) {
         cJSON *tree = NULL;
-        st = load_one(in->paths[i], from_dir[i], &tree, err);
+        st = load_one(in->paths[i], in->in_folder[i], &tree, err);
         if (st || !tree)
             continue;
         l->trees[l->n] = tree;
@@ -241,27 +240,17 @@ static aitk_status load_all(loaded *l, const aitk_report_inputs *in, const bool 
     return st;
 }
 
-/* The inputs, folders expanded; from_dir[i]: found in a folder. */
-static aitk_status gather(int argc, char **argv, aitk_report_inputs *in, bool **from_dir,
-                          aitk_str *err)
+/* The inputs, folders expanded, each file once: a report named directly
+ * and through its folder would be two nodes with one node's figures,
+ * pulling the median towards them. */
+static aitk_status gather(int argc, char **argv, aitk_report_inputs *in, aitk_str *err)
 {
     aitk_status st = AITK_OK;
-    bool *dir_flags = NULL;
-    for (int i = optind; !st && i < argc; i++) {
-        size_t before = in->count;
-        bool dir = aitk_is_dir(argv[i]);
-        st = dir ? aitk_report_inputs_expand(in, argv[i], err)
-                 : aitk_report_inputs_add(in, argv[i], err);
-        bool *grown = st ? NULL : aitk_realloc(dir_flags, in->count * sizeof *dir_flags);
-        if (!st && !grown)
-            st = AITK_E_NOMEM;
-        if (st)
-            break;
-        dir_flags = grown;
-        for (size_t k = before; k < in->count; k++)
-            dir_flags[k] = dir;
-    }
-    *from_dir = dir_flags;
+    for (int i = optind; !st && i < argc; i++)
+        st = aitk_is_dir(argv[i]) ? aitk_report_inputs_expand(in, argv[i], err)
+                                  : aitk_report_inputs_add(in, argv[i], err);
+    if (!st)
+        aitk_report_inputs_unique(in);
     return st;
 }
 
@@ -363,15 +352,14 @@ int aitk_cmd_fleet(int argc, char **argv)
     if (rc)
         return aitk_opt_usage_error("fleet", &err);
     aitk_report_inputs in = {.cmd = "fleet", .max = MAX_REPORTS};
-    bool *from_dir = NULL;
     loaded l = {0};
     cJSON *fleet = NULL;
     bool made = false;
-    aitk_status st = gather(argc, argv, &in, &from_dir, &err);
+    aitk_status st = gather(argc, argv, &in, &err);
     if (!st)
         st = outputs_ready(&o, &in, &made, &err);
     if (!st)
-        st = load_all(&l, &in, from_dir, &err);
+        st = load_all(&l, &in, &err);
     if (!st && l.n == 0) {
         aitk_str_append(&err, "fleet: no node reports among the inputs (only fleet reports)");
         st = AITK_E_NOTFOUND;
@@ -397,7 +385,6 @@ int aitk_cmd_fleet(int argc, char **argv)
     }
     cJSON_Delete(fleet);
     loaded_free(&l);
-    aitk_free(from_dir);
     aitk_report_inputs_free(&in);
     aitk_str_free(&err);
     return rc;

@@ -80,29 +80,11 @@ static aitk_status load_into(aitk_trend *t, const char *path, aitk_str *err)
     return st;
 }
 
-/* Every input once: a report named twice (directly and through its folder,
- * or by two paths) would count as two nights of the same figures. */
-static bool seen_before(size_t i, const aitk_file_id *ids, const bool *has_id)
-{
-    for (size_t j = 0; j < i; j++)
-        if (has_id[j] && has_id[i] && ids[j].volume == ids[i].volume &&
-            ids[j].index == ids[i].index)
-            return true;
-    return false;
-}
-
 static aitk_status read_all(aitk_trend *t, const aitk_report_inputs *l, aitk_str *err)
 {
-    aitk_file_id *ids = aitk_calloc(l->count, sizeof *ids);
-    bool *has_id = aitk_calloc(l->count, sizeof *has_id);
-    aitk_status st = ids && has_id ? AITK_OK : AITK_E_NOMEM;
-    for (size_t i = 0; !st && i < l->count; i++) {
-        has_id[i] = aitk_file_identity(l->paths[i], &ids[i]) == 0;
-        if (!seen_before(i, ids, has_id))
-            st = load_into(t, l->paths[i], err);
-    }
-    aitk_free(ids);
-    aitk_free(has_id);
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < l->count; i++)
+        st = load_into(t, l->paths[i], err);
     return st;
 }
 
@@ -211,6 +193,10 @@ int aitk_cmd_trend(int argc, char **argv)
         const aitk_named_path in = {"trend", inputs.paths[i]};
         st = aitk_outputs_distinct(&out, 1, &in, 1, &err);
     }
+    /* Every input once: a report named twice (directly and through its
+     * folder, or by two paths) would count as two nights of the same
+     * figures. */
+    aitk_report_inputs_unique(&inputs);
     if (!st)
         st = read_all(&t, &inputs, &err);
     aitk_report_inputs_free(&inputs);

@@ -161,6 +161,16 @@ static void test_noise_is_clean(void **state)
     cJSON *f = outliers_of(OUT_DIR "/json/clean.json");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f, "outliers")), 0);
     cJSON_Delete(f);
+    /* A report named directly and through its folder is one node. */
+    aitk_str out = AITK_STR_INIT;
+    const char *twice[] = {AITK_EXE, "fleet", paths[3].ptr, OUT_DIR "/clean", "--format", "json",
+                           NULL};
+    assert_int_equal(rt_run(twice, NULL, &out, NULL), 0);
+    f = cJSON_Parse(out.ptr);
+    assert_non_null(f);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f, "nodes")), 5);
+    cJSON_Delete(f);
+    aitk_str_free(&out);
     for (int k = 0; k < 5; k++)
         aitk_str_free(&paths[k]);
 }
