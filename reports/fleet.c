@@ -127,8 +127,8 @@ static aitk_status version_outliers(aitk_fleet_merge_ctx *c, const struct versio
         if (strcmp(vals[i], vals[ref]) == 0)
             continue;
         aitk_str_clear(&detail);
-        aitk_str_appendf(&detail, "%s %s where %zu of %zu nodes have %s", f->label, vals[i],
-                         most, c->n, vals[ref]);
+        aitk_str_appendf(&detail, "%s where %zu of %zu nodes have %s", vals[i], most, c->n,
+                         vals[ref]);
         st = aitk_str_status(&detail);
         if (!st)
             st = aitk_fleet_add_outlier(c, i, "version", f->label, vals[i], vals[ref],

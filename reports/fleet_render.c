@@ -68,7 +68,7 @@ static void table_cell(table *t, const char *s)
         aitk_markdown_inline(out, v);
         aitk_str_append(out, " ");
     } else {
-        aitk_str_appendf(out, t->col ? "  %s" : "  %s", v);
+        aitk_str_appendf(out, "  %s", v);
     }
     if (++t->col == t->cols) {
         t->col = 0;
@@ -133,17 +133,17 @@ static void outliers_section(aitk_str *out, fmt f, const cJSON *fleet)
     const cJSON *list = aitk_field_array(fleet, "outliers"), *o;
     if (!cJSON_GetArraySize(list))
         return;
-    static const char *const head[] = {"node", "kind", "what", "value", "detail"};
+    /* The detail begins with the value: no column of its own. */
+    static const char *const head[] = {"node", "kind", "what", "detail"};
     table t;
     heading(out, f, "outliers", "Outliers");
-    table_begin(&t, out, f, "outliers", head, 5);
+    table_begin(&t, out, f, "outliers", head, 4);
     cJSON_ArrayForEach(o, list)
     {
         t.bad_row = true;
         table_cell(&t, aitk_field_str(o, "node"));
         table_cell(&t, aitk_field_str(o, "kind"));
         table_cell(&t, aitk_field_str(o, "subject"));
-        table_cell(&t, aitk_field_str(o, "value"));
         table_cell(&t, aitk_field_str(o, "detail"));
     }
     table_end(&t);
