@@ -34,6 +34,9 @@ aitk_status aitk_fleet_merge(const aitk_fleet_node *nodes, size_t n, cJSON **fle
 /* The renderings of a fleet report, appended to `out`. */
 aitk_status aitk_fleet_render_markdown(const cJSON *fleet, aitk_str *out);
 aitk_status aitk_fleet_render_html(const cJSON *fleet, aitk_str *out);
+/* The short form for a terminal: the verdict, the outliers, the versions
+ * and the differences that matter. */
+aitk_status aitk_fleet_render_text(const cJSON *fleet, aitk_str *out);
 
 /* compare's discipline: 0 when no node stands out, 1 when an outlier or a
  * node-to-node difference that matters was found. */

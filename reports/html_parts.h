@@ -1,7 +1,7 @@
 /* Internal to the HTML renderers (the report page, html.c + html_bench.c,
- * and the trend page, trend_render.c): the page style, the sections
- * html_bench.c draws, and the number formats they share. Not for other
- * modules. */
+ * the trend page, trend_render.c, and the fleet page, fleet_render.c): the
+ * page style, the sections html_bench.c draws, and the number formats they
+ * share. Not for other modules. */
 #ifndef AITK_REPORTS_HTML_PARTS_H
 #define AITK_REPORTS_HTML_PARTS_H
 

@@ -49,7 +49,7 @@ void aitk_cli_print_help(void)
     fputs(
         "Usage: aitk-validate [OPTIONS]\n"
         "       aitk-validate COMMAND [ARGS]   (COMMAND: deps, predict, compare, trend,\n"
-        "                                       render, gpus)\n"
+        "                                       fleet, render, gpus)\n"
         "\n"
         "Tells whether this machine can train FLUX, Chroma and OmniGen2 LoRAs with\n"
         "ai-toolkit, how fast and in how much memory, and what to fix when it cannot.\n"
@@ -103,6 +103,8 @@ void aitk_cli_print_help(void)
         "                                         per-metric deltas; exit 1 on a regression\n"
         "  trend REPORT|FOLDER... [--format text|markdown|csv|html]\n"
         "                                         metrics over nightly runs, with charts\n"
+        "  fleet REPORT...|DIR [--format text|markdown|html|json] [--output-dir DIR]\n"
+        "                                         many nodes' reports: outliers, differences\n"
         "  deps PATH... [--windows-root DIR] [--json] [--load]\n"
         "                                         the broken link in a library tree, and its fix\n"
         "  predict --model M --gpu NAME [--explain]\n"

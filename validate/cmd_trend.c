@@ -15,6 +15,7 @@
 #include "reports/trend.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
+#include "validate/report_inputs.h"
 
 #define MAX_REPORT_BYTES (64u << 20)
 /* A year of nightly runs is 365; ten thousand files is a mistake (a whole
@@ -64,80 +65,6 @@ typedef struct trend_opts {
     bool gate;
 } trend_opts;
 
-/* Which reports to read: every path named, folders expanded. */
-typedef struct input_list {
-    char **paths;
-    size_t count, cap;
-} input_list;
-
-static void inputs_free(input_list *l)
-{
-    aitk_dir_names_free(l->paths, l->count);
-    *l = (input_list){0};
-}
-
-static aitk_status inputs_add(input_list *l, const char *path, aitk_str *err)
-{
-    if (l->count >= MAX_REPORTS) {
-        aitk_str_appendf(err, "trend: more than %d reports (at %s); name fewer", MAX_REPORTS,
-                         path);
-        return AITK_E_RANGE;
-    }
-    char **paths = aitk_grow(l->paths, sizeof *paths, l->count, &l->cap, 64);
-    if (!paths)
-        return AITK_E_NOMEM;
-    l->paths = paths;
-    if (!(l->paths[l->count] = aitk_strdup(path)))
-        return AITK_E_NOMEM;
-    l->count++;
-    return AITK_OK;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* FOLDER/NAME.json, then FOLDER/x/report.json for each folder x, by name. */
-static aitk_status expand_folder(input_list *l, const char *dir, aitk_str *err)
-{
-    char **names = NULL;
-    size_t n = 0, before = l->count;
-    aitk_status st = aitk_dir_names(dir, &names, &n, err);
-    aitk_str path = AITK_STR_INIT, inner = AITK_STR_INIT;
-    for (size_t i = 0; !st && i < n; i++) {
-        aitk_str_clear(&path);
-        aitk_str_clear(&inner);
-        st = aitk_path_join(&path, dir, names[i]);
-        if (st)
-            break;
-        if (aitk_is_dir(path.ptr)) {
-            /* A folder without a report (logs, a cache) is not an error. */
-            aitk_file_id id;
-            st = aitk_path_join(&inner, path.ptr, "report.json");
-            if (!st && !aitk_is_dir(inner.ptr) && aitk_file_identity(inner.ptr, &id) == 0)
-                st = inputs_add(l, inner.ptr, err);
-        } else if (ends_with(names[i], ".json") && aitk_is_special_file(path.ptr)) {
-            /* A named pipe among the reports would be read as empty at best:
-             * said, as any other file there that is no report. */
-            aitk_str_appendf(err, "%s: not a regular file (a named pipe, socket or device), "
-                                  "so no report", path.ptr);
-            st = AITK_E_PARSE;
-        } else if (ends_with(names[i], ".json")) {
-            st = inputs_add(l, path.ptr, err);
-        }
-    }
-    if (!st && l->count == before) {
-        aitk_str_appendf(err, "%s: no reports in this folder (*.json, or */report.json)", dir);
-        st = AITK_E_NOTFOUND;
-    }
-    aitk_str_free(&path);
-    aitk_str_free(&inner);
-    aitk_dir_names_free(names, n);
-    return st;
-}
-
 static aitk_status load_into(aitk_trend *t, const char *path, aitk_str *err)
 {
     char *text = NULL;
@@ -153,29 +80,11 @@ static aitk_status load_into(aitk_trend *t, const char *path, aitk_str *err)
     return st;
 }
 
-/* Every input once: a report named twice (directly and through its folder,
- * or by two paths) would count as two nights of the same figures. */
-static bool seen_before(size_t i, const aitk_file_id *ids, const bool *has_id)
+static aitk_status read_all(aitk_trend *t, const aitk_report_inputs *l, aitk_str *err)
 {
-    for (size_t j = 0; j < i; j++)
-        if (has_id[j] && has_id[i] && ids[j].volume == ids[i].volume &&
-            ids[j].index == ids[i].index)
-            return true;
-    return false;
-}
-
-static aitk_status read_all(aitk_trend *t, const input_list *l, aitk_str *err)
-{
-    aitk_file_id *ids = aitk_calloc(l->count, sizeof *ids);
-    bool *has_id = aitk_calloc(l->count, sizeof *has_id);
-    aitk_status st = ids && has_id ? AITK_OK : AITK_E_NOMEM;
-    for (size_t i = 0; !st && i < l->count; i++) {
-        has_id[i] = aitk_file_identity(l->paths[i], &ids[i]) == 0;
-        if (!seen_before(i, ids, has_id))
-            st = load_into(t, l->paths[i], err);
-    }
-    aitk_free(ids);
-    aitk_free(has_id);
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < l->count; i++)
+        st = load_into(t, l->paths[i], err);
     return st;
 }
 
@@ -270,12 +179,12 @@ int aitk_cmd_trend(int argc, char **argv)
     /* An output that cannot be written is refused before any report is read. */
     if (!st && o.output)
         st = aitk_output_file_ready(o.output, &err);
-    input_list inputs = {0};
+    aitk_report_inputs inputs = {.cmd = "trend", .max = MAX_REPORTS};
     for (int i = optind; !st && i < argc; i++) {
         if (aitk_is_dir(argv[i]))
-            st = expand_folder(&inputs, argv[i], &err);
+            st = aitk_report_inputs_expand(&inputs, argv[i], &err);
         else
-            st = inputs_add(&inputs, argv[i], &err);
+            st = aitk_report_inputs_add(&inputs, argv[i], &err);
     }
     /* The output may not replace a report it reads (a trend.json among the
      * nightly reports, say). */
@@ -284,9 +193,13 @@ int aitk_cmd_trend(int argc, char **argv)
         const aitk_named_path in = {"trend", inputs.paths[i]};
         st = aitk_outputs_distinct(&out, 1, &in, 1, &err);
     }
+    /* Every input once: a report named twice (directly and through its
+     * folder, or by two paths) would count as two nights of the same
+     * figures. */
+    aitk_report_inputs_unique(&inputs);
     if (!st)
         st = read_all(&t, &inputs, &err);
-    inputs_free(&inputs);
+    aitk_report_inputs_free(&inputs);
     if (!st)
         st = aitk_trend_finish(&t, (size_t)o.last);
     aitk_str text = AITK_STR_INIT;

@@ -9,6 +9,7 @@ static const aitk_command commands[] = {
     {"deps", "library dependency doctor (ELF and PE trees)", aitk_cmd_deps},
     {"predict", "predict time and memory on GPUs you do not have", aitk_cmd_predict},
     {"compare", "compare two reports; fail on regressions", aitk_cmd_compare},
+    {"fleet", "merge per-node reports; show outliers and differences", aitk_cmd_fleet},
     {"trend", "how metrics moved over many reports (nightly CI)", aitk_cmd_trend},
     {"gpus", "list the GPU database", aitk_cmd_gpus},
 };

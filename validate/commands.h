@@ -18,5 +18,6 @@ int aitk_cmd_gpus(int argc, char **argv);
 int aitk_cmd_deps(int argc, char **argv);
 int aitk_cmd_compare(int argc, char **argv);
 int aitk_cmd_trend(int argc, char **argv);
+int aitk_cmd_fleet(int argc, char **argv);
 
 #endif
