@@ -44,7 +44,7 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
     static const char *const fp8_what[] = {"optimum-quanto qfloat8", "a plain float8 cast",
                                            "torchao fp8 compute on bf16 weights"};
-    fprintf(out, "  trainer %s: prompts of %ld T5 tokens", w->trainer ? w->trainer : "ai-toolkit",
+    fprintf(out, "  trainer %s: prompts of %ld text tokens", w->trainer ? w->trainer : "ai-toolkit",
             aitk_workload_text_tokens(w));
     if (w->base_dtype == AITK_WEIGHT_FP8)
         fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
@@ -273,6 +273,31 @@ static cJSON *terms_json(const char *const *names, const double *values, int n)
     return o;
 }
 
+/* The job as predicted ("workload"), with the trainer's settings. */
+static void add_workload_json(cJSON *o, const aitk_workload *w)
+{
+    cJSON *wj = cJSON_AddObjectToObject(o, "workload");
+    if (!wj)
+        return;
+    cJSON *res = cJSON_AddArrayToObject(wj, "resolutions");
+    for (size_t i = 0; res && i < w->n_resolutions; i++)
+        cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));
+    cJSON_AddNumberToObject(wj, "batch", (double)w->batch);
+    cJSON_AddNumberToObject(wj, "gradient_accumulation", (double)w->accumulation);
+    cJSON_AddNumberToObject(wj, "rank", (double)w->rank);
+    cJSON_AddNumberToObject(wj, "alpha", (double)w->alpha);
+    cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
+    cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
+    cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
+    cJSON_AddStringToObject(wj, "trainer", w->trainer ? w->trainer : "ai-toolkit");
+    cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
+    cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
+    cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
+    cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
+    cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
+    cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
+}
+
 aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
 {
     const aitk_workload *w = &r->workload;
@@ -288,26 +313,7 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
         cJSON_AddStringToObject(o, "job", "LoRA");
     if (r->config_path)
         cJSON_AddStringToObject(o, "config", r->config_path);
-    cJSON *wj = cJSON_AddObjectToObject(o, "workload");
-    if (wj) {
-        cJSON *res = cJSON_AddArrayToObject(wj, "resolutions");
-        for (size_t i = 0; res && i < w->n_resolutions; i++)
-            cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));
-        cJSON_AddNumberToObject(wj, "batch", (double)w->batch);
-        cJSON_AddNumberToObject(wj, "gradient_accumulation", (double)w->accumulation);
-        cJSON_AddNumberToObject(wj, "rank", (double)w->rank);
-        cJSON_AddNumberToObject(wj, "alpha", (double)w->alpha);
-        cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
-        cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
-        cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
-        cJSON_AddStringToObject(wj, "trainer", w->trainer ? w->trainer : "ai-toolkit");
-        cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
-        cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
-        cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
-        cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
-        cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
-        cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
-    }
+    add_workload_json(o, w);
     cJSON *ss = r->step_scale ? cJSON_AddObjectToObject(o, "step_scale") : NULL;
     if (ss) {
         cJSON_AddNumberToObject(ss, "value", r->step_scale->scale);
