@@ -218,6 +218,14 @@ aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o)
     return aitk_str_status(o);
 }
 
+bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id)
+{
+    for (size_t i = 0; i < t->n_text; i++)
+        if (strcmp(t->text[i].model_id, model_id) == 0)
+            return true;
+    return false;
+}
+
 void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
 {
     w->trainer = t->id;

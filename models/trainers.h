@@ -51,6 +51,9 @@ const aitk_trainer *aitk_trainers_find(const aitk_trainers *t, const char *id);
 /* The trainer whose alias a report's free-text `trainer` contains
  * ("fluxgym (kohya sd-scripts)" is kohya), ignoring case; NULL when none. */
 const aitk_trainer *aitk_trainers_match(const aitk_trainers *t, const char *text);
+/* Whether the file gives t's text tokens for model_id (a trainer without
+ * an entry for a model leaves it the model's own figure). */
+bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id);
 /* "ai-toolkit|kohya|diffusers|simpletuner", appended to `o`. */
 aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o);
 

@@ -286,6 +286,12 @@ static aitk_status predict_model(const char *id, void *ctx)
     aitk_workload w;
     aitk_workload_defaults(&w, spec);
     aitk_workload_set_trainer(&w, r->trainer);
+    /* The model descriptions are ai-toolkit's: only a trainer asked for by
+     * name can lack one. */
+    if (r->o->trainer && !aitk_trainer_has_model(r->trainer, id))
+        aitk_log(AITK_LOG_WARN, "--trainer %s: models/trainers.yaml has no %s entry for it: "
+                                "its text tokens are the model's own (%ld)",
+                 r->trainer->id, id, spec->text_tokens);
     st = predict_workload(r, spec, &w, NULL);
     aitk_model_spec_free(spec);
     return st;

@@ -117,6 +117,20 @@ static void test_file(void **state)
                      trainer(f, "diffusers"));
     assert_null(aitk_trainers_match(f->trainers, "OmniGen2 (train.py)"));
     assert_null(aitk_trainers_find(f->trainers, "onetrainer"));
+    assert_true(aitk_trainer_has_model(trainer(f, "kohya"), "chroma"));
+    assert_false(aitk_trainer_has_model(trainer(f, "diffusers"), "chroma"));
+}
+
+/* SimpleTuner's settings for FLUX.1-dev are ai-toolkit's (512 tokens,
+ * optimum-quanto, no optimizer of its own): the same job, the same answer. */
+static void test_simpletuner_as_aitk(void **state)
+{
+    fixture *f = *state;
+    aitk_workload a = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_FP8);
+    aitk_workload s = flux_job(f, "simpletuner", 1024, AITK_WEIGHT_FP8);
+    aitk_prediction pa = predict(f, &a, "RTX 4090"), ps = predict(f, &s, "RTX 4090");
+    assert_float_equal(ps.step_s, pa.step_s, 0);
+    assert_float_equal(ps.memory.total, pa.memory.total, 0);
 }
 
 static void rejects_trainers(const char *text, const char *needle)
@@ -381,6 +395,12 @@ static void test_cli(void **state)
     one_line_usage_error((const char *[]){"predict", "--reported", "--trainer", "kohya", NULL},
                          "it takes only --calibrate and --json");
     one_line_usage_error((const char *[]){"predict", "--trainer", NULL}, "--trainer");
+    /* A trainer with no entry for the model says so, and predicts. */
+    ran r = run((const char *[]){"predict", "--model", "omnigen2", "--gpu", "4090", "--trainer",
+                                 "diffusers", NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "no omnigen2 entry"));
+    ran_free(&r);
 }
 
 int main(void)
@@ -388,6 +408,7 @@ int main(void)
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file),          cmocka_unit_test(test_file_rejects),
+        cmocka_unit_test(test_simpletuner_as_aitk),
         cmocka_unit_test(test_text_tokens),   cmocka_unit_test(test_fp8_cast),
         cmocka_unit_test(test_fp8_torchao),   cmocka_unit_test(test_optimizer_state),
         cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
