@@ -59,7 +59,7 @@ static void predict_help(void)
           "  --resolution R        square resolution in pixels (replaces the buckets)\n"
           "  --batch B             batch size\n"
           "  --rank R              LoRA rank (alpha follows it)\n"
-          "  --quantize fp8|nf4|none   base weights in fp8 (optimum-quanto qfloat8), 4-bit\n"
+          "  --quantize fp8|nf4|none   base weights in the trainer's fp8, 4-bit\n"
           "                        (bitsandbytes NF4) or bf16; text encoders in fp8, or\n"
           "                        bf16 with none\n"
           "  --trainer T           ai-toolkit (default), kohya, diffusers or simpletuner:\n"
