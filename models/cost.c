@@ -81,6 +81,10 @@ void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
     w->te_dtype = d == AITK_WEIGHT_BF16 || d == AITK_WEIGHT_FP32 ? d : AITK_WEIGHT_FP8;
+    /* torchao's float8 training converts the transformer alone; diffusers
+     * keeps the text encoders in the weight dtype. */
+    if (d == AITK_WEIGHT_FP8 && w->fp8_path == AITK_FP8_TORCHAO)
+        w->te_dtype = AITK_WEIGHT_BF16;
 }
 
 long aitk_sample_resolution(long width, long height)
@@ -144,9 +148,56 @@ static double lora_instances(const aitk_workload *w, const aitk_block_spec *b,
 
 /* ---- work ---- */
 
+/* Tokens a sample has in stream s, with the trainer's text length in place
+ * of the spec's where it sets one. */
+static double sample_tokens(const aitk_workload *w, aitk_stream s, long res, long fixed)
+{
+    double t = (double)aitk_model_spec_tokens(w->spec, s, res, fixed);
+    if (w->text_tokens > 0 && (s == AITK_STREAM_TXT || s == AITK_STREAM_ALL))
+        t += (double)(w->text_tokens - w->spec->text_tokens);
+    return t;
+}
+
 static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed)
 {
-    return (double)aitk_model_spec_tokens(w->spec, s, res, fixed) * (double)w->batch;
+    return sample_tokens(w, s, res, fixed) * (double)w->batch;
+}
+
+/* An encoder that reads the prompt at the model's text length (T5) reads
+ * it at the trainer's; CLIP keeps its own. */
+static double encoder_tokens(const aitk_workload *w, const aitk_frozen_spec *f)
+{
+    if (w->text_tokens > 0 && f->tokens == w->spec->text_tokens)
+        return (double)w->text_tokens;
+    return (double)f->tokens;
+}
+
+/* Bytes moved to expand one stored weight to bf16 for one pass: an fp8
+ * weight costs what the trainer's path does (torchao keeps bf16 weights;
+ * its casts are counted per GEMM). */
+static double dequant_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                            aitk_weight_dtype d)
+{
+    if (d != AITK_WEIGHT_FP8)
+        return p->dequant_bytes_per_weight[d];
+    if (w->fp8_path == AITK_FP8_CAST)
+        return p->dequant_fp8_cast;
+    return w->fp8_path == AITK_FP8_TORCHAO ? 0 : p->dequant_bytes_per_weight[d];
+}
+
+const char *aitk_fp8_path_name(aitk_fp8_path p)
+{
+    return p == AITK_FP8_CAST ? "cast" : p == AITK_FP8_TORCHAO ? "torchao" : "quanto";
+}
+
+long aitk_workload_text_tokens(const aitk_workload *w)
+{
+    return w->text_tokens > 0 ? w->text_tokens : w->spec->text_tokens;
+}
+
+bool aitk_workload_fp8_compute(const aitk_workload *w)
+{
+    return w->base_dtype == AITK_WEIGHT_FP8 && w->fp8_path == AITK_FP8_TORCHAO;
 }
 
 aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, long resolution,
@@ -155,7 +206,8 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     memset(out, 0, sizeof *out);
     const aitk_model_spec *s = w->spec;
     const double r = (double)w->rank, act = p->activation_bytes;
-    const double dequant = p->dequant_bytes_per_weight[w->base_dtype];
+    const double dequant = dequant_bytes(w, p, w->base_dtype);
+    const double f8cast = aitk_workload_fp8_compute(w) ? p->fp8_compute_cast_bytes : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
@@ -175,6 +227,10 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));
+            /* torchao scales and casts both operands of each fp8 GEMM: the
+             * weight and the input forward, the weight and dY backward. */
+            out->bytes[AITK_BYTES_DEQUANT] +=
+                f8cast * k * ((in * o + in * t) * fwd_passes + (backward ? in * o + o * t : 0));
             const double kl = l->lora ? lora_instances(w, b, l) : 0;
             if (kl > 0 && w->rank > 0 && !w->forward_only) {
                 const double lf = 2 * r * (in + o) * t * kl;
@@ -188,7 +244,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             }
         }
         if (b->heads > 0) {
-            const double t = (double)aitk_model_spec_tokens(s, b->attn_stream, resolution, 0);
+            const double t = sample_tokens(w, b->attn_stream, resolution, 0);
             const double f = 4 * t * t * (double)b->head_dim * (double)b->heads *
                              (double)w->batch * n;
             out->flops[AITK_WORK_ATTN_FWD] += f;
@@ -211,9 +267,9 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
         for (size_t i = 0; i < s->n_frozen; i++)
             if (s->frozen[i].role == AITK_FROZEN_TEXT_ENCODER) {
                 out->flops[AITK_WORK_CONDITIONING] +=
-                    2 * s->frozen[i].params * (double)s->frozen[i].tokens * (double)w->batch;
+                    2 * s->frozen[i].params * encoder_tokens(w, &s->frozen[i]) * (double)w->batch;
                 out->bytes[AITK_BYTES_DEQUANT] +=
-                    p->dequant_bytes_per_weight[w->te_dtype] * s->frozen[i].params;
+                    dequant_bytes(w, p, w->te_dtype) * s->frozen[i].params;
             }
     for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
         out->flops[i] *= (double)w->accumulation;
@@ -292,10 +348,16 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
         return AITK_E_NOTFOUND;
     }
     double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
-    const double wbytes = p->weight_bytes[w->base_dtype];
-    const bool quant = w->base_dtype == AITK_WEIGHT_FP8 || w->base_dtype == AITK_WEIGHT_NF4;
-    /* NF4's block statistics are in its bytes per weight; fp8 has row scales. */
-    const double row_scale = w->base_dtype == AITK_WEIGHT_FP8 ? p->scale_bytes_per_row : 0;
+    /* torchao's fp8 training keeps the weights in bf16. */
+    const bool f8compute = aitk_workload_fp8_compute(w);
+    const double wbytes = p->weight_bytes[f8compute ? AITK_WEIGHT_BF16 : w->base_dtype];
+    const bool quant = (w->base_dtype == AITK_WEIGHT_FP8 && !f8compute) ||
+                       w->base_dtype == AITK_WEIGHT_NF4;
+    /* NF4's block statistics are in its bytes per weight; quanto's fp8 has
+     * row scales, a plain cast none. */
+    const double row_scale = w->base_dtype == AITK_WEIGHT_FP8 && w->fp8_path == AITK_FP8_QUANTO
+                                 ? p->scale_bytes_per_row
+                                 : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
@@ -350,16 +412,21 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
 
 /* ---- time ---- */
 
-static void step_seconds(const aitk_step_work *wk, const aitk_cost_params *p,
-                         const aitk_gpu_spec *g, double t[4])
+static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
+                         const aitk_cost_params *p, const aitk_gpu_spec *g, double t[4])
 {
     /* Tensor-core work runs at the GPU's own matmul rate (measured, or a
-     * share of the datasheet: models/gpudb.c), memory work at its bandwidth. */
+     * share of the datasheet: models/gpudb.c), memory work at its bandwidth.
+     * torchao's fp8 GEMMs run at that rate times the datasheet's fp8 over
+     * bf16 (a GPU without fp8 tensor cores keeps bf16's). */
     const double peak = g->matmul_bf16_tflops * 1e12, bw = g->bandwidth_gbs * 1e9;
-    const double gemm = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
-                        wk->flops[AITK_WORK_GEMM_BWD] + wk->flops[AITK_WORK_LORA] +
-                        wk->flops[AITK_WORK_CONDITIONING];
-    t[0] = gemm / (peak * p->eff_gemm);
+    const double fp8 = aitk_workload_fp8_compute(w) && g->fp8_tflops > 0 && g->bf16_tflops > 0
+                           ? g->fp8_tflops / g->bf16_tflops
+                           : 1;
+    const double base = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
+                        wk->flops[AITK_WORK_GEMM_BWD];
+    const double other = wk->flops[AITK_WORK_LORA] + wk->flops[AITK_WORK_CONDITIONING];
+    t[0] = (base / fp8 + other) / (peak * p->eff_gemm);
     t[1] = (wk->flops[AITK_WORK_ATTN_FWD] + wk->flops[AITK_WORK_ATTN_RECOMPUTE]) /
                (peak * p->eff_attn_fwd) +
            wk->flops[AITK_WORK_ATTN_BWD] / (peak * p->eff_attn_bwd);
@@ -386,7 +453,7 @@ static double bucket_seconds(const aitk_workload *w, const aitk_cost_params *p,
         aitk_step_work wk;
         double t[4];
         aitk_cost_work(w, p, res, &wk);
-        step_seconds(&wk, p, gpu, t);
+        step_seconds(w, &wk, p, gpu, t);
         sum += t[0] + t[1] + t[2] + t[3] * (double)w->accumulation;
         if (out && res > largest) {
             largest = res;

@@ -33,6 +33,14 @@ typedef enum aitk_weight_dtype {
 aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out);
 const char *aitk_weight_dtype_name(aitk_weight_dtype d);
 
+/* What a base quantized to 8 bits is, by trainer (models/trainers.yaml fp8). */
+typedef enum aitk_fp8_path {
+    AITK_FP8_QUANTO,  /* optimum-quanto qfloat8: 1 B and row scales, expanded each pass */
+    AITK_FP8_CAST,    /* float8_e4m3fn weights, cast to bf16 by autocast each pass */
+    AITK_FP8_TORCHAO, /* torchao float8 training: bf16 weights, fp8 GEMMs */
+    AITK_FP8_PATH_COUNT,
+} aitk_fp8_path;
+
 typedef struct aitk_workload {
     const aitk_model_spec *spec;
     long resolutions[8];     /* buckets; time is their mean, memory their max */
@@ -75,11 +83,22 @@ typedef struct aitk_workload {
      * or NULL): the LoRA adapts a layer whose module path contains one of
      * lora_only (when given) and none of lora_ignore. */
     const char *const *lora_only, *const *lora_ignore;
+    /* The trainer's (models/trainers.h): T5 tokens a prompt is padded to
+     * (0: the spec's `text`) and what an fp8 base is. */
+    long text_tokens;
+    aitk_fp8_path fp8_path;
+    const char *trainer; /* its id, for the output; NULL: the default */
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is
  * then counted on every layer: an upper bound). */
 bool aitk_workload_filter_applies(const aitk_workload *w);
+/* "quanto", "cast" or "torchao" (models/trainers.yaml's names). */
+const char *aitk_fp8_path_name(aitk_fp8_path p);
+/* T5 tokens a prompt is padded to: the trainer's, else the spec's. */
+long aitk_workload_text_tokens(const aitk_workload *w);
+/* True when the base's GEMMs run in fp8 (an fp8 base on torchao's path). */
+bool aitk_workload_fp8_compute(const aitk_workload *w);
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
@@ -110,6 +129,9 @@ typedef struct aitk_cost_params {
     /* Bytes moved to expand one quantized weight to bf16 for one pass, by
      * aitk_weight_dtype (bf16: 0); cost.yaml flop_rules. */
     double dequant_bytes_per_weight[AITK_WEIGHT_COUNT];
+    /* The same for a plain fp8 cast (kohya's fp8_base), and what torchao's
+     * float8 training moves per bf16 element it scales and casts to fp8. */
+    double dequant_fp8_cast, fp8_compute_cast_bytes;
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;

@@ -132,6 +132,10 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, dq, "fp8", &p->dequant_bytes_per_weight[AITK_WEIGHT_FP8], err);
     if (!st)
         st = fig(doc, dq, "nf4", &p->dequant_bytes_per_weight[AITK_WEIGHT_NF4], err);
+    if (!st)
+        st = fig(doc, dq, "fp8_cast", &p->dequant_fp8_cast, err);
+    if (!st)
+        st = fig(doc, f, "fp8_compute_cast_bytes", &p->fp8_compute_cast_bytes, err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
         aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");

@@ -42,6 +42,13 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
             w->cache_text ? "cached" : "loaded as ",
             w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
+    static const char *const fp8_what[] = {"optimum-quanto qfloat8", "a plain float8 cast",
+                                           "torchao fp8 compute on bf16 weights"};
+    fprintf(out, "  trainer %s: prompts of %ld text tokens", w->trainer ? w->trainer : "ai-toolkit",
+            aitk_workload_text_tokens(w));
+    if (w->base_dtype == AITK_WEIGHT_FP8)
+        fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
+    fputs(" (models/trainers.yaml)\n", out);
     if (w->base_dtype == AITK_WEIGHT_FP32)
         fputs("  fp32 base: memory counted at 4 bytes a weight; time at the bf16 matmul rate "
               "(fp32 compute is not modelled: slower)\n", out);
@@ -266,6 +273,7 @@ static cJSON *terms_json(const char *const *names, const double *values, int n)
     return o;
 }
 
+/* The job as predicted ("workload"), with the trainer's settings. */
 static void add_workload_json(cJSON *o, const aitk_workload *w)
 {
     cJSON *wj = cJSON_AddObjectToObject(o, "workload");
@@ -281,6 +289,9 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
     cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
+    cJSON_AddStringToObject(wj, "trainer", w->trainer ? w->trainer : "ai-toolkit");
+    cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
+    cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
     cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);

@@ -71,7 +71,7 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
-                                       "autocast", NULL};
+                                       "autocast", "text_tokens", "accumulation", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -115,6 +115,10 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = aitk_yaml_bool(doc, n, &s->ema, err);
     if (!st && (n = aitk_yaml_get(m, "autocast")))
         st = aitk_yaml_bool(doc, n, &s->autocast, err);
+    if (!st && (n = aitk_yaml_get(m, "text_tokens")))
+        st = positive_long(doc, n, 4096, &s->text_tokens, err);
+    if (!st && (n = aitk_yaml_get(m, "accumulation")))
+        st = positive_long(doc, n, 1024, &s->accumulation, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -173,15 +177,45 @@ static aitk_status load_gpu(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
 }
 
 /* One row of `reports` or, with `memory`, of `memory_reports`. */
-static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
-                               const aitk_gpudb *db, const aitk_cost_params *p, bool memory,
-                               aitk_reported_speed *r, aitk_str *err)
+/* The trainer a row is predicted with: `modelled_as` by id where given (a
+ * trainer models/trainers.yaml does not have, run as one it has), else the
+ * one its `trainer` text names. */
+static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                                const aitk_trainers *t, aitk_reported_speed *r, aitk_str *err)
 {
-    static const char *const keys[] = {"id", "source", "trainer", "gpu", "model", "setup",
-                                       "assumed", "seconds_per_step", "peak_gb", NULL};
-    static const char *const memory_keys[] = {"id", "source", "trainer", "gpu", "model",
-                                              "setup", "assumed", "seconds_per_step", "peak_gb",
-                                              "outcome", NULL};
+    const aitk_yaml_node *n = aitk_yaml_get(m, "modelled_as");
+    const char *id = NULL;
+    aitk_status st = n ? aitk_yaml_string(doc, n, &id, err) : AITK_OK;
+    if (st)
+        return st;
+    r->trainer_spec = n ? aitk_trainers_find(t, id) : aitk_trainers_match(t, r->trainer);
+    if (r->trainer_spec)
+        return AITK_OK;
+    aitk_str names = AITK_STR_INIT;
+    st = aitk_trainers_names(t, &names);
+    if (!st && n)
+        aitk_yaml_errorf(err, doc, n, "modelled_as: no trainer '%s' (known: %s)", id,
+                         aitk_str_cstr(&names));
+    else if (!st)
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(m, "trainer"),
+                         "trainer '%s' names none of models/trainers.yaml's (%s): give "
+                         "modelled_as",
+                         r->trainer, aitk_str_cstr(&names));
+    aitk_str_free(&names);
+    return st ? st : AITK_E_PARSE;
+}
+
+static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                               const aitk_gpudb *db, const aitk_cost_params *p,
+                               const aitk_trainers *t, bool memory, aitk_reported_speed *r,
+                               aitk_str *err)
+{
+    static const char *const keys[] = {"id", "source", "trainer", "modelled_as", "gpu",
+                                       "model", "setup", "assumed", "seconds_per_step",
+                                       "peak_gb", NULL};
+    static const char *const memory_keys[] = {"id", "source", "trainer", "modelled_as", "gpu",
+                                              "model", "setup", "assumed", "seconds_per_step",
+                                              "peak_gb", "outcome", NULL};
     const char *what = memory ? "a memory report" : "a report";
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, what, err);
     if (!st)
@@ -215,6 +249,8 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
         st = positive(doc, n, &r->peak_gb, err);
     if (!st)
         st = load_setup(doc, aitk_yaml_get(m, "setup"), p, &r->setup, err);
+    if (!st)
+        st = load_trainer(doc, m, t, r, err);
     return st;
 }
 
@@ -240,7 +276,8 @@ static aitk_status check_model(const aitk_yaml_doc *doc, const aitk_reported_spe
 /* Every row of the list `key` (required unless `optional`) into *items. */
 static aitk_status load_list(aitk_yaml_doc *doc, const char *key, bool optional, bool memory,
                              const aitk_gpudb *db, const aitk_cost_params *p,
-                             aitk_reported_speed **items, size_t *count, aitk_str *err)
+                             const aitk_trainers *t, aitk_reported_speed **items, size_t *count,
+                             aitk_str *err)
 {
     const aitk_yaml_node *list = aitk_yaml_get(doc->root, key);
     if (!list && optional)
@@ -258,7 +295,7 @@ static aitk_status load_list(aitk_yaml_doc *doc, const char *key, bool optional,
         st = *items ? AITK_OK : AITK_E_NOMEM;
     }
     for (size_t i = 0; !st && i < list->count; i++) {
-        st = load_report(doc, list->items[i], db, p, memory, &(*items)[i], err);
+        st = load_report(doc, list->items[i], db, p, t, memory, &(*items)[i], err);
         if (!st)
             st = check_model(doc, *items, i, list->items[i], err);
         *count = i + 1;
@@ -279,9 +316,13 @@ aitk_status aitk_reported_speeds_from_doc(aitk_yaml_doc *doc, const aitk_gpudb *
     s->doc = doc;
     aitk_status st = aitk_data_check_schema(doc, 1, err);
     if (!st)
-        st = load_list(doc, "reports", false, false, db, p, &s->items, &s->count, err);
+        st = aitk_trainers_load(&s->trainers, err);
     if (!st)
-        st = load_list(doc, "memory_reports", true, true, db, p, &s->memory, &s->n_memory, err);
+        st = load_list(doc, "reports", false, false, db, p, s->trainers, &s->items, &s->count,
+                       err);
+    if (!st)
+        st = load_list(doc, "memory_reports", true, true, db, p, s->trainers, &s->memory,
+                       &s->n_memory, err);
     if (st) {
         aitk_reported_speeds_free(s);
         return st;
@@ -305,6 +346,7 @@ void aitk_reported_speeds_free(aitk_reported_speeds *s)
         return;
     aitk_free(s->items);
     aitk_free(s->memory);
+    aitk_trainers_free(s->trainers);
     aitk_yaml_free(s->doc);
     aitk_free(s);
 }
@@ -314,6 +356,14 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
 {
     const aitk_reported_setup *s = &r->setup;
     aitk_workload_defaults(w, spec);
+    /* The trainer first: the setup's own keys win over its defaults. */
+    if (r->trainer_spec)
+        aitk_workload_set_trainer(w, r->trainer_spec);
+    if (s->text_tokens)
+        w->text_tokens = s->text_tokens;
+    /* A trainer that counts optimizer steps times all the micro-batches. */
+    if (s->accumulation && (!r->trainer_spec || r->trainer_spec->optimizer_steps))
+        w->accumulation = s->accumulation;
     if (s->n_resolutions) {
         memcpy(w->resolutions, s->resolutions, sizeof w->resolutions);
         w->n_resolutions = s->n_resolutions;

@@ -13,6 +13,7 @@
 
 #include "models/cost.h"
 #include "models/predict_calibrate.h"
+#include "models/trainers.h"
 
 typedef struct cJSON cJSON;
 
@@ -37,6 +38,8 @@ typedef struct aitk_reported_setup {
     bool ema;             /* ai-toolkit train.ema_config.use_ema */
     bool autocast;        /* forward under torch.autocast (accelerate's
                              mixed_precision), aitk_workload.autocast */
+    long text_tokens;     /* 0: the trainer's (models/trainers.yaml) */
+    long accumulation;    /* micro-batches a reported step holds; 0: 1 */
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */
@@ -49,6 +52,9 @@ typedef enum aitk_reported_outcome {
 typedef struct aitk_reported_speed {
     const char *id, *source, *trainer, *model_id, *assumed;
     const aitk_gpu_spec *gpu; /* NULL only for an unstated memory report */
+    /* The trainer the row is predicted with: the one its `trainer` text
+     * names (models/trainers.h), or its `modelled_as` where it names none. */
+    const aitk_trainer *trainer_spec;
     aitk_reported_setup setup;
     double seconds_per_step; /* 0 for a memory report that gives none */
     double peak_gb; /* decimal GB as reported; < 0 when the source gives none */
@@ -57,6 +63,7 @@ typedef struct aitk_reported_speed {
 
 typedef struct aitk_reported_speeds {
     aitk_yaml_doc *doc; /* owns the strings */
+    aitk_trainers *trainers; /* what each row's trainer_spec points into */
     aitk_reported_speed *items;
     size_t count;
     /* `memory_reports`: outcomes (ran, out of memory) with no step time

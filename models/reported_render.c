@@ -22,8 +22,10 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
                          aitk_weight_dtype_name(w->base_dtype));
         return;
     }
-    aitk_str_appendf(o, " px b%ld r%ld %s, text %s%s%s", w->batch, w->rank,
-                     aitk_weight_dtype_name(w->base_dtype),
+    aitk_str_appendf(o, " px b%ld", w->batch);
+    if (w->accumulation > 1)
+        aitk_str_appendf(o, "x%ld", w->accumulation);
+    aitk_str_appendf(o, " r%ld %s, text %s%s%s", w->rank, aitk_weight_dtype_name(w->base_dtype),
                      w->cache_text ? "cached" : aitk_weight_dtype_name(w->te_dtype),
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
 }
@@ -267,6 +269,12 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
+    /* The trainer's settings (models/trainers.yaml); text_tokens 0: the
+     * model's own (the row's spec is gone by the time it is written). */
+    cJSON_AddStringToObject(o, "trainer", w->trainer ? w->trainer : "");
+    cJSON_AddNumberToObject(o, "text_tokens", (double)w->text_tokens);
+    cJSON_AddStringToObject(o, "fp8_path", aitk_fp8_path_name(w->fp8_path));
+    cJSON_AddNumberToObject(o, "accumulation", (double)w->accumulation);
     return o;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/cliopt.h"
@@ -18,6 +19,7 @@
 #include "models/predict.h"
 #include "models/reported.h"
 #include "models/reported_fit.h"
+#include "models/trainers.h"
 #include "reports/report.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
@@ -28,7 +30,7 @@ typedef struct price {
 } price;
 
 typedef struct predict_opts {
-    const char *models, *config, *gpus, *json_path, *quantize, *calibrate;
+    const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer;
     bool all_gpus, explain, reported, cache_text, verbose;
     long resolution, batch, rank;
     price prices[32];
@@ -57,9 +59,14 @@ static void predict_help(void)
           "  --resolution R        square resolution in pixels (replaces the buckets)\n"
           "  --batch B             batch size\n"
           "  --rank R              LoRA rank (alpha follows it)\n"
-          "  --quantize fp8|nf4|none   base weights in fp8 (optimum-quanto qfloat8), 4-bit\n"
+          "  --quantize fp8|nf4|none   base weights in the trainer's fp8, 4-bit\n"
           "                        (bitsandbytes NF4) or bf16; text encoders in fp8, or\n"
           "                        bf16 with none\n"
+          "  --trainer T           ai-toolkit (default), kohya, diffusers or simpletuner:\n"
+          "                        the trainer's T5 text tokens, what its fp8 base is\n"
+          "                        (quanto, a plain cast, torchao fp8 compute) and its\n"
+          "                        default optimizer (models/trainers.yaml); a --config\n"
+          "                        is ai-toolkit's\n"
           "  --cache-text-embeddings   text embeddings computed once and the encoders\n"
           "                        unloaded (ai-toolkit train: cache_text_embeddings: true)\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
@@ -118,6 +125,8 @@ typedef struct run {
     predict_opts *o;
     aitk_gpudb *db;
     aitk_cost_params *params;
+    aitk_trainers *trainers;
+    const aitk_trainer *trainer; /* --trainer, else the file's default */
     const aitk_gpu_spec **gpus;
     size_t n_gpus;
     cJSON *json;
@@ -242,6 +251,22 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
     return st;
 }
 
+/* --trainer by id, else models/trainers.yaml's default; an unknown name is
+ * bad usage, told with the names there are. */
+static aitk_status pick_trainer(run *r)
+{
+    const char *name = r->o->trainer;
+    r->trainer = name ? aitk_trainers_find(r->trainers, name) : r->trainers->fallback;
+    if (r->trainer)
+        return AITK_OK;
+    aitk_str_append(r->err, "--trainer: expected ");
+    aitk_trainers_names(r->trainers, r->err);
+    aitk_str_append(r->err, ", found '");
+    aitk_str_append_printable(r->err, name, false);
+    aitk_str_append(r->err, "'");
+    return aitk_str_status(r->err) ? AITK_E_NOMEM : AITK_E_INVAL;
+}
+
 static aitk_status predict_model(const char *id, void *ctx)
 {
     run *r = ctx;
@@ -260,6 +285,13 @@ static aitk_status predict_model(const char *id, void *ctx)
         return st;
     aitk_workload w;
     aitk_workload_defaults(&w, spec);
+    aitk_workload_set_trainer(&w, r->trainer);
+    /* The model descriptions are ai-toolkit's: only a trainer asked for by
+     * name can lack one. */
+    if (r->o->trainer && !aitk_trainer_has_model(r->trainer, id))
+        aitk_log(AITK_LOG_WARN, "--trainer %s: models/trainers.yaml has no %s entry for it: "
+                                "its text tokens are the model's own (%ld)",
+                 r->trainer->id, id, spec->text_tokens);
     st = predict_workload(r, spec, &w, NULL);
     aitk_model_spec_free(spec);
     return st;
@@ -279,6 +311,10 @@ static aitk_status predict_config(run *r)
     if (!st) {
         aitk_workload w;
         aitk_config_workload(&cfg, spec, &w);
+        /* Every job the reader admits is one of ai-toolkit's process types
+         * (sd_trainer, ui_trainer, diffusion_trainer): the config names its
+         * trainer, ai-toolkit, whatever the default. */
+        aitk_workload_set_trainer(&w, aitk_trainers_find(r->trainers, "ai-toolkit"));
         if (!aitk_workload_filter_applies(&w))
             aitk_log(AITK_LOG_WARN, "%s: network.network_kwargs picks layers by name, which the "
                                     "%s description does not give: the LoRA is counted on every "
@@ -369,6 +405,7 @@ static int finish(run *r, aitk_status st)
     aitk_free(r->gpus);
     aitk_gpudb_free(r->db);
     aitk_cost_params_free(r->params);
+    aitk_trainers_free(r->trainers);
     aitk_free(r->o->price_args);
     return rc;
 }
@@ -385,6 +422,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
+        {"trainer", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
@@ -412,6 +450,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'b': st = aitk_opt_long("--batch", optarg, 1, 1024, &o->batch, err); break;
         case 'k': st = aitk_opt_long("--rank", optarg, 1, 4096, &o->rank, err); break;
         case 'q': o->quantize = optarg; break;
+        case 't': o->trainer = optarg; break;
         case 'p': o->price_args[o->n_price_args++] = optarg; break;
         case 'j': o->json_path = optarg; break;
         case 'e': o->explain = true; break;
@@ -438,9 +477,15 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     }
     if (!st && o->reported &&
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
-         o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text)) {
+         o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
+         o->trainer)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
+        st = AITK_E_INVAL;
+    }
+    if (!st && o->config && o->trainer && strcasecmp(o->trainer, "ai-toolkit") != 0) {
+        aitk_str_appendf(err, "--trainer %s: --config reads an ai-toolkit config, which "
+                              "ai-toolkit runs", o->trainer);
         st = AITK_E_INVAL;
     }
     if (!st && o->gpus && o->all_gpus) {
@@ -464,6 +509,10 @@ int aitk_cmd_predict(int argc, char **argv)
     aitk_status st = aitk_gpudb_load(&r.db, &err);
     if (!st)
         st = aitk_cost_params_load(&r.params, &err);
+    if (!st)
+        st = aitk_trainers_load(&r.trainers, &err);
+    if (!st)
+        st = pick_trainer(&r);
     if (!st) {
         r.gpus = aitk_calloc(r.db->count ? r.db->count : 1, sizeof *r.gpus);
         st = r.gpus ? AITK_OK : AITK_E_NOMEM;

@@ -668,7 +668,8 @@ static void expect_data_error(const char *dir, const char *const *args, const ch
 static void test_broken_data(void **state)
 {
     (void)state;
-    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml", NULL};
+    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml",
+                                         "models/trainers.yaml", NULL};
     char dir[] = "/tmp/aitk-models-XXXXXX";
     data_dir_make(dir, copies, "models/chroma.yaml", "schema: 1\nid: chroma\ntitle: [unclosed\n");
     expect_data_error(dir, (const char *[]){"predict", "--model", "chroma", NULL},
@@ -740,9 +741,10 @@ static const struct {
     {"benchmarkflux-a100-gen", "A100 80GB SXM", 0.559, 0, true, false},
     {"benchmarkflux-h100-gen", "H100 SXM", 0.254, 0, true, false},
     /* Hugging Face's FLUX QLoRA blog: 700 optimizer steps of 4 passes in 41
-     * min, about 9 GB; the FP8 run 700 steps in 20 min at 36.57 GB. The 4090
-     * run is predicted 1.9x slower than reported: open, see the row's note. */
-    {"hfblog-qlora-4090-nf4", "RTX 4090", 0.879, 9, false, true},
+     * min (41 x 60 / 700 = 3.514 s a step), about 9 GB; the FP8 run 700 steps
+     * in 20 min at 36.57 GB. The 4090 run is predicted 1.5x slower than
+     * reported: open, see the row's note. */
+    {"hfblog-qlora-4090-nf4", "RTX 4090", 3.514, 9, false, true},
     {"hfblog-fp8-h100", "H100 SXM", 1.714, 36.57, false, false},
     {"kohya-2701-a6000-fp16", "RTX A6000", 7.83, 44.14, false, false},
 };
@@ -861,17 +863,18 @@ static void test_reported_bad_data(void **state)
 {
     (void)state;
     static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml",
-                                         "models/flux1-dev.yaml", NULL};
+                                         "models/flux1-dev.yaml", "models/trainers.yaml",
+                                         NULL};
     char dir[] = "/tmp/aitk-reported-XXXXXX";
     data_dir_make(dir, copies, "models/reported_speeds.yaml",
-                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: t\n"
+                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: ai-toolkit\n"
                   "    gpu: Voodoo 5\n    model: flux1-dev\n    seconds_per_step: 1\n");
     expect_data_error(dir, (const char *[]){"predict", "--reported", NULL},
                       "models/reported_speeds.yaml", "unknown GPU 'Voodoo 5'");
     data_dir_remove(dir, copies, "models/reported_speeds.yaml");
     char dir2[] = "/tmp/aitk-reported-XXXXXX";
     data_dir_make(dir2, copies, "models/reported_speeds.yaml",
-                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: t\n"
+                  "schema: 1\nreports:\n  - id: x\n    source: s\n    trainer: ai-toolkit\n"
                   "    gpu: A40\n    model: flux1-dev\n    seconds_per_step: 1\n"
                   "    setup: {task: serving}\n");
     expect_data_error(dir2, (const char *[]){"predict", "--reported", NULL},
@@ -887,7 +890,8 @@ static void test_reported_bad_data(void **state)
 static void test_broken_defaults(void **state)
 {
     (void)state;
-    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml", NULL};
+    static const char *const copies[] = {"models/gpus.yaml", "models/cost.yaml",
+                                         "models/trainers.yaml", NULL};
     static const struct {
         const char *line, *with, *words;
     } bad[] = {
@@ -937,7 +941,7 @@ static void test_data_schema(void **state)
     static const char *const all[] = {"models/gpus.yaml",       "models/cost.yaml",
                                       "models/flux1-dev.yaml", "models/chroma.yaml",
                                       "models/omnigen2.yaml",  "models/reported_speeds.yaml",
-                                      NULL};
+                                      "models/trainers.yaml",  NULL};
     static const char *const predict_chroma[] = {"predict", "--model", "chroma", "--gpu",
                                                  "rtx4090", NULL};
     static const char *const predict_omnigen2[] = {"predict", "--model", "omnigen2", "--gpu",
@@ -946,7 +950,8 @@ static void test_data_schema(void **state)
                                                "rtx4090", NULL};
     static const char *const reported[] = {"predict", "--reported", NULL};
     static const char *const *const cmd[] = {predict_flux,     predict_flux, predict_flux,
-                                             predict_chroma,   predict_omnigen2, reported};
+                                             predict_chroma,   predict_omnigen2, reported,
+                                             predict_flux};
     static const struct {
         const char *value, *words; /* words: after "file:L:C: " */
     } variants[] = {

@@ -44,7 +44,7 @@ static int teardown(void **state)
 #define TIMED                                                                                    \
     "schema: 1\n"                                                                                \
     "reports:\n"                                                                                 \
-    "  - {id: t, source: s, trainer: x, gpu: RTX 4090, model: flux1-dev,\n"                    \
+    "  - {id: t, source: s, trainer: ai-toolkit, gpu: RTX 4090, model: flux1-dev,\n"                    \
     "     seconds_per_step: 2}\n"
 
 static aitk_status load(fixture *f, const char *text, aitk_reported_speeds **out, aitk_str *err)
@@ -80,11 +80,11 @@ static void test_schema_accepts(void **state)
     assert_int_equal(s->items[0].outcome, AITK_OUTCOME_RAN);
     aitk_reported_speeds_free(s);
     const char *text = TIMED "memory_reports:\n"
-                             "  - {id: a, source: s, trainer: x, gpu: L40S, model: flux1-dev,\n"
+                             "  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S, model: flux1-dev,\n"
                              "     outcome: oom}\n"
-                             "  - {id: b, source: s, trainer: x, gpu: RTX 4090, model: chroma,\n"
+                             "  - {id: b, source: s, trainer: ai-toolkit, gpu: RTX 4090, model: chroma,\n"
                              "     outcome: ran, seconds_per_step: 3.5, peak_gb: 20}\n"
-                             "  - {id: c, source: s, trainer: x, model: flux1-dev,\n"
+                             "  - {id: c, source: s, trainer: ai-toolkit, model: flux1-dev,\n"
                              "     outcome: unstated, peak_gb: 30}\n";
     assert_int_equal(load(f, text, &s, &err), AITK_OK);
     assert_int_equal(s->n_memory, 3);
@@ -103,31 +103,31 @@ static void test_schema_accepts(void **state)
 static void test_schema_rejects(void **state)
 {
     fixture *f = *state;
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
                      "     model: flux1-dev, outcome: maybe}\n",
             AITK_E_PARSE, "r.yaml:7:33:");
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
                      "     model: flux1-dev, outcome: maybe}\n",
             AITK_E_PARSE, "expected oom, ran or unstated, found 'maybe'");
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
                      "     model: flux1-dev}\n",
             AITK_E_PARSE, "outcome");
     /* Only an unstated outcome may name no GPU. */
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, model: flux1-dev,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, model: flux1-dev,\n"
                      "     outcome: oom}\n",
             AITK_E_PARSE, "gpu");
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
                      "     model: flux1-dev, outcome: ran, peak_gb: -3}\n",
             AITK_E_RANGE, "greater than 0");
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: L40S,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
                      "     model: flux1-dev, outcome: ran, seconds_per_step: 0}\n",
             AITK_E_RANGE, "greater than 0");
     rejects(f, TIMED "memory_reports: {id: a}\n", AITK_E_PARSE, "a list of memory reports");
     /* outcome belongs to memory reports: a timed report has run. */
-    rejects(f, "schema: 1\nreports:\n  - {id: t, source: s, trainer: x, gpu: RTX 4090,\n"
+    rejects(f, "schema: 1\nreports:\n  - {id: t, source: s, trainer: ai-toolkit, gpu: RTX 4090,\n"
                "     model: flux1-dev, seconds_per_step: 2, outcome: oom}\n",
             AITK_E_PARSE, "outcome");
-    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: x, gpu: Voodoo 2,\n"
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: Voodoo 2,\n"
                      "     model: flux1-dev, outcome: ran}\n",
             AITK_E_PARSE, "r.yaml:6:");
 }
@@ -174,14 +174,14 @@ static void test_evaluate(void **state)
     fixture *f = *state;
     const char *text =
         TIMED "memory_reports:\n"
-              "  - {id: a, source: s, trainer: x, gpu: RTX 3080 10GB, model: flux1-dev,\n"
+              "  - {id: a, source: s, trainer: ai-toolkit, gpu: RTX 3080 10GB, model: flux1-dev,\n"
               "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached,\n"
               "                           autocast: true}}\n"
-              "  - {id: b, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
+              "  - {id: b, source: s, trainer: ai-toolkit, gpu: H200 SXM, model: flux1-dev,\n"
               "     outcome: ran, setup: {resolutions: [512], base: nf4, text: cached}}\n"
-              "  - {id: c, source: s, trainer: x, gpu: H200 SXM, model: flux1-dev,\n"
+              "  - {id: c, source: s, trainer: ai-toolkit, gpu: H200 SXM, model: flux1-dev,\n"
               "     outcome: oom, setup: {resolutions: [512], base: nf4, text: cached}}\n"
-              "  - {id: d, source: s, trainer: x, model: flux1-dev, outcome: unstated,\n"
+              "  - {id: d, source: s, trainer: ai-toolkit, model: flux1-dev, outcome: unstated,\n"
               "     setup: {resolutions: [512], base: bf16, text: cached}}\n";
     aitk_reported_speeds *s = NULL;
     aitk_str err = AITK_STR_INIT;

@@ -1,0 +1,242 @@
+/* models/trainers.yaml read and checked, and a trainer's settings applied to
+ * a workload (models/trainers.h). */
+#include "models/trainers.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "common/data.h"
+
+/* The value of {value: X, source: "..."} at `key`, which must have a source:
+ * a trainer's setting without one is not admitted. */
+static aitk_status sourced(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,
+                           const aitk_yaml_node **out, aitk_str *err)
+{
+    const aitk_yaml_node *n = NULL;
+    aitk_status st = aitk_yaml_need(doc, map, key, &n, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "{value, source}", err);
+    const char *src = NULL;
+    if (!st)
+        st = aitk_yaml_need_string(doc, n, "source", &src, err);
+    if (!st && !*src) {
+        aitk_yaml_errorf(err, doc, n, "'%s' has an empty source", key);
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = aitk_yaml_need(doc, n, "value", out, err);
+    return st;
+}
+
+static aitk_status sourced_string(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                  const char *key, const char *const *choices, int *index,
+                                  const char **text, aitk_str *err)
+{
+    const aitk_yaml_node *v = NULL;
+    aitk_status st = sourced(doc, map, key, &v, err);
+    if (!st)
+        st = aitk_yaml_string(doc, v, text, err);
+    for (int i = 0; !st && choices && choices[i]; i++)
+        if (strcmp(*text, choices[i]) == 0) {
+            *index = i;
+            return AITK_OK;
+        }
+    if (!st && choices) {
+        aitk_yaml_errorf(err, doc, v, "'%s': '%s' is not one of the known values", key, *text);
+        st = AITK_E_PARSE;
+    }
+    return st;
+}
+
+static aitk_status load_tokens(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                               aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *m = NULL;
+    aitk_status st = aitk_yaml_need(doc, map, "text_tokens", &m, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to tokens", err);
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= sizeof t->text / sizeof *t->text) {
+            aitk_yaml_errorf(err, doc, m, "too many models");
+            return AITK_E_RANGE;
+        }
+        aitk_trainer_tokens *k = &t->text[i];
+        k->model_id = m->pairs[i].key->text;
+        const aitk_yaml_node *v = NULL;
+        st = sourced(doc, m, k->model_id, &v, err);
+        if (!st)
+            st = aitk_yaml_long(doc, v, &k->tokens, err);
+        if (!st && (k->tokens < 1 || k->tokens > 4096)) {
+            aitk_yaml_errorf(err, doc, v, "text tokens %ld out of range (1..4096)", k->tokens);
+            st = AITK_E_RANGE;
+        }
+        t->n_text = i + 1;
+    }
+    return st;
+}
+
+static aitk_status load_aliases(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *a = NULL;
+    aitk_status st = aitk_yaml_need(doc, map, "aliases", &a, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, a, AITK_YAML_SEQ, "a list of names", err);
+    for (size_t i = 0; !st && i < a->count; i++) {
+        if (i + 1 >= sizeof t->aliases / sizeof *t->aliases) {
+            aitk_yaml_errorf(err, doc, a, "too many aliases");
+            return AITK_E_RANGE;
+        }
+        st = aitk_yaml_string(doc, a->items[i], &t->aliases[i], err);
+    }
+    return st;
+}
+
+static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,
+                                aitk_trainer *t, aitk_str *err)
+{
+    static const char *const keys[] = {"title", "aliases", "text_tokens", "fp8",
+                                       "optimizer", "step", NULL};
+    static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
+    static const char *const step[] = {"optimizer", "micro-batch", NULL};
+    _Static_assert(AITK_FP8_QUANTO == 0 && AITK_FP8_CAST == 1 && AITK_FP8_TORCHAO == 2,
+                   "fp8 names in aitk_fp8_path order");
+    const aitk_yaml_node *m = pair->value;
+    t->id = pair->key->text;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a trainer", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, keys, "a trainer", err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "title", &t->title, err);
+    if (!st)
+        st = load_aliases(doc, m, t, err);
+    if (!st)
+        st = load_tokens(doc, m, t, err);
+    int i = 0;
+    const char *text = NULL;
+    if (!st)
+        st = sourced_string(doc, m, "fp8", fp8, &i, &text, err);
+    t->fp8 = (aitk_fp8_path)i;
+    if (!st)
+        st = sourced_string(doc, m, "step", step, &i, &text, err);
+    t->optimizer_steps = i == 0;
+    if (!st)
+        st = sourced_string(doc, m, "optimizer", NULL, &i, &t->optimizer, err);
+    if (!st && strcmp(t->optimizer, "none") == 0)
+        t->optimizer = NULL;
+    return st;
+}
+
+aitk_status aitk_trainers_from_doc(aitk_yaml_doc *doc, aitk_trainers **out, aitk_str *err)
+{
+    *out = NULL;
+    aitk_trainers *t = aitk_calloc(1, sizeof *t);
+    if (!t) {
+        aitk_yaml_free(doc);
+        return AITK_E_NOMEM;
+    }
+    t->doc = doc;
+    aitk_status st = aitk_data_check_schema(doc, 1, err);
+    const aitk_yaml_node *root = st ? NULL : doc->root, *list = NULL;
+    if (!st)
+        st = aitk_yaml_need(doc, root, "trainers", &list, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, list, AITK_YAML_MAP, "a map of trainers", err);
+    if (!st && (list->count == 0 || list->count > sizeof t->items / sizeof *t->items)) {
+        aitk_yaml_errorf(err, doc, list, "expected 1 to %zu trainers",
+                         sizeof t->items / sizeof *t->items);
+        st = AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < list->count; i++) {
+        st = load_trainer(doc, &list->pairs[i], &t->items[i], err);
+        t->count = i + 1;
+    }
+    const char *def = NULL;
+    if (!st)
+        st = aitk_yaml_need_string(doc, root, "default", &def, err);
+    if (!st && !(t->fallback = aitk_trainers_find(t, def))) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(root, "default"), "default: no trainer '%s'",
+                         def);
+        st = AITK_E_PARSE;
+    }
+    if (st) {
+        aitk_trainers_free(t);
+        return st;
+    }
+    *out = t;
+    return AITK_OK;
+}
+
+aitk_status aitk_trainers_load(aitk_trainers **out, aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    *out = NULL;
+    aitk_status st = aitk_data_load_yaml("models/trainers.yaml", &doc, err);
+    return st ? st : aitk_trainers_from_doc(doc, out, err);
+}
+
+void aitk_trainers_free(aitk_trainers *t)
+{
+    if (!t)
+        return;
+    aitk_yaml_free(t->doc);
+    aitk_free(t);
+}
+
+const aitk_trainer *aitk_trainers_find(const aitk_trainers *t, const char *id)
+{
+    for (size_t i = 0; id && i < t->count; i++)
+        if (strcasecmp(t->items[i].id, id) == 0)
+            return &t->items[i];
+    return NULL;
+}
+
+/* Whether `word` occurs in `text`, ignoring ASCII case. */
+static bool contains_nocase(const char *text, const char *word)
+{
+    const size_t n = strlen(word);
+    for (; n && *text; text++)
+        if (strncasecmp(text, word, n) == 0)
+            return true;
+    return false;
+}
+
+const aitk_trainer *aitk_trainers_match(const aitk_trainers *t, const char *text)
+{
+    for (size_t i = 0; text && i < t->count; i++)
+        for (const char *const *a = t->items[i].aliases; *a; a++)
+            if (contains_nocase(text, *a))
+                return &t->items[i];
+    return NULL;
+}
+
+aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o)
+{
+    for (size_t i = 0; i < t->count; i++)
+        aitk_str_appendf(o, "%s%s", i ? "|" : "", t->items[i].id);
+    return aitk_str_status(o);
+}
+
+bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id)
+{
+    for (size_t i = 0; i < t->n_text; i++)
+        if (strcmp(t->text[i].model_id, model_id) == 0)
+            return true;
+    return false;
+}
+
+void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
+{
+    w->trainer = t->id;
+    w->fp8_path = t->fp8;
+    w->text_tokens = 0;
+    for (size_t i = 0; w->spec && i < t->n_text; i++)
+        if (strcmp(t->text[i].model_id, w->spec->id) == 0)
+            w->text_tokens = t->text[i].tokens;
+    /* torchao converts the transformer alone: the text encoders keep bf16. */
+    if (aitk_workload_fp8_compute(w))
+        w->te_dtype = AITK_WEIGHT_BF16;
+    if (t->optimizer)
+        w->optimizer = t->optimizer;
+}

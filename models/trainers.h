@@ -1,0 +1,64 @@
+/* The trainers a job can be run by (models/trainers.yaml): ai-toolkit, kohya
+ * sd-scripts, the diffusers examples and SimpleTuner, and what each changes
+ * in the cost of the same LoRA job: the T5 tokens a prompt is padded to, what
+ * an fp8 base is (quanto, a plain cast, torchao's fp8 compute), the default
+ * optimizer and what one step is. `predict --trainer` and the reported rows
+ * apply them to a workload. */
+#ifndef AITK_MODELS_TRAINERS_H
+#define AITK_MODELS_TRAINERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+#include "common/yaml.h"
+#include "models/cost.h"
+
+typedef struct aitk_trainer_tokens {
+    const char *model_id;
+    long tokens;
+} aitk_trainer_tokens;
+
+typedef struct aitk_trainer {
+    const char *id, *title;
+    const char *aliases[8]; /* NULL-terminated */
+    aitk_trainer_tokens text[8];
+    size_t n_text;
+    aitk_fp8_path fp8;
+    const char *optimizer; /* NULL: the model's example's */
+    /* A reported step is one optimizer step of `accumulation` micro-batches
+     * (true for every trainer in the file; a trainer that counted
+     * micro-batches would set it false). */
+    bool optimizer_steps;
+} aitk_trainer;
+
+typedef struct aitk_trainers {
+    aitk_yaml_doc *doc; /* owns the strings */
+    aitk_trainer items[8];
+    size_t count;
+    const aitk_trainer *fallback; /* `default:` */
+} aitk_trainers;
+
+/* Loads models/trainers.yaml (errors name file:line:column). */
+aitk_status aitk_trainers_load(aitk_trainers **out, aitk_str *err);
+/* Same, from a parsed document (takes ownership of `doc`, also on error). */
+aitk_status aitk_trainers_from_doc(aitk_yaml_doc *doc, aitk_trainers **out, aitk_str *err);
+void aitk_trainers_free(aitk_trainers *t);
+
+/* By id, ignoring case; NULL when none. */
+const aitk_trainer *aitk_trainers_find(const aitk_trainers *t, const char *id);
+/* The trainer whose alias a report's free-text `trainer` contains
+ * ("fluxgym (kohya sd-scripts)" is kohya), ignoring case; NULL when none. */
+const aitk_trainer *aitk_trainers_match(const aitk_trainers *t, const char *text);
+/* Whether the file gives t's text tokens for model_id (a trainer without
+ * an entry for a model leaves it the model's own figure). */
+bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id);
+/* "ai-toolkit|kohya|diffusers|simpletuner", appended to `o`. */
+aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o);
+
+/* The trainer's settings on a workload made for w->spec: text tokens, the
+ * fp8 path and, where it has one, its default optimizer. */
+void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t);
+
+#endif

@@ -1,0 +1,417 @@
+/* The trainer as a parameter of the job (models/trainers.yaml): the file is
+ * read and checked, each trainer's settings move a prediction the way its
+ * source says (against figures worked by hand in the comments), a reported
+ * row is predicted with the trainer it names, and `predict --trainer` parses,
+ * refuses an unknown name with exit 2 and one line, and keeps a config's
+ * trainer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "models/reported.h"
+#include "models/trainers.h"
+#include "tests/exe_run.h"
+
+#define FIXTURE(name) AITK_SOURCE_DIR "/tests/models/fixtures/" name
+
+typedef struct fixture {
+    aitk_trainers *trainers;
+    aitk_cost_params *params;
+    aitk_gpudb *db;
+    aitk_model_spec *flux;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = aitk_calloc(1, sizeof *f);
+    aitk_str err = AITK_STR_INIT;
+    if (!f || aitk_trainers_load(&f->trainers, &err) || aitk_cost_params_load(&f->params, &err) ||
+        aitk_gpudb_load(&f->db, &err) || aitk_model_spec_load("flux1-dev", false, &f->flux, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    aitk_trainers_free(f->trainers);
+    aitk_cost_params_free(f->params);
+    aitk_gpudb_free(f->db);
+    aitk_model_spec_free(f->flux);
+    aitk_free(f);
+    return 0;
+}
+
+static const aitk_trainer *trainer(fixture *f, const char *id)
+{
+    const aitk_trainer *t = aitk_trainers_find(f->trainers, id);
+    if (!t)
+        fail_msg("no trainer '%s'", id);
+    return t;
+}
+
+/* FLUX.1-dev at one square resolution, batch 1, text cached, with trainer t. */
+static aitk_workload flux_job(fixture *f, const char *t, long res, aitk_weight_dtype base)
+{
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->flux);
+    aitk_workload_set_resolution(&w, res);
+    w.batch = 1;
+    w.cache_text = true;
+    w.checkpointing = true;
+    w.base_dtype = base;
+    aitk_workload_set_trainer(&w, trainer(f, t));
+    return w;
+}
+
+static aitk_prediction predict(fixture *f, const aitk_workload *w, const char *gpu)
+{
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    aitk_prediction p;
+    if (aitk_gpudb_find(f->db, gpu, &g, &err) || aitk_cost_predict(w, f->params, g, &p, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_str_free(&err);
+    return p;
+}
+
+/* The file as its sources say (models/trainers.yaml): kohya's fp8_base is a
+ * plain cast and its optimizer AdamW; diffusers' fp8 is torchao's; ai-toolkit
+ * and SimpleTuner quantize with quanto; all four pad FLUX.1's T5 prompts to
+ * 512 tokens and count optimizer steps; ai-toolkit is the default. */
+static void test_file(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(f->trainers->count, 4);
+    assert_string_equal(f->trainers->fallback->id, "ai-toolkit");
+    assert_int_equal(trainer(f, "kohya")->fp8, AITK_FP8_CAST);
+    assert_string_equal(trainer(f, "kohya")->optimizer, "adamw");
+    assert_int_equal(trainer(f, "diffusers")->fp8, AITK_FP8_TORCHAO);
+    assert_int_equal(trainer(f, "ai-toolkit")->fp8, AITK_FP8_QUANTO);
+    assert_null(trainer(f, "ai-toolkit")->optimizer);
+    assert_int_equal(trainer(f, "simpletuner")->fp8, AITK_FP8_QUANTO);
+    for (size_t i = 0; i < f->trainers->count; i++) {
+        aitk_workload w = flux_job(f, f->trainers->items[i].id, 512, AITK_WEIGHT_BF16);
+        assert_int_equal(w.text_tokens, 512);
+        assert_true(f->trainers->items[i].optimizer_steps);
+        /* Every default optimizer is one cost.yaml prices. */
+        assert_non_null(aitk_cost_find_optimizer(f->params, w.optimizer));
+    }
+    /* Names ignore case; a report's free text names its trainer by alias. */
+    assert_ptr_equal(aitk_trainers_find(f->trainers, "KOHYA"), trainer(f, "kohya"));
+    assert_ptr_equal(aitk_trainers_match(f->trainers, "fluxgym (kohya sd-scripts)"),
+                     trainer(f, "kohya"));
+    assert_ptr_equal(aitk_trainers_match(f->trainers, "SimpleTuner"), trainer(f, "simpletuner"));
+    assert_ptr_equal(aitk_trainers_match(f->trainers, "diffusers (train_dreambooth_lora_flux.py)"),
+                     trainer(f, "diffusers"));
+    assert_null(aitk_trainers_match(f->trainers, "OmniGen2 (train.py)"));
+    assert_null(aitk_trainers_find(f->trainers, "onetrainer"));
+    assert_true(aitk_trainer_has_model(trainer(f, "kohya"), "chroma"));
+    assert_false(aitk_trainer_has_model(trainer(f, "diffusers"), "chroma"));
+}
+
+/* SimpleTuner's settings for FLUX.1-dev are ai-toolkit's (512 tokens,
+ * optimum-quanto, no optimizer of its own): the same job, the same answer. */
+static void test_simpletuner_as_aitk(void **state)
+{
+    fixture *f = *state;
+    aitk_workload a = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_FP8);
+    aitk_workload s = flux_job(f, "simpletuner", 1024, AITK_WEIGHT_FP8);
+    aitk_prediction pa = predict(f, &a, "RTX 4090"), ps = predict(f, &s, "RTX 4090");
+    assert_float_equal(ps.step_s, pa.step_s, 0);
+    assert_float_equal(ps.memory.total, pa.memory.total, 0);
+}
+
+static void rejects_trainers(const char *text, const char *needle)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_trainers *t = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_yaml_parse("t.yaml", text, strlen(text), &doc, &err), AITK_OK);
+    assert_int_not_equal(aitk_trainers_from_doc(doc, &t, &err), AITK_OK);
+    assert_null(t);
+    if (!strstr(aitk_str_cstr(&err), needle))
+        fail_msg("'%s' lacks '%s'", aitk_str_cstr(&err), needle);
+    aitk_str_free(&err);
+}
+
+#define TRAINER_HEAD "schema: 1\ndefault: a\ntrainers:\n  a:\n    title: A\n    aliases: [a]\n"
+#define TOKENS "    text_tokens: {flux1-dev: {value: 77, source: s}}\n"
+#define REST                                                                                     \
+    "    optimizer: {value: none, source: s}\n    step: {value: optimizer, source: s}\n"
+
+/* A malformed trainers file is refused at its place: a value without a
+ * source, an fp8 path nobody knows, a default that is no trainer. */
+static void test_file_rejects(void **state)
+{
+    (void)state;
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: quanto}\n" REST, "t.yaml:8:");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: int3, source: s}\n" REST,
+                     "'int3' is not one of the known values");
+    rejects_trainers(TRAINER_HEAD "    text_tokens: {flux1-dev: {value: 0, source: s}}\n"
+                                  "    fp8: {value: quanto, source: s}\n" REST,
+                     "text tokens 0 out of range");
+    rejects_trainers("schema: 1\ndefault: b\ntrainers:\n  a:\n    title: A\n    aliases: [a]\n"
+                     TOKENS "    fp8: {value: cast, source: s}\n" REST,
+                     "default: no trainer 'b'");
+}
+
+/* Text tokens (a): diffusers' QLoRA research project encodes 77 T5 tokens
+ * where ai-toolkit pads to 512. FLUX.1's 19 double and 38 single blocks all
+ * attend over image + text tokens; at 512 px a sample has (512 / 16)^2 = 1024
+ * image tokens, so 1024 + 512 = 1536 tokens against 1024 + 77 = 1101.
+ * Attention FLOPs go with the square: 1101^2 / 1536^2 = 1212201 / 2359296 =
+ * 0.513797...; the step gets shorter and the peak smaller. */
+static void test_text_tokens(void **state)
+{
+    fixture *f = *state;
+    aitk_workload w512 = flux_job(f, "diffusers", 512, AITK_WEIGHT_BF16);
+    aitk_workload w77 = w512;
+    w77.text_tokens = 77;
+    aitk_step_work a, b;
+    assert_int_equal(aitk_cost_work(&w512, f->params, 512, &a), AITK_OK);
+    assert_int_equal(aitk_cost_work(&w77, f->params, 512, &b), AITK_OK);
+    assert_float_equal(b.flops[AITK_WORK_ATTN_FWD] / a.flops[AITK_WORK_ATTN_FWD],
+                       1212201.0 / 2359296.0, 1e-12);
+    aitk_prediction p512 = predict(f, &w512, "RTX 4090"), p77 = predict(f, &w77, "RTX 4090");
+    assert_true(p77.step_s < p512.step_s);
+    assert_true(p77.memory.total < p512.memory.total);
+}
+
+/* Quantization path (b), in bytes moved to expand a base weight to bf16 for
+ * one pass: optimum-quanto's qfloat8 casts (read 1 B, write 2 B) and scales
+ * (read 2 B, write 2 B): 7 B; kohya's float8_e4m3fn weight is cast by
+ * autocast alone: 3 B. With the text cached only base weights are expanded,
+ * so kohya's expansion traffic is 3 / 7 = 0.428571... of quanto's, and its
+ * weights carry no row scales: less memory. */
+static void test_fp8_cast(void **state)
+{
+    fixture *f = *state;
+    aitk_workload q = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_FP8);
+    aitk_workload c = flux_job(f, "kohya", 1024, AITK_WEIGHT_FP8);
+    c.optimizer = q.optimizer; /* the path alone */
+    aitk_step_work wq, wc;
+    assert_int_equal(aitk_cost_work(&q, f->params, 1024, &wq), AITK_OK);
+    assert_int_equal(aitk_cost_work(&c, f->params, 1024, &wc), AITK_OK);
+    assert_float_equal(wc.bytes[AITK_BYTES_DEQUANT] / wq.bytes[AITK_BYTES_DEQUANT], 3.0 / 7.0,
+                       1e-12);
+    aitk_prediction pq = predict(f, &q, "RTX A6000"), pc = predict(f, &c, "RTX A6000");
+    assert_true(pc.step_s < pq.step_s);
+    assert_true(pc.memory.bytes[AITK_PLAN_BASE_WEIGHTS] < pq.memory.bytes[AITK_PLAN_BASE_WEIGHTS]);
+}
+
+/* torchao's float8 training (diffusers --do_fp8_training) keeps bf16
+ * weights: its base weighs what a bf16 base does, twice quanto's 1 B a
+ * weight for the Linears. Its base GEMMs run at the fp8 rate: on an H100 SXM
+ * 1979 / 989 = 2.001 times the bf16 one (NVIDIA's datasheet figures in
+ * models/gpus.yaml), so GEMM time is (base / 2.001 + LoRA) over the matmul
+ * rate 786.45 TFLOP/s x 0.875. */
+static void test_fp8_torchao(void **state)
+{
+    fixture *f = *state;
+    aitk_workload t = flux_job(f, "diffusers", 1024, AITK_WEIGHT_FP8);
+    aitk_workload b = flux_job(f, "diffusers", 1024, AITK_WEIGHT_BF16);
+    aitk_prediction pt = predict(f, &t, "H100 SXM"), pb = predict(f, &b, "H100 SXM");
+    assert_float_equal(pt.memory.bytes[AITK_PLAN_BASE_WEIGHTS],
+                       pb.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 1);
+    const aitk_step_work *k = &pt.work;
+    const double base = k->flops[AITK_WORK_GEMM_FWD] + k->flops[AITK_WORK_GEMM_RECOMPUTE] +
+                        k->flops[AITK_WORK_GEMM_BWD];
+    const double other = k->flops[AITK_WORK_LORA] + k->flops[AITK_WORK_CONDITIONING];
+    assert_float_equal(pt.t_gemm, (base / (1979.0 / 989.0) + other) / (786.45e12 * 0.875),
+                       1e-9);
+    assert_true(pt.t_gemm < pb.t_gemm);
+    /* Each fp8 GEMM scales and casts its operands: traffic a bf16 base has not. */
+    assert_true(k->bytes[AITK_BYTES_DEQUANT] > pb.work.bytes[AITK_BYTES_DEQUANT]);
+}
+
+/* Optimizer state (c): kohya's default AdamW keeps two fp32 moments, 8 B a
+ * LoRA parameter, where ai-toolkit's example's 8-bit AdamW keeps 2 B: the
+ * optimizer term is 8 / 2 = 4 times as large. Prodigy (16 B: exp_avg,
+ * exp_avg_sq, s, p0) keeps 16 / 8 = 2 times AdamW's. */
+static void test_optimizer_state(void **state)
+{
+    fixture *f = *state;
+    aitk_workload a = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_FP8);
+    aitk_workload k = flux_job(f, "kohya", 1024, AITK_WEIGHT_FP8);
+    assert_string_equal(a.optimizer, "adamw8bit");
+    assert_string_equal(k.optimizer, "adamw");
+    aitk_memory_plan ma, mk, mp;
+    assert_int_equal(aitk_cost_memory(&a, f->params, 1024, &ma, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_memory(&k, f->params, 1024, &mk, NULL), AITK_OK);
+    assert_float_equal(mk.bytes[AITK_PLAN_OPTIMIZER] / ma.bytes[AITK_PLAN_OPTIMIZER], 4.0, 1e-12);
+    aitk_workload p = k;
+    p.optimizer = "prodigy";
+    assert_int_equal(aitk_cost_memory(&p, f->params, 1024, &mp, NULL), AITK_OK);
+    assert_float_equal(mp.bytes[AITK_PLAN_OPTIMIZER] / mk.bytes[AITK_PLAN_OPTIMIZER], 2.0, 1e-12);
+}
+
+static aitk_status load_reported(fixture *f, const char *text, aitk_reported_speeds **out,
+                                 aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_status st = aitk_yaml_parse("r.yaml", text, strlen(text), &doc, err);
+    return st ? st : aitk_reported_speeds_from_doc(doc, f->db, f->params, out, err);
+}
+
+#define ROW(id, trainer, extra)                                                                  \
+    "  - {id: " id ", source: s, trainer: " trainer ", gpu: RTX 4090, model: flux1-dev,\n"      \
+    "     seconds_per_step: 2, setup: {resolutions: [512], rank: 4, base: fp8, text: cached" extra \
+    "}}\n"
+
+/* What a step is (d), and a report's trainer read from its row: a kohya
+ * report's step is one optimizer step, so with accumulation 4 it is four
+ * micro-batches and predicted at exactly 4 times the single one (work and
+ * the per-pass overhead both x 4); the row names kohya by its free text, so
+ * its fp8 base is kohya's cast and its optimizer AdamW. A trainer no entry
+ * names is refused unless the row says what it is modelled as. */
+static void test_reported_trainer(void **state)
+{
+    fixture *f = *state;
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = "schema: 1\nreports:\n" ROW("a", "fluxgym (kohya sd-scripts)", "")
+        ROW("b", "fluxgym (kohya sd-scripts)", ", accumulation: 4")
+        ROW("c", "diffusers (miniature)", ", text_tokens: 77");
+    if (load_reported(f, text, &s, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_reported_row rows[3];
+    assert_int_equal(aitk_reported_evaluate(s, f->params, NULL, rows, &err), AITK_OK);
+    assert_string_equal(s->items[0].trainer_spec->id, "kohya");
+    assert_int_equal(rows[0].workload.fp8_path, AITK_FP8_CAST);
+    assert_string_equal(rows[0].workload.optimizer, "adamw");
+    assert_float_equal(rows[1].pred.step_s / rows[0].pred.step_s, 4.0, 1e-9);
+    assert_int_equal(rows[2].workload.text_tokens, 77);
+    assert_int_equal(rows[2].workload.fp8_path, AITK_FP8_TORCHAO);
+    aitk_reported_speeds_free(s);
+    aitk_str_clear(&err);
+    assert_int_not_equal(load_reported(f, "schema: 1\nreports:\n" ROW("o", "OmniGen2", ""), &s,
+                                       &err),
+                         AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "r.yaml:3:"));
+    assert_non_null(strstr(aitk_str_cstr(&err), "give modelled_as"));
+    aitk_str_clear(&err);
+    const char *as = "schema: 1\nreports:\n"
+                     "  - {id: o, source: s, trainer: OmniGen2, modelled_as: ai-toolkit,\n"
+                     "     gpu: RTX 4090, model: flux1-dev, seconds_per_step: 2}\n";
+    assert_int_equal(load_reported(f, as, &s, &err), AITK_OK);
+    assert_string_equal(s->items[0].trainer_spec->id, "ai-toolkit");
+    aitk_reported_speeds_free(s);
+    const char *bad = "schema: 1\nreports:\n"
+                      "  - {id: o, source: s, trainer: OmniGen2, modelled_as: onetrainer,\n"
+                      "     gpu: RTX 4090, model: flux1-dev, seconds_per_step: 2}\n";
+    assert_int_not_equal(load_reported(f, bad, &s, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "modelled_as: no trainer 'onetrainer'"));
+    aitk_str_free(&err);
+}
+
+/* The stderr of a refused command: exit 2 and exactly one line. */
+static void one_line_usage_error(const char *const *args, const char *needle)
+{
+    ran r = run(args);
+    assert_int_equal(r.rc, 2);
+    const char *e = aitk_str_cstr(&r.err);
+    const char *nl = strchr(e, '\n');
+    if (!nl || nl[1] != '\0')
+        fail_msg("expected one line, got '%s'", e);
+    if (!strstr(e, needle))
+        fail_msg("'%s' lacks '%s'", e, needle);
+    assert_int_equal(r.out.len, 0);
+    ran_free(&r);
+}
+
+static cJSON *workload_of(const char *const *args, const cJSON **w)
+{
+    char path[] = "/tmp/aitk-trainer-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *argv[16];
+    size_t n = 0;
+    for (; args[n]; n++)
+        argv[n] = args[n];
+    argv[n++] = "--json";
+    argv[n++] = path;
+    argv[n] = NULL;
+    ran r = run(argv);
+    assert_int_equal(r.rc, 0);
+    char *text = NULL;
+    assert_int_equal(aitk_file_read(path, 1 << 24, &text, NULL, NULL), AITK_OK);
+    unlink(path);
+    cJSON *j = cJSON_Parse(text);
+    aitk_free(text);
+    assert_non_null(j);
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    *w = cJSON_GetObjectItemCaseSensitive(p, "workload");
+    assert_non_null(*w);
+    ran_free(&r);
+    return j;
+}
+
+/* `predict --trainer`: a known name sets the job's trainer; an unknown one
+ * is bad usage with the names there are; --config is ai-toolkit's and says
+ * so; --reported takes each row's own. */
+static void test_cli(void **state)
+{
+    (void)state;
+    const cJSON *w = NULL;
+    cJSON *j = workload_of((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "4090",
+                                            "--trainer", "kohya", NULL},
+                           &w);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "trainer")->valuestring, "kohya");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "fp8_path")->valuestring, "cast");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "optimizer")->valuestring, "adamw");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(w, "text_tokens")->valueint, 512);
+    cJSON_Delete(j);
+    j = workload_of((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "4090", NULL}, &w);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "trainer")->valuestring,
+                        "ai-toolkit");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "fp8_path")->valuestring, "quanto");
+    cJSON_Delete(j);
+    j = workload_of((const char *[]){"predict", "--config", FIXTURE("flux_24gb.yaml"), "--gpu",
+                                     "4090", NULL},
+                    &w);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "trainer")->valuestring,
+                        "ai-toolkit");
+    cJSON_Delete(j);
+    one_line_usage_error((const char *[]){"predict", "--model", "flux1-dev", "--trainer",
+                                          "onetrainer", NULL},
+                         "--trainer: expected ai-toolkit|kohya|diffusers|simpletuner, found "
+                         "'onetrainer'");
+    one_line_usage_error((const char *[]){"predict", "--config", FIXTURE("flux_24gb.yaml"),
+                                          "--trainer", "kohya", NULL},
+                         "--config reads an ai-toolkit config");
+    one_line_usage_error((const char *[]){"predict", "--reported", "--trainer", "kohya", NULL},
+                         "it takes only --calibrate and --json");
+    one_line_usage_error((const char *[]){"predict", "--trainer", NULL}, "--trainer");
+    /* A trainer with no entry for the model says so, and predicts. */
+    ran r = run((const char *[]){"predict", "--model", "omnigen2", "--gpu", "4090", "--trainer",
+                                 "diffusers", NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "no omnigen2 entry"));
+    ran_free(&r);
+}
+
+int main(void)
+{
+    unsetenv("AITK_DATA_DIR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file),          cmocka_unit_test(test_file_rejects),
+        cmocka_unit_test(test_simpletuner_as_aitk),
+        cmocka_unit_test(test_text_tokens),   cmocka_unit_test(test_fp8_cast),
+        cmocka_unit_test(test_fp8_torchao),   cmocka_unit_test(test_optimizer_state),
+        cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
