@@ -191,6 +191,8 @@ static aitk_status ensure_comm(void)
         return st;
     co.n = n;
     st = nccl_check(nc.CommInitAll(co.comm, n, NULL), "ncclCommInitAll");
+    if (st) /* nothing to destroy: NCCL cleans up what a failed init made */
+        memset(co.comm, 0, sizeof co.comm);
     for (int d = 0; d < n && !st; d++) {
         st = aitk_cuda_check(cudaSetDevice(d), "cudaSetDevice");
         if (!st)

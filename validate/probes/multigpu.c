@@ -76,7 +76,23 @@ static aitk_status peer_check(aitk_run_ctx *ctx, const aitk_backend_peers *p, cJ
     return st;
 }
 
-/* The link from NVML's record; *link stays "unknown" when it says nothing. */
+/* "; PCIe path GPU0-GPU1: SYSTEM" from NVML's topology[] (nvml.c), the
+ * first pair's, as nvidia-smi topo -m would name it. */
+static void describe_topology(const cJSON *nvml, aitk_str *text)
+{
+    const cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(nvml, "topology"), 0);
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(pair, "gpus");
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(pair, "common_ancestor");
+    if (cJSON_GetArraySize(gpus) == 2 && cJSON_IsString(level))
+        aitk_str_appendf(text, "; PCIe common ancestor of GPU%d and GPU%d: %s",
+                         cJSON_GetArrayItem(gpus, 0)->valueint,
+                         cJSON_GetArrayItem(gpus, 1)->valueint, level->valuestring);
+}
+
+/* The link from NVML's record; *link stays "unknown" when it says nothing.
+ * NVML lists GPUs in PCI bus order and CUDA fastest first, so with mixed
+ * GPUs and CUDA_VISIBLE_DEVICES the first n of NVML's may not be CUDA's n;
+ * with every GPU visible the two sets are the same. */
 static aitk_status link_check(aitk_run_ctx *ctx, int n, aitk_link *link, cJSON *rec)
 {
     const cJSON *nvml = cJSON_GetObjectItemCaseSensitive(
@@ -88,6 +104,8 @@ static aitk_status link_check(aitk_run_ctx *ctx, int n, aitk_link *link, cJSON *
         aitk_str_free(&text);
         return st;
     }
+    if (!st)
+        describe_topology(nvml, &text);
     cJSON *l = cJSON_AddObjectToObject(rec, "link");
     cJSON_AddStringToObject(l, "kind", link->kind);
     if (link->gbs > 0)
