@@ -11,7 +11,8 @@
  *    exactly 1 ms; NCCL 2.28.9);
  * 1: complete, no cuDNN, no collectives (a plugin built without NCCL);
  * 2: the descriptor lacks `paths`;
- * 3: the operation table lacks `attention_backward`. */
+ * 3: the operation table lacks `attention_backward`;
+ * 4: complete but for a collectives entry without `time`. */
 #include <stdio.h>
 #include <string.h>
 
@@ -358,6 +359,8 @@ static void fake_coll_close(void) {}
 
 static const aitk_backend_collectives fake_collectives = {
     .peers = fake_peers, .time = fake_time, .close = fake_coll_close};
+static const aitk_backend_collectives fake_collectives_no_time = {
+    .peers = fake_peers, .close = fake_coll_close};
 
 static aitk_backend backend = {
     .abi_version = AITK_BACKEND_ABI,
@@ -379,6 +382,8 @@ const aitk_backend *aitk_backend_plugin_get(int abi_version)
 {
     if (FAKE_MODE == 0)
         backend.collectives = &fake_collectives;
+    if (FAKE_MODE == 4)
+        backend.collectives = &fake_collectives_no_time;
     if (FAKE_MODE == 2)
         backend.paths = NULL;
     if (FAKE_MODE == 3)
