@@ -100,6 +100,13 @@ static const char *missing_descriptor_member(const aitk_backend *b)
         return "paths";
     if (!b->close)
         return "close";
+    /* collectives is optional (NULL: none), but when present it is whole. */
+    if (b->collectives && !b->collectives->peers)
+        return "collectives.peers";
+    if (b->collectives && !b->collectives->time)
+        return "collectives.time";
+    if (b->collectives && !b->collectives->close)
+        return "collectives.close";
     return NULL;
 }
 

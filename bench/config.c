@@ -145,6 +145,35 @@ static aitk_status load_micro(aitk_bench_config *c, const aitk_yaml_node *root, 
     return st;
 }
 
+/* collectives: the multi-GPU NCCL sizes (nccl-tests' -b, -e and -f) and
+ * iterations (-w, -n). */
+static aitk_status load_collectives(aitk_bench_config *c, const aitk_yaml_node *root,
+                                    aitk_str *err)
+{
+    static const char *const keys[] = {"min_mib", "max_mib", "factor", "warmup", "iters",
+                                       NULL};
+    const aitk_yaml_doc *doc = c->doc;
+    const aitk_yaml_node *m = aitk_yaml_get(root, "collectives");
+    if (!m) {
+        aitk_yaml_errorf(err, doc, root, "missing 'collectives'");
+        return AITK_E_PARSE;
+    }
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map 'collectives'", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, m, keys, "collectives", err);
+    if (!st)
+        st = get_long(doc, m, "min_mib", 1, &c->coll_min_mib, err);
+    if (!st)
+        st = get_long(doc, m, "max_mib", c->coll_min_mib, &c->coll_max_mib, err);
+    if (!st)
+        st = get_long(doc, m, "factor", 2, &c->coll_factor, err);
+    if (!st)
+        st = get_long(doc, m, "warmup", 0, &c->coll_warmup, err);
+    if (!st)
+        st = get_long(doc, m, "iters", 1, &c->coll_iters, err);
+    return st;
+}
+
 aitk_status aitk_bench_config_load(aitk_bench_config **out, aitk_str *err)
 {
     *out = NULL;
@@ -158,7 +187,7 @@ aitk_status aitk_bench_config_load(aitk_bench_config **out, aitk_str *err)
     if (!st)
         st = aitk_data_check_schema(c->doc, 1, err);
     if (!st) {
-        static const char *const keys[] = {"schema", "backends", "micro", NULL};
+        static const char *const keys[] = {"schema", "backends", "micro", "collectives", NULL};
         st = aitk_yaml_check_keys(c->doc, root, keys, "bench/workloads.yaml", err);
     }
     if (!st)
@@ -167,6 +196,8 @@ aitk_status aitk_bench_config_load(aitk_bench_config **out, aitk_str *err)
         st = load_backend(c->doc, root, "cuda", &c->cuda, err);
     if (!st)
         st = load_micro(c, root, err);
+    if (!st)
+        st = load_collectives(c, root, err);
     if (st) {
         aitk_bench_config_free(c);
         return st;

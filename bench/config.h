@@ -32,6 +32,9 @@ typedef struct aitk_bench_config {
     size_t n_gemm;
     const char *attention[8];  /* model ids */
     size_t n_attention;
+    /* Multi-GPU collectives: sizes min_mib, min_mib * factor, ... up to
+     * max_mib, each run warmup times untimed, then iters times timed. */
+    long coll_min_mib, coll_max_mib, coll_factor, coll_warmup, coll_iters;
     bool cpu_only;             /* --cpu: no GPU microbenchmarks (set by the caller, not YAML) */
 } aitk_bench_config;
 

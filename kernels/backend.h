@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define AITK_BACKEND_ABI 2
+#define AITK_BACKEND_ABI 3
 #define AITK_BACKEND_PLUGIN_ENTRY "aitk_backend_plugin_get"
 #define AITK_BACKEND_MAX_DEVICES 16
 #define AITK_BACKEND_ERROR_LEN 512
@@ -69,6 +69,50 @@ typedef struct aitk_backend_path {
     char kernel[160];
     long calls;
 } aitk_backend_path;
+
+/* Collectives across every GPU the backend sees (NCCL in the CUDA plugin).
+ * The kinds and their size conventions are nccl-tests' (bench/collective_bw.h
+ * turns a time into algbw and busbw); broadcast and reduce are named for
+ * that arithmetic, and a backend may refuse them (AITK_E_UNSUPPORTED). */
+typedef enum aitk_collective {
+    AITK_COLLECTIVE_ALL_REDUCE,
+    AITK_COLLECTIVE_ALL_GATHER,
+    AITK_COLLECTIVE_REDUCE_SCATTER,
+    AITK_COLLECTIVE_BROADCAST,
+    AITK_COLLECTIVE_REDUCE,
+    AITK_COLLECTIVE_COUNT
+} aitk_collective;
+
+/* Who can reach whom, and the library that would move the data. */
+typedef struct aitk_backend_peers {
+    int n_devices;                  /* devices the collectives span (all visible ones) */
+    int library_version;            /* ncclGetVersion: 22703 for 2.27.3; 0: not loaded */
+    /* cudaDeviceCanAccessPeer(i, j) for i != j; 1 on the diagonal. */
+    unsigned char can_access[AITK_BACKEND_MAX_DEVICES][AITK_BACKEND_MAX_DEVICES];
+    char error[AITK_BACKEND_ERROR_LEN]; /* why library_version is 0, or "" */
+} aitk_backend_peers;
+
+typedef struct aitk_backend_collectives {
+    /* Fills `out` without creating a communicator. AITK_OK even with one
+     * device (the caller decides what a single GPU means); AITK_E_NOTFOUND
+     * when the library cannot be loaded (out->error says why). */
+    aitk_status (*peers)(aitk_backend_peers *out);
+
+    /* One communicator over every visible device (made on the first call,
+     * kept until close), `count` elements of `dtype` (F32 or BF16) as the
+     * library's count argument: the whole buffer for all-reduce, one rank's
+     * part for all-gather (its input) and reduce-scatter (its output).
+     * `warmup` untimed iterations, then `iters` timed ones; *seconds is the
+     * mean time of one iteration on the slowest device (device events).
+     * AITK_E_UNSUPPORTED with fewer than two devices; AITK_E_NOMEM when the
+     * buffers do not fit. */
+    aitk_status (*time)(aitk_collective kind, size_t count, aitk_dtype dtype, int warmup,
+                        int iters, double *seconds);
+
+    /* Frees the communicator, streams and buffers; the next time makes
+     * them again. Safe to call twice. */
+    void (*close)(void);
+} aitk_backend_collectives;
 
 typedef struct aitk_backend {
     int abi_version;        /* AITK_BACKEND_ABI of the backend's build */
@@ -110,6 +154,11 @@ typedef struct aitk_backend {
     /* Frees what open made. Safe to call twice; a plugin module stays
      * mapped (see aitk_dl_keep). */
     void (*close)(void);
+
+    /* Multi-GPU collectives; NULL where the backend has none (the CPU
+     * reference, a plugin built without NCCL's header). They do not need
+     * open, and they restore the device open selected. */
+    const aitk_backend_collectives *collectives;
 } aitk_backend;
 
 /* The CPU reference backend (kernels/cpu), always present. */

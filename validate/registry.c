@@ -7,6 +7,7 @@
 #include "validate/probes/gpu.h"
 #include "validate/probes/gpu_plugin.h"
 #include "validate/probes/host.h"
+#include "validate/probes/multigpu.h"
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
 #include "validate/probes/train_config.h"
@@ -27,6 +28,8 @@ const aitk_provider aitk_providers[] = {
     {"deps", AITK_LEVEL_QUICK, aitk_deps_checks},
     {"config", AITK_LEVEL_QUICK, aitk_train_config_checks},
     {"micro", AITK_LEVEL_STANDARD, aitk_micro_checks},
+    /* After micro: its GPU context is open; the collectives add to micro[]. */
+    {"multigpu", AITK_LEVEL_STANDARD, aitk_multigpu_checks},
     {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
 };
 const size_t aitk_provider_count = sizeof aitk_providers / sizeof *aitk_providers;

@@ -566,6 +566,9 @@ static const aitk_backend cuda_backend = {
     .last_error = last_error,
     .paths = paths,
     .close = backend_close,
+#ifdef AITK_CUDA_HAVE_NCCL
+    .collectives = &aitk_cuda_nccl,
+#endif
 };
 
 AITK_CUDA_EXPORT const aitk_backend *aitk_backend_plugin_get(int abi_version);

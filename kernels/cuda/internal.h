@@ -106,6 +106,11 @@ aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
                                      const char **why);
 size_t aitk_cudnn_plan_cache_bytes(void);
 
+/* NCCL collectives over every visible GPU (collectives.c); built only when
+ * CMake finds nccl.h (AITK_CUDA_HAVE_NCCL), else the descriptor's entry is
+ * NULL. */
+extern const aitk_backend_collectives aitk_cuda_nccl;
+
 /* The plain attention kernels (attention_plain.cu). */
 aitk_status aitk_cuda_attention_plain_forward(aitk_act *out, float *lse, const aitk_act *q,
                                               const aitk_act *k, const aitk_act *v, int b,

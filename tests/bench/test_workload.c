@@ -66,9 +66,13 @@ static aitk_status load_text(const char *text, aitk_str *err)
 #define BACKEND(res) \
     "    size: tiny\n    resolutions: " res "\n    standard_steps: 30\n" \
     "    full_steps: 1000\n    time_limit_s: 60\n"
-#define MICRO                                                                              \
+#define MICRO MICRO_ONLY COLLECTIVES("4")
+#define MICRO_ONLY                                                                         \
     "micro:\n  memcpy_mib: 8\n  gemm_resolution: 256\n  gemm: []\n"                        \
     "  attention_resolution: 256\n  attention: []\n  min_time_s: 0.1\n"
+#define COLLECTIVES(factor)                                                                \
+    "collectives:\n  min_mib: 1\n  max_mib: 16\n  factor: " factor "\n  warmup: 1\n"      \
+    "  iters: 2\n"
 
 static void test_config_errors_are_positioned(void **state)
 {
@@ -85,6 +89,12 @@ static void test_config_errors_are_positioned(void **state)
                                BACKEND("[]") MICRO, &err), AITK_E_RANGE);
     assert_non_null(strstr(err.ptr, "workloads.yaml:5:19"));
     assert_non_null(strstr(err.ptr, "multiple of 16"));
+    /* A collectives factor of 1 would never reach max_mib: refused by name. */
+    aitk_str_clear(&err);
+    assert_int_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]") "  cuda:\n"
+                               BACKEND("[]") MICRO_ONLY COLLECTIVES("1"), &err),
+                     AITK_E_RANGE);
+    assert_non_null(strstr(err.ptr, "'factor' must be at least 2"));
     /* A typo is an error, not a silent default. */
     aitk_str_clear(&err);
     assert_int_not_equal(load_text("schema: 1\nbackends:\n  cpu:\n" BACKEND("[128]")

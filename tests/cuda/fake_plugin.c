@@ -6,10 +6,13 @@
  * nothing here computes.
  *
  * FAKE_MODE picks the variant, one module each:
- * 0: complete, cuDNN 9.14.0 and cuBLASLt 13.0.0 seen;
- * 1: complete, no cuDNN;
+ * 0: complete, cuDNN 9.14.0 and cuBLASLt 13.0.0 seen, and collectives over
+ *    two pretend GPUs (GPU1 cannot access GPU0; every collective takes
+ *    exactly 1 ms; NCCL 2.28.9);
+ * 1: complete, no cuDNN, no collectives (a plugin built without NCCL);
  * 2: the descriptor lacks `paths`;
- * 3: the operation table lacks `attention_backward`. */
+ * 3: the operation table lacks `attention_backward`;
+ * 4: complete but for a collectives entry without `time`. */
 #include <stdio.h>
 #include <string.h>
 
@@ -333,6 +336,32 @@ static aitk_ops ops = {
     .axpy = fake_axpy,
 };
 
+/* Two pretend GPUs for the multigpu checks; only 0 -> 1 is a peer. */
+static aitk_status fake_peers(aitk_backend_peers *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n_devices = 2;
+    out->library_version = 22809;
+    out->can_access[0][0] = out->can_access[1][1] = 1;
+    out->can_access[0][1] = 1;
+    return AITK_OK;
+}
+
+static aitk_status fake_time(aitk_collective kind, size_t count, aitk_dtype dtype, int warmup,
+                             int iters, double *seconds)
+{
+    (void)kind, (void)count, (void)dtype, (void)warmup, (void)iters;
+    *seconds = 1e-3;
+    return AITK_OK;
+}
+
+static void fake_coll_close(void) {}
+
+static const aitk_backend_collectives fake_collectives = {
+    .peers = fake_peers, .time = fake_time, .close = fake_coll_close};
+static const aitk_backend_collectives fake_collectives_no_time = {
+    .peers = fake_peers, .close = fake_coll_close};
+
 static aitk_backend backend = {
     .abi_version = AITK_BACKEND_ABI,
     .name = "cuda",
@@ -351,6 +380,10 @@ static aitk_backend backend = {
 const aitk_backend *aitk_backend_plugin_get(int abi_version);
 const aitk_backend *aitk_backend_plugin_get(int abi_version)
 {
+    if (FAKE_MODE == 0)
+        backend.collectives = &fake_collectives;
+    if (FAKE_MODE == 4)
+        backend.collectives = &fake_collectives_no_time;
     if (FAKE_MODE == 2)
         backend.paths = NULL;
     if (FAKE_MODE == 3)

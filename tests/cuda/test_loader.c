@@ -121,6 +121,15 @@ static void test_descriptor_member_missing(void **state)
     expect_open_fails(FAKE_NO_PATHS, AITK_E_DLSYM, needles);
 }
 
+/* collectives may be NULL, but a present one with a NULL member would crash
+ * the multigpu checks: refused like any other missing member. */
+static void test_collectives_member_missing(void **state)
+{
+    (void)state;
+    const char *const needles[] = {": the backend descriptor has no collectives.time", NULL};
+    expect_open_fails(FAKE_NO_COLL_TIME, AITK_E_DLSYM, needles);
+}
+
 static void test_operation_missing(void **state)
 {
     (void)state;
@@ -188,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_plugin_of_the_first_abi),
         cmocka_unit_test(test_descriptor_member_missing),
         cmocka_unit_test(test_operation_missing),
+        cmocka_unit_test(test_collectives_member_missing),
         cmocka_unit_test(test_missing_file_keeps_loader_text),
         cmocka_unit_test(test_library_without_entry_point),
         cmocka_unit_test(test_plugin_of_another_abi),

@@ -31,6 +31,7 @@ typedef unsigned int nvmlClockType_t;
 typedef unsigned int nvmlTemperatureSensors_t;
 typedef unsigned int nvmlPageRetirementCause_t;
 typedef unsigned int nvmlDriverModel_t;
+typedef unsigned int nvmlGpuTopologyLevel_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct {
     char busIdLegacy[16];
@@ -222,6 +223,37 @@ nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetMaxPcieLinkGeneration, d); *v = 4; return OK; }
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetCurrPcieLinkWidth, d); *v = 16; return OK; }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { DEV_CHECK(nvmlDeviceGetMaxPcieLinkWidth, d); *v = 16; return OK; }
+/* NVLink: the GPU's nvlink= links are active, up to 18 exist (NVML 11-12's
+ * NVML_NVLINK_MAX_LINKS); without nvlink= none is supported. */
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, nvmlEnableState_t *on)
+{
+    DEV_CHECK(nvmlDeviceGetNvLinkState, d);
+    if (!GPU(d)->nvlinks)
+        return NOT_SUPPORTED;
+    if (link >= 18)
+        return INVALID;
+    *on = (nvmlEnableState_t)(link < (unsigned)GPU(d)->nvlinks);
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsigned int *v)
+{
+    DEV_CHECK(nvmlDeviceGetNvLinkVersion, d);
+    if (!GPU(d)->nvlinks)
+        return NOT_SUPPORTED;
+    if (link >= 18)
+        return INVALID;
+    *v = (unsigned)GPU(d)->nvlink_version;
+    return OK;
+}
+/* Every pair across the CPU interconnect, as on a two-socket server. */
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuTopologyLevel_t *level)
+{
+    DEV_CHECK(nvmlDeviceGetTopologyCommonAncestor, a);
+    if (!b)
+        return INVALID;
+    *level = (nvmlGpuTopologyLevel_t)50;
+    return OK;
+}
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int *mw) { DEV_CHECK(nvmlDeviceGetPowerManagementLimit, d); *mw = 450000; return OK; }
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor, unsigned int *v)
 {

@@ -4,6 +4,7 @@
  *   refuse=nvmlDeviceGetMemoryInfo:3;refuse=cuDeviceGetUuid_v2:999;
  *   gpu=NVIDIA GeForce RTX 4090|8.9|24564[|mig=1][|display=1][|remap_pending=1]
  *                                        [|mig_instance=1][|model=tcc]
+ *                                        [|nvlink=LINKS.VERSION]
  *
  * One "gpu=" item per GPU: name | compute capability | memory in MiB, then
  * optional flags. nvml_init / cu_init make the init call return that error
@@ -13,7 +14,10 @@
  * present that device as a MIG compute instance: cuDeviceGetUuid_v2 answers
  * the instance's UUID, cuDeviceGetUuid the GPU's. model= is the Windows
  * driver model NVML answers (wddm, the default, tcc or mcdm; the _v1 call
- * answers MCDM as WDDM, as drivers before MCDM had no such value). Test-only code: malformed
+ * answers MCDM as WDDM, as drivers before MCDM had no such value). nvlink=
+ * gives the GPU that many active NVLinks of that nvmlNvlinkVersion_t
+ * (18.6: eighteen NVLink 4.0 links); without it NVML answers NOT_SUPPORTED
+ * for link 0, as for a GPU without NVLink. Test-only code: malformed
  * specs give a stub with no GPU. */
 #ifndef AITK_TESTS_STUB_SPEC_H
 #define AITK_TESTS_STUB_SPEC_H
@@ -29,6 +33,7 @@ typedef struct stub_gpu {
     unsigned long long mem_mib;
     int mig, display, remap_pending, mig_instance;
     int driver_model; /* nvmlDriverModel_t: 0 WDDM, 1 WDM (TCC), 2 MCDM */
+    int nvlinks, nvlink_version; /* active NVLinks and their nvmlNvlinkVersion_t; 0: none */
 } stub_gpu;
 
 #define STUB_MAX_REFUSALS 16
@@ -87,6 +92,11 @@ static void stub_parse_gpu(stub_spec *s, const char *item)
             g->driver_model = 1;
         if (strncmp(item, "|model=mcdm", 11) == 0)
             g->driver_model = 2;
+        if (strncmp(item, "|nvlink=", 8) == 0) {
+            g->nvlinks = atoi(item + 8);
+            const char *v = strchr(item + 8, '.');
+            g->nvlink_version = v ? atoi(v + 1) : 0;
+        }
     }
 }
 

@@ -274,6 +274,71 @@ static void test_mig_enabled(void **state)
     cJSON_Delete(r);
 }
 
+static const cJSON *nvml_device(const cJSON *r, int i)
+{
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(env, "gpu"), "nvml"),
+        "devices"), i);
+}
+
+static int number_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+    if (!cJSON_IsNumber(x))
+        fail_msg("%s.%s is not a number", a, b);
+    return x->valueint;
+}
+
+/* NVLink per GPU and the pairs' PCIe ancestor, as the stub answers them:
+ * GPU 0 with 18 active NVLink 4.0 links (nvmlNvlinkVersion_t 6), GPU 1
+ * with 16, GPU 2 without NVLink (NOT_SUPPORTED for link 0: active_links 0,
+ * no version); every pair "SYSTEM" (50). */
+static void test_nvlink_and_topology(void **state)
+{
+    (void)state;
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_DIR,
+                      "gpu=NVIDIA H100 80GB HBM3|9.0|81559|nvlink=18.6;"
+                      "gpu=NVIDIA H100 80GB HBM3|9.0|81559|nvlink=16.6;"
+                      "gpu=NVIDIA L40S|8.9|46068", args, NULL, &rc);
+    assert_int_equal(number_at(nvml_device(r, 0), "nvlink", "active_links"), 18);
+    assert_int_equal(number_at(nvml_device(r, 0), "nvlink", "version"), 6);
+    assert_int_equal(number_at(nvml_device(r, 1), "nvlink", "active_links"), 16);
+    assert_int_equal(number_at(nvml_device(r, 2), "nvlink", "active_links"), 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(nvml_device(r, 2), "nvlink"), "version"));
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(r, "environment");
+    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(env, "gpu"), "nvml"),
+        "topology");
+    /* Three GPUs: pairs (0,1), (0,2), (1,2). */
+    assert_int_equal(cJSON_GetArraySize(topo), 3);
+    const cJSON *p = cJSON_GetArrayItem(topo, 2);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 0)->valueint, 1);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "gpus"), 1)->valueint, 2);
+    assert_string_equal(pt_text(p, "common_ancestor"), "SYSTEM");
+    cJSON_Delete(r);
+}
+
+/* A refusal of link 0 other than NOT_SUPPORTED is recorded in NVML's words
+ * and no link count is made up. */
+static void test_nvlink_refused(void **state)
+{
+    (void)state;
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_DIR,
+                      "refuse=nvmlDeviceGetNvLinkState:999;"
+                      "gpu=NVIDIA H100 80GB HBM3|9.0|81559|nvlink=18.6", args, NULL, &rc);
+    const cJSON *dev = nvml_device(r, 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(dev, "nvlink"));
+    pt_assert_contains(pt_text(cJSON_GetObjectItemCaseSensitive(dev, "refused"),
+                               "nvmlDeviceGetNvLinkState"), "NVML error 999");
+    cJSON_Delete(r);
+}
+
 static void test_display_attached(void **state)
 {
     (void)state;
@@ -302,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_nvml_init_fails),
         cmocka_unit_test(test_mig_enabled),
         cmocka_unit_test(test_display_attached),
+        cmocka_unit_test(test_nvlink_and_topology),
+        cmocka_unit_test(test_nvlink_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,9 @@
     X(nvmlDeviceGetMaxPcieLinkGeneration, false, "nvmlDeviceGetMaxPcieLinkGeneration")         \
     X(nvmlDeviceGetCurrPcieLinkWidth, false, "nvmlDeviceGetCurrPcieLinkWidth")                 \
     X(nvmlDeviceGetMaxPcieLinkWidth, false, "nvmlDeviceGetMaxPcieLinkWidth")                   \
+    X(nvmlDeviceGetNvLinkState, false, "nvmlDeviceGetNvLinkState")                             \
+    X(nvmlDeviceGetNvLinkVersion, false, "nvmlDeviceGetNvLinkVersion")                         \
+    X(nvmlDeviceGetTopologyCommonAncestor, false, "nvmlDeviceGetTopologyCommonAncestor")       \
     X(nvmlDeviceGetPowerManagementLimit, false, "nvmlDeviceGetPowerManagementLimit")           \
     X(nvmlDeviceGetTemperature, false, "nvmlDeviceGetTemperature")                             \
     X(nvmlDeviceGetClockInfo, false, "nvmlDeviceGetClockInfo")                                 \
@@ -340,6 +343,85 @@ static void probe_link_power(nvml_device_ctx *d)
         cJSON_AddNumberToObject(d->dev, "temperature_c", v);
 }
 
+/* Links 0, 1, ... until NVML says there are no more (NVML_NVLINK_MAX_LINKS
+ * is 18 in NVML 11-12 and 36 in 13; a link past the device's last answers
+ * INVALID_ARGUMENT). A GPU without NVLink answers NOT_SUPPORTED for link 0:
+ * that is an answer, "active_links": 0. Any other refusal of link 0 is
+ * recorded and the nvlink object left out. The version is the first active
+ * link's (nvmlNvlinkVersion_t). */
+static void probe_nvlink(nvml_device_ctx *d)
+{
+    const nvml_api *api = d->api;
+    if (!api->nvmlDeviceGetNvLinkState)
+        return;
+    enum { MAX_LINKS = 36 };
+    unsigned int active = 0, version = 0;
+    for (unsigned int link = 0; link < MAX_LINKS; link++) {
+        aitk_nvml_enable_state on = AITK_NVML_FEATURE_DISABLED;
+        aitk_nvml_return r = api->nvmlDeviceGetNvLinkState(d->handle, link, &on);
+        if (r != AITK_NVML_SUCCESS) {
+            if (link == 0 && r != AITK_NVML_ERROR_NOT_SUPPORTED &&
+                !answered(d, "nvmlDeviceGetNvLinkState", r))
+                return;
+            break;
+        }
+        if (on != AITK_NVML_FEATURE_ENABLED)
+            continue;
+        active++;
+        if (!version && api->nvmlDeviceGetNvLinkVersion)
+            (void)answered(d, "nvmlDeviceGetNvLinkVersion",
+                           api->nvmlDeviceGetNvLinkVersion(d->handle, link, &version));
+    }
+    cJSON *nv = cJSON_AddObjectToObject(d->dev, "nvlink");
+    cJSON_AddNumberToObject(nv, "active_links", active);
+    if (version)
+        cJSON_AddNumberToObject(nv, "version", version);
+}
+
+static const char *topology_name(aitk_nvml_topology_level level)
+{
+    switch (level) {
+    case AITK_NVML_TOPOLOGY_INTERNAL: return "INTERNAL";
+    case AITK_NVML_TOPOLOGY_SINGLE: return "SINGLE";
+    case AITK_NVML_TOPOLOGY_MULTIPLE: return "MULTIPLE";
+    case AITK_NVML_TOPOLOGY_HOSTBRIDGE: return "HOSTBRIDGE";
+    case AITK_NVML_TOPOLOGY_NODE: return "NODE";
+    case AITK_NVML_TOPOLOGY_SYSTEM: return "SYSTEM";
+    }
+    return "unknown";
+}
+
+/* The closest common ancestor of each pair's PCIe paths, as nvidia-smi topo
+ * -m shows it (SINGLE: one PCIe switch ... SYSTEM: across CPU sockets):
+ * topology[] = {"gpus": [i, j], "common_ancestor": "NODE"}. Pairs of the
+ * first 16 GPUs; a refused pair is left out. */
+static void probe_topology(const nvml_api *api, unsigned int count, cJSON *out)
+{
+    if (!api->nvmlDeviceGetTopologyCommonAncestor || count < 2)
+        return;
+    enum { MAX_PAIRED = 16 };
+    aitk_nvml_device h[MAX_PAIRED];
+    unsigned int n = count < MAX_PAIRED ? count : MAX_PAIRED;
+    for (unsigned int i = 0; i < n; i++)
+        if (api->nvmlDeviceGetHandleByIndex_v2(i, &h[i]) != AITK_NVML_SUCCESS)
+            return;
+    cJSON *topo = cJSON_AddArrayToObject(out, "topology");
+    for (unsigned int i = 0; topo && i < n; i++)
+        for (unsigned int j = i + 1; j < n; j++) {
+            aitk_nvml_topology_level level = 0;
+            if (api->nvmlDeviceGetTopologyCommonAncestor(h[i], h[j], &level) !=
+                AITK_NVML_SUCCESS)
+                continue;
+            cJSON *pair = cJSON_CreateObject();
+            cJSON *gpus = cJSON_AddArrayToObject(pair, "gpus");
+            cJSON_AddItemToArray(gpus, cJSON_CreateNumber(i));
+            cJSON_AddItemToArray(gpus, cJSON_CreateNumber(j));
+            cJSON_AddStringToObject(pair, "common_ancestor", topology_name(level));
+            if (!cJSON_AddItemToArray(topo, pair))
+                cJSON_Delete(pair);
+        }
+}
+
 static void probe_device(const nvml_api *api, unsigned int index, cJSON *devices)
 {
     cJSON *dev = cJSON_CreateObject();
@@ -359,6 +441,7 @@ static void probe_device(const nvml_api *api, unsigned int index, cJSON *devices
     }
     probe_identity(&d);
     probe_link_power(&d);
+    probe_nvlink(&d);
     probe_clocks(&d);
     probe_memory_health(&d);
     probe_modes(&d);
@@ -404,6 +487,8 @@ aitk_status aitk_nvml_probe(cJSON *out)
     }
     for (unsigned int i = 0; r == AITK_NVML_SUCCESS && devices && i < count && i < 64; i++)
         probe_device(&api, i, devices);
+    if (r == AITK_NVML_SUCCESS)
+        probe_topology(&api, count, out);
     api.nvmlShutdown();
 done:
     aitk_dl_close(dl);

@@ -23,6 +23,7 @@ typedef unsigned int aitk_nvml_clock_type;      /* nvmlClockType_t */
 typedef unsigned int aitk_nvml_temp_sensor;     /* nvmlTemperatureSensors_t */
 typedef unsigned int aitk_nvml_retire_cause;    /* nvmlPageRetirementCause_t */
 typedef unsigned int aitk_nvml_driver_model;    /* nvmlDriverModel_t */
+typedef unsigned int aitk_nvml_topology_level;  /* nvmlGpuTopologyLevel_t */
 typedef struct aitk_nvml_device_st *aitk_nvml_device; /* nvmlDevice_t, opaque */
 
 typedef struct aitk_nvml_memory { /* nvmlMemory_t */
@@ -49,6 +50,7 @@ typedef struct aitk_nvml_process_info_v3 aitk_nvml_process_info_v3;
 
 enum {
     AITK_NVML_SUCCESS = 0,
+    AITK_NVML_ERROR_INVALID_ARGUMENT = 2,
     AITK_NVML_ERROR_NOT_SUPPORTED = 3,
     AITK_NVML_ERROR_INSUFFICIENT_SIZE = 7,
     AITK_NVML_TEMPERATURE_GPU = 0,
@@ -65,6 +67,14 @@ enum {
     AITK_NVML_DRIVER_WDDM = 0,
     AITK_NVML_DRIVER_WDM = 1,
     AITK_NVML_DRIVER_MCDM = 2,
+    /* nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs'
+     * PCIe paths (NVML API reference, "Topology Queries"). */
+    AITK_NVML_TOPOLOGY_INTERNAL = 0,
+    AITK_NVML_TOPOLOGY_SINGLE = 10,
+    AITK_NVML_TOPOLOGY_MULTIPLE = 20,
+    AITK_NVML_TOPOLOGY_HOSTBRIDGE = 30,
+    AITK_NVML_TOPOLOGY_NODE = 40,
+    AITK_NVML_TOPOLOGY_SYSTEM = 50,
     /* Buffer sizes nvml.h documents as enough for every answer. */
     AITK_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80,
     AITK_NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96,
@@ -114,6 +124,14 @@ typedef aitk_nvml_return (*aitk_nvmlDeviceGetMigMode_fn)(aitk_nvml_device, unsig
                                                          unsigned int *);
 typedef aitk_nvml_return (*aitk_nvmlDeviceGetDisplayActive_fn)(aitk_nvml_device,
                                                                aitk_nvml_enable_state *);
+/* NVLink (NVML API reference, "NvLink Methods"): the state and the
+ * version (nvmlNvlinkVersion_t's values as unsigned int) of link `link`. */
+typedef aitk_nvml_return (*aitk_nvmlDeviceGetNvLinkState_fn)(aitk_nvml_device, unsigned int,
+                                                             aitk_nvml_enable_state *);
+typedef aitk_nvml_return (*aitk_nvmlDeviceGetNvLinkVersion_fn)(aitk_nvml_device, unsigned int,
+                                                               unsigned int *);
+typedef aitk_nvml_return (*aitk_nvmlDeviceGetTopologyCommonAncestor_fn)(
+    aitk_nvml_device, aitk_nvml_device, aitk_nvml_topology_level *);
 /* _v2 (NVML 12.x on) can answer MCDM; the older name has the same shape. */
 typedef aitk_nvml_return (*aitk_nvmlDeviceGetDriverModel_v2_fn)(aitk_nvml_device,
                                                                 aitk_nvml_driver_model *,

@@ -13,6 +13,7 @@ typedef nvmlClockType_t aitk_nvml_clock_type;
 typedef nvmlTemperatureSensors_t aitk_nvml_temp_sensor;
 typedef nvmlPageRetirementCause_t aitk_nvml_retire_cause;
 typedef nvmlDriverModel_t aitk_nvml_driver_model;
+typedef nvmlGpuTopologyLevel_t aitk_nvml_topology_level;
 typedef nvmlDevice_t aitk_nvml_device;
 typedef nvmlMemory_t aitk_nvml_memory;
 typedef nvmlPciInfo_t aitk_nvml_pci_info;
@@ -48,6 +49,9 @@ const abi_function nvml_functions[] = {
     FN(nvmlDeviceGetMemoryInfo),
     FN(nvmlDeviceGetMemoryBusWidth),
     FN(nvmlDeviceGetCurrPcieLinkGeneration),
+    FN(nvmlDeviceGetNvLinkState),
+    FN(nvmlDeviceGetNvLinkVersion),
+    FN(nvmlDeviceGetTopologyCommonAncestor),
     FN(nvmlDeviceGetMaxPcieLinkGeneration),
     FN(nvmlDeviceGetCurrPcieLinkWidth),
     FN(nvmlDeviceGetMaxPcieLinkWidth),
