@@ -98,11 +98,11 @@ fi
 page=$root/usr/share/man/man1/aitk-validate.1.gz
 zcat "$page" | head -3 | grep -q '^\.TH AITK\\-VALIDATE 1 ' || fail "the man page has no .TH header"
 if command -v man >/dev/null; then
-  text=$(MANWIDTH=80 MAN_KEEP_FORMATTING=0 man -l "$page" 2>"$scratch/man.err" | col -b) ||
+  text=$(MANWIDTH=80 man -l "$page" 2>"$scratch/man.err" | sed 's/.\x08//g') ||
     fail "man -l exited $?"
   renderer="man -l"
 elif command -v groff >/dev/null; then
-  text=$(zcat "$page" | groff -man -Tascii 2>"$scratch/man.err" | col -b)
+  text=$(zcat "$page" | groff -man -Tascii -P-c -P-b -P-u 2>"$scratch/man.err")
   renderer=groff
 else
   echo "neither man nor groff: only the roff header was checked"
