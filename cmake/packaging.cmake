@@ -12,9 +12,6 @@ set(CPACK_PACKAGE_CONTACT "the aitk-validate project")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "tells whether a machine can train FLUX, Chroma and OmniGen2 LoRAs with ai-toolkit")
-# Build-tree files stay out of the package; the staging tree lives in the
-# folder cpack runs in (-B), so the build tree is not written to.
-set(CPACK_SOURCE_IGNORE_FILES "/build/;/\\\\.git/")
 
 if(WIN32)
   # The zip: aitk-validate-<version>-win64/{aitk-validate.exe,README.txt}.
