@@ -50,13 +50,13 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # aitk-validate_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}\n"
-    "It checks the driver, the CUDA libraries, the Python environment and torch install,\n"
-    "measures the LoRA training step, predicts time and memory on GPUs you do not have,\n"
-    "and writes JSON, HTML, Markdown and JUnit reports. The CUDA plugin, when built,\n"
-    "is in /usr/lib/aitk-validate; it needs NVIDIA's CUDA 12/13 runtime and cuBLAS.")
-string(JOIN "" CPACK_DEBIAN_PACKAGE_DESCRIPTION ${CPACK_DEBIAN_PACKAGE_DESCRIPTION})
+# The synopsis line is CPACK_PACKAGE_DESCRIPTION_SUMMARY; this is the
+# extended description under it (no ";": CMake would read it as a list).
+string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION
+  "It checks the driver, the CUDA libraries, the Python environment and torch install,\n"
+  "measures the LoRA training step, predicts time and memory on GPUs you do not have,\n"
+  "and writes JSON, HTML, Markdown and JUnit reports. The CUDA plugin, when built,\n"
+  "is in /usr/lib/aitk-validate: it needs NVIDIA's CUDA runtime and cuBLAS.")
 # Depends from the ELF files themselves (dpkg-shlibdeps against this
 # machine's Debian packages: libc6, libyaml-0-2, libcjson1, libelf1,
 # libgomp1, libbenchmark1debian, libstdc++6). CPack passes

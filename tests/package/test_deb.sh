@@ -41,9 +41,18 @@ for lib in libc6 libyaml-0-2 libcjson1 libelf1 libgomp1; do
   printf '%s\n' "$depends" | grep -Eq "(^|, )$lib( |,|$)" || fail "Depends lacks $lib: $depends"
 done
 field Recommends | grep -Eq '(^|, )libopenblas0( |,|$)' || fail "Recommends lacks libopenblas0: $(field Recommends)"
-# dpkg-shlibdeps found no Debian package for the NVIDIA libraries: none
-# may appear (they come from NVIDIA or pip, and the validator reports them).
-if printf '%s\n' "$depends" | grep -Eiq 'cuda|cublas'; then fail "Depends names CUDA: $depends"; fi
+# The package must install where CUDA is absent: when the CUDA runtime the
+# plugin links belongs to no package here (a runfile or tarball install,
+# or no CUDA at all), no CUDA package may appear in Depends. (Where NVIDIA's
+# own .deb packages installed it, dpkg-shlibdeps may name them: not checked.)
+cudart=$(/sbin/ldconfig -p 2>/dev/null | awk '/libcudart\.so\./ {print $NF; exit}')
+if [ -z "$cudart" ] || ! dpkg -S "$(readlink -f "$cudart")" >/dev/null 2>&1; then
+  if printf '%s\n' "$depends" | grep -Eiq 'cuda|cublas'; then fail "Depends names CUDA: $depends"; fi
+fi
+description=$(dpkg-deb -f "$deb" Description)
+[ "$(head -1 <<<"$description")" = "tells whether a machine can train FLUX, Chroma and OmniGen2 LoRAs with ai-toolkit" ] ||
+  fail "the synopsis line is '$(head -1 <<<"$description")'"
+grep -q 'is in /usr/lib/aitk-validate: it needs' <<<"$description" || fail "the description lost text: $description"
 
 # ---- the files ----
 contents=$(dpkg-deb -c "$deb")

@@ -33,8 +33,8 @@ static const char *text_of(const aitk_yaml_node *map, const char *key)
     return n && n->kind == AITK_YAML_SCALAR ? n->text : "";
 }
 
-/* Appends `item` to a "; "-separated list. */
-static aitk_status list_add(aitk_str *list, const char *item)
+/* Appends `item`, made printable, to the "; "-separated evidence. */
+static aitk_status evidence_add(aitk_str *list, const char *item)
 {
     if (list->len && aitk_str_append(list, "; "))
         return AITK_E_NOMEM;
@@ -63,7 +63,7 @@ static aitk_status markers(const char *root, const aitk_yaml_node *list, aitk_co
         f->in_container = true;
         st = add_engine(f, text_of(list->items[i], "engine"));
         if (!st)
-            st = list_add(&f->evidence, aitk_str_cstr(&path) + strlen(root));
+            st = evidence_add(&f->evidence, aitk_str_cstr(&path) + strlen(root));
     }
     aitk_str_free(&path);
     return st;
@@ -123,7 +123,7 @@ static aitk_status scan_line(const char *line, bool mountinfo, const char *words
     aitk_status st = aitk_str_appendf(&item, "%s: %s %s", file, mountinfo ? "mount point" : "cgroup",
                                       mountinfo ? point : hit);
     if (!st && !strstr(aitk_str_cstr(&f->evidence), aitk_str_cstr(&item)))
-        st = list_add(&f->evidence, aitk_str_cstr(&item));
+        st = evidence_add(&f->evidence, aitk_str_cstr(&item));
     aitk_str_free(&item);
     return st;
 }
