@@ -1,6 +1,7 @@
 /* The order of the report: the machine first, then the GPU stack, then work.
  * A new probe registers here and nowhere else. */
 #include "validate/engine.h"
+#include "validate/probes/container.h"
 #include "validate/probes/deps.h"
 #include "validate/probes/cuda_stack.h"
 #include "validate/probes/envlint.h"
@@ -17,6 +18,8 @@
 const aitk_provider aitk_providers[] = {
     {"host", AITK_LEVEL_QUICK, aitk_host_checks},
     {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
+    /* After gpu: gpu.container judges the GPUs the driver answered with. */
+    {"gpu", AITK_LEVEL_QUICK, aitk_container_checks},
     /* After gpu: windows.gpu_mode reads the NVML record. */
     {"windows", AITK_LEVEL_QUICK, aitk_windows_checks},
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},
