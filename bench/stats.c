@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/quantile.h"
 
 /* Why these: 3 steps at least because the first step of a graph pays for
  * first-touch page faults, BLAS thread start-up and (on a GPU) autotuning and
@@ -44,27 +45,6 @@ double aitk_stats_t95(size_t df)
            (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double aitk_stats_percentile_sorted(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return NAN;
-    if (p <= 0)
-        return sorted[0];
-    if (p >= 100)
-        return sorted[n - 1];
-    double h = (double)(n - 1) * p / 100.0;
-    size_t lo = (size_t)floor(h);
-    if (lo + 1 >= n)
-        return sorted[n - 1];
-    return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
-}
-
 aitk_status aitk_stats_compute(const double *x, size_t n, aitk_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -73,11 +53,10 @@ aitk_status aitk_stats_compute(const double *x, size_t n, aitk_stats *out)
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
             return AITK_E_INVAL;
-    double *s = aitk_malloc(n * sizeof *s);
-    if (!s)
-        return AITK_E_NOMEM;
-    memcpy(s, x, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
+    double *s;
+    aitk_status st = aitk_sorted_copy(x, n, &s);
+    if (st)
+        return st;
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += s[i];
@@ -90,9 +69,9 @@ aitk_status aitk_stats_compute(const double *x, size_t n, aitk_stats *out)
     out->mean = mean;
     out->min = s[0];
     out->max = s[n - 1];
-    out->median = aitk_stats_percentile_sorted(s, n, 50);
-    out->p5 = aitk_stats_percentile_sorted(s, n, 5);
-    out->p95 = aitk_stats_percentile_sorted(s, n, 95);
+    out->median = aitk_quantile_sorted(s, n, 0.50);
+    out->p5 = aitk_quantile_sorted(s, n, 0.05);
+    out->p95 = aitk_quantile_sorted(s, n, 0.95);
     out->stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
     double half = n > 1 ? aitk_stats_t95(n - 1) * out->stddev / sqrt((double)n) : 0;
     out->ci95_low = mean - half;
@@ -111,8 +90,8 @@ bool aitk_stats_settled(const double *x, size_t n, const aitk_warmup_rule *rule)
     if (w > sizeof win / sizeof *win)
         w = sizeof win / sizeof *win;
     memcpy(win, x + n - w, w * sizeof *win);
-    qsort(win, w, sizeof *win, cmp_double);
-    double med = aitk_stats_percentile_sorted(win, w, 50);
+    aitk_sort_doubles(win, w);
+    double med = aitk_quantile_sorted(win, w, 0.50);
     if (!(med > 0))
         return false;
     for (size_t i = 0; i < w; i++)

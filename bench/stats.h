@@ -18,13 +18,10 @@ typedef struct aitk_stats {
     double ci95_low, ci95_high; /* mean -+ t(0.975, n-1) * stddev / sqrt(n); the mean when n < 2 */
 } aitk_stats;
 
-/* Summary of x[0..n). Percentiles interpolate linearly between order
- * statistics (Hyndman & Fan type 7, the default of numpy and R), so p5 of
+/* Summary of x[0..n). Percentiles are common/quantile.h's (Hyndman & Fan
+ * type 7, the default of numpy and R), so p5 of
  * 1..21 is 2.0. AITK_E_INVAL for n == 0 or a non-finite value; AITK_E_NOMEM. */
 aitk_status aitk_stats_compute(const double *x, size_t n, aitk_stats *out);
-
-/* Percentile p in [0, 100] of an ascending array (type 7). */
-double aitk_stats_percentile_sorted(const double *sorted, size_t n, double p);
 
 /* Two-sided 95% critical value of Student's t with `df` degrees of freedom
  * (df == 0 is treated as 1). */

@@ -8,26 +8,18 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "common/wide.h"
 
 struct aitk_dir_lock {
     HANDLE file;
 };
-
-static wchar_t *wide(const char *s)
-{
-    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
-    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
-    if (w)
-        MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
-    return w;
-}
 
 aitk_status aitk_dir_lock_take(const char *dir, aitk_dir_lock **out, aitk_str *err)
 {
     *out = NULL;
     aitk_str path = AITK_STR_INIT;
     aitk_str_appendf(&path, "%s\\.aitk-validate.lock", dir);
-    wchar_t *wpath = aitk_str_status(&path) ? NULL : wide(aitk_str_cstr(&path));
+    wchar_t *wpath = aitk_str_status(&path) ? NULL : aitk_wide(aitk_str_cstr(&path));
     aitk_str_free(&path);
     if (!wpath)
         return AITK_E_NOMEM;

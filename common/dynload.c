@@ -5,6 +5,7 @@
 #include "common/dynload.h"
 
 #include "common/alloc.h"
+#include "common/wide.h"
 
 #ifdef _WIN32
 #include <string.h>
@@ -33,22 +34,11 @@ static void append_win_error(aitk_str *err, const char *what, DWORD code)
     aitk_str_appendf(err, "%s: [WinError %lu] %s", what, (unsigned long)code, msg);
 }
 
-static wchar_t *to_wide(const char *s)
-{
-    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
-    if (n <= 0)
-        return NULL;
-    wchar_t *w = aitk_malloc((size_t)n * sizeof *w);
-    if (w)
-        MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
-    return w;
-}
-
 aitk_status aitk_dl_open(const char *name, int flags, aitk_dl **out, aitk_str *err)
 {
     (void)flags;
     *out = NULL;
-    wchar_t *wname = to_wide(name);
+    wchar_t *wname = aitk_wide(name);
     if (!wname)
         return AITK_E_NOMEM;
     /* A path gets the flags torch uses so dependencies resolve beside it. */

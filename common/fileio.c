@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "common/wide.h"
 
 #ifdef _WIN32
 #include <direct.h>
@@ -216,11 +217,31 @@ aitk_status aitk_dir_sync_of(const char *path, aitk_str *err)
  * itself durable: fsync of the file made its bytes durable, but the name
  * lives in the folder, which a power loss can roll back to the old name
  * (POSIX.1-2017, fsync: "the file's directory entry" needs its own fsync). */
+#ifdef _WIN32
+/* Windows has no folder fsync; MoveFileExW replaces the old file in one step
+ * (the CRT's rename refuses an existing target, and remove-then-rename
+ * leaves a moment with no file at all), and MOVEFILE_WRITE_THROUGH makes it
+ * return only once the move is on the disk (Microsoft Learn, "MoveFileExW
+ * function (winbase.h)"). */
 static aitk_status replace_with(const char *path, const char *tpath, aitk_str *err)
 {
-#ifdef _WIN32
-    remove(path); /* rename does not replace on Windows' CRT */
-#endif
+    wchar_t *wfrom = aitk_wide(tpath), *wto = aitk_wide(path);
+    BOOL ok = wfrom && wto &&
+              MoveFileExW(wfrom, wto, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+    DWORD code = ok ? 0 : (wfrom && wto ? GetLastError() : ERROR_NOT_ENOUGH_MEMORY);
+    aitk_free(wfrom);
+    aitk_free(wto);
+    if (ok)
+        return AITK_OK;
+    if (err)
+        aitk_str_appendf(err, "%s: cannot replace the file (WinError %lu)", path,
+                         (unsigned long)code);
+    remove(tpath);
+    return code == ERROR_NOT_ENOUGH_MEMORY ? AITK_E_NOMEM : AITK_E_IO;
+}
+#else
+static aitk_status replace_with(const char *path, const char *tpath, aitk_str *err)
+{
     if (rename(tpath, path) != 0) {
         if (err)
             aitk_str_appendf(err, "%s: rename failed: %s", path, strerror(errno));
@@ -229,6 +250,7 @@ static aitk_status replace_with(const char *path, const char *tpath, aitk_str *e
     }
     return aitk_dir_sync_of(path, err);
 }
+#endif
 
 #ifndef _WIN32
 /* A device or FIFO (/dev/null, /dev/stdout into a pipe) is written where it
@@ -525,11 +547,9 @@ char *aitk_realpath(const char *path)
 #ifdef _WIN32
 int aitk_file_identity(const char *path, aitk_file_id *out)
 {
-    int n = MultiByteToWideChar(CP_UTF8, 0, path, -1, NULL, 0);
-    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
+    wchar_t *w = aitk_wide(path);
     if (!w)
         return -1;
-    MultiByteToWideChar(CP_UTF8, 0, path, -1, w, n);
     /* FILE_FLAG_BACKUP_SEMANTICS: folders open too. */
     HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
                            OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);

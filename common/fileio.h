@@ -31,9 +31,9 @@ aitk_status aitk_file_write_atomic(const char *path, const void *data, size_t le
  * aitk_file_write_atomic call it after each rename. AITK_E_IO, with the
  * folder named in err, when the folder cannot be opened or flushed; a file
  * system that cannot flush folders at all (EINVAL) is not an error. On
- * Windows a no-op: the CRT cannot open a folder, and NTFS journals the rename
- * itself (MoveFileEx with MOVEFILE_WRITE_THROUGH would be the way to wait
- * for it; the rename there is remove + rename, not atomic either). */
+ * Windows a no-op: the CRT cannot open a folder; there the replacement
+ * itself is MoveFileExW with MOVEFILE_REPLACE_EXISTING and
+ * MOVEFILE_WRITE_THROUGH, which returns once the move is on the disk. */
 aitk_status aitk_dir_sync_of(const char *path, aitk_str *err);
 
 /* A file written in two steps, so that several can be replaced together:

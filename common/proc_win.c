@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/wide.h"
 
 /* One argument quoted the way CommandLineToArgvW and the C runtime split a
  * command line: backslashes double only before a quote. */
@@ -41,18 +42,6 @@ static void quote_arg(aitk_str *cmd, const char *a)
     aitk_str_appendc(cmd, '"');
 }
 
-/* UTF-8 -> a new UTF-16 string of `extra` more characters (for blocks). */
-static wchar_t *widen(const char *s, int *chars)
-{
-    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
-    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
-    if (w)
-        MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
-    if (chars)
-        *chars = n;
-    return w;
-}
-
 /* "A=1\0B=2\0\0" in UTF-16, as CREATE_UNICODE_ENVIRONMENT wants. */
 static wchar_t *env_block(const char *const *env)
 {
@@ -62,10 +51,7 @@ static wchar_t *env_block(const char *const *env)
     aitk_str_appendc(&all, '\0');
     if (aitk_str_status(&all))
         return NULL;
-    int n = MultiByteToWideChar(CP_UTF8, 0, all.ptr, (int)all.len, NULL, 0);
-    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
-    if (w)
-        MultiByteToWideChar(CP_UTF8, 0, all.ptr, (int)all.len, w, n);
+    wchar_t *w = aitk_wide_n(all.ptr, (int)all.len);
     aitk_str_free(&all);
     return w;
 }
@@ -203,8 +189,8 @@ aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts
         quote_arg(&cmd, argv[i]);
     if (aitk_str_status(&cmd))
         return AITK_E_NOMEM;
-    wchar_t *wcmd = widen(cmd.ptr, NULL);
-    wchar_t *wcwd = opts->cwd ? widen(opts->cwd, NULL) : NULL;
+    wchar_t *wcmd = aitk_wide(cmd.ptr);
+    wchar_t *wcwd = opts->cwd ? aitk_wide(opts->cwd) : NULL;
     wchar_t *wenv = opts->env ? env_block(opts->env) : NULL;
     aitk_str_free(&cmd);
     aitk_status st = AITK_OK;

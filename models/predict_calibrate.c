@@ -18,6 +18,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "common/quantile.h"
 #include "reports/report.h"
 
 const char *const aitk_eff_names[AITK_EFF_COUNT] = {"gemm", "attention_fwd", "attention_bwd",
@@ -356,16 +357,10 @@ static aitk_status entry_efficiency(const aitk_calibration *c, const cJSON *e, a
     return AITK_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    aitk_sort_doubles(v, n);
+    return aitk_quantile_sorted(v, n, 0.5);
 }
 
 /* Dot-separated components shared by every name at the start and at the

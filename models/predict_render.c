@@ -266,6 +266,92 @@ static cJSON *terms_json(const char *const *names, const double *values, int n)
     return o;
 }
 
+static void add_workload_json(cJSON *o, const aitk_workload *w)
+{
+    cJSON *wj = cJSON_AddObjectToObject(o, "workload");
+    if (!wj)
+        return;
+    cJSON *res = cJSON_AddArrayToObject(wj, "resolutions");
+    for (size_t i = 0; res && i < w->n_resolutions; i++)
+        cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));
+    cJSON_AddNumberToObject(wj, "batch", (double)w->batch);
+    cJSON_AddNumberToObject(wj, "gradient_accumulation", (double)w->accumulation);
+    cJSON_AddNumberToObject(wj, "rank", (double)w->rank);
+    cJSON_AddNumberToObject(wj, "alpha", (double)w->alpha);
+    cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
+    cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
+    cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
+    cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
+    cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
+    cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
+    cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
+}
+
+/* The time and cost figures of one GPU row. */
+static void add_row_times_json(cJSON *g, const aitk_predict_result *r,
+                               const aitk_predict_row *row)
+{
+    const aitk_prediction *q = &row->pred;
+    cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
+    if (r->range && r->range->n > 0) {
+        cJSON *sr = cJSON_AddObjectToObject(g, "step_seconds_range");
+        cJSON_AddNumberToObject(sr, "low", q->step_s * r->range->lo);
+        cJSON_AddNumberToObject(sr, "high", q->step_s * r->range->hi);
+        cJSON_AddNumberToObject(sr, "reported_runs", (double)r->range->n);
+    }
+    cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
+    cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
+    /* The rate GEMM and attention time were counted against, and whether
+     * people measured it or it is the default share of the datasheet. */
+    cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
+    cJSON_AddStringToObject(g, "matmul_kind", aitk_gpu_matmul_kind(row->gpu));
+    cJSON_AddStringToObject(g, "matmul_source", aitk_gpu_matmul_source(row->gpu));
+    if (row->price_per_hour >= 0) {
+        cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
+        cJSON_AddNumberToObject(g, "usd_per_1000_steps",
+                                aitk_predict_minutes_per_1000(q) / 60.0 * row->price_per_hour);
+    }
+    cJSON *tm = cJSON_AddObjectToObject(g, "seconds_at_largest_resolution");
+    if (tm) {
+        cJSON_AddNumberToObject(tm, "gemm", q->t_gemm);
+        cJSON_AddNumberToObject(tm, "attention", q->t_attention);
+        cJSON_AddNumberToObject(tm, "memory", q->t_memory);
+        cJSON_AddNumberToObject(tm, "other", q->t_overhead);
+    }
+}
+
+static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,
+                                const aitk_predict_row *row)
+{
+    const aitk_prediction *q = &row->pred;
+    cJSON *g = cJSON_CreateObject();
+    if (!g || !cJSON_AddItemToArray(gpus, g)) {
+        cJSON_Delete(g);
+        return AITK_E_NOMEM;
+    }
+    cJSON_AddStringToObject(g, "gpu", row->gpu->name);
+    cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
+    cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
+    cJSON_AddBoolToObject(g, "fits", q->fits);
+    add_fit(g, row);
+    if (!q->fits)
+        add_fit_hint(g, &row->hint);
+    add_row_times_json(g, r, row);
+    return AITK_OK;
+}
+
+/* What does not depend on the GPU: the memory plan and the work of a step. */
+static void add_plan_json(cJSON *o, const aitk_prediction *q)
+{
+    cJSON_AddItemToObject(o, "memory_plan_bytes",
+                          terms_json(aitk_plan_term_names, q->memory.bytes, AITK_PLAN_TERMS));
+    cJSON_AddItemToObject(o, "flops_per_step",
+                          terms_json(aitk_work_flop_names, q->work.flops, AITK_WORK_FLOP_TERMS));
+    cJSON_AddItemToObject(o, "bytes_per_step",
+                          terms_json(aitk_work_byte_names, q->work.bytes, AITK_BYTES_TERMS));
+    cJSON_AddNumberToObject(o, "lora_params", q->work.lora_params);
+}
+
 aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
 {
     const aitk_workload *w = &r->workload;
@@ -277,27 +363,11 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
     /* Adds that fail leave the tree whole; the caller's cJSON_Print reports it. */
     cJSON_AddStringToObject(o, "model", w->spec->id);
     cJSON_AddStringToObject(o, "title", r->title ? r->title : w->spec->title);
-    if (r->config_path)
+    if (r->config_path) {
         cJSON_AddStringToObject(o, "job", "LoRA");
-    if (r->config_path)
         cJSON_AddStringToObject(o, "config", r->config_path);
-    cJSON *wj = cJSON_AddObjectToObject(o, "workload");
-    if (wj) {
-        cJSON *res = cJSON_AddArrayToObject(wj, "resolutions");
-        for (size_t i = 0; res && i < w->n_resolutions; i++)
-            cJSON_AddItemToArray(res, cJSON_CreateNumber((double)w->resolutions[i]));
-        cJSON_AddNumberToObject(wj, "batch", (double)w->batch);
-        cJSON_AddNumberToObject(wj, "gradient_accumulation", (double)w->accumulation);
-        cJSON_AddNumberToObject(wj, "rank", (double)w->rank);
-        cJSON_AddNumberToObject(wj, "alpha", (double)w->alpha);
-        cJSON_AddStringToObject(wj, "base_dtype", aitk_weight_dtype_name(w->base_dtype));
-        cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
-        cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
-        cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
-        cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
-        cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
-        cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
     }
+    add_workload_json(o, w);
     cJSON *ss = r->step_scale ? cJSON_AddObjectToObject(o, "step_scale") : NULL;
     if (ss) {
         cJSON_AddNumberToObject(ss, "value", r->step_scale->scale);
@@ -313,58 +383,12 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
     }
     cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
     for (size_t i = 0; gpus && i < r->n_rows; i++) {
-        const aitk_predict_row *row = &r->rows[i];
-        const aitk_prediction *q = &row->pred;
-        cJSON *g = cJSON_CreateObject();
-        if (!g || !cJSON_AddItemToArray(gpus, g)) {
-            cJSON_Delete(g);
-            return AITK_E_NOMEM;
-        }
-        cJSON_AddStringToObject(g, "gpu", row->gpu->name);
-        cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
-        cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
-        cJSON_AddBoolToObject(g, "fits", q->fits);
-        add_fit(g, row);
-        if (!q->fits)
-            add_fit_hint(g, &row->hint);
-        cJSON_AddNumberToObject(g, "step_seconds", q->step_s);
-        if (r->range && r->range->n > 0) {
-            cJSON *sr = cJSON_AddObjectToObject(g, "step_seconds_range");
-            cJSON_AddNumberToObject(sr, "low", q->step_s * r->range->lo);
-            cJSON_AddNumberToObject(sr, "high", q->step_s * r->range->hi);
-            cJSON_AddNumberToObject(sr, "reported_runs", (double)r->range->n);
-        }
-        cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
-        cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
-        /* The rate GEMM and attention time were counted against, and whether
-         * people measured it or it is the default share of the datasheet. */
-        cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
-        cJSON_AddStringToObject(g, "matmul_kind", aitk_gpu_matmul_kind(row->gpu));
-        cJSON_AddStringToObject(g, "matmul_source", aitk_gpu_matmul_source(row->gpu));
-        if (row->price_per_hour >= 0) {
-            cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
-            cJSON_AddNumberToObject(g, "usd_per_1000_steps",
-                                    aitk_predict_minutes_per_1000(q) / 60.0 * row->price_per_hour);
-        }
-        cJSON *tm = cJSON_AddObjectToObject(g, "seconds_at_largest_resolution");
-        if (tm) {
-            cJSON_AddNumberToObject(tm, "gemm", q->t_gemm);
-            cJSON_AddNumberToObject(tm, "attention", q->t_attention);
-            cJSON_AddNumberToObject(tm, "memory", q->t_memory);
-            cJSON_AddNumberToObject(tm, "other", q->t_overhead);
-        }
-        if (i == 0) {
-            /* GPU-independent, so given once per workload. */
-            cJSON_AddItemToObject(o, "memory_plan_bytes",
-                                  terms_json(aitk_plan_term_names, q->memory.bytes, AITK_PLAN_TERMS));
-            cJSON_AddItemToObject(o, "flops_per_step", terms_json(aitk_work_flop_names,
-                                                                  q->work.flops,
-                                                                  AITK_WORK_FLOP_TERMS));
-            cJSON_AddItemToObject(o, "bytes_per_step", terms_json(aitk_work_byte_names,
-                                                                  q->work.bytes, AITK_BYTES_TERMS));
-            cJSON_AddNumberToObject(o, "lora_params", q->work.lora_params);
-        }
+        aitk_status st = add_row_json(gpus, r, &r->rows[i]);
+        if (st)
+            return st;
     }
+    if (r->n_rows > 0) /* GPU-independent, so given once per workload */
+        add_plan_json(o, &r->rows[0].pred);
     return AITK_OK;
 }
 

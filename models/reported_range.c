@@ -2,41 +2,23 @@
 #include "models/reported_range.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
-
-double aitk_percentile(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return NAN;
-    const double h = (double)(n - 1) * p;
-    const size_t k = (size_t)floor(h);
-    if (k + 1 >= n)
-        return sorted[n - 1];
-    return sorted[k] + (h - (double)k) * (sorted[k + 1] - sorted[k]);
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "common/quantile.h"
 
 aitk_status aitk_time_range_of(const double *values, size_t n, aitk_time_range *out)
 {
     *out = (aitk_time_range){0};
     if (n == 0)
         return AITK_OK;
-    double *v = aitk_malloc(n * sizeof *v);
-    if (!v)
-        return AITK_E_NOMEM;
-    memcpy(v, values, n * sizeof *v);
-    qsort(v, n, sizeof *v, by_value);
+    double *v;
+    aitk_status st = aitk_sorted_copy(values, n, &v);
+    if (st)
+        return st;
     out->n = n;
-    out->lo = aitk_percentile(v, n, AITK_RANGE_LOW_PERCENTILE / 100.0);
-    out->hi = aitk_percentile(v, n, AITK_RANGE_HIGH_PERCENTILE / 100.0);
+    out->lo = aitk_quantile_sorted(v, n, AITK_RANGE_LOW_PERCENTILE / 100.0);
+    out->hi = aitk_quantile_sorted(v, n, AITK_RANGE_HIGH_PERCENTILE / 100.0);
     aitk_free(v);
     return AITK_OK;
 }

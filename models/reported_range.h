@@ -26,11 +26,6 @@ typedef struct aitk_time_range {
     double lo, hi; /* reported / predicted seconds per step */
 } aitk_time_range;
 
-/* The p-th quantile (p in [0, 1]) of n sorted values, interpolated
- * linearly between the two nearest (numpy's default, "linear"): at
- * h = (n - 1) p, x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]). */
-double aitk_percentile(const double *sorted, size_t n, double p);
-
 /* The range of n values (any order; reported / predicted): AITK_E_NOMEM, or
  * out->n == 0 when n is 0. */
 aitk_status aitk_time_range_of(const double *values, size_t n, aitk_time_range *out);

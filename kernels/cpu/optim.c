@@ -3,7 +3,12 @@
  *
  * Both follow torch.optim.AdamW's arithmetic order (lerp for the first
  * moment, bias corrections in double, sqrt(v)/sqrt(bc2) + eps), so a golden
- * comparison after several steps stays within fp32 rounding. */
+ * comparison after several steps stays within fp32 rounding.
+ *
+ * The per-element arithmetic is written out here again rather than taken
+ * from kernels/math/optim.h on purpose: this file is the independent
+ * reference that tests/math checks the GPU's arithmetic against, and a
+ * shared function would make that check compare the code with itself. */
 #include <math.h>
 
 #include "kernels/cpu/cpu.h"

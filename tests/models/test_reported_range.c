@@ -1,5 +1,5 @@
 /* The time range of reported over predicted step times (models/
- * reported_range.c): percentiles, coverage, and leave one source out, on
+ * reported_range.c): coverage, and leave one source out, on
  * hand-made rows whose every figure is worked out here by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,20 +12,6 @@
 #include "models/reported_range.h"
 
 #define CLOSE(a, b) (fabs((a) - (b)) < 1e-9)
-
-/* numpy's linear quantile of 1..7: h = 6p; p 0.1 -> 1 + 0.6 = 1.6, p 0.9 ->
- * 6 + 0.4 = 6.4; the ends are the extremes; one value is every quantile. */
-static void test_percentile(void **state)
-{
-    (void)state;
-    const double x[] = {1, 2, 3, 4, 5, 6, 7};
-    assert_true(CLOSE(aitk_percentile(x, 7, 0.1), 1.6));
-    assert_true(CLOSE(aitk_percentile(x, 7, 0.9), 6.4));
-    assert_true(CLOSE(aitk_percentile(x, 7, 0.5), 4));
-    assert_true(CLOSE(aitk_percentile(x, 7, 0), 1));
-    assert_true(CLOSE(aitk_percentile(x, 7, 1), 7));
-    assert_true(CLOSE(aitk_percentile(x, 1, 0.1), 1));
-}
 
 /* The range sorts what it is given; its ends are inside, a hair beyond is
  * not; no values, no range (and nothing is covered). */
@@ -120,7 +106,6 @@ static void test_leave_one_source_out(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_percentile),
         cmocka_unit_test(test_range_of),
         cmocka_unit_test(test_source_key),
         cmocka_unit_test(test_leave_one_source_out),

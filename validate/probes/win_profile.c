@@ -11,6 +11,7 @@
 #include <windows.h>
 
 #include "common/alloc.h"
+#include "common/wide.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/win_checks.h"
@@ -56,7 +57,7 @@ aitk_status aitk_win_user_profile_check(aitk_run_ctx *ctx, const aitk_yaml_doc *
         c.message = "USERPROFILE is not set";
     } else {
         bool ascii = ascii_only(aitk_str_cstr(&profile));
-        wchar_t *w = aitk_win_wide(aitk_str_cstr(&profile));
+        wchar_t *w = aitk_wide(aitk_str_cstr(&profile));
         bool in_cp = acp && w && representable(w, acp);
         aitk_free(w);
         const char *cache = aitk_field_str(

@@ -76,15 +76,6 @@ aitk_status aitk_win_utf8(const wchar_t *w, aitk_str *out)
     return st;
 }
 
-wchar_t *aitk_win_wide(const char *utf8)
-{
-    int n = MultiByteToWideChar(CP_UTF8, 0, utf8, -1, NULL, 0);
-    wchar_t *w = n > 0 ? aitk_malloc((size_t)n * sizeof *w) : NULL;
-    if (w)
-        MultiByteToWideChar(CP_UTF8, 0, utf8, -1, w, n);
-    return w;
-}
-
 bool aitk_win_system32(wchar_t *out, size_t size)
 {
     UINT n = GetSystemDirectoryW(out, (UINT)size);

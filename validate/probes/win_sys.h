@@ -37,9 +37,6 @@ bool aitk_win_file_version(const wchar_t *path, unsigned version[4]);
 /* UTF-16 to UTF-8, appended to `out`. */
 aitk_status aitk_win_utf8(const wchar_t *w, aitk_str *out);
 
-/* UTF-8 to a new UTF-16 string (aitk_free it); NULL when out of memory. */
-wchar_t *aitk_win_wide(const char *utf8);
-
 /* GetSystemDirectoryW: the folder the loader searches for torch's imports
  * after the application's own folder. UTF-16, in `out` (MAX_PATH). */
 bool aitk_win_system32(wchar_t *out, size_t size);

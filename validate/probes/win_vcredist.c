@@ -10,6 +10,7 @@
 #include <windows.h>
 
 #include "common/alloc.h"
+#include "common/wide.h"
 #include "validate/probes/host.h"
 #include "validate/probes/win_checks.h"
 #include "validate/probes/win_sys.h"
@@ -60,7 +61,7 @@ static void read_registry(const char *key_text, registry_view *r, cJSON *rec)
 {
     /* windows.yaml names the key as people write it, "HKLM\SOFTWARE\..." */
     const char *sub = strncmp(key_text, "HKLM\\", 5) == 0 ? key_text + 5 : key_text;
-    wchar_t *key = aitk_win_wide(sub);
+    wchar_t *key = aitk_wide(sub);
     registry_view v64 = {0}, v32 = {0};
     if (key) {
         read_view(AITK_WIN_REG_64, key, &v64);
@@ -100,7 +101,7 @@ static void read_dll(const wchar_t *sys32, const char *name, const char *min, cJ
     aitk_str path = AITK_STR_INIT;
     aitk_win_utf8(sys32, &path);
     aitk_str_appendf(&path, "\\%s", name);
-    wchar_t *wpath = aitk_win_wide(aitk_str_cstr(&path));
+    wchar_t *wpath = aitk_wide(aitk_str_cstr(&path));
     cJSON *d = cJSON_CreateObject();
     cJSON_AddItemToArray(dlls, d);
     cJSON_AddStringToObject(d, "name", name);
