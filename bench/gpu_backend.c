@@ -7,6 +7,12 @@
 
 static aitk_bench_gpu gpu;
 static bool tried;
+static int preferred; /* aitk_bench_gpu_prefer */
+
+void aitk_bench_gpu_prefer(int ordinal)
+{
+    preferred = ordinal > 0 ? ordinal : 0;
+}
 
 static void open_first_device(void)
 {
@@ -24,14 +30,17 @@ static void open_first_device(void)
                          probe.error[0] ? probe.error : "no device answered");
         return;
     }
-    if (be->open(probe.devices[0].index)) {
+    /* One GPU per process of a launch on a node with several: the local
+     * rank's, wrapping round when there are more ranks than GPUs. */
+    const aitk_backend_device *dev = &probe.devices[preferred % probe.n_devices];
+    if (be->open(dev->index)) {
         char why[AITK_BACKEND_ERROR_LEN] = "";
         be->last_error(why, sizeof why);
-        aitk_str_appendf(&gpu.why, "the CUDA plugin could not open %s: %s",
-                         probe.devices[0].name, why[0] ? why : "no reason given");
+        aitk_str_appendf(&gpu.why, "the CUDA plugin could not open %s: %s", dev->name,
+                         why[0] ? why : "no reason given");
         return;
     }
-    gpu.device = probe.devices[0];
+    gpu.device = *dev;
     gpu.backend = be;
 }
 

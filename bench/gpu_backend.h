@@ -19,4 +19,9 @@ typedef struct aitk_bench_gpu {
  * thread. */
 const aitk_bench_gpu *aitk_bench_gpu_open(void);
 
+/* Before the first open: the GPU to open is the `ordinal`-th the runtime
+ * lists (modulo their count) instead of the first. `--mpi` passes the local
+ * rank, so the ranks on one node validate one GPU each. */
+void aitk_bench_gpu_prefer(int ordinal);
+
 #endif

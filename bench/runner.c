@@ -38,6 +38,14 @@ void aitk_bench_reset_stop(void)
     stop_flag = 0;
 }
 
+/* 1: off. Only `--mpi` sets it, from a test-only variable (runner.h). */
+static double test_slowdown = 1.0;
+
+void aitk_bench_set_test_slowdown(double factor)
+{
+    test_slowdown = factor > 1.0 ? factor : 1.0;
+}
+
 const char *aitk_bench_outcome_name(aitk_bench_outcome o)
 {
     switch (o) {
@@ -105,6 +113,10 @@ static aitk_status one_step(run_state *s, size_t b, double *secs, aitk_bench_ste
     memset(info, 0, sizeof *info);
     uint64_t t0 = s->clock();
     aitk_status st = s->plan->step(s->plan->user, b, info, &err);
+    /* The test-only slowdown sleeps inside the step's timing, so every
+     * figure derived from it (mean, throughput, 1000 steps) is slowed alike. */
+    if (test_slowdown > 1.0 && !st)
+        aitk_sleep_ms((long)((test_slowdown - 1.0) * (double)(s->clock() - t0) / 1e6));
     *secs = (double)(s->clock() - t0) / 1e9;
     if (st) {
         s->r->outcome = AITK_BENCH_FAILED;
@@ -313,6 +325,10 @@ aitk_status aitk_bench_run(const aitk_bench_plan *p, aitk_bench_result *r)
         aitk_str_appendf(&r->message, "stopped at the time limit of %.0f s after %ld warm-up "
                          "and %ld timed steps; figures are from those steps", p->time_limit_s,
                          r->warmup_steps, r->timed);
+    if (test_slowdown > 1.0)
+        aitk_str_appendf(&r->message, "%sTEST ONLY: every step was made %.3g times slower on "
+                         "purpose (AITK_TEST_SLOW_RANK); these figures are not this machine's",
+                         r->message.len ? "; " : "", test_slowdown);
     st = summarize(&s);
     if (!st && aitk_str_status(&r->message))
         st = AITK_E_NOMEM;

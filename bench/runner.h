@@ -97,6 +97,13 @@ void aitk_bench_request_stop(void);
 bool aitk_bench_stop_requested(void);
 void aitk_bench_reset_stop(void);
 
+/* Test-only: every step, warm-up included, is made `factor` times slower
+ * (the runner sleeps inside the step's timing) and the result's message
+ * says so. `aitk-validate --mpi` sets it on one rank from
+ * AITK_TEST_SLOW_RANK, so a test can prove that the fleet report flags a
+ * slow node. 1 (the default) is off. */
+void aitk_bench_set_test_slowdown(double factor);
+
 /* What the result is judged against (NAN / NULL: not known). */
 typedef struct aitk_bench_targets {
     bool cpu_figures;           /* CPU backend: no GPU target applies */

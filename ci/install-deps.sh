@@ -31,6 +31,8 @@ packages=(
   libopenblas-dev   # CPU GEMM of the reference workloads
   libbenchmark-dev  # Google Benchmark, behind the C shim
   libcmocka-dev     # test assertions
+  libopenmpi-dev    # MPI headers and library: builds `aitk-validate --mpi` (optional: without it, --mpi is refused)
+  openmpi-bin       # mpirun: the --mpi tests launch 3 ranks on localhost
   # tests
   gcc-mingw-w64-x86-64  # cross-builds the Windows DLL fixtures of the dependency doctor
   gcc-mingw-w64-i686    # the 32-bit DLL fixture (a wrong-architecture candidate)

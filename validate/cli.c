@@ -15,7 +15,7 @@ _Static_assert((int)AITK_OPT_EXIT_USAGE == (int)AITK_EXIT_USAGE,
 
 enum { OPT_NO_COLOR = 256, OPT_STRICT, OPT_JSON, OPT_MARKDOWN, OPT_PROFILE, OPT_CPU, OPT_STEPS,
        OPT_PYTHON, OPT_AITK_DIR, OPT_HTML, OPT_JUNIT, OPT_REDACT, OPT_BUNDLE, OPT_CONFIG,
-       OPT_STANDARD };
+       OPT_STANDARD, OPT_MPI };
 
 static const struct option long_opts[] = {
     {"quick", no_argument, NULL, 'q'},
@@ -35,6 +35,7 @@ static const struct option long_opts[] = {
     {"python", required_argument, NULL, OPT_PYTHON},
     {"aitk-dir", required_argument, NULL, OPT_AITK_DIR},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"mpi", no_argument, NULL, OPT_MPI},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"quiet", no_argument, NULL, 'Q'},
@@ -77,6 +78,11 @@ void aitk_cli_print_help(void)
         "      --aitk-dir DIR  an ai-toolkit checkout; its venv/ is searched\n"
         "      --config FILE   run the workload of an ai-toolkit training config (its\n"
         "                      model, rank, alpha, batch, optimizer, quantize, checkpointing)\n"
+        "\n"
+        "Many machines:\n"
+        "      --mpi           under mpirun or srun: every rank validates its own node and\n"
+        "                      GPU (chosen by local rank); rank 0 writes each node's\n"
+        "                      report and the fleet report into --output-dir\n"
         "\n"
         "Output:\n"
         "  -o, --output-dir DIR  write report.json, report.md, report.html and junit.xml\n"
@@ -216,6 +222,7 @@ aitk_status aitk_cli_parse(int argc, char **argv, aitk_options *o, aitk_str *err
             }
             o->config = optarg;
             break;
+        case OPT_MPI: o->mpi = true; break;
         case OPT_STRICT: o->strict = true; break;
         case OPT_NO_COLOR: o->no_color = true; break;
         case 'Q': quiet = 1; o->verbosity = -1; break;

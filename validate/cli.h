@@ -32,6 +32,7 @@ typedef struct aitk_options {
     const char *python;        /* --python PATH */
     const char *aitk_dir;      /* --aitk-dir DIR */
     const char *config;        /* --config FILE (an ai-toolkit training config) */
+    bool mpi;                  /* --mpi: one rank of an MPI launch (validate/mpi_run.h) */
     bool strict;
     bool no_color;
     int verbosity;             /* -1 quiet, 0 normal, 1 verbose */

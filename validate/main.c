@@ -17,6 +17,7 @@
 #include "common/selfpath.h"
 #include "validate/cli.h"
 #include "validate/commands.h"
+#include "validate/mpi_run.h"
 #include "validate/run.h"
 #include "validate/version.h"
 
@@ -104,5 +105,5 @@ static int run_main(int argc, char **argv)
     }
     aitk_log_init(o.verbosity < 0 ? AITK_LOG_ERROR : o.verbosity > 0 ? AITK_LOG_DEBUG : AITK_LOG_INFO,
                   !o.no_color);
-    return aitk_run_validate(&o);
+    return o.mpi ? aitk_mpi_run(&o) : aitk_run_validate(&o);
 }

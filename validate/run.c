@@ -116,6 +116,7 @@ typedef struct run_state {
     aitk_train_config train;
     bool have_train;
     aitk_cost_params *cost_params; /* for --config; the workloads use it too */
+    bool plan_outputs; /* false: the report stays in memory (aitk_run_build) */
 } run_state;
 
 /* A refused input or output, said in one line (r->err): exit 2, or 3 when
@@ -199,7 +200,7 @@ static bool take_inputs(run_state *r)
         r->rc = AITK_EXIT_INTERNAL;
         return false;
     }
-    if ((st = aitk_outputs_plan(r->o, &r->plan, &r->err)))
+    if (r->plan_outputs && (st = aitk_outputs_plan(r->o, &r->plan, &r->err)))
         return refuse(r, st);
     return !r->o->config || read_train_config(r);
 }
@@ -283,9 +284,24 @@ static void run_free(run_state *r)
 
 int aitk_run_validate(const aitk_options *o)
 {
-    run_state r = {.o = o, .rc = AITK_EXIT_INTERNAL, .err = AITK_STR_INIT};
+    run_state r = {.o = o, .rc = AITK_EXIT_INTERNAL, .err = AITK_STR_INIT, .plan_outputs = true};
     if (start_redacting(&r) && take_inputs(&r) && probe(&r) && make_report(&r))
         write_and_show(&r);
+    run_free(&r);
+    return r.rc;
+}
+
+int aitk_run_build(const aitk_options *o, cJSON **report)
+{
+    run_state r = {.o = o, .rc = AITK_EXIT_INTERNAL, .err = AITK_STR_INIT};
+    *report = NULL;
+    if (start_redacting(&r) && take_inputs(&r) && probe(&r) && make_report(&r)) {
+        /* The redacted copy when there is one: it is what may leave. */
+        cJSON **kept = r.redacted ? &r.redacted : &r.report;
+        *report = *kept;
+        *kept = NULL;
+        r.rc = AITK_EXIT_OK;
+    }
     run_free(&r);
     return r.rc;
 }
