@@ -139,6 +139,17 @@ static void test_nodes_written(void **state)
     assert_string_equal(b, fail);
     aitk_free(a);
     aitk_free(b);
+    /* The fleet report beside them, of both nodes, named by rank and host. */
+    char *f = slurp("fleet.json");
+    assert_non_null(f);
+    cJSON *fleet = cJSON_Parse(f);
+    aitk_free(f);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(fleet, "nodes");
+    assert_int_equal(cJSON_GetArraySize(list), 2);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetArrayItem(list, 1), "name")),
+                        "rank 1 (be/ta)");
+    cJSON_Delete(fleet);
     /* Every node passed: 0. */
     assert_int_equal(aitk_mpi_fleet_write(base, nodes, 1, true), 0);
     cJSON_free(pass);

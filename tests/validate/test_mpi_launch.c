@@ -5,8 +5,9 @@
  * AITK_DATA_DIR; why, in that file), so a launch takes seconds, not
  * minutes: the workload step itself is the real one. What is checked here
  * is read from the files rank 0 wrote, not recomputed by the code under
- * test: one node report per rank, each naming its rank, and the test-only
- * slow rank standing out by its measured step time. */
+ * test: one node report per rank, each naming its rank, one fleet report of
+ * three nodes, and the test-only slow rank standing out by its measured
+ * step time, in its own report and in the fleet's outliers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,6 +111,46 @@ static bool failed(const cJSON *report)
     return strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "verdict")), "fail") == 0;
 }
 
+/* Rank 0's fleet report: one node per rank, its Markdown and HTML beside
+ * it. */
+static cJSON *fleet_report(const char *out_dir)
+{
+    static const char *const others[] = {"fleet.md", "fleet.html"};
+    aitk_str p = AITK_STR_INIT;
+    for (size_t i = 0; i < 2; i++) {
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s/%s", out_dir, others[i]);
+        struct stat sb;
+        assert_int_equal(stat(aitk_str_cstr(&p), &sb), 0);
+        assert_true(sb.st_size > 0);
+    }
+    aitk_str_clear(&p);
+    aitk_str_appendf(&p, "%s/fleet.json", out_dir);
+    cJSON *fleet = load_json(aitk_str_cstr(&p));
+    aitk_str_free(&p);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(fleet, "nodes")), RANKS);
+    return fleet;
+}
+
+/* Whether the fleet report names node "rank N (host)" an outlier on the
+ * workload's median step time. */
+static bool slow_flagged(const cJSON *fleet, int rank, const char *host)
+{
+    aitk_str node = AITK_STR_INIT;
+    aitk_str_appendf(&node, "rank %d (%s)", rank, host);
+    bool found = false;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(fleet, "outliers"))
+    {
+        const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "node"));
+        const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "subject"));
+        found |= n && s && strcmp(n, aitk_str_cstr(&node)) == 0 &&
+                 strcmp(s, "workload flux1-dev: median step time") == 0;
+    }
+    aitk_str_free(&node);
+    return found;
+}
+
 /* `path` (a file or a folder of them) against a schema of reports/schema,
  * by the project's validator; a python3 without jsonschema skips this
  * part, as schema.all_reports does. */
@@ -129,8 +170,15 @@ static void schema_valid(const char *schema, const char *path)
     aitk_str_free(&s);
 }
 
-/* Runs a launch into `rel` and checks its node reports; `slow`: the
- * test-only slow rank, or -1. The medians come back in `median`. */
+static int fleet_exit_code(const cJSON *fleet)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(fleet, "summary");
+    return (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "exit_code"));
+}
+
+/* Runs a launch into `rel` and checks its node reports and its fleet
+ * report; `slow`: the test-only slow rank, or -1, which the fleet report
+ * must flag, and only it. The medians come back in `median`. */
 static void launch_and_check(const char *rel, int slow, double median[RANKS])
 {
     char out[600];
@@ -144,12 +192,21 @@ static void launch_and_check(const char *rel, int slow, double median[RANKS])
     ran r = launch(out, NULL);
     unsetenv("AITK_TEST_SLOW_RANK");
     bool any_failed = false;
-    aitk_str nodes = AITK_STR_INIT;
-    aitk_str_appendf(&nodes, "%s/nodes", out);
-    schema_valid("report.schema.json", aitk_str_cstr(&nodes));
-    aitk_str_free(&nodes);
+    cJSON *fleet = fleet_report(out);
+    aitk_str file = AITK_STR_INIT;
+    aitk_str_appendf(&file, "%s/nodes", out);
+    schema_valid("report.schema.json", aitk_str_cstr(&file));
+    aitk_str_clear(&file);
+    aitk_str_appendf(&file, "%s/fleet.json", out);
+    schema_valid("fleet.schema.json", aitk_str_cstr(&file));
+    aitk_str_free(&file);
     for (int i = 0; i < RANKS; i++) {
         cJSON *rep = node_report(out, i);
+        const char *host = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rep, "mpi"), "host"));
+        if (slow >= 0 && slow_flagged(fleet, i, host) != (i == slow))
+            fail_msg("rank %d: %s by the fleet report", i,
+                     i == slow ? "the slowed rank is not flagged" : "flagged, but not slowed");
         const char *message = NULL;
         median[i] = step_median(rep, &message);
         const cJSON *mpi = cJSON_GetObjectItemCaseSensitive(rep, "mpi");
@@ -161,9 +218,13 @@ static void launch_and_check(const char *rel, int slow, double median[RANKS])
         cJSON_Delete(rep);
     }
     /* mpirun exits with the first non-zero code of any rank; rank 0's is 1
-     * when a node failed a check, and no rank's is 2 or 3. */
-    if (r.rc != (any_failed ? 1 : 0))
+     * when a node failed a check or the fleet report flagged one, and no
+     * rank's is 2 or 3. */
+    const int fleet_rc = fleet_exit_code(fleet);
+    assert_int_equal(fleet_rc, slow >= 0 ? 1 : fleet_rc);
+    if (r.rc != (any_failed || fleet_rc ? 1 : 0))
         fail_msg("mpirun exited %d; stderr:\n%s", r.rc, aitk_str_cstr(&r.err));
+    cJSON_Delete(fleet);
     ran_free(&r);
 }
 
