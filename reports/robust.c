@@ -2,25 +2,19 @@
 #include "reports/robust.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/quantile.h"
 
 const aitk_robust_rule aitk_robust_default_rule = {
     .z_limit = AITK_ROBUST_Z_LIMIT, .min_relative = 0.10, .min_values = 3};
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorts s[0..n) in place and returns its median. */
 static double median_sorting(double *s, size_t n)
 {
-    qsort(s, n, sizeof *s, by_value);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    aitk_sort_doubles(s, n);
+    return aitk_quantile_sorted(s, n, 0.5);
 }
 
 aitk_status aitk_robust_centre_of(const double *x, size_t n, const aitk_robust_rule *rule,
