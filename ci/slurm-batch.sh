@@ -4,7 +4,7 @@
 # a fleet merge reads: one folder per node). An example: nothing in this
 # project runs it, as there is no cluster here.
 #
-#   sbatch ci/slurm-batch.sh /shared/aitk-reports          (aitk-validate on PATH of every node,
+#   sbatch ci/slurm-batch.sh /nfs/aitk-reports          (aitk-validate on PATH of every node,
 #                                                          e.g. from the .deb: cmake --workflow --preset package-deb)
 #
 # sbatch and srun options: https://slurm.schedmd.com/sbatch.html and
