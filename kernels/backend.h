@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define AITK_BACKEND_ABI 3
+#define AITK_BACKEND_ABI 4
 #define AITK_BACKEND_PLUGIN_ENTRY "aitk_backend_plugin_get"
 #define AITK_BACKEND_MAX_DEVICES 16
 #define AITK_BACKEND_ERROR_LEN 512

@@ -257,6 +257,30 @@ typedef struct aitk_ops {
                                      const aitk_act *dout, const aitk_act *x,
                                      const aitk_act *scale, int b, int t, int c, int ld_mod);
 
+    /* LayerNorm (no affine) and adaLN modulation in one pass, the pair that
+     * opens every FLUX/Chroma block and final layer:
+     *   ln = LN(inp), out = ln * (1 + scale) + shift, per sample.
+     * The same values as layernorm_forward then modulate_forward, without
+     * reading ln back (on the CPU, bit for bit; on a GPU the modulation uses
+     * the fp32 ln before its bf16 store, so it is nearer the reference).
+     * out, ln (B,T,C): ln is saved for backward (dscale needs it, and
+     * PyTorch's autograd keeps the same tensor); mean, rstd (B*T) saved;
+     * inp (B,T,C); shift, scale rows of C, ld_mod apart (as modulate). */
+    aitk_status (*layernorm_modulate_forward)(aitk_act *out, aitk_act *ln, float *mean,
+                                              float *rstd, const aitk_act *inp,
+                                              const aitk_act *shift, const aitk_act *scale,
+                                              int b, int t, int c, int ld_mod, float eps);
+    /* dinp (B,T,C) written, may alias dout; dshift, dscale (rows of C, ld_mod
+     * apart) written, as modulate_backward's. dout (B,T,C), inp and ln
+     * (B,T,C) and mean, rstd (B*T) as saved by the forward, scale as given
+     * to it. The gradient reaching ln, dout (1 + scale), is never stored. */
+    aitk_status (*layernorm_modulate_backward)(aitk_act *dinp, aitk_act *dshift,
+                                               aitk_act *dscale, const aitk_act *dout,
+                                               const aitk_act *inp, const aitk_act *ln,
+                                               const float *mean, const float *rstd,
+                                               const aitk_act *scale, int b, int t, int c,
+                                               int ld_mod);
+
     /* Gated residual, in place on the residual stream: resid += gate * x.
      * resid (B,T,C), x (B,T,C), gate rows of C, ld_mod apart (as modulate). */
     aitk_status (*gated_residual_forward)(aitk_act *resid, const aitk_act *x,

@@ -59,6 +59,7 @@ const aitk_act *aitk_act_cat(const aitk_ops *ops, const aitk_act *p, size_t elem
     X(draw_act) X(draw_f32) X(absmax) X(gemm) X(lora_linear_forward)                      \
     X(lora_linear_backward) X(layernorm_forward) X(layernorm_backward)                    \
     X(rmsnorm_forward) X(rmsnorm_backward) X(modulate_forward) X(modulate_backward)       \
+    X(layernorm_modulate_forward) X(layernorm_modulate_backward)                          \
     X(gated_residual_forward) X(gated_residual_backward) X(rope_table) X(rope_forward)    \
     X(rope_backward) X(gelu_forward) X(gelu_backward) X(silu_forward) X(silu_backward)    \
     X(swiglu_forward) X(swiglu_backward) X(attention_forward) X(attention_backward)       \

@@ -199,11 +199,9 @@ aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_d
             STEP_CHECK(step_linear_forward(m, &m->lin[d->mod[s]], a->mod[s], a->xa_mod[s],
                                            f->svec, B));
         }
-        const int ns = (int)f->Ns[s];
-        STEP_CHECK(o->layernorm_forward(a->ln1[s], a->mean1[s], a->rstd1[s], hs[s], ns, C,
-                                        1e-6f));
-        STEP_CHECK(o->modulate_forward(a->x1[s], a->ln1[s], ms[s], row_at(m, ms[s], 1, C), B,
-                                       f->Ts[s], C, ld));
+        STEP_CHECK(o->layernorm_modulate_forward(a->x1[s], a->ln1[s], a->mean1[s], a->rstd1[s],
+                                                 hs[s], ms[s], row_at(m, ms[s], 1, C), B,
+                                                 f->Ts[s], C, ld, 1e-6f));
         aitk_act *dst[3] = {a->q_pre, a->k_pre, a->v};
         for (int j = 0; j < 3; j++)
             STEP_CHECK(joint_lin_fwd(m, f, &m->lin[d->qkv[s][j]], dst[j], a->xa_qkv[s][j],
@@ -227,9 +225,10 @@ aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_d
     for (int s = 0; s < 2; s++) {
         const int ns = (int)f->Ns[s];
         const aitk_act *h1 = row_cat(m, a->h1, f->rowoff[s], C);
-        STEP_CHECK(o->layernorm_forward(a->ln2[s], a->mean2[s], a->rstd2[s], h1, ns, C, 1e-6f));
-        STEP_CHECK(o->modulate_forward(a->x2[s], a->ln2[s], row_at(m, ms[s], 3, C),
-                                       row_at(m, ms[s], 4, C), B, f->Ts[s], C, ld));
+        STEP_CHECK(o->layernorm_modulate_forward(a->x2[s], a->ln2[s], a->mean2[s], a->rstd2[s],
+                                                 h1, row_at(m, ms[s], 3, C),
+                                                 row_at(m, ms[s], 4, C), B, f->Ts[s], C, ld,
+                                                 1e-6f));
         STEP_CHECK(step_linear_forward(m, &m->lin[d->mlp1[s]], a->u[s], a->xa_m1[s], a->x2[s],
                                        ns));
         STEP_CHECK(o->gelu_forward(a->g[s], a->u[s], (size_t)ns * (size_t)f->M));
@@ -261,8 +260,7 @@ aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_
         const int ns = (int)f->Ns[s];
         const size_t r0 = f->rowoff[s];
         aitk_act *dr = row_at(m, dres, r0, C), *d_f = row_at(m, g->sc[0], r0, C);
-        aitk_act *d_x2 = row_at(m, g->sc[1], r0, C), *d_ln2 = row_at(m, g->sc[2], r0, C);
-        aitk_act *d_tmp = row_at(m, g->sc[3], r0, C);
+        aitk_act *d_x2 = row_at(m, g->sc[1], r0, C), *d_tmp = row_at(m, g->sc[3], r0, C);
         STEP_CHECK(o->gated_residual_backward(d_f, row_at(m, dms[s], 5, C), dr, a->f[s],
                                               row_at(m, ms[s], 5, C), B, f->Ts[s], C, ld));
         STEP_CHECK(step_linear_backward(m, &m->lin[d->mlp2[s]], g->sm[0], g->work, d_f,
@@ -270,11 +268,10 @@ aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_
         STEP_CHECK(o->gelu_backward(g->cm, g->sm[0], a->u[s], (size_t)ns * (size_t)f->M));
         STEP_CHECK(step_linear_backward(m, &m->lin[d->mlp1[s]], d_x2, g->work, g->cm,
                                         a->x2[s], a->xa_m1[s], ns, false));
-        STEP_CHECK(o->modulate_backward(d_ln2, row_at(m, dms[s], 3, C), row_at(m, dms[s], 4, C),
-                                        d_x2, a->ln2[s], row_at(m, ms[s], 4, C), B, f->Ts[s], C,
-                                        ld));
-        STEP_CHECK(o->layernorm_backward(d_tmp, d_ln2, row_cat(m, a->h1, r0, C), a->mean2[s],
-                                         a->rstd2[s], ns, C));
+        STEP_CHECK(o->layernorm_modulate_backward(
+            d_tmp, row_at(m, dms[s], 3, C), row_at(m, dms[s], 4, C), d_x2,
+            row_cat(m, a->h1, r0, C), a->ln2[s], a->mean2[s], a->rstd2[s],
+            row_at(m, ms[s], 4, C), B, f->Ts[s], C, ld));
         STEP_CHECK(o->axpy(dr, 1.0f, d_tmp, (size_t)ns * (size_t)C));
         /* attention branch, output side */
         aitk_act *d_o = row_at(m, g->sc[0], r0, C);
@@ -297,15 +294,14 @@ aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_
         const int ns = (int)f->Ns[s];
         const size_t r0 = f->rowoff[s];
         aitk_act *dr = row_at(m, dres, r0, C), *d_x1 = row_at(m, g->sc[1], r0, C);
-        aitk_act *d_ln1 = row_at(m, g->sc[2], r0, C), *d_tmp = row_at(m, g->sc[3], r0, C);
+        aitk_act *d_tmp = row_at(m, g->sc[3], r0, C);
         const aitk_act *dy[3] = {dqp, dkp, dv};
         for (int j = 0; j < 3; j++)
             STEP_CHECK(joint_lin_bwd(m, f, &m->lin[d->qkv[s][j]], d_x1, g->work, dy[j],
                                      a->x1[s], a->xa_qkv[s][j], s, true, j > 0));
-        STEP_CHECK(o->modulate_backward(d_ln1, dms[s], row_at(m, dms[s], 1, C), d_x1, a->ln1[s],
-                                        row_at(m, ms[s], 1, C), B, f->Ts[s], C, ld));
-        STEP_CHECK(o->layernorm_backward(d_tmp, d_ln1, row_cat(m, hin, r0, C), a->mean1[s],
-                                         a->rstd1[s], ns, C));
+        STEP_CHECK(o->layernorm_modulate_backward(
+            d_tmp, dms[s], row_at(m, dms[s], 1, C), d_x1, row_cat(m, hin, r0, C), a->ln1[s],
+            a->mean1[s], a->rstd1[s], row_at(m, ms[s], 1, C), B, f->Ts[s], C, ld));
         STEP_CHECK(o->axpy(dr, 1.0f, d_tmp, (size_t)ns * (size_t)C));
         if (!f->chroma)
             STEP_CHECK(step_linear_backward(m, &m->lin[d->mod[s]], NULL, g->work, dms[s],
@@ -326,8 +322,8 @@ aitk_status flux_single_forward(aitk_step_model *m, flux_state *f, int j, flux_s
         ms = row_at(m, f->mods, (size_t)(12 * f->nd + 3 * j), C);
     else
         STEP_CHECK(step_linear_forward(m, &m->lin[sb->mod], a->mod, a->xa_mod, f->svec, B));
-    STEP_CHECK(o->layernorm_forward(a->ln, a->mean, a->rstd, hin, N, C, 1e-6f));
-    STEP_CHECK(o->modulate_forward(a->x1, a->ln, ms, row_at(m, ms, 1, C), B, T, C, ld));
+    STEP_CHECK(o->layernorm_modulate_forward(a->x1, a->ln, a->mean, a->rstd, hin, ms,
+                                             row_at(m, ms, 1, C), B, T, C, ld, 1e-6f));
     aitk_act *dst[3] = {a->q_pre, a->k_pre, a->v};
     for (int i = 0; i < 3; i++)
         STEP_CHECK(step_linear_forward(m, &m->lin[sb->qkv[i]], dst[i], a->xa_qkv[i], a->x1, N));
@@ -362,7 +358,7 @@ aitk_status flux_single_backward(aitk_step_model *m, flux_state *f, int j, flux_
     aitk_act *ms = f->chroma ? row_at(m, f->mods, v0, C) : a->mod;
     aitk_act *dms = f->chroma ? row_at(m, g->dmods, v0, C) : g->dmods;
     const int ld = f->chroma ? f->V * C : 3 * C;
-    aitk_act *d_o = g->sc[0], *d_x1 = g->sc[1], *d_ln = g->sc[2], *d_tmp = g->sc[3];
+    aitk_act *d_o = g->sc[0], *d_x1 = g->sc[1], *d_tmp = g->sc[3];
     aitk_act *d_att = g->sc[4], *dq = g->sc[5], *dk = g->sc[6], *dv = g->sc[7];
     STEP_CHECK(o->gated_residual_backward(d_o, row_at(m, dms, 2, C), dres, a->o,
                                           row_at(m, ms, 2, C), B, T, C, ld));
@@ -387,9 +383,9 @@ aitk_status flux_single_backward(aitk_step_model *m, flux_state *f, int j, flux_
     for (int i = 0; i < 3; i++)
         STEP_CHECK(step_linear_backward(m, &m->lin[sb->qkv[i]], d_x1, g->work, dy[i], a->x1,
                                         a->xa_qkv[i], N, true));
-    STEP_CHECK(o->modulate_backward(d_ln, dms, row_at(m, dms, 1, C), d_x1, a->ln,
-                                    row_at(m, ms, 1, C), B, T, C, ld));
-    STEP_CHECK(o->layernorm_backward(d_tmp, d_ln, hin, a->mean, a->rstd, N, C));
+    STEP_CHECK(o->layernorm_modulate_backward(d_tmp, dms, row_at(m, dms, 1, C), d_x1, hin, a->ln,
+                                              a->mean, a->rstd, row_at(m, ms, 1, C), B, T, C,
+                                              ld));
     STEP_CHECK(o->axpy(dres, 1.0f, d_tmp, (size_t)N * (size_t)C));
     if (!f->chroma)
         STEP_CHECK(step_linear_backward(m, &m->lin[sb->mod], NULL, g->work, dms, f->svec,

@@ -406,24 +406,27 @@ static aitk_status final_layer(aitk_step_model *m, flux_state *f, const aitk_act
         dscale = f->fin_dmod;
         dshift = step_act_at(m, f->fin_dmod, (size_t)C);
     }
-    /* each sample's image rows are contiguous in h: normalized in place of a copy */
+    /* each sample's image rows are contiguous in h: normalized where they
+     * are, one sample (and its modulation rows, ld apart) per call */
     for (int b = 0; b < B; b++) {
-        const size_t row = (size_t)b * (size_t)Ti;
-        STEP_CHECK(o->layernorm_forward(step_act_at(m, fin_ln, row * C), f->fin_mean + row,
-                                        f->fin_rstd + row,
-                                        step_act_cat(m, h, img_row(f, b) * C), Ti, C, 1e-6f));
+        const size_t row = (size_t)b * (size_t)Ti, mod = (size_t)b * (size_t)ld;
+        STEP_CHECK(o->layernorm_modulate_forward(
+            step_act_at(m, fin_x, row * C), step_act_at(m, fin_ln, row * C), f->fin_mean + row,
+            f->fin_rstd + row, step_act_cat(m, h, img_row(f, b) * C), step_act_cat(m, shift, mod),
+            step_act_cat(m, scale, mod), 1, Ti, C, ld, 1e-6f));
     }
-    STEP_CHECK(o->modulate_forward(fin_x, fin_ln, shift, scale, B, Ti, C, ld));
-    aitk_act *d_x = f->g.sc[0], *d_ln = f->g.sc[1];
+    aitk_act *d_x = f->g.sc[0];
     STEP_CHECK(step_output_loss(m, &m->lin[f->proj_out], fin_x, pred, target, dpred, d_x,
                                 f->g.work, Ni, lat, loss));
-    STEP_CHECK(o->modulate_backward(d_ln, dshift, dscale, d_x, fin_ln, scale, B, Ti, C, ld));
     STEP_CHECK(o->zero(f->dres, aitk_dtype_bytes(o->act_dtype, f->N * (size_t)C)));
     for (int b = 0; b < B; b++) {
         const size_t row = (size_t)b * (size_t)Ti, at = img_row(f, b) * C;
-        STEP_CHECK(o->layernorm_backward(step_act_at(m, f->dres, at),
-                                         step_act_cat(m, d_ln, row * C), step_act_cat(m, h, at),
-                                         f->fin_mean + row, f->fin_rstd + row, Ti, C));
+        const size_t mod = (size_t)b * (size_t)ld;
+        STEP_CHECK(o->layernorm_modulate_backward(
+            step_act_at(m, f->dres, at), step_act_at(m, dshift, mod), step_act_at(m, dscale, mod),
+            step_act_cat(m, d_x, row * C), step_act_cat(m, h, at),
+            step_act_cat(m, fin_ln, row * C), f->fin_mean + row, f->fin_rstd + row,
+            step_act_cat(m, scale, mod), 1, Ti, C, ld));
     }
     return AITK_OK;
 }

@@ -501,24 +501,25 @@ static aitk_status og_final(aitk_step_model *m, og_state *g, double *loss)
     aitk_act *fin_ln = g->sc[3], *fin_x = g->sc[4];
     STEP_CHECK(o->upload_act(target, g->host.target, lat));
     STEP_CHECK(step_linear_forward(m, &m->lin[g->norm_mod], g->fin_mod, NULL, g->stemb, B));
-    /* each sample's image rows are contiguous in h: normalized where they are */
+    /* each sample's image rows are contiguous in h: normalized where they
+     * are, one sample (and its scale row) per call; the shift is zero */
     for (int b = 0; b < B; b++) {
         const size_t row = (size_t)b * Ti, img = (b * T + Tt) * (size_t)C;
-        STEP_CHECK(o->layernorm_forward(row_at(m, fin_ln, row, C), g->fin_mean + row,
-                                        g->fin_rstd + row, step_act_cat(m, h, img), Ti, C,
-                                        1e-6f));
+        STEP_CHECK(o->layernorm_modulate_forward(
+            row_at(m, fin_x, row, C), row_at(m, fin_ln, row, C), g->fin_mean + row,
+            g->fin_rstd + row, step_act_cat(m, h, img), row_at(m, g->zeros, (size_t)b, C),
+            row_at(m, g->fin_mod, (size_t)b, C), 1, Ti, C, C, 1e-6f));
     }
-    STEP_CHECK(o->modulate_forward(fin_x, fin_ln, g->zeros, g->fin_mod, B, Ti, C, C));
     STEP_CHECK(step_output_loss(m, &m->lin[g->proj_out], fin_x, pred, target, dpred, g->sc[0],
                                 g->work, Ni, lat, loss));
-    STEP_CHECK(o->modulate_backward(g->sc[1], g->junk, g->dmod, g->sc[0], fin_ln, g->fin_mod,
-                                    B, Ti, C, C));
     STEP_CHECK(o->zero(g->dres, aitk_dtype_bytes(o->act_dtype, (size_t)B * g->T * C)));
     for (int b = 0; b < B; b++) {
         const size_t row = (size_t)b * Ti, img = (b * T + Tt) * (size_t)C;
-        STEP_CHECK(o->layernorm_backward(step_act_at(m, g->dres, img), row_at(m, g->sc[1], row, C),
-                                         step_act_cat(m, h, img), g->fin_mean + row,
-                                         g->fin_rstd + row, Ti, C));
+        STEP_CHECK(o->layernorm_modulate_backward(
+            step_act_at(m, g->dres, img), row_at(m, g->junk, (size_t)b, C),
+            row_at(m, g->dmod, (size_t)b, C), row_at(m, g->sc[0], row, C),
+            step_act_cat(m, h, img), row_at(m, fin_ln, row, C), g->fin_mean + row,
+            g->fin_rstd + row, row_at(m, g->fin_mod, (size_t)b, C), 1, Ti, C, C));
     }
     return AITK_OK;
 }

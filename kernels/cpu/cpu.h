@@ -67,6 +67,17 @@ aitk_status aitk_cpu_layernorm_forward(float *out, float *mean, float *rstd, con
                                        int n, int c, float eps);
 aitk_status aitk_cpu_layernorm_backward(float *dinp, const float *dout, const float *inp,
                                         const float *mean, const float *rstd, int n, int c);
+/* LayerNorm then modulation in one pass (ops.h: layernorm_modulate_*),
+ * the same bits as aitk_cpu_layernorm_* followed by aitk_cpu_modulate_*. */
+aitk_status aitk_cpu_layernorm_modulate_forward(float *out, float *ln, float *mean, float *rstd,
+                                                const float *inp, const float *shift,
+                                                const float *scale, int b, int t, int c,
+                                                int ld_mod, float eps);
+aitk_status aitk_cpu_layernorm_modulate_backward(float *dinp, float *dshift, float *dscale,
+                                                 const float *dout, const float *inp,
+                                                 const float *ln, const float *mean,
+                                                 const float *rstd, const float *scale, int b,
+                                                 int t, int c, int ld_mod);
 aitk_status aitk_cpu_rmsnorm_forward(float *out, float *rstd, const float *inp,
                                      const float *weight, int n, int c, float eps);
 aitk_status aitk_cpu_rmsnorm_backward(float *dinp, float *dweight, const float *dout,
@@ -79,6 +90,11 @@ aitk_status aitk_cpu_modulate_forward(float *out, const float *x, const float *s
 aitk_status aitk_cpu_modulate_backward(float *dx, float *dshift, float *dscale,
                                        const float *dout, const float *x, const float *scale,
                                        int b, int t, int c, int ld_mod);
+/* dshift[s, j] = sum over t of dout, dscale[s, j] = sum of dout x, in
+ * double, rows ld_mod apart (written): modulate_backward's reductions,
+ * shared with the fused op so both sum in the same order. */
+void aitk_cpu_modulate_token_sums(float *dshift, float *dscale, const float *dout,
+                                  const float *x, int b, int t, int c, int ld_mod);
 aitk_status aitk_cpu_gated_residual_forward(float *resid, const float *x, const float *gate,
                                             int b, int t, int c, int ld_mod);
 aitk_status aitk_cpu_gated_residual_backward(float *dx, float *dgate, const float *dresid,

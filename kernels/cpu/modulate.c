@@ -27,18 +27,9 @@ aitk_status aitk_cpu_modulate_forward(float *out, const float *x, const float *s
     return AITK_OK;
 }
 
-aitk_status aitk_cpu_modulate_backward(float *dx, float *dshift, float *dscale,
-                                       const float *dout, const float *x, const float *scale,
-                                       int b, int t, int c, int ld_mod)
+void aitk_cpu_modulate_token_sums(float *dshift, float *dscale, const float *dout,
+                                  const float *x, int b, int t, int c, int ld_mod)
 {
-    AITK_CPU_REQUIRE(dx && dshift && dscale && dout && x && scale && b > 0 && t > 0 && c > 0 &&
-                     ld_mod >= c);
-#pragma omp parallel for schedule(static) if ((long long)b * t * c >= AITK_CPU_PAR_MIN)
-    for (long long row = 0; row < (long long)b * t; row++) {
-        const float *sc = scale + (row / t) * ld_mod;
-        for (int j = 0; j < c; j++)
-            dx[row * c + j] = dout[row * c + j] * (1.0f + sc[j]);
-    }
 #pragma omp parallel for schedule(static) if ((long long)b * t * c >= AITK_CPU_PAR_MIN)
     for (long long bj = 0; bj < (long long)b * c; bj++) {
         long long s = bj / c;
@@ -52,6 +43,21 @@ aitk_status aitk_cpu_modulate_backward(float *dx, float *dshift, float *dscale,
         dshift[s * ld_mod + j] = (float)gs;
         dscale[s * ld_mod + j] = (float)gsc;
     }
+}
+
+aitk_status aitk_cpu_modulate_backward(float *dx, float *dshift, float *dscale,
+                                       const float *dout, const float *x, const float *scale,
+                                       int b, int t, int c, int ld_mod)
+{
+    AITK_CPU_REQUIRE(dx && dshift && dscale && dout && x && scale && b > 0 && t > 0 && c > 0 &&
+                     ld_mod >= c);
+#pragma omp parallel for schedule(static) if ((long long)b * t * c >= AITK_CPU_PAR_MIN)
+    for (long long row = 0; row < (long long)b * t; row++) {
+        const float *sc = scale + (row / t) * ld_mod;
+        for (int j = 0; j < c; j++)
+            dx[row * c + j] = dout[row * c + j] * (1.0f + sc[j]);
+    }
+    aitk_cpu_modulate_token_sums(dshift, dscale, dout, x, b, t, c, ld_mod);
     return AITK_OK;
 }
 

@@ -112,6 +112,24 @@ static aitk_status mod_bwd(aitk_act *dx, aitk_act *dshift, aitk_act *dscale,
                                       b, t, c, ld);
 }
 
+static aitk_status lnmod_fwd(aitk_act *out, aitk_act *ln, float *mean, float *rstd,
+                             const aitk_act *inp, const aitk_act *shift, const aitk_act *scale,
+                             int b, int t, int c, int ld, float eps)
+{
+    return aitk_cpu_layernorm_modulate_forward(F(out), F(ln), mean, rstd, CF(inp), CF(shift),
+                                               CF(scale), b, t, c, ld, eps);
+}
+
+static aitk_status lnmod_bwd(aitk_act *dinp, aitk_act *dshift, aitk_act *dscale,
+                             const aitk_act *dout, const aitk_act *inp, const aitk_act *ln,
+                             const float *mean, const float *rstd, const aitk_act *scale, int b,
+                             int t, int c, int ld)
+{
+    return aitk_cpu_layernorm_modulate_backward(F(dinp), F(dshift), F(dscale), CF(dout),
+                                                CF(inp), CF(ln), mean, rstd, CF(scale), b, t, c,
+                                                ld);
+}
+
 static aitk_status gres_fwd(aitk_act *resid, const aitk_act *x, const aitk_act *gate, int b,
                             int t, int c, int ld)
 {
@@ -257,6 +275,8 @@ static const aitk_ops cpu_ops = {
     .rmsnorm_backward = rms_bwd,
     .modulate_forward = mod_fwd,
     .modulate_backward = mod_bwd,
+    .layernorm_modulate_forward = lnmod_fwd,
+    .layernorm_modulate_backward = lnmod_bwd,
     .gated_residual_forward = gres_fwd,
     .gated_residual_backward = gres_bwd,
     .rope_table = aitk_cpu_rope_table,

@@ -89,6 +89,14 @@ aitk_status aitk_cuda_partials_fetch(float *host, unsigned grid, const char *op)
 /* Grid of a grid-stride loop over n items, 256 threads a block. */
 unsigned aitk_cuda_grid(size_t n);
 
+/* Token sums of modulate.cu per (sample, channel), in two column-sum
+ * stages (kernels/math/colsum.h) into bf16 rows ld apart: dsumx of g x,
+ * and dsum of g unless NULL. Shared by modulate_backward,
+ * gated_residual_backward and layernorm_modulate_backward. */
+aitk_status aitk_cuda_token_sums(const char *op, uint16_t *dsum, uint16_t *dsumx,
+                                 const uint16_t *g, const uint16_t *x, int b, int t, int c,
+                                 int ld);
+
 /* cuDNN (attention_cudnn.c): loaded at open if present. */
 int aitk_cudnn_runtime_version(void); /* loads the library if needed; 0: none */
 aitk_status aitk_cudnn_open(void);    /* handle on aitk_cuda.stream; fine without cuDNN */
@@ -162,6 +170,16 @@ aitk_status aitk_cuda_modulate_forward(aitk_act *out, const aitk_act *x, const a
 aitk_status aitk_cuda_modulate_backward(aitk_act *dx, aitk_act *dshift, aitk_act *dscale,
                                         const aitk_act *dout, const aitk_act *x,
                                         const aitk_act *scale, int b, int t, int c, int ld_mod);
+aitk_status aitk_cuda_layernorm_modulate_forward(aitk_act *out, aitk_act *ln, float *mean,
+                                                 float *rstd, const aitk_act *inp,
+                                                 const aitk_act *shift, const aitk_act *scale,
+                                                 int b, int t, int c, int ld_mod, float eps);
+aitk_status aitk_cuda_layernorm_modulate_backward(aitk_act *dinp, aitk_act *dshift,
+                                                  aitk_act *dscale, const aitk_act *dout,
+                                                  const aitk_act *inp, const aitk_act *ln,
+                                                  const float *mean, const float *rstd,
+                                                  const aitk_act *scale, int b, int t, int c,
+                                                  int ld_mod);
 aitk_status aitk_cuda_gated_residual_forward(aitk_act *resid, const aitk_act *x,
                                              const aitk_act *gate, int b, int t, int c,
                                              int ld_mod);

@@ -77,8 +77,8 @@ static __global__ void gated_dx(uint16_t *dx, cbf g, cbf gate, int t, int c, int
 
 /* The token sums of g x (and of g when `dsum` is given) per (sample,
  * channel), into bf16 rows ld apart: the two stages of colsum.h. */
-static aitk_status token_sums(const char *op, uint16_t *dsum, uint16_t *dsumx, cbf g, cbf x,
-                              int b, int t, int c, int ld)
+extern "C" aitk_status aitk_cuda_token_sums(const char *op, uint16_t *dsum, uint16_t *dsumx,
+                                            cbf g, cbf x, int b, int t, int c, int ld)
 {
     aitk_colsum_grid grid = aitk_colsum_grid_for(t, c, b, 256, aitk_cuda.sm_count);
     size_t np = (size_t)b * grid.chunks * c;
@@ -169,8 +169,8 @@ extern "C" aitk_status aitk_cuda_modulate_backward(aitk_act *dx, aitk_act *dshif
     size_t n = (size_t)b * t * c;
     aitk_cuda_path("modulate_backward", "elementwise + column-sum kernels");
     /* The sums first: dx may alias dout. */
-    if ((st = token_sums("modulate_backward sum kernels", B(dshift), B(dscale), CB(dout), CB(x),
-                         b, t, c, ld_mod)))
+    if ((st = aitk_cuda_token_sums("modulate_backward sum kernels", B(dshift), B(dscale),
+                                   CB(dout), CB(x), b, t, c, ld_mod)))
         return st;
     modulate_dx<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(B(dx), CB(dout), CB(scale), t,
                                                                  c, ld_mod, n);
@@ -201,8 +201,8 @@ extern "C" aitk_status aitk_cuda_gated_residual_backward(aitk_act *dx, aitk_act 
         return aitk_cuda_inval("gated_residual_backward", "NULL tensor or impossible shape");
     size_t n = (size_t)b * t * c;
     aitk_cuda_path("gated_residual_backward", "elementwise + column-sum kernels");
-    if ((st = token_sums("gated_residual_backward sum kernels", NULL, B(dgate), CB(dresid),
-                         CB(x), b, t, c, ld_mod)))
+    if ((st = aitk_cuda_token_sums("gated_residual_backward sum kernels", NULL, B(dgate),
+                                   CB(dresid), CB(x), b, t, c, ld_mod)))
         return st;
     gated_dx<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(B(dx), CB(dresid), CB(gate), t, c,
                                                               ld_mod, n);

@@ -167,6 +167,16 @@ static aitk_status fake_modulate_backward(aitk_act *dx, aitk_act *dshift, aitk_a
     return AITK_E_UNSUPPORTED;
 }
 
+static aitk_status fake_layernorm_modulate_forward(aitk_act *out, aitk_act *ln, float *mean, float *rstd, const aitk_act *inp, const aitk_act *shift, const aitk_act *scale, int b, int t, int c, int ld_mod, float eps)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
+static aitk_status fake_layernorm_modulate_backward(aitk_act *dinp, aitk_act *dshift, aitk_act *dscale, const aitk_act *dout, const aitk_act *inp, const aitk_act *ln, const float *mean, const float *rstd, const aitk_act *scale, int b, int t, int c, int ld_mod)
+{
+    return AITK_E_UNSUPPORTED;
+}
+
 static aitk_status fake_gated_residual_forward(aitk_act *resid, const aitk_act *x, const aitk_act *gate, int b, int t, int c, int ld_mod)
 {
     return AITK_E_UNSUPPORTED;
@@ -310,6 +320,8 @@ static aitk_ops ops = {
     .rmsnorm_backward = fake_rmsnorm_backward,
     .modulate_forward = fake_modulate_forward,
     .modulate_backward = fake_modulate_backward,
+    .layernorm_modulate_forward = fake_layernorm_modulate_forward,
+    .layernorm_modulate_backward = fake_layernorm_modulate_backward,
     .gated_residual_forward = fake_gated_residual_forward,
     .gated_residual_backward = fake_gated_residual_backward,
     .rope_table = fake_rope_table,

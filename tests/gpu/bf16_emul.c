@@ -107,6 +107,28 @@ static aitk_status e_mod_bwd(aitk_act *dx, aitk_act *dshift, aitk_act *dscale,
     return round_rows(st, dscale, b, c, ld);
 }
 
+static aitk_status e_lnmod_fwd(aitk_act *out, aitk_act *ln, float *mean, float *rstd,
+                               const aitk_act *inp, const aitk_act *shift, const aitk_act *scale,
+                               int b, int t, int c, int ld, float eps)
+{
+    const size_t n = (size_t)b * (size_t)t * (size_t)c;
+    aitk_status st =
+        cpu->layernorm_modulate_forward(out, ln, mean, rstd, inp, shift, scale, b, t, c, ld, eps);
+    return round_act(round_act(st, out, n), ln, n);
+}
+
+static aitk_status e_lnmod_bwd(aitk_act *dinp, aitk_act *dshift, aitk_act *dscale,
+                               const aitk_act *dout, const aitk_act *inp, const aitk_act *ln,
+                               const float *mean, const float *rstd, const aitk_act *scale, int b,
+                               int t, int c, int ld)
+{
+    aitk_status st = cpu->layernorm_modulate_backward(dinp, dshift, dscale, dout, inp, ln, mean,
+                                                      rstd, scale, b, t, c, ld);
+    st = round_act(st, dinp, (size_t)b * (size_t)t * (size_t)c);
+    st = round_rows(st, dshift, b, c, ld);
+    return round_rows(st, dscale, b, c, ld);
+}
+
 static aitk_status e_gres_fwd(aitk_act *resid, const aitk_act *x, const aitk_act *gate, int b,
                               int t, int c, int ld)
 {
@@ -226,6 +248,8 @@ const aitk_ops *gpu_ops_cpu_bf16_storage(void)
         table.rmsnorm_backward = e_rms_bwd;
         table.modulate_forward = e_mod_fwd;
         table.modulate_backward = e_mod_bwd;
+        table.layernorm_modulate_forward = e_lnmod_fwd;
+        table.layernorm_modulate_backward = e_lnmod_bwd;
         table.gated_residual_forward = e_gres_fwd;
         table.gated_residual_backward = e_gres_bwd;
         table.rope_forward = e_rope_fwd;

@@ -325,6 +325,73 @@ static void test_modulation_and_rope(void **state)
         free(r_ref), free(pos), free(cs_ref), free(sn_ref);
 }
 
+/* The fused LayerNorm + modulation against the CPU's fused op (which gives
+ * the bits of layernorm then modulate, test_math_norm_modulate), on a
+ * double block's shapes with the modulation as chunks 0 and 1 of (B, 6C). */
+static void test_layernorm_modulate(void **state)
+{
+    (void)state;
+    enum { B = 2, T = 96, C = 3072, LD = 6 * C };
+    size_t n = (size_t)B * T * C, nm = (size_t)B * LD;
+    float *x = mt_draw_bf16(n, 50, 2.0f, 0.5f), *gr = mt_draw_bf16(n, 51, 1.0f, 0.0f);
+    float *mod = mt_draw_bf16(nm, 52, 0.5f, 0.0f);
+    float *y_ref = mt_alloc(n), *ln_ref = mt_alloc(n), *m_ref = mt_alloc((size_t)B * T);
+    float *r_ref = mt_alloc((size_t)B * T), *dx_ref = mt_alloc(n), *dmod_ref = mt_alloc(nm);
+    aitk_act *dx_in = up_act(x, n), *dg = up_act(gr, n), *dmod_in = up_act(mod, nm);
+    aitk_act *y = dev(n * 2), *ln = dev(n * 2), *dx = dev(n * 2), *dmod = up_act(dmod_ref, nm);
+    float *m = dev((size_t)B * T * 4), *r = dev((size_t)B * T * 4);
+    const aitk_act *scale = act_cat(dmod_in, C);
+    assert_int_equal(g->layernorm_modulate_forward(y, ln, m, r, dx_in, dmod_in, scale, B, T, C,
+                                                   LD, 1e-6f),
+                     AITK_OK);
+    assert_int_equal(aitk_cpu_layernorm_modulate_forward(y_ref, ln_ref, m_ref, r_ref, x, mod,
+                                                         mod + C, B, T, C, LD, 1e-6f),
+                     AITK_OK);
+    /* As test_norms: fp32 statistics; one bf16 store of ln and of out (the
+     * GPU modulates the fp32 ln, as the CPU does). */
+    expect("layernorm_modulate mean", m, false, m_ref, (size_t)B * T, 1e-4f, 1e-5f);
+    expect("layernorm_modulate rstd", r, false, r_ref, (size_t)B * T, 1e-4f, 0.0f);
+    expect("layernorm_modulate ln", ln, true, ln_ref, n, 4e-3f, 1e-4f);
+    expect("layernorm_modulate out", y, true, y_ref, n, 4e-3f, 1e-4f);
+    assert_int_equal(g->layernorm_modulate_backward(dx, dmod, act_at(dmod, C), dg, dx_in, ln, m,
+                                                    r, scale, B, T, C, LD),
+                     AITK_OK);
+    assert_int_equal(aitk_cpu_layernorm_modulate_backward(dx_ref, dmod_ref, dmod_ref + C, gr, x,
+                                                          ln_ref, m_ref, r_ref, mod + C, B, T,
+                                                          C, LD),
+                     AITK_OK);
+    expect("layernorm_modulate dinp", dx, true, dx_ref, n, 4e-3f, 3e-4f);
+    /* dshift as modulate's; dscale sums g ln with the GPU's ln in bf16:
+     * 5 sigma of that rounding over T tokens (test_math_norm_modulate
+     * derives it), sigma = sqrt(T) 2^-8/sqrt(3) rms(g ln). */
+    double sq = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sq += (double)gr[i] * gr[i] * ln_ref[i] * ln_ref[i];
+    const float dscale_atol = (float)(5.0 * sqrt((double)T) / 256.0 / sqrt(3.0) * sqrt(sq / n));
+    assert_int_equal(be->synchronize(), AITK_OK);
+    float *dmod_got = down_act(dmod, nm);
+    float *sh = mt_alloc((size_t)B * C), *sh_ref = mt_alloc((size_t)B * C);
+    float *sc = mt_alloc((size_t)B * C), *sc_ref = mt_alloc((size_t)B * C);
+    for (size_t s = 0; s < B; s++)
+        for (size_t j = 0; j < C; j++) {
+            sh[s * C + j] = dmod_got[s * LD + j], sh_ref[s * C + j] = dmod_ref[s * LD + j];
+            sc[s * C + j] = dmod_got[s * LD + C + j], sc_ref[s * C + j] = dmod_ref[s * LD + C + j];
+        }
+    mt_close("layernorm_modulate dshift", sh, sh_ref, (size_t)B * C, 5e-3f,
+             1e-3f * max_abs(sh_ref, (size_t)B * C));
+    mt_close("layernorm_modulate dscale", sc, sc_ref, (size_t)B * C, 5e-3f, dscale_atol);
+    /* In place (dinp = dout), as the contract allows: the same dinp. */
+    assert_int_equal(g->layernorm_modulate_backward(dg, dmod, act_at(dmod, C), dg, dx_in, ln, m,
+                                                    r, scale, B, T, C, LD),
+                     AITK_OK);
+    expect("layernorm_modulate dinp (in place)", dg, true, dx_ref, n, 4e-3f, 3e-4f);
+    g->free(dx_in), g->free(dg), g->free(dmod_in), g->free(y), g->free(ln), g->free(dx),
+        g->free(dmod), g->free(m), g->free(r);
+    free(x), free(gr), free(mod), free(y_ref), free(ln_ref), free(m_ref), free(r_ref),
+        free(dx_ref), free(dmod_ref), free(dmod_got), free(sh), free(sh_ref), free(sc),
+        free(sc_ref);
+}
+
 static void test_pointwise_and_loss(void **state)
 {
     (void)state;
@@ -594,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_lora_linear),
         cmocka_unit_test(test_norms),
         cmocka_unit_test(test_modulation_and_rope),
+        cmocka_unit_test(test_layernorm_modulate),
         cmocka_unit_test(test_pointwise_and_loss),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_optimizers),

@@ -1,4 +1,5 @@
-/* Finite-difference gradient checks: adaLN modulation, gated residual, RoPE.
+/* Finite-difference gradient checks: adaLN modulation, gated residual,
+ * LayerNorm fused with modulation, RoPE.
  *
  * The modulation vectors live as chunks of one (B, 3C) buffer, as they do in
  * FLUX (chunks of the modulation linear's output), so the strided access
@@ -89,6 +90,52 @@ static void test_gated_residual(void **state)
     check_mod(true);
 }
 
+/* ---- LayerNorm + modulation (layernorm_modulate_*), rows of LC = 24 as
+ * test_fd_layers' LayerNorm, the modulation chunks 0 and 1 of (B, 3 LC) ---- */
+enum { LC = 24, LLD = 3 * LC };
+
+typedef struct lnmod_ctx {
+    float *x, *mod, *y, *ln, *mean, *rstd;
+} lnmod_ctx;
+
+static void lnmod_fwd(void *p)
+{
+    lnmod_ctx *c = p;
+    assert_int_equal(aitk_ops_cpu()->layernorm_modulate_forward(
+                         KT_A(c->y), KT_A(c->ln), c->mean, c->rstd, KT_A(c->x), KT_A(c->mod),
+                         KT_A(c->mod + LC), B, T, LC, LLD, 1e-6f),
+                     AITK_OK);
+}
+
+static void test_layernorm_modulate(void **state)
+{
+    (void)state;
+    const aitk_ops *ops = aitk_ops_cpu();
+    kt_rng rng = {24};
+    const size_t n = (size_t)B * T * LC;
+    lnmod_ctx c = {kt_alloc(n), kt_alloc(B * LLD), kt_alloc(n), kt_alloc(n), kt_alloc(B * T),
+                   kt_alloc(B * T)};
+    kt_fill(&rng, c.x, n, -1.0f, 2.0f); /* rows with a mean away from 0 */
+    kt_fill(&rng, c.mod, B * LLD, -1, 1);
+    float *wl = kt_alloc(n), *dx = kt_alloc(n), *dmod = kt_alloc(B * LLD);
+    kt_fill(&rng, wl, n, -1, 1);
+    kt_fd fd = {lnmod_fwd, &c, c.y, n, wl};
+    kt_fd_loss(&fd); /* also leaves the forward's ln, mean and rstd for backward */
+    kt_fill_value(dx, n, NAN);
+    for (int s = 0; s < B; s++)
+        for (int j = 0; j < LC; j++)
+            dmod[s * LLD + j] = dmod[s * LLD + LC + j] = NAN; /* must be written; the rest 0 */
+    assert_int_equal(ops->layernorm_modulate_backward(KT_A(dx), KT_A(dmod), KT_A(dmod + LC),
+                                                      KT_A(wl), KT_A(c.x), KT_A(c.ln), c.mean,
+                                                      c.rstd, KT_A(c.mod + LC), B, T, LC, LLD),
+                     AITK_OK);
+    assert_int_equal(kt_fd_check(&fd, c.x, dx, n, "layernorm_modulate dx"), 0);
+    assert_int_equal(kt_fd_check(&fd, c.mod, dmod, B * LLD, "layernorm_modulate dshift/dscale"),
+                     0);
+    free(c.x), free(c.mod), free(c.y), free(c.ln), free(c.mean), free(c.rstd);
+    free(wl), free(dx), free(dmod);
+}
+
 /* ---- RoPE: head_dim 12 split (2, 4, 6) over the three axes ---- */
 enum { RH = 2, RD = 12 };
 
@@ -137,6 +184,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modulate),
         cmocka_unit_test(test_gated_residual),
+        cmocka_unit_test(test_layernorm_modulate),
         cmocka_unit_test(test_rope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
