@@ -23,10 +23,26 @@
 
 #include "models/step_flux.h"
 
+/* The bump allocator rounds every piece to 64 bytes, so the order of the
+ * pieces changes no slot's size. */
+static void carve_attention(const flux_state *f, step_bump *b, flux_attn_acts *at)
+{
+    const size_t C = (size_t)f->C, N = f->N, H = (size_t)f->H;
+    at->q_pre = step_take_act(b, N * C);
+    at->k_pre = step_take_act(b, N * C);
+    at->rstd_q = step_take_f32(b, N * H);
+    at->rstd_k = step_take_f32(b, N * H);
+    at->q = step_take_act(b, N * C);
+    at->k = step_take_act(b, N * C);
+    at->v = step_take_act(b, N * C);
+    at->att = step_take_act(b, N * C);
+    at->lse = step_take_f32(b, N * H);
+}
+
 void flux_carve_double(const flux_state *f, step_bump *b, flux_dacts *a)
 {
     const size_t C = (size_t)f->C, M = (size_t)f->M, r = (size_t)f->r, B = (size_t)f->B;
-    const size_t N = f->N, H = (size_t)f->H;
+    const size_t N = f->N;
     for (int s = 0; s < 2; s++) {
         const size_t ns = f->Ns[s];
         a->mod[s] = f->chroma ? NULL : step_take_act(b, B * 6 * C);
@@ -49,39 +65,23 @@ void flux_carve_double(const flux_state *f, step_bump *b, flux_dacts *a)
         a->xa_m2[s] = step_take_act(b, ns * r);
         a->f[s] = step_take_act(b, ns * C);
     }
-    a->q_pre = step_take_act(b, N * C);
-    a->k_pre = step_take_act(b, N * C);
-    a->rstd_q = step_take_f32(b, N * H);
-    a->rstd_k = step_take_f32(b, N * H);
-    a->q = step_take_act(b, N * C);
-    a->k = step_take_act(b, N * C);
-    a->v = step_take_act(b, N * C);
-    a->att = step_take_act(b, N * C);
-    a->lse = step_take_f32(b, N * H);
+    carve_attention(f, b, &a->attn);
     a->h1 = step_take_act(b, N * C);
 }
 
 void flux_carve_single(const flux_state *f, step_bump *b, flux_sacts *a)
 {
     const size_t C = (size_t)f->C, M = (size_t)f->M, r = (size_t)f->r, B = (size_t)f->B;
-    const size_t N = f->N, H = (size_t)f->H;
+    const size_t N = f->N;
     a->mod = f->chroma ? NULL : step_take_act(b, B * 3 * C);
     a->xa_mod = f->chroma ? NULL : step_take_act(b, B * r);
     a->ln = step_take_act(b, N * C);
     a->mean = step_take_f32(b, N);
     a->rstd = step_take_f32(b, N);
     a->x1 = step_take_act(b, N * C);
-    a->q_pre = step_take_act(b, N * C);
-    a->k_pre = step_take_act(b, N * C);
-    a->rstd_q = step_take_f32(b, N * H);
-    a->rstd_k = step_take_f32(b, N * H);
-    a->q = step_take_act(b, N * C);
-    a->k = step_take_act(b, N * C);
-    a->v = step_take_act(b, N * C);
+    carve_attention(f, b, &a->attn);
     for (int j = 0; j < 3; j++)
         a->xa_qkv[j] = step_take_act(b, N * r);
-    a->att = step_take_act(b, N * C);
-    a->lse = step_take_f32(b, N * H);
     a->u = step_take_act(b, N * M);
     a->xa_m1 = step_take_act(b, N * r);
     a->cat = step_take_act(b, N * (C + M));
@@ -184,6 +184,7 @@ static const aitk_act *row_cat(const aitk_step_model *m, const aitk_act *p, size
 aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_dacts *a,
                                 const aitk_act *hin, aitk_act *hout)
 {
+    const flux_attn_acts *at = &a->attn;
     const aitk_ops *o = m->ops;
     const flux_double *d = &f->dbl[i];
     const int C = f->C, B = f->B;
@@ -202,21 +203,21 @@ aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_d
         STEP_CHECK(o->layernorm_modulate_forward(a->x1[s], a->ln1[s], a->mean1[s], a->rstd1[s],
                                                  hs[s], ms[s], row_at(m, ms[s], 1, C), B,
                                                  f->Ts[s], C, ld, 1e-6f));
-        aitk_act *dst[3] = {a->q_pre, a->k_pre, a->v};
+        aitk_act *dst[3] = {at->q_pre, at->k_pre, at->v};
         for (int j = 0; j < 3; j++)
             STEP_CHECK(joint_lin_fwd(m, f, &m->lin[d->qkv[s][j]], dst[j], a->xa_qkv[s][j],
                                      a->x1[s], s, true));
-        STEP_CHECK(head_norm_fwd(m, f, a->q, a->rstd_q, a->q_pre, step_a(m, d->nq[s]), s));
-        STEP_CHECK(head_norm_fwd(m, f, a->k, a->rstd_k, a->k_pre, step_a(m, d->nk[s]), s));
+        STEP_CHECK(head_norm_fwd(m, f, at->q, at->rstd_q, at->q_pre, step_a(m, d->nq[s]), s));
+        STEP_CHECK(head_norm_fwd(m, f, at->k, at->rstd_k, at->k_pre, step_a(m, d->nk[s]), s));
     }
-    STEP_CHECK(o->rope_forward(a->q, a->q, f->cos, f->sin, B, f->T, f->H, f->D));
-    STEP_CHECK(o->rope_forward(a->k, a->k, f->cos, f->sin, B, f->T, f->H, f->D));
-    STEP_CHECK(step_attention_forward(m, a->att, a->lse, a->q, a->k, a->v, B, f->T, f->H, f->H,
+    STEP_CHECK(o->rope_forward(at->q, at->q, f->cos, f->sin, B, f->T, f->H, f->D));
+    STEP_CHECK(o->rope_forward(at->k, at->k, f->cos, f->sin, B, f->T, f->H, f->D));
+    STEP_CHECK(step_attention_forward(m, at->att, at->lse, at->q, at->k, at->v, B, f->T, f->H, f->H,
                                       f->D));
     if (hout != hin)
         STEP_CHECK(o->copy2d(hout, C, hin, C, (int)f->N, C));
     for (int s = 0; s < 2; s++) {
-        STEP_CHECK(joint_lin_fwd(m, f, &m->lin[d->out[s]], a->o[s], a->xa_o[s], a->att, s,
+        STEP_CHECK(joint_lin_fwd(m, f, &m->lin[d->out[s]], a->o[s], a->xa_o[s], at->att, s,
                                  false));
         STEP_CHECK(o->gated_residual_forward(ho[s], a->o[s], row_at(m, ms[s], 2, C), B,
                                              f->Ts[s], C, ld));
@@ -245,6 +246,7 @@ aitk_status flux_double_forward(aitk_step_model *m, flux_state *f, int i, flux_d
 aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_dacts *a,
                                  flux_gscratch *g, const aitk_act *hin, aitk_act *dres)
 {
+    const flux_attn_acts *at = &a->attn;
     const aitk_ops *o = m->ops;
     const flux_double *d = &f->dbl[i];
     const int C = f->C, B = f->B;
@@ -277,18 +279,18 @@ aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_
         aitk_act *d_o = row_at(m, g->sc[0], r0, C);
         STEP_CHECK(o->gated_residual_backward(d_o, row_at(m, dms[s], 2, C), dr, a->o[s],
                                               row_at(m, ms[s], 2, C), B, f->Ts[s], C, ld));
-        STEP_CHECK(joint_lin_bwd(m, f, &m->lin[d->out[s]], g->sc[4], g->work, d_o, a->att,
+        STEP_CHECK(joint_lin_bwd(m, f, &m->lin[d->out[s]], g->sc[4], g->work, d_o, at->att,
                                  a->xa_o[s], s, false, false));
     }
     aitk_act *dq = g->sc[5], *dk = g->sc[6], *dv = g->sc[7];
-    STEP_CHECK(step_attention_backward(m, dq, dk, dv, g->sc[4], a->q, a->k, a->v, a->att,
-                                       a->lse, B, f->T, f->H, f->H, f->D));
+    STEP_CHECK(step_attention_backward(m, dq, dk, dv, g->sc[4], at->q, at->k, at->v, at->att,
+                                       at->lse, B, f->T, f->H, f->H, f->D));
     STEP_CHECK(o->rope_backward(dq, dq, f->cos, f->sin, B, f->T, f->H, f->D));
     STEP_CHECK(o->rope_backward(dk, dk, f->cos, f->sin, B, f->T, f->H, f->D));
     aitk_act *dqp = g->sc[4], *dkp = g->sc[0];
     for (int s = 0; s < 2; s++) {
-        STEP_CHECK(head_norm_bwd(m, f, dqp, dq, a->q_pre, step_a(m, d->nq[s]), a->rstd_q, s));
-        STEP_CHECK(head_norm_bwd(m, f, dkp, dk, a->k_pre, step_a(m, d->nk[s]), a->rstd_k, s));
+        STEP_CHECK(head_norm_bwd(m, f, dqp, dq, at->q_pre, step_a(m, d->nq[s]), at->rstd_q, s));
+        STEP_CHECK(head_norm_bwd(m, f, dkp, dk, at->k_pre, step_a(m, d->nk[s]), at->rstd_k, s));
     }
     for (int s = 0; s < 2; s++) {
         const int ns = (int)f->Ns[s];
@@ -313,6 +315,7 @@ aitk_status flux_double_backward(aitk_step_model *m, flux_state *f, int i, flux_
 aitk_status flux_single_forward(aitk_step_model *m, flux_state *f, int j, flux_sacts *a,
                                 const aitk_act *hin, aitk_act *hout)
 {
+    const flux_attn_acts *at = &a->attn;
     const aitk_ops *o = m->ops;
     const flux_single *sb = &f->sgl[j];
     const int C = f->C, B = f->B, T = f->T, M = f->M, N = (int)f->N;
@@ -324,20 +327,20 @@ aitk_status flux_single_forward(aitk_step_model *m, flux_state *f, int j, flux_s
         STEP_CHECK(step_linear_forward(m, &m->lin[sb->mod], a->mod, a->xa_mod, f->svec, B));
     STEP_CHECK(o->layernorm_modulate_forward(a->x1, a->ln, a->mean, a->rstd, hin, ms,
                                              row_at(m, ms, 1, C), B, T, C, ld, 1e-6f));
-    aitk_act *dst[3] = {a->q_pre, a->k_pre, a->v};
+    aitk_act *dst[3] = {at->q_pre, at->k_pre, at->v};
     for (int i = 0; i < 3; i++)
         STEP_CHECK(step_linear_forward(m, &m->lin[sb->qkv[i]], dst[i], a->xa_qkv[i], a->x1, N));
-    STEP_CHECK(o->rmsnorm_forward(a->q, a->rstd_q, a->q_pre, step_a(m, sb->nq), N * f->H, f->D,
+    STEP_CHECK(o->rmsnorm_forward(at->q, at->rstd_q, at->q_pre, step_a(m, sb->nq), N * f->H, f->D,
                                   1e-6f));
-    STEP_CHECK(o->rmsnorm_forward(a->k, a->rstd_k, a->k_pre, step_a(m, sb->nk), N * f->H, f->D,
+    STEP_CHECK(o->rmsnorm_forward(at->k, at->rstd_k, at->k_pre, step_a(m, sb->nk), N * f->H, f->D,
                                   1e-6f));
-    STEP_CHECK(o->rope_forward(a->q, a->q, f->cos, f->sin, B, T, f->H, f->D));
-    STEP_CHECK(o->rope_forward(a->k, a->k, f->cos, f->sin, B, T, f->H, f->D));
-    STEP_CHECK(step_attention_forward(m, a->att, a->lse, a->q, a->k, a->v, B, T, f->H, f->H,
+    STEP_CHECK(o->rope_forward(at->q, at->q, f->cos, f->sin, B, T, f->H, f->D));
+    STEP_CHECK(o->rope_forward(at->k, at->k, f->cos, f->sin, B, T, f->H, f->D));
+    STEP_CHECK(step_attention_forward(m, at->att, at->lse, at->q, at->k, at->v, B, T, f->H, f->H,
                                       f->D));
     STEP_CHECK(step_linear_forward(m, &m->lin[sb->mlp1], a->u, a->xa_m1, a->x1, N));
     /* [attn | gelu(u)] is the input of the output Linear */
-    STEP_CHECK(o->copy2d(a->cat, C + M, a->att, C, N, C));
+    STEP_CHECK(o->copy2d(a->cat, C + M, at->att, C, N, C));
     /* gelu writes contiguously: staged in a gradient scratch buffer, which
      * holds nothing while a forward runs */
     STEP_CHECK(o->gelu_forward(f->g.sm[0], a->u, (size_t)N * (size_t)M));
@@ -351,6 +354,7 @@ aitk_status flux_single_forward(aitk_step_model *m, flux_state *f, int j, flux_s
 aitk_status flux_single_backward(aitk_step_model *m, flux_state *f, int j, flux_sacts *a,
                                  flux_gscratch *g, const aitk_act *hin, aitk_act *dres)
 {
+    const flux_attn_acts *at = &a->attn;
     const aitk_ops *o = m->ops;
     const flux_single *sb = &f->sgl[j];
     const int C = f->C, B = f->B, T = f->T, M = f->M, N = (int)f->N;
@@ -370,14 +374,14 @@ aitk_status flux_single_backward(aitk_step_model *m, flux_state *f, int j, flux_
     STEP_CHECK(o->gelu_backward(g->cm, g->sm[0], a->u, (size_t)N * (size_t)M));
     STEP_CHECK(step_linear_backward(m, &m->lin[sb->mlp1], d_x1, g->work, g->cm, a->x1,
                                     a->xa_m1, N, false));
-    STEP_CHECK(step_attention_backward(m, dq, dk, dv, d_att, a->q, a->k, a->v, a->att, a->lse,
+    STEP_CHECK(step_attention_backward(m, dq, dk, dv, d_att, at->q, at->k, at->v, at->att, at->lse,
                                        B, T, f->H, f->H, f->D));
     STEP_CHECK(o->rope_backward(dq, dq, f->cos, f->sin, B, T, f->H, f->D));
     STEP_CHECK(o->rope_backward(dk, dk, f->cos, f->sin, B, T, f->H, f->D));
     aitk_act *dqp = d_o, *dkp = d_att;
-    STEP_CHECK(o->rmsnorm_backward(dqp, NULL, dq, a->q_pre, step_a(m, sb->nq), a->rstd_q,
+    STEP_CHECK(o->rmsnorm_backward(dqp, NULL, dq, at->q_pre, step_a(m, sb->nq), at->rstd_q,
                                    N * f->H, f->D));
-    STEP_CHECK(o->rmsnorm_backward(dkp, NULL, dk, a->k_pre, step_a(m, sb->nk), a->rstd_k,
+    STEP_CHECK(o->rmsnorm_backward(dkp, NULL, dk, at->k_pre, step_a(m, sb->nk), at->rstd_k,
                                    N * f->H, f->D));
     const aitk_act *dy[3] = {dqp, dkp, dv};
     for (int i = 0; i < 3; i++)

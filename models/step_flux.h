@@ -17,20 +17,29 @@ typedef struct flux_single {
     long mod, qkv[3], mlp1, out, nq, nk;
 } flux_single;
 
+/* Saved activations of the joint attention, the same in both kinds of
+ * block: q and k before and after their per-head RMSNorm, v, the output
+ * and its log-sum-exp. */
+typedef struct flux_attn_acts {
+    aitk_act *q_pre, *k_pre, *q, *k, *v, *att;
+    float *rstd_q, *rstd_k, *lse;
+} flux_attn_acts;
+
 /* Saved activations of one double block. */
 typedef struct flux_dacts {
     aitk_act *mod[2], *xa_mod[2], *ln1[2], *x1[2], *xa_qkv[2][3];
     aitk_act *xa_o[2], *o[2], *ln2[2], *x2[2], *u[2], *g[2];
     aitk_act *xa_m1[2], *xa_m2[2], *f[2];
-    aitk_act *q_pre, *k_pre, *q, *k, *v, *att, *h1;
-    float *mean1[2], *rstd1[2], *mean2[2], *rstd2[2], *rstd_q, *rstd_k, *lse;
+    aitk_act *h1;
+    float *mean1[2], *rstd1[2], *mean2[2], *rstd2[2];
+    flux_attn_acts attn;
 } flux_dacts;
 
 /* Saved activations of one single block. */
 typedef struct flux_sacts {
-    aitk_act *mod, *xa_mod, *ln, *x1, *q_pre, *k_pre;
-    aitk_act *q, *k, *v, *xa_qkv[3], *att, *u, *xa_m1, *cat, *xa_out, *o;
-    float *mean, *rstd, *rstd_q, *rstd_k, *lse;
+    aitk_act *mod, *xa_mod, *ln, *x1, *xa_qkv[3], *u, *xa_m1, *cat, *xa_out, *o;
+    float *mean, *rstd;
+    flux_attn_acts attn;
 } flux_sacts;
 
 /* Activation-gradient scratch shared by all blocks. */
