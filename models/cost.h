@@ -115,6 +115,10 @@ void aitk_workload_set_resolution(aitk_workload *w, long resolution);
 typedef struct aitk_optimizer_spec {
     const char *name;
     double bytes_per_param;
+    /* Bytes per element of a factored second moment (Adafactor): one
+     * statistic per row and one per column of each LoRA matrix, in place of
+     * one per parameter; 0 for an optimizer that keeps none. */
+    double factored_bytes;
     const char *const *aliases;
 } aitk_optimizer_spec;
 

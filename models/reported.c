@@ -155,6 +155,23 @@ static aitk_status load_outcome(const aitk_yaml_doc *doc, const aitk_yaml_node *
     return AITK_E_PARSE;
 }
 
+/* `setup_unknown`: a reason, and only where there is a verdict to hold
+ * back (an outcome of oom or ran). */
+static aitk_status load_setup_unknown(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                                      aitk_reported_speed *r, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, "setup_unknown");
+    if (!n)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_string(doc, n, &r->setup_unknown, err);
+    if (!st && (r->outcome == AITK_OUTCOME_UNSTATED || !r->setup_unknown[0])) {
+        aitk_yaml_errorf(err, doc, n, "setup_unknown: give the reason, on a row whose outcome "
+                                      "is oom or ran");
+        st = AITK_E_PARSE;
+    }
+    return st;
+}
+
 /* The GPU by name; a memory report whose outcome is unstated may name none
  * (a documentation figure), every other row must. */
 static aitk_status load_gpu(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
@@ -215,7 +232,7 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
                                        "peak_gb", NULL};
     static const char *const memory_keys[] = {"id", "source", "trainer", "modelled_as", "gpu",
                                               "model", "setup", "assumed", "seconds_per_step",
-                                              "peak_gb", "outcome", NULL};
+                                              "peak_gb", "outcome", "setup_unknown", NULL};
     const char *what = memory ? "a memory report" : "a report";
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, what, err);
     if (!st)
@@ -231,6 +248,9 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     r->outcome = AITK_OUTCOME_RAN;
     if (!st && memory)
         st = load_outcome(doc, m, r, err);
+    r->setup_unknown = NULL;
+    if (!st && memory)
+        st = load_setup_unknown(doc, m, r, err);
     if (!st)
         st = load_gpu(doc, m, db, r, err);
     const aitk_yaml_node *n = aitk_yaml_get(m, "assumed");

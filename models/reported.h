@@ -59,6 +59,11 @@ typedef struct aitk_reported_speed {
     double seconds_per_step; /* 0 for a memory report that gives none */
     double peak_gb; /* decimal GB as reported; < 0 when the source gives none */
     aitk_reported_outcome outcome;
+    /* `setup_unknown` of a memory report: why the settings that decide its
+     * verdict cannot be known from its source (a command cut off, a config
+     * not shown, an option the reporter says was missing). Its verdict is
+     * shown but not counted; NULL where the setup is known. */
+    const char *setup_unknown;
 } aitk_reported_speed;
 
 typedef struct aitk_reported_speeds {
@@ -75,7 +80,8 @@ typedef struct aitk_reported_speeds {
 /* Loads models/reported_speeds.yaml; every GPU must be in `db`, every model a
  * models/<id>.yaml, every optimizer in `p` (errors name file:line:column).
  * `memory_reports` is optional; there `outcome` is oom, ran or unstated,
- * seconds_per_step optional and gpu optional for unstated rows alone. */
+ * seconds_per_step optional, gpu optional for unstated rows alone, and
+ * `setup_unknown` (a reason) optional for oom and ran rows. */
 aitk_status aitk_reported_speeds_load(const aitk_gpudb *db, const aitk_cost_params *p,
                                       aitk_reported_speeds **out, aitk_str *err);
 /* Same, from a parsed document (takes ownership of `doc`, also on error). */

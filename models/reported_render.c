@@ -234,6 +234,8 @@ void aitk_reported_print_source(FILE *out, const aitk_reported_speed *r)
     fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
     if (*r->assumed)
         fprintf(out, "      assumed: %s\n", r->assumed);
+    if (r->setup_unknown)
+        fprintf(out, "      setup unknown, verdict not counted: %s\n", r->setup_unknown);
 }
 
 cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w)
