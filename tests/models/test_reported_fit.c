@@ -132,6 +132,35 @@ static void test_schema_rejects(void **state)
             AITK_E_PARSE, "r.yaml:6:");
 }
 
+/* setup_unknown: a reason read onto oom and ran rows; refused on an
+ * unstated row (no verdict to hold back), empty, or on a timed report. */
+static void test_setup_unknown(void **state)
+{
+    fixture *f = *state;
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = TIMED "memory_reports:\n"
+                             "  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S, model: flux1-dev,\n"
+                             "     outcome: oom, setup_unknown: batch not given}\n"
+                             "  - {id: b, source: s, trainer: ai-toolkit, gpu: L40S, model: flux1-dev,\n"
+                             "     outcome: ran}\n";
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    assert_string_equal(s->memory[0].setup_unknown, "batch not given");
+    assert_null(s->memory[1].setup_unknown);
+    assert_null(s->items[0].setup_unknown);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, model: flux1-dev,\n"
+                     "     outcome: unstated, setup_unknown: why}\n",
+            AITK_E_PARSE, "setup_unknown: give the reason");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup_unknown: ''}\n",
+            AITK_E_PARSE, "setup_unknown: give the reason");
+    rejects(f, "schema: 1\nreports:\n  - {id: t, source: s, trainer: ai-toolkit, gpu: RTX 4090,\n"
+               "     model: flux1-dev, seconds_per_step: 2, setup_unknown: why}\n",
+            AITK_E_PARSE, "setup_unknown");
+}
+
 /* Agreement and the tally on rows whose verdicts are set by hand:
  *   oom/misses yes, oom/fits no, ran/fits yes, ran/misses no, ran/fits yes,
  *   unstated on a GPU and a row with no GPU: not judged.
@@ -161,6 +190,20 @@ static void test_tally(void **state)
     assert_int_equal(t.oom_right, 1);
     assert_int_equal(t.ran, 3);
     assert_int_equal(t.ran_right, 2);
+    assert_int_equal(t.unknown, 0);
+    /* The same rows with the setup of the first three left open: oom/misses
+     * (right) and oom/fits (wrong) and ran/fits (right) leave the count;
+     * judged 2, right 1 (ran 1 of 2, no oom), and 2 of 3 open rows agree. */
+    for (int i = 0; i < 3; i++)
+        r[i].setup_unknown = "not given";
+    aitk_reported_fit_tally(rows, 7, &t);
+    assert_int_equal(t.rows, 2);
+    assert_int_equal(t.right, 1);
+    assert_int_equal(t.oom, 0);
+    assert_int_equal(t.ran, 2);
+    assert_int_equal(t.ran_right, 1);
+    assert_int_equal(t.unknown, 3);
+    assert_int_equal(t.unknown_right, 2);
 }
 
 /* Verdicts whose answer needs no cost model: FLUX.1-dev's transformer holds
@@ -240,6 +283,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_accepts),
         cmocka_unit_test(test_schema_rejects),
+        cmocka_unit_test(test_setup_unknown),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_evaluate),
         cmocka_unit_test(test_entry_json),
