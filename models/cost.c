@@ -401,7 +401,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
                              (quant ? 2 * largest_weight * p->weight_bytes[AITK_WEIGHT_BF16] : 0);
     for (size_t i = 0; i < s->n_frozen; i++) {
         const aitk_frozen_spec *f = &s->frozen[i];
-        if (f->role == AITK_FROZEN_TEXT_ENCODER && !w->cache_text)
+        if (f->role == AITK_FROZEN_TEXT_ENCODER && (!w->cache_text || w->te_resident))
             m[AITK_PLAN_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
         else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
             m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_WEIGHT_BF16];

@@ -55,14 +55,17 @@ static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node
     static const struct {
         const char *name;
         aitk_reported_text mode;
-    } modes[] = {{"cached", AITK_TEXT_CACHED}, {"bf16", AITK_TEXT_BF16}, {"fp8", AITK_TEXT_FP8}};
+    } modes[] = {{"cached", AITK_TEXT_CACHED},
+                 {"resident", AITK_TEXT_RESIDENT},
+                 {"bf16", AITK_TEXT_BF16},
+                 {"fp8", AITK_TEXT_FP8}};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
         if (strcmp(t, modes[i].name) == 0) {
             *out = modes[i].mode;
             return AITK_OK;
         }
     }
-    aitk_yaml_errorf(err, doc, n, "text: expected cached, bf16 or fp8, found '%s'", t);
+    aitk_yaml_errorf(err, doc, n, "text: expected cached, resident, bf16 or fp8, found '%s'", t);
     return AITK_E_PARSE;
 }
 
@@ -399,6 +402,11 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     switch (s->text) {
     case AITK_TEXT_DEFAULT: break;
     case AITK_TEXT_CACHED: w->cache_text = true; break;
+    case AITK_TEXT_RESIDENT:
+        w->cache_text = true;
+        w->te_resident = true;
+        w->te_dtype = AITK_WEIGHT_BF16;
+        break;
     case AITK_TEXT_BF16: w->cache_text = false; w->te_dtype = AITK_WEIGHT_BF16; break;
     case AITK_TEXT_FP8: w->cache_text = false; w->te_dtype = AITK_WEIGHT_FP8; break;
     }

@@ -21,6 +21,7 @@ typedef struct cJSON cJSON;
 typedef enum aitk_reported_text {
     AITK_TEXT_DEFAULT, /* the model's ai-toolkit default */
     AITK_TEXT_CACHED,  /* encoder outputs cached: the encoders are not on the GPU */
+    AITK_TEXT_RESIDENT, /* prompts encoded once, the bf16 encoders left on the GPU */
     AITK_TEXT_BF16,
     AITK_TEXT_FP8,
 } aitk_reported_text;

@@ -248,6 +248,40 @@ static void test_evaluate(void **state)
     aitk_str_free(&err);
 }
 
+/* text: resident (diffusers' train_dreambooth_lora_flux.py since
+ * huggingface/diffusers 37e3603c4a keeps both encoders on the GPU after it
+ * has encoded the one prompt): the encoders' bf16 weights count, T5-XXL's
+ * encoder 4.76e9 and CLIP-L's text tower 123e6 parameters (their model
+ * cards), (4.76e9 + 0.123e9) x 2 B = 9.766e9 B, and their work does not:
+ * the step is the cached job's to the second. */
+static void test_text_resident(void **state)
+{
+    fixture *f = *state;
+    const char *text =
+        TIMED "memory_reports:\n"
+              "  - {id: a, source: s, trainer: diffusers, gpu: A100 80GB SXM, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: resident}}\n"
+              "  - {id: b, source: s, trainer: diffusers, gpu: A100 80GB SXM, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached}}\n";
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    aitk_fit_row rows[2];
+    assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
+    assert_float_equal(rows[0].pred.memory.bytes[AITK_PLAN_TEXT_ENCODERS], 9.766e9, 1e6);
+    assert_float_equal(rows[1].pred.memory.bytes[AITK_PLAN_TEXT_ENCODERS], 0, 0);
+    assert_float_equal(rows[0].pred.step_s, rows[1].pred.step_s, 1e-12);
+    aitk_str setup = AITK_STR_INIT;
+    aitk_reported_describe_setup(&setup, &rows[0].workload);
+    assert_non_null(strstr(aitk_str_cstr(&setup), "text resident"));
+    aitk_str_free(&setup);
+    aitk_reported_speeds_free(s);
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup: {text: kept}}\n",
+            AITK_E_PARSE, "expected cached, resident, bf16 or fp8");
+    aitk_str_free(&err);
+}
+
 /* The head every report row starts with: the speed rows and the memory rows
  * once wrote it apart, and only the memory rows knew a report may name no
  * GPU. */
@@ -286,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_setup_unknown),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_evaluate),
+        cmocka_unit_test(test_text_resident),
         cmocka_unit_test(test_entry_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
