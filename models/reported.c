@@ -69,12 +69,29 @@ static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node
     return AITK_E_PARSE;
 }
 
+/* `lora_layers`: a list of 1 to 16 module names. */
+static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                    aitk_reported_setup *s, aitk_str *err)
+{
+    const size_t most = sizeof s->lora_layers / sizeof *s->lora_layers - 1;
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of module names", err);
+    if (!st && (n->count == 0 || n->count > most)) {
+        aitk_yaml_errorf(err, doc, n, "lora_layers: expected 1 to %zu module names, found %zu",
+                         most, n->count);
+        st = AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < n->count; i++)
+        st = aitk_yaml_string(doc, n->items[i], &s->lora_layers[i], err);
+    return st;
+}
+
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
-                                       "autocast", "text_tokens", "accumulation", NULL};
+                                       "autocast", "text_tokens", "accumulation",
+                                       "lora_layers", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -122,6 +139,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = positive_long(doc, n, 4096, &s->text_tokens, err);
     if (!st && (n = aitk_yaml_get(m, "accumulation")))
         st = positive_long(doc, n, 1024, &s->accumulation, err);
+    if (!st && (n = aitk_yaml_get(m, "lora_layers")))
+        st = load_lora_layers(doc, n, s, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -416,6 +435,8 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->optimizer = s->optimizer;
     w->ema = s->ema;
     w->autocast = s->autocast;
+    if (s->lora_layers[0])
+        w->lora_only = s->lora_layers;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

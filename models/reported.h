@@ -41,6 +41,10 @@ typedef struct aitk_reported_setup {
                              mixed_precision), aitk_workload.autocast */
     long text_tokens;     /* 0: the trainer's (models/trainers.yaml) */
     long accumulation;    /* micro-batches a reported step holds; 0: 1 */
+    /* `lora_layers`: the modules the trainer adapts, by name (a module is
+     * adapted when its path holds one of them, as aitk_workload.lora_only);
+     * NULL-terminated, empty: every Linear the model marks lora. */
+    const char *lora_layers[17];
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */

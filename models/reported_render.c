@@ -280,6 +280,12 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddNumberToObject(o, "text_tokens", (double)w->text_tokens);
     cJSON_AddStringToObject(o, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddNumberToObject(o, "accumulation", (double)w->accumulation);
+    /* The layers the LoRA adapts where a row names them; absent: all. */
+    if (w->lora_only && *w->lora_only) {
+        cJSON *layers = cJSON_AddArrayToObject(o, "lora_layers");
+        for (const char *const *l = w->lora_only; layers && *l; l++)
+            cJSON_AddItemToArray(layers, cJSON_CreateString(*l));
+    }
     return o;
 }
 
