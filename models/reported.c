@@ -91,7 +91,7 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
                                        "autocast", "text_tokens", "accumulation",
-                                       "lora_layers", NULL};
+                                       "lora_layers", "lora_dtype", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -141,6 +141,15 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = positive_long(doc, n, 1024, &s->accumulation, err);
     if (!st && (n = aitk_yaml_get(m, "lora_layers")))
         st = load_lora_layers(doc, n, s, err);
+    if (!st && (n = aitk_yaml_get(m, "lora_dtype"))) {
+        const char *t = NULL;
+        st = aitk_yaml_string(doc, n, &t, err);
+        s->lora_bytes = !st && !strcmp(t, "bf16") ? 2 : !st && !strcmp(t, "fp32") ? 4 : 0;
+        if (!st && s->lora_bytes == 0) {
+            aitk_yaml_errorf(err, doc, n, "lora_dtype: expected bf16 or fp32, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+    }
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -437,6 +446,8 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     w->autocast = s->autocast;
     if (s->lora_layers[0])
         w->lora_only = s->lora_layers;
+    if (s->lora_bytes > 0)
+        w->lora_bytes = s->lora_bytes;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

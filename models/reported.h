@@ -45,6 +45,7 @@ typedef struct aitk_reported_setup {
      * adapted when its path holds one of them, as aitk_workload.lora_only);
      * NULL-terminated, empty: every Linear the model marks lora. */
     const char *lora_layers[17];
+    double lora_bytes;    /* `lora_dtype` bf16 2 / fp32 4; 0: the trainer's */
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */
