@@ -347,7 +347,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
         aitk_str_append(err, ")");
         return AITK_E_NOTFOUND;
     }
-    double *m = out->bytes, lora = 0, largest_weight = 0, live = 0;
+    double *m = out->bytes, lora = 0, factored = 0, largest_weight = 0, live = 0;
     /* torchao's fp8 training keeps the weights in bf16. */
     const bool f8compute = aitk_workload_fp8_compute(w);
     const double wbytes = p->weight_bytes[f8compute ? AITK_WEIGHT_BF16 : w->base_dtype];
@@ -370,8 +370,12 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
             m[AITK_PLAN_BASE_WEIGHTS] += k * (in * o * wbytes + scales + bias);
             if (in * o > largest_weight)
                 largest_weight = in * o;
-            if (l->lora && w->rank > 0)
-                lora += (double)w->rank * (in + o) * lora_instances(w, b, l);
+            if (l->lora && w->rank > 0) {
+                const double r = (double)w->rank, inst = lora_instances(w, b, l);
+                lora += r * (in + o) * inst;
+                /* down (r x in) and up (o x r): a row and a column statistic each */
+                factored += (r + in + o + r) * inst;
+            }
         }
         if (w->forward_only) {
             /* Nothing is kept for a backward pass. */
@@ -388,7 +392,8 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     }
     m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;
     m[AITK_PLAN_LORA_GRADS] = lora * w->lora_bytes;
-    m[AITK_PLAN_OPTIMIZER] = lora * (opt->bytes_per_param + (w->ema ? w->lora_bytes : 0));
+    m[AITK_PLAN_OPTIMIZER] = lora * (opt->bytes_per_param + (w->ema ? w->lora_bytes : 0)) +
+                             factored * opt->factored_bytes;
     m[AITK_PLAN_LIVE_BLOCK] = live;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
@@ -396,7 +401,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
                              (quant ? 2 * largest_weight * p->weight_bytes[AITK_WEIGHT_BF16] : 0);
     for (size_t i = 0; i < s->n_frozen; i++) {
         const aitk_frozen_spec *f = &s->frozen[i];
-        if (f->role == AITK_FROZEN_TEXT_ENCODER && !w->cache_text)
+        if (f->role == AITK_FROZEN_TEXT_ENCODER && (!w->cache_text || w->te_resident))
             m[AITK_PLAN_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
         else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
             m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_WEIGHT_BF16];

@@ -68,6 +68,11 @@ typedef struct aitk_workload {
      * diffusers' training scripts run): LayerNorm in fp32 and each adapted
      * Linear's input cast apart, so blocks keep saved_per_token_autocast. */
     bool autocast;
+    /* With cache_text: the prompts were encoded once, but the encoders stay
+     * on the GPU (in te_dtype) for the whole run, as diffusers'
+     * train_dreambooth_lora_flux.py leaves them (models/reported_speeds.yaml,
+     * text: resident): their weights count, their work does not. */
+    bool te_resident;
     /* The plan is for this project's own step graph (models/step.h), not a
      * PyTorch trainer: its hand-written backward keeps fewer tensors than
      * autograd's op-by-op count (saved_per_token), so a block's live
@@ -115,6 +120,10 @@ void aitk_workload_set_resolution(aitk_workload *w, long resolution);
 typedef struct aitk_optimizer_spec {
     const char *name;
     double bytes_per_param;
+    /* Bytes per element of a factored second moment (Adafactor): one
+     * statistic per row and one per column of each LoRA matrix, in place of
+     * one per parameter; 0 for an optimizer that keeps none. */
+    double factored_bytes;
     const char *const *aliases;
 } aitk_optimizer_spec;
 

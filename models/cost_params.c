@@ -55,9 +55,12 @@ static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m,
         aitk_optimizer_spec *o = &p->optimizers[i];
         o->name = m->pairs[i].key->text;
         const aitk_yaml_node *v = m->pairs[i].value;
-        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{bytes_per_param, source, aliases}", err);
+        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{bytes_per_param, factored_bytes, source, aliases}", err);
         if (!st)
             st = fig(doc, v, "bytes_per_param", &o->bytes_per_param, err);
+        o->factored_bytes = 0;
+        if (!st && aitk_yaml_get(v, "factored_bytes"))
+            st = fig(doc, v, "factored_bytes", &o->factored_bytes, err);
         const aitk_yaml_node *a = aitk_yaml_get(v, "aliases");
         o->aliases = &p->alias_store[used];
         for (size_t k = 0; !st && a && a->kind == AITK_YAML_SEQ && k < a->count; k++) {

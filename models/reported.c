@@ -55,15 +55,34 @@ static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node
     static const struct {
         const char *name;
         aitk_reported_text mode;
-    } modes[] = {{"cached", AITK_TEXT_CACHED}, {"bf16", AITK_TEXT_BF16}, {"fp8", AITK_TEXT_FP8}};
+    } modes[] = {{"cached", AITK_TEXT_CACHED},
+                 {"resident", AITK_TEXT_RESIDENT},
+                 {"bf16", AITK_TEXT_BF16},
+                 {"fp8", AITK_TEXT_FP8}};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
         if (strcmp(t, modes[i].name) == 0) {
             *out = modes[i].mode;
             return AITK_OK;
         }
     }
-    aitk_yaml_errorf(err, doc, n, "text: expected cached, bf16 or fp8, found '%s'", t);
+    aitk_yaml_errorf(err, doc, n, "text: expected cached, resident, bf16 or fp8, found '%s'", t);
     return AITK_E_PARSE;
+}
+
+/* `lora_layers`: a list of 1 to 16 module names. */
+static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                    aitk_reported_setup *s, aitk_str *err)
+{
+    const size_t most = sizeof s->lora_layers / sizeof *s->lora_layers - 1;
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of module names", err);
+    if (!st && (n->count == 0 || n->count > most)) {
+        aitk_yaml_errorf(err, doc, n, "lora_layers: expected 1 to %zu module names, found %zu",
+                         most, n->count);
+        st = AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < n->count; i++)
+        st = aitk_yaml_string(doc, n->items[i], &s->lora_layers[i], err);
+    return st;
 }
 
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
@@ -71,7 +90,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
-                                       "autocast", "text_tokens", "accumulation", NULL};
+                                       "autocast", "text_tokens", "accumulation",
+                                       "lora_layers", "lora_dtype", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
     if (!m)
         return AITK_OK;
@@ -119,6 +139,17 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = positive_long(doc, n, 4096, &s->text_tokens, err);
     if (!st && (n = aitk_yaml_get(m, "accumulation")))
         st = positive_long(doc, n, 1024, &s->accumulation, err);
+    if (!st && (n = aitk_yaml_get(m, "lora_layers")))
+        st = load_lora_layers(doc, n, s, err);
+    if (!st && (n = aitk_yaml_get(m, "lora_dtype"))) {
+        const char *t = NULL;
+        st = aitk_yaml_string(doc, n, &t, err);
+        s->lora_bytes = !st && !strcmp(t, "bf16") ? 2 : !st && !strcmp(t, "fp32") ? 4 : 0;
+        if (!st && s->lora_bytes == 0) {
+            aitk_yaml_errorf(err, doc, n, "lora_dtype: expected bf16 or fp32, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+    }
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -153,6 +184,23 @@ static aitk_status load_outcome(const aitk_yaml_doc *doc, const aitk_yaml_node *
     }
     aitk_yaml_errorf(err, doc, n, "outcome: expected oom, ran or unstated, found '%s'", t);
     return AITK_E_PARSE;
+}
+
+/* `setup_unknown`: a reason, and only where there is a verdict to hold
+ * back (an outcome of oom or ran). */
+static aitk_status load_setup_unknown(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
+                                      aitk_reported_speed *r, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, "setup_unknown");
+    if (!n)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_string(doc, n, &r->setup_unknown, err);
+    if (!st && (r->outcome == AITK_OUTCOME_UNSTATED || !r->setup_unknown[0])) {
+        aitk_yaml_errorf(err, doc, n, "setup_unknown: give the reason, on a row whose outcome "
+                                      "is oom or ran");
+        st = AITK_E_PARSE;
+    }
+    return st;
 }
 
 /* The GPU by name; a memory report whose outcome is unstated may name none
@@ -215,7 +263,7 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
                                        "peak_gb", NULL};
     static const char *const memory_keys[] = {"id", "source", "trainer", "modelled_as", "gpu",
                                               "model", "setup", "assumed", "seconds_per_step",
-                                              "peak_gb", "outcome", NULL};
+                                              "peak_gb", "outcome", "setup_unknown", NULL};
     const char *what = memory ? "a memory report" : "a report";
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, what, err);
     if (!st)
@@ -231,6 +279,9 @@ static aitk_status load_report(const aitk_yaml_doc *doc, const aitk_yaml_node *m
     r->outcome = AITK_OUTCOME_RAN;
     if (!st && memory)
         st = load_outcome(doc, m, r, err);
+    r->setup_unknown = NULL;
+    if (!st && memory)
+        st = load_setup_unknown(doc, m, r, err);
     if (!st)
         st = load_gpu(doc, m, db, r, err);
     const aitk_yaml_node *n = aitk_yaml_get(m, "assumed");
@@ -379,6 +430,11 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     switch (s->text) {
     case AITK_TEXT_DEFAULT: break;
     case AITK_TEXT_CACHED: w->cache_text = true; break;
+    case AITK_TEXT_RESIDENT:
+        w->cache_text = true;
+        w->te_resident = true;
+        w->te_dtype = AITK_WEIGHT_BF16;
+        break;
     case AITK_TEXT_BF16: w->cache_text = false; w->te_dtype = AITK_WEIGHT_BF16; break;
     case AITK_TEXT_FP8: w->cache_text = false; w->te_dtype = AITK_WEIGHT_FP8; break;
     }
@@ -388,6 +444,10 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->optimizer = s->optimizer;
     w->ema = s->ema;
     w->autocast = s->autocast;
+    if (s->lora_layers[0])
+        w->lora_only = s->lora_layers;
+    if (s->lora_bytes > 0)
+        w->lora_bytes = s->lora_bytes;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

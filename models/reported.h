@@ -21,6 +21,7 @@ typedef struct cJSON cJSON;
 typedef enum aitk_reported_text {
     AITK_TEXT_DEFAULT, /* the model's ai-toolkit default */
     AITK_TEXT_CACHED,  /* encoder outputs cached: the encoders are not on the GPU */
+    AITK_TEXT_RESIDENT, /* prompts encoded once, the bf16 encoders left on the GPU */
     AITK_TEXT_BF16,
     AITK_TEXT_FP8,
 } aitk_reported_text;
@@ -40,6 +41,11 @@ typedef struct aitk_reported_setup {
                              mixed_precision), aitk_workload.autocast */
     long text_tokens;     /* 0: the trainer's (models/trainers.yaml) */
     long accumulation;    /* micro-batches a reported step holds; 0: 1 */
+    /* `lora_layers`: the modules the trainer adapts, by name (a module is
+     * adapted when its path holds one of them, as aitk_workload.lora_only);
+     * NULL-terminated, empty: every Linear the model marks lora. */
+    const char *lora_layers[17];
+    double lora_bytes;    /* `lora_dtype` bf16 2 / fp32 4; 0: the trainer's */
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */
@@ -59,6 +65,11 @@ typedef struct aitk_reported_speed {
     double seconds_per_step; /* 0 for a memory report that gives none */
     double peak_gb; /* decimal GB as reported; < 0 when the source gives none */
     aitk_reported_outcome outcome;
+    /* `setup_unknown` of a memory report: why the settings that decide its
+     * verdict cannot be known from its source (a command cut off, a config
+     * not shown, an option the reporter says was missing). Its verdict is
+     * shown but not counted; NULL where the setup is known. */
+    const char *setup_unknown;
 } aitk_reported_speed;
 
 typedef struct aitk_reported_speeds {
@@ -75,7 +86,8 @@ typedef struct aitk_reported_speeds {
 /* Loads models/reported_speeds.yaml; every GPU must be in `db`, every model a
  * models/<id>.yaml, every optimizer in `p` (errors name file:line:column).
  * `memory_reports` is optional; there `outcome` is oom, ran or unstated,
- * seconds_per_step optional and gpu optional for unstated rows alone. */
+ * seconds_per_step optional, gpu optional for unstated rows alone, and
+ * `setup_unknown` (a reason) optional for oom and ran rows. */
 aitk_status aitk_reported_speeds_load(const aitk_gpudb *db, const aitk_cost_params *p,
                                       aitk_reported_speeds **out, aitk_str *err);
 /* Same, from a parsed document (takes ownership of `doc`, also on error). */

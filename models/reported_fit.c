@@ -53,6 +53,11 @@ void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally 
         const int agrees = aitk_reported_fit_agrees(&rows[i]);
         if (agrees < 0)
             continue;
+        if (rows[i].report->setup_unknown) {
+            t->unknown++;
+            t->unknown_right += (size_t)agrees;
+            continue;
+        }
         const bool oom = rows[i].report->outcome == AITK_OUTCOME_OOM;
         t->rows++;
         t->right += (size_t)agrees;
@@ -71,9 +76,14 @@ static const char *outcome_name(aitk_reported_outcome o)
     return "unstated";
 }
 
-static const char *agree_mark(int agrees)
+/* In parentheses where the row's setup cannot be known: not counted. */
+static const char *agree_mark(int agrees, bool setup_unknown)
 {
-    return agrees < 0 ? "-" : agrees ? "yes" : "no";
+    if (agrees < 0)
+        return "-";
+    if (setup_unknown)
+        return agrees ? "(yes)" : "(no)";
+    return agrees ? "yes" : "no";
 }
 
 aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n)
@@ -106,7 +116,7 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
                     outcome_name(r->outcome), reported, row->pred.memory.total / 1e9, needs,
                     usable,
                     r->gpu ? (row->pred.fits ? "fits" : "misses") : "-",
-                    agree_mark(aitk_reported_fit_agrees(row)));
+                    agree_mark(aitk_reported_fit_agrees(row), r->setup_unknown != NULL));
         aitk_str_free(&setup);
     }
     if (st)
@@ -116,6 +126,11 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
     fprintf(out, "\n  fit verdict right on %zu of %zu rows whose source says it ran or ran out "
                  "of memory\n  (out of memory: %zu of %zu; ran: %zu of %zu)\n",
             t.right, t.rows, t.oom_right, t.oom, t.ran_right, t.ran);
+    if (t.unknown)
+        fprintf(out, "  not counted, in parentheses: %zu rows whose source gives the outcome but "
+                     "not the settings\n  that decide it (setup_unknown, under Sources); the "
+                     "verdict agrees on %zu of them\n",
+                t.unknown, t.unknown_right);
     aitk_reported_print_sources_heading(out);
     for (size_t i = 0; i < n; i++)
         aitk_reported_print_source(out, rows[i].report);
@@ -130,6 +145,8 @@ static cJSON *fit_row_json(const aitk_fit_row *row)
         return NULL;
     cJSON *rep = cJSON_AddObjectToObject(o, "reported");
     cJSON_AddStringToObject(rep, "outcome", outcome_name(r->outcome));
+    if (r->setup_unknown)
+        cJSON_AddStringToObject(rep, "setup_unknown", r->setup_unknown);
     if (r->peak_gb > 0)
         cJSON_AddNumberToObject(rep, "peak_gb", r->peak_gb);
     if (r->seconds_per_step > 0)
@@ -174,6 +191,8 @@ aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, siz
     cJSON_AddNumberToObject(v, "oom_right", (double)t.oom_right);
     cJSON_AddNumberToObject(v, "ran_rows", (double)t.ran);
     cJSON_AddNumberToObject(v, "ran_right", (double)t.ran_right);
+    cJSON_AddNumberToObject(v, "setup_unknown_rows", (double)t.unknown);
+    cJSON_AddNumberToObject(v, "setup_unknown_right", (double)t.unknown_right);
     /* cJSON's Add* calls fail silently on allocation: check the whole. */
     char *probe = cJSON_PrintUnformatted(v);
     char *probe2 = probe ? cJSON_PrintUnformatted(arr) : NULL;

@@ -31,12 +31,16 @@ typedef struct aitk_fit_tally {
     size_t rows, right;         /* rows whose source says ran or out of memory */
     size_t oom, oom_right;      /* of them, out of memory */
     size_t ran, ran_right;      /* of them, ran */
+    /* Rows with an outcome whose setup cannot be known (setup_unknown):
+     * counted apart, in none of the above. */
+    size_t unknown, unknown_right;
 } aitk_fit_tally;
 
 void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally *t);
 
 /* The fit table, the line "fit verdict right on N of M rows whose source
- * says it ran or ran out of memory", and each row's source. */
+ * says it ran or ran out of memory" (rows whose setup cannot be known
+ * apart), and each row's source. */
 aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n);
 /* Adds "memory_reports": [...] and "fit_verdicts": {...} to `doc`. */
 aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n);

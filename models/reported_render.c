@@ -26,7 +26,9 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
     if (w->accumulation > 1)
         aitk_str_appendf(o, "x%ld", w->accumulation);
     aitk_str_appendf(o, " r%ld %s, text %s%s%s", w->rank, aitk_weight_dtype_name(w->base_dtype),
-                     w->cache_text ? "cached" : aitk_weight_dtype_name(w->te_dtype),
+                     w->te_resident ? "resident"
+                     : w->cache_text ? "cached"
+                                     : aitk_weight_dtype_name(w->te_dtype),
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
 }
 
@@ -234,6 +236,8 @@ void aitk_reported_print_source(FILE *out, const aitk_reported_speed *r)
     fprintf(out, "    %s (%s): %s\n", r->id, r->trainer, r->source);
     if (*r->assumed)
         fprintf(out, "      assumed: %s\n", r->assumed);
+    if (r->setup_unknown)
+        fprintf(out, "      setup unknown, verdict not counted: %s\n", r->setup_unknown);
 }
 
 cJSON *aitk_reported_entry_json(const aitk_reported_speed *r, const aitk_workload *w)
@@ -264,8 +268,9 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddNumberToObject(o, "batch", (double)w->batch);
     cJSON_AddNumberToObject(o, "rank", (double)w->rank);
     cJSON_AddStringToObject(o, "base", aitk_weight_dtype_name(w->base_dtype));
-    cJSON_AddStringToObject(o, "text", w->cache_text ? "cached"
-                                                     : aitk_weight_dtype_name(w->te_dtype));
+    cJSON_AddStringToObject(o, "text", w->te_resident  ? "resident"
+                                       : w->cache_text ? "cached"
+                                                       : aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
@@ -275,6 +280,12 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddNumberToObject(o, "text_tokens", (double)w->text_tokens);
     cJSON_AddStringToObject(o, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddNumberToObject(o, "accumulation", (double)w->accumulation);
+    /* The layers the LoRA adapts where a row names them; absent: all. */
+    if (w->lora_only && *w->lora_only) {
+        cJSON *layers = cJSON_AddArrayToObject(o, "lora_layers");
+        for (const char *const *l = w->lora_only; layers && *l; l++)
+            cJSON_AddItemToArray(layers, cJSON_CreateString(*l));
+    }
     return o;
 }
 

@@ -97,7 +97,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                 aitk_trainer *t, aitk_str *err)
 {
     static const char *const keys[] = {"title", "aliases", "text_tokens", "fp8",
-                                       "optimizer", "step", NULL};
+                                       "optimizer", "step", "lora_dtype", NULL};
+    static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
     _Static_assert(AITK_FP8_QUANTO == 0 && AITK_FP8_CAST == 1 && AITK_FP8_TORCHAO == 2,
@@ -125,6 +126,11 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = sourced_string(doc, m, "optimizer", NULL, &i, &t->optimizer, err);
     if (!st && strcmp(t->optimizer, "none") == 0)
         t->optimizer = NULL;
+    t->lora_bytes = 0;
+    if (!st && aitk_yaml_get(m, "lora_dtype")) {
+        st = sourced_string(doc, m, "lora_dtype", lora_dtype, &i, &text, err);
+        t->lora_bytes = i == 0 ? 2 : 4;
+    }
     return st;
 }
 
@@ -239,4 +245,6 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
         w->te_dtype = AITK_WEIGHT_BF16;
     if (t->optimizer)
         w->optimizer = t->optimizer;
+    if (t->lora_bytes > 0)
+        w->lora_bytes = t->lora_bytes;
 }

@@ -27,6 +27,10 @@ typedef struct aitk_trainer {
     size_t n_text;
     aitk_fp8_path fp8;
     const char *optimizer; /* NULL: the model's example's */
+    /* Bytes a LoRA parameter (and its gradient) takes where the trainer
+     * fixes its dtype (`lora_dtype`: kohya keeps the network in fp32); 0:
+     * the workload's default. */
+    double lora_bytes;
     /* A reported step is one optimizer step of `accumulation` micro-batches
      * (true for every trainer in the file; a trainer that counted
      * micro-batches would set it false). */

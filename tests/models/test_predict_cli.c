@@ -168,21 +168,22 @@ static void test_fits_with(void **state)
         ran_free(&r2);
     }
     /* A batch too large: the largest smaller batch that fits comes first
-     * (FLUX at 1024 px in 24 GB: batch 1 does, 2 does not, with the live
-     * block's saved activations counted op by op), figures equal to
-     * predict's for that batch. */
+     * (FLUX at 1024 px in 24 GB: batch 2 does, 3 does not, with the live
+     * block's saved activations counted op by op and the allocator's
+     * fragmentation at cost.yaml's 4.3%), figures equal to predict's for
+     * that batch. */
     j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
                                      "--batch", "8", NULL}, &g, &r);
     f = cJSON_GetObjectItemCaseSensitive(g, "fits_with");
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring, "--batch 1");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring, "--batch 2");
     j2 = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
-                                      "--batch", "1", NULL}, &g2, &r2);
+                                      "--batch", "2", NULL}, &g2, &r2);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
     assert_float_equal(json_num(f, "peak_bytes"), json_num(g2, "peak_bytes"), 1e-6);
     cJSON_Delete(j2);
     ran_free(&r2);
     j2 = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
-                                      "--batch", "2", NULL}, &g2, &r2);
+                                      "--batch", "3", NULL}, &g2, &r2);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
     cJSON_Delete(j2);
     ran_free(&r2);
@@ -386,7 +387,10 @@ static void test_config_corpus_cli(void **state)
          "model.assistant_lora_path"},
         {CORPUS("prodigyopt.yaml"), 0, ", prodigy,", NULL},
         {CORPUS("sample_flux.yaml"), 0, "sampling min/1000", NULL},
-        {CORPUS("only_if_contains.yaml"), 0, "RTX 4090          24 GiB  20.8 GiB   yes", NULL},
+        /* 20.8 GiB with a 10% fragmentation allowance: managed memory
+         * (20.8 - 0.5 context) / 1.10 = 18.45 GiB, at 4.3% 18.45 x 1.043 +
+         * 0.5 = 19.74 GiB. */
+        {CORPUS("only_if_contains.yaml"), 0, "RTX 4090          24 GiB  19.7 GiB   yes", NULL},
         {CORPUS("chroma_only_if_contains.yaml"), 0, "LoRA rank 128",
          "network.network_kwargs picks layers by name, which the Chroma"},
     };

@@ -132,6 +132,35 @@ static void test_schema_rejects(void **state)
             AITK_E_PARSE, "r.yaml:6:");
 }
 
+/* setup_unknown: a reason read onto oom and ran rows; refused on an
+ * unstated row (no verdict to hold back), empty, or on a timed report. */
+static void test_setup_unknown(void **state)
+{
+    fixture *f = *state;
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = TIMED "memory_reports:\n"
+                             "  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S, model: flux1-dev,\n"
+                             "     outcome: oom, setup_unknown: batch not given}\n"
+                             "  - {id: b, source: s, trainer: ai-toolkit, gpu: L40S, model: flux1-dev,\n"
+                             "     outcome: ran}\n";
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    assert_string_equal(s->memory[0].setup_unknown, "batch not given");
+    assert_null(s->memory[1].setup_unknown);
+    assert_null(s->items[0].setup_unknown);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, model: flux1-dev,\n"
+                     "     outcome: unstated, setup_unknown: why}\n",
+            AITK_E_PARSE, "setup_unknown: give the reason");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup_unknown: ''}\n",
+            AITK_E_PARSE, "setup_unknown: give the reason");
+    rejects(f, "schema: 1\nreports:\n  - {id: t, source: s, trainer: ai-toolkit, gpu: RTX 4090,\n"
+               "     model: flux1-dev, seconds_per_step: 2, setup_unknown: why}\n",
+            AITK_E_PARSE, "setup_unknown");
+}
+
 /* Agreement and the tally on rows whose verdicts are set by hand:
  *   oom/misses yes, oom/fits no, ran/fits yes, ran/misses no, ran/fits yes,
  *   unstated on a GPU and a row with no GPU: not judged.
@@ -161,6 +190,20 @@ static void test_tally(void **state)
     assert_int_equal(t.oom_right, 1);
     assert_int_equal(t.ran, 3);
     assert_int_equal(t.ran_right, 2);
+    assert_int_equal(t.unknown, 0);
+    /* The same rows with the setup of the first three left open: oom/misses
+     * (right) and oom/fits (wrong) and ran/fits (right) leave the count;
+     * judged 2, right 1 (ran 1 of 2, no oom), and 2 of 3 open rows agree. */
+    for (int i = 0; i < 3; i++)
+        r[i].setup_unknown = "not given";
+    aitk_reported_fit_tally(rows, 7, &t);
+    assert_int_equal(t.rows, 2);
+    assert_int_equal(t.right, 1);
+    assert_int_equal(t.oom, 0);
+    assert_int_equal(t.ran, 2);
+    assert_int_equal(t.ran_right, 1);
+    assert_int_equal(t.unknown, 3);
+    assert_int_equal(t.unknown_right, 2);
 }
 
 /* Verdicts whose answer needs no cost model: FLUX.1-dev's transformer holds
@@ -205,6 +248,79 @@ static void test_evaluate(void **state)
     aitk_str_free(&err);
 }
 
+/* text: resident (diffusers' train_dreambooth_lora_flux.py since
+ * huggingface/diffusers 37e3603c4a keeps both encoders on the GPU after it
+ * has encoded the one prompt): the encoders' bf16 weights count, T5-XXL's
+ * encoder 4.76e9 and CLIP-L's text tower 123e6 parameters (their model
+ * cards), (4.76e9 + 0.123e9) x 2 B = 9.766e9 B, and their work does not:
+ * the step is the cached job's to the second. */
+static void test_text_resident(void **state)
+{
+    fixture *f = *state;
+    const char *text =
+        TIMED "memory_reports:\n"
+              "  - {id: a, source: s, trainer: diffusers, gpu: A100 80GB SXM, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: resident}}\n"
+              "  - {id: b, source: s, trainer: diffusers, gpu: A100 80GB SXM, model: flux1-dev,\n"
+              "     outcome: oom, setup: {resolutions: [512], base: bf16, text: cached}}\n";
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    aitk_fit_row rows[2];
+    assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
+    assert_float_equal(rows[0].pred.memory.bytes[AITK_PLAN_TEXT_ENCODERS], 9.766e9, 1e6);
+    assert_float_equal(rows[1].pred.memory.bytes[AITK_PLAN_TEXT_ENCODERS], 0, 0);
+    assert_float_equal(rows[0].pred.step_s, rows[1].pred.step_s, 1e-12);
+    aitk_str setup = AITK_STR_INIT;
+    aitk_reported_describe_setup(&setup, &rows[0].workload);
+    assert_non_null(strstr(aitk_str_cstr(&setup), "text resident"));
+    aitk_str_free(&setup);
+    aitk_reported_speeds_free(s);
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup: {text: kept}}\n",
+            AITK_E_PARSE, "expected cached, resident, bf16 or fp8");
+    aitk_str_free(&err);
+}
+
+/* lora_layers: the Hugging Face blog 'Fine-Tuning FLUX.1-dev on Consumer
+ * Hardware' trains 'Only 4.67M LoRA parameters': rank 4 on to_q, to_k,
+ * to_v, to_out.0, i.e. q, k, v, out of the 19 double blocks' image stream
+ * and q, k, v of the 38 single blocks, each 3072 -> 3072:
+ * (19 x 4 + 38 x 3) x 4 x (3072 + 3072) = 4,669,440. Without the list every
+ * Linear the model marks lora is adapted, far more. A list must hold 1 to
+ * 16 names. */
+static void test_lora_layers(void **state)
+{
+    fixture *f = *state;
+    const char *text =
+        TIMED "memory_reports:\n"
+              "  - {id: a, source: s, trainer: diffusers, gpu: RTX 4090, model: flux1-dev,\n"
+              "     outcome: ran, setup: {resolutions: [512], rank: 4, base: nf4, text: cached,\n"
+              "       lora_layers: [attn.to_q, attn.to_k, attn.to_v, attn.to_out.0]}}\n"
+              "  - {id: b, source: s, trainer: diffusers, gpu: RTX 4090, model: flux1-dev,\n"
+              "     outcome: ran, setup: {resolutions: [512], rank: 4, base: nf4, text: cached}}\n";
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(load(f, text, &s, &err), AITK_OK);
+    aitk_fit_row rows[2];
+    assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
+    const double lora_a = rows[0].pred.memory.bytes[AITK_PLAN_LORA_PARAMS] /
+                          rows[0].workload.lora_bytes;
+    const double lora_b = rows[1].pred.memory.bytes[AITK_PLAN_LORA_PARAMS] /
+                          rows[1].workload.lora_bytes;
+    assert_float_equal(lora_a, 4669440.0, 0.5);
+    assert_true(lora_b > 4 * lora_a);
+    assert_true(rows[0].pred.step_s < rows[1].pred.step_s);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup: {lora_layers: []}}\n",
+            AITK_E_RANGE, "lora_layers: expected 1 to 16 module names");
+    rejects(f, TIMED "memory_reports:\n  - {id: a, source: s, trainer: ai-toolkit, gpu: L40S,\n"
+                     "     model: flux1-dev, outcome: oom, setup: {lora_layers: attn}}\n",
+            AITK_E_PARSE, "a list of module names");
+}
+
 /* The head every report row starts with: the speed rows and the memory rows
  * once wrote it apart, and only the memory rows knew a report may name no
  * GPU. */
@@ -240,8 +356,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_accepts),
         cmocka_unit_test(test_schema_rejects),
+        cmocka_unit_test(test_setup_unknown),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_evaluate),
+        cmocka_unit_test(test_text_resident),
+        cmocka_unit_test(test_lora_layers),
         cmocka_unit_test(test_entry_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

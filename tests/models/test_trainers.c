@@ -258,6 +258,54 @@ static void test_optimizer_state(void **state)
 }
 
 static aitk_status load_reported(fixture *f, const char *text, aitk_reported_speeds **out,
+                                 aitk_str *err);
+
+/* kohya keeps its LoRA in fp32 unless --full_bf16 (train_network.py casts
+ * the network only then); diffusers' bf16 run keeps it bf16; ai-toolkit's
+ * example bf16. FLUX.1-dev's LoRA at rank 128 on every Linear the model
+ * marks: 128 x 5,369,856 (the sum of in + out, worked out in
+ * tests/models/test_cost.c) = 687,341,568 parameters, 2,749,366,272 B in
+ * fp32, half that in bf16, and as much again for the gradients. A row's
+ * lora_dtype (full_bf16) wins over its trainer's. */
+static void test_lora_dtype(void **state)
+{
+    fixture *f = *state;
+    aitk_workload k = flux_job(f, "kohya", 1024, AITK_WEIGHT_BF16);
+    aitk_workload d = flux_job(f, "diffusers", 1024, AITK_WEIGHT_BF16);
+    aitk_workload a = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_BF16);
+    k.rank = d.rank = a.rank = 128;
+    aitk_memory_plan mk, md, ma;
+    assert_int_equal(aitk_cost_memory(&k, f->params, 1024, &mk, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_memory(&d, f->params, 1024, &md, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_memory(&a, f->params, 1024, &ma, NULL), AITK_OK);
+    assert_float_equal(mk.bytes[AITK_PLAN_LORA_PARAMS], 2749366272.0, 0.5);
+    assert_float_equal(mk.bytes[AITK_PLAN_LORA_GRADS], 2749366272.0, 0.5);
+    assert_float_equal(md.bytes[AITK_PLAN_LORA_PARAMS], 1374683136.0, 0.5);
+    assert_float_equal(ma.bytes[AITK_PLAN_LORA_PARAMS], 1374683136.0, 0.5);
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = "schema: 1\nreports:\n"
+        "  - {id: a, source: s, trainer: kohya, gpu: RTX 4090, model: flux1-dev,\n"
+        "     seconds_per_step: 2, setup: {rank: 128, lora_dtype: bf16}}\n"
+        "  - {id: b, source: s, trainer: kohya, gpu: RTX 4090, model: flux1-dev,\n"
+        "     seconds_per_step: 2, setup: {rank: 128}}\n";
+    if (load_reported(f, text, &s, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_reported_row rows[2];
+    assert_int_equal(aitk_reported_evaluate(s, f->params, NULL, rows, &err), AITK_OK);
+    assert_float_equal(rows[0].workload.lora_bytes, 2, 0);
+    assert_float_equal(rows[1].workload.lora_bytes, 4, 0);
+    aitk_reported_speeds_free(s);
+    aitk_str_clear(&err);
+    const char *bad = "schema: 1\nreports:\n"
+        "  - {id: a, source: s, trainer: kohya, gpu: RTX 4090, model: flux1-dev,\n"
+        "     seconds_per_step: 2, setup: {lora_dtype: fp8}}\n";
+    assert_int_not_equal(load_reported(f, bad, &s, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "lora_dtype: expected bf16 or fp32"));
+    aitk_str_free(&err);
+}
+
+static aitk_status load_reported(fixture *f, const char *text, aitk_reported_speeds **out,
                                  aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
@@ -412,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_text_tokens),   cmocka_unit_test(test_fp8_cast),
         cmocka_unit_test(test_fp8_torchao),   cmocka_unit_test(test_optimizer_state),
         cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_lora_dtype),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
