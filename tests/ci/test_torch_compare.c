@@ -5,7 +5,9 @@
  * independently (an ai-toolkit config written by this test), the ratio
  * predicted / measured, the measurement must survive in the file, a row that
  * ran out of memory is left out, and bad input is refused with exit 2 (a GPU
- * the database lacks: exit 1 with predict's own words). python3 is a test
+ * the database lacks: exit 1 with predict's own words). With --report the
+ * measurement is set beside aitk's own measured FLUX step from a saved
+ * report (tests/ci/data), torch s/step over aitk s/step. python3 is a test
  * dependency (ci/install-deps.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
