@@ -24,7 +24,10 @@ static bool stats_obj(cJSON *w, const aitk_bench_result *r)
     const aitk_stats *s = &r->stats;
     return o && num(o, "mean", s->mean) && num(o, "median", s->median) && num(o, "p5", s->p5) &&
            num(o, "p95", s->p95) && num(o, "ci95_low", fmax(0, s->ci95_low)) &&
-           num(o, "ci95_high", s->ci95_high);
+           num(o, "ci95_high", s->ci95_high) &&
+           /* bench/stats.h: the 95% interval is the mean's (Student's t),
+            * said so that nobody reads it as the median's or the steps'. */
+           text(o, "interval_of", "mean");
 }
 
 static bool buckets_arr(cJSON *w, const aitk_bench_plan *p, const aitk_bench_result *r)

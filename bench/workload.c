@@ -19,6 +19,7 @@
 #include "models/spec.h"
 
 #include "bench/workload_step.h"
+#include "bench/workload_kernels.h"
 #include "kernels/backend.h"
 #include "models/gpudb.h"
 
@@ -445,6 +446,9 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     aitk_str_clear(&err); /* no cost figures: the step graph's own count still applies */
     aitk_bench_steps *steps = NULL;
     aitk_bench_alloc_failure fail;
+    aitk_bench_paths before, after = {0};
+    if (aitk_bench_paths_take(be, &before))
+        return AITK_E_NOMEM;
     st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, be, 0,
                                  &steps, &fail, &err);
     plan.step = aitk_bench_steps_run;
@@ -452,6 +456,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     plan.user = steps;
     if (st) {
         st = not_built(req, spec, st, &fail, &err, bname, &plan, entry);
+        aitk_bench_paths_free(&before);
         aitk_str_free(&err);
         return st;
     }
@@ -459,13 +464,15 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     st = aitk_bench_run(&plan, &r);
     if (st) {
         aitk_bench_steps_free(steps);
+        aitk_bench_paths_free(&before);
         aitk_str_free(&err);
         return st;
     }
+    st = aitk_bench_paths_take(be, &after);
     const double planned = aitk_bench_steps_planned(steps);
     aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
-    if (gpu)
+    if (!st && gpu)
         st = gpu_targets(req, spec, &t, &tsource);
     entry_title(req, spec, &plan, gpu, &title);
     if (!st)
@@ -473,12 +480,16 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
                                     &t, entry);
     if (!st)
         st = add_step_facts(*entry, req, spec, &plan, &r, steps, planned, gpu);
+    if (!st)
+        st = aitk_bench_paths_json(*entry, &before, &after);
     if (st && *entry) {
         cJSON_Delete(*entry);
         *entry = NULL;
     }
     aitk_bench_steps_free(steps);
     aitk_bench_result_free(&r);
+    aitk_bench_paths_free(&before);
+    aitk_bench_paths_free(&after);
     aitk_str_free(&title);
     aitk_str_free(&tsource);
     aitk_str_free(&err);
@@ -515,80 +526,4 @@ aitk_status aitk_bench_workload_run(const aitk_bench_config *cfg, const aitk_ben
     st = run_backend(cfg, req, spec, be, gpu, entry);
     aitk_model_spec_free(spec);
     return st;
-}
-
-static aitk_status target_gpu(const aitk_gpudb *db, const char *text, long *count,
-                              const aitk_gpu_spec **out, aitk_str *source)
-{
-    /* "2 x A100": a count, then the GPU. */
-    char *end = NULL;
-    long n = strtol(text, &end, 10);
-    const char *name = text;
-    *count = 1;
-    if (end != text && n > 0) {
-        while (*end == ' ')
-            end++;
-        if (*end == 'x' || *end == 'X') {
-            *count = n;
-            name = end + 1;
-            while (*name == ' ')
-                name++;
-        }
-    }
-    aitk_status st = aitk_gpudb_find(db, name, out, NULL);
-    if (st == AITK_E_INVAL) {
-        /* Ambiguous: the first match in database order, said out loud. */
-        for (size_t i = 0; i < db->count && st; i++) {
-            const aitk_gpu_spec *g = NULL;
-            if (strstr(db->gpus[i].name, name) &&
-                !aitk_gpudb_find(db, db->gpus[i].name, &g, NULL)) {
-                *out = g;
-                st = AITK_OK;
-                aitk_str_appendf(source, "; '%s' read as %s", name, g->name);
-            }
-        }
-    }
-    return st;
-}
-
-aitk_status aitk_bench_scaled_target(const aitk_model_spec *spec, const aitk_gpudb *db,
-                                     const aitk_gpu_spec *gpu, const aitk_cost_params *params,
-                                     double *target_s, const aitk_gpu_spec **tgpu,
-                                     aitk_str *source, aitk_str *err)
-{
-    *target_s = NAN;
-    *tgpu = NULL;
-    const aitk_model_targets *t = &spec->targets;
-    if (!t->recommended_gpu || !(t->minutes_per_1000 > 0)) {
-        aitk_str_append(err, "the model documents no time target");
-        return AITK_E_NOTFOUND;
-    }
-    aitk_str_append(source, t->source ? t->source : "model spec targets");
-    long count = 1;
-    const aitk_gpu_spec *ref = NULL;
-    aitk_status st = target_gpu(db, t->recommended_gpu, &count, &ref, source);
-    if (st) {
-        aitk_str_appendf(err, "the target GPU '%s' is not in models/gpus.yaml",
-                         t->recommended_gpu);
-        return st;
-    }
-    aitk_workload w;
-    aitk_workload_defaults(&w, spec);
-    w.n_resolutions = spec->defaults.n_resolutions ? spec->defaults.n_resolutions : 1;
-    if (spec->defaults.n_resolutions)
-        memcpy(w.resolutions, spec->defaults.resolutions, w.n_resolutions * sizeof(long));
-    aitk_prediction here, there;
-    if ((st = aitk_cost_predict(&w, params, gpu, &here, err)) ||
-        (st = aitk_cost_predict(&w, params, ref, &there, err)))
-        return st;
-    if (!(there.step_s > 0))
-        return AITK_E_INTERNAL;
-    *target_s = t->minutes_per_1000 * 60.0 * (double)count * here.step_s / there.step_s;
-    *tgpu = ref;
-    aitk_str_appendf(source, "; scaled from %s%s to %s by the cost model's step times", 
-                     count > 1 ? "one of the " : "", ref->name, gpu->name);
-    if (count > 1)
-        aitk_str_appendf(source, " (assumption: %ld GPUs in data parallel, so one GPU takes "
-                         "%ld times as long)", count, count);
-    return aitk_str_status(source);
 }

@@ -5,7 +5,9 @@
 # fails loudly, naming the package, when one cannot be had.
 #
 # The CUDA toolkit (/usr/local/cuda) is not a Debian package: the GPU plugin
-# is built when it is present and skipped when it is not (see docs/gpu.md).
+# is built when it is present and skipped when it is not (see docs/gpu.md;
+# .ci/run sets AITK_REQUIRE_CUDA=1 so that CI fails instead). Where it is
+# present without cuobjdump, ci/install-cuobjdump.sh adds it.
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -57,8 +59,15 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# cuobjdump for plugin.architectures, when a CUDA toolkit without it is
+# there (after the packages: it is fetched with python3-pip).
+install_cuobjdump() {
+  bash "$(dirname "$0")/install-cuobjdump.sh"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
+  install_cuobjdump
   exit 0
 fi
 
@@ -76,4 +85,5 @@ apt-get install -y -q --no-install-recommends "${missing[@]}" || {
   echo "install-deps: apt-get install failed for: ${missing[*]}" >&2
   exit 1
 }
+install_cuobjdump
 echo "install-deps: done"

@@ -19,7 +19,8 @@ What runs (nothing is downloaded):
     adapters (bitsandbytes' 8-bit AdamW is not assumed to be installed);
   - text embeddings as random tensors of T5-XXL's shape (cached embeddings);
   - one generation forward pass a step at 1024 px without LoRA, the run the
-    generation rows of models/reported_speeds.yaml describe.
+    generation rows of models/reported_speeds.yaml describe (--no-generation
+    leaves it out).
 For each resolution: the median of --steps timed steps after --warmup, peak
 memory (PyTorch's allocator; the CUDA context comes on top) and a profile of
 one more step: GPU kernel time by kind (GEMM, attention, other) and how much
@@ -27,12 +28,18 @@ of the step the GPU was busy.
 
 Usage:
   python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
-          [--steps 5] [--warmup 2] [--aitk PATH/aitk-validate]
-  python3 ci/torch-flux-step.py --compare DIR/torch-flux.json --aitk PATH
-With --aitk the comparison runs right after the measurement; --compare runs
-it alone on a saved measurement (no torch needed). Both write
-DIR/torch-flux.json (the measurement, and the comparison when made) and
-print a table.
+          [--steps 5] [--warmup 2] [--no-generation] [--aitk PATH/aitk-validate]
+          [--report REPORT.json]
+  python3 ci/torch-flux-step.py --compare DIR/torch-flux.json
+          [--aitk PATH] [--report REPORT.json]
+With --aitk the measurement is set beside `predict` for the same job; with
+--report beside aitk-validate's own measured FLUX.1-dev step (the report's
+flux1-dev workload on a GPU, e.g. from `--config ci/flux-bf16-mfu.yaml`,
+the same job): aitk's speed as a multiple of PyTorch eager's, torch s/step
+over aitk s/step at each resolution both ran (issue #21's target: >= 1.1).
+--compare makes either comparison alone on a saved measurement (no torch
+needed). Both modes write DIR/torch-flux.json (the measurement, and the
+comparisons made) and print a table.
 
 Exit codes: 0 done; 2 bad usage or a bad input file; 77 no torch, no CUDA
 GPU or no diffusers here (skipped: nothing was measured); 1 a measurement or
@@ -240,17 +247,18 @@ def measure(args):
             print("%s: out of memory (%s)" % (what, str(e).splitlines()[0]), flush=True)
             return {"error": "out of memory"}
 
-    # Generation first, on the base model alone (no adapters, no graph).
-    gen_in = inputs(torch, GENERATION_RES)
+    if args.generation:
+        # Generation first, on the base model alone (no adapters, no graph).
+        gen_in = inputs(torch, GENERATION_RES)
 
-    def forward():
-        with torch.no_grad():
-            model(**gen_in)
+        def forward():
+            with torch.no_grad():
+                model(**gen_in)
 
-    doc["generation"] = run_or_oom("generation", lambda: dict(
-        resolution=GENERATION_RES, **timed(torch, forward, args.warmup, args.steps)))
-    del gen_in
-    print("generation %d px: %s" % (GENERATION_RES, brief(doc["generation"])), flush=True)
+        doc["generation"] = run_or_oom("generation", lambda: dict(
+            resolution=GENERATION_RES, **timed(torch, forward, args.warmup, args.steps)))
+        del gen_in
+        print("generation %d px: %s" % (GENERATION_RES, brief(doc["generation"])), flush=True)
 
     params = attach_lora(torch, model)
     model.enable_gradient_checkpointing()
@@ -386,6 +394,88 @@ def compare(doc, aitk, path):
     return doc
 
 
+# ---- comparison with aitk-validate's own measured step (no torch needed) ----
+
+def aitk_flux_steps(path):
+    """Seconds per step of aitk-validate's FLUX.1-dev workload on a GPU, per
+    resolution, from its report.json: each bucket's median (the report's
+    buckets[].median_s), or the whole run's median when it ran one bucket.
+    Returns (entry, {resolution: seconds})."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(2, "%s: %s" % (path, e))
+    entries = report.get("workloads") if isinstance(report, dict) else None
+    if not isinstance(entries, list):
+        fail(2, "%s: not an aitk-validate report (no 'workloads' list)" % path)
+    flux = [w for w in entries if isinstance(w, dict) and w.get("name") == "flux1-dev"]
+    if not flux:
+        fail(2, "%s: no flux1-dev workload" % path)
+    w = flux[0]
+    if w.get("backend") == "cpu":
+        fail(2, "%s: the flux1-dev workload ran on the CPU backend (small configuration), "
+                "not a GPU step" % path)
+    if w.get("status") not in ("completed", "interrupted", "timed_out"):
+        fail(2, "%s: the flux1-dev workload has no timed steps (status '%s': %s)" % (
+            path, w.get("status"), w.get("message", "")))
+    batch = (w.get("configuration") or {}).get("batch")
+    if batch != 1:
+        fail(2, "%s: the flux1-dev workload ran batch %s; the PyTorch step is batch 1" % (
+            path, batch))
+    seconds = {}
+    buckets = w.get("buckets") or []
+    for b in buckets:
+        if isinstance(b, dict) and b.get("steps"):
+            seconds[int(number(b, "resolution", path + ": buckets[]"))] = number(
+                b, "median_s", path + ": buckets[]")
+    if not seconds:
+        fail(2, "%s: the flux1-dev workload has no bucket with timed steps" % path)
+    return w, seconds
+
+
+def compare_aitk(doc, report_path, path):
+    """aitk's measured step against the PyTorch step at each resolution both
+    ran: speedup = torch s/step / aitk s/step."""
+    rows = doc.get("training") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        fail(2, "%s: expected 'training' (a list)" % path)
+    w, aitk = aitk_flux_steps(report_path)
+    table = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or "error" in row:
+            continue
+        where = "%s: training[%d]" % (path, i)
+        res = int(number(row, "resolution", where))
+        torch_s = number(row, "seconds_per_step", where)
+        if res not in aitk:
+            continue
+        table.append({"resolution": res, "torch_seconds": torch_s, "aitk_seconds": aitk[res],
+                      "speedup": torch_s / aitk[res]})
+    mfu = (w.get("throughput") or {}).get("mfu")
+    doc["aitk_step"] = {"report": report_path, "device": w.get("device"),
+                        "title": w.get("title"), "mfu": mfu, "rows": table,
+                        "speedup": "torch s/step / aitk s/step (target >= 1.1)"}
+    print("\naitk-validate's FLUX.1-dev step (%s, %s) against PyTorch eager:" % (
+        report_path, w.get("device", "?")))
+    if not table:
+        print("  no resolution in common: aitk ran %s px, PyTorch %s px" % (
+            sorted(aitk), [r.get("resolution") for r in rows if isinstance(r, dict)]))
+    for t in table:
+        print("  %5d px: aitk %.3f s/step, torch %.3f s/step: aitk x%.2f the speed of "
+              "PyTorch eager (target >= 1.1)" % (t["resolution"], t["aitk_seconds"],
+                                                  t["torch_seconds"], t["speedup"]))
+    return doc
+
+
+def compare_all(doc, args, path):
+    if args.aitk:
+        doc = compare(doc, args.aitk, path)
+    if args.report:
+        doc = compare_aitk(doc, args.report, path)
+    return doc
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="Time a real FLUX.1-dev LoRA training step (PyTorch eager, diffusers "
@@ -398,7 +488,11 @@ def main():
                     help="training resolutions in px, comma-separated (default 512,768,1024)")
     ap.add_argument("--steps", type=int, default=5, help="timed steps (default 5)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    ap.add_argument("--no-generation", dest="generation", action="store_false",
+                    help="leave out the 1024 px generation pass")
     ap.add_argument("--aitk", help="aitk-validate binary: compare with its prediction")
+    ap.add_argument("--report", metavar="JSON",
+                    help="aitk-validate's report.json: compare with its measured FLUX step")
     ap.add_argument("--compare", metavar="JSON",
                     help="compare a saved torch-flux.json instead of measuring")
     args = ap.parse_args()
@@ -411,23 +505,23 @@ def main():
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
     if args.compare:
-        if not args.aitk:
-            ap.error("--compare needs --aitk")
+        if not args.aitk and not args.report:
+            ap.error("--compare needs --aitk, --report or both")
         try:
             with open(args.compare, encoding="utf-8") as f:
                 doc = json.load(f)
         except (OSError, ValueError) as e:
             fail(2, "%s: %s" % (args.compare, e))
-        write_json(args.compare, compare(doc, args.aitk, args.compare))
+        write_json(args.compare, compare_all(doc, args, args.compare))
         return 0
     if not args.out:
-        ap.error("give --out DIR (measure) or --compare JSON --aitk PATH")
+        ap.error("give --out DIR (measure) or --compare JSON with --aitk PATH or --report JSON")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "torch-flux.json")
     doc = measure(args)
     write_json(path, doc)  # the measurement is kept even if the comparison fails
-    if args.aitk:
-        write_json(path, compare(doc, args.aitk, path))
+    if args.aitk or args.report:
+        write_json(path, compare_all(doc, args, path))
     print("written: %s" % path)
     return 0
 

@@ -61,6 +61,44 @@ static void stat_row(aitk_str *out, const char *name, const cJSON *obj, const ch
     aitk_str_append(out, "</td></tr>");
 }
 
+/* The confidence interval in one row, named by what it is an interval of
+ * (the report's step_time_s.interval_of: the mean, bench/stats.h). */
+static void interval_row(aitk_str *out, const cJSON *st)
+{
+    double lo, hi;
+    if (!aitk_field_num(st, "ci95_low", &lo) || !aitk_field_num(st, "ci95_high", &hi))
+        return;
+    const char *of = aitk_field_str(st, "interval_of");
+    aitk_str_append(out, "<tr><th>95% CI of the ");
+    aitk_xml_escape(out, *of ? of : "mean");
+    aitk_str_appendf(out, "</th><td class=\"num\">%.3f – %.3f s</td></tr>", lo, hi);
+}
+
+/* Which implementation of each op the workload ran (the backend's paths):
+ * where cuDNN's fused attention ran, or the plain kernel and cuDNN's
+ * reason for refusing. */
+static void kernels_table(aitk_str *out, const cJSON *w)
+{
+    const cJSON *ks = aitk_field_array(w, "kernels");
+    if (!ks || cJSON_GetArraySize(ks) == 0)
+        return;
+    aitk_str_append(out, "<h3>Kernels that ran</h3><table class=\"stats kernels\">");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, ks)
+    {
+        double calls;
+        aitk_str_append(out, "<tr><th>");
+        aitk_xml_escape(out, aitk_field_str(k, "op"));
+        aitk_str_append(out, "</th><td>");
+        aitk_xml_escape(out, aitk_field_str(k, "kernel"));
+        aitk_str_append(out, "</td><td class=\"num\">");
+        if (aitk_field_num(k, "calls", &calls))
+            aitk_str_appendf(out, "%.0f calls", calls);
+        aitk_str_append(out, "</td></tr>");
+    }
+    aitk_str_append(out, "</table>");
+}
+
 static void time_chart(aitk_str *out, const cJSON *w)
 {
     const cJSON *t = aitk_field_obj(w, "time_per_1000_steps");
@@ -238,8 +276,7 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         stat_row(out, "mean step", st, "mean", SECONDS);
         stat_row(out, "p5 step", st, "p5", SECONDS);
         stat_row(out, "p95 step", st, "p95", SECONDS);
-        stat_row(out, "95% CI low", st, "ci95_low", SECONDS);
-        stat_row(out, "95% CI high", st, "ci95_high", SECONDS);
+        interval_row(out, st);
         stat_row(out, "steps/s", tp, "steps_per_s", GENERAL);
         stat_row(out, "images/s", tp, "images_per_s", GENERAL);
         /* CPU runs of the small configurations do tens of GFLOP/s, which
@@ -254,7 +291,9 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         const cJSON *pr = aitk_field_obj(w, "predicted");
         stat_row(out, "predicted min per 1000 steps", pr, "minutes_per_1000", ONE_DECIMAL);
         stat_row(out, "predicted peak (bytes)", pr, "peak_bytes", GENERAL);
-        aitk_str_append(out, "</table></div></div></div>\n");
+        aitk_str_append(out, "</table>");
+        kernels_table(out, w);
+        aitk_str_append(out, "</div></div></div>\n");
     }
     aitk_str_append(out, "</section>\n");
 }

@@ -110,6 +110,49 @@ static void append_buyer(aitk_str *out, const cJSON *buyer)
     }
 }
 
+/* The mean step with its 95% interval, named by what the interval is of
+ * (step_time_s.interval_of; bench/stats.h: the mean). */
+static void append_mean_cell(aitk_str *out, const cJSON *st)
+{
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "mean")))
+        return;
+    aitk_str_appendf(out, "%.3g s", number(st, "mean"));
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "ci95_low")) &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "ci95_high")))
+        aitk_str_appendf(out, " (%.3g–%.3g)", number(st, "ci95_low"), number(st, "ci95_high"));
+}
+
+/* Which implementation of each op every workload ran (its "kernels", the
+ * backend's paths): cuDNN's fused attention or the plain kernel. */
+static void append_kernels(aitk_str *out, const cJSON *workloads)
+{
+    bool any = false;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workloads)
+    {
+        const cJSON *ks = cJSON_GetObjectItemCaseSensitive(w, "kernels");
+        if (!cJSON_IsArray(ks) || cJSON_GetArraySize(ks) == 0)
+            continue;
+        if (!any)
+            aitk_str_append(out, "\nKernels that ran:\n\n");
+        any = true;
+        aitk_str_append(out, "- ");
+        aitk_markdown_inline(out, aitk_field_str(w, "name"));
+        const char *sep = ": ";
+        const cJSON *k;
+        cJSON_ArrayForEach(k, ks)
+        {
+            aitk_str_append(out, sep);
+            aitk_markdown_inline(out, aitk_field_str(k, "op"));
+            aitk_str_append(out, " → ");
+            aitk_markdown_inline(out, aitk_field_str(k, "kernel"));
+            aitk_str_appendf(out, " (%.0f calls)", number(k, "calls"));
+            sep = "; ";
+        }
+        aitk_str_append(out, "\n");
+    }
+}
+
 /* One line per workload: what ran, on what, how fast, in how much memory.
  * CPU rows say so, so nobody reads them as GPU figures. */
 static void append_workloads(aitk_str *out, const cJSON *workloads)
@@ -117,7 +160,8 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
     if (!cJSON_IsArray(workloads) || cJSON_GetArraySize(workloads) == 0)
         return;
     aitk_str_append(out, "\n### Workloads\n\n| workload | status | backend | median step | "
-                         "1000 steps | peak memory |\n|---|---|---|---|---|---|\n");
+                         "mean step (95% CI of the mean) | 1000 steps | peak memory |\n"
+                         "|---|---|---|---|---|---|---|\n");
     const cJSON *w;
     cJSON_ArrayForEach(w, workloads)
     {
@@ -135,6 +179,8 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
         aitk_str_append(out, " | ");
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "median")))
             aitk_str_appendf(out, "%.3g s", number(st, "median"));
+        aitk_str_append(out, " | ");
+        append_mean_cell(out, st);
         aitk_str_append(out, " | ");
         if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t1k, "measured_s"))) {
             append_duration(out, number(t1k, "measured_s"));
@@ -154,6 +200,7 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
             aitk_str_appendf(out, "%.1f MiB", peak / 1048576.0);
         aitk_str_append(out, " |\n");
     }
+    append_kernels(out, workloads);
 }
 
 aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)

@@ -217,6 +217,11 @@ static void test_interrupt_keeps_figures(void **state)
     aitk_bench_targets t = {.cpu_figures = true};
     assert_int_equal(aitk_bench_result_json(&p, &r, "Synthetic", "cpu", "test", &t, &w), 0);
     assert_string_equal(cJSON_GetObjectItem(w, "status")->valuestring, "interrupted");
+    /* The interval says what it is of: bench/stats.h computes the mean's. */
+    const cJSON *st = cJSON_GetObjectItem(w, "step_time_s");
+    assert_string_equal(cJSON_GetObjectItem(st, "interval_of")->valuestring, "mean");
+    assert_true(cJSON_GetObjectItem(st, "ci95_low")->valuedouble <=
+                cJSON_GetObjectItem(st, "mean")->valuedouble);
     cJSON_Delete(w);
     aitk_bench_result_free(&r);
     /* A run started after the stop does not step at all. */

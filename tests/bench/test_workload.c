@@ -17,6 +17,7 @@
 #include "bench/config.h"
 #include "bench/workload_step.h"
 #include "bench/workload.h"
+#include "bench/workload_kernels.h"
 #include "common/fileio.h"
 #include "kernels/backend.h"
 #include "models/aitk_config.h"
@@ -222,9 +223,82 @@ static void test_short_cpu_run(void **state)
     assert_true(cJSON_GetObjectItem(loss, "last")->valuedouble > 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(loss, "curve")),
                      cJSON_GetObjectItem(loss, "steps")->valueint);
+    /* The kernels that ran, from the CPU backend's paths (kernels/cpu/backend.c
+     * names them): its GEMM and its reference attention, both ways. */
+    const cJSON *kernels = cJSON_GetObjectItem(w, "kernels");
+    assert_int_equal(cJSON_GetArraySize(kernels), 3);
+    static const char *const want[][2] = {
+        {"gemm", "OpenBLAS sgemm (fp32)"},
+        {"attention_forward", "CPU reference (fp32, row strips)"},
+        {"attention_backward", "CPU reference (fp32, row strips)"},
+    };
+    for (int i = 0; i < 3; i++) {
+        const cJSON *k = cJSON_GetArrayItem(kernels, i);
+        assert_string_equal(cJSON_GetObjectItem(k, "op")->valuestring, want[i][0]);
+        assert_string_equal(cJSON_GetObjectItem(k, "kernel")->valuestring, want[i][1]);
+        assert_true(cJSON_GetObjectItem(k, "calls")->valuedouble >= 1);
+    }
     cJSON_Delete(w);
     aitk_bench_config_free(c);
     aitk_str_free(&err);
+}
+
+/* A fake backend whose paths are set by the test. */
+static aitk_backend_path fake_table[3];
+static size_t fake_n;
+
+static aitk_status fake_paths(aitk_backend_path *out, size_t cap, size_t *n)
+{
+    *n = fake_n < cap ? fake_n : cap;
+    memcpy(out, fake_table, *n * sizeof *out);
+    return AITK_OK;
+}
+
+static void fake_path(size_t i, const char *op, const char *kernel, long calls)
+{
+    snprintf(fake_table[i].op, sizeof fake_table[i].op, "%s", op);
+    snprintf(fake_table[i].kernel, sizeof fake_table[i].kernel, "%s", kernel);
+    fake_table[i].calls = calls;
+}
+
+/* A workload's kernels are the calls it made, not the counts since the
+ * backend opened: 10 GEMMs and 2 cuDNN forwards before, 15 and 2 after, and
+ * a plain backward that appeared: 5 GEMMs and 3 backwards are this
+ * workload's, the forward is not listed. */
+static void test_kernels_are_the_workloads_own(void **state)
+{
+    (void)state;
+    aitk_backend be = {.name = "fake", .paths = fake_paths};
+    fake_n = 2;
+    fake_path(0, "gemm", "cuBLASLt bf16", 10);
+    fake_path(1, "attention_forward", "cuDNN 9.14.0 fused SDPA", 2);
+    aitk_bench_paths before, after;
+    assert_int_equal(aitk_bench_paths_take(&be, &before), AITK_OK);
+    fake_n = 3;
+    fake_path(0, "gemm", "cuBLASLt bf16", 15);
+    fake_path(2, "attention_backward", "plain kernel: cuDNN refused: head_dim", 3);
+    assert_int_equal(aitk_bench_paths_take(&be, &after), AITK_OK);
+    cJSON *w = cJSON_CreateObject();
+    assert_int_equal(aitk_bench_paths_json(w, &before, &after), AITK_OK);
+    const cJSON *k = cJSON_GetObjectItem(w, "kernels");
+    assert_int_equal(cJSON_GetArraySize(k), 2);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(k, 0), "op")->valuestring, "gemm");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(k, 0), "calls")->valueint, 5);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(k, 1), "kernel")->valuestring,
+                        "plain kernel: cuDNN refused: head_dim");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(k, 1), "calls")->valueint, 3);
+    cJSON_Delete(w);
+    /* A backend without paths: no "kernels" at all, rather than an empty list
+     * that would read as "nothing ran". */
+    aitk_bench_paths_free(&before);
+    be.paths = NULL;
+    assert_int_equal(aitk_bench_paths_take(&be, &before), AITK_OK);
+    w = cJSON_CreateObject();
+    assert_int_equal(aitk_bench_paths_json(w, &before, &after), AITK_OK);
+    assert_null(cJSON_GetObjectItem(w, "kernels"));
+    cJSON_Delete(w);
+    aitk_bench_paths_free(&before);
+    aitk_bench_paths_free(&after);
 }
 
 /* The cost figures of the buckets (cost_model_gflop) of a short chroma run
@@ -402,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_scaled_target),
         cmocka_unit_test(test_gpu_backend_is_not_faked),
         cmocka_unit_test(test_short_cpu_run),
+        cmocka_unit_test(test_kernels_are_the_workloads_own),
         cmocka_unit_test(test_lent_cost_params_are_used),
         cmocka_unit_test(test_gpu_runs_the_jobs_buckets),
         cmocka_unit_test(test_loss_summary_is_per_bucket),

@@ -5,7 +5,9 @@
  * independently (an ai-toolkit config written by this test), the ratio
  * predicted / measured, the measurement must survive in the file, a row that
  * ran out of memory is left out, and bad input is refused with exit 2 (a GPU
- * the database lacks: exit 1 with predict's own words). python3 is a test
+ * the database lacks: exit 1 with predict's own words). With --report the
+ * measurement is set beside aitk's own measured FLUX step from a saved
+ * report (tests/ci/data), torch s/step over aitk s/step. python3 is a test
  * dependency (ci/install-deps.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -166,11 +168,79 @@ static void test_refusals(void **state)
         aitk_free(data);
         ran_free(&r);
     }
-    /* --compare without --aitk is bad usage. */
+    /* --compare without --aitk or --report is bad usage. */
     ran r = compare((const char *[]){"--compare", file.ptr, NULL});
     assert_int_equal(r.rc, 2);
     ran_free(&r);
     unlink(file.ptr);
+    aitk_str_free(&file);
+}
+
+/* --report: aitk-validate's own FLUX step (a saved report, tests/ci/data)
+ * beside the PyTorch step, with no torch and no --aitk. The fixture's
+ * flux1-dev workload ran 768 and 1024 px, timed only 1024 (median 0.9 s);
+ * the measurement has 512 and 1024 px: one row in common, and aitk's speed
+ * is torch's 1.25 s over aitk's 0.9 s. The CPU workload of the fixture
+ * (chroma) is not read. */
+#define AITK_REPORT AITK_SOURCE_DIR "/tests/ci/data/aitk-report-flux-gpu.json"
+
+static void test_aitk_step(void **state)
+{
+    (void)state;
+    aitk_str file = AITK_STR_INIT;
+    path_in(&file, "torch-flux.json");
+    write_file(file.ptr, measured);
+    ran r = compare((const char *[]){"--compare", file.ptr, "--report", AITK_REPORT, NULL});
+    if (r.rc != 0)
+        fail_msg("exit %d: %s", r.rc, aitk_str_cstr(&r.err));
+    printf("%s", aitk_str_cstr(&r.out));
+    cJSON *j = load_json(file.ptr);
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(j, "training")); /* kept */
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "comparison")); /* no --aitk: no predict */
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "aitk_step");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(a, "device")->valuestring, "NVIDIA H200");
+    assert_float_equal(json_num(a, "mfu"), 0.41, 1e-12);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(a, "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 1);
+    const cJSON *row = cJSON_GetArrayItem(rows, 0);
+    assert_int_equal((long)json_num(row, "resolution"), 1024);
+    assert_float_equal(json_num(row, "torch_seconds"), 1.25, 1e-12);
+    assert_float_equal(json_num(row, "aitk_seconds"), 0.9, 1e-12);
+    assert_float_equal(json_num(row, "speedup"), 1.25 / 0.9, 1e-12);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "1024 px: aitk 0.900 s/step, torch 1.250 s/step: "
+                                                  "aitk x1.39 the speed of PyTorch eager"));
+    cJSON_Delete(j);
+    ran_free(&r);
+
+    /* Reports that do not hold a GPU FLUX step are refused with exit 2. */
+    static const struct {
+        const char *report, *words;
+    } bad[] = {
+        {"{\"workloads\": [{\"name\": \"flux1-dev\", \"backend\": \"cpu\"}]}",
+         "ran on the CPU backend"},
+        {"{\"workloads\": [{\"name\": \"chroma\", \"backend\": \"cuda\"}]}",
+         "no flux1-dev workload"},
+        {"{\"workloads\": [{\"name\": \"flux1-dev\", \"backend\": \"cuda\", \"status\":"
+         " \"completed\", \"configuration\": {\"batch\": 2}}]}",
+         "ran batch 2"},
+        {"{\"workloads\": [{\"name\": \"flux1-dev\", \"backend\": \"cuda\", \"status\":"
+         " \"failed\", \"message\": \"out of memory\"}]}",
+         "no timed steps (status 'failed': out of memory)"},
+        {"{\"checks\": []}", "no 'workloads' list"},
+    };
+    aitk_str report = AITK_STR_INIT;
+    path_in(&report, "report.json");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_file(file.ptr, measured);
+        write_file(report.ptr, bad[i].report);
+        r = compare((const char *[]){"--compare", file.ptr, "--report", report.ptr, NULL});
+        if (r.rc != 2 || !strstr(aitk_str_cstr(&r.err), bad[i].words))
+            fail_msg("case %zu: exit %d, stderr '%s'", i, r.rc, aitk_str_cstr(&r.err));
+        ran_free(&r);
+    }
+    unlink(report.ptr);
+    unlink(file.ptr);
+    aitk_str_free(&report);
     aitk_str_free(&file);
 }
 
@@ -198,6 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_aitk_step),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

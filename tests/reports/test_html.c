@@ -35,6 +35,15 @@ static void test_sections(void **state)
     assert_non_null(strstr(html, "extrapolated from 50 steps, ±1.1%"));
     assert_non_null(strstr(html, "38 min 20 s"));
     assert_non_null(strstr(html, "2 h 15 min"));
+    /* The interval says what it is of; the kernels that ran, escaped. */
+    assert_non_null(strstr(html, "<tr><th>95% CI of the mean</th><td class=\"num\">2.290 – "
+                                 "2.330 s</td></tr>"));
+    assert_null(strstr(html, "95% CI low"));
+    assert_non_null(strstr(html, "<h3>Kernels that ran</h3>"));
+    assert_non_null(strstr(html, "<tr><th>attention_forward</th><td>cuDNN 9.14.0 fused "
+                                 "SDPA</td><td class=\"num\">5700 calls</td></tr>"));
+    assert_non_null(strstr(html, "<td>plain kernel: cuDNN refused: &lt;head_dim 72&gt;</td>"));
+    assert_int_equal(rt_count(html, "<h3>Kernels that ran</h3>"), 1); /* chroma has none */
     /* Microbenchmarks: three rows. */
     assert_non_null(strstr(html, "<table id=\"micro-table\">"));
     assert_non_null(strstr(html, "152.4 TFLOP/s"));

@@ -82,7 +82,10 @@ static void test_workloads_table(void **state)
                      "\"time_per_1000_steps\":{\"measured_s\":25.47,\"extrapolated\":false},"
                      "\"memory\":{\"peak_bytes\":5368709120}},"
                      "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
-                     "\"step_time_s\":{\"median\":8.1},"
+                     "\"step_time_s\":{\"median\":8.1,\"mean\":8.12,\"ci95_low\":8.05,"
+                     "\"ci95_high\":8.19,\"interval_of\":\"mean\"},"
+                     "\"kernels\":[{\"op\":\"attention_forward\",\"kernel\":\"cuDNN 9.14.0 fused "
+                     "SDPA\",\"calls\":570},{\"op\":\"gemm\",\"kernel\":\"a|b\",\"calls\":9}],"
                      "\"time_per_1000_steps\":{\"measured_s\":8100,\"extrapolated\":true,"
                      "\"from_steps\":40,\"error_pct\":0.9,\"target_s\":7200},"
                      "\"memory\":{\"peak_bytes\":3145728}}]";
@@ -91,10 +94,15 @@ static void test_workloads_table(void **state)
     assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
     const char *t = aitk_str_cstr(&md);
     assert_non_null(strstr(t, "### Workloads"));
+    assert_non_null(strstr(t, "| median step | mean step (95% CI of the mean) | 1000 steps |"));
     assert_non_null(strstr(t, "| flux1-dev | completed | cpu (CPU figures, small configuration) | "
-                              "0.0211 s | 25.5 s | 5.00 GiB |"));
-    assert_non_null(strstr(t, "| chroma | completed | cuda | 8.1 s | 2 h 15 min (extrapolated from "
-                              "40 steps, ±0.9%); target 2 h 00 min | 3.0 MiB |"));
+                              "0.0211 s |  | 25.5 s | 5.00 GiB |"));
+    assert_non_null(strstr(t, "| chroma | completed | cuda | 8.1 s | 8.12 s (8.05–8.19) | 2 h 15 min "
+                              "(extrapolated from 40 steps, ±0.9%); target 2 h 00 min | 3.0 MiB |"));
+    /* The kernels that ran, per workload that says; table pipes escaped. */
+    assert_non_null(strstr(t, "\nKernels that ran:\n\n- chroma: attention_forward → cuDNN 9.14.0 "
+                              "fused SDPA (570 calls); gemm → a\\|b (9 calls)\n"));
+    assert_null(strstr(t, "- flux1-dev:"));
     aitk_str_free(&md);
     cJSON_Delete(r);
 }
