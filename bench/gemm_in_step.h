@@ -15,7 +15,10 @@
  * step's GEMMs would take at their isolated rates divided by the time they
  * took, i.e. sum(flops_i / isolated_rate_i) / sum(ms_i), over the problems
  * that have an isolated rate; a mean of per-problem ratios would let a
- * tiny GEMM count as much as the MLP's. Plain C, no backend needed. */
+ * tiny GEMM count as much as the MLP's. Give it the measured steps' paths
+ * (bench/paths_since.h: the paths after the run less a snapshot taken
+ * after the warm-up), so first-call costs stay out. Plain C, no backend
+ * needed. */
 #ifndef AITK_BENCH_GEMM_IN_STEP_H
 #define AITK_BENCH_GEMM_IN_STEP_H
 

@@ -5,7 +5,8 @@
  * Timing (AITK_TIME_OPS=1) brackets the whole dispatch, because which path
  * ran is known only after it: the time between the events includes cuDNN's
  * plan build on a shape's first call when the GPU has run out of queued
- * work meanwhile; later calls reuse the plan. */
+ * work meanwhile; later calls reuse the plan, and bench/paths_since.h
+ * leaves the warm-up's calls out. */
 #include <stdio.h>
 
 #include "kernels/cuda/attention_check.h"
