@@ -63,11 +63,30 @@ typedef struct aitk_backend_probe {
 
 /* Which implementation served an op, for the report: "attention_forward" ran
  * "cuDNN 9.14.0 fused SDPA" 57 times and "plain kernel (cuDNN refused
- * head_dim 120)" 0 times. */
+ * head_dim 120)" 0 times.
+ *
+ * A GEMM's kernel names its problem in one fixed form, so a caller can
+ * count its FLOPs (bench/gemm_in_step.h parses it):
+ *   "cuBLASLt [m=4096 n=3072 k=3072 batch=1 ta=0 tb=1 beta=0 a=bf16 b=bf16
+ *    c=bf16 compute=fp32 epilogue=bias] algo 6 tile 20 stages 8"
+ * m, n, k, ta, tb and batch are ops.h's gemm arguments (row-major terms);
+ * beta=1 when the call read C. Calls of one op at different shapes are
+ * different paths.
+ *
+ * ms: device time of the path's calls in milliseconds, summed, when the
+ * backend times ops; -1 when it does not (the CPU reference; the CUDA
+ * backend unless AITK_TIME_OPS=1 was set when open() ran; ops the CUDA
+ * backend never times). With AITK_TIME_OPS=1 the CUDA backend brackets
+ * each cuBLASLt matmul (the gemm op and every GEMM step of the LoRA
+ * linear ops) and each attention forward and backward with a pair of CUDA
+ * events on its one stream; paths() then waits for the queued work
+ * (like synchronize) before it reads them. The events cost time between
+ * kernels, so a step measured for its s/step runs with timing off. */
 typedef struct aitk_backend_path {
     char op[48];
     char kernel[160];
     long calls;
+    double ms;
 } aitk_backend_path;
 
 /* Collectives across every GPU the backend sees (NCCL in the CUDA plugin).
@@ -148,7 +167,9 @@ typedef struct aitk_backend {
     void (*last_error)(char *buf, size_t len);
 
     /* Which implementation ran, per op and kernel, since open: *n entries
-     * (at most cap) copied; AITK_OK. */
+     * (at most cap) copied; AITK_OK. With op timing on (see
+     * aitk_backend_path) it first waits for the queued work and returns
+     * that wait's failure, or an event call's, as synchronize would. */
     aitk_status (*paths)(aitk_backend_path *out, size_t cap, size_t *n);
 
     /* Frees what open made. Safe to call twice; a plugin module stays

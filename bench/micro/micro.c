@@ -305,7 +305,8 @@ static aitk_status find_linear(const aitk_model_spec *spec, const char *block, c
  * the report says which kernel a figure belongs to. */
 static aitk_status add_kernel(cJSON *e, const bench_def *d)
 {
-    aitk_backend_path paths[32];
+    /* GEMM paths are per shape (kernels/backend.h): room for every one. */
+    static aitk_backend_path paths[1024];
     size_t n = 0;
     if (!d->be->paths || d->be->paths(paths, sizeof paths / sizeof *paths, &n))
         return AITK_OK;

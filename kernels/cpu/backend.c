@@ -164,6 +164,7 @@ static void path_set(aitk_backend_path *p, const char *op, const char *kernel, l
     snprintf(p->op, sizeof p->op, "%s", op);
     snprintf(p->kernel, sizeof p->kernel, "%s", kernel);
     p->calls = calls;
+    p->ms = -1.0; /* the CPU reference does not time its ops */
 }
 
 /* "gemm" counts the gemm member and both lora_linear members: all three run

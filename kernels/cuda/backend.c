@@ -30,7 +30,9 @@ enum {
      * in 1.5 k chunks at full PCIe rate, small enough to be a rounding error
      * in the memory report. */
     STAGING_ELEMS = 2 << 20,
-    MAX_PATHS = 64,
+    /* Paths are per shape for GEMMs (backend.h): a FLUX step's Linear
+     * layers, LoRA steps and attention give a few hundred. */
+    MAX_PATHS = 1024,
 };
 
 aitk_cuda_ctx aitk_cuda;
@@ -168,19 +170,29 @@ aitk_status aitk_cuda_partials_fetch(float *host, unsigned grid, const char *op)
 static aitk_backend_path paths_table[MAX_PATHS];
 static size_t paths_used;
 
-void aitk_cuda_path(const char *op, const char *kernel)
+int aitk_cuda_path(const char *op, const char *kernel)
 {
     for (size_t i = 0; i < paths_used; i++)
         if (!strcmp(paths_table[i].op, op) && !strcmp(paths_table[i].kernel, kernel)) {
             paths_table[i].calls++;
-            return;
+            return (int)i;
         }
     if (paths_used == MAX_PATHS)
-        return; /* more distinct paths than any step has; drop rather than grow */
-    aitk_backend_path *p = &paths_table[paths_used++];
+        return -1; /* more distinct paths than any step has; drop rather than grow */
+    aitk_backend_path *p = &paths_table[paths_used];
     aitk_cuda_errorf(p->op, sizeof p->op, "%s", op);
     aitk_cuda_errorf(p->kernel, sizeof p->kernel, "%s", kernel);
     p->calls = 1;
+    p->ms = -1.0; /* not timed until a timed call adds to it */
+    return (int)paths_used++;
+}
+
+void aitk_cuda_path_add_ms(int index, double ms)
+{
+    if (index < 0 || (size_t)index >= paths_used)
+        return;
+    aitk_backend_path *p = &paths_table[index];
+    p->ms = (p->ms < 0.0 ? 0.0 : p->ms) + ms;
 }
 
 void aitk_cuda_paths_reset(void)
@@ -193,6 +205,11 @@ static aitk_status paths(aitk_backend_path *out, size_t cap, size_t *n)
 {
     if (!n || (cap && !out))
         return AITK_E_INVAL;
+    *n = 0;
+    /* Timed calls still queued: wait for them so ms is complete. */
+    aitk_status st = aitk_cuda.open ? aitk_cuda_timer_collect() : AITK_OK;
+    if (st)
+        return st;
     size_t k = paths_used < cap ? paths_used : cap;
     memcpy(out, paths_table, k * sizeof *out);
     *n = k;
@@ -275,6 +292,10 @@ static void backend_close(void)
         return;
     if (aitk_cuda.stream)
         cudaStreamSynchronize(aitk_cuda.stream);
+    /* Times still pending go to their paths, which outlive close. */
+    if (aitk_cuda.open)
+        aitk_cuda_timer_collect();
+    aitk_cuda_timer_close();
     aitk_cudnn_close();
     aitk_cuda_gemm_close();
     if (aitk_cuda.lt)
@@ -337,6 +358,8 @@ static aitk_status backend_open(int device)
                              "cudaMalloc(staging)");
     if (!st)
         aitk_cuda.staging_elems = STAGING_ELEMS;
+    if (!st)
+        st = aitk_cuda_timer_open();
     if (!st)
         aitk_cuda.open = true;
     /* Without cuDNN the backend still opens: attention runs the plain kernel

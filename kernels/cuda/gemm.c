@@ -7,7 +7,8 @@
  * (gemm_map.h's key) keeps its descriptors and the heuristic's first
  * algorithm in a 64-slot table, so a training step asks the heuristic once
  * per shape, not once per call; one 32 MiB workspace serves all of them
- * (calls are serialized on the one stream).
+ * (calls are serialized on the one stream). Each path names its problem
+ * (backend.h's fixed form), and AITK_TIME_OPS=1 times each matmul.
  *
  * LoRA: the GEMM steps are listed by lora_plan.c (plain C, so the tests
  * run the same list on the CPU); this file runs them. The adapter's fp32
@@ -152,10 +153,15 @@ static aitk_status plan_make(gemm_plan *p, const aitk_lt_problem *pr, const aitk
                                          sizeof tile, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&p->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
                                          sizeof stages, &w);
+    /* The problem in backend.h's fixed form, so the report can count the
+     * path's FLOPs (bench/gemm_in_step.h parses it); the algorithm after. */
     aitk_cuda_errorf(p->summary, sizeof p->summary,
-                     "cuBLASLt bf16 -> %s, fp32 compute, algo %d tile %d stages %d%s",
-                     key->c_dtype ? "fp32" : "bf16", id, tile, stages,
-                     key->epilogue ? ", bias epilogue" : "");
+                     "cuBLASLt [m=%d n=%d k=%d batch=%d ta=%d tb=%d beta=%d a=bf16 b=bf16 "
+                     "c=%s compute=fp32 epilogue=%s] algo %d tile %d stages %d",
+                     key->m, key->n, key->k, key->batch, key->trans_a ? 1 : 0,
+                     key->trans_b ? 1 : 0, key->beta_nonzero ? 1 : 0,
+                     key->c_dtype ? "fp32" : "bf16", key->epilogue ? "bias" : "none", id, tile,
+                     stages);
     return AITK_OK;
 }
 
@@ -206,12 +212,18 @@ static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, co
         if (st)
             return st;
     }
-    aitk_cuda_path(op, p->summary);
+    /* Timed (AITK_TIME_OPS=1) around the matmul alone: the plan lookup and
+     * the LoRA conversions are not the GEMM's time. */
+    int timing = -1;
+    st = aitk_cuda_timer_start(aitk_cuda_path(op, p->summary), &timing);
+    if (st)
+        return st;
     /* cuBLASLt's A is our B and its B our A (gemm_map.h). */
-    return aitk_cublas_check(cublasLtMatmul(aitk_cuda.lt, p->op, &alpha, b, p->a, a, p->b, &beta,
-                                            c, p->c, c, p->c, &p->algo, aitk_cuda.gemm_ws,
-                                            aitk_cuda.gemm_ws_bytes, aitk_cuda.stream),
-                             "cublasLtMatmul");
+    st = aitk_cublas_check(cublasLtMatmul(aitk_cuda.lt, p->op, &alpha, b, p->a, a, p->b, &beta, c,
+                                          p->c, c, p->c, &p->algo, aitk_cuda.gemm_ws,
+                                          aitk_cuda.gemm_ws_bytes, aitk_cuda.stream),
+                           "cublasLtMatmul");
+    return aitk_cuda_timer_stop(timing, st);
 }
 
 aitk_status aitk_cuda_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n,

@@ -66,9 +66,33 @@ aitk_status aitk_cuda_need_open(const char *op);
 /* The launch status of the kernel just queued (cudaGetLastError). */
 aitk_status aitk_cuda_launched(const char *kernel);
 
-/* One more call of `op` served by `kernel` (the report's paths). */
-void aitk_cuda_path(const char *op, const char *kernel);
+/* One more call of `op` served by `kernel` (the report's paths); returns
+ * the path's index for aitk_cuda_timer_start, -1 when the table is full
+ * (the call is then neither counted nor timed). */
+int aitk_cuda_path(const char *op, const char *kernel);
 void aitk_cuda_paths_reset(void);
+/* Adds a timed call's device milliseconds to path `index`. */
+void aitk_cuda_path_add_ms(int index, double ms);
+
+/* Op timing (op_timer.c): on when AITK_TIME_OPS=1 at open (backend.h,
+ * aitk_backend_path). A timed call is
+ *     int slot; st = aitk_cuda_timer_start(aitk_cuda_path(op, kernel), &slot);
+ *     if (!st) st = aitk_cuda_timer_stop(slot, <queue the work>);
+ * start records an event before the work (nothing when timing is off:
+ * *slot = -1), stop one after it and returns the work's status, or the
+ * event call's when that failed. collect waits for the stream and adds
+ * every pending pair's time to its path; paths() calls it. */
+/* A call whose path is known only after it ran (attention: cuDNN or the
+ * plain kernel) starts with AITK_CUDA_PATH_LATER and names it with
+ * aitk_cuda_timer_name before stop. */
+#define AITK_CUDA_PATH_LATER (-2)
+void aitk_cuda_timer_name(int slot, int path);
+bool aitk_cuda_timer_requested(void);
+aitk_status aitk_cuda_timer_open(void);
+void aitk_cuda_timer_close(void);
+aitk_status aitk_cuda_timer_start(int path, int *slot);
+aitk_status aitk_cuda_timer_stop(int slot, aitk_status call);
+aitk_status aitk_cuda_timer_collect(void);
 
 /* Grows *buf to at least `bytes` (stream-ordered free + alloc); used for
  * the backend's own buffers. */

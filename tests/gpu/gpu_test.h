@@ -70,17 +70,24 @@ static inline int gpu_test_open(const aitk_backend **out)
 }
 
 /* Which implementation served each op since open ("attention_forward ran
- * cuDNN fused SDPA 57 times"). */
+ * cuDNN fused SDPA 57 times"), and its device time when the backend times
+ * ops (AITK_TIME_OPS=1 at open). GEMM paths are per shape: a full step has
+ * a few hundred. */
 static inline void gpu_test_print_paths(const aitk_backend *be)
 {
-    aitk_backend_path paths[64];
+    static aitk_backend_path paths[1024];
     size_t n = 0;
     if (be->paths(paths, sizeof paths / sizeof *paths, &n) != AITK_OK) {
         gpu_test_print_last_error(be, "paths");
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        printf("path %-24s %8ld x %s\n", paths[i].op, paths[i].calls, paths[i].kernel);
+    for (size_t i = 0; i < n; i++) {
+        if (paths[i].ms >= 0.0)
+            printf("path %-24s %8ld x %10.3f ms %s\n", paths[i].op, paths[i].calls, paths[i].ms,
+                   paths[i].kernel);
+        else
+            printf("path %-24s %8ld x %s\n", paths[i].op, paths[i].calls, paths[i].kernel);
+    }
 }
 
 #endif

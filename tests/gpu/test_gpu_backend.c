@@ -16,6 +16,7 @@
 #include "mt.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -597,15 +598,75 @@ static void test_gemm_rate_and_report(void **state)
     printf("gemm bf16 %dx%dx%d: %.3f ms, %.1f TFLOP/s\n", M, N, K, s * 1e3,
            2.0 * M * N * K / s / 1e12);
     g->free(a), g->free(b), g->free(c);
-    aitk_backend_path paths[64];
+    static aitk_backend_path paths[1024];
     size_t np = 0;
-    assert_int_equal(be->paths(paths, 64, &np), AITK_OK);
+    assert_int_equal(be->paths(paths, 1024, &np), AITK_OK);
     for (size_t i = 0; i < np; i++)
         printf("path %-24s %6ld x %s\n", paths[i].op, paths[i].calls, paths[i].kernel);
     printf("workspace_bytes %zu\n", be->workspace_bytes());
     size_t fr = 0, tot = 0;
     assert_int_equal(be->mem_info(&fr, &tot), AITK_OK);
     assert_true(tot > 0 && fr <= tot);
+}
+
+/* The path of `op` whose kernel text contains `shape`, or NULL. */
+static const aitk_backend_path *find_path(const aitk_backend_path *p, size_t n, const char *op,
+                                          const char *shape)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p[i].op, op) && strstr(p[i].kernel, shape))
+            return &p[i];
+    return NULL;
+}
+
+/* AITK_TIME_OPS=1 at open: each GEMM path names its shape and sums device
+ * time; attention is timed too; untimed ops keep -1. Without it, ms is -1
+ * everywhere. Reopens the backend twice, so it runs last. */
+static void test_op_timing(void **state)
+{
+    (void)state;
+    enum { M = 512, N = 768, K = 1024, T = 256, H = 2, D = 64, REPS = 5 };
+    static aitk_backend_path paths[1024];
+    const char *shape = "[m=512 n=768 k=1024 batch=1 ta=0 tb=1 beta=0 a=bf16 b=bf16 c=bf16 "
+                        "compute=fp32 epilogue=none]";
+    for (int timed = 1; timed >= 0; timed--) {
+        if (timed)
+            setenv("AITK_TIME_OPS", "1", 1);
+        else
+            unsetenv("AITK_TIME_OPS");
+        assert_int_equal(be->open(0), AITK_OK);
+        aitk_act *a = dev((size_t)M * K * 2), *b = dev((size_t)N * K * 2),
+                 *c = dev((size_t)M * N * 2);
+        aitk_act *q = dev((size_t)T * H * D * 2), *o = dev((size_t)T * H * D * 2);
+        float *lse = dev((size_t)T * H * sizeof(float));
+        assert_int_equal(g->draw_act(a, (size_t)M * K, 1, 0, 1.0f, 0.0f), AITK_OK);
+        assert_int_equal(g->draw_act(b, (size_t)N * K, 2, 0, 0.02f, 0.0f), AITK_OK);
+        assert_int_equal(g->draw_act(q, (size_t)T * H * D, 3, 0, 1.0f, 0.0f), AITK_OK);
+        for (int i = 0; i < REPS; i++)
+            assert_int_equal(g->gemm(c, a, b, M, N, K, false, true, 1.0f, 0.0f, 1, 0, 0, 0),
+                             AITK_OK);
+        assert_int_equal(g->attention_forward(o, lse, q, q, q, 1, T, H, H, D, 0.125f), AITK_OK);
+        size_t np = 0;
+        assert_int_equal(be->paths(paths, 1024, &np), AITK_OK);
+        const aitk_backend_path *gp = find_path(paths, np, "gemm", shape);
+        const aitk_backend_path *ap = find_path(paths, np, "attention_forward", "");
+        const aitk_backend_path *dp = find_path(paths, np, "draw_act", "");
+        assert_non_null(gp);
+        assert_non_null(ap);
+        assert_non_null(dp);
+        assert_int_equal(gp->calls, REPS);
+        printf("timed=%d: gemm %s %.4f ms; attention %.4f ms\n", timed, gp->kernel, gp->ms,
+               ap->ms);
+        if (timed) {
+            /* 5 x 0.8 GFLOP: more than 0 and less than a second on any GPU. */
+            assert_true(gp->ms > 0.0 && gp->ms < 1000.0);
+            assert_true(ap->ms > 0.0 && ap->ms < 1000.0);
+        } else {
+            assert_true(gp->ms == -1.0 && ap->ms == -1.0);
+        }
+        assert_true(dp->ms == -1.0); /* never timed */
+        g->free(a), g->free(b), g->free(c), g->free(q), g->free(o), g->free(lse);
+    }
 }
 
 int main(void)
@@ -667,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_weight_formats),
         cmocka_unit_test(test_gemm_rate_and_report),
+        cmocka_unit_test(test_op_timing),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char err[AITK_BACKEND_ERROR_LEN];
