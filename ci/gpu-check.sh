@@ -59,7 +59,10 @@ LOG="$OUT/gpu-check.log"
 wanted() { case " $ONLY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 CMAKE_EXTRA=()
-if wanted build && ! pkg-config --exists yaml-0.1 libcjson libelf openblas benchmark cmocka 2>/dev/null; then
+# The carried libraries (.device-deps) serve the build and, through
+# LD_LIBRARY_PATH, every program it made: needed whenever the machine lacks
+# them, also when the build was carried from elsewhere (CARRIED_BUILD=1).
+if ! pkg-config --exists yaml-0.1 libcjson libelf openblas benchmark cmocka 2>/dev/null; then
     # shellcheck source=ci/device-deps.sh
     . "$ROOT/ci/device-deps.sh" env >>"$LOG" 2>&1 || {
         echo "gpu-check: no build dependencies (see $LOG)" >&2
@@ -67,6 +70,49 @@ if wanted build && ! pkg-config --exists yaml-0.1 libcjson libelf openblas bench
     }
     tail -1 "$LOG"
     if [ -n "$DEVICE_DEPS_CMAKE_ARGS" ]; then CMAKE_EXTRA+=("$DEVICE_DEPS_CMAKE_ARGS"); fi
+fi
+
+# python3's site folders, where pip's nvidia-* wheels keep CUDA libraries
+# and headers on machines whose toolkit lacks cuDNN or NCCL.
+py_nvidia_dirs() {
+    python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
+        2>/dev/null | while read -r d; do [ -d "$d/nvidia" ] && echo "$d/nvidia"; done
+}
+
+# The CUDA libraries the plugin links (cudart, cuBLASLt) or opens (cuDNN,
+# NCCL): a folder is put on LD_LIBRARY_PATH for each that the loader cannot
+# find by itself, first the toolkit's, then pip's wheels.
+for lib in libcudart.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+    if ldconfig -p 2>/dev/null | grep -q "[[:space:]]$lib "; then continue; fi
+    found=""
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+             $(py_nvidia_dirs | while read -r n; do ls -d "$n"/*/lib "$n"/*/*/lib 2>/dev/null; done); do
+        if [ -e "$d/$lib" ]; then found=$d; break; fi
+    done
+    if [ -n "$found" ]; then
+        case ":${LD_LIBRARY_PATH:-}:" in *":$found:"*) ;; *)
+            export LD_LIBRARY_PATH=$found${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ;; esac
+        echo "library $lib: $found" >>"$LOG"
+    else
+        echo "library $lib: not found" >>"$LOG"
+    fi
+done
+
+# cuDNN's and NCCL's headers for the build, when the toolkit has none:
+# pip's wheels, else the copy carried in .device-deps/cuda-include.
+if wanted build; then
+    for pair in cudnn_graph.h:CUDNN_INCLUDE_DIR nccl.h:NCCL_INCLUDE_DIR; do
+        header=${pair%%:*} var=${pair#*:}
+        [ -e "/usr/local/cuda/include/$header" ] && continue
+        for d in $(py_nvidia_dirs | while read -r n; do ls -d "$n"/*/include 2>/dev/null; done) \
+                 "$ROOT/.device-deps/cuda-include"; do
+            if [ -e "$d/$header" ]; then
+                CMAKE_EXTRA+=("-D$var=$d")
+                echo "header $header: $d" >>"$LOG"
+                break
+            fi
+        done
+    done
 fi
 
 # step NAME LIMIT_S [--int] CMD...: timed, its output in $BUILD_DIR/NAME.out
@@ -97,8 +143,9 @@ ctest_skips() {
     sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$1"
 }
 
-# At most 8 files come back from the device's $OUT: the machine goes first
-# in the log, the reports are JSON (and the Markdown of the main one).
+# At most 8 files come back from the device's $OUT: the log (the machine
+# first), nvidia-smi -q, ctest's JUnit, the two reports (JSON; render makes
+# the rest), figures, calibration and the PyTorch step.
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
@@ -107,6 +154,24 @@ ctest_skips() {
 } >>"$LOG"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 echo "GPUs: ${gpus:-0}" >>"$LOG"
+
+# nvidia-smi's full account of the GPU, the oracle the probes' fields are
+# compared with (issue #22).
+nvidia-smi -q >"$OUT/nvidia-smi-q.txt" 2>&1 || true
+
+# CARRIED_BUILD=1: BUILD_DIR was built elsewhere (same path, same CUDA major)
+# and carried here; it is used when its validator starts, else the build
+# runs as usual in a folder of its own.
+if [ "${CARRIED_BUILD:-0}" = 1 ] && wanted build; then
+    if "$BUILD_DIR/aitk-validate" --version >>"$LOG" 2>&1; then
+        echo "build: the carried build in $BUILD_DIR starts; not rebuilt" | tee -a "$LOG"
+        ONLY=${ONLY//build/}
+    else
+        echo "build: the carried build does not start (see $LOG); building here" | tee -a "$LOG"
+        BUILD_DIR=$ROOT/build/gpu-check-device
+        mkdir -p "$BUILD_DIR"
+    fi
+fi
 
 status=0
 if wanted build; then
@@ -155,7 +220,7 @@ fi
 if wanted validate; then
     rc=0
     step validate 150 --int "$BUILD_DIR/aitk-validate" --full --steps 50 \
-        --json "$OUT/report.json" --markdown "$OUT/report.md" --no-color || rc=$?
+        --json "$OUT/report.json" --markdown "$BUILD_DIR/report.md" --no-color || rc=$?
     echo "aitk-validate --full --steps 50 exit code: $rc" | tee -a "$LOG"
     [ "$rc" -le 1 ] || status=1
 fi
