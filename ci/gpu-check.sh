@@ -131,7 +131,12 @@ step() {
     [ "$limit" -le "$left" ] || limit=$left
     local t0=$SECONDS rc=0
     echo "== $name (limit ${limit}s)" | tee -a "$LOG"
-    timeout --signal="$sig" --kill-after=30 "$limit" "$@" >"$BUILD_DIR/$name.out" 2>&1 || rc=$?
+    # --foreground: the signal goes to the command alone; without it timeout
+    # sends it to the command and then to its process group, a second SIGINT.
+    local fg=()
+    if [ "$sig" = INT ]; then fg=(--foreground); fi
+    timeout ${fg[@]+"${fg[@]}"} --signal="$sig" --kill-after=30 "$limit" "$@" \
+        >"$BUILD_DIR/$name.out" 2>&1 || rc=$?
     cat "$BUILD_DIR/$name.out" >>"$LOG"
     echo "== $name: rc=$rc in $((SECONDS - t0))s" | tee -a "$LOG"
     return "$rc"

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/cpu_backend.h"
@@ -79,7 +80,39 @@ fail:
 
 /* Ctrl-C during a run: the benchmark runner finishes the step in flight,
  * marks the workload "interrupted", and the report is still written. A
- * second Ctrl-C ends the program at once (the default action is restored). */
+ * second Ctrl-C ends the program at once (the default action is restored).
+ *
+ * A second SIGINT within half a second of the first is the same request
+ * delivered twice, not a person pressing again: GNU timeout sends its
+ * signal to the child and then to the child's whole process group, so
+ * `timeout -s INT` would otherwise kill the run it means to stop (seen on
+ * the GPU machine: the report was lost). */
+#ifndef _WIN32
+static volatile sig_atomic_t sigint_seen;
+static struct timespec sigint_first; /* written once, before sigint_seen */
+
+static void on_sigint(int sig)
+{
+    static const char msg[] = "\naitk-validate: stopping after the current step; the report "
+                              "will still be written (Ctrl-C again to abort)\n";
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe (POSIX) */
+    if (sigint_seen) {
+        double since = (double)(now.tv_sec - sigint_first.tv_sec) +
+                       (double)(now.tv_nsec - sigint_first.tv_nsec) / 1e9;
+        if (since < 0.5)
+            return;
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    sigint_first = now;
+    sigint_seen = 1;
+    aitk_bench_request_stop();
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+}
+#else
 static void on_sigint(int sig)
 {
     static const char msg[] = "\naitk-validate: stopping after the current step; the report "
@@ -89,6 +122,7 @@ static void on_sigint(int sig)
     (void)ignored;
     signal(sig, SIG_DFL);
 }
+#endif
 
 static void catch_sigint(void)
 {
