@@ -31,7 +31,7 @@
 #   build        150 s    ~120 s  CUDA_ARCH=90 only (6 architectures: CI)
 #   gpu-tests     60 s     ~40 s  ctest -L gpu -LE multigpu; a skip fails
 #   multigpu      45 s       -    ctest -L multigpu, only with >= 2 GPUs
-#   validate     150 s   ~120 s  --full --steps 50, three full-size models
+#   validate     180 s   ~120 s  --full --steps 20, three full-size models
 #   mfu           60 s     ~40 s  FLUX bf16 base, AdamW, r16, 1024 px, b1
 #   calibrate     15 s      ~2 s  predict --calibrate on the report
 #   torch         90 s     ~60 s  PyTorch eager FLUX step at 1024 px only
@@ -224,9 +224,9 @@ fi
 # not fatal; 130 is a SIGINT at the step's limit (the report is written).
 if wanted validate; then
     rc=0
-    step validate 150 --int "$BUILD_DIR/aitk-validate" --full --steps 50 \
+    step validate 180 --int "$BUILD_DIR/aitk-validate" --full --steps 20 \
         --json "$OUT/report.json" --markdown "$BUILD_DIR/report.md" --no-color || rc=$?
-    echo "aitk-validate --full --steps 50 exit code: $rc" | tee -a "$LOG"
+    echo "aitk-validate --full --steps 20 exit code: $rc" | tee -a "$LOG"
     [ "$rc" -le 1 ] || status=1
 fi
 

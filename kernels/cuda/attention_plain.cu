@@ -231,6 +231,22 @@ static __global__ void backward_q(uint16_t *dq, const uint16_t *dout, const uint
         dq[q_off(a, bi, (size_t)qt * tile + e / a.d, h) + e % a.d] = aitk_bf16_encode(m.acc0[e]);
 }
 
+extern "C" aitk_status aitk_cuda_attention_di(float **di, const aitk_act *dout,
+                                              const aitk_act *out, int b, int t, int hq, int d)
+{
+    size_t rows = (size_t)b * hq * t;
+    aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.attn_scratch,
+                                       &aitk_cuda.attn_scratch_bytes, rows * sizeof(float),
+                                       "cudaMallocAsync(attention di)");
+    if (st)
+        return st;
+    *di = aitk_cuda.attn_scratch;
+    attn_dims a = {t, hq, hq, d, 1.0f};
+    backward_di<<<(unsigned)((rows + 255) / 256), 256, 0, aitk_cuda.stream>>>(
+        *di, (const uint16_t *)dout, (const uint16_t *)out, a, rows);
+    return aitk_cuda_launched("attention_backward di kernel");
+}
+
 static aitk_status launch_setup(const void *kernel, size_t smem)
 {
     if (smem <= 48 * 1024)
@@ -270,25 +286,19 @@ extern "C" aitk_status aitk_cuda_attention_plain_backward(aitk_act *dq, aitk_act
     if (!tile)
         return aitk_cuda_inval("attention_backward", "head_dim too large for the plain kernel's "
                                                      "shared memory and cuDNN refused it");
-    size_t smem = aitk_attn_bwd_smem(tile, d), rows = (size_t)b * hq * t;
-    aitk_status st = aitk_cuda_reserve((void **)&aitk_cuda.attn_scratch,
-                                       &aitk_cuda.attn_scratch_bytes, rows * sizeof(float),
-                                       "cudaMallocAsync(attention di)");
+    size_t smem = aitk_attn_bwd_smem(tile, d);
+    float *di = NULL;
+    aitk_status st = aitk_cuda_attention_di(&di, dout, out, b, t, hq, d);
     if (!st)
         st = launch_setup((const void *)backward_kv, smem);
     if (!st)
         st = launch_setup((const void *)backward_q, smem);
     if (st)
         return st;
-    float *di = aitk_cuda.attn_scratch;
     attn_dims a = {t, hq, hkv, d, scale};
-    const uint16_t *o16 = (const uint16_t *)out, *do16 = (const uint16_t *)dout;
+    const uint16_t *do16 = (const uint16_t *)dout;
     const uint16_t *q16 = (const uint16_t *)q, *k16 = (const uint16_t *)k;
     const uint16_t *v16 = (const uint16_t *)v;
-    backward_di<<<(unsigned)((rows + 255) / 256), 256, 0, aitk_cuda.stream>>>(di, do16, o16, a,
-                                                                             rows);
-    if ((st = aitk_cuda_launched("attention_backward di kernel")))
-        return st;
     unsigned tiles = (unsigned)aitk_attn_tile_count(t, tile);
     backward_kv<<<dim3(tiles, (unsigned)hkv, (unsigned)b), ATTN_BWD_THREADS, smem,
                   aitk_cuda.stream>>>((uint16_t *)dk, (uint16_t *)dv, do16, q16, k16, v16, lse,

@@ -305,6 +305,7 @@ static void backend_close(void)
     cudaFree(aitk_cuda.lora_bf16);
     cudaFree(aitk_cuda.partials);
     cudaFree(aitk_cuda.attn_scratch);
+    cudaFree(aitk_cuda.attn_math);
     cudaFree(aitk_cuda.cudnn_ws);
     if (aitk_cuda.stream)
         cudaStreamDestroy(aitk_cuda.stream);
@@ -519,7 +520,7 @@ static size_t workspace_bytes(void)
     return aitk_cuda.gemm_ws_bytes + aitk_cuda.staging_elems * sizeof(float) +
            aitk_cuda.lora_bf16_bytes +
            aitk_cuda.partials_bytes +
-           aitk_cuda.attn_scratch_bytes + aitk_cuda.cudnn_ws_bytes +
+           aitk_cuda.attn_scratch_bytes + aitk_cuda.attn_math_bytes + aitk_cuda.cudnn_ws_bytes +
            aitk_cudnn_plan_cache_bytes();
 }
 

@@ -166,7 +166,8 @@ static aitk_status plan_make(gemm_plan *p, const aitk_lt_problem *pr, const aitk
 }
 
 /* D = alpha op(A) op(B) + beta C in ops.h's row-major terms; c_f32 selects
- * an fp32 C/D; bias (N elements, bf16) or NULL. */
+ * an fp32 C/D; bias (N elements, bf16) or NULL. op NULL: a GEMM inside
+ * another op, with no path or timing of its own. */
 static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, const void *b,
                           int m, int n, int k, bool trans_a, bool trans_b, float alpha,
                           float beta, int batch, long long sa, long long sb, long long sc,
@@ -174,7 +175,7 @@ static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, co
 {
     aitk_lt_problem pr;
     if (!aitk_lt_map(&pr, m, n, k, trans_a, trans_b, batch, sa, sb, sc))
-        return aitk_cuda_inval(op, "impossible GEMM shape");
+        return aitk_cuda_inval(op ? op : "inner gemm", "impossible GEMM shape");
     aitk_gemm_key key;
     memset(&key, 0, sizeof key);
     key.m = m;
@@ -215,15 +216,23 @@ static aitk_status matmul(const char *op, void *c, bool c_f32, const void *a, co
     /* Timed (AITK_TIME_OPS=1) around the matmul alone: the plan lookup and
      * the LoRA conversions are not the GEMM's time. */
     int timing = -1;
-    st = aitk_cuda_timer_start(aitk_cuda_path(op, p->summary), &timing);
-    if (st)
+    if (op && (st = aitk_cuda_timer_start(aitk_cuda_path(op, p->summary), &timing)))
         return st;
     /* cuBLASLt's A is our B and its B our A (gemm_map.h). */
     st = aitk_cublas_check(cublasLtMatmul(aitk_cuda.lt, p->op, &alpha, b, p->a, a, p->b, &beta, c,
                                           p->c, c, p->c, &p->algo, aitk_cuda.gemm_ws,
                                           aitk_cuda.gemm_ws_bytes, aitk_cuda.stream),
                            "cublasLtMatmul");
-    return aitk_cuda_timer_stop(timing, st);
+    return op ? aitk_cuda_timer_stop(timing, st) : st;
+}
+
+aitk_status aitk_cuda_gemm_inner(void *c, bool c_f32, const void *a, const void *b, int m, int n,
+                                 int k, bool trans_a, bool trans_b, float alpha, float beta,
+                                 int batch, long long stride_a, long long stride_b,
+                                 long long stride_c)
+{
+    return matmul(NULL, c, c_f32, a, b, m, n, k, trans_a, trans_b, alpha, beta, batch, stride_a,
+                  stride_b, stride_c, NULL);
 }
 
 aitk_status aitk_cuda_gemm(aitk_act *c, const aitk_act *a, const aitk_act *b, int m, int n,

@@ -35,8 +35,10 @@ typedef struct aitk_cuda_ctx {
     size_t lora_bf16_bytes;
     float *partials;            /* per-block partial sums (mse, absmax) */
     size_t partials_bytes;
-    float *attn_scratch;        /* di = rowsum(dO * O) of the plain backward */
+    float *attn_scratch;        /* di = rowsum(dO * O) of the attention backward */
     size_t attn_scratch_bytes;
+    void *attn_math;            /* the math attention path's workspace */
+    size_t attn_math_bytes;
     void *cudnn_ws;             /* what cuDNN's plans ask for */
     size_t cudnn_ws_bytes;
     char error[AITK_BACKEND_ERROR_LEN];
@@ -152,6 +154,32 @@ aitk_status aitk_cuda_attention_plain_backward(aitk_act *dq, aitk_act *dk, aitk_
                                                const aitk_act *k, const aitk_act *v,
                                                const aitk_act *out, const float *lse, int b,
                                                int t, int hq, int hkv, int d, float scale);
+
+/* di = rowsum(dO * O) per (sample, query head, row), lse's layout, into the
+ * backend's scratch (*di points there until the next call). */
+aitk_status aitk_cuda_attention_di(float **di, const aitk_act *dout, const aitk_act *out, int b,
+                                   int t, int hq, int d);
+
+/* The math path (attention_math.cu): AITK_E_UNSUPPORTED with *why when it
+ * cannot take the shape (the plain kernel runs then). */
+aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *lse, const aitk_act *q,
+                                             const aitk_act *k, const aitk_act *v, int b, int t,
+                                             int hq, int hkv, int d, float scale,
+                                             const char **why);
+aitk_status aitk_cuda_attention_math_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                              const aitk_act *dout, const aitk_act *q,
+                                              const aitk_act *k, const aitk_act *v,
+                                              const aitk_act *out, const float *lse, int b,
+                                              int t, int hq, int hkv, int d, float scale,
+                                              const char **why);
+
+/* A GEMM inside another op (gemm.c): ops.h's gemm with an fp32 C when
+ * c_f32, but no path and no timing of its own, so the outer op's path and
+ * timer account for it. */
+aitk_status aitk_cuda_gemm_inner(void *c, bool c_f32, const void *a, const void *b, int m, int n,
+                                 int k, bool trans_a, bool trans_b, float alpha, float beta,
+                                 int batch, long long stride_a, long long stride_b,
+                                 long long stride_c);
 
 /* ---- the ops (signatures and contracts: kernels/ops.h) ---- */
 aitk_status aitk_cuda_alloc(void **out, size_t bytes);

@@ -118,7 +118,7 @@ expect "one GPU, tests pass: exit 0 (got $rc)" test "$rc" -eq 0
 expect "one GPU: the multi-GPU label is left out" has "$calls" "ctest .*-L gpu -LE multigpu"
 expect "one GPU: no multi-GPU run" lacks "$calls" "ctest .*-L multigpu --output"
 expect "one GPU: the log says why" has "$log" "not run, 1 GPU here, they need 2"
-expect "validate: --full --steps 50" has "$calls" "aitk-validate --full --steps 50 --json"
+expect "validate: --full --steps 20" has "$calls" "aitk-validate --full --steps 20 --json"
 expect "mfu: the bf16 FLUX config" has "$calls" "aitk-validate --standard --steps 20 --config .*/ci/flux-bf16-mfu.yaml"
 expect "torch: 1024 px only, no generation, aitk's report" \
     has "$calls" "torch-flux-step.py --out .* --resolutions 1024 --no-generation --aitk .* --report .*/mfu.json"

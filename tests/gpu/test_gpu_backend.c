@@ -469,15 +469,48 @@ static void attention_case(int b, int t, int hq, int hkv, int d)
         free(dv_ref), free(o_gpu), free(l_gpu);
 }
 
+/* Calls so far of `op` by kernels whose text contains `kernel`. */
+static long path_calls(const char *op, const char *kernel)
+{
+    static aitk_backend_path paths[1024];
+    size_t np = 0;
+    assert_int_equal(be->paths(paths, 1024, &np), AITK_OK);
+    long calls = 0;
+    for (size_t i = 0; i < np; i++)
+        if (!strcmp(paths[i].op, op) && strstr(paths[i].kernel, kernel))
+            calls += paths[i].calls;
+    return calls;
+}
+
+/* Every path in turn: the default order (cuDNN where it takes the shape),
+ * then the math path and the plain kernel forced by AITK_ATTENTION, each
+ * held against the CPU reference and seen to run in the backend's paths. */
 static void test_attention(void **state)
 {
     (void)state;
-    attention_case(1, 512, 24, 24, 128); /* FLUX heads */
-    attention_case(2, 300, 12, 4, 120);  /* OmniGen2 head_dim, GQA 3:1, ragged T */
-    attention_case(1, 200, 4, 4, 100);   /* head_dim % 8 != 0: the plain kernel */
-    /* The plain kernel's tiled backward with GQA 3:1 and a ragged last
-     * tile (333 = 20 x 16 + 13 rows at tile 16, 10 x 32 + 13 at 32). */
-    attention_case(2, 333, 6, 2, 100);
+    static const char *const modes[] = {NULL, "math", "plain"};
+    static const char *const kernels[] = {"", "cuBLASLt math SDPA", "plain kernel"};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        if (modes[m])
+            setenv("AITK_ATTENTION", modes[m], 1);
+        else
+            unsetenv("AITK_ATTENTION");
+        long fwd = path_calls("attention_forward", kernels[m]);
+        long bwd = path_calls("attention_backward", kernels[m]);
+        attention_case(1, 512, 24, 24, 128); /* FLUX heads */
+        attention_case(2, 300, 12, 4, 120);  /* OmniGen2 head_dim, GQA 3:1, ragged T */
+        attention_case(1, 200, 4, 4, 100);   /* head_dim % 8 != 0: the plain kernel */
+        /* The plain kernel's tiled backward with GQA 3:1 and a ragged last
+         * tile (333 = 20 x 16 + 13 rows at tile 16, 10 x 32 + 13 at 32). */
+        attention_case(2, 333, 6, 2, 100);
+        /* math: the two head_dim 100 cases fall back to the plain kernel. */
+        long want = modes[m] && !strcmp(modes[m], "math") ? 2 : 4;
+        if (path_calls("attention_forward", kernels[m]) - fwd < want ||
+            path_calls("attention_backward", kernels[m]) - bwd < want)
+            fail_msg("AITK_ATTENTION=%s: fewer than %ld calls named \"%s\"",
+                     modes[m] ? modes[m] : "(unset)", want, kernels[m]);
+    }
+    unsetenv("AITK_ATTENTION");
 }
 
 static void test_optimizers(void **state)
