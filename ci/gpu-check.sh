@@ -20,29 +20,27 @@
 # subset of "build gpu-tests validate mfu torch" for a rerun of what failed:
 # a warm machine keeps BUILD_DIR, so "build" is then seconds).
 #
-# Budget: a 15-minute device slot, machine start (~2-3 min) included, with
-# room for a rerun. Each step has its own limit (a hang cannot eat the
-# slot) and no step runs past TOTAL_LIMIT_S from the start: a step that
-# would is cut to what is left, and a step with under 10 s left is not
-# started (a failure). Expected times on an H200 with 16 cores are
-# estimates: none of this has run on a device yet.
-#   step        limit  expected  what
-#   configure     30 s     10 s
-#   build        150 s    ~120 s  CUDA_ARCH=90 only (6 architectures: CI)
-#   gpu-tests     60 s     ~40 s  ctest -L gpu -LE multigpu; a skip fails
-#   multigpu      45 s       -    ctest -L multigpu, only with >= 2 GPUs
-#   validate     180 s   ~120 s  --full --steps 20, three full-size models
-#   mfu           60 s     ~40 s  FLUX bf16 base, AdamW, r16, 1024 px, b1
-#   calibrate     15 s      ~2 s  predict --calibrate on the report
-#   torch         90 s     ~60 s  PyTorch eager FLUX step at 1024 px only
-#   total        600 s   ~390 s  capped at TOTAL_LIMIT_S = 520 s; a cut step
-#                                 gets 30 s more to stop: 590 s at worst
-# First run ~6.5 min expected after a 2-3 min start; a rerun on the warm
-# machine skips the build (~4.5 min), so both fit in 15 minutes when the
-# estimates hold; when they do not, ONLY= reruns just what failed.
-# validate and mfu stop on SIGINT like Ctrl-C (the runner finishes its step
-# and writes the report with what it has), not SIGKILL, so a cut run still
-# leaves its figures.
+# Budget: a 15-minute device slot, machine start included, with room for a
+# rerun. Each step has its own limit (a hang cannot eat the slot) and no
+# step runs past TOTAL_LIMIT_S from the start: a step that would is cut to
+# what is left, and a step with under 10 s left is not started (a
+# failure). "H200" is what the one run so far took (2026-12-04, 16 cores,
+# carried build; bench/reference-runs/2026-12-04-h200-first-gpu-check),
+# when the FLUX step still took 8.5 s (the plain attention backward).
+#   step        limit     H200  what
+#   configure     30 s       -   (carried build)
+#   build        150 s       -   CUDA_ARCH=90 only; ~35 s on 2 cores here
+#   gpu-tests     60 s      34 s ctest -L gpu -LE multigpu; a skip fails
+#   multigpu      45 s       -   ctest -L multigpu, only with >= 2 GPUs
+#   validate     180 s  >150 s   --full --steps 20, three full-size models
+#   mfu           60 s   >60 s   FLUX bf16 base, AdamW, r16, 1024 px, b1
+#   calibrate     15 s       -   predict --calibrate on the report
+#   torch         90 s      25 s PyTorch eager FLUX step at 1024 px (died)
+#   total        600 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
+#                                gets 30 s more to stop: 590 s at worst
+# The machine started in about 30 s. validate and mfu stop on SIGINT like
+# Ctrl-C (the runner finishes its step and writes the report with what it
+# has), not SIGKILL, so a cut run still leaves its figures.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
