@@ -215,7 +215,7 @@ if wanted gpu-tests; then
     fi
 fi
 
-# The measurement the suite exists for: --full with 50 steps, so the three
+# The measurement the suite exists for: --full with 20 steps, so the three
 # reference LoRA steps run at full size on the GPU (FLUX.1-dev, Chroma,
 # OmniGen2 at their buckets), after the microbenchmarks through the same
 # ops. Its exit code is the verdict (1: a check failed) and is recorded,

@@ -11,6 +11,7 @@
  * query heads on the way in and sums their gradients on the way out. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/cuda/attention_math_plan.h"
 #include "kernels/cuda/elementwise.cuh"
@@ -98,14 +99,26 @@ static __global__ void dscores(uint16_t *p, const float *dp, const float *di, si
     }
 }
 
-static aitk_status workspace(const aitk_attn_math_plan *pl, char **base, const char *op)
+/* One call's plan, workspace and shape. */
+typedef struct math_run {
+    aitk_attn_math_plan pl;
+    char *ws;
+    int b, t, hq, hkv, d;
+    long long he, ss; /* elements of one head's tensor and of its scores */
+    uint16_t *p;      /* bf16 P or dS of a group */
+    float *s;         /* fp32 S or dP of a group */
+} math_run;
+
+/* Head h0's part of the head-major tensor at workspace offset `at`. */
+static uint16_t *heads_at(const math_run *r, size_t at, int h0)
 {
-    char what[96];
-    snprintf(what, sizeof what, "cudaMallocAsync(%s math workspace)", op);
-    aitk_status st = aitk_cuda_reserve(&aitk_cuda.attn_math, &aitk_cuda.attn_math_bytes,
-                                       pl->total, what);
-    *base = (char *)aitk_cuda.attn_math;
-    return st;
+    return (uint16_t *)(r->ws + at) + (size_t)h0 * r->pl.head_elems;
+}
+
+/* Heads in the group starting at h0 (the last one may be short). */
+static int group_at(const math_run *r, int h0)
+{
+    return r->pl.heads - h0 < r->pl.group ? r->pl.heads - h0 : r->pl.group;
 }
 
 /* One batched GEMM over `heads` heads in ops.h's row-major terms. */
@@ -115,22 +128,50 @@ static aitk_status gemm(void *c, bool c_f32, const void *a, const void *b, int m
     return aitk_cuda_gemm_inner(c, c_f32, a, b, m, n, k, ta, tb, 1.0f, 0.0f, heads, sa, sb, sc);
 }
 
-static aitk_status move_in(uint16_t *dst, const aitk_act *src, const aitk_attn_math_plan *pl,
-                           int b, int t, int hq, int hs, int d)
+/* src [b][t][hs][d] -> the head-major copy at workspace offset `at`. */
+static aitk_status move_in(const math_run *r, size_t at, const aitk_act *src, int hs)
 {
-    size_t n = (size_t)pl->heads * pl->head_elems;
-    to_heads<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(dst, (const uint16_t *)src, b, t,
-                                                              pl->tp, hq, hs, d);
+    size_t n = (size_t)r->pl.heads * r->pl.head_elems;
+    to_heads<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(
+        heads_at(r, at, 0), (const uint16_t *)src, r->b, r->t, r->pl.tp, r->hq, hs, r->d);
     return aitk_cuda_launched("attention math: to heads");
 }
 
-static aitk_status move_out(aitk_act *dst, const uint16_t *src, const aitk_attn_math_plan *pl,
-                            int b, int t, int hq, int hs, int d)
+static aitk_status move_out(const math_run *r, aitk_act *dst, size_t at, int hs)
 {
-    size_t n = (size_t)b * t * hs * d;
-    from_heads<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>((uint16_t *)dst, src, b, t,
-                                                                pl->tp, hq, hs, d);
+    size_t n = (size_t)r->b * r->t * hs * r->d;
+    from_heads<<<aitk_cuda_grid(n), 256, 0, aitk_cuda.stream>>>(
+        (uint16_t *)dst, heads_at(r, at, 0), r->b, r->t, r->pl.tp, r->hq, hs, r->d);
     return aitk_cuda_launched("attention math: from heads");
+}
+
+/* Plans the call, takes the workspace and copies q, k, v in; AITK_E_
+ * UNSUPPORTED with *why when the math path cannot take the shape. */
+static aitk_status start(math_run *r, const aitk_act *q, const aitk_act *k, const aitk_act *v,
+                         int b, int t, int hq, int hkv, int d, bool backward, const char **why)
+{
+    memset(r, 0, sizeof *r);
+    r->b = b, r->t = t, r->hq = hq, r->hkv = hkv, r->d = d;
+    if ((*why = aitk_attn_math_plan_make(&r->pl, b, t, hq, hkv, d, backward,
+                                         AITK_ATTN_MATH_BUDGET)))
+        return AITK_E_UNSUPPORTED;
+    char what[96];
+    snprintf(what, sizeof what, "cudaMallocAsync(%s math workspace)",
+             backward ? "attention_backward" : "attention_forward");
+    aitk_status st = aitk_cuda_reserve(&aitk_cuda.attn_math, &aitk_cuda.attn_math_bytes,
+                                       r->pl.total, what);
+    r->ws = (char *)aitk_cuda.attn_math;
+    r->he = (long long)r->pl.head_elems;
+    r->ss = (long long)r->pl.tp * r->pl.tp;
+    r->p = (uint16_t *)(r->ws + r->pl.p);
+    r->s = (float *)(r->ws + r->pl.s);
+    if (!st)
+        st = move_in(r, r->pl.q, q, hq);
+    if (!st)
+        st = move_in(r, r->pl.k, k, hkv);
+    if (!st)
+        st = move_in(r, r->pl.v, v, hkv);
+    return st;
 }
 
 extern "C" aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *lse,
@@ -139,100 +180,80 @@ extern "C" aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *ls
                                                         int hkv, int d, float scale,
                                                         const char **why)
 {
-    aitk_attn_math_plan pl;
-    if ((*why = aitk_attn_math_plan_make(&pl, b, t, hq, hkv, d, false, AITK_ATTN_MATH_BUDGET)))
-        return AITK_E_UNSUPPORTED;
-    char *ws;
-    aitk_status st = workspace(&pl, &ws, "attention_forward");
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.q), q, &pl, b, t, hq, hq, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.k), k, &pl, b, t, hq, hkv, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.v), v, &pl, b, t, hq, hkv, d);
-    long long he = (long long)pl.head_elems, ss = (long long)pl.tp * pl.tp;
-    int tp = pl.tp;
-    for (int h0 = 0; !st && h0 < pl.heads; h0 += pl.group) {
-        int n = pl.heads - h0 < pl.group ? pl.heads - h0 : pl.group;
-        const uint16_t *qh = (const uint16_t *)(ws + pl.q) + h0 * he;
-        const uint16_t *kh = (const uint16_t *)(ws + pl.k) + h0 * he;
-        const uint16_t *vh = (const uint16_t *)(ws + pl.v) + h0 * he;
-        uint16_t *oh = (uint16_t *)(ws + pl.o) + h0 * he, *p = (uint16_t *)(ws + pl.p);
-        float *s = (float *)(ws + pl.s);
-        st = gemm(s, true, qh, kh, tp, tp, d, false, true, n, he, he, ss);
+    math_run r;
+    aitk_status st = start(&r, q, k, v, b, t, hq, hkv, d, false, why);
+    if (st)
+        return st;
+    const aitk_attn_math_plan *pl = &r.pl;
+    const long long he = r.he, ss = r.ss;
+    for (int h0 = 0; !st && h0 < pl->heads; h0 += pl->group) {
+        int n = group_at(&r, h0);
+        st = gemm(r.s, true, heads_at(&r, pl->q, h0), heads_at(&r, pl->k, h0), pl->tp, pl->tp, d,
+                  false, true, n, he, he, ss);
         if (!st) {
-            softmax_rows<<<(unsigned)((size_t)n * tp), ROW_THREADS, 0, aitk_cuda.stream>>>(
-                p, lse, s, h0, t, tp, scale);
+            softmax_rows<<<(unsigned)((size_t)n * pl->tp), ROW_THREADS, 0, aitk_cuda.stream>>>(
+                r.p, lse, r.s, h0, t, pl->tp, scale);
             st = aitk_cuda_launched("attention math: softmax rows");
         }
-        if (!st)
-            st = gemm(oh, false, p, vh, tp, d, tp, false, false, n, ss, he, he);
+        if (!st) /* O = P V */
+            st = gemm(heads_at(&r, pl->o, h0), false, r.p, heads_at(&r, pl->v, h0), pl->tp, d,
+                      pl->tp, false, false, n, ss, he, he);
     }
     if (!st)
-        st = move_out(out, (const uint16_t *)(ws + pl.o), &pl, b, t, hq, hq, d);
+        st = move_out(&r, out, pl->o, hq);
     return st;
 }
 
-extern "C" aitk_status aitk_cuda_attention_math_backward(
-    aitk_act *dq, aitk_act *dk, aitk_act *dv, const aitk_act *dout, const aitk_act *q,
-    const aitk_act *k, const aitk_act *v, const aitk_act *out, const float *lse, int b, int t,
-    int hq, int hkv, int d, float scale, const char **why)
+extern "C" aitk_status aitk_cuda_attention_math_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
+                                                         const aitk_act *dout, const aitk_act *q,
+                                                         const aitk_act *k, const aitk_act *v,
+                                                         const aitk_act *out, const float *lse,
+                                                         int b, int t, int hq, int hkv, int d,
+                                                         float scale, const char **why)
 {
-    aitk_attn_math_plan pl;
-    if ((*why = aitk_attn_math_plan_make(&pl, b, t, hq, hkv, d, true, AITK_ATTN_MATH_BUDGET)))
-        return AITK_E_UNSUPPORTED;
-    char *ws;
+    math_run r;
     float *di = NULL;
-    aitk_status st = workspace(&pl, &ws, "attention_backward");
+    aitk_status st = start(&r, q, k, v, b, t, hq, hkv, d, true, why);
+    if (st)
+        return st;
+    const aitk_attn_math_plan *pl = &r.pl;
+    st = move_in(&r, pl->dout, dout, hq);
     if (!st)
         st = aitk_cuda_attention_di(&di, dout, out, b, t, hq, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.q), q, &pl, b, t, hq, hq, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.k), k, &pl, b, t, hq, hkv, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.v), v, &pl, b, t, hq, hkv, d);
-    if (!st)
-        st = move_in((uint16_t *)(ws + pl.dout), dout, &pl, b, t, hq, hq, d);
-    long long he = (long long)pl.head_elems, ss = (long long)pl.tp * pl.tp;
-    int tp = pl.tp;
-    for (int h0 = 0; !st && h0 < pl.heads; h0 += pl.group) {
-        int n = pl.heads - h0 < pl.group ? pl.heads - h0 : pl.group;
-        size_t elems = (size_t)n * tp * tp;
-        const uint16_t *qh = (const uint16_t *)(ws + pl.q) + h0 * he;
-        const uint16_t *kh = (const uint16_t *)(ws + pl.k) + h0 * he;
-        const uint16_t *vh = (const uint16_t *)(ws + pl.v) + h0 * he;
-        const uint16_t *doh = (const uint16_t *)(ws + pl.dout) + h0 * he;
-        uint16_t *dqh = (uint16_t *)(ws + pl.dq) + h0 * he;
-        uint16_t *dkh = (uint16_t *)(ws + pl.dk) + h0 * he;
-        uint16_t *dvh = (uint16_t *)(ws + pl.dv) + h0 * he;
-        uint16_t *p = (uint16_t *)(ws + pl.p);
-        float *s = (float *)(ws + pl.s);
-        st = gemm(s, true, qh, kh, tp, tp, d, false, true, n, he, he, ss); /* S = Q K^T */
+    const long long he = r.he, ss = r.ss;
+    for (int h0 = 0; !st && h0 < pl->heads; h0 += pl->group) {
+        int n = group_at(&r, h0);
+        size_t elems = (size_t)n * pl->tp * pl->tp;
+        const uint16_t *qh = heads_at(&r, pl->q, h0), *kh = heads_at(&r, pl->k, h0);
+        const uint16_t *vh = heads_at(&r, pl->v, h0), *doh = heads_at(&r, pl->dout, h0);
+        st = gemm(r.s, true, qh, kh, pl->tp, pl->tp, d, false, true, n, he, he, ss); /* S = Q K^T */
         if (!st) {
-            probs<<<aitk_cuda_grid(elems), 256, 0, aitk_cuda.stream>>>(p, s, lse, elems, h0, t,
-                                                                       tp, scale);
+            probs<<<aitk_cuda_grid(elems), 256, 0, aitk_cuda.stream>>>(r.p, r.s, lse, elems, h0, t,
+                                                                       pl->tp, scale);
             st = aitk_cuda_launched("attention math: probabilities");
         }
         if (!st) /* dV = P^T dO */
-            st = gemm(dvh, false, p, doh, tp, d, tp, true, false, n, ss, he, he);
+            st = gemm(heads_at(&r, pl->dv, h0), false, r.p, doh, pl->tp, d, pl->tp, true, false, n,
+                      ss, he, he);
         if (!st) /* dP = dO V^T, over S */
-            st = gemm(s, true, doh, vh, tp, tp, d, false, true, n, he, he, ss);
+            st = gemm(r.s, true, doh, vh, pl->tp, pl->tp, d, false, true, n, he, he, ss);
         if (!st) {
-            dscores<<<aitk_cuda_grid(elems), 256, 0, aitk_cuda.stream>>>(p, s, di, elems, h0, t,
-                                                                         tp, scale);
+            dscores<<<aitk_cuda_grid(elems), 256, 0, aitk_cuda.stream>>>(r.p, r.s, di, elems, h0, t,
+                                                                         pl->tp, scale);
             st = aitk_cuda_launched("attention math: dS");
         }
         if (!st) /* dQ = dS K */
-            st = gemm(dqh, false, p, kh, tp, d, tp, false, false, n, ss, he, he);
+            st = gemm(heads_at(&r, pl->dq, h0), false, r.p, kh, pl->tp, d, pl->tp, false, false, n,
+                      ss, he, he);
         if (!st) /* dK = dS^T Q */
-            st = gemm(dkh, false, p, qh, tp, d, tp, true, false, n, ss, he, he);
+            st = gemm(heads_at(&r, pl->dk, h0), false, r.p, qh, pl->tp, d, pl->tp, true, false, n,
+                      ss, he, he);
     }
     if (!st)
-        st = move_out(dq, (const uint16_t *)(ws + pl.dq), &pl, b, t, hq, hq, d);
+        st = move_out(&r, dq, pl->dq, hq);
     if (!st)
-        st = move_out(dk, (const uint16_t *)(ws + pl.dk), &pl, b, t, hq, hkv, d);
+        st = move_out(&r, dk, pl->dk, hkv);
     if (!st)
-        st = move_out(dv, (const uint16_t *)(ws + pl.dv), &pl, b, t, hq, hkv, d);
+        st = move_out(&r, dv, pl->dv, hkv);
     return st;
 }
