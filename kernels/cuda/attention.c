@@ -51,6 +51,77 @@ static int note_path(const char *op, enum attention_path path, const char *cudnn
     return aitk_cuda_path(op, kernel);
 }
 
+/* One call's tensors: out/lse_out for the forward; dq, dk, dv and the
+ * saved o and lse for the backward. */
+typedef struct attn_args {
+    bool backward;
+    aitk_act *out, *dq, *dk, *dv;
+    float *lse_out;
+    const aitk_act *dout, *q, *k, *v, *o;
+    const float *lse;
+    int b, t, hq, hkv, d;
+    float scale;
+} attn_args;
+
+/* Runs `path`; AITK_E_UNSUPPORTED with *why when it does not take the call. */
+static aitk_status run_path(enum attention_path path, const attn_args *a, const char **why)
+{
+    *why = NULL;
+    if (!a->backward) {
+        if (path == PATH_CUDNN)
+            return aitk_cudnn_sdpa_forward(a->out, a->lse_out, a->q, a->k, a->v, a->b, a->t,
+                                           a->hq, a->hkv, a->d, a->scale, why);
+        if (path == PATH_MATH)
+            return aitk_cuda_attention_math_forward(a->out, a->lse_out, a->q, a->k, a->v, a->b,
+                                                    a->t, a->hq, a->hkv, a->d, a->scale, why);
+        return aitk_cuda_attention_plain_forward(a->out, a->lse_out, a->q, a->k, a->v, a->b, a->t,
+                                                 a->hq, a->hkv, a->d, a->scale);
+    }
+    if (path == PATH_CUDNN)
+        return aitk_cudnn_sdpa_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->o,
+                                        a->lse, a->b, a->t, a->hq, a->hkv, a->d, a->scale, why);
+    if (path == PATH_MATH)
+        return aitk_cuda_attention_math_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v,
+                                                 a->o, a->lse, a->b, a->t, a->hq, a->hkv, a->d,
+                                                 a->scale, why);
+    return aitk_cuda_attention_plain_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v,
+                                              a->o, a->lse, a->b, a->t, a->hq, a->hkv, a->d,
+                                              a->scale);
+}
+
+/* Tries the paths in order from first_path(); the plain kernel always
+ * answers. The path is named after a faster path ran, or before the plain
+ * kernel runs (its name carries why the others did not). */
+static aitk_status dispatch(const attn_args *a)
+{
+    const char *op = a->backward ? "attention_backward" : "attention_forward";
+    int timing = -1;
+    aitk_status st = aitk_cuda_timer_start(AITK_CUDA_PATH_LATER, &timing);
+    if (st)
+        return st;
+    const char *why[PATH_PLAIN] = {NULL, NULL}; /* cuDNN's and the math path's refusals */
+    for (int p = first_path(); p <= PATH_PLAIN; p++) {
+        if (p == PATH_PLAIN)
+            aitk_cuda_timer_name(timing, note_path(op, PATH_PLAIN, why[PATH_CUDNN],
+                                                   why[PATH_MATH]));
+        const char *w = NULL;
+        st = run_path((enum attention_path)p, a, &w);
+        if (p == PATH_MATH && st == AITK_E_NOMEM) {
+            w = "its workspace did not fit";
+            (void)cudaGetLastError(); /* else the plain kernel's launch check reports it */
+            st = AITK_E_UNSUPPORTED;
+        }
+        if (p == PATH_PLAIN || st != AITK_E_UNSUPPORTED) {
+            if (!st && p != PATH_PLAIN)
+                aitk_cuda_timer_name(timing, note_path(op, (enum attention_path)p,
+                                                       why[PATH_CUDNN], NULL));
+            return aitk_cuda_timer_stop(timing, st);
+        }
+        why[p] = w;
+    }
+    return aitk_cuda_timer_stop(timing, st); /* not reached: the plain kernel answers */
+}
+
 aitk_status aitk_cuda_attention_forward(aitk_act *out, float *lse, const aitk_act *q,
                                         const aitk_act *k, const aitk_act *v, int b, int t,
                                         int hq, int hkv, int d, float scale)
@@ -60,37 +131,9 @@ aitk_status aitk_cuda_attention_forward(aitk_act *out, float *lse, const aitk_ac
         return st;
     if (!out || !lse || !q || !k || !v || !aitk_attention_shape_ok(b, t, hq, hkv, d, scale))
         return aitk_cuda_inval("attention_forward", "NULL tensor or impossible shape");
-    int timing = -1;
-    if ((st = aitk_cuda_timer_start(AITK_CUDA_PATH_LATER, &timing)))
-        return st;
-    enum attention_path first = first_path();
-    const char *cudnn_why = NULL, *math_why = NULL;
-    if (first == PATH_CUDNN) {
-        st = aitk_cudnn_sdpa_forward(out, lse, q, k, v, b, t, hq, hkv, d, scale, &cudnn_why);
-        if (st != AITK_E_UNSUPPORTED) {
-            if (!st)
-                aitk_cuda_timer_name(timing, note_path("attention_forward", PATH_CUDNN, NULL,
-                                                       NULL));
-            return aitk_cuda_timer_stop(timing, st);
-        }
-    }
-    if (first != PATH_PLAIN) {
-        st = aitk_cuda_attention_math_forward(out, lse, q, k, v, b, t, hq, hkv, d, scale,
-                                              &math_why);
-        if (st == AITK_E_NOMEM) {
-            math_why = "its workspace did not fit";
-            (void)cudaGetLastError(); /* else the plain kernel's launch check reports it */
-        } else if (st != AITK_E_UNSUPPORTED) {
-            if (!st)
-                aitk_cuda_timer_name(timing, note_path("attention_forward", PATH_MATH, cudnn_why,
-                                                       NULL));
-            return aitk_cuda_timer_stop(timing, st);
-        }
-    }
-    aitk_cuda_timer_name(timing,
-                         note_path("attention_forward", PATH_PLAIN, cudnn_why, math_why));
-    st = aitk_cuda_attention_plain_forward(out, lse, q, k, v, b, t, hq, hkv, d, scale);
-    return aitk_cuda_timer_stop(timing, st);
+    attn_args a = {.out = out, .lse_out = lse, .q = q, .k = k, .v = v,
+                   .b = b, .t = t, .hq = hq, .hkv = hkv, .d = d, .scale = scale};
+    return dispatch(&a);
 }
 
 aitk_status aitk_cuda_attention_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
@@ -105,37 +148,8 @@ aitk_status aitk_cuda_attention_backward(aitk_act *dq, aitk_act *dk, aitk_act *d
     if (!dq || !dk || !dv || !dout || !q || !k || !v || !out || !lse ||
         !aitk_attention_shape_ok(b, t, hq, hkv, d, scale))
         return aitk_cuda_inval("attention_backward", "NULL tensor or impossible shape");
-    int timing = -1;
-    if ((st = aitk_cuda_timer_start(AITK_CUDA_PATH_LATER, &timing)))
-        return st;
-    enum attention_path first = first_path();
-    const char *cudnn_why = NULL, *math_why = NULL;
-    if (first == PATH_CUDNN) {
-        st = aitk_cudnn_sdpa_backward(dq, dk, dv, dout, q, k, v, out, lse, b, t, hq, hkv, d,
-                                      scale, &cudnn_why);
-        if (st != AITK_E_UNSUPPORTED) {
-            if (!st)
-                aitk_cuda_timer_name(timing, note_path("attention_backward", PATH_CUDNN, NULL,
-                                                       NULL));
-            return aitk_cuda_timer_stop(timing, st);
-        }
-    }
-    if (first != PATH_PLAIN) {
-        st = aitk_cuda_attention_math_backward(dq, dk, dv, dout, q, k, v, out, lse, b, t, hq,
-                                               hkv, d, scale, &math_why);
-        if (st == AITK_E_NOMEM) {
-            math_why = "its workspace did not fit";
-            (void)cudaGetLastError(); /* else the plain kernel's launch check reports it */
-        } else if (st != AITK_E_UNSUPPORTED) {
-            if (!st)
-                aitk_cuda_timer_name(timing, note_path("attention_backward", PATH_MATH,
-                                                       cudnn_why, NULL));
-            return aitk_cuda_timer_stop(timing, st);
-        }
-    }
-    aitk_cuda_timer_name(timing,
-                         note_path("attention_backward", PATH_PLAIN, cudnn_why, math_why));
-    st = aitk_cuda_attention_plain_backward(dq, dk, dv, dout, q, k, v, out, lse, b, t, hq, hkv,
-                                            d, scale);
-    return aitk_cuda_timer_stop(timing, st);
+    attn_args a = {.backward = true, .dq = dq, .dk = dk, .dv = dv, .dout = dout, .q = q,
+                   .k = k, .v = v, .o = out, .lse = lse,
+                   .b = b, .t = t, .hq = hq, .hkv = hkv, .d = d, .scale = scale};
+    return dispatch(&a);
 }
