@@ -128,6 +128,13 @@ static aitk_status one_step(run_state *s, size_t b, double *secs, aitk_bench_ste
     return st;
 }
 
+/* The next step of bucket b, unless a stop or the time limit comes first. */
+static aitk_status next_step(run_state *s, size_t b, double *secs, aitk_bench_step_info *info)
+{
+    aitk_status st = may_continue(s);
+    return st ? st : one_step(s, b, secs, info);
+}
+
 /* With --full the requested steps are the whole run, warm-up included (as
  * ai-toolkit's 1000 steps include its first, slow ones). Warm-up may take at
  * most half of them, and always leaves one step per bucket to time: `--full
@@ -159,11 +166,9 @@ static aitk_status warm_up(run_state *s, double *wu, size_t cap)
             break; /* the cap: time it anyway, and say it did not settle */
         if (p->full && (long)k >= full_warmup_limit(p))
             break;
-        if ((st = may_continue(s)))
-            break;
         double secs;
         aitk_bench_step_info info;
-        if ((st = one_step(s, b, &secs, &info)))
+        if ((st = next_step(s, b, &secs, &info)))
             break;
         wu[b * cap + per] = secs;
         s->r->warmup_steps++;
@@ -206,11 +211,9 @@ static aitk_status timed(run_state *s, long n)
     aitk_status st = AITK_OK;
     for (long k = 0; k < n; k++) {
         size_t b = (size_t)k % p->n_buckets;
-        if ((st = may_continue(s)))
-            break;
         double secs;
         aitk_bench_step_info info;
-        if ((st = one_step(s, b, &secs, &info)))
+        if ((st = next_step(s, b, &secs, &info)))
             break;
         r->times[r->timed] = secs;
         r->bucket_of[r->timed] = b;
