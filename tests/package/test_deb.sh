@@ -11,6 +11,10 @@
 #     the sections the generator makes.
 # usage: test_deb.sh CPACK BUILD_DIR VERSION SCRATCH        exit 77: no dpkg
 set -euo pipefail
+# No pipe here ends its reader early (grep -q, head, awk's exit): under
+# pipefail the writer's SIGPIPE would fail the pipeline, and inside $(...)
+# set -e would end the script without a word. Seen once under load, when
+# ldconfig -p had not finished writing. Readers read to the end instead.
 cpack=$1 build=$2 version=$3 scratch=$4
 # dpkg looks for ldconfig and start-stop-daemon on PATH and refuses to run
 # without them; a non-login shell may lack the sbin folders.
@@ -38,16 +42,17 @@ field() { printf '%s\n' "$info" | sed -n "s/^ $1: //p"; }
 [ "$(field Version)" = "$version" ] || fail "Version is '$(field Version)', expected $version"
 depends=$(field Depends)
 for lib in libc6 libyaml-0-2 libcjson1 libelf1 libgomp1; do
-  printf '%s\n' "$depends" | grep -Eq "(^|, )$lib( |,|$)" || fail "Depends lacks $lib: $depends"
+  grep -Eq "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
-field Recommends | grep -Eq '(^|, )libopenblas0( |,|$)' || fail "Recommends lacks libopenblas0: $(field Recommends)"
+recommends=$(field Recommends)
+grep -Eq '(^|, )libopenblas0( |,|$)' <<<"$recommends" || fail "Recommends lacks libopenblas0: $recommends"
 # The package must install where CUDA is absent: when the CUDA runtime the
 # plugin links belongs to no package here (a runfile or tarball install,
 # or no CUDA at all), no CUDA package may appear in Depends. (Where NVIDIA's
 # own .deb packages installed it, dpkg-shlibdeps may name them: not checked.)
-cudart=$(/sbin/ldconfig -p 2>/dev/null | awk '/libcudart\.so\./ {print $NF; exit}')
+cudart=$(/sbin/ldconfig -p 2>/dev/null | awk '/libcudart\.so\./ && !seen {print $NF; seen = 1}')
 if [ -z "$cudart" ] || ! dpkg -S "$(readlink -f "$cudart")" >/dev/null 2>&1; then
-  if printf '%s\n' "$depends" | grep -Eiq 'cuda|cublas'; then fail "Depends names CUDA: $depends"; fi
+  if grep -Eiq 'cuda|cublas' <<<"$depends"; then fail "Depends names CUDA: $depends"; fi
 fi
 description=$(dpkg-deb -f "$deb" Description)
 [ "$(head -1 <<<"$description")" = "tells whether a machine can train FLUX, Chroma and OmniGen2 LoRAs with ai-toolkit" ] ||
@@ -58,10 +63,10 @@ grep -q 'is in /usr/lib/aitk-validate: it needs' <<<"$description" || fail "the 
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/aitk-validate ./usr/share/man/man1/aitk-validate.1.gz \
          ./usr/share/doc/aitk-validate/README.md; do
-  printf '%s\n' "$contents" | grep -q " $f\$" || fail "$f is not in the package"
+  grep -q " $f\$" <<<"$contents" || fail "$f is not in the package"
 done
 if [ -f "$build/libaitk_cuda.so" ]; then
-  printf '%s\n' "$contents" | grep -q ' ./usr/lib/aitk-validate/libaitk_cuda.so$' ||
+  grep -q ' ./usr/lib/aitk-validate/libaitk_cuda.so$' <<<"$contents" ||
     fail "this build made the CUDA plugin, but the package lacks usr/lib/aitk-validate/libaitk_cuda.so"
 fi
 
@@ -91,7 +96,8 @@ cat "$scratch/dpkg-install.log"
 if [ -f "$root/var/lib/dpkg/info/aitk-validate.postinst" ] && [ ! -f "$scratch/ldconfig.calls" ]; then
   fail "the package's postinst did not run"
 fi
-dpkg --root="$root" -s aitk-validate | grep -q '^Status: install ok installed' ||
+status=$(dpkg --root="$root" -s aitk-validate)
+grep -q '^Status: install ok installed' <<<"$status" ||
   fail "dpkg does not list aitk-validate as installed in $root"
 
 # ---- run what was installed ----
@@ -105,7 +111,8 @@ fi
 
 # ---- the man page ----
 page=$root/usr/share/man/man1/aitk-validate.1.gz
-zcat "$page" | head -3 | grep -q '^\.TH AITK\\-VALIDATE 1 ' || fail "the man page has no .TH header"
+roff=$(zcat "$page")
+sed -n 1,3p <<<"$roff" | grep '^\.TH AITK\\-VALIDATE 1 ' >/dev/null || fail "the man page has no .TH header"
 if command -v man >/dev/null; then
   text=$(MANWIDTH=80 man -l "$page" 2>"$scratch/man.err" | sed 's/.\x08//g') ||
     fail "man -l exited $?"

@@ -245,7 +245,7 @@ static void test_three_nodes(void **state)
 }
 
 /* The slowed rank's steps take more than twice as long as the others'
- * (they are made ten times slower; the others share the cores). */
+ * (they are made 30 times slower; the others share the cores). */
 static void test_slow_rank(void **state)
 {
     (void)state;
