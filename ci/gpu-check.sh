@@ -12,6 +12,12 @@
 # fetch` here, then on the device tool
 #   run(command="bash ci/gpu-check.sh", carry=[".device-deps"], timeout_s=590)
 # The script uses .device-deps/ when pkg-config cannot find the libraries.
+# The 2026-12-04 run saved the build instead: a build/gpu-check made here
+# (cmake -DAITK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90
+# -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON), packed without objects into an
+# ignored .device-prebuilt/gpu-check.tar.gz, carried with .device-deps, and
+# unpacked under the same absolute path there (a symbolic link from this
+# checkout's path to the device's copy), then CARRIED_BUILD=1.
 #
 # Environment: OUT (default ./gpu-check-out), BUILD_DIR (default
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
