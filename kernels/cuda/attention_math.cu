@@ -174,6 +174,24 @@ static aitk_status start(math_run *r, const aitk_act *q, const aitk_act *k, cons
     return st;
 }
 
+/* A GEMM or kernel of the path that cuBLASLt or the launch refused (no
+ * algorithm, a layout it rejects): the path steps aside for the plain
+ * kernel, as cuDNN does, and says why in the report's path name. The
+ * buffer keeps the last such reason (calls are serialized on one stream). */
+static char refusal[AITK_BACKEND_ERROR_LEN + 32];
+
+static aitk_status step_aside(aitk_status st, const char **why)
+{
+    if (st != AITK_E_UNSUPPORTED && st != AITK_E_INVAL)
+        return st;
+    if (!*why) {
+        snprintf(refusal, sizeof refusal, "it failed: %s", aitk_cuda.error);
+        *why = refusal;
+    }
+    (void)cudaGetLastError(); /* a non-sticky launch error must not reach the plain kernel */
+    return AITK_E_UNSUPPORTED;
+}
+
 extern "C" aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *lse,
                                                         const aitk_act *q, const aitk_act *k,
                                                         const aitk_act *v, int b, int t, int hq,
@@ -183,7 +201,7 @@ extern "C" aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *ls
     math_run r;
     aitk_status st = start(&r, q, k, v, b, t, hq, hkv, d, false, why);
     if (st)
-        return st;
+        return step_aside(st, why);
     const aitk_attn_math_plan *pl = &r.pl;
     const long long he = r.he, ss = r.ss;
     for (int h0 = 0; !st && h0 < pl->heads; h0 += pl->group) {
@@ -201,7 +219,7 @@ extern "C" aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *ls
     }
     if (!st)
         st = move_out(&r, out, pl->o, hq);
-    return st;
+    return step_aside(st, why);
 }
 
 extern "C" aitk_status aitk_cuda_attention_math_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
@@ -215,7 +233,7 @@ extern "C" aitk_status aitk_cuda_attention_math_backward(aitk_act *dq, aitk_act 
     float *di = NULL;
     aitk_status st = start(&r, q, k, v, b, t, hq, hkv, d, true, why);
     if (st)
-        return st;
+        return step_aside(st, why);
     const aitk_attn_math_plan *pl = &r.pl;
     st = move_in(&r, pl->dout, dout, hq);
     if (!st)
@@ -255,5 +273,5 @@ extern "C" aitk_status aitk_cuda_attention_math_backward(aitk_act *dq, aitk_act 
         st = move_out(&r, dk, pl->dk, hkv);
     if (!st)
         st = move_out(&r, dv, pl->dv, hkv);
-    return st;
+    return step_aside(st, why);
 }

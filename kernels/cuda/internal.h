@@ -161,7 +161,8 @@ aitk_status aitk_cuda_attention_di(float **di, const aitk_act *dout, const aitk_
                                    int t, int hq, int d);
 
 /* The math path (attention_math.cu): AITK_E_UNSUPPORTED with *why when it
- * cannot take the shape (the plain kernel runs then). */
+ * cannot take the shape or cuBLASLt refuses one of its GEMMs (the plain
+ * kernel runs then). */
 aitk_status aitk_cuda_attention_math_forward(aitk_act *out, float *lse, const aitk_act *q,
                                              const aitk_act *k, const aitk_act *v, int b, int t,
                                              int hq, int hkv, int d, float scale,
