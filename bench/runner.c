@@ -315,6 +315,8 @@ aitk_status aitk_bench_run(const aitk_bench_plan *p, aitk_bench_result *r)
     r->outcome = AITK_BENCH_COMPLETED;
     aitk_status st = warm_up(&s, wu, cap);
     aitk_free(wu);
+    if (!st && p->after_warmup)
+        p->after_warmup(p->after_warmup_ctx);
     if (!st)
         st = timed(&s, p->full ? p->requested_steps - r->warmup_steps : n);
     if (!st && !r->settled)

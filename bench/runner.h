@@ -62,6 +62,12 @@ typedef struct aitk_bench_plan {
     void *user;
     uint64_t (*clock_ns)(void);       /* NULL: aitk_clock_ns (tests inject a fake) */
     aitk_progress *progress;          /* NULL: silent */
+    /* Called once between the last warm-up step and the first timed one
+     * (not when the warm-up stopped the run): where a caller snapshots
+     * counters that should describe the timed steps alone, such as the
+     * backend's per-op device times (bench/paths_since.h). NULL: none. */
+    void (*after_warmup)(void *ctx);
+    void *after_warmup_ctx;
 } aitk_bench_plan;
 
 typedef struct aitk_bench_result {

@@ -18,6 +18,7 @@
 #include "models/aitk_config.h"
 #include "models/spec.h"
 
+#include "bench/workload_gemm_in_step.h"
 #include "bench/workload_step.h"
 #include "bench/workload_kernels.h"
 #include "kernels/backend.h"
@@ -431,6 +432,37 @@ static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
     return st;
 }
 
+/* The backend's paths after the warm-up (the runner's after_warmup hook),
+ * so the GEMM-in-step figures describe the timed steps alone. */
+typedef struct warm_snapshot {
+    const aitk_backend *be;
+    aitk_bench_paths paths;
+    aitk_status st;
+} warm_snapshot;
+
+static void take_warm_snapshot(void *ctx)
+{
+    warm_snapshot *w = ctx;
+    w->st = aitk_bench_paths_take(w->be, &w->paths);
+}
+
+/* The step's GEMMs against the same GEMMs alone (workload_gemm_in_step.h),
+ * when the timed steps ran. The model is freed first: the problems timed
+ * alone need buffers of their own, and a job that filled the GPU would
+ * leave no room for them. */
+static aitk_status add_gemm_in_step(cJSON *entry, const aitk_backend *be,
+                                    const aitk_bench_result *r, aitk_bench_steps **steps,
+                                    const warm_snapshot *warm, const aitk_bench_paths *after)
+{
+    if (r->timed == 0 || r->outcome == AITK_BENCH_FAILED)
+        return AITK_OK;
+    if (warm->st)
+        return warm->st;
+    aitk_bench_steps_free(*steps);
+    *steps = NULL;
+    return aitk_bench_gemm_in_step_add(entry, be, &warm->paths, after);
+}
+
 static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_request *req,
                                const aitk_model_spec *spec, const aitk_backend *be, bool gpu,
                                cJSON **entry)
@@ -447,6 +479,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     aitk_bench_steps *steps = NULL;
     aitk_bench_alloc_failure fail;
     aitk_bench_paths before, after = {0};
+    warm_snapshot warm = {.be = be};
     if (aitk_bench_paths_take(be, &before))
         return AITK_E_NOMEM;
     st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, be, 0,
@@ -454,6 +487,10 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     plan.step = aitk_bench_steps_run;
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;
+    if (gpu) {
+        plan.after_warmup = take_warm_snapshot;
+        plan.after_warmup_ctx = &warm;
+    }
     if (st) {
         st = not_built(req, spec, st, &fail, &err, bname, &plan, entry);
         aitk_bench_paths_free(&before);
@@ -465,6 +502,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     if (st) {
         aitk_bench_steps_free(steps);
         aitk_bench_paths_free(&before);
+        aitk_bench_paths_free(&warm.paths);
         aitk_str_free(&err);
         return st;
     }
@@ -482,6 +520,8 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
         st = add_step_facts(*entry, req, spec, &plan, &r, steps, planned, gpu);
     if (!st)
         st = aitk_bench_paths_json(*entry, &before, &after);
+    if (!st && gpu)
+        st = add_gemm_in_step(*entry, be, &r, &steps, &warm, &after);
     if (st && *entry) {
         cJSON_Delete(*entry);
         *entry = NULL;
@@ -490,6 +530,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     aitk_bench_result_free(&r);
     aitk_bench_paths_free(&before);
     aitk_bench_paths_free(&after);
+    aitk_bench_paths_free(&warm.paths);
     aitk_str_free(&title);
     aitk_str_free(&tsource);
     aitk_str_free(&err);

@@ -2,8 +2,9 @@
 # GPU check: on a machine with an NVIDIA GPU (driver + CUDA toolkit installed),
 # configure a Release build, build it, run the GPU tests (ctest -L gpu), run
 # the standard validation at --full, the bf16-base FLUX job whose MFU issue
-# #21 sets a target for, and the PyTorch eager FLUX step, and copy the
-# figures under $OUT.
+# #21 sets a target for, the same job again with op timing for its GEMMs'
+# rate inside the step against alone, and the PyTorch eager FLUX step, and
+# copy the figures under $OUT.
 #
 #   OUT=/path/to/results ci/gpu-check.sh            # from the repository root
 #
@@ -23,7 +24,8 @@
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
 # architecture keeps the build short on an H100/H200; "native" also works),
 # TOTAL_LIMIT_S (default 520), ONLY (default: every step; a space-separated
-# subset of "build gpu-tests validate mfu torch" for a rerun of what failed:
+# subset of "build gpu-tests validate mfu gemm-in-step torch" for a rerun of
+# what failed:
 # a warm machine keeps BUILD_DIR, so "build" is then seconds).
 #
 # Budget: a 15-minute device slot, machine start included, with room for a
@@ -40,9 +42,11 @@
 #   multigpu      45 s       -   ctest -L multigpu, only with >= 2 GPUs
 #   validate     180 s  >150 s   --full --steps 20, three full-size models
 #   mfu           60 s   >60 s   FLUX bf16 base, AdamW, r16, 1024 px, b1
+#   gemm-in-step  60 s       -   the same job, 4 steps, AITK_TIME_OPS=1,
+#                                then up to 24 GEMM problems alone
 #   calibrate     15 s       -   predict --calibrate on the report
 #   torch         90 s      25 s PyTorch eager FLUX step at 1024 px (died)
-#   total        600 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
+#   total        660 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
 #                                gets 30 s more to stop: 590 s at worst
 # The machine started in about 30 s. validate and mfu stop on SIGINT like
 # Ctrl-C (the runner finishes its step and writes the report with what it
@@ -55,7 +59,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-check}
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 TOTAL_LIMIT_S=${TOTAL_LIMIT_S:-520}
-ONLY=${ONLY:-build gpu-tests validate mfu torch}
+ONLY=${ONLY:-build gpu-tests validate mfu gemm-in-step torch}
 mkdir -p "$OUT" "$BUILD_DIR"
 LOG="$OUT/gpu-check.log"
 : >"$LOG"
@@ -244,11 +248,29 @@ if wanted mfu; then
     [ "$rc" -le 1 ] || status=1
 fi
 
+# The step's GEMMs against the same GEMMs alone (issue #21: >= 85% of the
+# isolated cuBLASLt rate at the same shapes): the mfu job again with
+# AITK_TIME_OPS=1, in a step of its own rather than in mfu, because op
+# timing puts a pair of CUDA events around every op (and a host wait when
+# their pool is full), commands between kernels that the MFU figure must
+# not carry. A few timed steps suffice: the in-step times are summed over
+# thousands of GEMM calls a step. Its report stays in BUILD_DIR (the device
+# returns at most 8 files from OUT); figures.txt carries its gemm_in_step.
+if wanted gemm-in-step; then
+    rc=0
+    step gemm-in-step 60 --int env AITK_TIME_OPS=1 "$BUILD_DIR/aitk-validate" --standard \
+        --steps 4 --config "$ROOT/ci/flux-bf16-mfu.yaml" --json "$BUILD_DIR/gemm-in-step.json" \
+        --no-color || rc=$?
+    echo "aitk-validate with AITK_TIME_OPS=1 (GEMMs in the step) exit code: $rc" | tee -a "$LOG"
+    [ "$rc" -le 1 ] || status=1
+fi
+
 # The figures, one line each: the gpu.plugin check, the microbenchmarks and
-# every workload of both reports (with the attention and GEMM kernels that
-# ran).
-if [ -f "$OUT/report.json" ] || [ -f "$OUT/mfu.json" ]; then
-    python3 - "$OUT/report.json" "$OUT/mfu.json" >"$OUT/figures.txt" <<'PY' || true
+# every workload of the reports (with the attention and GEMM kernels that
+# ran, and the GEMMs' rate in the step against alone where it was timed).
+if [ -f "$OUT/report.json" ] || [ -f "$OUT/mfu.json" ] || [ -f "$BUILD_DIR/gemm-in-step.json" ]; then
+    python3 - "$OUT/report.json" "$OUT/mfu.json" "$BUILD_DIR/gemm-in-step.json" \
+        >"$OUT/figures.txt" <<'PY' || true
 import json, os, sys
 for path in sys.argv[1:]:
     if not os.path.exists(path):
@@ -271,6 +293,16 @@ for path in sys.argv[1:]:
               f'plan {mem.get("predicted_bytes")} B, device {mem.get("device_in_use_bytes")} B; '
               f'loss {loss.get("first")} -> {loss.get("last")}; predicted {w.get("predicted")}; '
               f'kernels: {kernels}')
+        g = w.get("gemm_in_step")
+        if g:
+            print(f'  gemm_in_step: {g.get("status")} ratio {g.get("ratio")} '
+                  f'(target {g.get("target")}); {g.get("ms_in_step")} ms of GEMMs at '
+                  f'{g.get("tflops_in_step")} TFLOP/s; matched_share {g.get("matched_share")}; '
+                  f'{g.get("message", "")}')
+            for p in g.get("problems", []):
+                print(f'    {p.get("shape")}: x{p.get("calls")} {p.get("ms_in_step")} ms, '
+                      f'{p.get("tflops_in_step")} TFLOP/s in the step, '
+                      f'{p.get("tflops_isolated")} alone, ratio {p.get("ratio")}')
 PY
     cat "$OUT/figures.txt"
 fi

@@ -99,6 +99,67 @@ static void kernels_table(aitk_str *out, const cJSON *w)
     aitk_str_append(out, "</table>");
 }
 
+/* One problem's row of gemm_in_step_table. */
+static void gemm_problem_row(aitk_str *out, const cJSON *p)
+{
+    double calls = 0, ms = 0, tf = 0, iso, ratio;
+    aitk_field_num(p, "calls", &calls);
+    aitk_field_num(p, "ms_in_step", &ms);
+    aitk_field_num(p, "tflops_in_step", &tf);
+    aitk_str_append(out, "<tr><td>");
+    aitk_xml_escape(out, aitk_field_str(p, "shape"));
+    aitk_str_appendf(out, "</td><td class=\"num\">%.0f</td><td class=\"num\">%.3g</td>"
+                          "<td class=\"num\">%.3g</td>", calls, ms, tf);
+    if (aitk_field_num(p, "tflops_isolated", &iso) && aitk_field_num(p, "ratio", &ratio))
+        aitk_str_appendf(out, "<td class=\"num\">%.3g</td><td class=\"num\">%.0f%%</td>", iso,
+                         ratio * 100);
+    else
+        aitk_str_append(out, "<td class=\"num\">not timed alone</td><td></td>");
+    aitk_str_append(out, "</tr>");
+}
+
+/* The step's GEMMs against the same GEMMs alone ("gemm_in_step"): the
+ * ratio and its verdict against the target, or why it was not measured,
+ * and the slowest problems. */
+static void gemm_in_step_table(aitk_str *out, const cJSON *w)
+{
+    const cJSON *g = aitk_field_obj(w, "gemm_in_step");
+    if (!g)
+        return;
+    double ratio, target = 0, share = 0;
+    aitk_field_num(g, "target", &target);
+    aitk_field_num(g, "matched_share", &share);
+    const char *status = aitk_field_str(g, "status");
+    aitk_str_append(out, "<h3>GEMMs in the step against alone</h3><div class=\"muted\">");
+    aitk_str_append(out, "<span class=\"badge v-");
+    aitk_xml_escape(out, status);
+    aitk_str_append(out, "\">");
+    aitk_xml_escape(out, status);
+    aitk_str_append(out, "</span>");
+    if (aitk_field_num(g, "ratio", &ratio))
+        aitk_str_appendf(out, " %.0f%% of the isolated rate (target %.0f%%); problems timed "
+                              "alone cover %.0f%% of the GEMM FLOPs",
+                         ratio * 100, target * 100, share * 100);
+    if (*aitk_field_str(g, "message")) {
+        aitk_str_append(out, " · ");
+        aitk_xml_escape(out, aitk_field_str(g, "message"));
+    }
+    aitk_str_append(out, "</div>");
+    const cJSON *ps = aitk_field_array(g, "problems");
+    if (!ps || cJSON_GetArraySize(ps) == 0)
+        return;
+    aitk_str_append(out, "<table class=\"stats gemm-in-step\"><tr><th>problem</th>"
+                         "<th class=\"num\">calls</th><th class=\"num\">ms in step</th>"
+                         "<th class=\"num\">TFLOP/s in step</th>"
+                         "<th class=\"num\">TFLOP/s alone</th><th class=\"num\">ratio</th></tr>");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, ps)
+    {
+        gemm_problem_row(out, p);
+    }
+    aitk_str_append(out, "</table>");
+}
+
 static void time_chart(aitk_str *out, const cJSON *w)
 {
     const cJSON *t = aitk_field_obj(w, "time_per_1000_steps");
@@ -293,6 +354,7 @@ void aitk_html_workloads(aitk_str *out, const cJSON *report)
         stat_row(out, "predicted peak (bytes)", pr, "peak_bytes", GENERAL);
         aitk_str_append(out, "</table>");
         kernels_table(out, w);
+        gemm_in_step_table(out, w);
         aitk_str_append(out, "</div></div></div>\n");
     }
     aitk_str_append(out, "</section>\n");

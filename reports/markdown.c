@@ -153,6 +153,62 @@ static void append_kernels(aitk_str *out, const cJSON *workloads)
     }
 }
 
+/* One problem of a workload's "gemm_in_step": its rate in the step and,
+ * when it was timed alone, that rate and the ratio. */
+static void append_gemm_problem(aitk_str *out, const cJSON *p)
+{
+    double iso, ratio;
+    aitk_str_append(out, "  - ");
+    aitk_markdown_inline(out, aitk_field_str(p, "shape"));
+    aitk_str_appendf(out, ": %.0f calls, %.3g ms, %.3g TFLOP/s in the step", number(p, "calls"),
+                     number(p, "ms_in_step"), number(p, "tflops_in_step"));
+    if (aitk_field_num(p, "tflops_isolated", &iso) && aitk_field_num(p, "ratio", &ratio))
+        aitk_str_appendf(out, ", %.3g alone (%.0f%%)", iso, ratio * 100);
+    else
+        aitk_str_append(out, ", not timed alone");
+    aitk_str_append(out, "\n");
+}
+
+/* The step's GEMMs against the same GEMMs alone (each workload's
+ * "gemm_in_step"): the ratio and its verdict, or why it was not measured,
+ * then the slowest problems. */
+static void append_gemm_in_step(aitk_str *out, const cJSON *workloads)
+{
+    bool any = false;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workloads)
+    {
+        const cJSON *g = aitk_field_obj(w, "gemm_in_step");
+        double ratio;
+        if (!g)
+            continue;
+        if (!any)
+            aitk_str_append(out, "\nGEMMs inside the step against the same GEMMs alone:\n\n");
+        any = true;
+        aitk_str_append(out, "- ");
+        aitk_markdown_inline(out, aitk_field_str(w, "name"));
+        aitk_str_append(out, ": ");
+        aitk_markdown_inline(out, aitk_field_str(g, "status"));
+        if (aitk_field_num(g, "ratio", &ratio))
+            aitk_str_appendf(out, ", %.0f%% of the isolated rate (target %.0f%%); %.3g ms of "
+                                  "GEMMs at %.3g TFLOP/s; problems timed alone cover %.0f%% of "
+                                  "the GEMM FLOPs",
+                             ratio * 100, number(g, "target") * 100, number(g, "ms_in_step"),
+                             number(g, "tflops_in_step"), number(g, "matched_share") * 100);
+        if (*aitk_field_str(g, "message")) {
+            aitk_str_append(out, " (");
+            aitk_markdown_inline(out, aitk_field_str(g, "message"));
+            aitk_str_append(out, ")");
+        }
+        aitk_str_append(out, "\n");
+        const cJSON *p;
+        cJSON_ArrayForEach(p, aitk_field_array(g, "problems"))
+        {
+            append_gemm_problem(out, p);
+        }
+    }
+}
+
 /* One line per workload: what ran, on what, how fast, in how much memory.
  * CPU rows say so, so nobody reads them as GPU figures. */
 static void append_workloads(aitk_str *out, const cJSON *workloads)
@@ -201,6 +257,7 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
         aitk_str_append(out, " |\n");
     }
     append_kernels(out, workloads);
+    append_gemm_in_step(out, workloads);
 }
 
 aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)

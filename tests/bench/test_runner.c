@@ -265,6 +265,42 @@ static void test_failed_step(void **state)
     aitk_bench_result_free(&r);
 }
 
+/* The hook between warm-up and timed steps: called once, after the 15th
+ * step (the warm-up of test_standard_run) and before the 16th; never when
+ * a step of the warm-up failed. */
+static long hook_calls, hook_at_total;
+static void note_hook(void *ctx)
+{
+    hook_calls++;
+    hook_at_total = ((script *)ctx)->total;
+}
+
+static void test_after_warmup_hook(void **state)
+{
+    (void)state;
+    script s = {0};
+    aitk_bench_plan p = make_plan(&s);
+    p.after_warmup = note_hook;
+    p.after_warmup_ctx = &s;
+    hook_calls = hook_at_total = 0;
+    aitk_bench_result r;
+    assert_int_equal(aitk_bench_run(&p, &r), 0);
+    assert_int_equal(hook_calls, 1);
+    assert_int_equal(hook_at_total, 15);
+    assert_int_equal(s.total, 45); /* 15 warm-up + 30 timed: the hook ran between */
+    aitk_bench_result_free(&r);
+
+    script f = {.fail_at = 3};
+    p = make_plan(&f);
+    p.after_warmup = note_hook;
+    p.after_warmup_ctx = &f;
+    hook_calls = 0;
+    assert_int_equal(aitk_bench_run(&p, &r), 0);
+    assert_int_equal(r.outcome, AITK_BENCH_FAILED);
+    assert_int_equal(hook_calls, 0);
+    aitk_bench_result_free(&r);
+}
+
 static void test_never_settles(void **state)
 {
     (void)state;
@@ -392,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup(test_interrupt_keeps_figures, setup),
         cmocka_unit_test_setup(test_time_limit, setup),
         cmocka_unit_test_setup(test_failed_step, setup),
+        cmocka_unit_test_setup(test_after_warmup_hook, setup),
         cmocka_unit_test_setup(test_never_settles, setup),
         cmocka_unit_test_setup(test_bad_plan, setup),
         cmocka_unit_test_setup(test_allocation_failures, setup),

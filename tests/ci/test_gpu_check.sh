@@ -81,11 +81,20 @@ run() {
     local name=$1
     local dir=$WORK/$name
     mkdir -p "$dir/build" "$dir/out"
+    # The validator records its arguments and whether op timing was asked
+    # for; with it, its report has a workload measured for gemm_in_step.
     cat >"$dir/build/aitk-validate" <<'SH'
 #!/usr/bin/env bash
-echo "aitk-validate $*" >>"$CALLS"
+echo "aitk-validate $* [AITK_TIME_OPS=${AITK_TIME_OPS:-unset}]" >>"$CALLS"
+report='{"checks": [], "workloads": []}'
+if [ "${AITK_TIME_OPS:-}" = 1 ]; then
+    report='{"checks": [], "workloads": [{"name": "flux1-dev", "status": "completed",
+      "gemm_in_step": {"status": "pass", "ratio": 0.91, "target": 0.85, "ms_in_step": 310,
+      "problems": [{"shape": "m=4608 n=3072 k=3072", "calls": 76, "ms_in_step": 120,
+                    "tflops_in_step": 650, "tflops_isolated": 700, "ratio": 0.93}]}}]}'
+fi
 while [ $# -gt 0 ]; do
-    if [ "$1" = --json ]; then echo '{"checks": [], "workloads": []}' >"$2"; fi
+    if [ "$1" = --json ]; then echo "$report" >"$2"; fi
     shift
 done
 SH
@@ -120,6 +129,15 @@ expect "one GPU: no multi-GPU run" lacks "$calls" "ctest .*-L multigpu --output"
 expect "one GPU: the log says why" has "$log" "not run, 1 GPU here, they need 2"
 expect "validate: --full --steps 20" has "$calls" "aitk-validate --full --steps 20 --json"
 expect "mfu: the bf16 FLUX config" has "$calls" "aitk-validate --standard --steps 20 --config .*/ci/flux-bf16-mfu.yaml"
+expect "mfu: without op timing (its MFU must not carry the events)" \
+    has "$calls" "aitk-validate --standard --steps 20 .*\[AITK_TIME_OPS=unset\]"
+expect "gemm-in-step: the same job with AITK_TIME_OPS=1" \
+    has "$calls" "aitk-validate --standard --steps 4 --config .*/ci/flux-bf16-mfu.yaml --json .*/gemm-in-step.json .*\[AITK_TIME_OPS=1\]"
+expect "validate: without op timing" has "$calls" "aitk-validate --full .*\[AITK_TIME_OPS=unset\]"
+expect "figures: the GEMM-in-step ratio" \
+    has "$WORK/one_gpu/out/figures.txt" "gemm_in_step: pass ratio 0.91 (target 0.85)"
+expect "figures: the GEMM-in-step problems" \
+    has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
 expect "torch: 1024 px only, no generation, aitk's report" \
     has "$calls" "torch-flux-step.py --out .* --resolutions 1024 --no-generation --aitk .* --report .*/mfu.json"
 expect "verdict pass in the log" has "$log" "^verdict: pass"

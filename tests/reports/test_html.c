@@ -145,6 +145,48 @@ static void test_minimal_report(void **state)
     cJSON_Delete(r);
 }
 
+/* The step's GEMMs against the same GEMMs alone in each workload's card:
+ * the verdict as a badge, the ratio and target, the slowest problems (the
+ * one never timed alone says so), the reason a workload was not measured;
+ * text escaped; no table where there are no problems. */
+static void test_gemm_in_step(void **state)
+{
+    (void)state;
+    cJSON *r = rt_load(FIXTURE);
+    const char *wl =
+        "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cuda\","
+        "\"gemm_in_step\":{\"status\":\"warn\",\"ratio\":0.84,\"target\":0.85,\"calls\":140,"
+        "\"ms_in_step\":110,\"tflops_in_step\":0.847,\"matched_share\":0.966,"
+        "\"problems_total\":2,\"message\":\"a <note>\",\"problems\":["
+        "{\"shape\":\"m=1000 n=2000 k=500\",\"calls\":40,\"ms_in_step\":80,"
+        "\"tflops_in_step\":1.0,\"tflops_isolated\":1.25,\"ratio\":0.8},"
+        "{\"shape\":\"m=16 n=1000 k=1000\",\"calls\":100,\"ms_in_step\":10,"
+        "\"tflops_in_step\":0.32}]}},"
+        "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
+        "\"gemm_in_step\":{\"status\":\"skip\",\"target\":0.85,\"message\":\"not measured: set "
+        "AITK_TIME_OPS=1 (op timing adds CUDA events around every op)\"}},"
+        "{\"name\":\"omnigen2\",\"status\":\"completed\",\"backend\":\"cpu\"}]";
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "workloads", cJSON_Parse(wl));
+    char *html = render(r);
+    assert_non_null(strstr(html, "<h3>GEMMs in the step against alone</h3><div class=\"muted\">"
+                                 "<span class=\"badge v-warn\">warn</span> 84% of the isolated "
+                                 "rate (target 85%); problems timed alone cover 97% of the GEMM "
+                                 "FLOPs · a &lt;note&gt;</div>"));
+    assert_non_null(strstr(html, "<tr><td>m=1000 n=2000 k=500</td><td class=\"num\">40</td>"
+                                 "<td class=\"num\">80</td><td class=\"num\">1</td>"
+                                 "<td class=\"num\">1.25</td><td class=\"num\">80%</td></tr>"));
+    assert_non_null(strstr(html, "<tr><td>m=16 n=1000 k=1000</td><td class=\"num\">100</td>"
+                                 "<td class=\"num\">10</td><td class=\"num\">0.32</td>"
+                                 "<td class=\"num\">not timed alone</td><td></td></tr>"));
+    assert_non_null(strstr(html, "<span class=\"badge v-skip\">skip</span> · not measured: set "
+                                 "AITK_TIME_OPS=1 (op timing adds CUDA events around every "
+                                 "op)</div>"));
+    assert_int_equal(rt_count(html, "<h3>GEMMs in the step against alone</h3>"), 2);
+    assert_int_equal(rt_count(html, "<table class=\"stats gemm-in-step\">"), 1);
+    aitk_free(html);
+    cJSON_Delete(r);
+}
+
 /* Fail each allocation in turn: the renderer reports NOMEM, or it returns
  * the whole page; never a crash, never a page with a piece silently missing. */
 static void test_allocation_failures(void **state)
@@ -223,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_escaping_and_self_contained),
         cmocka_unit_test(test_deps_in_environment),
         cmocka_unit_test(test_minimal_report),
+        cmocka_unit_test(test_gemm_in_step),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_escape_random_bytes),
     };

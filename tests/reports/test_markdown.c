@@ -107,6 +107,47 @@ static void test_workloads_table(void **state)
     cJSON_Delete(r);
 }
 
+/* The step's GEMMs against the same GEMMs alone, per workload that has
+ * them: the ratio, its verdict and target, then the slowest problems (the
+ * one never timed alone says so); a workload that was not measured says
+ * how to measure it; one without the field (the CPU's) is not listed. */
+static void test_gemm_in_step(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1.2.3", "abc", "standard", "p", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_report_finish(r, NULL);
+    const char *wl =
+        "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cuda\","
+        "\"gemm_in_step\":{\"status\":\"warn\",\"ratio\":0.84,\"target\":0.85,\"calls\":140,"
+        "\"ms_in_step\":110,\"tflops_in_step\":0.847,\"matched_share\":0.966,"
+        "\"problems_total\":2,\"message\":\"a <note>\",\"problems\":["
+        "{\"shape\":\"m=1000 n=2000 k=500\",\"calls\":40,\"ms_in_step\":80,"
+        "\"tflops_in_step\":1.0,\"tflops_isolated\":1.25,\"ratio\":0.8},"
+        "{\"shape\":\"m=16 n=1000 k=1000\",\"calls\":100,\"ms_in_step\":10,"
+        "\"tflops_in_step\":0.32}]}},"
+        "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
+        "\"gemm_in_step\":{\"status\":\"skip\",\"target\":0.85,\"message\":\"not measured: set "
+        "AITK_TIME_OPS=1 (op timing adds CUDA events around every op)\"}},"
+        "{\"name\":\"omnigen2\",\"status\":\"completed\",\"backend\":\"cpu\"}]";
+    cJSON_AddItemToObject(r, "workloads", cJSON_Parse(wl));
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    const char *t = aitk_str_cstr(&md);
+    assert_non_null(strstr(
+        t, "\nGEMMs inside the step against the same GEMMs alone:\n\n"
+           "- flux1-dev: warn, 84% of the isolated rate (target 85%); 110 ms of GEMMs at 0.847 "
+           "TFLOP/s; problems timed alone cover 97% of the GEMM FLOPs (a &lt;note>)\n"
+           "  - m=1000 n=2000 k=500: 40 calls, 80 ms, 1 TFLOP/s in the step, 1.25 alone (80%)\n"
+           "  - m=16 n=1000 k=1000: 100 calls, 10 ms, 0.32 TFLOP/s in the step, not timed "
+           "alone\n"
+           "- chroma: skip (not measured: set AITK_TIME_OPS=1 (op timing adds CUDA events "
+           "around every op))\n"));
+    assert_null(strstr(t, "- omnigen2:"));
+    aitk_str_free(&md);
+    cJSON_Delete(r);
+}
+
 /* Inline text from a probe: table pipes escaped, control sequences (ESC,
  * BEL, the C1 CSI) shown as text, never raw bytes a terminal would act on. */
 static void test_inline_is_inert(void **state)
@@ -124,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_failures_first_with_remedies),
         cmocka_unit_test(test_clean_report_has_no_failure_section),
         cmocka_unit_test(test_workloads_table), cmocka_unit_test(test_inline_is_inert),
+        cmocka_unit_test(test_gemm_in_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
