@@ -12,6 +12,7 @@
 
 #include "bench/gemm_in_step.h"
 #include "tests/bench/bt.h"
+#include "tests/bench/path_fixture.h"
 
 /* The CUDA backend's text for a FLUX Linear (kernels/cuda/gemm.c). */
 #define QKV "cuBLASLt [m=4096 n=3072 k=3072 batch=1 ta=0 tb=1 beta=0 a=bf16 b=bf16 " \
@@ -20,17 +21,6 @@
                        "b=bf16 c=bf16 compute=fp32 epilogue=none] algo 7 tile 20 stages 8"
 #define LORA_DA "cuBLASLt [m=16 n=3072 k=4096 batch=1 ta=1 tb=0 beta=1 a=bf16 b=bf16 " \
                 "c=fp32 compute=fp32 epilogue=none] algo 1 tile 2 stages 3"
-
-static aitk_backend_path path(const char *op, const char *kernel, long calls, double ms)
-{
-    aitk_backend_path p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.op, sizeof p.op, "%s", op);
-    snprintf(p.kernel, sizeof p.kernel, "%s", kernel);
-    p.calls = calls;
-    p.ms = ms;
-    return p;
-}
 
 static void test_parse_backend_text(void **state)
 {

@@ -10,17 +10,7 @@
 
 #include "bench/paths_since.h"
 #include "tests/bench/bt.h"
-
-static aitk_backend_path path(const char *op, const char *kernel, long calls, double ms)
-{
-    aitk_backend_path p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.op, sizeof p.op, "%s", op);
-    snprintf(p.kernel, sizeof p.kernel, "%s", kernel);
-    p.calls = calls;
-    p.ms = ms;
-    return p;
-}
+#include "tests/bench/path_fixture.h"
 
 static void test_steady_state_after_warmup(void **state)
 {

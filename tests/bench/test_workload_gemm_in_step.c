@@ -21,6 +21,7 @@
 #include "common/fileio.h"
 #include "kernels/backend.h"
 #include "tests/bench/bt.h"
+#include "tests/bench/path_fixture.h"
 
 /* A: 2 * 1000 * 2000 * 500 = 2e9 FLOPs a call. */
 #define SHAPE_A "m=1000 n=2000 k=500 batch=1 ta=0 tb=1 beta=0 a=bf16 b=bf16 c=bf16 " \
@@ -34,17 +35,6 @@
 /* D, a tiny tail problem: 2 * 8 * 8 * 8 = 1024 FLOPs a call. */
 #define SHAPE_D "m=8 n=8 k=8 batch=1 ta=0 tb=0 beta=0 a=bf16 b=bf16 c=bf16 " \
                 "compute=fp32 epilogue=none"
-
-static aitk_backend_path path(const char *op, const char *kernel, long calls, double ms)
-{
-    aitk_backend_path p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.op, sizeof p.op, "%s", op);
-    snprintf(p.kernel, sizeof p.kernel, "%s", kernel);
-    p.calls = calls;
-    p.ms = ms;
-    return p;
-}
 
 static aitk_gemm_rate rate(const char *shape_text, double flops_per_s)
 {

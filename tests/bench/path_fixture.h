@@ -1,0 +1,23 @@
+/* A backend path written by hand, as a backend's paths() would return it:
+ * the fixtures of the tests that read GEMM paths back (bench/paths_since.h,
+ * bench/gemm_in_step.h, bench/workload_gemm_in_step.h). */
+#ifndef AITK_TESTS_BENCH_PATH_FIXTURE_H
+#define AITK_TESTS_BENCH_PATH_FIXTURE_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+
+static inline aitk_backend_path path(const char *op, const char *kernel, long calls, double ms)
+{
+    aitk_backend_path p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.op, sizeof p.op, "%s", op);
+    snprintf(p.kernel, sizeof p.kernel, "%s", kernel);
+    p.calls = calls;
+    p.ms = ms;
+    return p;
+}
+
+#endif
