@@ -20,4 +20,17 @@ static inline aitk_backend_path path(const char *op, const char *kernel, long ca
     return p;
 }
 
+/* Calls so far of the backend's "gemm" path, -1 when it has none. */
+static inline long gemm_path_calls(const aitk_backend *be)
+{
+    aitk_backend_path p[8];
+    size_t n = 0;
+    if (be->paths(p, 8, &n) != AITK_OK)
+        return -2;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p[i].op, "gemm"))
+            return p[i].calls;
+    return -1;
+}
+
 #endif

@@ -12,19 +12,16 @@
 
 #include "bench/gemm_isolated.h"
 #include "kernels/backend.h"
+#include "tests/bench/path_fixture.h"
 
 static const aitk_backend *be;
 
 static long gemm_calls(void)
 {
-    aitk_backend_path p[8];
-    size_t n = 0;
-    assert_int_equal(be->paths(p, 8, &n), AITK_OK);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(p[i].op, "gemm"))
-            return p[i].calls;
-    fail_msg("no gemm path");
-    return -1;
+    long calls = gemm_path_calls(be);
+    if (calls < 0)
+        fail_msg("no gemm path (%ld)", calls);
+    return calls;
 }
 
 static aitk_gemm_shape shape(long m, long n, long k, long batch, int ta, int tb, int beta,

@@ -251,17 +251,6 @@ static void test_pick_slowest_until_95_percent(void **state)
 #define SHAPE_G "[m=64 n=32 k=16 batch=1 ta=0 tb=1 beta=0 a=bf16 b=bf16 c=bf16 " \
                 "compute=fp32 epilogue=none]"
 
-static long cpu_gemm_calls(const aitk_backend *be)
-{
-    aitk_backend_path p[8];
-    size_t n = 0;
-    assert_int_equal(be->paths(p, 8, &n), AITK_OK);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(p[i].op, "gemm"))
-            return p[i].calls;
-    return -1;
-}
-
 /* The whole measurement on the CPU reference: the step's paths are after
  * less warm (F: 25 - 5 = 20 calls, 10 - 2 = 8 ms; G: 14 - 4 = 10 calls,
  * 6 - 1 = 5 ms), F really timed alone through the CPU's gemm op, G left
@@ -278,10 +267,10 @@ static void test_measure_on_the_cpu_reference(void **state)
                                     path("attention_forward", "cuDNN", 7, 3.0)};
     aitk_bench_paths warm = {.items = warm_p, .n = 2, .ok = true};
     aitk_bench_paths after = {.items = after_p, .n = 3, .ok = true};
-    const long calls0 = cpu_gemm_calls(be);
+    const long calls0 = gemm_path_calls(be);
     cJSON *w = cJSON_CreateObject();
     assert_int_equal(aitk_bench_gemm_in_step_add(w, be, &warm, &after), AITK_OK);
-    assert_true(cpu_gemm_calls(be) > calls0); /* F ran alone */
+    assert_true(gemm_path_calls(be) > calls0); /* F ran alone */
     const cJSON *g = get(w, "gemm_in_step");
     assert_true(num(g, "ratio") > 0.0);
     assert_near(num(g, "calls"), 30, 0);

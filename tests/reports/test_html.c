@@ -10,6 +10,7 @@
 #include "reports/html.h"
 #include "reports/xml_escape.h"
 #include "report_test_util.h"
+#include "tests/reports/gemm_in_step_fixture.h"
 
 static char *render(const cJSON *r)
 {
@@ -153,19 +154,7 @@ static void test_gemm_in_step(void **state)
 {
     (void)state;
     cJSON *r = rt_load(FIXTURE);
-    const char *wl =
-        "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cuda\","
-        "\"gemm_in_step\":{\"status\":\"warn\",\"ratio\":0.84,\"target\":0.85,\"calls\":140,"
-        "\"ms_in_step\":110,\"tflops_in_step\":0.847,\"matched_share\":0.966,"
-        "\"problems_total\":2,\"message\":\"a <note>\",\"problems\":["
-        "{\"shape\":\"m=1000 n=2000 k=500\",\"calls\":40,\"ms_in_step\":80,"
-        "\"tflops_in_step\":1.0,\"tflops_isolated\":1.25,\"ratio\":0.8},"
-        "{\"shape\":\"m=16 n=1000 k=1000\",\"calls\":100,\"ms_in_step\":10,"
-        "\"tflops_in_step\":0.32}]}},"
-        "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
-        "\"gemm_in_step\":{\"status\":\"skip\",\"target\":0.85,\"message\":\"not measured: set "
-        "AITK_TIME_OPS=1 (op timing adds CUDA events around every op)\"}},"
-        "{\"name\":\"omnigen2\",\"status\":\"completed\",\"backend\":\"cpu\"}]";
+    const char *wl = GEMM_IN_STEP_WORKLOADS;
     cJSON_ReplaceItemInObjectCaseSensitive(r, "workloads", cJSON_Parse(wl));
     char *html = render(r);
     assert_non_null(strstr(html, "<h3>GEMMs in the step against alone</h3><div class=\"muted\">"

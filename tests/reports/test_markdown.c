@@ -9,6 +9,7 @@
 
 #include "reports/markdown.h"
 #include "reports/report.h"
+#include "tests/reports/gemm_in_step_fixture.h"
 
 static void test_failures_first_with_remedies(void **state)
 {
@@ -117,19 +118,7 @@ static void test_gemm_in_step(void **state)
     aitk_report_meta m = {"1.2.3", "abc", "standard", "p", "validate", false};
     cJSON *r = aitk_report_new(&m);
     aitk_report_finish(r, NULL);
-    const char *wl =
-        "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cuda\","
-        "\"gemm_in_step\":{\"status\":\"warn\",\"ratio\":0.84,\"target\":0.85,\"calls\":140,"
-        "\"ms_in_step\":110,\"tflops_in_step\":0.847,\"matched_share\":0.966,"
-        "\"problems_total\":2,\"message\":\"a <note>\",\"problems\":["
-        "{\"shape\":\"m=1000 n=2000 k=500\",\"calls\":40,\"ms_in_step\":80,"
-        "\"tflops_in_step\":1.0,\"tflops_isolated\":1.25,\"ratio\":0.8},"
-        "{\"shape\":\"m=16 n=1000 k=1000\",\"calls\":100,\"ms_in_step\":10,"
-        "\"tflops_in_step\":0.32}]}},"
-        "{\"name\":\"chroma\",\"status\":\"completed\",\"backend\":\"cuda\","
-        "\"gemm_in_step\":{\"status\":\"skip\",\"target\":0.85,\"message\":\"not measured: set "
-        "AITK_TIME_OPS=1 (op timing adds CUDA events around every op)\"}},"
-        "{\"name\":\"omnigen2\",\"status\":\"completed\",\"backend\":\"cpu\"}]";
+    const char *wl = GEMM_IN_STEP_WORKLOADS;
     cJSON_AddItemToObject(r, "workloads", cJSON_Parse(wl));
     aitk_str md = AITK_STR_INIT;
     assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
