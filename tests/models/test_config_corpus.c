@@ -431,8 +431,9 @@ static void test_sampling_time(void **state)
 /* ai-toolkit README's two-layer snippet ("Training Specific Layers"):
  * rank 128 on the two single blocks' proj_out only (in: hidden + mlp =
  * 3072 + 12288, out: 3072), so 128 x (15360 + 3072) x 2 = 4,718,592 LoRA
- * parameters; rank 128 on every layer does not fit an RTX 4090, the two
- * layers do. */
+ * parameters. The two layers fit an RTX 4090; every layer at rank 160
+ * does not (at rank 128 every layer comes within 0.1 GiB of the card's
+ * usable memory, too close to test a verdict on). */
 static void test_only_if_contains(void **state)
 {
     (void)state;
@@ -449,6 +450,7 @@ static void test_only_if_contains(void **state)
     assert_int_equal(aitk_gpudb_load(&db, NULL), AITK_OK);
     assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g, NULL), AITK_OK);
     all.w.lora_only = NULL;
+    all.w.rank = 160;
     assert_int_equal(aitk_cost_predict(&all.w, params, g, &all.p, NULL), AITK_OK);
     assert_false(all.p.fits);
     /* ignore_if_contains: every single block's Linears left out. */

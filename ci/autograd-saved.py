@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""What PyTorch's autograd keeps for the backward of one FLUX block, counted
+by PyTorch itself.
+
+models/flux1-dev.yaml and models/chroma.yaml give `saved_per_token` and
+`saved_per_token_autocast`: the activations a double-stream and a
+single-stream block hold from the forward to the backward, in hidden-sized
+bf16 tensors per token, counted by hand from diffusers' code. This script is
+the oracle for those counts: it builds the real diffusers blocks at FLUX's
+width (3072, 24 heads of 128), puts a LoRA on their Linear layers with peft
+(as diffusers' train_dreambooth_lora_flux.py does; ai-toolkit's own LoRA
+module saves the same tensors: the input of its down projection and the
+low-rank output of it), runs one forward on the CPU under
+torch.autograd.graph.saved_tensors_hooks and adds up the storage of every
+tensor autograd saved, each storage once, leaving out the weights and the
+rotary table (held anyway, and shared by every block). Two token counts are
+run, and the difference per token is the figure, so terms that do not grow
+with the tokens (the conditioning vector) drop out.
+
+Under mixed precision (accelerate's autocast, which diffusers' scripts use),
+CUDA's autocast runs layer_norm in float32 and the Linear layers in bf16.
+The CPU's autocast keeps layer_norm in bf16, so `--autocast` emulates CUDA's
+policy for the ops these blocks call (PyTorch docs, "Automatic Mixed
+Precision package - torch.amp", CUDA op-specific behavior: linear, matmul
+and scaled_dot_product_attention autocast to the lower precision;
+layer_norm, group_norm, pow and rsqrt to float32; others run in the widest
+input type).
+
+Nothing here is installed by the project: run it in a virtual environment
+with torch, diffusers and peft from PyPI, e.g.
+  python3 -m venv /tmp/v && /tmp/v/bin/pip install torch diffusers peft
+  /tmp/v/bin/python ci/autograd-saved.py
+It prints one line per block and precision; the closing note of the change
+that last edited the yaml counts gives the versions it ran with.
+"""
+
+import argparse
+import contextlib
+import inspect
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+HIDDEN = 3072
+HEADS = 24
+HEAD_DIM = 128
+
+# What diffusers' train_dreambooth_lora_flux.py adapts when --lora_layers is
+# not given (huggingface/diffusers examples/dreambooth, parse_args and main:
+# target_modules); "all" adapts every nn.Linear of the block, as ai-toolkit's
+# LoRASpecialNetwork does for the transformer blocks.
+DIFFUSERS_TARGETS = [
+    "attn.to_k", "attn.to_q", "attn.to_v", "attn.to_out.0",
+    "attn.add_k_proj", "attn.add_q_proj", "attn.add_v_proj", "attn.to_add_out",
+    "ff.net.0.proj", "ff.net.2", "ff_context.net.0.proj", "ff_context.net.2",
+]
+
+LOWER = {F.linear, torch.matmul, torch.bmm, torch.mm, torch.addmm, torch.baddbmm,
+         F.scaled_dot_product_attention}
+FLOAT32 = {F.layer_norm, F.group_norm, torch.pow, torch.Tensor.pow, torch.rsqrt,
+           torch.Tensor.rsqrt}
+
+
+def _cast(value, dtype):
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != dtype:
+        return value.to(dtype)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, dtype) for v in value)
+    return value
+
+
+class CudaAutocastPolicy(TorchFunctionMode):
+    """CUDA's bf16 autocast casts, for the ops these blocks call, on the CPU."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in LOWER:
+            args, kwargs = _cast(args, torch.bfloat16), {k: _cast(v, torch.bfloat16) for k, v in kwargs.items()}
+        elif func in FLOAT32:
+            args, kwargs = _cast(args, torch.float32), {k: _cast(v, torch.float32) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
+
+
+def adapt(block, targets, lora_dtype):
+    """A rank-16 LoRA (peft) on the block's Linear layers; the base frozen."""
+    from peft import LoraConfig, inject_adapter_in_model
+
+    block = block.to_empty(device="cpu").to(torch.bfloat16)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.normal_(0.0, 0.02)
+    block.requires_grad_(False)
+    linears = [n for n, m in block.named_modules() if isinstance(m, torch.nn.Linear)]
+    if targets == "all":
+        names = linears
+    else:
+        names = [t for t in DIFFUSERS_TARGETS if any(n == t or n.endswith("." + t) for n in linears)]
+    config = LoraConfig(r=16, lora_alpha=16, lora_dropout=0.0, target_modules=names)
+    block = inject_adapter_in_model(config, block)
+    for n, p in block.named_parameters():
+        if "lora_" in n:
+            p.data = p.data.to(lora_dtype)
+            p.requires_grad_(True)
+    return block
+
+
+def bf16(*shape):
+    return torch.randn(*shape, dtype=torch.bfloat16, requires_grad=True)
+
+
+class Diffusers:
+    """diffusers' FluxTransformerBlock and FluxSingleTransformerBlock, which
+    ai-toolkit, diffusers' scripts and SimpleTuner run for FLUX.1."""
+
+    def __init__(self, src):
+        if src:
+            sys.path.insert(0, src)
+        import diffusers
+        from diffusers.models.transformers import transformer_flux
+        self.m = transformer_flux
+        self.version = f"diffusers {diffusers.__version__}"
+
+    def block(self, kind):
+        with torch.device("meta"):
+            if kind == "double":
+                return self.m.FluxTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
+            return self.m.FluxSingleTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
+
+    def inputs(self, block, kind, img, txt):
+        # The rotary table is made once per step and read by every block:
+        # held whatever the block saves.
+        table = (torch.randn(img + txt, HEAD_DIM), torch.randn(img + txt, HEAD_DIM))
+        temb = bf16(1, HIDDEN)
+        # Before diffusers 0.33 the single-stream blocks took the text and
+        # image tokens joined once, ahead of the first of them; later each
+        # block joins them itself.
+        params = inspect.signature(block.forward).parameters
+        if kind == "double" or "encoder_hidden_states" in params:
+            call = {"hidden_states": bf16(1, img, HIDDEN), "encoder_hidden_states": bf16(1, txt, HIDDEN)}
+        else:
+            call = {"hidden_states": bf16(1, txt + img, HIDDEN)}
+        return dict(call, temb=temb, image_rotary_emb=table), list(table)
+
+
+class BflStyle:
+    """Black Forest Labs' reference blocks as two trainers carry them:
+    kohya-ss/sd-scripts library/flux_models.py (FLUX.1 under kohya) and
+    ostris/ai-toolkit extensions_built_in/diffusion_models/chroma/src/layers.py
+    (Chroma under ai-toolkit). --src names the folder that holds `library`
+    (sd-scripts) or the chroma `src` folder (ai-toolkit)."""
+
+    def __init__(self, code, src):
+        import importlib
+        import types
+        if not src:
+            sys.exit(f"autograd-saved: --code {code} needs --src (see --help)")
+        self.code = code
+        if code == "kohya-flux":
+            sys.path.insert(0, src)
+            # flux_models imports the trainer's utilities (logging set-up,
+            # torchvision, Intel GPU hooks); the blocks use none of them.
+            for name, attrs in {"library.utils": {"setup_logging": lambda *a, **k: None},
+                                "library.device_utils": {"clean_memory_on_device": lambda *a: None,
+                                                         "init_ipex": lambda: None},
+                                "library.custom_offloading_utils": {}}.items():
+                stub = types.ModuleType(name)
+                stub.__dict__.update(attrs)
+                sys.modules[name] = stub
+            self.m = importlib.import_module("library.flux_models")
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(src)))
+            self.m = importlib.import_module(os.path.basename(os.path.abspath(src)) + ".layers")
+        self.version = f"{code} from {src}"
+
+    def block(self, kind):
+        with torch.device("meta"):
+            if kind == "double":
+                return self.m.DoubleStreamBlock(HIDDEN, HEADS, mlp_ratio=4.0, qkv_bias=True)
+            return self.m.SingleStreamBlock(HIDDEN, HEADS, mlp_ratio=4.0)
+
+    def inputs(self, block, kind, img, txt):
+        ids = torch.zeros(1, img + txt, 3)
+        ids[0, txt:, 1] = torch.arange(img) // 32
+        ids[0, txt:, 2] = torch.arange(img) % 32
+        pe = self.m.EmbedND(dim=HEAD_DIM, theta=10000, axes_dim=[16, 56, 56])(ids)
+        if self.code == "kohya-flux":
+            vec = bf16(1, HIDDEN)
+            if kind == "double":
+                return {"img": bf16(1, img, HIDDEN), "txt": bf16(1, txt, HIDDEN), "vec": vec, "pe": pe}, [pe]
+            return {"x": bf16(1, txt + img, HIDDEN), "vec": vec, "pe": pe}, [pe]
+
+        def mod():
+            return self.m.ModulationOut(shift=bf16(1, 1, HIDDEN), scale=bf16(1, 1, HIDDEN), gate=bf16(1, 1, HIDDEN))
+        if kind == "double":
+            return {"img": bf16(1, img, HIDDEN), "txt": bf16(1, txt, HIDDEN), "pe": pe,
+                    "distill_vec": ((mod(), mod()), (mod(), mod())), "mask": None}, [pe]
+        return {"x": bf16(1, txt + img, HIDDEN), "pe": pe, "distill_vec": mod(), "mask": None}, [pe]
+
+
+def saved_bytes(code, block, kind, img, txt, autocast):
+    call, shared = code.inputs(block, kind, img, txt)
+    held = {p.untyped_storage().data_ptr() for p in block.parameters()}
+    held |= {t.untyped_storage().data_ptr() for t in shared}
+    seen = {}
+
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in held and ptr not in seen:
+            seen[ptr] = (t.untyped_storage().nbytes(), tuple(t.shape), str(t.dtype))
+        return t
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t))
+        if autocast:
+            stack.enter_context(CudaAutocastPolicy())
+        out = block(**call)
+    del out
+    return sum(v[0] for v in seen.values()), seen
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--code", choices=["diffusers", "kohya-flux", "aitk-chroma"], default="diffusers",
+                        help="whose block code to run (default: the installed diffusers)")
+    parser.add_argument("--src", help="a checkout's folder for --code kohya-flux (the folder holding "
+                        "library/) or aitk-chroma (extensions_built_in/diffusion_models/chroma/src); "
+                        "for diffusers, a folder to import diffusers from instead of the installed one")
+    parser.add_argument("--targets", choices=["all", "diffusers"], default="all",
+                        help="LoRA on every Linear (ai-toolkit, kohya) or diffusers' default list")
+    parser.add_argument("--lora-dtype", choices=["bf16", "fp32"], default="bf16")
+    parser.add_argument("--tokens", type=int, nargs=2, default=[384, 768],
+                        help="two image-token counts; text tokens are a quarter of each")
+    parser.add_argument("--list", action="store_true", help="list the saved tensors of the larger run")
+    args = parser.parse_args()
+    lora_dtype = torch.bfloat16 if args.lora_dtype == "bf16" else torch.float32
+    unit = HIDDEN * 2
+
+    import peft
+    code = Diffusers(args.src) if args.code == "diffusers" else BflStyle(args.code, args.src)
+    print(f"torch {torch.__version__}, {code.version}, peft {peft.__version__}; "
+          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}; "
+          f"units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)")
+    for kind in ("double", "single"):
+        block = adapt(code.block(kind), args.targets, lora_dtype)
+        for autocast in (False, True):
+            sizes = []
+            for img in args.tokens:
+                txt = img // 4
+                total, seen = saved_bytes(code, block, kind, img, txt, autocast)
+                sizes.append((img + txt, total, seen))
+            (t1, b1, _), (t2, b2, seen) = sizes
+            per_token = (b2 - b1) / (t2 - t1) / unit
+            label = "autocast (CUDA policy)" if autocast else "bf16, no autocast"
+            print(f"{kind:6} block, {label:22}: {per_token:6.2f} per token "
+                  f"({len(seen)} tensors at {t2} tokens)")
+            if args.list:
+                for nbytes, shape, dtype in sorted(seen.values(), key=lambda v: -v[0]):
+                    print(f"    {nbytes / t2 / unit:6.3f}  {dtype:15} {shape}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
