@@ -6,13 +6,20 @@
  * running a build beside the tests sits at a load of 6-10, which makes a
  * child 3-5 times slower). AITK_TEST_TIME_FACTOR in the environment (a whole
  * number, 1 to 100) replaces that measure. Limits a test expects to run out
- * (a timeout under test) are not scaled. */
+ * (a timeout under test) are not scaled.
+ *
+ * The Windows build's tests run under Wine on a Linux machine, as busy as
+ * any other: Wine maps the Linux root to drive Z:, so the same load average
+ * is read there, and Wine reports the host's CPUs. On a real Windows machine
+ * there is no such file and the factor is 1. */
 #ifndef AITK_TESTS_TEST_TIME_H
 #define AITK_TESTS_TEST_TIME_H
 
 #include <stdio.h>
 #include <stdlib.h>
-#ifdef __linux__
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <unistd.h>
 #endif
 
@@ -20,27 +27,55 @@
 #define AITK_TEST_TIME_SCALE 1
 #endif
 
-/* Load per CPU, rounded up, at least 1 and at most 10; 1 where the load
- * average cannot be read (Windows, Wine). */
-static inline long aitk_test_load_factor(void)
+/* The load average: Linux's own, or under Wine the host's through Z:. */
+#ifdef _WIN32
+#define AITK_TEST_LOADAVG "Z:/proc/loadavg"
+#else
+#define AITK_TEST_LOADAVG "/proc/loadavg"
+#endif
+
+/* Online CPUs, as the scheduler shares them out; 0 when unknown. */
+static inline long aitk_test_cpus(void)
 {
-#ifdef __linux__
-    FILE *f = fopen("/proc/loadavg", "r");
+#ifdef _WIN32
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return (long)si.dwNumberOfProcessors;
+#else
+    return sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+}
+
+/* Load per CPU, rounded up, at least 1 and at most 10; 1 when either is
+ * unknown (a load of 0 or less, no CPU count). */
+static inline long aitk_test_factor_of(double load, long cpus)
+{
+    if (cpus < 1 || !(load > 0))
+        return 1;
+    const double share = load / (double)cpus;
+    if (share >= 10)
+        return 10;
+    long factor = (long)share;
+    if ((double)factor < share)
+        factor++; /* rounded up, without libm */
+    return factor < 1 ? 1 : factor;
+}
+
+/* The factor from the one-minute load average in `path` (the format of
+ * /proc/loadavg); 1 when it cannot be read. */
+static inline long aitk_test_load_factor_from(const char *path, long cpus)
+{
+    FILE *f = fopen(path, "r");
     double load = 0;
     int ok = f && fscanf(f, "%lf", &load) == 1;
     if (f)
         fclose(f);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (!ok || cpus < 1 || !(load > 0))
-        return 1;
-    const double share = load / (double)cpus;
-    long factor = (long)share;
-    if ((double)factor < share)
-        factor++; /* rounded up, without libm */
-    return factor < 1 ? 1 : factor > 10 ? 10 : factor;
-#else
-    return 1;
-#endif
+    return ok ? aitk_test_factor_of(load, cpus) : 1;
+}
+
+static inline long aitk_test_load_factor(void)
+{
+    return aitk_test_load_factor_from(AITK_TEST_LOADAVG, aitk_test_cpus());
 }
 
 static inline long aitk_test_ms(long ms)
