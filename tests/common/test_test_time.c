@@ -94,6 +94,29 @@ static void test_load_average_is_found(void **state)
     print_message("load %.2f on %ld CPU(s): factor %ld\n", load, cpus, factor);
 }
 
+#ifdef _WIN32
+/* Windows counts its CPUs in NUMBER_OF_PROCESSORS; a test whose environment
+ * lacks it, or holds no number there, still gets a count from
+ * GetSystemInfo, so the load factor is not silently 1. */
+static void test_cpus_on_windows(void **state)
+{
+    (void)state;
+    char was[32] = "";
+    const char *v = getenv("NUMBER_OF_PROCESSORS");
+    if (v)
+        snprintf(was, sizeof was, "%s", v);
+    assert_int_equal(setenv("NUMBER_OF_PROCESSORS", "3", 1), 0);
+    assert_int_equal(aitk_test_cpus(), 3);
+    assert_int_equal(setenv("NUMBER_OF_PROCESSORS", "many", 1), 0);
+    const long asked = aitk_test_cpus();
+    assert_int_equal(unsetenv("NUMBER_OF_PROCESSORS"), 0);
+    assert_int_equal(aitk_test_cpus(), asked);
+    if (was[0])
+        assert_int_equal(setenv("NUMBER_OF_PROCESSORS", was, 1), 0);
+    assert_true(asked >= 1);
+}
+#endif
+
 /* AITK_TEST_TIME_FACTOR, a whole number from 1 to 100, replaces the
  * measure; anything else is ignored. */
 static void test_factor_override(void **state)
@@ -114,6 +137,9 @@ int main(void)
         cmocka_unit_test(test_factor_arithmetic),
         cmocka_unit_test(test_factor_from_file),
         cmocka_unit_test(test_load_average_is_found),
+#ifdef _WIN32
+        cmocka_unit_test(test_cpus_on_windows),
+#endif
         cmocka_unit_test(test_factor_override),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
