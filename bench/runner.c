@@ -112,11 +112,21 @@ static aitk_status one_step(run_state *s, size_t b, double *secs, aitk_bench_ste
     aitk_str err = AITK_STR_INIT;
     memset(info, 0, sizeof *info);
     uint64_t t0 = s->clock();
+    const uint64_t cpu0 = test_slowdown > 1.0 ? aitk_cpu_ns() : 0;
     aitk_status st = s->plan->step(s->plan->user, b, info, &err);
     /* The test-only slowdown sleeps inside the step's timing, so every
-     * figure derived from it (mean, throughput, 1000 steps) is slowed alike. */
-    if (test_slowdown > 1.0 && !st)
-        aitk_sleep_ms((long)((test_slowdown - 1.0) * (double)(s->clock() - t0) / 1e6));
+     * figure derived from it (mean, throughput, 1000 steps) is slowed alike.
+     * It sleeps in proportion to the step's CPU time as well as its wall
+     * time, whichever is more: on a busy machine the slowed rank may run
+     * its steps while the other ranks wait idle, and a sleep in proportion
+     * to that short wall time alone could leave it barely slower than them;
+     * the work it did is the same as theirs whatever the load. */
+    if (test_slowdown > 1.0 && !st) {
+        const double wall_ns = (double)(s->clock() - t0);
+        const double cpu_ns = (double)(aitk_cpu_ns() - cpu0);
+        const double cost_ns = cpu_ns > wall_ns ? cpu_ns : wall_ns;
+        aitk_sleep_ms((long)((test_slowdown - 1.0) * cost_ns / 1e6));
+    }
     *secs = (double)(s->clock() - t0) / 1e9;
     if (st) {
         s->r->outcome = AITK_BENCH_FAILED;

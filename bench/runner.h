@@ -104,8 +104,9 @@ bool aitk_bench_stop_requested(void);
 void aitk_bench_reset_stop(void);
 
 /* Test-only: every step, warm-up included, is made `factor` times slower
- * (the runner sleeps inside the step's timing) and the result's message
- * says so. `aitk-validate --mpi` sets it on one rank from
+ * (the runner sleeps inside the step's timing, `factor` - 1 times the step's
+ * wall or CPU time, whichever is more, so a busy machine cannot shrink it)
+ * and the result's message says so. `aitk-validate --mpi` sets it on one rank from
  * AITK_TEST_SLOW_RANK, so a test can prove that the fleet report flags a
  * slow node. 1 (the default) is off. */
 void aitk_bench_set_test_slowdown(double factor);

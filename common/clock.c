@@ -18,6 +18,16 @@ uint64_t aitk_clock_ns(void)
 }
 
 void aitk_sleep_ms(long ms) { Sleep((DWORD)ms); }
+
+uint64_t aitk_cpu_ns(void)
+{
+    FILETIME created, ended, kernel, user;
+    if (!GetProcessTimes(GetCurrentProcess(), &created, &ended, &kernel, &user))
+        return 0;
+    const uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
+    const uint64_t u = ((uint64_t)user.dwHighDateTime << 32) | user.dwLowDateTime;
+    return (k + u) * 100u; /* FILETIME counts 100 ns */
+}
 #else
 uint64_t aitk_clock_ns(void)
 {
@@ -31,6 +41,14 @@ void aitk_sleep_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+uint64_t aitk_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #endif
 

@@ -5,6 +5,7 @@
 #ifndef AITK_TESTS_EXE_RUN_H
 #define AITK_TESTS_EXE_RUN_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/proc.h"
@@ -15,6 +16,12 @@ typedef struct ran {
     int rc;
     aitk_str out, err;
 } ran;
+
+static inline void ran_free(ran *r)
+{
+    aitk_str_free(&r->out);
+    aitk_str_free(&r->err);
+}
 
 /* Any program: argv[0] is searched on PATH (a test driving a script runs
  * "python3" or "bash" this way). */
@@ -38,8 +45,14 @@ static inline ran run_program(const char *const *argv, long timeout_ms)
         aitk_str_clear(&r.err);
         st = aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err);
     }
-    if (st || !res.exited)
-        fail_msg("could not run %s: %s", argv[0], aitk_str_cstr(&err));
+    if (st || !res.exited) {
+        /* fail_msg does not return: what was captured is freed first. */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", aitk_str_cstr(&err));
+        aitk_str_free(&err);
+        ran_free(&r);
+        fail_msg("could not run %s: %s", argv[0], why);
+    }
     aitk_str_free(&err);
     r.rc = res.exit_code;
     return r;
@@ -56,11 +69,5 @@ static inline ran run_timeout(const char *const *args, long timeout_ms)
 }
 
 static inline ran run(const char *const *args) { return run_timeout(args, aitk_test_ms(60000)); }
-
-static inline void ran_free(ran *r)
-{
-    aitk_str_free(&r->out);
-    aitk_str_free(&r->err);
-}
 
 #endif

@@ -17,14 +17,17 @@ typedef struct cJSON cJSON;
 
 /* The test-only variable that makes one rank's workload steps slower. */
 #define AITK_MPI_SLOW_RANK_VAR "AITK_TEST_SLOW_RANK"
-/* How much slower: far beyond run-to-run noise, even on a busy machine
- * where the slowed rank computes faster while it sleeps, so the outlier
- * is certain. With three nodes the robust rule (reports/robust.h) takes
- * the middle value b as the median and, as the MAD, the gap between the
- * two others; a rank slowed f times scores 0.6745 (f - 1) b / gap, over
+/* How much slower: far beyond what load does to the other ranks, so the
+ * outlier is certain. With three nodes the robust rule (reports/robust.h)
+ * takes the middle value b as the median and, as the MAD, the gap between
+ * the two others; a rank slowed f times scores 0.6745 (f - 1) b / gap, over
  * 3.5 while the two unslowed ranks differ by less than 0.19 (f - 1) b.
- * At 10 (a gap of 1.7 b) the test failed once on a 2-core machine with a
- * build running beside it; at 30 the gap may reach 5.6 b. */
+ * At 10 the test failed on a 2-core machine with a build running beside
+ * it: the gap between the others grew to a good part of a step, and the
+ * slowed rank, which may run its steps while the others wait idle, took
+ * little wall time per step and so slept little. At 30 the gap may reach
+ * 5.6 b, and the sleep follows the step's CPU time where that is more than
+ * its wall time (bench/runner.c), so load cannot shrink it. */
 #define AITK_MPI_TEST_SLOWDOWN 30.0
 
 /* What one rank sent to rank 0. */

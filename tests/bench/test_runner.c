@@ -12,6 +12,7 @@
 
 #include "bench/runner.h"
 #include "common/alloc.h"
+#include "common/clock.h"
 #include "tests/bench/bt.h"
 
 static uint64_t fake_now;
@@ -418,6 +419,68 @@ static void test_json_shape(void **state)
     aitk_bench_result_free(&r);
 }
 
+/* A step whose work the wall clock hardly sees (the fake clock moves 1 us)
+ * but which burns 20 ms of CPU: the test-only slowdown of 5 sleeps 4 times
+ * the CPU time, so the real time the run spends outside its steps is at
+ * least 4 times the CPU they burned, however busy the machine (a sleep
+ * only ever lasts longer). This is what keeps the slowed MPI rank slow on
+ * a busy machine, where its wall time alone can be short (bench/runner.c).
+ * Each sleep is cut to whole milliseconds: 1 ms a step is allowed. */
+typedef struct burner {
+    long steps;
+    double cpu_s;  /* burned by the steps, as they measured it */
+    double real_s; /* real time inside the steps */
+} burner;
+
+static aitk_status burn_step(void *user, size_t b, aitk_bench_step_info *info, aitk_str *err)
+{
+    (void)b, (void)err;
+    burner *w = user;
+    const uint64_t t0 = aitk_clock_ns(), c0 = aitk_cpu_ns();
+    volatile unsigned long spin = 0;
+    while (aitk_cpu_ns() - c0 < 20000000u)
+        spin++;
+    w->cpu_s += (double)(aitk_cpu_ns() - c0) / 1e9;
+    w->real_s += (double)(aitk_clock_ns() - t0) / 1e9;
+    w->steps++;
+    fake_now += 1000;
+    info->flops = 1e9;
+    return AITK_OK;
+}
+
+static void test_slowdown_counts_cpu_time(void **state)
+{
+    (void)state;
+    burner w = {0};
+    aitk_bench_plan p = {
+        .name = "burn",
+        .resolutions = {256},
+        .n_buckets = 1,
+        .batch = 1,
+        .timed_steps = 3,
+        .requested_steps = 1000,
+        .warmup = aitk_warmup_default,
+        .step = burn_step,
+        .user = &w,
+        .clock_ns = fake_clock,
+    };
+    aitk_bench_result r;
+    aitk_bench_set_test_slowdown(5);
+    const uint64_t t0 = aitk_clock_ns();
+    aitk_status st = aitk_bench_run(&p, &r);
+    const double outside_s = (double)(aitk_clock_ns() - t0) / 1e9 - w.real_s;
+    aitk_bench_set_test_slowdown(1);
+    assert_int_equal(st, AITK_OK);
+    assert_true(w.steps >= 3);
+    const double slept_at_least = 4 * w.cpu_s - 1e-3 * (double)w.steps;
+    if (!(outside_s >= slept_at_least))
+        fail_msg("%ld steps burned %.3f s of CPU; the run spent %.3f s outside them, not the "
+                 "%.3f s four times that should have added", w.steps, w.cpu_s, outside_s,
+                 slept_at_least);
+    assert_non_null(strstr(aitk_str_cstr(&r.message), "TEST ONLY"));
+    aitk_bench_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +497,7 @@ int main(void)
         cmocka_unit_test_setup(test_allocation_failures, setup),
         cmocka_unit_test(test_judges),
         cmocka_unit_test_setup(test_json_shape, setup),
+        cmocka_unit_test_setup(test_slowdown_counts_cpu_time, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

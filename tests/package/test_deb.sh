@@ -9,25 +9,34 @@
 #   - <root>/usr/bin/aitk-validate --version prints this project's version;
 #   - the man page renders (man -l, else groff) without warnings and holds
 #     the sections the generator makes.
+#
+# Every step that fails says which and why: a check by its own message, any
+# other command by the ERR trap (line, command, exit code), never by a bare
+# exit of set -e. A pipe is not ended early by its reader (grep -q, head,
+# awk's exit): under pipefail the writer's SIGPIPE would fail a step that
+# succeeded, and only when the writer is slower than the reader (a busy
+# machine), so text is captured first and then searched.
 # usage: test_deb.sh CPACK BUILD_DIR VERSION SCRATCH        exit 77: no dpkg
+#   SCRATCH: each run works in a new folder of its own under it, removed
+#   when the run passes and kept (and named) when it fails.
 set -euo pipefail
-# No pipe here ends its reader early (grep -q, head, awk's exit): under
-# pipefail the writer's SIGPIPE would fail the pipeline, and inside $(...)
-# set -e would end the script without a word. Seen once under load, when
-# ldconfig -p had not finished writing. Readers read to the end instead.
-cpack=$1 build=$2 version=$3 scratch=$4
+trap 'rc=$?; echo "FAIL: test_deb.sh line $LINENO exited $rc: $BASH_COMMAND" >&2' ERR
+cpack=$1 build=$2 version=$3
 # dpkg looks for ldconfig and start-stop-daemon on PATH and refuses to run
 # without them; a non-login shell may lack the sbin folders.
 export PATH=$PATH:/usr/sbin:/sbin
 for tool in dpkg dpkg-deb dpkg-shlibdeps; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not found (Debian's dpkg, dpkg-dev)"; exit 77; }
 done
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; echo "the run's files: $scratch" >&2; exit 1; }
 
-rm -rf "$scratch"
-mkdir -p "$scratch/out"
-# -B: the staging tree and the package go to the scratch folder, not the
-# build tree (other tests run beside this one).
+mkdir -p "$4"
+scratch=$(mktemp -d "$4/run.XXXXXX")
+trap 'rc=$?; [ "$rc" -ne 0 ] || rm -rf "$scratch"' EXIT
+mkdir "$scratch/out"
+# -B: the staging tree (_CPack_Packages) and the package go to this run's
+# own folder, not the build tree: other tests run beside this one, and so
+# may another run of this test on the same build tree.
 "$cpack" -G DEB --config "$build/CPackConfig.cmake" -B "$scratch/out" >"$scratch/cpack.log" 2>&1 ||
   { cat "$scratch/cpack.log" >&2; fail "cpack -G DEB failed"; }
 debs=("$scratch"/out/aitk-validate_"$version"_*.deb)
@@ -50,7 +59,12 @@ grep -Eq '(^|, )libopenblas0( |,|$)' <<<"$recommends" || fail "Recommends lacks 
 # plugin links belongs to no package here (a runfile or tarball install,
 # or no CUDA at all), no CUDA package may appear in Depends. (Where NVIDIA's
 # own .deb packages installed it, dpkg-shlibdeps may name them: not checked.)
-cudart=$(/sbin/ldconfig -p 2>/dev/null | awk '/libcudart\.so\./ && !seen {print $NF; seen = 1}')
+# (ldconfig -p is read whole: awk leaving at the first match would end
+# ldconfig by SIGPIPE while it still writes, and pipefail made that a
+# silent failure of this whole test under load.)
+cache=$(/sbin/ldconfig -p 2>"$scratch/ldconfig.err") ||
+  fail "/sbin/ldconfig -p exited $?: $(cat "$scratch/ldconfig.err")"
+cudart=$(awk '/libcudart\.so\./ {print $NF; exit}' <<<"$cache")
 if [ -z "$cudart" ] || ! dpkg -S "$(readlink -f "$cudart")" >/dev/null 2>&1; then
   if grep -Eiq 'cuda|cublas' <<<"$depends"; then fail "Depends names CUDA: $depends"; fi
 fi
@@ -96,9 +110,9 @@ cat "$scratch/dpkg-install.log"
 if [ -f "$root/var/lib/dpkg/info/aitk-validate.postinst" ] && [ ! -f "$scratch/ldconfig.calls" ]; then
   fail "the package's postinst did not run"
 fi
-status=$(dpkg --root="$root" -s aitk-validate)
+status=$(dpkg --root="$root" -s aitk-validate 2>&1) || fail "dpkg -s aitk-validate exited $?: $status"
 grep -q '^Status: install ok installed' <<<"$status" ||
-  fail "dpkg does not list aitk-validate as installed in $root"
+  fail "dpkg does not list aitk-validate as installed in $root: $status"
 
 # ---- run what was installed ----
 exe=$root/usr/bin/aitk-validate
@@ -111,8 +125,8 @@ fi
 
 # ---- the man page ----
 page=$root/usr/share/man/man1/aitk-validate.1.gz
-roff=$(zcat "$page")
-sed -n 1,3p <<<"$roff" | grep '^\.TH AITK\\-VALIDATE 1 ' >/dev/null || fail "the man page has no .TH header"
+roff=$(zcat "$page") || fail "zcat $page exited $?"
+grep -q '^\.TH AITK\\-VALIDATE 1 ' <<<"$(head -3 <<<"$roff")" || fail "the man page has no .TH header"
 if command -v man >/dev/null; then
   text=$(MANWIDTH=80 man -l "$page" 2>"$scratch/man.err" | sed 's/.\x08//g') ||
     fail "man -l exited $?"
