@@ -30,8 +30,10 @@ Nothing here is installed by the project: run it in a virtual environment
 with torch, diffusers and peft from PyPI, e.g.
   python3 -m venv /tmp/v && /tmp/v/bin/pip install torch diffusers peft
   /tmp/v/bin/python ci/autograd-saved.py
-It prints one line per block and precision; the closing note of the change
-that last edited the yaml counts gives the versions it ran with.
+It prints one line per block and precision: the saved tensors a token, and
+what the block's own backward holds beyond them at its peak (the incoming
+gradient and the gradients in flight), read from the allocator's events
+under torch.profiler. models/flux1-dev.yaml names the versions it ran with.
 """
 
 import argparse
@@ -221,6 +223,45 @@ def saved_bytes(code, block, kind, img, txt, autocast):
     return sum(v[0] for v in seen.values()), seen
 
 
+def backward_extra(code, block, kind, img, txt, autocast):
+    """Bytes the block's backward holds at its peak beyond what the forward
+    left (its saved tensors): the incoming gradient and the gradients in
+    flight, from the allocator's own events (torch.profiler with
+    profile_memory), each allocation followed from its address to its free."""
+    import json
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    call, _ = code.inputs(block, kind, img, txt)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with contextlib.ExitStack() as stack:
+            if autocast:
+                stack.enter_context(CudaAutocastPolicy())
+            with record_function("forward"):
+                out = block(**call)
+            outs = out if isinstance(out, tuple) else (out,)
+            with record_function("backward"):
+                torch.autograd.backward(outs, [torch.randn_like(o) for o in outs])
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+        prof.export_chrome_trace(trace.name)
+        events = json.load(open(trace.name))["traceEvents"]
+    spans = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in events
+             if e.get("name") in ("forward", "backward") and "dur" in e}
+    live, level, after_forward, peak = {}, 0, None, 0
+    for e in sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"]):
+        if after_forward is None and e["ts"] > spans["forward"][1]:
+            after_forward = level
+        a = e["args"]
+        if a["Bytes"] > 0:
+            live[a["Addr"]] = a["Bytes"]
+            level += a["Bytes"]
+        elif a["Addr"] in live:
+            level -= live.pop(a["Addr"])
+        if spans["backward"][0] <= e["ts"] <= spans["backward"][1]:
+            peak = max(peak, level)
+    return peak - after_forward
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--code", choices=["diffusers", "kohya-flux", "aitk-chroma"], default="diffusers",
@@ -253,9 +294,12 @@ def main():
                 sizes.append((img + txt, total, seen))
             (t1, b1, _), (t2, b2, seen) = sizes
             per_token = (b2 - b1) / (t2 - t1) / unit
+            extra = [backward_extra(code, block, kind, img, img // 4, autocast) for img in args.tokens]
+            extra_per_token = (extra[1] - extra[0]) / (t2 - t1) / unit
             label = "autocast (CUDA policy)" if autocast else "bf16, no autocast"
-            print(f"{kind:6} block, {label:22}: {per_token:6.2f} per token "
-                  f"({len(seen)} tensors at {t2} tokens)")
+            print(f"{kind:6} block, {label:22}: saved {per_token:6.2f} per token "
+                  f"({len(seen)} tensors at {t2} tokens); its backward's peak holds "
+                  f"{extra_per_token:5.2f} more")
             if args.list:
                 for nbytes, shape, dtype in sorted(seen.values(), key=lambda v: -v[0]):
                     print(f"    {nbytes / t2 / unit:6.3f}  {dtype:15} {shape}")

@@ -334,6 +334,19 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
     return bytes;
 }
 
+/* What a block's own backward holds at its peak beyond its saved
+ * activations: the incoming gradient and the gradients in flight
+ * (backward_extra_per_token, measured with PyTorch's allocator events;
+ * 0 where the spec has no figure). */
+static double block_backward_extra_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                                         const aitk_block_spec *b, long res)
+{
+    if (w->step_graph)
+        return 0;
+    return p->activation_bytes * b->backward_extra_per_token * (double)w->spec->hidden *
+           tokens(w, b->input, res, 0);
+}
+
 static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p,
                                long resolution, aitk_memory_plan *out, aitk_str *err)
 {
@@ -381,13 +394,17 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
             /* Nothing is kept for a backward pass. */
             live = fmax(live, block_live_bytes(w, p, b, resolution));
         } else if (w->checkpointing && b->checkpointed) {
-            /* One block at a time is run again and keeps what it saves. */
+            /* One block at a time is run again, keeps what it saves and
+             * runs its backward. */
             m[AITK_PLAN_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
                                        tokens(w, b->input, resolution, 0);
-            live = fmax(live, block_saved_bytes(w, p, b, resolution));
+            live = fmax(live, block_saved_bytes(w, p, b, resolution) +
+                                  block_backward_extra_bytes(w, p, b, resolution));
         } else if (b->backward) {
-            /* Without checkpointing every block keeps all it saved. */
+            /* Without checkpointing every block keeps all it saved, and the
+             * backward of one of them holds its gradients on top. */
             m[AITK_PLAN_CHECKPOINTS] += n * block_saved_bytes(w, p, b, resolution);
+            live = fmax(live, block_backward_extra_bytes(w, p, b, resolution));
         }
     }
     m[AITK_PLAN_LORA_PARAMS] = lora * w->lora_bytes;

@@ -194,7 +194,8 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
 {
     static const char *const keys[] = {"name", "count", "checkpointed", "backward", "input",
                                        "norm_params", "attention", "elementwise_per_token",
-                                       "saved_per_token", "saved_per_token_autocast", "linears",
+                                       "saved_per_token", "saved_per_token_autocast",
+                                       "backward_extra_per_token", "linears",
                                        "module_prefix", NULL};
     long unused = 0;
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a block group", err);
@@ -219,6 +220,8 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
         st = read_saved(doc, n, "saved_per_token", &b->saved_per_token, err);
     if (!st)
         st = read_saved(doc, n, "saved_per_token_autocast", &b->saved_per_token_autocast, err);
+    if (!st)
+        st = read_saved(doc, n, "backward_extra_per_token", &b->backward_extra_per_token, err);
     if (!st && aitk_yaml_get(n, "module_prefix"))
         st = read_string(doc, n, "module_prefix", &b->module_prefix, err);
     const aitk_yaml_node *a = aitk_yaml_get(n, "attention");

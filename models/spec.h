@@ -58,6 +58,10 @@ typedef struct aitk_block_spec {
     double saved_per_token;
     /* The same under torch.autocast (0: as saved_per_token). */
     double saved_per_token_autocast;
+    /* What the block's own backward holds at its peak beyond what it saved
+     * (the incoming gradient and the gradients in flight), in the same
+     * units; 0 where nobody measured it. */
+    double backward_extra_per_token;
     aitk_linear_spec *linears;
     size_t n_linears;
     /* Block i's module path is "<module_prefix>.<i>" ("transformer.

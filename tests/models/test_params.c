@@ -156,6 +156,10 @@ static void test_broken_specs(void **state)
         {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
                    " backward: true, input: all, elementwise_per_token: 1, saved_per_token: x}\n",
          "broken.yaml:9:"},
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1,"
+                   " backward_extra_per_token: 0}\n",
+         "backward_extra_per_token must be greater than 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_str err = AITK_STR_INIT;
