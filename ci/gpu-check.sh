@@ -24,7 +24,7 @@
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
 # architecture keeps the build short on an H100/H200; "native" also works),
 # TOTAL_LIMIT_S (default 520), ONLY (default: every step; a space-separated
-# subset of "build gpu-tests validate mfu gemm-in-step torch" for a rerun of
+# subset of "build gpu-tests validate mfu gemm-in-step torch memory" for a rerun of
 # what failed:
 # a warm machine keeps BUILD_DIR, so "build" is then seconds).
 #
@@ -46,6 +46,8 @@
 #                                then up to 24 GEMM problems alone
 #   calibrate     15 s       -   predict --calibrate on the report
 #   torch         90 s      25 s PyTorch eager FLUX step at 1024 px (died)
+#   memory        60 s       -   PyTorch's allocated peak of four reported
+#                                jobs' steps against the memory plan
 #   total        660 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
 #                                gets 30 s more to stop: 590 s at worst
 # The machine started in about 30 s. validate and mfu stop on SIGINT like
@@ -59,7 +61,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-check}
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 TOTAL_LIMIT_S=${TOTAL_LIMIT_S:-520}
-ONLY=${ONLY:-build gpu-tests validate mfu gemm-in-step torch}
+ONLY=${ONLY:-build gpu-tests validate mfu gemm-in-step torch memory}
 mkdir -p "$OUT" "$BUILD_DIR"
 LOG="$OUT/gpu-check.log"
 : >"$LOG"
@@ -332,6 +334,25 @@ if wanted torch; then
         [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
     else
         echo "torch-flux-step: skipped, python3 has no torch" | tee -a "$LOG"
+    fi
+fi
+# PyTorch's allocated peak of the transformer step of four reported jobs
+# (models/reported_speeds.yaml memory rows: three without gradient
+# checkpointing whose fit verdicts it decides, one with it), set against the
+# same parts of the memory plan. Its JSON stays in BUILD_DIR (eight files come
+# back from OUT) and goes into the log whole.
+if wanted memory; then
+    if python3 -c "import torch" 2>/dev/null; then
+        # shellcheck source=ci/device-deps.sh
+        . "$ROOT/ci/device-deps.sh" python >>"$LOG" 2>&1 || true
+        rc=0
+        step memory 60 python3 "$ROOT/ci/torch-peak-check.py" \
+            --aitk "$BUILD_DIR/aitk-validate" --out "$BUILD_DIR" || rc=$?
+        echo "torch-peak-check: rc=$rc (77: skipped)" | tee -a "$LOG"
+        cat "$BUILD_DIR/torch-peak.json" >>"$LOG" 2>/dev/null || true
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
+    else
+        echo "torch-peak-check: skipped, python3 has no torch" | tee -a "$LOG"
     fi
 fi
 echo "verdict: $([ "$status" -eq 0 ] && echo pass || echo fail)" | tee -a "$LOG"

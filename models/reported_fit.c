@@ -153,6 +153,18 @@ static cJSON *fit_row_json(const aitk_fit_row *row)
         cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
     cJSON *pred = cJSON_AddObjectToObject(o, "predicted");
     cJSON_AddNumberToObject(pred, "peak_gb", row->pred.memory.total / 1e9);
+    /* The plan's terms, so a measured peak of the same job (ci/torch-peak-
+     * check.py on a GPU) can be set against the parts it measures. */
+    cJSON *plan = cJSON_AddArrayToObject(pred, "memory_plan");
+    for (int t = 0; plan && t < AITK_PLAN_TERMS; t++) {
+        cJSON *term = cJSON_CreateObject();
+        if (!term || !cJSON_AddItemToArray(plan, term)) {
+            cJSON_Delete(term);
+            break;
+        }
+        cJSON_AddStringToObject(term, "term", aitk_plan_term_names[t]);
+        cJSON_AddNumberToObject(term, "gb", row->pred.memory.bytes[t] / 1e9);
+    }
     if (r->gpu) {
         cJSON_AddNumberToObject(pred, "needed_gb", row->pred.needed_bytes / 1e9);
         cJSON_AddNumberToObject(pred, "usable_gb", row->pred.usable_bytes / 1e9);

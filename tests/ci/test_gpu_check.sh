@@ -65,12 +65,21 @@ echo "$((100 * (n - failed) / n))% tests passed, $failed tests failed out of $n"
 if [ -n "$summary" ]; then echo "The following tests did not run:"; printf "$summary"; fi
 [ "$failed" -eq 0 ] || exit 8
 SH
-# python3: torch "imports"; the PyTorch step records its arguments; any
-# other use is the real interpreter (the figures).
+# python3: torch "imports"; the PyTorch step and the peak check record their
+# arguments (the peak check also writes its JSON where --out says); any other
+# use is the real interpreter (the figures).
 cat >"$FAKE/python3" <<SH
 #!/usr/bin/env bash
 if [ "\${1:-}" = -c ]; then exit 0; fi
 case "\${1:-}" in *torch-flux-step.py) echo "torch-flux-step \$*" >>"\$CALLS"; exit 0 ;; esac
+case "\${1:-}" in *torch-peak-check.py)
+    echo "torch-peak-check \$*" >>"\$CALLS"
+    while [ \$# -gt 0 ]; do
+        if [ "\$1" = --out ]; then echo '{"rows": ["fake-peak-row"]}' >"\$2/torch-peak.json"; fi
+        shift
+    done
+    exit 0 ;;
+esac
 exec "$REAL_PYTHON" "\$@"
 SH
 chmod +x "$FAKE"/*
@@ -140,6 +149,11 @@ expect "figures: the GEMM-in-step problems" \
     has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
 expect "torch: 1024 px only, no generation, aitk's report" \
     has "$calls" "torch-flux-step.py --out .* --resolutions 1024 --no-generation --aitk .* --report .*/mfu.json"
+expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
+    has "$calls" "torch-peak-check.py --aitk .*/build/aitk-validate --out .*/build$"
+expect "memory: the peak check's JSON is in the log" has "$log" "fake-peak-row"
+expect "memory: nothing more comes back from OUT (8 files at most)" \
+    test ! -e "$WORK/one_gpu/out/torch-peak.json"
 expect "verdict pass in the log" has "$log" "^verdict: pass"
 
 # A single-GPU test skipped: no GPU answered it, a failure.
@@ -170,6 +184,7 @@ run only_torch 1 pass pass ONLY=torch
 expect "ONLY=torch: exit 0 (got $rc)" test "$rc" -eq 0
 expect "ONLY=torch: no build, no ctest" lacks "$calls" "^c"
 expect "ONLY=torch: the PyTorch step ran" has "$calls" "torch-flux-step.py"
+expect "ONLY=torch: no peak check" lacks "$calls" "torch-peak-check"
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures expectation(s) failed"

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/cost.h"
+
 #include "common/alloc.h"
 #include "common/fileio.h"
 
@@ -184,6 +186,18 @@ static void test_reported_fits(void **state)
         const cJSON *agrees = cJSON_GetObjectItem(row, "agrees");
         assert_non_null(outcome);
         assert_true(json_num(pred, "peak_gb") > 0);
+        /* The plan's terms add up to the peak. */
+        double sum = 0;
+        int terms = 0;
+        const cJSON *term;
+        cJSON_ArrayForEach(term, cJSON_GetObjectItem(pred, "memory_plan"))
+        {
+            assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(term, "term")));
+            sum += json_num(term, "gb");
+            terms++;
+        }
+        assert_int_equal(terms, AITK_PLAN_TERMS);
+        assert_float_equal(sum, json_num(pred, "peak_gb"), 1e-9);
         if (cJSON_IsNull(cJSON_GetObjectItem(row, "gpu")) || strcmp(outcome, "unstated") == 0) {
             assert_true(cJSON_IsNull(agrees));
             continue;
