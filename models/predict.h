@@ -34,7 +34,16 @@ typedef struct aitk_predict_result {
     /* reported / predicted over the reported training jobs: each row's
      * step time is given with this range; NULL or n == 0: none. */
     const aitk_time_range *range;
+    /* reported / predicted peak over the runs that measured one on a named
+     * GPU (models/reported_fit.h): a fit whose need times its high end
+     * would not fit is "tight"; NULL or n == 0: no mark. */
+    const aitk_time_range *peak_error;
 } aitk_predict_result;
+
+/* Whether a fitting prediction is within the model's own error of missing:
+ * its need, raised by the most the model has been low on measured peaks,
+ * is more than the usable memory. */
+bool aitk_predict_tight(const aitk_prediction *q, const aitk_time_range *peak_error);
 
 /* Minutes per 1000 steps, sampling included. */
 double aitk_predict_minutes_per_1000(const aitk_prediction *p);

@@ -92,9 +92,16 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
+bool aitk_predict_tight(const aitk_prediction *q, const aitk_time_range *peak_error)
+{
+    return q->fits && peak_error && peak_error->n > 0 && peak_error->hi > 1 &&
+           q->needed_bytes * peak_error->hi > q->usable_bytes;
+}
+
 /* "fit": what the fit was judged against and by how much it fits (margin
- * >= 0) or misses, in bytes and percent of the usable memory. */
-static void add_fit(cJSON *g, const aitk_predict_row *row)
+ * >= 0) or misses, in bytes and percent of the usable memory; whether a fit
+ * is tight (see aitk_predict_tight). */
+static void add_fit(cJSON *g, const aitk_predict_row *row, const aitk_time_range *peak_error)
 {
     const aitk_prediction *q = &row->pred;
     cJSON *f = cJSON_AddObjectToObject(g, "fit");
@@ -109,6 +116,8 @@ static void add_fit(cJSON *g, const aitk_predict_row *row)
     cJSON_AddNumberToObject(f, "needed_bytes", q->needed_bytes);
     cJSON_AddNumberToObject(f, "margin_bytes", q->margin_bytes);
     cJSON_AddNumberToObject(f, "margin_percent", aitk_prediction_margin_percent(q));
+    if (peak_error && peak_error->n > 0)
+        cJSON_AddBoolToObject(f, "tight", aitk_predict_tight(q, peak_error));
     aitk_str text = AITK_STR_INIT;
     if (aitk_prediction_fit_text(q, &text) == AITK_OK)
         cJSON_AddStringToObject(f, "text", aitk_str_cstr(&text));
@@ -232,6 +241,10 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         if (sampling)
             fprintf(out, "  %18.1f", q->sample_s_per_1000 / 60.0);
         fputc('\n', out);
+        if (aitk_predict_tight(q, r->peak_error))
+            fprintf(out, "      tight: needs %.1f of %.1f GiB usable; measured peaks have come to "
+                         "up to %.2fx the model's (predict --reported), so it may not fit\n",
+                    q->needed_bytes / GIB, q->usable_bytes / GIB, r->peak_error->hi);
         if (!q->fits) {
             int idx[AITK_PLAN_TERMS];
             sort_terms(&q->memory, idx);
@@ -344,7 +357,7 @@ static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,
     cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
     cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
     cJSON_AddBoolToObject(g, "fits", q->fits);
-    add_fit(g, row);
+    add_fit(g, row, r->peak_error);
     if (!q->fits)
         add_fit_hint(g, &row->hint);
     add_row_times_json(g, r, row);

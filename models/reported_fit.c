@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/alloc.h"
 #include "common/str.h"
 
 aitk_status aitk_reported_fit_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
@@ -35,6 +36,50 @@ aitk_status aitk_reported_fit_evaluate(const aitk_reported_speeds *s, const aitk
         w->spec = NULL;
         aitk_model_spec_free(spec);
     }
+    return st;
+}
+
+aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_timed,
+                                     const aitk_fit_row *fits, size_t n_fits,
+                                     aitk_time_range *out)
+{
+    double *ratios = aitk_calloc(n_timed + n_fits + 1, sizeof *ratios);
+    if (!ratios)
+        return AITK_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n_timed; i++)
+        if (timed[i].report->gpu && timed[i].report->peak_gb > 0 && timed[i].pred.memory.total > 0)
+            ratios[k++] = timed[i].report->peak_gb * 1e9 / timed[i].pred.memory.total;
+    for (size_t i = 0; i < n_fits; i++)
+        if (fits[i].report->gpu && fits[i].report->peak_gb > 0 && fits[i].pred.memory.total > 0)
+            ratios[k++] = fits[i].report->peak_gb * 1e9 / fits[i].pred.memory.total;
+    aitk_status st = aitk_time_range_of(ratios, k, out);
+    aitk_free(ratios);
+    return st;
+}
+
+aitk_status aitk_reported_peak_error_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                          aitk_time_range *out, aitk_str *err)
+{
+    aitk_reported_speeds *speeds = NULL;
+    aitk_reported_row *timed = NULL;
+    aitk_fit_row *fits = NULL;
+    *out = (aitk_time_range){0};
+    aitk_status st = aitk_reported_speeds_load(db, p, &speeds, err);
+    if (!st) {
+        timed = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *timed);
+        fits = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *fits);
+        st = timed && fits ? AITK_OK : AITK_E_NOMEM;
+    }
+    if (!st)
+        st = aitk_reported_evaluate(speeds, p, NULL, timed, err);
+    if (!st)
+        st = aitk_reported_fit_evaluate(speeds, p, fits, err);
+    if (!st)
+        st = aitk_reported_peak_error(timed, speeds->count, fits, speeds->n_memory, out);
+    aitk_free(timed);
+    aitk_free(fits);
+    aitk_reported_speeds_free(speeds);
     return st;
 }
 
@@ -86,7 +131,16 @@ static const char *agree_mark(int agrees, bool setup_unknown)
     return agrees ? "yes" : "no";
 }
 
-aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n)
+/* Whether a row's fit is within the model's error of missing (predict's
+ * "tight", models/predict.h), by the peak error of all the rows. */
+static bool row_tight(const aitk_fit_row *row, const aitk_time_range *peak_error)
+{
+    return row->report->gpu && row->pred.fits && peak_error->n > 0 && peak_error->hi > 1 &&
+           row->pred.needed_bytes * peak_error->hi > row->pred.usable_bytes;
+}
+
+aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n,
+                                         const aitk_time_range *peak_error)
 {
     if (n == 0)
         return AITK_OK;
@@ -115,7 +169,9 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
                     r->gpu ? r->gpu->name : "-", aitk_str_cstr(&setup),
                     outcome_name(r->outcome), reported, row->pred.memory.total / 1e9, needs,
                     usable,
-                    r->gpu ? (row->pred.fits ? "fits" : "misses") : "-",
+                    r->gpu ? (row->pred.fits ? (row_tight(row, peak_error) ? "fits*" : "fits")
+                                             : "misses")
+                           : "-",
                     agree_mark(aitk_reported_fit_agrees(row), r->setup_unknown != NULL));
         aitk_str_free(&setup);
     }
@@ -131,13 +187,19 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
                      "not the settings\n  that decide it (setup_unknown, under Sources); the "
                      "verdict agrees on %zu of them\n",
                 t.unknown, t.unknown_right);
+    if (peak_error->n > 0)
+        fprintf(out, "  * tight: the predicted need times %.2f would not fit. Measured peaks came "
+                     "to %.2f-%.2fx the\n  model's (10-90th percentile of reported / predicted "
+                     "over the %zu rows that measured one on a\n  named GPU); predict marks such "
+                     "a fit \"tight: ... may not fit\"\n",
+                peak_error->hi, peak_error->lo, peak_error->hi, peak_error->n);
     aitk_reported_print_sources_heading(out);
     for (size_t i = 0; i < n; i++)
         aitk_reported_print_source(out, rows[i].report);
     return AITK_OK;
 }
 
-static cJSON *fit_row_json(const aitk_fit_row *row)
+static cJSON *fit_row_json(const aitk_fit_row *row, const aitk_time_range *peak_error)
 {
     const aitk_reported_speed *r = row->report;
     cJSON *o = aitk_reported_entry_json(r, &row->workload);
@@ -170,6 +232,7 @@ static cJSON *fit_row_json(const aitk_fit_row *row)
         cJSON_AddNumberToObject(pred, "usable_gb", row->pred.usable_bytes / 1e9);
         cJSON_AddNumberToObject(pred, "margin_gb", row->pred.margin_bytes / 1e9);
         cJSON_AddStringToObject(pred, "verdict", row->pred.fits ? "fits" : "misses");
+        cJSON_AddBoolToObject(pred, "tight", row_tight(row, peak_error));
     }
     const int agrees = aitk_reported_fit_agrees(row);
     if (agrees < 0)
@@ -179,13 +242,14 @@ static cJSON *fit_row_json(const aitk_fit_row *row)
     return o;
 }
 
-aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n)
+aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n,
+                                       const aitk_time_range *peak_error)
 {
     cJSON *arr = cJSON_AddArrayToObject(doc, "memory_reports");
     if (!arr)
         return AITK_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        cJSON *o = fit_row_json(&rows[i]);
+        cJSON *o = fit_row_json(&rows[i], peak_error);
         if (!o || !cJSON_AddItemToArray(arr, o)) {
             cJSON_Delete(o);
             return AITK_E_NOMEM;
@@ -205,6 +269,14 @@ aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, siz
     cJSON_AddNumberToObject(v, "ran_right", (double)t.ran_right);
     cJSON_AddNumberToObject(v, "setup_unknown_rows", (double)t.unknown);
     cJSON_AddNumberToObject(v, "setup_unknown_right", (double)t.unknown_right);
+    if (peak_error->n > 0) {
+        cJSON *e = cJSON_AddObjectToObject(v, "peak_error");
+        cJSON_AddStringToObject(e, "of", "reported / predicted peak, rows that measured one on "
+                                         "a named GPU (10th-90th percentile)");
+        cJSON_AddNumberToObject(e, "low", peak_error->lo);
+        cJSON_AddNumberToObject(e, "high", peak_error->hi);
+        cJSON_AddNumberToObject(e, "runs", (double)peak_error->n);
+    }
     /* cJSON's Add* calls fail silently on allocation: check the whole. */
     char *probe = cJSON_PrintUnformatted(v);
     char *probe2 = probe ? cJSON_PrintUnformatted(arr) : NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "models/reported.h"
+#include "models/reported_range.h"
 
 typedef struct aitk_fit_row {
     const aitk_reported_speed *report;
@@ -38,11 +39,27 @@ typedef struct aitk_fit_tally {
 
 void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally *t);
 
+/* How far measured peaks fell from the model's: the 10th to 90th
+ * percentile of reported / predicted peak over the rows that give a single
+ * peak measured on a named GPU (a documentation figure with no card is an
+ * estimate, not a measurement). predict marks a fit "tight" when the
+ * predicted need times the high end would not fit: the model has been that
+ * far low before. */
+aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_timed,
+                                     const aitk_fit_row *fits, size_t n_fits,
+                                     aitk_time_range *out);
+/* The same, from models/reported_speeds.yaml: loads and predicts the rows. */
+aitk_status aitk_reported_peak_error_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                          aitk_time_range *out, aitk_str *err);
+
 /* The fit table, the line "fit verdict right on N of M rows whose source
  * says it ran or ran out of memory" (rows whose setup cannot be known
- * apart), and each row's source. */
-aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n);
+ * apart), the tight mark's rule (peak_error, from aitk_reported_peak_error)
+ * and each row's source. */
+aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n,
+                                         const aitk_time_range *peak_error);
 /* Adds "memory_reports": [...] and "fit_verdicts": {...} to `doc`. */
-aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n);
+aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n,
+                                       const aitk_time_range *peak_error);
 
 #endif

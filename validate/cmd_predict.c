@@ -134,6 +134,7 @@ typedef struct run {
     aitk_str *err;
     aitk_str models_done; /* "|id|id|": a model named twice is predicted once */
     aitk_time_range range; /* of the reported jobs: given with each prediction */
+    aitk_time_range peak_error; /* reported / predicted peaks: marks tight fits */
     bool range_loaded;     /* loaded before the first prediction, after its spec */
 } run;
 
@@ -196,6 +197,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
     predict_opts *o = r->o;
     if (!r->range_loaded) {
         aitk_status st = aitk_reported_range_load(r->db, r->params, r->cal, &r->range, r->err);
+        if (!st)
+            st = aitk_reported_peak_error_load(r->db, r->params, &r->peak_error, r->err);
         if (st)
             return st;
         r->range_loaded = true;
@@ -224,7 +227,7 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
                                .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
-                               .range = &r->range};
+                               .range = &r->range, .peak_error = &r->peak_error};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;
@@ -331,17 +334,23 @@ static aitk_status predict_config(run *r)
     return st;
 }
 
-/* The memory reports' fit verdicts against what their sources say. */
-static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds)
+/* The memory reports' fit verdicts against what their sources say, with
+ * the peak error of every row that measured a peak (timed: the timed rows,
+ * predicted). */
+static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds,
+                                const aitk_reported_row *timed)
 {
     aitk_fit_row *rows = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *rows);
     aitk_status st = rows ? AITK_OK : AITK_E_NOMEM;
+    aitk_time_range peak_error = {0};
     if (!st)
         st = aitk_reported_fit_evaluate(speeds, r->params, rows, r->err);
     if (!st)
-        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory);
+        st = aitk_reported_peak_error(timed, speeds->count, rows, speeds->n_memory, &peak_error);
+    if (!st)
+        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory, &peak_error);
     if (!st && r->json)
-        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory);
+        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory, &peak_error);
     aitk_free(rows);
     return st;
 }
@@ -367,7 +376,7 @@ static aitk_status predict_reported(run *r, bool table)
         st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
                    : aitk_reported_add_summary_json(r->json, rows, speeds->count);
     if (!st && table)
-        st = predict_fits(r, speeds);
+        st = predict_fits(r, speeds, rows);
     aitk_free(rows);
     aitk_reported_speeds_free(speeds);
     return st;

@@ -351,6 +351,35 @@ static void test_entry_json(void **state)
     cJSON_Delete(o);
 }
 
+/* The peak error: reported / predicted peak over the rows that measured a
+ * peak on a named GPU, timed rows and memory rows alike; a row without a
+ * peak, or a documentation figure with no GPU, is left out. Ratios 0.9,
+ * 1.0 and 1.2 (sorted), 10th and 90th percentiles interpolated between
+ * neighbours: 0.9 + 0.2 x 0.1 = 0.92 and 1.0 + 0.8 x 0.2 = 1.16. */
+static void test_peak_error(void **state)
+{
+    fixture *f = *state;
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(f->db, "RTX 4090", &g, NULL), AITK_OK);
+    aitk_reported_speed low = {.gpu = g, .peak_gb = 9}, high = {.gpu = g, .peak_gb = 12},
+                        none = {.gpu = g, .peak_gb = -1}, even = {.gpu = g, .peak_gb = 10},
+                        doc = {.gpu = NULL, .peak_gb = 30};
+    aitk_reported_row timed[3] = {{.report = &low}, {.report = &none}, {.report = &high}};
+    aitk_fit_row fits[2] = {{.report = &even}, {.report = &doc}};
+    for (int i = 0; i < 3; i++)
+        timed[i].pred.memory.total = 10e9;
+    for (int i = 0; i < 2; i++)
+        fits[i].pred.memory.total = 10e9;
+    aitk_time_range e;
+    assert_int_equal(aitk_reported_peak_error(timed, 3, fits, 2, &e), AITK_OK);
+    assert_int_equal((int)e.n, 3);
+    assert_float_equal(e.lo, 0.92, 1e-12);
+    assert_float_equal(e.hi, 1.16, 1e-12);
+    /* No measured peak at all: no range, and so no tight mark. */
+    assert_int_equal(aitk_reported_peak_error(timed + 1, 1, fits + 1, 1, &e), AITK_OK);
+    assert_int_equal((int)e.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_text_resident),
         cmocka_unit_test(test_lora_layers),
         cmocka_unit_test(test_entry_json),
+        cmocka_unit_test(test_peak_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
