@@ -27,13 +27,18 @@ layer_norm, group_norm, pow and rsqrt to float32; others run in the widest
 input type).
 
 Nothing here is installed by the project: run it in a virtual environment
-with torch, diffusers and peft from PyPI, e.g.
+with torch and diffusers from PyPI (peft too, for peft's LoRA; without it,
+or with --lora plain, a LoRA module as ai-toolkit computes it, which saves
+the same tensors), e.g.
   python3 -m venv /tmp/v && /tmp/v/bin/pip install torch diffusers peft
   /tmp/v/bin/python ci/autograd-saved.py
 It prints one line per block and precision: the saved tensors a token, and
 what the block's own backward holds beyond them at its peak (the incoming
 gradient and the gradients in flight), read from the allocator's events
-under torch.profiler. models/flux1-dev.yaml names the versions it ran with.
+under torch.profiler on the CPU, from torch.cuda's counters with --device
+cuda (where autocast is CUDA's own, not emulated). models/flux1-dev.yaml
+names the versions it ran with; ci/gpu-check.sh runs it on the GPU.
+Exit codes: 0 measured; 77 --device cuda without a CUDA GPU (skipped).
 """
 
 import argparse
@@ -86,11 +91,26 @@ class CudaAutocastPolicy(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def adapt(block, targets, lora_dtype):
-    """A rank-16 LoRA (peft) on the block's Linear layers; the base frozen."""
-    from peft import LoraConfig, inject_adapter_in_model
+class PlainLoRA(torch.nn.Module):
+    """A LoRA as ai-toolkit's module computes it (toolkit/network_mixins.py):
+    base(x) + up(down(x)) * scale. It saves what peft's does: the input for
+    the down projection's gradient, the low-rank output for the up one's."""
 
-    block = block.to_empty(device="cpu").to(torch.bfloat16)
+    def __init__(self, base, rank, dtype):
+        super().__init__()
+        self.base = base
+        kw = dict(bias=False, device=base.weight.device, dtype=dtype)
+        self.down = torch.nn.Linear(base.in_features, rank, **kw)
+        self.up = torch.nn.Linear(rank, base.out_features, **kw)
+
+    def forward(self, x):
+        return self.base(x) + self.up(self.down(x)) * 1.0
+
+
+def adapt(block, targets, lora_dtype, lora):
+    """A rank-16 LoRA on the block's Linear layers (peft's, or PlainLoRA with
+    lora="plain"); the base frozen."""
+    block = block.to_empty(device=torch.get_default_device()).to(torch.bfloat16)
     with torch.no_grad():
         for p in block.parameters():
             p.normal_(0.0, 0.02)
@@ -100,10 +120,17 @@ def adapt(block, targets, lora_dtype):
         names = linears
     else:
         names = [t for t in DIFFUSERS_TARGETS if any(n == t or n.endswith("." + t) for n in linears)]
-    config = LoraConfig(r=16, lora_alpha=16, lora_dropout=0.0, target_modules=names)
-    block = inject_adapter_in_model(config, block)
+    if lora == "plain":
+        for name in [n for n in linears if n in names or any(n.endswith("." + t) for t in names)]:
+            parent, _, leaf = name.rpartition(".")
+            owner = block.get_submodule(parent) if parent else block
+            setattr(owner, leaf, PlainLoRA(getattr(owner, leaf), 16, lora_dtype))
+    else:
+        from peft import LoraConfig, inject_adapter_in_model
+        config = LoraConfig(r=16, lora_alpha=16, lora_dropout=0.0, target_modules=names)
+        block = inject_adapter_in_model(config, block)
     for n, p in block.named_parameters():
-        if "lora_" in n:
+        if "lora_" in n or ".down." in n or ".up." in n or n.startswith(("down.", "up.")):
             p.data = p.data.to(lora_dtype)
             p.requires_grad_(True)
     return block
@@ -217,10 +244,33 @@ def saved_bytes(code, block, kind, img, txt, autocast):
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t))
         if autocast:
-            stack.enter_context(CudaAutocastPolicy())
+            stack.enter_context(autocast_policy())
         out = block(**call)
     del out
     return sum(v[0] for v in seen.values()), seen
+
+
+def autocast_policy():
+    """Autocast in bf16 as CUDA runs it: the real thing on a GPU, CUDA's
+    policy emulated on the CPU."""
+    if torch.get_default_device().type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return CudaAutocastPolicy()
+
+
+def backward_extra_cuda(code, block, kind, img, txt, autocast):
+    """As backward_extra, from the CUDA caching allocator's own counters."""
+    call, _ = code.inputs(block, kind, img, txt)
+    with autocast_policy() if autocast else contextlib.nullcontext():
+        out = block(**call)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = [torch.randn_like(o) for o in outs]
+    torch.cuda.synchronize()
+    after_forward = torch.cuda.memory_allocated() - sum(g.numel() * g.element_size() for g in grads)
+    torch.cuda.reset_peak_memory_stats()
+    torch.autograd.backward(outs, grads)
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - after_forward
 
 
 def backward_extra(code, block, kind, img, txt, autocast):
@@ -232,11 +282,13 @@ def backward_extra(code, block, kind, img, txt, autocast):
     import tempfile
     from torch.profiler import ProfilerActivity, profile, record_function
 
+    if torch.get_default_device().type == "cuda":
+        return backward_extra_cuda(code, block, kind, img, txt, autocast)
     call, _ = code.inputs(block, kind, img, txt)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         with contextlib.ExitStack() as stack:
             if autocast:
-                stack.enter_context(CudaAutocastPolicy())
+                stack.enter_context(autocast_policy())
             with record_function("forward"):
                 out = block(**call)
             outs = out if isinstance(out, tuple) else (out,)
@@ -275,17 +327,38 @@ def main():
     parser.add_argument("--tokens", type=int, nargs=2, default=[384, 768],
                         help="two image-token counts; text tokens are a quarter of each")
     parser.add_argument("--list", action="store_true", help="list the saved tensors of the larger run")
+    parser.add_argument("--lora", choices=["peft", "plain"], default=None,
+                        help="peft's LoRA (default when peft imports) or a plain one as "
+                             "ai-toolkit's module computes it (no peft needed)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="where to run: on cuda, autocast is CUDA's own and the backward's "
+                             "peak comes from torch.cuda's counters")
     args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("autograd-saved: skipped, torch %s sees no CUDA GPU" % torch.__version__, file=sys.stderr)
+        return 77
+    torch.set_default_device(args.device)
     lora_dtype = torch.bfloat16 if args.lora_dtype == "bf16" else torch.float32
     unit = HIDDEN * 2
 
-    import peft
+    lora = args.lora
+    if lora is None:
+        try:
+            import peft  # noqa: F401 (only whether it imports)
+            lora = "peft"
+        except ImportError:
+            lora = "plain"
     code = Diffusers(args.src) if args.code == "diffusers" else BflStyle(args.code, args.src)
-    print(f"torch {torch.__version__}, {code.version}, peft {peft.__version__}; "
+    if lora == "peft":
+        import peft
+        lora_name = f"peft {peft.__version__}"
+    else:
+        lora_name = "a plain LoRA module"
+    print(f"torch {torch.__version__} on {args.device}, {code.version}, {lora_name}; "
           f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}; "
           f"units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)")
     for kind in ("double", "single"):
-        block = adapt(code.block(kind), args.targets, lora_dtype)
+        block = adapt(code.block(kind), args.targets, lora_dtype, lora)
         for autocast in (False, True):
             sizes = []
             for img in args.tokens:

@@ -46,9 +46,11 @@
 #                                then up to 24 GEMM problems alone
 #   calibrate     15 s       -   predict --calibrate on the report
 #   torch         90 s      25 s PyTorch eager FLUX step at 1024 px (died)
-#   memory        60 s       -   PyTorch's allocated peak of four reported
-#                                jobs' steps against the memory plan
-#   total        660 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
+#   memory        90 s       -   what autograd saves per FLUX block on CUDA
+#                                (30 s), then PyTorch's allocated peak of four
+#                                reported jobs' steps against the memory plan
+#                                (60 s)
+#   total        750 s     275 s capped at TOTAL_LIMIT_S = 520 s; a cut step
 #                                gets 30 s more to stop: 590 s at worst
 # The machine started in about 30 s. validate and mfu stop on SIGINT like
 # Ctrl-C (the runner finishes its step and writes the report with what it
@@ -336,7 +338,9 @@ if wanted torch; then
         echo "torch-flux-step: skipped, python3 has no torch" | tee -a "$LOG"
     fi
 fi
-# PyTorch's allocated peak of the transformer step of four reported jobs
+# What autograd saves per FLUX block on CUDA, with CUDA's own autocast
+# (models/flux1-dev.yaml's counts were measured on the CPU), then PyTorch's
+# allocated peak of the transformer step of four reported jobs
 # (models/reported_speeds.yaml memory rows: three without gradient
 # checkpointing whose fit verdicts it decides, one with it), set against the
 # same parts of the memory plan. Its JSON stays in BUILD_DIR (eight files come
@@ -345,6 +349,10 @@ if wanted memory; then
     if python3 -c "import torch" 2>/dev/null; then
         # shellcheck source=ci/device-deps.sh
         . "$ROOT/ci/device-deps.sh" python >>"$LOG" 2>&1 || true
+        rc=0
+        step saved 30 python3 "$ROOT/ci/autograd-saved.py" --device cuda --lora plain || rc=$?
+        echo "autograd-saved: rc=$rc (77: skipped)" | tee -a "$LOG"
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
         rc=0
         step memory 60 python3 "$ROOT/ci/torch-peak-check.py" \
             --aitk "$BUILD_DIR/aitk-validate" --out "$BUILD_DIR" || rc=$?

@@ -72,6 +72,7 @@ cat >"$FAKE/python3" <<SH
 #!/usr/bin/env bash
 if [ "\${1:-}" = -c ]; then exit 0; fi
 case "\${1:-}" in *torch-flux-step.py) echo "torch-flux-step \$*" >>"\$CALLS"; exit 0 ;; esac
+case "\${1:-}" in *autograd-saved.py) echo "autograd-saved \$*" >>"\$CALLS"; exit 0 ;; esac
 case "\${1:-}" in *torch-peak-check.py)
     echo "torch-peak-check \$*" >>"\$CALLS"
     while [ \$# -gt 0 ]; do
@@ -149,6 +150,8 @@ expect "figures: the GEMM-in-step problems" \
     has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
 expect "torch: 1024 px only, no generation, aitk's report" \
     has "$calls" "torch-flux-step.py --out .* --resolutions 1024 --no-generation --aitk .* --report .*/mfu.json"
+expect "memory: what autograd saves, on CUDA, with no peft needed" \
+    has "$calls" "autograd-saved.py --device cuda --lora plain"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
     has "$calls" "torch-peak-check.py --aitk .*/build/aitk-validate --out .*/build$"
 expect "memory: the peak check's JSON is in the log" has "$log" "fake-peak-row"
