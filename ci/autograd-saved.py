@@ -50,6 +50,7 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 HIDDEN = 3072
 HEADS = 24
@@ -250,6 +251,62 @@ def saved_bytes(code, block, kind, img, txt, autocast):
     return sum(v[0] for v in seen.values()), seen
 
 
+# Ops whose bytes the cost model counts elsewhere (GEMMs, attention) or that
+# move none (views, metadata, allocation without a write).
+GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "_addmm_activation"}
+NO_TRAFFIC_OPS = {"view", "_unsafe_view", "reshape", "_reshape_alias", "transpose", "t", "permute",
+                  "expand", "split", "split_with_sizes", "unbind", "slice", "select", "as_strided",
+                  "detach", "alias", "unsqueeze", "squeeze", "unflatten", "flatten", "lift_fresh",
+                  "empty", "empty_like", "new_empty", "empty_strided", "view_as_real",
+                  "view_as_complex", "sym_size", "sym_stride", "sym_numel", "_local_scalar_dense"}
+
+
+class ElementwiseTraffic(TorchDispatchMode):
+    """Bytes the block's elementwise ops read and write: every aten op that is
+    not a GEMM, attention or a view, its tensor inputs and outputs at their
+    sizes (the cost model's `elementwise_per_token` counts the same way)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bytes = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if name in GEMM_OPS or "scaled_dot_product" in name or name in NO_TRAFFIC_OPS:
+            return out
+
+        def tensors(x):
+            if isinstance(x, torch.Tensor):
+                return [x]
+            if isinstance(x, (list, tuple)):
+                return [t for v in x for t in tensors(v)]
+            return []
+        moved = tensors(list(args)) + tensors(list(kwargs.values())) + tensors(out)
+        self.bytes += sum(t.numel() * t.element_size() for t in moved)
+        return out
+
+
+def elementwise_traffic(code, kind, img, txt):
+    """Forward and backward elementwise bytes of the block without adapters
+    (the cost model counts the LoRA module's own traffic apart)."""
+    block = code.block(kind).to_empty(device=torch.get_default_device()).to(torch.bfloat16)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.normal_(0.0, 0.02)
+    block.requires_grad_(False)
+    call, _ = code.inputs(block, kind, img, txt)
+    forward, backward = ElementwiseTraffic(), ElementwiseTraffic()
+    with forward:
+        out = block(**call)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = [torch.randn_like(o) for o in outs]
+    with backward:
+        torch.autograd.backward(outs, grads)
+    return forward.bytes, backward.bytes
+
+
 def autocast_policy():
     """Autocast in bf16 as CUDA runs it: the real thing on a GPU, CUDA's
     policy emulated on the CPU."""
@@ -358,6 +415,12 @@ def main():
           f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}; "
           f"units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)")
     for kind in ("double", "single"):
+        traffic = [elementwise_traffic(code, kind, img, img // 4) for img in args.tokens]
+        t1, t2 = (img + img // 4 for img in args.tokens)
+        fwd = (traffic[1][0] - traffic[0][0]) / (t2 - t1) / unit
+        bwd = (traffic[1][1] - traffic[0][1]) / (t2 - t1) / unit
+        print(f"{kind:6} block, elementwise traffic (no LoRA): forward {fwd:6.1f}, backward "
+              f"{bwd:6.1f} per token ({bwd / fwd:.2f}x the forward)")
         block = adapt(code.block(kind), args.targets, lora_dtype, lora)
         for autocast in (False, True):
             sizes = []
