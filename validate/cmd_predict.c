@@ -355,6 +355,28 @@ static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds,
     return st;
 }
 
+/* Under the predictions: how far measured peaks fell from the model's, the
+ * basis of the tight mark (models/predict.h), in the text and the JSON. */
+static aitk_status print_peak_error(run *r)
+{
+    const aitk_time_range *e = &r->peak_error;
+    if (e->n == 0)
+        return AITK_OK;
+    printf("How far to trust the fits: measured peaks came to %.2f-%.2fx the model's (10-90th "
+           "percentile of\nreported / predicted over %zu runs that measured one on a named GPU); "
+           "a fit within that is marked tight.\n",
+           e->lo, e->hi, e->n);
+    if (!r->json)
+        return AITK_OK;
+    cJSON *against = cJSON_GetObjectItemCaseSensitive(r->json, "against_reports");
+    cJSON *o = against ? cJSON_AddObjectToObject(against, "peak_error") : NULL;
+    if (!o || !cJSON_AddStringToObject(o, "of", "reported / predicted peak") ||
+        !cJSON_AddNumberToObject(o, "low", e->lo) || !cJSON_AddNumberToObject(o, "high", e->hi) ||
+        !cJSON_AddNumberToObject(o, "runs", (double)e->n))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
 /* The reported jobs, each predicted on its own GPU: the table for
  * --reported, else the range of ratios under the predictions. */
 static aitk_status predict_reported(run *r, bool table)
@@ -377,6 +399,8 @@ static aitk_status predict_reported(run *r, bool table)
                    : aitk_reported_add_summary_json(r->json, rows, speeds->count);
     if (!st && table)
         st = predict_fits(r, speeds, rows);
+    if (!st && !table)
+        st = print_peak_error(r);
     aitk_free(rows);
     aitk_reported_speeds_free(speeds);
     return st;

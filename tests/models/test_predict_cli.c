@@ -105,6 +105,16 @@ static void test_tight(void **state)
     assert_true(json_num(fit, "margin_percent") < 10);
     assert_non_null(strstr(aitk_str_cstr(&r.out), "tight: needs"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "so it may not fit"));
+    /* Its basis, under the predictions: the high end of the peak error is
+     * the factor the line names. */
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "against_reports"), "peak_error");
+    assert_true(json_num(e, "runs") >= 2);
+    assert_true(json_num(e, "low") <= json_num(e, "high") && json_num(e, "high") > 1);
+    char factor[32];
+    snprintf(factor, sizeof factor, "up to %.2fx", json_num(e, "high"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), factor));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "How far to trust the fits"));
     cJSON_Delete(j);
     ran_free(&r);
     j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
