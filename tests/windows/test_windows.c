@@ -137,7 +137,7 @@ static void python_dll_judged_as_the_loader_does(void **state)
         snprintf(dll, sizeof dll, "%s/torch_python.dll", lib);
         assert_true(CopyFileA(AITK_LOADLIB, exe, FALSE));
         const char *argv[] = {exe, dll, lib, NULL};
-        ran o = run_program(argv, 120000);
+        ran o = run_program(argv, aitk_test_ms(120000));
         bool loaded = strstr(aitk_str_cstr(&o.out), "loaded") != NULL;
         ran t = RUN("deps", dll);
         if (loaded != (t.rc == 0) || (t.rc != 0 && t.rc != 1))
