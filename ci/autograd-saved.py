@@ -330,13 +330,34 @@ def backward_extra_cuda(code, block, kind, img, txt, autocast):
     return torch.cuda.max_memory_allocated() - after_forward
 
 
+def allocator_levels(prof):
+    """The bytes live after each allocator event a finished torch.profiler
+    run (profile_memory=True) recorded, each allocation followed from its
+    address to its free: [(timestamp, bytes live)], and the run's events."""
+    import json
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+        prof.export_chrome_trace(trace.name)
+        with open(trace.name, encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+    live, level, levels = {}, 0, []
+    for e in sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"]):
+        a = e["args"]
+        if a["Bytes"] > 0:
+            live[a["Addr"]] = a["Bytes"]
+            level += a["Bytes"]
+        elif a["Addr"] in live:
+            level -= live.pop(a["Addr"])
+        levels.append((e["ts"], level))
+    return levels, events
+
+
 def backward_extra(code, block, kind, img, txt, autocast):
     """Bytes the block's backward holds at its peak beyond what the forward
     left (its saved tensors): the incoming gradient and the gradients in
     flight, from the allocator's own events (torch.profiler with
     profile_memory), each allocation followed from its address to its free."""
-    import json
-    import tempfile
     from torch.profiler import ProfilerActivity, profile, record_function
 
     if torch.get_default_device().type == "cuda":
@@ -351,23 +372,15 @@ def backward_extra(code, block, kind, img, txt, autocast):
             outs = out if isinstance(out, tuple) else (out,)
             with record_function("backward"):
                 torch.autograd.backward(outs, [torch.randn_like(o) for o in outs])
-    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
-        prof.export_chrome_trace(trace.name)
-        events = json.load(open(trace.name))["traceEvents"]
+    levels, events = allocator_levels(prof)
     spans = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in events
              if e.get("name") in ("forward", "backward") and "dur" in e}
-    live, level, after_forward, peak = {}, 0, None, 0
-    for e in sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"]):
-        if after_forward is None and e["ts"] > spans["forward"][1]:
+    after_forward = 0
+    for ts, level in levels:
+        if ts <= spans["forward"][1]:
             after_forward = level
-        a = e["args"]
-        if a["Bytes"] > 0:
-            live[a["Addr"]] = a["Bytes"]
-            level += a["Bytes"]
-        elif a["Addr"] in live:
-            level -= live.pop(a["Addr"])
-        if spans["backward"][0] <= e["ts"] <= spans["backward"][1]:
-            peak = max(peak, level)
+    peak = max(level for ts, level in levels
+               if spans["backward"][0] <= ts <= spans["backward"][1])
     return peak - after_forward
 
 

@@ -67,9 +67,10 @@ def fail(code, message):
     sys.exit(code)
 
 
-def flux_step_module():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch-flux-step.py")
-    spec = importlib.util.spec_from_file_location("torch_flux_step", path)
+def ci_module(name):
+    """A sibling script of ci/ as a module (their names have hyphens)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    spec = importlib.util.spec_from_file_location(name[:-3].replace("-", "_"), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -154,18 +155,8 @@ class CpuPeak:
 
     def __exit__(self, *exc):
         self.prof.__exit__(*exc)
-        with tempfile.NamedTemporaryFile(suffix=".json") as trace:
-            self.prof.export_chrome_trace(trace.name)
-            events = json.load(open(trace.name))["traceEvents"]
-        live, level, self.peak = {}, 0, 0
-        for e in sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"]):
-            a = e["args"]
-            if a["Bytes"] > 0:
-                live[a["Addr"]] = a["Bytes"]
-                level += a["Bytes"]
-            elif a["Addr"] in live:
-                level -= live.pop(a["Addr"])
-            self.peak = max(self.peak, level)
+        levels, _ = ci_module("autograd-saved.py").allocator_levels(self.prof)
+        self.peak = max((level for _, level in levels), default=0)
         return False
 
 
@@ -264,7 +255,7 @@ def main():
         fail(77, "skipped: torch or diffusers cannot be imported (%s: %s)" % (type(e).__name__, e))
     if args.device == "cuda" and not torch.cuda.is_available():
         fail(77, "skipped: torch %s sees no CUDA GPU" % torch.__version__)
-    flux_step = flux_step_module()
+    flux_step = ci_module("torch-flux-step.py")
     doc = {"schema": SCHEMA, "tool": "ci/torch-peak-check.py",
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
