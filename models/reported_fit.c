@@ -6,6 +6,7 @@
 
 #include "common/alloc.h"
 #include "common/str.h"
+#include "models/predict.h"
 
 aitk_status aitk_reported_fit_evaluate(const aitk_reported_speeds *s, const aitk_cost_params *p,
                                        aitk_fit_row *rows, aitk_str *err)
@@ -131,12 +132,11 @@ static const char *agree_mark(int agrees, bool setup_unknown)
     return agrees ? "yes" : "no";
 }
 
-/* Whether a row's fit is within the model's error of missing (predict's
- * "tight", models/predict.h), by the peak error of all the rows. */
+/* Whether a row's fit is within the model's error of missing: predict's
+ * "tight" (models/predict.h), for rows judged on a GPU. */
 static bool row_tight(const aitk_fit_row *row, const aitk_time_range *peak_error)
 {
-    return row->report->gpu && row->pred.fits && peak_error->n > 0 && peak_error->hi > 1 &&
-           row->pred.needed_bytes * peak_error->hi > row->pred.usable_bytes;
+    return row->report->gpu && aitk_predict_tight(&row->pred, peak_error);
 }
 
 aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n,
