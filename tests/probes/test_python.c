@@ -356,6 +356,46 @@ static void test_aitk_dir_venv(void **state)
     free(aitk);
 }
 
+/* A venv put first on PATH without activation (no $VIRTUAL_ENV), as the
+ * lent H200's container had it: its bin/python3 is a link to the base
+ * interpreter, and following the link judged /usr ("torch: not installed")
+ * while `import torch` in the same interpreter worked. The venv is made by
+ * Python's own venv module; the oracle is that interpreter's sys.prefix. */
+static void test_path_venv_not_activated(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* Windows venvs copy python.exe; there is no link to follow */
+#else
+    char *root = pt_tempdir("path-venv");
+    char cmd[1400], venv[700], prefix[700] = "", path[800];
+    snprintf(venv, sizeof venv, "%s/venv", root);
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s' >/dev/null 2>&1", venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* no python3 with the venv module here */
+    }
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(sys.prefix)'", venv);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(prefix, sizeof prefix, p));
+    pclose(p);
+    prefix[strcspn(prefix, "\n")] = '\0';
+    snprintf(path, sizeof path, "PATH=%s/bin:/usr/bin:/bin", venv);
+    const char *env[] = {path, "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_contains(pt_text(c, "observed"), prefix);
+    pt_assert_contains(pt_text(c, "observed"), "(python3 on PATH)");
+    /* The venv has no torch: the message must name the venv, not the base. */
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "message"), prefix);
+    cJSON_Delete(r);
+    free(root);
+#endif
+}
+
 /* Issue 20: PyPI's torchvision has no local label in its metadata; its
  * version.py has the build's ("0.20.1+cu124"). A plain pip install of
  * torch and torchvision belongs together. */
@@ -455,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_python_path_not_python),
         cmocka_unit_test(test_deep_interpreter_not_runnable),
         cmocka_unit_test(test_aitk_dir_venv),
+        cmocka_unit_test(test_path_venv_not_activated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

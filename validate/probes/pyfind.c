@@ -118,6 +118,25 @@ static int pyenv_shim_prefix(const char *shim, aitk_str *prefix)
     return ok;
 }
 
+/* The venv an interpreter path belongs to, by PEP 405's rule: pyvenv.cfg in
+ * the executable's folder or the one above, the path taken as written. */
+static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
+{
+    aitk_str dir = AITK_STR_INIT, cfg = AITK_STR_INIT;
+    int found = 0;
+    prefix_of(interpreter, &dir); /* .../bin/python3 -> ... */
+    aitk_path_join(&cfg, aitk_str_cstr(&dir), "pyvenv.cfg");
+    if (dir.len && access(aitk_str_cstr(&cfg), F_OK) == 0) {
+        char *real = aitk_realpath(aitk_str_cstr(&dir));
+        aitk_str_append(prefix, real ? real : aitk_str_cstr(&dir));
+        free(real);
+        found = 1;
+    }
+    aitk_str_free(&dir);
+    aitk_str_free(&cfg);
+    return found;
+}
+
 #ifdef _WIN32
 #define PATH_SEP ";"
 #define RUNNABLE F_OK /* the C runtime has no execute bit to test */
@@ -141,11 +160,19 @@ static void add_path_python(cJSON *envs)
             if (*s == PATH_SEP[0])
                 s++;
             if (n && access(aitk_str_cstr(&cand), RUNNABLE) == 0) {
-                /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
-                char *real = aitk_realpath(aitk_str_cstr(&cand));
-                if (!pyenv_shim_prefix(real ? real : aitk_str_cstr(&cand), &prefix))
-                    prefix_of(real ? real : aitk_str_cstr(&cand), &prefix);
-                free(real);
+                /* A venv's bin/python3 is a symbolic link to the base
+                 * interpreter, but it runs the venv: Python looks for
+                 * pyvenv.cfg beside the executable or one folder up without
+                 * following the link (PEP 405, "Specification"). A venv put
+                 * on PATH without being activated (no $VIRTUAL_ENV) is common
+                 * in containers; following the link would judge /usr instead. */
+                if (!venv_prefix_of(aitk_str_cstr(&cand), &prefix)) {
+                    /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
+                    char *real = aitk_realpath(aitk_str_cstr(&cand));
+                    if (!pyenv_shim_prefix(real ? real : aitk_str_cstr(&cand), &prefix))
+                        prefix_of(real ? real : aitk_str_cstr(&cand), &prefix);
+                    free(real);
+                }
                 add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
                         k == 0 ? "python3 on PATH" : "python on PATH");
                 s = ""; /* the first on PATH is the one a shell runs */
