@@ -115,6 +115,7 @@ void aitk_bench_set_test_slowdown(double factor);
 typedef struct aitk_bench_targets {
     bool cpu_figures;           /* CPU backend: no GPU target applies */
     double target_s;            /* 1000 steps on this device, scaled from the target GPU */
+    double documented_s;        /* 1000 steps as documented, on the target GPU, unscaled */
     const char *target_gpu;
     const char *time_source;
     double vram_bytes;          /* this device's memory */
@@ -122,9 +123,15 @@ typedef struct aitk_bench_targets {
     const char *memory_source;
 } aitk_bench_targets;
 
-/* pass: within the target; warn: up to 25% over (run-to-run spread, a
- * different driver, the cost model's own error); fail: beyond. */
-const char *aitk_bench_judge_time(double measured_s, double target_s);
+/* pass: within the scaled target, or within the documented time itself
+ * (`documented_s`, NAN when unknown): a GPU that beats the documented GPU's
+ * time meets the target whatever the scaling says, which rests on the cost
+ * model's ratio between two GPUs and on a documented figure of unknown setup
+ * (an H200 measured 16-18 min against the 45 min of the FLUX target and
+ * failed a scaled 10 min that predict itself put at 16 min). warn: up to 25%
+ * over the scaled target (run-to-run spread, a different driver, the cost
+ * model's own error); fail: beyond. */
+const char *aitk_bench_judge_time(double measured_s, double target_s, double documented_s);
 /* fail: peak above the device's memory; warn: the device has less than the
  * documented minimum (it fits this run, but ai-toolkit's guide says it
  * should not); pass otherwise. With no device memory known, the peak is set

@@ -283,7 +283,8 @@ static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_
 static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_spec *spec,
                                aitk_bench_targets *t, aitk_str *source)
 {
-    *t = (aitk_bench_targets){.target_s = NAN, .vram_bytes = req->device->vram_bytes,
+    *t = (aitk_bench_targets){.target_s = NAN, .documented_s = NAN,
+                              .vram_bytes = req->device->vram_bytes,
                               .documented_min_bytes = spec->targets.min_vram_gb > 0
                                                           ? spec->targets.min_vram_gb * 1e9
                                                           : NAN,
@@ -301,6 +302,7 @@ static aitk_status gpu_targets(const aitk_bench_request *req, const aitk_model_s
     if (!st) {
         t->target_gpu = tgpu->name;
         t->time_source = aitk_str_cstr(source);
+        t->documented_s = spec->targets.minutes_per_1000 * 60.0;
     } else {
         t->target_s = NAN; /* no target: the entry is reported without a time verdict */
     }
@@ -508,7 +510,7 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     }
     st = aitk_bench_paths_take(be, &after);
     const double planned = aitk_bench_steps_planned(steps);
-    aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .vram_bytes = NAN,
+    aitk_bench_targets t = {.cpu_figures = true, .target_s = NAN, .documented_s = NAN, .vram_bytes = NAN,
                             .documented_min_bytes = NAN};
     if (!st && gpu)
         st = gpu_targets(req, spec, &t, &tsource);

@@ -61,9 +61,11 @@ static const aitk_check *find(const aitk_run_ctx *ctx, const char *id)
 static void test_gpu_entry_is_judged(void **state)
 {
     (void)state;
-    /* 3 warm-up + 10 timed steps of 0.5 s: 1000 steps = 500 s. Target
-     * 2700 s: pass. Peak 30 GB on a 24 GiB GPU: fail. */
-    aitk_bench_targets t = {.target_s = 2700, .target_gpu = "RTX 4090", .time_source = "seed",
+    /* 3 warm-up + 10 timed steps of 0.5 s: 1000 steps = 500 s. Scaled
+     * target 300 s, over by more than 25%, but the documented 2700 s is
+     * met: pass. Peak 30 GB on a 24 GiB GPU: fail. */
+    aitk_bench_targets t = {.target_s = 300, .documented_s = 2700, .target_gpu = "RTX 4090",
+                            .time_source = "seed",
                             .vram_bytes = 25769803776.0, .documented_min_bytes = 24e9,
                             .memory_source = "seed"};
     cJSON *w = entry(&t);
@@ -74,7 +76,8 @@ static void test_gpu_entry_is_judged(void **state)
     assert_non_null(tc);
     assert_int_equal(tc->status, AITK_CHECK_PASS);
     assert_non_null(strstr(tc->observed, "8.3 min (extrapolated)"));
-    assert_non_null(strstr(tc->expected, "45.0 min or less (the RTX 4090 target"));
+    assert_non_null(strstr(tc->expected, "5.0 min or less (the RTX 4090 target"));
+    assert_non_null(strstr(tc->expected, "or the documented 45.0 min itself"));
     const aitk_check *mc = find(&ctx, "workload.flux1-dev.cuda.memory");
     assert_non_null(mc);
     assert_int_equal(mc->status, AITK_CHECK_FAIL);
