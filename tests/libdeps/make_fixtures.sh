@@ -269,6 +269,33 @@ struct.pack_into('<HH', data, 0x3c, 0, 0)
 open(sys.argv[2], 'wb').write(bytes(data))
 PY
 
+# Loaded only inside its needer, as torch's libtorch_nvshmem.so is: libinner
+# uses a variable of libprov without listing libprov, so alone the loader
+# refuses it (a data symbol binds at load time even when lazy); libouter
+# lists both, so inside libouter it loads. orphan/ holds libinner with no
+# needer (broken), and halfway/ a needer that does not list libprov either
+# (both broken).
+cat > "$s/prov.c" <<'C'
+int aitk_provided_data = 7;
+C
+cat > "$s/inner.c" <<'C'
+extern int aitk_provided_data;
+int aitk_inner(void) { return aitk_provided_data; }
+C
+cat > "$s/outer.c" <<'C'
+int aitk_inner(void);
+int aitk_outer(void) { return aitk_inner() + 1; }
+C
+mkdir -p "$e/inside" "$e/orphan" "$e/halfway"
+so "$e/inside/libprov.so" "$s/prov.c" -Wl,-soname,libprov.so
+so "$e/inside/libinner.so" "$s/inner.c" -Wl,-soname,libinner.so
+so "$e/inside/libouter.so" "$s/outer.c" -Wl,-soname,libouter.so -Wl,--no-as-needed \
+   "$e/inside/libprov.so" "$e/inside/libinner.so" -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+cp "$e/inside/libinner.so" "$e/orphan/libinner.so"
+cp "$e/inside/libinner.so" "$e/halfway/libinner.so"
+so "$e/halfway/libouter.so" "$s/outer.c" -Wl,-soname,libouter.so -Wl,--no-as-needed \
+   "$e/halfway/libinner.so" -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+
 # ----------------------------------------------------------------- PE ----
 if ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
     echo "no x86_64-w64-mingw32-gcc: PE fixtures not built" >&2

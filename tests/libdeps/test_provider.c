@@ -236,6 +236,51 @@ static void test_real_cuda(void **state)
     cJSON_Delete(ctx.env);
 }
 
+/* A library the loader refuses alone for a symbol its needer's other links
+ * give (torch's libtorch_nvshmem.so, needed by libtorch_cuda.so, false-failed
+ * the lent H200): not broken when the needer in the same folder loads; broken
+ * with no needer, or when the needer does not load either. The verdicts were
+ * first taken from Python's ctypes.CDLL on the same files. */
+static void test_loaded_inside_needer(void **state)
+{
+    (void)state;
+    aitk_run_ctx ctx = {.level = AITK_LEVEL_STANDARD};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/inside");
+    if (c->status != AITK_CHECK_PASS)
+        fail_msg("inside: %s | %s", c->observed, c->message);
+    assert_non_null(strstr(c->message, "1 loaded only as a link of another library here"));
+    const cJSON *lib;
+    int seen = 0;
+    cJSON_ArrayForEach(lib, cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries"))
+    {
+        const cJSON *in = cJSON_GetObjectItem(lib, "loaded_inside");
+        if (strstr(cJSON_GetObjectItem(lib, "path")->valuestring, "libinner.so")) {
+            seen = 1;
+            assert_non_null(strstr(cJSON_GetObjectItem(lib, "load")->valuestring,
+                                   "undefined symbol: aitk_provided_data"));
+            assert_non_null(in);
+            assert_non_null(strstr(in->valuestring, "/elf/inside/libouter.so"));
+        } else {
+            assert_null(in);
+        }
+    }
+    assert_true(seen);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    const char *broken[] = {FX "/elf/orphan", FX "/elf/halfway"};
+    for (size_t i = 0; i < 2; i++) {
+        memset(&ctx, 0, sizeof ctx);
+        ctx.level = AITK_LEVEL_STANDARD;
+        c = run_dir(&ctx, broken[i]);
+        if (c->status != AITK_CHECK_FAIL || !strstr(c->observed, "undefined symbol: "
+                                                                  "aitk_provided_data"))
+            fail_msg("%s: %s | %s", broken[i], c->observed, c->message);
+        assert_null(strstr(c->message, "loaded only as a link"));
+        aitk_checklist_free(&ctx.checks);
+        cJSON_Delete(ctx.env);
+    }
+}
+
 /* A remedy written for any variant ("--index-url .../cu<NNN>") names the
  * one the selected environment's torch is built for. */
 static void test_remedy_names_variant(void **state)
@@ -267,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_passing_and_absent),
         cmocka_unit_test(test_not_libraries),
         cmocka_unit_test(test_loader_confirms),
+        cmocka_unit_test(test_loaded_inside_needer),
         cmocka_unit_test(test_torch_in_venv),
         cmocka_unit_test(test_torch_of_selected_python_env),
         cmocka_unit_test(test_real_cuda),

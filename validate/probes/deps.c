@@ -71,8 +71,74 @@ static bool native_library_name(const char *n)
  * by the next folder's under the same soname. Its own words go beside the
  * static diagnosis, and a refusal the static view missed fails; a refusal
  * for Python's C-API symbols only is an extension module's nature. */
-static aitk_status load_confirm(const char *path, size_t problems, cJSON *o, aitk_str *observed,
-                                size_t *bad, size_t *python_ext)
+/* What the libraries of one folder add up to. */
+typedef struct dir_tally {
+    aitk_str observed, remedy, sources;
+    size_t bad, unreadable, skipped, not_library, python_ext, inside_needer;
+} dir_tally;
+
+/* One library of the folder between the static walk and the loader: its
+ * record, its static problems, and the folder's libraries it names in
+ * DT_NEEDED (its direct links, as written). */
+typedef struct folder_lib {
+    cJSON *o;
+    size_t problems;
+    bool analyzed;
+    aitk_strlist needs;
+} folder_lib;
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+#ifdef _WIN32
+    const char *b = strrchr(path, '\\');
+    if (b && (!s || b > s))
+        s = b;
+#endif
+    return s ? s + 1 : path;
+}
+
+/* The first other library of the folder that names libs[i] as a direct
+ * link, or AITK_DEP_NONE. */
+static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i)
+{
+    const char *name = base_name(libs->items[i]);
+    for (size_t j = 0; j < libs->count; j++)
+        for (size_t k = 0; j != i && k < fl[j].needs.count; k++)
+            if (strcmp(fl[j].needs.items[k], name) == 0)
+                return j;
+    return AITK_DEP_NONE;
+}
+
+/* A library refused alone for an undefined symbol may take that symbol
+ * from its needer's other links: torch 2.11's and 2.15's libtorch_nvshmem.so
+ * uses c10::cuda's allocator from libc10_cuda.so, which it does not list,
+ * and is only ever loaded as a link of libtorch_cuda.so, which lists both
+ * (glibc searches the dlopen'd object's whole dependency list for each
+ * symbol, elf/dl-lookup.c). It is broken only when that needer does not
+ * load either; the needer's own refusal is then its own finding. Loaded
+ * alone through Python's ctypes the same file gives the same error, and
+ * libtorch_cuda.so loads: the oracle this follows. */
+static aitk_status load_inside_needer(const char *needer, const aitk_libload *alone, cJSON *o,
+                                      bool *ok)
+{
+    aitk_libload r;
+    aitk_str err = AITK_STR_INIT;
+    *ok = false;
+    aitk_status st = aitk_libload_probe(needer, NULL, LOAD_TIMEOUT_MS, &r, &err);
+    aitk_str_free(&err);
+    if (st)
+        return st == AITK_E_NOMEM ? st : AITK_OK;
+    if (r.loaded && strstr(aitk_str_cstr(&alone->error), "undefined symbol: ")) {
+        *ok = true;
+        cJSON_AddStringToObject(o, "loaded_inside", needer);
+    }
+    aitk_libload_free(&r);
+    return AITK_OK;
+}
+
+static aitk_status load_confirm(const char *path, size_t problems, const char *needer, cJSON *o,
+                                dir_tally *t)
 {
     aitk_libload r;
     aitk_str err = AITK_STR_INIT;
@@ -84,18 +150,23 @@ static aitk_status load_confirm(const char *path, size_t problems, cJSON *o, ait
         return st == AITK_E_NOMEM ? st : AITK_OK;
     }
     cJSON_AddStringToObject(o, "load", r.loaded ? "loaded" : aitk_str_cstr(&r.error));
+    bool inside = false;
+    if (!r.loaded && !r.python_ext && !problems && needer)
+        st = load_inside_needer(needer, &r, o, &inside);
     if (r.python_ext) {
-        (*python_ext)++;
+        t->python_ext++;
         cJSON_AddBoolToObject(o, "python_extension", 1);
+    } else if (inside) {
+        t->inside_needer++;
     } else if (!r.loaded) {
         if (!problems)
-            (*bad)++;
-        aitk_str_appendf(observed, "%sloader: %s", observed->len ? "; " : "",
+            t->bad++;
+        aitk_str_appendf(&t->observed, "%sloader: %s", t->observed.len ? "; " : "",
                          aitk_str_cstr(&r.error));
     }
     aitk_libload_free(&r);
     aitk_str_free(&err);
-    return AITK_OK;
+    return st;
 }
 
 /* A remedy written for any CUDA variant ("--index-url .../cu<NNN>") names
@@ -157,16 +228,10 @@ static aitk_status list_libs(const char *dir, aitk_strlist *out)
     return st;
 }
 
-/* What the libraries of one folder add up to. */
-typedef struct dir_tally {
-    aitk_str observed, remedy, sources;
-    size_t bad, unreadable, skipped, not_library, python_ext;
-} dir_tally;
-
 /* One library of the folder: its record under `arr` and what it adds to
  * the tally. Only running out of memory ends the walk. */
-static aitk_status examine_library(aitk_run_ctx *ctx, aitk_deps *d, const aitk_remedies *rem,
-                                   const char *path, cJSON *arr, dir_tally *t, aitk_str *err)
+static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const char *path,
+                                   cJSON *arr, dir_tally *t, folder_lib *fl, aitk_str *err)
 {
     aitk_dep_tree tree;
     aitk_str_clear(err);
@@ -176,6 +241,7 @@ static aitk_status examine_library(aitk_run_ctx *ctx, aitk_deps *d, const aitk_r
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", path);
     cJSON_AddItemToArray(arr, o);
+    fl->o = o;
     if (ast == AITK_E_UNSUPPORTED && tree.not_library != AITK_DEP_OTHER_NONE) {
         /* a linker script or an archive named like a library: libdeps'
          * one rule (aitk_deps_not_library_is_problem), as for `deps` */
@@ -202,9 +268,12 @@ static aitk_status examine_library(aitk_run_ctx *ctx, aitk_deps *d, const aitk_r
             t->bad++;
         st = aitk_deps_describe_problems(&tree, rem, &t->observed, &t->remedy, &t->sources);
     }
+    fl->analyzed = true;
+    fl->problems = p;
+    for (size_t k = 1; !st && k < tree.count; k++)
+        if (tree.nodes[k].parent == 0 && tree.nodes[k].name)
+            st = aitk_strlist_add(&fl->needs, tree.nodes[k].name);
     aitk_dep_tree_free(&tree);
-    if (!st && ctx->level >= AITK_LEVEL_STANDARD)
-        st = load_confirm(path, p, o, &t->observed, &t->bad, &t->python_ext);
     return st;
 }
 
@@ -226,6 +295,11 @@ static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir
         aitk_str_appendf(msg, "; %zu Python extension module%s (Python's own symbols "
                               "come from the interpreter that imports it: not loadable "
                               "alone, not broken)", t->python_ext, t->python_ext == 1 ? "" : "s");
+    if (t->inside_needer)
+        aitk_str_appendf(msg, "; %zu loaded only as a link of another library here, whose "
+                              "other links give it symbols it does not list (not loadable "
+                              "alone, and loads inside that library: not broken)",
+                         t->inside_needer);
 }
 
 static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *dir,
@@ -275,10 +349,25 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
     dir_tally t = {.observed = AITK_STR_INIT, .remedy = AITK_STR_INIT, .sources = AITK_STR_INIT};
+    folder_lib *fl = libs->count ? aitk_calloc(libs->count, sizeof *fl) : NULL;
+    if (libs->count && !fl && !st)
+        st = AITK_E_NOMEM;
+    /* Every library's static walk first, so the loader's pass knows which
+     * library of the folder links which. */
     for (size_t i = 0; !st && i < libs->count; i++)
-        st = examine_library(ctx, d, rem, libs->items[i], arr, &t, &err);
+        st = examine_library(d, rem, libs->items[i], arr, &t, &fl[i], &err);
+    for (size_t i = 0; !st && ctx->level >= AITK_LEVEL_STANDARD && i < libs->count; i++) {
+        if (!fl[i].analyzed)
+            continue;
+        size_t n = needer_of(libs, fl, i);
+        st = load_confirm(libs->items[i], fl[i].problems,
+                          n == AITK_DEP_NONE ? NULL : libs->items[n], fl[i].o, &t);
+    }
     if (!st)
         st = add_dir_check(ctx, c, dir, libs->count, &t);
+    for (size_t i = 0; fl && i < libs->count; i++)
+        aitk_strlist_free(&fl[i].needs);
+    aitk_free(fl);
     aitk_deps_free(d);
     aitk_remedies_free(rem);
     aitk_str_free(&win_root);
