@@ -82,6 +82,21 @@ def write_json(path, doc):
 
 # ---- measurement (needs torch, CUDA and diffusers) ----
 
+def avoid_cudnn_sdpa(torch):
+    """Keeps PyTorch's attention off its cuDNN backend. On the lent H200
+    (2026-12-04: torch 2.11.0+cu130, its cuDNN 9.19, driver 580.159.04) the
+    FLUX step's backward died with an illegal memory access, reported in
+    the next cuBLAS call, at 1024 px with checkpointing and at 512 px
+    without; with the cuDNN backend off the same steps ran, so the figures
+    here are those of PyTorch's other fused attention kernels (flash or
+    memory-efficient). Returns what was set."""
+    fn = getattr(torch.backends.cuda, "enable_cudnn_sdp", None)
+    if fn is None:
+        return "PyTorch default attention backends (no cuDNN switch in this torch)"
+    fn(False)
+    return "PyTorch attention with its cuDNN backend off (flash or memory-efficient)"
+
+
 def load_stack():
     try:
         import torch
@@ -89,6 +104,7 @@ def load_stack():
         fail(77, "skipped: no torch here (%s)" % e)
     if not torch.cuda.is_available():
         fail(77, "skipped: torch %s sees no CUDA GPU" % torch.__version__)
+    print(avoid_cudnn_sdpa(torch), flush=True)
     try:
         import diffusers
         from diffusers import FluxTransformer2DModel

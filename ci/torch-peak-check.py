@@ -256,6 +256,8 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         fail(77, "skipped: torch %s sees no CUDA GPU" % torch.__version__)
     flux_step = ci_module("torch-flux-step.py")
+    if args.device == "cuda":
+        print(flux_step.avoid_cudnn_sdpa(torch), flush=True)
     doc = {"schema": SCHEMA, "tool": "ci/torch-peak-check.py",
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
