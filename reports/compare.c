@@ -163,10 +163,9 @@ static void index_both_free(both_indexed *b)
 
 /* One workload found in both reports: its status, then each metric BASE
  * measured. */
-static aitk_status compare_workload(aitk_compare *c, const cJSON *w, const cJSON *n,
-                                    aitk_str *label)
+static aitk_status compare_workload(aitk_compare *c, const char *name, const cJSON *w,
+                                    const cJSON *n, aitk_str *label)
 {
-    const char *name = aitk_field_str(w, "name");
     const char *bs = aitk_field_str(w, "status"), *ns = aitk_field_str(n, "status");
     aitk_status st = AITK_OK;
     if (strcmp(bs, ns) != 0) {
@@ -195,17 +194,22 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
 {
     const cJSON *w;
     both_indexed ix;
-    aitk_status st = index_both(&ix, base, now, "workloads", "name");
+    aitk_status st = index_both(&ix, base, now, "workloads", AITK_WORKLOAD_KEY);
     if (st)
         return st;
+    aitk_str key = AITK_STR_INIT;
     cJSON_ArrayForEach(w, ix.base_list)
     {
         if (st)
             break;
-        const char *name = aitk_field_str(w, "name");
+        const char *name = aitk_entry_key(w, AITK_WORKLOAD_KEY, &key);
+        if (!name) {
+            st = AITK_E_NOMEM;
+            break;
+        }
         const cJSON *n = aitk_name_index_find(&ix.now, name);
         if (n)
-            st = compare_workload(c, w, n, &ix.label);
+            st = compare_workload(c, name, w, n, &ix.label);
         else if (!(st = index_both_label(&ix, "workload", name)))
             st = status_row(c, ix.label.ptr, aitk_field_str(w, "status"), "(absent)",
                             "missing", true, false);
@@ -214,13 +218,18 @@ static aitk_status compare_workloads(aitk_compare *c, const cJSON *base, const c
     {
         if (st)
             break;
-        const char *name = aitk_field_str(w, "name");
+        const char *name = aitk_entry_key(w, AITK_WORKLOAD_KEY, &key);
+        if (!name) {
+            st = AITK_E_NOMEM;
+            break;
+        }
         if (aitk_name_index_find(&ix.base, name))
             continue;
         if (!(st = index_both_label(&ix, "workload", name)))
             st = status_row(c, ix.label.ptr, "(absent)", aitk_field_str(w, "status"), "new",
                             false, false);
     }
+    aitk_str_free(&key);
     index_both_free(&ix);
     return st;
 }
@@ -346,14 +355,14 @@ static bool bad_number(const cJSON *obj, const char *key, bool positive, const c
 }
 
 /* One entry of workloads or micro: an object with a non-empty name that no
- * earlier entry has (entries are matched by name, so with a second
- * "flux1-dev" the gate cannot tell which to compare), and well-formed
- * fields where compare reads them. */
+ * earlier entry has (entries are matched by name, workloads by name and
+ * backend, AITK_WORKLOAD_KEY: with a second "flux1-dev" on the same backend
+ * the gate cannot tell which to compare), and well-formed fields where
+ * compare reads them. */
 static bool bad_entry(const aitk_name_index *names, const char *what, int i, const cJSON *e,
-                      const char *name, aitk_str *err)
+                      const char *n, const char *name, aitk_str *err)
 {
-    const char *n = aitk_field_str(e, "name");
-    if (!cJSON_IsObject(e) || !*n)
+    if (!cJSON_IsObject(e) || !*aitk_field_str(e, "name"))
         return refuse(err, name, "%s[%d] is not an object with a name", what, i);
     const aitk_named_entry *first = aitk_name_index_first(names, n);
     if (first && first->order < (size_t)i) {
@@ -409,19 +418,30 @@ aitk_status aitk_compare_check_report(const cJSON *report, const char *name, ait
             return AITK_E_PARSE;
         }
         aitk_name_index names;
-        if (aitk_name_index_build(&names, list, "name")) {
+        if (aitk_name_index_build(&names, list, k == 0 ? AITK_WORKLOAD_KEY : "name")) {
             aitk_str_append(err, "out of memory");
             return AITK_E_NOMEM;
         }
         int i = 0;
         const cJSON *e;
         bool bad = false;
+        aitk_str key = AITK_STR_INIT;
+        aitk_status st = AITK_OK;
         cJSON_ArrayForEach(e, list)
         {
-            if ((bad = bad_entry(&names, lists[k], i++, e, name, err)))
+            const char *n = aitk_entry_key(e, k == 0 ? AITK_WORKLOAD_KEY : "name", &key);
+            if (!n) {
+                aitk_str_append(err, "out of memory");
+                st = AITK_E_NOMEM;
+                break;
+            }
+            if ((bad = bad_entry(&names, lists[k], i++, e, n, name, err)))
                 break;
         }
+        aitk_str_free(&key);
         aitk_name_index_free(&names);
+        if (st)
+            return st;
         if (bad)
             return AITK_E_PARSE;
     }

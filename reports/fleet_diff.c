@@ -56,7 +56,7 @@ typedef struct diff_kind {
 
 static const diff_kind kinds[] = {
     {"checks", "id", "check", "status", "observed", false},
-    {"workloads", "name", "workload", "status", NULL, false},
+    {"workloads", AITK_WORKLOAD_KEY, "workload", "status", NULL, false},
     {"micro", "name", "micro", NULL, "unit", true},
 };
 
@@ -120,12 +120,17 @@ static aitk_status diff_kind_all(aitk_fleet_merge_ctx *c, cJSON *list, const dif
                                  const cJSON **entries)
 {
     aitk_fleet_lists l;
+    aitk_str key = AITK_STR_INIT;
     aitk_status st = aitk_fleet_lists_build(&l, c, k->list, k->key);
     for (size_t node = 0; !st && node < c->n; node++) {
         const cJSON *e;
         cJSON_ArrayForEach(e, aitk_field_array(c->nodes[node].report, k->list))
         {
-            const char *name = aitk_field_str(e, k->key);
+            const char *name = aitk_entry_key(e, k->key, &key);
+            if (!name) {
+                st = AITK_E_NOMEM;
+                break;
+            }
             if (!*name || aitk_name_index_find(&l.ix[node], name) != e ||
                 aitk_fleet_seen_before(&l, node, name))
                 continue;
@@ -140,6 +145,7 @@ static aitk_status diff_kind_all(aitk_fleet_merge_ctx *c, cJSON *list, const dif
                 break;
         }
     }
+    aitk_str_free(&key);
     aitk_fleet_lists_free(&l);
     return st;
 }

@@ -169,13 +169,19 @@ static aitk_status all_series(aitk_fleet_merge_ctx *c, cJSON *list, const char *
                               series *s, aitk_str *label)
 {
     aitk_fleet_lists l;
-    aitk_status st = aitk_fleet_lists_build(&l, c, listname, "name");
     bool micro = strcmp(listname, "micro") == 0;
+    const char *keyname = micro ? "name" : AITK_WORKLOAD_KEY;
+    aitk_str key = AITK_STR_INIT;
+    aitk_status st = aitk_fleet_lists_build(&l, c, listname, keyname);
     for (size_t node = 0; !st && node < c->n; node++) {
         const cJSON *e;
         cJSON_ArrayForEach(e, aitk_field_array(c->nodes[node].report, listname))
         {
-            const char *name = aitk_field_str(e, "name");
+            const char *name = aitk_entry_key(e, keyname, &key);
+            if (!name) {
+                st = AITK_E_NOMEM;
+                break;
+            }
             if (!*name || aitk_fleet_seen_before(&l, node, name) ||
                 aitk_name_index_find(&l.ix[node], name) != e)
                 continue;
@@ -185,6 +191,7 @@ static aitk_status all_series(aitk_fleet_merge_ctx *c, cJSON *list, const char *
                 break;
         }
     }
+    aitk_str_free(&key);
     aitk_fleet_lists_free(&l);
     return st;
 }

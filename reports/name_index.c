@@ -1,6 +1,7 @@
 /* See name_index.h. */
 #include "reports/name_index.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,18 @@ static int by_name_then_order(const void *a, const void *b)
     if (c)
         return c;
     return x->order < y->order ? -1 : x->order > y->order;
+}
+
+const char *aitk_entry_key(const cJSON *e, const char *key, aitk_str *buf)
+{
+    if (strcmp(key, AITK_WORKLOAD_KEY) != 0)
+        return aitk_field_str(e, key);
+    const char *name = aitk_field_str(e, "name"), *backend = aitk_field_str(e, "backend");
+    aitk_str_clear(buf);
+    aitk_str_append(buf, name);
+    if (*name && *backend && strcmp(backend, "cpu") != 0)
+        aitk_str_appendf(buf, " (%s)", backend);
+    return aitk_str_status(buf) ? NULL : aitk_str_cstr(buf);
 }
 
 aitk_status aitk_name_index_build(aitk_name_index *ix, const cJSON *array, const char *key)
@@ -30,11 +43,24 @@ aitk_status aitk_name_index_build(aitk_name_index *ix, const cJSON *array, const
     ix->entries = aitk_calloc(n, sizeof *ix->entries);
     if (!ix->entries)
         return AITK_E_NOMEM;
+    bool composed = strcmp(key, AITK_WORKLOAD_KEY) == 0;
+    aitk_str buf = AITK_STR_INIT;
     cJSON_ArrayForEach(e, array)
     {
-        ix->entries[ix->count] = (aitk_named_entry){aitk_field_str(e, key), e, ix->count};
+        aitk_named_entry *x = &ix->entries[ix->count];
+        *x = (aitk_named_entry){aitk_field_str(e, key), e, ix->count, NULL};
         ix->count++;
+        if (composed) {
+            const char *k = aitk_entry_key(e, key, &buf);
+            if (!k || !(x->owned = aitk_strdup(k))) {
+                aitk_str_free(&buf);
+                aitk_name_index_free(ix);
+                return AITK_E_NOMEM;
+            }
+            x->name = x->owned;
+        }
     }
+    aitk_str_free(&buf);
     qsort(ix->entries, ix->count, sizeof *ix->entries, by_name_then_order);
     return AITK_OK;
 }
@@ -62,6 +88,8 @@ const cJSON *aitk_name_index_find(const aitk_name_index *ix, const char *name)
 
 void aitk_name_index_free(aitk_name_index *ix)
 {
+    for (size_t i = 0; ix->entries && i < ix->count; i++)
+        aitk_free(ix->entries[i].owned);
     aitk_free(ix->entries);
     ix->entries = NULL;
     ix->count = 0;

@@ -11,12 +11,27 @@
 #include <stddef.h>
 
 #include "common/status.h"
+#include "common/str.h"
 
 typedef struct aitk_named_entry {
     const char *name; /* the field's text; "" when absent or not a string */
     const cJSON *node;
     size_t order;     /* position in the array */
+    char *owned;      /* `name`'s storage when the key is composed */
 } aitk_named_entry;
+
+/* The key that names a workload: its "name", then " (BACKEND)" when its
+ * backend is not the CPU's. A GPU run reports each model twice, at full
+ * size on the GPU and in the small configuration on the CPU, under one
+ * name; by name alone, compare and render refused the lent H200's report
+ * ("both named 'flux1-dev'"), and trend would have mixed the two series.
+ * CPU entries keep the bare name, so CPU baselines still match. */
+#define AITK_WORKLOAD_KEY "name (backend)"
+
+/* The text entry `e` has for `key`: the field itself, or for
+ * AITK_WORKLOAD_KEY the composed name, written into `buf` (NULL when it
+ * could not grow). */
+const char *aitk_entry_key(const cJSON *e, const char *key, aitk_str *buf);
 
 typedef struct aitk_name_index {
     aitk_named_entry *entries; /* sorted by name, then order */

@@ -12,6 +12,7 @@
 
 #include "common/alloc.h"
 #include "reports/compare.h"
+#include "reports/name_index.h"
 #include "reports/fields.h"
 
 aitk_status aitk_trend_init(aitk_trend *t, double threshold_pct, size_t window)
@@ -261,9 +262,16 @@ static aitk_status add_workloads(aitk_trend *t, size_t run, const cJSON *report,
                                  aitk_str *name, aitk_str *device)
 {
     const cJSON *w;
+    aitk_str key = AITK_STR_INIT;
     cJSON_ArrayForEach(w, aitk_field_array(report, "workloads"))
     {
-        const char *wname = aitk_field_str(w, "name");
+        /* By name and backend: a GPU run has flux1-dev on the GPU and on
+         * the CPU, two series. */
+        const char *wname = aitk_entry_key(w, AITK_WORKLOAD_KEY, &key);
+        if (!wname) {
+            aitk_str_free(&key);
+            return AITK_E_NOMEM;
+        }
         if (!*wname)
             continue;
         device_of(device, w);
@@ -280,10 +288,13 @@ static aitk_status add_workloads(aitk_trend *t, size_t run, const cJSON *report,
             if (!st)
                 st = add_point(t, run, name->ptr, m->unit, m->higher_is_better, v,
                                aitk_str_cstr(device));
-            if (st)
+            if (st) {
+                aitk_str_free(&key);
                 return st;
+            }
         }
     }
+    aitk_str_free(&key);
     return AITK_OK;
 }
 

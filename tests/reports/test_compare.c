@@ -38,7 +38,7 @@ static void test_step_time(void **state)
         set_num(obj_path(b, "workloads", 0, "step_time_s"), "median", slower[k]);
         aitk_compare c = {0};
         assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
-        const aitk_compare_row *r = row(&c, "workload flux1-dev: median step time");
+        const aitk_compare_row *r = row(&c, "workload flux1-dev (cuda): median step time");
         assert_true(fabs(r->change.delta_pct - (k == 0 ? 10.0 : 2.0)) < 1e-9);
         assert_int_equal(r->change.regression, k == 0);
         assert_int_equal(c.regressions, k == 0 ? 1 : 0);
@@ -60,8 +60,8 @@ static void test_higher_is_better(void **state)
     set_num(obj_path(b, "micro", 2, NULL), "value", 3.51);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
-    assert_true(row(&c, "workload flux1-dev: steps/s")->change.regression);
-    assert_false(row(&c, "workload chroma: peak memory")->change.regression);
+    assert_true(row(&c, "workload flux1-dev (cuda): steps/s")->change.regression);
+    assert_false(row(&c, "workload chroma (cuda): peak memory")->change.regression);
     assert_true(row(&c, "micro gemm.bf16.flux_qkv")->change.regression);
     assert_false(row(&c, "micro attention.flux_joint")->change.regression);
     assert_true(row(&c, "micro attention.flux_joint")->change.improvement);
@@ -197,9 +197,9 @@ static void test_vanished_workload_and_metric(void **state)
     cJSON_DeleteItemFromObjectCaseSensitive(obj_path(b, "workloads", 0, "step_time_s"), "p95");
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
-    assert_true(row(&c, "workload chroma")->change.regression);
-    assert_true(row(&c, "workload flux1-dev: p95 step time")->change.regression);
-    assert_false(row(&c, "workload flux1-dev: median step time")->change.regression);
+    assert_true(row(&c, "workload chroma (cuda)")->change.regression);
+    assert_true(row(&c, "workload flux1-dev (cuda): p95 step time")->change.regression);
+    assert_false(row(&c, "workload flux1-dev (cuda): median step time")->change.regression);
     assert_int_equal(c.regressions, 2);
     aitk_compare_free(&c);
     cJSON_Delete(a);
@@ -220,13 +220,13 @@ static void test_from_zero(void **state)
     set_num(obj_path(b, "workloads", 1, "throughput"), "tflops", 0);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
-    const aitk_compare_row *mem = row(&c, "workload flux1-dev: peak memory");
+    const aitk_compare_row *mem = row(&c, "workload flux1-dev (cuda): peak memory");
     assert_true(mem->change.regression);
     assert_false(mem->change.has_delta);
-    const aitk_compare_row *rate = row(&c, "workload flux1-dev: steps/s");
+    const aitk_compare_row *rate = row(&c, "workload flux1-dev (cuda): steps/s");
     assert_false(rate->change.regression);
     assert_true(rate->change.improvement);
-    assert_false(row(&c, "workload chroma: TFLOP/s")->change.regression);
+    assert_false(row(&c, "workload chroma (cuda): TFLOP/s")->change.regression);
     assert_int_equal(c.regressions, 1);
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "from 0"));
@@ -275,7 +275,7 @@ static void test_small_memory_readable(void **state)
     set_num(obj_path(b, "workloads", 0, "memory"), "peak_bytes", 5.5 * 1048576.0);
     aitk_compare c = {0};
     assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, 5, &c, NULL), AITK_OK);
-    assert_true(row(&c, "workload flux1-dev: peak memory")->change.regression); /* +10% */
+    assert_true(row(&c, "workload flux1-dev (cuda): peak memory")->change.regression); /* +10% */
     aitk_str out = render(&c, AITK_COMPARE_TEXT);
     assert_non_null(strstr(out.ptr, "5.0 MiB"));
     assert_non_null(strstr(out.ptr, "5.5 MiB"));

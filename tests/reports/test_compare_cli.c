@@ -40,7 +40,7 @@ static void test_cli(void **state)
     cJSON_Delete(b);
 
     assert_int_equal(run_compare(FIXTURE, p10.ptr, NULL, &out), 1);
-    assert_non_null(strstr(out.ptr, "workload chroma: time per 1000 steps"));
+    assert_non_null(strstr(out.ptr, "workload chroma (cuda): time per 1000 steps"));
     assert_non_null(strstr(out.ptr, "+10.0%  REGRESSION"));
     aitk_str_clear(&out);
     assert_int_equal(run_compare(FIXTURE, p2.ptr, NULL, &out), 0);
@@ -191,7 +191,7 @@ static void test_exact_threshold(void **state)
         aitk_compare c = {0};
         assert_int_equal(aitk_compare_reports(a, NULL, b, NULL, cases[i].threshold, &c, NULL),
                          AITK_OK);
-        if (row(&c, "workload flux1-dev: median step time")->change.regression !=
+        if (row(&c, "workload flux1-dev (cuda): median step time")->change.regression !=
             cases[i].regression)
             fail_msg("%.4f s at %.0f%%", cases[i].now, cases[i].threshold);
         aitk_compare_free(&c);
@@ -214,7 +214,7 @@ static void test_duplicate_names(void **state)
         cJSON_AddItemToArray(list, cJSON_Duplicate(cJSON_GetArrayItem(list, 0), 1));
         aitk_str err = AITK_STR_INIT, want = AITK_STR_INIT;
         aitk_str_appendf(&want, "%s[0] and %s[%d] are both named '%s'", lists[k], lists[k],
-                         cJSON_GetArraySize(list) - 1, k ? "memcpy.host" : "flux1-dev");
+                         cJSON_GetArraySize(list) - 1, k ? "memcpy.host" : "flux1-dev (cuda)");
         assert_int_equal(aitk_compare_check_report(r, "r.json", &err), AITK_E_PARSE);
         assert_non_null(strstr(err.ptr, want.ptr));
         aitk_str_clear(&err);
@@ -224,8 +224,20 @@ static void test_duplicate_names(void **state)
         aitk_str_free(&want);
         cJSON_Delete(r);
     }
-    /* Two checks with one id: the same refusal. */
+    /* One name on two backends (a GPU run's full-size step and the CPU's
+     * small configuration) is two workloads, not a repeat. */
     cJSON *r = base_report();
+    cJSON *ws = cJSON_GetObjectItemCaseSensitive(r, "workloads");
+    cJSON *cpu = cJSON_Duplicate(cJSON_GetArrayItem(ws, 0), 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(cpu, "backend", cJSON_CreateString("cpu"));
+    cJSON_AddItemToArray(ws, cpu);
+    aitk_str none = AITK_STR_INIT;
+    if (aitk_compare_check_report(r, "r.json", &none) != AITK_OK)
+        fail_msg("a workload on two backends refused: %s", aitk_str_cstr(&none));
+    aitk_str_free(&none);
+    cJSON_Delete(r);
+    /* Two checks with one id: the same refusal. */
+    r = base_report();
     cJSON *checks = cJSON_GetObjectItemCaseSensitive(r, "checks");
     cJSON_AddItemToArray(checks, cJSON_Duplicate(cJSON_GetArrayItem(checks, 1), 1));
     aitk_str err = AITK_STR_INIT, want = AITK_STR_INIT;
@@ -238,6 +250,38 @@ static void test_duplicate_names(void **state)
     aitk_str_free(&err);
     aitk_str_free(&want);
     cJSON_Delete(r);
+}
+
+/* The lent H200's own --full report (bench/reference-runs, redacted) has
+ * each model twice, on the GPU at full size and on the CPU in the small
+ * configuration. compare refused it ("both named 'flux1-dev'"); workloads
+ * are now told apart by backend, so the report compares with itself and
+ * with the next call's report, GPU with GPU. */
+#define H200_RUNS AITK_SOURCE_DIR "/bench/reference-runs/2026-12-04-h200-second-gpu-check"
+static void test_real_gpu_report(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT;
+    assert_int_equal(run_compare(H200_RUNS "/call1-report.json", H200_RUNS "/call1-report.json",
+                                 NULL, &out),
+                     0);
+    static const char *const rows[] = {"workload flux1-dev (cuda): median step time",
+                                       "workload flux1-dev: median step time",
+                                       "workload omnigen2 (cuda): peak memory",
+                                       "Result: no regression"};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (!strstr(out.ptr, rows[i]))
+            fail_msg("no '%s' in:\n%s", rows[i], out.ptr);
+    aitk_str_clear(&out);
+    /* Against the third call: the GPU's step time is within 1% (1.061 s and
+     * 1.059 s, as both reports' figures say). */
+    assert_int_equal(run_compare(H200_RUNS "/call1-report.json", H200_RUNS "/call3-report.json",
+                                 "50%", &out),
+                     1);
+    if (!strstr(out.ptr, "workload flux1-dev (cuda): median step time                 1.061 s"
+                         "        1.059 s     -0.2%  ok"))
+        fail_msg("GPU row not compared GPU with GPU:\n%s", out.ptr);
+    aitk_str_free(&out);
 }
 
 /* The longest run of digits in s. */
@@ -330,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_vanished_check),
         cmocka_unit_test(test_exact_threshold),
         cmocka_unit_test(test_duplicate_names),
+        cmocka_unit_test(test_real_gpu_report),
         cmocka_unit_test(test_extreme_values_bounded),
         cmocka_unit_test(test_control_chars_escaped),
     };

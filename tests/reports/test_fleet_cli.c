@@ -138,7 +138,7 @@ static void test_planted_outlier_in_folder(void **state)
     char *html = rt_read(OUT_DIR "/json/planted/fleet.html");
     assert_non_null(md);
     assert_non_null(html);
-    assert_non_null(strstr(md, "| node4 | metric | workload flux1-dev: median step time |"));
+    assert_non_null(strstr(md, "| node4 | metric | workload flux1-dev (cuda): median step time |"));
     assert_non_null(strstr(html, "<tr class=\"outlier\"><td>node4</td><td>metric</td>"));
     aitk_free(md);
     aitk_free(html);

@@ -87,7 +87,7 @@ static const aitk_trend_series *series(const aitk_trend *t, const char *name, co
     return NULL;
 }
 
-#define STEP "workload flux1-dev: median step time"
+#define STEP "workload flux1-dev (cuda): median step time"
 #define MEMCPY "micro memcpy.host"
 
 /* Six nights given out of order. Earlier step times 2.0 2.2 1.9 2.1 2.05:

@@ -91,7 +91,7 @@ static void test_folder_and_gate(void **state)
     /* The regression is listed first, +10.0% against the 2.300 s median. */
     const char *first = strstr(out.ptr, "\nworkload ");
     assert_non_null(first);
-    assert_true(strncmp(first + 1, "workload flux1-dev: median step time ", 37) == 0);
+    assert_true(strncmp(first + 1, "workload flux1-dev (cuda): median step time ", 44) == 0);
     assert_non_null(strstr(first, "2.300 s"));
     assert_non_null(strstr(first, "+10.0%"));
     assert_int_equal(err.len, 0);
