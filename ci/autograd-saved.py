@@ -120,7 +120,8 @@ def adapt(block, targets, lora_dtype, lora):
     if targets == "all":
         names = linears
     else:
-        names = [t for t in DIFFUSERS_TARGETS if any(n == t or n.endswith("." + t) for n in linears)]
+        wanted = DIFFUSERS_TARGETS if targets == "diffusers" else targets.split(",")
+        names = [t for t in wanted if any(n == t or n.endswith("." + t) for n in linears)]
     if lora == "plain":
         for name in [n for n in linears if n in names or any(n.endswith("." + t) for t in names)]:
             parent, _, leaf = name.rpartition(".")
@@ -391,8 +392,10 @@ def main():
     parser.add_argument("--src", help="a checkout's folder for --code kohya-flux (the folder holding "
                         "library/) or aitk-chroma (extensions_built_in/diffusion_models/chroma/src); "
                         "for diffusers, a folder to import diffusers from instead of the installed one")
-    parser.add_argument("--targets", choices=["all", "diffusers"], default="all",
-                        help="LoRA on every Linear (ai-toolkit, kohya) or diffusers' default list")
+    parser.add_argument("--targets", default="all",
+                        help="all: LoRA on every Linear (ai-toolkit, kohya); diffusers: "
+                             "train_dreambooth_lora_flux.py's default list; or module names, "
+                             "comma-separated (its --lora_layers: attn.to_q,attn.to_k,...)")
     parser.add_argument("--lora-dtype", choices=["bf16", "fp32"], default="bf16")
     parser.add_argument("--tokens", type=int, nargs=2, default=[384, 768],
                         help="two image-token counts; text tokens are a quarter of each")

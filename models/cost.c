@@ -324,14 +324,21 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
     if (b->heads > 0)
         bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;
     /* The adapters a block has on average (a name filter may leave some
-     * blocks without). */
-    for (size_t i = 0; w->rank > 0 && b->count > 0 && i < b->n_linears; i++) {
+     * blocks without). The count above was measured with a LoRA on every
+     * Linear: a Linear left unadapted keeps less (lora_saves). Its share of
+     * blocks with at least one adapted copy is taken as instances / count,
+     * capped at 1: q, k and v read one input, kept if any of them adapts. */
+    for (size_t i = 0; b->count > 0 && i < b->n_linears; i++) {
         const aitk_linear_spec *l = &b->linears[i];
-        if (l->lora)
-            bytes += act * (double)w->rank * lora_instances(w, b, l) / (double)b->count *
-                     tokens(w, l->stream, res, l->fixed_tokens);
+        const double n = l->lora && w->rank > 0 ? lora_instances(w, b, l) : 0.0;
+        const double t = tokens(w, l->stream, res, l->fixed_tokens);
+        bytes += act * (double)w->rank * n / (double)b->count * t;
+        const double only_lora = w->autocast && l->lora_saves_autocast > 0 ? l->lora_saves_autocast
+                                                                           : l->lora_saves;
+        bytes -= act * only_lora * (1.0 - fmin(1.0, n / (double)b->count)) *
+                 (double)w->spec->hidden * t;
     }
-    return bytes;
+    return fmax(bytes, 0.0);
 }
 
 /* What a block's own backward holds at its peak beyond its saved

@@ -49,6 +49,12 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     if (w->base_dtype == AITK_WEIGHT_FP8)
         fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
     fputs(" (models/trainers.yaml)\n", out);
+    if (w->lora_only && *w->lora_only) {
+        fputs("  LoRA only on Linears whose name has:", out);
+        for (const char *const *l = w->lora_only; *l; l++)
+            fprintf(out, "%s %s", l == w->lora_only ? "" : ",", *l);
+        fputc('\n', out);
+    }
     if (w->base_dtype == AITK_WEIGHT_FP32)
         fputs("  fp32 base: memory counted at 4 bytes a weight; time at the bf16 matmul rate "
               "(fp32 compute is not modelled: slower)\n", out);

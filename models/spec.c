@@ -161,8 +161,10 @@ static aitk_status load_modules(const aitk_yaml_doc *doc, const aitk_yaml_node *
 static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
                                const aitk_yaml_node *n, aitk_linear_spec *l, aitk_str *err)
 {
-    static const char *const keys[] = {"name", "repeat", "in", "out", "bias", "tokens", "lora",
-                                       "modules", NULL};
+    static const char *const keys[] = {"name",    "repeat",     "in",
+                                       "out",     "bias",       "tokens",
+                                       "lora",    "modules",    "lora_saves",
+                                       "lora_saves_autocast",   NULL};
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a Linear {name, in, out, ...}", err);
     if (!st)
         st = aitk_yaml_check_keys(doc, n, keys, "a Linear", err);
@@ -186,6 +188,10 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
         st = read_stream(doc, dims, t, &l->stream, &l->fixed_tokens, err);
     if (!st)
         st = load_modules(doc, n, l, err);
+    if (!st)
+        st = read_saved(doc, n, "lora_saves", &l->lora_saves, err);
+    if (!st)
+        st = read_saved(doc, n, "lora_saves_autocast", &l->lora_saves_autocast, err);
     return st;
 }
 

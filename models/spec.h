@@ -40,6 +40,12 @@ typedef struct aitk_linear_spec {
      * it (diffusers: "attn.to_q"); n_modules 0 when the spec gives none. */
     const char *modules[AITK_SPEC_MAX_REPEAT];
     size_t n_modules;
+    /* Hidden-sized activations a token of its stream keeps only because
+     * this Linear has a LoRA (the input its down projection's gradient
+     * reads, when nothing else keeps it), plain and under autocast; 0 when
+     * not measured. The block's saved_per_token counts a LoRA on every
+     * Linear; a job that adapts fewer keeps these less. */
+    double lora_saves, lora_saves_autocast;
 } aitk_linear_spec;
 
 typedef struct aitk_block_spec {

@@ -93,11 +93,30 @@ static aitk_status load_aliases(const aitk_yaml_doc *doc, const aitk_yaml_node *
     return st;
 }
 
+/* `lora_layers: {value: [module names], source}`: 1 to 16 names. */
+static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                    aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *v = NULL;
+    const size_t most = sizeof t->lora_layers / sizeof *t->lora_layers - 1;
+    aitk_status st = sourced(doc, map, "lora_layers", &v, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, v, AITK_YAML_SEQ, "a list of module names", err);
+    if (!st && (v->count == 0 || v->count > most)) {
+        aitk_yaml_errorf(err, doc, v, "lora_layers: expected 1 to %zu module names, found %zu",
+                         most, v->count);
+        st = AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < v->count; i++)
+        st = aitk_yaml_string(doc, v->items[i], &t->lora_layers[i], err);
+    return st;
+}
+
 static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,
                                 aitk_trainer *t, aitk_str *err)
 {
-    static const char *const keys[] = {"title", "aliases", "text_tokens", "fp8",
-                                       "optimizer", "step", "lora_dtype", NULL};
+    static const char *const keys[] = {"title", "aliases",    "text_tokens", "fp8",
+                                       "optimizer", "step", "lora_dtype", "lora_layers", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -131,6 +150,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = sourced_string(doc, m, "lora_dtype", lora_dtype, &i, &text, err);
         t->lora_bytes = i == 0 ? 2 : 4;
     }
+    if (!st && aitk_yaml_get(m, "lora_layers"))
+        st = load_lora_layers(doc, m, t, err);
     return st;
 }
 
@@ -247,4 +268,8 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
         w->optimizer = t->optimizer;
     if (t->lora_bytes > 0)
         w->lora_bytes = t->lora_bytes;
+    /* The trainer's own choice of layers, unless the job made one. */
+    if (t->lora_layers[0] && w->spec && aitk_trainer_has_model(t, w->spec->id) &&
+        !(w->lora_only && *w->lora_only) && !(w->lora_ignore && *w->lora_ignore))
+        w->lora_only = t->lora_layers;
 }

@@ -35,6 +35,11 @@ typedef struct aitk_trainer {
      * (true for every trainer in the file; a trainer that counted
      * micro-batches would set it false). */
     bool optimizer_steps;
+    /* The Linear layers the trainer adapts when a job names none
+     * (`lora_layers`: module-name parts, NULL-terminated), for the models
+     * whose text_tokens it lists (the names are those models' modules);
+     * empty: every Linear, as ai-toolkit and kohya do. */
+    const char *lora_layers[17];
 } aitk_trainer;
 
 typedef struct aitk_trainers {

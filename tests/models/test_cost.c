@@ -107,6 +107,39 @@ static void test_flux_saved_activations(void **state)
     assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 15976860256.0, 0.5);
 }
 
+/* A LoRA on attention only (diffusers' --lora_layers attn.to_q,attn.to_k,
+ * attn.to_v,attn.to_out.0) keeps less: each unadapted Linear's lora_saves
+ * (models/flux1-dev.yaml, measured by ci/autograd-saved.py --targets) come
+ * off, per token of its stream. The job above, 512 px (1024 image + 512
+ * text tokens), rank 4, no checkpointing:
+ *   double: 27 x 6144 x 1536 + 147,456 (log-sum-exp) + the adapted LoRAs'
+ *     low-rank outputs 2 x 4 x (3 x 1024 + 1024) = 32,768, less 6144 x
+ *     (1 x 512 txt q/k/v + 1 x 1024 ff.net.0 + 4 x 1024 ff.net.2 + 1 x 512
+ *     + 4 x 512 for the text MLP) = 50,331,648: 204,652,544 each, 19 blocks;
+ *   single: 23 x 6144 x 1536 + 147,456 + 2 x 4 x 3 x 1536 = 36,864, less
+ *     proj_out's 5 x 6144 x 1536 = 47,185,920: 170,053,632 each, 38 blocks;
+ *   embed_out as above: 6,440,960. Sum 10,356,877,312.
+ * Under autocast (33 and 28; q/k/v 3, proj_mlp 1): double 254,984,192,
+ * single 207,802,368, sum 12,747,630,592. */
+static void test_flux_saved_attention_only(void **state)
+{
+    (void)state;
+    static const char *const attention[] = {"attn.to_q", "attn.to_k", "attn.to_v",
+                                            "attn.to_out.0", NULL};
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 512);
+    w.batch = 1;
+    w.rank = 4;
+    w.checkpointing = false;
+    w.lora_only = attention;
+    aitk_memory_plan m;
+    assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
+    assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 10356877312.0, 0.5);
+    w.autocast = true;
+    assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
+    assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 12747630592.0, 0.5);
+}
+
 /* Issue 5, Done when: FLUX on an RTX 4090 at 1024 px, fp8 base, rank 16,
  * checkpointing: peak under 24 GB and a step within 1.5x of the reported
  * 3.5 s/step (SimpleTuner FLUX quickstart, documentation/quickstart/FLUX.md). */
@@ -593,6 +626,7 @@ int main(void)
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flux_saved_activations),
+        cmocka_unit_test(test_flux_saved_attention_only),
         cmocka_unit_test(test_flux_4090_1024),     cmocka_unit_test(test_flux_4090_512),
         cmocka_unit_test(test_flux_bf16_does_not_fit), cmocka_unit_test(test_chroma_memory),
         cmocka_unit_test(test_flux_a6000_memory),  cmocka_unit_test(test_flux_attention_flops),

@@ -286,9 +286,11 @@ static void test_text_resident(void **state)
  * Hardware' trains 'Only 4.67M LoRA parameters': rank 4 on to_q, to_k,
  * to_v, to_out.0, i.e. q, k, v, out of the 19 double blocks' image stream
  * and q, k, v of the 38 single blocks, each 3072 -> 3072:
- * (19 x 4 + 38 x 3) x 4 x (3072 + 3072) = 4,669,440. Without the list every
- * Linear the model marks lora is adapted, far more. A list must hold 1 to
- * 16 names. */
+ * (19 x 4 + 38 x 3) x 4 x (3072 + 3072) = 4,669,440. Without the list the
+ * trainer's own default applies: diffusers' twelve modules, 4 x 2,801,664
+ * = 11,206,656 (tests/models/test_trainers.c works out the sum); ai-toolkit
+ * adapts every Linear the model marks lora, far more. A list must hold 1
+ * to 16 names. */
 static void test_lora_layers(void **state)
 {
     fixture *f = *state;
@@ -298,18 +300,23 @@ static void test_lora_layers(void **state)
               "     outcome: ran, setup: {resolutions: [512], rank: 4, base: nf4, text: cached,\n"
               "       lora_layers: [attn.to_q, attn.to_k, attn.to_v, attn.to_out.0]}}\n"
               "  - {id: b, source: s, trainer: diffusers, gpu: RTX 4090, model: flux1-dev,\n"
+              "     outcome: ran, setup: {resolutions: [512], rank: 4, base: nf4, text: cached}}\n"
+              "  - {id: c, source: s, trainer: ai-toolkit, gpu: RTX 4090, model: flux1-dev,\n"
               "     outcome: ran, setup: {resolutions: [512], rank: 4, base: nf4, text: cached}}\n";
     aitk_reported_speeds *s = NULL;
     aitk_str err = AITK_STR_INIT;
     assert_int_equal(load(f, text, &s, &err), AITK_OK);
-    aitk_fit_row rows[2];
+    aitk_fit_row rows[3];
     assert_int_equal(aitk_reported_fit_evaluate(s, f->params, rows, &err), AITK_OK);
     const double lora_a = rows[0].pred.memory.bytes[AITK_PLAN_LORA_PARAMS] /
                           rows[0].workload.lora_bytes;
     const double lora_b = rows[1].pred.memory.bytes[AITK_PLAN_LORA_PARAMS] /
                           rows[1].workload.lora_bytes;
+    const double lora_c = rows[2].pred.memory.bytes[AITK_PLAN_LORA_PARAMS] /
+                          rows[2].workload.lora_bytes;
     assert_float_equal(lora_a, 4669440.0, 0.5);
-    assert_true(lora_b > 4 * lora_a);
+    assert_float_equal(lora_b, 11206656.0, 0.5);
+    assert_true(lora_c > 4 * lora_a);
     assert_true(rows[0].pred.step_s < rows[1].pred.step_s);
     aitk_reported_speeds_free(s);
     aitk_str_free(&err);
