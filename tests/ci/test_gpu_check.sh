@@ -148,8 +148,10 @@ expect "figures: the GEMM-in-step ratio" \
     has "$WORK/one_gpu/out/figures.txt" "gemm_in_step: pass ratio 0.91 (target 0.85)"
 expect "figures: the GEMM-in-step problems" \
     has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
-expect "torch: 1024 px only, no generation, aitk's report" \
-    has "$calls" "torch-flux-step.py --out .* --resolutions 1024 --no-generation --aitk .* --report .*/mfu.json"
+expect "torch: every resolution and the generation pass, aitk's report" \
+    has "$calls" "torch-flux-step.py --out [^ ]* --aitk .* --report .*/mfu.json"
+expect "torch: no resolution or generation left out" \
+    lacks "$calls" "torch-flux-step.py.*\(--resolutions\|--no-generation\)"
 expect "memory: what autograd saves, on CUDA, with no peft needed" \
     has "$calls" "autograd-saved.py --device cuda --lora plain"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
