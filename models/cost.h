@@ -130,6 +130,10 @@ typedef struct aitk_optimizer_spec {
 typedef struct aitk_cost_params {
     aitk_yaml_doc *doc; /* owns the strings */
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
+    /* The host time of one eager PyTorch training step, measured where the
+     * GPU waited for it (cost.yaml eager_host_step_s); 0: not given. Not a
+     * term of the time model: predict marks steps shorter than it. */
+    double eager_host_step_s;
     /* What memory-bound kernels reach over a device copy (eff_bandwidth):
      * eager chains of normalization/RoPE ops, and plain one-op elementwise
      * work (LoRA scaling and sums, dequantization). By kind, not by GPU. */

@@ -38,7 +38,15 @@ typedef struct aitk_predict_result {
      * GPU (models/reported_fit.h): a fit whose need times its high end
      * would not fit is "tight"; NULL or n == 0: no mark. */
     const aitk_time_range *peak_error;
+    /* cost.yaml eager_host_step_s: a training step predicted shorter is
+     * marked as likely bound by the host; 0: no mark. */
+    double host_step_s;
 } aitk_predict_result;
+
+/* Whether r's row q is predicted faster than an eager PyTorch step's host
+ * time: the GPU would wait for Python and kernel launches, which the time
+ * model does not count. */
+bool aitk_predict_host_bound(const aitk_predict_result *r, const aitk_prediction *q);
 
 /* Whether a fitting prediction is within the model's own error of missing:
  * its need, raised by the most the model has been low on measured peaks,

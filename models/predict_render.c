@@ -98,6 +98,13 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
+bool aitk_predict_host_bound(const aitk_predict_result *r, const aitk_prediction *q)
+{
+    const aitk_workload *w = &r->workload;
+    return r->host_step_s > 0 && !w->forward_only && !w->step_graph &&
+           q->step_s / (double)w->accumulation < r->host_step_s;
+}
+
 bool aitk_predict_tight(const aitk_prediction *q, const aitk_time_range *peak_error)
 {
     return q->fits && peak_error && peak_error->n > 0 && peak_error->hi > 1 &&
@@ -218,6 +225,26 @@ static void fit_legend(FILE *out, const aitk_predict_result *r, const aitk_cost_
     fputc('\n', out);
 }
 
+/* One line under the table when a row's step is shorter than an eager
+ * step's host time (aitk_predict_host_bound), naming how many. */
+static void host_note(FILE *out, const aitk_predict_result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_rows; i++)
+        n += aitk_predict_host_bound(r, &r->rows[i].pred);
+    if (!n)
+        return;
+    fprintf(out, "  host-bound:");
+    for (size_t i = 0, k = 0; i < r->n_rows; i++)
+        if (aitk_predict_host_bound(r, &r->rows[i].pred))
+            fprintf(out, "%s %s", k++ ? "," : "", r->rows[i].gpu->name);
+    fprintf(out, " (%zu of %zu) predicted under %.2f s a pass, the host time of PyTorch's "
+                 "eager FLUX.1-dev step measured on an H200's host (GPU busy 36%% at 512 px): "
+                 "expect about %.2f s, more on a slower CPU (models/cost.yaml "
+                 "eager_host_step_s)\n",
+            n, r->n_rows, r->host_step_s, r->host_step_s);
+}
+
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
                              bool explain_it)
 {
@@ -271,6 +298,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         }
     }
     fit_legend(out, r, p);
+    host_note(out, r);
     if (r->step_scale)
         fprintf(out, "  step times x %.3f: %s measured %.3g s/step on %s where the model with "
                      "these efficiencies predicts %.3g s (%s)\n",
@@ -364,6 +392,8 @@ static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,
     cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
     cJSON_AddBoolToObject(g, "fits", q->fits);
     add_fit(g, row, r->peak_error);
+    if (r->host_step_s > 0)
+        cJSON_AddBoolToObject(g, "host_bound", aitk_predict_host_bound(r, q));
     if (!q->fits)
         add_fit_hint(g, &row->hint);
     add_row_times_json(g, r, row);

@@ -227,7 +227,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
                                .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
-                               .range = &r->range, .peak_error = &r->peak_error};
+                               .range = &r->range, .peak_error = &r->peak_error,
+                               .host_step_s = r->params->eager_host_step_s};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;

@@ -127,6 +127,34 @@ static void test_tight(void **state)
     ran_free(&r);
 }
 
+/* A step the model puts under an eager PyTorch step's host time is marked:
+ * on the lent H200 the eager FLUX step took 0.73 s at 512 px with the GPU
+ * busy 36% (bench/reference-runs/2026-12-04-h200-second-gpu-check). The
+ * H200 at 512 px is predicted far under that; the RTX 4090 at 1024 px far
+ * over it, and is not marked. */
+static void test_host_bound(void **state)
+{
+    (void)state;
+    const cJSON *g = NULL;
+    ran r;
+    cJSON *j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
+                                            "H200 SXM", "--resolution", "512", NULL},
+                           &g, &r);
+    assert_true(json_num(g, "step_seconds") < 0.5);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "host_bound")));
+    if (!strstr(aitk_str_cstr(&r.out), "host-bound: H200 SXM (1 of 1) predicted under 0.70 s"))
+        fail_msg("no host-bound line: %s", aitk_str_cstr(&r.out));
+    cJSON_Delete(j);
+    ran_free(&r);
+    j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                                     "--resolution", "1024", NULL},
+                    &g, &r);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g, "host_bound")));
+    assert_null(strstr(aitk_str_cstr(&r.out), "host-bound"));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
 /* Issue 5, "do the same against the A40 (6.5 s/it) and A6000 reports": the
  * same command (FLUX at 1024 px, fp8 base, rank 16, checkpointing) on those
  * GPUs, within 1.5x of each reported step (ostris/ai-toolkit issue #145,
@@ -1051,6 +1079,7 @@ int main(void)
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_with),      cmocka_unit_test(test_tight),
+        cmocka_unit_test(test_host_bound),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
