@@ -59,13 +59,14 @@ aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_ti
     return st;
 }
 
-aitk_status aitk_reported_peak_error_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                          aitk_time_range *out, aitk_str *err)
+aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                      const aitk_calibration *cal, aitk_time_range *time_range,
+                                      aitk_time_range *peak_error, aitk_str *err)
 {
     aitk_reported_speeds *speeds = NULL;
     aitk_reported_row *timed = NULL;
     aitk_fit_row *fits = NULL;
-    *out = (aitk_time_range){0};
+    *time_range = *peak_error = (aitk_time_range){0};
     aitk_status st = aitk_reported_speeds_load(db, p, &speeds, err);
     if (!st) {
         timed = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *timed);
@@ -73,11 +74,13 @@ aitk_status aitk_reported_peak_error_load(const aitk_gpudb *db, const aitk_cost_
         st = timed && fits ? AITK_OK : AITK_E_NOMEM;
     }
     if (!st)
-        st = aitk_reported_evaluate(speeds, p, NULL, timed, err);
+        st = aitk_reported_evaluate(speeds, p, cal, timed, err);
+    if (!st)
+        st = aitk_reported_time_range(timed, speeds->count, NULL, time_range);
     if (!st)
         st = aitk_reported_fit_evaluate(speeds, p, fits, err);
     if (!st)
-        st = aitk_reported_peak_error(timed, speeds->count, fits, speeds->n_memory, out);
+        st = aitk_reported_peak_error(timed, speeds->count, fits, speeds->n_memory, peak_error);
     aitk_free(timed);
     aitk_free(fits);
     aitk_reported_speeds_free(speeds);

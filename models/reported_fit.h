@@ -48,9 +48,13 @@ void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally 
 aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_timed,
                                      const aitk_fit_row *fits, size_t n_fits,
                                      aitk_time_range *out);
-/* The same, from models/reported_speeds.yaml: loads and predicts the rows. */
-aitk_status aitk_reported_peak_error_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                          aitk_time_range *out, aitk_str *err);
+/* What `predict` gives with every prediction, from models/reported_speeds.yaml
+ * read and predicted once: the time range over the training rows (with the
+ * calibration, if any: aitk_reported_time_range) and the peak error above
+ * (memory does not depend on the calibration). */
+aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                      const aitk_calibration *cal, aitk_time_range *time_range,
+                                      aitk_time_range *peak_error, aitk_str *err);
 
 /* The fit table, the line "fit verdict right on N of M rows whose source
  * says it ran or ran out of memory" (rows whose setup cannot be known

@@ -40,27 +40,6 @@ bool aitk_reported_same_source(const aitk_reported_speed *a, const aitk_reported
     return n == aitk_reported_source_key(b->source) && strncmp(a->source, b->source, n) == 0;
 }
 
-aitk_status aitk_reported_range_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                     const aitk_calibration *cal, aitk_time_range *out,
-                                     aitk_str *err)
-{
-    aitk_reported_speeds *speeds = NULL;
-    aitk_reported_row *rows = NULL;
-    *out = (aitk_time_range){0};
-    aitk_status st = aitk_reported_speeds_load(db, p, &speeds, err);
-    if (!st) {
-        rows = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *rows);
-        st = rows ? AITK_OK : AITK_E_NOMEM;
-    }
-    if (!st)
-        st = aitk_reported_evaluate(speeds, p, cal, rows, err);
-    if (!st)
-        st = aitk_reported_time_range(rows, speeds->count, NULL, out);
-    aitk_free(rows);
-    aitk_reported_speeds_free(speeds);
-    return st;
-}
-
 aitk_status aitk_reported_range_coverage(const aitk_reported_row *rows, size_t n,
                                          aitk_range_coverage *out, bool *in_range,
                                          bool *in_range_loso)

@@ -45,12 +45,6 @@ bool aitk_reported_same_source(const aitk_reported_speed *a, const aitk_reported
 aitk_status aitk_reported_time_range(const aitk_reported_row *rows, size_t n,
                                      const aitk_reported_speed *skip, aitk_time_range *out);
 
-/* The range `predict` gives with every prediction: loads the reported rows,
- * predicts each (with the calibration, if any) and takes their range. */
-aitk_status aitk_reported_range_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                     const aitk_calibration *cal, aitk_time_range *out,
-                                     aitk_str *err);
-
 /* How often a range held, in sample and out of it (leave one source out). */
 typedef struct aitk_range_coverage {
     aitk_time_range all;   /* over every training row */

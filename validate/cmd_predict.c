@@ -196,9 +196,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
 {
     predict_opts *o = r->o;
     if (!r->range_loaded) {
-        aitk_status st = aitk_reported_range_load(r->db, r->params, r->cal, &r->range, r->err);
-        if (!st)
-            st = aitk_reported_peak_error_load(r->db, r->params, &r->peak_error, r->err);
+        aitk_status st = aitk_reported_bounds_load(r->db, r->params, r->cal, &r->range,
+                                                   &r->peak_error, r->err);
         if (st)
             return st;
         r->range_loaded = true;
