@@ -220,9 +220,14 @@ def timed(torch, fn, warmup, steps):
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
     kinds = {"gemm": 0.0, "attention_fwd": 0.0, "attention_bwd": 0.0, "other": 0.0}
+    # Kernels a step launches: with the host's share of a host-bound step
+    # (gpu_busy_fraction), the launch count turns the host time into a cost
+    # per kernel that another model's count can use.
+    launches = 0
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
             kinds[kernel_kind(e.name)] += e.time_range.elapsed_us() / 1e6
+            launches += 1
     busy = sum(kinds.values())
     kinds["attention"] = kinds["attention_fwd"] + kinds["attention_bwd"]
     return {
@@ -233,6 +238,7 @@ def timed(torch, fn, warmup, steps):
         "kernel_seconds": kinds,
         "profiled_step_seconds": wall,
         "gpu_busy_fraction": busy / wall if wall > 0 else None,
+        "kernels_per_step": launches,
     }
 
 
@@ -305,9 +311,10 @@ def brief(row):
         return row["error"]
     k = row["kernel_seconds"]
     return ("%.3f s/step, peak %.1f GiB allocated; kernels: GEMM %.3f s, attention %.3f s, "
-            "other %.3f s; GPU busy %.0f%%" % (
+            "other %.3f s; GPU busy %.0f%%; %s kernel launches" % (
                 row["seconds_per_step"], row["peak_allocated_bytes"] / 2**30, k["gemm"],
-                k["attention"], k["other"], 100 * (row["gpu_busy_fraction"] or 0)))
+                k["attention"], k["other"], 100 * (row["gpu_busy_fraction"] or 0),
+                row.get("kernels_per_step", "?")))
 
 
 # ---- comparison with the cost model (no torch needed) ----
