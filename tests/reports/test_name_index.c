@@ -56,8 +56,37 @@ static void test_lookups(void **state)
     cJSON_Delete(list);
 }
 
+/* A workload is its name and, off the CPU, its backend: a GPU run's
+ * flux1-dev on the GPU and on the CPU are two entries, each found. */
+static void test_workload_key(void **state)
+{
+    (void)state;
+    cJSON *a = cJSON_Parse("[{\"name\": \"flux1-dev\", \"backend\": \"cuda\"},"
+                           " {\"name\": \"flux1-dev\", \"backend\": \"cpu\"},"
+                           " {\"name\": \"chroma\"}]");
+    assert_non_null(a);
+    aitk_str buf = AITK_STR_INIT;
+    assert_string_equal(aitk_entry_key(cJSON_GetArrayItem(a, 0), AITK_WORKLOAD_KEY, &buf),
+                        "flux1-dev (cuda)");
+    assert_string_equal(aitk_entry_key(cJSON_GetArrayItem(a, 1), AITK_WORKLOAD_KEY, &buf),
+                        "flux1-dev");
+    assert_string_equal(aitk_entry_key(cJSON_GetArrayItem(a, 2), AITK_WORKLOAD_KEY, &buf),
+                        "chroma");
+    assert_string_equal(aitk_entry_key(cJSON_GetArrayItem(a, 0), "name", &buf), "flux1-dev");
+    aitk_name_index ix;
+    assert_int_equal(aitk_name_index_build(&ix, a, AITK_WORKLOAD_KEY), AITK_OK);
+    assert_ptr_equal(aitk_name_index_find(&ix, "flux1-dev (cuda)"), cJSON_GetArrayItem(a, 0));
+    assert_ptr_equal(aitk_name_index_find(&ix, "flux1-dev"), cJSON_GetArrayItem(a, 1));
+    assert_ptr_equal(aitk_name_index_find(&ix, "chroma"), cJSON_GetArrayItem(a, 2));
+    assert_null(aitk_name_index_find(&ix, "chroma (cuda)"));
+    aitk_name_index_free(&ix);
+    aitk_str_free(&buf);
+    cJSON_Delete(a);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lookups)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lookups),
+                                       cmocka_unit_test(test_workload_key)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
