@@ -259,12 +259,20 @@ static int entry_eff(const cJSON *e)
         return AITK_EFF_BANDWIDTH;
     if (!micro_is(e, "attention"))
         return -1;
+    /* bench/micro names them attention.<backend>.<dtype>.<model> and
+     * attention_backward.<...>; a name ending in .fwd or .bwd says it too
+     * (the form this reader first expected, which the H200's reports showed
+     * bench never wrote: their attention figures were ignored). */
     const char *name = json_text(e, "name");
     size_t n = name ? strlen(name) : 0;
     if (n > 4 && strcmp(name + n - 4, ".fwd") == 0)
         return AITK_EFF_ATTN_FWD;
     if (n > 4 && strcmp(name + n - 4, ".bwd") == 0)
         return AITK_EFF_ATTN_BWD;
+    if (name && strncmp(name, "attention_backward.", 19) == 0)
+        return AITK_EFF_ATTN_BWD;
+    if (name && strncmp(name, "attention.", 10) == 0)
+        return AITK_EFF_ATTN_FWD;
     return -1;
 }
 
@@ -432,7 +440,8 @@ static aitk_status collect_efficiencies(aitk_calibration *c, const cJSON *report
         const char *name = json_text(e, "name") ? json_text(e, "name") : "(unnamed)";
         if (id < 0) {
             if (micro_is_used(e))
-                aitk_calib_note_ignored(c, "%s (attention entries end in .fwd or .bwd)", name);
+                aitk_calib_note_ignored(c, "%s (an attention entry's name starts attention. or "
+                                           "attention_backward.)", name);
             continue;
         }
         if (!on_measured_device(c, e)) {
