@@ -122,6 +122,53 @@ static void append_mean_cell(aitk_str *out, const cJSON *st)
         aitk_str_appendf(out, " (%.3g–%.3g)", number(st, "ci95_low"), number(st, "ci95_high"));
 }
 
+/* Length of a kernel's family: its text up to " [" (cuBLASLt's shape and
+ * algorithm), or all of it. */
+static size_t kernel_family_len(const char *kernel)
+{
+    const char *b = strstr(kernel, " [");
+    return b ? (size_t)(b - kernel) : strlen(kernel);
+}
+
+static bool same_kernel_family(const cJSON *a, const cJSON *b)
+{
+    const char *ka = aitk_field_str(a, "kernel"), *kb = aitk_field_str(b, "kernel");
+    size_t la = kernel_family_len(ka);
+    return strcmp(aitk_field_str(a, "op"), aitk_field_str(b, "op")) == 0 &&
+           la == kernel_family_len(kb) && strncmp(ka, kb, la) == 0;
+}
+
+/* One op and kernel family of a workload's kernels: the first entry names
+ * it; cuBLASLt's entries of other shapes are summed into it ("47 shapes"),
+ * so the summary for an issue stays short (the H200's FLUX step listed a
+ * hundred GEMM shapes; the HTML and JSON keep each). */
+static void append_kernel_group(aitk_str *out, const cJSON *ks, const cJSON *first)
+{
+    double calls = 0;
+    size_t shapes = 0;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, ks)
+    {
+        if (same_kernel_family(k, first)) {
+            calls += number(k, "calls");
+            shapes++;
+        }
+    }
+    const char *kernel = aitk_field_str(first, "kernel");
+    aitk_markdown_inline(out, aitk_field_str(first, "op"));
+    aitk_str_append(out, " → ");
+    if (shapes > 1) {
+        aitk_str tmp = AITK_STR_INIT;
+        aitk_str_appendn(&tmp, kernel, kernel_family_len(kernel));
+        aitk_markdown_inline(out, aitk_str_cstr(&tmp));
+        aitk_str_free(&tmp);
+        aitk_str_appendf(out, " (%zu shapes, %.0f calls)", shapes, calls);
+    } else {
+        aitk_markdown_inline(out, kernel);
+        aitk_str_appendf(out, " (%.0f calls)", calls);
+    }
+}
+
 /* Which implementation of each op every workload ran (its "kernels", the
  * backend's paths): cuDNN's fused attention or the plain kernel. */
 static void append_kernels(aitk_str *out, const cJSON *workloads)
@@ -142,11 +189,14 @@ static void append_kernels(aitk_str *out, const cJSON *workloads)
         const cJSON *k;
         cJSON_ArrayForEach(k, ks)
         {
+            /* The group is written at its first entry only. */
+            bool seen = false;
+            for (const cJSON *e = ks->child; e && e != k && !seen; e = e->next)
+                seen = same_kernel_family(e, k);
+            if (seen)
+                continue;
             aitk_str_append(out, sep);
-            aitk_markdown_inline(out, aitk_field_str(k, "op"));
-            aitk_str_append(out, " → ");
-            aitk_markdown_inline(out, aitk_field_str(k, "kernel"));
-            aitk_str_appendf(out, " (%.0f calls)", number(k, "calls"));
+            append_kernel_group(out, ks, k);
             sep = "; ";
         }
         aitk_str_append(out, "\n");

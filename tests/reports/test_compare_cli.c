@@ -284,6 +284,21 @@ static void test_real_gpu_report(void **state)
     aitk_str_free(&out);
 }
 
+/* The same report's Markdown, the summary a person pastes into an issue
+ * (GitHub takes 65,536 characters): each op's GEMM shapes summed, so it
+ * stays short. It was 57 KB, most of it one line per shape. */
+static void test_real_gpu_report_markdown(void **state)
+{
+    (void)state;
+    aitk_str out = AITK_STR_INIT;
+    const char *argv[] = {AITK_EXE, "render", H200_RUNS "/call3-report.json", NULL};
+    assert_int_equal(rt_run(argv, NULL, &out, NULL), 0);
+    if (out.len > 30000 || !strstr(out.ptr, "lora_linear_forward → cuBLASLt (") ||
+        strstr(out.ptr, "algo 66"))
+        fail_msg("%zu bytes of Markdown:\n%.3000s", out.len, out.ptr);
+    aitk_str_free(&out);
+}
+
 /* The longest run of digits in s. */
 static size_t digit_run(const char *s)
 {
@@ -375,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_exact_threshold),
         cmocka_unit_test(test_duplicate_names),
         cmocka_unit_test(test_real_gpu_report),
+        cmocka_unit_test(test_real_gpu_report_markdown),
         cmocka_unit_test(test_extreme_values_bounded),
         cmocka_unit_test(test_control_chars_escaped),
     };

@@ -108,6 +108,35 @@ static void test_workloads_table(void **state)
     cJSON_Delete(r);
 }
 
+/* cuBLASLt's entries of one op, one per GEMM shape, are summed in the
+ * Markdown (the H200's FLUX step listed 74 shapes and made the summary for
+ * an issue 57 KB); other kernels and a lone shape keep their full text. */
+static void test_kernels_grouped(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1.2.3", "abc", "full", "p", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_report_finish(r, NULL);
+    const char *wl =
+        "[{\"name\":\"flux1-dev\",\"status\":\"completed\",\"backend\":\"cuda\","
+        "\"kernels\":[{\"op\":\"lora_linear_forward\",\"kernel\":\"cuBLASLt [m=1 n=2] algo 6\","
+        "\"calls\":3},{\"op\":\"rope_forward\",\"kernel\":\"pair rotation kernel\",\"calls\":5},"
+        "{\"op\":\"lora_linear_forward\",\"kernel\":\"cuBLASLt [m=4 n=8] algo 7\",\"calls\":4},"
+        "{\"op\":\"lora_linear_backward\",\"kernel\":\"cuBLASLt [m=4 n=8] algo 7\","
+        "\"calls\":2}]}]";
+    cJSON_AddItemToObject(r, "workloads", cJSON_Parse(wl));
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    const char *t = aitk_str_cstr(&md);
+    const char *want = "- flux1-dev: lora_linear_forward → cuBLASLt (2 shapes, 7 calls); "
+                       "rope_forward → pair rotation kernel (5 calls); lora_linear_backward → "
+                       "cuBLASLt [m=4 n=8] algo 7 (2 calls)\n";
+    if (!strstr(t, want))
+        fail_msg("no '%s' in:\n%s", want, t);
+    aitk_str_free(&md);
+    cJSON_Delete(r);
+}
+
 /* The step's GEMMs against the same GEMMs alone, per workload that has
  * them: the ratio, its verdict and target, then the slowest problems (the
  * one never timed alone says so); a workload that was not measured says
@@ -154,7 +183,7 @@ int main(void)
         cmocka_unit_test(test_failures_first_with_remedies),
         cmocka_unit_test(test_clean_report_has_no_failure_section),
         cmocka_unit_test(test_workloads_table), cmocka_unit_test(test_inline_is_inert),
-        cmocka_unit_test(test_gemm_in_step),
+        cmocka_unit_test(test_gemm_in_step), cmocka_unit_test(test_kernels_grouped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
