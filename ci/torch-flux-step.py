@@ -227,7 +227,8 @@ def timed(torch, fn, warmup, steps):
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
             kinds[kernel_kind(e.name)] += e.time_range.elapsed_us() / 1e6
-            launches += 1
+            # Copies and fills are device events too, not kernel launches.
+            launches += not e.name.lower().startswith(("memcpy", "memset"))
     busy = sum(kinds.values())
     kinds["attention"] = kinds["attention_fwd"] + kinds["attention_bwd"]
     return {

@@ -127,23 +127,38 @@ bool aitk_workload_filter_applies(const aitk_workload *w)
  * LoRA adapts: all, unless layers are picked by name (ai-toolkit's
  * create_modules skips a module whose name contains an ignore_if_contains
  * word, or none of the only_if_contains words, when that list is given). */
-static double lora_instances(const aitk_workload *w, const aitk_block_spec *b,
-                             const aitk_linear_spec *l)
+static double lora_instances_in(const aitk_workload *w, const aitk_block_spec *b,
+                                const aitk_linear_spec *l, double *blocks)
 {
     const double all = (double)b->count * (double)l->repeat;
     if ((!has_words(w->lora_only) && !has_words(w->lora_ignore)) || !b->module_prefix ||
-        l->n_modules == 0)
+        l->n_modules == 0) {
+        if (blocks)
+            *blocks = (double)b->count;
         return all;
-    double n = 0;
+    }
+    double n = 0, any = 0;
     char name[512];
-    for (long i = 0; i < b->count; i++)
+    for (long i = 0; i < b->count; i++) {
+        double here = 0;
         for (size_t j = 0; j < l->n_modules; j++) {
             snprintf(name, sizeof name, "%s.%ld.%s", b->module_prefix, i, l->modules[j]);
             if (!any_in(name, w->lora_ignore) && (!has_words(w->lora_only) ||
                                                   any_in(name, w->lora_only)))
-                n++;
+                here++;
         }
+        n += here;
+        any += here > 0;
+    }
+    if (blocks)
+        *blocks = any;
     return n;
+}
+
+static double lora_instances(const aitk_workload *w, const aitk_block_spec *b,
+                             const aitk_linear_spec *l)
+{
+    return lora_instances_in(w, b, l, NULL);
 }
 
 /* ---- work ---- */
@@ -325,17 +340,20 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
         bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;
     /* The adapters a block has on average (a name filter may leave some
      * blocks without). The count above was measured with a LoRA on every
-     * Linear: a Linear left unadapted keeps less (lora_saves). Its share of
-     * blocks with at least one adapted copy is taken as instances / count,
-     * capped at 1: q, k and v read one input, kept if any of them adapts. */
+     * Linear: a Linear left unadapted keeps less (lora_saves). Plain, the
+     * copies of a repeated Linear (q, k and v) share one kept input, which
+     * goes with the last of them: it counts by blocks with none adapted.
+     * Under autocast each copy keeps its own cast: it counts by copies. */
     for (size_t i = 0; b->count > 0 && i < b->n_linears; i++) {
         const aitk_linear_spec *l = &b->linears[i];
-        const double n = l->lora && w->rank > 0 ? lora_instances(w, b, l) : 0.0;
+        double blocks = 0;
+        const double n = l->lora && w->rank > 0 ? lora_instances_in(w, b, l, &blocks) : 0.0;
         const double t = tokens(w, l->stream, res, l->fixed_tokens);
         bytes += act * (double)w->rank * n / (double)b->count * t;
-        const double only_lora = w->autocast && l->lora_saves_autocast > 0 ? l->lora_saves_autocast
-                                                                           : l->lora_saves;
-        bytes -= act * only_lora * (1.0 - fmin(1.0, n / (double)b->count)) *
+        const bool cast = w->autocast && l->lora_saves_autocast > 0;
+        const double unadapted = cast ? 1.0 - n / ((double)b->count * (double)l->repeat)
+                                      : 1.0 - blocks / (double)b->count;
+        bytes -= act * (cast ? l->lora_saves_autocast : l->lora_saves) * unadapted *
                  (double)w->spec->hidden * t;
     }
     return fmax(bytes, 0.0);

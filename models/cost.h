@@ -134,6 +134,7 @@ typedef struct aitk_cost_params {
      * GPU waited for it (cost.yaml eager_host_step_s); 0: not given. Not a
      * term of the time model: predict marks steps shorter than it. */
     double eager_host_step_s;
+    const char *eager_host_model; /* the model it was measured on */
     /* What memory-bound kernels reach over a device copy (eff_bandwidth):
      * eager chains of normalization/RoPE ops, and plain one-op elementwise
      * work (LoRA scaling and sums, dequantization). By kind, not by GPU. */

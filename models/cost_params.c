@@ -111,8 +111,13 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
     if (!st)
         st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
     p->eager_host_step_s = 0;
-    if (!st && aitk_yaml_get(e, "eager_host_step_s"))
+    p->eager_host_model = NULL;
+    const aitk_yaml_node *host = st ? NULL : aitk_yaml_get(e, "eager_host_step_s");
+    if (host) {
         st = fig(doc, e, "eager_host_step_s", &p->eager_host_step_s, err);
+        if (!st)
+            st = aitk_yaml_need_string(doc, host, "model", &p->eager_host_model, err);
+    }
     if (!st)
         st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
     if (!st)

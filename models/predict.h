@@ -38,8 +38,9 @@ typedef struct aitk_predict_result {
      * GPU (models/reported_fit.h): a fit whose need times its high end
      * would not fit is "tight"; NULL or n == 0: no mark. */
     const aitk_time_range *peak_error;
-    /* cost.yaml eager_host_step_s: a training step predicted shorter is
-     * marked as likely bound by the host; 0: no mark. */
+    /* cost.yaml eager_host_step_s, for the model it was measured on: a
+     * training step that fits and is predicted shorter is marked as likely
+     * bound by the host; 0: no mark. */
     double host_step_s;
 } aitk_predict_result;
 

@@ -101,7 +101,7 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
 bool aitk_predict_host_bound(const aitk_predict_result *r, const aitk_prediction *q)
 {
     const aitk_workload *w = &r->workload;
-    return r->host_step_s > 0 && !w->forward_only && !w->step_graph &&
+    return r->host_step_s > 0 && q->fits && !w->forward_only && !w->step_graph &&
            q->step_s / (double)w->accumulation < r->host_step_s;
 }
 

@@ -320,8 +320,6 @@ static void test_efficiencies(void **state)
     tmp_close(&t);
 }
 
-/* Only GEMMs measured: the other efficiencies keep cost.yaml's defaults and
- * say so; the GEMM time changes by default/measured and nothing else does. */
 /* The lent H200's own --full report (bench/reference-runs, redacted):
  * calibration reads its attention figures, which bench names
  * attention.cuda.bf16.<model> and attention_backward.cuda.bf16.<model>.
@@ -348,6 +346,8 @@ static void test_real_h200_report(void **state)
     ran_free(&x);
 }
 
+/* Only GEMMs measured: the other efficiencies keep cost.yaml's defaults and
+ * say so; the GEMM time changes by default/measured and nothing else does. */
 static void test_gemm_only(void **state)
 {
     (void)state;

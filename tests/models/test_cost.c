@@ -140,6 +140,41 @@ static void test_flux_saved_attention_only(void **state)
     assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 12747630592.0, 0.5);
 }
 
+/* A filter that adapts whole blocks: "single_transformer_blocks.1" names
+ * every Linear of single blocks 1 and 10-19, 11 of 38, and no double block.
+ * Plain (no autocast), 512 px, rank 4, no checkpointing:
+ *   double: 27 x 9,437,184 + 147,456, less every lora_saves: 6144 x (1024
+ *     + 512 q/k/v + 1024 + 4 x 1024 + 512 + 4 x 512) = 56,623,104:
+ *     198,328,320 each, 19 blocks;
+ *   single: 23 x 9,437,184 + 147,456, the low-rank outputs of the 11
+ *     adapted blocks' mod (1 token), q/k/v (3 x 1536), proj_mlp and
+ *     proj_out (1536 each), 8 x 11/38 x 7681 = 17,787.37, less proj_out's
+ *     5 x 9,437,184 in the 27 unadapted of 38: 183,693,637.68 each, 38;
+ *   embed_out as above. Sum 10,755,037,272. */
+static void test_flux_saved_whole_blocks(void **state)
+{
+    (void)state;
+    static const char *const some[] = {"single_transformer_blocks.1", NULL};
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 512);
+    w.batch = 1;
+    w.rank = 4;
+    w.checkpointing = false;
+    w.lora_only = some;
+    aitk_memory_plan m;
+    assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
+    assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 10755037272.0, 1.0);
+    /* Under autocast q, k and v each keep their own cast (3 a token, 1 a
+     * copy), counted by copies: 33 of 114 adapted. double: 33 x 9,437,184
+     * + 147,456 less 6144 x (3 x 1024 + 3 x 512 + 1024 + 4096 + 512 + 2048)
+     * = 236,077,056; single: 28 x 9,437,184 + 147,456 + 17,787.37 less
+     * (3 x 81/114 + 1 x 27/38 for proj_mlp's cast + 5 x 27/38) x 9,437,184
+     * = 204,058,087.37. Sum 12,246,112,344. */
+    w.autocast = true;
+    assert_int_equal(aitk_cost_memory(&w, f->params, 512, &m, NULL), AITK_OK);
+    assert_float_equal(m.bytes[AITK_PLAN_CHECKPOINTS], 12246112344.0, 1.0);
+}
+
 /* Issue 5, Done when: FLUX on an RTX 4090 at 1024 px, fp8 base, rank 16,
  * checkpointing: peak under 24 GB and a step within 1.5x of the reported
  * 3.5 s/step (SimpleTuner FLUX quickstart, documentation/quickstart/FLUX.md). */
@@ -627,6 +662,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flux_saved_activations),
         cmocka_unit_test(test_flux_saved_attention_only),
+        cmocka_unit_test(test_flux_saved_whole_blocks),
         cmocka_unit_test(test_flux_4090_1024),     cmocka_unit_test(test_flux_4090_512),
         cmocka_unit_test(test_flux_bf16_does_not_fit), cmocka_unit_test(test_chroma_memory),
         cmocka_unit_test(test_flux_a6000_memory),  cmocka_unit_test(test_flux_attention_flops),

@@ -65,12 +65,6 @@ static bool native_library_name(const char *n)
 #endif
 }
 
-/* Beyond --quick the real loader confirms (it runs constructors, which is
- * what the standard level allows), in a process of its own per library
- * (common/libload.h): loaded here, one folder's libraries would be bound
- * by the next folder's under the same soname. Its own words go beside the
- * static diagnosis, and a refusal the static view missed fails; a refusal
- * for Python's C-API symbols only is an extension module's nature. */
 /* What the libraries of one folder add up to. */
 typedef struct dir_tally {
     aitk_str observed, remedy, sources;
@@ -98,12 +92,12 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* The first other library of the folder that names libs[i] as a direct
- * link, or AITK_DEP_NONE. */
-static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i)
+/* The next library of the folder, from `from` on, that names libs[i] as a
+ * direct link, or AITK_DEP_NONE. */
+static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i, size_t from)
 {
     const char *name = base_name(libs->items[i]);
-    for (size_t j = 0; j < libs->count; j++)
+    for (size_t j = from; j < libs->count; j++)
         for (size_t k = 0; j != i && k < fl[j].needs.count; k++)
             if (strcmp(fl[j].needs.items[k], name) == 0)
                 return j;
@@ -119,8 +113,7 @@ static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i
  * load either; the needer's own refusal is then its own finding. Loaded
  * alone through Python's ctypes the same file gives the same error, and
  * libtorch_cuda.so loads: the oracle this follows. */
-static aitk_status load_inside_needer(const char *needer, const aitk_libload *alone, cJSON *o,
-                                      bool *ok)
+static aitk_status load_inside_needer(const char *needer, cJSON *o, bool *ok)
 {
     aitk_libload r;
     aitk_str err = AITK_STR_INIT;
@@ -129,7 +122,7 @@ static aitk_status load_inside_needer(const char *needer, const aitk_libload *al
     aitk_str_free(&err);
     if (st)
         return st == AITK_E_NOMEM ? st : AITK_OK;
-    if (r.loaded && strstr(aitk_str_cstr(&alone->error), "undefined symbol: ")) {
+    if (r.loaded) {
         *ok = true;
         cJSON_AddStringToObject(o, "loaded_inside", needer);
     }
@@ -137,9 +130,19 @@ static aitk_status load_inside_needer(const char *needer, const aitk_libload *al
     return AITK_OK;
 }
 
-static aitk_status load_confirm(const char *path, size_t problems, const char *needer, cJSON *o,
+/* Beyond --quick the real loader confirms (it runs constructors, which is
+ * what the standard level allows), in a process of its own per library
+ * (common/libload.h): loaded here, one folder's libraries would be bound
+ * by the next folder's under the same soname. Its own words go beside the
+ * static diagnosis, and a refusal the static view missed fails; a refusal
+ * for Python's C-API symbols only is an extension module's nature, and one
+ * for a symbol a needer's other links give is not a breakage either. */
+static aitk_status load_confirm(const aitk_strlist *libs, const folder_lib *fl, size_t i,
                                 dir_tally *t)
 {
+    const char *path = libs->items[i];
+    const size_t problems = fl[i].problems;
+    cJSON *o = fl[i].o;
     aitk_libload r;
     aitk_str err = AITK_STR_INIT;
     aitk_status st = aitk_libload_probe(path, NULL, LOAD_TIMEOUT_MS, &r, &err);
@@ -151,8 +154,11 @@ static aitk_status load_confirm(const char *path, size_t problems, const char *n
     }
     cJSON_AddStringToObject(o, "load", r.loaded ? "loaded" : aitk_str_cstr(&r.error));
     bool inside = false;
-    if (!r.loaded && !r.python_ext && !problems && needer)
-        st = load_inside_needer(needer, &r, o, &inside);
+    if (!r.loaded && !r.python_ext && !problems &&
+        strstr(aitk_str_cstr(&r.error), "undefined symbol: "))
+        for (size_t n = needer_of(libs, fl, i, 0); !st && !inside && n != AITK_DEP_NONE;
+             n = needer_of(libs, fl, i, n + 1))
+            st = load_inside_needer(libs->items[n], o, &inside);
     if (r.python_ext) {
         t->python_ext++;
         cJSON_AddBoolToObject(o, "python_extension", 1);
@@ -359,9 +365,7 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
     for (size_t i = 0; !st && ctx->level >= AITK_LEVEL_STANDARD && i < libs->count; i++) {
         if (!fl[i].analyzed)
             continue;
-        size_t n = needer_of(libs, fl, i);
-        st = load_confirm(libs->items[i], fl[i].problems,
-                          n == AITK_DEP_NONE ? NULL : libs->items[n], fl[i].o, &t);
+        st = load_confirm(libs, fl, i, &t);
     }
     if (!st)
         st = add_dir_check(ctx, c, dir, libs->count, &t);
