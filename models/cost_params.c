@@ -76,6 +76,20 @@ static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m,
     return st;
 }
 
+/* efficiency.eager_host_step_s, optional: a figure with the model it was
+ * measured on (predict marks that model's short steps, nothing else). */
+static aitk_status host_figure(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
+                               aitk_cost_params *p, aitk_str *err)
+{
+    p->eager_host_step_s = 0;
+    p->eager_host_model = NULL;
+    const aitk_yaml_node *host = aitk_yaml_get(e, "eager_host_step_s");
+    if (!host)
+        return AITK_OK;
+    aitk_status st = fig(doc, e, "eager_host_step_s", &p->eager_host_step_s, err);
+    return st ? st : aitk_yaml_need_string(doc, host, "model", &p->eager_host_model, err);
+}
+
 aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
 {
     *out = NULL;
@@ -110,14 +124,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
     if (!st)
         st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
-    p->eager_host_step_s = 0;
-    p->eager_host_model = NULL;
-    const aitk_yaml_node *host = st ? NULL : aitk_yaml_get(e, "eager_host_step_s");
-    if (host) {
-        st = fig(doc, e, "eager_host_step_s", &p->eager_host_step_s, err);
-        if (!st)
-            st = aitk_yaml_need_string(doc, host, "model", &p->eager_host_model, err);
-    }
+    if (!st)
+        st = host_figure(doc, e, p, err);
     if (!st)
         st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
     if (!st)
