@@ -553,6 +553,20 @@ aitk_status aitk_yaml_string(const aitk_yaml_doc *doc, const aitk_yaml_node *nod
     return AITK_OK;
 }
 
+aitk_status aitk_yaml_names(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                            const char *key, const char **out, size_t most, aitk_str *err)
+{
+    aitk_status st = aitk_yaml_expect(doc, node, AITK_YAML_SEQ, "a list of module names", err);
+    if (!st && (node->count == 0 || node->count > most)) {
+        aitk_yaml_errorf(err, doc, node, "%s: expected 1 to %zu module names, found %zu", key,
+                         most, node->count);
+        st = AITK_E_RANGE;
+    }
+    for (size_t i = 0; !st && i < node->count; i++)
+        st = aitk_yaml_string(doc, node->items[i], &out[i], err);
+    return st;
+}
+
 aitk_status aitk_yaml_check_keys(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
                                  const char *const *known, const char *where, aitk_str *err)
 {

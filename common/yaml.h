@@ -80,6 +80,11 @@ aitk_status aitk_yaml_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
 /* Borrowed text of a scalar (owned by the document). */
 aitk_status aitk_yaml_string(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                              const char **out, aitk_str *err);
+/* A list of 1 to `most` scalars into out[0..] (borrowed text; out has room
+ * for most + 1 and stays NULL-terminated): "KEY: expected 1 to N module
+ * names, found M" when the count is wrong. */
+aitk_status aitk_yaml_names(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
+                            const char *key, const char **out, size_t most, aitk_str *err);
 /* Checks node kind; positioned message naming what was expected. */
 aitk_status aitk_yaml_expect(const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                              aitk_yaml_kind kind, const char *what, aitk_str *err);

@@ -73,16 +73,8 @@ static aitk_status load_text_mode(const aitk_yaml_doc *doc, const aitk_yaml_node
 static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
                                     aitk_reported_setup *s, aitk_str *err)
 {
-    const size_t most = sizeof s->lora_layers / sizeof *s->lora_layers - 1;
-    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_SEQ, "a list of module names", err);
-    if (!st && (n->count == 0 || n->count > most)) {
-        aitk_yaml_errorf(err, doc, n, "lora_layers: expected 1 to %zu module names, found %zu",
-                         most, n->count);
-        st = AITK_E_RANGE;
-    }
-    for (size_t i = 0; !st && i < n->count; i++)
-        st = aitk_yaml_string(doc, n->items[i], &s->lora_layers[i], err);
-    return st;
+    return aitk_yaml_names(doc, n, "lora_layers", s->lora_layers,
+                           sizeof s->lora_layers / sizeof *s->lora_layers - 1, err);
 }
 
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,

@@ -98,18 +98,10 @@ static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_no
                                     aitk_trainer *t, aitk_str *err)
 {
     const aitk_yaml_node *v = NULL;
-    const size_t most = sizeof t->lora_layers / sizeof *t->lora_layers - 1;
     aitk_status st = sourced(doc, map, "lora_layers", &v, err);
-    if (!st)
-        st = aitk_yaml_expect(doc, v, AITK_YAML_SEQ, "a list of module names", err);
-    if (!st && (v->count == 0 || v->count > most)) {
-        aitk_yaml_errorf(err, doc, v, "lora_layers: expected 1 to %zu module names, found %zu",
-                         most, v->count);
-        st = AITK_E_RANGE;
-    }
-    for (size_t i = 0; !st && i < v->count; i++)
-        st = aitk_yaml_string(doc, v->items[i], &t->lora_layers[i], err);
-    return st;
+    return st ? st
+              : aitk_yaml_names(doc, v, "lora_layers", t->lora_layers,
+                                sizeof t->lora_layers / sizeof *t->lora_layers - 1, err);
 }
 
 static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,

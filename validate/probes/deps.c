@@ -83,12 +83,7 @@ typedef struct folder_lib {
 
 static const char *base_name(const char *path)
 {
-    const char *s = strrchr(path, '/');
-#ifdef _WIN32
-    const char *b = strrchr(path, '\\');
-    if (b && (!s || b > s))
-        s = b;
-#endif
+    const char *s = aitk_path_last_separator(path);
     return s ? s + 1 : path;
 }
 

@@ -122,31 +122,26 @@ static int pyenv_shim_prefix(const char *shim, aitk_str *prefix)
  * the executable's folder or the one above, the path taken as written. */
 static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
 {
-    aitk_str dir = AITK_STR_INIT, cfg = AITK_STR_INIT;
+    aitk_str cfg = AITK_STR_INIT;
+    char *dir = aitk_strdup(interpreter);
     int found = 0;
-    /* The executable's own folder, then the one above it. */
-    const char *slash = strrchr(interpreter, '/');
-    if (slash)
-        aitk_str_appendn(&dir, interpreter, (size_t)(slash - interpreter));
-    for (int up = 0; up < 2 && !found && dir.len; up++) {
+    /* The executable's own folder, then the one above it: each step cuts
+     * the path at its last separator. */
+    for (int up = 0; dir && up < 2 && !found; up++) {
+        char *sep = (char *)aitk_path_last_separator(dir);
+        if (!sep || sep == dir)
+            break;
+        *sep = '\0';
         aitk_str_clear(&cfg);
-        aitk_path_join(&cfg, aitk_str_cstr(&dir), "pyvenv.cfg");
+        aitk_path_join(&cfg, dir, "pyvenv.cfg");
         if (access(aitk_str_cstr(&cfg), F_OK) == 0) {
-            char *real = aitk_realpath(aitk_str_cstr(&dir));
-            aitk_str_append(prefix, real ? real : aitk_str_cstr(&dir));
+            char *real = aitk_realpath(dir);
+            aitk_str_append(prefix, real ? real : dir);
             free(real);
             found = 1;
-        } else {
-            char *last = strrchr(dir.ptr, '/');
-            if (!last || last == dir.ptr)
-                break;
-            aitk_str up_dir = AITK_STR_INIT;
-            aitk_str_appendn(&up_dir, dir.ptr, (size_t)(last - dir.ptr));
-            aitk_str_free(&dir);
-            dir = up_dir;
         }
     }
-    aitk_str_free(&dir);
+    aitk_free(dir);
     aitk_str_free(&cfg);
     return found;
 }
