@@ -241,7 +241,7 @@ static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
     cJSON *o = cJSON_AddObjectToObject(w, "predicted");
     return o && cJSON_AddNumberToObject(o, "step_s", pr.step_s) &&
                    cJSON_AddNumberToObject(o, "minutes_per_1000", pr.step_s * 1000.0 / 60.0) &&
-                   cJSON_AddNumberToObject(o, "peak_bytes", pr.memory.total) &&
+                   cJSON_AddNumberToObject(o, "peak_bytes", aitk_memory_plan_peak(&pr.memory)) &&
                    cJSON_AddBoolToObject(o, "fits", pr.fits) &&
                    cJSON_AddStringToObject(o, "gpu", gpu->name) &&
                    cJSON_AddStringToObject(o, "source", "aitk-validate predict (models/cost.yaml) "

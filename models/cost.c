@@ -372,6 +372,43 @@ static double block_backward_extra_bytes(const aitk_workload *w, const aitk_cost
            tokens(w, b->input, res, 0);
 }
 
+/* The validation stage's peak (aitk_memory_plan): what stays from training,
+ * the encoders loaded again, and one block's forward of a batch-1 generation
+ * at the validation resolution, with the same fragmentation allowance. The
+ * VAE decodes there too: a model whose latents were cached keeps it loaded
+ * for that (diffusers deletes it only when no validation prompt is given). */
+static void validation_stage(const aitk_workload *w, const aitk_cost_params *p,
+                             aitk_memory_plan *out)
+{
+    const aitk_model_spec *s = w->spec;
+    const double *m = out->bytes;
+    double vae = 0;
+    for (size_t i = 0; i < s->n_frozen; i++) {
+        const aitk_frozen_spec *f = &s->frozen[i];
+        if (f->role == AITK_FROZEN_TEXT_ENCODER)
+            out->validation_text += f->params * p->weight_bytes[w->validation_te_dtype];
+        else if (f->role == AITK_FROZEN_VAE && m[AITK_PLAN_VAE] == 0)
+            vae += f->params * p->weight_bytes[AITK_WEIGHT_BF16];
+    }
+    aitk_workload gen = *w;
+    gen.batch = 1;
+    gen.forward_only = true;
+    double live = 0;
+    for (size_t g = 0; g < s->n_blocks; g++)
+        live = fmax(live, block_live_bytes(&gen, p, &s->blocks[g], w->validation_resolution));
+    out->validation_forward = live + vae;
+    out->validation_kept = m[AITK_PLAN_BASE_WEIGHTS] + m[AITK_PLAN_LORA_PARAMS] +
+                           m[AITK_PLAN_OPTIMIZER] + m[AITK_PLAN_WORKSPACES] +
+                           m[AITK_PLAN_TEXT_ENCODERS] + m[AITK_PLAN_VAE];
+    const double managed = out->validation_kept + out->validation_text + out->validation_forward;
+    out->validation_total = managed * (1.0 + p->fragmentation) + m[AITK_PLAN_CUDA_CONTEXT];
+}
+
+double aitk_memory_plan_peak(const aitk_memory_plan *m)
+{
+    return fmax(m->total, m->validation_total);
+}
+
 static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p,
                                long resolution, aitk_memory_plan *out, aitk_str *err)
 {
@@ -454,6 +491,8 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     m[AITK_PLAN_FRAGMENTATION] = managed * p->fragmentation;
     m[AITK_PLAN_CUDA_CONTEXT] = p->cuda_context_gib * 1073741824.0;
     out->total = managed + m[AITK_PLAN_FRAGMENTATION] + m[AITK_PLAN_CUDA_CONTEXT];
+    if (w->validation_resolution > 0 && !w->forward_only)
+        validation_stage(w, p, out);
     return AITK_OK;
 }
 
@@ -542,7 +581,8 @@ static void fit(const aitk_gpu_spec *gpu, const aitk_cost_params *p, aitk_predic
     out->total_memory_bytes = total * gib;
     out->usable_bytes = out->total_memory_bytes - p->cuda_context_gib * gib -
                         p->allocator_reserve_mib * 1048576.0;
-    out->needed_bytes = out->memory.total - out->memory.bytes[AITK_PLAN_CUDA_CONTEXT];
+    out->needed_bytes = aitk_memory_plan_peak(&out->memory) -
+                        out->memory.bytes[AITK_PLAN_CUDA_CONTEXT];
     out->margin_bytes = out->usable_bytes - out->needed_bytes;
     out->fits = out->margin_bytes >= 0;
 }

@@ -93,6 +93,14 @@ typedef struct aitk_workload {
     long text_tokens;
     aitk_fp8_path fp8_path;
     const char *trainer; /* its id, for the output; NULL: the default */
+    /* Validation the trainer runs between steps, outside the training step
+     * (models/trainers.yaml validation): 0, none; else a generation at this
+     * square resolution, batch 1, with the text encoders loaded again in
+     * validation_te_dtype beside whatever stays from training (diffusers'
+     * train_dreambooth_lora_flux.py). A second peak: the plan's peak is the
+     * larger of the two. */
+    long validation_resolution;
+    aitk_weight_dtype validation_te_dtype;
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is
@@ -210,8 +218,17 @@ typedef struct aitk_step_work {
 
 typedef struct aitk_memory_plan {
     double bytes[AITK_PLAN_TERMS];
-    double total;
+    double total; /* the training step's peak: the terms' sum */
+    /* The validation stage's peak (aitk_workload.validation_resolution; 0
+     * without one): the weights, the LoRA and its optimizer state (its
+     * gradients were set to None by zero_grad), what stays on the GPU from
+     * training (resident encoders, the VAE), the encoders loaded again for
+     * it, and one block's forward at the validation resolution. */
+    double validation_kept, validation_text, validation_forward, validation_total;
 } aitk_memory_plan;
+/* The larger of the training step's and the validation stage's peaks: what
+ * must fit. */
+double aitk_memory_plan_peak(const aitk_memory_plan *m);
 
 aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, long resolution,
                            aitk_step_work *out);

@@ -94,7 +94,7 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     if (!f)
         return; /* the tree stays whole; printing it then fails as out of memory */
     cJSON_AddStringToObject(f, "change", h->change);
-    cJSON_AddNumberToObject(f, "peak_bytes", h->pred.memory.total);
+    cJSON_AddNumberToObject(f, "peak_bytes", aitk_memory_plan_peak(&h->pred.memory));
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
@@ -167,6 +167,30 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
                 r->step_scale->scale, r->calibration->report_path);
 }
 
+/* The trainer's validation stage, a second peak outside the step. */
+static void explain_validation(FILE *out, const aitk_workload *w, const aitk_memory_plan *m)
+{
+    if (!(m->validation_total > 0))
+        return;
+    fprintf(out, "  Validation (trainer %s: a %ld px generation between steps), its own peak:\n",
+            w->trainer ? w->trainer : "default", w->validation_resolution);
+    fprintf(out, "    %-44s %8.2f GiB\n", "what stays from training (no LoRA gradients)",
+            m->validation_kept / GIB);
+    char name[64];
+    snprintf(name, sizeof name, "text encoders loaded again (%s)",
+             aitk_weight_dtype_name(w->validation_te_dtype));
+    fprintf(out, "    %-44s %8.2f GiB\n", name, m->validation_text / GIB);
+    fprintf(out, "    %-44s %8.2f GiB\n", "one block's forward, VAE kept for decoding",
+            m->validation_forward / GIB);
+    const double context = m->bytes[AITK_PLAN_CUDA_CONTEXT];
+    fprintf(out, "    %-44s %8.2f GiB\n", "fragmentation allowance",
+            (m->validation_total - context - m->validation_kept - m->validation_text -
+             m->validation_forward) / GIB);
+    fprintf(out, "    %-44s %8.2f GiB\n", "CUDA context", context / GIB);
+    fprintf(out, "    %-44s %8.2f GiB%s\n", "validation peak", m->validation_total / GIB,
+            m->validation_total > m->total ? " (the larger: it decides the fit)" : "");
+}
+
 static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_params *params)
 {
     if (r->n_rows == 0)
@@ -180,6 +204,7 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (int i = 0; i < AITK_PLAN_TERMS; i++)
         fprintf(out, "    %-44s %8.2f GiB\n", aitk_plan_term_names[i], p->memory.bytes[i] / GIB);
     fprintf(out, "    %-44s %8.2f GiB\n", "peak", p->memory.total / GIB);
+    explain_validation(out, &r->workload, &p->memory);
     fprintf(out, "  LoRA parameters: %.1f M\n", p->work.lora_params / 1e6);
     fprintf(out, "\n  Work of one optimizer step at %ld px:\n", largest);
     double total = 0;
@@ -263,7 +288,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         const aitk_prediction *q = &row->pred;
         const double minutes = aitk_predict_minutes_per_1000(q);
         fprintf(out, "  %-*s %3.0f GiB %5.1f GiB %5s %+6.1f GiB %+5.1f%% %8.2f %9.1f ", w,
-                row->gpu->name, row->gpu->vram_gb, q->memory.total / GIB, q->fits ? "yes" : "NO",
+                row->gpu->name, row->gpu->vram_gb, aitk_memory_plan_peak(&q->memory) / GIB, q->fits ? "yes" : "NO",
                 q->margin_bytes / GIB, aitk_prediction_margin_percent(q), q->step_s, minutes);
         if (row->price_per_hour >= 0)
             fprintf(out, "%9.2f", minutes / 60.0 * row->price_per_hour);
@@ -291,7 +316,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             fputc('\n', out);
             if (row->hint.found)
                 fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
-                        row->hint.pred.memory.total / GIB, row->hint.pred.step_s);
+                        aitk_memory_plan_peak(&row->hint.pred.memory) / GIB, row->hint.pred.step_s);
             else
                 fprintf(out, "      does not fit with any change tried (%s)\n",
                         aitk_fit_tries_text);
@@ -389,7 +414,9 @@ static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,
     }
     cJSON_AddStringToObject(g, "gpu", row->gpu->name);
     cJSON_AddNumberToObject(g, "vram_bytes", q->vram_bytes);
-    cJSON_AddNumberToObject(g, "peak_bytes", q->memory.total);
+    cJSON_AddNumberToObject(g, "peak_bytes", aitk_memory_plan_peak(&q->memory));
+    if (q->memory.validation_total > 0)
+        cJSON_AddNumberToObject(g, "validation_peak_bytes", q->memory.validation_total);
     cJSON_AddBoolToObject(g, "fits", q->fits);
     add_fit(g, row, r->peak_error);
     if (r->host_step_s > 0)

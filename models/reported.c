@@ -77,14 +77,34 @@ static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_no
                            sizeof s->lora_layers / sizeof *s->lora_layers - 1, err);
 }
 
+/* `validation_text`: bf16, fp32 or none. */
+static aitk_status load_validation_text(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                        int *out, aitk_str *err)
+{
+    const char *t = NULL;
+    aitk_status st = aitk_yaml_string(doc, n, &t, err);
+    if (st)
+        return st;
+    *out = !strcmp(t, "bf16")   ? AITK_WEIGHT_BF16
+           : !strcmp(t, "fp32") ? AITK_WEIGHT_FP32
+           : !strcmp(t, "none") ? -2
+                                : -1;
+    if (*out == -1) {
+        aitk_yaml_errorf(err, doc, n, "validation_text: expected bf16, fp32 or none, found '%s'",
+                         t);
+        return AITK_E_PARSE;
+    }
+    return AITK_OK;
+}
+
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
                                        "autocast", "text_tokens", "accumulation",
-                                       "lora_layers", "lora_dtype", NULL};
-    *s = (aitk_reported_setup){.base = -1, .checkpointing = -1};
+                                       "lora_layers", "lora_dtype", "validation_text", NULL};
+    *s = (aitk_reported_setup){.base = -1, .checkpointing = -1, .validation_te = -1};
     if (!m)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a setup", err);
@@ -142,6 +162,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
             st = AITK_E_PARSE;
         }
     }
+    if (!st && (n = aitk_yaml_get(m, "validation_text")))
+        st = load_validation_text(doc, n, &s->validation_te, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -440,6 +462,10 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->lora_only = s->lora_layers;
     if (s->lora_bytes > 0)
         w->lora_bytes = s->lora_bytes;
+    if (s->validation_te == -2)
+        w->validation_resolution = 0;
+    else if (s->validation_te >= 0)
+        w->validation_te_dtype = (aitk_weight_dtype)s->validation_te;
     if (s->inference) {
         /* Generation: the base model alone, its prompt encoded once. */
         w->forward_only = true;

@@ -46,6 +46,11 @@ typedef struct aitk_reported_setup {
      * NULL-terminated, empty: every Linear the model marks lora. */
     const char *lora_layers[17];
     double lora_bytes;    /* `lora_dtype` bf16 2 / fp32 4; 0: the trainer's */
+    /* `validation_text`: the dtype the job's script loads the text encoders
+     * in again for validation (aitk_weight_dtype), where it differs from its
+     * trainer's (models/trainers.yaml); -2 `none`: the job validates not;
+     * -1: the trainer's. */
+    int validation_te;
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */

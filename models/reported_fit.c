@@ -48,12 +48,16 @@ aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_ti
     if (!ratios)
         return AITK_E_NOMEM;
     size_t k = 0;
-    for (size_t i = 0; i < n_timed; i++)
-        if (timed[i].report->gpu && timed[i].report->peak_gb > 0 && timed[i].pred.memory.total > 0)
-            ratios[k++] = timed[i].report->peak_gb * 1e9 / timed[i].pred.memory.total;
-    for (size_t i = 0; i < n_fits; i++)
-        if (fits[i].report->gpu && fits[i].report->peak_gb > 0 && fits[i].pred.memory.total > 0)
-            ratios[k++] = fits[i].report->peak_gb * 1e9 / fits[i].pred.memory.total;
+    for (size_t i = 0; i < n_timed; i++) {
+        const double peak = aitk_memory_plan_peak(&timed[i].pred.memory);
+        if (timed[i].report->gpu && timed[i].report->peak_gb > 0 && peak > 0)
+            ratios[k++] = timed[i].report->peak_gb * 1e9 / peak;
+    }
+    for (size_t i = 0; i < n_fits; i++) {
+        const double peak = aitk_memory_plan_peak(&fits[i].pred.memory);
+        if (fits[i].report->gpu && fits[i].report->peak_gb > 0 && peak > 0)
+            ratios[k++] = fits[i].report->peak_gb * 1e9 / peak;
+    }
     aitk_status st = aitk_time_range_of(ratios, k, out);
     aitk_free(ratios);
     return st;
@@ -151,7 +155,7 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
           "(memory_reports)\nin GB: reported and predicted peak; needs = the predicted peak "
           "less the CUDA context, set\nagainst usable = the card's memory less the context and "
           "the allocator's reserve\n\n", out);
-    fprintf(out, "  %-36s %-16s %-40s %-8s %8s %6s %6s %6s %-7s %s\n", "report", "GPU", "setup",
+    fprintf(out, "  %-36s %-16s %-50s %-8s %8s %6s %6s %6s %-7s %s\n", "report", "GPU", "setup",
             "outcome", "reported", "peak", "needs", "usable", "verdict", "agree");
     aitk_status st = AITK_OK;
     for (size_t i = 0; !st && i < n; i++) {
@@ -168,10 +172,10 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
             snprintf(usable, sizeof usable, "%.1f", row->pred.usable_bytes / 1e9);
         }
         if (!st)
-            fprintf(out, "  %-36s %-16s %-40s %-8s %8s %6.1f %6s %6s %-7s %s\n", r->id,
+            fprintf(out, "  %-36s %-16s %-50s %-8s %8s %6.1f %6s %6s %-7s %s\n", r->id,
                     r->gpu ? r->gpu->name : "-", aitk_str_cstr(&setup),
-                    outcome_name(r->outcome), reported, row->pred.memory.total / 1e9, needs,
-                    usable,
+                    outcome_name(r->outcome), reported,
+                    aitk_memory_plan_peak(&row->pred.memory) / 1e9, needs, usable,
                     r->gpu ? (row->pred.fits ? (row_tight(row, peak_error) ? "fits*" : "fits")
                                              : "misses")
                            : "-",
@@ -217,7 +221,7 @@ static cJSON *fit_row_json(const aitk_fit_row *row, const aitk_time_range *peak_
     if (r->seconds_per_step > 0)
         cJSON_AddNumberToObject(rep, "seconds_per_step", r->seconds_per_step);
     cJSON *pred = cJSON_AddObjectToObject(o, "predicted");
-    cJSON_AddNumberToObject(pred, "peak_gb", row->pred.memory.total / 1e9);
+    cJSON_AddNumberToObject(pred, "peak_gb", aitk_memory_plan_peak(&row->pred.memory) / 1e9);
     /* The plan's terms, so a measured peak of the same job (ci/torch-peak-
      * check.py on a GPU) can be set against the parts it measures. */
     cJSON *plan = cJSON_AddArrayToObject(pred, "memory_plan");
@@ -229,6 +233,17 @@ static cJSON *fit_row_json(const aitk_fit_row *row, const aitk_time_range *peak_
         }
         cJSON_AddStringToObject(term, "term", aitk_plan_term_names[t]);
         cJSON_AddNumberToObject(term, "gb", row->pred.memory.bytes[t] / 1e9);
+    }
+    /* The training step's peak is the terms' sum; a validation stage has
+     * its own, and the larger is peak_gb. */
+    const aitk_memory_plan *m = &row->pred.memory;
+    cJSON_AddNumberToObject(pred, "step_peak_gb", m->total / 1e9);
+    if (m->validation_total > 0) {
+        cJSON *v = cJSON_AddObjectToObject(pred, "validation");
+        cJSON_AddNumberToObject(v, "peak_gb", m->validation_total / 1e9);
+        cJSON_AddNumberToObject(v, "kept_gb", m->validation_kept / 1e9);
+        cJSON_AddNumberToObject(v, "text_encoders_gb", m->validation_text / 1e9);
+        cJSON_AddNumberToObject(v, "forward_gb", m->validation_forward / 1e9);
     }
     if (r->gpu) {
         cJSON_AddNumberToObject(pred, "needed_gb", row->pred.needed_bytes / 1e9);

@@ -30,6 +30,10 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
                      : w->cache_text ? "cached"
                                      : aitk_weight_dtype_name(w->te_dtype),
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
+    /* The trainer's validation stage (aitk_workload), with the dtype of the
+     * encoders it loads again. */
+    if (w->validation_resolution > 0)
+        aitk_str_appendf(o, ", val %s", aitk_weight_dtype_name(w->validation_te_dtype));
 }
 
 /* "yes/no": whether the row's reported time lies in the range from every
@@ -118,18 +122,19 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
           "ratio = predicted / reported seconds per step; in range: the reported time lies in "
           "the time range\n(yes/no), and in the range from the other sources' runs alone "
           "(/yes or /no)\n\n", out);
-    fprintf(out, "  %-24s %-13s %-10s %-42s %8s %9s %6s %-8s  %s\n", "report", "GPU", "model",
+    fprintf(out, "  %-24s %-13s %-10s %-48s %8s %9s %6s %-8s  %s\n", "report", "GPU", "model",
             "setup", "reported", "predicted", "ratio", "in range", "peak GB reported / predicted");
     for (size_t i = 0; i < n; i++) {
         const aitk_reported_row *row = &rows[i];
         const aitk_reported_speed *r = row->report;
         aitk_str setup = AITK_STR_INIT;
         aitk_reported_describe_setup(&setup, &row->workload);
-        fprintf(out, "  %-24s %-13s %-10s %-42s %7.2fs %8.2fs %6.2f %-8s  ", r->id, r->gpu->name,
+        fprintf(out, "  %-24s %-13s %-10s %-48s %7.2fs %8.2fs %6.2f %-8s  ", r->id, r->gpu->name,
                 r->model_id, aitk_str_cstr(&setup), r->seconds_per_step, row->pred.step_s,
                 row->ratio, range_marks(row, a.in[i], a.in[n + i]));
         if (r->peak_gb > 0) {
-            fprintf(out, "%.1f / %.1f\n", r->peak_gb, row->pred.memory.total / 1e9);
+            fprintf(out, "%.1f / %.1f\n", r->peak_gb,
+                    aitk_memory_plan_peak(&row->pred.memory) / 1e9);
             peaks++;
         } else {
             fputs("-\n", out);
@@ -280,6 +285,10 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddNumberToObject(o, "text_tokens", (double)w->text_tokens);
     cJSON_AddStringToObject(o, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddNumberToObject(o, "accumulation", (double)w->accumulation);
+    cJSON_AddStringToObject(o, "validation_text",
+                            w->validation_resolution > 0
+                                ? aitk_weight_dtype_name(w->validation_te_dtype)
+                                : "none");
     /* The layers the LoRA adapts where a row names them; absent: all. */
     if (w->lora_only && *w->lora_only) {
         cJSON *layers = cJSON_AddArrayToObject(o, "lora_layers");
@@ -301,7 +310,7 @@ static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
         cJSON_AddNumberToObject(rep, "peak_gb", r->peak_gb);
     cJSON *pred = cJSON_AddObjectToObject(o, "predicted");
     cJSON_AddNumberToObject(pred, "seconds_per_step", row->pred.step_s);
-    cJSON_AddNumberToObject(pred, "peak_gb", row->pred.memory.total / 1e9);
+    cJSON_AddNumberToObject(pred, "peak_gb", aitk_memory_plan_peak(&row->pred.memory) / 1e9);
     cJSON_AddBoolToObject(pred, "fits", row->pred.fits);
     cJSON_AddNumberToObject(o, "ratio", row->ratio);
     cJSON_AddBoolToObject(o, "within_sanity_factor", within_sanity(row->ratio));

@@ -104,11 +104,37 @@ static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_no
                                 sizeof t->lora_layers / sizeof *t->lora_layers - 1, err);
 }
 
+/* `validation_resolution` and `validation_text`: both or neither. */
+static aitk_status load_validation(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                   aitk_trainer *t, aitk_str *err)
+{
+    static const char *const dtypes[] = {"bf16", "fp32", NULL};
+    const bool res = aitk_yaml_get(map, "validation_resolution") != NULL;
+    if (!res && !aitk_yaml_get(map, "validation_text"))
+        return AITK_OK;
+    const aitk_yaml_node *v = NULL;
+    aitk_status st = sourced(doc, map, "validation_resolution", &v, err);
+    if (!st)
+        st = aitk_yaml_long(doc, v, &t->validation_resolution, err);
+    if (!st && (t->validation_resolution < 64 || t->validation_resolution > 8192)) {
+        aitk_yaml_errorf(err, doc, v, "validation_resolution %ld out of range (64..8192)",
+                         t->validation_resolution);
+        st = AITK_E_RANGE;
+    }
+    int i = 0;
+    const char *text = NULL;
+    if (!st)
+        st = sourced_string(doc, map, "validation_text", dtypes, &i, &text, err);
+    t->validation_te_dtype = i == 0 ? AITK_WEIGHT_BF16 : AITK_WEIGHT_FP32;
+    return st;
+}
+
 static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,
                                 aitk_trainer *t, aitk_str *err)
 {
     static const char *const keys[] = {"title", "aliases",    "text_tokens", "fp8",
-                                       "optimizer", "step", "lora_dtype", "lora_layers", NULL};
+                                       "optimizer", "step", "lora_dtype", "lora_layers",
+                                       "validation_resolution", "validation_text", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -144,6 +170,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
     }
     if (!st && aitk_yaml_get(m, "lora_layers"))
         st = load_lora_layers(doc, m, t, err);
+    if (!st)
+        st = load_validation(doc, m, t, err);
     return st;
 }
 
@@ -260,6 +288,8 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
         w->optimizer = t->optimizer;
     if (t->lora_bytes > 0)
         w->lora_bytes = t->lora_bytes;
+    w->validation_resolution = t->validation_resolution;
+    w->validation_te_dtype = t->validation_te_dtype;
     /* The trainer's own choice of layers, unless the job made one. */
     if (t->lora_layers[0] && w->spec && aitk_trainer_has_model(t, w->spec->id) &&
         !(w->lora_only && *w->lora_only) && !(w->lora_ignore && *w->lora_ignore))

@@ -40,6 +40,11 @@ typedef struct aitk_trainer {
      * whose text_tokens it lists (the names are those models' modules);
      * empty: every Linear, as ai-toolkit and kohya do. */
     const char *lora_layers[17];
+    /* Validation between steps that loads the text encoders again
+     * (`validation_resolution` and `validation_text`, given together): the
+     * generation's square size and the encoders' dtype; 0: none modelled. */
+    long validation_resolution;
+    aitk_weight_dtype validation_te_dtype;
 } aitk_trainer;
 
 typedef struct aitk_trainers {
@@ -67,7 +72,8 @@ bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id);
 aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o);
 
 /* The trainer's settings on a workload made for w->spec: text tokens, the
- * fp8 path and, where it has one, its default optimizer. */
+ * fp8 path, its validation stage and, where it has one, its default
+ * optimizer. */
 void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t);
 
 #endif
