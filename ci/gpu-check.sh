@@ -24,7 +24,7 @@
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
 # architecture keeps the build short on an H100/H200; "native" also works),
 # TOTAL_LIMIT_S (default 520), ONLY (default: every step; a space-separated
-# subset of "build gpu-tests validate mfu gemm-in-step torch memory" for a rerun of
+# subset of "build gpu-tests cudnn-diag validate mfu gemm-in-step torch memory" for a rerun of
 # what failed:
 # a warm machine keeps BUILD_DIR, so "build" is then seconds).
 #
@@ -40,6 +40,9 @@
 #   build        150 s       -   CUDA_ARCH=90 only; ~35 s on 2 cores here
 #   gpu-tests     60 s      13 s ctest -L gpu -LE multigpu; a skip fails
 #   multigpu      45 s       -   ctest -L multigpu, only with >= 2 GPUs
+#   cudnn-diag  2x20 s       -   gpu.backend again per cuDNN found (the
+#                                toolkit's, pip's wheel's) with cuDNN's own
+#                                error and warning log
 #   validate     180 s      73 s --full --steps 20, three full-size models
 #   mfu           60 s      40 s FLUX bf16 base, AdamW, r16, 1024 px, b1
 #   gemm-in-step  60 s      31 s the same job, 4 steps, AITK_TIME_OPS=1,
@@ -65,7 +68,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-check}
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 TOTAL_LIMIT_S=${TOTAL_LIMIT_S:-520}
-ONLY=${ONLY:-build gpu-tests validate mfu gemm-in-step torch memory}
+ONLY=${ONLY:-build gpu-tests cudnn-diag validate mfu gemm-in-step torch memory}
 mkdir -p "$OUT" "$BUILD_DIR"
 LOG="$OUT/gpu-check.log"
 : >"$LOG"
@@ -229,6 +232,34 @@ if wanted gpu-tests; then
         echo "multi-GPU tests (label multigpu): not run, ${gpus:-0} GPU here, they need 2" \
             | tee -a "$LOG"
     fi
+fi
+
+# Why cuDNN refuses the single-node SDPA backward (issue #21: 9.14 has no
+# engine for it; 9.19 gave CUDNN_STATUS_BAD_PARAM at the operation graph's
+# finalize, with no reason): the backend test once per cuDNN on the machine,
+# the one the loader finds and each pip wheel's, with cuDNN's own log of
+# errors and warnings (CUDNN_LOGLEVEL_DBG=2 and CUDNN_LOGDEST_DBG, cuDNN's
+# "API Logging" docs). The test's lines naming cuDNN's version and the
+# attention kernels that ran, and the log's lines about SDPA, go into the
+# log. A diagnosis: its result is not part of the verdict.
+if wanted cudnn-diag; then
+    n=0
+    for dir in loader $(py_nvidia_dirs | while read -r d; do ls -d "$d"/cudnn/lib 2>/dev/null; done); do
+        n=$((n + 1))
+        dlog="$BUILD_DIR/cudnn-diag-$n.log"
+        rm -f "$dlog"
+        libpath=${LD_LIBRARY_PATH:-}
+        if [ "$dir" != loader ]; then libpath=$dir${libpath:+:$libpath}; fi
+        step "cudnn-diag-$n" 20 env LD_LIBRARY_PATH="$libpath" CUDNN_LOGLEVEL_DBG=2 \
+            CUDNN_LOGDEST_DBG="$dlog" ctest --test-dir "$BUILD_DIR" -R '^gpu\.backend$' -V \
+            || true
+        {
+            echo "cuDNN diagnosis $n (libraries: $dir):"
+            grep -E 'cuDNN [0-9]|^.*path +attention' "$BUILD_DIR/cudnn-diag-$n.out" || true
+            echo "cuDNN log: $(wc -l <"$dlog" 2>/dev/null || echo 0) lines; those about SDPA:"
+            grep -i -B3 -A6 'sdpa' "$dlog" 2>/dev/null | head -60 || true
+        } | tee -a "$LOG"
+    done
 fi
 
 # The measurement the suite exists for: --full with 20 steps, so the three

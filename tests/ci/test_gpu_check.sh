@@ -159,6 +159,8 @@ expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
 expect "memory: the peak check's JSON is in the log" has "$log" "fake-peak-row"
 expect "memory: nothing more comes back from OUT (8 files at most)" \
     test ! -e "$WORK/one_gpu/out/torch-peak.json"
+expect "cudnn-diag: the backend test again, verbose" has "$calls" 'ctest .*-R ^gpu\\.backend\$ -V'
+expect "cudnn-diag: said in the log, per cuDNN" has "$log" "cuDNN diagnosis 1 (libraries: loader)"
 expect "verdict pass in the log" has "$log" "^verdict: pass"
 
 # A single-GPU test skipped: no GPU answered it, a failure.
@@ -170,6 +172,7 @@ expect "the skipped test is named" has "$log" "GPU tests skipped (no GPU answere
 run failed 1 fail pass
 expect "a failed test: exit 1 (got $rc)" test "$rc" -eq 1
 expect "verdict fail in the log" has "$log" "^verdict: fail"
+expect "the cuDNN diagnosis runs all the same" has "$log" "cuDNN diagnosis 1"
 
 # Two GPUs: the multi-GPU test runs, and its skip is a failure.
 run two_gpus 2 pass pass
