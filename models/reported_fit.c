@@ -3,6 +3,7 @@
 #include "models/reported_fit.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 
 #include "common/alloc.h"
 #include "common/str.h"
@@ -61,6 +62,33 @@ aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_ti
     aitk_status st = aitk_time_range_of(ratios, k, out);
     aitk_free(ratios);
     return st;
+}
+
+/* One row's peak against the figure it reports, if it reports one. */
+static void tally_peak(const aitk_reported_speed *r, const aitk_prediction *pred,
+                       aitk_peak_tally *t)
+{
+    if (!(r->peak_gb > 0))
+        return;
+    const double reported = r->peak_gb * 1e9;
+    const bool within = fabs(aitk_memory_plan_peak(&pred->memory) - reported) <=
+                        AITK_PEAK_TOLERANCE * reported;
+    t->rows++;
+    t->within += within;
+    if (r->gpu) {
+        t->measured++;
+        t->measured_within += within;
+    }
+}
+
+void aitk_reported_peak_tally(const aitk_reported_row *timed, size_t n_timed,
+                              const aitk_fit_row *fits, size_t n_fits, aitk_peak_tally *t)
+{
+    *t = (aitk_peak_tally){0};
+    for (size_t i = 0; i < n_timed; i++)
+        tally_peak(timed[i].report, &timed[i].pred, t);
+    for (size_t i = 0; i < n_fits; i++)
+        tally_peak(fits[i].report, &fits[i].pred, t);
 }
 
 aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_params *p,
@@ -147,7 +175,8 @@ static bool row_tight(const aitk_fit_row *row, const aitk_time_range *peak_error
 }
 
 aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n,
-                                         const aitk_time_range *peak_error)
+                                         const aitk_time_range *peak_error,
+                                         const aitk_peak_tally *peaks)
 {
     if (n == 0)
         return AITK_OK;
@@ -194,6 +223,13 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
                      "not the settings\n  that decide it (setup_unknown, under Sources); the "
                      "verdict agrees on %zu of them\n",
                 t.unknown, t.unknown_right);
+    if (peaks->rows)
+        fprintf(out, "  peak within %.0f%% of the single figure reported: %zu of %zu rows that give "
+                     "one (measured on\n  a named GPU: %zu of %zu; documentation figures with no "
+                     "card: %zu of %zu), the timed rows' peaks included\n",
+                100.0 * AITK_PEAK_TOLERANCE, peaks->within, peaks->rows, peaks->measured_within,
+                peaks->measured, peaks->within - peaks->measured_within,
+                peaks->rows - peaks->measured);
     if (peak_error->n > 0)
         fprintf(out, "  * tight: the predicted need times %.2f would not fit. Measured peaks came "
                      "to %.2f-%.2fx the\n  model's (10-90th percentile of reported / predicted "
@@ -261,7 +297,8 @@ static cJSON *fit_row_json(const aitk_fit_row *row, const aitk_time_range *peak_
 }
 
 aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n,
-                                       const aitk_time_range *peak_error)
+                                       const aitk_time_range *peak_error,
+                                       const aitk_peak_tally *peaks)
 {
     cJSON *arr = cJSON_AddArrayToObject(doc, "memory_reports");
     if (!arr)
@@ -295,11 +332,22 @@ aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, siz
         cJSON_AddNumberToObject(e, "high", peak_error->hi);
         cJSON_AddNumberToObject(e, "runs", (double)peak_error->n);
     }
+    cJSON *pk = cJSON_AddObjectToObject(doc, "peak_agreement");
+    if (!pk)
+        return AITK_E_NOMEM;
+    cJSON_AddStringToObject(pk, "of", "rows that report a single peak, the timed rows' included");
+    cJSON_AddNumberToObject(pk, "tolerance", AITK_PEAK_TOLERANCE);
+    cJSON_AddNumberToObject(pk, "rows", (double)peaks->rows);
+    cJSON_AddNumberToObject(pk, "within", (double)peaks->within);
+    cJSON_AddNumberToObject(pk, "measured_rows", (double)peaks->measured);
+    cJSON_AddNumberToObject(pk, "measured_within", (double)peaks->measured_within);
     /* cJSON's Add* calls fail silently on allocation: check the whole. */
     char *probe = cJSON_PrintUnformatted(v);
     char *probe2 = probe ? cJSON_PrintUnformatted(arr) : NULL;
-    const bool ok = probe && probe2;
+    char *probe3 = probe2 ? cJSON_PrintUnformatted(pk) : NULL;
+    const bool ok = probe && probe2 && probe3;
     cJSON_free(probe);
     cJSON_free(probe2);
+    cJSON_free(probe3);
     return ok ? AITK_OK : AITK_E_NOMEM;
 }

@@ -48,6 +48,19 @@ void aitk_reported_fit_tally(const aitk_fit_row *rows, size_t n, aitk_fit_tally 
 aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_timed,
                                      const aitk_fit_row *fits, size_t n_fits,
                                      aitk_time_range *out);
+/* How many predicted peaks came within AITK_PEAK_TOLERANCE of the single
+ * figure a row reports (|predicted - reported| <= 15% of reported), over
+ * every row that gives one, and apart over those measured on a named GPU
+ * (the others are documentation figures: an estimate written down, not a
+ * run). The issue's target for predict (#23) is every one of them. */
+#define AITK_PEAK_TOLERANCE 0.15
+typedef struct aitk_peak_tally {
+    size_t rows, within;
+    size_t measured, measured_within;
+} aitk_peak_tally;
+void aitk_reported_peak_tally(const aitk_reported_row *timed, size_t n_timed,
+                              const aitk_fit_row *fits, size_t n_fits, aitk_peak_tally *t);
+
 /* What `predict` gives with every prediction, from models/reported_speeds.yaml
  * read and predicted once: the time range over the training rows (with the
  * calibration, if any: aitk_reported_time_range) and the peak error above
@@ -61,9 +74,12 @@ aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_para
  * apart), the tight mark's rule (peak_error, from aitk_reported_peak_error)
  * and each row's source. */
 aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, size_t n,
-                                         const aitk_time_range *peak_error);
-/* Adds "memory_reports": [...] and "fit_verdicts": {...} to `doc`. */
+                                         const aitk_time_range *peak_error,
+                                         const aitk_peak_tally *peaks);
+/* Adds "memory_reports": [...], "fit_verdicts": {...} and "peak_agreement":
+ * {...} to `doc`. */
 aitk_status aitk_reported_fit_add_json(cJSON *doc, const aitk_fit_row *rows, size_t n,
-                                       const aitk_time_range *peak_error);
+                                       const aitk_time_range *peak_error,
+                                       const aitk_peak_tally *peaks);
 
 #endif

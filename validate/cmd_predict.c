@@ -347,14 +347,17 @@ static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds,
     aitk_fit_row *rows = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *rows);
     aitk_status st = rows ? AITK_OK : AITK_E_NOMEM;
     aitk_time_range peak_error = {0};
+    aitk_peak_tally peaks = {0};
     if (!st)
         st = aitk_reported_fit_evaluate(speeds, r->params, rows, r->err);
     if (!st)
         st = aitk_reported_peak_error(timed, speeds->count, rows, speeds->n_memory, &peak_error);
     if (!st)
-        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory, &peak_error);
+        aitk_reported_peak_tally(timed, speeds->count, rows, speeds->n_memory, &peaks);
+    if (!st)
+        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory, &peak_error, &peaks);
     if (!st && r->json)
-        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory, &peak_error);
+        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory, &peak_error, &peaks);
     aitk_free(rows);
     return st;
 }

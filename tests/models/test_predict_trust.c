@@ -246,6 +246,58 @@ static void test_reported_fits(void **state)
     ran_free(&r);
 }
 
+/* One list's rows that report a peak, counted into *rows and *within
+ * (predicted within 15% of the figure), and of them those with a GPU. */
+static void count_peaks(const cJSON *list, int *rows, int *within, int *measured,
+                        int *measured_within)
+{
+    const cJSON *row;
+    cJSON_ArrayForEach(row, list)
+    {
+        const cJSON *rep = cJSON_GetObjectItem(row, "reported");
+        const cJSON *got = cJSON_GetObjectItem(rep, "peak_gb");
+        if (!got)
+            continue;
+        const double reported = cJSON_GetNumberValue(got);
+        const double predicted = json_num(cJSON_GetObjectItem(row, "predicted"), "peak_gb");
+        const int in = predicted >= 0.85 * reported && predicted <= 1.15 * reported;
+        const int card = !cJSON_IsNull(cJSON_GetObjectItem(row, "gpu"));
+        *rows += 1;
+        *within += in;
+        *measured += card;
+        *measured_within += card && in;
+    }
+}
+
+/* predict --reported: the peaks within 15% of the single figure a row
+ * reports, counted over the timed and the memory rows, are what the JSON's
+ * peak_agreement and the text say. */
+static void test_peak_agreement(void **state)
+{
+    (void)state;
+    const char *args[8] = {"predict", "--reported"};
+    ran r;
+    cJSON *j = run_json(args, 2, &r);
+    int rows = 0, within = 0, measured = 0, measured_within = 0;
+    count_peaks(cJSON_GetObjectItemCaseSensitive(j, "reported"), &rows, &within, &measured,
+                &measured_within);
+    count_peaks(cJSON_GetObjectItemCaseSensitive(j, "memory_reports"), &rows, &within, &measured,
+                &measured_within);
+    assert_true(rows > measured && measured > 0);
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "peak_agreement");
+    assert_float_equal(json_num(pk, "tolerance"), 0.15, 0);
+    assert_int_equal((int)json_num(pk, "rows"), rows);
+    assert_int_equal((int)json_num(pk, "within"), within);
+    assert_int_equal((int)json_num(pk, "measured_rows"), measured);
+    assert_int_equal((int)json_num(pk, "measured_within"), measured_within);
+    char said[160];
+    snprintf(said, sizeof said, "peak within 15%% of the single figure reported: %d of %d rows",
+             within, rows);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), said));
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
 int main(void)
 {
     unsetenv("AITK_DATA_DIR");
@@ -254,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_miss_words),
         cmocka_unit_test(test_reported_checks),
         cmocka_unit_test(test_reported_fits),
+        cmocka_unit_test(test_peak_agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
