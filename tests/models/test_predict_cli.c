@@ -828,6 +828,23 @@ static const struct {
     {"hfblog-qlora-4090-nf4", "RTX 4090", 3.514, 9, false, true},
     {"hfblog-fp8-h100", "H100 SXM", 1.714, 36.57, false, false},
     {"kohya-2701-a6000-fp16", "RTX A6000", 7.83, 44.14, false, false},
+    /* Added 2026-12-04 (docs/predict.md, "Rows and sources"): SimpleTuner
+     * PR #1184 and README; the diffusers QLoRA README, 1.5 h for 700 steps
+     * (7.71 s), predicted 1.8x slower: open, see the row; kohya_ss #2701
+     * (bmaltais), sd-scripts #1445, fluxgym via ComfyUI-FluxTrainer #51,
+     * fluxgym #164 (3 h / 1200), #57 (4 h / 3200) and #423 (4 h / 3200);
+     * the SECourses video's runs with the T5 mask off. */
+    {"simpletuner-1184-4090-fp8-r1", "RTX 4090", 4.25, 0, false, false},
+    {"simpletuner-readme-4090-flux", "RTX 4090", 3.0, 0, false, false},
+    {"diffusers-qlora-readme-4090-nf4", "RTX 4090", 7.71, 0, false, true},
+    {"kohya-gui-2701-3090-bmaltais", "RTX 3090", 1.09, 0, false, false},
+    {"kohya-1445-4060ti16-512", "RTX 4060 Ti 16GB", 3.0, 0, false, false},
+    {"fluxgym-fluxtrainer51-4090-512", "RTX 4090", 1.2, 0, false, false},
+    {"fluxgym-164-3090-1024", "RTX 3090", 9.0, 0, false, false},
+    {"fluxgym-57-3090-1024", "RTX 3090", 4.5, 0, false, false},
+    {"fluxgym-423-4080super-512", "RTX 4080 SUPER", 4.5, 0, false, false},
+    {"kohya-gui-secourses-a6000", "RTX A6000", 4.43, 0, false, false},
+    {"kohya-gui-secourses-a40", "A40", 4.85, 0, false, false},
 };
 
 /* A generation run is one forward pass a step with no trainer in between:
