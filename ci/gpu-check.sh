@@ -49,7 +49,9 @@
 #                                then up to 24 GEMM problems alone
 #   calibrate     15 s       -   predict --calibrate on the report
 #   torch         90 s      47 s PyTorch eager FLUX step at 512, 768 and
-#                                1024 px and the generation pass
+#                                1024 px and the generation pass (47 s), then
+#                                1024 px with a T5 attention mask (not timed
+#                                yet; about one more 1024 px run)
 #   memory        90 s     >16 s what autograd saves per FLUX block on CUDA
 #                                (30 s; 16 s), then PyTorch's allocated peak of
 #                                four reported jobs' steps against the memory

@@ -20,7 +20,13 @@ What runs (nothing is downloaded):
   - text embeddings as random tensors of T5-XXL's shape (cached embeddings);
   - one generation forward pass a step at 1024 px without LoRA, the run the
     generation rows of models/reported_speeds.yaml describe (--no-generation
-    leaves it out).
+    leaves it out);
+  - the training step once more at --masked-resolution (1024 px; 0 leaves it
+    out) with a T5 attention mask, as kohya's --apply_t5_attn_mask and every
+    Chroma trainer run it: a key mask that keeps the prompt's first 78 text
+    tokens (77 and the end token) and every image token. PyTorch cannot run a
+    masked call on flash attention; what the mask costs, attention kernel by
+    kernel, is what the cost model has no measured figure for yet.
 For each resolution: the median of --steps timed steps after --warmup, peak
 memory (PyTorch's allocator; the CUDA context comes on top) and a profile of
 one more step: GPU kernel time by kind (GEMM, attention, other) and how much
@@ -28,7 +34,8 @@ of the step the GPU was busy.
 
 Usage:
   python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
-          [--steps 5] [--warmup 2] [--no-generation] [--aitk PATH/aitk-validate]
+          [--steps 5] [--warmup 2] [--no-generation] [--masked-resolution 1024]
+          [--aitk PATH/aitk-validate]
           [--report REPORT.json]
   python3 ci/torch-flux-step.py --compare DIR/torch-flux.json
           [--aitk PATH] [--report REPORT.json]
@@ -304,7 +311,46 @@ def measure(args):
         doc["training"].append(row)
         print("training %d px: %s" % (res, brief(row)), flush=True)
         del batch, target
+    if args.masked_resolution:
+        doc["training_masked"] = masked_step(torch, model, opt, args)
     return doc
+
+
+def t5_key_mask(torch, res, kept=78):
+    """(1, 1, 1, text + image tokens), True where a key may be attended: the
+    first `kept` text tokens (diffusers' FLUX attention puts the text first)
+    and every image token, as a T5 attention mask leaves them."""
+    n = (res // 16) ** 2
+    mask = torch.ones(1, 1, 1, TEXT_TOKENS + n, dtype=torch.bool, device="cuda")
+    mask[..., kept:TEXT_TOKENS] = False
+    return mask
+
+
+def masked_step(torch, model, opt, args):
+    """The LoRA training step with a T5 key mask on every attention call."""
+    res = args.masked_resolution
+    batch = inputs(torch, res)
+    batch["joint_attention_kwargs"] = {"attention_mask": t5_key_mask(torch, res)}
+    target = torch.randn_like(batch["hidden_states"])
+
+    def step():
+        pred = model(**batch)[0]
+        loss = torch.nn.functional.mse_loss(pred.float(), target.float())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    try:
+        row = timed(torch, step, args.warmup, args.steps)
+    except torch.cuda.OutOfMemoryError as e:
+        torch.cuda.empty_cache()
+        row = {"error": "out of memory (%s)" % str(e).splitlines()[0]}
+    except (TypeError, RuntimeError) as e:  # a diffusers without the mask argument
+        row = {"error": "%s: %s" % (type(e).__name__, e)}
+    row["resolution"] = res
+    row["mask"] = "T5 key mask, 78 of %d text tokens kept" % TEXT_TOKENS
+    print("training %d px, T5 attention mask: %s" % (res, brief(row)), flush=True)
+    return row
 
 
 def brief(row):
@@ -514,6 +560,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
     ap.add_argument("--no-generation", dest="generation", action="store_false",
                     help="leave out the 1024 px generation pass")
+    ap.add_argument("--masked-resolution", type=int, default=1024, metavar="PX",
+                    help="the training step again with a T5 attention mask at this "
+                         "resolution (default 1024; 0 leaves it out)")
     ap.add_argument("--aitk", help="aitk-validate binary: compare with its prediction")
     ap.add_argument("--report", metavar="JSON",
                     help="aitk-validate's report.json: compare with its measured FLUX step")
@@ -526,6 +575,8 @@ def main():
         ap.error("--resolutions: expected whole numbers separated by commas")
     if any(r < 16 or r % 16 for r in args.resolutions):
         ap.error("--resolutions: each must be a multiple of 16 px")
+    if args.masked_resolution < 0 or args.masked_resolution % 16:
+        ap.error("--masked-resolution: a multiple of 16 px, or 0")
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
     if args.compare:

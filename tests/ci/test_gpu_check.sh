@@ -150,8 +150,8 @@ expect "figures: the GEMM-in-step problems" \
     has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
 expect "torch: every resolution and the generation pass, aitk's report" \
     has "$calls" "torch-flux-step.py --out [^ ]* --aitk .* --report .*/mfu.json"
-expect "torch: no resolution or generation left out" \
-    lacks "$calls" "torch-flux-step.py.*\(--resolutions\|--no-generation\)"
+expect "torch: no resolution, generation or masked step left out" \
+    lacks "$calls" "torch-flux-step.py.*\(--resolutions\|--no-generation\|--masked-resolution\)"
 expect "memory: what autograd saves, on CUDA, with no peft needed" \
     has "$calls" "autograd-saved.py --device cuda --lora plain"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
