@@ -7,6 +7,7 @@
 /* One change besides the batch; a part the job already has is dropped. */
 typedef struct change {
     bool cache_text;  /* text embeddings cached, encoders off the GPU */
+    bool no_validation; /* the trainer's validation stage left out */
     bool nf4;         /* a 4-bit base (aitk_workload_set_base: encoders fp8) */
     long resolution;  /* 0: keep the buckets */
 } change;
@@ -25,6 +26,7 @@ static long largest_resolution(const aitk_workload *w)
 static change effective(const aitk_workload *w, change c)
 {
     c.cache_text = c.cache_text && !w->cache_text;
+    c.no_validation = c.no_validation && w->validation_resolution > 0;
     c.nf4 = c.nf4 && w->base_dtype != AITK_WEIGHT_NF4;
     if (c.resolution >= largest_resolution(w))
         c.resolution = 0;
@@ -33,7 +35,8 @@ static change effective(const aitk_workload *w, change c)
 
 static bool same(change a, change b)
 {
-    return a.cache_text == b.cache_text && a.nf4 == b.nf4 && a.resolution == b.resolution;
+    return a.cache_text == b.cache_text && a.no_validation == b.no_validation &&
+           a.nf4 == b.nf4 && a.resolution == b.resolution;
 }
 
 static aitk_workload changed(const aitk_workload *w, change c, long batch)
@@ -42,6 +45,8 @@ static aitk_workload changed(const aitk_workload *w, change c, long batch)
     x.batch = batch;
     if (c.cache_text)
         x.cache_text = true;
+    if (c.no_validation)
+        x.validation_resolution = 0;
     if (c.nf4)
         aitk_workload_set_base(&x, AITK_WEIGHT_NF4);
     if (c.resolution)
@@ -55,6 +60,8 @@ static void describe(change c, long batch, long original_batch, aitk_str *out)
         aitk_str_appendf(out, " --batch %ld", batch);
     if (c.cache_text)
         aitk_str_append(out, " --cache-text-embeddings");
+    if (c.no_validation)
+        aitk_str_append(out, " --no-validation");
     if (c.nf4)
         aitk_str_append(out, " --quantize nf4");
     if (c.resolution)
@@ -87,16 +94,20 @@ static aitk_status largest_batch(const aitk_workload *w, const aitk_cost_params 
 }
 
 const char aitk_fit_tries_text[] =
-    "a smaller --batch, --cache-text-embeddings, --quantize nf4, --resolution 768 or 512";
+    "a smaller --batch, --cache-text-embeddings, --no-validation, --quantize nf4, "
+    "--resolution 768 or 512";
 
 aitk_status aitk_predict_fit_hint(const aitk_workload *w, const aitk_cost_params *p,
                                   const aitk_gpu_spec *gpu, aitk_fit_hint *out, aitk_str *err)
 {
-    /* Nothing but the batch first; then cached embeddings, which change
-     * nothing trained; a 4-bit base; both; a lower resolution; all three. */
+    /* Nothing but the batch first; then cached embeddings and no validation
+     * stage, which change nothing trained; a 4-bit base; both; a lower
+     * resolution; all three. */
     static const change tries[] = {
         {0},
         {.cache_text = true},
+        {.no_validation = true},
+        {.cache_text = true, .no_validation = true},
         {.nf4 = true},
         {.cache_text = true, .nf4 = true},
         {.resolution = 768},

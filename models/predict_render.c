@@ -308,12 +308,23 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
             sort_terms(&q->memory, idx);
             aitk_str said = AITK_STR_INIT;
             aitk_prediction_fit_text(q, &said);
-            fprintf(out, "      %s; largest terms:", aitk_str_cstr(&said));
+            const aitk_memory_plan *m = &q->memory;
+            if (m->validation_total > m->total) {
+                /* The training step would fit; the trainer's validation
+                 * stage, with the text encoders loaded again, does not. */
+                fprintf(out, "      %s at the trainer's validation: text encoders loaded again "
+                             "%.1f GiB on %.1f GiB kept from training (the step alone: peak "
+                             "%.1f GiB)\n",
+                        aitk_str_cstr(&said), m->validation_text / GIB,
+                        m->validation_kept / GIB, m->total / GIB);
+            } else {
+                fprintf(out, "      %s; largest terms:", aitk_str_cstr(&said));
+                for (int k = 0; k < 3; k++)
+                    fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_plan_term_names[idx[k]],
+                            m->bytes[idx[k]] / GIB);
+                fputc('\n', out);
+            }
             aitk_str_free(&said);
-            for (int k = 0; k < 3; k++)
-                fprintf(out, "%s %s %.1f GiB", k ? "," : "", aitk_plan_term_names[idx[k]],
-                        q->memory.bytes[idx[k]] / GIB);
-            fputc('\n', out);
             if (row->hint.found)
                 fprintf(out, "      fits with %s: peak %.1f GiB, %.2f s/step\n", row->hint.change,
                         aitk_memory_plan_peak(&row->hint.pred.memory) / GIB, row->hint.pred.step_s);

@@ -31,7 +31,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer;
-    bool all_gpus, explain, reported, cache_text, verbose;
+    bool all_gpus, explain, reported, cache_text, no_validation, verbose;
     long resolution, batch, rank;
     price prices[32];
     size_t n_prices;
@@ -69,6 +69,9 @@ static void predict_help(void)
           "                        is ai-toolkit's\n"
           "  --cache-text-embeddings   text embeddings computed once and the encoders\n"
           "                        unloaded (ai-toolkit train: cache_text_embeddings: true)\n"
+          "  --no-validation       the job validates not between steps: leave out the\n"
+          "                        trainer's validation stage (diffusers' script loads the\n"
+          "                        text encoders again for it, a peak of its own)\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
           "  --json FILE           write the predictions as JSON (atomically)\n"
           "  --explain             print the memory plan and the work of one step\n"
@@ -212,6 +215,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
     }
     if (o->cache_text)
         w->cache_text = true;
+    if (o->no_validation)
+        w->validation_resolution = 0;
     if (o->quantize) {
         aitk_weight_dtype d = AITK_WEIGHT_BF16;
         if (aitk_weight_dtype_parse(o->quantize, &d)) {
@@ -462,6 +467,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"explain", no_argument, NULL, 'e'},         {"help", no_argument, NULL, 'h'},
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
+        {"no-validation", no_argument, NULL, 'V'},
         {"trainer", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
@@ -496,6 +502,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'e': o->explain = true; break;
         case 'R': o->reported = true; break;
         case 'T': o->cache_text = true; break;
+        case 'V': o->no_validation = true; break;
         case 'v': o->verbose = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
@@ -518,7 +525,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     if (!st && o->reported &&
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
-         o->trainer)) {
+         o->no_validation || o->trainer)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;

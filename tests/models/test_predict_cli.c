@@ -188,6 +188,38 @@ static void test_sanity_bound_a40_a6000(void **state)
     }
 }
 
+/* diffusers' validation stage decides a fit on its own: FLUX with a bf16
+ * base at 512 px and cached embeddings trains in 32 GB (the step's peak
+ * about 25 GiB), but validation loads both text encoders again (4.883e9
+ * parameters, 9.1 GiB in bf16) and misses; the words say so, the change that
+ * fits is --no-validation, and predict with it gives that job's own figures. */
+static void test_validation_misses(void **state)
+{
+    (void)state;
+    const cJSON *g = NULL, *g2 = NULL;
+    ran r, r2;
+    const char *args[16] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 5090",
+                            "--trainer", "diffusers", "--quantize", "none", "--resolution",
+                            "512", "--cache-text-embeddings", NULL};
+    cJSON *j = predict_row(args, &g, &r);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g, "fits")));
+    assert_true(json_num(g, "validation_peak_bytes") > 30 * 1073741824.0);
+    assert_non_null(strstr(aitk_str_cstr(&r.out),
+                           "at the trainer's validation: text encoders loaded again 9.1 GiB"));
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(g, "fits_with");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(f, "change")->valuestring,
+                        "--no-validation");
+    args[12] = "--no-validation";
+    cJSON *j2 = predict_row(args, &g2, &r2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g2, "fits")));
+    assert_null(cJSON_GetObjectItemCaseSensitive(g2, "validation_peak_bytes"));
+    assert_float_equal(json_num(f, "peak_bytes"), json_num(g2, "peak_bytes"), 1e-6);
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    ran_free(&r);
+    ran_free(&r2);
+}
+
 /* A job that does not fit says which change would make it fit, with that
  * job's peak and step: the same figures predict gives when asked for the
  * changed job itself. FLUX at 768 px does not fit 16 GB with an fp8 base and
@@ -1096,6 +1128,7 @@ int main(void)
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_with),      cmocka_unit_test(test_tight),
+        cmocka_unit_test(test_validation_misses),
         cmocka_unit_test(test_host_bound),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
