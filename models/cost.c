@@ -270,8 +270,9 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
         }
         const double eb = b->elementwise_per_token * (double)s->hidden * act *
                           tokens(w, b->input, resolution, 0) * n;
-        out->bytes[AITK_BYTES_ELEMENTWISE] +=
-            eb * fwd_passes + (backward ? p->elementwise_bwd_factor * eb : 0);
+        const double bwd = w->elementwise_bwd_factor > 0 ? w->elementwise_bwd_factor
+                                                          : p->elementwise_bwd_factor;
+        out->bytes[AITK_BYTES_ELEMENTWISE] += eb * fwd_passes + (backward ? bwd * eb : 0);
     }
     /* Text encoders run forward once per micro-batch; quantized ones (text
      * "fp8": ai-toolkit quantizes T5 with the transformer) expand each weight

@@ -101,6 +101,10 @@ typedef struct aitk_workload {
      * larger of the two. */
     long validation_resolution;
     aitk_weight_dtype validation_te_dtype;
+    /* How many times its forward bytes a block's elementwise backward moves
+     * in the trainer's block code (models/trainers.yaml
+     * elementwise_bwd_factor); 0: cost.yaml's. */
+    double elementwise_bwd_factor;
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is

@@ -104,6 +104,37 @@ static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_no
                                 sizeof t->lora_layers / sizeof *t->lora_layers - 1, err);
 }
 
+/* `elementwise_bwd_factor` (optional): a map of model ids to sourced
+ * factors, each 0.5 to 4. */
+static aitk_status load_bwd_factor(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                   aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(map, "elementwise_bwd_factor");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to factors",
+                                      err);
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= sizeof t->bwd_factor / sizeof *t->bwd_factor) {
+            aitk_yaml_errorf(err, doc, m, "too many models");
+            return AITK_E_RANGE;
+        }
+        aitk_trainer_figure *f = &t->bwd_factor[i];
+        f->model_id = m->pairs[i].key->text;
+        const aitk_yaml_node *v = NULL;
+        st = sourced(doc, m, f->model_id, &v, err);
+        if (!st)
+            st = aitk_yaml_double(doc, v, &f->value, err);
+        if (!st && !(f->value >= 0.5 && f->value <= 4)) {
+            aitk_yaml_errorf(err, doc, v, "elementwise_bwd_factor %g out of range (0.5..4)",
+                             f->value);
+            st = AITK_E_RANGE;
+        }
+        t->n_bwd_factor = i + 1;
+    }
+    return st;
+}
+
 /* `validation_resolution` and `validation_text`: both or neither. */
 static aitk_status load_validation(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
                                    aitk_trainer *t, aitk_str *err)
@@ -134,7 +165,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
 {
     static const char *const keys[] = {"title", "aliases",    "text_tokens", "fp8",
                                        "optimizer", "step", "lora_dtype", "lora_layers",
-                                       "validation_resolution", "validation_text", NULL};
+                                       "validation_resolution", "validation_text",
+                                       "elementwise_bwd_factor", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -172,6 +204,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = load_lora_layers(doc, m, t, err);
     if (!st)
         st = load_validation(doc, m, t, err);
+    if (!st)
+        st = load_bwd_factor(doc, m, t, err);
     return st;
 }
 
@@ -290,6 +324,10 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
         w->lora_bytes = t->lora_bytes;
     w->validation_resolution = t->validation_resolution;
     w->validation_te_dtype = t->validation_te_dtype;
+    w->elementwise_bwd_factor = 0;
+    for (size_t i = 0; w->spec && i < t->n_bwd_factor; i++)
+        if (strcmp(t->bwd_factor[i].model_id, w->spec->id) == 0)
+            w->elementwise_bwd_factor = t->bwd_factor[i].value;
     /* The trainer's own choice of layers, unless the job made one. */
     if (t->lora_layers[0] && w->spec && aitk_trainer_has_model(t, w->spec->id) &&
         !(w->lora_only && *w->lora_only) && !(w->lora_ignore && *w->lora_ignore))

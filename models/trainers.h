@@ -20,6 +20,13 @@ typedef struct aitk_trainer_tokens {
     long tokens;
 } aitk_trainer_tokens;
 
+/* A figure the trainer's code gives one model, e.g. an elementwise
+ * backward factor. */
+typedef struct aitk_trainer_figure {
+    const char *model_id;
+    double value;
+} aitk_trainer_figure;
+
 typedef struct aitk_trainer {
     const char *id, *title;
     const char *aliases[8]; /* NULL-terminated */
@@ -45,6 +52,11 @@ typedef struct aitk_trainer {
      * generation's square size and the encoders' dtype; 0: none modelled. */
     long validation_resolution;
     aitk_weight_dtype validation_te_dtype;
+    /* `elementwise_bwd_factor`, by model: the elementwise backward's bytes
+     * over the forward's in the block code the trainer runs for it
+     * (measured op by op); a model not listed keeps cost.yaml's. */
+    aitk_trainer_figure bwd_factor[8];
+    size_t n_bwd_factor;
 } aitk_trainer;
 
 typedef struct aitk_trainers {

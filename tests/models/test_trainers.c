@@ -192,6 +192,12 @@ static void test_file_rejects(void **state)
                      "    validation_resolution: {value: 1024, source: s}\n"
                      "    validation_text: {value: int8, source: s}\n",
                      "'int8' is not one of the known values");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    elementwise_bwd_factor: {flux1-dev: {value: 9, source: s}}\n",
+                     "elementwise_bwd_factor 9 out of range");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    elementwise_bwd_factor: {flux1-dev: {value: 1.5}}\n",
+                     "source");
 }
 
 /* Validation between steps (models/trainers.yaml): diffusers' script loads
@@ -436,6 +442,52 @@ static void test_reported_trainer(void **state)
     aitk_str_free(&err);
 }
 
+/* The elementwise backward as the trainer's block code moves it
+ * (models/trainers.yaml elementwise_bwd_factor): diffusers' FLUX blocks,
+ * which ai-toolkit, diffusers' script and SimpleTuner train, 1.52 times the
+ * forward bytes; kohya's own blocks 2.0; ai-toolkit's own Chroma blocks 1.84;
+ * a model a trainer gives none keeps cost.yaml's. The factor multiplies the
+ * backward's share only: with checkpointing a block's elementwise bytes are
+ * (2 + factor) times its forward's, so the FLUX job's bytes move linearly
+ * with it, and 1.52 sits 0.48 of the way from 2.0 down to 1.0. */
+static void test_bwd_factor(void **state)
+{
+    fixture *f = *state;
+    aitk_workload a = flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_BF16);
+    assert_float_equal(a.elementwise_bwd_factor, 1.52, 0);
+    assert_float_equal(flux_job(f, "kohya", 1024, AITK_WEIGHT_BF16).elementwise_bwd_factor,
+                       2.0, 0);
+    assert_float_equal(flux_job(f, "diffusers", 1024, AITK_WEIGHT_BF16).elementwise_bwd_factor,
+                       1.52, 0);
+    aitk_model_spec *chroma = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_model_spec_load("chroma", false, &chroma, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_workload c;
+    aitk_workload_defaults(&c, chroma);
+    aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
+    assert_float_equal(c.elementwise_bwd_factor, 1.84, 0);
+    aitk_workload_set_trainer(&c, trainer(f, "simpletuner"));
+    assert_float_equal(c.elementwise_bwd_factor, 0, 0);
+    aitk_model_spec_free(chroma);
+    aitk_str_free(&err);
+    double bytes[3];
+    const double factors[3] = {2.0, 1.52, 1.0};
+    for (int i = 0; i < 3; i++) {
+        a.elementwise_bwd_factor = factors[i];
+        aitk_step_work wk;
+        assert_int_equal(aitk_cost_work(&a, f->params, 1024, &wk), AITK_OK);
+        bytes[i] = wk.bytes[AITK_BYTES_ELEMENTWISE];
+    }
+    assert_true(bytes[0] > bytes[1] && bytes[1] > bytes[2]);
+    assert_float_equal((bytes[0] - bytes[1]) / (bytes[0] - bytes[2]), 0.48, 1e-9);
+    /* 0: the cost.yaml figure (2.0) */
+    a.elementwise_bwd_factor = 0;
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&a, f->params, 1024, &wk), AITK_OK);
+    assert_float_equal(wk.bytes[AITK_BYTES_ELEMENTWISE], bytes[0], 1e-6);
+}
+
 /* A report's validation_text overrides its trainer's: fp32 for a script of
  * the weeks that moved the encoders without a dtype, none for one that
  * runs no validation (the QLoRA research project's miniature script). */
@@ -567,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
         cmocka_unit_test(test_lora_dtype),    cmocka_unit_test(test_validation),
         cmocka_unit_test(test_reported_validation),
+        cmocka_unit_test(test_bwd_factor),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
