@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "models/predict_calibrate.h"
 #include "models/predict_calibrate_internal.h"
+#include "models/trainers.h"
 
 /* A whole number a training setup can hold (a resolution, a batch, a rank). */
 static bool setting_count(const cJSON *n, long *out)
@@ -124,11 +125,20 @@ static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const cha
         aitk_str_appendf(err, "%s: workload %s: configuration.%s holds a value the cost model "
                               "cannot take (counts are whole numbers from 1; dtypes are bf16, "
                               "fp8 or nf4)", c->report_path, model, bad);
+    /* The measured job is predicted as predict predicts a job it is given:
+     * with the default trainer's settings (models/trainers.yaml), so that
+     * the scale makes predict's answer for this job the measured step. */
+    aitk_trainers *trainers = NULL;
     aitk_prediction pred;
     aitk_str perr = AITK_STR_INIT;
+    if (!st && (st = aitk_trainers_load(&trainers, &perr)) != AITK_OK && st != AITK_E_NOMEM)
+        aitk_str_appendf(err, "%s", aitk_str_cstr(&perr));
+    if (!st)
+        aitk_workload_set_trainer(&wl, trainers->fallback);
     if (!st && (st = aitk_cost_predict(&wl, p, c->gpu, &pred, &perr)) != AITK_OK &&
         st != AITK_E_NOMEM)
         aitk_str_appendf(err, "%s: workload %s: %s", c->report_path, model, aitk_str_cstr(&perr));
+    aitk_trainers_free(trainers);
     aitk_str_free(&perr);
     aitk_model_spec_free(spec);
     if (!st) {
