@@ -91,32 +91,38 @@ void aitk_reported_peak_tally(const aitk_reported_row *timed, size_t n_timed,
         tally_peak(fits[i].report, &fits[i].pred, t);
 }
 
-aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                      const aitk_calibration *cal, aitk_time_range *time_range,
-                                      aitk_time_range *peak_error, aitk_str *err)
+aitk_status aitk_reported_eval_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                    const aitk_calibration *cal, aitk_reported_eval *out,
+                                    aitk_str *err)
 {
-    aitk_reported_speeds *speeds = NULL;
-    aitk_reported_row *timed = NULL;
-    aitk_fit_row *fits = NULL;
-    *time_range = *peak_error = (aitk_time_range){0};
-    aitk_status st = aitk_reported_speeds_load(db, p, &speeds, err);
+    *out = (aitk_reported_eval){0};
+    aitk_status st = aitk_reported_speeds_load(db, p, &out->speeds, err);
     if (!st) {
-        timed = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *timed);
-        fits = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *fits);
-        st = timed && fits ? AITK_OK : AITK_E_NOMEM;
+        const aitk_reported_speeds *s = out->speeds;
+        out->timed = aitk_calloc(s->count ? s->count : 1, sizeof *out->timed);
+        out->fits = aitk_calloc(s->n_memory ? s->n_memory : 1, sizeof *out->fits);
+        st = out->timed && out->fits ? AITK_OK : AITK_E_NOMEM;
     }
     if (!st)
-        st = aitk_reported_evaluate(speeds, p, cal, timed, err);
+        st = aitk_reported_evaluate(out->speeds, p, cal, out->timed, err);
     if (!st)
-        st = aitk_reported_time_range(timed, speeds->count, NULL, time_range);
+        st = aitk_reported_time_range(out->timed, out->speeds->count, NULL, &out->time_range);
     if (!st)
-        st = aitk_reported_fit_evaluate(speeds, p, fits, err);
+        st = aitk_reported_fit_evaluate(out->speeds, p, out->fits, err);
     if (!st)
-        st = aitk_reported_peak_error(timed, speeds->count, fits, speeds->n_memory, peak_error);
-    aitk_free(timed);
-    aitk_free(fits);
-    aitk_reported_speeds_free(speeds);
+        st = aitk_reported_peak_error(out->timed, out->speeds->count, out->fits,
+                                      out->speeds->n_memory, &out->peak_error);
+    if (st)
+        aitk_reported_eval_free(out);
     return st;
+}
+
+void aitk_reported_eval_free(aitk_reported_eval *e)
+{
+    aitk_free(e->timed);
+    aitk_free(e->fits);
+    aitk_reported_speeds_free(e->speeds);
+    *e = (aitk_reported_eval){0};
 }
 
 int aitk_reported_fit_agrees(const aitk_fit_row *row)

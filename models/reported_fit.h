@@ -61,13 +61,21 @@ typedef struct aitk_peak_tally {
 void aitk_reported_peak_tally(const aitk_reported_row *timed, size_t n_timed,
                               const aitk_fit_row *fits, size_t n_fits, aitk_peak_tally *t);
 
-/* What `predict` gives with every prediction, from models/reported_speeds.yaml
- * read and predicted once: the time range over the training rows (with the
- * calibration, if any: aitk_reported_time_range) and the peak error above
- * (memory does not depend on the calibration). */
-aitk_status aitk_reported_bounds_load(const aitk_gpudb *db, const aitk_cost_params *p,
-                                      const aitk_calibration *cal, aitk_time_range *time_range,
-                                      aitk_time_range *peak_error, aitk_str *err);
+/* models/reported_speeds.yaml read and every row predicted once, for all
+ * that `predict` says of them: the timed rows (with the calibration, if
+ * any), the memory rows, the time range over the training rows
+ * (aitk_reported_time_range) and the peak error above (memory does not
+ * depend on the calibration). */
+typedef struct aitk_reported_eval {
+    aitk_reported_speeds *speeds;
+    aitk_reported_row *timed; /* speeds->count */
+    aitk_fit_row *fits;       /* speeds->n_memory */
+    aitk_time_range time_range, peak_error;
+} aitk_reported_eval;
+aitk_status aitk_reported_eval_load(const aitk_gpudb *db, const aitk_cost_params *p,
+                                    const aitk_calibration *cal, aitk_reported_eval *out,
+                                    aitk_str *err);
+void aitk_reported_eval_free(aitk_reported_eval *e);
 
 /* The fit table, the line "fit verdict right on N of M rows whose source
  * says it ran or ran out of memory" (rows whose setup cannot be known

@@ -136,9 +136,12 @@ typedef struct run {
     aitk_calibration *cal;
     aitk_str *err;
     aitk_str models_done; /* "|id|id|": a model named twice is predicted once */
-    aitk_time_range range; /* of the reported jobs: given with each prediction */
-    aitk_time_range peak_error; /* reported / predicted peaks: marks tight fits */
-    bool range_loaded;     /* loaded before the first prediction, after its spec */
+    /* The reported jobs, read and predicted once before the first
+     * prediction (after its spec): the time range given with each
+     * prediction, the peak error that marks tight fits, the summary under
+     * them and the --reported tables. */
+    aitk_reported_eval reported;
+    bool reported_loaded;
 } run;
 
 static aitk_status add_gpu(const char *name, void *ctx)
@@ -194,17 +197,22 @@ static aitk_status parse_prices(run *r)
     return AITK_OK;
 }
 
+static aitk_status load_reported(run *r)
+{
+    if (r->reported_loaded)
+        return AITK_OK;
+    aitk_status st = aitk_reported_eval_load(r->db, r->params, r->cal, &r->reported, r->err);
+    r->reported_loaded = !st;
+    return st;
+}
+
 static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_workload *w,
                                     const aitk_train_config *cfg)
 {
     predict_opts *o = r->o;
-    if (!r->range_loaded) {
-        aitk_status st = aitk_reported_bounds_load(r->db, r->params, r->cal, &r->range,
-                                                   &r->peak_error, r->err);
-        if (st)
-            return st;
-        r->range_loaded = true;
-    }
+    aitk_status loaded = load_reported(r);
+    if (loaded)
+        return loaded;
     if (o->resolution)
         aitk_workload_set_resolution(w, o->resolution);
     if (o->batch)
@@ -231,7 +239,8 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .title = cfg ? cfg->title : NULL,
                                .n_rows = r->n_gpus, .calibration = r->cal,
                                .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
-                               .range = &r->range, .peak_error = &r->peak_error,
+                               .range = &r->reported.time_range,
+                               .peak_error = &r->reported.peak_error,
                                .host_step_s = r->params->eager_host_model &&
                                                       strcmp(r->params->eager_host_model,
                                                              spec->id) == 0
@@ -344,26 +353,16 @@ static aitk_status predict_config(run *r)
 }
 
 /* The memory reports' fit verdicts against what their sources say, with
- * the peak error of every row that measured a peak (timed: the timed rows,
- * predicted). */
-static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds,
-                                const aitk_reported_row *timed)
+ * the peak error and the peaks within 15% over every row that gives one. */
+static aitk_status predict_fits(run *r)
 {
-    aitk_fit_row *rows = aitk_calloc(speeds->n_memory ? speeds->n_memory : 1, sizeof *rows);
-    aitk_status st = rows ? AITK_OK : AITK_E_NOMEM;
-    aitk_time_range peak_error = {0};
+    const aitk_reported_eval *e = &r->reported;
+    const size_t n = e->speeds->n_memory;
     aitk_peak_tally peaks = {0};
-    if (!st)
-        st = aitk_reported_fit_evaluate(speeds, r->params, rows, r->err);
-    if (!st)
-        st = aitk_reported_peak_error(timed, speeds->count, rows, speeds->n_memory, &peak_error);
-    if (!st)
-        aitk_reported_peak_tally(timed, speeds->count, rows, speeds->n_memory, &peaks);
-    if (!st)
-        st = aitk_reported_fit_print_text(stdout, rows, speeds->n_memory, &peak_error, &peaks);
+    aitk_reported_peak_tally(e->timed, e->speeds->count, e->fits, n, &peaks);
+    aitk_status st = aitk_reported_fit_print_text(stdout, e->fits, n, &e->peak_error, &peaks);
     if (!st && r->json)
-        st = aitk_reported_fit_add_json(r->json, rows, speeds->n_memory, &peak_error, &peaks);
-    aitk_free(rows);
+        st = aitk_reported_fit_add_json(r->json, e->fits, n, &e->peak_error, &peaks);
     return st;
 }
 
@@ -371,7 +370,7 @@ static aitk_status predict_fits(run *r, const aitk_reported_speeds *speeds,
  * basis of the tight mark (models/predict.h), in the text and the JSON. */
 static aitk_status print_peak_error(run *r)
 {
-    const aitk_time_range *e = &r->peak_error;
+    const aitk_time_range *e = &r->reported.peak_error;
     if (e->n == 0)
         return AITK_OK;
     printf("How far to trust the fits: measured peaks came to %.2f-%.2fx the model's (10-90th "
@@ -393,28 +392,20 @@ static aitk_status print_peak_error(run *r)
  * --reported, else the range of ratios under the predictions. */
 static aitk_status predict_reported(run *r, bool table)
 {
-    aitk_reported_speeds *speeds = NULL;
-    aitk_status st = aitk_reported_speeds_load(r->db, r->params, &speeds, r->err);
-    aitk_reported_row *rows = NULL;
-    if (!st) {
-        rows = aitk_calloc(speeds->count ? speeds->count : 1, sizeof *rows);
-        st = rows ? AITK_OK : AITK_E_NOMEM;
-    }
-    if (!st)
-        st = aitk_reported_evaluate(speeds, r->params, r->cal, rows, r->err);
-    if (!st && table)
-        st = aitk_reported_print_text(stdout, rows, speeds->count);
-    else if (!st)
-        st = aitk_reported_print_summary(stdout, rows, speeds->count, r->cal != NULL);
+    aitk_status st = load_reported(r);
+    if (st)
+        return st;
+    const aitk_reported_row *rows = r->reported.timed;
+    const size_t n = r->reported.speeds->count;
+    if (table)
+        st = aitk_reported_print_text(stdout, rows, n);
+    else
+        st = aitk_reported_print_summary(stdout, rows, n, r->cal != NULL);
     if (!st && r->json)
-        st = table ? aitk_reported_add_json(r->json, rows, speeds->count)
-                   : aitk_reported_add_summary_json(r->json, rows, speeds->count);
-    if (!st && table)
-        st = predict_fits(r, speeds, rows);
-    if (!st && !table)
-        st = print_peak_error(r);
-    aitk_free(rows);
-    aitk_reported_speeds_free(speeds);
+        st = table ? aitk_reported_add_json(r->json, rows, n)
+                   : aitk_reported_add_summary_json(r->json, rows, n);
+    if (!st)
+        st = table ? predict_fits(r) : print_peak_error(r);
     return st;
 }
 
@@ -446,6 +437,7 @@ static int finish(run *r, aitk_status st)
     }
     cJSON_Delete(r->json);
     aitk_str_free(&r->models_done);
+    aitk_reported_eval_free(&r->reported); /* its rows point into the database */
     aitk_calibration_free(r->cal);
     aitk_free(r->gpus);
     aitk_gpudb_free(r->db);
