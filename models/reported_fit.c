@@ -59,7 +59,8 @@ aitk_status aitk_reported_peak_error(const aitk_reported_row *timed, size_t n_ti
         if (fits[i].report->gpu && fits[i].report->peak_gb > 0 && peak > 0)
             ratios[k++] = fits[i].report->peak_gb * 1e9 / peak;
     }
-    aitk_status st = aitk_time_range_of(ratios, k, out);
+    aitk_status st = aitk_time_range_at(ratios, k, AITK_PEAK_LOW_PERCENTILE,
+                                        AITK_PEAK_HIGH_PERCENTILE, out);
     aitk_free(ratios);
     return st;
 }

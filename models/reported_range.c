@@ -9,6 +9,13 @@
 
 aitk_status aitk_time_range_of(const double *values, size_t n, aitk_time_range *out)
 {
+    return aitk_time_range_at(values, n, AITK_RANGE_LOW_PERCENTILE, AITK_RANGE_HIGH_PERCENTILE,
+                              out);
+}
+
+aitk_status aitk_time_range_at(const double *values, size_t n, double lo_pct, double hi_pct,
+                               aitk_time_range *out)
+{
     *out = (aitk_time_range){0};
     if (n == 0)
         return AITK_OK;
@@ -17,8 +24,8 @@ aitk_status aitk_time_range_of(const double *values, size_t n, aitk_time_range *
     if (st)
         return st;
     out->n = n;
-    out->lo = aitk_quantile_sorted(v, n, AITK_RANGE_LOW_PERCENTILE / 100.0);
-    out->hi = aitk_quantile_sorted(v, n, AITK_RANGE_HIGH_PERCENTILE / 100.0);
+    out->lo = aitk_quantile_sorted(v, n, lo_pct / 100.0);
+    out->hi = aitk_quantile_sorted(v, n, hi_pct / 100.0);
     aitk_free(v);
     return AITK_OK;
 }

@@ -877,6 +877,9 @@ static const struct {
     {"fluxgym-423-4080super-512", "RTX 4080 SUPER", 4.5, 0, false, false},
     {"kohya-gui-secourses-a6000", "RTX A6000", 4.43, 0, false, false},
     {"kohya-gui-secourses-a40", "A40", 4.85, 0, false, false},
+    /* The same author's earlier video, RTX A6000, 8.56 s/it (its T5 mask
+     * state unsaid), predicted 0.65 of it: open, see the row. */
+    {"kohya-gui-secourses-zero2hero-a6000", "RTX A6000", 8.56, 0, false, true},
 };
 
 /* A generation run is one forward pass a step with no trainer in between:

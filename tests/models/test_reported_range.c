@@ -13,8 +13,10 @@
 
 #define CLOSE(a, b) (fabs((a) - (b)) < 1e-9)
 
-/* The range sorts what it is given; its ends are inside, a hair beyond is
- * not; no values, no range (and nothing is covered). */
+/* The range sorts what it is given and spans the 5th to the 95th
+ * percentile, interpolated at h = (n - 1) p: for 1..7, h 0.3 and 5.7, so
+ * 1.3 to 6.7 (the 10th to the 90th: 1.6 to 6.4); its ends are inside, a
+ * hair beyond is not; no values, no range (and nothing is covered). */
 static void test_range_of(void **state)
 {
     (void)state;
@@ -22,9 +24,11 @@ static void test_range_of(void **state)
     aitk_time_range r;
     assert_int_equal(aitk_time_range_of(x, 7, &r), AITK_OK);
     assert_int_equal(r.n, 7);
+    assert_true(CLOSE(r.lo, 1.3) && CLOSE(r.hi, 6.7));
+    assert_true(aitk_time_range_covers(&r, r.lo) && aitk_time_range_covers(&r, r.hi));
+    assert_false(aitk_time_range_covers(&r, 1.29) || aitk_time_range_covers(&r, 6.71));
+    assert_int_equal(aitk_time_range_at(x, 7, 10, 90, &r), AITK_OK);
     assert_true(CLOSE(r.lo, 1.6) && CLOSE(r.hi, 6.4));
-    assert_true(aitk_time_range_covers(&r, 1.6) && aitk_time_range_covers(&r, 6.4));
-    assert_false(aitk_time_range_covers(&r, 1.59) || aitk_time_range_covers(&r, 6.41));
     assert_int_equal(aitk_time_range_of(x, 0, &r), AITK_OK);
     assert_int_equal(r.n, 0);
     assert_false(aitk_time_range_covers(&r, 1));
@@ -44,11 +48,11 @@ static void test_source_key(void **state)
  * predicted at 1 s, so reported / predicted is the reported time:
  *   A: 1.0, 2.0   B: 1.5 (and a generation row at 10, never counted)
  *   C: 0.5, 3.0
- * All five sorted 0.5 1 1.5 2 3: p10 at h 0.4 = 0.7, p90 at h 3.6 = 2.6;
+ * All five sorted 0.5 1 1.5 2 3: p5 at h 0.2 = 0.6, p95 at h 3.8 = 2.8;
  * 1, 1.5 and 2 inside: 3 of 5.
- * Without A (0.5 1.5 3): 0.7 to 2.7, holds 1 and 2.
- * Without B (0.5 1 2 3): 0.65 to 2.7, holds 1.5.
- * Without C (1 1.5 2): 1.1 to 1.9, holds neither 0.5 nor 3: 3 of 5 in all.
+ * Without A (0.5 1.5 3): h 0.1 and 1.9, 0.6 to 2.85, holds 1 and 2.
+ * Without B (0.5 1 2 3): h 0.15 and 2.85, 0.575 to 2.85, holds 1.5.
+ * Without C (1 1.5 2): 1.05 to 1.95, holds neither 0.5 nor 3: 3 of 5 in all.
  * Errors, exp(mean |ln(1 / value)|): A sqrt(2), B 1.5, C sqrt(6). */
 static void test_leave_one_source_out(void **state)
 {
@@ -73,7 +77,7 @@ static void test_leave_one_source_out(void **state)
     bool in[N], loso[N];
     assert_int_equal(aitk_reported_range_coverage(rows, N, &cov, in, loso), AITK_OK);
     assert_int_equal(cov.rows, 5);
-    assert_true(CLOSE(cov.all.lo, 0.7) && CLOSE(cov.all.hi, 2.6));
+    assert_true(CLOSE(cov.all.lo, 0.6) && CLOSE(cov.all.hi, 2.8));
     assert_int_equal(cov.covered, 3);
     assert_int_equal(cov.covered_loso, 3);
     const bool want_in[N] = {true, true, true, false, false, false};
@@ -89,9 +93,9 @@ static void test_leave_one_source_out(void **state)
         const char *first;
         size_t rows, covered;
         double error, lo, hi;
-    } want[] = {{"A: first", 2, 2, 1.4142135623730951, 0.7, 2.7},
-                {"B: one", 1, 1, 1.5, 0.65, 2.7},
-                {"C: low", 2, 0, 2.449489742783178, 1.1, 1.9}};
+    } want[] = {{"A: first", 2, 2, 1.4142135623730951, 0.6, 2.85},
+                {"B: one", 1, 1, 1.5, 0.575, 2.85},
+                {"C: low", 2, 0, 2.449489742783178, 1.05, 1.95}};
     for (size_t i = 0; i < 3; i++) {
         const aitk_source_check *c = &src[i];
         if (strcmp(c->first->source, want[i].first) || c->rows != want[i].rows ||
