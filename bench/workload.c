@@ -23,6 +23,7 @@
 #include "bench/workload_kernels.h"
 #include "kernels/backend.h"
 #include "models/gpudb.h"
+#include "models/trainers.h"
 
 aitk_status aitk_bench_workload_skipped(const char *model_id, const char *backend,
                                         const char *reason, cJSON **entry)
@@ -223,17 +224,24 @@ static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
     const aitk_cost_params *p = req->cost_params ? req->cost_params : loaded;
     aitk_workload wl;
     aitk_prediction pr;
+    aitk_trainers *trainers = NULL;
+    if (!st)
+        st = aitk_trainers_load(&trainers, &err);
     if (!st) {
         if (req->train)
             aitk_config_workload(req->train, spec, &wl);
         else
             aitk_workload_defaults(&wl, spec);
+        /* As predict takes the job: an ai-toolkit job, with its trainer's
+         * settings (models/trainers.yaml). */
+        aitk_workload_set_trainer(&wl, trainers->fallback);
         /* the buckets that ran: the cost model's time is their mean, its
          * memory their largest */
         memcpy(wl.resolutions, plan->resolutions, plan->n_buckets * sizeof(long));
         wl.n_resolutions = plan->n_buckets;
         st = aitk_cost_predict(&wl, p, gpu, &pr, &err);
     }
+    aitk_trainers_free(trainers);
     aitk_cost_params_free(loaded);
     aitk_str_free(&err);
     if (st)
