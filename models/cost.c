@@ -81,9 +81,10 @@ void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
     w->te_dtype = d == AITK_WEIGHT_BF16 || d == AITK_WEIGHT_FP32 ? d : AITK_WEIGHT_FP8;
-    /* torchao's float8 training converts the transformer alone; diffusers
-     * keeps the text encoders in the weight dtype. */
-    if (d == AITK_WEIGHT_FP8 && w->fp8_path == AITK_FP8_TORCHAO)
+    /* torchao's float8 training converts the transformer alone, and a
+     * trainer that keeps its encoders resident (diffusers) keeps them in the
+     * weight dtype: neither quantizes the text encoders. */
+    if ((d == AITK_WEIGHT_FP8 && w->fp8_path == AITK_FP8_TORCHAO) || w->te_resident)
         w->te_dtype = AITK_WEIGHT_BF16;
 }
 

@@ -70,8 +70,9 @@ typedef struct aitk_workload {
     bool autocast;
     /* With cache_text: the prompts were encoded once, but the encoders stay
      * on the GPU (in te_dtype) for the whole run, as diffusers'
-     * train_dreambooth_lora_flux.py leaves them (models/reported_speeds.yaml,
-     * text: resident): their weights count, their work does not. */
+     * train_dreambooth_lora_flux.py leaves them (models/trainers.yaml
+     * cached_text; a report's text: resident): their weights count, their
+     * work does not. Without cache_text it changes nothing. */
     bool te_resident;
     /* The plan is for this project's own step graph (models/step.h), not a
      * PyTorch trainer: its hand-written backward keeps fewer tensors than
@@ -121,7 +122,8 @@ bool aitk_workload_fp8_compute(const aitk_workload *w);
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);
 /* The base weights' storage, and the text encoders' as ai-toolkit quantizes
  * them (qtype_te: qfloat8 unless set, whatever the transformer's qtype; a
- * bf16 base leaves them bf16). */
+ * bf16 base leaves them bf16); set after the trainer: torchao's fp8 path and
+ * a trainer that keeps its encoders resident leave them bf16. */
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d);
 /* The side of the square of a width x height sample's area, to 16 px (the
  * cost model's resolutions are square; tokens follow the area). */

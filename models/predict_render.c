@@ -40,7 +40,9 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
         fprintf(out, "%s%ld", i ? "/" : " ", w->resolutions[i]);
     fprintf(out, " px, %s, %s, text encoders %s%s\n",
             w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
-            w->cache_text ? "cached" : "loaded as ",
+            w->cache_text ? (w->te_resident ? "cached, kept on the GPU by the trainer"
+                                            : "cached")
+                          : "loaded as ",
             w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
     static const char *const fp8_what[] = {"optimum-quanto qfloat8", "a plain float8 cast",
                                            "torchao fp8 compute on bf16 weights"};

@@ -443,7 +443,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->base_dtype = (aitk_weight_dtype)s->base;
     switch (s->text) {
     case AITK_TEXT_DEFAULT: break;
-    case AITK_TEXT_CACHED: w->cache_text = true; break;
+    case AITK_TEXT_CACHED: w->cache_text = true; w->te_resident = false; break;
     case AITK_TEXT_RESIDENT:
         w->cache_text = true;
         w->te_resident = true;

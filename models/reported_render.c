@@ -26,8 +26,8 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
     if (w->accumulation > 1)
         aitk_str_appendf(o, "x%ld", w->accumulation);
     aitk_str_appendf(o, " r%ld %s, text %s%s%s", w->rank, aitk_weight_dtype_name(w->base_dtype),
-                     w->te_resident ? "resident"
-                     : w->cache_text ? "cached"
+                     w->cache_text && w->te_resident ? "resident"
+                     : w->cache_text                 ? "cached"
                                      : aitk_weight_dtype_name(w->te_dtype),
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
     /* The trainer's validation stage (aitk_workload), with the dtype of the
@@ -273,8 +273,8 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddNumberToObject(o, "batch", (double)w->batch);
     cJSON_AddNumberToObject(o, "rank", (double)w->rank);
     cJSON_AddStringToObject(o, "base", aitk_weight_dtype_name(w->base_dtype));
-    cJSON_AddStringToObject(o, "text", w->te_resident  ? "resident"
-                                       : w->cache_text ? "cached"
+    cJSON_AddStringToObject(o, "text", w->cache_text && w->te_resident ? "resident"
+                                       : w->cache_text                 ? "cached"
                                                        : aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(o, "autocast", w->autocast);

@@ -166,7 +166,7 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
     static const char *const keys[] = {"title", "aliases",    "text_tokens", "fp8",
                                        "optimizer", "step", "lora_dtype", "lora_layers",
                                        "validation_resolution", "validation_text",
-                                       "elementwise_bwd_factor", NULL};
+                                       "elementwise_bwd_factor", "cached_text", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -206,6 +206,11 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = load_validation(doc, m, t, err);
     if (!st)
         st = load_bwd_factor(doc, m, t, err);
+    static const char *const cached[] = {"unloaded", "resident", NULL};
+    if (!st && aitk_yaml_get(m, "cached_text")) {
+        st = sourced_string(doc, m, "cached_text", cached, &i, &text, err);
+        t->text_resident = i == 1;
+    }
     return st;
 }
 
@@ -324,6 +329,11 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
         w->lora_bytes = t->lora_bytes;
     w->validation_resolution = t->validation_resolution;
     w->validation_te_dtype = t->validation_te_dtype;
+    /* Counted only where the prompts are cached: encoders that run each
+     * step are on the GPU anyway. */
+    w->te_resident = t->text_resident;
+    if (t->text_resident)
+        w->te_dtype = AITK_WEIGHT_BF16;
     w->elementwise_bwd_factor = 0;
     for (size_t i = 0; w->spec && i < t->n_bwd_factor; i++)
         if (strcmp(t->bwd_factor[i].model_id, w->spec->id) == 0)

@@ -52,6 +52,10 @@ typedef struct aitk_trainer {
      * generation's square size and the encoders' dtype; 0: none modelled. */
     long validation_resolution;
     aitk_weight_dtype validation_te_dtype;
+    /* `cached_text: resident`: a prompt encoded once leaves the text
+     * encoders on the GPU in bf16 for the whole run (aitk_workload
+     * te_resident); false (`unloaded`, or absent): they leave the GPU. */
+    bool text_resident;
     /* `elementwise_bwd_factor`, by model: the elementwise backward's bytes
      * over the forward's in the block code the trainer runs for it
      * (measured op by op); a model not listed keeps cost.yaml's. */

@@ -221,6 +221,10 @@ static void test_validation(void **state)
     aitk_workload d = flux_job(f, "diffusers", 512, AITK_WEIGHT_BF16);
     assert_int_equal(d.validation_resolution, 1024);
     assert_int_equal(d.validation_te_dtype, AITK_WEIGHT_BF16);
+    /* The script of #9156's week deleted its encoders after encoding the
+     * prompt (the script keeps them since 37e3603c4a: cached_text). */
+    assert_true(d.te_resident);
+    d.te_resident = false;
     d.checkpointing = false;
     aitk_prediction bf = predict(f, &d, "A100 40GB SXM");
     assert_float_equal(bf.memory.validation_text, 4.883e9 * 2, 1e3);
@@ -442,6 +446,28 @@ static void test_reported_trainer(void **state)
     aitk_str_free(&err);
 }
 
+/* diffusers' script encodes its one prompt and keeps both text encoders on
+ * the GPU in bf16 for the whole run (models/trainers.yaml cached_text:
+ * resident): with the prompts cached, their 4.883e9 parameters still count,
+ * 9.766e9 B, whatever the base (an NF4 base does not make them fp8 as
+ * ai-toolkit's qtype_te would); ai-toolkit unloads them. */
+static void test_cached_text_resident(void **state)
+{
+    fixture *f = *state;
+    aitk_workload d = flux_job(f, "diffusers", 512, AITK_WEIGHT_BF16);
+    aitk_workload a = flux_job(f, "ai-toolkit", 512, AITK_WEIGHT_BF16);
+    aitk_workload_set_base(&d, AITK_WEIGHT_NF4);
+    aitk_memory_plan md, ma;
+    assert_int_equal(aitk_cost_memory(&d, f->params, 512, &md, NULL), AITK_OK);
+    assert_int_equal(aitk_cost_memory(&a, f->params, 512, &ma, NULL), AITK_OK);
+    assert_true(d.te_resident && d.cache_text);
+    assert_float_equal(md.bytes[AITK_PLAN_TEXT_ENCODERS], 9.766e9, 1e3);
+    assert_float_equal(ma.bytes[AITK_PLAN_TEXT_ENCODERS], 0, 0);
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    cached_text: {value: kept, source: s}\n",
+                     "'kept' is not one of the known values");
+}
+
 /* The elementwise backward as the trainer's block code moves it
  * (models/trainers.yaml elementwise_bwd_factor): diffusers' FLUX blocks,
  * which ai-toolkit, diffusers' script and SimpleTuner train, 1.52 times the
@@ -620,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_lora_dtype),    cmocka_unit_test(test_validation),
         cmocka_unit_test(test_reported_validation),
         cmocka_unit_test(test_bwd_factor),
+        cmocka_unit_test(test_cached_text_resident),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
