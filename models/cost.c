@@ -11,6 +11,7 @@
 #include "models/cost.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -334,9 +335,14 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
     if (!(b->saved_per_token > 0) || w->step_graph)
         return block_live_bytes(w, p, b, res);
     const double act = p->activation_bytes;
-    const double saved = w->autocast && b->saved_per_token_autocast > 0
-                             ? b->saved_per_token_autocast
-                             : b->saved_per_token;
+    double plain = b->saved_per_token, autocast = b->saved_per_token_autocast;
+    /* The trainer's own block code, where it keeps another count. */
+    const ptrdiff_t g = b - w->spec->blocks;
+    if (g >= 0 && g < AITK_WORKLOAD_MAX_GROUPS && w->saved_per_token[g] > 0) {
+        plain = w->saved_per_token[g];
+        autocast = w->saved_per_token_autocast[g];
+    }
+    const double saved = w->autocast && autocast > 0 ? autocast : plain;
     double bytes = act * saved * (double)w->spec->hidden * tokens(w, b->input, res, 0);
     if (b->heads > 0)
         bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;

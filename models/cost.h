@@ -41,6 +41,9 @@ typedef enum aitk_fp8_path {
     AITK_FP8_PATH_COUNT,
 } aitk_fp8_path;
 
+/* Block groups a trainer can give its own saved counts for. */
+#define AITK_WORKLOAD_MAX_GROUPS 16
+
 typedef struct aitk_workload {
     const aitk_model_spec *spec;
     long resolutions[8];     /* buckets; time is their mean, memory their max */
@@ -106,6 +109,11 @@ typedef struct aitk_workload {
      * in the trainer's block code (models/trainers.yaml
      * elementwise_bwd_factor); 0: cost.yaml's. */
     double elementwise_bwd_factor;
+    /* What a block group (by its index in spec->blocks) saves for its
+     * backward in the trainer's block code, plain and under autocast
+     * (models/trainers.yaml saved_per_token); 0: the spec's count. */
+    double saved_per_token[AITK_WORKLOAD_MAX_GROUPS];
+    double saved_per_token_autocast[AITK_WORKLOAD_MAX_GROUPS];
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is

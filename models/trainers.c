@@ -135,6 +135,57 @@ static aitk_status load_bwd_factor(const aitk_yaml_doc *doc, const aitk_yaml_nod
     return st;
 }
 
+/* One `saved_per_token` entry: {value: plain, autocast: N, source}. */
+static aitk_status load_saved_group(const aitk_yaml_doc *doc, const aitk_yaml_node *groups,
+                                    size_t k, const char *model_id, aitk_trainer *t,
+                                    aitk_str *err)
+{
+    if (t->n_saved >= sizeof t->saved / sizeof *t->saved) {
+        aitk_yaml_errorf(err, doc, groups, "too many block groups");
+        return AITK_E_RANGE;
+    }
+    const char *group = groups->pairs[k].key->text;
+    const aitk_yaml_node *v = NULL, *a = NULL;
+    double plain = 0, cast = 0;
+    aitk_status st = sourced(doc, groups, group, &v, err);
+    if (!st)
+        st = aitk_yaml_double(doc, v, &plain, err);
+    if (!st)
+        st = aitk_yaml_need(doc, groups->pairs[k].value, "autocast", &a, err);
+    if (!st)
+        st = aitk_yaml_double(doc, a, &cast, err);
+    if (!st && !(plain >= 1 && plain <= 200 && cast >= 1 && cast <= 200)) {
+        aitk_yaml_errorf(err, doc, v, "saved_per_token %g / %g out of range (1..200)", plain,
+                         cast);
+        st = AITK_E_RANGE;
+    }
+    if (!st) {
+        t->saved[t->n_saved].model_id = model_id;
+        t->saved[t->n_saved].group = group;
+        t->saved[t->n_saved].plain = plain;
+        t->saved[t->n_saved].autocast = cast;
+        t->n_saved++;
+    }
+    return st;
+}
+
+/* `saved_per_token` (optional): model id -> block group -> entry. */
+static aitk_status load_saved(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                              aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(map, "saved_per_token");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids", err);
+    for (size_t i = 0; !st && i < m->count; i++) {
+        const aitk_yaml_node *groups = m->pairs[i].value;
+        st = aitk_yaml_expect(doc, groups, AITK_YAML_MAP, "a map of block groups", err);
+        for (size_t k = 0; !st && k < groups->count; k++)
+            st = load_saved_group(doc, groups, k, m->pairs[i].key->text, t, err);
+    }
+    return st;
+}
+
 /* `validation_resolution` and `validation_text`: both or neither. */
 static aitk_status load_validation(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
                                    aitk_trainer *t, aitk_str *err)
@@ -166,7 +217,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
     static const char *const keys[] = {"title", "aliases",    "text_tokens", "fp8",
                                        "optimizer", "step", "lora_dtype", "lora_layers",
                                        "validation_resolution", "validation_text",
-                                       "elementwise_bwd_factor", "cached_text", NULL};
+                                       "elementwise_bwd_factor", "cached_text",
+                                       "saved_per_token", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -206,6 +258,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = load_validation(doc, m, t, err);
     if (!st)
         st = load_bwd_factor(doc, m, t, err);
+    if (!st)
+        st = load_saved(doc, m, t, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
     if (!st && aitk_yaml_get(m, "cached_text")) {
         st = sourced_string(doc, m, "cached_text", cached, &i, &text, err);
@@ -338,6 +392,15 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
     for (size_t i = 0; w->spec && i < t->n_bwd_factor; i++)
         if (strcmp(t->bwd_factor[i].model_id, w->spec->id) == 0)
             w->elementwise_bwd_factor = t->bwd_factor[i].value;
+    memset(w->saved_per_token, 0, sizeof w->saved_per_token);
+    memset(w->saved_per_token_autocast, 0, sizeof w->saved_per_token_autocast);
+    for (size_t i = 0; w->spec && i < t->n_saved; i++)
+        for (size_t g = 0; g < w->spec->n_blocks && g < AITK_WORKLOAD_MAX_GROUPS; g++)
+            if (strcmp(t->saved[i].model_id, w->spec->id) == 0 &&
+                strcmp(t->saved[i].group, w->spec->blocks[g].name) == 0) {
+                w->saved_per_token[g] = t->saved[i].plain;
+                w->saved_per_token_autocast[g] = t->saved[i].autocast;
+            }
     /* The trainer's own choice of layers, unless the job made one. */
     if (t->lora_layers[0] && w->spec && aitk_trainer_has_model(t, w->spec->id) &&
         !(w->lora_only && *w->lora_only) && !(w->lora_ignore && *w->lora_ignore))

@@ -61,6 +61,14 @@ typedef struct aitk_trainer {
      * (measured op by op); a model not listed keeps cost.yaml's. */
     aitk_trainer_figure bwd_factor[8];
     size_t n_bwd_factor;
+    /* `saved_per_token` (and `saved_per_token_autocast`): by model and block
+     * group name, what the trainer's own block code saves for the backward,
+     * measured op by op, where it is not the model's spec's code. */
+    struct {
+        const char *model_id, *group;
+        double plain, autocast;
+    } saved[8];
+    size_t n_saved;
 } aitk_trainer;
 
 typedef struct aitk_trainers {
