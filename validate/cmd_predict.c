@@ -30,9 +30,9 @@ typedef struct price {
 } price;
 
 typedef struct predict_opts {
-    const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer;
-    bool all_gpus, explain, reported, cache_text, no_validation, verbose;
-    long resolution, batch, rank;
+    const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer, *optimizer;
+    bool all_gpus, explain, reported, cache_text, no_validation, no_checkpointing, verbose;
+    long resolution, batch, rank, accumulation;
     price prices[32];
     size_t n_prices;
     char **price_args;
@@ -72,6 +72,12 @@ static void predict_help(void)
           "  --no-validation       the job validates not between steps: leave out the\n"
           "                        trainer's validation stage (diffusers' script loads the\n"
           "                        text encoders again for it, a peak of its own)\n"
+          "  --optimizer NAME      adamw, adamw8bit, prodigy, adafactor, lion or lion8bit\n"
+          "                        (models/cost.yaml; their state is part of the peak)\n"
+          "  --accumulation N      micro-batches a step gathers (gradient accumulation):\n"
+          "                        the step is N passes, the peak that of one\n"
+          "  --no-checkpointing    every block keeps its activations for the backward\n"
+          "                        (faster, far more memory)\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
           "  --json FILE           write the predictions as JSON (atomically)\n"
           "  --explain             print the memory plan and the work of one step\n"
@@ -206,13 +212,10 @@ static aitk_status load_reported(run *r)
     return st;
 }
 
-static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_workload *w,
-                                    const aitk_train_config *cfg)
+/* The options that change the job: over the model's or the config's. */
+static aitk_status apply_job_options(run *r, aitk_workload *w)
 {
-    predict_opts *o = r->o;
-    aitk_status loaded = load_reported(r);
-    if (loaded)
-        return loaded;
+    const predict_opts *o = r->o;
     if (o->resolution)
         aitk_workload_set_resolution(w, o->resolution);
     if (o->batch)
@@ -234,6 +237,36 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         }
         aitk_workload_set_base(w, d);
     }
+    if (o->optimizer) {
+        const aitk_optimizer_spec *opt = aitk_cost_find_optimizer(r->params, o->optimizer);
+        if (!opt) {
+            aitk_str_append(r->err, "--optimizer: expected ");
+            for (size_t i = 0; i < r->params->n_optimizers; i++)
+                aitk_str_appendf(r->err, "%s%s", i ? ", " : "", r->params->optimizers[i].name);
+            aitk_str_append(r->err, ", found '");
+            aitk_str_append_printable(r->err, o->optimizer, false);
+            aitk_str_append(r->err, "'");
+            return aitk_str_status(r->err) ? AITK_E_NOMEM : AITK_E_INVAL;
+        }
+        w->optimizer = opt->name;
+    }
+    if (o->accumulation)
+        w->accumulation = o->accumulation;
+    if (o->no_checkpointing)
+        w->checkpointing = false;
+    return AITK_OK;
+}
+
+static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_workload *w,
+                                    const aitk_train_config *cfg)
+{
+    predict_opts *o = r->o;
+    aitk_status loaded = load_reported(r);
+    if (loaded)
+        return loaded;
+    aitk_status applied = apply_job_options(r, w);
+    if (applied)
+        return applied;
     aitk_predict_result res = {.spec = spec, .workload = *w,
                                .config_path = cfg ? r->o->config : NULL,
                                .title = cfg ? cfg->title : NULL,
@@ -460,6 +493,9 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
         {"no-validation", no_argument, NULL, 'V'},
+        {"optimizer", required_argument, NULL, 'O'},
+        {"accumulation", required_argument, NULL, 'a'},
+        {"no-checkpointing", no_argument, NULL, 'N'},
         {"trainer", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
@@ -495,6 +531,9 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'R': o->reported = true; break;
         case 'T': o->cache_text = true; break;
         case 'V': o->no_validation = true; break;
+        case 'O': o->optimizer = optarg; break;
+        case 'a': st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err); break;
+        case 'N': o->no_checkpointing = true; break;
         case 'v': o->verbose = true; break;
         case 'C': o->calibrate = optarg; break;
         case 'h': predict_help(); return -1;
@@ -517,7 +556,8 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
     if (!st && o->reported &&
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
-         o->no_validation || o->trainer)) {
+         o->no_validation || o->trainer || o->optimizer || o->accumulation ||
+         o->no_checkpointing)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;

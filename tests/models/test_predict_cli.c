@@ -221,6 +221,69 @@ static void test_validation_misses(void **state)
     ran_free(&r2);
 }
 
+static const cJSON *plan_of(const cJSON *j)
+{
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
+    const cJSON *plan = cJSON_GetObjectItemCaseSensitive(p, "memory_plan_bytes");
+    assert_non_null(plan);
+    return plan;
+}
+
+/* The job options a trainer's user sets: --optimizer prices its state per
+ * LoRA parameter (models/cost.yaml: Prodigy 16 B, 8-bit AdamW 2 B; FLUX at
+ * rank 16 has 85,917,696 of them: 1,374,683,136 B against 171,835,392);
+ * --accumulation N makes a step N passes with the peak of one;
+ * --no-checkpointing keeps every block's activations (far more memory) and
+ * drops the recompute (a shorter step). The peak grows by the state's
+ * growth with models/cost.yaml's fragmentation allowance (4.3%) on it. An
+ * unknown optimizer is bad usage
+ * that names the known ones; an accumulation of 0 is out of range. */
+static void test_job_options(void **state)
+{
+    (void)state;
+    const cJSON *g = NULL;
+    ran r;
+    const char *base[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090", NULL};
+    cJSON *j = predict_row(base, &g, &r);
+    const cJSON *plan = plan_of(j);
+    const double opt8 = json_num(plan, "optimizer state (and EMA copy)");
+    const double ckpt = json_num(plan, "checkpointed activations");
+    const double step = json_num(g, "step_seconds"), peak = json_num(g, "peak_bytes");
+    assert_float_equal(opt8, 171835392.0, 0.5);
+    ran_free(&r);
+    cJSON_Delete(j);
+
+    const char *prodigy[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                             "--optimizer", "prodigy", "--accumulation", "4", NULL};
+    j = predict_row(prodigy, &g, &r);
+    plan = plan_of(j);
+    assert_float_equal(json_num(plan, "optimizer state (and EMA copy)"), 1374683136.0, 0.5);
+    assert_true(fabs(json_num(g, "step_seconds") / step - 4.0) < 1e-9);
+    assert_true(fabs(json_num(g, "peak_bytes") - peak - (1374683136.0 - opt8) * 1.043) < 1e3);
+    ran_free(&r);
+    cJSON_Delete(j);
+
+    const char *nockpt[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                            "--no-checkpointing", NULL};
+    j = predict_row(nockpt, &g, &r);
+    plan = plan_of(j);
+    assert_true(json_num(plan, "checkpointed activations") > 10 * ckpt);
+    assert_true(json_num(g, "step_seconds") < step);
+    ran_free(&r);
+    cJSON_Delete(j);
+
+    ran bad = run((const char *[]){"predict", "--model", "flux1-dev", "--optimizer", "sgd",
+                                   NULL});
+    assert_int_equal(bad.rc, 2);
+    assert_non_null(strstr(aitk_str_cstr(&bad.err), "--optimizer: expected adamw, adamw8bit"));
+    assert_non_null(strstr(aitk_str_cstr(&bad.err), "found 'sgd'"));
+    ran_free(&bad);
+    bad = run((const char *[]){"predict", "--model", "flux1-dev", "--accumulation", "0", NULL});
+    assert_int_equal(bad.rc, 2);
+    assert_non_null(strstr(aitk_str_cstr(&bad.err), "--accumulation"));
+    ran_free(&bad);
+}
+
 /* A job that does not fit says which change would make it fit, with that
  * job's peak and step: the same figures predict gives when asked for the
  * changed job itself. FLUX at 768 px does not fit 16 GB with an fp8 base and
@@ -1132,7 +1195,7 @@ int main(void)
     unsetenv("AITK_DATA_DIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_with),      cmocka_unit_test(test_tight),
-        cmocka_unit_test(test_validation_misses),
+        cmocka_unit_test(test_validation_misses), cmocka_unit_test(test_job_options),
         cmocka_unit_test(test_host_bound),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
