@@ -29,7 +29,7 @@ const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
 const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
     "base weights", "LoRA parameters", "LoRA gradients", "optimizer state (and EMA copy)",
     "checkpointed activations", "one block live (recompute + backward)",
-    "workspaces (cuBLAS, dequantized weight)", "text encoders (not cached)",
+    "workspaces (cuBLAS, dequantized weight)", "text encoders on the GPU",
     "VAE (latents not cached)", "fragmentation allowance", "CUDA context",
 };
 
