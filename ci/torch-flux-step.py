@@ -269,14 +269,6 @@ def measure(args):
         doc["gpu"], time.perf_counter() - t0,
         sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30), flush=True)
 
-    def run_or_oom(what, fn):
-        try:
-            return fn()
-        except torch.cuda.OutOfMemoryError as e:
-            torch.cuda.empty_cache()
-            print("%s: out of memory (%s)" % (what, str(e).splitlines()[0]), flush=True)
-            return {"error": "out of memory"}
-
     if args.generation:
         # Generation first, on the base model alone (no adapters, no graph).
         gen_in = inputs(torch, GENERATION_RES)
@@ -285,7 +277,7 @@ def measure(args):
             with torch.no_grad():
                 model(**gen_in)
 
-        doc["generation"] = run_or_oom("generation", lambda: dict(
+        doc["generation"] = run_or_oom(torch, "generation", lambda: dict(
             resolution=GENERATION_RES, **timed(torch, forward, args.warmup, args.steps)))
         del gen_in
         print("generation %d px: %s" % (GENERATION_RES, brief(doc["generation"])), flush=True)
@@ -296,24 +288,41 @@ def measure(args):
     opt = torch.optim.AdamW(params, lr=1e-4)
     doc["setup"]["lora_parameters"] = sum(p.numel() for p in params)
     for res in args.resolutions:
-        batch = inputs(torch, res)
-        target = torch.randn_like(batch["hidden_states"])
-
-        def step():
-            pred = model(**batch)[0]
-            loss = torch.nn.functional.mse_loss(pred.float(), target.float())
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-
-        row = run_or_oom("training %d px" % res, lambda: timed(torch, step, args.warmup, args.steps))
+        step = training_step(torch, model, opt, inputs(torch, res))
+        row = run_or_oom(torch, "training %d px" % res,
+                         lambda: timed(torch, step, args.warmup, args.steps))
         row["resolution"] = res
         doc["training"].append(row)
         print("training %d px: %s" % (res, brief(row)), flush=True)
-        del batch, target
+        del step
     if args.masked_resolution:
         doc["training_masked"] = masked_step(torch, model, opt, args)
     return doc
+
+
+def run_or_oom(torch, what, fn):
+    """fn(), or a row saying it ran out of GPU memory."""
+    try:
+        return fn()
+    except torch.cuda.OutOfMemoryError as e:
+        torch.cuda.empty_cache()
+        print("%s: out of memory (%s)" % (what, str(e).splitlines()[0]), flush=True)
+        return {"error": "out of memory"}
+
+
+def training_step(torch, model, opt, batch):
+    """One LoRA training step on `batch`: the MSE loss against a random
+    target, its backward and the optimizer's step."""
+    target = torch.randn_like(batch["hidden_states"])
+
+    def step():
+        pred = model(**batch)[0]
+        loss = torch.nn.functional.mse_loss(pred.float(), target.float())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
 
 
 def t5_key_mask(torch, res, kept=78):
@@ -331,20 +340,10 @@ def masked_step(torch, model, opt, args):
     res = args.masked_resolution
     batch = inputs(torch, res)
     batch["joint_attention_kwargs"] = {"attention_mask": t5_key_mask(torch, res)}
-    target = torch.randn_like(batch["hidden_states"])
-
-    def step():
-        pred = model(**batch)[0]
-        loss = torch.nn.functional.mse_loss(pred.float(), target.float())
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
+    step = training_step(torch, model, opt, batch)
     try:
-        row = timed(torch, step, args.warmup, args.steps)
-    except torch.cuda.OutOfMemoryError as e:
-        torch.cuda.empty_cache()
-        row = {"error": "out of memory (%s)" % str(e).splitlines()[0]}
+        row = run_or_oom(torch, "training %d px, T5 attention mask" % res,
+                         lambda: timed(torch, step, args.warmup, args.steps))
     except (TypeError, RuntimeError) as e:  # a diffusers without the mask argument
         row = {"error": "%s: %s" % (type(e).__name__, e)}
     row["resolution"] = res

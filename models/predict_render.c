@@ -290,7 +290,8 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         const aitk_prediction *q = &row->pred;
         const double minutes = aitk_predict_minutes_per_1000(q);
         fprintf(out, "  %-*s %3.0f GiB %5.1f GiB %5s %+6.1f GiB %+5.1f%% %8.2f %9.1f ", w,
-                row->gpu->name, row->gpu->vram_gb, aitk_memory_plan_peak(&q->memory) / GIB, q->fits ? "yes" : "NO",
+                row->gpu->name, row->gpu->vram_gb, aitk_memory_plan_peak(&q->memory) / GIB,
+                q->fits ? "yes" : "NO",
                 q->margin_bytes / GIB, aitk_prediction_margin_percent(q), q->step_s, minutes);
         if (row->price_per_hour >= 0)
             fprintf(out, "%9.2f", minutes / 60.0 * row->price_per_hour);

@@ -231,9 +231,9 @@ aitk_status aitk_reported_fit_print_text(FILE *out, const aitk_fit_row *rows, si
                      "verdict agrees on %zu of them\n",
                 t.unknown, t.unknown_right);
     if (peaks->rows)
-        fprintf(out, "  peak within %.0f%% of the single figure reported: %zu of %zu rows that give "
-                     "one (measured on\n  a named GPU: %zu of %zu; documentation figures with no "
-                     "card: %zu of %zu), the timed rows' peaks included\n",
+        fprintf(out, "  peak within %.0f%% of the single figure reported: %zu of %zu rows that "
+                     "give one (measured on\n  a named GPU: %zu of %zu; documentation figures "
+                     "with no card: %zu of %zu), the timed rows' peaks included\n",
                 100.0 * AITK_PEAK_TOLERANCE, peaks->within, peaks->rows, peaks->measured_within,
                 peaks->measured, peaks->within - peaks->measured_within,
                 peaks->rows - peaks->measured);

@@ -2,6 +2,7 @@
  * a workload (models/trainers.h). */
 #include "models/trainers.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,31 +50,50 @@ static aitk_status sourced_string(const aitk_yaml_doc *doc, const aitk_yaml_node
     return st;
 }
 
-static aitk_status load_tokens(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
-                               aitk_trainer *t, aitk_str *err)
+/* A map of model ids to sourced figures at `key` (`required`, or absent
+ * for none), each from lo to hi and, with `whole`, a whole number; an error
+ * calls a figure `what`. */
+static aitk_status load_model_figures(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                      const char *key, const char *what, bool required,
+                                      double lo, double hi,
+                                      bool whole, aitk_trainer_figure *out, size_t cap,
+                                      size_t *n, aitk_str *err)
 {
-    const aitk_yaml_node *m = NULL;
-    aitk_status st = aitk_yaml_need(doc, map, "text_tokens", &m, err);
+    const aitk_yaml_node *m = aitk_yaml_get(map, key);
+    if (!m && !required)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_need(doc, map, key, &m, err);
     if (!st)
-        st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to tokens", err);
+        st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to figures", err);
     for (size_t i = 0; !st && i < m->count; i++) {
-        if (i >= sizeof t->text / sizeof *t->text) {
+        if (i >= cap) {
             aitk_yaml_errorf(err, doc, m, "too many models");
             return AITK_E_RANGE;
         }
-        aitk_trainer_tokens *k = &t->text[i];
-        k->model_id = m->pairs[i].key->text;
+        aitk_trainer_figure *f = &out[i];
+        f->model_id = m->pairs[i].key->text;
         const aitk_yaml_node *v = NULL;
-        st = sourced(doc, m, k->model_id, &v, err);
+        st = sourced(doc, m, f->model_id, &v, err);
         if (!st)
-            st = aitk_yaml_long(doc, v, &k->tokens, err);
-        if (!st && (k->tokens < 1 || k->tokens > 4096)) {
-            aitk_yaml_errorf(err, doc, v, "text tokens %ld out of range (1..4096)", k->tokens);
+            st = aitk_yaml_double(doc, v, &f->value, err);
+        const bool in_range = f->value >= lo && f->value <= hi;
+        if (!st && (!in_range || (whole && f->value != floor(f->value)))) {
+            aitk_yaml_errorf(err, doc, v, "%s %g out of range (%g..%g%s)", what, f->value, lo,
+                             hi, whole ? ", whole" : "");
             st = AITK_E_RANGE;
         }
-        t->n_text = i + 1;
+        *n = i + 1;
     }
     return st;
+}
+
+/* The figure `f` gives model_id; 0 where it gives none. */
+static double figure_for(const aitk_trainer_figure *f, size_t n, const char *model_id)
+{
+    for (size_t i = 0; model_id && i < n; i++)
+        if (strcmp(f[i].model_id, model_id) == 0)
+            return f[i].value;
+    return 0;
 }
 
 static aitk_status load_aliases(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
@@ -102,37 +122,6 @@ static aitk_status load_lora_layers(const aitk_yaml_doc *doc, const aitk_yaml_no
     return st ? st
               : aitk_yaml_names(doc, v, "lora_layers", t->lora_layers,
                                 sizeof t->lora_layers / sizeof *t->lora_layers - 1, err);
-}
-
-/* `elementwise_bwd_factor` (optional): a map of model ids to sourced
- * factors, each 0.5 to 4. */
-static aitk_status load_bwd_factor(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
-                                   aitk_trainer *t, aitk_str *err)
-{
-    const aitk_yaml_node *m = aitk_yaml_get(map, "elementwise_bwd_factor");
-    if (!m)
-        return AITK_OK;
-    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to factors",
-                                      err);
-    for (size_t i = 0; !st && i < m->count; i++) {
-        if (i >= sizeof t->bwd_factor / sizeof *t->bwd_factor) {
-            aitk_yaml_errorf(err, doc, m, "too many models");
-            return AITK_E_RANGE;
-        }
-        aitk_trainer_figure *f = &t->bwd_factor[i];
-        f->model_id = m->pairs[i].key->text;
-        const aitk_yaml_node *v = NULL;
-        st = sourced(doc, m, f->model_id, &v, err);
-        if (!st)
-            st = aitk_yaml_double(doc, v, &f->value, err);
-        if (!st && !(f->value >= 0.5 && f->value <= 4)) {
-            aitk_yaml_errorf(err, doc, v, "elementwise_bwd_factor %g out of range (0.5..4)",
-                             f->value);
-            st = AITK_E_RANGE;
-        }
-        t->n_bwd_factor = i + 1;
-    }
-    return st;
 }
 
 /* One `saved_per_token` entry: {value: plain, autocast: N, source}. */
@@ -234,7 +223,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
     if (!st)
         st = load_aliases(doc, m, t, err);
     if (!st)
-        st = load_tokens(doc, m, t, err);
+        st = load_model_figures(doc, m, "text_tokens", "text tokens", true, 1, 4096, true,
+                                t->text, sizeof t->text / sizeof *t->text, &t->n_text, err);
     int i = 0;
     const char *text = NULL;
     if (!st)
@@ -257,7 +247,10 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
     if (!st)
         st = load_validation(doc, m, t, err);
     if (!st)
-        st = load_bwd_factor(doc, m, t, err);
+        st = load_model_figures(doc, m, "elementwise_bwd_factor", "elementwise_bwd_factor",
+                                false, 0.5, 4, false, t->bwd_factor,
+                                sizeof t->bwd_factor / sizeof *t->bwd_factor, &t->n_bwd_factor,
+                                err);
     if (!st)
         st = load_saved(doc, m, t, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
@@ -360,20 +353,15 @@ aitk_status aitk_trainers_names(const aitk_trainers *t, aitk_str *o)
 
 bool aitk_trainer_has_model(const aitk_trainer *t, const char *model_id)
 {
-    for (size_t i = 0; i < t->n_text; i++)
-        if (strcmp(t->text[i].model_id, model_id) == 0)
-            return true;
-    return false;
+    return figure_for(t->text, t->n_text, model_id) > 0;
 }
 
 void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
 {
     w->trainer = t->id;
     w->fp8_path = t->fp8;
-    w->text_tokens = 0;
-    for (size_t i = 0; w->spec && i < t->n_text; i++)
-        if (strcmp(t->text[i].model_id, w->spec->id) == 0)
-            w->text_tokens = t->text[i].tokens;
+    const char *model = w->spec ? w->spec->id : NULL;
+    w->text_tokens = (long)figure_for(t->text, t->n_text, model);
     /* torchao converts the transformer alone: the text encoders keep bf16. */
     if (aitk_workload_fp8_compute(w))
         w->te_dtype = AITK_WEIGHT_BF16;
@@ -388,10 +376,7 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
     w->te_resident = t->text_resident;
     if (t->text_resident)
         w->te_dtype = AITK_WEIGHT_BF16;
-    w->elementwise_bwd_factor = 0;
-    for (size_t i = 0; w->spec && i < t->n_bwd_factor; i++)
-        if (strcmp(t->bwd_factor[i].model_id, w->spec->id) == 0)
-            w->elementwise_bwd_factor = t->bwd_factor[i].value;
+    w->elementwise_bwd_factor = figure_for(t->bwd_factor, t->n_bwd_factor, model);
     memset(w->saved_per_token, 0, sizeof w->saved_per_token);
     memset(w->saved_per_token_autocast, 0, sizeof w->saved_per_token_autocast);
     for (size_t i = 0; w->spec && i < t->n_saved; i++)

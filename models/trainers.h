@@ -15,13 +15,8 @@
 #include "common/yaml.h"
 #include "models/cost.h"
 
-typedef struct aitk_trainer_tokens {
-    const char *model_id;
-    long tokens;
-} aitk_trainer_tokens;
-
-/* A figure the trainer's code gives one model, e.g. an elementwise
- * backward factor. */
+/* A figure the trainer's code gives one model: its prompts' T5 tokens, an
+ * elementwise backward factor. */
 typedef struct aitk_trainer_figure {
     const char *model_id;
     double value;
@@ -30,7 +25,7 @@ typedef struct aitk_trainer_figure {
 typedef struct aitk_trainer {
     const char *id, *title;
     const char *aliases[8]; /* NULL-terminated */
-    aitk_trainer_tokens text[8];
+    aitk_trainer_figure text[8]; /* T5 tokens, whole numbers */
     size_t n_text;
     aitk_fp8_path fp8;
     const char *optimizer; /* NULL: the model's example's */

@@ -532,7 +532,9 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'T': o->cache_text = true; break;
         case 'V': o->no_validation = true; break;
         case 'O': o->optimizer = optarg; break;
-        case 'a': st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err); break;
+        case 'a':
+            st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err);
+            break;
         case 'N': o->no_checkpointing = true; break;
         case 'v': o->verbose = true; break;
         case 'C': o->calibrate = optarg; break;
