@@ -95,7 +95,8 @@ static aitk_status workload_configuration(const cJSON *cfg, aitk_workload *w, ai
 }
 
 static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const char *model,
-                                  const aitk_cost_params *p, aitk_str *err)
+                                  const aitk_cost_params *p, const aitk_trainer *trainer,
+                                  aitk_str *err)
 {
     const double measured = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(w, "step_time_s"), "median")->valuedouble;
@@ -128,17 +129,13 @@ static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const cha
     /* The measured job is predicted as predict predicts a job it is given:
      * with the default trainer's settings (models/trainers.yaml), so that
      * the scale makes predict's answer for this job the measured step. */
-    aitk_trainers *trainers = NULL;
     aitk_prediction pred;
     aitk_str perr = AITK_STR_INIT;
-    if (!st && (st = aitk_trainers_load(&trainers, &perr)) != AITK_OK && st != AITK_E_NOMEM)
-        aitk_str_appendf(err, "%s", aitk_str_cstr(&perr));
     if (!st)
-        aitk_workload_set_trainer(&wl, trainers->fallback);
+        aitk_workload_set_trainer(&wl, trainer);
     if (!st && (st = aitk_cost_predict(&wl, p, c->gpu, &pred, &perr)) != AITK_OK &&
         st != AITK_E_NOMEM)
         aitk_str_appendf(err, "%s: workload %s: %s", c->report_path, model, aitk_str_cstr(&perr));
-    aitk_trainers_free(trainers);
     aitk_str_free(&perr);
     aitk_model_spec_free(spec);
     if (!st) {
@@ -178,9 +175,13 @@ aitk_status aitk_calib_steps(aitk_calibration *c, const cJSON *report, const ait
     c->scales = aitk_calloc((size_t)cJSON_GetArraySize(ws) + 1, sizeof *c->scales);
     if (!c->scales)
         return AITK_E_NOMEM;
+    aitk_trainers *trainers = NULL; /* read once, for every workload's job */
+    aitk_status st = aitk_trainers_load(&trainers, err);
     const cJSON *w;
     cJSON_ArrayForEach(w, ws)
     {
+        if (st)
+            break;
         if (!aitk_calib_workload_is_used(w)) {
             /* A completed GPU run whose step time cannot be read is said, not
              * passed over in silence. */
@@ -193,7 +194,6 @@ aitk_status aitk_calib_steps(aitk_calibration *c, const cJSON *report, const ait
         }
         const char *model = json_text(w, "name") ? json_text(w, "name") : "(unnamed)";
         const char *size = json_text(cJSON_GetObjectItemCaseSensitive(w, "configuration"), "size");
-        aitk_status st = AITK_OK;
         if (!workload_on_measured_gpu(c, w, db))
             aitk_calib_note_ignored(c, "workload %s (ran on %s, another GPU)", model,
                                     json_text(w, "device"));
@@ -204,9 +204,8 @@ aitk_status aitk_calib_steps(aitk_calibration *c, const cJSON *report, const ait
             aitk_calib_note_ignored(c, "workload %s (a second run of the model; the first is "
                                        "used)", model);
         else
-            st = add_step_scale(c, w, model, p, err);
-        if (st)
-            return st;
+            st = add_step_scale(c, w, model, p, trainers->fallback, err);
     }
-    return AITK_OK;
+    aitk_trainers_free(trainers);
+    return st;
 }
