@@ -40,8 +40,9 @@ static int note_path(const char *op, enum attention_path path, const char *cudnn
     const char *c = cudnn_why ? cudnn_why : "skipped (AITK_ATTENTION)";
     if (path == PATH_CUDNN) {
         int v = aitk_cudnn_runtime_version();
-        snprintf(kernel, sizeof kernel, "cuDNN %d.%d.%d fused SDPA", v / 10000, v / 100 % 100,
-                 v % 100);
+        const char *graph = aitk_cudnn_last_graph(strcmp(op, "attention_backward") == 0);
+        snprintf(kernel, sizeof kernel, "cuDNN %d.%d.%d fused SDPA (%s)", v / 10000,
+                 v / 100 % 100, v % 100, graph ? graph : "?");
     } else if (path == PATH_MATH) {
         snprintf(kernel, sizeof kernel, "cuBLASLt math SDPA: cuDNN refused: %s", c);
     } else {

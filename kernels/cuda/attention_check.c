@@ -10,21 +10,28 @@ bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
     return b > 0 && t > 0 && hq > 0 && hkv > 0 && d > 0 && hq % hkv == 0 && isfinite(scale);
 }
 
-/* The version gates are when the single-node operations appeared. The
- * doc comments of NVIDIA's cudnn_graph.h (cuDNN 9.22.0, enum
+/* The version gates are when each graph's operations appeared. The doc
+ * comments of NVIDIA's cudnn_graph.h (cuDNN 9.22.0, enum
  * cudnnBackendDescriptorType_t) date CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR
  * "Since cuDNN 9.13.0" and CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR "Since
  * cuDNN 9.17.0"; NVIDIA's own cudnn-frontend (v1.23.0,
  * include/cudnn_frontend/node/scaled_dot_product_flash_attention.h,
  * UnifiedSDPANode) builds the forward node only on a 9.13.1 or newer
- * library, so forward asks for 9.13.1 here as well. An older library is
- * refused before any descriptor is made, so the report names the version.
+ * library, so forward asks for 9.13.1 here as well. The backward is the
+ * frontend's composite graph of matmul, pointwise, reduction and reshape
+ * operations, all in every cuDNN 9; the same frontend
+ * (CompositeSDPABackwardNode::pre_validate_node, cudnn-frontend 3929da2)
+ * refuses it on 9.10.0 and 9.10.1 ("known problematic versions"), and up to
+ * 9.15 builds a padding mask into it when the sequence is not a multiple of
+ * 128, which this backend does not: such a shape is refused here and runs
+ * the math path. An older library is refused before any descriptor is made,
+ * so the report names the version.
  *
  * The shape limits are cuDNN's documented SDPA support matrix for
- * fp16/bf16: compute capability 8.0 or newer, head_dim a multiple of 8, at
- * most 256 (forward everywhere, backward on Hopper and newer) or 128
- * (backward on Ampere and Ada). FLUX's 128 and OmniGen2's 120 both pass; a
- * refused shape runs the plain kernel. */
+ * fp16/bf16, as the frontend checks them: compute capability 8.0 or newer,
+ * head_dim a multiple of 8, at most 256 (forward everywhere, backward on
+ * Hopper) or 128 (backward elsewhere). FLUX's 128 and OmniGen2's 120 both
+ * pass; a refused shape runs the math path. */
 const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b, int t, int hq,
                                          int hkv, int d, bool backward)
 {
@@ -33,7 +40,9 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
     if (!backward && cudnn_version < AITK_CUDNN_SDPA_FWD_VERSION)
         return "cuDNN older than 9.13.1 has no single-node SDPA forward";
     if (backward && cudnn_version < AITK_CUDNN_SDPA_BWD_VERSION)
-        return "cuDNN older than 9.17.0 has no single-node SDPA backward";
+        return "cuDNN older than 9.0.0";
+    if (backward && (cudnn_version == 91000 || cudnn_version == 91001))
+        return "cuDNN 9.10.0 and 9.10.1 have a known SDPA backward fault";
     if (cc_major < 8)
         return "cuDNN SDPA needs compute capability 8.0 or newer";
     if (!aitk_attention_shape_ok(b, t, hq, hkv, d, 1.0f))
@@ -42,8 +51,10 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
         return "head_dim not a multiple of 8";
     if (d > 256)
         return "head_dim above 256";
-    if (backward && cc_major < 9 && d > 128)
-        return "backward with head_dim above 128 before Hopper";
+    if (backward && cc_major != 9 && d > 128)
+        return "backward with head_dim above 128 outside Hopper";
+    if (backward && cudnn_version <= 91500 && t % 128 != 0)
+        return "backward with a sequence not a multiple of 128 before cuDNN 9.16";
     return NULL;
 }
 

@@ -17,10 +17,12 @@ extern "C" {
 bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale);
 
 /* The oldest cuDNN (cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH)
- * whose SDPA_FWD and SDPA_BWD operation nodes this backend uses; sources in
- * attention_check.c. */
+ * for each graph this backend builds (attention_cudnn_graph.h): the SDPA_FWD
+ * node, the composite backward graph, and the SDPA_BWD node tried after it;
+ * sources in attention_check.c. */
 #define AITK_CUDNN_SDPA_FWD_VERSION 91301
-#define AITK_CUDNN_SDPA_BWD_VERSION 91700
+#define AITK_CUDNN_SDPA_BWD_VERSION 90000
+#define AITK_CUDNN_SDPA_BWD_NODE_VERSION 91700
 
 /* NULL when cuDNN's SDPA may take the shape; else why not, in words
  * (static text). cudnn_version 0: no cuDNN. */

@@ -139,6 +139,8 @@ aitk_status aitk_cudnn_sdpa_backward(aitk_act *dq, aitk_act *dk, aitk_act *dv,
                                      int b, int t, int hq, int hkv, int d, float scale,
                                      const char **why);
 size_t aitk_cudnn_plan_cache_bytes(void);
+/* The graph whose plan ran last (attention_cudnn_graph.h names): for the report. */
+const char *aitk_cudnn_last_graph(bool backward);
 
 /* NCCL collectives over every visible GPU (collectives.c); built only when
  * CMake finds nccl.h (AITK_CUDA_HAVE_NCCL), else the descriptor's entry is

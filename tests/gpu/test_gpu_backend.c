@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/attention_check.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/numfmt.h"
 
@@ -469,6 +470,9 @@ static void attention_case(int b, int t, int hq, int hkv, int d)
         free(dv_ref), free(o_gpu), free(l_gpu);
 }
 
+/* What the plugin said of the machine before the tests opened it. */
+static aitk_backend_probe probed;
+
 /* Calls so far of `op` by kernels whose text contains `kernel`. */
 static long path_calls(const char *op, const char *kernel)
 {
@@ -497,7 +501,17 @@ static void test_attention(void **state)
             unsetenv("AITK_ATTENTION");
         long fwd = path_calls("attention_forward", kernels[m]);
         long bwd = path_calls("attention_backward", kernels[m]);
+        long composite = path_calls("attention_backward", "composite backward graph");
         attention_case(1, 512, 24, 24, 128); /* FLUX heads */
+        /* cuDNN plans the composite backward for FLUX's heads on every
+         * architecture without a GPU (cuda.cudnn_deviceless); a device that
+         * refuses it is a finding, not a fallback to accept quietly. */
+        if (!modes[m] && probed.cudnn_version >= AITK_CUDNN_SDPA_BWD_VERSION &&
+            probed.cudnn_version != 91000 && probed.cudnn_version != 91001 &&
+            probed.devices[0].cc_major >= 8 &&
+            path_calls("attention_backward", "composite backward graph") == composite)
+            fail_msg("cuDNN %d did not run the composite SDPA backward for (1, 512, 24, 128)",
+                     probed.cudnn_version);
         attention_case(2, 300, 12, 4, 120);  /* OmniGen2 head_dim, GQA 3:1, ragged T */
         attention_case(1, 200, 4, 4, 100);   /* head_dim % 8 != 0: the plain kernel */
         /* The plain kernel's tiled backward with GQA 3:1 and a ragged last
@@ -727,8 +741,9 @@ int main(void)
         fprintf(stderr, "plugin act_dtype is not bf16\n");
         return 1;
     }
-    static aitk_backend_probe pr;
+    aitk_backend_probe pr;
     aitk_status st = be->probe(&pr);
+    probed = pr;
     printf("%s; runtime %d, driver %d, cuBLASLt %d, cuDNN %d\n", be->build, pr.runtime_version,
            pr.driver_version, pr.cublaslt_version, pr.cudnn_version);
     if (st != AITK_OK || pr.n_devices < 1) {
