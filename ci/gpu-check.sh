@@ -236,13 +236,15 @@ if wanted gpu-tests; then
     fi
 fi
 
-# Why cuDNN refuses the single-node SDPA backward (issue #21: 9.14 has no
-# engine for it; 9.19 gave CUDNN_STATUS_BAD_PARAM at the operation graph's
-# finalize, with no reason): the backend test once per cuDNN on the machine,
-# the one the loader finds and each pip wheel's, with cuDNN's own log of
-# errors and warnings (CUDNN_LOGLEVEL_DBG=2 and CUDNN_LOGDEST_DBG, cuDNN's
-# "API Logging" docs). The test's lines naming cuDNN's version and the
-# attention kernels that ran, and the log's lines about SDPA, go into the
+# Which attention graphs each cuDNN on the machine runs (issue #21: the
+# single SDPA_BWD node was refused, 9.14 has no engine for it and 9.19 gave
+# CUDNN_STATUS_BAD_PARAM at the operation graph; the backward is now the
+# frontend's composite graph, planned deviceless by cuda.cudnn_deviceless but
+# not yet run): the backend test once per cuDNN, the one the loader finds and
+# each pip wheel's, with cuDNN's own log of errors and warnings
+# (CUDNN_LOGLEVEL_DBG=2 and CUDNN_LOGDEST_DBG, cuDNN's "API Logging" docs).
+# The test's lines naming cuDNN's version and the attention kernels that ran
+# (the graph in parentheses), and the log's lines about SDPA, go into the
 # log. A diagnosis: its result is not part of the verdict.
 if wanted cudnn-diag; then
     n=0
