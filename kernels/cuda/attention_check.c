@@ -21,10 +21,10 @@ bool aitk_attention_shape_ok(int b, int t, int hq, int hkv, int d, float scale)
  * frontend's composite graph of matmul, pointwise, reduction and reshape
  * operations, all in every cuDNN 9; the same frontend
  * (CompositeSDPABackwardNode::pre_validate_node, cudnn-frontend 3929da2)
- * refuses it on 9.10.0 and 9.10.1 ("known problematic versions"), and up to
- * 9.15 builds a padding mask into it when the sequence is not a multiple of
- * 128, which this backend does not: such a shape is refused here and runs
- * the math path. An older library is refused before any descriptor is made,
+ * refuses it on 9.10.0 and 9.10.1 ("known problematic versions") and for a
+ * sequence of one token, and up to 9.15 builds a padding mask into it when
+ * the sequence is not a multiple of 128, which this backend does not: such
+ * a shape is refused here and runs the math path. An older library is refused before any descriptor is made,
  * so the report names the version.
  *
  * The shape limits are cuDNN's documented SDPA support matrix for
@@ -53,6 +53,8 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
         return "head_dim above 256";
     if (backward && cc_major != 9 && d > 128)
         return "backward with head_dim above 128 outside Hopper";
+    if (backward && t == 1)
+        return "backward with a sequence of one token";
     if (backward && cudnn_version <= 91500 && t % 128 != 0)
         return "backward with a sequence not a multiple of 128 before cuDNN 9.16";
     return NULL;

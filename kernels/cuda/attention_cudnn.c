@@ -113,7 +113,9 @@ static cudnnStatus_t build_plan(sdpa_plan *p, aitk_sdpa_graph_kind kind, const c
 }
 
 /* The forward's one graph; for the backward the composite graph, then the
- * SDPA_BWD node where the library has it. A refusal names every graph tried. */
+ * SDPA_BWD node where the library has it. A refusal names every graph
+ * tried; its status is the first that does not last, if any did not, so
+ * that the shape is tried again on the next call. */
 static cudnnStatus_t build_plans(sdpa_plan *p, char *why, size_t len)
 {
     aitk_sdpa_graph_kind kinds[2] = {AITK_SDPA_FORWARD, AITK_SDPA_FORWARD};
@@ -123,7 +125,7 @@ static cudnnStatus_t build_plans(sdpa_plan *p, char *why, size_t len)
         kinds[1] = AITK_SDPA_BACKWARD_NODE;
         n = aitk_dnn.GetVersion() >= AITK_CUDNN_SDPA_BWD_NODE_VERSION ? 2 : 1;
     }
-    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED;
+    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED, passing = CUDNN_STATUS_SUCCESS;
     size_t used = 0;
     why[0] = '\0';
     for (int i = 0; i < n; i++) {
@@ -131,12 +133,14 @@ static cudnnStatus_t build_plans(sdpa_plan *p, char *why, size_t len)
         s = build_plan(p, kinds[i], &what);
         if (!s)
             return s;
+        if (!passing && !aitk_dnn_refusal_lasts(s))
+            passing = s;
         if (used < len)
             used += (size_t)snprintf(why + used, len - used, "%s%s: %s: %s", i ? "; " : "",
                                      aitk_sdpa_graph_name(kinds[i]), what,
                                      aitk_dnn.GetErrorString(s));
     }
-    return s;
+    return passing ? passing : s;
 }
 
 /* Why the last uncached failure happened (an allocation during a plan
@@ -156,10 +160,12 @@ static aitk_status failure(const char *text, cudnnStatus_t s, const char **why)
     return st;
 }
 
-/* The cached plan for the shape, built on first use. A graph cuDNN would
- * not plan stays refused for the shape (p->plan NULL, no rebuild per call:
- * building is not free, and the same descriptors get the same answer),
- * unless it ran out of memory. */
+/* The cached plan for the shape, built on first use. A graph cuDNN
+ * refused for good (aitk_dnn_refusal_lasts) stays refused for the shape
+ * (p->plan NULL, no rebuild per call: building is not free, and the same
+ * descriptors get the same answer); any other failure, a compile or an
+ * allocation or a kernel load on a full device, frees the slot, and the
+ * next call builds again. */
 static aitk_status plan_for(bool backward, int b, int t, int hq, int hkv, int d,
                             sdpa_plan **out, const char **why)
 {
@@ -181,8 +187,7 @@ static aitk_status plan_for(bool backward, int b, int t, int hq, int hkv, int d,
     cudnnStatus_t s = build_plans(p, p->refusal, sizeof p->refusal);
     if (!s)
         return AITK_OK;
-    bool cache = false;
-    if (aitk_cudnn_failure((int)s, &cache) == AITK_E_NOMEM) {
+    if (!aitk_dnn_refusal_lasts(s)) {
         aitk_status st = failure(p->refusal, s, why);
         memset(p, 0, sizeof *p);
         return st;

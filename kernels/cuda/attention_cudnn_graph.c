@@ -269,7 +269,10 @@ static cudnnStatus_t dq(builder *bd, aitk_dnn_desc t[N_IO], aitk_dnn_desc ds)
     int64_t ks[4] = {s->t * s->hkv * s->d, s->d, s->hkv * s->d, 1};
     aitk_dnn_desc k = NULL;
     *bd->what = "dQ = dS K";
-    cudnnStatus_t st = virt(bd, &k, CUDNN_DATA_BFLOAT16, kd, ks);
+    /* FLOAT, as the frontend leaves it: its reshape fills the unset type
+     * from the context's intermediate type before it would copy the
+     * input's (ReshapeNode::infer_properties_node). */
+    cudnnStatus_t st = virt(bd, &k, CUDNN_DATA_FLOAT, kd, ks);
     if (!st)
         st = aitk_dnn_reshape(&g->descs, g->ops, &g->nops, t[AITK_SDPA_UID_K - 1], k);
     if (!st)

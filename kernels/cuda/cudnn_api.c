@@ -288,12 +288,18 @@ static cudnnStatus_t make_configs(aitk_dnn_list *l, const aitk_dnn_target *t,
     return !s && *ncfg == 0 ? CUDNN_STATUS_NOT_SUPPORTED : s;
 }
 
-/* The first configuration whose execution plan finalizes; the last
- * failure otherwise. The plan is the caller's (not in any list). */
+bool aitk_dnn_refusal_lasts(cudnnStatus_t s)
+{
+    return s / 1000 == 2 || s / 1000 == 3;
+}
+
+/* The first configuration whose execution plan finalizes; otherwise the
+ * first failure that does not last, else the last failure. The plan is the
+ * caller's (not in any list). */
 static cudnnStatus_t first_plan(const aitk_dnn_target *t, aitk_dnn_desc cfg[MAX_CFGS],
                                 int64_t ncfg, aitk_dnn_desc *plan, int64_t *workspace)
 {
-    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED;
+    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED, passing = CUDNN_STATUS_SUCCESS;
     for (int64_t i = 0; i < ncfg; i++) {
         aitk_dnn_desc p = NULL;
         int64_t got = 0;
@@ -316,8 +322,10 @@ static cudnnStatus_t first_plan(const aitk_dnn_target *t, aitk_dnn_desc cfg[MAX_
         }
         if (p)
             aitk_dnn.DestroyDescriptor(p);
+        if (!passing && !aitk_dnn_refusal_lasts(s))
+            passing = s;
     }
-    return s;
+    return passing ? passing : s;
 }
 
 cudnnStatus_t aitk_dnn_plan(const aitk_dnn_target *target, aitk_dnn_desc *ops, int nops,

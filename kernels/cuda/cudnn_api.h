@@ -77,6 +77,14 @@ cudnnStatus_t aitk_dnn_reduce_add(aitk_dnn_list *l, aitk_dnn_desc *ops, int *nop
 cudnnStatus_t aitk_dnn_reshape(aitk_dnn_list *l, aitk_dnn_desc *ops, int *nops, aitk_dnn_desc x,
                                aitk_dnn_desc y);
 
+/* Whether a failed plan build is cuDNN's lasting answer for the graph: a
+ * bad parameter (2xxx) or not supported (3xxx) comes back the same for the
+ * same descriptors. Anything else is of the moment and worth another try:
+ * an internal error such as a failed compile or allocation (4xxx), or a
+ * kernel the driver could not load, e.g. on a nearly full device (5xxx).
+ * cudnn_graph.h groups the codes by thousands (CUDNN_STATUS_CATEGORY). */
+bool aitk_dnn_refusal_lasts(cudnnStatus_t s);
+
 /* Where the plans are for: a handle on a device, or (handle NULL) a
  * device-properties descriptor for deviceless planning. */
 typedef struct aitk_dnn_target {
@@ -90,7 +98,10 @@ cudnnStatus_t aitk_dnn_device_from_json(aitk_dnn_desc *out, const char *json);
 /* The operation graph of ops[0..nops), heuristic mode A's engine
  * configurations best first, and the first whose execution plan
  * finalizes: in *plan with its workspace size. *what names the step that
- * failed; *configs says how many configurations the heuristic offered. */
+ * failed; *configs says how many configurations the heuristic offered.
+ * When every configuration fails, the status is the first failure that
+ * does not last (aitk_dnn_refusal_lasts), else the last one, so a passing
+ * failure is never mistaken for the graph's refusal. */
 cudnnStatus_t aitk_dnn_plan(const aitk_dnn_target *target, aitk_dnn_desc *ops, int nops,
                             aitk_dnn_desc *plan, int64_t *workspace, int64_t *configs,
                             const char **what);

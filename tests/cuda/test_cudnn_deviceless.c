@@ -223,8 +223,27 @@ static void test_unsupported_shape_refused(void **state)
     }
 }
 
+/* Which failed plan builds are cached as the shape's refusal: cuDNN's
+ * 2xxx and 3xxx answers; a failed compile (4xxx) or a kernel the driver
+ * could not load (5xxx) is tried again. Runs without cuDNN. */
+static void test_refusals_that_last(void **state)
+{
+    (void)state;
+    assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_BAD_PARAM));
+    assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED));
+    assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_SUCCESS));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_INTERNAL_ERROR));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_INITIALIZED));
+}
+
 int main(void)
 {
+    const struct CMUnitTest always[] = {cmocka_unit_test(test_refusals_that_last)};
+    if (cmocka_run_group_tests(always, NULL, NULL))
+        return 1;
     if (!aitk_dnn_load()) {
         printf("skipped: %s\n", aitk_dnn_load_error());
         return 77;

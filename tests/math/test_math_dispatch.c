@@ -178,6 +178,9 @@ static void test_attention_checks(void **state)
     assert_non_null(aitk_attention_cudnn_refusal(91500, 9, 1, 4600, 24, 24, 128, true));
     assert_null(aitk_attention_cudnn_refusal(91600, 9, 1, 4600, 24, 24, 128, true));
     assert_null(aitk_attention_cudnn_refusal(91500, 9, 1, 4600, 24, 24, 128, false));
+    /* One token: the frontend refuses the backward (s_q == s_kv == 1). */
+    assert_non_null(aitk_attention_cudnn_refusal(91900, 9, 1, 1, 24, 24, 128, true));
+    assert_null(aitk_attention_cudnn_refusal(91900, 9, 1, 1, 24, 24, 128, false));
     assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 100, false)); /* %8 */
     assert_non_null(aitk_attention_cudnn_refusal(91700, 9, 1, 64, 2, 2, 264, false));
     /* head_dim 192: Hopper backward yes, Ampere and Blackwell backward no,
