@@ -49,14 +49,16 @@
 #                                then up to 24 GEMM problems alone
 #   calibrate     15 s       -   predict --calibrate on the report
 #   torch         90 s      47 s PyTorch eager FLUX step at 512, 768 and
-#                                1024 px and the generation pass (47 s), then
-#                                1024 px with a T5 attention mask (not timed
-#                                yet; about one more 1024 px run)
+#                                1024 px and the generation pass
 #   memory        90 s     >16 s what autograd saves per FLUX block on CUDA
 #                                (30 s; 16 s), then PyTorch's allocated peak of
 #                                four reported jobs' steps against the memory
 #                                plan (60 s; untimed: it died at 15 s in the
 #                                call timed, before its cuDNN fix)
+#   torch-mask    60 s       -   the eager step at 1024 px with a T5 key mask
+#                                and with ai-toolkit's dense Chroma mask (two
+#                                more 1024 px runs and the model's set-up);
+#                                last, so a short slot loses only it
 #   total        750 s    >270 s capped at TOTAL_LIMIT_S = 520 s; a cut step
 #                                gets 30 s more to stop: 590 s at worst
 # The machine started in about 30 s. validate and mfu stop on SIGINT like
@@ -70,7 +72,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-check}
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 TOTAL_LIMIT_S=${TOTAL_LIMIT_S:-520}
-ONLY=${ONLY:-build gpu-tests cudnn-diag validate mfu gemm-in-step torch memory}
+ONLY=${ONLY:-build gpu-tests cudnn-diag validate mfu gemm-in-step torch memory torch-mask}
 mkdir -p "$OUT" "$BUILD_DIR"
 LOG="$OUT/gpu-check.log"
 : >"$LOG"
@@ -365,7 +367,7 @@ if wanted torch; then
         . "$ROOT/ci/device-deps.sh" python >>"$LOG" 2>&1 || true
         # Every resolution and the generation pass: below 1024 px the eager
         # step on an H200 is bound by the host, a figure predict needs.
-        torch_args=(--out "$OUT" --aitk "$BUILD_DIR/aitk-validate")
+        torch_args=(--out "$OUT" --aitk "$BUILD_DIR/aitk-validate" --masked-resolution 0)
         if [ -f "$OUT/mfu.json" ]; then torch_args+=(--report "$OUT/mfu.json"); fi
         rc=0
         step torch 90 python3 "$ROOT/ci/torch-flux-step.py" "${torch_args[@]}" || rc=$?
@@ -399,6 +401,25 @@ if wanted memory; then
         [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || status=1
     else
         echo "torch-peak-check: skipped, python3 has no torch" | tee -a "$LOG"
+    fi
+fi
+# What an attention mask costs PyTorch's eager step (the cost model counts
+# unmasked, flash-class attention): a T5 key mask, as kohya's
+# --apply_t5_attn_mask runs it since 2024-08-21, and the dense (1, heads, L, L)
+# boolean ai-toolkit's Chroma builds for every step. Its lines go into the
+# log; its JSON stays in BUILD_DIR. A diagnosis for the cost model: a skip or
+# a failure here is recorded, not the verdict.
+if wanted torch-mask; then
+    if python3 -c "import torch" 2>/dev/null; then
+        # shellcheck source=ci/device-deps.sh
+        . "$ROOT/ci/device-deps.sh" python >>"$LOG" 2>&1 || true
+        rc=0
+        step torch-mask 60 python3 "$ROOT/ci/torch-flux-step.py" --out "$BUILD_DIR/torch-mask" \
+            --resolutions "" --no-generation --masked-resolution 1024 \
+            --dense-mask-resolution 1024 || rc=$?
+        echo "torch-flux-step (masks): rc=$rc (77: skipped)" | tee -a "$LOG"
+    else
+        echo "torch-flux-step (masks): skipped, python3 has no torch" | tee -a "$LOG"
     fi
 fi
 echo "verdict: $([ "$status" -eq 0 ] && echo pass || echo fail)" | tee -a "$LOG"

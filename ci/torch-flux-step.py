@@ -26,7 +26,14 @@ What runs (nothing is downloaded):
     Chroma trainer run it: a key mask that keeps the prompt's first 78 text
     tokens (77 and the end token) and every image token. PyTorch cannot run a
     masked call on flash attention; what the mask costs, attention kernel by
-    kernel, is what the cost model has no measured figure for yet.
+    kernel, is what the cost model has no measured figure for yet;
+  - with --dense-mask-resolution (default 0: not run), the training step with
+    the mask ai-toolkit's Chroma builds (extensions_built_in/diffusion_models/
+    chroma/src/model.py): the text mask with 8 padding tokens let through,
+    joined to the image tokens, its outer product repeated over the heads, a
+    (1, heads, L, L) boolean kept for the whole step (0.5 GB at 1024 px), which
+    PyTorch turns into an additive mask on each call. Its memory and time are
+    what predict would need to count ai-toolkit's Chroma attention.
 For each resolution: the median of --steps timed steps after --warmup, peak
 memory (PyTorch's allocator; the CUDA context comes on top) and a profile of
 one more step: GPU kernel time by kind (GEMM, attention, other) and how much
@@ -35,6 +42,7 @@ of the step the GPU was busy.
 Usage:
   python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
           [--steps 5] [--warmup 2] [--no-generation] [--masked-resolution 1024]
+          [--dense-mask-resolution 0]
           [--aitk PATH/aitk-validate]
           [--report REPORT.json]
   python3 ci/torch-flux-step.py --compare DIR/torch-flux.json
@@ -68,6 +76,7 @@ SCHEMA = 1
 FLUX_DEV = dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38,
                 attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                 pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))
+HEADS = FLUX_DEV["num_attention_heads"]
 TEXT_TOKENS = 512      # ai-toolkit encodes T5 prompts to 512 tokens
 RANK = ALPHA = 16      # ai-toolkit's FLUX example: network linear / linear_alpha
 GENERATION_RES = 1024
@@ -296,7 +305,9 @@ def measure(args):
         print("training %d px: %s" % (res, brief(row)), flush=True)
         del step
     if args.masked_resolution:
-        doc["training_masked"] = masked_step(torch, model, opt, args)
+        doc["training_masked"] = masked_step(torch, model, opt, args, "key")
+    if args.dense_mask_resolution:
+        doc["training_dense_mask"] = masked_step(torch, model, opt, args, "dense")
     return doc
 
 
@@ -335,20 +346,41 @@ def t5_key_mask(torch, res, kept=78):
     return mask
 
 
-def masked_step(torch, model, opt, args):
-    """The LoRA training step with a T5 key mask on every attention call."""
-    res = args.masked_resolution
+def dense_mask(torch, res, kept=78, padding=8):
+    """(1, heads, L, L) boolean, built as ai-toolkit's Chroma builds its
+    attention mask: the text mask with `padding` more tokens let through
+    (modify_mask_to_attend_padding), then the image tokens, the outer product
+    of that row with itself, repeated over the heads. Text first, as in
+    diffusers' FLUX attention."""
+    n = (res // 16) ** 2
+    row = torch.zeros(1, TEXT_TOKENS + n, device="cuda")
+    row[:, :min(kept + padding, TEXT_TOKENS)] = 1
+    row[:, TEXT_TOKENS:] = 1
+    square = row.T @ row
+    return square[None, None, ...].repeat(1, HEADS, 1, 1).int().bool()
+
+
+def masked_step(torch, model, opt, args, form):
+    """The LoRA training step with an attention mask on every call: `key`, a
+    T5 key mask (--masked-resolution); `dense`, ai-toolkit's Chroma mask
+    (--dense-mask-resolution)."""
+    res = args.masked_resolution if form == "key" else args.dense_mask_resolution
+    what = ("T5 attention mask" if form == "key"
+            else "ai-toolkit's Chroma mask (1, %d, L, L)" % HEADS)
     batch = inputs(torch, res)
-    batch["joint_attention_kwargs"] = {"attention_mask": t5_key_mask(torch, res)}
+    mask = t5_key_mask(torch, res) if form == "key" else dense_mask(torch, res)
+    batch["joint_attention_kwargs"] = {"attention_mask": mask}
     step = training_step(torch, model, opt, batch)
     try:
-        row = run_or_oom(torch, "training %d px, T5 attention mask" % res,
+        row = run_or_oom(torch, "training %d px, %s" % (res, what),
                          lambda: timed(torch, step, args.warmup, args.steps))
     except (TypeError, RuntimeError) as e:  # a diffusers without the mask argument
         row = {"error": "%s: %s" % (type(e).__name__, e)}
     row["resolution"] = res
-    row["mask"] = "T5 key mask, 78 of %d text tokens kept" % TEXT_TOKENS
-    print("training %d px, T5 attention mask: %s" % (res, brief(row)), flush=True)
+    row["mask"] = ("T5 key mask, 78 of %d text tokens kept" % TEXT_TOKENS if form == "key"
+                   else "dense (1, %d, L, L) boolean, %.2f GiB, 86 of %d text tokens kept"
+                   % (HEADS, mask.numel() / 2**30, TEXT_TOKENS))
+    print("training %d px, %s: %s" % (res, what, brief(row)), flush=True)
     return row
 
 
@@ -562,6 +594,10 @@ def main():
     ap.add_argument("--masked-resolution", type=int, default=1024, metavar="PX",
                     help="the training step again with a T5 attention mask at this "
                          "resolution (default 1024; 0 leaves it out)")
+    ap.add_argument("--dense-mask-resolution", type=int, default=0, metavar="PX",
+                    help="the training step again with ai-toolkit's Chroma attention mask "
+                         "(a dense (1, heads, L, L) boolean) at this resolution "
+                         "(default 0: not run)")
     ap.add_argument("--aitk", help="aitk-validate binary: compare with its prediction")
     ap.add_argument("--report", metavar="JSON",
                     help="aitk-validate's report.json: compare with its measured FLUX step")
@@ -569,13 +605,15 @@ def main():
                     help="compare a saved torch-flux.json instead of measuring")
     args = ap.parse_args()
     try:
-        args.resolutions = [int(r) for r in args.resolutions.split(",")]
+        args.resolutions = [int(r) for r in args.resolutions.split(",") if r.strip()]
     except ValueError:
-        ap.error("--resolutions: expected whole numbers separated by commas")
+        ap.error("--resolutions: expected whole numbers separated by commas (empty: none)")
     if any(r < 16 or r % 16 for r in args.resolutions):
         ap.error("--resolutions: each must be a multiple of 16 px")
     if args.masked_resolution < 0 or args.masked_resolution % 16:
         ap.error("--masked-resolution: a multiple of 16 px, or 0")
+    if args.dense_mask_resolution < 0 or args.dense_mask_resolution % 16:
+        ap.error("--dense-mask-resolution: a multiple of 16 px, or 0")
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
     if args.compare:

@@ -150,8 +150,12 @@ expect "figures: the GEMM-in-step problems" \
     has "$WORK/one_gpu/out/figures.txt" "m=4608 n=3072 k=3072: x76 120 ms, 650 TFLOP/s in the step, 700 alone, ratio 0.93"
 expect "torch: every resolution and the generation pass, aitk's report" \
     has "$calls" "torch-flux-step.py --out [^ ]* --aitk .* --report .*/mfu.json"
-expect "torch: no resolution, generation or masked step left out" \
-    lacks "$calls" "torch-flux-step.py.*\(--resolutions\|--no-generation\|--masked-resolution\)"
+expect "torch: no resolution or generation pass left out, the masks apart" \
+    has "$calls" "torch-flux-step.py --out [^ ]*/out --aitk [^ ]* --masked-resolution 0 "
+expect "torch: the main step keeps its resolutions and generation pass" \
+    lacks "$calls" "torch-flux-step.py --out [^ ]*/out .*\(--resolutions\|--no-generation\)"
+expect "torch-mask: both masks at 1024 px, last, its JSON in BUILD_DIR" \
+    has "$calls" "torch-flux-step.py --out .*/build/torch-mask --resolutions  --no-generation --masked-resolution 1024 --dense-mask-resolution 1024$"
 expect "memory: what autograd saves, on CUDA, with no peft needed" \
     has "$calls" "autograd-saved.py --device cuda --lora plain"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
@@ -193,6 +197,7 @@ expect "ONLY=torch: exit 0 (got $rc)" test "$rc" -eq 0
 expect "ONLY=torch: no build, no ctest" lacks "$calls" "^c"
 expect "ONLY=torch: the PyTorch step ran" has "$calls" "torch-flux-step.py"
 expect "ONLY=torch: no peak check" lacks "$calls" "torch-peak-check"
+expect "ONLY=torch: no mask runs" lacks "$calls" "dense-mask-resolution"
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures expectation(s) failed"
