@@ -60,16 +60,12 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
     return NULL;
 }
 
-/* cuDNN 9 groups its status codes by thousands (cudnn_graph.h: 1xxx
- * initialization and version, 2xxx bad parameter, 3xxx not supported, 4xxx
- * internal error, 5xxx execution failed; CUDNN_STATUS_CATEGORY), with
- * 4003 and 4004 the host and device allocation failures. Only the 3xxx
- * answers are about the shape; an allocation failure or an execution
- * failure says nothing about the next call with more memory free. */
-aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache)
+/* cuDNN 9's host and device allocation failures (cudnn_graph.h: 4003 and
+ * 4004, in the internal-error thousand): the only failures that say the
+ * device is short of memory rather than that cuDNN cannot run the graph. */
+aitk_status aitk_cudnn_failure(int cudnn_status)
 {
-    enum { NOT_SUPPORTED = 3000, HOST_ALLOC_FAILED = 4003, DEVICE_ALLOC_FAILED = 4004 };
-    *cache = cudnn_status / 1000 * 1000 == NOT_SUPPORTED;
+    enum { HOST_ALLOC_FAILED = 4003, DEVICE_ALLOC_FAILED = 4004 };
     if (cudnn_status == HOST_ALLOC_FAILED || cudnn_status == DEVICE_ALLOC_FAILED)
         return AITK_E_NOMEM;
     return AITK_E_UNSUPPORTED;

@@ -32,11 +32,10 @@ const char *aitk_attention_cudnn_refusal(int cudnn_version, int cc_major, int b,
 /* What a failed cuDNN call (its cudnnStatus_t as an int) means for the
  * attention op: AITK_E_UNSUPPORTED when the plain kernel should run
  * instead, AITK_E_NOMEM when memory ran out (the op fails; the plain kernel
- * needs memory too). *cache is true only for a refusal of the shape itself
- * (the NOT_SUPPORTED family), which stays true for the process, so the plan
- * cache may remember it; anything else may pass on a later call and is
- * tried again then. */
-aitk_status aitk_cudnn_failure(int cudnn_status, bool *cache);
+ * needs memory too). Whether the failure may be cached as the shape's
+ * refusal is a separate question, answered by aitk_dnn_refusal_lasts
+ * (cudnn_api.h). */
+aitk_status aitk_cudnn_failure(int cudnn_status);
 
 /* Dynamic shared memory (bytes) of the plain forward kernel for row
  * length t and head_dim d: a score row of t floats plus one head row; 0

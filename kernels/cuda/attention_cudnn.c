@@ -125,22 +125,21 @@ static cudnnStatus_t build_plans(sdpa_plan *p, char *why, size_t len)
         kinds[1] = AITK_SDPA_BACKWARD_NODE;
         n = aitk_dnn.GetVersion() >= AITK_CUDNN_SDPA_BWD_NODE_VERSION ? 2 : 1;
     }
-    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED, passing = CUDNN_STATUS_SUCCESS;
+    cudnnStatus_t failed = CUDNN_STATUS_NOT_SUPPORTED;
     size_t used = 0;
     why[0] = '\0';
     for (int i = 0; i < n; i++) {
         const char *what = "";
-        s = build_plan(p, kinds[i], &what);
+        cudnnStatus_t s = build_plan(p, kinds[i], &what);
         if (!s)
             return s;
-        if (!passing && !aitk_dnn_refusal_lasts(s))
-            passing = s;
+        failed = aitk_dnn_fold_failure(failed, s);
         if (used < len)
             used += (size_t)snprintf(why + used, len - used, "%s%s: %s: %s", i ? "; " : "",
                                      aitk_sdpa_graph_name(kinds[i]), what,
                                      aitk_dnn.GetErrorString(s));
     }
-    return passing ? passing : s;
+    return failed;
 }
 
 /* Why the last uncached failure happened (an allocation during a plan
@@ -148,11 +147,10 @@ static cudnnStatus_t build_plans(sdpa_plan *p, char *why, size_t len)
 static char refusal[AITK_BACKEND_ERROR_LEN];
 
 /* A failed execution, or a plan build that ran out of memory: nothing is
- * cached, so the next call tries again (aitk_cudnn_failure). */
+ * cached, so the next call tries again (aitk_dnn_refusal_lasts). */
 static aitk_status failure(const char *text, cudnnStatus_t s, const char **why)
 {
-    bool cache = false;
-    aitk_status st = aitk_cudnn_failure((int)s, &cache);
+    aitk_status st = aitk_cudnn_failure((int)s);
     aitk_cuda_errorf(refusal, sizeof refusal, "%s", text);
     if (st == AITK_E_NOMEM)
         aitk_cuda_errorf(aitk_cuda.error, sizeof aitk_cuda.error, "cuDNN SDPA %s", refusal);

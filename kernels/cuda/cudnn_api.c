@@ -293,17 +293,22 @@ bool aitk_dnn_refusal_lasts(cudnnStatus_t s)
     return s / 1000 == 2 || s / 1000 == 3;
 }
 
+cudnnStatus_t aitk_dnn_fold_failure(cudnnStatus_t so_far, cudnnStatus_t s)
+{
+    return so_far && !aitk_dnn_refusal_lasts(so_far) ? so_far : s;
+}
+
 /* The first configuration whose execution plan finalizes; otherwise the
- * first failure that does not last, else the last failure. The plan is the
- * caller's (not in any list). */
+ * failures folded (aitk_dnn_fold_failure). The plan is the caller's (not
+ * in any list). */
 static cudnnStatus_t first_plan(const aitk_dnn_target *t, aitk_dnn_desc cfg[MAX_CFGS],
                                 int64_t ncfg, aitk_dnn_desc *plan, int64_t *workspace)
 {
-    cudnnStatus_t s = CUDNN_STATUS_NOT_SUPPORTED, passing = CUDNN_STATUS_SUCCESS;
+    cudnnStatus_t failed = CUDNN_STATUS_NOT_SUPPORTED;
     for (int64_t i = 0; i < ncfg; i++) {
         aitk_dnn_desc p = NULL;
         int64_t got = 0;
-        s = aitk_dnn.CreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p);
+        cudnnStatus_t s = aitk_dnn.CreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p);
         if (!s && t->handle)
             s = aitk_dnn.SetAttribute(p, ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
                                       &t->handle);
@@ -322,10 +327,9 @@ static cudnnStatus_t first_plan(const aitk_dnn_target *t, aitk_dnn_desc cfg[MAX_
         }
         if (p)
             aitk_dnn.DestroyDescriptor(p);
-        if (!passing && !aitk_dnn_refusal_lasts(s))
-            passing = s;
+        failed = aitk_dnn_fold_failure(failed, s);
     }
-    return passing ? passing : s;
+    return failed;
 }
 
 cudnnStatus_t aitk_dnn_plan(const aitk_dnn_target *target, aitk_dnn_desc *ops, int nops,

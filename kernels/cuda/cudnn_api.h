@@ -85,6 +85,12 @@ cudnnStatus_t aitk_dnn_reshape(aitk_dnn_list *l, aitk_dnn_desc *ops, int *nops, 
  * cudnn_graph.h groups the codes by thousands (CUDNN_STATUS_CATEGORY). */
 bool aitk_dnn_refusal_lasts(cudnnStatus_t s);
 
+/* What a series of failed tries reports, one more failure `s` folded into
+ * the answer so far (start from CUDNN_STATUS_NOT_SUPPORTED, the answer of
+ * no try at all): the first failure that does not last, else the latest,
+ * so a passing failure is never mistaken for the graph's refusal. */
+cudnnStatus_t aitk_dnn_fold_failure(cudnnStatus_t so_far, cudnnStatus_t s);
+
 /* Where the plans are for: a handle on a device, or (handle NULL) a
  * device-properties descriptor for deviceless planning. */
 typedef struct aitk_dnn_target {
@@ -99,9 +105,8 @@ cudnnStatus_t aitk_dnn_device_from_json(aitk_dnn_desc *out, const char *json);
  * configurations best first, and the first whose execution plan
  * finalizes: in *plan with its workspace size. *what names the step that
  * failed; *configs says how many configurations the heuristic offered.
- * When every configuration fails, the status is the first failure that
- * does not last (aitk_dnn_refusal_lasts), else the last one, so a passing
- * failure is never mistaken for the graph's refusal. */
+ * When every configuration fails, the status is their failures folded by
+ * aitk_dnn_fold_failure. */
 cudnnStatus_t aitk_dnn_plan(const aitk_dnn_target *target, aitk_dnn_desc *ops, int nops,
                             aitk_dnn_desc *plan, int64_t *workspace, int64_t *configs,
                             const char **what);

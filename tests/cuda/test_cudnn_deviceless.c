@@ -232,16 +232,38 @@ static void test_refusals_that_last(void **state)
     assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_BAD_PARAM));
     assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED));
     assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH));
+    assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED_SHAPE));
+    assert_true(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT));
     assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_SUCCESS));
     assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_INTERNAL_ERROR));
     assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED));
+    assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_EXECUTION_FAILED));
     assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER));
     assert_false(aitk_dnn_refusal_lasts(CUDNN_STATUS_NOT_INITIALIZED));
 }
 
+/* Tries that all failed report the first failure that does not last, so
+ * the shape is tried again, and else the latest refusal. */
+static void test_failures_folded(void **state)
+{
+    (void)state;
+    const cudnnStatus_t none = CUDNN_STATUS_NOT_SUPPORTED, bad = CUDNN_STATUS_BAD_PARAM,
+                        refused = CUDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                        compile = CUDNN_STATUS_INTERNAL_ERROR,
+                        load = CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+    assert_int_equal(aitk_dnn_fold_failure(none, bad), bad);
+    assert_int_equal(aitk_dnn_fold_failure(aitk_dnn_fold_failure(none, bad), refused), refused);
+    cudnnStatus_t s = aitk_dnn_fold_failure(aitk_dnn_fold_failure(none, refused), compile);
+    assert_int_equal(s, compile);
+    assert_int_equal(aitk_dnn_fold_failure(s, load), compile);
+    assert_int_equal(aitk_dnn_fold_failure(s, bad), compile);
+}
+
 int main(void)
 {
-    const struct CMUnitTest always[] = {cmocka_unit_test(test_refusals_that_last)};
+    const struct CMUnitTest always[] = {cmocka_unit_test(test_refusals_that_last),
+                                        cmocka_unit_test(test_failures_folded)};
     if (cmocka_run_group_tests(always, NULL, NULL))
         return 1;
     if (!aitk_dnn_load()) {
