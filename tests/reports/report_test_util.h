@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/alloc.h"
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/str.h"
@@ -72,7 +73,19 @@ static inline int rt_run(const char *const *argv, const char *const *env, aitk_s
     aitk_proc_opts opts = {.timeout_ms = aitk_test_ms(180000), .env = env};
     aitk_proc_result res = {0};
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_proc_run(argv, &opts, &res, out, errout, &err);
+    aitk_status st = AITK_E_EXEC;
+    /* A program that could not be started never ran, so starting it again
+     * changes nothing it would have done: Wine under load has refused a
+     * CreateProcess now and then ("[WinError 1359]", an internal error)
+     * that the next try got through. A real fault fails all three. */
+    for (int attempt = 0; attempt < 3 && st == AITK_E_EXEC; attempt++) {
+        if (attempt) {
+            fprintf(stderr, "rt_run %s: %s; starting it again\n", argv[0], aitk_str_cstr(&err));
+            aitk_str_clear(&err);
+            aitk_sleep_ms(500);
+        }
+        st = aitk_proc_run(argv, &opts, &res, out, errout, &err);
+    }
     /* A run that did not exit normally says why, so an intermittent
      * failure (seen once under Wine) can be read from the test log. */
     if (st || !res.exited)
