@@ -117,9 +117,11 @@ def env_section(report, key):
 
 DLOPEN = r"""
 import ctypes, json, sys
-path, fn = sys.argv[1], sys.argv[2]
+path, fn, host = sys.argv[1], sys.argv[2], sys.argv[3]
 r = {}
 try:
+    if host:  # the library that links this one, loaded first as the loader would
+        ctypes.CDLL(host, mode=ctypes.RTLD_GLOBAL)
     lib = ctypes.CDLL(path)
     r['loaded'] = True
 except OSError as e:
@@ -143,9 +145,10 @@ print(json.dumps(r))
 """
 
 
-def oracle_dlopen(python, path, fn=""):
-    """The real dlopen of `path` in a fresh Python process (ctypes.CDLL)."""
-    r = subprocess.run([python, "-c", DLOPEN, path, fn], capture_output=True, text=True,
+def oracle_dlopen(python, path, fn="", host=""):
+    """The real dlopen of `path` in a fresh Python process (ctypes.CDLL);
+    with `host`, after that library, which links `path`, has loaded."""
+    r = subprocess.run([python, "-c", DLOPEN, path, fn, host], capture_output=True, text=True,
                        timeout=300)
     if r.returncode != 0:
         return {"loaded": False, "error": "process ended %d: %s" % (r.returncode, r.stderr[-300:])}
@@ -248,19 +251,27 @@ def compare_deps(report, python, section):
         if "skipped" in lib or "error" in lib:
             continue
         path = lib["path"]
+        # A library that fails alone but loads inside the library that links
+        # it (torch 2.15's libtorch_nvshmem.so takes symbols from
+        # libtorch_cuda.so without listing it) is judged as the loader meets
+        # it: after that library.
+        host = lib.get("loaded_inside", "")
         missing = oracle_ldd_missing(path)
-        o = oracle_dlopen(python, path)
+        o = oracle_dlopen(python, path, host=host)
         tool_broken = lib.get("problems", 0) > 0 or (lib.get("load", "loaded") != "loaded"
-                                                   and not lib.get("python_extension"))
+                                                   and not lib.get("python_extension")
+                                                   and not host)
         oracle_broken = bool(missing) or not o["loaded"]
+        said = ("python extension" if lib.get("python_extension")
+                else "loads inside " + os.path.basename(host) if host else "loads")
         table.append(("deps." + section, os.path.basename(path),
-                      "broken" if tool_broken else ("python extension" if lib.get("python_extension")
-                                                    else "loads"),
-                      "broken" if oracle_broken else "loads"))
+                      "broken" if tool_broken else said,
+                      "broken" if oracle_broken else
+                      "loads after " + os.path.basename(host) if host else "loads"))
         check(tool_broken == oracle_broken,
-              "deps.%s %s: tool %s, oracle ldd missing %s, dlopen in Python %s"
+              "deps.%s %s: tool %s, oracle ldd missing %s, dlopen in Python%s %s"
               % (section, os.path.basename(path), "broken" if tool_broken else "not broken",
-                 missing or "none", o.get("error", "loaded")))
+                 missing or "none", " after " + host if host else "", o.get("error", "loaded")))
     return table
 
 
@@ -283,10 +294,12 @@ print(json.dumps(r))
 """
 
 
-def layout_torch(exe, venv, out_dir):
+def layout_torch(exe, venv, out_dir, name):
+    """A plain `pip install torch torchvision` (torch251: torch 2.5.1 and the
+    nvidia-*-cu12 wheels; torch215: torch 2.15.0 and the cu13 wheels)."""
     python = os.path.join(venv, "bin", "python")
-    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "torch251-standard.json"))
-    quick = run_tool(exe, venv, "quick", os.path.join(out_dir, "torch251-quick.json"))
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, name + "-standard.json"))
+    quick = run_tool(exe, venv, "quick", os.path.join(out_dir, name + "-quick.json"))
     r = subprocess.run([python, "-c", MAPS], capture_output=True, text=True, timeout=600)
     o = json.loads(r.stdout.strip().splitlines()[-1])
     c = checks(std)
@@ -487,7 +500,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
     ap.add_argument("--layout", required=True,
-                    choices=["torch251", "mixed", "torch251-nocudnn", "torch251-diffusers"])
+                    choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
+                             "torch251-diffusers"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -504,8 +518,10 @@ def main():
         table = layout_nocudnn(a.exe, ensure_overlay(a.layout, venv, remove_cudnn), a.out)
     elif a.layout == "torch251-diffusers":
         table = layout_diffusers(a.exe, ensure_overlay(a.layout, venv, add_diffusers), a.out)
+    elif a.layout == "mixed":
+        table = layout_mixed(a.exe, venv, a.out)
     else:
-        table = (layout_torch if a.layout == "torch251" else layout_mixed)(a.exe, venv, a.out)
+        table = layout_torch(a.exe, venv, a.out, a.layout)
     print("\n%-18s %-34s %-16s %-14s %s" % ("check", "library", "tool", "tool version",
                                            "oracle"))
     for row in table:
