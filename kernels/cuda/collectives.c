@@ -7,7 +7,7 @@
  * docs.nvidia.com/deeplearning/nccl/user-guide). The bandwidth arithmetic
  * is the caller's (bench/collective_bw.h).
  *
- * Why dlopen and not a link: as with cuDNN (attention_cudnn.c), libnccl is
+ * Why dlopen and not a link: as with cuDNN (cudnn_api.c), libnccl is
  * a separate package (libnccl2, or the nvidia-nccl wheel torch brings) and
  * often absent. Linked, the whole plugin would fail to load on such a
  * machine and the report would lose every GPU figure; opened at run time,
@@ -15,12 +15,12 @@
  * and constants at build time; this file is compiled only when CMake finds
  * it (kernels/cuda/CMakeLists.txt). Never run on a GPU in this project's
  * CI: see tests/gpu/test_gpu_collectives.c. */
-#include <dlfcn.h>
 #include <string.h>
 
 #include <nccl.h>
 
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/runtime_lib.h"
 
 static struct {
     void *lib;
@@ -55,40 +55,21 @@ static bool load(void)
     if (nc.tried)
         return nc.lib != NULL;
     nc.tried = true;
-    const char *names[] = {"libnccl.so.2", "libnccl.so"};
-    for (size_t i = 0; i < sizeof names / sizeof *names && !nc.lib; i++)
-        nc.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!nc.lib) {
-        const char *e = dlerror();
-        aitk_cuda_errorf(nc.load_error, sizeof nc.load_error, "dlopen libnccl.so.2: %s",
-                         e ? e : "not found");
-        return false;
-    }
-    /* The object -> function pointer conversion through memcpy, as ISO C
-     * allows (attention_cudnn.c does the same). */
-#define SYM(field, name)                                                                  \
-    do {                                                                                  \
-        void *p = dlsym(nc.lib, name);                                                    \
-        if (!p) {                                                                         \
-            aitk_cuda_errorf(nc.load_error, sizeof nc.load_error, "dlsym %s: missing", \
-                             name);                                                       \
-            dlclose(nc.lib);                                                              \
-            nc.lib = NULL;                                                                \
-            return false;                                                                 \
-        }                                                                                 \
-        memcpy(&nc.field, &p, sizeof p);                                                  \
-    } while (0)
-    SYM(GetVersion, "ncclGetVersion");
-    SYM(GetErrorString, "ncclGetErrorString");
-    SYM(CommInitAll, "ncclCommInitAll");
-    SYM(CommDestroy, "ncclCommDestroy");
-    SYM(GroupStart, "ncclGroupStart");
-    SYM(GroupEnd, "ncclGroupEnd");
-    SYM(AllReduce, "ncclAllReduce");
-    SYM(AllGather, "ncclAllGather");
-    SYM(ReduceScatter, "ncclReduceScatter");
-#undef SYM
-    return true;
+    static const char *const names[] = {"libnccl.so.2", "libnccl.so"};
+    const aitk_lib_symbol symbols[] = {
+        {"ncclGetVersion", &nc.GetVersion},
+        {"ncclGetErrorString", &nc.GetErrorString},
+        {"ncclCommInitAll", &nc.CommInitAll},
+        {"ncclCommDestroy", &nc.CommDestroy},
+        {"ncclGroupStart", &nc.GroupStart},
+        {"ncclGroupEnd", &nc.GroupEnd},
+        {"ncclAllReduce", &nc.AllReduce},
+        {"ncclAllGather", &nc.AllGather},
+        {"ncclReduceScatter", &nc.ReduceScatter},
+    };
+    nc.lib = aitk_lib_open(names, sizeof names / sizeof *names, symbols,
+                           sizeof symbols / sizeof *symbols, nc.load_error, sizeof nc.load_error);
+    return nc.lib != NULL;
 }
 
 static aitk_status nccl_check(ncclResult_t r, const char *call)

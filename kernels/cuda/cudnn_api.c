@@ -7,12 +7,13 @@
  * entirely; opened at run time, the plugin loads without it, probe reports
  * cudnn_version 0, and attention takes another path with the reason in the
  * report's paths. Only the header's types and constants are used at build
- * time; every function comes through dlsym. */
+ * time; every function comes through runtime_lib.c. */
 #include "kernels/cuda/cudnn_api.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "kernels/cuda/runtime_lib.h"
 
 aitk_dnn_api aitk_dnn;
 
@@ -30,42 +31,23 @@ bool aitk_dnn_load(void)
     if (tried)
         return aitk_dnn.lib != NULL;
     tried = true;
-    const char *names[] = {"libcudnn.so.9", "libcudnn.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(load_error, sizeof load_error, "dlopen libcudnn.so.9: %s", e ? e : "not found");
-        return false;
-    }
-    /* dlsym returns void *; copying its bytes into the function pointer is
-     * what ISO C allows for object -> function pointers. */
-#define SYM(field, name)                                                           \
-    do {                                                                           \
-        void *p = dlsym(lib, name);                                                \
-        if (!p) {                                                                  \
-            snprintf(load_error, sizeof load_error, "dlsym %s: missing", name);    \
-            dlclose(lib);                                                          \
-            memset(&aitk_dnn, 0, sizeof aitk_dnn);                                 \
-            return false;                                                          \
-        }                                                                          \
-        memcpy(&aitk_dnn.field, &p, sizeof p);                                     \
-    } while (0)
-    SYM(GetVersion, "cudnnGetVersion");
-    SYM(GetErrorString, "cudnnGetErrorString");
-    SYM(Create, "cudnnCreate");
-    SYM(Destroy, "cudnnDestroy");
-    SYM(SetStream, "cudnnSetStream");
-    SYM(CreateDescriptor, "cudnnBackendCreateDescriptor");
-    SYM(DestroyDescriptor, "cudnnBackendDestroyDescriptor");
-    SYM(Finalize, "cudnnBackendFinalize");
-    SYM(SetAttribute, "cudnnBackendSetAttribute");
-    SYM(GetAttribute, "cudnnBackendGetAttribute");
-    SYM(Execute, "cudnnBackendExecute");
-#undef SYM
-    aitk_dnn.lib = lib;
-    return true;
+    static const char *const names[] = {"libcudnn.so.9", "libcudnn.so"};
+    const aitk_lib_symbol symbols[] = {
+        {"cudnnGetVersion", &aitk_dnn.GetVersion},
+        {"cudnnGetErrorString", &aitk_dnn.GetErrorString},
+        {"cudnnCreate", &aitk_dnn.Create},
+        {"cudnnDestroy", &aitk_dnn.Destroy},
+        {"cudnnSetStream", &aitk_dnn.SetStream},
+        {"cudnnBackendCreateDescriptor", &aitk_dnn.CreateDescriptor},
+        {"cudnnBackendDestroyDescriptor", &aitk_dnn.DestroyDescriptor},
+        {"cudnnBackendFinalize", &aitk_dnn.Finalize},
+        {"cudnnBackendSetAttribute", &aitk_dnn.SetAttribute},
+        {"cudnnBackendGetAttribute", &aitk_dnn.GetAttribute},
+        {"cudnnBackendExecute", &aitk_dnn.Execute},
+    };
+    aitk_dnn.lib = aitk_lib_open(names, sizeof names / sizeof *names, symbols,
+                                 sizeof symbols / sizeof *symbols, load_error, sizeof load_error);
+    return aitk_dnn.lib != NULL;
 }
 
 const char *aitk_dnn_load_error(void)
