@@ -57,6 +57,13 @@ static cudnnStatus_t virt(builder *bd, aitk_dnn_desc *out, cudnnDataType_t type,
     return tensor(bd, out, bd->next_uid++, type, dims, strides, AITK_DNN_VIRTUAL);
 }
 
+/* One pointwise operation of the graph; b NULL for a unary mode. */
+static cudnnStatus_t pointwise(builder *bd, cudnnPointwiseMode_t mode, aitk_dnn_desc a,
+                               aitk_dnn_desc b, aitk_dnn_desc out)
+{
+    return aitk_dnn_pointwise(&bd->g->descs, bd->g->ops, &bd->g->nops, mode, a, b, out);
+}
+
 /* The graph's stored tensors, t[uid - 1]; K and V transposed for the
  * composite backward. */
 enum { N_IO = AITK_SDPA_UID_DQ_ACCUM };
@@ -155,13 +162,13 @@ static cudnnStatus_t softmax_sum(builder *bd, aitk_dnn_desc t[N_IO])
     if (!st)
         st = virt(bd, &sum, CUDNN_DATA_FLOAT, rd, rs);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_MUL,
-                                t[AITK_SDPA_UID_DO - 1], t[AITK_SDPA_UID_O - 1], prod);
+        st = pointwise(bd, CUDNN_POINTWISE_MUL, t[AITK_SDPA_UID_DO - 1], t[AITK_SDPA_UID_O - 1],
+                       prod);
     if (!st)
         st = aitk_dnn_reduce_add(&g->descs, g->ops, &g->nops, prod, sum);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_MUL, sum,
-                                t[AITK_SDPA_UID_ONE - 1], t[AITK_SDPA_UID_SOFTMAX_SUM - 1]);
+        st = pointwise(bd, CUDNN_POINTWISE_MUL, sum, t[AITK_SDPA_UID_ONE - 1],
+                       t[AITK_SDPA_UID_SOFTMAX_SUM - 1]);
     return st;
 }
 
@@ -185,40 +192,53 @@ static cudnnStatus_t grad_kv(builder *bd, aitk_dnn_desc a, aitk_dnn_desc b,
     return st;
 }
 
+/* Four (b, hq, t, t) fp32 virtual tensors in row order, and a bf16 view
+ * of the fourth's memory transposed (the operand of dV = P^T dO and
+ * dK = dS^T Q), with uids in that order. */
+static cudnnStatus_t score_tensors(builder *bd, aitk_dnn_desc *v[4], aitk_dnn_desc *transposed)
+{
+    const shape *s = &bd->s;
+    int64_t sd[4] = {s->b, s->hq, s->t, s->t}, ss[4] = {s->hq * s->t * s->t, s->t * s->t, s->t, 1};
+    int64_t ts[4] = {s->hq * s->t * s->t, s->t * s->t, 1, s->t};
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    for (int i = 0; i < 4 && !st; i++)
+        st = virt(bd, v[i], CUDNN_DATA_FLOAT, sd, ss);
+    if (!st)
+        st = virt(bd, transposed, CUDNN_DATA_BFLOAT16, sd, ts);
+    return st;
+}
+
+/* The tail both score chains share: `last` viewed transposed as
+ * `transposed`, times `other`, into the K/V gradient `target`. */
+static cudnnStatus_t transposed_product(builder *bd, aitk_dnn_desc last,
+                                        aitk_dnn_desc transposed, aitk_dnn_desc other,
+                                        aitk_dnn_desc target)
+{
+    aitk_sdpa_graph *g = bd->g;
+    cudnnStatus_t st = aitk_dnn_reshape(&g->descs, g->ops, &g->nops, last, transposed);
+    if (!st)
+        st = grad_kv(bd, transposed, other, target);
+    return st;
+}
+
 /* P = exp(scale * Q K^T - stats) into *p; dV = P^T dO. */
 static cudnnStatus_t softmax_and_dv(builder *bd, aitk_dnn_desc t[N_IO], aitk_dnn_desc *p)
 {
-    const shape *s = &bd->s;
     aitk_sdpa_graph *g = bd->g;
-    int64_t sd[4] = {s->b, s->hq, s->t, s->t}, ss[4] = {s->hq * s->t * s->t, s->t * s->t, s->t, 1};
-    int64_t ts[4] = {s->hq * s->t * s->t, s->t * s->t, 1, s->t}; /* P^T: the same memory */
     aitk_dnn_desc scores = NULL, scaled = NULL, shifted = NULL, pt = NULL;
     *bd->what = "P = exp(scale * Q K^T - stats), dV = P^T dO";
-    cudnnStatus_t st = virt(bd, &scores, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &scaled, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &shifted, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, p, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &pt, CUDNN_DATA_BFLOAT16, sd, ts);
+    cudnnStatus_t st = score_tensors(bd, (aitk_dnn_desc *[4]){&scores, &scaled, &shifted, p}, &pt);
     if (!st)
         st = aitk_dnn_matmul(&g->descs, g->ops, &g->nops, t[AITK_SDPA_UID_Q - 1],
                              t[AITK_SDPA_UID_K - 1], scores);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_MUL, scores,
-                                t[AITK_SDPA_UID_SCALE - 1], scaled);
+        st = pointwise(bd, CUDNN_POINTWISE_MUL, scores, t[AITK_SDPA_UID_SCALE - 1], scaled);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_SUB, scaled,
-                                t[AITK_SDPA_UID_STATS - 1], shifted);
+        st = pointwise(bd, CUDNN_POINTWISE_SUB, scaled, t[AITK_SDPA_UID_STATS - 1], shifted);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_EXP, shifted, NULL,
-                                *p);
+        st = pointwise(bd, CUDNN_POINTWISE_EXP, shifted, NULL, *p);
     if (!st)
-        st = aitk_dnn_reshape(&g->descs, g->ops, &g->nops, *p, pt);
-    if (!st)
-        st = grad_kv(bd, pt, t[AITK_SDPA_UID_DO - 1], t[AITK_SDPA_UID_DV - 1]);
+        st = transposed_product(bd, *p, pt, t[AITK_SDPA_UID_DO - 1], t[AITK_SDPA_UID_DV - 1]);
     return st;
 }
 
@@ -226,37 +246,21 @@ static cudnnStatus_t softmax_and_dv(builder *bd, aitk_dnn_desc t[N_IO], aitk_dnn
 static cudnnStatus_t ds_and_dk(builder *bd, aitk_dnn_desc t[N_IO], aitk_dnn_desc p,
                                aitk_dnn_desc *ds)
 {
-    const shape *s = &bd->s;
     aitk_sdpa_graph *g = bd->g;
-    int64_t sd[4] = {s->b, s->hq, s->t, s->t}, ss[4] = {s->hq * s->t * s->t, s->t * s->t, s->t, 1};
-    int64_t ts[4] = {s->hq * s->t * s->t, s->t * s->t, 1, s->t};
     aitk_dnn_desc dp = NULL, centred = NULL, weighted = NULL, dst = NULL;
     *bd->what = "dS = scale * P * (dO V^T - softmax_sum), dK = dS^T Q";
-    cudnnStatus_t st = virt(bd, &dp, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &centred, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &weighted, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, ds, CUDNN_DATA_FLOAT, sd, ss);
-    if (!st)
-        st = virt(bd, &dst, CUDNN_DATA_BFLOAT16, sd, ts);
+    cudnnStatus_t st = score_tensors(bd, (aitk_dnn_desc *[4]){&dp, &centred, &weighted, ds}, &dst);
     if (!st)
         st = aitk_dnn_matmul(&g->descs, g->ops, &g->nops, t[AITK_SDPA_UID_DO - 1],
                              t[AITK_SDPA_UID_V - 1], dp);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_SUB, dp,
-                                t[AITK_SDPA_UID_SOFTMAX_SUM - 1], centred);
+        st = pointwise(bd, CUDNN_POINTWISE_SUB, dp, t[AITK_SDPA_UID_SOFTMAX_SUM - 1], centred);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_MUL, centred, p,
-                                weighted);
+        st = pointwise(bd, CUDNN_POINTWISE_MUL, centred, p, weighted);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_MUL, weighted,
-                                t[AITK_SDPA_UID_SCALE - 1], *ds);
+        st = pointwise(bd, CUDNN_POINTWISE_MUL, weighted, t[AITK_SDPA_UID_SCALE - 1], *ds);
     if (!st)
-        st = aitk_dnn_reshape(&g->descs, g->ops, &g->nops, *ds, dst);
-    if (!st)
-        st = grad_kv(bd, dst, t[AITK_SDPA_UID_Q - 1], t[AITK_SDPA_UID_DK - 1]);
+        st = transposed_product(bd, *ds, dst, t[AITK_SDPA_UID_Q - 1], t[AITK_SDPA_UID_DK - 1]);
     return st;
 }
 
@@ -279,8 +283,8 @@ static cudnnStatus_t dq(builder *bd, aitk_dnn_desc t[N_IO], aitk_dnn_desc ds)
         st = aitk_dnn_matmul(&g->descs, g->ops, &g->nops, ds, k,
                              t[AITK_SDPA_UID_DQ_ACCUM - 1]);
     if (!st)
-        st = aitk_dnn_pointwise(&g->descs, g->ops, &g->nops, CUDNN_POINTWISE_IDENTITY,
-                                t[AITK_SDPA_UID_DQ_ACCUM - 1], NULL, t[AITK_SDPA_UID_DQ - 1]);
+        st = pointwise(bd, CUDNN_POINTWISE_IDENTITY, t[AITK_SDPA_UID_DQ_ACCUM - 1], NULL,
+                       t[AITK_SDPA_UID_DQ - 1]);
     return st;
 }
 
