@@ -121,3 +121,49 @@ aitk_status aitk_reported_time_range(const aitk_reported_row *rows, size_t n,
     aitk_free(v);
     return st;
 }
+
+aitk_status aitk_best_scale_of(const double *ratios, size_t n, double factor, size_t *within,
+                               double *scale)
+{
+    *scale = 1.0;
+    *within = 0;
+    if (n == 0)
+        return AITK_OK;
+    double *v;
+    aitk_status st = aitk_sorted_copy(ratios, n, &v);
+    if (st)
+        return st;
+    /* A hair of slack on the far end: two ratios exactly factor squared
+     * apart are both within once scaled, as each would be judged alone. */
+    const double span = factor * factor * (1 + 1e-12);
+    size_t best = 0;
+    for (size_t i = 0, j = 0; i < n; i++) {
+        if (j < i)
+            j = i;
+        while (j + 1 < n && v[j + 1] <= v[i] * span)
+            j++;
+        if (j - i + 1 > best) {
+            best = j - i + 1;
+            *scale = 1.0 / sqrt(v[i] * v[j]);
+        }
+    }
+    aitk_free(v);
+    *within = best;
+    return AITK_OK;
+}
+
+aitk_status aitk_reported_best_scale(const aitk_reported_row *rows, size_t n, double factor,
+                                     size_t *within, size_t *training_rows, double *scale)
+{
+    double *v = aitk_malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return AITK_E_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].report->setup.inference)
+            v[k++] = rows[i].ratio;
+    *training_rows = k;
+    aitk_status st = aitk_best_scale_of(v, k, factor, within, scale);
+    aitk_free(v);
+    return st;
+}

@@ -83,4 +83,18 @@ typedef struct aitk_source_check {
 aitk_status aitk_reported_by_source(const aitk_reported_row *rows, size_t n,
                                     aitk_source_check *out, size_t *n_out);
 
+/* In *within, the most of n ratios (predicted / reported, any order) that
+ * one factor applied to every prediction could bring within `factor` of 1
+ * (ends included), and that factor in *scale (over the geometric middle of
+ * the ratios it brings in; 1 when n is 0). It bounds what any calibration
+ * of the model's rates could do: the rows it leaves out differ from the
+ * others by more than a single rate explains. AITK_E_NOMEM or AITK_OK. */
+aitk_status aitk_best_scale_of(const double *ratios, size_t n, double factor, size_t *within,
+                               double *scale);
+
+/* The same over the training rows (generation rows left out); *rows: how
+ * many there are. */
+aitk_status aitk_reported_best_scale(const aitk_reported_row *rows, size_t n, double factor,
+                                     size_t *within, size_t *training_rows, double *scale);
+
 #endif

@@ -111,6 +111,23 @@ static aitk_status range_analyse(range_analysis *a, const aitk_reported_row *row
     return st;
 }
 
+/* The ceiling of any calibration: how many training rows one factor on
+ * every predicted time could bring within the sanity factor. */
+static aitk_status print_best_scale(FILE *out, const aitk_reported_row *rows, size_t n)
+{
+    size_t within = 0, training = 0;
+    double scale = 1.0;
+    aitk_status st = aitk_reported_best_scale(rows, n, AITK_REPORTED_SANITY_FACTOR, &within,
+                                              &training, &scale);
+    if (st || training == 0)
+        return st;
+    fprintf(out, "  No one factor on every predicted time brings more than %zu of the %zu "
+                 "training jobs within %.1fx\n  (x%.2f does): the others differ from them by "
+                 "more than one rate can explain.\n",
+            within, training, AITK_REPORTED_SANITY_FACTOR, scale);
+    return AITK_OK;
+}
+
 aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
 {
     size_t ok[2] = {0, 0}, count[2] = {0, 0}, peaks = 0; /* [0] training, [1] generation */
@@ -149,6 +166,11 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
     if (count[1])
         fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
     fprintf(out, ". Peaks reported: %zu.\n", peaks);
+    st = print_best_scale(out, rows, n);
+    if (st) {
+        range_analysis_free(&a);
+        return st;
+    }
     print_range_checks(out, &a.cov, a.src, a.n_src);
     aitk_reported_print_sources_heading(out);
     for (size_t i = 0; i < n; i++)
@@ -354,6 +376,24 @@ static aitk_status add_sources_json(cJSON *doc, const aitk_source_check *src, si
     return AITK_OK;
 }
 
+/* "best_single_scale": print_best_scale's figures. */
+static aitk_status add_best_scale_json(cJSON *doc, const aitk_reported_row *rows, size_t n)
+{
+    size_t within = 0, training = 0;
+    double scale = 1.0;
+    aitk_status st = aitk_reported_best_scale(rows, n, AITK_REPORTED_SANITY_FACTOR, &within,
+                                              &training, &scale);
+    if (st)
+        return st;
+    cJSON *o = cJSON_AddObjectToObject(doc, "best_single_scale");
+    if (!o || !cJSON_AddNumberToObject(o, "training_rows", (double)training) ||
+        !cJSON_AddNumberToObject(o, "within", (double)within) ||
+        !cJSON_AddNumberToObject(o, "scale", scale) ||
+        !cJSON_AddStringToObject(o, "of", "a factor on every predicted seconds per step"))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
 aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, size_t n)
 {
     cJSON *arr = cJSON_AddArrayToObject(doc, "reported");
@@ -365,6 +405,8 @@ aitk_status aitk_reported_add_json(cJSON *doc, const aitk_reported_row *rows, si
         return st;
     if (!cJSON_AddItemToObject(doc, "time_range", range_json(&a.cov)))
         st = AITK_E_NOMEM;
+    if (!st)
+        st = add_best_scale_json(doc, rows, n);
     if (!st)
         st = add_sources_json(doc, a.src, a.n_src);
     for (size_t i = 0; !st && i < n; i++) {

@@ -107,10 +107,40 @@ static void test_leave_one_source_out(void **state)
     }
 }
 
+/* The most ratios one factor brings within 1.5x, each worked by hand:
+ * 0.5 0.6 1.0 1.1 3: 0.5 to 1.1 is 2.2 <= 2.25 = 1.5^2, so four, scaled
+ * by 1 / sqrt(0.5 * 1.1) = 1.3484 (0.674, 0.809, 1.348, 1.483: all inside;
+ * 3 would be 4.05). Exactly 2.25 apart counts (ends included), 2.26 does
+ * not. One ratio: itself, scaled to 1. None: nothing, scale 1. */
+static void test_best_scale(void **state)
+{
+    (void)state;
+    size_t within = 99;
+    double scale = 0;
+    const double five[] = {3, 1.1, 0.5, 1.0, 0.6};
+    assert_int_equal(aitk_best_scale_of(five, 5, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 4);
+    assert_true(fabs(scale - 1.0 / sqrt(0.55)) < 1e-12);
+    const double edge[] = {1.0, 2.25}, over[] = {1.0, 2.26};
+    assert_int_equal(aitk_best_scale_of(edge, 2, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 2);
+    assert_true(fabs(scale - 1.0 / 1.5) < 1e-12);
+    assert_int_equal(aitk_best_scale_of(over, 2, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 1);
+    const double one[] = {0.25};
+    assert_int_equal(aitk_best_scale_of(one, 1, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 1);
+    assert_true(fabs(scale - 4.0) < 1e-12);
+    assert_int_equal(aitk_best_scale_of(NULL, 0, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 0);
+    assert_true(scale == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_range_of),
+        cmocka_unit_test(test_best_scale),
         cmocka_unit_test(test_source_key),
         cmocka_unit_test(test_leave_one_source_out),
     };
