@@ -944,6 +944,11 @@ static const struct {
     /* The same author's earlier video, RTX A6000, 8.56 s/it (its T5 mask
      * state unsaid), predicted 0.65 of it: open, see the row. */
     {"kohya-gui-secourses-zero2hero-a6000", "RTX A6000", 8.56, 0, false, true},
+    /* Added 2026-12-05 by a third search, blind to the predictions: the
+     * Hugging Face Space that ran ai-toolkit on an L4 (7.54 s/it in its cost
+     * estimate) and fluxgym #8 on a Linux RTX 4090 (1.08 it/s). */
+    {"aitk-hfspace-l4", "L4", 7.54, 0, false, false},
+    {"fluxgym-8-4090-linux-512", "RTX 4090", 0.926, 0, false, false},
 };
 
 /* A generation run is one forward pass a step with no trainer in between:
