@@ -9,7 +9,9 @@ ${XDG_CACHE_HOME:-$HOME/.cache}/aitk-validate/realworld/linux/<layout>.
 The tool's verdicts are compared with oracles that share no code with it:
   * ELF verdicts: ldd's "not found" lines and the real dlopen (ctypes.CDLL)
     in a fresh process per library, one outside Python and, for a library
-    that needs Python's symbols, one inside the interpreter;
+    that needs Python's symbols, one inside the interpreter; for a library
+    that fails alone, whether a library of its folder that lists it as
+    NEEDED (readelf) brings it into the process's maps when loaded;
   * versions: the library's own version function called in a fresh process
     (ctypes), and the wheel that lists the file in its RECORD
     (importlib.metadata);
@@ -25,6 +27,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -117,11 +120,9 @@ def env_section(report, key):
 
 DLOPEN = r"""
 import ctypes, json, sys
-path, fn, host = sys.argv[1], sys.argv[2], sys.argv[3]
+path, fn = sys.argv[1], sys.argv[2]
 r = {}
 try:
-    if host:  # the library that links this one, loaded first as the loader would
-        ctypes.CDLL(host, mode=ctypes.RTLD_GLOBAL)
     lib = ctypes.CDLL(path)
     r['loaded'] = True
 except OSError as e:
@@ -145,14 +146,52 @@ print(json.dumps(r))
 """
 
 
-def oracle_dlopen(python, path, fn="", host=""):
-    """The real dlopen of `path` in a fresh Python process (ctypes.CDLL);
-    with `host`, after that library, which links `path`, has loaded."""
-    r = subprocess.run([python, "-c", DLOPEN, path, fn, host], capture_output=True, text=True,
+def oracle_dlopen(python, path, fn=""):
+    """The real dlopen of `path` in a fresh Python process (ctypes.CDLL)."""
+    r = subprocess.run([python, "-c", DLOPEN, path, fn], capture_output=True, text=True,
                        timeout=300)
     if r.returncode != 0:
         return {"loaded": False, "error": "process ended %d: %s" % (r.returncode, r.stderr[-300:])}
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+MAPPED_BY = r"""
+import ctypes, json, os, sys
+host, path = sys.argv[1], sys.argv[2]
+r = {}
+try:
+    ctypes.CDLL(host, mode=ctypes.RTLD_GLOBAL)
+    want = os.path.realpath(path)
+    r['mapped'] = any(os.path.realpath(l.split()[-1]) == want
+                      for l in open('/proc/self/maps') if '.so' in l)
+except OSError as e:
+    r['mapped'] = False
+    r['error'] = str(e)
+print(json.dumps(r))
+"""
+
+
+def oracle_needed(path):
+    """The DT_NEEDED names of an ELF file, as binutils' readelf prints them."""
+    r = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, timeout=120)
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", r.stdout)
+
+
+def oracle_loaded_inside(python, path):
+    """For a library that will not load alone: the first library of its own
+    folder that lists it as NEEDED and, loaded in a fresh Python process,
+    brings it into /proc/self/maps (the loader's answer to whether it loads
+    where it is used); "" when there is none."""
+    folder, name = os.path.split(path)
+    for f in sorted(os.listdir(folder)):
+        host = os.path.join(folder, f)
+        if host == path or ".so" not in f or name not in oracle_needed(host):
+            continue
+        r = subprocess.run([python, "-c", MAPPED_BY, host, path], capture_output=True,
+                           text=True, timeout=300)
+        if r.returncode == 0 and json.loads(r.stdout.strip().splitlines()[-1])["mapped"]:
+            return host
+    return ""
 
 
 def oracle_ldd_missing(path):
@@ -251,27 +290,33 @@ def compare_deps(report, python, section):
         if "skipped" in lib or "error" in lib:
             continue
         path = lib["path"]
-        # A library that fails alone but loads inside the library that links
-        # it (torch 2.15's libtorch_nvshmem.so takes symbols from
-        # libtorch_cuda.so without listing it) is judged as the loader meets
-        # it: after that library.
-        host = lib.get("loaded_inside", "")
         missing = oracle_ldd_missing(path)
-        o = oracle_dlopen(python, path, host=host)
+        o = oracle_dlopen(python, path)
+        # A library that fails alone may still load where it is used: torch
+        # 2.15's libtorch_nvshmem.so takes symbols from libtorch_cuda.so,
+        # which links it, without listing it. The oracle finds such a host
+        # itself (readelf, then the loader), not from the tool's report.
+        inside = "" if o["loaded"] or missing else oracle_loaded_inside(python, path)
+        told = lib.get("loaded_inside", "")
         tool_broken = lib.get("problems", 0) > 0 or (lib.get("load", "loaded") != "loaded"
                                                    and not lib.get("python_extension")
-                                                   and not host)
-        oracle_broken = bool(missing) or not o["loaded"]
+                                                   and not told)
+        oracle_broken = bool(missing) or (not o["loaded"] and not inside)
         said = ("python extension" if lib.get("python_extension")
-                else "loads inside " + os.path.basename(host) if host else "loads")
+                else "loads inside " + os.path.basename(told) if told else "loads")
         table.append(("deps." + section, os.path.basename(path),
                       "broken" if tool_broken else said,
                       "broken" if oracle_broken else
-                      "loads after " + os.path.basename(host) if host else "loads"))
+                      "loads inside " + os.path.basename(inside) if inside else "loads"))
         check(tool_broken == oracle_broken,
-              "deps.%s %s: tool %s, oracle ldd missing %s, dlopen in Python%s %s"
+              "deps.%s %s: tool %s, oracle ldd missing %s, dlopen in Python %s%s"
               % (section, os.path.basename(path), "broken" if tool_broken else "not broken",
-                 missing or "none", " after " + host if host else "", o.get("error", "loaded")))
+                 missing or "none", o.get("error", "loaded"),
+                 "; maps it when %s loads" % inside if inside else ""))
+        if told and inside:
+            check(os.path.realpath(told) == os.path.realpath(inside),
+                  "deps.%s %s: tool says it loads inside %s, the loader maps it from %s"
+                  % (section, os.path.basename(path), told, inside))
     return table
 
 
@@ -330,7 +375,15 @@ def layout_torch(exe, venv, out_dir, name):
             check(os.path.realpath(p) in [os.path.realpath(m) for m in mapped],
                   "cuda.%s: torch maps %s, the tool names %s" % (key, mapped, p))
     table += compare_deps(std, python, "cuda")
-    table += compare_deps(std, python, "torch")
+    torch_rows = compare_deps(std, python, "torch")
+    table += torch_rows
+    # The case that made the tool learn loads-inside, pinned so that losing
+    # it on either side fails here rather than agreeing on "broken".
+    if name == "torch215":
+        row = [r for r in torch_rows if r[1] == "libtorch_nvshmem.so"]
+        want = "loads inside libtorch_cuda.so"
+        check(bool(row) and row[0][2] == want and row[0][3] == want,
+              "deps.torch libtorch_nvshmem.so: tool and oracle both say '%s' (%s)" % (want, row))
     table += compare_plugin(std, python)
     return table
 
