@@ -12,23 +12,38 @@ static void clear_fields(const aitk_lib_symbol *symbols, size_t nsymbols)
         memcpy(symbols[i].field, &none, sizeof none);
 }
 
+/* snprintf into error, ending in "..." when the text did not fit, as the
+ * plugin's other error texts do. */
+static void set_error(char *error, size_t len, const char *what, const char *name,
+                      const char *why)
+{
+    int n = snprintf(error, len, "%s %s: %s", what, name, why);
+    if (n >= 0 && (size_t)n >= len && len > 4)
+        memcpy(error + len - 4, "...", 4);
+}
+
 void *aitk_lib_open(const char *const *names, size_t nnames, const aitk_lib_symbol *symbols,
                     size_t nsymbols, char *error, size_t len)
 {
     void *lib = NULL;
-    for (size_t i = 0; i < nnames && !lib; i++)
+    /* The first name's failure is the one worth reading: later names are
+     * fallbacks (an unversioned link), whose absence says little. */
+    char first[512] = "not found";
+    for (size_t i = 0; i < nnames && !lib; i++) {
         lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        const char *e = lib ? NULL : dlerror();
+        if (i == 0 && e)
+            snprintf(first, sizeof first, "%s", e);
+    }
     if (!lib) {
-        const char *e = dlerror();
-        snprintf(error, len, "dlopen %s: %s", nnames ? names[0] : "(no name)",
-                 e ? e : "not found");
+        set_error(error, len, "dlopen", nnames ? names[0] : "(no name)", first);
         clear_fields(symbols, nsymbols);
         return NULL;
     }
     for (size_t i = 0; i < nsymbols; i++) {
         void *p = dlsym(lib, symbols[i].name);
         if (!p) {
-            snprintf(error, len, "dlsym %s: missing", symbols[i].name);
+            set_error(error, len, "dlsym", symbols[i].name, "missing");
             dlclose(lib);
             clear_fields(symbols, nsymbols);
             return NULL;

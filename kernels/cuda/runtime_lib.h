@@ -23,9 +23,10 @@ typedef struct aitk_lib_symbol {
 
 /* Opens the first of names[0..nnames) that loads (RTLD_NOW | RTLD_LOCAL)
  * and copies each symbol's address into its field. Returns the handle, or
- * NULL with every field zeroed and `error` saying which name did not load
- * or which symbol is missing ("dlopen libcudnn.so.9: ...", "dlsym
- * cudnnBackendExecute: missing"). */
+ * NULL with every field zeroed and `error` saying why: the loader's words
+ * for the first name ("dlopen libcudnn.so.9: ..."), or the symbol that is
+ * missing ("dlsym cudnnBackendExecute: missing"); "..." ends a text cut to
+ * fit. */
 void *aitk_lib_open(const char *const *names, size_t nnames, const aitk_lib_symbol *symbols,
                     size_t nsymbols, char *error, size_t len);
 
