@@ -74,11 +74,18 @@ static inline int rt_run(const char *const *argv, const char *const *env, aitk_s
     aitk_proc_result res = {0};
     aitk_str err = AITK_STR_INIT;
     aitk_status st = AITK_E_EXEC;
-    /* A program that could not be started never ran, so starting it again
-     * changes nothing it would have done: Wine under load has refused a
-     * CreateProcess now and then ("[WinError 1359]", an internal error)
-     * that the next try got through. A real fault fails all three. */
-    for (int attempt = 0; attempt < 3 && st == AITK_E_EXEC; attempt++) {
+    /* On Windows (here: under Wine) a program that could not be started
+     * never ran, so starting it again changes nothing it would have done:
+     * Wine under load has refused a CreateProcess now and then ("[WinError
+     * 1359]", an internal error) that the next try got through. A real
+     * fault fails all three. Elsewhere a start failure is a missing program
+     * and is reported at once. */
+#ifdef _WIN32
+    const int attempts = 3;
+#else
+    const int attempts = 1;
+#endif
+    for (int attempt = 0; attempt < attempts && st == AITK_E_EXEC; attempt++) {
         if (attempt) {
             fprintf(stderr, "rt_run %s: %s; starting it again\n", argv[0], aitk_str_cstr(&err));
             aitk_str_clear(&err);
