@@ -122,6 +122,13 @@ aitk_status aitk_reported_time_range(const aitk_reported_row *rows, size_t n,
     return st;
 }
 
+/* Ratio v scaled by s lies within factor of 1, ends included: the same
+ * test as a row judged alone. */
+static bool scaled_within(double v, double s, double factor)
+{
+    return v * s <= factor && v * s >= 1.0 / factor;
+}
+
 aitk_status aitk_best_scale_of(const double *ratios, size_t n, double factor, size_t *within,
                                double *scale)
 {
@@ -133,22 +140,26 @@ aitk_status aitk_best_scale_of(const double *ratios, size_t n, double factor, si
     aitk_status st = aitk_sorted_copy(ratios, n, &v);
     if (st)
         return st;
-    /* A hair of slack on the far end: two ratios exactly factor squared
-     * apart are both within once scaled, as each would be judged alone. */
-    const double span = factor * factor * (1 + 1e-12);
-    size_t best = 0;
+    /* Every best set is a run of sorted ratios no more than factor^2 apart;
+     * each run's scale is the one that centres it. The runs are counted with
+     * the rows' own test, so a pair exactly factor^2 apart counts only where
+     * rounding lets both through. Among equal counts the scale nearest 1
+     * wins: the least change that does as well. */
     for (size_t i = 0, j = 0; i < n; i++) {
         if (j < i)
             j = i;
-        while (j + 1 < n && v[j + 1] <= v[i] * span)
+        while (j + 1 < n && v[j + 1] <= v[i] * factor * factor)
             j++;
-        if (j - i + 1 > best) {
-            best = j - i + 1;
-            *scale = 1.0 / sqrt(v[i] * v[j]);
+        const double s = 1.0 / sqrt(v[i] * v[j]);
+        size_t count = 0;
+        for (size_t k = 0; k < n; k++)
+            count += scaled_within(v[k], s, factor);
+        if (count > *within || (count == *within && fabs(log(s)) < fabs(log(*scale)))) {
+            *within = count;
+            *scale = s;
         }
     }
     aitk_free(v);
-    *within = best;
     return AITK_OK;
 }
 

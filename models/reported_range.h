@@ -85,15 +85,16 @@ aitk_status aitk_reported_by_source(const aitk_reported_row *rows, size_t n,
 
 /* In *within, the most of n ratios (predicted / reported, any order) that
  * one factor applied to every prediction could bring within `factor` of 1
- * (ends included), and that factor in *scale (over the geometric middle of
- * the ratios it brings in; 1 when n is 0). It bounds what any calibration
+ * (ends included), and that factor in *scale: one over the geometric middle
+ * of the ratios it brings in, the one nearest 1 where several do as well;
+ * 1 when n is 0. It bounds what any calibration
  * of the model's rates could do: the rows it leaves out differ from the
  * others by more than a single rate explains. AITK_E_NOMEM or AITK_OK. */
 aitk_status aitk_best_scale_of(const double *ratios, size_t n, double factor, size_t *within,
                                double *scale);
 
-/* The same over the training rows (generation rows left out); *rows: how
- * many there are. */
+/* The same over the training rows (generation rows left out);
+ * *training_rows: how many there are. */
 aitk_status aitk_reported_best_scale(const aitk_reported_row *rows, size_t n, double factor,
                                      size_t *within, size_t *training_rows, double *scale);
 

@@ -110,8 +110,8 @@ static void test_leave_one_source_out(void **state)
 /* The most ratios one factor brings within 1.5x, each worked by hand:
  * 0.5 0.6 1.0 1.1 3: 0.5 to 1.1 is 2.2 <= 2.25 = 1.5^2, so four, scaled
  * by 1 / sqrt(0.5 * 1.1) = 1.3484 (0.674, 0.809, 1.348, 1.483: all inside;
- * 3 would be 4.05). Exactly 2.25 apart counts (ends included), 2.26 does
- * not. One ratio: itself, scaled to 1. None: nothing, scale 1. */
+ * 3 would be 4.05). 1 and 2.25 (exact in binary) both count, 1 and 2.26
+ * do not. One ratio: itself, scaled to 1. None: nothing, scale 1. */
 static void test_best_scale(void **state)
 {
     (void)state;
@@ -127,6 +127,20 @@ static void test_best_scale(void **state)
     assert_true(fabs(scale - 1.0 / 1.5) < 1e-12);
     assert_int_equal(aitk_best_scale_of(over, 2, 1.5, &within, &scale), AITK_OK);
     assert_int_equal(within, 1);
+    /* 0.5 1.0 1.8: {0.5, 1.0} at x1.414 and {1.0, 1.8} at x0.745 bring two
+     * each; the one nearer 1 is given. */
+    const double tie[] = {1.8, 0.5, 1.0};
+    assert_int_equal(aitk_best_scale_of(tie, 3, 1.5, &within, &scale), AITK_OK);
+    assert_int_equal(within, 2);
+    assert_true(fabs(scale - 1.0 / sqrt(1.8)) < 1e-12);
+    /* 0.6 and 1.35 are 2.25 apart only up to rounding: whatever the count,
+     * it is the one the rows' own test gives at the returned scale. */
+    const double near_edge[] = {0.6, 1.35};
+    assert_int_equal(aitk_best_scale_of(near_edge, 2, 1.5, &within, &scale), AITK_OK);
+    size_t by_hand = 0;
+    for (int i = 0; i < 2; i++)
+        by_hand += near_edge[i] * scale <= 1.5 && near_edge[i] * scale >= 1.0 / 1.5;
+    assert_int_equal(within, by_hand);
     const double one[] = {0.25};
     assert_int_equal(aitk_best_scale_of(one, 1, 1.5, &within, &scale), AITK_OK);
     assert_int_equal(within, 1);
