@@ -114,6 +114,10 @@ typedef struct aitk_workload {
      * (models/trainers.yaml saved_per_token); 0: the spec's count. */
     double saved_per_token[AITK_WORKLOAD_MAX_GROUPS];
     double saved_per_token_autocast[AITK_WORKLOAD_MAX_GROUPS];
+    /* What the trainer's code does to this model that the figures above
+     * leave out, in words (models/trainers.yaml not_modelled); NULL: none
+     * known. The prediction prints it beside its figures. */
+    const char *not_modelled;
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is

@@ -51,6 +51,8 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     if (w->base_dtype == AITK_WEIGHT_FP8)
         fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
     fputs(" (models/trainers.yaml)\n", out);
+    if (w->not_modelled)
+        fprintf(out, "  not modelled: %s\n", w->not_modelled);
     if (w->lora_only && *w->lora_only) {
         fputs("  LoRA only on Linears whose name has:", out);
         for (const char *const *l = w->lora_only; *l; l++)
@@ -376,6 +378,8 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddStringToObject(wj, "text_encoder_dtype", aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddStringToObject(wj, "optimizer", w->optimizer);
     cJSON_AddStringToObject(wj, "trainer", w->trainer ? w->trainer : "ai-toolkit");
+    if (w->not_modelled)
+        cJSON_AddStringToObject(wj, "not_modelled", w->not_modelled);
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);

@@ -200,6 +200,35 @@ static aitk_status load_validation(const aitk_yaml_doc *doc, const aitk_yaml_nod
     return st;
 }
 
+/* `not_modelled`: model ids to sourced sentences (absent: none). */
+static aitk_status load_not_modelled(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                     aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(map, "not_modelled");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to sentences",
+                                      err);
+    const size_t cap = sizeof t->not_modelled / sizeof *t->not_modelled;
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= cap) {
+            aitk_yaml_errorf(err, doc, m, "too many models");
+            return AITK_E_RANGE;
+        }
+        int unused = 0;
+        t->not_modelled[i].model_id = m->pairs[i].key->text;
+        st = sourced_string(doc, m, t->not_modelled[i].model_id, NULL, &unused,
+                            &t->not_modelled[i].text, err);
+        if (!st && !*t->not_modelled[i].text) {
+            aitk_yaml_errorf(err, doc, m->pairs[i].value, "'%s' says nothing",
+                             t->not_modelled[i].model_id);
+            st = AITK_E_PARSE;
+        }
+        t->n_not_modelled = i + 1;
+    }
+    return st;
+}
+
 static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,
                                 aitk_trainer *t, aitk_str *err)
 {
@@ -207,7 +236,7 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                        "optimizer", "step", "lora_dtype", "lora_layers",
                                        "validation_resolution", "validation_text",
                                        "elementwise_bwd_factor", "cached_text",
-                                       "saved_per_token", NULL};
+                                       "saved_per_token", "not_modelled", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -253,6 +282,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                 err);
     if (!st)
         st = load_saved(doc, m, t, err);
+    if (!st)
+        st = load_not_modelled(doc, m, t, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
     if (!st && aitk_yaml_get(m, "cached_text")) {
         st = sourced_string(doc, m, "cached_text", cached, &i, &text, err);
@@ -377,6 +408,10 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
     if (t->text_resident)
         w->te_dtype = AITK_WEIGHT_BF16;
     w->elementwise_bwd_factor = figure_for(t->bwd_factor, t->n_bwd_factor, model);
+    w->not_modelled = NULL;
+    for (size_t i = 0; model && i < t->n_not_modelled; i++)
+        if (strcmp(t->not_modelled[i].model_id, model) == 0)
+            w->not_modelled = t->not_modelled[i].text;
     memset(w->saved_per_token, 0, sizeof w->saved_per_token);
     memset(w->saved_per_token_autocast, 0, sizeof w->saved_per_token_autocast);
     for (size_t i = 0; w->spec && i < t->n_saved; i++)

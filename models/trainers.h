@@ -64,6 +64,13 @@ typedef struct aitk_trainer {
         double plain, autocast;
     } saved[8];
     size_t n_saved;
+    /* `not_modelled`, by model: what the trainer's code does to that model
+     * that the cost model does not count, in words, for the prediction to
+     * say beside its figures. */
+    struct {
+        const char *model_id, *text;
+    } not_modelled[8];
+    size_t n_not_modelled;
 } aitk_trainer;
 
 typedef struct aitk_trainers {

@@ -551,6 +551,42 @@ static void test_bwd_factor(void **state)
     assert_near(wk.bytes[AITK_BYTES_ELEMENTWISE], bytes[0], 1e-3);
 }
 
+/* What a trainer's code does to a model that the cost model leaves out
+ * (models/trainers.yaml not_modelled) reaches the workload for that model
+ * only: ai-toolkit's and SimpleTuner's Chroma masks, kohya's Chroma prompts
+ * cut to their length; nothing for FLUX.1. A sentence without a source, or
+ * an empty one, is refused at its place. */
+static void test_not_modelled(void **state)
+{
+    fixture *f = *state;
+    assert_null(flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_BF16).not_modelled);
+    assert_null(flux_job(f, "kohya", 1024, AITK_WEIGHT_BF16).not_modelled);
+    aitk_model_spec *chroma = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_model_spec_load("chroma", false, &chroma, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_workload c;
+    aitk_workload_defaults(&c, chroma);
+    assert_null(c.not_modelled);
+    aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
+    assert_non_null(c.not_modelled);
+    assert_non_null(strstr(c.not_modelled, "(batch, 24 heads, tokens, tokens) boolean mask"));
+    aitk_workload_set_trainer(&c, trainer(f, "simpletuner"));
+    assert_non_null(strstr(c.not_modelled, "(batch, 1, tokens, tokens) boolean"));
+    aitk_workload_set_trainer(&c, trainer(f, "kohya"));
+    assert_non_null(strstr(c.not_modelled, "cut to its own length"));
+    aitk_workload_set_trainer(&c, trainer(f, "diffusers"));
+    assert_null(c.not_modelled);
+    aitk_model_spec_free(chroma);
+    aitk_str_free(&err);
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    not_modelled: {chroma: {value: a mask}}\n",
+                     "t.yaml:11:28: missing 'source'");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    not_modelled: {chroma: {value: '', source: s}}\n",
+                     "'chroma' says nothing");
+}
+
 /* A report's validation_text overrides its trainer's: fp32 for a script of
  * the weeks that moved the encoders without a dtype, none for one that
  * runs no validation (the QLoRA research project's miniature script). */
@@ -684,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_reported_validation),
         cmocka_unit_test(test_bwd_factor),
         cmocka_unit_test(test_cached_text_resident),
+        cmocka_unit_test(test_not_modelled),
         cmocka_unit_test(test_kohya_saved),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
