@@ -69,6 +69,10 @@ aitk_status aitk_buyer_sentence(const cJSON *e, aitk_str *out)
         append_minutes(out, number(e, "target_minutes"));
         aitk_str_append(out, " per 1000 steps.");
     }
+    /* validate/buyer.c sets it beside a GPU figure only. */
+    if (*text(e, "not_modelled"))
+        aitk_str_appendf(out, " Not in this figure (ai-toolkit's code): %s.",
+                         text(e, "not_modelled"));
     if (has_number(e, "cpu_minutes_per_1000")) {
         aitk_str_append(out, " CPU figures of the small configuration (not a GPU measurement): ");
         append_minutes(out, number(e, "cpu_minutes_per_1000"));

@@ -12,6 +12,7 @@
 #include "models/gpudb.h"
 #include "models/predict.h"
 #include "models/spec.h"
+#include "models/trainers.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/workloads.h"
@@ -91,11 +92,33 @@ static aitk_status add_measured(cJSON *e, const cJSON *w)
                ? AITK_OK : AITK_E_NOMEM;
 }
 
-static aitk_status add_predicted(cJSON *e, const aitk_model_spec *spec, const gpu_view *g,
-                                 const aitk_cost_params *params, aitk_str *err)
+/* The model's default job as `predict` takes it: an ai-toolkit job with
+ * its trainer's settings (models/trainers.yaml), where the file loaded. */
+static aitk_workload default_job(const aitk_model_spec *spec, const aitk_trainer *trainer)
 {
     aitk_workload w;
     aitk_workload_defaults(&w, spec);
+    if (trainer)
+        aitk_workload_set_trainer(&w, trainer);
+    return w;
+}
+
+/* What the trainer's code does to the model that neither the GPU step nor
+ * the prediction runs, beside either figure. */
+static aitk_status add_not_modelled(cJSON *e, const aitk_model_spec *spec,
+                                    const aitk_trainer *trainer)
+{
+    aitk_workload w = default_job(spec, trainer);
+    if (!w.not_modelled)
+        return AITK_OK;
+    return cJSON_AddStringToObject(e, "not_modelled", w.not_modelled) ? AITK_OK : AITK_E_NOMEM;
+}
+
+static aitk_status add_predicted(cJSON *e, const aitk_model_spec *spec, const gpu_view *g,
+                                 const aitk_cost_params *params, const aitk_trainer *trainer,
+                                 aitk_str *err)
+{
+    aitk_workload w = default_job(spec, trainer);
     aitk_prediction p;
     aitk_status st = aitk_cost_predict(&w, params, g->spec, &p, err);
     if (st)
@@ -131,7 +154,8 @@ static aitk_status add_cpu_figure(cJSON *e, const cJSON *w)
 }
 
 static aitk_status model_entry(const char *model, const cJSON *workloads, const gpu_view *g,
-                               const aitk_cost_params *params, cJSON *e)
+                               const aitk_cost_params *params, const aitk_trainer *trainer,
+                               cJSON *e)
 {
     aitk_model_spec *spec = NULL;
     aitk_str err = AITK_STR_INIT;
@@ -143,14 +167,17 @@ static aitk_status model_entry(const char *model, const cJSON *workloads, const 
     if (!st)
         st = add_targets(e, spec);
     const cJSON *w = workload_of(workloads, model, true);
-    if (!st && measured_on_gpu(w))
+    const bool measured = !st && measured_on_gpu(w), predicted = !st && !measured && g->spec;
+    if (measured)
         st = add_measured(e, w);
-    else if (!st && g->spec)
-        st = add_predicted(e, spec, g, params, &err);
+    else if (predicted)
+        st = add_predicted(e, spec, g, params, trainer, &err);
     else if (!st)
         st = add_none(e, g->name, aitk_str_cstr(&g->why));
     if (st && st != AITK_E_NOMEM) /* a description or prediction that fails is said */
         st = add_none(e, g->name, aitk_str_cstr(&err));
+    if (!st && (measured || predicted))
+        st = add_not_modelled(e, spec, trainer);
     if (!st)
         st = add_cpu_figure(e, workload_of(workloads, model, false));
     aitk_model_spec_free(spec);
@@ -192,6 +219,11 @@ aitk_status aitk_buyer_build(const cJSON *workloads, const cJSON *env,
     if (!params && !aitk_cost_params_load(&own, &err))
         params = own;
     aitk_gpudb_load(&db, &err);
+    /* Without the trainers file the figures are the model's bare defaults,
+     * as before it existed; with it, the job `predict` would take. */
+    aitk_trainers *trainers = NULL;
+    aitk_trainers_load(&trainers, &err);
+    const aitk_trainer *trainer = trainers ? trainers->fallback : NULL;
     aitk_status st = *out ? view_gpu(env, params ? db : NULL, &g) : AITK_E_NOMEM;
     for (const char *const *m = aitk_reference_models; *m && !st; m++) {
         cJSON *e = cJSON_CreateObject();
@@ -199,10 +231,11 @@ aitk_status aitk_buyer_build(const cJSON *workloads, const cJSON *env,
             cJSON_Delete(e);
             st = AITK_E_NOMEM;
         } else {
-            st = model_entry(*m, workloads, &g, params, e);
+            st = model_entry(*m, workloads, &g, params, trainer, e);
         }
     }
     aitk_gpudb_free(db);
+    aitk_trainers_free(trainers);
     aitk_cost_params_free(own);
     aitk_str_free(&g.why);
     aitk_str_free(&err);
