@@ -36,7 +36,7 @@ typedef struct fixture {
     aitk_trainers *trainers;
     aitk_cost_params *params;
     aitk_gpudb *db;
-    aitk_model_spec *flux;
+    aitk_model_spec *flux, *chroma;
 } fixture;
 
 static int setup(void **state)
@@ -44,7 +44,8 @@ static int setup(void **state)
     fixture *f = aitk_calloc(1, sizeof *f);
     aitk_str err = AITK_STR_INIT;
     if (!f || aitk_trainers_load(&f->trainers, &err) || aitk_cost_params_load(&f->params, &err) ||
-        aitk_gpudb_load(&f->db, &err) || aitk_model_spec_load("flux1-dev", false, &f->flux, &err))
+        aitk_gpudb_load(&f->db, &err) || aitk_model_spec_load("flux1-dev", false, &f->flux, &err) ||
+        aitk_model_spec_load("chroma", false, &f->chroma, &err))
         fail_msg("%s", aitk_str_cstr(&err));
     aitk_str_free(&err);
     *state = f;
@@ -58,6 +59,7 @@ static int teardown(void **state)
     aitk_cost_params_free(f->params);
     aitk_gpudb_free(f->db);
     aitk_model_spec_free(f->flux);
+    aitk_model_spec_free(f->chroma);
     aitk_free(f);
     return 0;
 }
@@ -522,18 +524,12 @@ static void test_bwd_factor(void **state)
                        2.0, 0);
     assert_float_equal(flux_job(f, "diffusers", 1024, AITK_WEIGHT_BF16).elementwise_bwd_factor,
                        1.52, 0);
-    aitk_model_spec *chroma = NULL;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_model_spec_load("chroma", false, &chroma, &err))
-        fail_msg("%s", aitk_str_cstr(&err));
     aitk_workload c;
-    aitk_workload_defaults(&c, chroma);
+    aitk_workload_defaults(&c, f->chroma);
     aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
     assert_float_equal(c.elementwise_bwd_factor, 1.84, 0);
     aitk_workload_set_trainer(&c, trainer(f, "simpletuner"));
     assert_float_equal(c.elementwise_bwd_factor, 0, 0);
-    aitk_model_spec_free(chroma);
-    aitk_str_free(&err);
     double bytes[3];
     const double factors[3] = {2.0, 1.52, 1.0};
     for (int i = 0; i < 3; i++) {
@@ -561,12 +557,8 @@ static void test_not_modelled(void **state)
     fixture *f = *state;
     assert_null(flux_job(f, "ai-toolkit", 1024, AITK_WEIGHT_BF16).not_modelled);
     assert_null(flux_job(f, "kohya", 1024, AITK_WEIGHT_BF16).not_modelled);
-    aitk_model_spec *chroma = NULL;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_model_spec_load("chroma", false, &chroma, &err))
-        fail_msg("%s", aitk_str_cstr(&err));
     aitk_workload c;
-    aitk_workload_defaults(&c, chroma);
+    aitk_workload_defaults(&c, f->chroma);
     assert_null(c.not_modelled);
     aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
     assert_non_null(c.not_modelled);
@@ -577,8 +569,6 @@ static void test_not_modelled(void **state)
     assert_non_null(strstr(c.not_modelled, "cut to its own length"));
     aitk_workload_set_trainer(&c, trainer(f, "diffusers"));
     assert_null(c.not_modelled);
-    aitk_model_spec_free(chroma);
-    aitk_str_free(&err);
     rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
                      "    not_modelled: {chroma: {value: a mask}}\n",
                      "t.yaml:11:28: missing 'source'");
