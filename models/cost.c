@@ -561,6 +561,49 @@ static double bucket_seconds(const aitk_workload *w, const aitk_cost_params *p,
     return sum / (double)w->n_resolutions;
 }
 
+/* The floor of one step: what the work alone needs at the card's full rates.
+ * Tensor-core FLOPs (base, LoRA, attention, text encoders) at the faster of
+ * the measured matmul rate and the datasheet's (fp8 GEMMs at the datasheet's
+ * fp8 over bf16), plus the bytes that expand quantized weights at the
+ * datasheet bandwidth: no efficiency below 1, no elementwise work, no host.
+ * Eager kernels run one after another, so the two add. */
+static double floor_seconds(const aitk_workload *w, const aitk_step_work *wk,
+                            const aitk_gpu_spec *g)
+{
+    const double rate = (g->matmul_bf16_tflops > g->bf16_tflops ? g->matmul_bf16_tflops
+                                                                 : g->bf16_tflops) *
+                        1e12;
+    const double fp8 = aitk_workload_fp8_compute(w) && g->fp8_tflops > 0 && g->bf16_tflops > 0
+                           ? g->fp8_tflops / g->bf16_tflops
+                           : 1;
+    const double base = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
+                        wk->flops[AITK_WORK_GEMM_BWD];
+    double rest = 0;
+    for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
+        rest += wk->flops[i];
+    rest -= base;
+    return (base / fp8 + rest) / rate + wk->bytes[AITK_BYTES_DEQUANT] / (g->bandwidth_gbs * 1e9);
+}
+
+double aitk_cost_floor_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                               const aitk_gpu_spec *gpu)
+{
+    if (w->n_resolutions == 0 || gpu->bandwidth_gbs <= 0 ||
+        (gpu->matmul_bf16_tflops <= 0 && gpu->bf16_tflops <= 0))
+        return 0;
+    aitk_workload x = *w;
+    if (w->preservation)
+        x.batch *= 2; /* as predict(); the prior's extra forward is left out */
+    double sum = 0;
+    for (size_t i = 0; i < x.n_resolutions; i++) {
+        aitk_step_work wk;
+        if (aitk_cost_work(&x, p, x.resolutions[i], &wk))
+            return 0;
+        sum += floor_seconds(&x, &wk, gpu);
+    }
+    return sum / (double)x.n_resolutions;
+}
+
 /* One forward pass of the transformer alone, no grad, batch 1 by default. */
 static double forward_seconds(const aitk_workload *w, const aitk_cost_params *p,
                               const aitk_gpu_spec *gpu, long resolution, long batch)

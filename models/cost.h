@@ -276,4 +276,13 @@ aitk_status aitk_prediction_fit_text(const aitk_prediction *p, aitk_str *out);
 aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
                               const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err);
 
+/* The least time one step of `w` can take on `gpu` (seconds; 0 when the
+ * card lacks the figures): its tensor-core FLOPs at the card's full matmul
+ * rate and its quantized weights' expansion at the datasheet bandwidth, with
+ * no efficiency, no elementwise work and no host time. A reported step
+ * shorter than this did not run the setup `w` describes. Not scaled by any
+ * calibration: it is the hardware's bound, not the model's estimate. */
+double aitk_cost_floor_seconds(const aitk_workload *w, const aitk_cost_params *p,
+                               const aitk_gpu_spec *gpu);
+
 #endif

@@ -488,6 +488,8 @@ aitk_status aitk_reported_evaluate(const aitk_reported_speeds *s, const aitk_cos
             rows[i] = (aitk_reported_row){.report = r};
             aitk_reported_workload(r, spec, &rows[i].workload);
             st = aitk_cost_predict(&rows[i].workload, p, r->gpu, &rows[i].pred, err);
+            if (!st)
+                rows[i].floor_s = aitk_cost_floor_seconds(&rows[i].workload, p, r->gpu);
             /* The row outlives the spec: keep no pointer into it. The
              * optimizer's name is cost.yaml's (p lives as long as rows). */
             const aitk_optimizer_spec *opt = aitk_cost_find_optimizer(p, rows[i].workload.optimizer);

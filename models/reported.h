@@ -110,6 +110,9 @@ typedef struct aitk_reported_row {
     aitk_workload workload; /* as predicted; spec NULL, optimizer cost.yaml's name */
     aitk_prediction pred; /* with the calibration's step scale applied, if any */
     double ratio;         /* predicted / reported seconds per step */
+    /* The hardware's floor for the setup (aitk_cost_floor_seconds), with no
+     * calibration: a reported step below it did not run this setup. */
+    double floor_s;
 } aitk_reported_row;
 
 /* One row per report, in file order (rows: s->count entries). */

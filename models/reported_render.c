@@ -128,6 +128,58 @@ static aitk_status print_best_scale(FILE *out, const aitk_reported_row *rows, si
     return AITK_OK;
 }
 
+/* A training row's reported step below the hardware's bound for its setup
+ * cannot have run that setup: the source or the reading of it is wrong. */
+static bool below_floor(const aitk_reported_row *row)
+{
+    return row->floor_s > 0 && row->report->seconds_per_step < row->floor_s;
+}
+
+/* Where the reported steps stand against the hardware's bound for the
+ * setups assumed (aitk_cost_floor_seconds): the share of each reported
+ * step the bound takes, its highest, and every row below it by name. */
+static void print_floor_check(FILE *out, const aitk_reported_row *rows, size_t n)
+{
+    const aitk_reported_row *top = NULL;
+    double lo = 0, hi = 0;
+    size_t below = 0;
+    for (size_t i = 0; i < n; i++) {
+        const aitk_reported_row *row = &rows[i];
+        if (row->report->setup.inference || row->floor_s <= 0)
+            continue;
+        const double share = row->floor_s / row->report->seconds_per_step;
+        if (!top || share < lo)
+            lo = share;
+        if (!top || share > hi) {
+            hi = share;
+            top = row;
+        }
+        below += below_floor(row);
+    }
+    if (!top)
+        return;
+    fprintf(out, "  The hardware's bound for each setup (its tensor-core FLOPs at the card's full "
+                 "matmul rate,\n  its quantized weights expanded at full bandwidth, nothing "
+                 "else) is %.2f-%.2f of the reported\n  step (highest: %s).",
+            lo, hi, top->report->id);
+    if (below == 0) {
+        fputs(" No reported step is shorter than its setup allows.\n", out);
+        return;
+    }
+    if (below == 1)
+        fputs(" 1 reported step is shorter than its setup allows (so not the setup assumed):",
+              out);
+    else
+        fprintf(out, " %zu reported steps are shorter than their setups allow (so not the setups "
+                     "assumed):",
+                below);
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].report->setup.inference && below_floor(&rows[i]))
+            fprintf(out, " %s (%.2f s, bound %.2f s)", rows[i].report->id,
+                    rows[i].report->seconds_per_step, rows[i].floor_s);
+    fputc('\n', out);
+}
+
 aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, size_t n)
 {
     size_t ok[2] = {0, 0}, count[2] = {0, 0}, peaks = 0; /* [0] training, [1] generation */
@@ -167,6 +219,8 @@ aitk_status aitk_reported_print_text(FILE *out, const aitk_reported_row *rows, s
         fprintf(out, ", %zu of %zu generation runs (one forward pass a step)", ok[1], count[1]);
     fprintf(out, ". Peaks reported: %zu.\n", peaks);
     st = print_best_scale(out, rows, n);
+    if (!st)
+        print_floor_check(out, rows, n);
     if (st) {
         range_analysis_free(&a);
         return st;
@@ -336,6 +390,11 @@ static cJSON *row_json(const aitk_reported_row *row, bool in, bool in_loso)
     cJSON_AddBoolToObject(pred, "fits", row->pred.fits);
     cJSON_AddNumberToObject(o, "ratio", row->ratio);
     cJSON_AddBoolToObject(o, "within_sanity_factor", within_sanity(row->ratio));
+    /* The hardware's bound for the setup (aitk_cost_floor_seconds). */
+    if (row->floor_s > 0) {
+        cJSON_AddNumberToObject(o, "floor_seconds_per_step", row->floor_s);
+        cJSON_AddBoolToObject(o, "below_floor", below_floor(row));
+    }
     if (!r->setup.inference) {
         cJSON_AddBoolToObject(o, "in_time_range", in);
         cJSON_AddBoolToObject(o, "in_time_range_without_source", in_loso);
