@@ -9,16 +9,15 @@
 #   OUT=/path/to/results ci/gpu-check.sh            # from the repository root
 #
 # The lent GPU machine has no libyaml, cJSON, cmocka, Benchmark or OpenBLAS
-# and no package registry: before the session, run `bash ci/device-deps.sh
-# fetch` here, then on the device tool
-#   run(command="bash ci/gpu-check.sh", carry=[".device-deps"], timeout_s=590)
-# The script uses .device-deps/ when pkg-config cannot find the libraries.
-# The 2026-12-04 run saved the build instead: a build/gpu-check made here
-# (cmake -DAITK_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90
-# -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON), packed without objects into an
-# ignored .device-prebuilt/gpu-check.tar.gz, carried with .device-deps, and
-# unpacked under the same absolute path there (a symbolic link from this
-# checkout's path to the device's copy), then CARRIED_BUILD=1.
+# and no package registry. Before the session, `bash ci/device-prepare.sh`
+# here fetches them into .device-deps, builds build/gpu-check (sm_90, no
+# MPI), packs it into .device-prebuilt/gpu-check.tar.gz and prints the
+# device call: both folders carried, the tree unpacked under the same
+# absolute path there (a symbolic link from this checkout's path to the
+# device's copy), then CARRIED_BUILD=1, which saves the build's minutes.
+# Without the carried build, `run(command="bash ci/gpu-check.sh",
+# carry=[".device-deps"], timeout_s=590)` builds on the device; the script
+# uses .device-deps/ when pkg-config cannot find the libraries.
 #
 # Environment: OUT (default ./gpu-check-out), BUILD_DIR (default
 # build/gpu-check), JOBS (default: all cores), CUDA_ARCH (default 90: one
