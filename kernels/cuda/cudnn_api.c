@@ -26,6 +26,19 @@ static char load_error[256];
 #define ATTR_OPERATIONGRAPH_HANDLE ((cudnnBackendAttributeName_t)800)
 #define ATTR_EXECUTION_PLAN_HANDLE ((cudnnBackendAttributeName_t)400)
 
+/* cuDNN 9.22 gave the reshape operation a mode: a view that only relabels
+ * strides, or a logical reshape that may move data. The composite attention
+ * backward's P^T and dS^T are transposes written as views, so NVIDIA's
+ * cudnn-frontend sets the view mode from 9.22 on (include/cudnn_frontend/
+ * node/reshape.h) rather than trust the default; so does this file. The
+ * values are cuDNN 9.26's (cudnn_graph.h of the nvidia-cudnn-cu13 9.26.0.51
+ * wheel: CUDNN_ATTR_OPERATION_RESHAPE_MODE 2202, CUDNN_TYPE_RESHAPE_MODE 31,
+ * CUDNN_RESHAPE_VIEW_ONLY 0), since the headers built against may be older. */
+#define RESHAPE_MODE_SINCE 92200
+#define ATTR_OPERATION_RESHAPE_MODE ((cudnnBackendAttributeName_t)2202)
+#define TYPE_RESHAPE_MODE ((cudnnBackendAttributeType_t)31)
+#define RESHAPE_VIEW_ONLY 0
+
 bool aitk_dnn_load(void)
 {
     if (tried)
@@ -211,6 +224,11 @@ cudnnStatus_t aitk_dnn_reshape(aitk_dnn_list *l, aitk_dnn_desc *ops, int *nops, 
         s = set_desc(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x);
     if (!s)
         s = set_desc(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y);
+    if (!s && aitk_dnn.GetVersion() >= RESHAPE_MODE_SINCE) {
+        const int32_t view_only = RESHAPE_VIEW_ONLY;
+        s = aitk_dnn.SetAttribute(op, ATTR_OPERATION_RESHAPE_MODE, TYPE_RESHAPE_MODE, 1,
+                                  &view_only);
+    }
     return s ? s : append(op, ops, nops);
 }
 
