@@ -520,10 +520,12 @@ static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
     const double base = wk->flops[AITK_WORK_GEMM_FWD] + wk->flops[AITK_WORK_GEMM_RECOMPUTE] +
                         wk->flops[AITK_WORK_GEMM_BWD];
     const double other = wk->flops[AITK_WORK_LORA] + wk->flops[AITK_WORK_CONDITIONING];
+    double attn_fwd, attn_bwd;
+    aitk_cost_attention_shares(p, g, &attn_fwd, &attn_bwd);
     t[0] = (base / fp8 + other) / (peak * p->eff_gemm);
     t[1] = (wk->flops[AITK_WORK_ATTN_FWD] + wk->flops[AITK_WORK_ATTN_RECOMPUTE]) /
-               (peak * p->eff_attn_fwd) +
-           wk->flops[AITK_WORK_ATTN_BWD] / (peak * p->eff_attn_bwd);
+               (peak * attn_fwd) +
+           wk->flops[AITK_WORK_ATTN_BWD] / (peak * attn_bwd);
     /* Memory-bound work at a copy's rate, scaled by how near each kind of
      * kernel comes to a copy (models/cost.yaml). A new byte term must be
      * given its kind here. */

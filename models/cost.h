@@ -153,9 +153,19 @@ typedef struct aitk_optimizer_spec {
     const char *const *aliases;
 } aitk_optimizer_spec;
 
+/* Attention's forward and backward shares of the matmul rate on GPUs of one
+ * compute capability (cost.yaml efficiency.attention_by_cc). */
+typedef struct aitk_attention_share {
+    const char *cc; /* "8.6", as models/gpus.yaml writes it */
+    double fwd, bwd;
+} aitk_attention_share;
+
 typedef struct aitk_cost_params {
     aitk_yaml_doc *doc; /* owns the strings */
+    /* eff_attn_*: the defaults, for GPUs attn_by_cc does not list. */
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
+    aitk_attention_share attn_by_cc[8];
+    size_t n_attn_by_cc;
     /* The host time of one eager PyTorch training step, measured where the
      * GPU waited for it (cost.yaml eager_host_step_s); 0: not given. Not a
      * term of the time model: predict marks steps shorter than it. */
@@ -189,6 +199,10 @@ typedef struct aitk_cost_params {
 /* Loads models/cost.yaml. */
 aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err);
 void aitk_cost_params_free(aitk_cost_params *p);
+/* Attention's forward and backward shares of `gpu`'s matmul rate: its
+ * compute capability's, else the defaults. */
+void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *gpu, double *fwd,
+                                double *bwd);
 /* NULL when the optimizer is not in cost.yaml. */
 const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name);
 

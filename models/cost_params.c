@@ -90,6 +90,67 @@ static aitk_status host_figure(const aitk_yaml_doc *doc, const aitk_yaml_node *e
     return st ? st : aitk_yaml_need_string(doc, host, "model", &p->eager_host_model, err);
 }
 
+/* efficiency.attention_by_cc, optional: {cc: {fwd, bwd, source}}, each a
+ * share in (0, 1]. */
+static aitk_status attention_by_cc(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
+                                   aitk_cost_params *p, aitk_str *err)
+{
+    p->n_attn_by_cc = 0;
+    const aitk_yaml_node *m = aitk_yaml_get(e, "attention_by_cc");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of compute capabilities", err);
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= sizeof p->attn_by_cc / sizeof *p->attn_by_cc) {
+            aitk_yaml_errorf(err, doc, m, "too many compute capabilities (at most %zu)",
+                             sizeof p->attn_by_cc / sizeof *p->attn_by_cc);
+            return AITK_E_RANGE;
+        }
+        aitk_attention_share *a = &p->attn_by_cc[i];
+        a->cc = m->pairs[i].key->text;
+        const aitk_yaml_node *v = m->pairs[i].value;
+        st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{fwd, bwd, source}", err);
+        if (!st)
+            st = fig_share(doc, v, "fwd", 1, &a->fwd, err);
+        if (!st)
+            st = fig_share(doc, v, "bwd", 1, &a->bwd, err);
+        if (!st && !aitk_yaml_get(v, "source")) {
+            aitk_yaml_errorf(err, doc, v, "compute capability %s has no 'source'", a->cc);
+            st = AITK_E_PARSE;
+        }
+        p->n_attn_by_cc = st ? i : i + 1;
+    }
+    return st;
+}
+
+/* The efficiency section. GEMM and attention are fractions of a measured
+ * matmul rate, which a FLUX-sized GEMM does not beat; bandwidth of the
+ * datasheet figure. A kernel that reads and writes its tensors once cannot
+ * beat a copy by much: 1.2 leaves room for cache hits, not for a misplaced
+ * digit. */
+static aitk_status load_efficiency(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
+                                   aitk_cost_params *p, aitk_str *err)
+{
+    aitk_status st = fig_share(doc, e, "gemm", 1, &p->eff_gemm, err);
+    if (!st)
+        st = fig_share(doc, e, "attention_fwd", 1, &p->eff_attn_fwd, err);
+    if (!st)
+        st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
+    if (!st)
+        st = attention_by_cc(doc, e, p, err);
+    if (!st)
+        st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
+    if (!st)
+        st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
+    if (!st)
+        st = host_figure(doc, e, p, err);
+    if (!st)
+        st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
+    if (!st)
+        st = fig_share(doc, e, "plain_elementwise_vs_copy", 1.2, &p->elt_plain_vs_copy, err);
+    return st;
+}
+
 aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
 {
     *out = NULL;
@@ -110,26 +171,8 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
                          "expected the sections efficiency, flop_rules, memory and optimizers");
         st = AITK_E_PARSE;
     }
-    /* GEMM and attention are fractions of a measured matmul rate, which a
-     * FLUX-sized GEMM does not beat; bandwidth of the datasheet figure. A
-     * kernel that reads and writes its tensors once cannot beat a copy by
-     * much: 1.2 leaves room for cache hits, not for a misplaced digit. */
     if (!st)
-        st = fig_share(doc, e, "gemm", 1, &p->eff_gemm, err);
-    if (!st)
-        st = fig_share(doc, e, "attention_fwd", 1, &p->eff_attn_fwd, err);
-    if (!st)
-        st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
-    if (!st)
-        st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
-    if (!st)
-        st = fig(doc, e, "step_overhead_s", &p->step_overhead_s, err);
-    if (!st)
-        st = host_figure(doc, e, p, err);
-    if (!st)
-        st = fig_share(doc, e, "elementwise_chain_vs_copy", 1.2, &p->elt_chain_vs_copy, err);
-    if (!st)
-        st = fig_share(doc, e, "plain_elementwise_vs_copy", 1.2, &p->elt_plain_vs_copy, err);
+        st = load_efficiency(doc, e, p, err);
     if (!st)
         st = fig(doc, f, "attention_bwd_factor", &p->attn_bwd_factor, err);
     if (!st)
@@ -196,6 +239,18 @@ void aitk_cost_params_free(aitk_cost_params *p)
         return;
     aitk_yaml_free(p->doc);
     aitk_free(p);
+}
+
+void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *gpu, double *fwd,
+                                double *bwd)
+{
+    *fwd = p->eff_attn_fwd;
+    *bwd = p->eff_attn_bwd;
+    for (size_t i = 0; gpu && gpu->cc && i < p->n_attn_by_cc; i++)
+        if (strcmp(p->attn_by_cc[i].cc, gpu->cc) == 0) {
+            *fwd = p->attn_by_cc[i].fwd;
+            *bwd = p->attn_by_cc[i].bwd;
+        }
 }
 
 const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)

@@ -489,9 +489,17 @@ static aitk_status calibrate_efficiencies(aitk_calibration *c, const cJSON *repo
     }
     if (st)
         return st;
-    /* All read and checked: only now change the parameters. */
+    /* All read and checked: only now change the parameters. A measured
+     * attention share replaces the defaults by compute capability too: it
+     * carries over to every GPU, as the other measured efficiencies do. */
     for (int i = 0; i < AITK_EFF_COUNT; i++)
         *eff_slot(p, (aitk_eff_id)i) = c->eff[i].value;
+    for (size_t k = 0; k < p->n_attn_by_cc; k++) {
+        if (c->eff[AITK_EFF_ATTN_FWD].measured)
+            p->attn_by_cc[k].fwd = c->eff[AITK_EFF_ATTN_FWD].value;
+        if (c->eff[AITK_EFF_ATTN_BWD].measured)
+            p->attn_by_cc[k].bwd = c->eff[AITK_EFF_ATTN_BWD].value;
+    }
     return AITK_OK;
 }
 

@@ -163,6 +163,12 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
         fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i], values[i],
                 measured ? "measured" : "default");
     }
+    if (p->n_attn_by_cc) {
+        fputs("\n    attention by compute capability (forward/backward; others the above):", out);
+        for (size_t i = 0; i < p->n_attn_by_cc; i++)
+            fprintf(out, "%s %s %.2f/%.2f", i ? "," : "", p->attn_by_cc[i].cc,
+                    p->attn_by_cc[i].fwd, p->attn_by_cc[i].bwd);
+    }
     fprintf(out, "\n    overhead %.3f s/step; memory-bound kernels over a device copy: elementwise "
                  "chains %.2f, plain elementwise %.2f (defaults)\n",
             p->step_overhead_s, p->elt_chain_vs_copy, p->elt_plain_vs_copy);
@@ -564,6 +570,12 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
     cJSON_AddNumberToObject(e, "gemm", p->eff_gemm);
     cJSON_AddNumberToObject(e, "attention_fwd", p->eff_attn_fwd);
     cJSON_AddNumberToObject(e, "attention_bwd", p->eff_attn_bwd);
+    cJSON *by_cc = cJSON_AddObjectToObject(e, "attention_by_cc");
+    for (size_t i = 0; by_cc && i < p->n_attn_by_cc; i++) {
+        cJSON *a = cJSON_AddObjectToObject(by_cc, p->attn_by_cc[i].cc);
+        cJSON_AddNumberToObject(a, "fwd", p->attn_by_cc[i].fwd);
+        cJSON_AddNumberToObject(a, "bwd", p->attn_by_cc[i].bwd);
+    }
     cJSON_AddNumberToObject(e, "bandwidth", p->eff_bandwidth);
     cJSON_AddNumberToObject(e, "step_overhead_s", p->step_overhead_s);
     cJSON_AddNumberToObject(e, "elementwise_chain_vs_copy", p->elt_chain_vs_copy);

@@ -286,6 +286,13 @@ static void test_efficiencies(void **state)
     assert_close(num_at(j, "efficiencies.attention_fwd"), (0.40 + 0.44) / 2, "attention_fwd");
     assert_close(num_at(j, "efficiencies.attention_bwd"), 0.30, "attention_bwd");
     assert_close(num_at(j, "efficiencies.bandwidth"), 0.85, "bandwidth");
+    /* Measured attention replaces the shares by compute capability too: the
+     * RTX 4090's own (8.9) is the measured one, not cost.yaml's. */
+    const cJSON *ada = cJSON_GetObjectItemCaseSensitive(at(j, "efficiencies.attention_by_cc"), "8.9");
+    assert_non_null(ada);
+    assert_close(cJSON_GetNumberValue(cJSON_GetObjectItem(ada, "fwd")), (0.40 + 0.44) / 2,
+                 "attention_fwd on 8.9");
+    assert_close(cJSON_GetNumberValue(cJSON_GetObjectItem(ada, "bwd")), 0.30, "attention_bwd on 8.9");
     assert_int_equal(cJSON_GetArraySize(at(j, "calibration.measured")), 4);
     assert_int_equal(cJSON_GetArraySize(at(j, "calibration.defaults")), 0);
     assert_non_null(strstr(at(j, "efficiencies.sources.gemm")->valuestring, "median of 6"));

@@ -572,6 +572,38 @@ static void test_time_uses_matmul_rate(void **state)
     assert_true(fabs(pa.t_gemm - want) < 1e-9 * want);
 }
 
+/* Attention runs at its compute capability's shares of the matmul rate
+ * (models/cost.yaml attention_by_cc, from FA2 measured on such GPUs): on an
+ * RTX 3090 (8.6) forward, recompute and backward at 0.91 and 0.67 of its
+ * measured 76.58 TFLOP/s; an H100 SXM (9.0, not listed) keeps the defaults
+ * 0.43 and 0.34 of its 786.45; a GPU with no compute capability does too. */
+static void test_attention_by_cc(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 1024);
+    static const struct {
+        const char *gpu;
+        double matmul, fwd, bwd;
+    } cases[] = {{"RTX 3090", 76.58e12, 0.91, 0.67}, {"H100 SXM", 786.45e12, 0.43, 0.34}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_prediction p = predict(f, &w, cases[i].gpu);
+        const double fwd = p.work.flops[AITK_WORK_ATTN_FWD] + p.work.flops[AITK_WORK_ATTN_RECOMPUTE];
+        const double want = fwd / (cases[i].matmul * cases[i].fwd) +
+                            p.work.flops[AITK_WORK_ATTN_BWD] / (cases[i].matmul * cases[i].bwd);
+        if (fabs(p.t_attention - want) > 1e-9 * want)
+            fail_msg("%s: attention %.6g s, expected %.6g s", cases[i].gpu, p.t_attention, want);
+    }
+    const aitk_gpu_spec *g = NULL;
+    assert_int_equal(aitk_gpudb_find(f->db, "RTX 3090", &g, NULL), AITK_OK);
+    aitk_gpu_spec bare = *g;
+    bare.cc = NULL;
+    double fwd = 0, bwd = 0;
+    aitk_cost_attention_shares(f->params, &bare, &fwd, &bwd);
+    assert_true(fwd == f->params->eff_attn_fwd && bwd == f->params->eff_attn_bwd);
+    assert_true(fabs(fwd - 0.43) < 1e-12 && fabs(bwd - 0.34) < 1e-12);
+}
+
 /* Memory-bound time: elementwise chains at their ratio of a device copy,
  * dequantization and LoRA traffic at the plain-kernel ratio (cost.yaml,
  * from Liger-Kernel's measured eager kernels: 0.605 and 0.835 of the
@@ -671,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_bad_workloads),      cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
+        cmocka_unit_test(test_attention_by_cc),
         cmocka_unit_test(test_memory_time_by_kind),
         cmocka_unit_test(test_fit_against_usable_memory), cmocka_unit_test(test_fit_text),
     };
