@@ -26,6 +26,7 @@ aitk_status aitk_time_range_at(const double *values, size_t n, double lo_pct, do
     out->n = n;
     out->lo = aitk_quantile_sorted(v, n, lo_pct / 100.0);
     out->hi = aitk_quantile_sorted(v, n, hi_pct / 100.0);
+    out->median = aitk_quantile_sorted(v, n, 0.5);
     aitk_free(v);
     return AITK_OK;
 }

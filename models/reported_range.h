@@ -30,6 +30,7 @@
 typedef struct aitk_time_range {
     size_t n;      /* training rows it comes from; 0: none, no range */
     double lo, hi; /* reported / predicted seconds per step */
+    double median; /* the middle of the same values: the typical miss */
 } aitk_time_range;
 
 /* The range of n values (any order; reported / predicted) between the

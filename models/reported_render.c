@@ -52,11 +52,13 @@ static void print_range_checks(FILE *out, const aitk_range_coverage *cov,
     if (cov->rows == 0)
         return;
     fprintf(out, "\n  Time range given with every prediction: real steps took %.2fx-%.2fx of the "
-                 "predicted time\n  (%d-%dth percentile of reported / predicted over %zu training "
-                 "runs). It held for %zu of %zu (%.0f%%);\n  with each source's runs left out of "
-                 "the range that judged them, for %zu of %zu (%.0f%%).\n",
-            cov->all.lo, cov->all.hi, AITK_RANGE_LOW_PERCENTILE, AITK_RANGE_HIGH_PERCENTILE,
-            cov->rows, cov->covered, cov->rows, 100.0 * (double)cov->covered / (double)cov->rows,
+                 "predicted time, %.2fx\n  in the median (%d-%dth percentile of reported / "
+                 "predicted over %zu training runs).\n  It held for %zu of %zu (%.0f%%); with each "
+                 "source's runs left out of the range that judged\n  them, for %zu of %zu "
+                 "(%.0f%%).\n",
+            cov->all.lo, cov->all.hi, cov->all.median, AITK_RANGE_LOW_PERCENTILE,
+            AITK_RANGE_HIGH_PERCENTILE, cov->rows, cov->covered, cov->rows,
+            100.0 * (double)cov->covered / (double)cov->rows,
             cov->covered_loso, cov->rows, 100.0 * (double)cov->covered_loso / (double)cov->rows);
     fputs("\n  Leave one source out (training runs by the issue or document they cite):\n", out);
     fprintf(out, "    %-60s %4s %9s  %-17s %s\n", "source", "runs", "error", "range without it",
@@ -262,12 +264,12 @@ aitk_status aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows
         return st;
     fprintf(out, "How far to trust these times: from %zu reported training runs (`predict "
                  "--reported%s`), real steps\ntook %.2fx-%.2fx of the %s predicted time "
-                 "(%d-%dth percentile of reported / predicted):\nthe s/step range column. That "
-                 "range held for %zu of the %zu runs, and for %zu when each source's\nruns were "
-                 "left out of the range that judged them.\n",
+                 "(%d-%dth percentile of reported / predicted),\n%.2fx in the median: the s/step "
+                 "range column. That range held for %zu of the %zu runs, and for\n%zu when each "
+                 "source's runs were left out of the range that judged them.\n",
             cov.rows, calibrated ? " --calibrate ..." : "", cov.all.lo, cov.all.hi,
             calibrated ? "calibrated" : "model's", AITK_RANGE_LOW_PERCENTILE,
-            AITK_RANGE_HIGH_PERCENTILE, cov.covered, cov.rows, cov.covered_loso);
+            AITK_RANGE_HIGH_PERCENTILE, cov.all.median, cov.covered, cov.rows, cov.covered_loso);
     return AITK_OK;
 }
 
@@ -279,6 +281,7 @@ static cJSON *range_json(const aitk_range_coverage *cov)
     cJSON_AddNumberToObject(o, "runs", (double)cov->rows);
     cJSON_AddNumberToObject(o, "low", cov->all.lo);
     cJSON_AddNumberToObject(o, "high", cov->all.hi);
+    cJSON_AddNumberToObject(o, "median", cov->all.median);
     cJSON_AddStringToObject(o, "of", "reported / predicted seconds per step");
     if ((pc = cJSON_AddArrayToObject(o, "percentiles"))) {
         cJSON_AddItemToArray(pc, cJSON_CreateNumber(AITK_RANGE_LOW_PERCENTILE));

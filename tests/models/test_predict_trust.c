@@ -114,6 +114,12 @@ static void test_miss_words(void **state)
     ran_free(&r);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* predict --reported: each training row says whether the range held for it,
  * in sample and from the other sources' rows; the counts agree with the
  * flags; every training row belongs to one source; and the JSON says that
@@ -126,6 +132,7 @@ static void test_reported_checks(void **state)
     cJSON *j = run_json(args, 2, &r);
     const cJSON *row, *src;
     int training = 0, in = 0, in_loso = 0, by_source = 0, held = 0;
+    double misses[64]; /* reported / predicted of each training row */
     cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(j, "reported"))
     {
         const cJSON *flag = cJSON_GetObjectItem(row, "in_time_range");
@@ -135,7 +142,8 @@ static void test_reported_checks(void **state)
         assert_true(generation ? flag == NULL : cJSON_IsBool(flag));
         if (generation)
             continue;
-        training++;
+        assert_true(training < 64);
+        misses[training++] = 1 / json_num(row, "ratio");
         in += cJSON_IsTrue(flag);
         in_loso += cJSON_IsTrue(cJSON_GetObjectItem(row, "in_time_range_without_source"));
     }
@@ -143,6 +151,12 @@ static void test_reported_checks(void **state)
     assert_int_equal((int)json_num(tr, "runs"), training);
     assert_int_equal((int)json_num(tr, "held"), in);
     assert_int_equal((int)json_num(tr, "held_leaving_source_out"), in_loso);
+    /* The median miss, worked out here from the rows: the middle of the
+     * sorted values, the mean of the two middle ones for an even count. */
+    qsort(misses, (size_t)training, sizeof *misses, cmp_double);
+    const double median = training % 2 ? misses[training / 2]
+                                       : (misses[training / 2 - 1] + misses[training / 2]) / 2;
+    assert_true(fabs(json_num(tr, "median") - median) < 1e-9 * median);
     cJSON_ArrayForEach(src, cJSON_GetObjectItemCaseSensitive(j, "by_source"))
     {
         by_source += (int)json_num(src, "runs");

@@ -15,7 +15,7 @@
 
 /* The range sorts what it is given and spans the 5th to the 95th
  * percentile, interpolated at h = (n - 1) p: for 1..7, h 0.3 and 5.7, so
- * 1.3 to 6.7 (the 10th to the 90th: 1.6 to 6.4); its ends are inside, a
+ * 1.3 to 6.7 (the 10th to the 90th: 1.6 to 6.4), the median 4; its ends are inside, a
  * hair beyond is not; no values, no range (and nothing is covered). */
 static void test_range_of(void **state)
 {
@@ -25,6 +25,7 @@ static void test_range_of(void **state)
     assert_int_equal(aitk_time_range_of(x, 7, &r), AITK_OK);
     assert_int_equal(r.n, 7);
     assert_true(CLOSE(r.lo, 1.3) && CLOSE(r.hi, 6.7));
+    assert_true(CLOSE(r.median, 4));
     assert_true(aitk_time_range_covers(&r, r.lo) && aitk_time_range_covers(&r, r.hi));
     assert_false(aitk_time_range_covers(&r, 1.29) || aitk_time_range_covers(&r, 6.71));
     assert_int_equal(aitk_time_range_at(x, 7, 10, 90, &r), AITK_OK);
