@@ -294,7 +294,8 @@ aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
  * card lacks the figures): its tensor-core FLOPs at the card's full matmul
  * rate and its quantized weights' expansion at the datasheet bandwidth, with
  * no efficiency, no elementwise work and no host time. A reported step
- * shorter than this did not run the setup `w` describes. Not scaled by any
+ * shorter than this can hardly have run the setup `w` describes (a card may
+ * boost a few percent past the median rate). Not scaled by any
  * calibration: it is the hardware's bound, not the model's estimate. */
 double aitk_cost_floor_seconds(const aitk_workload *w, const aitk_cost_params *p,
                                const aitk_gpu_spec *gpu);

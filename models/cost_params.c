@@ -1,6 +1,7 @@
 /* The cost model's parameters: models/cost.yaml read and checked (each
  * efficiency a share in its range, each size non-negative), and the
  * optimizer table looked up by name or alias. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -108,6 +109,17 @@ static aitk_status attention_by_cc(const aitk_yaml_doc *doc, const aitk_yaml_nod
         }
         aitk_attention_share *a = &p->attn_by_cc[i];
         a->cc = m->pairs[i].key->text;
+        /* As models/gpus.yaml writes a capability ("8.6", "12.0"): a key
+         * that is not one would match no GPU and be silently unused. */
+        unsigned major = 0, minor = 0;
+        char tail = 0;
+        if (sscanf(a->cc, "%u.%u%c", &major, &minor, &tail) != 2 || major == 0 ||
+            strspn(a->cc, "0123456789.") != strlen(a->cc)) {
+            aitk_yaml_errorf(err, doc, m->pairs[i].key,
+                             "'%s' is not a compute capability (major.minor, as models/gpus.yaml "
+                             "writes it)", a->cc);
+            return AITK_E_PARSE;
+        }
         const aitk_yaml_node *v = m->pairs[i].value;
         st = aitk_yaml_expect(doc, v, AITK_YAML_MAP, "{fwd, bwd, source}", err);
         if (!st)

@@ -27,8 +27,18 @@ const char *const aitk_eff_names[AITK_EFF_COUNT] = {"gemm", "attention_fwd", "at
 /* A report is a few hundred KiB; a cap keeps a wrong file from eating RAM. */
 #define REPORT_MAX_BYTES (64u << 20)
 
-static double *eff_slot(aitk_cost_params *p, aitk_eff_id id)
+/* Where a measurement on `gpu` goes. Attention's shares differ by compute
+ * capability (cost.yaml attention_by_cc), so a measured one replaces the
+ * share of the measured GPU's capability where cost.yaml lists it, and the
+ * defaults every unlisted capability uses otherwise; the other capabilities
+ * keep theirs. GEMM and bandwidth shares have one value for every GPU. */
+static double *eff_slot(aitk_cost_params *p, const aitk_gpu_spec *gpu, aitk_eff_id id)
 {
+    for (size_t k = 0; (id == AITK_EFF_ATTN_FWD || id == AITK_EFF_ATTN_BWD) && gpu && gpu->cc &&
+                       k < p->n_attn_by_cc;
+         k++)
+        if (strcmp(p->attn_by_cc[k].cc, gpu->cc) == 0)
+            return id == AITK_EFF_ATTN_FWD ? &p->attn_by_cc[k].fwd : &p->attn_by_cc[k].bwd;
     switch (id) {
     case AITK_EFF_GEMM: return &p->eff_gemm;
     case AITK_EFF_ATTN_FWD: return &p->eff_attn_fwd;
@@ -476,7 +486,7 @@ static aitk_status calibrate_efficiencies(aitk_calibration *c, const cJSON *repo
         st = collect_efficiencies(c, report, s, err);
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         aitk_eff_calibration *e = &c->eff[i];
-        e->default_value = e->value = *eff_slot(p, (aitk_eff_id)i);
+        e->default_value = e->value = *eff_slot(p, c->gpu, (aitk_eff_id)i);
         if (!st && s[i].n) {
             e->measured = true;
             e->n_entries = s[i].n;
@@ -489,17 +499,9 @@ static aitk_status calibrate_efficiencies(aitk_calibration *c, const cJSON *repo
     }
     if (st)
         return st;
-    /* All read and checked: only now change the parameters. A measured
-     * attention share replaces the defaults by compute capability too: it
-     * carries over to every GPU, as the other measured efficiencies do. */
+    /* All read and checked: only now change the parameters. */
     for (int i = 0; i < AITK_EFF_COUNT; i++)
-        *eff_slot(p, (aitk_eff_id)i) = c->eff[i].value;
-    for (size_t k = 0; k < p->n_attn_by_cc; k++) {
-        if (c->eff[AITK_EFF_ATTN_FWD].measured)
-            p->attn_by_cc[k].fwd = c->eff[AITK_EFF_ATTN_FWD].value;
-        if (c->eff[AITK_EFF_ATTN_BWD].measured)
-            p->attn_by_cc[k].bwd = c->eff[AITK_EFF_ATTN_BWD].value;
-    }
+        *eff_slot(p, c->gpu, (aitk_eff_id)i) = c->eff[i].value;
     return AITK_OK;
 }
 

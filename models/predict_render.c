@@ -159,12 +159,15 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
     fputs("\n  Efficiencies (GEMM and attention: of each GPU's bf16 matmul rate; bandwidth: of\n"
           "  its datasheet bandwidth):\n   ", out);
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
-        const bool measured = r->calibration && r->calibration->eff[i].measured;
-        fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i], values[i],
-                measured ? "measured" : "default");
+        /* A measured attention share may have gone to its GPU's compute
+         * capability (attention_by_cc), not the defaults: shown as measured. */
+        const aitk_eff_calibration *c = r->calibration ? &r->calibration->eff[i] : NULL;
+        fprintf(out, "%s %s %.3f (%s)", i ? "," : "", aitk_eff_names[i],
+                c && c->measured ? c->value : values[i], c && c->measured ? "measured" : "default");
     }
     if (p->n_attn_by_cc) {
-        fputs("\n    attention by compute capability (forward/backward; others the above):", out);
+        fputs("\n    attention by compute capability (forward/backward; others "
+              "the defaults above):", out);
         for (size_t i = 0; i < p->n_attn_by_cc; i++)
             fprintf(out, "%s %s %.2f/%.2f", i ? "," : "", p->attn_by_cc[i].cc,
                     p->attn_by_cc[i].fwd, p->attn_by_cc[i].bwd);
@@ -505,20 +508,34 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
 
 /* "efficiencies": the values used (numbers, as before calibration existed)
  * and "sources": for each, where its value comes from. */
-static cJSON *efficiency_sources(const aitk_calibration *c)
+/* Whether cost.yaml's attention_by_cc lists `gpu`'s compute capability:
+ * a measured attention share then went there, not to the defaults. */
+static bool listed_cc(const aitk_cost_params *p, const aitk_gpu_spec *gpu)
+{
+    for (size_t k = 0; gpu && gpu->cc && k < p->n_attn_by_cc; k++)
+        if (strcmp(p->attn_by_cc[k].cc, gpu->cc) == 0)
+            return true;
+    return false;
+}
+
+static cJSON *efficiency_sources(const aitk_cost_params *p, const aitk_calibration *c)
 {
     cJSON *o = cJSON_CreateObject();
     aitk_str text = AITK_STR_INIT;
     for (int i = 0; o && i < AITK_EFF_COUNT; i++) {
         const aitk_eff_calibration *e = c ? &c->eff[i] : NULL;
         aitk_str_clear(&text);
-        if (e && e->measured)
+        if (!(e && e->measured))
+            aitk_str_appendf(&text, "models/cost.yaml default%s", c ? " (not in the report)" : "");
+        else
             aitk_str_appendf(&text, "measured: median of %zu %s entr%s on %s, %s (default %.3g)",
                              e->n_entries, aitk_str_cstr(&e->entries),
                              e->n_entries == 1 ? "y" : "ies", c->device_name, c->report_path,
                              e->default_value);
-        else
-            aitk_str_appendf(&text, "models/cost.yaml default%s", c ? " (not in the report)" : "");
+        if (e && e->measured && (i == AITK_EFF_ATTN_FWD || i == AITK_EFF_ATTN_BWD) &&
+            listed_cc(p, c->gpu))
+            aitk_str_appendf(&text, "; it replaced attention_by_cc %s's, the other capabilities "
+                                    "and this default keep theirs", c->gpu->cc);
         cJSON_AddStringToObject(o, aitk_eff_names[i], aitk_str_cstr(&text));
     }
     cJSON_AddStringToObject(o, "step_overhead_s", "models/cost.yaml default");
@@ -589,7 +606,7 @@ aitk_status aitk_predict_add_params_json(cJSON *doc, const aitk_cost_params *p,
     } else {
         cJSON_AddStringToObject(e, "source", "models/cost.yaml defaults (not calibrated)");
     }
-    cJSON_AddItemToObject(e, "sources", efficiency_sources(c));
+    cJSON_AddItemToObject(e, "sources", efficiency_sources(p, c));
     if (c)
         cJSON_AddItemToObject(doc, "calibration", calibration_json(c));
     return AITK_OK;

@@ -131,7 +131,8 @@ static aitk_status print_best_scale(FILE *out, const aitk_reported_row *rows, si
 }
 
 /* A training row's reported step below the hardware's bound for its setup
- * cannot have run that setup: the source or the reading of it is wrong. */
+ * can hardly have run that setup: the source or the reading of it is wrong,
+ * unless the card ran a few percent past its median measured rate. */
 static bool below_floor(const aitk_reported_row *row)
 {
     return row->floor_s > 0 && row->report->seconds_per_step < row->floor_s;
@@ -169,11 +170,11 @@ static void print_floor_check(FILE *out, const aitk_reported_row *rows, size_t n
         return;
     }
     if (below == 1)
-        fputs(" 1 reported step is shorter than its setup allows (so not the setup assumed):",
-              out);
+        fputs(" 1 reported step is shorter than its setup allows (so, most likely, not the setup "
+              "assumed):", out);
     else
-        fprintf(out, " %zu reported steps are shorter than their setups allow (so not the setups "
-                     "assumed):",
+        fprintf(out, " %zu reported steps are shorter than their setups allow (so, most likely, "
+                     "not the setups assumed):",
                 below);
     for (size_t i = 0; i < n; i++)
         if (!rows[i].report->setup.inference && below_floor(&rows[i]))
@@ -264,8 +265,8 @@ aitk_status aitk_reported_print_summary(FILE *out, const aitk_reported_row *rows
         return st;
     fprintf(out, "How far to trust these times: from %zu reported training runs (`predict "
                  "--reported%s`), real steps\ntook %.2fx-%.2fx of the %s predicted time "
-                 "(%d-%dth percentile of reported / predicted),\n%.2fx in the median: the s/step "
-                 "range column. That range held for %zu of the %zu runs, and for\n%zu when each "
+                 "(%d-%dth percentile of reported / predicted: the\ns/step range column), %.2fx "
+                 "in the median. That range held for %zu of the %zu runs, and for\n%zu when each "
                  "source's runs were left out of the range that judged them.\n",
             cov.rows, calibrated ? " --calibrate ..." : "", cov.all.lo, cov.all.hi,
             calibrated ? "calibrated" : "model's", AITK_RANGE_LOW_PERCENTILE,

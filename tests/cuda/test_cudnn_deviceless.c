@@ -275,6 +275,15 @@ int main(void)
                aitk_dnn.GetVersion());
         return 77;
     }
+    /* AITK_CUDNN_VERSION_AT_LEAST: the run means another cuDNN than the
+     * toolkit's (realworld.linux.cudnn_deviceless, pip's wheel); a lower one
+     * loaded instead fails rather than passing for the wrong library. */
+    printf("cuDNN %zu\n", aitk_dnn.GetVersion());
+    const char *want = getenv("AITK_CUDNN_VERSION_AT_LEAST");
+    if (want && aitk_dnn.GetVersion() < strtoul(want, NULL, 10)) {
+        printf("cuDNN %zu loaded, %s or later wanted\n", aitk_dnn.GetVersion(), want);
+        return 1;
+    }
     const char *ld = getenv("LD_LIBRARY_PATH");
     if (!ld || !strstr(ld, "cuda-stub")) {
         printf("skipped: no stub CUDA driver on LD_LIBRARY_PATH (run it through ctest)\n");

@@ -916,6 +916,18 @@ static void test_broken_data(void **state)
                       "models/cost.yaml", "'fwd' is 1.9; it must be in (0, 1]");
     data_dir_remove(dir4, others, "models/cost.yaml");
     aitk_str_free(&cc_edited);
+    /* And a capability written another way, which would match no GPU. */
+    at = strstr(real, "\n    \"8.6\":\n");
+    assert_non_null(at);
+    aitk_str comma = AITK_STR_INIT;
+    aitk_str_appendf(&comma, "%.*s\n    \"8,6\":\n%s", (int)(at - real), real,
+                     at + strlen("\n    \"8.6\":\n"));
+    char dir5[] = "/tmp/aitk-models-XXXXXX";
+    data_dir_make(dir5, others, "models/cost.yaml", comma.ptr);
+    expect_data_error(dir5, (const char *[]){"predict", "--model", "flux1-dev", NULL},
+                      "models/cost.yaml", "'8,6' is not a compute capability");
+    data_dir_remove(dir5, others, "models/cost.yaml");
+    aitk_str_free(&comma);
     aitk_free(real);
 }
 
