@@ -965,14 +965,13 @@ static const struct {
     {"kohya-2701-a6000-fp16", "RTX A6000", 7.83, 44.14, false, true},
     /* Added 2026-12-04 (docs/predict.md, "Rows and sources"): SimpleTuner
      * PR #1184 and README; the diffusers QLoRA README, 1.5 h for 700 steps
-     * (7.71 s), predicted 1.49x slower, at the bound: open, see the row;
-     * kohya_ss #2701
+     * (7.71 s), predicted 1.49x slower, just inside the bound; kohya_ss #2701
      * (bmaltais), sd-scripts #1445, fluxgym via ComfyUI-FluxTrainer #51,
      * fluxgym #164 (3 h / 1200), #57 (4 h / 3200) and #423 (4 h / 3200);
      * the SECourses video's runs with the T5 mask off. */
     {"simpletuner-1184-4090-fp8-r1", "RTX 4090", 4.25, 0, false, false},
     {"simpletuner-readme-4090-flux", "RTX 4090", 3.0, 0, false, false},
-    {"diffusers-qlora-readme-4090-nf4", "RTX 4090", 7.71, 0, false, true},
+    {"diffusers-qlora-readme-4090-nf4", "RTX 4090", 7.71, 0, false, false},
     {"kohya-gui-2701-3090-bmaltais", "RTX 3090", 1.09, 0, false, false},
     {"kohya-1445-4060ti16-512", "RTX 4060 Ti 16GB", 3.0, 0, false, false},
     {"fluxgym-fluxtrainer51-4090-512", "RTX 4090", 1.2, 0, false, false},
@@ -1048,6 +1047,11 @@ static void test_reported(void **state)
         if ((strstr(sourced[i].id, "4090") || strstr(sourced[i].id, "a6000")) &&
             !sourced[i].outside_bound && (ratio > 1.5 || ratio < 1 / 1.5))
             fail_msg("%s: predicted/reported %.2f, outside the factor 1.5", sourced[i].id, ratio);
+        /* A row marked as a known miss must still be one: a mark that no
+         * longer holds is cleared here, so the bound then guards the row. */
+        if (sourced[i].outside_bound && ratio <= 1.5 && ratio >= 1 / 1.5)
+            fail_msg("%s: marked outside the bound, but predicted/reported is %.2f",
+                     sourced[i].id, ratio);
         if (sourced[i].generation && (ratio > GENERATION_FACTOR || ratio < 1 / GENERATION_FACTOR))
             fail_msg("%s: predicted/reported %.2f, outside the factor %.2f", sourced[i].id, ratio,
                      GENERATION_FACTOR);
