@@ -10,6 +10,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/proc_start.h"
 #include "tests/test_time.h"
 
 typedef struct ran {
@@ -31,20 +32,7 @@ static inline ran run_program(const char *const *argv, long timeout_ms)
     aitk_proc_opts o = {.timeout_ms = timeout_ms};
     aitk_proc_result res;
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err);
-    /* Under Wine, CreateProcess now and then fails with ERROR_INTERNAL_ERROR
-     * before the program runs at all (seen in this project's Windows CI: one
-     * test of 52, passing when run again). That is the emulator, not the
-     * program under test: its start is retried, twice at most; what the
-     * program then does is never retried. */
-    for (int again = 0;
-         again < 2 && st == AITK_E_EXEC && strstr(aitk_str_cstr(&err), "[WinError 1359]");
-         again++) {
-        aitk_str_clear(&err);
-        aitk_str_clear(&r.out);
-        aitk_str_clear(&r.err);
-        st = aitk_proc_run(argv, &o, &res, &r.out, &r.err, &err);
-    }
+    aitk_status st = aitk_test_proc_run(argv, &o, &res, &r.out, &r.err, &err);
     if (st || !res.exited) {
         /* fail_msg does not return: what was captured is freed first. */
         char why[1024];

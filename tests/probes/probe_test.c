@@ -20,6 +20,7 @@
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/proc_start.h"
 #include "tests/test_time.h"
 
 #ifndef _WIN32
@@ -245,7 +246,7 @@ cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
     aitk_proc_opts o = {.timeout_ms = aitk_test_ms(60000), .env = env};
     aitk_proc_result r;
     aitk_str out = AITK_STR_INIT, errout = AITK_STR_INIT, err = AITK_STR_INIT;
-    aitk_status st = aitk_proc_run(argv, &o, &r, &out, &errout, &err);
+    aitk_status st = aitk_test_proc_run(argv, &o, &r, &out, &errout, &err);
     free(env);
     if (st)
         fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&err));

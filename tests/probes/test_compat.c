@@ -11,6 +11,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/proc_start.h"
 #include "probe_test.h"
 #include "validate/compat.h"
 #include "validate/probes/cuda_stack.h"
@@ -29,7 +30,7 @@ static char *run_with_matrix(const char *yaml, const char *profile, int *exit_co
     aitk_proc_opts o = {.timeout_ms = aitk_test_ms(30000), .env = env};
     aitk_proc_result r;
     aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
-    assert_int_equal(aitk_proc_run(argv, &o, &r, &out, &err, NULL), AITK_OK);
+    assert_int_equal(aitk_test_proc_run(argv, &o, &r, &out, &err, NULL), AITK_OK);
     *exit_code = r.exit_code;
     aitk_str_free(&out);
     free(dir);

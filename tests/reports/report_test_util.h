@@ -15,6 +15,7 @@
 #include "common/proc.h"
 #include "common/str.h"
 #include "reports/report.h"
+#include "tests/proc_start.h"
 #include "tests/test_time.h"
 
 #define FIXTURE AITK_SOURCE_DIR "/tests/reports/fixtures/synthetic-report.json"
@@ -73,26 +74,7 @@ static inline int rt_run(const char *const *argv, const char *const *env, aitk_s
     aitk_proc_opts opts = {.timeout_ms = aitk_test_ms(180000), .env = env};
     aitk_proc_result res = {0};
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = AITK_E_EXEC;
-    /* On Windows (here: under Wine) a program that could not be started
-     * never ran, so starting it again changes nothing it would have done:
-     * Wine under load has refused a CreateProcess now and then ("[WinError
-     * 1359]", an internal error) that the next try got through. A real
-     * fault fails all three. Elsewhere a start failure is a missing program
-     * and is reported at once. */
-#ifdef _WIN32
-    const int attempts = 3;
-#else
-    const int attempts = 1;
-#endif
-    for (int attempt = 0; attempt < attempts && st == AITK_E_EXEC; attempt++) {
-        if (attempt) {
-            fprintf(stderr, "rt_run %s: %s; starting it again\n", argv[0], aitk_str_cstr(&err));
-            aitk_str_clear(&err);
-            aitk_sleep_ms(500);
-        }
-        st = aitk_proc_run(argv, &opts, &res, out, errout, &err);
-    }
+    aitk_status st = aitk_test_proc_run(argv, &opts, &res, out, errout, &err);
     /* A run that did not exit normally says why, so an intermittent
      * failure (seen once under Wine) can be read from the test log. */
     if (st || !res.exited)

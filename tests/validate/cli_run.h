@@ -7,6 +7,7 @@
 
 #include "common/proc.h"
 #include "common/str.h"
+#include "tests/proc_start.h"
 #include "tests/test_time.h"
 
 typedef struct cli_result {
@@ -61,7 +62,7 @@ static inline void cli_run(cli_result *r, const char *const *args, const char *c
     r->out = (aitk_str)AITK_STR_INIT;
     r->err = (aitk_str)AITK_STR_INIT;
     aitk_str why = AITK_STR_INIT;
-    aitk_status st = aitk_proc_run(argv, &o, &pr, &r->out, &r->err, &why);
+    aitk_status st = aitk_test_proc_run(argv, &o, &pr, &r->out, &r->err, &why);
     if (st || !pr.exited)
         fail_msg("could not run %s: %s", AITK_EXE, aitk_str_cstr(&why));
     aitk_str_free(&why);
