@@ -682,6 +682,7 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
     if (w->preservation)
         x.batch *= 2;
     out->step_s = bucket_seconds(&x, p, gpu, out);
+    aitk_cost_attention_shares(p, gpu, &out->attn_fwd_share, &out->attn_bwd_share);
     for (size_t i = 0; w->preservation && i < w->n_resolutions; i++)
         out->step_s += forward_seconds(w, p, gpu, w->resolutions[i], w->batch) *
                        (double)w->accumulation / (double)w->n_resolutions;

@@ -271,6 +271,9 @@ typedef struct aitk_prediction {
     aitk_step_work work;     /* at the largest resolution */
     aitk_memory_plan memory; /* at the largest resolution */
     double t_gemm, t_attention, t_memory, t_overhead; /* largest resolution, seconds */
+    /* Attention's shares of the GPU's matmul rate that t_attention used
+     * (aitk_cost_attention_shares: its compute capability's, or the defaults). */
+    double attn_fwd_share, attn_bwd_share;
     double step_s;           /* mean over the resolution buckets, x accumulation */
     double sample_s_per_1000; /* sampling's seconds per 1000 steps; 0 without */
     double vram_bytes;       /* the card's nominal size, read as GiB */

@@ -428,6 +428,13 @@ static void add_row_times_json(cJSON *g, const aitk_predict_result *r,
         cJSON_AddNumberToObject(tm, "memory", q->t_memory);
         cJSON_AddNumberToObject(tm, "other", q->t_overhead);
     }
+    /* The attention rate behind tm's attention: shares of matmul_bf16_tflops
+     * by the GPU's compute capability (cost.yaml attention_by_cc). */
+    cJSON *as = cJSON_AddObjectToObject(g, "attention_shares");
+    if (as) {
+        cJSON_AddNumberToObject(as, "fwd", q->attn_fwd_share);
+        cJSON_AddNumberToObject(as, "bwd", q->attn_bwd_share);
+    }
 }
 
 static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,

@@ -363,6 +363,9 @@ static void test_attention_calibrated_by_cc(void **state)
                  "default kept");
     assert_non_null(strstr(at(cal, "efficiencies.sources.attention_fwd")->valuestring,
                            "replaced attention_by_cc 8.9's"));
+    /* The prediction's own record of the rate its attention time used. */
+    assert_close(num_at(cal, "predictions.0.gpus.0.attention_shares.fwd"), 0.60, "row forward");
+    assert_close(num_at(cal, "predictions.0.gpus.0.attention_shares.bwd"), 0.50, "row backward");
     cJSON_Delete(cal);
     const char *explain[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
                              "--calibrate", report, "--explain", NULL};

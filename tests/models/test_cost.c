@@ -593,6 +593,7 @@ static void test_attention_by_cc(void **state)
                             p.work.flops[AITK_WORK_ATTN_BWD] / (cases[i].matmul * cases[i].bwd);
         if (fabs(p.t_attention - want) > 1e-9 * want)
             fail_msg("%s: attention %.6g s, expected %.6g s", cases[i].gpu, p.t_attention, want);
+        assert_true(p.attn_fwd_share == cases[i].fwd && p.attn_bwd_share == cases[i].bwd);
     }
     const aitk_gpu_spec *g = NULL;
     assert_int_equal(aitk_gpudb_find(f->db, "RTX 3090", &g, NULL), AITK_OK);
