@@ -199,6 +199,10 @@ typedef struct aitk_cost_params {
 /* Loads models/cost.yaml. */
 aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err);
 void aitk_cost_params_free(aitk_cost_params *p);
+/* The attention_by_cc entry of `gpu`'s compute capability, or NULL when
+ * cost.yaml lists none (the defaults then apply). */
+const aitk_attention_share *aitk_cost_attention_entry(const aitk_cost_params *p,
+                                                      const aitk_gpu_spec *gpu);
 /* Attention's forward and backward shares of `gpu`'s matmul rate: its
  * compute capability's, else the defaults. */
 void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *gpu, double *fwd,

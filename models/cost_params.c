@@ -253,16 +253,21 @@ void aitk_cost_params_free(aitk_cost_params *p)
     aitk_free(p);
 }
 
+const aitk_attention_share *aitk_cost_attention_entry(const aitk_cost_params *p,
+                                                      const aitk_gpu_spec *gpu)
+{
+    for (size_t i = 0; gpu && gpu->cc && i < p->n_attn_by_cc; i++)
+        if (strcmp(p->attn_by_cc[i].cc, gpu->cc) == 0)
+            return &p->attn_by_cc[i];
+    return NULL;
+}
+
 void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *gpu, double *fwd,
                                 double *bwd)
 {
-    *fwd = p->eff_attn_fwd;
-    *bwd = p->eff_attn_bwd;
-    for (size_t i = 0; gpu && gpu->cc && i < p->n_attn_by_cc; i++)
-        if (strcmp(p->attn_by_cc[i].cc, gpu->cc) == 0) {
-            *fwd = p->attn_by_cc[i].fwd;
-            *bwd = p->attn_by_cc[i].bwd;
-        }
+    const aitk_attention_share *a = aitk_cost_attention_entry(p, gpu);
+    *fwd = a ? a->fwd : p->eff_attn_fwd;
+    *bwd = a ? a->bwd : p->eff_attn_bwd;
 }
 
 const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)

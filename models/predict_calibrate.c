@@ -34,11 +34,12 @@ const char *const aitk_eff_names[AITK_EFF_COUNT] = {"gemm", "attention_fwd", "at
  * keep theirs. GEMM and bandwidth shares have one value for every GPU. */
 static double *eff_slot(aitk_cost_params *p, const aitk_gpu_spec *gpu, aitk_eff_id id)
 {
-    for (size_t k = 0; (id == AITK_EFF_ATTN_FWD || id == AITK_EFF_ATTN_BWD) && gpu && gpu->cc &&
-                       k < p->n_attn_by_cc;
-         k++)
-        if (strcmp(p->attn_by_cc[k].cc, gpu->cc) == 0)
-            return id == AITK_EFF_ATTN_FWD ? &p->attn_by_cc[k].fwd : &p->attn_by_cc[k].bwd;
+    const aitk_attention_share *found = aitk_cost_attention_entry(p, gpu);
+    aitk_attention_share *a = found ? &p->attn_by_cc[found - p->attn_by_cc] : NULL;
+    if (a && id == AITK_EFF_ATTN_FWD)
+        return &a->fwd;
+    if (a && id == AITK_EFF_ATTN_BWD)
+        return &a->bwd;
     switch (id) {
     case AITK_EFF_GEMM: return &p->eff_gemm;
     case AITK_EFF_ATTN_FWD: return &p->eff_attn_fwd;

@@ -515,16 +515,6 @@ aitk_status aitk_predict_add_json(cJSON *arr, const aitk_predict_result *r)
 
 /* "efficiencies": the values used (numbers, as before calibration existed)
  * and "sources": for each, where its value comes from. */
-/* Whether cost.yaml's attention_by_cc lists `gpu`'s compute capability:
- * a measured attention share then went there, not to the defaults. */
-static bool listed_cc(const aitk_cost_params *p, const aitk_gpu_spec *gpu)
-{
-    for (size_t k = 0; gpu && gpu->cc && k < p->n_attn_by_cc; k++)
-        if (strcmp(p->attn_by_cc[k].cc, gpu->cc) == 0)
-            return true;
-    return false;
-}
-
 static cJSON *efficiency_sources(const aitk_cost_params *p, const aitk_calibration *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -540,7 +530,7 @@ static cJSON *efficiency_sources(const aitk_cost_params *p, const aitk_calibrati
                              e->n_entries == 1 ? "y" : "ies", c->device_name, c->report_path,
                              e->default_value);
         if (e && e->measured && (i == AITK_EFF_ATTN_FWD || i == AITK_EFF_ATTN_BWD) &&
-            listed_cc(p, c->gpu))
+            aitk_cost_attention_entry(p, c->gpu))
             aitk_str_appendf(&text, "; it replaced attention_by_cc %s's, the other capabilities "
                                     "and this default keep theirs", c->gpu->cc);
         cJSON_AddStringToObject(o, aitk_eff_names[i], aitk_str_cstr(&text));

@@ -851,6 +851,36 @@ static void expect_data_error(const char *dir, const char *const *args, const ch
 }
 
 /* A broken model spec read from disk (AITK_DATA_DIR): exit 2, positioned. */
+/* cost.yaml with the text after `key` changed: with `value_only`, the rest
+ * of key's line replaced by `text`; else `key` itself replaced by `text`.
+ * predict must refuse it, naming the file and `words`. */
+static void expect_cost_yaml_error(const char *key, const char *text, bool value_only,
+                                   const char *words)
+{
+    char *real = NULL;
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/models/cost.yaml", 1 << 20, &real, NULL,
+                                    NULL),
+                     AITK_OK);
+    const char *at = strstr(real, key);
+    assert_non_null(at);
+    const char *rest = at + strlen(key);
+    aitk_str edited = AITK_STR_INIT;
+    if (value_only)
+        aitk_str_appendf(&edited, "%.*s%s%s%s", (int)(at - real), real, key, text,
+                         rest + strcspn(rest, "\n"));
+    else
+        aitk_str_appendf(&edited, "%.*s%s%s", (int)(at - real), real, text, rest);
+    static const char *const others[] = {"models/gpus.yaml", "models/flux1-dev.yaml",
+                                         "models/reported_speeds.yaml", NULL};
+    char dir[] = "/tmp/aitk-models-XXXXXX";
+    data_dir_make(dir, others, "models/cost.yaml", edited.ptr);
+    expect_data_error(dir, (const char *[]){"predict", "--model", "flux1-dev", NULL},
+                      "models/cost.yaml", words);
+    data_dir_remove(dir, others, "models/cost.yaml");
+    aitk_str_free(&edited);
+    aitk_free(real);
+}
+
 static void test_broken_data(void **state)
 {
     (void)state;
@@ -884,51 +914,15 @@ static void test_broken_data(void **state)
         aitk_str_free(&edited);
     }
     aitk_free(real);
-    /* An efficiency out of its range in cost.yaml: refused at the value. */
-    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/models/cost.yaml", 1 << 20, &real, NULL,
-                                    NULL),
-                     AITK_OK);
-    static const char key[] = "\n  elementwise_chain_vs_copy:\n    value: ";
-    const char *at = strstr(real, key);
-    assert_non_null(at);
-    aitk_str edited = AITK_STR_INIT;
-    aitk_str_appendf(&edited, "%.*s%s5%s", (int)(at - real), real, key,
-                     at + strlen(key) + strcspn(at + strlen(key), "\n"));
-    static const char *const others[] = {"models/gpus.yaml", "models/flux1-dev.yaml",
-                                         "models/reported_speeds.yaml", NULL};
-    char dir3[] = "/tmp/aitk-models-XXXXXX";
-    data_dir_make(dir3, others, "models/cost.yaml", edited.ptr);
-    expect_data_error(dir3, (const char *[]){"predict", "--model", "flux1-dev", NULL},
-                      "models/cost.yaml",
-                      "'elementwise_chain_vs_copy' is 5; it must be in (0, 1.2]");
-    data_dir_remove(dir3, others, "models/cost.yaml");
-    aitk_str_free(&edited);
-    /* So is an attention share by compute capability above 1. */
-    static const char cc_key[] = "\n    \"8.6\":\n      fwd: ";
-    at = strstr(real, cc_key);
-    assert_non_null(at);
-    aitk_str cc_edited = AITK_STR_INIT;
-    aitk_str_appendf(&cc_edited, "%.*s%s1.9%s", (int)(at - real), real, cc_key,
-                     at + strlen(cc_key) + strcspn(at + strlen(cc_key), "\n"));
-    char dir4[] = "/tmp/aitk-models-XXXXXX";
-    data_dir_make(dir4, others, "models/cost.yaml", cc_edited.ptr);
-    expect_data_error(dir4, (const char *[]){"predict", "--model", "flux1-dev", NULL},
-                      "models/cost.yaml", "'fwd' is 1.9; it must be in (0, 1]");
-    data_dir_remove(dir4, others, "models/cost.yaml");
-    aitk_str_free(&cc_edited);
-    /* And a capability written another way, which would match no GPU. */
-    at = strstr(real, "\n    \"8.6\":\n");
-    assert_non_null(at);
-    aitk_str comma = AITK_STR_INIT;
-    aitk_str_appendf(&comma, "%.*s\n    \"8,6\":\n%s", (int)(at - real), real,
-                     at + strlen("\n    \"8.6\":\n"));
-    char dir5[] = "/tmp/aitk-models-XXXXXX";
-    data_dir_make(dir5, others, "models/cost.yaml", comma.ptr);
-    expect_data_error(dir5, (const char *[]){"predict", "--model", "flux1-dev", NULL},
-                      "models/cost.yaml", "'8,6' is not a compute capability");
-    data_dir_remove(dir5, others, "models/cost.yaml");
-    aitk_str_free(&comma);
-    aitk_free(real);
+    /* An efficiency out of its range in cost.yaml: refused at the value. So is
+     * an attention share by compute capability above 1, and a capability
+     * written another way, which would match no GPU. */
+    expect_cost_yaml_error("\n  elementwise_chain_vs_copy:\n    value: ", "5", true,
+                           "'elementwise_chain_vs_copy' is 5; it must be in (0, 1.2]");
+    expect_cost_yaml_error("\n    \"8.6\":\n      fwd: ", "1.9", true,
+                           "'fwd' is 1.9; it must be in (0, 1]");
+    expect_cost_yaml_error("\n    \"8.6\":\n", "\n    \"8,6\":\n", false,
+                           "'8,6' is not a compute capability");
 }
 
 /* The figures the sources give (models/reported_speeds.yaml; the generation runs:
