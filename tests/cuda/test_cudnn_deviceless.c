@@ -18,7 +18,8 @@
  * for FLUX's attention at 1024 and 512 px, OmniGen2's grouped heads, and a
  * small shape; what cuDNN says of the SDPA_BWD node is printed, not judged
  * (on cuDNN 9.19 it refuses the node at the operation graph, as it did on an
- * H200). Skipped (77) without cuDNN 9.8 or the stub driver. */
+ * H200; 9.26 at the heuristic; 9.28 plans it). Skipped (77) without cuDNN
+ * 9.8 or the stub driver. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,12 +55,14 @@ static device devices[MAX_DEVICES];
 static int n_devices;
 
 /* The JSON of one cudnn_devices.yaml entry: the fields a device-properties
- * descriptor requires (cuDNN names each missing one when finalizing). */
+ * descriptor requires (cuDNN names each missing one when finalizing; 9.28
+ * added memoryBusWidth, and older versions ignore it). */
 static void device_json(aitk_str *j, const aitk_yaml_node *e, long cc)
 {
     static const char *const from_yaml[] = {
         "multiProcessorCount", "maxSharedMemoryPerBlockOptin", "maxThreadsPerSM", "maxCtasPerSM",
-        "l2CacheSize",         "smClockRateKHz",               "memClockRateKHz"};
+        "l2CacheSize",         "smClockRateKHz",               "memClockRateKHz",
+        "memoryBusWidth"};
     aitk_str_appendf(j, "{\"maxGridSize\":[2147483647,65535,65535],\"maxBlockSize\":[1024,1024,64],"
                         "\"regsPerBlock\":65536,\"warpSize\":32,\"maxSharedMemoryPerBlock\":49152,"
                         "\"reservedSharedMemoryPerBlock\":1024,\"maxRegistersPerSM\":65536,"

@@ -441,16 +441,19 @@ def layout_mixed(exe, venv, out_dir):
     return table
 
 
-def ensure_overlay(name, torch_venv, change):
-    """A layout made from torch251 without a second 5 GB: a venv of its own
-    whose site-packages is a hard-linked copy of torch251's, then changed by
+def ensure_overlay(name, torch_venv, change, requirements=None):
+    """A layout made from a torch layout without a second 5 GB: a venv of its
+    own whose site-packages is a hard-linked copy of that layout's, changed by
     `change(venv, site)` (files removed or added in the copy only: pip and
     unlink replace names, they do not write into the shared files). Made
-    once per cache."""
+    once per cache, and again when the torch layout or the requirements
+    file the change installs from is not the one it was made from."""
     root = cache_root()
     venv = os.path.join(root, name)
     marker = os.path.join(venv, ".aitk-realworld-installed")
     want = open(os.path.join(torch_venv, ".aitk-realworld-installed")).read()
+    if requirements:
+        want += hashlib.sha256(open(requirements, "rb").read()).hexdigest() + "\n"
     with open(os.path.join(root, name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(marker) and open(marker).read() == want:
@@ -473,8 +476,21 @@ def remove_cudnn(venv, site):
     os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
 
 
+DIFFUSERS_REQ = os.path.join(HERE, "requirements-diffusers.txt")
+CUDNN_NEWEST_REQ = os.path.join(HERE, "requirements-cudnn-newest.txt")
+
+
 def add_diffusers(venv, site):
-    req = os.path.join(HERE, "requirements-diffusers.txt")
+    pip_install_no_deps(venv, DIFFUSERS_REQ)
+
+
+def upgrade_cudnn(venv, site):
+    """As after `pip install -U nvidia-cudnn-cu13`: a cuDNN newer than the
+    one torch pins (pip replaces the wheel's files; the shared copies stay)."""
+    pip_install_no_deps(venv, CUDNN_NEWEST_REQ)
+
+
+def pip_install_no_deps(venv, req):
     why = registry_reachable()
     if why:
         shutil.rmtree(venv, ignore_errors=True)
@@ -554,7 +570,7 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--layout", required=True,
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
-                             "torch251-diffusers"])
+                             "torch251-diffusers", "torch215-cudnn-newest"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -565,12 +581,16 @@ def main():
               % sys.version.split()[0])
         return SKIP
     os.makedirs(a.out, exist_ok=True)
-    base = "torch251" if a.layout.startswith("torch251") else a.layout
+    base = a.layout.split("-")[0] if a.layout.startswith("torch") else a.layout
     venv = ensure_layout(base, os.path.join(HERE, "requirements-%s.txt" % base))
     if a.layout == "torch251-nocudnn":
         table = layout_nocudnn(a.exe, ensure_overlay(a.layout, venv, remove_cudnn), a.out)
     elif a.layout == "torch251-diffusers":
-        table = layout_diffusers(a.exe, ensure_overlay(a.layout, venv, add_diffusers), a.out)
+        overlay = ensure_overlay(a.layout, venv, add_diffusers, DIFFUSERS_REQ)
+        table = layout_diffusers(a.exe, overlay, a.out)
+    elif a.layout == "torch215-cudnn-newest":
+        overlay = ensure_overlay(a.layout, venv, upgrade_cudnn, CUDNN_NEWEST_REQ)
+        table = layout_torch(a.exe, overlay, a.out, a.layout)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
     else:
