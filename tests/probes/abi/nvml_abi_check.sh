@@ -17,6 +17,7 @@ here="$src/tests/probes/abi"
 
 # package version sha256-of-the-manylinux-wheel path-of-nvml.h-inside-it
 pins=(
+  "nvidia-nvml-dev 13.5.37 7394fcbefa9ba537e8238cbb1caa4cd2db6bbfbff208d217a8a884947113ae6d nvidia/cu13/include/nvml.h"
   "nvidia-nvml-dev 13.4.92 90b65cebefd02a1e695675177c9d7886f48322906ce5c03398e8cb27cc5ad2d6 nvidia/cu13/include/nvml.h"
   "nvidia-nvml-dev-cu12 12.9.79 8bb367913c62cb65be9ae386c58dbf573f1f9e2f01cae54abb87bf5f63c6069e nvidia/nvml_dev/include/nvml.h"
   "nvidia-nvml-dev-cu11 11.8.86 f5ad92d9563145137a26ca1b75cda26159125555109ccc303144a0b05b8531e6 nvidia/nvml_dev/include/nvml.h"
