@@ -163,9 +163,11 @@ static aitk_status read_dtype(reader *r, const aitk_yaml_node *t)
         return AITK_OK;
     aitk_status st = aitk_yaml_string(r->doc, d, &c->dtype, r->err);
     static const char *const half[] = {"bf16", "bfloat16", "fp16", "float16", "half", NULL};
-    static const char *const full[] = {"fp32", "float32", "float", NULL};
+    static const char *const fp16[] = {"fp16", "float16", "half", NULL};
+    static const char *const full[] = {"fp32", "float32", "float", "single", NULL};
     if (!st && in_list(c->dtype, half)) {
         c->lora_bytes = 2;
+        c->fp16 = in_list(c->dtype, fp16);
     } else if (!st && in_list(c->dtype, full)) {
         c->lora_bytes = 4;
     } else if (!st) {

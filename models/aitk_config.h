@@ -41,6 +41,7 @@ typedef struct aitk_train_config {
     bool checkpointing;
     const char *dtype;         /* train.dtype as written ("bf16", "fp32", ...) */
     double lora_bytes;         /* 2 for 16-bit dtypes, 4 for fp32 */
+    bool fp16;                 /* train.dtype is fp16 (float16, half), not bf16 */
     const char *optimizer;     /* as ai-toolkit resolves it ("prodigyopt" -> "prodigy") */
     const aitk_yaml_node *optimizer_at; /* where it is written; NULL: the default */
     bool quantize, quantize_te, low_vram;

@@ -12,7 +12,7 @@
     X(n_resolutions) X(batch) X(accumulation) X(rank) X(alpha) X(steps) X(checkpointing)   \
     X(optimizer) X(lora_bytes) X(cache_latents) X(cache_text) X(preservation) X(ema)        \
     X(sample_every) X(sample_steps) X(sample_prompts) X(sample_passes) X(lora_only)         \
-    X(lora_ignore)
+    X(lora_ignore) X(fp16)
 
 void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *spec,
                           aitk_workload *w)

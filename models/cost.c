@@ -513,7 +513,7 @@ static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
      * share of the datasheet: models/gpudb.c), memory work at its bandwidth.
      * torchao's fp8 GEMMs run at that rate times the datasheet's fp8 over
      * bf16 (a GPU without fp8 tensor cores keeps bf16's). */
-    const double peak = g->matmul_bf16_tflops * 1e12, bw = g->bandwidth_gbs * 1e9;
+    const double peak = aitk_gpu_matmul_tflops(g, w->fp16) * 1e12, bw = g->bandwidth_gbs * 1e9;
     const double fp8 = aitk_workload_fp8_compute(w) && g->fp8_tflops > 0 && g->bf16_tflops > 0
                            ? g->fp8_tflops / g->bf16_tflops
                            : 1;
@@ -565,16 +565,17 @@ static double bucket_seconds(const aitk_workload *w, const aitk_cost_params *p,
 
 /* The floor of one step: what the work alone needs at the card's full rates.
  * Tensor-core FLOPs (base, LoRA, attention, text encoders) at the faster of
- * the measured matmul rate and the datasheet's (fp8 GEMMs at the datasheet's
+ * the measured matmul rate and the datasheet's, fp16's where the job computes
+ * in fp16 on a card whose fp16 rate differs (fp8 GEMMs at the datasheet's
  * fp8 over bf16), plus the bytes that expand quantized weights at the
  * datasheet bandwidth: no efficiency below 1, no elementwise work, no host.
  * Eager kernels run one after another, so the two add. */
 static double floor_seconds(const aitk_workload *w, const aitk_step_work *wk,
                             const aitk_gpu_spec *g)
 {
-    const double rate = (g->matmul_bf16_tflops > g->bf16_tflops ? g->matmul_bf16_tflops
-                                                                 : g->bf16_tflops) *
-                        1e12;
+    const double measured = aitk_gpu_matmul_tflops(g, w->fp16);
+    const double datasheet = w->fp16 && g->matmul_fp16_tflops > 0 ? g->fp16_tflops : g->bf16_tflops;
+    const double rate = (measured > datasheet ? measured : datasheet) * 1e12;
     const double fp8 = aitk_workload_fp8_compute(w) && g->fp8_tflops > 0 && g->bf16_tflops > 0
                            ? g->fp8_tflops / g->bf16_tflops
                            : 1;

@@ -71,6 +71,11 @@ typedef struct aitk_workload {
      * diffusers' training scripts run): LayerNorm in fp32 and each adapted
      * Linear's input cast apart, so blocks keep saved_per_token_autocast. */
     bool autocast;
+    /* The step computes in fp16 rather than bf16 (ai-toolkit's train.dtype
+     * fp16, accelerate's mixed_precision fp16): its matmuls run at the GPU's
+     * fp16 rate, which differs from bf16's only where gpus.yaml lists a
+     * matmul_fp16_tflops (cards without bf16 tensor cores). */
+    bool fp16;
     /* With cache_text: the prompts were encoded once, but the encoders stay
      * on the GPU (in te_dtype) for the whole run, as diffusers'
      * train_dreambooth_lora_flux.py leaves them (models/trainers.yaml

@@ -124,53 +124,73 @@ static const aitk_yaml_node *key_node(const aitk_yaml_node *m, const char *key)
     return NULL;
 }
 
-/* matmul_bf16_tflops: {value, source}. A listed rate was measured by someone
+/* A measured rate, {value, source}: a listed rate was measured by someone
  * (or derived from such a measurement), so it never comes without saying
  * who and how: a bare number is refused, and so is the older spelling with
  * the source in a sibling key. It stays within AITK_RATE_MAX_OVER_DATASHEET
- * of the datasheet's. A GPU that lists none gets the database's default
- * share of its datasheet rate, here and nowhere else (the share is loaded
- * before any entry). */
-static aitk_status load_matmul_rate(const aitk_gpudb *db, const aitk_yaml_node *m,
-                                    aitk_gpu_spec *g, aitk_str *err)
+ * of the datasheet's rate for the same precision. */
+static aitk_status load_rate(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                             const aitk_gpu_spec *g, const char *key, const char *datasheet_key,
+                             double datasheet, double *value, const char **source, aitk_str *err)
 {
     static const char *const keys[] = {"value", "source", NULL};
-    const aitk_yaml_doc *doc = db->doc;
-    const aitk_yaml_node *n = aitk_yaml_get(m, "matmul_bf16_tflops");
-    if (!n) {
-        g->matmul_source = NULL;
-        g->matmul_bf16_tflops = db->matmul_default_fraction * g->bf16_tflops;
-        return AITK_OK;
-    }
     if (n->kind == AITK_YAML_SCALAR) {
-        aitk_yaml_errorf(err, doc, n, "%s: matmul_bf16_tflops needs its source: write "
+        aitk_yaml_errorf(err, doc, n, "%s: %s needs its source: write "
                                       "{value: %s, source: \"who measured it, how\"}",
-                         g->name, n->text);
+                         g->name, key, n->text);
         return AITK_E_PARSE;
     }
     const aitk_yaml_node *v = NULL;
-    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "matmul_bf16_tflops", err);
+    aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, key, err);
     if (!st)
-        st = aitk_yaml_check_keys(doc, n, keys, "matmul_bf16_tflops", err);
+        st = aitk_yaml_check_keys(doc, n, keys, key, err);
     if (!st)
         st = aitk_yaml_need(doc, n, "value", &v, err);
     if (!st)
-        st = aitk_yaml_double(doc, v, &g->matmul_bf16_tflops, err);
+        st = aitk_yaml_double(doc, v, value, err);
     if (!st)
-        st = aitk_yaml_need_string(doc, n, "source", &g->matmul_source, err);
-    if (!st && strspn(g->matmul_source, " \t") == strlen(g->matmul_source)) {
-        aitk_yaml_errorf(err, doc, aitk_yaml_get(n, "source"),
-                         "%s: matmul_bf16_tflops has an empty source", g->name);
+        st = aitk_yaml_need_string(doc, n, "source", source, err);
+    if (!st && strspn(*source, " \t") == strlen(*source)) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_get(n, "source"), "%s: %s has an empty source",
+                         g->name, key);
         return AITK_E_PARSE;
     }
-    if (!st && !(g->matmul_bf16_tflops > 0 &&
-                 g->matmul_bf16_tflops <= AITK_RATE_MAX_OVER_DATASHEET * g->bf16_tflops)) {
-        aitk_yaml_errorf(err, doc, v, "%s: matmul_bf16_tflops %g is not in (0, %.2f x "
-                                      "bf16_tflops %g]", g->name, g->matmul_bf16_tflops,
-                         AITK_RATE_MAX_OVER_DATASHEET, g->bf16_tflops);
+    if (!st && !(*value > 0 && *value <= AITK_RATE_MAX_OVER_DATASHEET * datasheet)) {
+        aitk_yaml_errorf(err, doc, v, "%s: %s %g is not in (0, %.2f x %s %g]", g->name, key,
+                         *value, AITK_RATE_MAX_OVER_DATASHEET, datasheet_key, datasheet);
         return AITK_E_RANGE;
     }
     return st;
+}
+
+/* matmul_bf16_tflops, and matmul_fp16_tflops where the fp16 rate differs.
+ * A GPU that lists no bf16 rate gets the database's default share of its
+ * datasheet rate, here and nowhere else (the share is loaded before any
+ * entry); one that lists no fp16 rate computes fp16 at the bf16 rate. */
+static aitk_status load_matmul_rate(const aitk_gpudb *db, const aitk_yaml_node *m,
+                                    aitk_gpu_spec *g, aitk_str *err)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(m, "matmul_bf16_tflops");
+    aitk_status st = AITK_OK;
+    if (n) {
+        st = load_rate(db->doc, n, g, "matmul_bf16_tflops", "bf16_tflops", g->bf16_tflops,
+                       &g->matmul_bf16_tflops, &g->matmul_source, err);
+    } else {
+        g->matmul_source = NULL;
+        g->matmul_bf16_tflops = db->matmul_default_fraction * g->bf16_tflops;
+    }
+    g->matmul_fp16_tflops = 0;
+    g->matmul_fp16_source = NULL;
+    n = aitk_yaml_get(m, "matmul_fp16_tflops");
+    if (!st && n)
+        st = load_rate(db->doc, n, g, "matmul_fp16_tflops", "fp16_tflops", g->fp16_tflops,
+                       &g->matmul_fp16_tflops, &g->matmul_fp16_source, err);
+    return st;
+}
+
+double aitk_gpu_matmul_tflops(const aitk_gpu_spec *g, bool fp16)
+{
+    return fp16 && g->matmul_fp16_tflops > 0 ? g->matmul_fp16_tflops : g->matmul_bf16_tflops;
 }
 
 /* unverified: a list of the entry's figure keys, read into a set. A name
@@ -258,11 +278,12 @@ const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g)
 static aitk_status load_gpu(const aitk_gpudb *db, const aitk_yaml_node *m, aitk_gpu_spec *g,
                             const char **alias_slots, aitk_str *err)
 {
-    static const char *const keys[] = {"name", "aliases", "vram_gb", "bandwidth_gbs",
-                                       "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
-                                       "matmul_bf16_tflops", "total_memory_gib", "cc",
-                                       "pcie_gen", "tdp_w", "nvml_shared", "unverified",
-                                       "source", NULL};
+    static const char *const keys[] = {"name",        "aliases",           "vram_gb",
+                                       "bandwidth_gbs", "bf16_tflops",     "fp16_tflops",
+                                       "fp8_tflops",  "fp32_tflops",       "matmul_bf16_tflops",
+                                       "matmul_fp16_tflops", "total_memory_gib", "cc",
+                                       "pcie_gen",    "tdp_w",             "nvml_shared",
+                                       "unverified",  "source",            NULL};
     const aitk_yaml_doc *doc = db->doc;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a GPU entry", err);
     const aitk_yaml_node *n = NULL;

@@ -61,6 +61,13 @@ typedef struct aitk_gpu_spec {
     /* The listed figure's source (matmul_bf16_tflops: {value, source});
      * NULL: the default share. */
     const char *matmul_source;
+    /* Where a GPU's fp16 matmul runs at another rate than its bf16 one (a
+     * Turing or Volta card has fp16 tensor cores and no bf16 ones, so
+     * torch's bf16 matmul falls back to far slower kernels there): the fp16
+     * rate people measured, with its source (matmul_fp16_tflops: {value,
+     * source}); 0 and NULL: the same as matmul_bf16_tflops. */
+    double matmul_fp16_tflops;
+    const char *matmul_fp16_source;
     /* The NVML name this card shares with a card of another memory size
      * (RTX 4060 Ti 16 and 8 GB): not an alias, since a probed card of that
      * name may be the other one; looking it up says so. NULL: none. */
@@ -96,6 +103,8 @@ aitk_status aitk_gpu_unverified_text(const aitk_gpu_spec *g, aitk_str *out);
 /* Where g's matmul_bf16_tflops comes from: its listed source, or the
  * database's default share of the datasheet rate. */
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
+/* The matmul rate a job computing in fp16 (fp16 true) or bf16 gets on g. */
+double aitk_gpu_matmul_tflops(const aitk_gpu_spec *g, bool fp16);
 /* Its mark in tables: ' ' measured, '~' derived (listed, and named in the
  * entry's unverified list), '*' the default share. */
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);

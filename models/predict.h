@@ -20,6 +20,10 @@ typedef struct aitk_predict_row {
     aitk_prediction pred;
     double price_per_hour; /* USD; < 0 when not given */
     aitk_fit_hint hint;    /* when the job does not fit: what would (predict_fit.h) */
+    /* A bf16 job on a GPU whose fp16 matmul is faster (gpus.yaml
+     * matmul_fp16_tflops): the same job computed in fp16. */
+    bool has_fp16;
+    aitk_prediction fp16;
 } aitk_predict_row;
 
 typedef struct aitk_predict_result {

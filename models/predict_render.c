@@ -38,8 +38,9 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     fprintf(out, ", %s", w->n_resolutions > 1 ? "resolutions" : "resolution");
     for (size_t i = 0; i < w->n_resolutions; i++)
         fprintf(out, "%s%ld", i ? "/" : " ", w->resolutions[i]);
-    fprintf(out, " px, %s, %s, text encoders %s%s\n",
-            w->checkpointing ? "gradient checkpointing" : "no checkpointing", w->optimizer,
+    fprintf(out, " px, %s%s, %s, text encoders %s%s\n",
+            w->checkpointing ? "gradient checkpointing" : "no checkpointing",
+            w->fp16 ? ", computed in fp16" : "", w->optimizer,
             w->cache_text ? (w->te_resident ? "cached, kept on the GPU by the trainer"
                                             : "cached")
                           : "loaded as ",
@@ -313,6 +314,12 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         if (sampling)
             fprintf(out, "  %18.1f", q->sample_s_per_1000 / 60.0);
         fputc('\n', out);
+        if (row->has_fp16)
+            fprintf(out, "      no bf16 tensor cores: bf16 matmuls run at %.1f TFLOP/s here, fp16 "
+                         "at %.1f; in fp16 (--dtype fp16, ai-toolkit train.dtype: fp16) %.2f "
+                         "s/step\n",
+                    row->gpu->matmul_bf16_tflops, row->gpu->matmul_fp16_tflops,
+                    row->fp16.step_s);
         if (aitk_predict_tight(q, r->peak_error))
             fprintf(out, "      tight: needs %.1f of %.1f GiB usable; measured peaks have come to "
                          "up to %.2fx the model's (predict --reported), so it may not fit\n",
@@ -392,6 +399,7 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
+    cJSON_AddStringToObject(wj, "compute_dtype", w->fp16 ? "fp16" : "bf16");
     cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
     cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
     cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);
@@ -416,6 +424,15 @@ static void add_row_times_json(cJSON *g, const aitk_predict_result *r,
     cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);
     cJSON_AddStringToObject(g, "matmul_kind", aitk_gpu_matmul_kind(row->gpu));
     cJSON_AddStringToObject(g, "matmul_source", aitk_gpu_matmul_source(row->gpu));
+    /* A card whose fp16 rate is its own (no bf16 tensor cores): that rate,
+     * which a job in fp16 is counted against, and for a bf16 job the step
+     * it would take in fp16. */
+    if (row->gpu->matmul_fp16_tflops > 0) {
+        cJSON_AddNumberToObject(g, "matmul_fp16_tflops", row->gpu->matmul_fp16_tflops);
+        cJSON_AddStringToObject(g, "matmul_fp16_source", row->gpu->matmul_fp16_source);
+    }
+    if (row->has_fp16)
+        cJSON_AddNumberToObject(g, "step_seconds_in_fp16", row->fp16.step_s);
     if (row->price_per_hour >= 0) {
         cJSON_AddNumberToObject(g, "price_per_hour_usd", row->price_per_hour);
         cJSON_AddNumberToObject(g, "usd_per_1000_steps",

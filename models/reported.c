@@ -103,7 +103,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     static const char *const keys[] = {"task", "resolutions", "batch", "rank", "base",
                                        "text", "checkpointing", "optimizer", "ema",
                                        "autocast", "text_tokens", "accumulation",
-                                       "lora_layers", "lora_dtype", "validation_text", NULL};
+                                       "lora_layers", "lora_dtype", "validation_text",
+                                       "precision", NULL};
     *s = (aitk_reported_setup){.base = -1, .checkpointing = -1, .validation_te = -1};
     if (!m)
         return AITK_OK;
@@ -164,6 +165,15 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "validation_text")))
         st = load_validation_text(doc, n, &s->validation_te, err);
+    if (!st && (n = aitk_yaml_get(m, "precision"))) {
+        const char *t = NULL;
+        st = aitk_yaml_string(doc, n, &t, err);
+        if (!st && strcmp(t, "bf16") && strcmp(t, "fp16")) {
+            aitk_yaml_errorf(err, doc, n, "precision: expected bf16 or fp16, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+        s->fp16 = !st && !strcmp(t, "fp16");
+    }
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {
@@ -458,6 +468,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->optimizer = s->optimizer;
     w->ema = s->ema;
     w->autocast = s->autocast;
+    w->fp16 = s->fp16;
     if (s->lora_layers[0])
         w->lora_only = s->lora_layers;
     if (s->lora_bytes > 0)

@@ -39,6 +39,7 @@ typedef struct aitk_reported_setup {
     bool ema;             /* ai-toolkit train.ema_config.use_ema */
     bool autocast;        /* forward under torch.autocast (accelerate's
                              mixed_precision), aitk_workload.autocast */
+    bool fp16;            /* precision: fp16, aitk_workload.fp16 */
     long text_tokens;     /* 0: the trainer's (models/trainers.yaml) */
     long accumulation;    /* micro-batches a reported step holds; 0: 1 */
     /* `lora_layers`: the modules the trainer adapts, by name (a module is

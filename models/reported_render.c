@@ -30,6 +30,8 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
                      : w->cache_text                 ? "cached"
                                      : aitk_weight_dtype_name(w->te_dtype),
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
+    if (w->fp16)
+        aitk_str_appendf(o, ", fp16");
     /* The trainer's validation stage (aitk_workload), with the dtype of the
      * encoders it loads again. */
     if (w->validation_resolution > 0)
@@ -358,6 +360,7 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
                                                        : aitk_weight_dtype_name(w->te_dtype));
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(o, "autocast", w->autocast);
+    cJSON_AddStringToObject(o, "precision", w->fp16 ? "fp16" : "bf16");
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
     /* The trainer's settings (models/trainers.yaml); text_tokens 0: the
      * model's own (the row's spec is gone by the time it is written). */

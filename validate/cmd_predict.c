@@ -30,7 +30,8 @@ typedef struct price {
 } price;
 
 typedef struct predict_opts {
-    const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer, *optimizer;
+    const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer, *optimizer,
+        *dtype;
     bool all_gpus, explain, reported, cache_text, no_validation, no_checkpointing, verbose;
     long resolution, batch, rank, accumulation;
     price prices[32];
@@ -72,6 +73,10 @@ static void predict_help(void)
           "  --no-validation       the job validates not between steps: leave out the\n"
           "                        trainer's validation stage (diffusers' script loads the\n"
           "                        text encoders again for it, a peak of its own)\n"
+          "  --dtype bf16|fp16     what the step computes in (ai-toolkit train.dtype;\n"
+          "                        accelerate's mixed_precision): the same speed on\n"
+          "                        most GPUs; a card without bf16 tensor cores (T4)\n"
+          "                        runs bf16 far slower, and its row says what fp16 gives\n"
           "  --optimizer NAME      adamw, adamw8bit, prodigy, adafactor, lion or lion8bit\n"
           "                        (models/cost.yaml; their state is part of the peak)\n"
           "  --accumulation N      micro-batches a step gathers (gradient accumulation):\n"
@@ -228,6 +233,13 @@ static aitk_status apply_job_options(run *r, aitk_workload *w)
         w->cache_text = true;
     if (o->no_validation)
         w->validation_resolution = 0;
+    if (o->dtype) {
+        if (strcmp(o->dtype, "bf16") && strcmp(o->dtype, "fp16")) {
+            aitk_str_appendf(r->err, "--dtype: expected bf16 or fp16, found '%s'", o->dtype);
+            return AITK_E_INVAL;
+        }
+        w->fp16 = strcmp(o->dtype, "fp16") == 0;
+    }
     if (o->quantize) {
         aitk_weight_dtype d = AITK_WEIGHT_BF16;
         if (aitk_weight_dtype_parse(o->quantize, &d)) {
@@ -292,9 +304,19 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         st = aitk_cost_predict(w, r->params, r->gpus[i], &res.rows[i].pred, r->err);
         if (!st && !res.rows[i].pred.fits)
             st = aitk_predict_fit_hint(w, r->params, r->gpus[i], &res.rows[i].hint, r->err);
+        /* A bf16 job on a card whose fp16 matmul is faster: the same job in
+         * fp16 beside it, since that is the setting to change there. */
+        bool fp16_faster = r->gpus[i]->matmul_fp16_tflops > r->gpus[i]->matmul_bf16_tflops;
+        if (!st && !w->fp16 && fp16_faster) {
+            aitk_workload in_fp16 = *w;
+            in_fp16.fp16 = true;
+            st = aitk_cost_predict(&in_fp16, r->params, r->gpus[i], &res.rows[i].fp16, r->err);
+            res.rows[i].has_fp16 = !st;
+        }
         if (!st && res.step_scale) {
             aitk_prediction_scale_time(&res.rows[i].pred, res.step_scale->scale);
             aitk_prediction_scale_time(&res.rows[i].hint.pred, res.step_scale->scale);
+            aitk_prediction_scale_time(&res.rows[i].fp16, res.step_scale->scale);
         }
     }
     if (!st)
@@ -493,6 +515,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
         {"no-validation", no_argument, NULL, 'V'},
+        {"dtype", required_argument, NULL, 'D'},
         {"optimizer", required_argument, NULL, 'O'},
         {"accumulation", required_argument, NULL, 'a'},
         {"no-checkpointing", no_argument, NULL, 'N'},
@@ -531,6 +554,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'R': o->reported = true; break;
         case 'T': o->cache_text = true; break;
         case 'V': o->no_validation = true; break;
+        case 'D': o->dtype = optarg; break;
         case 'O': o->optimizer = optarg; break;
         case 'a':
             st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err);
@@ -559,7 +583,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
          o->no_validation || o->trainer || o->optimizer || o->accumulation ||
-         o->no_checkpointing)) {
+         o->no_checkpointing || o->dtype)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;

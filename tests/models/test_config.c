@@ -251,6 +251,33 @@ static void test_qtype_bits(void **state)
     }
 }
 
+/* train.dtype's fp16 spellings (toolkit/train_tools.py get_torch_dtype:
+ * fp16, float16, half) compute in fp16; bf16 and fp32 (float, single,
+ * float32) do not. */
+static void test_dtype_fp16(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *dtype;
+        bool fp16;
+    } cases[] = {{"fp16", true},      {"float16", true}, {"half", true},
+                 {"bf16", false},     {"bfloat16", false}, {"fp32", false},
+                 {"single", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "config: {process: [{model: {is_flux: true}, train: {dtype: %s}}]}\n",
+                 cases[i].dtype);
+        aitk_train_config c;
+        aitk_str err = AITK_STR_INIT;
+        assert_int_equal(aitk_config_parse("cfg.yaml", text, strlen(text), &c, &err), AITK_OK);
+        if (c.fp16 != cases[i].fp16)
+            fail_msg("dtype %s: fp16 %d, expected %d", cases[i].dtype, c.fp16, cases[i].fp16);
+        aitk_config_free(&c);
+        aitk_str_free(&err);
+    }
+}
+
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -332,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_both_accumulation_spellings),
         cmocka_unit_test(test_unterminated_quote), cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_malformed),          cmocka_unit_test(test_qtype_bits),
+        cmocka_unit_test(test_dtype_fp16),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_mutations),
     };

@@ -68,6 +68,9 @@ static const row_facts facts[] = {
     {"NVIDIA H100 80GB HBM3", 80, 3350, 989, 67, "9.0", 700},
     {"NVIDIA H200", 141, 4800, 989, 67, "9.0", 700},
     {"NVIDIA B200", 180, 7700, 2250, 75, "10.0", 1000},
+    /* Turing has no bf16 tensor cores: the row gives its FP32 rate as bf16's
+     * ceiling (unverified), and the datasheet's 65 TFLOPS as fp16's. */
+    {"Tesla T4", 16, 320, 8.1, 8.1, "7.5", 70},
 };
 
 /* Rows beyond NVIDIA's datasheets (RTX 50 and 40 SUPER cards, RTX PRO 6000
@@ -158,7 +161,30 @@ static const struct {
     {"A100 40GB SXM", 264.53},
     {"RTX 3060 12GB", 25.47}, {"RTX 3080 10GB", 64.68}, {"RTX 4060 Ti 16GB", 46.26},
     {"RTX 4070", 61.7},       {"RTX 4070 SUPER", 75.2}, {"RTX 5060 Ti 16GB", 48.24},
+    {"T4", 2.37},
 };
+
+/* The fp16 rate, listed where it is not the bf16 one: the T4's two
+ * database.md rows, fp16 41.91 and 42.71 (bf16 2.46 and 2.27). A job in
+ * fp16 gets it there and the bf16 rate everywhere else. */
+static void test_fp16_rates(void **state)
+{
+    (void)state;
+    size_t listed = 0;
+    for (size_t i = 0; i < db->count; i++)
+        listed += db->gpus[i].matmul_fp16_tflops > 0;
+    assert_int_equal(listed, 1);
+    const aitk_gpu_spec *t4 = find_named("T4");
+    assert_float_equal(t4->matmul_fp16_tflops, 42.31, 1e-9);
+    assert_non_null(strstr(t4->matmul_fp16_source, "41.91 and 42.71"));
+    assert_float_equal(aitk_gpu_matmul_tflops(t4, true), 42.31, 1e-9);
+    assert_float_equal(aitk_gpu_matmul_tflops(t4, false), 2.37, 1e-9);
+    assert_true(aitk_gpu_is_unverified(t4, AITK_GPU_BF16_TFLOPS));
+    assert_float_equal(t4->fp16_tflops, 65, 1e-9);
+    const aitk_gpu_spec *g = find_named("RTX 4090");
+    assert_float_equal(aitk_gpu_matmul_tflops(g, true), 166.6, 1e-9);
+    assert_null(g->matmul_fp16_source);
+}
 
 static void test_matmul_rates(void **state)
 {
@@ -528,6 +554,10 @@ static void test_broken_file(void **state)
         H ROW(", matmul_bf16_tflops: {value: 90, source: ' '}"),
         H ROW(", matmul_bf16_tflops: {value: 90, source: s, by: me}"),
         H ROW(", matmul_bf16_tflops: [90, s]"),
+        /* The fp16 rate of a card without bf16 tensor cores: the same
+         * rules, against the datasheet's fp16 rate (ROW's is 1). */
+        H ROW(", matmul_fp16_tflops: 1"),
+        H ROW(", matmul_fp16_tflops: {value: 2, source: s}"),
         "schema: 1\ngpus:\n" ROW(""),
         "schema: 1\nmatmul_default_fraction: {value: 1.2, source: s}\ngpus:\n" ROW(""),
         "schema: 1\nmatmul_default_fraction: {value: 0.8}\ngpus:\n" ROW(""),
@@ -591,6 +621,8 @@ static void test_broken_file(void **state)
         "gpus.yaml:4:158: X: matmul_bf16_tflops has an empty source",
         "unknown key 'by' in matmul_bf16_tflops",
         "gpus.yaml:4:138: matmul_bf16_tflops must be a mapping, found a list",
+        "X: matmul_fp16_tflops needs its source: write {value: 1, source: ",
+        "X: matmul_fp16_tflops 2 is not in (0, 1.25 x fp16_tflops 1]",
         "missing 'matmul_default_fraction'",
         "gpus.yaml:2:34: matmul_default_fraction 1.2 is not in (0, 1]", "missing 'source'",
         "gpus.yaml:4:146: X: unverified lists 'matmul_bf16_tflop', which is not a figure of a "
@@ -705,6 +737,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),           cmocka_unit_test(test_beyond_facts),
         cmocka_unit_test(test_matmul_rates),
+        cmocka_unit_test(test_fp16_rates),
         cmocka_unit_test(test_derived_rates_follow_the_rule),
         cmocka_unit_test(test_unverified_marked), cmocka_unit_test(test_entry_forms),
         cmocka_unit_test(test_lookup_spellings), cmocka_unit_test(test_lookup_failures),

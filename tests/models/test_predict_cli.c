@@ -446,6 +446,66 @@ static void test_quantize_nf4(void **state)
     cJSON_Delete(d8);
 }
 
+/* The one prediction of FLUX.1-dev (NF4 base) on `gpu` with `extra` (one
+ * option and its value, or NULL), and its first GPU row. */
+static const cJSON *predict_on(const char *gpu, const char *opt, const char *val, cJSON **doc)
+{
+    char path[] = "/tmp/aitk-predict-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *args[] = {"predict", "--model", "flux1-dev", "--quantize", "nf4", "--gpu", gpu,
+                          "--json",  path,      opt,         val,         NULL};
+    ran r = run(args);
+    assert_int_equal(r.rc, 0);
+    ran_free(&r);
+    *doc = load_json(path);
+    unlink(path);
+    const cJSON *pred = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*doc, "predictions"), 0);
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pred, "gpus"), 0);
+}
+
+/* --dtype fp16: the same speed on a card with bf16 tensor cores; on a T4
+ * (none: torch's bf16 matmul measured at 2.37 TFLOP/s, fp16 at 42.31,
+ * models/gpus.yaml) the fp16 step is faster by at most that ratio, 17.9x,
+ * and by at least 5x, since FLUX's step is mostly matmuls; a bf16 job's
+ * row gives the fp16 figure beside it, in the JSON and in the table. */
+static void test_dtype(void **state)
+{
+    (void)state;
+    cJSON *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    const cJSON *bf16 = predict_on("RTX 4090", NULL, NULL, &a);
+    const cJSON *fp16 = predict_on("RTX 4090", "--dtype", "fp16", &b);
+    assert_float_equal(json_num(bf16, "step_seconds"), json_num(fp16, "step_seconds"), 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(bf16, "step_seconds_in_fp16"));
+    const cJSON *t4 = predict_on("T4", NULL, NULL, &c);
+    const cJSON *t4_fp16 = predict_on("T4", "--dtype", "fp16", &d);
+    const double slow = json_num(t4, "step_seconds"), fast = json_num(t4_fp16, "step_seconds");
+    if (slow / fast < 5 || slow / fast > 42.31 / 2.37)
+        fail_msg("T4: bf16 %.2f s, fp16 %.2f s a step", slow, fast);
+    assert_float_equal(json_num(t4, "step_seconds_in_fp16"), fast, 1e-9);
+    assert_null(cJSON_GetObjectItemCaseSensitive(t4_fp16, "step_seconds_in_fp16"));
+    assert_float_equal(json_num(t4, "matmul_fp16_tflops"), 42.31, 1e-9);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "predictions"), 0), "workload");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "compute_dtype")->valuestring, "fp16");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+    cJSON_Delete(d);
+    ran r = run((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "T4", NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "      no bf16 tensor cores: bf16 matmuls run "
+                                                   "at 2.4 TFLOP/s here, fp16 at 42.3; in fp16 "
+                                                   "(--dtype fp16, ai-toolkit train.dtype: "
+                                                   "fp16) "));
+    ran_free(&r);
+    r = run((const char *[]){"predict", "--dtype", "fp32", NULL});
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "--dtype: expected bf16 or fp16, found 'fp32'"));
+    ran_free(&r);
+}
+
 static void test_explain_and_price(void **state)
 {
     (void)state;
@@ -750,8 +810,8 @@ static void test_gpus(void **state)
     assert_int_equal(r.rc, 0);
     cJSON *j = cJSON_Parse(aitk_str_cstr(&r.out));
     assert_true(cJSON_IsArray(j));
-    /* The 18 rows from NVIDIA's own documents and 13 beyond them (test_gpudb.c). */
-    assert_int_equal(cJSON_GetArraySize(j), 31);
+    /* The 19 rows from NVIDIA's own documents and 13 beyond them (test_gpudb.c). */
+    assert_int_equal(cJSON_GetArraySize(j), 32);
     /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
     const cJSON *ti16 = json_row(j, "RTX 4060 Ti 16GB");
@@ -982,6 +1042,9 @@ static const struct {
      * estimate) and fluxgym #8 on a Linux RTX 4090 (1.08 it/s). */
     {"aitk-hfspace-l4", "L4", 7.54, 0, false, false},
     {"fluxgym-8-4090-linux-512", "RTX 4090", 0.926, 0, false, false},
+    /* Added 2026-12-05: the blog's Colab notebook on a T4 in fp16, 100
+     * optimizer steps in about 30 minutes. */
+    {"hfblog-qlora-t4-nf4", "T4", 18.0, 0, false, false},
 };
 
 /* A generation run is one forward pass a step with no trainer in between:
@@ -1051,6 +1114,14 @@ static void test_reported(void **state)
                      GENERATION_FACTOR);
     }
     assert_non_null(strstr(aitk_str_cstr(&r.out), "2 of 2 generation runs"));
+    /* The T4 notebook computed in fp16 (precision: fp16); the 4090 run of
+     * the same blog in bf16. */
+    const cJSON *t4 = cJSON_GetObjectItemCaseSensitive(reported_row(j, "hfblog-qlora-t4-nf4"),
+                                                       "setup");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(t4, "precision")->valuestring, "fp16");
+    const cJSON *rtx = cJSON_GetObjectItemCaseSensitive(reported_row(j, "hfblog-qlora-4090-nf4"),
+                                                        "setup");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(rtx, "precision")->valuestring, "bf16");
     cJSON_Delete(j);
     ran_free(&r);
     /* The trust summary under a plain prediction speaks of training jobs only. */
@@ -1247,6 +1318,7 @@ int main(void)
         cmocka_unit_test(test_config_corpus_cli),
         cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_duplicates_once), cmocka_unit_test(test_quantize_nf4),
+        cmocka_unit_test(test_dtype),
         cmocka_unit_test(test_gpus),           cmocka_unit_test(test_broken_data),
         cmocka_unit_test(test_reported),       cmocka_unit_test(test_reported_matches_config),
         cmocka_unit_test(test_reported_bad_data), cmocka_unit_test(test_data_schema),
