@@ -57,6 +57,10 @@ static int print_json(const aitk_gpudb *db)
         cJSON_AddNumberToObject(o, "matmul_bf16_tflops", g->matmul_bf16_tflops);
         cJSON_AddStringToObject(o, "matmul_kind", aitk_gpu_matmul_kind(g));
         cJSON_AddStringToObject(o, "matmul_source", aitk_gpu_matmul_source(g));
+        if (g->matmul_fp16_tflops > 0) {
+            cJSON_AddNumberToObject(o, "matmul_fp16_tflops", g->matmul_fp16_tflops);
+            cJSON_AddStringToObject(o, "matmul_fp16_source", g->matmul_fp16_source);
+        }
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
             cJSON_AddNumberToObject(o, "fp8_tflops", g->fp8_tflops);
@@ -151,6 +155,9 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("    source: %s\n", g->source);
                 if (g->matmul_source)
                     printf("    matmul: %s\n", g->matmul_source);
+                if (g->matmul_fp16_source)
+                    printf("    matmul in fp16: %.2f TFLOP/s, %s\n", g->matmul_fp16_tflops,
+                           g->matmul_fp16_source);
                 if (g->total_memory_source)
                     printf("    total memory %.2f GiB: %s\n", g->total_memory_gib,
                            g->total_memory_source);

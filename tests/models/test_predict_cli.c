@@ -812,6 +812,9 @@ static void test_gpus(void **state)
     assert_true(cJSON_IsArray(j));
     /* The 19 rows from NVIDIA's own documents and 13 beyond them (test_gpudb.c). */
     assert_int_equal(cJSON_GetArraySize(j), 32);
+    /* The fp16 rate only where it is the card's own (the T4's, measured). */
+    assert_float_equal(json_num(json_row(j, "T4"), "matmul_fp16_tflops"), 42.31, 1e-9);
+    assert_null(cJSON_GetObjectItem(json_row(j, "RTX 4090"), "matmul_fp16_tflops"));
     /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
     const cJSON *ti16 = json_row(j, "RTX 4060 Ti 16GB");
