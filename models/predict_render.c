@@ -237,8 +237,10 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
+        /* The rate the job's matmuls were counted at: fp16's on a card
+         * that lists its own, for a job in fp16. */
         fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", t.name_width, g->name,
-                g->matmul_bf16_tflops, aitk_gpu_matmul_mark(g), q->t_gemm,
+                aitk_gpu_matmul_tflops(g, r->workload.fp16), aitk_gpu_matmul_mark(g), q->t_gemm,
                 q->t_attention, q->t_memory, q->t_overhead);
     }
     aitk_str legend = AITK_STR_INIT;
@@ -246,6 +248,10 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
     if (aitk_gpu_table_legend(&t, "  ", "matmul TF", &legend) == AITK_OK)
         fputs(aitk_str_cstr(&legend), out);
     aitk_str_free(&legend);
+    if (r->workload.fp16)
+        fputs("  the job computes in fp16: a card that lists an fp16 matmul rate of its own (no "
+              "bf16 tensor cores) is counted, and shown, at that one\n",
+              out);
 }
 
 /* What the margin column measures, with the figures behind it: the one

@@ -500,6 +500,15 @@ static void test_dtype(void **state)
                                                    "(--dtype fp16, ai-toolkit train.dtype: "
                                                    "fp16) "));
     ran_free(&r);
+    /* --explain shows the rate the job was counted at. */
+    r = run((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "T4", "--dtype", "fp16",
+                             "--explain", NULL});
+    assert_int_equal(r.rc, 0);
+    const char *rows = strstr(aitk_str_cstr(&r.out), "matmul TF    GEMM");
+    assert_non_null(rows);
+    assert_non_null(strstr(rows, "    T4                   42.3 "));
+    assert_non_null(strstr(rows, "  the job computes in fp16: "));
+    ran_free(&r);
     r = run((const char *[]){"predict", "--dtype", "fp32", NULL});
     assert_int_equal(r.rc, 2);
     assert_non_null(strstr(aitk_str_cstr(&r.err), "--dtype: expected bf16 or fp16, found 'fp32'"));
