@@ -157,8 +157,13 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
 {
     const double values[AITK_EFF_COUNT] = {p->eff_gemm, p->eff_attn_fwd, p->eff_attn_bwd,
                                            p->eff_bandwidth};
-    fputs("\n  Efficiencies (GEMM and attention: of each GPU's bf16 matmul rate; bandwidth: of\n"
-          "  its datasheet bandwidth):\n   ", out);
+    fputs(r->workload.fp16
+              ? "\n  Efficiencies (GEMM and attention: of each GPU's matmul rate in fp16, the\n"
+                "  bf16 one unless the GPU lists its own; bandwidth: of its datasheet\n"
+                "  bandwidth):\n   "
+              : "\n  Efficiencies (GEMM and attention: of each GPU's bf16 matmul rate; bandwidth: of\n"
+                "  its datasheet bandwidth):\n   ",
+          out);
     for (int i = 0; i < AITK_EFF_COUNT; i++) {
         /* A measured attention share may have gone to its GPU's compute
          * capability (attention_by_cc), not the defaults: shown as measured. */
@@ -249,8 +254,8 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
         fputs(aitk_str_cstr(&legend), out);
     aitk_str_free(&legend);
     if (r->workload.fp16)
-        fputs("  the job computes in fp16: a card that lists an fp16 matmul rate of its own (no "
-              "bf16 tensor cores) is counted, and shown, at that one\n",
+        fputs("  for this job, computed in fp16: the fp16 TFLOP/s where the GPU lists its own (no "
+              "bf16 tensor cores), the bf16 ones elsewhere\n",
               out);
 }
 
@@ -405,7 +410,7 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
-    cJSON_AddStringToObject(wj, "compute_dtype", w->fp16 ? "fp16" : "bf16");
+    cJSON_AddStringToObject(wj, "precision", w->fp16 ? "fp16" : "bf16");
     cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
     cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
     cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);

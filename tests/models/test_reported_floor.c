@@ -82,6 +82,30 @@ static void test_floor_rate(void **state)
     assert_true(fabs(r3090 - all_flops(&wk) / 76.58e12) < 1e-9 * r3090);
 }
 
+/* A job in fp16 on a card with an fp16 rate of its own: the T4's bound is
+ * the FLOPs over its datasheet fp16 65 TFLOP/s (measured 42.18), in bf16
+ * over its bf16 ceiling, the FP32 8.1 (measured 2.25); a card without such
+ * a rate keeps its bf16 bound in fp16. */
+static void test_floor_fp16(void **state)
+{
+    const fixture *f = *state;
+    aitk_workload w;
+    aitk_workload_defaults(&w, f->spec);
+    aitk_workload_set_resolution(&w, 1024);
+    w.base_dtype = AITK_WEIGHT_BF16;
+    w.cache_text = true;
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    const aitk_gpu_spec *t4 = gpu(f, "T4"), *a6000 = gpu(f, "RTX A6000");
+    const double bf16 = aitk_cost_floor_seconds(&w, f->params, t4);
+    const double a6000_bf16 = aitk_cost_floor_seconds(&w, f->params, a6000);
+    w.fp16 = true;
+    const double fp16 = aitk_cost_floor_seconds(&w, f->params, t4);
+    assert_true(fabs(bf16 - all_flops(&wk) / 8.1e12) < 1e-9 * bf16);
+    assert_true(fabs(fp16 - all_flops(&wk) / 65e12) < 1e-9 * fp16);
+    assert_true(aitk_cost_floor_seconds(&w, f->params, a6000) == a6000_bf16);
+}
+
 /* A quantized base adds its expansion at the datasheet bandwidth (the A40's
  * 696 GB/s), and buckets are averaged as the prediction averages them. */
 static void test_floor_dequant_and_buckets(void **state)
@@ -117,14 +141,18 @@ static void test_floor_below_every_prediction(void **state)
         assert_int_equal(aitk_model_spec_load(models[m], false, &spec, NULL), AITK_OK);
         aitk_workload w;
         aitk_workload_defaults(&w, spec);
-        for (size_t i = 0; i < f->db->count; i++) {
-            const aitk_gpu_spec *g = &f->db->gpus[i];
-            aitk_prediction p;
-            assert_int_equal(aitk_cost_predict(&w, f->params, g, &p, NULL), AITK_OK);
-            const double bound = aitk_cost_floor_seconds(&w, f->params, g);
-            if (!(bound > 0 && bound < p.step_s))
-                fail_msg("%s on %s: bound %.4g s, predicted %.4g s", models[m], g->name, bound,
-                         p.step_s);
+        /* In bf16 and in fp16, which takes other rates on some cards. */
+        for (int fp16 = 0; fp16 < 2; fp16++) {
+            w.fp16 = fp16;
+            for (size_t i = 0; i < f->db->count; i++) {
+                const aitk_gpu_spec *g = &f->db->gpus[i];
+                aitk_prediction p;
+                assert_int_equal(aitk_cost_predict(&w, f->params, g, &p, NULL), AITK_OK);
+                const double bound = aitk_cost_floor_seconds(&w, f->params, g);
+                if (!(bound > 0 && bound < p.step_s))
+                    fail_msg("%s on %s%s: bound %.4g s, predicted %.4g s", models[m], g->name,
+                             fp16 ? " in fp16" : "", bound, p.step_s);
+            }
         }
         aitk_model_spec_free(spec);
     }
@@ -186,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floor_rate),
+        cmocka_unit_test(test_floor_fp16),
         cmocka_unit_test(test_floor_dequant_and_buckets),
         cmocka_unit_test(test_floor_below_every_prediction),
         cmocka_unit_test(test_floor_text),

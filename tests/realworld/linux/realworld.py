@@ -490,6 +490,16 @@ def upgrade_cudnn(venv, site):
     pip_install_no_deps(venv, CUDNN_NEWEST_REQ)
 
 
+def check_cudnn_pinned(venv):
+    """The overlay holds the cuDNN its requirements pin, and no other: the
+    layout is only worth judging with the newer wheel in place."""
+    want = re.search(r"nvidia_cudnn_cu13==([0-9.]+)", open(CUDNN_NEWEST_REQ).read()).group(1)
+    site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+    found = sorted(d for d in os.listdir(site) if d.startswith("nvidia_cudnn_cu13-"))
+    check(found == ["nvidia_cudnn_cu13-%s.dist-info" % want],
+          "the overlay's cuDNN wheel is the pinned %s (found %s)" % (want, found))
+
+
 def pip_install_no_deps(venv, req):
     why = registry_reachable()
     if why:
@@ -590,6 +600,7 @@ def main():
         table = layout_diffusers(a.exe, overlay, a.out)
     elif a.layout == "torch215-cudnn-newest":
         overlay = ensure_overlay(a.layout, venv, upgrade_cudnn, CUDNN_NEWEST_REQ)
+        check_cudnn_pinned(overlay)
         table = layout_torch(a.exe, overlay, a.out, a.layout)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
