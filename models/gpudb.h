@@ -30,6 +30,7 @@
     X(AITK_GPU_FP8_TFLOPS, "fp8_tflops")                                                   \
     X(AITK_GPU_FP32_TFLOPS, "fp32_tflops")                                                 \
     X(AITK_GPU_MATMUL_BF16_TFLOPS, "matmul_bf16_tflops")                                   \
+    X(AITK_GPU_MATMUL_FP16_TFLOPS, "matmul_fp16_tflops")                                   \
     X(AITK_GPU_CC, "cc")                                                                   \
     X(AITK_GPU_PCIE_GEN, "pcie_gen")                                                       \
     X(AITK_GPU_TDP_W, "tdp_w")                                                             \

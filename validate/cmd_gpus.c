@@ -60,6 +60,9 @@ static int print_json(const aitk_gpudb *db)
         if (g->matmul_fp16_tflops > 0) {
             cJSON_AddNumberToObject(o, "matmul_fp16_tflops", g->matmul_fp16_tflops);
             cJSON_AddStringToObject(o, "matmul_fp16_source", g->matmul_fp16_source);
+            cJSON_AddStringToObject(
+                o, "matmul_fp16_kind",
+                aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_FP16_TFLOPS) ? "derived" : "measured");
         }
         cJSON_AddNumberToObject(o, "fp16_tflops", g->fp16_tflops);
         if (g->fp8_tflops > 0)
@@ -156,7 +159,9 @@ int aitk_cmd_gpus(int argc, char **argv)
                 if (g->matmul_source)
                     printf("    matmul: %s\n", g->matmul_source);
                 if (g->matmul_fp16_source)
-                    printf("    matmul in fp16: %.2f TFLOP/s, %s\n", g->matmul_fp16_tflops,
+                    printf("    matmul in fp16: %.2f TFLOP/s%s, %s\n", g->matmul_fp16_tflops,
+                           aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_FP16_TFLOPS) ? " (derived)"
+                                                                                   : "",
                            g->matmul_fp16_source);
                 if (g->total_memory_source)
                     printf("    total memory %.2f GiB: %s\n", g->total_memory_gib,

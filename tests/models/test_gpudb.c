@@ -627,7 +627,8 @@ static void test_broken_file(void **state)
         "gpus.yaml:2:34: matmul_default_fraction 1.2 is not in (0, 1]", "missing 'source'",
         "gpus.yaml:4:146: X: unverified lists 'matmul_bf16_tflop', which is not a figure of a "
         "GPU entry (allowed: vram_gb, bandwidth_gbs, bf16_tflops, fp16_tflops, fp8_tflops, "
-        "fp32_tflops, matmul_bf16_tflops, cc, pcie_gen, tdp_w, total_memory_gib)",
+        "fp32_tflops, matmul_bf16_tflops, matmul_fp16_tflops, cc, pcie_gen, tdp_w, "
+        "total_memory_gib)",
         "gpus.yaml:4:131: X: unverified lists 'matmul_bf16_tflops', which this entry does not "
         "give",
         "gpus.yaml:4:135: X: unverified lists 'cc' twice",

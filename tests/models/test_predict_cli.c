@@ -823,6 +823,9 @@ static void test_gpus(void **state)
     assert_int_equal(cJSON_GetArraySize(j), 32);
     /* The fp16 rate only where it is the card's own (the T4's, measured). */
     assert_float_equal(json_num(json_row(j, "T4"), "matmul_fp16_tflops"), 42.18, 1e-9);
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(json_row(j, "T4"), "matmul_fp16_kind")),
+        "measured");
     assert_null(cJSON_GetObjectItem(json_row(j, "RTX 4090"), "matmul_fp16_tflops"));
     /* The unverified figures' keys, in the order of the row's figures. */
     const cJSON *ti = json_row(j, "RTX 3090 Ti"), *l40 = json_row(j, "L40");
