@@ -89,6 +89,25 @@ static int print_json(const aitk_gpudb *db)
     return AITK_EXIT_OK;
 }
 
+/* --sources: where a row's figures come from, under its line. */
+static aitk_status print_sources(const aitk_gpu_spec *g, aitk_str *text)
+{
+    printf("    source: %s\n", g->source);
+    if (g->matmul_source)
+        printf("    matmul: %s\n", g->matmul_source);
+    if (g->matmul_fp16_source)
+        printf("    matmul in fp16: %.2f TFLOP/s%s, %s\n", g->matmul_fp16_tflops,
+               aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_FP16_TFLOPS) ? " (derived)" : "",
+               g->matmul_fp16_source);
+    if (g->total_memory_source)
+        printf("    total memory %.2f GiB: %s\n", g->total_memory_gib, g->total_memory_source);
+    aitk_str_clear(text);
+    aitk_status st = aitk_gpu_unverified_text(g, text);
+    if (!st && text->len)
+        printf("    unverified: %s\n", aitk_str_cstr(text));
+    return st;
+}
+
 int aitk_cmd_gpus(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -154,24 +173,8 @@ int aitk_cmd_gpus(int argc, char **argv)
                    g->nvml_shared ? g->nvml_shared : g->aliases[0] ? g->aliases[0] : "",
                    g->nvml_shared ? " (shared)" : "");
             any_shared |= g->nvml_shared != NULL;
-            if (sources) {
-                printf("    source: %s\n", g->source);
-                if (g->matmul_source)
-                    printf("    matmul: %s\n", g->matmul_source);
-                if (g->matmul_fp16_source)
-                    printf("    matmul in fp16: %.2f TFLOP/s%s, %s\n", g->matmul_fp16_tflops,
-                           aitk_gpu_is_unverified(g, AITK_GPU_MATMUL_FP16_TFLOPS) ? " (derived)"
-                                                                                   : "",
-                           g->matmul_fp16_source);
-                if (g->total_memory_source)
-                    printf("    total memory %.2f GiB: %s\n", g->total_memory_gib,
-                           g->total_memory_source);
-                aitk_str_clear(&text);
-                if (aitk_gpu_unverified_text(g, &text))
-                    rc = AITK_EXIT_INTERNAL;
-                else if (text.len)
-                    printf("    unverified: %s\n", aitk_str_cstr(&text));
-            }
+            if (sources && print_sources(g, &text))
+                rc = AITK_EXIT_INTERNAL;
         }
         aitk_str_clear(&text);
         if (aitk_gpu_table_legend(&t, "", "matmul", &text))
