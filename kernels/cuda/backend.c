@@ -334,6 +334,18 @@ static aitk_status backend_open(int device)
         st = aitk_cuda_check(cudaDeviceGetAttribute(&aitk_cuda.cc_minor,
                                                     cudaDevAttrComputeCapabilityMinor, device),
                              "cudaDeviceGetAttribute");
+    /* Every kernel and GEMM here computes in bf16, which needs the bf16
+     * tensor cores of compute capability 8.0 on, and the plugin carries no
+     * code for older cards: a T4 or a V100 would fail at its first launch
+     * with "no kernel image", so the reason is given here instead. */
+    if (!st && aitk_cuda.cc_major < 8) {
+        aitk_cuda_errorf(aitk_cuda.error, sizeof aitk_cuda.error,
+                         "compute capability %d.%d: the CUDA plugin's bf16 kernels need 8.0 or "
+                         "newer (%s); `aitk-validate predict --dtype fp16` estimates jobs on "
+                         "this GPU",
+                         aitk_cuda.cc_major, aitk_cuda.cc_minor, AITK_CUDA_BUILD_INFO);
+        st = AITK_E_UNSUPPORTED;
+    }
     if (!st)
         st = aitk_cuda_check(cudaDeviceGetAttribute(&aitk_cuda.sm_count,
                                                     cudaDevAttrMultiProcessorCount, device),
