@@ -272,6 +272,37 @@ static void test_deep_arch_list_wins(void **state)
     free(venv);
 }
 
+/* torch imports and sees the GPU, but torch.backends.cudnn.version() raises
+ * (torch 2.15.0 built against cuDNN 9.26 finding 9.19: a minor older than
+ * its own, which torch refuses): a FAIL naming the versions, on one line. */
+static void test_deep_cudnn_refused(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-deep-cudnn");
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\necho 'AITK-JSON:{\"torch\": \"2.7.0+cu128\", \"cuda_build\": \"12.8\", "
+             "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_90\"], "
+             "\"cudnn_error\": \"RuntimeError: cuDNN version incompatibility: PyTorch was compiled  "
+             "against (9, 26, 0) but found runtime version (9, 19, 0).\\\\nPyTorch already comes "
+             "bundled with cuDNN.\", \"warnings\": []}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(AITK_STUB_DIR, "driver=575.64.03;cuda=12090;gpu=NVIDIA H100 80GB HBM3|9.0|81559",
+                      args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "torch imports but refuses its cuDNN: RuntimeError: "
+                                              "cuDNN version incompatibility");
+    pt_assert_contains(pt_text(c, "message"), "runtime version (9, 19, 0).");
+    assert_null(strstr(pt_text(c, "message"), "bundled"));
+    pt_assert_contains(pt_text(c, "remedy"), "nvidia-cudnn pin");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 static void test_python_path_missing(void **state)
 {
     (void)state;
@@ -497,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_deep_grandchild_holds_pipes),
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),
+        cmocka_unit_test(test_deep_cudnn_refused),
         cmocka_unit_test(test_python_path_missing),
         cmocka_unit_test(test_python_path_not_python),
         cmocka_unit_test(test_deep_interpreter_not_runnable),

@@ -90,6 +90,21 @@ static void judge_import(aitk_check *c, const cJSON *deep, aitk_str *obs, aitk_s
                      aitk_json_true(deep, "cuda_available") ? "True" : "False", n);
     if (aitk_json_number(deep, "cudnn", 0) > 0)
         aitk_str_appendf(obs, ", cuDNN %.0f", aitk_json_number(deep, "cudnn", 0));
+    /* torch.backends.cudnn.version() raised: torch refuses the cuDNN it
+     * loaded (a minor older than the one it was built against, or another
+     * major), and its first convolution (the VAE's, caching latents) would
+     * raise the same. Its first line says which versions. */
+    const char *cudnn_error = aitk_field_str(deep, "cudnn_error");
+    if (*cudnn_error) {
+        c->status = AITK_CHECK_FAIL;
+        aitk_str_append(msg, "torch imports but refuses its cuDNN: ");
+        aitk_str_appendn(msg, cudnn_error, strcspn(cudnn_error, "\r\n"));
+        c->message = aitk_str_cstr(msg);
+        c->remedy = "Install the cuDNN wheel torch was built against (`pip show torch` lists "
+                    "its nvidia-cudnn pin; pip install that exact version), and take any older "
+                    "libcudnn off LD_LIBRARY_PATH.";
+        return;
+    }
     const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(deep, "warnings"), 0);
     if (aitk_json_true(deep, "cuda_available")) {
         c->status = w ? AITK_CHECK_WARN : AITK_CHECK_PASS;

@@ -478,6 +478,7 @@ def remove_cudnn(venv, site):
 
 DIFFUSERS_REQ = os.path.join(HERE, "requirements-diffusers.txt")
 CUDNN_NEWEST_REQ = os.path.join(HERE, "requirements-cudnn-newest.txt")
+CUDNN_OLDER_REQ = os.path.join(HERE, "requirements-cudnn-older.txt")
 
 
 def add_diffusers(venv, site):
@@ -490,10 +491,16 @@ def upgrade_cudnn(venv, site):
     pip_install_no_deps(venv, CUDNN_NEWEST_REQ)
 
 
-def check_cudnn_pinned(venv):
+def downgrade_cudnn(venv, site):
+    """As after `pip install nvidia-cudnn-cu13==<older>`: a cuDNN older than
+    the one torch was built against."""
+    pip_install_no_deps(venv, CUDNN_OLDER_REQ)
+
+
+def check_cudnn_pinned(venv, req):
     """The overlay holds the cuDNN its requirements pin, and no other: the
-    layout is only worth judging with the newer wheel in place."""
-    want = re.search(r"nvidia_cudnn_cu13==([0-9.]+)", open(CUDNN_NEWEST_REQ).read()).group(1)
+    layout is only worth judging with that wheel in place."""
+    want = re.search(r"nvidia_cudnn_cu13==([0-9.]+)", open(req).read()).group(1)
     site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
     found = sorted(d for d in os.listdir(site) if d.startswith("nvidia_cudnn_cu13-"))
     check(found == ["nvidia_cudnn_cu13-%s.dist-info" % want],
@@ -554,6 +561,33 @@ def layout_diffusers(exe, venv, out_dir):
     return table
 
 
+CUDNN_VERSION = r"""
+import json, torch
+try:
+    print(json.dumps({"version": torch.backends.cudnn.version()}))
+except Exception as e:
+    print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+"""
+
+
+def layout_cudnn_older(exe, venv, out_dir):
+    """python.import_torch names the refusal when torch refuses the cuDNN it
+    loads, and only then: the oracle is torch's own version call."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "cudnn-older-standard.json"))
+    r = subprocess.run([python, "-c", CUDNN_VERSION], capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    c = checks(std)["python.import_torch"]
+    said = "refuses its cuDNN" in c.get("message", "")
+    first = o.get("error", "").splitlines()[0] if o.get("error") else ""
+    check(said == bool(first) and (not first or first in c.get("message", "")),
+          "python.import_torch says '%s'; oracle torch.backends.cudnn.version(): %s"
+          % (c.get("message", "")[:200], first or o.get("version")))
+    check(bool(first), "the oracle refuses the older cuDNN (%s)" % (first or o.get("version")))
+    return [("python.import_torch", "libcudnn.so.9 (older than torch's)",
+             "refused" if said else "accepted", "", "torch", first[:70] or o.get("version"))]
+
+
 def layout_nocudnn(exe, venv, out_dir):
     """cuda.cudnn judges the cuDNN torch will load: with its wheel's file
     gone, whatever cuDNN is found elsewhere is no pass when torch maps a
@@ -580,7 +614,8 @@ def main():
     ap.add_argument("--exe", required=True)
     ap.add_argument("--layout", required=True,
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
-                             "torch251-diffusers", "torch215-cudnn-newest"])
+                             "torch251-diffusers", "torch215-cudnn-newest",
+                             "torch215-cudnn-older"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -600,8 +635,12 @@ def main():
         table = layout_diffusers(a.exe, overlay, a.out)
     elif a.layout == "torch215-cudnn-newest":
         overlay = ensure_overlay(a.layout, venv, upgrade_cudnn, CUDNN_NEWEST_REQ)
-        check_cudnn_pinned(overlay)
+        check_cudnn_pinned(overlay, CUDNN_NEWEST_REQ)
         table = layout_torch(a.exe, overlay, a.out, a.layout)
+    elif a.layout == "torch215-cudnn-older":
+        overlay = ensure_overlay(a.layout, venv, downgrade_cudnn, CUDNN_OLDER_REQ)
+        check_cudnn_pinned(overlay, CUDNN_OLDER_REQ)
+        table = layout_cudnn_older(a.exe, overlay, a.out)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
     else:
