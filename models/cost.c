@@ -574,8 +574,7 @@ static double floor_seconds(const aitk_workload *w, const aitk_step_work *wk,
                             const aitk_gpu_spec *g)
 {
     const double measured = aitk_gpu_matmul_tflops(g, w->fp16);
-    const double datasheet =
-        w->fp16 && g->matmul_fp16_tflops > 0 ? g->fp16_tflops : g->bf16_tflops;
+    const double datasheet = aitk_gpu_datasheet_tflops(g, w->fp16);
     const double rate = (measured > datasheet ? measured : datasheet) * 1e12;
     const double fp8 = aitk_workload_fp8_compute(w) && g->fp8_tflops > 0 && g->bf16_tflops > 0
                            ? g->fp8_tflops / g->bf16_tflops

@@ -193,6 +193,11 @@ double aitk_gpu_matmul_tflops(const aitk_gpu_spec *g, bool fp16)
     return fp16 && g->matmul_fp16_tflops > 0 ? g->matmul_fp16_tflops : g->matmul_bf16_tflops;
 }
 
+double aitk_gpu_datasheet_tflops(const aitk_gpu_spec *g, bool fp16)
+{
+    return fp16 && g->matmul_fp16_tflops > 0 ? g->fp16_tflops : g->bf16_tflops;
+}
+
 /* unverified: a list of the entry's figure keys, read into a set. A name
  * that is no figure key (a typo) or a figure the entry does not list would
  * otherwise mark nothing, and a derived rate would pass for a measured one. */

@@ -104,8 +104,11 @@ aitk_status aitk_gpu_unverified_text(const aitk_gpu_spec *g, aitk_str *out);
 /* Where g's matmul_bf16_tflops comes from: its listed source, or the
  * database's default share of the datasheet rate. */
 const char *aitk_gpu_matmul_source(const aitk_gpu_spec *g);
-/* The matmul rate a job computing in fp16 (fp16 true) or bf16 gets on g. */
+/* The matmul rate a job computing in fp16 (fp16 true) or bf16 gets on g,
+ * and the datasheet's rate for the same precision: fp16's only where g
+ * lists an fp16 matmul rate of its own. */
 double aitk_gpu_matmul_tflops(const aitk_gpu_spec *g, bool fp16);
+double aitk_gpu_datasheet_tflops(const aitk_gpu_spec *g, bool fp16);
 /* Its mark in tables: ' ' measured, '~' derived (listed, and named in the
  * entry's unverified list), '*' the default share. */
 char aitk_gpu_matmul_mark(const aitk_gpu_spec *g);

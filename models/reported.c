@@ -97,6 +97,21 @@ static aitk_status load_validation_text(const aitk_yaml_doc *doc, const aitk_yam
     return AITK_OK;
 }
 
+/* A key of two spellings (`first` or `second`): *is_second says which. */
+static aitk_status two_choices(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                               const char *key, const char *first, const char *second,
+                               bool *is_second, aitk_str *err)
+{
+    const char *t = NULL;
+    aitk_status st = aitk_yaml_string(doc, n, &t, err);
+    if (!st && strcmp(t, first) && strcmp(t, second)) {
+        aitk_yaml_errorf(err, doc, n, "%s: expected %s or %s, found '%s'", key, first, second, t);
+        return AITK_E_PARSE;
+    }
+    *is_second = !st && strcmp(t, second) == 0;
+    return st;
+}
+
 static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                               const aitk_cost_params *p, aitk_reported_setup *s, aitk_str *err)
 {
@@ -154,26 +169,15 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = positive_long(doc, n, 1024, &s->accumulation, err);
     if (!st && (n = aitk_yaml_get(m, "lora_layers")))
         st = load_lora_layers(doc, n, s, err);
+    bool fp32 = false;
     if (!st && (n = aitk_yaml_get(m, "lora_dtype"))) {
-        const char *t = NULL;
-        st = aitk_yaml_string(doc, n, &t, err);
-        s->lora_bytes = !st && !strcmp(t, "bf16") ? 2 : !st && !strcmp(t, "fp32") ? 4 : 0;
-        if (!st && s->lora_bytes == 0) {
-            aitk_yaml_errorf(err, doc, n, "lora_dtype: expected bf16 or fp32, found '%s'", t);
-            st = AITK_E_PARSE;
-        }
+        st = two_choices(doc, n, "lora_dtype", "bf16", "fp32", &fp32, err);
+        s->lora_bytes = fp32 ? 4 : 2;
     }
     if (!st && (n = aitk_yaml_get(m, "validation_text")))
         st = load_validation_text(doc, n, &s->validation_te, err);
-    if (!st && (n = aitk_yaml_get(m, "precision"))) {
-        const char *t = NULL;
-        st = aitk_yaml_string(doc, n, &t, err);
-        if (!st && strcmp(t, "bf16") && strcmp(t, "fp16")) {
-            aitk_yaml_errorf(err, doc, n, "precision: expected bf16 or fp16, found '%s'", t);
-            st = AITK_E_PARSE;
-        }
-        s->fp16 = !st && !strcmp(t, "fp16");
-    }
+    if (!st && (n = aitk_yaml_get(m, "precision")))
+        st = two_choices(doc, n, "precision", "bf16", "fp16", &s->fp16, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
         st = aitk_yaml_string(doc, n, &s->optimizer, err);
         if (!st && !aitk_cost_find_optimizer(p, s->optimizer)) {

@@ -395,6 +395,13 @@ static void test_lora_dtype(void **state)
         "     seconds_per_step: 2, setup: {lora_dtype: fp8}}\n";
     assert_int_not_equal(load_reported(f, bad, &s, &err), AITK_OK);
     assert_non_null(strstr(aitk_str_cstr(&err), "lora_dtype: expected bf16 or fp32"));
+    /* precision reads the same way: bf16 or fp16, nothing else. */
+    aitk_str_clear(&err);
+    const char *bad_precision = "schema: 1\nreports:\n"
+        "  - {id: a, source: s, trainer: kohya, gpu: RTX 4090, model: flux1-dev,\n"
+        "     seconds_per_step: 2, setup: {precision: fp32}}\n";
+    assert_int_not_equal(load_reported(f, bad_precision, &s, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "precision: expected bf16 or fp16, found 'fp32'"));
     aitk_str_free(&err);
 }
 
