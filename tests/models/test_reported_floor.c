@@ -60,6 +60,17 @@ static double all_flops(const aitk_step_work *wk)
     return sum;
 }
 
+/* FLUX.1-dev at 1024 px with a bf16 base and its text embeddings cached
+ * (no text encoder to expand either), and the work of its step. */
+static void bf16_job_1024(const fixture *f, aitk_workload *w, aitk_step_work *wk)
+{
+    aitk_workload_defaults(w, f->spec);
+    aitk_workload_set_resolution(w, 1024);
+    w->base_dtype = AITK_WEIGHT_BF16;
+    w->cache_text = true;
+    assert_int_equal(aitk_cost_work(w, f->params, 1024, wk), AITK_OK);
+}
+
 /* The bound takes the faster of the measured and the datasheet matmul rate:
  * on an RTX A6000 the datasheet's 154.8 TFLOP/s (measured 123.34), on an
  * RTX 3090 the measured 76.58 (datasheet 71). A bf16 base with its text
@@ -69,12 +80,8 @@ static void test_floor_rate(void **state)
 {
     const fixture *f = *state;
     aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    aitk_workload_set_resolution(&w, 1024);
-    w.base_dtype = AITK_WEIGHT_BF16;
-    w.cache_text = true; /* no text encoder to expand either */
     aitk_step_work wk;
-    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    bf16_job_1024(f, &w, &wk);
     assert_true(wk.bytes[AITK_BYTES_DEQUANT] == 0);
     const double a6000 = aitk_cost_floor_seconds(&w, f->params, gpu(f, "RTX A6000"));
     const double r3090 = aitk_cost_floor_seconds(&w, f->params, gpu(f, "RTX 3090"));
@@ -90,12 +97,8 @@ static void test_floor_fp16(void **state)
 {
     const fixture *f = *state;
     aitk_workload w;
-    aitk_workload_defaults(&w, f->spec);
-    aitk_workload_set_resolution(&w, 1024);
-    w.base_dtype = AITK_WEIGHT_BF16;
-    w.cache_text = true;
     aitk_step_work wk;
-    assert_int_equal(aitk_cost_work(&w, f->params, 1024, &wk), AITK_OK);
+    bf16_job_1024(f, &w, &wk);
     const aitk_gpu_spec *t4 = gpu(f, "T4"), *a6000 = gpu(f, "RTX A6000");
     const double bf16 = aitk_cost_floor_seconds(&w, f->params, t4);
     const double a6000_bf16 = aitk_cost_floor_seconds(&w, f->params, a6000);

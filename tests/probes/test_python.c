@@ -244,20 +244,36 @@ static void test_deep_garbled_answer(void **state)
     free(venv);
 }
 
+/* A venv of torch 2.7.0+cu128 whose interpreter gives the deep probe's
+ * answer `fields` (JSON members after torch's version and CUDA build, as a
+ * shell echo writes them), and the arguments of a run that asks it. */
+static char *deep_venv(const char *name, const char *fields, const char *args[7])
+{
+    char *venv = pt_tempdir(name);
+    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    char script[2048];
+    int n = snprintf(script, sizeof script,
+                     "#!/bin/sh\necho 'AITK-JSON:{\"torch\": \"2.7.0+cu128\", "
+                     "\"cuda_build\": \"12.8\", %s}'\n", fields);
+    assert_true(n > 0 && (size_t)n < sizeof script);
+    pt_write(venv, "bin/python3", script);
+    pt_chmod_x(venv, "bin/python3");
+    const char *run[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    memcpy(args, run, sizeof run);
+    return venv;
+}
+
 static void test_deep_arch_list_wins(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-deep-arch");
-    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
     /* A custom build whose own arch list lacks sm_120 although the official
      * cu128 wheel has it: the installed wheel's answer must win. */
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\necho 'AITK-JSON:{\"torch\": \"2.7.0+cu128\", \"cuda_build\": \"12.8\", "
-             "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_80\", \"sm_90\"], "
-             "\"cudnn\": 90100, \"warnings\": []}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    const char *args[7];
+    char *venv = deep_venv("py-deep-arch",
+                           "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": "
+                           "[\"sm_80\", \"sm_90\"], \"cudnn\": 90100, \"warnings\": []",
+                           args);
     int rc = 0;
     cJSON *r = pt_run(AITK_STUB_DIR, "driver=575.64.03;cuda=12090;gpu=NVIDIA GeForce RTX 5090|12.0|32607",
                       args, NULL, &rc);
@@ -278,17 +294,14 @@ static void test_deep_arch_list_wins(void **state)
 static void test_deep_cudnn_refused(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-deep-cudnn");
-    const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\necho 'AITK-JSON:{\"torch\": \"2.7.0+cu128\", \"cuda_build\": \"12.8\", "
-             "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_90\"], "
-             "\"cudnn_error\": \"RuntimeError: cuDNN version incompatibility: PyTorch was compiled  "
-             "against (9, 26, 0) but found runtime version (9, 19, 0).\\\\nPyTorch already comes "
-             "bundled with cuDNN.\", \"warnings\": []}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    const char *args[7];
+    char *venv = deep_venv(
+        "py-deep-cudnn",
+        "\"cuda_available\": true, \"device_count\": 1, \"arch_list\": [\"sm_90\"], "
+        "\"cudnn_error\": \"RuntimeError: cuDNN version incompatibility: PyTorch was compiled  "
+        "against (9, 26, 0) but found runtime version (9, 19, 0).\\\\nPyTorch already comes "
+        "bundled with cuDNN.\", \"warnings\": []",
+        args);
     int rc = 0;
     cJSON *r = pt_run(AITK_STUB_DIR, "driver=575.64.03;cuda=12090;gpu=NVIDIA H100 80GB HBM3|9.0|81559",
                       args, NULL, &rc);
