@@ -479,6 +479,7 @@ def remove_cudnn(venv, site):
 DIFFUSERS_REQ = os.path.join(HERE, "requirements-diffusers.txt")
 CUDNN_NEWEST_REQ = os.path.join(HERE, "requirements-cudnn-newest.txt")
 CUDNN_OLDER_REQ = os.path.join(HERE, "requirements-cudnn-older.txt")
+NVIDIA_NEWEST_REQ = os.path.join(HERE, "requirements-nvidia-newest.txt")
 
 
 def add_diffusers(venv, site):
@@ -497,14 +498,20 @@ def downgrade_cudnn(venv, site):
     pip_install_no_deps(venv, CUDNN_OLDER_REQ)
 
 
-def check_cudnn_pinned(venv, req):
-    """The overlay holds the cuDNN its requirements pin, and no other: the
-    layout is only worth judging with that wheel in place."""
-    want = re.search(r"nvidia_cudnn_cu13==([0-9.]+)", open(req).read()).group(1)
+def upgrade_nvidia(venv, site):
+    """As after `pip install -U nvidia-cublas nvidia-nccl-cu13`: a cuBLAS and
+    an NCCL newer than the ones torch pins."""
+    pip_install_no_deps(venv, NVIDIA_NEWEST_REQ)
+
+
+def check_pinned(venv, req):
+    """The overlay holds each wheel its requirements pin, and no other
+    version of it: the layout is only worth judging with those in place."""
     site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
-    found = sorted(d for d in os.listdir(site) if d.startswith("nvidia_cudnn_cu13-"))
-    check(found == ["nvidia_cudnn_cu13-%s.dist-info" % want],
-          "the overlay's cuDNN wheel is the pinned %s (found %s)" % (want, found))
+    for name, want in re.findall(r"^([A-Za-z0-9_]+)==([0-9.]+)", open(req).read(), re.M):
+        found = sorted(d for d in os.listdir(site) if d.startswith(name + "-"))
+        check(found == ["%s-%s.dist-info" % (name, want)],
+              "the overlay's %s wheel is the pinned %s (found %s)" % (name, want, found))
 
 
 def pip_install_no_deps(venv, req):
@@ -615,7 +622,7 @@ def main():
     ap.add_argument("--layout", required=True,
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
                              "torch251-diffusers", "torch215-cudnn-newest",
-                             "torch215-cudnn-older"])
+                             "torch215-cudnn-older", "torch215-nvidia-newest"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -635,11 +642,15 @@ def main():
         table = layout_diffusers(a.exe, overlay, a.out)
     elif a.layout == "torch215-cudnn-newest":
         overlay = ensure_overlay(a.layout, venv, upgrade_cudnn, CUDNN_NEWEST_REQ)
-        check_cudnn_pinned(overlay, CUDNN_NEWEST_REQ)
+        check_pinned(overlay, CUDNN_NEWEST_REQ)
+        table = layout_torch(a.exe, overlay, a.out, a.layout)
+    elif a.layout == "torch215-nvidia-newest":
+        overlay = ensure_overlay(a.layout, venv, upgrade_nvidia, NVIDIA_NEWEST_REQ)
+        check_pinned(overlay, NVIDIA_NEWEST_REQ)
         table = layout_torch(a.exe, overlay, a.out, a.layout)
     elif a.layout == "torch215-cudnn-older":
         overlay = ensure_overlay(a.layout, venv, downgrade_cudnn, CUDNN_OLDER_REQ)
-        check_cudnn_pinned(overlay, CUDNN_OLDER_REQ)
+        check_pinned(overlay, CUDNN_OLDER_REQ)
         table = layout_cudnn_older(a.exe, overlay, a.out)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
