@@ -446,6 +446,77 @@ static void test_path_venv_not_activated(void **state)
 #endif
 }
 
+/* A Python installation (no venv) with torch at <site_rel> of prefix; its
+ * site.py names dist-packages when debian (Debian's and Ubuntu's do). */
+static void fake_installation(const char *prefix, int debian, const char *site_rel,
+                              const char *torch_version)
+{
+    pt_write(prefix, "lib/python3.11/site.py",
+             debian ? "# Debian: local/lib/python3.X/dist-packages, lib/python3/dist-packages\n"
+                    : "# CPython's own site.py\n");
+    pt_write(prefix, "bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(prefix, "bin/python3");
+    char rel[300], meta[300];
+    snprintf(rel, sizeof rel, "%s/torch-%s.dist-info/METADATA", site_rel, torch_version);
+    snprintf(meta, sizeof meta, "Name: torch\nVersion: %s\n\n", torch_version);
+    pt_write(prefix, rel, meta);
+}
+
+/* Debian's and Ubuntu's own Python reads <prefix>/local/lib/python3.X/
+ * dist-packages (where `pip install --break-system-packages` and NVIDIA's
+ * PyTorch container images put torch) and not lib/python3.X/site-packages
+ * (the python3.11 package's site.py, getsitepackages). The tool read only
+ * site-packages and said "torch: not installed" of such machines; the
+ * real-world test realworld.linux.torch215-debian-system checks the same
+ * against the system's python3.11 itself. */
+static void test_debian_system_python(void **state)
+{
+    (void)state;
+    char *prefix = pt_tempdir("py-debian");
+    fake_installation(prefix, 1, "local/lib/python3.11/dist-packages", "2.7.0");
+    /* A folder this Python never reads: its torch must not count. */
+    pt_write(prefix, "lib/python3.11/site-packages/torch-2.4.0.dist-info/METADATA",
+             "Name: torch\nVersion: 2.4.0\n\n");
+    char home[700];
+    snprintf(home, sizeof home, "HOME=%s/home", prefix);
+    const char *env[] = {home, "PYTHONUSERBASE=", NULL};
+    const char *args[] = {"--quick", "--python", prefix, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.torch");
+    pt_assert_contains(pt_text(c, "observed"), "2.7.0");
+    assert_null(strstr(pt_text(c, "observed"), "2.4.0"));
+    pt_assert_status(pt_check(r, "python.shadowing"), "pass");
+    cJSON_Delete(r);
+    free(prefix);
+}
+
+/* Outside a venv Python reads the user site (~/.local, where pip puts
+ * packages with --user or when it cannot write the installation's folder)
+ * before the installation's own site-packages (site.py's main:
+ * addusersitepackages, then addsitepackages); `python3 -c "import sys;
+ * print(sys.path)"` shows it so for CPython 3.11. The user site's torch
+ * is the one imported. */
+static void test_user_site_first_outside_venv(void **state)
+{
+    (void)state;
+    char *prefix = pt_tempdir("py-usersite");
+    fake_installation(prefix, 0, "lib/python3.11/site-packages", "2.4.0");
+    pt_write(prefix, "home/.local/lib/python3.11/site-packages/torch-2.7.0.dist-info/METADATA",
+             "Name: torch\nVersion: 2.7.0\n\n");
+    char home[700];
+    snprintf(home, sizeof home, "HOME=%s/home", prefix);
+    const char *env[] = {home, "PYTHONUSERBASE=", "PYTHONNOUSERSITE=", NULL};
+    const char *args[] = {"--quick", "--python", prefix, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.shadowing");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "Python imports 2.7.0");
+    cJSON_Delete(r);
+    free(prefix);
+}
+
 /* Issue 20: PyPI's torchvision has no local label in its metadata; its
  * version.py has the build's ("0.20.1+cu124"). A plain pip install of
  * torch and torchvision belongs together. */
@@ -547,6 +618,8 @@ int main(void)
         cmocka_unit_test(test_deep_interpreter_not_runnable),
         cmocka_unit_test(test_aitk_dir_venv),
         cmocka_unit_test(test_path_venv_not_activated),
+        cmocka_unit_test(test_debian_system_python),
+        cmocka_unit_test(test_user_site_first_outside_venv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -345,6 +345,74 @@ static void quick_run_finds_the_broken_torch_on_its_own(void **state)
     cJSON_Delete(doc);
 }
 
+/* Writes text at path, making its folders. */
+static void put_file(const char *path, const char *text)
+{
+    char dir[MAX_PATH];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *c = dir + 3; *c; c++) {
+        if (*c == '/' || *c == '\\') {
+            char keep = *c;
+            *c = '\0';
+            CreateDirectoryA(dir, NULL);
+            *c = keep;
+        }
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fail_msg("cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* python.shadowing of a --quick run on `python`, with APPDATA set. */
+static void expect_user_site_torch(const char *python, const char *appdata, const char *report)
+{
+    char old[MAX_PATH] = "";
+    GetEnvironmentVariableA("APPDATA", old, sizeof old);
+    assert_int_equal(_putenv_s("APPDATA", appdata), 0);
+    remove(report);
+    ran r = RUN("--quick", "--python", python, "--json", report);
+    ran_free(&r);
+    assert_int_equal(_putenv_s("APPDATA", old), 0);
+    cJSON *doc = load_json(report);
+    const cJSON *c = check_by_id(doc, "python.shadowing");
+    if (!strstr(json_str(c, "message"), "Python imports 2.5.1") ||
+        !path_contains(json_str(c, "message"), "AppData/Python/Python311/site-packages"))
+        fail_msg("%s: python.shadowing does not say the user site's torch is imported: %s",
+                 python, json_str(c, "message"));
+    cJSON_Delete(doc);
+}
+
+/* Python installed for all users (C:\Program Files\Python311) is not
+ * writable by its user, so pip puts torch into the user site,
+ * %APPDATA%\Python\Python311\site-packages ("Defaulting to user
+ * installation because normal site-packages is not writeable"). Python
+ * reads it before the installation's Lib\site-packages, and a venv made
+ * with --system-site-packages after its own (site.py: getuserbase,
+ * _get_path). The tool read neither on Windows, nor a venv's base there:
+ * pyvenv.cfg's home is the installation itself, python.exe at its top. */
+static void python_user_site_on_windows(void **state)
+{
+    (void)state;
+#define PY_BASE AITK_BINARY_DIR "/tests/windows/py-usersite"
+    put_file(PY_BASE "/Python311/python.exe", "not a program\n");
+    put_file(PY_BASE "/Python311/python311.dll", "not a library\n");
+    put_file(PY_BASE "/Python311/Lib/site-packages/torch-2.4.0.dist-info/METADATA",
+             "Name: torch\nVersion: 2.4.0\n\n");
+    put_file(PY_BASE "/AppData/Python/Python311/site-packages/torch-2.5.1.dist-info/METADATA",
+             "Name: torch\nVersion: 2.5.1\n\n");
+    put_file(PY_BASE "/venv/Scripts/python.exe", "not a program\n");
+    put_file(PY_BASE "/venv/pyvenv.cfg", "home = " PY_BASE "/Python311\n"
+                                         "include-system-site-packages = true\nversion = 3.11.9\n");
+    put_file(PY_BASE "/venv/Lib/site-packages/.keep", "");
+    expect_user_site_torch(PY_BASE "/Python311", PY_BASE "/AppData",
+                           AITK_TEST_REPORTS "/windows-user-site.json");
+    expect_user_site_torch(PY_BASE "/venv", PY_BASE "/AppData",
+                           AITK_TEST_REPORTS "/windows-user-site-venv.json");
+#undef PY_BASE
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +426,7 @@ int main(void)
         cmocka_unit_test(nvml_found_in_nvsmi_folder),
         cmocka_unit_test(redact_removes_windows_user_and_machine),
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),
+        cmocka_unit_test(python_user_site_on_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* Static Python environment reader (Linux layout lib/pythonX.Y/site-packages,
- * Windows layout Lib/site-packages). The search order of site folders mirrors
- * Python's: PYTHONPATH, the environment's own site-packages, then the user
- * site and the base installation where the environment lets them through. */
+ * Windows layout Lib/site-packages, and the dist-packages of Debian's and
+ * Ubuntu's own Python). The search order of site folders mirrors Python's
+ * site.py: PYTHONPATH; in a venv its own site-packages, the user site and
+ * the base installation where the venv lets them through; in an
+ * installation the user site, then its own site folders. */
 #define _GNU_SOURCE
 #include "validate/probes/pyenv.h"
 
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -317,25 +320,65 @@ static void companion_labels(cJSON *packages)
     }
 }
 
-/* lib/python3.X folder of a prefix, or "" (first match in name order). */
-static void find_lib_python(const char *prefix, aitk_str *out)
+/* lib/python3.X folder of a prefix, or "": the one of the given version
+ * where there is one, else the newest (3.12 over 3.9). */
+static void find_lib_python(const char *prefix, const char *want, aitk_str *out)
 {
     aitk_str lib = AITK_STR_INIT;
     aitk_path_join(&lib, prefix, "lib");
     DIR *d = opendir(aitk_str_cstr(&lib));
     char best[64] = "";
+    int best_ma = -1, best_mi = -1, want_ma = -1, want_mi = -1;
+    if (want)
+        aitk_pyver_major_minor(want, &want_ma, &want_mi);
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
         int ma, mi;
-        if (strncmp(e->d_name, "python", 6) == 0 && strlen(e->d_name) < sizeof best &&
-            aitk_pyver_major_minor(e->d_name + 6, &ma, &mi) && strcmp(e->d_name, best) > 0)
+        char *end = NULL;
+        if (strncmp(e->d_name, "python", 6) != 0 || strlen(e->d_name) >= sizeof best ||
+            !aitk_pyver_major_minor(e->d_name + 6, &ma, &mi))
+            continue;
+        /* "python3.11" exactly: not "python3.11t" (a free-threaded build's). */
+        strtol(strchr(e->d_name + 6, '.') + 1, &end, 10);
+        if (*end)
+            continue;
+        int best_is_wanted = *best && best_ma == want_ma && best_mi == want_mi;
+        int newer = ma > best_ma || (ma == best_ma && mi > best_mi);
+        if ((ma == want_ma && mi == want_mi) || (!best_is_wanted && newer)) {
             strcpy(best, e->d_name);
+            best_ma = ma;
+            best_mi = mi;
+        }
     }
     if (d)
         closedir(d);
     if (*best)
         aitk_path_join(out, aitk_str_cstr(&lib), best);
     aitk_str_free(&lib);
+}
+
+/* Debian and Ubuntu ship a site.py of their own: an installation's packages
+ * live in <prefix>/local/lib/pythonX.Y/dist-packages (pip) and
+ * <prefix>/lib/python3/dist-packages (apt), and its site-packages is read
+ * only inside a venv (Debian's python3.11 package, /usr/lib/python3.11/
+ * site.py, getsitepackages). That site.py says so by naming dist-packages. */
+static int debian_site_py(const char *prefix, const char *version)
+{
+    aitk_str lp = AITK_STR_INIT, p = AITK_STR_INIT;
+    find_lib_python(prefix, version, &lp);
+    int debian = 0;
+    if (lp.len) {
+        aitk_path_join(&p, aitk_str_cstr(&lp), "site.py");
+        char *text = NULL;
+        size_t len = 0;
+        if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+            debian = strstr(text, "dist-packages") != NULL;
+            aitk_free(text);
+        }
+    }
+    aitk_str_free(&lp);
+    aitk_str_free(&p);
+    return debian;
 }
 
 static void add_site(cJSON *sites, const char *dir, const char *why)
@@ -354,12 +397,28 @@ static void add_site(cJSON *sites, const char *dir, const char *why)
     cJSON_AddItemToArray(sites, o);
 }
 
-static void add_prefix_sites(cJSON *sites, const char *prefix, const char *why)
+/* The site folders of one prefix, in the order site.py reads them. in_venv:
+ * Python runs in a venv (this prefix is the venv or its base); debian: its
+ * site.py is Debian's (debian_site_py). */
+static void add_prefix_sites(cJSON *sites, const char *prefix, const char *version, int in_venv,
+                             int debian, const char *why)
 {
     aitk_str lp = AITK_STR_INIT, sp = AITK_STR_INIT;
-    find_lib_python(prefix, &lp);
-    if (lp.len) {
+    find_lib_python(prefix, version, &lp);
+    if (lp.len && (!debian || in_venv)) {
         aitk_path_join(&sp, aitk_str_cstr(&lp), "site-packages");
+        add_site(sites, aitk_str_cstr(&sp), why);
+        aitk_str_clear(&sp);
+    }
+    int ma, mi;
+    if (debian && aitk_pyver_major_minor(version, &ma, &mi)) {
+        aitk_str_appendf(&sp, "%s/local/lib/python%d.%d/dist-packages", prefix, ma, mi);
+        add_site(sites, aitk_str_cstr(&sp), why);
+        aitk_str_clear(&sp);
+        aitk_str_appendf(&sp, "%s/lib/python3/dist-packages", prefix);
+        add_site(sites, aitk_str_cstr(&sp), why);
+        aitk_str_clear(&sp);
+        aitk_str_appendf(&sp, "%s/lib/python%d.%d/dist-packages", prefix, ma, mi);
         add_site(sites, aitk_str_cstr(&sp), why);
         aitk_str_clear(&sp);
     }
@@ -390,8 +449,27 @@ static void patchlevel_version(const char *prefix, int ma, int mi, aitk_str *ver
     aitk_str_free(&p);
 }
 
+/* "3.11" from a Windows installation's python311.dll beside python.exe
+ * (python3.dll, the stable ABI's, has no minor and is passed over). */
+static void dll_version(const char *prefix, aitk_str *ver)
+{
+    DIR *d = opendir(prefix);
+    struct dirent *e;
+    while (d && !ver->len && (e = readdir(d)) != NULL) {
+        unsigned minor = 0;
+        char tail[8] = "";
+        if (strncasecmp(e->d_name, "python3", 7) == 0 &&
+            sscanf(e->d_name + 7, "%3u%7s", &minor, tail) == 2 && strcasecmp(tail, ".dll") == 0 &&
+            e->d_name[7] >= '0' && e->d_name[7] <= '9')
+            aitk_str_appendf(ver, "3.%u", minor);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* The version: pyvenv.cfg (venv: version, uv: version_info), else the
- * lib/pythonX.Y folder name completed from patchlevel.h. */
+ * lib/pythonX.Y folder name completed from patchlevel.h, else (Windows)
+ * the name of python3XY.dll. */
 static void python_version(const char *prefix, const cJSON *cfg, aitk_str *ver)
 {
     const char *v = aitk_field_str(cfg, "version_info");
@@ -401,10 +479,12 @@ static void python_version(const char *prefix, const cJSON *cfg, aitk_str *ver)
         aitk_str_append(ver, v);
     } else {
         aitk_str lp = AITK_STR_INIT;
-        find_lib_python(prefix, &lp);
+        find_lib_python(prefix, NULL, &lp);
         const char *slash = strrchr(aitk_str_cstr(&lp), '/');
         if (slash)
             aitk_str_append(ver, slash + 7);
+        else
+            dll_version(prefix, ver);
         aitk_str_free(&lp);
     }
     int ma, mi;
@@ -415,48 +495,109 @@ static void python_version(const char *prefix, const cJSON *cfg, aitk_str *ver)
         patchlevel_version(prefix, ma, mi, ver);
 }
 
-/* Where this environment's imports come from, in Python's order:
- * PYTHONPATH, the environment, the user site, the base installation. */
-static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
-                             const aitk_str *ver)
+#ifdef _WIN32
+#define PATH_LIST_SEP ';'
+#else
+#define PATH_LIST_SEP ':'
+#endif
+
+static void add_pythonpath_sites(cJSON *sites)
 {
     const char *pp = getenv("PYTHONPATH");
+    const char seps[] = {PATH_LIST_SEP, '\0'};
     for (const char *s = pp; s && *s;) {
-        size_t n = strcspn(s, ":");
+        size_t n = strcspn(s, seps);
         char *dir = aitk_strndup(s, n);
         if (dir && *dir)
             add_site(sites, dir, "PYTHONPATH");
         aitk_free(dir);
         s += n;
-        if (*s == ':')
+        if (*s == PATH_LIST_SEP)
             s++;
     }
-    add_prefix_sites(sites, prefix, "environment");
-    int system_site =
-        !cfg || strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0;
-    const char *home = getenv("HOME");
+}
+
+/* The user site (site.py's getusersitepackages): PYTHONUSERBASE, else
+ * ~/.local on Linux and %APPDATA%\Python on Windows, where pip puts
+ * packages with --user, or by itself when the installation's own folder is
+ * not writable ("Defaulting to user installation"). */
+/* A variable Python counts as set: CPython takes an empty one as unset
+ * (PYTHONNOUSERSITE through its config, PYTHONUSERBASE in site.py). */
+static const char *python_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static void add_user_site(cJSON *sites, const char *version)
+{
     int ma, mi;
-    if (system_site && home && aitk_pyver_major_minor(aitk_str_cstr(ver), &ma, &mi) &&
-        !getenv("PYTHONNOUSERSITE")) {
-        aitk_str user = AITK_STR_INIT;
-        const char *base = getenv("PYTHONUSERBASE");
-        if (base)
-            aitk_str_appendf(&user, "%s/lib/python%d.%d/site-packages", base, ma, mi);
-        else
-            aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
+    if (!aitk_pyver_major_minor(version, &ma, &mi) || python_env("PYTHONNOUSERSITE"))
+        return;
+    aitk_str user = AITK_STR_INIT;
+    const char *base = python_env("PYTHONUSERBASE");
+#ifdef _WIN32
+    const char *appdata = getenv("APPDATA");
+    if (base)
+        aitk_str_appendf(&user, "%s\\Python%d%d\\site-packages", base, ma, mi);
+    else if (appdata)
+        aitk_str_appendf(&user, "%s\\Python\\Python%d%d\\site-packages", appdata, ma, mi);
+#else
+    const char *home = getenv("HOME");
+    if (base)
+        aitk_str_appendf(&user, "%s/lib/python%d.%d/site-packages", base, ma, mi);
+    else if (home)
+        aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
+#endif
+    if (user.len)
         add_site(sites, aitk_str_cstr(&user), "user site");
-        aitk_str_free(&user);
-    }
-    if (cfg && system_site && *aitk_field_str(cfg, "home")) {
-        /* home is the base interpreter's bin folder: its parent is the base prefix. */
-        char *base = aitk_strdup(aitk_field_str(cfg, "home"));
-        char *slash = base ? strrchr(base, '/') : NULL;
-        if (slash && slash != base) {
-            *slash = '\0';
-            add_prefix_sites(sites, base, "base installation");
-        }
+    aitk_str_free(&user);
+}
+
+/* A venv's base prefix from pyvenv.cfg's home, the base interpreter's
+ * folder: its parent on Linux (<prefix>/bin), the prefix itself on Windows
+ * (python.exe sits at the top). Caller frees; NULL when there is none. */
+static char *venv_base_prefix(const cJSON *cfg)
+{
+    const char *home = aitk_field_str(cfg, "home");
+    if (!*home)
+        return NULL;
+    char *base = aitk_strdup(home);
+#ifndef _WIN32
+    char *slash = base ? strrchr(base, '/') : NULL;
+    if (!slash || slash == base) {
         aitk_free(base);
+        return NULL;
     }
+    *slash = '\0';
+#endif
+    return base;
+}
+
+/* Where this environment's imports come from, in site.py's order. */
+static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
+                             const aitk_str *ver)
+{
+    const char *version = aitk_str_cstr(ver);
+    add_pythonpath_sites(sites);
+    if (!cfg) {
+        /* An installation: the user site first, then its own folders. */
+        add_user_site(sites, version);
+        add_prefix_sites(sites, prefix, version, 0, debian_site_py(prefix, version),
+                         "environment");
+        return;
+    }
+    /* A venv: its own site-packages, then what include-system-site-packages
+     * lets through (with it false, site.py turns the user site off too). */
+    char *base = venv_base_prefix(cfg);
+    int debian = base && debian_site_py(base, version);
+    add_prefix_sites(sites, prefix, version, 1, debian, "environment");
+    if (strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0) {
+        add_user_site(sites, version);
+        if (base)
+            add_prefix_sites(sites, base, version, 1, debian, "base installation");
+    }
+    aitk_free(base);
 }
 
 /* The packages of every site, then torch's own record. */

@@ -354,9 +354,10 @@ def layout_torch(exe, venv, out_dir, name):
     check("error" not in std["environment"]["python"]["environments"][0].get("deep", {}),
           "python.import_torch reports no import error (oracle imports)")
     same_variant = imports and o["torchvision_cuda"] == o["torch_cuda"]
-    check((c["python.torch_companions"]["status"] == "pass") == same_variant,
+    companions = c.get("python.torch_companions", {}).get("status", "absent")
+    check((companions == "pass") == same_variant,
           "python.torch_companions %s; oracle: torch CUDA %s, torchvision CUDA %s"
-          % (c["python.torch_companions"]["status"], o.get("torch_cuda"), o.get("torchvision_cuda")))
+          % (companions, o.get("torch_cuda"), o.get("torchvision_cuda")))
     want = "fail" if not o.get("cuda_available") else "pass"
     check(c["python.import_torch"]["status"] == want,
           "python.import_torch %s; oracle cuda.is_available() %s"
@@ -441,34 +442,110 @@ def layout_mixed(exe, venv, out_dir):
     return table
 
 
-def ensure_overlay(name, torch_venv, change, requirements=None):
-    """A layout made from a torch layout without a second 5 GB: a venv of its
-    own whose site-packages is a hard-linked copy of that layout's, changed by
-    `change(venv, site)` (files removed or added in the copy only: pip and
-    unlink replace names, they do not write into the shared files). Made
-    once per cache, and again when the torch layout or the requirements
-    file the change installs from is not the one it was made from."""
+def ensure_derived(name, torch_venv, build, requirements=None):
+    """A layout made from a torch layout by `build(dest, torch_site)`, which
+    hard-links that layout's site-packages (files removed or added in the
+    copy only: pip and unlink replace names, they do not write into the
+    shared files), so it costs no second 5 GB. Made once per cache, and
+    again when the torch layout or the requirements file the build
+    installs from is not the one it was made from."""
     root = cache_root()
-    venv = os.path.join(root, name)
-    marker = os.path.join(venv, ".aitk-realworld-installed")
+    dest = os.path.join(root, name)
+    marker = os.path.join(dest, ".aitk-realworld-installed")
     want = open(os.path.join(torch_venv, ".aitk-realworld-installed")).read()
     if requirements:
         want += hashlib.sha256(open(requirements, "rb").read()).hexdigest() + "\n"
     with open(os.path.join(root, name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(marker) and open(marker).read() == want:
-            return venv
-        shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+            return dest
+        shutil.rmtree(dest, ignore_errors=True)
         ver = "python%d.%d" % sys.version_info[:2]
-        site = os.path.join(venv, "lib", ver, "site-packages")
-        shutil.rmtree(site)
-        subprocess.run(["cp", "-al", os.path.join(torch_venv, "lib", ver, "site-packages"), site],
-                       check=True)
-        change(venv, site)
+        build(dest, os.path.join(torch_venv, "lib", ver, "site-packages"))
         with open(marker, "w") as f:
             f.write(want)
-    return venv
+    return dest
+
+
+def ensure_overlay(name, torch_venv, change, requirements=None):
+    """A venv of its own whose site-packages is a hard-linked copy of a torch
+    layout's, changed by `change(venv, site)`."""
+    def build(venv, torch_site):
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+        shutil.rmtree(site)
+        subprocess.run(["cp", "-al", torch_site, site], check=True)
+        change(venv, site)
+    return ensure_derived(name, torch_venv, build, requirements)
+
+
+def debian_python():
+    """Debian's or Ubuntu's own python3.X of this interpreter's version, or
+    None: its site.py reads <prefix>/local/lib/python3.X/dist-packages, not
+    site-packages (the python3.11 package's /usr/lib/python3.11/site.py)."""
+    ver = "python%d.%d" % sys.version_info[:2]
+    exe, stdlib = os.path.join("/usr/bin", ver), os.path.join("/usr/lib", ver)
+    site_py = os.path.join(stdlib, "site.py")
+    if os.path.exists(exe) and os.path.exists(site_py) and "dist-packages" in open(site_py).read():
+        return exe, stdlib
+    return None
+
+
+def ensure_debian_system(name, torch_venv):
+    """torch where `pip install --break-system-packages torch` puts it on
+    Debian and Ubuntu, and where container images that install torch into
+    the system's Python (NVIDIA's NGC PyTorch images) have it:
+    <prefix>/local/lib/python3.X/dist-packages of the
+    system's own Python, no venv. The prefix is a folder of the cache, with
+    a copy of /usr/bin/python3.X (Python finds its prefix from where it
+    runs) and the system's standard library, Debian's site.py with it."""
+    found = debian_python()
+    if not found:
+        print("SKIP: no Debian or Ubuntu python%d.%d in /usr/bin" % sys.version_info[:2])
+        sys.exit(SKIP)
+    exe, stdlib = found
+    ver = os.path.basename(stdlib)
+
+    def build(dest, torch_site):
+        usr = os.path.join(dest, "usr")
+        os.makedirs(os.path.join(usr, "bin"))
+        os.makedirs(os.path.join(usr, "lib"))
+        os.makedirs(os.path.join(usr, "local", "lib", ver))
+        shutil.copy2(exe, os.path.join(usr, "bin", ver))
+        for alias in ("python3", "python"):
+            os.symlink(ver, os.path.join(usr, "bin", alias))
+        os.symlink(stdlib, os.path.join(usr, "lib", ver))
+        subprocess.run(["cp", "-al", torch_site,
+                        os.path.join(usr, "local", "lib", ver, "dist-packages")], check=True)
+    return os.path.join(ensure_derived(name, torch_venv, build), "usr")
+
+
+SITES = r"""
+import json, os, sys
+import torch
+print(json.dumps({"torch": torch.__version__,
+                  "sites": [p for p in sys.path if os.path.isdir(p)
+                            and os.path.basename(p) in ('site-packages', 'dist-packages')]}))
+"""
+
+
+def layout_debian_system(exe, prefix, out_dir, name):
+    """The torch layout's verdicts, and the site folders the tool reads are
+    the interpreter's own, in its order (the oracle: sys.path)."""
+    table = layout_torch(exe, prefix, out_dir, name)
+    std = run_tool(exe, prefix, "quick", os.path.join(out_dir, name + "-sites.json"))
+    r = subprocess.run([os.path.join(prefix, "bin", "python"), "-c", SITES],
+                       capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    envs = std["environment"]["python"]["environments"]
+    env = [e for e in envs if os.path.realpath(e["prefix"]) == os.path.realpath(prefix)]
+    tool = [s["path"] for s in env[0]["site_packages"]] if env else []
+    check(tool == o["sites"], "site folders: tool %s; oracle sys.path %s" % (tool, o["sites"]))
+    torch = env[0].get("torch", {}).get("version") if env else None
+    check(torch == o["torch"], "the tool reads torch %s (oracle torch.__version__ %s)"
+          % (torch, o["torch"]))
+    return table + [("python.torch", "torch (dist-packages)", torch or "not found", "",
+                     "torch.__version__", o["torch"])]
 
 
 def remove_cudnn(venv, site):
@@ -622,7 +699,8 @@ def main():
     ap.add_argument("--layout", required=True,
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
                              "torch251-diffusers", "torch215-cudnn-newest",
-                             "torch215-cudnn-older", "torch215-nvidia-newest"])
+                             "torch215-cudnn-older", "torch215-nvidia-newest",
+                             "torch215-debian-system"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -648,6 +726,9 @@ def main():
         overlay = ensure_overlay(a.layout, venv, upgrade_nvidia, NVIDIA_NEWEST_REQ)
         check_pinned(overlay, NVIDIA_NEWEST_REQ)
         table = layout_torch(a.exe, overlay, a.out, a.layout)
+    elif a.layout == "torch215-debian-system":
+        prefix = ensure_debian_system(a.layout, venv)
+        table = layout_debian_system(a.exe, prefix, a.out, a.layout)
     elif a.layout == "torch215-cudnn-older":
         overlay = ensure_overlay(a.layout, venv, downgrade_cudnn, CUDNN_OLDER_REQ)
         check_pinned(overlay, CUDNN_OLDER_REQ)
