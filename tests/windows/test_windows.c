@@ -413,6 +413,43 @@ static void python_user_site_on_windows(void **state)
 #undef PY_BASE
 }
 
+/* Windows' embeddable Python (ComfyUI's portable build ships one) has a
+ * python311._pth: its lines are the whole search path and Python runs
+ * isolated, so a torch in the user site is never imported ("Using Python
+ * on Windows", "Finding modules"). Reading the user site there would call
+ * a healthy install shadowed. */
+static void embedded_python_reads_its_pth_only(void **state)
+{
+    (void)state;
+#define PY_BASE AITK_BINARY_DIR "/tests/windows/py-embedded"
+    put_file(PY_BASE "/python_embeded/python.exe", "not a program\n");
+    put_file(PY_BASE "/python_embeded/python311.dll", "not a library\n");
+    put_file(PY_BASE "/python_embeded/python311._pth",
+             "python311.zip\r\n.\r\nLib/site-packages\r\n\r\n# Uncomment to run site.main()\r\n"
+             "import site\r\n");
+    put_file(PY_BASE "/python_embeded/Lib/site-packages/torch-2.4.0.dist-info/METADATA",
+             "Name: torch\nVersion: 2.4.0\n\n");
+    put_file(PY_BASE "/AppData/Python/Python311/site-packages/torch-2.5.1.dist-info/METADATA",
+             "Name: torch\nVersion: 2.5.1\n\n");
+    char old[MAX_PATH] = "";
+    GetEnvironmentVariableA("APPDATA", old, sizeof old);
+    assert_int_equal(_putenv_s("APPDATA", PY_BASE "/AppData"), 0);
+    const char *report = AITK_TEST_REPORTS "/windows-embedded-python.json";
+    remove(report);
+    ran r = RUN("--quick", "--python", PY_BASE "/python_embeded", "--json", report);
+    ran_free(&r);
+    assert_int_equal(_putenv_s("APPDATA", old), 0);
+    cJSON *doc = load_json(report);
+    const cJSON *c = check_by_id(doc, "python.shadowing");
+    if (strcmp(json_str(c, "status"), "pass") != 0)
+        fail_msg("python.shadowing %s: %s", json_str(c, "status"), json_str(c, "message"));
+    c = check_by_id(doc, "python.torch");
+    if (!strstr(json_str(c, "observed"), "2.4.0"))
+        fail_msg("python.torch does not read the embedded torch: %s", json_str(c, "observed"));
+    cJSON_Delete(doc);
+#undef PY_BASE
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +464,7 @@ int main(void)
         cmocka_unit_test(redact_removes_windows_user_and_machine),
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),
         cmocka_unit_test(python_user_site_on_windows),
+        cmocka_unit_test(embedded_python_reads_its_pth_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

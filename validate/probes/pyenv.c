@@ -574,11 +574,64 @@ static char *venv_base_prefix(const cJSON *cfg)
     return base;
 }
 
+/* A ._pth file beside python.exe (python._pth, or python3XY._pth beside
+ * the DLL: Windows' embeddable Python, as in ComfyUI's portable build)
+ * replaces the search path: its lines, relative to its folder, are the path,
+ * and Python runs isolated, without PYTHONPATH or the user site (Python
+ * documentation, "Using Python on Windows", "Finding modules"). 1 when one
+ * was found; its folders are then the sites. */
+static int add_pth_sites(cJSON *sites, const char *prefix)
+{
+#ifdef _WIN32
+    DIR *d = opendir(prefix);
+    struct dirent *e;
+    char *text = NULL;
+    while (d && !text && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && strncasecmp(e->d_name, "python", 6) == 0 &&
+            strcasecmp(e->d_name + n - 5, "._pth") == 0) {
+            aitk_str p = AITK_STR_INIT;
+            aitk_path_join(&p, prefix, e->d_name);
+            size_t len = 0;
+            if (aitk_file_read(aitk_str_cstr(&p), SMALL_FILE, &text, &len, NULL) != AITK_OK)
+                text = NULL;
+            aitk_str_free(&p);
+        }
+    }
+    if (d)
+        closedir(d);
+    if (!text)
+        return 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        size_t n = strcspn(line, "\r\n");
+        next = line[n] ? line + n + 1 : NULL;
+        line[n] = '\0';
+        if (*line == '#' || strncmp(line, "import ", 7) == 0 || !*line)
+            continue;
+        aitk_str dir = AITK_STR_INIT;
+        if (line[0] && line[1] == ':')
+            aitk_str_append(&dir, line);
+        else
+            aitk_path_join(&dir, prefix, line);
+        add_site(sites, aitk_str_cstr(&dir), "._pth file");
+        aitk_str_free(&dir);
+    }
+    aitk_free(text);
+    return 1;
+#else
+    (void)sites;
+    (void)prefix;
+    return 0;
+#endif
+}
+
 /* Where this environment's imports come from, in site.py's order. */
 static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
                              const aitk_str *ver)
 {
     const char *version = aitk_str_cstr(ver);
+    if (!cfg && add_pth_sites(sites, prefix))
+        return;
     add_pythonpath_sites(sites);
     if (!cfg) {
         /* An installation: the user site first, then its own folders. */
