@@ -450,6 +450,47 @@ static void embedded_python_reads_its_pth_only(void **state)
 #undef PY_BASE
 }
 
+/* AI-Toolkit-Easy-Install (the one-click Windows install of ai-toolkit,
+ * Tavris1/AI-Toolkit-Easy-Install, AI-Toolkit-Easy-Install.bat v0.4.1) has
+ * no venv: torch lives in an embeddable Python, python_embeded, beside the
+ * ai-toolkit checkout, with the python312._pth the installer writes. A run
+ * from the checkout, and one given the checkout with --aitk-dir, find it. */
+static void easy_install_python_found(void **state)
+{
+    (void)state;
+#define EI_BASE AITK_BINARY_DIR "/tests/windows/easy-install"
+    put_file(EI_BASE "/python_embeded/python.exe", "not a program\n");
+    put_file(EI_BASE "/python_embeded/python312.dll", "not a library\n");
+    put_file(EI_BASE "/python_embeded/python312._pth",
+             "../AI-Toolkit\r\nLib/site-packages\r\nLib\r\nScripts\r\npython312.zip\r\n.\r\n"
+             "# import site\r\n");
+    put_file(EI_BASE "/python_embeded/Lib/site-packages/torch-2.8.0+cu128.dist-info/METADATA",
+             "Name: torch\nVersion: 2.8.0+cu128\n\n");
+    put_file(EI_BASE "/python_embeded/Lib/site-packages/torch/version.py",
+             "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
+    put_file(EI_BASE "/ai-toolkit/run.py", "\n");
+    char here[MAX_PATH];
+    assert_true(GetCurrentDirectoryA(sizeof here, here) > 0);
+    const char *report = AITK_TEST_REPORTS "/windows-easy-install.json";
+    for (int via_aitk_dir = 0; via_aitk_dir < 2; via_aitk_dir++) {
+        remove(report);
+        assert_true(SetCurrentDirectoryA(via_aitk_dir ? here : EI_BASE "/ai-toolkit"));
+        ran r = via_aitk_dir ? RUN("--quick", "--aitk-dir", EI_BASE "/ai-toolkit", "--json", report)
+                             : RUN("--quick", "--json", report);
+        ran_free(&r);
+        assert_true(SetCurrentDirectoryA(here));
+        cJSON *doc = load_json(report);
+        const cJSON *c = check_by_id(doc, "python.env");
+        if (!path_contains(json_str(c, "observed"), "python_embeded"))
+            fail_msg("python.env does not name python_embeded: %s", json_str(c, "observed"));
+        c = check_by_id(doc, "python.torch");
+        if (!strstr(json_str(c, "observed"), "2.8.0+cu128"))
+            fail_msg("python.torch does not read the embedded torch: %s", json_str(c, "observed"));
+        cJSON_Delete(doc);
+    }
+#undef EI_BASE
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +506,7 @@ int main(void)
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),
         cmocka_unit_test(python_user_site_on_windows),
         cmocka_unit_test(embedded_python_reads_its_pth_only),
+        cmocka_unit_test(easy_install_python_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -246,6 +246,13 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
     add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
     add_prefix_env(envs, "venv", "./venv");
     add_prefix_env(envs, ".venv", "./.venv");
+    /* AI-Toolkit-Easy-Install, the one-click Windows install of ai-toolkit,
+     * has no venv: an embeddable Python in python_embeded beside the
+     * ai-toolkit checkout (Tavris1/AI-Toolkit-Easy-Install,
+     * AI-Toolkit-Easy-Install.bat). Run from the install's folder or
+     * from the checkout. */
+    add_prefix_env(envs, "python_embeded", "./python_embeded");
+    add_prefix_env(envs, "../python_embeded", "../python_embeded");
     if (hints && hints->aitk_dir && !is_dir(hints->aitk_dir)) {
         cJSON *env = cJSON_CreateObject();
         if (!env || !cJSON_AddItemToArray(envs, env)) {
@@ -257,8 +264,8 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
         cJSON_AddStringToObject(env, "error", "not a folder");
         return AITK_OK;
     } else if (hints && hints->aitk_dir) {
-        static const char *const sub[] = {"venv", ".venv"};
-        for (size_t i = 0; i < 2; i++) {
+        static const char *const sub[] = {"venv", ".venv", "../python_embeded"};
+        for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
             aitk_str p = AITK_STR_INIT;
             aitk_path_join(&p, hints->aitk_dir, sub[i]);
             add_prefix_env(envs, aitk_str_cstr(&p), "--aitk-dir");
