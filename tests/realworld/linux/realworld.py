@@ -98,10 +98,11 @@ def ensure_layout(name, requirements):
     return venv
 
 
-def run_tool(exe, venv, level, out):
+def run_tool(exe, venv, level, out, env=None):
     args = [exe, "--python", venv, "--json", out, "--quiet", "--no-color"]
     args += ["--quick"] if level == "quick" else ["--model", "flux1-dev", "--steps", "1"]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=env)
     if r.returncode not in (0, 1):
         sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
     with open(out) as f:
@@ -442,19 +443,21 @@ def layout_mixed(exe, venv, out_dir):
     return table
 
 
-def ensure_derived(name, torch_venv, build, requirements=None):
+def ensure_derived(name, torch_venv, build, requirements=None, recipe=""):
     """A layout made from a torch layout by `build(dest, torch_site)`, which
     hard-links that layout's site-packages (files removed or added in the
     copy only: pip and unlink replace names, they do not write into the
     shared files), so it costs no second 5 GB. Made once per cache, and
     again when the torch layout or the requirements file the build
-    installs from is not the one it was made from."""
+    installs from, or the recipe (a word that changes with `build`), is not
+    the one it was made from."""
     root = cache_root()
     dest = os.path.join(root, name)
     marker = os.path.join(dest, ".aitk-realworld-installed")
     want = open(os.path.join(torch_venv, ".aitk-realworld-installed")).read()
     if requirements:
         want += hashlib.sha256(open(requirements, "rb").read()).hexdigest() + "\n"
+    want += recipe
     with open(os.path.join(root, name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(marker) and open(marker).read() == want:
@@ -517,7 +520,15 @@ def ensure_debian_system(name, torch_venv):
         os.symlink(stdlib, os.path.join(usr, "lib", ver))
         subprocess.run(["cp", "-al", torch_site,
                         os.path.join(usr, "local", "lib", ver, "dist-packages")], check=True)
-    return os.path.join(ensure_derived(name, torch_venv, build), "usr")
+        # A second torch in a user site (~/.local), as `pip install --user`
+        # leaves it: a home folder of its own for the run that looks at it.
+        user_site = os.path.join(dest, "home", ".local", "lib", ver, "site-packages")
+        os.makedirs(user_site)
+        for entry in os.listdir(torch_site):
+            if entry == "torch" or (entry.startswith("torch-") and entry.endswith(".dist-info")):
+                subprocess.run(["cp", "-al", os.path.join(torch_site, entry), user_site],
+                               check=True)
+    return os.path.join(ensure_derived(name, torch_venv, build, recipe="user site\n"), "usr")
 
 
 SITES = r"""
@@ -545,7 +556,31 @@ def layout_debian_system(exe, prefix, out_dir, name):
     check(torch == o["torch"], "the tool reads torch %s (oracle torch.__version__ %s)"
           % (torch, o["torch"]))
     return table + [("python.torch", "torch (dist-packages)", torch or "not found", "",
-                     "torch.__version__", o["torch"])]
+                     "torch.__version__", o["torch"])] + user_site_first(exe, prefix, out_dir, name)
+
+
+TORCH_ORIGIN = r"""
+import importlib.util, json
+print(json.dumps({"origin": importlib.util.find_spec("torch").origin}))
+"""
+
+
+def user_site_first(exe, prefix, out_dir, name):
+    """With a second torch in ~/.local, the one the tool says Python
+    imports is the one Python finds (the oracle: importlib's spec)."""
+    env = dict(os.environ, HOME=os.path.join(os.path.dirname(prefix), "home"))
+    for var in ("PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONPATH"):
+        env.pop(var, None)
+    std = run_tool(exe, prefix, "quick", os.path.join(out_dir, name + "-user-site.json"), env)
+    r = subprocess.run([os.path.join(prefix, "bin", "python"), "-c", TORCH_ORIGIN],
+                       capture_output=True, text=True, timeout=600, env=env)
+    site = os.path.dirname(os.path.dirname(json.loads(r.stdout.strip().splitlines()[-1])["origin"]))
+    msg = checks(std)["python.shadowing"].get("message", "")
+    said = re.search(r"Python imports \S+ from (\S+) and", msg)
+    check(bool(said) and os.path.realpath(said.group(1)) == os.path.realpath(site),
+          "python.shadowing: '%s'; oracle: Python imports torch from %s" % (msg[:200], site))
+    return [("python.shadowing", "torch in ~/.local and dist-packages",
+             said.group(1) if said else "no shadowing said", "", "importlib", site)]
 
 
 def remove_cudnn(venv, site):
