@@ -463,8 +463,9 @@ static void fake_installation(const char *prefix, int debian, const char *site_r
 }
 
 /* Debian's and Ubuntu's own Python reads <prefix>/local/lib/python3.X/
- * dist-packages (where `pip install --break-system-packages` and NVIDIA's
- * PyTorch container images put torch) and not lib/python3.X/site-packages
+ * dist-packages (where `pip install --break-system-packages` puts torch,
+ * as ai-toolkit's own Docker image does: ostris/ai-toolkit docker/Dockerfile
+ * at 27a03a9, Ubuntu 24.04's python3.12) and not lib/python3.X/site-packages
  * (the python3.11 package's site.py, getsitepackages). The tool read only
  * site-packages and said "torch: not installed" of such machines; the
  * real-world test realworld.linux.torch215-debian-system checks the same
