@@ -518,6 +518,25 @@ static void test_user_site_first_outside_venv(void **state)
     free(prefix);
 }
 
+/* A venv of a free-threaded CPython (3.13t) keeps its packages in
+ * lib/python3.13t/site-packages (sysconfig's abiflags in the folder name;
+ * torch publishes cp313t wheels). */
+static void test_free_threaded_venv(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-ft");
+    pt_write(venv, "pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n"
+                                 "version = 3.13.1\n");
+    pt_write(venv, "bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(venv, "bin/python3");
+    pt_write(venv, "lib/python3.13t/site-packages/torch-2.9.0.dist-info/METADATA",
+             "Name: torch\nVersion: 2.9.0\n\n");
+    cJSON *r = run_quick(venv, NULL);
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "observed"), "2.9.0");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 /* Issue 20: PyPI's torchvision has no local label in its metadata; its
  * version.py has the build's ("0.20.1+cu124"). A plain pip install of
  * torch and torchvision belongs together. */
@@ -621,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_path_venv_not_activated),
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),
+        cmocka_unit_test(test_free_threaded_venv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

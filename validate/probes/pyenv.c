@@ -321,14 +321,16 @@ static void companion_labels(cJSON *packages)
 }
 
 /* lib/python3.X folder of a prefix, or "": the one of the given version
- * where there is one, else the newest (3.12 over 3.9). */
+ * where there is one, else the newest (3.12 over 3.9); of one version the
+ * plain build's over a free-threaded build's python3.13t. */
 static void find_lib_python(const char *prefix, const char *want, aitk_str *out)
 {
     aitk_str lib = AITK_STR_INIT;
     aitk_path_join(&lib, prefix, "lib");
     DIR *d = opendir(aitk_str_cstr(&lib));
     char best[64] = "";
-    int best_ma = -1, best_mi = -1, want_ma = -1, want_mi = -1;
+    long best_rank = -1;
+    int want_ma = -1, want_mi = -1;
     if (want)
         aitk_pyver_major_minor(want, &want_ma, &want_mi);
     struct dirent *e;
@@ -338,16 +340,14 @@ static void find_lib_python(const char *prefix, const char *want, aitk_str *out)
         if (strncmp(e->d_name, "python", 6) != 0 || strlen(e->d_name) >= sizeof best ||
             !aitk_pyver_major_minor(e->d_name + 6, &ma, &mi))
             continue;
-        /* "python3.11" exactly: not "python3.11t" (a free-threaded build's). */
         strtol(strchr(e->d_name + 6, '.') + 1, &end, 10);
-        if (*end)
+        if (*end && strcmp(end, "t") != 0)
             continue;
-        int best_is_wanted = *best && best_ma == want_ma && best_mi == want_mi;
-        int newer = ma > best_ma || (ma == best_ma && mi > best_mi);
-        if ((ma == want_ma && mi == want_mi) || (!best_is_wanted && newer)) {
+        long rank = (ma == want_ma && mi == want_mi ? 100000000L : 0) + ma * 10000L + mi * 10L +
+                    (*end ? 0 : 1);
+        if (rank > best_rank) {
             strcpy(best, e->d_name);
-            best_ma = ma;
-            best_mi = mi;
+            best_rank = rank;
         }
     }
     if (d)
