@@ -537,6 +537,110 @@ static void test_free_threaded_venv(void **state)
     free(venv);
 }
 
+/* A fake pyenv root: shims/python3 and the interpreters of the versions
+ * named, each bin/<command> a script that is never run. */
+static void fake_pyenv_root(const char *root, const char *const *exes)
+{
+    pt_write(root, "shims/python3", "#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n");
+    pt_chmod_x(root, "shims/python3");
+    for (; *exes; exes++) {
+        pt_write(root, *exes, "#!/bin/sh\nexit 99\n");
+        pt_chmod_x(root, *exes);
+    }
+}
+
+/* The python.env check of --quick run with PATH=<root>/shims:<more>. */
+static char *pyenv_observed(const char *root, const char *more, const char *extra_env)
+{
+    char path[900], dir_env[800];
+    snprintf(path, sizeof path, "PATH=%s/shims:%s", root, more);
+    snprintf(dir_env, sizeof dir_env, "PYENV_DIR=%s/project/src", root);
+    const char *env[] = {path, dir_env, "VIRTUAL_ENV=", "CONDA_PREFIX=", extra_env, NULL};
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    char *observed = strdup(pt_text(pt_check(r, "python.env"), "observed"));
+    cJSON_Delete(r);
+    return observed;
+}
+
+/* pyenv's shim runs the version of the nearest .python-version from the
+ * folder up (pyenv-version-file), skipping comments, and a version that is
+ * not installed by that name is the newest installed one it prefixes,
+ * compared field by field, pre-releases left out (pyenv-latest): 3.10.13,
+ * not 3.10.4 (which sorts last as text) nor 3.10.14rc1. The tool read only
+ * ./.python-version and took names literally. Checked against pyenv 2.6.30
+ * itself: `python3 -c "import sys; print(sys.base_prefix)"` through its
+ * shim agreed with the tool on 11 setups (the old code on 1). */
+static void test_pyenv_shim_nearest_version_file(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* pyenv-win's shims are .bat files, not searched for */
+#endif
+    char *root = pt_tempdir("pyenv-file");
+    const char *exes[] = {"versions/3.10.4/bin/python3", "versions/3.10.13/bin/python3",
+                          "versions/3.10.14rc1/bin/python3", "versions/3.11.7/bin/python3", NULL};
+    fake_pyenv_root(root, exes);
+    pt_write(root, "version", "3.11.7\n");
+    pt_write(root, "project/.python-version", "# pinned for torch\n\n  3.10  \n");
+    pt_write(root, "project/src/main.py", "");
+    char *observed = pyenv_observed(root, "/usr/bin:/bin", NULL);
+    char want[800];
+    snprintf(want, sizeof want, "%s/versions/3.10.13 (python3 on PATH: pyenv's python3 shim", root);
+    pt_assert_contains(observed, want);
+    pt_assert_contains(observed, "project/.python-version");
+    free(observed);
+    free(root);
+}
+
+/* pyenv-which: of the versions listed, the first whose bin/ holds the
+ * command runs it (2.7.18 has python, no python3). */
+static void test_pyenv_shim_first_version_with_command(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* pyenv-win's shims are .bat files, not searched for */
+#endif
+    char *root = pt_tempdir("pyenv-list");
+    const char *exes[] = {"versions/2.7.18/bin/python", "versions/3.11.7/bin/python3", NULL};
+    fake_pyenv_root(root, exes);
+    pt_write(root, "project/src/main.py", "");
+    char *observed = pyenv_observed(root, "/usr/bin:/bin", "PYENV_VERSION=2.7.18:3.11.7");
+    char want[800];
+    snprintf(want, sizeof want, "%s/versions/3.11.7 (python3 on PATH", root);
+    pt_assert_contains(observed, want);
+    pt_assert_contains(observed, "PYENV_VERSION");
+    free(observed);
+    free(root);
+}
+
+/* A version that is not installed: pyenv's shim runs the next python3 on
+ * PATH without a word (pyenv-which tries "system" last), and that is the
+ * environment ai-toolkit would run in. */
+static void test_pyenv_shim_not_installed_passes_on(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* pyenv-win's shims are .bat files, not searched for */
+#endif
+    char *root = pt_tempdir("pyenv-missing");
+    const char *exes[] = {"versions/3.11.7/bin/python3", "system/bin/python3", NULL};
+    fake_pyenv_root(root, exes);
+    pt_write(root, "project/.python-version", "3.9\n");
+    pt_write(root, "project/src/main.py", "");
+    char more[800];
+    snprintf(more, sizeof more, "%s/system/bin:/nonexistent", root);
+    char *observed = pyenv_observed(root, more, NULL);
+    char want[800];
+    snprintf(want, sizeof want, "%s/system (python3 on PATH: pyenv's python3 shim passes it on: "
+                                "version `3.9'", root);
+    pt_assert_contains(observed, want);
+    pt_assert_contains(observed, "is not installed");
+    free(observed);
+    free(root);
+}
+
 /* Issue 20: PyPI's torchvision has no local label in its metadata; its
  * version.py has the build's ("0.20.1+cu124"). A plain pip install of
  * torch and torchvision belongs together. */
@@ -641,6 +745,9 @@ int main(void)
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),
         cmocka_unit_test(test_free_threaded_venv),
+        cmocka_unit_test(test_pyenv_shim_nearest_version_file),
+        cmocka_unit_test(test_pyenv_shim_first_version_with_command),
+        cmocka_unit_test(test_pyenv_shim_not_installed_passes_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

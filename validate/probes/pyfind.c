@@ -18,6 +18,7 @@
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
+#include "validate/probes/pyshim.h"
 
 static int is_dir(const char *p)
 {
@@ -84,40 +85,6 @@ static void add_prefix_env(cJSON *envs, const char *prefix, const char *found_by
     aitk_str_free(&interp);
 }
 
-/* A pyenv shim is a shell script: the environment it runs is
- * $PYENV_ROOT/versions/<v>, with <v> from $PYENV_VERSION, ./.python-version
- * or $PYENV_ROOT/version (pyenv's own order, nearest first). */
-static int pyenv_shim_prefix(const char *shim, aitk_str *prefix)
-{
-    const char *slash = strrchr(shim, '/');
-    if (!slash || slash - shim < 6 || strncmp(slash - 6, "/shims", 6) != 0)
-        return 0;
-    aitk_str root = AITK_STR_INIT, file = AITK_STR_INIT;
-    aitk_str_appendn(&root, shim, (size_t)(slash - 6 - shim));
-    char *text = NULL;
-    size_t len = 0;
-    const char *v = getenv("PYENV_VERSION");
-    if (!v || !*v) {
-        aitk_path_join(&file, aitk_str_cstr(&root), "version");
-        if (aitk_file_read(".python-version", 4096, &text, &len, NULL) == AITK_OK ||
-            aitk_file_read(aitk_str_cstr(&file), 4096, &text, &len, NULL) == AITK_OK) {
-            text[strcspn(text, " \t\r\n:")] = '\0';
-            v = text;
-        }
-    }
-    int ok = v && *v && strcmp(v, "system") != 0 && !strchr(v, '/');
-    if (ok) {
-        aitk_str_appendf(prefix, "%s/versions/%.*s", aitk_str_cstr(&root), (int)strcspn(v, ":"), v);
-        ok = is_dir(aitk_str_cstr(prefix));
-        if (!ok)
-            aitk_str_clear(prefix);
-    }
-    aitk_free(text);
-    aitk_str_free(&root);
-    aitk_str_free(&file);
-    return ok;
-}
-
 /* The venv an interpreter path belongs to, by PEP 405's rule: pyvenv.cfg in
  * the executable's folder or the one above, the path taken as written. */
 static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
@@ -160,6 +127,7 @@ static void add_path_python(cJSON *envs)
 {
     const char *path = getenv("PATH");
     const char *const *names = path_pythons;
+    aitk_str passed_on = AITK_STR_INIT;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
             size_t n = strcspn(s, PATH_SEP);
@@ -168,6 +136,8 @@ static void add_path_python(cJSON *envs)
             s += n;
             if (*s == PATH_SEP[0])
                 s++;
+            aitk_shim_kind shim = AITK_SHIM_NONE;
+            aitk_str how = AITK_STR_INIT;
             if (n && access(aitk_str_cstr(&cand), RUNNABLE) == 0) {
                 /* A venv's bin/python3 is a symbolic link to the base
                  * interpreter, but it runs the venv: Python looks for
@@ -178,18 +148,36 @@ static void add_path_python(cJSON *envs)
                 if (!venv_prefix_of(aitk_str_cstr(&cand), &prefix)) {
                     /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
                     char *real = aitk_realpath(aitk_str_cstr(&cand));
-                    if (!pyenv_shim_prefix(real ? real : aitk_str_cstr(&cand), &prefix))
-                        prefix_of(real ? real : aitk_str_cstr(&cand), &prefix);
+                    const char *file = real ? real : aitk_str_cstr(&cand);
+                    shim = aitk_pyenv_shim_resolve(file, &prefix, &how);
+                    if (shim == AITK_SHIM_NONE)
+                        prefix_of(file, &prefix);
                     free(real);
                 }
-                add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
-                        k == 0 ? "python3 on PATH" : "python on PATH");
-                s = ""; /* the first on PATH is the one a shell runs */
+                /* A pyenv shim whose version is the system's hands the
+                 * command to the next one on PATH: that one is judged, with
+                 * the shim's word on why. */
+                if (shim == AITK_SHIM_SYSTEM) {
+                    aitk_str_clear(&passed_on);
+                    aitk_str_append(&passed_on, aitk_str_cstr(&how));
+                } else {
+                    const char *base = k == 0 ? "python3 on PATH" : "python on PATH";
+                    const char *note = how.len ? aitk_str_cstr(&how) : aitk_str_cstr(&passed_on);
+                    aitk_str found_by = AITK_STR_INIT;
+                    aitk_str_appendf(&found_by, *note ? "%s: %s" : "%s", base, note);
+                    add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
+                            aitk_str_cstr(&found_by));
+                    aitk_str_free(&found_by);
+                    s = ""; /* the first on PATH is the one a shell runs */
+                }
             }
+            aitk_str_free(&how);
             aitk_str_free(&cand);
             aitk_str_free(&prefix);
         }
+        aitk_str_clear(&passed_on);
     }
+    aitk_str_free(&passed_on);
 }
 
 /* Every CPython launcher is named python*: python3, python3.11, python.exe,

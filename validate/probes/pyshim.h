@@ -1,0 +1,25 @@
+/* Which Python a pyenv shim runs. pyenv (the version manager, not this
+ * folder's pyenv.c) puts shell scripts named python3, python... in
+ * $PYENV_ROOT/shims; each runs the interpreter of the version pyenv selects
+ * for the current folder. */
+#ifndef AITK_VALIDATE_PROBES_PYSHIM_H
+#define AITK_VALIDATE_PROBES_PYSHIM_H
+
+#include "common/str.h"
+
+typedef enum {
+    AITK_SHIM_NONE,      /* not a pyenv shim */
+    AITK_SHIM_VERSION,   /* runs the interpreter under the prefix given */
+    AITK_SHIM_SYSTEM     /* no pyenv version has it: the next one on PATH runs */
+} aitk_shim_kind;
+
+/* path: the PATH entry with links followed (…/shims/python3). On
+ * AITK_SHIM_VERSION, prefix gets $PYENV_ROOT/versions/<version>. how gets
+ * where the version was set and, for AITK_SHIM_SYSTEM, why the system's
+ * Python runs (the version is "system", or the one set is not installed:
+ * pyenv then falls back to the system's without a word). The version comes from
+ * $PYENV_VERSION, else the nearest .python-version from $PYENV_DIR (or the
+ * current folder) up, else $PYENV_ROOT/version, as pyenv reads them. */
+aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, aitk_str *prefix, aitk_str *how);
+
+#endif
