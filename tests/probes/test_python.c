@@ -550,13 +550,14 @@ static void fake_pyenv_root(const char *root, const char *const *exes)
 }
 
 /* The python.env check of --quick run with PATH=<root>/shims:<more>. */
-static char *pyenv_observed(const char *root, const char *more, const char *extra_env)
+static char *pyenv_observed(const char *root, const char *more, const char *extra_env,
+                            const char *aitk_dir)
 {
     char path[900], dir_env[800];
     snprintf(path, sizeof path, "PATH=%s/shims:%s", root, more);
     snprintf(dir_env, sizeof dir_env, "PYENV_DIR=%s/project/src", root);
     const char *env[] = {path, dir_env, "VIRTUAL_ENV=", "CONDA_PREFIX=", extra_env, NULL};
-    const char *args[] = {"--quick", NULL};
+    const char *args[] = {"--quick", aitk_dir ? "--aitk-dir" : NULL, aitk_dir, NULL};
     int rc = 0;
     cJSON *r = pt_run(NULL, NULL, args, env, &rc);
     char *observed = strdup(pt_text(pt_check(r, "python.env"), "observed"));
@@ -585,7 +586,7 @@ static void test_pyenv_shim_nearest_version_file(void **state)
     pt_write(root, "version", "3.11.7\n");
     pt_write(root, "project/.python-version", "# pinned for torch\n\n  3.10  \n");
     pt_write(root, "project/src/main.py", "");
-    char *observed = pyenv_observed(root, "/usr/bin:/bin", NULL);
+    char *observed = pyenv_observed(root, "/usr/bin:/bin", NULL, NULL);
     char want[800];
     snprintf(want, sizeof want, "%s/versions/3.10.13 (python3 on PATH: pyenv's python3 shim", root);
     pt_assert_contains(observed, want);
@@ -606,11 +607,35 @@ static void test_pyenv_shim_first_version_with_command(void **state)
     const char *exes[] = {"versions/2.7.18/bin/python", "versions/3.11.7/bin/python3", NULL};
     fake_pyenv_root(root, exes);
     pt_write(root, "project/src/main.py", "");
-    char *observed = pyenv_observed(root, "/usr/bin:/bin", "PYENV_VERSION=2.7.18:3.11.7");
+    char *observed = pyenv_observed(root, "/usr/bin:/bin", "PYENV_VERSION=2.7.18:3.11.7", NULL);
     char want[800];
     snprintf(want, sizeof want, "%s/versions/3.11.7 (python3 on PATH", root);
     pt_assert_contains(observed, want);
     pt_assert_contains(observed, "PYENV_VERSION");
+    free(observed);
+    free(root);
+}
+
+/* ai-toolkit runs from its checkout (`cd ai-toolkit; python run.py`): with
+ * --aitk-dir and no venv there, the checkout's .python-version picks the
+ * version, wherever the tool itself runs. */
+static void test_pyenv_shim_reads_aitk_dir(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* pyenv-win's shims are .bat files, not searched for */
+#endif
+    char *root = pt_tempdir("pyenv-aitk");
+    const char *exes[] = {"versions/3.11.7/bin/python3", "versions/3.12.1/bin/python3", NULL};
+    fake_pyenv_root(root, exes);
+    pt_write(root, "version", "3.12.1\n");
+    pt_write(root, "ai-toolkit/.python-version", "3.11\n");
+    pt_write(root, "project/src/main.py", "");
+    char aitk[700], want[800];
+    snprintf(aitk, sizeof aitk, "%s/ai-toolkit", root);
+    char *observed = pyenv_observed(root, "/usr/bin:/bin", NULL, aitk);
+    snprintf(want, sizeof want, "%s/versions/3.11.7 (python3 on PATH", root);
+    pt_assert_contains(observed, want);
     free(observed);
     free(root);
 }
@@ -631,7 +656,7 @@ static void test_pyenv_shim_not_installed_passes_on(void **state)
     pt_write(root, "project/src/main.py", "");
     char more[800];
     snprintf(more, sizeof more, "%s/system/bin:/nonexistent", root);
-    char *observed = pyenv_observed(root, more, NULL);
+    char *observed = pyenv_observed(root, more, NULL, NULL);
     char want[800];
     snprintf(want, sizeof want, "%s/system (python3 on PATH: pyenv's python3 shim passes it on: "
                                 "version `3.9'", root);
@@ -748,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_pyenv_shim_nearest_version_file),
         cmocka_unit_test(test_pyenv_shim_first_version_with_command),
         cmocka_unit_test(test_pyenv_shim_not_installed_passes_on),
+        cmocka_unit_test(test_pyenv_shim_reads_aitk_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

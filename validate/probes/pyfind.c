@@ -123,7 +123,10 @@ static const char *const path_pythons[] = {"python3.exe", "python.exe"};
 static const char *const path_pythons[] = {"python3", "python"};
 #endif
 
-static void add_path_python(cJSON *envs)
+/* run_dir: the folder ai-toolkit runs from (--aitk-dir), whose
+ * .python-version picks the version a pyenv shim runs there; NULL: the
+ * current folder. */
+static void add_path_python(cJSON *envs, const char *run_dir)
 {
     const char *path = getenv("PATH");
     const char *const *names = path_pythons;
@@ -149,7 +152,7 @@ static void add_path_python(cJSON *envs)
                     /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
                     char *real = aitk_realpath(aitk_str_cstr(&cand));
                     const char *file = real ? real : aitk_str_cstr(&cand);
-                    shim = aitk_pyenv_shim_resolve(file, &prefix, &how);
+                    shim = aitk_pyenv_shim_resolve(file, run_dir, &prefix, &how);
                     if (shim == AITK_SHIM_NONE)
                         prefix_of(file, &prefix);
                     free(real);
@@ -260,6 +263,6 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
             aitk_str_free(&p);
         }
     }
-    add_path_python(envs);
+    add_path_python(envs, hints && hints->aitk_dir ? hints->aitk_dir : NULL);
     return AITK_OK;
 }

@@ -23,9 +23,11 @@
 #ifdef _WIN32
 /* pyenv-win's shims are .bat files, which the search for python.exe on PATH
  * never meets. */
-aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, aitk_str *prefix, aitk_str *how)
+aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, const char *run_dir, aitk_str *prefix,
+                                       aitk_str *how)
 {
     (void)path;
+    (void)run_dir;
     (void)prefix;
     (void)how;
     return AITK_SHIM_NONE;
@@ -119,7 +121,7 @@ static bool find_version_file(const char *dir, aitk_str *file)
     return found;
 }
 
-static void selected_versions(const char *pyenv_root, version_list *l)
+static void selected_versions(const char *pyenv_root, const char *run_dir, version_list *l)
 {
     const char *env = getenv("PYENV_VERSION");
     if (env && *env) {
@@ -132,19 +134,19 @@ static void selected_versions(const char *pyenv_root, version_list *l)
         return;
     }
     aitk_str file = AITK_STR_INIT;
-    char *cwd = getcwd(NULL, 0);
+    char *run_from = run_dir ? aitk_realpath(run_dir) : getcwd(NULL, 0);
     const char *dir = getenv("PYENV_DIR");
     char *real_dir = dir && *dir ? aitk_realpath(dir) : NULL;
     bool found = (real_dir && find_version_file(real_dir, &file)) ||
-                 (cwd && (!real_dir || strcmp(real_dir, cwd) != 0) &&
-                  find_version_file(cwd, &file));
+                 (run_from && (!real_dir || strcmp(real_dir, run_from) != 0) &&
+                  find_version_file(run_from, &file));
     if (!found) {
         aitk_str_clear(&file);
         aitk_str_appendf(&file, "%s/version", pyenv_root);
     }
     aitk_str_append(&l->origin, aitk_str_cstr(&file));
     read_version_file(aitk_str_cstr(&file), l);
-    free(cwd);
+    free(run_from);
     free(real_dir);
     aitk_str_free(&file);
 }
@@ -236,7 +238,8 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
     return ok;
 }
 
-aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, aitk_str *prefix, aitk_str *how)
+aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, const char *run_dir, aitk_str *prefix,
+                                       aitk_str *how)
 {
     const char *slash = strrchr(path, '/');
     if (!slash || slash - path < 6 || strncmp(slash - 6, "/shims", 6) != 0)
@@ -245,7 +248,7 @@ aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, aitk_str *prefix, aitk_
     aitk_str root = AITK_STR_INIT;
     aitk_str_appendn(&root, path, (size_t)(slash - 6 - path));
     version_list l = {0};
-    selected_versions(aitk_str_cstr(&root), &l);
+    selected_versions(aitk_str_cstr(&root), run_dir, &l);
     aitk_shim_kind kind = AITK_SHIM_SYSTEM; /* no version runs it: the system's does */
     aitk_str missing = AITK_STR_INIT;
     for (int i = 0; i < l.n && kind == AITK_SHIM_SYSTEM; i++) {

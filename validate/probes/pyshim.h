@@ -13,13 +13,16 @@ typedef enum {
     AITK_SHIM_SYSTEM     /* no pyenv version has it: the next one on PATH runs */
 } aitk_shim_kind;
 
-/* path: the PATH entry with links followed (…/shims/python3). On
+/* path: the PATH entry with links followed (…/shims/python3); run_dir:
+ * the folder the command runs in (NULL: the current one). On
  * AITK_SHIM_VERSION, prefix gets $PYENV_ROOT/versions/<version>. how gets
  * where the version was set and, for AITK_SHIM_SYSTEM, why the system's
  * Python runs (the version is "system", or the one set is not installed:
  * pyenv then falls back to the system's without a word). The version comes from
- * $PYENV_VERSION, else the nearest .python-version from $PYENV_DIR (or the
- * current folder) up, else $PYENV_ROOT/version, as pyenv reads them. */
-aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, aitk_str *prefix, aitk_str *how);
+ * $PYENV_VERSION, else the nearest .python-version from $PYENV_DIR, then
+ * from run_dir, up to the root, else $PYENV_ROOT/version, as pyenv reads
+ * them. */
+aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, const char *run_dir, aitk_str *prefix,
+                                       aitk_str *how);
 
 #endif
