@@ -13,6 +13,7 @@
 #include "validate/probes/rules.h"
 #include "validate/probes/train_config.h"
 #include "validate/probes/windows.h"
+#include "validate/probes/wsl.h"
 #include "validate/probes/workloads.h"
 
 const aitk_provider aitk_providers[] = {
@@ -20,6 +21,8 @@ const aitk_provider aitk_providers[] = {
     {"gpu", AITK_LEVEL_QUICK, aitk_gpu_checks},
     /* After gpu: gpu.container judges the GPUs the driver answered with. */
     {"gpu", AITK_LEVEL_QUICK, aitk_container_checks},
+    /* After gpu: gpu.wsl judges where the CUDA driver library came from. */
+    {"gpu", AITK_LEVEL_QUICK, aitk_wsl_checks},
     /* After gpu: windows.gpu_mode reads the NVML record. */
     {"windows", AITK_LEVEL_QUICK, aitk_windows_checks},
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},

@@ -48,7 +48,8 @@
 #define REMEDY_INSTALL                                                                     \
     "Install the NVIDIA driver for this GPU (it ships NVML and libcuda; the CUDA toolkit "  \
     "does not). In a container, start it with the NVIDIA container runtime "               \
-    "(docker run --gpus all)."
+    "(docker run --gpus all). Under WSL 2, install or update it on Windows, never inside " \
+    "WSL (gpu.wsl says what is wrong there)."
 #define REMEDY_NVML_SYMBOLS                                                                \
     "Reinstall the NVIDIA driver; remove stray copies of libnvidia-ml from "               \
     "LD_LIBRARY_PATH and application folders."
