@@ -183,6 +183,32 @@ static void test_driver_not_on_loader_path(void **state)
     free(root);
 }
 
+/* Docker under WSL 2: the NVIDIA Container Toolkit mounts Windows'
+ * libcuda into /usr/lib/x86_64-linux-gnu, which outside a container would
+ * be a Linux driver shadowing it. In a container the path proves nothing:
+ * no verdict, gpu.container judges access. */
+static void test_container_under_wsl2_is_not_judged_by_path(void **state)
+{
+    (void)state;
+    char *root = pt_tempdir("wsl-docker");
+    pt_write(root, "proc/sys/kernel/osrelease", WSL2_KERNEL);
+    result r;
+    memset(&r, 0, sizeof r);
+    r.env = cJSON_CreateObject();
+    cJSON_AddBoolToObject(cJSON_AddObjectToObject(r.env, "container"), "in_container", 1);
+    cJSON *cu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(r.env, "gpu"), "cuda_driver");
+    cJSON_AddBoolToObject(cu, "loaded", 1);
+    cJSON_AddStringToObject(cu, "path", "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    r.ctx.level = AITK_LEVEL_QUICK;
+    r.ctx.env = r.env;
+    assert_int_equal(aitk_wsl_checks_at(&r.ctx, root), AITK_OK);
+    r.check = &r.ctx.checks.items[0];
+    assert_int_equal(r.check->status, AITK_CHECK_SKIP);
+    pt_assert_contains(r.check->observed, "in a container under WSL 2");
+    done(&r);
+    free(root);
+}
+
 /* The binary on this machine, which is no WSL: the check is there and
  * silent, whatever the GPU. */
 static void test_binary_on_this_machine(void **state)
@@ -214,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_linux_driver_shadows_windows_one),
         cmocka_unit_test(test_windows_driver_missing),
         cmocka_unit_test(test_driver_not_on_loader_path),
+        cmocka_unit_test(test_container_under_wsl2_is_not_judged_by_path),
         cmocka_unit_test(test_binary_on_this_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,19 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data, int versi
         aitk_str_appendf(&obs, "WSL 1 (kernel %s)", release);
         aitk_str_append(&msg, "WSL 1 has no GPU access: CUDA runs under WSL 2 only");
         key = "wsl1";
+    } else if (aitk_json_true(cJSON_GetObjectItemCaseSensitive(ctx->env, "container"),
+                              "in_container")) {
+        /* In a container the NVIDIA Container Toolkit mounts Windows'
+         * driver libraries where it chooses (into /usr/lib/x86_64-linux-gnu:
+         * NVIDIA/nvidia-docker issue #1699's mount error names that path),
+         * so where libcuda sits says nothing; gpu.container judges access. */
+        version = 0;
+        c.status = AITK_CHECK_SKIP;
+        c.observed = "in a container under WSL 2";
+        c.message = "the container runtime places the driver's libraries; gpu.container judges "
+                    "whether the container reaches the GPU";
+        c.expected = "";
+        c.source = "";
     } else {
         const cJSON *cu = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(ctx->env, "gpu"), "cuda_driver");
