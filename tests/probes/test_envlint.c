@@ -158,6 +158,29 @@ static void test_several_cuda_versions(void **state)
     free(b);
 }
 
+/* Under WSL, Windows' PATH follows Linux's, with a Windows CUDA toolkit's
+ * folders under /mnt/c: nothing a Linux program loads, so one CUDA version
+ * (the Linux one), not two. */
+static void test_windows_cuda_under_wsl_not_counted(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* a WSL PATH: Linux only */
+#endif
+    const char *env[] = {"PATH=/usr/local/cuda-12.8/bin:/usr/bin:/bin:"
+                         "/mnt/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4/bin:"
+                         "/mnt/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4/libnvvp",
+                         NULL};
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "env.cuda_paths");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "observed"), "/usr/local/cuda-12.8/bin");
+    assert_null(strstr(pt_text(c, "observed"), "/mnt/c"));
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_alloc_conf_parser),
         cmocka_unit_test(test_secret_values_never_shown),
         cmocka_unit_test(test_several_cuda_versions),
+        cmocka_unit_test(test_windows_cuda_under_wsl_not_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

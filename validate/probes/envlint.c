@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,22 @@ static void cuda_version_of(const char *entry, aitk_str *out)
     free(real);
 }
 
+/* WSL appends Windows' PATH to Linux's, its drives mounted at /mnt/<letter>
+ * (Microsoft Learn, Advanced settings configuration in WSL, wsl.conf
+ * [interop] appendWindowsPath and [automount] root, default /mnt/). A
+ * Windows CUDA toolkit's bin folder there holds nvcc.exe and DLLs that no
+ * Linux program loads: not a second CUDA version for this system. */
+static bool windows_drive_under_wsl(const char *entry)
+{
+#ifdef _WIN32
+    (void)entry;
+    return false;
+#else
+    return strncmp(entry, "/mnt/", 5) == 0 && isalpha((unsigned char)entry[5]) &&
+           entry[6] == '/';
+#endif
+}
+
 static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
 {
     static const char *const vars[] = {"PATH", "LD_LIBRARY_PATH"};
@@ -365,7 +382,8 @@ static aitk_status check_cuda_paths(aitk_run_ctx *ctx, cJSON *rec)
             }
             aitk_str ver = AITK_STR_INIT, seen = AITK_STR_INIT;
             aitk_str_appendf(&seen, "%s: %s", vars[i], entry);
-            if (find_ci(entry, "cuda") && !strstr(aitk_str_cstr(&obs), aitk_str_cstr(&seen)))
+            if (find_ci(entry, "cuda") && !strstr(aitk_str_cstr(&obs), aitk_str_cstr(&seen)) &&
+                !windows_drive_under_wsl(entry))
                 cuda_version_of(entry, &ver);
             aitk_str_free(&seen);
             if (ver.len) {
