@@ -663,6 +663,23 @@ static void test_pyenv_shim_not_installed_passes_on(void **state)
     pt_assert_contains(observed, want);
     pt_assert_contains(observed, "is not installed");
     free(observed);
+    /* Not the Python the user asked for: a warning with pyenv's fix. */
+    char path[900], dir_env[800];
+    snprintf(path, sizeof path, "PATH=%s/shims:%s", root, more);
+    snprintf(dir_env, sizeof dir_env, "PYENV_DIR=%s/project/src", root);
+    const char *env[] = {path, dir_env, "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
+    const char *args[] = {"--quick", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_status(c, "warn");
+    pt_assert_contains(pt_text(c, "remedy"), "pyenv install");
+    cJSON_Delete(r);
+    /* "system" set on purpose is no warning. */
+    pt_write(root, "project/.python-version", "system\n");
+    r = pt_run(NULL, NULL, args, env, &rc);
+    pt_assert_status(pt_check(r, "python.env"), "pass");
+    cJSON_Delete(r);
     free(root);
 }
 

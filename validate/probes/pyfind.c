@@ -131,6 +131,7 @@ static void add_path_python(cJSON *envs, const char *run_dir)
     const char *path = getenv("PATH");
     const char *const *names = path_pythons;
     aitk_str passed_on = AITK_STR_INIT;
+    bool not_installed = false;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
             size_t n = strcspn(s, PATH_SEP);
@@ -160,16 +161,24 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                 /* A pyenv shim whose version is the system's hands the
                  * command to the next one on PATH: that one is judged, with
                  * the shim's word on why. */
-                if (shim == AITK_SHIM_SYSTEM) {
+                if (shim == AITK_SHIM_SYSTEM || shim == AITK_SHIM_NOT_INSTALLED) {
                     aitk_str_clear(&passed_on);
                     aitk_str_append(&passed_on, aitk_str_cstr(&how));
+                    not_installed = shim == AITK_SHIM_NOT_INSTALLED;
                 } else {
                     const char *base = k == 0 ? "python3 on PATH" : "python on PATH";
                     const char *note = how.len ? aitk_str_cstr(&how) : aitk_str_cstr(&passed_on);
                     aitk_str found_by = AITK_STR_INIT;
                     aitk_str_appendf(&found_by, *note ? "%s: %s" : "%s", base, note);
+                    int before = cJSON_GetArraySize(envs);
                     add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
                             aitk_str_cstr(&found_by));
+                    /* The user asked pyenv for a Python that is not there:
+                     * python.env warns (python.c). */
+                    cJSON *added = cJSON_GetArrayItem(envs, before);
+                    if (added && not_installed && !how.len)
+                        cJSON_AddStringToObject(added, "pyenv_not_installed",
+                                                aitk_str_cstr(&passed_on));
                     aitk_str_free(&found_by);
                     s = ""; /* the first on PATH is the one a shell runs */
                 }
@@ -179,6 +188,7 @@ static void add_path_python(cJSON *envs, const char *run_dir)
             aitk_str_free(&prefix);
         }
         aitk_str_clear(&passed_on);
+        not_installed = false;
     }
     aitk_str_free(&passed_on);
 }

@@ -274,6 +274,8 @@ aitk_shim_kind aitk_pyenv_shim_resolve(const char *path, const char *run_dir, ai
         }
         aitk_str_free(&name);
     }
+    if (kind == AITK_SHIM_SYSTEM && missing.len)
+        kind = AITK_SHIM_NOT_INSTALLED;
     if (kind == AITK_SHIM_VERSION)
         aitk_str_appendf(how, "pyenv's %s shim, version set by %s", command,
                          aitk_str_cstr(&l.origin));

@@ -10,15 +10,15 @@
 typedef enum {
     AITK_SHIM_NONE,      /* not a pyenv shim */
     AITK_SHIM_VERSION,   /* runs the interpreter under the prefix given */
-    AITK_SHIM_SYSTEM     /* no pyenv version has it: the next one on PATH runs */
+    AITK_SHIM_SYSTEM,    /* the version is "system": the next one on PATH runs */
+    AITK_SHIM_NOT_INSTALLED /* the version set is not installed: pyenv runs the next one
+                               on PATH instead, without a word */
 } aitk_shim_kind;
 
 /* path: the PATH entry with links followed (…/shims/python3); run_dir:
  * the folder the command runs in (NULL: the current one). On
  * AITK_SHIM_VERSION, prefix gets $PYENV_ROOT/versions/<version>. how gets
- * where the version was set and, for AITK_SHIM_SYSTEM, why the system's
- * Python runs (the version is "system", or the one set is not installed:
- * pyenv then falls back to the system's without a word). The version comes from
+ * where the version was set and, when the next one on PATH runs, why. The version comes from
  * $PYENV_VERSION, else the nearest .python-version from $PYENV_DIR, then
  * from run_dir, up to the root, else $PYENV_ROOT/version, as pyenv reads
  * them. */

@@ -80,6 +80,21 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                      aitk_field_str(sel, "found_by"),
                      *aitk_field_str(sel, "python_version") ? aitk_field_str(sel, "python_version")
                                                              : "version unknown");
+    if (*aitk_field_str(sel, "pyenv_not_installed")) {
+        /* pyenv ran another Python than the one asked for, silently
+         * (pyenv-which tries "system" last): what was asked is the user's
+         * intent, and ai-toolkit would run elsewhere. */
+        aitk_str_clear(&j.src);
+        aitk_str_append(&j.src, "pyenv libexec/pyenv-which: each version set, then the system's "
+                                "(https://github.com/pyenv/pyenv)");
+        aitk_str_appendf(&j.msg, "pyenv was asked for a Python that is not installed, so its "
+                                 "shim runs the next python3 on PATH: ai-toolkit would run in %s",
+                         aitk_field_str(sel, "prefix"));
+        aitk_str_append(&j.fix, "Install the version pyenv was asked for (pyenv install <version>) "
+                                "or set one that is installed (pyenv local <version>; pyenv "
+                                "versions lists them).");
+        return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
+    }
     aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment" : "an installation");
     return add_judged(ctx, &j, "Python environment", AITK_CHECK_PASS);
 }
