@@ -56,3 +56,18 @@ aitk_status aitk_data_check_schema(const aitk_yaml_doc *doc, long supported, ait
     }
     return AITK_OK;
 }
+
+aitk_status aitk_data_load_schema(const char *name, long supported, aitk_yaml_doc **out,
+                                  aitk_str *err)
+{
+    aitk_yaml_doc *doc = NULL;
+    aitk_status st = aitk_data_load_yaml(name, &doc, err);
+    if (!st)
+        st = aitk_data_check_schema(doc, supported, err);
+    if (st) {
+        aitk_yaml_free(doc);
+        return st;
+    }
+    *out = doc;
+    return AITK_OK;
+}

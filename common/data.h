@@ -32,4 +32,9 @@ aitk_status aitk_data_load_yaml(const char *name, aitk_yaml_doc **out, aitk_str 
  * or "no 'schema'" at the top level when the key is missing. */
 aitk_status aitk_data_check_schema(const aitk_yaml_doc *doc, long supported, aitk_str *err);
 
+/* aitk_data_load_yaml, then aitk_data_check_schema: *out only on success
+ * (the document is freed on failure). */
+aitk_status aitk_data_load_schema(const char *name, long supported, aitk_yaml_doc **out,
+                                  aitk_str *err);
+
 #endif

@@ -421,6 +421,12 @@ const aitk_yaml_node *aitk_yaml_figure(const aitk_yaml_node *n)
     return n && n->kind == AITK_YAML_MAP ? aitk_yaml_get(n, "value") : n;
 }
 
+const char *aitk_yaml_text(const aitk_yaml_node *map, const char *key)
+{
+    const aitk_yaml_node *n = aitk_yaml_figure(aitk_yaml_get(map, key));
+    return n && n->kind == AITK_YAML_SCALAR ? n->text : "";
+}
+
 void aitk_yaml_errorf(aitk_str *err, const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                       const char *fmt, ...)
 {

@@ -56,6 +56,9 @@ aitk_yaml_node *aitk_yaml_get(const aitk_yaml_node *map, const char *key);
  * (`{value: 12, source: "..."}`): the value's node either way; NULL for a
  * map without `value` (or a NULL n). */
 const aitk_yaml_node *aitk_yaml_figure(const aitk_yaml_node *n);
+/* The text of map[key] written either way (plain, or a figure's value);
+ * "" when the key is absent or not a scalar. */
+const char *aitk_yaml_text(const aitk_yaml_node *map, const char *key);
 /* A key that must be there: its value in *out, or AITK_E_PARSE with
  * "name:line:col: missing 'key'" (the map's position). */
 aitk_status aitk_yaml_need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,

@@ -549,9 +549,10 @@ static void fake_pyenv_root(const char *root, const char *const *exes)
     }
 }
 
-/* The python.env check of --quick run with PATH=<root>/shims:<more>. */
-static char *pyenv_observed(const char *root, const char *more, const char *extra_env,
-                            const char *aitk_dir)
+/* The --quick report run with PATH=<root>/shims:<more> and PYENV_DIR in
+ * <root>/project/src. */
+static cJSON *pyenv_run(const char *root, const char *more, const char *extra_env,
+                        const char *aitk_dir)
 {
     char path[900], dir_env[800];
     snprintf(path, sizeof path, "PATH=%s/shims:%s", root, more);
@@ -559,7 +560,14 @@ static char *pyenv_observed(const char *root, const char *more, const char *extr
     const char *env[] = {path, dir_env, "VIRTUAL_ENV=", "CONDA_PREFIX=", extra_env, NULL};
     const char *args[] = {"--quick", aitk_dir ? "--aitk-dir" : NULL, aitk_dir, NULL};
     int rc = 0;
-    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    return pt_run(NULL, NULL, args, env, &rc);
+}
+
+/* What python.env observed in that run. */
+static char *pyenv_observed(const char *root, const char *more, const char *extra_env,
+                            const char *aitk_dir)
+{
+    cJSON *r = pyenv_run(root, more, extra_env, aitk_dir);
     char *observed = strdup(pt_text(pt_check(r, "python.env"), "observed"));
     cJSON_Delete(r);
     return observed;
@@ -664,20 +672,14 @@ static void test_pyenv_shim_not_installed_passes_on(void **state)
     pt_assert_contains(observed, "is not installed");
     free(observed);
     /* Not the Python the user asked for: a warning with pyenv's fix. */
-    char path[900], dir_env[800];
-    snprintf(path, sizeof path, "PATH=%s/shims:%s", root, more);
-    snprintf(dir_env, sizeof dir_env, "PYENV_DIR=%s/project/src", root);
-    const char *env[] = {path, dir_env, "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
-    const char *args[] = {"--quick", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    cJSON *r = pyenv_run(root, more, NULL, NULL);
     const cJSON *c = pt_check(r, "python.env");
     pt_assert_status(c, "warn");
     pt_assert_contains(pt_text(c, "remedy"), "pyenv install");
     cJSON_Delete(r);
     /* "system" set on purpose is no warning. */
     pt_write(root, "project/.python-version", "system\n");
-    r = pt_run(NULL, NULL, args, env, &rc);
+    r = pyenv_run(root, more, NULL, NULL);
     pt_assert_status(pt_check(r, "python.env"), "pass");
     cJSON_Delete(r);
     free(root);

@@ -209,6 +209,28 @@ static void test_container_under_wsl2_is_not_judged_by_path(void **state)
     free(root);
 }
 
+/* A data file whose remedy is gone: the check fails and names what is
+ * missing, rather than failing a WSL machine with an empty fix. */
+static void test_data_without_a_remedy(void **state)
+{
+    (void)state;
+    char *dir = pt_tempdir("wsl-data");
+    pt_write(dir, "validate/probes/wsl.yaml",
+             "schema: 1\nkernel_release: {path: proc/sys/kernel/osrelease}\n"
+             "windows_driver: {path: usr/lib/wsl/lib/libcuda.so.1, folder: /usr/lib/wsl/}\n"
+             "remedy:\n  wsl1: {value: convert, source: s}\n");
+    char *root = wsl2_root("wsl-data-root");
+    setenv("AITK_DATA_DIR", dir, 1);
+    result r;
+    run_at(&r, root, NULL);
+    unsetenv("AITK_DATA_DIR");
+    assert_int_equal(r.check->status, AITK_CHECK_FAIL);
+    pt_assert_contains(r.check->observed, "remedy.no_windows_driver needs a value and a source");
+    done(&r);
+    free(root);
+    free(dir);
+}
+
 /* The binary on this machine, which is no WSL: the check is there and
  * silent, whatever the GPU. */
 static void test_binary_on_this_machine(void **state)
@@ -241,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_windows_driver_missing),
         cmocka_unit_test(test_driver_not_on_loader_path),
         cmocka_unit_test(test_container_under_wsl2_is_not_judged_by_path),
+        cmocka_unit_test(test_data_without_a_remedy),
         cmocka_unit_test(test_binary_on_this_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,12 +27,6 @@ void aitk_container_facts_free(aitk_container_facts *f)
     aitk_str_free(&f->evidence);
 }
 
-static const char *text_of(const aitk_yaml_node *map, const char *key)
-{
-    const aitk_yaml_node *n = aitk_yaml_figure(aitk_yaml_get(map, key));
-    return n && n->kind == AITK_YAML_SCALAR ? n->text : "";
-}
-
 /* Appends `item`, made printable, to the "; "-separated evidence. */
 static aitk_status evidence_add(aitk_str *list, const char *item)
 {
@@ -55,13 +49,13 @@ static aitk_status markers(const char *root, const aitk_yaml_node *list, aitk_co
     aitk_str path = AITK_STR_INIT;
     aitk_status st = AITK_OK;
     for (size_t i = 0; !st && list && list->kind == AITK_YAML_SEQ && i < list->count; i++) {
-        const char *rel = text_of(list->items[i], "path");
+        const char *rel = aitk_yaml_text(list->items[i], "path");
         path.len = 0;
         st = aitk_str_appendf(&path, "%s/%s", root, rel);
         if (st || !*rel || !aitk_path_exists(aitk_str_cstr(&path)))
             continue;
         f->in_container = true;
-        st = add_engine(f, text_of(list->items[i], "engine"));
+        st = add_engine(f, aitk_yaml_text(list->items[i], "engine"));
         if (!st)
             st = evidence_add(&f->evidence, aitk_str_cstr(&path) + strlen(root));
     }
@@ -180,9 +174,9 @@ aitk_status aitk_container_detect(const char *root, const aitk_yaml_doc *data,
     const aitk_yaml_node *top = data ? data->root : NULL;
     aitk_status st = markers(root, aitk_yaml_get(top, "markers"), out);
     if (!st)
-        st = scan_file(root, "proc/self/cgroup", false, text_of(top, "cgroup_words"), out);
+        st = scan_file(root, "proc/self/cgroup", false, aitk_yaml_text(top, "cgroup_words"), out);
     if (!st)
-        st = scan_file(root, "proc/self/mountinfo", true, text_of(top, "mount_points"), out);
+        st = scan_file(root, "proc/self/mountinfo", true, aitk_yaml_text(top, "mount_points"), out);
     out->gpu_nodes = count_gpu_nodes(root);
     return st;
 }
@@ -190,11 +184,9 @@ aitk_status aitk_container_detect(const char *root, const aitk_yaml_doc *data,
 static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
-    aitk_status st = aitk_data_load_yaml(DATA_FILE, &doc, err);
-    if (!st)
-        st = aitk_data_check_schema(doc, 1, err);
+    aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
     const aitk_yaml_node *remedy = doc ? aitk_yaml_get(doc->root, "remedy") : NULL;
-    if (!st && (!*text_of(remedy, "no_devices") || !*text_of(remedy, "no_library"))) {
+    if (!st && (!*aitk_yaml_text(remedy, "no_devices") || !*aitk_yaml_text(remedy, "no_library"))) {
         aitk_str_appendf(err, "%s: remedy.no_devices and remedy.no_library are required", DATA_FILE);
         st = AITK_E_PARSE;
     }
@@ -259,8 +251,8 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data,
                         : "the container was started without GPU access: no /dev/nvidia<N> "
                           "device node, so every GPU check fails and the workloads run on the CPU");
             c.message = aitk_str_cstr(&msg);
-            c.remedy = text_of(remedy, key);
-            c.source = text_of(aitk_yaml_get(remedy, key), "source");
+            c.remedy = aitk_yaml_text(remedy, key);
+            c.source = aitk_yaml_text(aitk_yaml_get(remedy, key), "source");
         }
     }
     if (!st)

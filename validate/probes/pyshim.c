@@ -42,12 +42,6 @@ typedef struct {
     aitk_str origin; /* where the list came from, for messages */
 } version_list;
 
-static bool is_dir(const char *p)
-{
-    struct stat sb;
-    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 static bool is_file(const char *p)
 {
     struct stat sb;
@@ -197,7 +191,7 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
 {
     aitk_str dir = AITK_STR_INIT;
     aitk_str_appendf(&dir, "%s/versions/%s", root, want);
-    bool ok = is_dir(aitk_str_cstr(&dir));
+    bool ok = aitk_is_dir(aitk_str_cstr(&dir));
     if (ok)
         aitk_str_append(out, want);
     aitk_str_clear(&dir);
@@ -221,7 +215,7 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
         char *real = aitk_realpath(aitk_str_cstr(&path));
         /* pyenv-virtualenv's environments are links into <version>/envs/. */
         bool env_link = real && strstr(real, "/envs/") != NULL;
-        if (!env_link && is_dir(aitk_str_cstr(&path)) &&
+        if (!env_link && aitk_is_dir(aitk_str_cstr(&path)) &&
             (!*best || compare_versions(name + plen + 1, best + plen + 1) > 0))
             strcpy(best, name);
         free(real);

@@ -66,9 +66,7 @@ const char *aitk_windows_data_source(const aitk_yaml_doc *doc, const char *secti
 aitk_status aitk_windows_data_load(aitk_yaml_doc **out, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
-    aitk_status st = aitk_data_load_yaml(DATA_FILE, &doc, err);
-    if (!st)
-        st = aitk_data_check_schema(doc, 1, err);
+    aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
     for (size_t i = 0; !st && i < sizeof required_entries / sizeof *required_entries; i++) {
         const char *s = required_entries[i].section, *k = required_entries[i].key;
         if (!*aitk_windows_data_value(doc, s, k) || !*aitk_windows_data_source(doc, s, k)) {

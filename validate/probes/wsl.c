@@ -22,12 +22,6 @@
 
 #ifndef _WIN32
 
-static const char *text_of(const aitk_yaml_node *map, const char *key)
-{
-    const aitk_yaml_node *n = aitk_yaml_figure(aitk_yaml_get(map, key));
-    return n && n->kind == AITK_YAML_SCALAR ? n->text : "";
-}
-
 static bool exists_at(const char *root, const char *rel, bool want_dir)
 {
     aitk_str p = AITK_STR_INIT;
@@ -48,12 +42,30 @@ static int wsl_version(const char *release, const char *root)
     return strcasestr(release, "microsoft") && exists_at(root, "usr/lib/wsl", true) ? 2 : 0;
 }
 
+/* Every remedy the judgement may name, and the driver's place, must be in
+ * the data: a check that fails with an empty fix helps no one. */
 static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
 {
+    static const char *const remedies[] = {"wsl1", "no_windows_driver", "shadowed",
+                                           "not_on_loader_path"};
     aitk_yaml_doc *doc = NULL;
-    aitk_status st = aitk_data_load_yaml(DATA_FILE, &doc, err);
-    if (!st)
-        st = aitk_data_check_schema(doc, 1, err);
+    aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
+    const aitk_yaml_node *top = doc ? doc->root : NULL;
+    const aitk_yaml_node *driver = aitk_yaml_get(top, "windows_driver");
+    if (!st && (!*aitk_yaml_text(driver, "path") || !*aitk_yaml_text(driver, "folder") ||
+                !*aitk_yaml_text(aitk_yaml_get(top, "kernel_release"), "path"))) {
+        aitk_str_appendf(err, "%s: windows_driver.path, windows_driver.folder and "
+                              "kernel_release.path are required", DATA_FILE);
+        st = AITK_E_PARSE;
+    }
+    for (size_t i = 0; !st && i < sizeof remedies / sizeof *remedies; i++) {
+        const aitk_yaml_node *r = aitk_yaml_get(aitk_yaml_get(top, "remedy"), remedies[i]);
+        if (!*aitk_yaml_text(r, "value") || !*aitk_yaml_text(r, "source")) {
+            aitk_str_appendf(err, "%s: remedy.%s needs a value and a source", DATA_FILE,
+                             remedies[i]);
+            st = AITK_E_PARSE;
+        }
+    }
     if (st) {
         aitk_yaml_free(doc);
         return st;
@@ -105,9 +117,13 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data, int versi
     aitk_str obs = AITK_STR_INIT, msg = AITK_STR_INIT;
     aitk_check c = {.id = "gpu.wsl", .category = "gpu", .title = "GPU under WSL",
                     .expected = "WSL 2 with libcuda from Windows' NVIDIA driver (/usr/lib/wsl/lib)",
-                    .remedy = "", .source = text_of(driver, "source")};
+                    .remedy = "", .source = aitk_yaml_text(driver, "source")};
     const char *key = NULL;
+    bool judged = true; /* false for the two skips */
+    const bool in_container = aitk_json_true(
+        cJSON_GetObjectItemCaseSensitive(ctx->env, "container"), "in_container");
     if (version == 0) {
+        judged = false;
         c.status = AITK_CHECK_SKIP;
         c.observed = "not under WSL";
         c.message = "the kernel is not WSL's: nothing to check";
@@ -117,13 +133,12 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data, int versi
         aitk_str_appendf(&obs, "WSL 1 (kernel %s)", release);
         aitk_str_append(&msg, "WSL 1 has no GPU access: CUDA runs under WSL 2 only");
         key = "wsl1";
-    } else if (aitk_json_true(cJSON_GetObjectItemCaseSensitive(ctx->env, "container"),
-                              "in_container")) {
+    } else if (in_container) {
         /* In a container the NVIDIA Container Toolkit mounts Windows'
          * driver libraries where it chooses (into /usr/lib/x86_64-linux-gnu:
          * NVIDIA/nvidia-docker issue #1699's mount error names that path),
          * so where libcuda sits says nothing; gpu.container judges access. */
-        version = 0;
+        judged = false;
         c.status = AITK_CHECK_SKIP;
         c.observed = "in a container under WSL 2";
         c.message = "the container runtime places the driver's libraries; gpu.container judges "
@@ -133,17 +148,17 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data, int versi
     } else {
         const cJSON *cu = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(ctx->env, "gpu"), "cuda_driver");
-        key = wsl2_problem(cu, exists_at(root, text_of(driver, "path"), false),
-                           text_of(driver, "folder"), &obs, &msg);
+        key = wsl2_problem(cu, exists_at(root, aitk_yaml_text(driver, "path"), false),
+                           aitk_yaml_text(driver, "folder"), &obs, &msg);
     }
-    if (version) {
+    if (judged) {
         c.observed = aitk_str_cstr(&obs);
         c.message = aitk_str_cstr(&msg);
         c.status = key ? AITK_CHECK_FAIL : AITK_CHECK_PASS;
     }
     if (key) {
-        c.remedy = text_of(remedy, key);
-        c.source = text_of(aitk_yaml_get(remedy, key), "source");
+        c.remedy = aitk_yaml_text(remedy, key);
+        c.source = aitk_yaml_text(aitk_yaml_get(remedy, key), "source");
     }
     aitk_status st = aitk_str_status(&obs) ? aitk_str_status(&obs) : aitk_str_status(&msg);
     if (!st)
@@ -183,7 +198,7 @@ aitk_status aitk_wsl_checks_at(aitk_run_ctx *ctx, const char *root)
     char *text = NULL;
     size_t len = 0;
     aitk_str_appendf(&path, "%s/%s", root,
-                     text_of(aitk_yaml_get(data->root, "kernel_release"), "path"));
+                     aitk_yaml_text(aitk_yaml_get(data->root, "kernel_release"), "path"));
     if (aitk_file_read(aitk_str_cstr(&path), 4096, &text, &len, NULL) != AITK_OK)
         text = NULL;
     char release[256] = "";
