@@ -163,6 +163,52 @@ static void test_not_libraries(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A link of the folder whose target does not exist (Debian 12's
+ * python3-torch leaves three in torch/lib: libcaffe2_*.so) is no library:
+ * when every library's links resolve, nothing opens it and the check
+ * passes, naming it; when a library's links do not resolve, the check
+ * fails for that library and the link is not called harmless. The
+ * real-world oracle is realworld.linux.debian-python3-torch. */
+static void test_dangling_links(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-dangling-XXXXXX", cmd[1200];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cp -r '%s/elf/chain/sub' '%s/ok' && ln -s ../gone/libleft.so.1.13 '%s/ok/libleft.so' "
+             "&& cp -r '%s/elf/chain/sub' '%s/bad' && rm '%s/bad/leafdir/libleaf.so.1' && "
+             "ln -s nowhere/libleaf.so.1 '%s/bad/libleaf.so.1'",
+             FX, dir, dir, FX, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    char ok[600], bad[600];
+    snprintf(ok, sizeof ok, "%s/ok", dir);
+    snprintf(bad, sizeof bad, "%s/bad", dir);
+    aitk_run_ctx ctx = {.level = AITK_LEVEL_STANDARD};
+    const aitk_check *c = run_dir(&ctx, ok);
+    if (c->status != AITK_CHECK_PASS ||
+        !strstr(c->message, "1 library in ") ||
+        !strstr(c->message, "1 dangling link, whose target does not exist (libleft.so -> "
+                            "../gone/libleft.so.1.13): no library's links lead there"))
+        fail_msg("ok: %s | %s", c->observed, c->message);
+    cJSON *libs = cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "cuda"), "libraries");
+    assert_int_equal(cJSON_GetArraySize(libs), 2); /* sorted: libleft.so, libmid.so.1 */
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(libs, 0), "dangling_link")),
+        "../gone/libleft.so.1.13");
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(libs, 0), "error"));
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, bad);
+    if (c->status != AITK_CHECK_FAIL || !strstr(c->observed, "libleaf.so.1: NOT FOUND") ||
+        !strstr(c->message, "1 dangling link") || strstr(c->message, "no library's links"))
+        fail_msg("bad: %s | %s", c->observed, c->message);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_torch_in_venv(void **state)
 {
     (void)state;
@@ -313,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_not_libraries),
         cmocka_unit_test(test_loader_confirms),
         cmocka_unit_test(test_loaded_inside_needer),
+        cmocka_unit_test(test_dangling_links),
         cmocka_unit_test(test_torch_in_venv),
         cmocka_unit_test(test_torch_of_selected_python_env),
         cmocka_unit_test(test_real_cuda),

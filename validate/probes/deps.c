@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #ifndef _WIN32
 #include <glob.h>
 #endif
@@ -16,6 +17,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/libload.h"
@@ -67,8 +71,8 @@ static bool native_library_name(const char *n)
 
 /* What the libraries of one folder add up to. */
 typedef struct dir_tally {
-    aitk_str observed, remedy, sources;
-    size_t bad, unreadable, skipped, not_library, python_ext, inside_needer;
+    aitk_str observed, remedy, sources, dangling_names;
+    size_t bad, unreadable, skipped, not_library, python_ext, inside_needer, dangling;
 } dir_tally;
 
 /* One library of the folder between the static walk and the loader: its
@@ -229,6 +233,35 @@ static aitk_status list_libs(const char *dir, aitk_strlist *out)
     return st;
 }
 
+/* A symbolic link of the folder whose target does not exist, with the link
+ * text in `target`. Linux distributions' torch packages leave such links:
+ * Debian 12's python3-torch 1.13.1 links torch/lib/libcaffe2_*.so to
+ * libtorch1.13's libcaffe2_*.so.1.13, themselves links to files the
+ * package does not ship. Nothing loads them (no library lists them, and
+ * `import torch` maps none), so they are not a broken library and the
+ * check passes with them named: a library that did need one fails by its
+ * own links, as the loader would. On
+ * Windows torch loads every DLL of torch\lib, so there the rule is not
+ * used. */
+static bool dangling_link(const char *path, aitk_str *target)
+{
+#ifdef _WIN32
+    (void)path;
+    (void)target;
+    return false;
+#else
+    struct stat ls, s;
+    if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode) || stat(path, &s) == 0 || errno != ENOENT)
+        return false;
+    char buf[4096];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    aitk_str_clear(target);
+    aitk_str_append(target, buf);
+    return true;
+#endif
+}
+
 /* One library of the folder: its record under `arr` and what it adds to
  * the tally. Only running out of memory ends the walk. */
 static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const char *path,
@@ -236,6 +269,17 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
 {
     aitk_dep_tree tree;
     aitk_str_clear(err);
+    if (dangling_link(path, err)) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", path);
+        cJSON_AddStringToObject(o, "dangling_link", aitk_str_cstr(err));
+        cJSON_AddItemToArray(arr, o);
+        fl->o = o;
+        t->dangling++;
+        aitk_str_appendf(&t->dangling_names, "%s%s -> %s", t->dangling_names.len ? ", " : "",
+                         base_name(path), aitk_str_cstr(err));
+        return aitk_str_status(&t->dangling_names) ? AITK_E_NOMEM : AITK_OK;
+    }
     aitk_status ast = aitk_deps_analyze(d, path, &tree, err);
     if (ast == AITK_E_NOMEM)
         return ast;
@@ -301,13 +345,25 @@ static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir
                               "other links give it symbols it does not list (not loadable "
                               "alone, and loads inside that library: not broken)",
                          t->inside_needer);
+    /* Said as harmless only when every library's links resolved: a library
+     * that needed one would have failed to. */
+    if (t->dangling)
+        aitk_str_appendf(msg, "; %zu dangling link%s, whose target does not exist (%s)%s",
+                         t->dangling, t->dangling == 1 ? "" : "s",
+                         aitk_str_cstr(&t->dangling_names),
+                         t->bad ? ""
+                         : t->dangling == 1
+                             ? ": no library's links lead there, so the loader never opens it "
+                               "(a package's leftover, not a broken library)"
+                             : ": no library's links lead there, so the loader never opens them "
+                               "(a package's leftovers, not broken libraries)");
 }
 
 static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *dir,
                                  size_t count, dir_tally *t)
 {
     aitk_str msg = AITK_STR_INIT;
-    const size_t examined = count - t->skipped;
+    const size_t examined = count - t->skipped - t->dangling;
     summarize(&msg, dir, examined, t);
     name_variant(ctx->env, &t->remedy);
     c->status = t->bad || t->unreadable || t->not_library ? AITK_CHECK_FAIL
@@ -349,7 +405,8 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
     if (!st)
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
-    dir_tally t = {.observed = AITK_STR_INIT, .remedy = AITK_STR_INIT, .sources = AITK_STR_INIT};
+    dir_tally t = {.observed = AITK_STR_INIT, .remedy = AITK_STR_INIT, .sources = AITK_STR_INIT,
+                   .dangling_names = AITK_STR_INIT};
     folder_lib *fl = libs->count ? aitk_calloc(libs->count, sizeof *fl) : NULL;
     if (libs->count && !fl && !st)
         st = AITK_E_NOMEM;
@@ -373,6 +430,7 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
     aitk_str_free(&t.observed);
     aitk_str_free(&t.remedy);
     aitk_str_free(&t.sources);
+    aitk_str_free(&t.dangling_names);
     aitk_str_free(&err);
     return st;
 }
