@@ -137,6 +137,34 @@ static void test_nodes_without_driver_libraries(void **state)
     free(root);
 }
 
+/* Under WSL 2 a container's GPU is /dev/dxg, never /dev/nvidia<N> (the
+ * NVIDIA Container Toolkit's WSL CDI specification): with a GPU answering
+ * it passes; with none, the fix is the libraries from /usr/lib/wsl, not
+ * "start the container with GPU access", which it was. */
+static void test_wsl_container(void **state)
+{
+    (void)state;
+    char *root = host_root("wsl");
+    pt_write(root, ".dockerenv", "");
+    pt_write(root, "dev/dxg", "");
+    result r;
+    run_at(&r, root, 1);
+    assert_int_equal(r.check->status, AITK_CHECK_PASS);
+    pt_assert_contains(r.check->observed, "0 /dev/nvidia<N> device nodes, WSL 2's /dev/dxg; 1 GPU answered");
+    done(&r);
+    run_at(&r, root, 0);
+    assert_int_equal(r.check->status, AITK_CHECK_WARN);
+    pt_assert_contains(r.check->message, "WSL 2's GPU device (/dev/dxg) but no GPU answered");
+    pt_assert_contains(r.check->remedy, "/usr/lib/wsl");
+    pt_assert_contains(r.check->remedy, "nvidia-ctk cdi generate");
+    if (strstr(r.check->message, "started without GPU access"))
+        fail_msg("told to start with GPU access: %s", r.check->message);
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(r.env, "container");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "wsl_gpu_device")));
+    done(&r);
+    free(root);
+}
+
 /* Kubernetes under cgroup v2, service account not mounted: only the bind
  * mounts of /etc/hosts and /etc/hostname give it away. */
 static void test_kubernetes_by_mounts(void **state)
@@ -204,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_docker_without_gpu_warns),
         cmocka_unit_test(test_docker_with_gpu_passes),
         cmocka_unit_test(test_nodes_without_driver_libraries),
+        cmocka_unit_test(test_wsl_container),
         cmocka_unit_test(test_kubernetes_by_mounts),
         cmocka_unit_test(test_cgroup_v1_and_mount_point_boundaries),
         cmocka_unit_test(test_binary_with_gpu_does_not_warn),

@@ -178,6 +178,13 @@ aitk_status aitk_container_detect(const char *root, const aitk_yaml_doc *data,
     if (!st)
         st = scan_file(root, "proc/self/mountinfo", true, aitk_yaml_text(top, "mount_points"), out);
     out->gpu_nodes = count_gpu_nodes(root);
+    if (!st) {
+        aitk_str dxg = AITK_STR_INIT;
+        st = aitk_str_appendf(&dxg, "%s/%s", root,
+                              aitk_yaml_text(aitk_yaml_get(top, "wsl_device"), "path"));
+        out->wsl_gpu = !st && aitk_path_exists(aitk_str_cstr(&dxg));
+        aitk_str_free(&dxg);
+    }
     return st;
 }
 
@@ -186,8 +193,11 @@ static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
     aitk_yaml_doc *doc = NULL;
     aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
     const aitk_yaml_node *remedy = doc ? aitk_yaml_get(doc->root, "remedy") : NULL;
-    if (!st && (!*aitk_yaml_text(remedy, "no_devices") || !*aitk_yaml_text(remedy, "no_library"))) {
-        aitk_str_appendf(err, "%s: remedy.no_devices and remedy.no_library are required", DATA_FILE);
+    if (!st && (!*aitk_yaml_text(remedy, "no_devices") || !*aitk_yaml_text(remedy, "no_library") ||
+                !*aitk_yaml_text(remedy, "no_library_wsl") ||
+                !*aitk_yaml_text(aitk_yaml_get(doc->root, "wsl_device"), "path"))) {
+        aitk_str_appendf(err, "%s: remedy.no_devices, remedy.no_library, remedy.no_library_wsl "
+                              "and wsl_device.path are required", DATA_FILE);
         st = AITK_E_PARSE;
     }
     if (st) {
@@ -204,7 +214,8 @@ static aitk_status record(cJSON *env, const aitk_container_facts *f)
     if (!rec || !cJSON_AddBoolToObject(rec, "in_container", f->in_container) ||
         !cJSON_AddStringToObject(rec, "engine", aitk_str_cstr(&f->engine)) ||
         !cJSON_AddStringToObject(rec, "evidence", aitk_str_cstr(&f->evidence)) ||
-        !cJSON_AddNumberToObject(rec, "gpu_device_nodes", f->gpu_nodes))
+        !cJSON_AddNumberToObject(rec, "gpu_device_nodes", f->gpu_nodes) ||
+        !cJSON_AddBoolToObject(rec, "wsl_gpu_device", f->wsl_gpu))
         return AITK_E_NOMEM;
     return AITK_OK;
 }
@@ -232,22 +243,33 @@ static aitk_status judge(aitk_run_ctx *ctx, const aitk_yaml_doc *data,
         c.observed = "not in a container";
         c.message = "no container engine's marks: nothing to check";
     } else {
-        st = aitk_str_appendf(&obs, "in %s (%s); %d /dev/nvidia<N> device node%s; %d GPU%s answered",
+        st = aitk_str_appendf(&obs, "in %s (%s); %d /dev/nvidia<N> device node%s%s; %d GPU%s answered",
                               engine, aitk_str_cstr(&f->evidence), f->gpu_nodes,
-                              f->gpu_nodes == 1 ? "" : "s", answered, answered == 1 ? "" : "s");
+                              f->gpu_nodes == 1 ? "" : "s", f->wsl_gpu ? ", WSL 2's /dev/dxg" : "",
+                              answered, answered == 1 ? "" : "s");
         c.observed = aitk_str_cstr(&obs);
-        c.expected = "at least one GPU device node, and the driver answering";
+        c.expected = "at least one GPU device node (/dev/nvidia<N>, or /dev/dxg under WSL 2), "
+                     "and the driver answering";
         if (answered > 0) {
             c.status = AITK_CHECK_PASS;
             c.message = "the container sees its GPUs";
         } else {
-            const char *key = f->gpu_nodes ? "no_library" : "no_devices";
+            /* Under WSL 2 the GPU reaches a container as /dev/dxg with
+             * Windows' driver libraries from /usr/lib/wsl, never as
+             * /dev/nvidia<N>: its own fix when the libraries are missing. */
+            const char *key = f->gpu_nodes  ? "no_library"
+                              : f->wsl_gpu ? "no_library_wsl"
+                                           : "no_devices";
             c.status = AITK_CHECK_WARN;
             if (!st)
                 st = aitk_str_appendf(
                     &msg, "%s", f->gpu_nodes
                         ? "the container has GPU device nodes but the NVIDIA driver's libraries "
                           "are not mounted in, so no GPU can be used"
+                    : f->wsl_gpu
+                        ? "the container has WSL 2's GPU device (/dev/dxg) but no GPU answered: "
+                          "Windows' NVIDIA driver libraries (from WSL's /usr/lib/wsl) are not "
+                          "mounted in, or not on the loader's path"
                         : "the container was started without GPU access: no /dev/nvidia<N> "
                           "device node, so every GPU check fails and the workloads run on the CPU");
             c.message = aitk_str_cstr(&msg);

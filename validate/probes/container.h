@@ -19,6 +19,7 @@ typedef struct aitk_container_facts {
     aitk_str engine;    /* "Docker", "Podman", "Kubernetes", ""; comma list when several */
     aitk_str evidence;  /* "/.dockerenv; /proc/self/cgroup: /docker/..." for the report */
     int gpu_nodes;      /* /dev/nvidia<N> device nodes */
+    bool wsl_gpu;       /* /dev/dxg: WSL 2's GPU device, which stands for every GPU there */
 } aitk_container_facts;
 
 void aitk_container_facts_free(aitk_container_facts *f);
