@@ -1,6 +1,7 @@
 /* The order of the report: the machine first, then the GPU stack, then work.
  * A new probe registers here and nowhere else. */
 #include "validate/engine.h"
+#include "validate/probes/bnb.h"
 #include "validate/probes/container.h"
 #include "validate/probes/deps.h"
 #include "validate/probes/cuda_stack.h"
@@ -26,6 +27,8 @@ const aitk_provider aitk_providers[] = {
     /* After gpu: windows.gpu_mode reads the NVML record. */
     {"windows", AITK_LEVEL_QUICK, aitk_windows_checks},
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},
+    /* After python: python.bitsandbytes reads the environment it selected. */
+    {"python", AITK_LEVEL_QUICK, aitk_bnb_checks},
     {"cuda", AITK_LEVEL_QUICK, aitk_cuda_stack_checks},
     /* gpu.plugin: loads the CUDA plugin, so not at --quick (loads nothing). */
     {"gpu", AITK_LEVEL_STANDARD, aitk_gpu_plugin_checks},

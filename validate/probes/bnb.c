@@ -1,0 +1,307 @@
+/* python.bitsandbytes (bnb.h). The selection rules and remedies are in
+ * bnb.yaml with their sources; this file only applies them to the files of
+ * the environment the python provider selected. */
+#include "validate/probes/bnb.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/data.h"
+#include "common/fileio.h"
+#include "models/aitk_config.h"
+#include "reports/fields.h"
+#include "validate/probes/host.h"
+#include "validate/probes/python.h"
+
+#define DATA_FILE "validate/probes/bnb.yaml"
+#define PREFIX "libbitsandbytes_cuda"
+#ifdef _WIN32
+#define SUFFIX ".dll"
+#define SEP "\\"
+#else
+#define SUFFIX ".so"
+#define SEP "/"
+#endif
+
+/* The digits of "libbitsandbytes_cuda<digits><SUFFIX>", or NULL for any
+ * other name (the CPU, ROCm and XPU builds, 0.43's _nocublaslt ones). */
+static const char *build_digits(const char *name, char *buf, size_t size)
+{
+    size_t p = strlen(PREFIX), n = strlen(name), s = strlen(SUFFIX);
+    if (n <= p + s || strncmp(name, PREFIX, p) != 0 || strcmp(name + n - s, SUFFIX) != 0 ||
+        n - p - s >= size)
+        return NULL;
+    memcpy(buf, name + p, n - p - s);
+    buf[n - p - s] = '\0';
+    return strspn(buf, "0123456789") == strlen(buf) ? buf : NULL;
+}
+
+/* bitsandbytes' reading of a build's digits: the CUDA major is always
+ * two digits ("118" is 11.8, "132" is 13.2), as its _split_cuda_version. */
+static int build_version(const char *digits)
+{
+    return strlen(digits) < 3 ? -1 : atoi(digits);
+}
+
+aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const char *override,
+                              char *const *names, size_t count, const char *since_exact,
+                              const char *since_nearest, aitk_str *out, bool *nearest)
+{
+    *nearest = false;
+    int major = 0, minor = 0;
+    if (aitk_version_compare(version, since_exact) < 0 ||
+        sscanf(torch_cuda, "%d.%d", &major, &minor) != 2)
+        return AITK_BNB_NOT_JUDGED;
+    /* Before 0.50.0 an empty override counts as unset; from it, any value
+     * but digits stops the import. */
+    const bool from_nearest = aitk_version_compare(version, since_nearest) >= 0;
+    if (override && !*override && !from_nearest)
+        override = NULL;
+    if (override && from_nearest && (!*override || strspn(override, "0123456789") != strlen(override)))
+        return AITK_BNB_BAD_OVERRIDE;
+    char want[32];
+    snprintf(want, sizeof want, "%d%d", major, minor);
+    aitk_str_clear(out);
+    aitk_str_appendf(out, PREFIX "%s" SUFFIX, override ? override : want);
+    bool exact = false;
+    int below = -1, above = -1; /* the builds of torch's major, as major*10+minor */
+    const int runtime = major * 10 + minor;
+    for (size_t i = 0; i < count; i++) {
+        char buf[16];
+        const char *d = build_digits(names[i], buf, sizeof buf);
+        if (!d)
+            continue;
+        exact |= strcmp(names[i], aitk_str_cstr(out)) == 0;
+        int v = build_version(d);
+        if (v / 10 != major)
+            continue;
+        if (v < runtime && v > below)
+            below = v;
+        if (v > runtime && (above < 0 || v < above))
+            above = v;
+    }
+    if (exact)
+        return AITK_BNB_FOUND;
+    if (override || !from_nearest || (below < 0 && above < 0))
+        return AITK_BNB_ABSENT;
+    aitk_str_clear(out);
+    aitk_str_appendf(out, PREFIX "%d" SUFFIX, below >= 0 ? below : above);
+    *nearest = true;
+    return AITK_BNB_FOUND;
+}
+
+static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
+{
+    static const char *const needed[][2] = {{"exact", "since"},   {"nearest", "since"},
+                                            {"optimizers", "value"}};
+    static const char *const remedies[] = {"missing", "other_major", "bad_override"};
+    aitk_yaml_doc *doc = NULL;
+    aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
+    const aitk_yaml_node *top = doc ? doc->root : NULL;
+    for (size_t i = 0; !st && i < sizeof needed / sizeof *needed; i++) {
+        const aitk_yaml_node *n = aitk_yaml_get(top, needed[i][0]);
+        if (!*aitk_yaml_text(n, needed[i][1]) || !*aitk_yaml_text(n, "source")) {
+            aitk_str_appendf(err, "%s: %s.%s and its source are required", DATA_FILE,
+                             needed[i][0], needed[i][1]);
+            st = AITK_E_PARSE;
+        }
+    }
+    for (size_t i = 0; !st && i < sizeof remedies / sizeof *remedies; i++) {
+        const aitk_yaml_node *r = aitk_yaml_get(aitk_yaml_get(top, "remedy"), remedies[i]);
+        if (!*aitk_yaml_text(r, "value") || !*aitk_yaml_text(r, "source")) {
+            aitk_str_appendf(err, "%s: remedy.%s needs a value and a source", DATA_FILE,
+                             remedies[i]);
+            st = AITK_E_PARSE;
+        }
+    }
+    if (st) {
+        aitk_yaml_free(doc);
+        return st;
+    }
+    *out = doc;
+    return AITK_OK;
+}
+
+/* Whether the job's optimizer calls bitsandbytes: --config's (ai-toolkit's
+ * default, adamw, when it names none), else the example configs'
+ * adamw8bit. `which` gets its name. */
+static bool optimizer_uses_bnb(const aitk_run_ctx *ctx, const char *list, const char **which)
+{
+    const char *opt = !ctx->train_config             ? "adamw8bit"
+                      : ctx->train_config->optimizer ? ctx->train_config->optimizer
+                                                     : "adamw";
+    *which = opt;
+    char low[64];
+    size_t n = strlen(opt);
+    if (n == 0 || n >= sizeof low)
+        return false;
+    for (size_t i = 0; i <= n; i++)
+        low[i] = (char)tolower((unsigned char)opt[i]);
+    for (const char *p = list; (p = strstr(p, low)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+typedef struct verdict {
+    aitk_check_status status;
+    aitk_str obs, msg;
+    const char *remedy_key; /* bnb.yaml remedy, or NULL */
+    bool nearest;           /* passed by the nearest-build rule */
+} verdict;
+
+/* Why no CUDA library loads. Either way bitsandbytes imports (the error is
+ * logged, and a stand-in library raises at the first native call). */
+static void say_no_library(verdict *v, aitk_bnb_choice found, const char *version,
+                           const char *cuda, const char *override, const char *pick)
+{
+    if (found == AITK_BNB_BAD_OVERRIDE)
+        aitk_str_appendf(&v->msg, "bitsandbytes %s refuses a BNB_CUDA_VERSION that is not "
+                                  "digits, so it loads no CUDA library",
+                         version);
+    else if (override)
+        aitk_str_appendf(&v->msg, "bitsandbytes has no build BNB_CUDA_VERSION=%s names (%s is "
+                                  "not in its folder)",
+                         override, pick);
+    else
+        aitk_str_appendf(&v->msg, "bitsandbytes has no build for CUDA %s (%s is not in its "
+                                  "folder)",
+                         cuda, pick);
+    if (found != AITK_BNB_BAD_OVERRIDE)
+        aitk_str_appendf(&v->obs, "; no %s", pick);
+    aitk_str_append(&v->msg, ": it imports, but its 8-bit optimizers fail at the first training "
+                             "step");
+}
+
+/* The judgement, once the version, torch's CUDA and the builds are known. */
+static aitk_status judge(const aitk_run_ctx *ctx, const aitk_yaml_node *top, const char *version,
+                         const char *cuda, char *const *names, size_t count, verdict *v)
+{
+    const char *override = getenv("BNB_CUDA_VERSION");
+    aitk_str pick = AITK_STR_INIT;
+    bool nearest = false;
+    aitk_bnb_choice found = aitk_bnb_pick(version, cuda, override, names, count,
+                              aitk_yaml_text(aitk_yaml_get(top, "exact"), "since"),
+                              aitk_yaml_text(aitk_yaml_get(top, "nearest"), "since"), &pick,
+                              &nearest);
+    aitk_str_appendf(&v->obs, "bitsandbytes %s, torch built with CUDA %s", version, cuda);
+    if (override)
+        aitk_str_appendf(&v->obs, ", BNB_CUDA_VERSION=\"%s\"", override);
+    if (found == AITK_BNB_NOT_JUDGED) {
+        v->status = AITK_CHECK_SKIP;
+        aitk_str_appendf(&v->msg, "bitsandbytes before %s finds a CUDA runtime on its own "
+                                  "(bitsandbytes/cuda_setup): its choice is not judged here",
+                         aitk_yaml_text(aitk_yaml_get(top, "exact"), "since"));
+    } else if (found == AITK_BNB_ABSENT || found == AITK_BNB_BAD_OVERRIDE) {
+        const char *opt = NULL;
+        bool used = optimizer_uses_bnb(ctx, aitk_yaml_text(aitk_yaml_get(top, "optimizers"),
+                                                           "value"), &opt);
+        v->status = used ? AITK_CHECK_FAIL : AITK_CHECK_WARN;
+        v->remedy_key = found == AITK_BNB_BAD_OVERRIDE ? "bad_override" : "missing";
+        say_no_library(v, found, version, cuda, override, aitk_str_cstr(&pick));
+        aitk_str_appendf(&v->msg, "; this job's optimizer, %s, is %sone of them", opt,
+                         used ? "" : "not ");
+    } else {
+        int torch_major = atoi(cuda), build_major = 0;
+        char buf[16];
+        const char *d = build_digits(aitk_str_cstr(&pick), buf, sizeof buf);
+        if (d)
+            build_major = build_version(d) / 10;
+        aitk_str_appendf(&v->obs, "; loads %s", aitk_str_cstr(&pick));
+        if (build_major != torch_major) {
+            v->status = AITK_CHECK_WARN;
+            v->remedy_key = "other_major";
+            aitk_str_appendf(&v->msg, "BNB_CUDA_VERSION makes bitsandbytes load a CUDA %d build "
+                                      "beside torch's CUDA %d libraries: it needs CUDA %d's "
+                                      "runtime libraries on the loader's path",
+                             build_major, torch_major, build_major);
+        } else {
+            v->status = AITK_CHECK_PASS;
+            v->nearest = nearest;
+            aitk_str_appendf(&v->msg, nearest ? "no build for CUDA %s: bitsandbytes (%s and "
+                                                "later) loads its nearest build of CUDA %d, with "
+                                                "a warning"
+                                              : "bitsandbytes has its build for CUDA %s",
+                             cuda, aitk_yaml_text(aitk_yaml_get(top, "nearest"), "since"),
+                             torch_major);
+        }
+    }
+    aitk_str_free(&pick);
+    return aitk_str_status(&v->obs) ? aitk_str_status(&v->obs) : aitk_str_status(&v->msg);
+}
+
+/* What the selected environment holds: bitsandbytes' version and folder,
+ * torch's CUDA. Returns the reason to skip when one of them is absent. */
+static const char *environment(const cJSON *env, const char **version, const char **cuda,
+                               aitk_str *dir)
+{
+    const cJSON *sel = aitk_python_selected(env);
+    const cJSON *bnb = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(sel, "packages"), "bitsandbytes");
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(sel, "torch");
+    *version = aitk_field_str(bnb, "version");
+    *cuda = aitk_field_str(torch, "cuda");
+    if (!bnb || !**version)
+        return "bitsandbytes is not installed (python.requirements says whether the job needs it)";
+    if (!torch || !**cuda)
+        return "torch has no CUDA build here, so bitsandbytes loads no CUDA library";
+    aitk_str_appendf(dir, "%s" SEP "bitsandbytes", aitk_field_str(bnb, "site"));
+    return NULL;
+}
+
+aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
+{
+    aitk_check c = {.id = "python.bitsandbytes", .category = "python",
+                    .title = "bitsandbytes' CUDA library",
+                    .expected = "a bitsandbytes build for the CUDA torch is built with",
+                    .remedy = "", .source = ""};
+    aitk_yaml_doc *data = NULL;
+    aitk_str err = AITK_STR_INIT, dir = AITK_STR_INIT;
+    verdict v = {.obs = AITK_STR_INIT, .msg = AITK_STR_INIT};
+    char **names = NULL;
+    size_t count = 0;
+    const char *version = "", *cuda = "";
+    aitk_status st = load_data(&data, &err);
+    const char *skip = st ? NULL : environment(ctx->env, &version, &cuda, &dir);
+    if (st) {
+        /* The file is compiled in: only a broken build or AITK_DATA_DIR gets here. */
+        c.status = AITK_CHECK_FAIL;
+        c.observed = aitk_str_cstr(&err);
+        c.message = "the bitsandbytes check cannot run without its data";
+        c.remedy = "Rebuild aitk-validate, or unset AITK_DATA_DIR if it points at an edited copy.";
+        st = st == AITK_E_NOMEM ? st : AITK_OK;
+    } else if (skip) {
+        c.status = AITK_CHECK_SKIP;
+        c.observed = "";
+        c.message = skip;
+        c.expected = "";
+    } else {
+        /* An unreadable folder holds no build: the verdict names the file. */
+        aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
+        st = judge(ctx, data->root, version, cuda, names, count, &v);
+        c.status = v.status;
+        c.observed = aitk_str_cstr(&v.obs);
+        c.message = aitk_str_cstr(&v.msg);
+        const aitk_yaml_node *rule =
+            aitk_yaml_get(data->root, v.nearest ? "nearest" : "exact");
+        c.source = aitk_yaml_text(rule, "source");
+        if (v.remedy_key) {
+            const aitk_yaml_node *r = aitk_yaml_get(aitk_yaml_get(data->root, "remedy"),
+                                                    v.remedy_key);
+            c.remedy = aitk_yaml_text(r, "value");
+            c.source = aitk_yaml_text(r, "source");
+        }
+    }
+    if (!st)
+        st = aitk_checklist_add(&ctx->checks, &c);
+    aitk_dir_names_free(names, count);
+    aitk_str_free(&v.obs);
+    aitk_str_free(&v.msg);
+    aitk_str_free(&dir);
+    aitk_str_free(&err);
+    aitk_yaml_free(data);
+    return st;
+}
