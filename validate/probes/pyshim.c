@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include "validate/probes/pyshim.h"
 
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +195,10 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
         aitk_str_append(out, want);
     aitk_str_clear(&dir);
     aitk_str_appendf(&dir, "%s/versions", root);
-    DIR *d = ok ? NULL : opendir(aitk_str_cstr(&dir));
+    char **names = NULL;
+    size_t count = 0;
+    if (!ok)
+        aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
     char *prefix = aitk_strdup(want);
     bool free_threaded = prefix && strlen(prefix) >= 2 && ends_with(prefix, "t") &&
                          prefix[strlen(prefix) - 2] >= '0' && prefix[strlen(prefix) - 2] <= '9';
@@ -204,9 +206,8 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
         prefix[strlen(prefix) - 1] = '\0';
     size_t plen = prefix ? strlen(prefix) : 0;
     char best[256] = "";
-    struct dirent *e;
-    while (d && prefix && (e = readdir(d)) != NULL) {
-        const char *name = e->d_name;
+    for (size_t i = 0; prefix && i < count; i++) {
+        const char *name = names[i];
         if (strncmp(name, prefix, plen) != 0 || (name[plen] != '.' && name[plen] != '-') ||
             strlen(name) >= sizeof best || unpicked_build(name, free_threaded))
             continue;
@@ -221,8 +222,7 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
         free(real);
         aitk_str_free(&path);
     }
-    if (d)
-        closedir(d);
+    aitk_dir_names_free(names, count);
     if (!ok && *best) {
         aitk_str_append(out, best);
         ok = true;
