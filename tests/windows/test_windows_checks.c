@@ -409,6 +409,67 @@ static void several_cuda_toolkits_on_path(void **state)
     cJSON_Delete(doc);
 }
 
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[MAX_PATH];
+    snprintf(path, sizeof path, "%s\\%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* %LOCALAPPDATA%\Microsoft\WindowsApps holds the Microsoft Store's app
+ * execution aliases python.exe and python3.exe (empty files to every
+ * reader but CreateProcess); python.org's installer makes python.exe only.
+ * The Python judged is the python.exe a shell runs, never the alias: with
+ * python.org's Python after the aliases on PATH, that one, with a word
+ * about the alias; with the aliases alone, a warning that says what they
+ * are. The aliases here are the empty files Wine can make. */
+static void store_aliases_on_path(void **state)
+{
+    (void)state;
+    char base[MAX_PATH], apps[MAX_PATH], py[MAX_PATH], lib[MAX_PATH], site[MAX_PATH];
+    assert_true(GetTempPathA(sizeof base, base) > 0);
+    strncat(base, "aitk-store", sizeof base - strlen(base) - 1);
+    snprintf(apps, sizeof apps, "%s\\WindowsApps", base);
+    snprintf(py, sizeof py, "%s\\Python311", base);
+    snprintf(lib, sizeof lib, "%s\\Lib", py);
+    snprintf(site, sizeof site, "%s\\site-packages", lib);
+    const char *dirs[] = {base, apps, py, lib, site};
+    for (size_t i = 0; i < 5; i++)
+        CreateDirectoryA(dirs[i], NULL);
+    put_file(apps, "python.exe", "");
+    put_file(apps, "python3.exe", "");
+    put_file(py, "python.exe", "MZ");
+    put_file(py, "python311.dll", "MZ");
+
+    char old_path[8192], path[9000], old_cwd[MAX_PATH];
+    DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
+    assert_true(n > 0 && n < sizeof old_path);
+    assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
+    assert_true(SetCurrentDirectoryA(base)); /* no ./venv here */
+    _putenv_s("VIRTUAL_ENV", "");
+    _putenv_s("CONDA_PREFIX", "");
+    snprintf(path, sizeof path, "%s;%s;%s", apps, py, old_path);
+    assert_int_equal(_putenv_s("PATH", path), 0);
+    cJSON *doc = quick("windows-store-alias-then-python", NULL);
+    snprintf(path, sizeof path, "%s;%s", apps, old_path);
+    assert_int_equal(_putenv_s("PATH", path), 0);
+    cJSON *alone = quick("windows-store-alias-alone", NULL);
+    assert_int_equal(_putenv_s("PATH", old_path), 0);
+    assert_true(SetCurrentDirectoryA(old_cwd));
+    expect(doc, "python.env", "pass", "observed", "Python311");
+    expect(doc, "python.env", "pass", "observed", "the Microsoft Store's app execution alias");
+    expect(doc, "python.env", "pass", "observed", "Python 3.11");
+    expect(alone, "python.env", "warn", "message", "the only Python on PATH is the Microsoft "
+                                                   "Store's alias");
+    expect(alone, "python.env", "warn", "observed", "WindowsApps\\python.exe");
+    expect(alone, "python.env", "warn", "remedy", "python.org");
+    cJSON_Delete(doc);
+    cJSON_Delete(alone);
+}
+
 /* The whole file as text; the test fails when it cannot be read. */
 static char *slurp(const char *path)
 {
@@ -502,6 +563,7 @@ int main(void)
         cmocka_unit_test(long_paths_states),
         cmocka_unit_test(gpu_mode_states),
         cmocka_unit_test(several_cuda_toolkits_on_path),
+        cmocka_unit_test(store_aliases_on_path),
         cmocka_unit_test(user_folder_latin),
         cmocka_unit_test(user_folder_chinese),
     };

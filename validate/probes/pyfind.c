@@ -12,6 +12,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -30,14 +33,15 @@ static int is_dir(const char *p)
  * lives in the prefix itself. */
 static void prefix_of(const char *interpreter, aitk_str *out)
 {
+    /* Either separator: on Windows a PATH entry joined with "/python.exe"
+     * comes back from realpath in backslashes. */
     char *copy = aitk_strdup(interpreter);
-    char *slash = copy ? strrchr(copy, '/') : NULL;
+    char *slash = copy ? (char *)aitk_path_last_separator(copy) : NULL;
     if (slash) {
         *slash = '\0';
-        const char *leaf = strrchr(copy, '/');
-        if (leaf && (strcmp(leaf, "/bin") == 0 || strcmp(leaf, "/Scripts") == 0)) {
-            *strrchr(copy, '/') = '\0';
-        }
+        char *leaf = (char *)aitk_path_last_separator(copy);
+        if (leaf && (strcmp(leaf + 1, "bin") == 0 || strcasecmp(leaf + 1, "Scripts") == 0))
+            *leaf = '\0';
         aitk_str_append(out, *copy ? copy : "/");
     }
     aitk_free(copy);
@@ -115,12 +119,39 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
 
 #ifdef _WIN32
 #define PATH_SEP ";"
+#define DIR_SEP "\\"
 #define RUNNABLE F_OK /* the C runtime has no execute bit to test */
-static const char *const path_pythons[] = {"python3.exe", "python.exe"};
+/* `python` first: what ai-toolkit's README types on Windows, and the name
+ * python.org's installer gives (it makes no python3.exe, so a python3.exe
+ * earlier on PATH is often the Microsoft Store's alias, below). */
+static const char *const path_pythons[] = {"python.exe", "python3.exe"};
+
+/* %LOCALAPPDATA%\Microsoft\WindowsApps\python.exe and python3.exe are app
+ * execution aliases: empty reparse points that open the Microsoft Store
+ * when no Store Python is installed, or start the Store's Python, whose
+ * folders cannot be read from outside its package. Neither is a Python
+ * installation to judge. */
+static bool store_alias(const char *path)
+{
+    const char *name = aitk_path_last_separator(path);
+    if (!name || name - path < 11 || strncasecmp(name - 11, "WindowsApps", 11) != 0 ||
+        (name - path > 11 && name[-12] != '\\' && name[-12] != '/'))
+        return false;
+    struct stat sb;
+    DWORD attrs = GetFileAttributesA(path);
+    return (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT)) ||
+           stat(path, &sb) != 0 || sb.st_size == 0;
+}
 #else
 #define PATH_SEP ":"
+#define DIR_SEP "/"
 #define RUNNABLE X_OK
 static const char *const path_pythons[] = {"python3", "python"};
+static bool store_alias(const char *path)
+{
+    (void)path;
+    return false;
+}
 #endif
 
 /* run_dir: the folder ai-toolkit runs from (--aitk-dir), whose
@@ -130,19 +161,27 @@ static void add_path_python(cJSON *envs, const char *run_dir)
 {
     const char *path = getenv("PATH");
     const char *const *names = path_pythons;
-    aitk_str passed_on = AITK_STR_INIT;
-    bool not_installed = false;
+    aitk_str passed_on = AITK_STR_INIT, alias = AITK_STR_INIT, first_alias = AITK_STR_INIT;
+    bool not_installed = false, added_any = false;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
             size_t n = strcspn(s, PATH_SEP);
             aitk_str cand = AITK_STR_INIT, prefix = AITK_STR_INIT;
-            aitk_str_appendf(&cand, "%.*s/%s", (int)n, s, names[k]);
+            aitk_str_appendf(&cand, "%.*s" DIR_SEP "%s", (int)n, s, names[k]);
             s += n;
             if (*s == PATH_SEP[0])
                 s++;
             aitk_shim_kind shim = AITK_SHIM_NONE;
             aitk_str how = AITK_STR_INIT;
-            if (n && access(aitk_str_cstr(&cand), RUNNABLE) == 0) {
+            const bool runnable = n && access(aitk_str_cstr(&cand), RUNNABLE) == 0;
+            if (runnable && store_alias(aitk_str_cstr(&cand))) {
+                /* What `python` runs when it comes first, but nothing to read:
+                 * the next one on PATH is judged, with a word about it. */
+                if (!alias.len)
+                    aitk_str_append(&alias, aitk_str_cstr(&cand));
+                if (!first_alias.len)
+                    aitk_str_append(&first_alias, aitk_str_cstr(&cand));
+            } else if (runnable) {
                 /* A venv's bin/python3 is a symbolic link to the base
                  * interpreter, but it runs the venv: Python looks for
                  * pyvenv.cfg beside the executable or one folder up without
@@ -166,13 +205,19 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                     aitk_str_append(&passed_on, aitk_str_cstr(&how));
                     not_installed = shim == AITK_SHIM_NOT_INSTALLED;
                 } else {
-                    const char *base = k == 0 ? "python3 on PATH" : "python on PATH";
+                    const char *base = strncmp(names[k], "python3", 7) == 0 ? "python3 on PATH"
+                                                                             : "python on PATH";
                     const char *note = how.len ? aitk_str_cstr(&how) : aitk_str_cstr(&passed_on);
                     aitk_str found_by = AITK_STR_INIT;
                     aitk_str_appendf(&found_by, *note ? "%s: %s" : "%s", base, note);
+                    if (alias.len)
+                        aitk_str_appendf(&found_by, " (after %s, the Microsoft Store's app "
+                                                    "execution alias, which a shell runs first)",
+                                         aitk_str_cstr(&alias));
                     int before = cJSON_GetArraySize(envs);
                     add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
                             aitk_str_cstr(&found_by));
+                    added_any |= cJSON_GetArraySize(envs) > before;
                     /* The user asked pyenv for a Python that is not there:
                      * python.env warns (python.c). */
                     cJSON *added = cJSON_GetArrayItem(envs, before);
@@ -188,9 +233,25 @@ static void add_path_python(cJSON *envs, const char *run_dir)
             aitk_str_free(&prefix);
         }
         aitk_str_clear(&passed_on);
+        aitk_str_clear(&alias);
         not_installed = false;
     }
+    /* Only the Store's alias on PATH: said, rather than "none found". */
+    cJSON *env = first_alias.len && !added_any ? cJSON_CreateObject() : NULL;
+    if (env && cJSON_AddItemToArray(envs, env)) {
+        cJSON_AddStringToObject(env, "found_by", "python on PATH");
+        cJSON_AddStringToObject(env, "interpreter", aitk_str_cstr(&first_alias));
+        cJSON_AddBoolToObject(env, "store_alias", 1);
+        cJSON_AddStringToObject(env, "error",
+                                "the Microsoft Store's app execution alias, not an installed "
+                                "Python: it opens the Store, or starts the Store's Python, "
+                                "whose folders cannot be read");
+    } else {
+        cJSON_Delete(env);
+    }
     aitk_str_free(&passed_on);
+    aitk_str_free(&alias);
+    aitk_str_free(&first_alias);
 }
 
 /* Every CPython launcher is named python*: python3, python3.11, python.exe,

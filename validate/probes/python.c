@@ -71,6 +71,24 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                          *aitk_field_str(sel, "interpreter") ? aitk_field_str(sel, "interpreter")
                                                               : aitk_field_str(sel, "prefix"),
                          aitk_field_str(sel, "error"));
+        if (aitk_json_true(sel, "store_alias")) {
+            aitk_str_clear(&j.src);
+            aitk_str_append(&j.src, "Python documentation, Using Python on Windows, 'The Microsoft "
+                                    "Store package' (python.exe, python3.exe and python3.x.exe "
+                                    "are app execution aliases) and 'The full installer' "
+                                    "(https://docs.python.org/3/using/windows.html); python/cpython "
+                                    "gh-100107 (the py.exe launcher skips the aliases that open "
+                                    "the Store)");
+            aitk_str_append(&j.msg, "the only Python on PATH is the Microsoft Store's alias: no "
+                                    "Python environment the checks can read");
+            aitk_str_append(&j.fix, "Install Python from python.org (its installer's \"Add "
+                                    "python.exe to PATH\") and create ai-toolkit's venv with it "
+                                    "(python -m venv venv in the ai-toolkit folder), then run "
+                                    "aitk-validate there or give --python venv. \"Manage app "
+                                    "execution aliases\" (from Start) turns the Store's aliases "
+                                    "off.");
+            return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
+        }
         aitk_str_append(&j.msg, "the Python named on the command line cannot be used");
         aitk_str_append(&j.fix, "Give the path of the environment's interpreter (venv/bin/python) "
                                 "or folder, or the ai-toolkit checkout's folder.");
