@@ -122,7 +122,7 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
 #define DIR_SEP "\\"
 #define RUNNABLE F_OK /* the C runtime has no execute bit to test */
 /* `python` first: what ai-toolkit's README types on Windows, and the name
- * python.org's installer gives (it makes no python3.exe, so a python3.exe
+ * python.org's classic installer gives (it makes no python3.exe, so a python3.exe
  * earlier on PATH is often the Microsoft Store's alias, below). */
 static const char *const path_pythons[] = {"python.exe", "python3.exe"};
 
