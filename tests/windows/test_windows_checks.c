@@ -460,14 +460,74 @@ static void store_aliases_on_path(void **state)
     assert_int_equal(_putenv_s("PATH", old_path), 0);
     assert_true(SetCurrentDirectoryA(old_cwd));
     expect(doc, "python.env", "pass", "observed", "Python311");
-    expect(doc, "python.env", "pass", "observed", "the Microsoft Store's app execution alias");
+    expect(doc, "python.env", "pass", "observed", "an app execution alias or a launcher");
     expect(doc, "python.env", "pass", "observed", "Python 3.11");
-    expect(alone, "python.env", "warn", "message", "the only Python on PATH is the Microsoft "
-                                                   "Store's alias");
+    expect(alone, "python.env", "warn", "message", "the only python on PATH is an app "
+                                                   "execution alias");
     expect(alone, "python.env", "warn", "observed", "WindowsApps\\python.exe");
     expect(alone, "python.env", "warn", "remedy", "python.org");
     cJSON_Delete(doc);
     cJSON_Delete(alone);
+}
+
+/* The Python install manager (python.org's installer from 3.14): `python`
+ * is its alias in WindowsApps, python3.exe a launcher in
+ * %LOCALAPPDATA%\Python\bin, and the runtimes pythoncore-<X.Y>-64 beside
+ * it (python/pymanager src/pymanager.json: install_dir and global_dir).
+ * The Python judged is the one `python` starts: the newest runtime. */
+static void install_manager_on_path(void **state)
+{
+    (void)state;
+    char base[MAX_PATH], local[MAX_PATH], apps[MAX_PATH], mgr[MAX_PATH], bin[MAX_PATH];
+    assert_true(GetTempPathA(sizeof base, base) > 0);
+    strncat(base, "aitk-pymanager", sizeof base - strlen(base) - 1);
+    snprintf(local, sizeof local, "%s\\Local", base);
+    snprintf(apps, sizeof apps, "%s\\Microsoft", local);
+    snprintf(mgr, sizeof mgr, "%s\\Python", local);
+    snprintf(bin, sizeof bin, "%s\\bin", mgr);
+    const char *dirs[] = {base, local, apps, mgr, bin};
+    for (size_t i = 0; i < 5; i++)
+        CreateDirectoryA(dirs[i], NULL);
+    strncat(apps, "\\WindowsApps", sizeof apps - strlen(apps) - 1);
+    CreateDirectoryA(apps, NULL);
+    put_file(apps, "python.exe", "");
+    put_file(bin, "python3.exe", "MZ");
+    put_file(bin, "python3.14.exe", "MZ");
+    const char *runtimes[][2] = {{"pythoncore-3.13-64", "python313.dll"},
+                                 {"pythoncore-3.14-64", "python314.dll"}};
+    for (size_t i = 0; i < 2; i++) {
+        char rt[MAX_PATH], lib[MAX_PATH], site[MAX_PATH];
+        snprintf(rt, sizeof rt, "%s\\%s", mgr, runtimes[i][0]);
+        snprintf(lib, sizeof lib, "%s\\Lib", rt);
+        snprintf(site, sizeof site, "%s\\site-packages", lib);
+        CreateDirectoryA(rt, NULL);
+        CreateDirectoryA(lib, NULL);
+        CreateDirectoryA(site, NULL);
+        put_file(rt, "python.exe", "MZ");
+        put_file(rt, runtimes[i][1], "MZ");
+    }
+    char old_path[8192], path[9000], old_cwd[MAX_PATH], old_local[MAX_PATH];
+    DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
+    assert_true(n > 0 && n < sizeof old_path);
+    n = GetEnvironmentVariableA("LOCALAPPDATA", old_local, sizeof old_local);
+    assert_true(n < sizeof old_local);
+    if (n == 0)
+        old_local[0] = '\0';
+    assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
+    assert_true(SetCurrentDirectoryA(base));
+    _putenv_s("VIRTUAL_ENV", "");
+    _putenv_s("CONDA_PREFIX", "");
+    assert_int_equal(_putenv_s("LOCALAPPDATA", local), 0);
+    snprintf(path, sizeof path, "%s;%s;%s", apps, bin, old_path);
+    assert_int_equal(_putenv_s("PATH", path), 0);
+    cJSON *doc = quick("windows-pymanager", NULL);
+    assert_int_equal(_putenv_s("PATH", old_path), 0);
+    assert_int_equal(_putenv_s("LOCALAPPDATA", old_local), 0);
+    assert_true(SetCurrentDirectoryA(old_cwd));
+    expect(doc, "python.env", "pass", "observed", "pythoncore-3.14-64");
+    expect(doc, "python.env", "pass", "observed", "the Python install manager's default runtime");
+    expect(doc, "python.env", "pass", "observed", "Python 3.14");
+    cJSON_Delete(doc);
 }
 
 /* The whole file as text; the test fails when it cannot be read. */
@@ -564,6 +624,7 @@ int main(void)
         cmocka_unit_test(gpu_mode_states),
         cmocka_unit_test(several_cuda_toolkits_on_path),
         cmocka_unit_test(store_aliases_on_path),
+        cmocka_unit_test(install_manager_on_path),
         cmocka_unit_test(user_folder_latin),
         cmocka_unit_test(user_folder_chinese),
     };

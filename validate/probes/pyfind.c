@@ -12,9 +12,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef _WIN32
-#include <windows.h>
-#endif
 
 #include "common/alloc.h"
 #include "common/fileio.h"
@@ -22,6 +19,7 @@
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/pyshim.h"
+#include "validate/probes/pywinalias.h"
 
 static int is_dir(const char *p)
 {
@@ -126,33 +124,45 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
  * earlier on PATH is often the Microsoft Store's alias, below). */
 static const char *const path_pythons[] = {"python.exe", "python3.exe"};
 
-/* %LOCALAPPDATA%\Microsoft\WindowsApps\python.exe and python3.exe are app
- * execution aliases: empty reparse points that open the Microsoft Store
- * when no Store Python is installed, or start the Store's Python, whose
- * folders cannot be read from outside its package. Neither is a Python
- * installation to judge. */
-static bool store_alias(const char *path)
-{
-    const char *name = aitk_path_last_separator(path);
-    if (!name || name - path < 11 || strncasecmp(name - 11, "WindowsApps", 11) != 0 ||
-        (name - path > 11 && name[-12] != '\\' && name[-12] != '/'))
-        return false;
-    struct stat sb;
-    DWORD attrs = GetFileAttributesA(path);
-    return (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_REPARSE_POINT)) ||
-           stat(path, &sb) != 0 || sb.st_size == 0;
-}
 #else
 #define PATH_SEP ":"
 #define DIR_SEP "/"
 #define RUNNABLE X_OK
 static const char *const path_pythons[] = {"python3", "python"};
-static bool store_alias(const char *path)
-{
-    (void)path;
-    return false;
-}
 #endif
+
+/* Only aliases on PATH (pywinalias.h): the install manager's default
+ * runtime when it has one, else the alias named, rather than "none found". */
+static void add_alias_fallback(cJSON *envs, const char *alias)
+{
+    aitk_str runtime = AITK_STR_INIT;
+    if (aitk_pymanager_default_runtime(&runtime)) {
+        aitk_str found_by = AITK_STR_INIT, interp = AITK_STR_INIT;
+        aitk_str_appendf(&found_by, "python on PATH: %s starts the Python install manager's "
+                                    "default runtime, its newest unless its configuration names "
+                                    "another (py list shows which)",
+                         alias);
+        add_env(envs, aitk_str_cstr(&runtime), interpreter_in(aitk_str_cstr(&runtime), &interp),
+                aitk_str_cstr(&found_by));
+        aitk_str_free(&found_by);
+        aitk_str_free(&interp);
+        aitk_str_free(&runtime);
+        return;
+    }
+    cJSON *env = cJSON_CreateObject();
+    if (env && cJSON_AddItemToArray(envs, env)) {
+        cJSON_AddStringToObject(env, "found_by", "python on PATH");
+        cJSON_AddStringToObject(env, "interpreter", alias);
+        cJSON_AddBoolToObject(env, "store_alias", 1);
+        cJSON_AddStringToObject(env, "error",
+                                "an app execution alias (or the Python install manager's "
+                                "launcher), not an installed Python: it opens the Microsoft "
+                                "Store, or starts a Python whose folders cannot be read");
+    } else {
+        cJSON_Delete(env);
+    }
+    aitk_str_free(&runtime);
+}
 
 /* run_dir: the folder ai-toolkit runs from (--aitk-dir), whose
  * .python-version picks the version a pyenv shim runs there; NULL: the
@@ -174,7 +184,7 @@ static void add_path_python(cJSON *envs, const char *run_dir)
             aitk_shim_kind shim = AITK_SHIM_NONE;
             aitk_str how = AITK_STR_INIT;
             const bool runnable = n && access(aitk_str_cstr(&cand), RUNNABLE) == 0;
-            if (runnable && store_alias(aitk_str_cstr(&cand))) {
+            if (runnable && aitk_winalias_kind_of(aitk_str_cstr(&cand)) != AITK_WINALIAS_NONE) {
                 /* What `python` runs when it comes first, but nothing to read:
                  * the next one on PATH is judged, with a word about it. */
                 if (!alias.len)
@@ -211,8 +221,8 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                     aitk_str found_by = AITK_STR_INIT;
                     aitk_str_appendf(&found_by, *note ? "%s: %s" : "%s", base, note);
                     if (alias.len)
-                        aitk_str_appendf(&found_by, " (after %s, the Microsoft Store's app "
-                                                    "execution alias, which a shell runs first)",
+                        aitk_str_appendf(&found_by, " (after %s, an app execution alias or "
+                                                    "a launcher, which a shell runs first)",
                                          aitk_str_cstr(&alias));
                     int before = cJSON_GetArraySize(envs);
                     add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
@@ -236,19 +246,8 @@ static void add_path_python(cJSON *envs, const char *run_dir)
         aitk_str_clear(&alias);
         not_installed = false;
     }
-    /* Only the Store's alias on PATH: said, rather than "none found". */
-    cJSON *env = first_alias.len && !added_any ? cJSON_CreateObject() : NULL;
-    if (env && cJSON_AddItemToArray(envs, env)) {
-        cJSON_AddStringToObject(env, "found_by", "python on PATH");
-        cJSON_AddStringToObject(env, "interpreter", aitk_str_cstr(&first_alias));
-        cJSON_AddBoolToObject(env, "store_alias", 1);
-        cJSON_AddStringToObject(env, "error",
-                                "the Microsoft Store's app execution alias, not an installed "
-                                "Python: it opens the Store, or starts the Store's Python, "
-                                "whose folders cannot be read");
-    } else {
-        cJSON_Delete(env);
-    }
+    if (first_alias.len && !added_any)
+        add_alias_fallback(envs, aitk_str_cstr(&first_alias));
     aitk_str_free(&passed_on);
     aitk_str_free(&alias);
     aitk_str_free(&first_alias);

@@ -79,10 +79,11 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                                     "(https://docs.python.org/3/using/windows.html); python/cpython "
                                     "gh-100107 (the py.exe launcher skips the aliases that open "
                                     "the Store)");
-            aitk_str_append(&j.msg, "the only Python on PATH is the Microsoft Store's alias: no "
+            aitk_str_append(&j.msg, "the only python on PATH is an app execution alias: no "
                                     "Python environment the checks can read");
-            aitk_str_append(&j.fix, "Install Python from python.org (its installer's \"Add "
-                                    "python.exe to PATH\") and create ai-toolkit's venv with it "
+            aitk_str_append(&j.fix, "Install Python from python.org (the Python install manager, "
+                                    "or the classic installer with \"Add python.exe to PATH\") "
+                                    "and create ai-toolkit's venv with it "
                                     "(python -m venv venv in the ai-toolkit folder), then run "
                                     "aitk-validate there or give --python venv. \"Manage app "
                                     "execution aliases\" (from Start) turns the Store's aliases "
