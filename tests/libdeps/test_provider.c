@@ -201,8 +201,51 @@ static void test_dangling_links(void **state)
     memset(&ctx, 0, sizeof ctx);
     c = run_dir(&ctx, bad);
     if (c->status != AITK_CHECK_FAIL || !strstr(c->observed, "libleaf.so.1: NOT FOUND") ||
+        !strstr(c->observed, "libleaf.so.1 -> nowhere/libleaf.so.1: the link's target does not "
+                             "exist, and libmid.so.1 lists it as a link") ||
         !strstr(c->message, "1 dangling link") || strstr(c->message, "no library's links"))
         fail_msg("bad: %s | %s", c->observed, c->message);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    /* A name torch opens by name while it runs (deps.yaml) is never a
+     * harmless leftover, though no library lists it. */
+    snprintf(cmd, sizeof cmd, "ln -s gone/libtorch_global_deps.so.1 '%s/ok/libtorch_global_deps.so'",
+             dir);
+    assert_int_equal(system(cmd), 0);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, ok);
+    if (c->status != AITK_CHECK_FAIL || !strstr(c->observed, "libtorch_global_deps.so -> ") ||
+        !strstr(c->observed, "torch opens it by name (pytorch/pytorch torch/__init__.py"))
+        fail_msg("opened by name: %s | %s", c->observed, c->message);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    /* torch's Python extension, torch/_C*.so beside the folder, needs
+     * libraries of torch/lib without being among them. */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/torch/lib' && cp '%s/elf/chain/sub/libmid.so.1' '%s/torch/_C.so' && "
+             "cp '%s/elf/chain/sub/leafdir/libleaf.so.1' '%s/torch/lib/libreal.so.1' && "
+             "ln -s gone/libleaf.so.1.0 '%s/torch/lib/libleaf.so.1'",
+             dir, FX, dir, FX, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    char torch_lib[600];
+    snprintf(torch_lib, sizeof torch_lib, "%s/torch/lib", dir);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, torch_lib);
+    if (c->status != AITK_CHECK_FAIL ||
+        !strstr(c->observed, "libleaf.so.1 -> gone/libleaf.so.1.0: the link's target does not "
+                             "exist, and torch's Python extension (torch/_C) lists it as a link"))
+        fail_msg("extension: %s | %s", c->observed, c->message);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+    /* Nothing but dangling links: no library at all, not a pass or a skip. */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/only' && ln -s gone.so.1 '%s/only/libleft.so'", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    char only[600];
+    snprintf(only, sizeof only, "%s/only", dir);
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, only);
+    if (c->status != AITK_CHECK_FAIL || !strstr(c->observed, "every library here is a dangling"))
+        fail_msg("only dangling: %s | %s", c->observed, c->message);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -25,6 +25,7 @@
 #include "common/libload.h"
 #include "common/fileio.h"
 #include "validate/libdeps/render.h"
+#include "validate/probes/deps_dangling.h"
 #include "validate/libdeps/tree.h"
 
 #define LOAD_TIMEOUT_MS 120000
@@ -81,7 +82,7 @@ typedef struct dir_tally {
 typedef struct folder_lib {
     cJSON *o;
     size_t problems;
-    bool analyzed;
+    bool analyzed, dangling;
     aitk_strlist needs;
 } folder_lib;
 
@@ -233,35 +234,6 @@ static aitk_status list_libs(const char *dir, aitk_strlist *out)
     return st;
 }
 
-/* A symbolic link of the folder whose target does not exist, with the link
- * text in `target`. Linux distributions' torch packages leave such links:
- * Debian 12's python3-torch 1.13.1 links torch/lib/libcaffe2_*.so to
- * libtorch1.13's libcaffe2_*.so.1.13, themselves links to files the
- * package does not ship. Nothing loads them (no library lists them, and
- * `import torch` maps none), so they are not a broken library and the
- * check passes with them named: a library that did need one fails by its
- * own links, as the loader would. On
- * Windows torch loads every DLL of torch\lib, so there the rule is not
- * used. */
-static bool dangling_link(const char *path, aitk_str *target)
-{
-#ifdef _WIN32
-    (void)path;
-    (void)target;
-    return false;
-#else
-    struct stat ls, s;
-    if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode) || stat(path, &s) == 0 || errno != ENOENT)
-        return false;
-    char buf[4096];
-    ssize_t n = readlink(path, buf, sizeof buf - 1);
-    buf[n > 0 ? n : 0] = '\0';
-    aitk_str_clear(target);
-    aitk_str_append(target, buf);
-    return true;
-#endif
-}
-
 /* One library of the folder: its record under `arr` and what it adds to
  * the tally. Only running out of memory ends the walk. */
 static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const char *path,
@@ -269,12 +241,13 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
 {
     aitk_dep_tree tree;
     aitk_str_clear(err);
-    if (dangling_link(path, err)) {
+    if (aitk_dangling_link(path, err)) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", path);
         cJSON_AddStringToObject(o, "dangling_link", aitk_str_cstr(err));
         cJSON_AddItemToArray(arr, o);
         fl->o = o;
+        fl->dangling = true;
         t->dangling++;
         aitk_str_appendf(&t->dangling_names, "%s%s -> %s", t->dangling_names.len ? ", " : "",
                          base_name(path), aitk_str_cstr(err));
@@ -322,6 +295,46 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
     return st;
 }
 
+/* A dangling link is broken when something needs it: a library of the
+ * folder lists it, torch's Python extension (torch/_C) lists it, or torch
+ * opens it by name (deps.yaml). Such a link fails with the reason; the
+ * others are leftovers nothing opens. */
+static aitk_status judge_dangling(aitk_deps *d, const char *dir, const aitk_strlist *libs,
+                                  const folder_lib *fl, dir_tally *t)
+{
+    if (!t->dangling)
+        return AITK_OK;
+    aitk_strlist ext = {0};
+    aitk_str why = AITK_STR_INIT;
+    aitk_status st = aitk_dangling_extension_needs(d, dir, &ext);
+    for (size_t i = 0; !st && i < libs->count; i++) {
+        if (!fl[i].dangling)
+            continue;
+        const char *name = base_name(libs->items[i]);
+        size_t needer = needer_of(libs, fl, i, 0);
+        bool by_ext = false;
+        for (size_t k = 0; k < ext.count; k++)
+            by_ext |= strcmp(ext.items[k], name) == 0;
+        aitk_str_clear(&why);
+        if (needer != AITK_DEP_NONE)
+            aitk_str_appendf(&why, "%s lists it as a link", base_name(libs->items[needer]));
+        else if (by_ext)
+            aitk_str_append(&why, "torch's Python extension (torch/_C) lists it as a link");
+        else if (!aitk_dangling_opened_by_name(name, &why))
+            continue;
+        t->bad++;
+        aitk_str_appendf(&t->observed, "%s%s -> %s: the link's target does not exist, and %s",
+                         t->observed.len ? "; " : "", name,
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fl[i].o,
+                                                                               "dangling_link")),
+                         aitk_str_cstr(&why));
+        st = aitk_str_status(&t->observed);
+    }
+    aitk_strlist_free(&ext);
+    aitk_str_free(&why);
+    return st;
+}
+
 /* The check's message: how many libraries, and what became of them. */
 static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir_tally *t)
 {
@@ -345,13 +358,13 @@ static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir
                               "other links give it symbols it does not list (not loadable "
                               "alone, and loads inside that library: not broken)",
                          t->inside_needer);
-    /* Said as harmless only when every library's links resolved: a library
-     * that needed one would have failed to. */
+    /* Said as harmless only when nothing failed (judge_dangling fails a
+     * needed one) and there were libraries to judge. */
     if (t->dangling)
         aitk_str_appendf(msg, "; %zu dangling link%s, whose target does not exist (%s)%s",
                          t->dangling, t->dangling == 1 ? "" : "s",
                          aitk_str_cstr(&t->dangling_names),
-                         t->bad ? ""
+                         t->bad || !examined ? ""
                          : t->dangling == 1
                              ? ": no library's links lead there, so the loader never opens it "
                                "(a package's leftover, not a broken library)"
@@ -366,10 +379,15 @@ static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *d
     const size_t examined = count - t->skipped - t->dangling;
     summarize(&msg, dir, examined, t);
     name_variant(ctx->env, &t->remedy);
-    c->status = t->bad || t->unreadable || t->not_library ? AITK_CHECK_FAIL
+    /* A folder of nothing but dangling links holds no library at all. */
+    c->status = t->bad || t->unreadable || t->not_library || (t->dangling && !examined)
+                    ? AITK_CHECK_FAIL
                 : examined                                ? AITK_CHECK_PASS
                                                           : AITK_CHECK_SKIP;
-    c->observed = t->observed.len ? t->observed.ptr : examined ? "all dependencies resolved" : "";
+    c->observed = t->observed.len ? t->observed.ptr
+                  : examined      ? "all dependencies resolved"
+                  : t->dangling   ? "every library here is a dangling link"
+                                  : "";
     c->message = aitk_str_cstr(&msg);
     c->remedy = t->remedy.len ? t->remedy.ptr
                 : c->status == AITK_CHECK_FAIL
@@ -414,6 +432,8 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
      * library of the folder links which. */
     for (size_t i = 0; !st && i < libs->count; i++)
         st = examine_library(d, rem, libs->items[i], arr, &t, &fl[i], &err);
+    if (!st)
+        st = judge_dangling(d, dir, libs, fl, &t);
     for (size_t i = 0; !st && ctx->level >= AITK_LEVEL_STANDARD && i < libs->count; i++) {
         if (!fl[i].analyzed)
             continue;
