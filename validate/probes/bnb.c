@@ -40,10 +40,15 @@ static const char *build_digits(const char *name, char *buf, size_t size)
 }
 
 /* bitsandbytes' reading of a build's digits: the CUDA major is always
- * two digits ("118" is 11.8, "132" is 13.2), as its _split_cuda_version. */
-static int build_version(const char *digits)
+ * two digits ("118" is 11.8, "132" is 13.2, "1210" would be 12.10), as its
+ * _split_cuda_version. false for fewer than three digits. */
+static bool build_version(const char *digits, int *major, int *minor)
 {
-    return strlen(digits) < 3 ? -1 : atoi(digits);
+    if (strlen(digits) < 3)
+        return false;
+    *major = (digits[0] - '0') * 10 + (digits[1] - '0');
+    *minor = atoi(digits + 2);
+    return true;
 }
 
 aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const char *override,
@@ -56,7 +61,7 @@ aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const
         sscanf(torch_cuda, "%d.%d", &major, &minor) != 2)
         return AITK_BNB_NOT_JUDGED;
     /* Before 0.50.0 an empty override counts as unset; from it, any value
-     * but digits stops the import. */
+     * but digits is refused and no CUDA library loads. */
     const bool from_nearest = aitk_version_compare(version, since_nearest) >= 0;
     if (override && !*override && !from_nearest)
         override = NULL;
@@ -67,28 +72,33 @@ aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const
     aitk_str_clear(out);
     aitk_str_appendf(out, PREFIX "%s" SUFFIX, override ? override : want);
     bool exact = false;
-    int below = -1, above = -1; /* the builds of torch's major, as major*10+minor */
-    const int runtime = major * 10 + minor;
+    /* The builds of torch's major just below and just above its minor. */
+    int below = -1, above = -1;
+    const char *below_name = NULL, *above_name = NULL;
     for (size_t i = 0; i < count; i++) {
         char buf[16];
         const char *d = build_digits(names[i], buf, sizeof buf);
-        if (!d)
+        int b_major, b_minor;
+        if (!d || !build_version(d, &b_major, &b_minor))
             continue;
         exact |= strcmp(names[i], aitk_str_cstr(out)) == 0;
-        int v = build_version(d);
-        if (v / 10 != major)
+        if (b_major != major)
             continue;
-        if (v < runtime && v > below)
-            below = v;
-        if (v > runtime && (above < 0 || v < above))
-            above = v;
+        if (b_minor < minor && b_minor > below) {
+            below = b_minor;
+            below_name = names[i];
+        }
+        if (b_minor > minor && (above < 0 || b_minor < above)) {
+            above = b_minor;
+            above_name = names[i];
+        }
     }
     if (exact)
         return AITK_BNB_FOUND;
-    if (override || !from_nearest || (below < 0 && above < 0))
+    if (override || !from_nearest || (!below_name && !above_name))
         return AITK_BNB_ABSENT;
     aitk_str_clear(out);
-    aitk_str_appendf(out, PREFIX "%d" SUFFIX, below >= 0 ? below : above);
+    aitk_str_append(out, below_name ? below_name : above_name);
     *nearest = true;
     return AITK_BNB_FOUND;
 }
@@ -205,11 +215,11 @@ static aitk_status judge(const aitk_run_ctx *ctx, const aitk_yaml_node *top, con
         aitk_str_appendf(&v->msg, "; this job's optimizer, %s, is %sone of them", opt,
                          used ? "" : "not ");
     } else {
-        int torch_major = atoi(cuda), build_major = 0;
+        int torch_major = atoi(cuda), build_major = 0, build_minor = 0;
         char buf[16];
         const char *d = build_digits(aitk_str_cstr(&pick), buf, sizeof buf);
-        if (d)
-            build_major = build_version(d) / 10;
+        if (!d || !build_version(d, &build_major, &build_minor))
+            build_major = -1;
         aitk_str_appendf(&v->obs, "; loads %s", aitk_str_cstr(&pick));
         if (build_major != torch_major) {
             v->status = AITK_CHECK_WARN;
@@ -221,12 +231,17 @@ static aitk_status judge(const aitk_run_ctx *ctx, const aitk_yaml_node *top, con
         } else {
             v->status = AITK_CHECK_PASS;
             v->nearest = nearest;
-            aitk_str_appendf(&v->msg, nearest ? "no build for CUDA %s: bitsandbytes (%s and "
-                                                "later) loads its nearest build of CUDA %d, with "
-                                                "a warning"
-                                              : "bitsandbytes has its build for CUDA %s",
-                             cuda, aitk_yaml_text(aitk_yaml_get(top, "nearest"), "since"),
-                             torch_major);
+            if (nearest)
+                aitk_str_appendf(&v->msg, "no build for CUDA %s: bitsandbytes (%s and later) "
+                                          "loads its nearest build of CUDA %d, with a warning",
+                                 cuda, aitk_yaml_text(aitk_yaml_get(top, "nearest"), "since"),
+                                 torch_major);
+            else if (override)
+                aitk_str_appendf(&v->msg, "BNB_CUDA_VERSION=%s names %s, a build of torch's "
+                                          "CUDA major",
+                                 override, aitk_str_cstr(&pick));
+            else
+                aitk_str_appendf(&v->msg, "bitsandbytes has its build for CUDA %s", cuda);
         }
     }
     aitk_str_free(&pick);
@@ -239,6 +254,8 @@ static const char *environment(const cJSON *env, const char **version, const cha
                                aitk_str *dir)
 {
     const cJSON *sel = aitk_python_selected(env);
+    if (!sel || *aitk_field_str(sel, "error"))
+        return "no Python environment to read (python.env says why)";
     const cJSON *bnb = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(sel, "packages"), "bitsandbytes");
     const cJSON *torch = cJSON_GetObjectItemCaseSensitive(sel, "torch");

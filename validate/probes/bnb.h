@@ -18,7 +18,8 @@ typedef enum aitk_bnb_choice {
     AITK_BNB_NOT_JUDGED = -1, /* before 0.43.1: it finds a CUDA runtime on its own */
     AITK_BNB_ABSENT = 0,      /* the build it would load is not in its folder */
     AITK_BNB_FOUND = 1,       /* it loads that build */
-    AITK_BNB_BAD_OVERRIDE = 2 /* from 0.50.0: BNB_CUDA_VERSION is not digits; import fails */
+    AITK_BNB_BAD_OVERRIDE = 2 /* from 0.50.0: BNB_CUDA_VERSION is not digits: it loads no CUDA
+                                 library (the error is logged; the import goes on) */
 } aitk_bnb_choice;
 
 /* The library bitsandbytes `version` loads for torch's CUDA `torch_cuda`
