@@ -444,20 +444,29 @@ static void store_aliases_on_path(void **state)
     put_file(py, "python.exe", "MZ");
     put_file(py, "python311.dll", "MZ");
 
-    char old_path[8192], path[9000], old_cwd[MAX_PATH];
+    char old_path[8192], path[9000], old_cwd[MAX_PATH], old_local[MAX_PATH];
     DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
     assert_true(n > 0 && n < sizeof old_path);
+    n = GetEnvironmentVariableA("LOCALAPPDATA", old_local, sizeof old_local);
+    assert_true(n < sizeof old_local);
+    if (n == 0)
+        old_local[0] = '\0';
     assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
     assert_true(SetCurrentDirectoryA(base)); /* no ./venv here */
     _putenv_s("VIRTUAL_ENV", "");
     _putenv_s("CONDA_PREFIX", "");
-    snprintf(path, sizeof path, "%s;%s;%s", apps, py, old_path);
+    /* No install manager's runtimes: this folder's, empty. */
+    assert_int_equal(_putenv_s("LOCALAPPDATA", base), 0);
+    /* Only Windows' own folders besides these, and the aliases' entry
+     * quoted and ending in a separator, as PATH entries may be written. */
+    snprintf(path, sizeof path, "\"%s\\\";%s;C:\\windows\\system32;C:\\windows", apps, py);
     assert_int_equal(_putenv_s("PATH", path), 0);
     cJSON *doc = quick("windows-store-alias-then-python", NULL);
-    snprintf(path, sizeof path, "%s;%s", apps, old_path);
+    snprintf(path, sizeof path, "%s\\;C:\\windows\\system32;C:\\windows", apps);
     assert_int_equal(_putenv_s("PATH", path), 0);
     cJSON *alone = quick("windows-store-alias-alone", NULL);
     assert_int_equal(_putenv_s("PATH", old_path), 0);
+    assert_int_equal(_putenv_s("LOCALAPPDATA", old_local), 0);
     assert_true(SetCurrentDirectoryA(old_cwd));
     expect(doc, "python.env", "pass", "observed", "Python311");
     expect(doc, "python.env", "pass", "observed", "an app execution alias or a launcher");
@@ -493,9 +502,11 @@ static void install_manager_on_path(void **state)
     put_file(apps, "python.exe", "");
     put_file(bin, "python3.exe", "MZ");
     put_file(bin, "python3.14.exe", "MZ");
+    /* The free-threaded 3.15t is newer but not the default. */
     const char *runtimes[][2] = {{"pythoncore-3.13-64", "python313.dll"},
-                                 {"pythoncore-3.14-64", "python314.dll"}};
-    for (size_t i = 0; i < 2; i++) {
+                                 {"pythoncore-3.14-64", "python314.dll"},
+                                 {"pythoncore-3.15t-64", "python315t.dll"}};
+    for (size_t i = 0; i < 3; i++) {
         char rt[MAX_PATH], lib[MAX_PATH], site[MAX_PATH];
         snprintf(rt, sizeof rt, "%s\\%s", mgr, runtimes[i][0]);
         snprintf(lib, sizeof lib, "%s\\Lib", rt);

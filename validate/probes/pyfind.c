@@ -38,7 +38,12 @@ static void prefix_of(const char *interpreter, aitk_str *out)
     if (slash) {
         *slash = '\0';
         char *leaf = (char *)aitk_path_last_separator(copy);
-        if (leaf && (strcmp(leaf + 1, "bin") == 0 || strcasecmp(leaf + 1, "Scripts") == 0))
+#ifdef _WIN32
+        bool scripts = leaf && strcasecmp(leaf + 1, "Scripts") == 0; /* names ignore case there */
+#else
+        bool scripts = leaf && strcmp(leaf + 1, "Scripts") == 0;
+#endif
+        if (leaf && (strcmp(leaf + 1, "bin") == 0 || scripts))
             *leaf = '\0';
         aitk_str_append(out, *copy ? copy : "/");
     }
@@ -131,6 +136,21 @@ static const char *const path_pythons[] = {"python.exe", "python3.exe"};
 static const char *const path_pythons[] = {"python3", "python"};
 #endif
 
+/* `name` in the PATH entry s[0..n): a Windows entry may be quoted and may
+ * end in a separator ("C:\\Python311\\"), which a shell ignores. */
+static void path_entry_join(aitk_str *out, const char *s, size_t n, const char *name)
+{
+#ifdef _WIN32
+    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+        s++;
+        n -= 2;
+    }
+#endif
+    while (n > 1 && (s[n - 1] == '/' || (DIR_SEP[0] == '\\' && s[n - 1] == '\\')))
+        n--;
+    aitk_str_appendf(out, "%.*s" DIR_SEP "%s", (int)n, s, name);
+}
+
 /* Only aliases on PATH (pywinalias.h): the install manager's default
  * runtime when it has one, else the alias named, rather than "none found". */
 static void add_alias_fallback(cJSON *envs, const char *alias)
@@ -172,12 +192,12 @@ static void add_path_python(cJSON *envs, const char *run_dir)
     const char *path = getenv("PATH");
     const char *const *names = path_pythons;
     aitk_str passed_on = AITK_STR_INIT, alias = AITK_STR_INIT, first_alias = AITK_STR_INIT;
-    bool not_installed = false, added_any = false;
+    bool not_installed = false, found_any = false;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
             size_t n = strcspn(s, PATH_SEP);
             aitk_str cand = AITK_STR_INIT, prefix = AITK_STR_INIT;
-            aitk_str_appendf(&cand, "%.*s" DIR_SEP "%s", (int)n, s, names[k]);
+            path_entry_join(&cand, s, n, names[k]);
             s += n;
             if (*s == PATH_SEP[0])
                 s++;
@@ -192,6 +212,7 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                 if (!first_alias.len)
                     aitk_str_append(&first_alias, aitk_str_cstr(&cand));
             } else if (runnable) {
+                found_any = true;
                 /* A venv's bin/python3 is a symbolic link to the base
                  * interpreter, but it runs the venv: Python looks for
                  * pyvenv.cfg beside the executable or one folder up without
@@ -227,7 +248,6 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                     int before = cJSON_GetArraySize(envs);
                     add_env(envs, aitk_str_cstr(&prefix), aitk_str_cstr(&cand),
                             aitk_str_cstr(&found_by));
-                    added_any |= cJSON_GetArraySize(envs) > before;
                     /* The user asked pyenv for a Python that is not there:
                      * python.env warns (python.c). */
                     cJSON *added = cJSON_GetArrayItem(envs, before);
@@ -246,7 +266,9 @@ static void add_path_python(cJSON *envs, const char *run_dir)
         aitk_str_clear(&alias);
         not_installed = false;
     }
-    if (first_alias.len && !added_any)
+    /* Only aliases: a Python found on PATH, even one already listed (an
+     * activated venv's), is what a shell runs. */
+    if (first_alias.len && !found_any)
         add_alias_fallback(envs, aitk_str_cstr(&first_alias));
     aitk_str_free(&passed_on);
     aitk_str_free(&alias);

@@ -78,8 +78,10 @@ bool aitk_pymanager_default_runtime(aitk_str *prefix)
     for (size_t i = 0; i < count; i++) {
         const char *n = names[i];
         size_t len = strlen(n);
+        /* pythoncore-3.14t-64, the free-threaded build, is not the
+         * default runtime. */
         if (strncasecmp(n, "pythoncore-", 11) != 0 || len < 15 || len >= sizeof best ||
-            strcasecmp(n + len - 3, "-64") != 0)
+            strcasecmp(n + len - 3, "-64") != 0 || n[len - 4] == 't' || n[len - 4] == 'T')
             continue;
         aitk_str_clear(&exe);
         aitk_str_appendf(&exe, "%s\\%s\\python.exe", aitk_str_cstr(&dir), n);
