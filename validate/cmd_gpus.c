@@ -71,7 +71,8 @@ static int print_json(const aitk_gpudb *db)
         if (g->nvml_shared)
             cJSON_AddStringToObject(o, "nvml_shared", g->nvml_shared);
         cJSON_AddStringToObject(o, "cc", g->cc);
-        cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
+        if (g->pcie_gen > 0) /* optional: no source gave the H20's */
+            cJSON_AddNumberToObject(o, "pcie_gen", (double)g->pcie_gen);
         cJSON_AddNumberToObject(o, "tdp_w", (double)g->tdp_w);
         /* The figures' keys, as the entry's `unverified` list names them. */
         cJSON *unverified = cJSON_AddArrayToObject(o, "unverified");
@@ -168,8 +169,13 @@ int aitk_cmd_gpus(int argc, char **argv)
                 printf("%8.1f", g->fp8_tflops);
             else
                 printf("%8s", "-");
+            printf(" %8.1f %5s", g->fp32_tflops, g->cc);
+            if (g->pcie_gen > 0)
+                printf(" %5ld", g->pcie_gen);
+            else
+                printf(" %5s", "-");
             /* The first alias is the NVML name; a shared one is no alias. */
-            printf(" %8.1f %5s %5ld %6ld  %s%s\n", g->fp32_tflops, g->cc, g->pcie_gen, g->tdp_w,
+            printf(" %6ld  %s%s\n", g->tdp_w,
                    g->nvml_shared ? g->nvml_shared : g->aliases[0] ? g->aliases[0] : "",
                    g->nvml_shared ? " (shared)" : "");
             any_shared |= g->nvml_shared != NULL;

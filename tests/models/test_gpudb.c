@@ -74,7 +74,7 @@ static const row_facts facts[] = {
 };
 
 /* Rows beyond NVIDIA's datasheets (RTX 50 and 40 SUPER cards, RTX PRO 6000
- * Blackwell, L40), written out from the secondary sources their `source` names: the
+ * Blackwell, L40, the China cards RTX 4090 D, A800 and H20), written out from the secondary sources their `source` names: the
  * same fields, and each figure not read from NVIDIA marked unverified. */
 static const struct {
     row_facts f;
@@ -96,6 +96,10 @@ static const struct {
     {{"NVIDIA GeForce RTX 4070", 12, 504, 58.3, 29.15, "8.9", 200}, AITK_GPU_BF16_TFLOPS},
     {{"NVIDIA GeForce RTX 4070 SUPER", 12, 504, 71.0, 35.5, "8.9", 220}, AITK_GPU_TDP_W},
     {{"RTX 5060 Ti 16GB", 16, 448, 47.4, 23.7, "12.0", 180}, AITK_GPU_BANDWIDTH_GBS},
+    /* NVIDIA's cards for China. */
+    {{"NVIDIA GeForce RTX 4090 D", 24, 1008, 147.1, 73.5, "8.9", 425}, AITK_GPU_BF16_TFLOPS},
+    {{"NVIDIA A800-SXM4-80GB", 80, 2039, 312, 19.5, "8.0", 400}, AITK_GPU_BANDWIDTH_GBS},
+    {{"NVIDIA H20", 96, 4000, 148, 44, "9.0", 500}, AITK_GPU_BF16_TFLOPS},
 };
 
 /* The row `f` names, with the figures `f` gives (against: where they come from). */
@@ -146,7 +150,7 @@ static void test_facts(void **state)
  * written out here from its database.md rows and issues), and the five
  * derived from a sibling of the same chip (RTX 3090 Ti, 4080, 4080 SUPER,
  * A100 40GB SXM, RTX 4070: the rule in models/gpus.yaml's header); every other
- * GPU gets 0.80 x its datasheet rate (the median share of the eight
+ * GPU gets 0.80 x its datasheet rate (the median share of the ten
  * non-GeForce GPUs measured). */
 static const struct {
     const char *name;
@@ -162,6 +166,7 @@ static const struct {
     {"RTX 3060 12GB", 25.47}, {"RTX 3080 10GB", 64.68}, {"RTX 4060 Ti 16GB", 46.26},
     {"RTX 4070", 61.7},       {"RTX 4070 SUPER", 75.2}, {"RTX 5060 Ti 16GB", 48.24},
     {"T4", 2.25},
+    {"RTX 4090 D", 148.91}, {"A800 80GB SXM", 266.48}, {"H20", 142.06},
 };
 
 /* The fp16 rate, listed where it is not the bf16 one: the T4's three
@@ -321,10 +326,10 @@ static void test_lookup_failures(void **state)
     assert_int_equal(aitk_gpudb_find(db, "A100", &g, NULL), AITK_E_INVAL);
     assert_int_equal(aitk_gpudb_find(db, "Voodoo", &g, NULL), AITK_E_NOTFOUND);
     /* Real GPUs the database lacks, whose names begin like ones it has: the
-     * NVIDIA L40 (about half the L40S's BF16 rate) and H20 (a fraction of the
-     * H200's) must not borrow those figures; nor a truncated "409". */
-    static const char *const others[] = {"NVIDIA H20", "H20", "B20", "409",
-                                         "NVIDIA GeForce RTX 4090 D", "RTX 409",
+     * 141 GB H20-3e must not borrow the H20's figures, nor the A800 PCIe the
+     * A800 SXM's; nor a truncated "409". */
+    static const char *const others[] = {"NVIDIA H20-3e", "B20", "409",
+                                         "NVIDIA A800 80GB PCIe", "RTX 409",
                                          /* other products whose names begin like listed ones' */
                                          "RTX 4060", "NVIDIA GeForce RTX 4060", "4070 Ti",
                                          "RTX 3060 Ti", "RTX 3080 Ti", "5060",
@@ -332,6 +337,21 @@ static void test_lookup_failures(void **state)
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         if (aitk_gpudb_find(db, others[i], &g, NULL) != AITK_E_NOTFOUND)
             fail_msg("'%s' found '%s'", others[i], g ? g->name : "(ambiguous)");
+    /* The H20 (a fraction of the H200's BF16 rate) and the RTX 4090 D have
+     * their own rows: none borrows its neighbour's figures. */
+    static const struct {
+        const char *query, *row;
+    } own[] = {{"NVIDIA H20", "H20"},
+               {"H20", "H20"},
+               {"H200", "H200 SXM"},
+               {"NVIDIA GeForce RTX 4090 D", "RTX 4090 D"},
+               {"RTX 4090D", "RTX 4090 D"},
+               {"RTX 4090", "RTX 4090"},
+               {"NVIDIA GeForce RTX 4090", "RTX 4090"}};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        assert_int_equal(aitk_gpudb_find(db, own[i].query, &g, NULL), AITK_OK);
+        assert_string_equal(g->name, own[i].row);
+    }
     /* The L40 has its own row (half the L40S's BF16 rate): neither borrows
      * the other's figures. */
     assert_int_equal(aitk_gpudb_find(db, "L40", &g, NULL), AITK_OK);
