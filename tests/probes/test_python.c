@@ -73,6 +73,24 @@ static void test_python_out_of_range(void **state)
     free(venv);
 }
 
+/* torch 2.15.0 on PyPI has wheels for CPython 3.11 to 3.15, none for 3.10
+ * (the cp3XY tags of https://pypi.org/simple/torch/, read 2026-12-05):
+ * a Python 3.10 venv holding it is judged, not skipped for want of data. */
+static void test_torch_215_python_range(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py310-torch215");
+    const char *pkgs[] = {"torch==2.15.0+cu132", NULL};
+    pt_fake_venv(venv, "3.10.14", pkgs, "13.2");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch_python");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "expected"), "3.11-3.15");
+    pt_assert_contains(pt_text(c, "source"), "PyPI torch 2.15.0");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 static void test_profiles_judge_python_312(void **state)
 {
     (void)state;
@@ -769,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_variant_mismatch),
         cmocka_unit_test(test_companion_wrong_release),
         cmocka_unit_test(test_python_out_of_range),
+        cmocka_unit_test(test_torch_215_python_range),
         cmocka_unit_test(test_profiles_judge_python_312),
         cmocka_unit_test(test_two_torch_installs),
         cmocka_unit_test(test_two_dist_info_same_site),
