@@ -322,6 +322,13 @@ static void test_shipped_matrix_rows(void **state)
                             "570.65");
         assert_string_equal(aitk_compat_rule_text(aitk_compat_table_row(c, "torch_python", "2.9")),
                             "3.10-3.14");
+        /* Read off PyPI's torch 2.15.0 wheels (their cp3XY tags; cuobjdump of
+         * libtorch_cuda.so), not from this code. */
+        assert_string_equal(aitk_compat_rule_text(aitk_compat_table_row(c, "torch_python", "2.15")),
+                            "3.11-3.15");
+        assert_string_equal(
+            aitk_compat_rule_text(aitk_compat_table_row(c, "torch_arch", "2.15/cu132")),
+            "75 80 86 90 100 120");
         assert_int_equal(aitk_compat_rule_severity(aitk_compat_rule(c, "python", "min_version")),
                          i == 0 ? AITK_CHECK_FAIL : AITK_CHECK_WARN);
         aitk_compat_free(c);
