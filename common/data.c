@@ -71,3 +71,19 @@ aitk_status aitk_data_load_schema(const char *name, long supported, aitk_yaml_do
     *out = doc;
     return AITK_OK;
 }
+
+aitk_status aitk_data_need_sourced(const aitk_yaml_doc *doc, const char *section,
+                                   const char *const *keys, size_t n, const char *field,
+                                   aitk_str *err)
+{
+    const aitk_yaml_node *map = section ? aitk_yaml_get(doc->root, section) : doc->root;
+    for (size_t i = 0; i < n; i++) {
+        const aitk_yaml_node *e = aitk_yaml_get(map, keys[i]);
+        if (!*aitk_yaml_text(e, field) || !*aitk_yaml_text(e, "source")) {
+            aitk_str_appendf(err, "%s: %s%s%s needs a %s and a source", doc->name,
+                             section ? section : "", section ? "." : "", keys[i], field);
+            return AITK_E_PARSE;
+        }
+    }
+    return AITK_OK;
+}

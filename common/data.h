@@ -37,4 +37,12 @@ aitk_status aitk_data_check_schema(const aitk_yaml_doc *doc, long supported, ait
 aitk_status aitk_data_load_schema(const char *name, long supported, aitk_yaml_doc **out,
                                   aitk_str *err);
 
+/* Each entry `keys` of the map `section` (NULL: the top level) has a
+ * non-empty `field` and `source`: a check must not name an empty fix or an
+ * unsourced rule. AITK_E_PARSE with "name: section.key needs a field and a
+ * source" for the first that does not. */
+aitk_status aitk_data_need_sourced(const aitk_yaml_doc *doc, const char *section,
+                                   const char *const *keys, size_t n, const char *field,
+                                   aitk_str *err);
+
 #endif

@@ -105,28 +105,16 @@ aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const
 
 static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
 {
-    static const char *const needed[][2] = {{"exact", "since"},   {"nearest", "since"},
-                                            {"optimizers", "value"}};
+    static const char *const rules[] = {"exact", "nearest"}, *const optimizers[] = {"optimizers"};
     static const char *const remedies[] = {"missing", "other_major", "bad_override"};
     aitk_yaml_doc *doc = NULL;
     aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
-    const aitk_yaml_node *top = doc ? doc->root : NULL;
-    for (size_t i = 0; !st && i < sizeof needed / sizeof *needed; i++) {
-        const aitk_yaml_node *n = aitk_yaml_get(top, needed[i][0]);
-        if (!*aitk_yaml_text(n, needed[i][1]) || !*aitk_yaml_text(n, "source")) {
-            aitk_str_appendf(err, "%s: %s.%s and its source are required", DATA_FILE,
-                             needed[i][0], needed[i][1]);
-            st = AITK_E_PARSE;
-        }
-    }
-    for (size_t i = 0; !st && i < sizeof remedies / sizeof *remedies; i++) {
-        const aitk_yaml_node *r = aitk_yaml_get(aitk_yaml_get(top, "remedy"), remedies[i]);
-        if (!*aitk_yaml_text(r, "value") || !*aitk_yaml_text(r, "source")) {
-            aitk_str_appendf(err, "%s: remedy.%s needs a value and a source", DATA_FILE,
-                             remedies[i]);
-            st = AITK_E_PARSE;
-        }
-    }
+    if (!st)
+        st = aitk_data_need_sourced(doc, NULL, rules, 2, "since", err);
+    if (!st)
+        st = aitk_data_need_sourced(doc, NULL, optimizers, 1, "value", err);
+    if (!st)
+        st = aitk_data_need_sourced(doc, "remedy", remedies, 3, "value", err);
     if (st) {
         aitk_yaml_free(doc);
         return st;

@@ -192,14 +192,12 @@ static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
 {
     aitk_yaml_doc *doc = NULL;
     aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
-    const aitk_yaml_node *remedy = doc ? aitk_yaml_get(doc->root, "remedy") : NULL;
-    if (!st && (!*aitk_yaml_text(remedy, "no_devices") || !*aitk_yaml_text(remedy, "no_library") ||
-                !*aitk_yaml_text(remedy, "no_library_wsl") ||
-                !*aitk_yaml_text(aitk_yaml_get(doc->root, "wsl_device"), "path"))) {
-        aitk_str_appendf(err, "%s: remedy.no_devices, remedy.no_library, remedy.no_library_wsl "
-                              "and wsl_device.path are required", DATA_FILE);
-        st = AITK_E_PARSE;
-    }
+    static const char *const remedies[] = {"no_devices", "no_library", "no_library_wsl"},
+                             *const wsl[] = {"wsl_device"};
+    if (!st)
+        st = aitk_data_need_sourced(doc, "remedy", remedies, 3, "value", err);
+    if (!st)
+        st = aitk_data_need_sourced(doc, NULL, wsl, 1, "path", err);
     if (st) {
         aitk_yaml_free(doc);
         return st;

@@ -58,14 +58,9 @@ static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
                               "kernel_release.path are required", DATA_FILE);
         st = AITK_E_PARSE;
     }
-    for (size_t i = 0; !st && i < sizeof remedies / sizeof *remedies; i++) {
-        const aitk_yaml_node *r = aitk_yaml_get(aitk_yaml_get(top, "remedy"), remedies[i]);
-        if (!*aitk_yaml_text(r, "value") || !*aitk_yaml_text(r, "source")) {
-            aitk_str_appendf(err, "%s: remedy.%s needs a value and a source", DATA_FILE,
-                             remedies[i]);
-            st = AITK_E_PARSE;
-        }
-    }
+    if (!st)
+        st = aitk_data_need_sourced(doc, "remedy", remedies, sizeof remedies / sizeof *remedies,
+                                    "value", err);
     if (st) {
         aitk_yaml_free(doc);
         return st;
