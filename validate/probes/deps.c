@@ -305,8 +305,10 @@ static aitk_status judge_dangling(aitk_deps *d, const char *dir, const aitk_strl
     if (!t->dangling)
         return AITK_OK;
     aitk_strlist ext = {0};
-    aitk_str why = AITK_STR_INIT;
-    aitk_status st = aitk_dangling_extension_needs(d, dir, &ext);
+    aitk_str why = AITK_STR_INIT, load_error = AITK_STR_INIT;
+    aitk_yaml_doc *data = NULL;
+    aitk_status st = aitk_dangling_data_load(&data, &load_error);
+    st = st == AITK_E_NOMEM ? st : aitk_dangling_extension_needs(d, dir, &ext);
     for (size_t i = 0; !st && i < libs->count; i++) {
         if (!fl[i].dangling)
             continue;
@@ -320,7 +322,7 @@ static aitk_status judge_dangling(aitk_deps *d, const char *dir, const aitk_strl
             aitk_str_appendf(&why, "%s lists it as a link", base_name(libs->items[needer]));
         else if (by_ext)
             aitk_str_append(&why, "torch's Python extension (torch/_C) lists it as a link");
-        else if (!aitk_dangling_opened_by_name(name, &why))
+        else if (!aitk_dangling_opened_by_name(data, aitk_str_cstr(&load_error), name, &why))
             continue;
         t->bad++;
         aitk_str_appendf(&t->observed, "%s%s -> %s: the link's target does not exist, and %s",
@@ -332,6 +334,8 @@ static aitk_status judge_dangling(aitk_deps *d, const char *dir, const aitk_strl
     }
     aitk_strlist_free(&ext);
     aitk_str_free(&why);
+    aitk_str_free(&load_error);
+    aitk_yaml_free(data);
     return st;
 }
 

@@ -65,26 +65,26 @@ aitk_status aitk_dangling_extension_needs(aitk_deps *d, const char *lib_dir, ait
     return st;
 }
 
-bool aitk_dangling_opened_by_name(const char *name, aitk_str *why)
+aitk_status aitk_dangling_data_load(aitk_yaml_doc **out, aitk_str *err)
 {
-    aitk_yaml_doc *doc = NULL;
-    aitk_str err = AITK_STR_INIT;
-    bool opened = false;
-    if (aitk_data_load_schema(DATA_FILE, 1, &doc, &err) != AITK_OK) {
+    return aitk_data_load_schema(DATA_FILE, 1, out, err);
+}
+
+bool aitk_dangling_opened_by_name(const aitk_yaml_doc *data, const char *load_error,
+                                  const char *name, aitk_str *why)
+{
+    if (!data) {
         aitk_str_appendf(why, "the list of libraries torch opens by name could not be read (%s)",
-                         aitk_str_cstr(&err));
-        aitk_str_free(&err);
+                         load_error);
         return true;
     }
-    const aitk_yaml_node *list = aitk_yaml_get(doc->root, "opened_by_name");
-    for (size_t i = 0; !opened && list && list->kind == AITK_YAML_SEQ && i < list->count; i++) {
+    const aitk_yaml_node *list = aitk_yaml_get(data->root, "opened_by_name");
+    for (size_t i = 0; list && list->kind == AITK_YAML_SEQ && i < list->count; i++) {
         const aitk_yaml_node *e = list->items[i];
         if (strcmp(aitk_yaml_text(e, "name"), name) == 0) {
-            opened = true;
             aitk_str_appendf(why, "torch opens it by name (%s)", aitk_yaml_text(e, "source"));
+            return true;
         }
     }
-    aitk_yaml_free(doc);
-    aitk_str_free(&err);
-    return opened;
+    return false;
 }

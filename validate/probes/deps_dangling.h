@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "common/str.h"
+#include "common/yaml.h"
 #include "validate/libdeps/tree.h"
 
 /* `path` is a link whose target does not exist; `target` gets the link's
@@ -26,9 +27,13 @@ bool aitk_dangling_link(const char *path, aitk_str *target);
  * of memory fails. */
 aitk_status aitk_dangling_extension_needs(aitk_deps *d, const char *lib_dir, aitk_strlist *out);
 
-/* Whether torch opens `name` by name while it runs (deps.yaml); `why` gets
- * the source. When the data cannot be read every name counts as opened,
- * with the reason in `why`, so no link is called harmless unchecked. */
-bool aitk_dangling_opened_by_name(const char *name, aitk_str *why);
+/* deps.yaml, read once per folder judged. */
+aitk_status aitk_dangling_data_load(aitk_yaml_doc **out, aitk_str *err);
+
+/* Whether torch opens `name` by name while it runs (`data`, deps.yaml);
+ * `why` gets the source. With no data (`load_error` says why) every name
+ * counts as opened, so no link is called harmless unchecked. */
+bool aitk_dangling_opened_by_name(const aitk_yaml_doc *data, const char *load_error,
+                                  const char *name, aitk_str *why);
 
 #endif
