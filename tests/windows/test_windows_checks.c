@@ -419,6 +419,46 @@ static void put_file(const char *dir, const char *name, const char *text)
     fclose(f);
 }
 
+/* A Python installation as the checks read it: python.exe, the DLL that
+ * names its version, and Lib\site-packages. */
+static void fake_python(const char *dir, const char *dll)
+{
+    char lib[MAX_PATH], site[MAX_PATH];
+    snprintf(lib, sizeof lib, "%s\\Lib", dir);
+    snprintf(site, sizeof site, "%s\\site-packages", lib);
+    CreateDirectoryA(dir, NULL);
+    CreateDirectoryA(lib, NULL);
+    CreateDirectoryA(site, NULL);
+    put_file(dir, "python.exe", "MZ");
+    put_file(dir, dll, "MZ");
+}
+
+/* --quick run in `cwd` (no venv there) with only this PATH and this
+ * LOCALAPPDATA, and no active environment; all of them restored before
+ * the report is returned, so a failing expectation leaves no trace. */
+static cJSON *quick_with_path(const char *name, const char *cwd, const char *path,
+                              const char *local)
+{
+    char old_path[8192], old_cwd[MAX_PATH], old_local[MAX_PATH];
+    DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
+    assert_true(n > 0 && n < sizeof old_path);
+    n = GetEnvironmentVariableA("LOCALAPPDATA", old_local, sizeof old_local);
+    assert_true(n < sizeof old_local);
+    if (n == 0)
+        old_local[0] = '\0';
+    assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
+    assert_true(SetCurrentDirectoryA(cwd));
+    _putenv_s("VIRTUAL_ENV", "");
+    _putenv_s("CONDA_PREFIX", "");
+    assert_int_equal(_putenv_s("LOCALAPPDATA", local), 0);
+    assert_int_equal(_putenv_s("PATH", path), 0);
+    cJSON *doc = quick(name, NULL);
+    assert_int_equal(_putenv_s("PATH", old_path), 0);
+    assert_int_equal(_putenv_s("LOCALAPPDATA", old_local), 0);
+    assert_true(SetCurrentDirectoryA(old_cwd));
+    return doc;
+}
+
 /* %LOCALAPPDATA%\Microsoft\WindowsApps holds the Microsoft Store's app
  * execution aliases python.exe and python3.exe (empty files to every
  * reader but CreateProcess); python.org's installer makes python.exe only.
@@ -429,45 +469,23 @@ static void put_file(const char *dir, const char *name, const char *text)
 static void store_aliases_on_path(void **state)
 {
     (void)state;
-    char base[MAX_PATH], apps[MAX_PATH], py[MAX_PATH], lib[MAX_PATH], site[MAX_PATH];
+    char base[MAX_PATH], apps[MAX_PATH], py[MAX_PATH], path[2048];
     assert_true(GetTempPathA(sizeof base, base) > 0);
     strncat(base, "aitk-store", sizeof base - strlen(base) - 1);
     snprintf(apps, sizeof apps, "%s\\WindowsApps", base);
     snprintf(py, sizeof py, "%s\\Python311", base);
-    snprintf(lib, sizeof lib, "%s\\Lib", py);
-    snprintf(site, sizeof site, "%s\\site-packages", lib);
-    const char *dirs[] = {base, apps, py, lib, site};
-    for (size_t i = 0; i < 5; i++)
-        CreateDirectoryA(dirs[i], NULL);
+    CreateDirectoryA(base, NULL);
+    CreateDirectoryA(apps, NULL);
     put_file(apps, "python.exe", "");
     put_file(apps, "python3.exe", "");
-    put_file(py, "python.exe", "MZ");
-    put_file(py, "python311.dll", "MZ");
-
-    char old_path[8192], path[9000], old_cwd[MAX_PATH], old_local[MAX_PATH];
-    DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
-    assert_true(n > 0 && n < sizeof old_path);
-    n = GetEnvironmentVariableA("LOCALAPPDATA", old_local, sizeof old_local);
-    assert_true(n < sizeof old_local);
-    if (n == 0)
-        old_local[0] = '\0';
-    assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
-    assert_true(SetCurrentDirectoryA(base)); /* no ./venv here */
-    _putenv_s("VIRTUAL_ENV", "");
-    _putenv_s("CONDA_PREFIX", "");
-    /* No install manager's runtimes: this folder's, empty. */
-    assert_int_equal(_putenv_s("LOCALAPPDATA", base), 0);
+    fake_python(py, "python311.dll");
     /* Only Windows' own folders besides these, and the aliases' entry
-     * quoted and ending in a separator, as PATH entries may be written. */
+     * quoted and ending in a separator, as PATH entries may be written;
+     * LOCALAPPDATA with no install manager's runtimes. */
     snprintf(path, sizeof path, "\"%s\\\";%s;C:\\windows\\system32;C:\\windows", apps, py);
-    assert_int_equal(_putenv_s("PATH", path), 0);
-    cJSON *doc = quick("windows-store-alias-then-python", NULL);
+    cJSON *doc = quick_with_path("windows-store-alias-then-python", base, path, base);
     snprintf(path, sizeof path, "%s\\;C:\\windows\\system32;C:\\windows", apps);
-    assert_int_equal(_putenv_s("PATH", path), 0);
-    cJSON *alone = quick("windows-store-alias-alone", NULL);
-    assert_int_equal(_putenv_s("PATH", old_path), 0);
-    assert_int_equal(_putenv_s("LOCALAPPDATA", old_local), 0);
-    assert_true(SetCurrentDirectoryA(old_cwd));
+    cJSON *alone = quick_with_path("windows-store-alias-alone", base, path, base);
     expect(doc, "python.env", "pass", "observed", "Python311");
     expect(doc, "python.env", "pass", "observed", "an app execution alias or a launcher");
     expect(doc, "python.env", "pass", "observed", "Python 3.11");
@@ -507,34 +525,13 @@ static void install_manager_on_path(void **state)
                                  {"pythoncore-3.14-64", "python314.dll"},
                                  {"pythoncore-3.15t-64", "python315t.dll"}};
     for (size_t i = 0; i < 3; i++) {
-        char rt[MAX_PATH], lib[MAX_PATH], site[MAX_PATH];
+        char rt[MAX_PATH];
         snprintf(rt, sizeof rt, "%s\\%s", mgr, runtimes[i][0]);
-        snprintf(lib, sizeof lib, "%s\\Lib", rt);
-        snprintf(site, sizeof site, "%s\\site-packages", lib);
-        CreateDirectoryA(rt, NULL);
-        CreateDirectoryA(lib, NULL);
-        CreateDirectoryA(site, NULL);
-        put_file(rt, "python.exe", "MZ");
-        put_file(rt, runtimes[i][1], "MZ");
+        fake_python(rt, runtimes[i][1]);
     }
-    char old_path[8192], path[9000], old_cwd[MAX_PATH], old_local[MAX_PATH];
-    DWORD n = GetEnvironmentVariableA("PATH", old_path, sizeof old_path);
-    assert_true(n > 0 && n < sizeof old_path);
-    n = GetEnvironmentVariableA("LOCALAPPDATA", old_local, sizeof old_local);
-    assert_true(n < sizeof old_local);
-    if (n == 0)
-        old_local[0] = '\0';
-    assert_true(GetCurrentDirectoryA(sizeof old_cwd, old_cwd) > 0);
-    assert_true(SetCurrentDirectoryA(base));
-    _putenv_s("VIRTUAL_ENV", "");
-    _putenv_s("CONDA_PREFIX", "");
-    assert_int_equal(_putenv_s("LOCALAPPDATA", local), 0);
-    snprintf(path, sizeof path, "%s;%s;%s", apps, bin, old_path);
-    assert_int_equal(_putenv_s("PATH", path), 0);
-    cJSON *doc = quick("windows-pymanager", NULL);
-    assert_int_equal(_putenv_s("PATH", old_path), 0);
-    assert_int_equal(_putenv_s("LOCALAPPDATA", old_local), 0);
-    assert_true(SetCurrentDirectoryA(old_cwd));
+    char path[2048];
+    snprintf(path, sizeof path, "%s;%s;C:\\windows\\system32;C:\\windows", apps, bin);
+    cJSON *doc = quick_with_path("windows-pymanager", base, path, local);
     expect(doc, "python.env", "pass", "observed", "pythoncore-3.14-64");
     expect(doc, "python.env", "pass", "observed", "the Python install manager's default runtime");
     expect(doc, "python.env", "pass", "observed", "Python 3.14");

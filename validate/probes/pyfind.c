@@ -145,9 +145,12 @@ static void path_entry_join(aitk_str *out, const char *s, size_t n, const char *
         s++;
         n -= 2;
     }
-#endif
-    while (n > 1 && (s[n - 1] == '/' || (DIR_SEP[0] == '\\' && s[n - 1] == '\\')))
+    while (n > 1 && (s[n - 1] == '/' || s[n - 1] == '\\'))
         n--;
+#else
+    while (n > 1 && s[n - 1] == '/')
+        n--;
+#endif
     aitk_str_appendf(out, "%.*s" DIR_SEP "%s", (int)n, s, name);
 }
 
