@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "models/aitk_config.h"
 #include "reports/fields.h"
+#include "validate/probes/bnb_load.h"
 #include "validate/probes/host.h"
 #include "validate/probes/python.h"
 
@@ -106,7 +107,8 @@ aitk_bnb_choice aitk_bnb_pick(const char *version, const char *torch_cuda, const
 static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
 {
     static const char *const rules[] = {"exact", "nearest"}, *const optimizers[] = {"optimizers"};
-    static const char *const remedies[] = {"missing", "other_major", "bad_override"};
+    static const char *const remedies[] = {"missing", "other_major", "bad_override",
+                                           "does_not_load"};
     aitk_yaml_doc *doc = NULL;
     aitk_status st = aitk_data_load_schema(DATA_FILE, 1, &doc, err);
     if (!st)
@@ -114,7 +116,7 @@ static aitk_status load_data(aitk_yaml_doc **out, aitk_str *err)
     if (!st)
         st = aitk_data_need_sourced(doc, NULL, optimizers, 1, "value", err);
     if (!st)
-        st = aitk_data_need_sourced(doc, "remedy", remedies, 3, "value", err);
+        st = aitk_data_need_sourced(doc, "remedy", remedies, 4, "value", err);
     if (st) {
         aitk_yaml_free(doc);
         return st;
@@ -149,6 +151,7 @@ typedef struct verdict {
     aitk_str obs, msg;
     const char *remedy_key; /* bnb.yaml remedy, or NULL */
     bool nearest;           /* passed by the nearest-build rule */
+    aitk_str pick;          /* the build it loads, when that file is there */
 } verdict;
 
 /* Why no CUDA library loads. Either way bitsandbytes imports (the error is
@@ -208,7 +211,8 @@ static aitk_status judge(const aitk_run_ctx *ctx, const aitk_yaml_node *top, con
         const char *d = build_digits(aitk_str_cstr(&pick), buf, sizeof buf);
         if (!d || !build_version(d, &build_major, &build_minor))
             build_major = -1;
-        aitk_str_appendf(&v->obs, "; loads %s", aitk_str_cstr(&pick));
+        aitk_str_appendf(&v->obs, "; picks %s", aitk_str_cstr(&pick));
+        aitk_str_append(&v->pick, aitk_str_cstr(&pick));
         if (build_major != torch_major) {
             v->status = AITK_CHECK_WARN;
             v->remedy_key = "other_major";
@@ -236,14 +240,61 @@ static aitk_status judge(const aitk_run_ctx *ctx, const aitk_yaml_node *top, con
     return aitk_str_status(&v->obs) ? aitk_str_status(&v->obs) : aitk_str_status(&v->msg);
 }
 
+/* Beyond --quick: whether the build it picks loads beside torch
+ * (bnb_load.h). A refusal fails the job's 8-bit optimizers as surely as a
+ * missing file, whatever the file's name promised. */
+static aitk_status confirm_load(const aitk_run_ctx *ctx, const aitk_yaml_node *top,
+                                const char *interpreter, const char *dir, verdict *v)
+{
+    aitk_str path = AITK_STR_INIT, words = AITK_STR_INIT;
+    aitk_bnb_load r = AITK_BNB_LOAD_UNKNOWN;
+    aitk_str_appendf(&path, "%s" SEP "%s", dir, aitk_str_cstr(&v->pick));
+    aitk_status st = aitk_str_status(&path);
+    if (!st)
+        st = aitk_bnb_load_beside_torch(interpreter, aitk_str_cstr(&path), &r, &words);
+    if (st)
+        goto done;
+    if (r == AITK_BNB_LOAD_OK) {
+        aitk_str_append(&v->obs, ", which loads beside torch");
+        if (v->status == AITK_CHECK_WARN)
+            aitk_str_append(&v->msg, "; it loads here, so those libraries are found");
+    } else if (r == AITK_BNB_LOAD_REFUSED) {
+        const char *opt = NULL;
+        const bool used = optimizer_uses_bnb(
+            ctx, aitk_yaml_text(aitk_yaml_get(top, "optimizers"), "value"), &opt);
+        aitk_str_appendf(&v->obs, ", which does not load beside torch: %s",
+                         aitk_str_cstr(&words));
+        aitk_str_clear(&v->msg);
+        aitk_str_appendf(&v->msg, "bitsandbytes' %s is there, but the loader refuses it "
+                                  "after import torch (observed names what it lacks): "
+                                  "bitsandbytes imports, but its 8-bit optimizers fail at the "
+                                  "first training step; this job's optimizer, %s, is %sone of "
+                                  "them",
+                         aitk_str_cstr(&v->pick), opt, used ? "" : "not ");
+        v->status = used ? AITK_CHECK_FAIL : AITK_CHECK_WARN;
+        v->remedy_key = "does_not_load";
+        v->nearest = false;
+    } else if (r == AITK_BNB_LOAD_NO_TORCH) {
+        aitk_str_append(&v->obs, " (not loaded: import torch fails, see python.import_torch)");
+    } else {
+        aitk_str_appendf(&v->obs, " (not loaded: %s)", aitk_str_cstr(&words));
+    }
+    st = aitk_str_status(&v->obs) ? aitk_str_status(&v->obs) : aitk_str_status(&v->msg);
+done:
+    aitk_str_free(&path);
+    aitk_str_free(&words);
+    return st;
+}
+
 /* What the selected environment holds: bitsandbytes' version and folder,
  * torch's CUDA. Returns the reason to skip when one of them is absent. */
 static const char *environment(const cJSON *env, const char **version, const char **cuda,
-                               aitk_str *dir)
+                               const char **interpreter, aitk_str *dir)
 {
     const cJSON *sel = aitk_python_selected(env);
     if (!sel || *aitk_field_str(sel, "error"))
         return "no Python environment to read (python.env says why)";
+    *interpreter = aitk_field_str(sel, "interpreter");
     const cJSON *bnb = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(sel, "packages"), "bitsandbytes");
     const cJSON *torch = cJSON_GetObjectItemCaseSensitive(sel, "torch");
@@ -265,12 +316,12 @@ aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
                     .remedy = "", .source = ""};
     aitk_yaml_doc *data = NULL;
     aitk_str err = AITK_STR_INIT, dir = AITK_STR_INIT;
-    verdict v = {.obs = AITK_STR_INIT, .msg = AITK_STR_INIT};
+    verdict v = {.obs = AITK_STR_INIT, .msg = AITK_STR_INIT, .pick = AITK_STR_INIT};
     char **names = NULL;
     size_t count = 0;
-    const char *version = "", *cuda = "";
+    const char *version = "", *cuda = "", *interpreter = "";
     /* The data is read only when there is something to judge. */
-    const char *skip = environment(ctx->env, &version, &cuda, &dir);
+    const char *skip = environment(ctx->env, &version, &cuda, &interpreter, &dir);
     aitk_status st = skip ? AITK_OK : load_data(&data, &err);
     if (st) {
         /* The file is compiled in: only a broken build or AITK_DATA_DIR gets here. */
@@ -288,6 +339,10 @@ aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
         /* An unreadable folder holds no build: the verdict names the file. */
         aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
         st = judge(ctx, data->root, version, cuda, names, count, &v);
+        /* Loading is for the deeper levels (--quick loads nothing), and
+         * needs the environment's interpreter to import torch first. */
+        if (!st && v.pick.len && *interpreter && ctx->level >= AITK_LEVEL_STANDARD)
+            st = confirm_load(ctx, data->root, interpreter, aitk_str_cstr(&dir), &v);
         c.status = v.status;
         c.observed = aitk_str_cstr(&v.obs);
         c.message = aitk_str_cstr(&v.msg);
@@ -306,6 +361,7 @@ aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
     aitk_dir_names_free(names, count);
     aitk_str_free(&v.obs);
     aitk_str_free(&v.msg);
+    aitk_str_free(&v.pick);
     aitk_str_free(&dir);
     aitk_str_free(&err);
     aitk_yaml_free(data);

@@ -4,7 +4,8 @@
  * bitsandbytes with no build for that CUDA imports without an error and
  * fails at the first training step: python.bitsandbytes finds that ahead,
  * by bitsandbytes' own rule for its version (bnb.yaml), from the files of
- * the selected environment. Nothing is loaded. */
+ * the selected environment; beyond --quick the environment's interpreter
+ * also loads that file after import torch (bnb_load.h). */
 #ifndef AITK_VALIDATE_PROBES_BNB_H
 #define AITK_VALIDATE_PROBES_BNB_H
 

@@ -14,7 +14,7 @@
 #include "validate/probes/gpu_util.h"
 
 #define DEEP_TIMEOUT_MS 120000
-#define MARK "AITK-JSON:"
+#define MARK AITK_PY_ANSWER_MARK
 
 static const char script[] =
     "import json, sys, warnings\n"
@@ -61,23 +61,20 @@ static void last_line(const char *text, aitk_str *out)
 
 #define MAX_MODULES 16
 
-/* The script's answer: the JSON object on the line after MARK, or NULL
- * when there is none or it is unreadable (an unreadable answer is no
- * answer). */
-static cJSON *read_answer(const aitk_str *out)
+cJSON *aitk_py_answer(const aitk_str *out)
 {
     const char *mark = strstr(aitk_str_cstr(out), MARK);
     if (!mark)
         return NULL;
     aitk_str line = AITK_STR_INIT;
     aitk_str_appendn(&line, mark + strlen(MARK), strcspn(mark + strlen(MARK), "\r\n"));
-    cJSON *deep = cJSON_Parse(aitk_str_cstr(&line));
+    cJSON *answer = cJSON_Parse(aitk_str_cstr(&line));
     aitk_str_free(&line);
-    if (deep && !cJSON_IsObject(deep)) {
-        cJSON_Delete(deep);
-        deep = NULL;
+    if (answer && !cJSON_IsObject(answer)) {
+        cJSON_Delete(answer);
+        answer = NULL;
     }
-    return deep;
+    return answer;
 }
 
 /* The interpreter answered and torch imported: whether it sees the GPU. */
@@ -187,7 +184,7 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
     aitk_status st = aitk_proc_run(argv, &opts, &res, &out, &errout, &err);
     if (st == AITK_E_NOMEM)
         goto done;
-    cJSON *deep = st ? NULL : read_answer(&out);
+    cJSON *deep = st ? NULL : aitk_py_answer(&out);
     const bool answered = deep != NULL;
     if (!deep && !(deep = cJSON_CreateObject())) {
         st = AITK_E_NOMEM;

@@ -3,7 +3,17 @@
 #ifndef AITK_VALIDATE_PROBES_PYDEEP_H
 #define AITK_VALIDATE_PROBES_PYDEEP_H
 
+#include "common/str.h"
 #include "validate/engine.h"
+
+/* Scripts run in the environment's interpreter print their answer as one
+ * JSON object on a line that starts with this mark, so that whatever else
+ * torch or a site hook prints cannot be mistaken for it. */
+#define AITK_PY_ANSWER_MARK "AITK-JSON:"
+
+/* The object on the first marked line of `out`, or NULL when there is none
+ * or it is unreadable (an unreadable answer is no answer). */
+cJSON *aitk_py_answer(const aitk_str *out);
 
 /* Adds "deep" to `pyenv` (the selected environment's record) and the
  * python.import_torch check. `modules` (NULL-terminated, may be NULL) are

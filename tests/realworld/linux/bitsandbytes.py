@@ -17,6 +17,12 @@ version gives, run in the overlay's interpreter with the same environment:
 the file it names, whether it exists, or the error it raises. The tool must
 name the same file and fail, warn or pass accordingly.
 
+Then, beyond --quick, whether that file loads after import torch: seven
+cases with the real torch 2.15 (CUDA 13.2), overrides of torch's major and
+of others (CUDA 12 and 11 builds, refused without their runtime, and a
+CUDA 12 build loaded with the runtime of torch 2.5.1's nvidia wheels on
+LD_LIBRARY_PATH), judged by bitsandbytes' own get_native_library.
+
 Exit 77 (CTest: skipped) when PyPI cannot be reached to fill the cache.
 """
 import argparse
@@ -58,6 +64,74 @@ print(json.dumps(out))
 """
 
 
+# Beyond --quick the tool also loads the build it picks after import torch.
+# Judged here with the real torch 2.15 (CUDA 13.2) as installed, by
+# bitsandbytes' own loading code: get_native_library, with get_cuda_specs
+# answering torch's CUDA as a GPU would (this machine has none, and without
+# one bitsandbytes loads its CPU library). A CUDA library object back means
+# the 8-bit optimizers work; the CPU fallback (0.45) or an exception means
+# they fail.
+LOAD_ORACLE = r"""
+import json, sys
+import torch
+import bitsandbytes.cextension as ce
+from bitsandbytes.cuda_specs import CUDASpecs
+major, minor = (int(x) for x in torch.version.cuda.split(".")[:2])
+ce.get_cuda_specs = lambda: CUDASpecs(highest_compute_capability=(8, 9),
+                                      cuda_version_string="%d%d" % (major, minor),
+                                      cuda_version_tuple=(major, minor))
+try:
+    lib = ce.get_native_library()
+    r = {"cuda_library": type(lib).__name__ == "CudaBNBNativeLibrary", "kind": type(lib).__name__}
+except Exception as e:
+    r = {"cuda_library": False, "error": "%s: %s" % (type(e).__name__, e)}
+print(json.dumps(r))
+"""
+
+# (bitsandbytes, BNB_CUDA_VERSION, CUDA 12 libraries on LD_LIBRARY_PATH):
+# torch's own build; builds of another major, refused for want of their
+# runtime (libcudart.so.12, .so.11.0) and, with CUDA 12's runtime libraries
+# from torch 2.5.1's nvidia wheels on the path, loaded; a same-major
+# override; and 0.45.5, which falls back to its CPU library.
+LOAD_CASES = (("0.50.2", None, False), ("0.50.2", "128", False), ("0.50.2", "118", False),
+              ("0.50.2", "128", True), ("0.49.2", "130", False), ("0.49.2", "128", False),
+              ("0.45.5", "118", False))
+CUDA12_WHEELS = ("cuda_runtime", "cublas", "cusparse", "nvjitlink")
+
+
+def load_env(override, cuda12_dirs):
+    env = env_with(override)
+    if cuda12_dirs:
+        env["LD_LIBRARY_PATH"] = ":".join(cuda12_dirs)
+    return env
+
+
+def judge_loads(exe, venvs, cuda12_dirs, out_dir):
+    table = []
+    for version, override, with12 in LOAD_CASES:
+        venv = venvs[version]
+        env = load_env(override, cuda12_dirs if with12 else None)
+        r = subprocess.run([os.path.join(venv, "bin", "python"), "-c", LOAD_ORACLE],
+                           capture_output=True, text=True, timeout=600, env=env, cwd=venv)
+        if r.returncode != 0:
+            sys.exit("the load oracle failed in %s: %s" % (venv, r.stderr[-1500:]))
+        o = json.loads(r.stdout.strip().splitlines()[-1])
+        report = rw.run_tool(exe, venv, "standard", os.path.join(out_dir, "bnb-load.json"), env)
+        c = rw.checks(report).get("python.bitsandbytes", {})
+        observed = c.get("observed", "")
+        if o["cuda_library"]:
+            ok = c.get("status") in ("pass", "warn") and "which loads beside torch" in observed
+        else:
+            ok = c.get("status") == "fail"
+        where = " with CUDA 12 on LD_LIBRARY_PATH" if with12 else ""
+        want = "CUDA library" if o["cuda_library"] else o.get("error") or o.get("kind")
+        rw.check(ok, "bitsandbytes %s, BNB_CUDA_VERSION=%r%s: tool %s %s; oracle "
+                 "get_native_library: %s" % (version, override, where, c.get("status"),
+                                             observed[:200], want))
+        table.append((version, override, with12, c.get("status"), want[:90]))
+    return table
+
+
 def site_of(venv):
     return os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
 
@@ -87,7 +161,8 @@ def env_with(override):
 
 def oracle(venv, override):
     r = subprocess.run([os.path.join(venv, "bin", "python"), "-c", ORACLE] + list(CUDA),
-                       capture_output=True, text=True, timeout=600, env=env_with(override))
+                       capture_output=True, text=True, timeout=600, env=env_with(override),
+                       cwd=venv)
     if r.returncode != 0:
         sys.exit("the oracle failed in %s: %s" % (venv, r.stderr[-1500:]))
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -110,7 +185,7 @@ def agree(c, o, cuda):
         return c.get("status") == "fail" and ("no %s" % o["name"]) in text
     build = re.search(r"cuda(\d\d)\d+", o["name"])
     same_major = build is not None and build.group(1) == cuda.split(".")[0]
-    return c.get("status") == ("pass" if same_major else "warn") and ("loads %s" % o["name"]) in text
+    return c.get("status") == ("pass" if same_major else "warn") and ("picks %s" % o["name"]) in text
 
 
 def judge(exe, venv, version, out_dir):
@@ -151,16 +226,25 @@ def main():
         return rw.SKIP
     os.makedirs(a.out, exist_ok=True)
     torch = rw.ensure_layout("torch215", os.path.join(HERE, "requirements-torch215.txt"))
-    table = []
+    table, venvs = [], {}
     for version in BNB:
         req = os.path.join(HERE, "requirements-bnb-%s.txt" % version)
         venv = rw.ensure_overlay("torch215-bnb-" + version, torch,
                                  lambda v, s, r=req: rw.pip_install_no_deps(v, r), req)
         rw.check_pinned(venv, req)
+        venvs[version] = venv
         table += judge(a.exe, venv, version, a.out)
     print("\n%-8s %-6s %-10s %-6s %s" % ("bnb", "CUDA", "override", "tool", "bitsandbytes loads"))
     for row in table:
         print("%-8s %-6s %-10r %-6s %s" % row)
+    torch251 = rw.ensure_layout("torch251", os.path.join(HERE, "requirements-torch251.txt"))
+    cuda12 = [os.path.join(site_of(torch251), "nvidia", w, "lib") for w in CUDA12_WHEELS]
+    loads = judge_loads(a.exe, venvs, cuda12, a.out)
+    print("\n%-8s %-10s %-8s %-6s %s" % ("bnb", "override", "CUDA 12", "tool",
+                                         "get_native_library"))
+    for row in loads:
+        print("%-8s %-10r %-8s %-6s %s" % row)
+    table += loads
     if rw.failures:
         print("\n%d disagreement(s) with the oracle" % len(rw.failures))
         return 1
