@@ -383,6 +383,26 @@ static void entry_title(const aitk_bench_request *req, const aitk_model_spec *sp
     }
 }
 
+/* The job the step ran, as built: a figure is read against its rank, base
+ * precision, optimizer and checkpointing (recomputing each block costs a
+ * forward pass that MFU, by PaLM's definition, does not count). The CPU
+ * reference's fp32 base has no name in the report's enum: left out. */
+static aitk_status add_setup(cJSON *conf, const aitk_step_setup *s)
+{
+    const char *base = s->base == AITK_STEP_BASE_BF16  ? "bf16"
+                       : s->base == AITK_STEP_BASE_FP8 ? "fp8"
+                       : s->base == AITK_STEP_BASE_NF4 ? "nf4"
+                                                       : NULL;
+    if (!cJSON_AddNumberToObject(conf, "rank", (double)s->rank) ||
+        !cJSON_AddNumberToObject(conf, "alpha", s->alpha) ||
+        (base && !cJSON_AddStringToObject(conf, "base_dtype", base)) ||
+        !cJSON_AddStringToObject(conf, "optimizer",
+                                 s->optimizer == AITK_STEP_ADAMW8BIT ? "adamw8bit" : "adamw") ||
+        !cJSON_AddBoolToObject(conf, "gradient_checkpointing", s->checkpointing))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
 /* Which buckets ran and how: one model built for the largest, switched to
  * each bucket in turn. */
 static aitk_status add_buckets_note(cJSON *conf, const aitk_bench_plan *plan)
@@ -422,6 +442,8 @@ static aitk_status add_step_facts(cJSON *entry, const aitk_bench_request *req,
     if (!st &&
         !cJSON_AddNumberToObject(conf, "lora_params", (double)aitk_bench_steps_lora_params(steps)))
         st = AITK_E_NOMEM;
+    if (!st)
+        st = add_setup(conf, aitk_bench_steps_setup(steps));
     if (!st)
         st = add_buckets_note(conf, plan);
     if (!st)

@@ -203,6 +203,11 @@ size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s)
     return aitk_step_lora_params(s->model);
 }
 
+const aitk_step_setup *aitk_bench_steps_setup(const aitk_bench_steps *s)
+{
+    return aitk_step_setup_of(s->model);
+}
+
 double aitk_bench_steps_planned(const aitk_bench_steps *s)
 {
     aitk_step_plan plan;

@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "common/str.h"
 #include "models/spec.h"
+#include "models/step.h"
 
 typedef struct aitk_bench_steps aitk_bench_steps;
 struct aitk_train_config;
@@ -65,6 +66,8 @@ double aitk_bench_steps_planned(const aitk_bench_steps *s);
 /* LoRA parameters of the built step (one set for every bucket): shows in
  * the report that the configured rank is the one that ran. */
 size_t aitk_bench_steps_lora_params(const aitk_bench_steps *s);
+/* The step's setup, as built (aitk_step_setup_of). */
+const aitk_step_setup *aitk_bench_steps_setup(const aitk_bench_steps *s);
 /* Losses of the steps run so far, in order (warm-up included): *n values. */
 const double *aitk_bench_steps_losses(const aitk_bench_steps *s, size_t *n);
 /* The losses judged bucket by bucket: each bucket's loss is on its own

@@ -42,7 +42,7 @@ of the step the GPU was busy.
 Usage:
   python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
           [--steps 5] [--warmup 2] [--no-generation] [--masked-resolution 1024]
-          [--dense-mask-resolution 0]
+          [--dense-mask-resolution 0] [--no-checkpointing]
           [--aitk PATH/aitk-validate]
           [--report REPORT.json]
   python3 ci/torch-flux-step.py --compare DIR/torch-flux.json
@@ -269,7 +269,7 @@ def measure(args):
            "torch": torch.__version__, "cuda": torch.version.cuda,
            "diffusers": diffusers.__version__,
            "setup": {"model": "flux1-dev", "rank": RANK, "alpha": ALPHA, "batch": 1,
-                     "base": "bf16", "text": "cached", "checkpointing": True,
+                     "base": "bf16", "text": "cached", "checkpointing": args.checkpointing,
                      "optimizer": "adamw (torch, bf16 states)", "weights": "random"},
            "generation": None, "training": []}
     t0 = time.perf_counter()
@@ -292,7 +292,8 @@ def measure(args):
         print("generation %d px: %s" % (GENERATION_RES, brief(doc["generation"])), flush=True)
 
     params = attach_lora(torch, model)
-    model.enable_gradient_checkpointing()
+    if args.checkpointing:
+        model.enable_gradient_checkpointing()
     model.train()
     opt = torch.optim.AdamW(params, lr=1e-4)
     doc["setup"]["lora_parameters"] = sum(p.numel() for p in params)
@@ -410,7 +411,7 @@ config:
           resolution: [{res}]
       train:
         batch_size: 1
-        gradient_checkpointing: true
+        gradient_checkpointing: {checkpointing}
         optimizer: adamw
         dtype: bf16
         cache_text_embeddings: true
@@ -421,12 +422,13 @@ config:
 """
 
 
-def predict(aitk, gpu, res, workdir):
+def predict(aitk, gpu, res, checkpointing, workdir):
     """What `aitk-validate predict --config` says for the measured job."""
     cfg = os.path.join(workdir, "flux-%d.yaml" % res)
     out = os.path.join(workdir, "predict-%d.json" % res)
     with open(cfg, "w", encoding="utf-8") as f:
-        f.write(CONFIG.format(rank=RANK, alpha=ALPHA, res=res))
+        f.write(CONFIG.format(rank=RANK, alpha=ALPHA, res=res,
+                              checkpointing="true" if checkpointing else "false"))
     p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -444,6 +446,15 @@ def number(row, key, where):
     return float(v)
 
 
+def setup_checkpointing(doc, path):
+    """Whether the measured step checkpointed its blocks (files from before
+    the option say nothing: they did)."""
+    ck = (doc.get("setup") or {}).get("checkpointing", True) if isinstance(doc, dict) else True
+    if not isinstance(ck, bool):
+        fail(2, "%s: setup.checkpointing must be true or false" % path)
+    return ck
+
+
 def compare(doc, aitk, path):
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         fail(2, "%s: not a torch-flux-step measurement (schema %s)" % (path, SCHEMA))
@@ -452,6 +463,7 @@ def compare(doc, aitk, path):
     if not isinstance(gpu, str) or not isinstance(rows, list):
         fail(2, "%s: expected 'gpu' (a name) and 'training' (a list)" % path)
     table = []
+    checkpointing = setup_checkpointing(doc, path)
     with tempfile.TemporaryDirectory() as work:
         for i, row in enumerate(rows):
             where = "%s: training[%d]" % (path, i)
@@ -461,7 +473,7 @@ def compare(doc, aitk, path):
                 continue
             res = int(number(row, "resolution", where))
             measured = number(row, "seconds_per_step", where)
-            g = predict(aitk, gpu, res, work)
+            g = predict(aitk, gpu, res, checkpointing, work)
             terms = g["seconds_at_largest_resolution"]
             kinds = row.get("kernel_seconds") or {}
             table.append({
@@ -480,7 +492,8 @@ def compare(doc, aitk, path):
     doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table,
                          "ratio": "predicted / measured seconds per step"}
     print("\npredicted (aitk-validate predict --config, %s) against measured, FLUX.1-dev LoRA "
-          "rank %d, bf16 base, checkpointing:" % (gpu, RANK))
+          "rank %d, bf16 base, %s:" % (gpu, RANK, "checkpointing" if checkpointing
+                                        else "no checkpointing"))
     print("  %5s %9s %9s %6s   %-28s %-28s %-28s" % (
         "px", "measured", "predicted", "ratio", "GEMM pred/meas s", "attention pred/meas s",
         "memory pred / other kernels s"))
@@ -497,7 +510,7 @@ def compare(doc, aitk, path):
 
 # ---- comparison with aitk-validate's own measured step (no torch needed) ----
 
-def aitk_flux_steps(path):
+def aitk_flux_steps(path, checkpointing=None):
     """Seconds per step of aitk-validate's FLUX.1-dev workload on a GPU, per
     resolution, from its report.json: each bucket's median (the report's
     buckets[].median_s), or the whole run's median when it ran one bucket.
@@ -524,6 +537,10 @@ def aitk_flux_steps(path):
     if batch != 1:
         fail(2, "%s: the flux1-dev workload ran batch %s; the PyTorch step is batch 1" % (
             path, batch))
+    ck = (w.get("configuration") or {}).get("gradient_checkpointing")
+    if checkpointing is not None and isinstance(ck, bool) and ck != checkpointing:
+        fail(2, "%s: the flux1-dev workload ran %s gradient checkpointing, the PyTorch step "
+                "%s" % (path, "with" if ck else "without", "with" if checkpointing else "without"))
     seconds = {}
     buckets = w.get("buckets") or []
     for b in buckets:
@@ -541,7 +558,7 @@ def compare_aitk(doc, report_path, path):
     rows = doc.get("training") if isinstance(doc, dict) else None
     if not isinstance(rows, list):
         fail(2, "%s: expected 'training' (a list)" % path)
-    w, aitk = aitk_flux_steps(report_path)
+    w, aitk = aitk_flux_steps(report_path, setup_checkpointing(doc, path))
     table = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or "error" in row:
@@ -598,6 +615,9 @@ def main():
                     help="the training step again with ai-toolkit's Chroma attention mask "
                          "(a dense (1, heads, L, L) boolean) at this resolution "
                          "(default 0: not run)")
+    ap.add_argument("--no-checkpointing", dest="checkpointing", action="store_false",
+                    help="train without gradient checkpointing (ai-toolkit's example configs "
+                         "checkpoint; a GPU with room for every block's activations need not)")
     ap.add_argument("--aitk", help="aitk-validate binary: compare with its prediction")
     ap.add_argument("--report", metavar="JSON",
                     help="aitk-validate's report.json: compare with its measured FLUX step")

@@ -131,6 +131,9 @@ long aitk_step_img_tokens(const aitk_step_model *m);
 long aitk_step_txt_tokens(const aitk_step_model *m);
 /* Number of trainable (LoRA) parameters. */
 size_t aitk_step_lora_params(const aitk_step_model *m);
+/* The setup the model was built with (rank, base, optimizer,
+ * checkpointing...): what a report says ran. */
+const aitk_step_setup *aitk_step_setup_of(const aitk_step_model *m);
 
 /* ---- tensor table ---- */
 typedef enum aitk_step_kind {

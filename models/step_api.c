@@ -233,6 +233,11 @@ size_t aitk_step_lora_params(const aitk_step_model *m)
     return m->n_lora;
 }
 
+const aitk_step_setup *aitk_step_setup_of(const aitk_step_model *m)
+{
+    return &m->setup;
+}
+
 size_t aitk_step_tensor_count(const aitk_step_model *m)
 {
     return m->n_t;

@@ -103,6 +103,11 @@ if [ "${AITK_TIME_OPS:-}" = 1 ]; then
       "problems": [{"shape": "m=4608 n=3072 k=3072", "calls": 76, "ms_in_step": 120,
                     "tflops_in_step": 650, "tflops_isolated": 700, "ratio": 0.93}]}}]}'
 fi
+case " $* " in *no-checkpointing.yaml*)
+    report='{"checks": [], "workloads": [{"name": "flux1-dev", "backend": "cuda",
+      "status": "completed", "step_time_s": {"median": 0.61}, "throughput": {"mfu": 0.47},
+      "configuration": {"gradient_checkpointing": false}}]}' ;;
+esac
 while [ $# -gt 0 ]; do
     if [ "$1" = --json ]; then echo "$report" >"$2"; fi
     shift
@@ -156,6 +161,12 @@ expect "torch: the main step keeps its resolutions and generation pass" \
     lacks "$calls" "torch-flux-step.py --out [^ ]*/out .*\(--resolutions\|--no-generation\)"
 expect "torch-mask: both masks at 1024 px, last, its JSON in BUILD_DIR" \
     has "$calls" "torch-flux-step.py --out .*/build/torch-mask --resolutions  --no-generation --masked-resolution 1024 --dense-mask-resolution 1024$"
+expect "no-ckpt: aitk's step on the job without checkpointing, its report in BUILD_DIR" \
+    has "$calls" "aitk-validate --standard --steps 20 --config .*/ci/flux-bf16-mfu-no-checkpointing.yaml --json .*/build/mfu-no-ckpt.json .*\[AITK_TIME_OPS=unset\]"
+expect "no-ckpt: PyTorch eager's step without checkpointing at 1024 px, beside aitk's" \
+    has "$calls" "torch-flux-step.py --out .*/build/torch-no-ckpt --resolutions 1024 --no-generation --masked-resolution 0 --no-checkpointing --aitk .* --report .*/build/mfu-no-ckpt.json$"
+expect "no-ckpt: its figures in the log" \
+    has "$log" "^no-ckpt workload flux1-dev on cuda: completed; median 0.61 s/step; .*MFU 0.47;.*checkpointing False$"
 expect "memory: what autograd saves, on CUDA, with no peft needed" \
     has "$calls" "autograd-saved.py --device cuda --lora plain"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
@@ -198,6 +209,7 @@ expect "ONLY=torch: no build, no ctest" lacks "$calls" "^c"
 expect "ONLY=torch: the PyTorch step ran" has "$calls" "torch-flux-step.py"
 expect "ONLY=torch: no peak check" lacks "$calls" "torch-peak-check"
 expect "ONLY=torch: no mask runs" lacks "$calls" "dense-mask-resolution"
+expect "ONLY=torch: no run without checkpointing" lacks "$calls" "no-checkpointing"
 
 if [ "$failures" -ne 0 ]; then
     echo "$failures expectation(s) failed"

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,8 @@ static void path_in(aitk_str *p, const char *name)
 
 /* What predict says for the measured job, from this test's own description
  * of it: FLUX.1-dev, LoRA rank 16 / alpha 16, batch 1, bf16 base, gradient
- * checkpointing, AdamW, text embeddings cached, one resolution. */
-static double predicted_independently(long res)
+ * checkpointing (or not), AdamW, text embeddings cached, one resolution. */
+static double predicted_independently(long res, bool checkpointing)
 {
     aitk_str cfg = AITK_STR_INIT, out = AITK_STR_INIT, text = AITK_STR_INIT;
     path_in(&cfg, "job.yaml");
@@ -65,11 +66,11 @@ static double predicted_independently(long res)
                      "job: extension\nconfig:\n  name: t\n  process:\n    - type: sd_trainer\n"
                      "      network: {type: lora, linear: 16, linear_alpha: 16}\n"
                      "      datasets: [{folder_path: /x, resolution: [%ld]}]\n"
-                     "      train: {batch_size: 1, gradient_checkpointing: true, optimizer: adamw,"
+                     "      train: {batch_size: 1, gradient_checkpointing: %s, optimizer: adamw,"
                      " dtype: bf16, cache_text_embeddings: true}\n"
                      "      model: {name_or_path: black-forest-labs/FLUX.1-dev, is_flux: true,"
                      " quantize: false}\n",
-                     res);
+                     res, checkpointing ? "true" : "false");
     write_file(cfg.ptr, text.ptr);
     ran r = run((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "H200 SXM", "--json",
                                  out.ptr, NULL});
@@ -120,7 +121,7 @@ static void test_compare(void **state)
         const cJSON *row = cJSON_GetArrayItem(rows, i);
         assert_int_equal((long)json_num(row, "resolution"), want[i].res);
         assert_float_equal(json_num(row, "measured_seconds"), want[i].seconds, 1e-12);
-        const double p = predicted_independently(want[i].res);
+        const double p = predicted_independently(want[i].res, true);
         assert_float_equal(json_num(row, "predicted_seconds"), p, 1e-9 * p);
         assert_float_equal(json_num(row, "ratio"), p / want[i].seconds, 1e-9);
     }
@@ -129,6 +130,25 @@ static void test_compare(void **state)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "terms"), "other");
     assert_float_equal(json_num(other, "measured"), 0.15, 1e-12);
     assert_true(json_num(other, "predicted") > 0);
+    cJSON_Delete(j);
+    ran_free(&r);
+
+    /* A step measured without checkpointing is set beside predict for that
+     * job, which recomputes nothing and so predicts a shorter step. */
+    static const char unchecked[] =
+        "{\"schema\": 1, \"gpu\": \"NVIDIA H200\", \"setup\": {\"checkpointing\": false},\n"
+        " \"training\": [{\"resolution\": 1024, \"seconds_per_step\": 0.8}]}\n";
+    write_file(file.ptr, unchecked);
+    r = compare((const char *[]){"--compare", file.ptr, "--aitk", AITK_EXE, NULL});
+    if (r.rc != 0)
+        fail_msg("exit %d: %s", r.rc, aitk_str_cstr(&r.err));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "bf16 base, no checkpointing:"));
+    j = load_json(file.ptr);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "comparison"), "rows"), 0);
+    const double p = predicted_independently(1024, false);
+    assert_float_equal(json_num(row, "predicted_seconds"), p, 1e-9 * p);
+    assert_true(p < predicted_independently(1024, true));
     cJSON_Delete(j);
     ran_free(&r);
     unlink(file.ptr);
@@ -227,6 +247,12 @@ static void test_aitk_step(void **state)
          " \"failed\", \"message\": \"out of memory\"}]}",
          "no timed steps (status 'failed': out of memory)"},
         {"{\"checks\": []}", "no 'workloads' list"},
+        /* The measurement checkpointed (a file from before the option says
+         * nothing: it did); aitk's step did not. */
+        {"{\"workloads\": [{\"name\": \"flux1-dev\", \"backend\": \"cuda\", \"status\":"
+         " \"completed\", \"configuration\": {\"batch\": 1, \"gradient_checkpointing\":"
+         " false}, \"buckets\": [{\"resolution\": 1024, \"steps\": 3, \"median_s\": 0.7}]}]}",
+         "ran without gradient checkpointing, the PyTorch step with"},
     };
     aitk_str report = AITK_STR_INIT;
     path_in(&report, "report.json");

@@ -428,7 +428,8 @@ static void test_config_selects_the_workload(void **state)
     aitk_str cfg = AITK_STR_INIT;
     aitk_path_join(&cfg, dir, "flux_r4_b2.yaml");
     const char *text = "job: extension\nconfig:\n  process:\n    - network: {type: lora, linear: 4, "
-                       "linear_alpha: 4}\n      train: {batch_size: 2, optimizer: adamw}\n"
+                       "linear_alpha: 4}\n      train: {batch_size: 2, optimizer: adamw, "
+                       "gradient_checkpointing: false}\n"
                        "      model: {is_flux: true}\n";
     assert_int_equal(aitk_file_write_atomic(cfg.ptr, text, strlen(text), NULL), AITK_OK);
     aitk_str_clear(&keep);
@@ -457,6 +458,16 @@ static void test_config_selects_the_workload(void **state)
                          ->valuedouble;
         assert_true(p4 > 0);
         assert_true(p16 == 4 * p4);
+        /* The report says which job ran: the config's, and the default
+         * (ai-toolkit's example config: adamw8bit, checkpointing). */
+        const cJSON *c4 = cJSON_GetObjectItem(w, "configuration");
+        const cJSON *c16 = cJSON_GetObjectItem(w16, "configuration");
+        assert_int_equal(cJSON_GetObjectItem(c4, "rank")->valueint, 4);
+        assert_string_equal(cJSON_GetObjectItem(c4, "optimizer")->valuestring, "adamw");
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(c4, "gradient_checkpointing")));
+        assert_int_equal(cJSON_GetObjectItem(c16, "rank")->valueint, 16);
+        assert_string_equal(cJSON_GetObjectItem(c16, "optimizer")->valuestring, "adamw8bit");
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c16, "gradient_checkpointing")));
         cJSON_Delete(r16);
         aitk_str_free(&base);
     }
