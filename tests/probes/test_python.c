@@ -411,6 +411,16 @@ static void test_aitk_dir_venv(void **state)
     pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
     pt_assert_status(pt_check(r, "python.torch_python"), "pass");
     cJSON_Delete(r);
+    /* With .venv beside venv, ai-toolkit's UI trains in .venv
+     * (ui/cron/pythonPath.ts): the one judged. Its torch is CPU-only. */
+    char dotvenv[700];
+    snprintf(dotvenv, sizeof dotvenv, "%s/.venv", aitk);
+    const char *cpu[] = {"torch==2.9.1", NULL};
+    pt_fake_venv(dotvenv, "3.12.3", cpu, NULL);
+    r = pt_run(NULL, NULL, args, env, &rc);
+    pt_assert_contains(pt_text(pt_check(r, "python.env"), "observed"), "/.venv");
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "observed"), "2.9.1");
+    cJSON_Delete(r);
     const char *bad[] = {"--quick", "--aitk-dir", "/nonexistent/ai-toolkit", NULL};
     r = pt_run(NULL, NULL, bad, env, &rc);
     pt_assert_status(pt_check(r, "python.env"), "fail");

@@ -330,8 +330,12 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
     }
     add_prefix_env(envs, getenv("VIRTUAL_ENV"), "$VIRTUAL_ENV");
     add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
-    add_prefix_env(envs, "venv", "./venv");
+    /* ai-toolkit's UI runs its jobs with .venv's Python, else venv's, else
+     * python3 on PATH (ostris/ai-toolkit ui/cron/pythonPath.ts
+     * resolvePythonPath @27a03a9): the same order here, so that with both
+     * folders the one judged is the one that trains. */
     add_prefix_env(envs, ".venv", "./.venv");
+    add_prefix_env(envs, "venv", "./venv");
     /* AI-Toolkit-Easy-Install, the one-click Windows install of ai-toolkit,
      * has no venv: an embeddable Python in python_embeded beside the
      * ai-toolkit checkout (Tavris1/AI-Toolkit-Easy-Install,
@@ -350,7 +354,7 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
         cJSON_AddStringToObject(env, "error", "not a folder");
         return AITK_OK;
     } else if (hints && hints->aitk_dir) {
-        static const char *const sub[] = {"venv", ".venv", "../python_embeded"};
+        static const char *const sub[] = {".venv", "venv", "../python_embeded"};
         for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
             aitk_str p = AITK_STR_INIT;
             aitk_path_join(&p, hints->aitk_dir, sub[i]);

@@ -59,8 +59,8 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
     aitk_str_append(&j.src, "ostris/ai-toolkit README, Installation (https://github.com/ostris/ai-toolkit#installation)");
     if (!sel) {
         aitk_str_append(&j.obs, "none found");
-        aitk_str_append(&j.msg, "No Python environment was found ($VIRTUAL_ENV, $CONDA_PREFIX, ./venv, "
-                                "python3 on PATH).");
+        aitk_str_append(&j.msg, "No Python environment was found ($VIRTUAL_ENV, $CONDA_PREFIX, ./.venv, "
+                                "./venv, python3 on PATH).");
         aitk_str_append(&j.fix, "Create one as ai-toolkit's README says (python3 -m venv venv; "
                                 ". venv/bin/activate; pip install -r requirements.txt), or point "
                                 "to it with --python PATH.");
