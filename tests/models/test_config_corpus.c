@@ -49,6 +49,11 @@ static const sample_expect chroma_sample = {200, 3, 30, 1024, 768, 2};
 static const sample_expect default_sample = {100, 2, 20, 512, 512, 1};
 static const sample_expect disabled_sample = {0, 3, 30, 1024, 768, 1};
 static const sample_expect ui_sample = {250, 2, 25, 1024, 1024, 1};
+/* The web UI's defaults (defaultSampleConfig): every 250 steps, its 10
+ * prompts, 30 steps, 1024 x 1024; Chroma's and OmniGen2's pipelines get
+ * negative embeds with guidance 4: two passes. */
+static const sample_expect ui_generated = {250, 10, 30, 1024, 1024, 1};
+static const sample_expect ui_generated_cfg = {250, 10, 30, 1024, 1024, 2};
 
 static const expect cases[] = {
     {.file = "flux_dev_lora.yaml", .says = "FLUX.1-dev", .model_id = "flux1-dev"},
@@ -110,6 +115,17 @@ static const expect cases[] = {
     {.file = "ui_job_flux.yaml", .says = "FLUX.1-dev", .rank = 32, .alpha = 32,
      .sample = &ui_sample},
     {.file = "ui_job_flex1_default.yaml", .st = AITK_E_INVAL, .says = "trains Flex.1-alpha"},
+    /* .job_config.json as the web UI writes it for a new job left at its
+     * defaults once the model is picked (tests/models/aitk_ui_jobs.sh runs
+     * the UI's own code, commit 27a03a9): rank and alpha 32, adamw8bit,
+     * each model's quantize and quantize_te (options.tsx): qfloat8, but
+     * OmniGen2's transformer unquantized, in train.dtype bf16. */
+    {.file = "ui_generated_flux.json", .says = "FLUX.1-dev", .model_id = "flux1-dev", .rank = 32,
+     .alpha = 32, .sample = &ui_generated},
+    {.file = "ui_generated_chroma.json", .says = "Chroma", .model_id = "chroma", .rank = 32,
+     .alpha = 32, .sample = &ui_generated_cfg},
+    {.file = "ui_generated_omnigen2.json", .says = "OmniGen2", .model_id = "omnigen2", .rank = 32,
+     .alpha = 32, .base = DT(AITK_WEIGHT_BF16), .sample = &ui_generated_cfg},
 };
 
 static void check_sample(const expect *e, const aitk_train_config *c)
