@@ -13,6 +13,7 @@
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/pydeep.h"
 #include "validate/probes/pyenv.h"
+#include "validate/probes/pyreqs.h"
 
 #define PIP_INDEX "https://download.pytorch.org/whl/"
 
@@ -370,6 +371,54 @@ static const char *import_verdict(const cJSON *sel, const char *module)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The rest of the checkout's requirements files (pyreqs.h): missing ones
+ * and ones not at their pin, each a warning: ai-toolkit imports some of
+ * them only for other models or features. */
+static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
+                           aitk_check_status *st)
+{
+    const char *checkout = aitk_pyreqs_checkout(ctx->aitk_dir);
+    if (!checkout)
+        return;
+    static const char *const main_ones[] = {"diffusers", "transformers", "peft", "accelerate",
+                                            "optimum-quanto", "torchao", "bitsandbytes", NULL};
+    aitk_pyreqs_verdict v;
+    if (aitk_pyreqs_judge(checkout, cJSON_GetObjectItemCaseSensitive(sel, "site_packages"),
+                          main_ones, &v)) {
+        aitk_pyreqs_verdict_free(&v);
+        return; /* out of memory: the main packages' verdict stands */
+    }
+    const char *file = aitk_str_cstr(&v.file);
+    aitk_str_appendf(&j->exp, "; the %zu packages of %s, at the versions it pins", v.listed,
+                     file);
+    aitk_str_append(&j->src, "; the checkout's requirements files, read as pip reads them "
+                             "(pip's Requirements File Format)");
+    if (v.problem.len)
+        aitk_str_appendf(&j->obs, "%s%s not read: %s", j->obs.len ? "; " : "", file,
+                         aitk_str_cstr(&v.problem));
+    if (v.missing.len || v.unpinned.len) {
+        if (*st == AITK_CHECK_PASS)
+            *st = AITK_CHECK_WARN;
+        if (v.missing.len)
+            aitk_str_appendf(&j->obs, "%snot installed from %s: %s", j->obs.len ? "; " : "",
+                             file, aitk_str_cstr(&v.missing));
+        if (v.unpinned.len)
+            aitk_str_appendf(&j->obs, "%snot as pinned: %s", j->obs.len ? "; " : "",
+                             aitk_str_cstr(&v.unpinned));
+        aitk_str_appendf(&j->msg, "%s%s lists %s%s%s: a `pip install -r requirements.txt` "
+                                  "that stopped part-way, or packages changed since; ai-toolkit "
+                                  "imports some of them at start-up, others only for some models",
+                         j->msg.len ? "; " : "", file,
+                         v.missing.len ? "packages that are not installed" : "",
+                         v.missing.len && v.unpinned.len ? " and " : "",
+                         v.unpinned.len ? "versions that are not the ones installed" : "");
+        if (!j->fix.len)
+            aitk_str_append(&j->fix, "In the ai-toolkit folder, with the environment active: "
+                                     "pip install -r requirements.txt");
+    }
+    aitk_pyreqs_verdict_free(&v);
+}
+
 /* Installed is not importable: beyond --quick each installed requirement
  * was imported after torch (pydeep.c), and its error is the finding
  * ("module 'torch' has no attribute 'accelerator'": a diffusers newer than
@@ -415,6 +464,7 @@ static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *sel, const
             aitk_str_append(&j.fix, "In the ai-toolkit folder, with the environment active: "
                                     "pip install -r requirements.txt");
     }
+    judge_checkout(ctx, sel, &j, &st);
     if (st == AITK_CHECK_PASS)
         aitk_str_append(&j.msg, import_verdict(sel, "diffusers")
                                     ? "ai-toolkit's main requirements are installed and import"

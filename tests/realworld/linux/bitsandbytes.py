@@ -25,7 +25,6 @@ LD_LIBRARY_PATH), judged by bitsandbytes' own get_native_library.
 
 Exit 77 (CTest: skipped) when PyPI cannot be reached to fill the cache.
 """
-import argparse
 import json
 import os
 import re
@@ -216,15 +215,9 @@ def judge(exe, venv, version, out_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--exe", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    if sys.version_info[:2] not in ((3, 11), (3, 12)):
-        print("SKIP: the pinned wheels are for CPython 3.11 and 3.12; this is %s"
-              % sys.version.split()[0])
+    a = rw.corpus_args()
+    if not a:
         return rw.SKIP
-    os.makedirs(a.out, exist_ok=True)
     torch = rw.ensure_layout("torch215", os.path.join(HERE, "requirements-torch215.txt"))
     table, venvs = [], {}
     for version in BNB:

@@ -98,6 +98,21 @@ def ensure_layout(name, requirements):
     return venv
 
 
+def corpus_args():
+    """--exe and --out of a corpus script, the output folder made; None when
+    this Python cannot take the pinned wheels (the caller skips with SKIP)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    if sys.version_info[:2] not in ((3, 11), (3, 12)):
+        print("SKIP: the pinned wheels are for CPython 3.11 and 3.12; this is %s"
+              % sys.version.split()[0])
+        return None
+    os.makedirs(a.out, exist_ok=True)
+    return a
+
+
 def run_tool(exe, venv, level, out, env=None):
     args = [exe, "--python", venv, "--json", out, "--quiet", "--no-color"]
     args += ["--quick"] if level == "quick" else ["--model", "flux1-dev", "--steps", "1"]

@@ -1,0 +1,198 @@
+/* Requirements files as pip reads them (pyreqs.h). The expected readings
+ * are pip's, written by hand from pip's "Requirements File Format" and
+ * PEP 440/503/508; realworld.linux.aitk-requirements sets the tool beside
+ * pip's own parser on ai-toolkit's files and real environments. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "probe_test.h"
+#include "validate/probes/pyreqs.h"
+
+static void test_normalize(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"Jinja2", "jinja2"}, {"No.Such_Package--aitk-two", "no-such-package-aitk-two"},
+        {"optimum_quanto", "optimum-quanto"}, {"open_clip_torch", "open-clip-torch"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_str s = AITK_STR_INIT;
+        assert_int_equal(aitk_pyreq_normalize(cases[i][0], strlen(cases[i][0]), &s), AITK_OK);
+        assert_string_equal(aitk_str_cstr(&s), cases[i][1]);
+        aitk_str_free(&s);
+    }
+}
+
+static void test_pins(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pin, *installed;
+        bool matches;
+    } cases[] = {
+        {"2.5.1", "2.5.1+cu124", true},   /* a local label is ignored by a pin without one */
+        {"2.5.1+cu124", "2.5.1", false},  /* but not the other way round */
+        {"1.0", "1.0.0", true},           /* release segments padded with zeros */
+        {"1.0.0", "1.0.1", false},
+        {"1.4.15", "1.4.15.post0", false}, /* a post-release is another version */
+        {"2.0.0rc1", "2.0.0rc1", true},
+        {"2.0.0rc1", "2.0.0", false},
+        {"5.5.3", "5.24.0", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (aitk_pyreq_pin_matches(cases[i].pin, cases[i].installed) != cases[i].matches)
+            fail_msg("==%s against %s: expected %s", cases[i].pin, cases[i].installed,
+                     cases[i].matches ? "a match" : "no match");
+}
+
+static const aitk_pyreq *find(const aitk_pyreqs *r, const char *name)
+{
+    for (size_t i = 0; i < r->count; i++)
+        if (strcmp(r->items[i].name, name) == 0)
+            return &r->items[i];
+    return NULL;
+}
+
+static void test_read(void **state)
+{
+    (void)state;
+    char *dir = pt_tempdir("pyreqs");
+    pt_write(dir, "requirements.txt",
+             "# a comment\n"
+             "--index-url https://pypi.org/simple\n"
+             "-r base.txt\n"
+             "torch==2.5.1   # an inline comment\n"
+             "Accelerate[torch] == 1.0\n"
+             "Jinja2==3.1.*\n"
+             "filelock===3.0\n"
+             "typing_extensions>=4.0,<5\n"
+             "fsspec \\\n"
+             "  ==2024.1 --hash=sha256:00\n"
+             "marked ; sys_platform == \"win32\"\n"
+             "byurl @ https://example.org/byurl-1.0-py3-none-any.whl\n"
+             "git+https://github.com/huggingface/diffusers.git@c943837\n"
+             "git+https://github.com/x/y.git@v1#egg=from-egg\n"
+             "-e git+https://github.com/x/z.git#egg=editable_one\n"
+             "https://example.org/wheelname-2.0-py3-none-any.whl\n"
+             "./a/local/folder\n");
+    pt_write(dir, "base.txt", "--requirement=sub/more.txt\nnumpy\n");
+    pt_write(dir, "sub/more.txt", "sympy==1.13\r\n");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/requirements.txt", dir);
+    aitk_pyreqs r;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_OK);
+    static const struct {
+        const char *name, *pin, *where;
+    } want[] = {
+        {"sympy", "1.13", "more.txt:1"},
+        {"numpy", NULL, "base.txt:2"},
+        {"torch", "2.5.1", "requirements.txt:4"},
+        {"accelerate", "1.0", "requirements.txt:5"},
+        {"jinja2", NULL, NULL},            /* a wildcard is no pin */
+        {"filelock", NULL, NULL},          /* nor is arbitrary equality */
+        {"typing-extensions", NULL, NULL}, /* nor two specifiers */
+        {"fsspec", "2024.1", "requirements.txt:9"}, /* at the line it starts on */
+        {"byurl", NULL, NULL},
+        {"diffusers", NULL, NULL}, /* a VCS URL without #egg=: its repository */
+        {"from-egg", NULL, NULL},
+        {"editable-one", NULL, NULL},
+        {"wheelname", NULL, NULL},
+    };
+    assert_int_equal(r.count, sizeof want / sizeof *want);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const aitk_pyreq *q = find(&r, want[i].name);
+        if (!q)
+            fail_msg("%s not read", want[i].name);
+        if (want[i].pin)
+            assert_string_equal(q->pin, want[i].pin);
+        else
+            assert_null(q->pin);
+        if (want[i].where)
+            assert_string_equal(q->where, want[i].where);
+    }
+    assert_null(find(&r, "marked")); /* a marker: not judged */
+    aitk_pyreqs_free(&r);
+
+    /* An include that is not there, and one that loops, are named where
+     * they stand; a missing top file is an I/O error. */
+    pt_write(dir, "broken.txt", "numpy\n-r nowhere.txt\n");
+    snprintf(path, sizeof path, "%s/broken.txt", dir);
+    assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_E_INVAL);
+    pt_assert_contains(aitk_str_cstr(&err), "broken.txt:2: -r nowhere.txt: ");
+    aitk_str_clear(&err);
+    pt_write(dir, "loop_a.txt", "-r loop_b.txt\n");
+    pt_write(dir, "loop_b.txt", "six\n-r loop_a.txt\n");
+    snprintf(path, sizeof path, "%s/loop_a.txt", dir);
+    assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_E_INVAL);
+    pt_assert_contains(aitk_str_cstr(&err), "loop_b.txt:2: -r loop_a.txt includes itself");
+    aitk_str_clear(&err);
+    snprintf(path, sizeof path, "%s/absent.txt", dir);
+    assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_E_IO);
+    aitk_str_free(&err);
+    free(dir);
+}
+
+static void test_installed_and_judged(void **state)
+{
+    (void)state;
+    char *site = pt_tempdir("pysite");
+    pt_write(site, "numpy-2.1.0.dist-info/METADATA", "");
+    pt_write(site, "Foo_Bar-1.0.dist-info/METADATA", "");
+    pt_write(site, "torch-2.5.1+cu124.dist-info/METADATA", "");
+    pt_write(site, "baz-0.1-py3.11.egg-info/PKG-INFO", "");
+    pt_write(site, "qux.egg-info/PKG-INFO", "");
+    pt_write(site, "readme.txt", "");
+    cJSON *dists = cJSON_CreateObject();
+    assert_int_equal(aitk_pydists_add(site, dists), AITK_OK);
+    static const char *const want[][2] = {{"numpy", "2.1.0"}, {"foo-bar", "1.0"},
+                                          {"torch", "2.5.1+cu124"}, {"baz", "0.1"},
+                                          {"qux", ""}};
+    assert_int_equal(cJSON_GetArraySize(dists), 5);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(dists, want[i][0])->valuestring,
+                            want[i][1]);
+    cJSON_Delete(dists);
+
+    char *checkout = pt_tempdir("pycheckout");
+    pt_write(checkout, "requirements.txt",
+             "numpy==2.1\ntorch==2.5.1\nfoo-bar==2.0\nmissing-one\nbitsandbytes\n"
+             "bitsandbytes==1.0\nbaz\n");
+    cJSON *sites = cJSON_CreateArray();
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddStringToObject(one, "path", site);
+    cJSON_AddItemToArray(sites, one);
+    static const char *const skip[] = {"bitsandbytes", NULL};
+    aitk_pyreqs_verdict v;
+    assert_int_equal(aitk_pyreqs_judge(checkout, sites, skip, &v), AITK_OK);
+    assert_string_equal(aitk_str_cstr(&v.problem), "");
+    assert_string_equal(aitk_str_cstr(&v.missing), "missing-one"); /* bitsandbytes: skipped */
+    assert_string_equal(aitk_str_cstr(&v.unpinned), "foo-bar 1.0 (==2.0 at requirements.txt:3)");
+    assert_int_equal(v.listed, 6); /* bitsandbytes once */
+    aitk_pyreqs_verdict_free(&v);
+    /* A checkout without a requirements file: said, nothing judged. */
+    assert_int_equal(aitk_pyreqs_judge(site, sites, skip, &v), AITK_OK);
+    pt_assert_contains(aitk_str_cstr(&v.problem), "requirements.txt");
+    assert_int_equal(v.listed, 0);
+    aitk_pyreqs_verdict_free(&v);
+    cJSON_Delete(sites);
+    free(checkout);
+    free(site);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_pins),
+        cmocka_unit_test(test_read),
+        cmocka_unit_test(test_installed_and_judged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

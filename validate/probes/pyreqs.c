@@ -1,0 +1,446 @@
+/* Requirements files and installed distributions (pyreqs.h). */
+#include "validate/probes/pyreqs.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+
+/* Requirements files are a few kilobytes; a bigger one is not one. */
+#define MAX_FILE (1u << 20)
+/* Includes nest a level or two in practice (ai-toolkit: one). */
+#define MAX_DEPTH 8
+
+aitk_status aitk_pyreq_normalize(const char *name, size_t len, aitk_str *out)
+{
+    bool sep = false;
+    for (size_t i = 0; i < len; i++) {
+        const char ch = name[i];
+        if (ch == '-' || ch == '_' || ch == '.') {
+            sep = true;
+            continue;
+        }
+        if (sep && out->len)
+            aitk_str_append(out, "-");
+        sep = false;
+        const char low = (char)tolower((unsigned char)ch);
+        aitk_str_appendn(out, &low, 1);
+    }
+    return aitk_str_status(out);
+}
+
+static bool name_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.';
+}
+
+static aitk_status add_req(aitk_pyreqs *r, const char *name, size_t len, const char *pin,
+                           size_t pin_len, const char *file, long line)
+{
+    aitk_pyreq *grown = aitk_realloc(r->items, (r->count + 1) * sizeof *r->items);
+    if (!grown)
+        return AITK_E_NOMEM;
+    r->items = grown;
+    aitk_pyreq *q = &r->items[r->count];
+    memset(q, 0, sizeof *q);
+    aitk_str n = AITK_STR_INIT, w = AITK_STR_INIT;
+    aitk_pyreq_normalize(name, len, &n);
+    const char *base = aitk_path_base_name(file);
+    aitk_str_appendf(&w, "%s:%ld", base, line);
+    q->name = aitk_str_steal(&n);
+    q->where = aitk_str_steal(&w);
+    q->pin = pin ? aitk_strndup(pin, pin_len) : NULL;
+    r->count++;
+    if (!q->name || !q->where || (pin && !q->pin))
+        return AITK_E_NOMEM;
+    return AITK_OK;
+}
+
+/* A URL requirement's name: "#egg=NAME", else a wheel file's name part,
+ * else the repository's last path segment without ".git" and "@rev"
+ * (git+https://github.com/huggingface/diffusers.git@c94383...: diffusers). */
+static aitk_status add_url(aitk_pyreqs *r, const char *url, const char *file, long line)
+{
+    const char *egg = strstr(url, "#egg=");
+    if (egg) {
+        egg += 5;
+        size_t n = 0;
+        while (name_char(egg[n]))
+            n++;
+        return n ? add_req(r, egg, n, NULL, 0, file, line) : AITK_OK;
+    }
+    size_t end = strcspn(url, "#? \t");
+    const char *seg = url;
+    for (const char *p = url; p < url + end; p++)
+        if (*p == '/')
+            seg = p + 1;
+    size_t n = (size_t)(url + end - seg);
+    const char *at = memchr(seg, '@', n);
+    if (at)
+        n = (size_t)(at - seg);
+    if (n > 4 && strncmp(seg + n - 4, ".whl", 4) == 0) {
+        const char *dash = memchr(seg, '-', n);
+        n = dash ? (size_t)(dash - seg) : 0;
+    } else if (n > 4 && strncmp(seg + n - 4, ".git", 4) == 0) {
+        n -= 4;
+    }
+    return n ? add_req(r, seg, n, NULL, 0, file, line) : AITK_OK;
+}
+
+/* One requirement line, comments and options gone: PEP 508, "name @ URL",
+ * or a URL. A line with an environment marker is not judged. */
+static aitk_status add_line(aitk_pyreqs *r, const char *s, const char *file, long line)
+{
+    if (strstr(s, "://") && !strchr(s, ';')) {
+        size_t n = 0;
+        while (name_char(s[n]))
+            n++;
+        const char *after = s + n;
+        while (*after == ' ' || *after == '\t')
+            after++;
+        if (n && *after == '@') /* name @ URL */
+            return add_req(r, s, n, NULL, 0, file, line);
+        return add_url(r, s, file, line);
+    }
+    size_t n = 0;
+    while (name_char(s[n]))
+        n++;
+    if (!n || !isalnum((unsigned char)s[0]) || strchr(s, ';'))
+        return AITK_OK; /* a path, an archive, or a marker: not judged */
+    const char *spec = s + n;
+    if (*spec == '[') {
+        const char *close = strchr(spec, ']');
+        spec = close ? close + 1 : spec + strlen(spec);
+    }
+    while (*spec == ' ' || *spec == '\t' || *spec == '(')
+        spec++;
+    /* A lone "==X" (not "===", no second specifier, no wildcard) is a pin. */
+    const char *pin = NULL;
+    size_t pin_len = 0;
+    if (spec[0] == '=' && spec[1] == '=' && spec[2] != '=' && !strchr(spec, ',')) {
+        pin = spec + 2;
+        while (*pin == ' ')
+            pin++;
+        pin_len = strcspn(pin, " \t)");
+        if (!pin_len || memchr(pin, '*', pin_len))
+            pin = NULL;
+    }
+    return add_req(r, s, n, pin, pin ? pin_len : 0, file, line);
+}
+
+/* An option line: "-r FILE", "-rFILE", "--requirement FILE" or
+ * "--requirement=FILE" give the file to include (else NULL); "-e URL" and
+ * "--editable URL" the requirement (*editable). */
+static const char *option_value(const char *s, bool *include, bool *editable)
+{
+    static const struct {
+        const char *name;
+        bool include;
+    } opts[] = {{"--requirement", true}, {"--editable", false}, {"-r", true}, {"-e", false}};
+    *include = *editable = false;
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        size_t n = strlen(opts[i].name);
+        if (strncmp(s, opts[i].name, n) != 0)
+            continue;
+        const char *v = s + n;
+        if (n > 2 && *v != '=' && *v != ' ' && *v != '\t')
+            continue; /* --requirements-something */
+        while (*v == '=' || *v == ' ' || *v == '\t')
+            v++;
+        *include = opts[i].include;
+        *editable = !opts[i].include;
+        return *v ? v : NULL;
+    }
+    return NULL;
+}
+
+/* The files being read, outermost first: an include of one of them is a
+ * loop. The paths belong to the callers up the recursion. */
+typedef struct chain {
+    const char *path[MAX_DEPTH];
+    size_t depth;
+} chain;
+
+static aitk_status read_file(const char *path, aitk_pyreqs *r, chain *c, aitk_str *err);
+
+/* "-r FILE" of `from` at `line`: relative to its folder. */
+static aitk_status include(const char *from, long line, const char *name, aitk_pyreqs *r,
+                           chain *c, aitk_str *err)
+{
+    aitk_str path = AITK_STR_INIT;
+    const char *sep = aitk_path_last_separator(from);
+    if (sep && !(name[0] == '/' || name[0] == '\\'))
+        aitk_str_appendf(&path, "%.*s/%s", (int)(sep - from), from, name);
+    else
+        aitk_str_append(&path, name);
+    aitk_status st = aitk_str_status(&path);
+    for (size_t i = 0; !st && i < c->depth; i++)
+        if (strcmp(c->path[i], aitk_str_cstr(&path)) == 0) {
+            aitk_str_appendf(err, "%s:%ld: -r %s includes itself", aitk_path_base_name(from),
+                             line, name);
+            st = AITK_E_INVAL;
+        }
+    if (!st && c->depth >= MAX_DEPTH) {
+        aitk_str_appendf(err, "%s:%ld: -r %s: more than %d files deep",
+                         aitk_path_base_name(from), line, name, MAX_DEPTH);
+        st = AITK_E_INVAL;
+    }
+    if (!st) {
+        aitk_str why = AITK_STR_INIT;
+        st = read_file(aitk_str_cstr(&path), r, c, &why);
+        if (st == AITK_E_IO) {
+            aitk_str_appendf(err, "%s:%ld: -r %s: %s", aitk_path_base_name(from), line, name,
+                             aitk_str_cstr(&why));
+            st = AITK_E_INVAL;
+        } else if (st) {
+            aitk_str_append(err, aitk_str_cstr(&why));
+        }
+        aitk_str_free(&why);
+    }
+    aitk_str_free(&path);
+    return st;
+}
+
+/* One logical line (continuations joined), its comment cut: pip's rule is
+ * '#' at the start or after white space, so "#egg=" in a URL stays. */
+static aitk_status one_line(char *s, const char *path, long line, aitk_pyreqs *r, chain *c,
+                            aitk_str *err)
+{
+    for (char *p = s; *p; p++)
+        if (*p == '#' && (p == s || p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            break;
+        }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    if (!*s)
+        return AITK_OK;
+    if (*s != '-')
+        return add_line(r, s, path, line);
+    bool inc = false, editable = false;
+    const char *v = option_value(s, &inc, &editable);
+    if (v && inc)
+        return include(path, line, v, r, c, err);
+    if (v && editable && strstr(v, "://"))
+        return add_url(r, v, path, line);
+    return AITK_OK; /* --index-url, -c, -f, an editable local folder...: not a name */
+}
+
+static aitk_status read_file(const char *path, aitk_pyreqs *r, chain *c, aitk_str *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    aitk_status st = aitk_file_read(path, MAX_FILE, &data, &len, err);
+    if (st)
+        return st == AITK_E_NOMEM ? st : AITK_E_IO;
+    c->path[c->depth++] = path;
+    long line = 1, first = 1;
+    aitk_str logical = AITK_STR_INIT;
+    for (char *p = data; !st && p <= data + len; line++) {
+        char *end = memchr(p, '\n', (size_t)(data + len - p));
+        size_t n = end ? (size_t)(end - p) : (size_t)(data + len - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        if (!logical.len)
+            first = line;
+        /* A line ending in '\' goes on on the next one. */
+        const bool more = n && p[n - 1] == '\\' && end;
+        aitk_str_appendn(&logical, p, more ? n - 1 : n);
+        if (!more) {
+            st = aitk_str_status(&logical);
+            if (!st && logical.len)
+                st = one_line(logical.ptr, path, first, r, c, err);
+            aitk_str_clear(&logical);
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    aitk_str_free(&logical);
+    aitk_free(data);
+    c->depth--;
+    return st;
+}
+
+aitk_status aitk_pyreqs_read(const char *path, aitk_pyreqs *out, aitk_str *err)
+{
+    memset(out, 0, sizeof *out);
+    chain c = {.depth = 0};
+    aitk_status st = read_file(path, out, &c, err);
+    if (st)
+        aitk_pyreqs_free(out);
+    return st;
+}
+
+void aitk_pyreqs_free(aitk_pyreqs *r)
+{
+    for (size_t i = 0; i < r->count; i++) {
+        aitk_free(r->items[i].name);
+        aitk_free(r->items[i].pin);
+        aitk_free(r->items[i].where);
+    }
+    aitk_free(r->items);
+    memset(r, 0, sizeof *r);
+}
+
+/* The release segments at the start of `v` (up to 8), *rest after them. */
+static size_t release(const char *v, size_t len, long seg[8], size_t *rest)
+{
+    size_t n = 0, i = 0;
+    while (i < len && n < 8 && isdigit((unsigned char)v[i])) {
+        long x = 0;
+        while (i < len && isdigit((unsigned char)v[i]) && x < 100000000)
+            x = x * 10 + (v[i++] - '0');
+        seg[n++] = x;
+        if (i + 1 < len && v[i] == '.' && isdigit((unsigned char)v[i + 1]))
+            i++;
+        else
+            break;
+    }
+    *rest = i;
+    return n;
+}
+
+bool aitk_pyreq_pin_matches(const char *pin, const char *version)
+{
+    const size_t pl = strlen(pin);
+    const size_t vl = strchr(pin, '+') ? strlen(version) : strcspn(version, "+");
+    long a[8] = {0}, b[8] = {0};
+    size_t ra = 0, rb = 0;
+    const size_t na = release(pin, pl, a, &ra), nb = release(version, vl, b, &rb);
+    if (!na || !nb)
+        return pl == vl && strncmp(pin, version, pl) == 0;
+    for (size_t i = 0; i < 8; i++)
+        if ((i < na ? a[i] : 0) != (i < nb ? b[i] : 0))
+            return false;
+    return pl - ra == vl - rb && strncasecmp(pin + ra, version + rb, pl - ra) == 0;
+}
+
+aitk_status aitk_pydists_add(const char *site, cJSON *out)
+{
+    char **names = NULL;
+    size_t count = 0;
+    if (aitk_dir_names(site, &names, &count, NULL))
+        return AITK_OK;
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < count; i++) {
+        const char *e = names[i];
+        size_t n = strlen(e);
+        size_t suffix = n > 10 && strcmp(e + n - 10, ".dist-info") == 0  ? 10
+                        : n > 9 && strcmp(e + n - 9, ".egg-info") == 0 ? 9
+                                                                         : 0;
+        if (!suffix)
+            continue;
+        /* NAME-VERSION.dist-info (the name's own '-' escaped to '_');
+         * NAME-VERSION-pyX.Y.egg-info, or NAME.egg-info. */
+        const char *dash = memchr(e, '-', n - suffix);
+        size_t name_len = dash ? (size_t)(dash - e) : n - suffix;
+        aitk_str key = AITK_STR_INIT, version = AITK_STR_INIT;
+        aitk_pyreq_normalize(e, name_len, &key);
+        if (dash) {
+            const char *v = dash + 1, *stop = e + n - suffix;
+            const char *next = memchr(v, '-', (size_t)(stop - v));
+            aitk_str_appendn(&version, v, (size_t)((next ? next : stop) - v));
+        }
+        st = aitk_str_status(&key) ? aitk_str_status(&key) : aitk_str_status(&version);
+        if (!st && key.len && !cJSON_GetObjectItemCaseSensitive(out, key.ptr) &&
+            !cJSON_AddStringToObject(out, key.ptr, version.len ? version.ptr : ""))
+            st = AITK_E_NOMEM;
+        aitk_str_free(&key);
+        aitk_str_free(&version);
+    }
+    aitk_dir_names_free(names, count);
+    return st;
+}
+
+const char *aitk_pyreqs_checkout(const char *aitk_dir)
+{
+    if (aitk_dir)
+        return aitk_dir;
+    return aitk_is_dir("toolkit") && aitk_path_exists("run.py") &&
+                   aitk_path_exists("requirements.txt")
+               ? "."
+               : NULL;
+}
+
+static bool skipped(const char *name, const char *const *skip)
+{
+    for (; skip && *skip; skip++)
+        if (strcmp(name, *skip) == 0)
+            return true;
+    return false;
+}
+
+/* One requirement against the installed distributions; one named in
+ * `skip` is judged for its pin only. */
+static void judge_one(const aitk_pyreq *q, const cJSON *dists, const char *const *skip,
+                      aitk_pyreqs_verdict *v)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
+    if (!d && skipped(q->name, skip))
+        return;
+    if (!d) {
+        aitk_str_appendf(&v->missing, "%s%s", v->missing.len ? ", " : "", q->name);
+    } else if (q->pin && cJSON_IsString(d) && *d->valuestring &&
+               !aitk_pyreq_pin_matches(q->pin, d->valuestring)) {
+        aitk_str_appendf(&v->unpinned, "%s%s %s (==%s at %s)", v->unpinned.len ? "; " : "",
+                         q->name, d->valuestring, q->pin, q->where);
+    }
+}
+
+aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
+                              const char *const *skip, aitk_pyreqs_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    aitk_path_join(&v->file, checkout, "requirements.txt");
+    aitk_pyreqs reqs;
+    aitk_status st = aitk_str_status(&v->file);
+    if (!st)
+        st = aitk_pyreqs_read(aitk_str_cstr(&v->file), &reqs, &v->problem);
+    if (st == AITK_E_IO || st == AITK_E_INVAL)
+        return aitk_str_status(&v->problem);
+    if (st)
+        return st;
+    cJSON *dists = cJSON_CreateObject();
+    const cJSON *site;
+    if (!dists)
+        st = AITK_E_NOMEM;
+    cJSON_ArrayForEach(site, site_packages)
+    {
+        const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(site, "path"));
+        if (!st && path)
+            st = aitk_pydists_add(path, dists);
+    }
+    for (size_t i = 0; !st && i < reqs.count; i++) {
+        /* A name in two included files is judged once, at its first. */
+        bool again = false;
+        for (size_t j = 0; j < i && !again; j++)
+            again = strcmp(reqs.items[j].name, reqs.items[i].name) == 0;
+        if (again)
+            continue;
+        v->listed++;
+        judge_one(&reqs.items[i], dists, skip, v);
+    }
+    if (!st)
+        st = aitk_str_status(&v->missing) ? aitk_str_status(&v->missing)
+                                          : aitk_str_status(&v->unpinned);
+    cJSON_Delete(dists);
+    aitk_pyreqs_free(&reqs);
+    return st;
+}
+
+void aitk_pyreqs_verdict_free(aitk_pyreqs_verdict *v)
+{
+    aitk_str_free(&v->file);
+    aitk_str_free(&v->problem);
+    aitk_str_free(&v->missing);
+    aitk_str_free(&v->unpinned);
+}

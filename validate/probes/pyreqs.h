@@ -1,0 +1,85 @@
+/* An ai-toolkit checkout's requirements, as pip reads its requirements
+ * files, set against the distributions installed in an environment.
+ *
+ * python.requirements judges seven packages ai-toolkit cannot start
+ * without; the checkout's requirements.txt names about forty (ai-toolkit
+ * @27a03a9: requirements.txt includes requirements_base.txt with -r), and
+ * a `pip install -r requirements.txt` that stopped half-way (a package that
+ * failed to build) leaves some out. This reads what pip would read, for the
+ * check to name what is missing and what is not at the version pinned.
+ *
+ * The file format is pip's ("Requirements File Format" in pip's user
+ * guide): one requirement a line, comments after '#', "-r FILE" and
+ * "--requirement FILE" relative to the including file, other options
+ * ignored; a requirement is PEP 508 (name, extras, version specifiers,
+ * "; marker"), "name @ URL", or a VCS URL ("git+https://host/owner/repo.git@rev",
+ * named by "#egg=" or else by its repository, as pip's metadata finds it
+ * for ai-toolkit's diffusers line). Requirements with environment markers
+ * are not judged: their platform is not known here. */
+#ifndef AITK_VALIDATE_PROBES_PYREQS_H
+#define AITK_VALIDATE_PROBES_PYREQS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct cJSON cJSON;
+
+typedef struct aitk_pyreq {
+    char *name;  /* normalized as PEP 503 says: lower case, runs of -_. one '-' */
+    char *pin;   /* the version of a lone "==" specifier, else NULL */
+    char *where; /* "requirements_base.txt:5" */
+} aitk_pyreq;
+
+typedef struct aitk_pyreqs {
+    aitk_pyreq *items;
+    size_t count;
+} aitk_pyreqs;
+
+/* Reads `path` and the files it includes. AITK_E_IO when `path` cannot be
+ * read (err: "path: reason"); an include that cannot be read, or an include
+ * loop, is AITK_E_INVAL with "file:line: ..." in err. */
+aitk_status aitk_pyreqs_read(const char *path, aitk_pyreqs *out, aitk_str *err);
+void aitk_pyreqs_free(aitk_pyreqs *r);
+
+/* PEP 503's normalized form of a distribution name, into `out`. */
+aitk_status aitk_pyreq_normalize(const char *name, size_t len, aitk_str *out);
+
+/* Whether installed `version` satisfies "==pin" (PEP 440): release
+ * segments compared as numbers with zeros padded (1.0 is 1.0.0), the rest
+ * (a pre-, post- or dev-release) as text, and a local "+label" of the
+ * installed version ignored when the pin has none (torch 2.9.1+cu128 is
+ * ==2.9.1). */
+bool aitk_pyreq_pin_matches(const char *pin, const char *version);
+
+/* The distributions installed in `site` (a site-packages folder), from its
+ * *.dist-info and *.egg-info folder names, as {normalized name: version}
+ * added to `out` (a version "" when the name has none). Unreadable: nothing
+ * added. */
+aitk_status aitk_pydists_add(const char *site, cJSON *out);
+
+/* The ai-toolkit checkout whose requirements.txt is read: `aitk_dir`
+ * (--aitk-dir) when given, else the working folder when it is one (run.py
+ * and toolkit/ beside requirements.txt), else NULL. */
+const char *aitk_pyreqs_checkout(const char *aitk_dir);
+
+/* A checkout's requirements set against an environment. */
+typedef struct aitk_pyreqs_verdict {
+    aitk_str file;     /* the requirements file read */
+    aitk_str problem;  /* why it could not be read ("" when it was) */
+    aitk_str missing;  /* "lycoris-lora, kornia": listed, not installed */
+    aitk_str unpinned; /* "transformers 4.57.1 (==5.5.3 at requirements_base.txt:5)" */
+    size_t listed;     /* distinct names read */
+} aitk_pyreqs_verdict;
+
+/* Reads CHECKOUT/requirements.txt and sets it against the distributions of
+ * the folders in `site_packages` (the environment record's list of
+ * {path}); a missing one named in `skip` (NULL-terminated, normalized) is
+ * left out, being judged elsewhere (its pin is still judged). */
+aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
+                              const char *const *skip, aitk_pyreqs_verdict *v);
+void aitk_pyreqs_verdict_free(aitk_pyreqs_verdict *v);
+
+#endif
