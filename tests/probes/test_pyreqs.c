@@ -81,7 +81,8 @@ static void test_read(void **state)
              "-e git+https://github.com/x/z.git#egg=editable_one\n"
              "https://example.org/wheelname-2.0-py3-none-any.whl\n"
              "./a/local/folder\n");
-    pt_write(dir, "base.txt", "--requirement=sub/more.txt\nnumpy\n");
+    /* With a UTF-8 byte-order mark, as Notepad saves it. */
+    pt_write(dir, "base.txt", "\xEF\xBB\xBF--requirement=sub/more.txt\nnumpy\n");
     pt_write(dir, "sub/more.txt", "sympy==1.13\r\n");
     char path[4096];
     snprintf(path, sizeof path, "%s/requirements.txt", dir);

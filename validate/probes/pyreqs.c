@@ -244,7 +244,10 @@ static aitk_status read_file(const char *path, aitk_pyreqs *r, chain *c, aitk_st
     c->path[c->depth++] = path;
     long line = 1, first = 1;
     aitk_str logical = AITK_STR_INIT;
-    for (char *p = data; !st && p <= data + len; line++) {
+    /* A UTF-8 byte-order mark (Windows editors write one): pip drops it
+     * (pip._internal.utils.encoding.auto_decode). */
+    char *start = len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? data + 3 : data;
+    for (char *p = start; !st && p <= data + len; line++) {
         char *end = memchr(p, '\n', (size_t)(data + len - p));
         size_t n = end ? (size_t)(end - p) : (size_t)(data + len - p);
         if (n && p[n - 1] == '\r')
