@@ -54,6 +54,9 @@ static int setup(void **state)
     copy_file(FX "/chain/sub/leafdir/libleaf.so.1", path);
     snprintf(path, sizeof path, "%s/bitsandbytes/libbitsandbytes_cuda118.so", s->site);
     copy_file(FX "/missing/libneedsgone.so", path);
+    /* A build whose constructor aborts the process that loads it. */
+    snprintf(path, sizeof path, "%s/bitsandbytes/libbitsandbytes_cuda126.so", s->site);
+    copy_file(FX "/load/libctorabort.so", path);
     s->torch_ok = pt_tempdir("torchok");
     pt_write(s->torch_ok, "torch/__init__.py", "__version__ = '2.5.1+cu124'\n");
     s->torch_bad = pt_tempdir("torchbad");
@@ -139,6 +142,19 @@ static void test_build_that_does_not_load(void **state)
     unsetenv("BNB_CUDA_VERSION");
 }
 
+static void test_build_that_crashes(void **state)
+{
+    scene *s = *state;
+    aitk_run_ctx ctx = {0};
+    setenv("BNB_CUDA_VERSION", "126", 1);
+    const aitk_check *c = run(&ctx, AITK_LEVEL_STANDARD, s->site, s->torch_ok);
+    unsetenv("BNB_CUDA_VERSION");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    pt_assert_contains(c->observed, "libbitsandbytes_cuda126.so, which does not load beside "
+                                    "torch: the process died loading it (signal 6)");
+    done(&ctx);
+}
+
 static void test_torch_does_not_import(void **state)
 {
     scene *s = *state;
@@ -150,6 +166,23 @@ static void test_torch_does_not_import(void **state)
     assert_int_equal(c->status, AITK_CHECK_WARN);
     pt_assert_contains(c->observed, "not loaded: import torch fails, see python.import_torch");
     done(&ctx);
+    /* python.import_torch already saw torch fail: no second try (its
+     * interpreter would answer; this one cannot even start). */
+    setenv("BNB_CUDA_VERSION", "118", 1);
+    ctx.env = bnb_env("0.45.5", "12.4", s->site, "/nonexistent/python3");
+    ctx.level = AITK_LEVEL_STANDARD;
+    cJSON *deep = cJSON_AddObjectToObject(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ctx.env, "python"),
+                                               "environments"),
+                           0),
+        "deep");
+    cJSON_AddStringToObject(deep, "error", "ImportError: libcudnn.so.9");
+    assert_int_equal(aitk_bnb_checks(&ctx), AITK_OK);
+    unsetenv("BNB_CUDA_VERSION");
+    c = &ctx.checks.items[0];
+    assert_int_equal(c->status, AITK_CHECK_WARN);
+    pt_assert_contains(c->observed, "not loaded: import torch fails, see python.import_torch");
+    done(&ctx);
 }
 
 int main(void)
@@ -157,6 +190,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_that_loads),
         cmocka_unit_test(test_build_that_does_not_load),
+        cmocka_unit_test(test_build_that_crashes),
         cmocka_unit_test(test_torch_does_not_import),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "probe_test.h"
+#include "validate/probes/pep440.h"
 #include "validate/probes/pyreqs.h"
 
 static void test_normalize(void **state)
@@ -44,9 +45,24 @@ static void test_pins(void **state)
         {"2.0.0rc1", "2.0.0rc1", true},
         {"2.0.0rc1", "2.0.0", false},
         {"5.5.3", "5.24.0", false},
+        /* PEP 440's normalization: each pair is one version to pip. */
+        {"1.0.0-rc1", "1.0.0rc1", true},
+        {"1.0.0.rc1", "1.0.0rc1", true},
+        {"2.0-post1", "2.0.post1", true},
+        {"2.0-1", "2.0.post1", true},
+        {"v1.0", "1.0", true},
+        {"1.0a", "1.0a0", true},
+        {"1.0.0rc01", "1.0.0rc1", true},
+        {"1.0c1", "1.0rc1", true},
+        {"1.0ALPHA2", "1.0a2", true},
+        {"1.0.dev3", "1.0dev3", true},
+        {"1!2.0", "2.0", false}, /* another epoch */
+        {"1.0rc1", "1.0b1", false},
+        {"1.0.post1", "1.0.post2", false},
+        {"1.0+Ubuntu-1", "1.0+ubuntu.1", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        if (aitk_pyreq_pin_matches(cases[i].pin, cases[i].installed) != cases[i].matches)
+        if (aitk_pep440_pin_matches(cases[i].pin, cases[i].installed) != cases[i].matches)
             fail_msg("==%s against %s: expected %s", cases[i].pin, cases[i].installed,
                      cases[i].matches ? "a match" : "no match");
 }
@@ -80,7 +96,17 @@ static void test_read(void **state)
              "git+https://github.com/x/y.git@v1#egg=from-egg\n"
              "-e git+https://github.com/x/z.git#egg=editable_one\n"
              "https://example.org/wheelname-2.0-py3-none-any.whl\n"
-             "./a/local/folder\n");
+             "./a/local/folder\n"
+             "extras_url[torch] @ git+https://github.com/huggingface/diffusers@main\n"
+             "git+https://github.com/huggingface/diffusers.git@refs/pull/13432/head\n"
+             "git+https://github.com/x/mono.git#subdirectory=pkgs/foo&egg=in-subdir\n"
+             "https://example.org/archive/refs/heads/main.zip\n"
+             "vendor/mypkg\n"
+             "wheels/local_wheel-1.5-py3-none-any.whl\n"
+             "C:\\wheels\\win_wheel-2.5-py3-none-any.whl\n"
+             "baz-1.0.tar.gz\n"
+             "# an old line \\\n"
+             "kept==1.0\n");
     /* With a UTF-8 byte-order mark, as Notepad saves it. */
     pt_write(dir, "base.txt", "\xEF\xBB\xBF--requirement=sub/more.txt\nnumpy\n");
     pt_write(dir, "sub/more.txt", "sympy==1.13\r\n");
@@ -101,10 +127,14 @@ static void test_read(void **state)
         {"typing-extensions", NULL, NULL}, /* nor two specifiers */
         {"fsspec", "2024.1", "requirements.txt:9"}, /* at the line it starts on */
         {"byurl", NULL, NULL},
-        {"diffusers", NULL, NULL}, /* a VCS URL without #egg=: its repository */
         {"from-egg", NULL, NULL},
         {"editable-one", NULL, NULL},
-        {"wheelname", NULL, NULL},
+        {"wheelname", "2.0", NULL}, /* a wheel's name and version: pip pins it */
+        {"extras-url", NULL, NULL},
+        {"in-subdir", NULL, NULL}, /* egg= after another fragment parameter */
+        {"local-wheel", "1.5", NULL},
+        {"win-wheel", "2.5", NULL},
+        {"kept", "1.0", "requirements.txt:27"}, /* a comment ending in '\\' goes on no line */
     };
     assert_int_equal(r.count, sizeof want / sizeof *want);
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
@@ -118,7 +148,12 @@ static void test_read(void **state)
         if (want[i].where)
             assert_string_equal(q->where, want[i].where);
     }
-    assert_null(find(&r, "marked")); /* a marker: not judged */
+    /* Not judged: a marker; URLs and paths pip names only once built. */
+    static const char *const unnamed[] = {"marked", "diffusers", "head", "main-zip", "vendor",
+                                          "baz", "baz-1-0-tar-gz", "c"};
+    for (size_t i = 0; i < sizeof unnamed / sizeof *unnamed; i++)
+        if (find(&r, unnamed[i]))
+            fail_msg("'%s' read as a name", unnamed[i]);
     aitk_pyreqs_free(&r);
 
     /* An include that is not there, and one that loops, are named where
@@ -129,10 +164,12 @@ static void test_read(void **state)
     pt_assert_contains(aitk_str_cstr(&err), "broken.txt:2: -r nowhere.txt: ");
     aitk_str_clear(&err);
     pt_write(dir, "loop_a.txt", "-r loop_b.txt\n");
-    pt_write(dir, "loop_b.txt", "six\n-r loop_a.txt\n");
+    pt_write(dir, "loop_b.txt", "six\n-r sub/../loop_a.txt\n");
     snprintf(path, sizeof path, "%s/loop_a.txt", dir);
     assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_E_INVAL);
-    pt_assert_contains(aitk_str_cstr(&err), "loop_b.txt:2: -r loop_a.txt includes itself");
+    pt_assert_contains(aitk_str_cstr(&err),
+                       "loop_b.txt:2: -r sub/../loop_a.txt closes an include loop back to "
+                       "loop_a.txt");
     aitk_str_clear(&err);
     snprintf(path, sizeof path, "%s/absent.txt", dir);
     assert_int_equal(aitk_pyreqs_read(path, &r, &err), AITK_E_IO);

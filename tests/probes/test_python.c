@@ -193,6 +193,55 @@ static void test_no_torch_and_requirements(void **state)
     free(venv);
 }
 
+/* With --aitk-dir the checkout's requirements.txt is read as pip reads it:
+ * what it lists and is not installed, and pins the installed versions do
+ * not meet, are warnings; all met, the check passes and says how many. */
+static void test_checkout_requirements(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-checkout-env");
+    const char *pkgs[] = {"torch==2.9.1+cu128", "torchvision==0.24.1+cu128",
+                          "diffusers==0.36.0", "transformers==4.57.3", "peft==0.18.1",
+                          "accelerate==1.7.0", "optimum-quanto==0.2.4", "torchao==0.10.0",
+                          "bitsandbytes==0.48.2", "lycoris-lora==1.8.3", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+    char *checkout = pt_tempdir("py-checkout");
+    pt_write(checkout, "requirements.txt", "-r requirements_base.txt\nscipy==1.12.0\n");
+    pt_write(checkout, "requirements_base.txt",
+             "torchao==0.10.0\ngit+https://github.com/huggingface/diffusers.git@c9438378\n"
+             "transformers==5.5.3\nlycoris-lora==1.8.3\npeft==0.18.1\n");
+    const char *env[] = {"PATH=/nonexistent", NULL};
+    const char *args[] = {"--quick", "--python", venv, "--aitk-dir", checkout, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "warn");
+    pt_assert_contains(pt_text(c, "observed"), "requirements.txt: scipy");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "not as pinned: transformers 4.57.3 (==5.5.3 at requirements_base.txt:3)");
+    pt_assert_contains(pt_text(c, "expected"), "the 5 packages");
+    pt_assert_contains(pt_text(c, "remedy"), "pip install -r requirements.txt");
+    cJSON_Delete(r);
+    /* Everything it lists installed at its pins: a pass. */
+    pt_write(checkout, "requirements.txt", "-r requirements_base.txt\n");
+    pt_write(checkout, "requirements_base.txt", "torchao==0.10.0\nlycoris-lora==1.8.3\n");
+    r = pt_run(NULL, NULL, args, env, &rc);
+    c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "expected"), "the 2 packages");
+    cJSON_Delete(r);
+    /* An include that is not there: pip cannot read the file either. */
+    pt_write(checkout, "requirements.txt", "-r gone.txt\n");
+    r = pt_run(NULL, NULL, args, env, &rc);
+    c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "warn");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "requirements not read: requirements.txt:1: -r gone.txt");
+    cJSON_Delete(r);
+    free(checkout);
+    free(venv);
+}
+
 /* Standard level runs the interpreter: here a script that answers like a
  * real one whose torch import fails. */
 static void test_deep_import_error(void **state)
@@ -803,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_two_dist_info_same_site),
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
+        cmocka_unit_test(test_checkout_requirements),
         cmocka_unit_test(test_companion_label_from_version_py),
         cmocka_unit_test(test_requirement_import_error),
         cmocka_unit_test(test_deep_import_error),

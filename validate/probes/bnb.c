@@ -265,12 +265,12 @@ static aitk_status confirm_load(const aitk_run_ctx *ctx, const aitk_yaml_node *t
         aitk_str_appendf(&v->obs, ", which does not load beside torch: %s",
                          aitk_str_cstr(&words));
         aitk_str_clear(&v->msg);
-        aitk_str_appendf(&v->msg, "bitsandbytes' %s is there, but the loader refuses it "
-                                  "after import torch (observed names what it lacks): "
-                                  "bitsandbytes imports, but its 8-bit optimizers fail at the "
-                                  "first training step; this job's optimizer, %s, is %sone of "
-                                  "them",
-                         aitk_str_cstr(&v->pick), opt, used ? "" : "not ");
+        aitk_str_appendf(&v->msg, "bitsandbytes' %s is there, but does not load after "
+                                  "import torch (%s): bitsandbytes imports, but its 8-bit "
+                                  "optimizers fail at the first training step; this job's "
+                                  "optimizer, %s, is %sone of them",
+                         aitk_str_cstr(&v->pick), aitk_str_cstr(&words), opt,
+                         used ? "" : "not ");
         v->status = used ? AITK_CHECK_FAIL : AITK_CHECK_WARN;
         v->remedy_key = "does_not_load";
         v->nearest = false;
@@ -284,6 +284,16 @@ done:
     aitk_str_free(&path);
     aitk_str_free(&words);
     return st;
+}
+
+/* Whether python.import_torch's interpreter imported torch; true when it
+ * did not run (a record without its answer), so the load decides. */
+static bool torch_imported(const cJSON *env)
+{
+    const cJSON *deep = cJSON_GetObjectItemCaseSensitive(aitk_python_selected(env), "deep");
+    if (!deep)
+        return true;
+    return !*aitk_field_str(deep, "error") && *aitk_field_str(deep, "torch");
 }
 
 /* What the selected environment holds: bitsandbytes' version and folder,
@@ -340,9 +350,16 @@ aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
         aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
         st = judge(ctx, data->root, version, cuda, names, count, &v);
         /* Loading is for the deeper levels (--quick loads nothing), and
-         * needs the environment's interpreter to import torch first. */
-        if (!st && v.pick.len && *interpreter && ctx->level >= AITK_LEVEL_STANDARD)
-            st = confirm_load(ctx, data->root, interpreter, aitk_str_cstr(&dir), &v);
+         * needs the environment's interpreter to import torch first; when
+         * python.import_torch saw that import fail, a second try would only
+         * wait as long again. */
+        if (!st && v.pick.len && *interpreter && ctx->level >= AITK_LEVEL_STANDARD) {
+            if (torch_imported(ctx->env))
+                st = confirm_load(ctx, data->root, interpreter, aitk_str_cstr(&dir), &v);
+            else
+                aitk_str_append(&v.obs, " (not loaded: import torch fails, see "
+                                        "python.import_torch)");
+        }
         c.status = v.status;
         c.observed = aitk_str_cstr(&v.obs);
         c.message = aitk_str_cstr(&v.msg);

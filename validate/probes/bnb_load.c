@@ -13,6 +13,11 @@
  * system; python.import_torch allows the same. */
 #define LOAD_TIMEOUT_MS 120000
 
+/* Printed once torch has imported: a process that dies after it died
+ * loading the library (a constructor that crashes), which would end
+ * training as surely. */
+#define TORCH_MARK "AITK-TORCH-IMPORTED"
+
 static const char script[] =
     "import ctypes, json, sys\n"
     "r = {}\n"
@@ -21,6 +26,7 @@ static const char script[] =
     "except BaseException as e:\n"
     "    r['torch_error'] = '%s: %s' % (type(e).__name__, e)\n"
     "else:\n"
+    "    print('" TORCH_MARK "', flush=True)\n"
     "    try:\n"
     "        ctypes.cdll.LoadLibrary(sys.argv[1])\n"
     "        r['loaded'] = True\n"
@@ -55,6 +61,11 @@ aitk_status aitk_bnb_load_beside_torch(const char *interpreter, const char *libr
     } else if (st) {
         aitk_str_append(words, "the interpreter could not be started: ");
         one_line(words, aitk_str_cstr(&err));
+    } else if (!r && strstr(aitk_str_cstr(&out), TORCH_MARK)) {
+        *result = AITK_BNB_LOAD_REFUSED;
+        aitk_str_appendf(words, "the process died loading it (%s %d)",
+                         res.exited ? "exit status" : "signal",
+                         res.exited ? res.exit_code : res.term_signal);
     } else if (!r) {
         aitk_str_appendf(words, "the interpreter ended (%s %d) without answering",
                          res.exited ? "status" : "signal",

@@ -18,7 +18,8 @@
 
 typedef enum aitk_bnb_load {
     AITK_BNB_LOAD_OK,       /* the library loads after import torch */
-    AITK_BNB_LOAD_REFUSED,  /* the loader refused it: `words` holds its error */
+    AITK_BNB_LOAD_REFUSED,  /* the loader refused it, or the process died loading it:
+                             * `words` says which */
     AITK_BNB_LOAD_NO_TORCH, /* import torch failed first: `words` holds why */
     AITK_BNB_LOAD_UNKNOWN,  /* no answer (not started, hung, crashed): `words` says how */
 } aitk_bnb_load;

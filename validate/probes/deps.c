@@ -601,7 +601,7 @@ static const char *default_cuda_dir(aitk_str *buf)
 #endif
 
 /* torch/lib of the Python environment the python.* checks chose (--python,
- * --aitk-dir's venv, an active venv or conda env, ./venv, python3 on PATH):
+ * an active venv or conda env, ./.venv, ./venv, --aitk-dir's, python3 on PATH):
  * the install ai-toolkit will load, found the same way for every check. The
  * python provider runs before this one (validate/registry.c). */
 static aitk_status torch_of_selected_env(const cJSON *env, aitk_str *out)

@@ -332,8 +332,10 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
     add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
     /* ai-toolkit's UI runs its jobs with .venv's Python, else venv's, else
      * python3 on PATH (ostris/ai-toolkit ui/cron/pythonPath.ts
-     * resolvePythonPath @27a03a9): the same order here, so that with both
-     * folders the one judged is the one that trains. */
+     * resolvePythonPath @27a03a9), whatever environment is active: the same
+     * order here, so that with both folders the one judged is the one the
+     * UI trains in. An active environment still comes first above: it is
+     * the one `python run.py` uses from that shell. */
     add_prefix_env(envs, ".venv", "./.venv");
     add_prefix_env(envs, "venv", "./venv");
     /* AI-Toolkit-Easy-Install, the one-click Windows install of ai-toolkit,

@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "validate/probes/pep440.h"
 
 /* Requirements files are a few kilobytes; a bigger one is not one. */
 #define MAX_FILE (1u << 20)
@@ -61,57 +62,124 @@ static aitk_status add_req(aitk_pyreqs *r, const char *name, size_t len, const c
     return AITK_OK;
 }
 
-/* A URL requirement's name: "#egg=NAME", else a wheel file's name part,
- * else the repository's last path segment without ".git" and "@rev"
- * (git+https://github.com/huggingface/diffusers.git@c94383...: diffusers). */
+/* The value of parameter `key` ("egg=") in a URL's fragment, whose
+ * parameters are '&'-separated (#subdirectory=x&egg=name), or NULL. */
+static const char *fragment_param(const char *url, const char *key)
+{
+    const char *frag = strchr(url, '#');
+    for (const char *p = frag; p; p = strchr(p, '&')) {
+        p++;
+        if (strncmp(p, key, strlen(key)) == 0)
+            return p + strlen(key);
+    }
+    return NULL;
+}
+
+/* A wheel file's base name ("name-1.0-py3-none-any.whl", `len` bytes)
+ * read as pip reads it (PEP 427): the name before the first '-', the
+ * version after it, which pip pins (==1.0). The name's length, or 0 when
+ * it is not a wheel's name. */
+static size_t wheel_name(const char *base, size_t len, const char **version, size_t *vlen)
+{
+    if (len <= 4 || strncmp(base + len - 4, ".whl", 4) != 0)
+        return 0;
+    const char *dash = memchr(base, '-', len);
+    if (!dash)
+        return 0;
+    const char *v = dash + 1, *stop = memchr(v, '-', (size_t)(base + len - v));
+    *version = v;
+    *vlen = stop ? (size_t)(stop - v) : 0;
+    return (size_t)(dash - base);
+}
+
+/* A URL requirement's name, as pip has it before it builds anything:
+ * "#egg=NAME" among the fragment's parameters, else a wheel file's name.
+ * A VCS URL or an archive without #egg= (ai-toolkit's
+ * git+https://github.com/huggingface/diffusers.git@c943837...) has none
+ * until pip has built it: not judged. */
 static aitk_status add_url(aitk_pyreqs *r, const char *url, const char *file, long line)
 {
-    const char *egg = strstr(url, "#egg=");
+    const char *egg = fragment_param(url, "egg=");
     if (egg) {
-        egg += 5;
         size_t n = 0;
         while (name_char(egg[n]))
             n++;
         return n ? add_req(r, egg, n, NULL, 0, file, line) : AITK_OK;
     }
-    size_t end = strcspn(url, "#? \t");
-    const char *seg = url;
+    const size_t end = strcspn(url, "#? \t");
+    const char *base = url;
     for (const char *p = url; p < url + end; p++)
         if (*p == '/')
-            seg = p + 1;
-    size_t n = (size_t)(url + end - seg);
-    const char *at = memchr(seg, '@', n);
-    if (at)
-        n = (size_t)(at - seg);
-    if (n > 4 && strncmp(seg + n - 4, ".whl", 4) == 0) {
-        const char *dash = memchr(seg, '-', n);
-        n = dash ? (size_t)(dash - seg) : 0;
-    } else if (n > 4 && strncmp(seg + n - 4, ".git", 4) == 0) {
-        n -= 4;
-    }
-    return n ? add_req(r, seg, n, NULL, 0, file, line) : AITK_OK;
+            base = p + 1;
+    const char *version = NULL;
+    size_t vlen = 0;
+    const size_t n = wheel_name(base, (size_t)(url + end - base), &version, &vlen);
+    return n ? add_req(r, base, n, vlen ? version : NULL, vlen, file, line) : AITK_OK;
+}
+
+/* A local file or folder (pip: a path separator, or an archive's
+ * extension): a wheel's name is in its file name; the rest is not
+ * judged. */
+static aitk_status add_path(aitk_pyreqs *r, const char *s, const char *file, long line)
+{
+    const size_t end = strcspn(s, " \t");
+    const char *base = s;
+    for (const char *p = s; p < s + end; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    const char *version = NULL;
+    size_t vlen = 0;
+    const size_t n = wheel_name(base, (size_t)(s + end - base), &version, &vlen);
+    return n ? add_req(r, base, n, vlen ? version : NULL, vlen, file, line) : AITK_OK;
+}
+
+static bool ends_with(const char *s, size_t len, const char *tail)
+{
+    const size_t n = strlen(tail);
+    return len >= n && strncasecmp(s + len - n, tail, n) == 0;
+}
+
+/* pip reads a line as a path when it holds a separator or names an archive. */
+static bool path_like(const char *s)
+{
+    static const char *const archives[] = {".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2",
+                                           ".tbz", ".tar.xz", ".txz", ".tar"};
+    const size_t end = strcspn(s, " \t;");
+    if (memchr(s, '/', end) || memchr(s, '\\', end))
+        return true;
+    for (size_t i = 0; i < sizeof archives / sizeof *archives; i++)
+        if (ends_with(s, end, archives[i]))
+            return true;
+    return false;
 }
 
 /* One requirement line, comments and options gone: PEP 508, "name @ URL",
- * or a URL. A line with an environment marker is not judged. */
+ * a URL, or a path. A line with an environment marker is not judged. */
 static aitk_status add_line(aitk_pyreqs *r, const char *s, const char *file, long line)
 {
-    if (strstr(s, "://") && !strchr(s, ';')) {
-        size_t n = 0;
-        while (name_char(s[n]))
-            n++;
-        const char *after = s + n;
-        while (*after == ' ' || *after == '\t')
-            after++;
-        if (n && *after == '@') /* name @ URL */
-            return add_req(r, s, n, NULL, 0, file, line);
-        return add_url(r, s, file, line);
-    }
+    if (strchr(s, ';'))
+        return AITK_OK;
     size_t n = 0;
     while (name_char(s[n]))
         n++;
-    if (!n || !isalnum((unsigned char)s[0]) || strchr(s, ';'))
-        return AITK_OK; /* a path, an archive, or a marker: not judged */
+    /* name [extras] @ URL (PEP 508's URL form) */
+    const char *after = s + n;
+    while (*after == ' ' || *after == '\t')
+        after++;
+    if (*after == '[') {
+        const char *close = strchr(after, ']');
+        after = close ? close + 1 : after + strlen(after);
+        while (*after == ' ' || *after == '\t')
+            after++;
+    }
+    if (n && *after == '@')
+        return add_req(r, s, n, NULL, 0, file, line);
+    if (strstr(s, "://"))
+        return add_url(r, s, file, line);
+    if (path_like(s))
+        return add_path(r, s, file, line);
+    if (!n || !isalnum((unsigned char)s[0]))
+        return AITK_OK;
     const char *spec = s + n;
     if (*spec == '[') {
         const char *close = strchr(spec, ']');
@@ -174,15 +242,21 @@ static aitk_status include(const char *from, long line, const char *name, aitk_p
 {
     aitk_str path = AITK_STR_INIT;
     const char *sep = aitk_path_last_separator(from);
-    if (sep && !(name[0] == '/' || name[0] == '\\'))
+    /* Absolute: from the root, or a Windows drive ("C:\\x", "C:/x"). */
+    const bool absolute = name[0] == '/' || name[0] == '\\' ||
+                          (isalpha((unsigned char)name[0]) && name[1] == ':');
+    if (sep && !absolute)
         aitk_str_appendf(&path, "%.*s/%s", (int)(sep - from), from, name);
     else
         aitk_str_append(&path, name);
     aitk_status st = aitk_str_status(&path);
+    /* The same file under another spelling (sub/../a.txt, A.TXT on
+     * Windows) is the same file: compared by identity. */
     for (size_t i = 0; !st && i < c->depth; i++)
-        if (strcmp(c->path[i], aitk_str_cstr(&path)) == 0) {
-            aitk_str_appendf(err, "%s:%ld: -r %s includes itself", aitk_path_base_name(from),
-                             line, name);
+        if (aitk_same_file(c->path[i], aitk_str_cstr(&path)) == 1) {
+            aitk_str_appendf(err, "%s:%ld: -r %s closes an include loop back to %s",
+                             aitk_path_base_name(from), line, name,
+                             aitk_path_base_name(c->path[i]));
             st = AITK_E_INVAL;
         }
     if (!st && c->depth >= MAX_DEPTH) {
@@ -254,8 +328,14 @@ static aitk_status read_file(const char *path, aitk_pyreqs *r, chain *c, aitk_st
             n--;
         if (!logical.len)
             first = line;
-        /* A line ending in '\' goes on on the next one. */
-        const bool more = n && p[n - 1] == '\\' && end;
+        /* A line ending in '\' goes on on the next one, unless it is a
+         * comment; a comment line ends the one it continues (pip's
+         * join_lines, which puts a blank before it so it stays one). */
+        const size_t lead = strspn(p, " \t");
+        const bool comment = lead < n && p[lead] == '#';
+        const bool more = n && p[n - 1] == '\\' && end && !comment;
+        if (comment && logical.len)
+            aitk_str_append(&logical, " ");
         aitk_str_appendn(&logical, p, more ? n - 1 : n);
         if (!more) {
             st = aitk_str_status(&logical);
@@ -292,39 +372,6 @@ void aitk_pyreqs_free(aitk_pyreqs *r)
     }
     aitk_free(r->items);
     memset(r, 0, sizeof *r);
-}
-
-/* The release segments at the start of `v` (up to 8), *rest after them. */
-static size_t release(const char *v, size_t len, long seg[8], size_t *rest)
-{
-    size_t n = 0, i = 0;
-    while (i < len && n < 8 && isdigit((unsigned char)v[i])) {
-        long x = 0;
-        while (i < len && isdigit((unsigned char)v[i]) && x < 100000000)
-            x = x * 10 + (v[i++] - '0');
-        seg[n++] = x;
-        if (i + 1 < len && v[i] == '.' && isdigit((unsigned char)v[i + 1]))
-            i++;
-        else
-            break;
-    }
-    *rest = i;
-    return n;
-}
-
-bool aitk_pyreq_pin_matches(const char *pin, const char *version)
-{
-    const size_t pl = strlen(pin);
-    const size_t vl = strchr(pin, '+') ? strlen(version) : strcspn(version, "+");
-    long a[8] = {0}, b[8] = {0};
-    size_t ra = 0, rb = 0;
-    const size_t na = release(pin, pl, a, &ra), nb = release(version, vl, b, &rb);
-    if (!na || !nb)
-        return pl == vl && strncmp(pin, version, pl) == 0;
-    for (size_t i = 0; i < 8; i++)
-        if ((i < na ? a[i] : 0) != (i < nb ? b[i] : 0))
-            return false;
-    return pl - ra == vl - rb && strncasecmp(pin + ra, version + rb, pl - ra) == 0;
 }
 
 aitk_status aitk_pydists_add(const char *site, cJSON *out)
@@ -393,7 +440,7 @@ static void judge_one(const aitk_pyreq *q, const cJSON *dists, const char *const
     if (!d) {
         aitk_str_appendf(&v->missing, "%s%s", v->missing.len ? ", " : "", q->name);
     } else if (q->pin && cJSON_IsString(d) && *d->valuestring &&
-               !aitk_pyreq_pin_matches(q->pin, d->valuestring)) {
+               !aitk_pep440_pin_matches(q->pin, d->valuestring)) {
         aitk_str_appendf(&v->unpinned, "%s%s %s (==%s at %s)", v->unpinned.len ? "; " : "",
                          q->name, d->valuestring, q->pin, q->where);
     }

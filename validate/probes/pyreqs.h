@@ -47,13 +47,6 @@ void aitk_pyreqs_free(aitk_pyreqs *r);
 /* PEP 503's normalized form of a distribution name, into `out`. */
 aitk_status aitk_pyreq_normalize(const char *name, size_t len, aitk_str *out);
 
-/* Whether installed `version` satisfies "==pin" (PEP 440): release
- * segments compared as numbers with zeros padded (1.0 is 1.0.0), the rest
- * (a pre-, post- or dev-release) as text, and a local "+label" of the
- * installed version ignored when the pin has none (torch 2.9.1+cu128 is
- * ==2.9.1). */
-bool aitk_pyreq_pin_matches(const char *pin, const char *version);
-
 /* The distributions installed in `site` (a site-packages folder), from its
  * *.dist-info and *.egg-info folder names, as {normalized name: version}
  * added to `out` (a version "" when the name has none). Unreadable: nothing

@@ -380,8 +380,10 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
     const char *checkout = aitk_pyreqs_checkout(ctx->aitk_dir);
     if (!checkout)
         return;
-    static const char *const main_ones[] = {"diffusers", "transformers", "peft", "accelerate",
-                                            "optimum-quanto", "torchao", "bitsandbytes", NULL};
+    const char *main_ones[N_REQUIREMENTS + 1];
+    for (size_t i = 0; i < N_REQUIREMENTS; i++)
+        main_ones[i] = requirements[i].dist; /* written normalized */
+    main_ones[N_REQUIREMENTS] = NULL;
     aitk_pyreqs_verdict v;
     if (aitk_pyreqs_judge(checkout, cJSON_GetObjectItemCaseSensitive(sel, "site_packages"),
                           main_ones, &v)) {
@@ -389,13 +391,21 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
         return; /* out of memory: the main packages' verdict stands */
     }
     const char *file = aitk_str_cstr(&v.file);
-    aitk_str_appendf(&j->exp, "; the %zu packages of %s, at the versions it pins", v.listed,
-                     file);
     aitk_str_append(&j->src, "; the checkout's requirements files, read as pip reads them "
                              "(pip's Requirements File Format)");
-    if (v.problem.len)
-        aitk_str_appendf(&j->obs, "%s%s not read: %s", j->obs.len ? "; " : "", file,
+    if (v.problem.len) {
+        /* pip refuses the same file: `pip install -r` cannot have run. */
+        if (*st == AITK_CHECK_PASS)
+            *st = AITK_CHECK_WARN;
+        aitk_str_appendf(&j->exp, "; what %s lists", file);
+        aitk_str_appendf(&j->obs, "%srequirements not read: %s", j->obs.len ? "; " : "",
                          aitk_str_cstr(&v.problem));
+        aitk_str_appendf(&j->msg, "%s%s cannot be read, by pip either", j->msg.len ? "; " : "",
+                         file);
+    } else {
+        aitk_str_appendf(&j->exp, "; the %zu package%s %s lists, at the versions it pins",
+                         v.listed, v.listed == 1 ? "" : "s", file);
+    }
     if (v.missing.len || v.unpinned.len) {
         if (*st == AITK_CHECK_PASS)
             *st = AITK_CHECK_WARN;
@@ -412,11 +422,10 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
                          v.missing.len ? "packages that are not installed" : "",
                          v.missing.len && v.unpinned.len ? " and " : "",
                          v.unpinned.len ? "versions that are not the ones installed" : "");
-        if (!j->fix.len)
-            aitk_str_append(&j->fix, "In the ai-toolkit folder, with the environment active: "
-                                     "pip install -r requirements.txt");
     }
-    aitk_pyreqs_verdict_free(&v);
+    if (*st != AITK_CHECK_PASS && !j->fix.len)
+        aitk_str_append(&j->fix, "In the ai-toolkit folder, with the environment active: "
+                                 "pip install -r requirements.txt");
 }
 
 /* Installed is not importable: beyond --quick each installed requirement

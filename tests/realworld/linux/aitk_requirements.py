@@ -46,7 +46,10 @@ from pip._internal.req.req_file import parse_requirements
 from pip._vendor.packaging.utils import canonicalize_name
 missing, unpinned, seen = [], [], set()
 for pr in parse_requirements(sys.argv[1], session=PipSession()):
-    ir = install_req_from_parsed_requirement(pr)
+    try:
+        ir = install_req_from_parsed_requirement(pr)
+    except Exception:
+        continue  # pip names it only once built (a VCS URL, an archive)
     if not ir.name or ir.markers is not None:
         continue
     name = canonicalize_name(ir.name)
