@@ -12,10 +12,10 @@
  * guide): one requirement a line, comments after '#', "-r FILE" and
  * "--requirement FILE" relative to the including file, other options
  * ignored; a requirement is PEP 508 (name, extras, version specifiers,
- * "; marker"), "name @ URL", or a VCS URL ("git+https://host/owner/repo.git@rev",
- * named by "#egg=" or else by its repository, as pip's metadata finds it
- * for ai-toolkit's diffusers line). Requirements with environment markers
- * are not judged: their platform is not known here. */
+ * "; marker"), "name @ URL", a URL named by "#egg=", or a wheel file. A
+ * VCS URL or an archive without "#egg=" (ai-toolkit's diffusers line) has
+ * no name until pip builds it, and a requirement with an environment marker
+ * is for a platform not known here: neither is judged. */
 #ifndef AITK_VALIDATE_PROBES_PYREQS_H
 #define AITK_VALIDATE_PROBES_PYREQS_H
 
