@@ -426,6 +426,7 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
     if (*st != AITK_CHECK_PASS && !j->fix.len)
         aitk_str_append(&j->fix, "In the ai-toolkit folder, with the environment active: "
                                  "pip install -r requirements.txt");
+    aitk_pyreqs_verdict_free(&v);
 }
 
 /* Installed is not importable: beyond --quick each installed requirement
