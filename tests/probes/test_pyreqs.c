@@ -14,6 +14,7 @@
 
 #include "probe_test.h"
 #include "validate/probes/pep440.h"
+#include "validate/probes/pyenv.h"
 #include "validate/probes/pyreqs.h"
 
 static void test_normalize(void **state)
@@ -187,21 +188,27 @@ static void test_installed_and_judged(void **state)
     pt_write(site, "baz-0.1-py3.11.egg-info/PKG-INFO", "");
     pt_write(site, "qux.egg-info/PKG-INFO", "");
     pt_write(site, "readme.txt", "");
+    /* Every distribution, as the python checks read theirs (pyenv.c):
+     * empty METADATA here, so the folder names tell the versions. */
     cJSON *dists = cJSON_CreateObject();
-    assert_int_equal(aitk_pydists_add(site, dists), AITK_OK);
+    aitk_pyenv_scan_site(site, true, dists);
     static const char *const want[][2] = {{"numpy", "2.1.0"}, {"foo-bar", "1.0"},
                                           {"torch", "2.5.1+cu124"}, {"baz", "0.1"},
                                           {"qux", ""}};
     assert_int_equal(cJSON_GetArraySize(dists), 5);
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        assert_string_equal(cJSON_GetObjectItemCaseSensitive(dists, want[i][0])->valuestring,
-                            want[i][1]);
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(dists, want[i][0]), "version")),
+            want[i][1]);
     cJSON_Delete(dists);
+    /* A version METADATA gives wins over the folder's, as pip's does. */
+    pt_write(site, "qux.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: qux\nVersion: 3.2\n");
 
     char *checkout = pt_tempdir("pycheckout");
     pt_write(checkout, "requirements.txt",
              "numpy==2.1\ntorch==2.5.1\nfoo-bar==2.0\nmissing-one\nbitsandbytes\n"
-             "bitsandbytes==1.0\nbaz\n");
+             "bitsandbytes==1.0\nbaz\nqux==3.2\n");
     cJSON *sites = cJSON_CreateArray();
     cJSON *one = cJSON_CreateObject();
     cJSON_AddStringToObject(one, "path", site);
@@ -212,7 +219,7 @@ static void test_installed_and_judged(void **state)
     assert_string_equal(aitk_str_cstr(&v.problem), "");
     assert_string_equal(aitk_str_cstr(&v.missing), "missing-one"); /* bitsandbytes: skipped */
     assert_string_equal(aitk_str_cstr(&v.unpinned), "foo-bar 1.0 (==2.0 at requirements.txt:3)");
-    assert_int_equal(v.listed, 6); /* bitsandbytes once */
+    assert_int_equal(v.listed, 7); /* bitsandbytes once; qux 3.2 meets its pin */
     aitk_pyreqs_verdict_free(&v);
     /* A checkout without a requirements file: said, nothing judged. */
     assert_int_equal(aitk_pyreqs_judge(site, sites, skip, &v), AITK_OK);

@@ -18,6 +18,8 @@
 #include "validate/probes/python.h"
 
 #define DATA_FILE "validate/probes/bnb.yaml"
+/* Said when torch did not import, whichever run found it. */
+#define NO_TORCH " (not loaded: import torch fails, see python.import_torch)"
 #define PREFIX "libbitsandbytes_cuda"
 #ifdef _WIN32
 #define SUFFIX ".dll"
@@ -275,7 +277,7 @@ static aitk_status confirm_load(const aitk_run_ctx *ctx, const aitk_yaml_node *t
         v->remedy_key = "does_not_load";
         v->nearest = false;
     } else if (r == AITK_BNB_LOAD_NO_TORCH) {
-        aitk_str_append(&v->obs, " (not loaded: import torch fails, see python.import_torch)");
+        aitk_str_append(&v->obs, NO_TORCH);
     } else {
         aitk_str_appendf(&v->obs, " (not loaded: %s)", aitk_str_cstr(&words));
     }
@@ -357,8 +359,7 @@ aitk_status aitk_bnb_checks(aitk_run_ctx *ctx)
             if (torch_imported(ctx->env))
                 st = confirm_load(ctx, data->root, interpreter, aitk_str_cstr(&dir), &v);
             else
-                aitk_str_append(&v.obs, " (not loaded: import torch fails, see "
-                                        "python.import_torch)");
+                aitk_str_append(&v.obs, NO_TORCH);
         }
         c.status = v.status;
         c.observed = aitk_str_cstr(&v.obs);

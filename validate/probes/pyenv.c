@@ -164,7 +164,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void scan_site(const char *site, cJSON *packages)
+void aitk_pyenv_scan_site(const char *site, bool all, cJSON *packages)
 {
     DIR *d = opendir(site);
     if (!d)
@@ -188,11 +188,14 @@ static void scan_site(const char *site, cJSON *packages)
     if (n)
         qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n; i++) {
-        /* "name-version.dist-info": the name ends at the first '-' (wheel rule). */
-        char *norm = aitk_strndup(names[i], strcspn(names[i], "-"));
+        /* "name-version.dist-info": the name ends at the first '-' (wheel rule);
+         * "name.egg-info" has no version: it ends at the suffix. */
+        const size_t stem = (size_t)(strrchr(names[i], '.') - names[i]);
+        const size_t name_end = strcspn(names[i], "-");
+        char *norm = aitk_strndup(names[i], name_end < stem ? name_end : stem);
         if (norm)
             normalise(norm);
-        if (norm && wanted_name(norm)) {
+        if (norm && (all || wanted_name(norm))) {
             aitk_str dir = AITK_STR_INIT, meta = AITK_STR_INIT, name = AITK_STR_INIT,
                      ver = AITK_STR_INIT;
             aitk_path_join(&dir, site, names[i]);
@@ -660,7 +663,7 @@ static void read_packages(cJSON *env, const cJSON *sites)
     const cJSON *site;
     cJSON_ArrayForEach(site, sites)
     {
-        scan_site(aitk_field_str(site, "path"), packages);
+        aitk_pyenv_scan_site(aitk_field_str(site, "path"), false, packages);
     }
     const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
     if (torch_pkg) {

@@ -6,6 +6,8 @@
 #ifndef AITK_VALIDATE_PROBES_PYENV_H
 #define AITK_VALIDATE_PROBES_PYENV_H
 
+#include <stdbool.h>
+
 #include "common/status.h"
 
 typedef struct cJSON cJSON;
@@ -23,6 +25,12 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs);
 
 /* Reads one environment rooted at `prefix` into `env` (an object). */
 aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env);
+
+/* Records the distributions of one site-packages folder into `packages` as
+ * aitk_pyenv_find does (name normalized with '-': {version, site, installs}),
+ * their version from METADATA or PKG-INFO, else the folder's name: every
+ * one when `all`, else the ones the python checks read. */
+void aitk_pyenv_scan_site(const char *site, bool all, cJSON *packages);
 
 /* "2.7.0+cu128" -> major 2, minor 7; false when it does not start with N.N. */
 int aitk_pyver_major_minor(const char *version, int *major, int *minor);

@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "validate/probes/pep440.h"
+#include "validate/probes/pyenv.h"
 
 /* Requirements files are a few kilobytes; a bigger one is not one. */
 #define MAX_FILE (1u << 20)
@@ -374,43 +375,6 @@ void aitk_pyreqs_free(aitk_pyreqs *r)
     memset(r, 0, sizeof *r);
 }
 
-aitk_status aitk_pydists_add(const char *site, cJSON *out)
-{
-    char **names = NULL;
-    size_t count = 0;
-    if (aitk_dir_names(site, &names, &count, NULL))
-        return AITK_OK;
-    aitk_status st = AITK_OK;
-    for (size_t i = 0; !st && i < count; i++) {
-        const char *e = names[i];
-        size_t n = strlen(e);
-        size_t suffix = n > 10 && strcmp(e + n - 10, ".dist-info") == 0  ? 10
-                        : n > 9 && strcmp(e + n - 9, ".egg-info") == 0 ? 9
-                                                                         : 0;
-        if (!suffix)
-            continue;
-        /* NAME-VERSION.dist-info (the name's own '-' escaped to '_');
-         * NAME-VERSION-pyX.Y.egg-info, or NAME.egg-info. */
-        const char *dash = memchr(e, '-', n - suffix);
-        size_t name_len = dash ? (size_t)(dash - e) : n - suffix;
-        aitk_str key = AITK_STR_INIT, version = AITK_STR_INIT;
-        aitk_pyreq_normalize(e, name_len, &key);
-        if (dash) {
-            const char *v = dash + 1, *stop = e + n - suffix;
-            const char *next = memchr(v, '-', (size_t)(stop - v));
-            aitk_str_appendn(&version, v, (size_t)((next ? next : stop) - v));
-        }
-        st = aitk_str_status(&key) ? aitk_str_status(&key) : aitk_str_status(&version);
-        if (!st && key.len && !cJSON_GetObjectItemCaseSensitive(out, key.ptr) &&
-            !cJSON_AddStringToObject(out, key.ptr, version.len ? version.ptr : ""))
-            st = AITK_E_NOMEM;
-        aitk_str_free(&key);
-        aitk_str_free(&version);
-    }
-    aitk_dir_names_free(names, count);
-    return st;
-}
-
 const char *aitk_pyreqs_checkout(const char *aitk_dir)
 {
     if (aitk_dir)
@@ -435,14 +399,14 @@ static void judge_one(const aitk_pyreq *q, const cJSON *dists, const char *const
                       aitk_pyreqs_verdict *v)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
+    const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "version"));
     if (!d && skipped(q->name, skip))
         return;
     if (!d) {
         aitk_str_appendf(&v->missing, "%s%s", v->missing.len ? ", " : "", q->name);
-    } else if (q->pin && cJSON_IsString(d) && *d->valuestring &&
-               !aitk_pep440_pin_matches(q->pin, d->valuestring)) {
+    } else if (q->pin && version && *version && !aitk_pep440_pin_matches(q->pin, version)) {
         aitk_str_appendf(&v->unpinned, "%s%s %s (==%s at %s)", v->unpinned.len ? "; " : "",
-                         q->name, d->valuestring, q->pin, q->where);
+                         q->name, version, q->pin, q->where);
     }
 }
 
@@ -463,11 +427,12 @@ aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
     const cJSON *site;
     if (!dists)
         st = AITK_E_NOMEM;
+    /* Every distribution, read as the python checks read their own. */
     cJSON_ArrayForEach(site, site_packages)
     {
         const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(site, "path"));
-        if (!st && path)
-            st = aitk_pydists_add(path, dists);
+        if (dists && path)
+            aitk_pyenv_scan_site(path, true, dists);
     }
     for (size_t i = 0; !st && i < reqs.count; i++) {
         /* A name in two included files is judged once, at its first. */

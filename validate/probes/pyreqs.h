@@ -47,12 +47,6 @@ void aitk_pyreqs_free(aitk_pyreqs *r);
 /* PEP 503's normalized form of a distribution name, into `out`. */
 aitk_status aitk_pyreq_normalize(const char *name, size_t len, aitk_str *out);
 
-/* The distributions installed in `site` (a site-packages folder), from its
- * *.dist-info and *.egg-info folder names, as {normalized name: version}
- * added to `out` (a version "" when the name has none). Unreadable: nothing
- * added. */
-aitk_status aitk_pydists_add(const char *site, cJSON *out);
-
 /* The ai-toolkit checkout whose requirements.txt is read: `aitk_dir`
  * (--aitk-dir) when given, else the working folder when it is one (run.py
  * and toolkit/ beside requirements.txt), else NULL. */
