@@ -21,21 +21,29 @@ static const char *status_label(const char *status, bool color)
     return color ? AITK_DIM "SKIP" AITK_RESET : "SKIP";
 }
 
-/* An indented "label: text" line under a check, when the field has text. */
+/* An indented "label: text" line under a check, when the field has text.
+ * A check's text quotes what it found (a requirements file's line, a
+ * library's name, a path): made printable, on one line, so none of it can
+ * move the cursor or start a line that looks like another check's. */
 static void detail(aitk_str *out, const char *label, const cJSON *c, const char *key)
 {
     const char *text = aitk_field_str(c, key);
-    if (*text)
-        aitk_str_appendf(out, "        %s%s\n", label, text);
+    if (!*text)
+        return;
+    aitk_str_appendf(out, "        %s", label);
+    aitk_str_append_printable(out, text, false);
+    aitk_str_append(out, "\n");
 }
 
 static void render_check(aitk_str *out, const cJSON *c, int verbosity, bool color)
 {
     const char *st = aitk_field_str(c, "status");
-    aitk_str_appendf(out, "  %s  %-24s %s", status_label(st, color), aitk_field_str(c, "id"),
-                     aitk_field_str(c, "title"));
-    if (*aitk_field_str(c, "observed"))
-        aitk_str_appendf(out, ": %s", aitk_field_str(c, "observed"));
+    aitk_str_appendf(out, "  %s  %-24s ", status_label(st, color), aitk_field_str(c, "id"));
+    aitk_str_append_printable(out, aitk_field_str(c, "title"), false);
+    if (*aitk_field_str(c, "observed")) {
+        aitk_str_append(out, ": ");
+        aitk_str_append_printable(out, aitk_field_str(c, "observed"), false);
+    }
     aitk_str_append(out, "\n");
     bool bad = strcmp(st, "fail") == 0 || strcmp(st, "warn") == 0;
     bool skipped = strcmp(st, "skip") == 0;

@@ -110,6 +110,25 @@ static void test_console_view(void **state)
     assert_non_null(strstr(t, "\033[32mPASS\033[0m"));
     aitk_str_free(&out);
     cJSON_Delete(r);
+
+    /* What a check quotes from outside (here a requirements file's line
+     * with an escape sequence and a newline) reaches the terminal as
+     * visible text, each field on its one line. */
+    aitk_check quoting[] = {
+        {.id = "a.quote", .category = "a", .title = "Quoted", .status = AITK_CHECK_WARN,
+         .observed = "diff\033[31musers", .message = "line one\n  PASS  fake.check",
+         .remedy = "pip uninstall -y x\a"},
+    };
+    r = report_of(quoting, 1);
+    assert_int_equal(aitk_render_console(r, "9.9", 1, false, &out), AITK_OK);
+    t = aitk_str_cstr(&out);
+    assert_null(strchr(t, '\033'));
+    assert_null(strchr(t, '\a'));
+    assert_non_null(strstr(t, "Quoted: diff\\x1b[31musers\n"));
+    assert_non_null(strstr(t, "        line one\\x0a  PASS  fake.check\n"));
+    assert_non_null(strstr(t, "        fix: pip uninstall -y x\\x07\n"));
+    aitk_str_free(&out);
+    cJSON_Delete(r);
 }
 
 int main(void)
