@@ -16,6 +16,7 @@
 #include "validate/probes/pep440.h"
 #include "validate/probes/pyenv.h"
 #include "validate/probes/pyreqs.h"
+#include "validate/probes/vcs_url.h"
 
 static void test_normalize(void **state)
 {
@@ -128,6 +129,7 @@ static void test_read(void **state)
         {"typing-extensions", NULL, NULL}, /* nor two specifiers */
         {"fsspec", "2024.1", "requirements.txt:9"}, /* at the line it starts on */
         {"byurl", NULL, NULL},
+        {"diffusers", NULL, "requirements.txt:13"}, /* again at line 19: judged at its first */
         {"from-egg", NULL, NULL},
         {"editable-one", NULL, NULL},
         {"wheelname", "2.0", NULL}, /* a wheel's name and version: pip pins it */
@@ -137,7 +139,13 @@ static void test_read(void **state)
         {"win-wheel", "2.5", NULL},
         {"kept", "1.0", "requirements.txt:27"}, /* a comment ending in '\\' goes on no line */
     };
-    assert_int_equal(r.count, sizeof want / sizeof *want);
+    /* diffusers twice: at lines 13 and 19 (the pull request's head). */
+    assert_int_equal(r.count, sizeof want / sizeof *want + 1);
+    size_t seen = 0;
+    for (size_t i = 0; i < r.count; i++)
+        if (strcmp(r.items[i].name, "diffusers") == 0 && ++seen == 2)
+            assert_string_equal(r.items[i].revision, "refs/pull/13432/head");
+    assert_int_equal(seen, 2);
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         const aitk_pyreq *q = find(&r, want[i].name);
         if (!q)
@@ -149,9 +157,25 @@ static void test_read(void **state)
         if (want[i].where)
             assert_string_equal(q->where, want[i].where);
     }
-    /* Not judged: a marker; URLs and paths pip names only once built. */
-    static const char *const unnamed[] = {"marked", "diffusers", "head", "main-zip", "vendor",
-                                          "baz", "baz-1-0-tar-gz", "c"};
+    /* A VCS URL without a name is named by its repository, as the build
+     * pip makes of it names it (diffusers' setup.py: name="diffusers"). */
+    const aitk_pyreq *vcs = find(&r, "diffusers");
+    assert_non_null(vcs);
+    assert_true(vcs->named_by_url);
+    assert_string_equal(vcs->repo, "git+https://github.com/huggingface/diffusers.git");
+    assert_string_equal(vcs->revision, "c943837");
+    assert_string_equal(vcs->where, "requirements.txt:13");
+    const aitk_pyreq *egg = find(&r, "from-egg");
+    assert_false(egg->named_by_url);
+    assert_string_equal(egg->repo, "git+https://github.com/x/y.git");
+    assert_string_equal(egg->revision, "v1");
+    assert_null(find(&r, "editable-one")->revision);
+    assert_string_equal(find(&r, "extras-url")->repo,
+                        "git+https://github.com/huggingface/diffusers");
+    assert_null(find(&r, "byurl")->repo); /* a wheel's URL is no repository */
+    /* Not judged: a marker; archives and paths pip names only once built. */
+    static const char *const unnamed[] = {"marked", "head", "main-zip", "vendor",
+                                          "baz", "baz-1-0-tar-gz", "c", "mono"};
     for (size_t i = 0; i < sizeof unnamed / sizeof *unnamed; i++)
         if (find(&r, unnamed[i]))
             fail_msg("'%s' read as a name", unnamed[i]);
@@ -231,6 +255,149 @@ static void test_installed_and_judged(void **state)
     free(site);
 }
 
+/* VCS URLs as pip's "VCS Support" writes them; the repositories as
+ * direct_url.json records them (PEP 610: no "git+", no revision, no
+ * credentials). */
+static void test_vcs_urls(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *url, *repo, *revision, *name;
+    } cases[] = {
+        {"git+https://github.com/huggingface/diffusers.git@c943837899b16cbae2f619b8dd4f7bb6f07dd81a",
+         "git+https://github.com/huggingface/diffusers.git",
+         "c943837899b16cbae2f619b8dd4f7bb6f07dd81a", "diffusers"},
+        /* credentials never reach a report */
+        {"git+https://user:ghp_secret@github.com/o/Private_Pkg.git@v2.0#egg=x",
+         "git+https://github.com/o/Private_Pkg.git", "v2.0", "Private_Pkg"},
+        {"git+ssh://git@github.com/o/r.git@refs/pull/7/head", "git+ssh://github.com/o/r.git",
+         "refs/pull/7/head", "r"},
+        {"hg+https://hg.example.org/repo/", "hg+https://hg.example.org/repo/", "", "repo"},
+        {"git+file:///tmp/x/diffusers@main", "git+file:///tmp/x/diffusers", "main", "diffusers"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_vcs_url u;
+        if (!aitk_vcs_url_parse(cases[i].url, strlen(cases[i].url), &u))
+            fail_msg("%s not read as a VCS URL", cases[i].url);
+        assert_string_equal(aitk_str_cstr(&u.repo), cases[i].repo);
+        assert_string_equal(aitk_str_cstr(&u.revision), cases[i].revision);
+        assert_string_equal(aitk_str_cstr(&u.name), cases[i].name);
+        aitk_vcs_url_free(&u);
+    }
+    static const char *const not_vcs[] = {"https://example.org/a-1.0-py3-none-any.whl",
+                                          "git+github.com/o/r", "./local"};
+    for (size_t i = 0; i < sizeof not_vcs / sizeof *not_vcs; i++) {
+        aitk_vcs_url u;
+        if (aitk_vcs_url_parse(not_vcs[i], strlen(not_vcs[i]), &u))
+            fail_msg("%s read as a VCS URL", not_vcs[i]);
+    }
+    assert_true(aitk_vcs_same_repo("git+https://github.com/huggingface/diffusers.git",
+                                   "https://GitHub.com/huggingface/diffusers/"));
+    assert_true(aitk_vcs_same_repo("git+ssh://github.com/o/r.git", "ssh://git@github.com/o/r"));
+    assert_false(aitk_vcs_same_repo("git+https://github.com/huggingface/diffusers.git",
+                                    "https://github.com/fork/diffusers.git"));
+    assert_false(aitk_vcs_same_repo("git+https://github.com/o/R.git", "https://github.com/o/r"));
+    assert_true(aitk_vcs_commit_matches("C943837", "c943837899b16cbae2f619b8dd4f7bb6f07dd81a"));
+    assert_false(aitk_vcs_commit_matches("c94383", "c943837899b16cbae2f619b8dd4f7bb6f07dd81a"));
+    assert_false(aitk_vcs_commit_matches("main", "c943837899b16cbae2f619b8dd4f7bb6f07dd81a"));
+    assert_false(aitk_vcs_commit_matches("dcc9a5c", "c943837899b16cbae2f619b8dd4f7bb6f07dd81a"));
+}
+
+/* A requirement from a commit, set against how pip recorded each install
+ * (direct_url.json, written here as pip 23.2.1 wrote it for
+ * `pip install git+file:///tmp/vcs/repo@<commit>`; none for an index's
+ * package). realworld.linux.aitk-vcs does the same with real installs. */
+static void test_from_a_commit(void **state)
+{
+    (void)state;
+    char *site = pt_tempdir("pysite-vcs");
+    pt_write(site, "diffusers-0.37.0.dev0.dist-info/METADATA", "");
+    pt_write(site, "diffusers-0.37.0.dev0.dist-info/direct_url.json",
+             "{\"url\": \"https://github.com/huggingface/diffusers.git\", \"vcs_info\": "
+             "{\"commit_id\": \"c943837899b16cbae2f619b8dd4f7bb6f07dd81a\", "
+             "\"requested_revision\": \"c943837899b16cbae2f619b8dd4f7bb6f07dd81a\", "
+             "\"vcs\": \"git\"}}");
+    pt_write(site, "peft-0.18.1.dist-info/METADATA", ""); /* from an index: no direct_url */
+    pt_write(site, "Renamed_Pkg-1.0.dist-info/METADATA", "");
+    pt_write(site, "Renamed_Pkg-1.0.dist-info/direct_url.json",
+             "{\"url\": \"https://tok@example.org/o/repo-name\", \"vcs_info\": "
+             "{\"commit_id\": \"1111111111111111111111111111111111111111\", "
+             "\"vcs\": \"git\"}}");
+    pt_write(site, "localdev-2.0.dist-info/METADATA", "");
+    pt_write(site, "localdev-2.0.dist-info/direct_url.json",
+             "{\"url\": \"file:///home/u/localdev\", \"dir_info\": {\"editable\": true}}");
+    pt_write(site, "fromzip-3.0.dist-info/METADATA", "");
+    pt_write(site, "fromzip-3.0.dist-info/direct_url.json",
+             "{\"url\": \"https://example.org/fromzip.zip\", \"archive_info\": {}}");
+    cJSON *sites = cJSON_CreateArray();
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddStringToObject(one, "path", site);
+    cJSON_AddItemToArray(sites, one);
+    static const struct {
+        const char *requirements, *elsewhere, *missing;
+    } cases[] = {
+        /* the commit asked for, in full and short */
+        {"git+https://github.com/huggingface/diffusers.git@c943837899b16cbae2f619b8dd4f7bb6f07dd81a\n"
+         "diffusers @ git+https://github.com/huggingface/diffusers@c943837\n", "", ""},
+        /* another commit: the line ai-toolkit's next pin would be */
+        {"git+https://github.com/huggingface/diffusers.git@dc8d9032171c83741fd37ed2b12bc9d8274464f3\n",
+         "diffusers 0.37.0.dev0 at commit c943837899b1, not "
+         "git+https://github.com/huggingface/diffusers.git@dc8d9032171c (requirements.txt:1)", ""},
+        /* a branch: only the revision pip was asked for can match it */
+        {"git+https://github.com/huggingface/diffusers.git@main\n",
+         "diffusers 0.37.0.dev0 at commit c943837899b1, not "
+         "git+https://github.com/huggingface/diffusers.git@main (requirements.txt:1)", ""},
+        /* no revision: any commit of the repository */
+        {"-e git+https://github.com/huggingface/diffusers.git#egg=diffusers\n", "", ""},
+        /* a fork */
+        {"git+https://github.com/fork/diffusers.git@c943837\n",
+         "diffusers 0.37.0.dev0 from https://github.com/huggingface/diffusers.git, not "
+         "git+https://github.com/fork/diffusers.git@c943837 (requirements.txt:1)", ""},
+        /* from an index */
+        {"peft @ git+https://github.com/huggingface/peft@v0.18.1\n",
+         "peft 0.18.1 from a package index, not git+https://github.com/huggingface/peft@v0.18.1 "
+         "(requirements.txt:1)", ""},
+        /* found by the repository pip recorded, whatever its name */
+        {"git+https://example.org/o/repo-name.git@1111111\n", "", ""},
+        {"git+https://example.org/o/repo-name.git@2222222\n",
+         "renamed-pkg 1.0 at commit 111111111111, not "
+         "git+https://example.org/o/repo-name.git@2222222 (requirements.txt:1)", ""},
+        /* a developer's folder is at its own commit: not judged */
+        {"git+https://example.org/localdev.git@3333333\n", "", ""},
+        {"git+https://example.org/fromzip.git@4444444\n",
+         "fromzip 3.0 from the archive https://example.org/fromzip.zip, not "
+         "git+https://example.org/fromzip.git@4444444 (requirements.txt:1)", ""},
+        {"git+https://example.org/absent.git@5555555\n", "",
+         "absent (named by its repository)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *checkout = pt_tempdir("pycheckout-vcs");
+        pt_write(checkout, "requirements.txt", cases[i].requirements);
+        aitk_pyreqs_verdict v;
+        assert_int_equal(aitk_pyreqs_judge(checkout, sites, NULL, &v), AITK_OK);
+        if (strcmp(aitk_str_cstr(&v.elsewhere), cases[i].elsewhere) != 0 ||
+            strcmp(aitk_str_cstr(&v.missing), cases[i].missing) != 0)
+            fail_msg("%s: elsewhere '%s', missing '%s'", cases[i].requirements,
+                     aitk_str_cstr(&v.elsewhere), aitk_str_cstr(&v.missing));
+        aitk_pyreqs_verdict_free(&v);
+        free(checkout);
+    }
+    /* The environment's record keeps where each came from, without the token. */
+    cJSON *dists = cJSON_CreateObject();
+    aitk_pyenv_scan_site(site, true, dists);
+    const cJSON *du = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(dists, "renamed-pkg"), "direct_url");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "url")),
+                        "https://example.org/o/repo-name");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "source")),
+                        "vcs");
+    assert_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(dists, "peft"), "direct_url"));
+    cJSON_Delete(dists);
+    cJSON_Delete(sites);
+    free(site);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +405,8 @@ int main(void)
         cmocka_unit_test(test_pins),
         cmocka_unit_test(test_read),
         cmocka_unit_test(test_installed_and_judged),
+        cmocka_unit_test(test_vcs_urls),
+        cmocka_unit_test(test_from_a_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,7 +219,28 @@ static void test_checkout_requirements(void **state)
     pt_assert_contains(pt_text(c, "observed"), "requirements.txt: scipy");
     pt_assert_contains(pt_text(c, "observed"),
                        "not as pinned: transformers 4.57.3 (==5.5.3 at requirements_base.txt:3)");
-    pt_assert_contains(pt_text(c, "expected"), "the 5 packages");
+    pt_assert_contains(pt_text(c, "expected"), "the 6 packages");
+    /* diffusers from an index where the file asks for a commit. */
+    pt_assert_contains(pt_text(c, "observed"),
+                       "not from the commit asked for: diffusers 0.36.0 from a package index, "
+                       "not git+https://github.com/huggingface/diffusers.git@c9438378 "
+                       "(requirements_base.txt:2)");
+    pt_assert_contains(pt_text(c, "message"), "'Diffusers is out of date'");
+    pt_assert_contains(pt_text(c, "remedy"),
+                       "pip uninstall -y diffusers, then pip install -r requirements.txt");
+    cJSON_Delete(r);
+    /* Installed from that commit, as pip records it: nothing said of it. */
+    char *site = pt_site(venv, "3.12.3");
+    pt_write(site, "diffusers-0.36.0.dist-info/direct_url.json",
+             "{\"url\": \"https://github.com/huggingface/diffusers.git\", \"vcs_info\": "
+             "{\"commit_id\": \"c943837899b16cbae2f619b8dd4f7bb6f07dd81a\", \"vcs\": "
+             "\"git\"}}");
+    free(site);
+    r = pt_run(NULL, NULL, args, env, &rc);
+    c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "warn");
+    if (strstr(pt_text(c, "observed"), "not from the commit"))
+        fail_msg("diffusers from the commit asked for: %s", pt_text(c, "observed"));
     pt_assert_contains(pt_text(c, "remedy"), "pip install -r requirements.txt");
     cJSON_Delete(r);
     /* Everything it lists installed at its pins: a pass. */

@@ -23,6 +23,7 @@
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
+#include "validate/probes/vcs_url.h"
 
 #define SMALL_FILE (256 * 1024)
 
@@ -134,6 +135,46 @@ static int wanted_name(const char *norm)
     return 0;
 }
 
+/* Where pip installed a distribution from, when not from an index: its
+ * direct_url.json (PEP 610; pip writes none for an index's package). Read
+ * into {source: vcs|archive|dir, url, commit, requested_revision,
+ * editable}, the URL without credentials; NULL when there is none. */
+static cJSON *read_direct_url(const char *meta_dir)
+{
+    aitk_str path = AITK_STR_INIT;
+    aitk_path_join(&path, meta_dir, "direct_url.json");
+    char *text = NULL;
+    size_t len = 0;
+    const bool read = aitk_file_read(aitk_str_cstr(&path), SMALL_FILE, &text, &len, NULL) == 0;
+    aitk_str_free(&path);
+    cJSON *doc = read ? cJSON_ParseWithLength(text, len) : NULL;
+    aitk_free(text);
+    const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "url"));
+    cJSON *out = url ? cJSON_CreateObject() : NULL;
+    if (out) {
+        const cJSON *vcs = cJSON_GetObjectItemCaseSensitive(doc, "vcs_info");
+        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(doc, "dir_info");
+        cJSON_AddStringToObject(out, "source", cJSON_IsObject(vcs)   ? "vcs"
+                                               : cJSON_IsObject(dir) ? "dir"
+                                                                     : "archive");
+        aitk_str bare = AITK_STR_INIT;
+        aitk_url_without_credentials(url, strlen(url), &bare);
+        cJSON_AddStringToObject(out, "url", aitk_str_cstr(&bare));
+        aitk_str_free(&bare);
+        static const char *const vcs_fields[] = {"vcs", "commit_id", "requested_revision"};
+        for (size_t i = 0; i < sizeof vcs_fields / sizeof *vcs_fields; i++) {
+            const char *v =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(vcs, vcs_fields[i]));
+            if (v)
+                cJSON_AddStringToObject(out, vcs_fields[i], v);
+        }
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dir, "editable")))
+            cJSON_AddTrueToObject(out, "editable");
+    }
+    cJSON_Delete(doc);
+    return out;
+}
+
 /* Records one install of a package; a second install of the same name is kept
  * under "copies" (the first one found is the one Python imports). */
 static void record_package(cJSON *packages, const char *name, const char *version,
@@ -145,6 +186,9 @@ static void record_package(cJSON *packages, const char *name, const char *versio
     cJSON_AddStringToObject(install, "version", version);
     cJSON_AddStringToObject(install, "site", site);
     cJSON_AddStringToObject(install, "metadata", meta_dir);
+    cJSON *direct = read_direct_url(meta_dir);
+    if (direct)
+        cJSON_AddItemToObject(install, "direct_url", direct);
     cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, name);
     if (!pkg) {
         pkg = cJSON_AddObjectToObject(packages, name);
@@ -154,6 +198,8 @@ static void record_package(cJSON *packages, const char *name, const char *versio
         }
         cJSON_AddStringToObject(pkg, "version", version);
         cJSON_AddStringToObject(pkg, "site", site);
+        if (direct)
+            cJSON_AddItemToObject(pkg, "direct_url", cJSON_Duplicate(direct, true));
         cJSON_AddArrayToObject(pkg, "installs");
     }
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(pkg, "installs"), install);

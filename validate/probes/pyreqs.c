@@ -12,6 +12,7 @@
 #include "common/fileio.h"
 #include "validate/probes/pep440.h"
 #include "validate/probes/pyenv.h"
+#include "validate/probes/vcs_url.h"
 
 /* Requirements files are a few kilobytes; a bigger one is not one. */
 #define MAX_FILE (1u << 20)
@@ -93,20 +94,62 @@ static size_t wheel_name(const char *base, size_t len, const char **version, siz
     return (size_t)(dash - base);
 }
 
+/* The requirement just added asks for a commit of a repository: where
+ * from, and which revision (vcs_url.h). */
+static aitk_status set_vcs(aitk_pyreqs *r, const aitk_vcs_url *u, bool named_by_url)
+{
+    aitk_pyreq *q = &r->items[r->count - 1];
+    q->named_by_url = named_by_url;
+    q->repo = aitk_strdup(aitk_str_cstr(&u->repo));
+    q->revision = u->revision.len ? aitk_strdup(aitk_str_cstr(&u->revision)) : NULL;
+    return q->repo && (q->revision || !u->revision.len) ? AITK_OK : AITK_E_NOMEM;
+}
+
+static bool is_vcs(const char *url)
+{
+    aitk_vcs_url u;
+    if (!aitk_vcs_url_parse(url, strcspn(url, " \t"), &u))
+        return false;
+    aitk_vcs_url_free(&u);
+    return true;
+}
+
+/* A VCS URL: named by "#egg=NAME" (`egg`, `egg_len` bytes) or by `name`
+ * (`name_len`), else by its repository, as pip's build of it almost
+ * always is (git+https://github.com/huggingface/diffusers.git@c943837...:
+ * diffusers). */
+static aitk_status add_vcs(aitk_pyreqs *r, const char *url, const char *name, size_t name_len,
+                           const char *file, long line)
+{
+    aitk_vcs_url u;
+    if (!aitk_vcs_url_parse(url, strcspn(url, " \t"), &u))
+        return AITK_OK;
+    const bool by_url = !name_len;
+    if (by_url) {
+        name = aitk_str_cstr(&u.name);
+        name_len = u.name.len;
+    }
+    aitk_status st = name_len ? add_req(r, name, name_len, NULL, 0, file, line) : AITK_OK;
+    if (!st && name_len)
+        st = set_vcs(r, &u, by_url);
+    aitk_vcs_url_free(&u);
+    return st;
+}
+
 /* A URL requirement's name, as pip has it before it builds anything:
  * "#egg=NAME" among the fragment's parameters, else a wheel file's name.
- * A VCS URL or an archive without #egg= (ai-toolkit's
- * git+https://github.com/huggingface/diffusers.git@c943837...) has none
- * until pip has built it: not judged. */
+ * A VCS URL without #egg= is named by its repository (add_vcs); an
+ * archive has no name until pip has built it: not judged. */
 static aitk_status add_url(aitk_pyreqs *r, const char *url, const char *file, long line)
 {
     const char *egg = fragment_param(url, "egg=");
-    if (egg) {
-        size_t n = 0;
-        while (name_char(egg[n]))
-            n++;
-        return n ? add_req(r, egg, n, NULL, 0, file, line) : AITK_OK;
-    }
+    size_t egg_len = 0;
+    while (egg && name_char(egg[egg_len]))
+        egg_len++;
+    if (is_vcs(url))
+        return add_vcs(r, url, egg, egg_len, file, line);
+    if (egg)
+        return egg_len ? add_req(r, egg, egg_len, NULL, 0, file, line) : AITK_OK;
     const size_t end = strcspn(url, "#? \t");
     const char *base = url;
     for (const char *p = url; p < url + end; p++)
@@ -173,8 +216,11 @@ static aitk_status add_line(aitk_pyreqs *r, const char *s, const char *file, lon
         while (*after == ' ' || *after == '\t')
             after++;
     }
-    if (n && *after == '@')
-        return add_req(r, s, n, NULL, 0, file, line);
+    if (n && *after == '@') {
+        const char *url = after + 1 + strspn(after + 1, " \t");
+        return is_vcs(url) ? add_vcs(r, url, s, n, file, line)
+                           : add_req(r, s, n, NULL, 0, file, line);
+    }
     if (strstr(s, "://"))
         return add_url(r, s, file, line);
     if (path_like(s))
@@ -370,6 +416,8 @@ void aitk_pyreqs_free(aitk_pyreqs *r)
         aitk_free(r->items[i].name);
         aitk_free(r->items[i].pin);
         aitk_free(r->items[i].where);
+        aitk_free(r->items[i].repo);
+        aitk_free(r->items[i].revision);
     }
     aitk_free(r->items);
     memset(r, 0, sizeof *r);
@@ -393,11 +441,93 @@ static bool skipped(const char *name, const char *const *skip)
     return false;
 }
 
+/* The installed distribution pip recorded as coming from `repo`, the copy
+ * Python imports (the first found), or NULL. */
+static const cJSON *installed_from(const cJSON *dists, const char *repo)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, dists)
+    {
+        const cJSON *du = cJSON_GetObjectItemCaseSensitive(d, "direct_url");
+        const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "url"));
+        const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "source"));
+        if (url && source && strcmp(source, "vcs") == 0 && aitk_vcs_same_repo(url, repo))
+            return d;
+    }
+    return NULL;
+}
+
+/* How the installed copy `d` differs from the repository and revision `q`
+ * asks for, into `how` ("" when it is that one). A copy installed from a
+ * local folder (pip install -e ., a developer's checkout) is at whatever
+ * commit the folder is: not judged. */
+static void vcs_difference(const aitk_pyreq *q, const cJSON *d, aitk_str *how)
+{
+    const cJSON *du = cJSON_GetObjectItemCaseSensitive(d, "direct_url");
+    const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "source"));
+    const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "url"));
+    const char *commit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "commit_id"));
+    const char *asked =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "requested_revision"));
+    if (!source || !url)
+        aitk_str_append(how, "from a package index");
+    else if (strcmp(source, "dir") == 0)
+        return;
+    else if (strcmp(source, "archive") == 0)
+        aitk_str_appendf(how, "from the archive %s", url);
+    else if (!aitk_vcs_same_repo(url, q->repo))
+        aitk_str_appendf(how, "from %s", url);
+    else if (!q->revision)
+        return;
+    else if (aitk_vcs_revision_is_commit(q->revision) ? commit && aitk_vcs_commit_matches(
+                                                                       q->revision, commit)
+                                                      : asked && strcmp(asked, q->revision) == 0)
+        return;
+    else
+        aitk_str_appendf(how, "at commit %.12s", commit ? commit : "(not recorded)");
+}
+
+/* A requirement from a repository's revision: installed, and from there.
+ * The copy pip recorded as coming from the repository is the one judged,
+ * whatever its name; else the one named as the requirement is. */
+static void judge_vcs(const aitk_pyreq *q, const cJSON *dists, const char *const *skip,
+                      aitk_pyreqs_verdict *v)
+{
+    const cJSON *d = installed_from(dists, q->repo);
+    if (!d)
+        d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
+    if (!d) {
+        if (!skipped(q->name, skip))
+            aitk_str_appendf(&v->missing, "%s%s%s", v->missing.len ? ", " : "", q->name,
+                             q->named_by_url ? " (named by its repository)" : "");
+        return;
+    }
+    aitk_str how = AITK_STR_INIT;
+    vcs_difference(q, d, &how);
+    if (how.len) {
+        const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "version"));
+        aitk_str_appendf(&v->elsewhere, "%s%s %s %s, not %s", v->elsewhere.len ? "; " : "",
+                         d->string, version ? version : "", aitk_str_cstr(&how), q->repo);
+        /* A commit shown as git shows one short: 12 digits tell it apart. */
+        if (q->revision) {
+            const bool commit = aitk_vcs_revision_is_commit(q->revision);
+            aitk_str_appendf(&v->elsewhere, "@%.*s", commit ? 12 : (int)strlen(q->revision),
+                             q->revision);
+        }
+        aitk_str_appendf(&v->elsewhere, " (%s)", q->where);
+    }
+    aitk_str_free(&how);
+}
+
 /* One requirement against the installed distributions; one named in
  * `skip` is judged for its pin only. */
 static void judge_one(const aitk_pyreq *q, const cJSON *dists, const char *const *skip,
                       aitk_pyreqs_verdict *v)
 {
+    if (q->repo) {
+        judge_vcs(q, dists, skip, v);
+        return;
+    }
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
     const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "version"));
     if (!d && skipped(q->name, skip))
@@ -445,8 +575,9 @@ aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
         judge_one(&reqs.items[i], dists, skip, v);
     }
     if (!st)
-        st = aitk_str_status(&v->missing) ? aitk_str_status(&v->missing)
-                                          : aitk_str_status(&v->unpinned);
+        st = aitk_str_status(&v->missing)    ? aitk_str_status(&v->missing)
+             : aitk_str_status(&v->unpinned) ? aitk_str_status(&v->unpinned)
+                                             : aitk_str_status(&v->elsewhere);
     cJSON_Delete(dists);
     aitk_pyreqs_free(&reqs);
     return st;
@@ -458,4 +589,5 @@ void aitk_pyreqs_verdict_free(aitk_pyreqs_verdict *v)
     aitk_str_free(&v->problem);
     aitk_str_free(&v->missing);
     aitk_str_free(&v->unpinned);
+    aitk_str_free(&v->elsewhere);
 }

@@ -13,9 +13,12 @@
  * "--requirement FILE" relative to the including file, other options
  * ignored; a requirement is PEP 508 (name, extras, version specifiers,
  * "; marker"), "name @ URL", a URL named by "#egg=", or a wheel file. A
- * VCS URL or an archive without "#egg=" (ai-toolkit's diffusers line) has
- * no name until pip builds it, and a requirement with an environment marker
- * is for a platform not known here: neither is judged. */
+ * VCS URL without "#egg=" (ai-toolkit's diffusers line) has no name until
+ * pip builds it: it is named by its repository, and the installed copy
+ * must come from that repository at that commit, as pip recorded it in the
+ * distribution's direct_url.json. An archive without "#egg=" has no name
+ * until pip builds it, and a requirement with an environment marker is for
+ * a platform not known here: neither is judged. */
 #ifndef AITK_VALIDATE_PROBES_PYREQS_H
 #define AITK_VALIDATE_PROBES_PYREQS_H
 
@@ -31,6 +34,11 @@ typedef struct aitk_pyreq {
     char *name;  /* normalized as PEP 503 says: lower case, runs of -_. one '-' */
     char *pin;   /* the version of a lone "==" specifier, else NULL */
     char *where; /* "requirements_base.txt:5" */
+    /* A package asked for from a repository (vcs_url.h): the repository's
+     * URL without credentials and the revision after its '@' (NULL when
+     * none); else both NULL. */
+    char *repo, *revision;
+    bool named_by_url; /* no #egg= and no "name @": named by the repository */
 } aitk_pyreq;
 
 typedef struct aitk_pyreqs {
@@ -58,6 +66,11 @@ typedef struct aitk_pyreqs_verdict {
     aitk_str problem;  /* why it could not be read ("" when it was) */
     aitk_str missing;  /* "lycoris-lora, kornia": listed, not installed */
     aitk_str unpinned; /* "transformers 4.57.1 (==5.5.3 at requirements_base.txt:5)" */
+    /* "diffusers 0.42.1 from a package index, not
+     * git+https://github.com/huggingface/diffusers.git@c943837899b1
+     * (requirements_base.txt:3)": asked for from a repository's commit,
+     * installed from elsewhere ("; " between them) */
+    aitk_str elsewhere;
     size_t listed;     /* distinct names read */
 } aitk_pyreqs_verdict;
 

@@ -371,6 +371,58 @@ static const char *import_verdict(const cJSON *sel, const char *module)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The remedy for a requirement that is missing or not at its pin. */
+#define PIP_INSTALL_REQUIREMENTS                                                               \
+    "In the ai-toolkit folder, with the environment active: pip install -r requirements.txt"
+
+/* Packages the checkout asks for from a repository's commit and that came
+ * from elsewhere (pyreqs.h). ai-toolkit asks for diffusers so: its jobs
+ * (job: extension) import every module of extensions_built_in at start-up
+ * (toolkit/extension.py, get_all_extensions), other architectures' models
+ * included, and one that imports a class the installed diffusers lacks
+ * stops every job with "Diffusers is out of date" (ostris/ai-toolkit
+ * issues #490, #678). pip takes an installed diffusers as the requirement
+ * when its version is the commit's, so ai-toolkit's own advice in that
+ * message is to uninstall it first. */
+static void judge_elsewhere(const aitk_pyreqs_verdict *v, judged *j, aitk_check_status *st)
+{
+    if (!v->elsewhere.len)
+        return;
+    if (*st == AITK_CHECK_PASS)
+        *st = AITK_CHECK_WARN;
+    aitk_str_appendf(&j->obs, "%snot from the commit asked for: %s", j->obs.len ? "; " : "",
+                     aitk_str_cstr(&v->elsewhere));
+    /* Each entry starts with the distribution's name. */
+    aitk_str names = AITK_STR_INIT;
+    bool diffusers = false;
+    for (const char *e = aitk_str_cstr(&v->elsewhere); e && *e;) {
+        const int n = (int)strcspn(e, " ");
+        diffusers |= n == 9 && strncmp(e, "diffusers", 9) == 0;
+        aitk_str_appendf(&names, " %.*s", n, e);
+        e = strstr(e, "; ");
+        e = e ? e + 2 : NULL;
+    }
+    aitk_str_appendf(&j->msg, "%s%s asks for packages from a commit of their repository, and "
+                              "the installed ones came from elsewhere: ",
+                     j->msg.len ? "; " : "", aitk_str_cstr(&v->file));
+    aitk_str_append(&j->msg, diffusers ? "ai-toolkit's jobs import every model's module at "
+                                         "start-up (toolkit/extension.py), so a diffusers "
+                                         "older than the commit stops them all with "
+                                         "'Diffusers is out of date' (ostris/ai-toolkit issues "
+                                         "#490, #678)"
+                                       : "a release or another commit can lack what "
+                                         "ai-toolkit imports");
+    /* This remedy holds pip install -r: it replaces the plain one. */
+    if (strcmp(aitk_str_cstr(&j->fix), PIP_INSTALL_REQUIREMENTS) == 0)
+        aitk_str_clear(&j->fix);
+    aitk_str_appendf(&j->fix, "%sIn the ai-toolkit folder, with the environment active: pip "
+                              "uninstall -y%s, then pip install -r requirements.txt (as "
+                              "ai-toolkit's own message says: pip keeps an installed copy whose "
+                              "version number is the commit's)",
+                     j->fix.len ? " " : "", aitk_str_cstr(&names));
+    aitk_str_free(&names);
+}
+
 /* The rest of the checkout's requirements files (pyreqs.h): missing ones
  * and ones not at their pin, each a warning: ai-toolkit imports some of
  * them only for other models or features. */
@@ -403,7 +455,8 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
         aitk_str_appendf(&j->msg, "%s%s cannot be read, by pip either", j->msg.len ? "; " : "",
                          file);
     } else {
-        aitk_str_appendf(&j->exp, "; the %zu package%s %s lists, at the versions it pins",
+        aitk_str_appendf(&j->exp,
+                         "; the %zu package%s %s lists, at the versions and commits it pins",
                          v.listed, v.listed == 1 ? "" : "s", file);
     }
     if (v.missing.len || v.unpinned.len) {
@@ -423,9 +476,9 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
                          v.missing.len && v.unpinned.len ? " and " : "",
                          v.unpinned.len ? "versions that are not the ones installed" : "");
     }
+    judge_elsewhere(&v, j, st);
     if (*st != AITK_CHECK_PASS && !j->fix.len)
-        aitk_str_append(&j->fix, "In the ai-toolkit folder, with the environment active: "
-                                 "pip install -r requirements.txt");
+        aitk_str_append(&j->fix, PIP_INSTALL_REQUIREMENTS);
     aitk_pyreqs_verdict_free(&v);
 }
 
@@ -471,8 +524,7 @@ static aitk_status check_requirements(aitk_run_ctx *ctx, const cJSON *sel, const
         aitk_str_appendf(&j.msg, "%sai-toolkit imports %s; training stops at start-up without them",
                          j.msg.len ? "; " : "", aitk_str_cstr(&missing));
         if (!j.fix.len)
-            aitk_str_append(&j.fix, "In the ai-toolkit folder, with the environment active: "
-                                    "pip install -r requirements.txt");
+            aitk_str_append(&j.fix, PIP_INSTALL_REQUIREMENTS);
     }
     judge_checkout(ctx, sel, &j, &st);
     if (st == AITK_CHECK_PASS)

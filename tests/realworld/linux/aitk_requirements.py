@@ -91,7 +91,7 @@ def tool_says(exe, venv, checkout, out):
         for m in re.finditer(pattern, obs):
             missing |= {n.strip() for n in m.group(1).split(",")}
     unpinned = set()
-    m = re.search(r"not as pinned: (.*)$", obs)
+    m = re.search(r"not as pinned: (.*?)(?:; not from the commit asked for: |$)", obs)
     if m:
         unpinned = {part.split(" ")[0] for part in m.group(1).split("; ")}
     return c.get("status"), missing, unpinned, obs

@@ -485,16 +485,17 @@ def ensure_derived(name, torch_venv, build, requirements=None, recipe=""):
     return dest
 
 
-def ensure_overlay(name, torch_venv, change, requirements=None):
+def ensure_overlay(name, torch_venv, change, requirements=None, recipe=""):
     """A venv of its own whose site-packages is a hard-linked copy of a torch
-    layout's, changed by `change(venv, site)`."""
+    layout's, changed by `change(venv, site)`; made again when the recipe
+    (a word that changes with `change`) is not the one it was made with."""
     def build(venv, torch_site):
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
         site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
         shutil.rmtree(site)
         subprocess.run(["cp", "-al", torch_site, site], check=True)
         change(venv, site)
-    return ensure_derived(name, torch_venv, build, requirements)
+    return ensure_derived(name, torch_venv, build, requirements, recipe)
 
 
 def debian_python():
