@@ -274,6 +274,11 @@ static void test_vcs_urls(void **state)
          "refs/pull/7/head", "r"},
         {"hg+https://hg.example.org/repo/", "hg+https://hg.example.org/repo/", "", "repo"},
         {"git+file:///tmp/x/diffusers@main", "git+file:///tmp/x/diffusers", "main", "diffusers"},
+        /* a query is not the revision's: pip keeps it in the URL */
+        {"git+https://github.com/huggingface/diffusers.git@c943837?x=1",
+         "git+https://github.com/huggingface/diffusers.git?x=1", "c943837", "diffusers"},
+        {"git+ssh://git@host.example:2222/o/r.git@v1#egg=r&subdirectory=sub",
+         "git+ssh://host.example:2222/o/r.git", "v1", "r"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_vcs_url u;
@@ -284,8 +289,11 @@ static void test_vcs_urls(void **state)
         assert_string_equal(aitk_str_cstr(&u.name), cases[i].name);
         aitk_vcs_url_free(&u);
     }
+    /* pip's Link takes none of these for a VCS URL; the '#' before "://"
+     * once sent the parser past the end of the string. */
     static const char *const not_vcs[] = {"https://example.org/a-1.0-py3-none-any.whl",
-                                          "git+github.com/o/r", "./local"};
+                                          "git+github.com/o/r", "./local", "git+x#://a",
+                                          "git+://x", "git+"};
     for (size_t i = 0; i < sizeof not_vcs / sizeof *not_vcs; i++) {
         aitk_vcs_url u;
         if (aitk_vcs_url_parse(not_vcs[i], strlen(not_vcs[i]), &u))
@@ -333,12 +341,26 @@ static void test_from_a_commit(void **state)
     cJSON *one = cJSON_CreateObject();
     cJSON_AddStringToObject(one, "path", site);
     cJSON_AddItemToArray(sites, one);
+    pt_write(site, "pkg_a-1.0.dist-info/METADATA", "");
+    pt_write(site, "pkg_a-1.0.dist-info/direct_url.json",
+             "{\"url\": \"https://example.org/o/mono.git\", \"subdirectory\": \"a\", "
+             "\"vcs_info\": {\"commit_id\": \"6666666666666666666666666666666666666666\", "
+             "\"vcs\": \"git\"}}");
     static const struct {
         const char *requirements, *elsewhere, *missing;
     } cases[] = {
         /* the commit asked for, in full and short */
-        {"git+https://github.com/huggingface/diffusers.git@c943837899b16cbae2f619b8dd4f7bb6f07dd81a\n"
-         "diffusers @ git+https://github.com/huggingface/diffusers@c943837\n", "", ""},
+        {"git+https://github.com/huggingface/diffusers.git@c943837899b16cbae2f619b8dd4f7bb6f07dd81a\n",
+         "", ""},
+        {"diffusers @ git+https://github.com/huggingface/diffusers@c943837\n", "", ""},
+        /* the same name from another repository on a later line: judged too */
+        {"git+https://github.com/huggingface/diffusers.git@c943837\n"
+         "diffusers @ git+https://github.com/fork/diffusers@dead123\n",
+         "diffusers 0.37.0.dev0 from https://github.com/huggingface/diffusers.git, not "
+         "git+https://github.com/fork/diffusers@dead123 (requirements.txt:2)", ""},
+        /* one repository, two projects: each its own folder */
+        {"git+https://example.org/o/mono.git@6666666#subdirectory=a&egg=pkg-a\n"
+         "git+https://example.org/o/mono.git@6666666#subdirectory=b&egg=pkg-b\n", "", "pkg-b"},
         /* another commit: the line ai-toolkit's next pin would be */
         {"git+https://github.com/huggingface/diffusers.git@dc8d9032171c83741fd37ed2b12bc9d8274464f3\n",
          "diffusers 0.37.0.dev0 at commit c943837899b1, not "
@@ -355,8 +377,8 @@ static void test_from_a_commit(void **state)
          "git+https://github.com/fork/diffusers.git@c943837 (requirements.txt:1)", ""},
         /* from an index */
         {"peft @ git+https://github.com/huggingface/peft@v0.18.1\n",
-         "peft 0.18.1 from a package index, not git+https://github.com/huggingface/peft@v0.18.1 "
-         "(requirements.txt:1)", ""},
+         "peft 0.18.1 from a package index (no direct_url.json), not "
+         "git+https://github.com/huggingface/peft@v0.18.1 (requirements.txt:1)", ""},
         /* found by the repository pip recorded, whatever its name */
         {"git+https://example.org/o/repo-name.git@1111111\n", "", ""},
         {"git+https://example.org/o/repo-name.git@2222222\n",

@@ -222,8 +222,9 @@ static void test_checkout_requirements(void **state)
     pt_assert_contains(pt_text(c, "expected"), "the 6 packages");
     /* diffusers from an index where the file asks for a commit. */
     pt_assert_contains(pt_text(c, "observed"),
-                       "not from the commit asked for: diffusers 0.36.0 from a package index, "
-                       "not git+https://github.com/huggingface/diffusers.git@c9438378 "
+                       "not from the commit asked for: diffusers 0.36.0 from a package index (no "
+                       "direct_url.json), not git+https://github.com/huggingface/diffusers.git"
+                       "@c9438378 "
                        "(requirements_base.txt:2)");
     pt_assert_contains(pt_text(c, "message"), "'Diffusers is out of date'");
     pt_assert_contains(pt_text(c, "remedy"),

@@ -150,13 +150,17 @@ static cJSON *read_direct_url(const char *meta_dir)
     cJSON *doc = read ? cJSON_ParseWithLength(text, len) : NULL;
     aitk_free(text);
     const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "url"));
-    cJSON *out = url ? cJSON_CreateObject() : NULL;
+    const cJSON *vcs = cJSON_GetObjectItemCaseSensitive(doc, "vcs_info");
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(doc, "dir_info");
+    const char *source = cJSON_IsObject(vcs)   ? "vcs"
+                         : cJSON_IsObject(dir) ? "dir"
+                         : cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "archive_info"))
+                             ? "archive"
+                             : NULL;
+    /* One of the three kinds, with a URL: else no record pip could make. */
+    cJSON *out = url && *url && source ? cJSON_CreateObject() : NULL;
     if (out) {
-        const cJSON *vcs = cJSON_GetObjectItemCaseSensitive(doc, "vcs_info");
-        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(doc, "dir_info");
-        cJSON_AddStringToObject(out, "source", cJSON_IsObject(vcs)   ? "vcs"
-                                               : cJSON_IsObject(dir) ? "dir"
-                                                                     : "archive");
+        cJSON_AddStringToObject(out, "source", source);
         aitk_str bare = AITK_STR_INIT;
         aitk_url_without_credentials(url, strlen(url), &bare);
         cJSON_AddStringToObject(out, "url", aitk_str_cstr(&bare));
@@ -170,6 +174,10 @@ static cJSON *read_direct_url(const char *meta_dir)
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dir, "editable")))
             cJSON_AddTrueToObject(out, "editable");
+        const char *subdir =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "subdirectory"));
+        if (subdir)
+            cJSON_AddStringToObject(out, "subdirectory", subdir);
     }
     cJSON_Delete(doc);
     return out;
@@ -187,8 +195,10 @@ static void record_package(cJSON *packages, const char *name, const char *versio
     cJSON_AddStringToObject(install, "site", site);
     cJSON_AddStringToObject(install, "metadata", meta_dir);
     cJSON *direct = read_direct_url(meta_dir);
-    if (direct)
-        cJSON_AddItemToObject(install, "direct_url", direct);
+    if (direct && !cJSON_AddItemToObject(install, "direct_url", direct)) {
+        cJSON_Delete(direct);
+        direct = NULL;
+    }
     cJSON *pkg = cJSON_GetObjectItemCaseSensitive(packages, name);
     if (!pkg) {
         pkg = cJSON_AddObjectToObject(packages, name);

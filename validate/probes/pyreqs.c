@@ -102,7 +102,11 @@ static aitk_status set_vcs(aitk_pyreqs *r, const aitk_vcs_url *u, bool named_by_
     q->named_by_url = named_by_url;
     q->repo = aitk_strdup(aitk_str_cstr(&u->repo));
     q->revision = u->revision.len ? aitk_strdup(aitk_str_cstr(&u->revision)) : NULL;
-    return q->repo && (q->revision || !u->revision.len) ? AITK_OK : AITK_E_NOMEM;
+    q->subdirectory = u->subdirectory.len ? aitk_strdup(aitk_str_cstr(&u->subdirectory)) : NULL;
+    return q->repo && (q->revision || !u->revision.len) &&
+                   (q->subdirectory || !u->subdirectory.len)
+               ? AITK_OK
+               : AITK_E_NOMEM;
 }
 
 static bool is_vcs(const char *url)
@@ -418,6 +422,7 @@ void aitk_pyreqs_free(aitk_pyreqs *r)
         aitk_free(r->items[i].where);
         aitk_free(r->items[i].repo);
         aitk_free(r->items[i].revision);
+        aitk_free(r->items[i].subdirectory);
     }
     aitk_free(r->items);
     memset(r, 0, sizeof *r);
@@ -441,9 +446,16 @@ static bool skipped(const char *name, const char *const *skip)
     return false;
 }
 
-/* The installed distribution pip recorded as coming from `repo`, the copy
- * Python imports (the first found), or NULL. */
-static const cJSON *installed_from(const cJSON *dists, const char *repo)
+static bool same_text(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* The installed distribution pip recorded as coming from the repository
+ * (and folder in it) `q` asks for, the copy Python imports (the first
+ * found), or NULL. A requirement that names its package must be that
+ * package: a repository can hold several (#subdirectory=). */
+static const cJSON *installed_from(const cJSON *dists, const aitk_pyreq *q)
 {
     const cJSON *d;
     cJSON_ArrayForEach(d, dists)
@@ -451,7 +463,11 @@ static const cJSON *installed_from(const cJSON *dists, const char *repo)
         const cJSON *du = cJSON_GetObjectItemCaseSensitive(d, "direct_url");
         const char *url = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "url"));
         const char *source = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "source"));
-        if (url && source && strcmp(source, "vcs") == 0 && aitk_vcs_same_repo(url, repo))
+        const char *subdir =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "subdirectory"));
+        if (url && source && strcmp(source, "vcs") == 0 && aitk_vcs_same_repo(url, q->repo) &&
+            same_text(subdir, q->subdirectory) &&
+            (q->named_by_url || strcmp(d->string, q->name) == 0))
             return d;
     }
     return NULL;
@@ -470,7 +486,7 @@ static void vcs_difference(const aitk_pyreq *q, const cJSON *d, aitk_str *how)
     const char *asked =
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(du, "requested_revision"));
     if (!source || !url)
-        aitk_str_append(how, "from a package index");
+        aitk_str_append(how, "from a package index (no direct_url.json)");
     else if (strcmp(source, "dir") == 0)
         return;
     else if (strcmp(source, "archive") == 0)
@@ -483,8 +499,10 @@ static void vcs_difference(const aitk_pyreq *q, const cJSON *d, aitk_str *how)
                                                                        q->revision, commit)
                                                       : asked && strcmp(asked, q->revision) == 0)
         return;
+    else if (commit)
+        aitk_str_appendf(how, "at commit %.12s", commit);
     else
-        aitk_str_appendf(how, "at commit %.12s", commit ? commit : "(not recorded)");
+        aitk_str_append(how, "at a commit not recorded");
 }
 
 /* A requirement from a repository's revision: installed, and from there.
@@ -493,7 +511,7 @@ static void vcs_difference(const aitk_pyreq *q, const cJSON *d, aitk_str *how)
 static void judge_vcs(const aitk_pyreq *q, const cJSON *dists, const char *const *skip,
                       aitk_pyreqs_verdict *v)
 {
-    const cJSON *d = installed_from(dists, q->repo);
+    const cJSON *d = installed_from(dists, q);
     if (!d)
         d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
     if (!d) {
@@ -540,6 +558,12 @@ static void judge_one(const aitk_pyreq *q, const cJSON *dists, const char *const
     }
 }
 
+static bool same_requirement(const aitk_pyreq *a, const aitk_pyreq *b)
+{
+    return strcmp(a->name, b->name) == 0 && same_text(a->repo, b->repo) &&
+           same_text(a->revision, b->revision) && same_text(a->subdirectory, b->subdirectory);
+}
+
 aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
                               const char *const *skip, aitk_pyreqs_verdict *v)
 {
@@ -565,10 +589,11 @@ aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
             aitk_pyenv_scan_site(path, true, dists);
     }
     for (size_t i = 0; !st && i < reqs.count; i++) {
-        /* A name in two included files is judged once, at its first. */
+        /* A requirement in two included files is judged once, at its
+         * first; a name asked for from a repository is judged as such. */
         bool again = false;
         for (size_t j = 0; j < i && !again; j++)
-            again = strcmp(reqs.items[j].name, reqs.items[i].name) == 0;
+            again = same_requirement(&reqs.items[j], &reqs.items[i]);
         if (again)
             continue;
         v->listed++;

@@ -38,7 +38,8 @@ typedef struct aitk_pyreq {
      * URL without credentials and the revision after its '@' (NULL when
      * none); else both NULL. */
     char *repo, *revision;
-    bool named_by_url; /* no #egg= and no "name @": named by the repository */
+    char *subdirectory; /* "#subdirectory=": the project's folder in the repository, or NULL */
+    bool named_by_url;  /* no #egg= and no "name @": named by the repository */
 } aitk_pyreq;
 
 typedef struct aitk_pyreqs {

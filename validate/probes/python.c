@@ -407,7 +407,7 @@ static void judge_elsewhere(const aitk_pyreqs_verdict *v, judged *j, aitk_check_
                      j->msg.len ? "; " : "", aitk_str_cstr(&v->file));
     aitk_str_append(&j->msg, diffusers ? "ai-toolkit's jobs import every model's module at "
                                          "start-up (toolkit/extension.py), so a diffusers "
-                                         "older than the commit stops them all with "
+                                         "older than the commit can stop every job with "
                                          "'Diffusers is out of date' (ostris/ai-toolkit issues "
                                          "#490, #678)"
                                        : "a release or another commit can lack what "

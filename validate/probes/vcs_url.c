@@ -48,31 +48,58 @@ void aitk_url_without_credentials(const char *url, size_t len, aitk_str *out)
     aitk_str_appendn(out, url + host, len - host);
 }
 
+/* The value of `key` ("subdirectory=") among the fragment's '&'-separated
+ * parameters (url[frag..len), '#' included), appended to `out`. */
+static void fragment_value(const char *url, size_t frag, size_t len, const char *key,
+                          aitk_str *out)
+{
+    const size_t n = strlen(key);
+    for (size_t i = frag; i < len; i++) {
+        if ((url[i] != '#' && url[i] != '&') || len - i - 1 < n ||
+            strncmp(url + i + 1, key, n) != 0)
+            continue;
+        const size_t from = i + 1 + n;
+        size_t to = from;
+        while (to < len && url[to] != '&')
+            to++;
+        aitk_str_appendn(out, url + from, to - from);
+        return;
+    }
+}
+
 bool aitk_vcs_url_parse(const char *url, size_t len, aitk_vcs_url *out)
 {
+    /* vcs+scheme://: the scheme's characters (RFC 3986), then "://". */
     const size_t prefix = vcs_prefix_len(url, len);
-    const char *sep = NULL;
-    for (size_t i = prefix; prefix && i + 2 < len && !sep; i++)
-        if (url[i] == ':' && url[i + 1] == '/' && url[i + 2] == '/')
-            sep = url + i;
-    if (!sep)
+    size_t scheme_end = prefix;
+    while (scheme_end < len && (isalnum((unsigned char)url[scheme_end]) ||
+                                url[scheme_end] == '+' || url[scheme_end] == '-' ||
+                                url[scheme_end] == '.'))
+        scheme_end++;
+    if (!prefix || scheme_end == prefix || len - scheme_end < 3 ||
+        memcmp(url + scheme_end, "://", 3) != 0)
         return false;
-    const char *hash = memchr(url, '#', len);
-    if (hash)
-        len = (size_t)(hash - url);
+    const char *hash = memchr(url + scheme_end, '#', len - scheme_end);
+    const size_t frag = hash ? (size_t)(hash - url) : len;
     size_t host = 0, path = 0;
-    authority(url, len, (size_t)(sep - url), &host, &path);
-    /* The revision follows the path's last '@' (pip's rsplit on it). */
-    size_t end = len;
-    for (size_t i = path; i < len; i++)
+    authority(url, frag, scheme_end, &host, &path);
+    /* A query is not the path's, as urlsplit has it (pip keeps it in the
+     * URL it records); the revision follows the path's last '@' (pip's
+     * rsplit on it). */
+    const char *query = memchr(url + path, '?', frag - path);
+    const size_t path_end = query ? (size_t)(query - url) : frag;
+    size_t at = path_end;
+    for (size_t i = path; i < path_end; i++)
         if (url[i] == '@')
-            end = i;
+            at = i;
     memset(out, 0, sizeof *out);
-    aitk_url_without_credentials(url, end, &out->repo);
-    if (end < len)
-        aitk_str_appendn(&out->revision, url + end + 1, len - end - 1);
+    aitk_url_without_credentials(url, at, &out->repo);
+    aitk_str_appendn(&out->repo, url + path_end, frag - path_end);
+    if (at < path_end)
+        aitk_str_appendn(&out->revision, url + at + 1, path_end - at - 1);
+    fragment_value(url, frag, len, "subdirectory=", &out->subdirectory);
     /* The name: the path's last segment, less ".git". */
-    size_t stop = end;
+    size_t stop = at;
     while (stop > path && url[stop - 1] == '/')
         stop--;
     size_t start = stop;
@@ -89,6 +116,7 @@ void aitk_vcs_url_free(aitk_vcs_url *u)
     aitk_str_free(&u->repo);
     aitk_str_free(&u->revision);
     aitk_str_free(&u->name);
+    aitk_str_free(&u->subdirectory);
 }
 
 /* The comparable form of a repository URL: no VCS prefix, no credentials,

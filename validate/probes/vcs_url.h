@@ -21,11 +21,13 @@ typedef struct aitk_vcs_url {
     aitk_str repo;     /* "git+https://github.com/huggingface/diffusers.git": no credentials */
     aitk_str revision; /* "c943837..." after the path's last '@', or "" */
     aitk_str name;     /* "diffusers": the repository's name, which pip's build usually gives */
+    aitk_str subdirectory; /* "#subdirectory=pkgs/a": the project's folder in it, or "" */
 } aitk_vcs_url;
 
 /* Reads a requirement URL (its first `len` bytes) when it is a VCS one
- * (git+, hg+, svn+ or bzr+ and "://"): false, with nothing filled, for any
- * other. The fragment (#egg=, #subdirectory=) is left out. */
+ * (git+, hg+, svn+ or bzr+, a scheme, "://"): false, with nothing filled,
+ * for any other. The fragment (#egg=, #subdirectory=) is left out of the
+ * repository's URL; a query stays in it, as pip records it. */
 bool aitk_vcs_url_parse(const char *url, size_t len, aitk_vcs_url *out);
 void aitk_vcs_url_free(aitk_vcs_url *u);
 
