@@ -151,11 +151,7 @@ def main():
     print("\n%-12s %-22s %-6s %8s %9s" % ("checkout", "layout", "tool", "missing", "unpinned"))
     for row in rows:
         print("%-12s %-22s %-6s %8d %9d" % row)
-    if rw.failures:
-        print("\n%d disagreement(s) with pip" % len(rw.failures))
-        return 1
-    print("\nall %d readings agree with pip's" % len(rows))
-    return 0
+    return rw.finish(len(rows), "pip's reading")
 
 
 if __name__ == "__main__":

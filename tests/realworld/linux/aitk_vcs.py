@@ -314,11 +314,7 @@ def main():
     print("\n%-20s %-14s %-12s %s" % ("checkout", "layout", "tool: not", "pip: not met"))
     for row in rows:
         print("%-20s %-14s %-12s %s" % row)
-    if rw.failures:
-        print("\n%d disagreement(s)" % len(rw.failures))
-        return 1
-    print("\nall %d readings agree with pip's" % len(rows))
-    return 0
+    return rw.finish(len(rows), "pip's reading")
 
 
 if __name__ == "__main__":

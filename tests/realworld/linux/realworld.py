@@ -51,6 +51,16 @@ def check(ok, what):
         failures.append(what)
 
 
+def finish(readings, oracle):
+    """A corpus script's last lines and exit status: its disagreements with
+    `oracle`, or that all `readings` agree."""
+    if failures:
+        print("\n%d disagreement(s) with %s" % (len(failures), oracle))
+        return 1
+    print("\nall %d readings agree with %s" % (readings, oracle))
+    return 0
+
+
 def cache_root():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "aitk-validate", "realworld", "linux")
