@@ -78,13 +78,7 @@ def oracle(venv, requirements):
 
 
 def tool_says(exe, venv, checkout, out):
-    args = [exe, "--python", venv, "--aitk-dir", checkout, "--quick", "--json", out, "--quiet",
-            "--no-color"]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
-    with open(out) as f:
-        c = rw.checks(json.load(f)).get("python.requirements", {})
+    c = rw.requirements_check(exe, venv, checkout, out)
     obs = c.get("observed", "")
     missing = set()
     for pattern in (r"(?:^|; )missing: ([^;]+)", r"not installed from [^:]+: ([^;]+)"):

@@ -199,13 +199,7 @@ def has_new_name(venv):
 def tool_entries(exe, venv, checkout, out):
     """The tool's entries under 'not from the commit asked for', by the
     file and line each names, and the check's status."""
-    args = [exe, "--python", venv, "--aitk-dir", checkout, "--quick", "--json", out, "--quiet",
-            "--no-color"]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
-    with open(out) as f:
-        c = rw.checks(json.load(f)).get("python.requirements", {})
+    c = rw.requirements_check(exe, venv, checkout, out)
     obs = c.get("observed", "")
     m = re.search(r"not from the commit asked for: (.*)$", obs)
     entries = {}

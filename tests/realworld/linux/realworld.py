@@ -134,6 +134,18 @@ def run_tool(exe, venv, level, out, env=None):
         return json.load(f)
 
 
+def requirements_check(exe, venv, checkout, out):
+    """python.requirements as the tool judges `checkout` (--aitk-dir) in
+    the environment `venv`, at --quick: the check's record, {} if none."""
+    args = [exe, "--python", venv, "--aitk-dir", checkout, "--quick", "--json", out, "--quiet",
+            "--no-color"]
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
+    with open(out) as f:
+        return checks(json.load(f)).get("python.requirements", {})
+
+
 def checks(report):
     return {c["id"]: c for c in report["checks"]}
 
