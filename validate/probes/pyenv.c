@@ -137,8 +137,9 @@ static int wanted_name(const char *norm)
 
 /* Where pip installed a distribution from, when not from an index: its
  * direct_url.json (PEP 610; pip writes none for an index's package). Read
- * into {source: vcs|archive|dir, url, commit, requested_revision,
- * editable}, the URL without credentials; NULL when there is none. */
+ * into {source: vcs|archive|dir, url, vcs, commit_id, requested_revision,
+ * editable, subdirectory} as far as the file has them, the URL without
+ * credentials; NULL when there is none. */
 static cJSON *read_direct_url(const char *meta_dir)
 {
     aitk_str path = AITK_STR_INIT;

@@ -67,12 +67,12 @@ typedef struct aitk_pyreqs_verdict {
     aitk_str problem;  /* why it could not be read ("" when it was) */
     aitk_str missing;  /* "lycoris-lora, kornia": listed, not installed */
     aitk_str unpinned; /* "transformers 4.57.1 (==5.5.3 at requirements_base.txt:5)" */
-    /* "diffusers 0.42.1 from a package index, not
+    /* "diffusers 0.42.1 from a package index (no direct_url.json), not
      * git+https://github.com/huggingface/diffusers.git@c943837899b1
      * (requirements_base.txt:3)": asked for from a repository's commit,
      * installed from elsewhere ("; " between them) */
     aitk_str elsewhere;
-    size_t listed;     /* distinct names read */
+    size_t listed;     /* distinct requirements read */
 } aitk_pyreqs_verdict;
 
 /* Reads CHECKOUT/requirements.txt and sets it against the distributions of
