@@ -815,6 +815,75 @@ static void test_companion_label_from_version_py(void **state)
  * diffusers that needs a newer torch (torch.accelerator) is installed but
  * does not import, and that is the finding. python3 -m venv makes a real
  * environment; the packages are small modules written here. */
+/* diffusers and transformers load their classes on first use: `import
+ * diffusers` passes where `from diffusers import AutoencoderTiny` fails
+ * (ostris/ai-toolkit issue #546). The packages here behave as diffusers'
+ * _LazyModule does, in a real interpreter. */
+static void test_requirement_lazy_class_error(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-lazyclass");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s/v' >/dev/null 2>&1", venv);
+    if (system(cmd) != 0)
+        skip();
+    char root[800], ver[32] = "";
+    snprintf(root, sizeof root, "%s/v", venv);
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
+                              "sys.version_info[:2])'", root);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(ver, sizeof ver, f));
+    pclose(f);
+    ver[strcspn(ver, "\n")] = '\0';
+    char *site = pt_site(root, ver);
+    static const char *const dists[][2] = {
+        {"torch", "2.9.1"}, {"diffusers", "0.36.0"}, {"transformers", "4.57.3"}};
+    for (size_t i = 0; i < 3; i++) {
+        char rel[256], meta[256];
+        snprintf(rel, sizeof rel, "%s-%s.dist-info/METADATA", dists[i][0], dists[i][1]);
+        snprintf(meta, sizeof meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n",
+                 dists[i][0], dists[i][1]);
+        pt_write(site, rel, meta);
+    }
+    pt_write(site, "torch/__init__.py", "__version__ = '2.9.1'\n");
+    pt_write(site, "torch/version.py", "__version__ = '2.9.1'\ncuda = '12.8'\n");
+    /* A class that fails to load, with diffusers' own wording (its
+     * utils/import_utils.py, _LazyModule._get_module), over two lines. */
+    pt_write(site, "diffusers/__init__.py",
+             "def __getattr__(name):\n"
+             "    if name == 'AutoencoderTiny':\n"
+             "        raise RuntimeError('Failed to import diffusers.models.autoencoders."
+             "autoencoder_tiny because of the following error (look up to see its "
+             "traceback):\\nNo module named \\'torchao.dtypes.uintx.uint4_layout\\'')\n"
+             "    return object\n");
+    pt_write(site, "transformers/__init__.py",
+             "CLIPTextModel = CLIPTokenizer = T5EncoderModel = T5TokenizerFast = object\n");
+    const char *args[] = {"--python", root, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "import diffusers: RuntimeError: Failed to import "
+                       "diffusers.models.autoencoders.autoencoder_tiny because of the following "
+                       "error (look up to see its traceback): No module named "
+                       "'torchao.dtypes.uintx.uint4_layout'");
+    if (strstr(pt_text(c, "observed"), "import transformers"))
+        fail_msg("transformers' classes load, yet: %s", pt_text(c, "observed"));
+    cJSON_Delete(r);
+    /* A transformers without one of the classes: ai-toolkit's import fails. */
+    pt_write(site, "transformers/__init__.py", "CLIPTextModel = CLIPTokenizer = object\n");
+    r = pt_run(venv, NULL, args, NULL, &rc);
+    c = pt_check(r, "python.requirements");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "import transformers: ImportError: cannot import name 'T5EncoderModel' "
+                       "from 'transformers' (");
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
 static void test_requirement_import_error(void **state)
 {
     (void)state;
@@ -877,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_checkout_requirements),
         cmocka_unit_test(test_companion_label_from_version_py),
         cmocka_unit_test(test_requirement_import_error),
+        cmocka_unit_test(test_requirement_lazy_class_error),
         cmocka_unit_test(test_deep_import_error),
         cmocka_unit_test(test_deep_grandchild_holds_pipes),
         cmocka_unit_test(test_deep_garbled_answer),

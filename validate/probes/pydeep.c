@@ -39,13 +39,17 @@ static const char script[] =
     "    r['warnings'] = [str(x.message) for x in w]\n"
     "except BaseException as e:\n"
     "    r['error'] = '%s: %s' % (type(e).__name__, e)\n"
+    "import importlib\n"
     "r['imports'] = {}\n"
-    "for m in sys.argv[1:]:\n"
+    "for spec in sys.argv[1:]:\n"
+    "    m, _, names = spec.partition(':')\n"
     "    try:\n"
-    "        __import__(m)\n"
+    "        importlib.import_module(m)\n"
+    "        if names:\n"
+    "            exec('from %s import %s' % (m, names.replace(',', ', ')), {})\n"
     "        r['imports'][m] = 'ok'\n"
     "    except BaseException as e:\n"
-    "        r['imports'][m] = '%s: %s' % (type(e).__name__, e)\n"
+    "        r['imports'][m] = ' '.join(('%s: %s' % (type(e).__name__, e)).split())\n"
     "print('" MARK "' + json.dumps(r))\n";
 
 static void last_line(const char *text, aitk_str *out)

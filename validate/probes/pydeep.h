@@ -17,8 +17,11 @@ cJSON *aitk_py_answer(const aitk_str *out);
 
 /* Adds "deep" to `pyenv` (the selected environment's record) and the
  * python.import_torch check. `modules` (NULL-terminated, may be NULL) are
- * imported after torch in the same process, as ai-toolkit imports them;
- * deep.imports maps each to "ok" or the exception's text. */
+ * imported after torch in the same process, as ai-toolkit imports them:
+ * "module" or "module:Name,Name" (then `from module import Name, Name`,
+ * which loads a lazily loaded class, as ai-toolkit's own statement does);
+ * deep.imports maps each module to "ok" or the exception's text on one
+ * line. */
 aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const *modules);
 
 #endif

@@ -350,14 +350,30 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
     return add_judged(ctx, &j, "Shadowed installs", st);
 }
 
-/* ai-toolkit's main requirements: the pip distribution and the module
- * ai-toolkit imports from it. */
+/* ai-toolkit's main requirements: the pip distribution, the module
+ * ai-toolkit imports from it, and what the deep check imports (pydeep.h):
+ * the module, and for diffusers and transformers the classes ai-toolkit's
+ * start-up takes from them (toolkit/stable_diffusion_model.py, imported by
+ * every training job). Both packages load their classes lazily, on first
+ * use, so `import diffusers` succeeds where `from diffusers import
+ * AutoencoderTiny` fails: "Failed to import
+ * diffusers.models.autoencoders.autoencoder_tiny because of the following
+ * error" over a torchao or triton it cannot use (ostris/ai-toolkit issue
+ * #546, pull request #559). The classes are FLUX.1's and those every job
+ * loads, all in diffusers since 0.30 and transformers since 4.x. */
 static const struct requirement {
-    const char *dist, *module;
+    const char *dist, *module, *deep;
 } requirements[] = {
-    {"diffusers", "diffusers"}, {"transformers", "transformers"}, {"peft", "peft"},
-    {"accelerate", "accelerate"}, {"optimum-quanto", "optimum.quanto"}, {"torchao", "torchao"},
-    {"bitsandbytes", "bitsandbytes"},
+    {"diffusers", "diffusers",
+     "diffusers:AutoencoderKL,AutoencoderTiny,FlowMatchEulerDiscreteScheduler,FluxPipeline,"
+     "FluxTransformer2DModel"},
+    {"transformers", "transformers",
+     "transformers:CLIPTextModel,CLIPTokenizer,T5EncoderModel,T5TokenizerFast"},
+    {"peft", "peft", "peft"},
+    {"accelerate", "accelerate", "accelerate"},
+    {"optimum-quanto", "optimum.quanto", "optimum.quanto"},
+    {"torchao", "torchao", "torchao"},
+    {"bitsandbytes", "bitsandbytes", "bitsandbytes"},
 };
 #define N_REQUIREMENTS (sizeof requirements / sizeof *requirements)
 
@@ -542,7 +558,7 @@ static void installed_modules(const cJSON *pkgs, const char *out[N_REQUIREMENTS 
     size_t n = 0;
     for (size_t i = 0; i < N_REQUIREMENTS; i++)
         if (cJSON_GetObjectItemCaseSensitive(pkgs, requirements[i].dist))
-            out[n++] = requirements[i].module;
+            out[n++] = requirements[i].deep;
     out[n] = NULL;
 }
 

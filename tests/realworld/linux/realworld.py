@@ -683,14 +683,23 @@ IMPORTS = r"""
 import json, sys
 r = {}
 import torch
-for m in sys.argv[1:]:
+for spec in sys.argv[1:]:
+    m, _, names = spec.partition(':')
     try:
-        __import__(m)
+        exec('from %s import %s' % (m, names) if names else 'import %s' % m, {})
         r[m] = 'ok'
     except BaseException as e:
-        r[m] = '%s: %s' % (type(e).__name__, e)
+        r[m] = ' '.join(('%s: %s' % (type(e).__name__, e)).split())
 print(json.dumps(r))
 """
+# What ai-toolkit's start-up takes from diffusers and transformers
+# (toolkit/stable_diffusion_model.py at ostris/ai-toolkit 27a03a9, FLUX.1's
+# classes and those every job loads), imported as its own statement does.
+START_UP_CLASSES = {
+    "diffusers": "AutoencoderKL, AutoencoderTiny, FlowMatchEulerDiscreteScheduler, FluxPipeline, "
+                 "FluxTransformer2DModel",
+    "transformers": "CLIPTextModel, CLIPTokenizer, T5EncoderModel, T5TokenizerFast",
+}
 
 
 def layout_diffusers(exe, venv, out_dir):
@@ -699,7 +708,9 @@ def layout_diffusers(exe, venv, out_dir):
     python = os.path.join(venv, "bin", "python")
     std = run_tool(exe, venv, "standard", os.path.join(out_dir, "diffusers-standard.json"))
     mods = ["diffusers", "transformers", "peft", "accelerate"]
-    r = subprocess.run([python, "-c", IMPORTS] + mods, capture_output=True, text=True, timeout=900)
+    specs = [m + (":" + START_UP_CLASSES[m] if m in START_UP_CLASSES else "") for m in mods]
+    r = subprocess.run([python, "-c", IMPORTS] + specs, capture_output=True, text=True,
+                       timeout=900)
     o = json.loads(r.stdout.strip().splitlines()[-1])
     c = checks(std)["python.requirements"]
     broken = [m for m in mods if o[m] != "ok"]
