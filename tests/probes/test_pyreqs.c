@@ -392,8 +392,8 @@ static void test_from_a_commit(void **state)
         {"git+https://example.org/absent.git@5555555\n", "",
          "absent (named by its repository)"},
     };
+    char *checkout = pt_tempdir("pycheckout-vcs");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *checkout = pt_tempdir("pycheckout-vcs");
         pt_write(checkout, "requirements.txt", cases[i].requirements);
         aitk_pyreqs_verdict v;
         assert_int_equal(aitk_pyreqs_judge(checkout, sites, NULL, &v), AITK_OK);
@@ -402,8 +402,8 @@ static void test_from_a_commit(void **state)
             fail_msg("%s: elsewhere '%s', missing '%s'", cases[i].requirements,
                      aitk_str_cstr(&v.elsewhere), aitk_str_cstr(&v.missing));
         aitk_pyreqs_verdict_free(&v);
-        free(checkout);
     }
+    free(checkout);
     /* The environment's record keeps where each came from, without the token. */
     cJSON *dists = cJSON_CreateObject();
     aitk_pyenv_scan_site(site, true, dists);
