@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "probe_test.h"
+#include "validate/probes/path_search.h"
 #include "validate/probes/pep440.h"
 #include "validate/probes/pyenv.h"
 #include "validate/probes/pyreqs.h"
@@ -348,49 +350,67 @@ static void test_from_a_commit(void **state)
              "\"vcs\": \"git\"}}");
     static const struct {
         const char *requirements, *elsewhere, *missing;
+        /* what aitk_pyreqs_verdict's vcs_programs and elsewhere_names hold */
+        const char *programs, *names;
     } cases[] = {
         /* the commit asked for, in full and short */
         {"git+https://github.com/huggingface/diffusers.git@c943837899b16cbae2f619b8dd4f7bb6f07dd81a\n",
-         "", ""},
-        {"diffusers @ git+https://github.com/huggingface/diffusers@c943837\n", "", ""},
+         "", "", "", ""},
+        {"diffusers @ git+https://github.com/huggingface/diffusers@c943837\n", "", "", "", ""},
         /* the same name from another repository on a later line: judged too */
         {"git+https://github.com/huggingface/diffusers.git@c943837\n"
          "diffusers @ git+https://github.com/fork/diffusers@dead123\n",
          "diffusers 0.37.0.dev0 from https://github.com/huggingface/diffusers.git, not "
-         "git+https://github.com/fork/diffusers@dead123 (requirements.txt:2)", ""},
+         "git+https://github.com/fork/diffusers@dead123 (requirements.txt:2)",
+         "", "git", "diffusers"},
         /* one repository, two projects: each its own folder */
         {"git+https://example.org/o/mono.git@6666666#subdirectory=a&egg=pkg-a\n"
-         "git+https://example.org/o/mono.git@6666666#subdirectory=b&egg=pkg-b\n", "", "pkg-b"},
+         "git+https://example.org/o/mono.git@6666666#subdirectory=b&egg=pkg-b\n", "",
+         "pkg-b", "git", ""},
         /* another commit: the line ai-toolkit's next pin would be */
         {"git+https://github.com/huggingface/diffusers.git@dc8d9032171c83741fd37ed2b12bc9d8274464f3\n",
          "diffusers 0.37.0.dev0 at commit c943837899b1, not "
-         "git+https://github.com/huggingface/diffusers.git@dc8d9032171c (requirements.txt:1)", ""},
+         "git+https://github.com/huggingface/diffusers.git@dc8d9032171c (requirements.txt:1)",
+         "", "git", "diffusers"},
         /* a branch: only the revision pip was asked for can match it */
         {"git+https://github.com/huggingface/diffusers.git@main\n",
          "diffusers 0.37.0.dev0 at commit c943837899b1, not "
-         "git+https://github.com/huggingface/diffusers.git@main (requirements.txt:1)", ""},
+         "git+https://github.com/huggingface/diffusers.git@main (requirements.txt:1)",
+         "", "git", "diffusers"},
         /* no revision: any commit of the repository */
-        {"-e git+https://github.com/huggingface/diffusers.git#egg=diffusers\n", "", ""},
+        {"-e git+https://github.com/huggingface/diffusers.git#egg=diffusers\n", "", "", "", ""},
         /* a fork */
         {"git+https://github.com/fork/diffusers.git@c943837\n",
          "diffusers 0.37.0.dev0 from https://github.com/huggingface/diffusers.git, not "
-         "git+https://github.com/fork/diffusers.git@c943837 (requirements.txt:1)", ""},
+         "git+https://github.com/fork/diffusers.git@c943837 (requirements.txt:1)",
+         "", "git", "diffusers"},
         /* from an index */
         {"peft @ git+https://github.com/huggingface/peft@v0.18.1\n",
          "peft 0.18.1 from a package index (no direct_url.json), not "
-         "git+https://github.com/huggingface/peft@v0.18.1 (requirements.txt:1)", ""},
+         "git+https://github.com/huggingface/peft@v0.18.1 (requirements.txt:1)", "", "git", "peft"},
         /* found by the repository pip recorded, whatever its name */
-        {"git+https://example.org/o/repo-name.git@1111111\n", "", ""},
+        {"git+https://example.org/o/repo-name.git@1111111\n", "", "", "", ""},
         {"git+https://example.org/o/repo-name.git@2222222\n",
          "renamed-pkg 1.0 at commit 111111111111, not "
-         "git+https://example.org/o/repo-name.git@2222222 (requirements.txt:1)", ""},
+         "git+https://example.org/o/repo-name.git@2222222 (requirements.txt:1)",
+         "", "git", "renamed-pkg"},
         /* a developer's folder is at its own commit: not judged */
-        {"git+https://example.org/localdev.git@3333333\n", "", ""},
+        {"git+https://example.org/localdev.git@3333333\n", "", "", "", ""},
         {"git+https://example.org/fromzip.git@4444444\n",
          "fromzip 3.0 from the archive https://example.org/fromzip.zip, not "
-         "git+https://example.org/fromzip.git@4444444 (requirements.txt:1)", ""},
+         "git+https://example.org/fromzip.git@4444444 (requirements.txt:1)", "", "git", "fromzip"},
         {"git+https://example.org/absent.git@5555555\n", "",
-         "absent (named by its repository)"},
+         "absent (named by its repository)", "git", ""},
+        /* each program once, as pip's backends name them (hg+: Mercurial) */
+        {"git+https://example.org/absent.git@5555555\n"
+         "hg+https://example.org/hgrepo@abc1234#egg=hgpkg\n"
+         "git+https://github.com/fork/diffusers.git@c943837\n"
+         "peft @ git+https://github.com/huggingface/peft@v0.18.1\n",
+         "diffusers 0.37.0.dev0 from https://github.com/huggingface/diffusers.git, not "
+         "git+https://github.com/fork/diffusers.git@c943837 (requirements.txt:3); peft 0.18.1 "
+         "from a package index (no direct_url.json), not "
+         "git+https://github.com/huggingface/peft@v0.18.1 (requirements.txt:4)",
+         "absent (named by its repository), hgpkg", "git hg", "diffusers peft"},
     };
     char *checkout = pt_tempdir("pycheckout-vcs");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -398,9 +418,13 @@ static void test_from_a_commit(void **state)
         aitk_pyreqs_verdict v;
         assert_int_equal(aitk_pyreqs_judge(checkout, sites, NULL, &v), AITK_OK);
         if (strcmp(aitk_str_cstr(&v.elsewhere), cases[i].elsewhere) != 0 ||
-            strcmp(aitk_str_cstr(&v.missing), cases[i].missing) != 0)
-            fail_msg("%s: elsewhere '%s', missing '%s'", cases[i].requirements,
-                     aitk_str_cstr(&v.elsewhere), aitk_str_cstr(&v.missing));
+            strcmp(aitk_str_cstr(&v.missing), cases[i].missing) != 0 ||
+            strcmp(aitk_str_cstr(&v.vcs_programs), cases[i].programs) != 0 ||
+            strcmp(aitk_str_cstr(&v.elsewhere_names), cases[i].names) != 0)
+            fail_msg("%s: elsewhere '%s', missing '%s', programs '%s', names '%s'",
+                     cases[i].requirements, aitk_str_cstr(&v.elsewhere),
+                     aitk_str_cstr(&v.missing), aitk_str_cstr(&v.vcs_programs),
+                     aitk_str_cstr(&v.elsewhere_names));
         aitk_pyreqs_verdict_free(&v);
     }
     free(checkout);
@@ -420,6 +444,100 @@ static void test_from_a_commit(void **state)
     free(site);
 }
 
+#ifdef _WIN32
+#define PROGRAM "git.exe"
+#define SEP ";"
+#define SLASH "\\"
+#else
+#define PROGRAM "git"
+#define SEP ":"
+#define SLASH "/"
+#endif
+
+/* The shell's own answer (POSIX `command -v`, dash here) for `path`, with
+ * runs of '/' made one: the oracle beside the answers written below. */
+#ifndef _WIN32
+static void shell_finds(const char *path, aitk_str *out)
+{
+    aitk_str cmd = AITK_STR_INIT;
+    aitk_str_appendf(&cmd, "/bin/sh -c 'PATH=\"%s\"; command -v git' 2>/dev/null", path);
+    FILE *f = popen(aitk_str_cstr(&cmd), "r");
+    aitk_str_free(&cmd);
+    assert_non_null(f);
+    char line[4200] = "";
+    if (!fgets(line, sizeof line, f))
+        line[0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    pclose(f);
+    /* "dir//git" (an entry written with its slash) names the same file. */
+    for (const char *c = line; *c; c++)
+        if (!(c[0] == '/' && c[1] == '/'))
+            aitk_str_appendf(out, "%c", *c);
+}
+#endif
+
+/* pip runs git by its bare name (path_search.h): the first PATH entry with
+ * a runnable file of that name is the one, a folder named git is not. */
+static void test_program_on_path(void **state)
+{
+    (void)state;
+    char *d = pt_tempdir("path-search");
+    pt_write(d, "folder/" PROGRAM "/README", "a folder named git\n");
+    pt_write(d, "first/" PROGRAM, "#!/bin/sh\nexit 0\n");
+    pt_write(d, "second/" PROGRAM, "#!/bin/sh\nexit 0\n");
+    pt_write(d, "plain/" PROGRAM, "not a program\n");
+#ifndef _WIN32
+    char file[4200];
+    snprintf(file, sizeof file, "%s/first/git", d);
+    assert_int_equal(chmod(file, 0755), 0);
+    snprintf(file, sizeof file, "%s/second/git", d);
+    assert_int_equal(chmod(file, 0755), 0);
+    snprintf(file, sizeof file, "%s/plain/git", d);
+    assert_int_equal(chmod(file, 0644), 0);
+#endif
+    static const struct {
+        const char *entries; /* '@': the test's folder */
+        const char *found;   /* the entry that holds it, or "" */
+        bool shell_too;      /* the shell takes the PATH as written */
+    } cases[] = {
+        {"@" SLASH "folder" SEP "@" SLASH "first" SEP "@" SLASH "second", "first", true},
+        {"@" SLASH "second" SLASH SEP "@" SLASH "first", "second", true},
+        {"@" SLASH "folder" SEP SEP "@" SLASH "nothing", "", true},
+        {"", "", true},
+#ifndef _WIN32
+        /* a file without the execute bit: execvp passes it by */
+        {"@/plain:@/second", "second", true},
+#else
+        /* a quoted entry, as Windows' PATH may hold */
+        {"\"@\\first\";@\\second", "first", false},
+#endif
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_str entries = AITK_STR_INIT;
+        for (const char *e = cases[i].entries; *e; e++)
+            aitk_str_appendf(&entries, *e == '@' ? "%s" : "%.1s", *e == '@' ? d : e);
+        const char *path = aitk_str_cstr(&entries);
+        char want[4300] = "";
+        if (*cases[i].found)
+            snprintf(want, sizeof want, "%s" SLASH "%s" SLASH PROGRAM, d, cases[i].found);
+        aitk_str found = AITK_STR_INIT;
+        const bool hit = aitk_path_find_program(path, "git", &found);
+        if (hit != (*want != '\0') || strcmp(aitk_str_cstr(&found), want) != 0)
+            fail_msg("PATH=%s: found '%s', want '%s'", path, aitk_str_cstr(&found), want);
+#ifndef _WIN32
+        aitk_str shell = AITK_STR_INIT;
+        shell_finds(path, &shell);
+        if (cases[i].shell_too && strcmp(aitk_str_cstr(&shell), want) != 0)
+            fail_msg("PATH=%s: the shell finds '%s', the test wants '%s'", path,
+                     aitk_str_cstr(&shell), want);
+        aitk_str_free(&shell);
+#endif
+        aitk_str_free(&found);
+        aitk_str_free(&entries);
+    }
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_installed_and_judged),
         cmocka_unit_test(test_vcs_urls),
         cmocka_unit_test(test_from_a_commit),
+        cmocka_unit_test(test_program_on_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,7 +229,38 @@ static void test_checkout_requirements(void **state)
     pt_assert_contains(pt_text(c, "message"), "'Diffusers is out of date'");
     pt_assert_contains(pt_text(c, "remedy"),
                        "pip uninstall -y diffusers, then pip install -r requirements.txt");
+    /* No git on PATH: pip would stop at the diffusers line. */
+    pt_assert_contains(pt_text(c, "observed"), "; git not on PATH");
+    pt_assert_contains(pt_text(c, "message"), "\"Cannot find command 'git'\"");
+    pt_assert_contains(pt_text(c, "remedy"), "First install git and open a new terminal (");
+    pt_assert_contains(pt_text(c, "remedy"), "; then in the ai-toolkit folder, with the "
+                                             "environment active: pip uninstall -y diffusers");
     cJSON_Delete(r);
+    /* A git program on PATH: nothing said of it. A folder named git, or a
+     * file that cannot run, is no program. */
+    char *tools = pt_tempdir("py-checkout-tools");
+    pt_write(tools, "not-runnable/git", "#!/bin/sh\n");
+    pt_write(tools, "folder/git/README", "a folder named git\n");
+    pt_write(tools, "runnable/git", "#!/bin/sh\nexit 0\n");
+    char git[4200], path_env[4300];
+    snprintf(git, sizeof git, "%s/runnable/git", tools);
+    assert_int_equal(chmod(git, 0755), 0);
+    snprintf(path_env, sizeof path_env, "PATH=%s/not-runnable:%s/folder:/nonexistent", tools,
+             tools);
+    const char *no_git_env[] = {path_env, NULL};
+    r = pt_run(NULL, NULL, args, no_git_env, &rc);
+    pt_assert_contains(pt_text(pt_check(r, "python.requirements"), "observed"),
+                       "git not on PATH");
+    cJSON_Delete(r);
+    snprintf(path_env, sizeof path_env, "PATH=%s/folder::%s/runnable/", tools, tools);
+    const char *git_env[] = {path_env, NULL};
+    r = pt_run(NULL, NULL, args, git_env, &rc);
+    c = pt_check(r, "python.requirements");
+    pt_assert_status(c, "warn");
+    if (strstr(pt_text(c, "observed"), "PATH") || strstr(pt_text(c, "remedy"), "install git"))
+        fail_msg("git is on PATH: %s / %s", pt_text(c, "observed"), pt_text(c, "remedy"));
+    cJSON_Delete(r);
+    free(tools);
     /* Installed from that commit, as pip records it: nothing said of it. */
     char *site = pt_site(venv, "3.12.3");
     pt_write(site, "diffusers-0.36.0.dist-info/direct_url.json",
@@ -242,6 +273,9 @@ static void test_checkout_requirements(void **state)
     pt_assert_status(c, "warn");
     if (strstr(pt_text(c, "observed"), "not from the commit"))
         fail_msg("diffusers from the commit asked for: %s", pt_text(c, "observed"));
+    /* Nothing to install from a repository: git is not needed. */
+    if (strstr(pt_text(c, "observed"), "git not on PATH"))
+        fail_msg("no repository to install from: %s", pt_text(c, "observed"));
     pt_assert_contains(pt_text(c, "remedy"), "pip install -r requirements.txt");
     cJSON_Delete(r);
     /* Everything it lists installed at its pins: a pass. */

@@ -18,6 +18,7 @@
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
+#include "validate/probes/path_search.h"
 #include "validate/probes/pyshim.h"
 #include "validate/probes/pywinalias.h"
 
@@ -121,8 +122,6 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
 }
 
 #ifdef _WIN32
-#define PATH_SEP ";"
-#define DIR_SEP "\\"
 #define RUNNABLE F_OK /* the C runtime has no execute bit to test */
 /* `python` first: what ai-toolkit's README types on Windows, and the name
  * python.org's classic installer gives (it makes no python3.exe, so a python3.exe
@@ -130,29 +129,9 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
 static const char *const path_pythons[] = {"python.exe", "python3.exe"};
 
 #else
-#define PATH_SEP ":"
-#define DIR_SEP "/"
 #define RUNNABLE X_OK
 static const char *const path_pythons[] = {"python3", "python"};
 #endif
-
-/* `name` in the PATH entry s[0..n): a Windows entry may be quoted and may
- * end in a separator ("C:\\Python311\\"), which a shell ignores. */
-static void path_entry_join(aitk_str *out, const char *s, size_t n, const char *name)
-{
-#ifdef _WIN32
-    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-        s++;
-        n -= 2;
-    }
-    while (n > 1 && (s[n - 1] == '/' || s[n - 1] == '\\'))
-        n--;
-#else
-    while (n > 1 && s[n - 1] == '/')
-        n--;
-#endif
-    aitk_str_appendf(out, "%.*s" DIR_SEP "%s", (int)n, s, name);
-}
 
 /* Only aliases on PATH (pywinalias.h): the install manager's default
  * runtime when it has one, else the alias named, rather than "none found". */
@@ -198,11 +177,11 @@ static void add_path_python(cJSON *envs, const char *run_dir)
     bool not_installed = false, found_any = false;
     for (size_t k = 0; k < 2; k++) {
         for (const char *s = path; s && *s;) {
-            size_t n = strcspn(s, PATH_SEP);
+            size_t n = strcspn(s, AITK_PATH_LIST_SEP);
             aitk_str cand = AITK_STR_INIT, prefix = AITK_STR_INIT;
-            path_entry_join(&cand, s, n, names[k]);
+            aitk_path_entry_join(&cand, s, n, names[k]);
             s += n;
-            if (*s == PATH_SEP[0])
+            if (*s == AITK_PATH_LIST_SEP[0])
                 s++;
             aitk_shim_kind shim = AITK_SHIM_NONE;
             aitk_str how = AITK_STR_INIT;

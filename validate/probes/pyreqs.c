@@ -505,6 +505,25 @@ static void vcs_difference(const aitk_pyreq *q, const cJSON *d, aitk_str *how)
         aitk_str_append(how, "at a commit not recorded");
 }
 
+/* `word` (n bytes) onto a list of words with one space between, once. */
+static void add_word(aitk_str *list, const char *word, size_t n)
+{
+    for (const char *s = aitk_str_cstr(list); *s;) {
+        const size_t m = strcspn(s, " ");
+        if (m == n && strncmp(s, word, n) == 0)
+            return;
+        s += m + (s[m] == ' ');
+    }
+    aitk_str_appendf(list, "%s%.*s", list->len ? " " : "", (int)n, word);
+}
+
+/* pip installs from a repository by running its program, named as the
+ * URL's scheme before '+' ("git+https://..." runs git). */
+static void needs_program(const aitk_pyreq *q, aitk_pyreqs_verdict *v)
+{
+    add_word(&v->vcs_programs, q->repo, strcspn(q->repo, "+"));
+}
+
 /* A requirement from a repository's revision: installed, and from there.
  * The copy pip recorded as coming from the repository is the one judged,
  * whatever its name; else the one named as the requirement is. */
@@ -515,6 +534,7 @@ static void judge_vcs(const aitk_pyreq *q, const cJSON *dists, const char *const
     if (!d)
         d = cJSON_GetObjectItemCaseSensitive(dists, q->name);
     if (!d) {
+        needs_program(q, v);
         if (!skipped(q->name, skip))
             aitk_str_appendf(&v->missing, "%s%s%s", v->missing.len ? ", " : "", q->name,
                              q->named_by_url ? " (named by its repository)" : "");
@@ -523,6 +543,8 @@ static void judge_vcs(const aitk_pyreq *q, const cJSON *dists, const char *const
     aitk_str how = AITK_STR_INIT;
     vcs_difference(q, d, &how);
     if (how.len) {
+        needs_program(q, v);
+        add_word(&v->elsewhere_names, d->string, strlen(d->string));
         const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "version"));
         aitk_str_appendf(&v->elsewhere, "%s%s %s %s, not %s", v->elsewhere.len ? "; " : "",
                          d->string, version ? version : "", aitk_str_cstr(&how), q->repo);
@@ -599,10 +621,11 @@ aitk_status aitk_pyreqs_judge(const char *checkout, const cJSON *site_packages,
         v->listed++;
         judge_one(&reqs.items[i], dists, skip, v);
     }
-    if (!st)
-        st = aitk_str_status(&v->missing)    ? aitk_str_status(&v->missing)
-             : aitk_str_status(&v->unpinned) ? aitk_str_status(&v->unpinned)
-                                             : aitk_str_status(&v->elsewhere);
+    /* A list that ran out of memory while growing says so in its status. */
+    const aitk_str *lists[] = {&v->missing, &v->unpinned, &v->elsewhere, &v->elsewhere_names,
+                               &v->vcs_programs};
+    for (size_t i = 0; !st && i < sizeof lists / sizeof lists[0]; i++)
+        st = aitk_str_status(lists[i]);
     cJSON_Delete(dists);
     aitk_pyreqs_free(&reqs);
     return st;
@@ -615,4 +638,6 @@ void aitk_pyreqs_verdict_free(aitk_pyreqs_verdict *v)
     aitk_str_free(&v->missing);
     aitk_str_free(&v->unpinned);
     aitk_str_free(&v->elsewhere);
+    aitk_str_free(&v->elsewhere_names);
+    aitk_str_free(&v->vcs_programs);
 }

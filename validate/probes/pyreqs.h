@@ -72,6 +72,12 @@ typedef struct aitk_pyreqs_verdict {
      * (requirements_base.txt:3)": asked for from a repository's commit,
      * installed from elsewhere ("; " between them) */
     aitk_str elsewhere;
+    aitk_str elsewhere_names; /* "diffusers": their names, one space between */
+    /* "git": the programs pip runs to install the requirements from
+     * repositories that are missing or came from elsewhere (pip's VCS
+     * backends are named by the scheme: git, hg, svn, bzr), one space
+     * between; those judged elsewhere (`skip`) included */
+    aitk_str vcs_programs;
     size_t listed;     /* distinct requirements read */
 } aitk_pyreqs_verdict;
 

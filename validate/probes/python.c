@@ -4,13 +4,16 @@
 #include "validate/probes/python.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/compat.h"
 #include "validate/probes/gpu_util.h"
+#include "validate/probes/path_search.h"
 #include "validate/probes/pydeep.h"
 #include "validate/probes/pyenv.h"
 #include "validate/probes/pyreqs.h"
@@ -408,15 +411,11 @@ static void judge_elsewhere(const aitk_pyreqs_verdict *v, judged *j, aitk_check_
         *st = AITK_CHECK_WARN;
     aitk_str_appendf(&j->obs, "%snot from the commit asked for: %s", j->obs.len ? "; " : "",
                      aitk_str_cstr(&v->elsewhere));
-    /* Each entry starts with the distribution's name. */
-    aitk_str names = AITK_STR_INIT;
     bool diffusers = false;
-    for (const char *e = aitk_str_cstr(&v->elsewhere); e && *e;) {
-        const int n = (int)strcspn(e, " ");
+    for (const char *e = aitk_str_cstr(&v->elsewhere_names); *e;) {
+        const size_t n = strcspn(e, " ");
         diffusers |= n == 9 && strncmp(e, "diffusers", 9) == 0;
-        aitk_str_appendf(&names, " %.*s", n, e);
-        e = strstr(e, "; ");
-        e = e ? e + 2 : NULL;
+        e += n + (e[n] == ' ');
     }
     aitk_str_appendf(&j->msg, "%s%s asks for packages from a commit of their repository, and "
                               "the installed ones came from elsewhere: ",
@@ -432,11 +431,52 @@ static void judge_elsewhere(const aitk_pyreqs_verdict *v, judged *j, aitk_check_
     if (strcmp(aitk_str_cstr(&j->fix), PIP_INSTALL_REQUIREMENTS) == 0)
         aitk_str_clear(&j->fix);
     aitk_str_appendf(&j->fix, "%sIn the ai-toolkit folder, with the environment active: pip "
-                              "uninstall -y%s, then pip install -r requirements.txt (as "
+                              "uninstall -y %s, then pip install -r requirements.txt (as "
                               "ai-toolkit's own message says: pip keeps an installed copy whose "
                               "version number is the commit's)",
-                     j->fix.len ? " " : "", aitk_str_cstr(&names));
-    aitk_str_free(&names);
+                     j->fix.len ? " " : "", aitk_str_cstr(&v->elsewhere_names));
+}
+
+/* The programs pip runs to install from repositories (pyreqs.h), when
+ * one is not on PATH: pip stops the whole install at that line with
+ * "Cannot find command 'git' - do you have 'git' installed and in your
+ * PATH?" (pip src/pip/_internal/vcs/versioncontrol.py, run_command), so the
+ * remedy must install it first. A ZIP download of ai-toolkit on Windows
+ * is the usual way to have no git. */
+static void judge_vcs_programs(const aitk_pyreqs_verdict *v, judged *j)
+{
+    aitk_str absent = AITK_STR_INIT, found = AITK_STR_INIT;
+    for (const char *p = aitk_str_cstr(&v->vcs_programs); *p;) {
+        const size_t n = strcspn(p, " ");
+        aitk_str program = AITK_STR_INIT;
+        aitk_str_appendf(&program, "%.*s", (int)n, p);
+        if (!aitk_path_find_program(getenv("PATH"), aitk_str_cstr(&program), &found))
+            aitk_str_appendf(&absent, "%s%s", absent.len ? ", " : "", aitk_str_cstr(&program));
+        aitk_str_free(&program);
+        p += n + (p[n] == ' ');
+    }
+    if (absent.len) {
+        const char *a = aitk_str_cstr(&absent);
+        aitk_str_appendf(&j->obs, "; %s not on PATH", a);
+        aitk_str_appendf(&j->msg, "; pip runs %s to install from a repository and stops with "
+                                  "\"Cannot find command '%.*s'\" when it is not on PATH",
+                         a, (int)strcspn(a, ","), a);
+        aitk_str fix = AITK_STR_INIT;
+        /* The pip remedy follows as the sentence's second half. */
+        const char *then = aitk_str_cstr(&j->fix);
+        aitk_str_appendf(&fix, "First install %s and open a new terminal (%s); then %c%s", a,
+                         strcmp(a, "git") == 0
+                             ? "Debian or Ubuntu: apt install git; Windows: Git for Windows "
+                               "from https://git-scm.com, whose installer puts git on PATH "
+                               "by default"
+                             : "from your system's packages",
+                         tolower((unsigned char)then[0]), then + (then[0] != '\0'));
+        aitk_str_clear(&j->fix);
+        aitk_str_append(&j->fix, aitk_str_cstr(&fix));
+        aitk_str_free(&fix);
+    }
+    aitk_str_free(&absent);
+    aitk_str_free(&found);
 }
 
 /* The rest of the checkout's requirements files (pyreqs.h): missing ones
@@ -495,6 +535,8 @@ static void judge_checkout(const aitk_run_ctx *ctx, const cJSON *sel, judged *j,
     judge_elsewhere(&v, j, st);
     if (*st != AITK_CHECK_PASS && !j->fix.len)
         aitk_str_append(&j->fix, PIP_INSTALL_REQUIREMENTS);
+    if (*st != AITK_CHECK_PASS)
+        judge_vcs_programs(&v, j);
     aitk_pyreqs_verdict_free(&v);
 }
 

@@ -34,7 +34,10 @@ Oracles, none of them the tool's code:
     in 0.42) fails at the 0.41.0 commit and works at 0.42.1;
   * pip's behaviour the remedy rests on: `pip install git+...@<empty
     commit>` over the 0.42.1 commit keeps the installed copy (the same
-    version number), so uninstalling first is needed.
+    version number), so uninstalling first is needed;
+  * pip without git: `pip install --dry-run -r requirements.txt` with git
+    off PATH stops with "Cannot find command 'git'" exactly where the tool
+    says git is not on PATH, and gets past that line with git on PATH.
 
 Exit 77 (CTest: skipped) when PyPI cannot be reached to fill the cache or
 git is not installed.
@@ -262,6 +265,30 @@ def pip_keeps_same_version(repo, commits, new_venv, out_dir):
         shutil.rmtree(trial, ignore_errors=True)
 
 
+def git_off_path(exe, venv, checkout, out):
+    """The tool's word on git against pip's own run, with git off PATH and
+    on it. The tool is asked with --python, and pip run by its
+    interpreter's path, so neither needs PATH for anything but git."""
+    requirements = os.path.join(checkout, "requirements.txt")
+    with_git = os.path.dirname(shutil.which("git"))
+    for label, path in (("git off PATH", "/nonexistent"), ("git on PATH", with_git)):
+        env = dict(os.environ, PATH=path)
+        r = run([python_of(venv), "-m", "pip", "install", "--dry-run", "--no-deps",
+                 "--no-build-isolation", "--disable-pip-version-check", "-r", requirements],
+                env=env, cwd=checkout)
+        pip_stops = "Cannot find command 'git'" in r.stdout + r.stderr
+        c = rw.requirements_check(exe, venv, checkout, out, env=env)
+        tool_says = "git not on PATH" in c.get("observed", "")
+        remedy = c.get("remedy", "")
+        rw.check(tool_says == pip_stops and (r.returncode == 0) == (not pip_stops),
+                 "%s: pip %s (exit %d), the tool %s" % (
+                     label, "stops at git" if pip_stops else "gets past the git line",
+                     r.returncode, "says git is not on PATH" if tool_says else "says nothing"))
+        rw.check(remedy.startswith("First install git") == tool_says,
+                 "%s: the remedy %s" % (label, remedy[:80]))
+    return 2
+
+
 def main():
     a = rw.corpus_args()
     if not a:
@@ -308,7 +335,10 @@ def main():
     print("\n%-20s %-14s %-12s %s" % ("checkout", "layout", "tool: not", "pip: not met"))
     for row in rows:
         print("%-20s %-14s %-12s %s" % row)
-    return rw.finish(len(rows), "pip's reading")
+    made = checkouts(a.out, repo, commits)
+    runs = git_off_path(a.exe, layouts["index"], made["commit-new"],
+                        os.path.join(a.out, "vcs-git.json"))
+    return rw.finish(len(rows) + runs, "pip's reading and pip's runs")
 
 
 if __name__ == "__main__":

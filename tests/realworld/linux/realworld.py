@@ -134,12 +134,14 @@ def run_tool(exe, venv, level, out, env=None):
         return json.load(f)
 
 
-def requirements_check(exe, venv, checkout, out):
+def requirements_check(exe, venv, checkout, out, env=None):
     """python.requirements as the tool judges `checkout` (--aitk-dir) in
-    the environment `venv`, at --quick: the check's record, {} if none."""
+    the environment `venv`, at --quick, in the environment variables `env`
+    (None: this process's): the check's record, {} if none."""
     args = [exe, "--python", venv, "--aitk-dir", checkout, "--quick", "--json", out, "--quiet",
             "--no-color"]
-    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=env)
     if r.returncode not in (0, 1):
         sys.exit("%s exited %d: %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
     with open(out) as f:
