@@ -109,35 +109,27 @@ static aitk_status set_vcs(aitk_pyreqs *r, const aitk_vcs_url *u, bool named_by_
                : AITK_E_NOMEM;
 }
 
-static bool is_vcs(const char *url)
+/* A VCS URL (false for any other, with nothing added): named by
+ * "#egg=NAME" (`egg`, `egg_len` bytes) or by `name` (`name_len`), else by
+ * its repository, as pip's build of it almost always is
+ * (git+https://github.com/huggingface/diffusers.git@c943837...:
+ * diffusers); `*st` says whether adding it worked. */
+static bool add_vcs(aitk_pyreqs *r, const char *url, const char *name, size_t name_len,
+                    const char *file, long line, aitk_status *st)
 {
     aitk_vcs_url u;
     if (!aitk_vcs_url_parse(url, strcspn(url, " \t"), &u))
         return false;
-    aitk_vcs_url_free(&u);
-    return true;
-}
-
-/* A VCS URL: named by "#egg=NAME" (`egg`, `egg_len` bytes) or by `name`
- * (`name_len`), else by its repository, as pip's build of it almost
- * always is (git+https://github.com/huggingface/diffusers.git@c943837...:
- * diffusers). */
-static aitk_status add_vcs(aitk_pyreqs *r, const char *url, const char *name, size_t name_len,
-                           const char *file, long line)
-{
-    aitk_vcs_url u;
-    if (!aitk_vcs_url_parse(url, strcspn(url, " \t"), &u))
-        return AITK_OK;
     const bool by_url = !name_len;
     if (by_url) {
         name = aitk_str_cstr(&u.name);
         name_len = u.name.len;
     }
-    aitk_status st = name_len ? add_req(r, name, name_len, NULL, 0, file, line) : AITK_OK;
-    if (!st && name_len)
-        st = set_vcs(r, &u, by_url);
+    *st = name_len ? add_req(r, name, name_len, NULL, 0, file, line) : AITK_OK;
+    if (!*st && name_len)
+        *st = set_vcs(r, &u, by_url);
     aitk_vcs_url_free(&u);
-    return st;
+    return true;
 }
 
 /* A URL requirement's name, as pip has it before it builds anything:
@@ -150,8 +142,9 @@ static aitk_status add_url(aitk_pyreqs *r, const char *url, const char *file, lo
     size_t egg_len = 0;
     while (egg && name_char(egg[egg_len]))
         egg_len++;
-    if (is_vcs(url))
-        return add_vcs(r, url, egg, egg_len, file, line);
+    aitk_status st;
+    if (add_vcs(r, url, egg, egg_len, file, line, &st))
+        return st;
     if (egg)
         return egg_len ? add_req(r, egg, egg_len, NULL, 0, file, line) : AITK_OK;
     const size_t end = strcspn(url, "#? \t");
@@ -222,8 +215,8 @@ static aitk_status add_line(aitk_pyreqs *r, const char *s, const char *file, lon
     }
     if (n && *after == '@') {
         const char *url = after + 1 + strspn(after + 1, " \t");
-        return is_vcs(url) ? add_vcs(r, url, s, n, file, line)
-                           : add_req(r, s, n, NULL, 0, file, line);
+        aitk_status st;
+        return add_vcs(r, url, s, n, file, line, &st) ? st : add_req(r, s, n, NULL, 0, file, line);
     }
     if (strstr(s, "://"))
         return add_url(r, s, file, line);
