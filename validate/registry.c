@@ -9,6 +9,7 @@
 #include "validate/probes/gpu.h"
 #include "validate/probes/gpu_plugin.h"
 #include "validate/probes/host.h"
+#include "validate/probes/hub_access.h"
 #include "validate/probes/multigpu.h"
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
@@ -29,6 +30,8 @@ const aitk_provider aitk_providers[] = {
     {"python", AITK_LEVEL_QUICK, aitk_python_checks},
     /* After python: python.bitsandbytes reads the environment it selected. */
     {"python", AITK_LEVEL_QUICK, aitk_bnb_checks},
+    /* After python: hub.access reads the UI's settings with its interpreter. */
+    {"hub", AITK_LEVEL_QUICK, aitk_hub_checks},
     {"cuda", AITK_LEVEL_QUICK, aitk_cuda_stack_checks},
     /* gpu.plugin: loads the CUDA plugin, so not at --quick (loads nothing). */
     {"gpu", AITK_LEVEL_STANDARD, aitk_gpu_plugin_checks},

@@ -1,0 +1,232 @@
+#include "validate/probes/hub_token.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "validate/probes/host_sys.h"
+
+#ifdef _WIN32
+#define SEP "\\"
+#else
+#define SEP "/"
+#endif
+
+/* A token file or .env is a few hundred bytes; more is not one. */
+#define MAX_TOKEN_FILE (64 * 1024)
+#define DB_TIMEOUT_MS 20000
+
+/* Reads the UI's database with the environment's own sqlite3 module and
+ * prints only whether the HF_TOKEN setting has a value: the token never
+ * leaves the child. Opened read-only, so a running UI is not disturbed. */
+static const char db_script[] =
+    "import pathlib, sqlite3, sys\n"
+    "try:\n"
+    "    uri = pathlib.Path(sys.argv[1]).resolve().as_uri() + '?mode=ro'\n"
+    "    c = sqlite3.connect(uri, uri=True)\n"
+    "    r = c.execute(\"SELECT value FROM Settings WHERE key = 'HF_TOKEN'\").fetchone()\n"
+    "    print('set' if r and isinstance(r[0], str) and r[0].strip() else 'unset')\n"
+    "except Exception as e:\n"
+    "    print('error: %s: %s' % (type(e).__name__, (str(e).splitlines() or [''])[0]))\n";
+
+static bool blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s))
+            return false;
+    return true;
+}
+
+aitk_status aitk_hub_token_file(aitk_str *path)
+{
+    const char *v;
+    aitk_str_clear(path);
+    if ((v = getenv("HF_TOKEN_PATH")) && *v)
+        return aitk_str_append(path, v);
+    if ((v = getenv("HF_HOME")) && *v)
+        return aitk_path_join(path, v, "token");
+    if ((v = getenv("XDG_CACHE_HOME")) && *v)
+        return aitk_str_appendf(path, "%s" SEP "huggingface" SEP "token", v);
+    const char *home = aitk_host_home();
+    if (!home)
+        return AITK_E_NOTFOUND;
+    return aitk_str_appendf(path, "%s" SEP ".cache" SEP "huggingface" SEP "token", home);
+}
+
+/* The value of one "KEY=value" line (after the key and '='): whether it is
+ * empty once its quotes or its comment are taken off. */
+static bool value_set(const char *v, size_t n)
+{
+    while (n && (*v == ' ' || *v == '\t')) {
+        v++;
+        n--;
+    }
+    if (n && (*v == '"' || *v == '\'')) {
+        const char *close = memchr(v + 1, *v, n - 1);
+        return close && close > v + 1;
+    }
+    /* Unquoted: a '#' after a space starts a comment. */
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '#' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t'))
+            n = i;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)v[i]))
+            return true;
+    return false;
+}
+
+bool aitk_dotenv_sets(const char *text, const char *key)
+{
+    const size_t klen = strlen(key);
+    bool set = false;
+    for (const char *line = text; line && *line;) {
+        size_t n = strcspn(line, "\r\n");
+        const char *s = line, *end = line + n;
+        line = *end ? end + 1 : end;
+        while (s < end && (*s == ' ' || *s == '\t'))
+            s++;
+        if ((size_t)(end - s) > 7 && strncmp(s, "export", 6) == 0 && (s[6] == ' ' || s[6] == '\t'))
+            for (s += 6; s < end && (*s == ' ' || *s == '\t');)
+                s++;
+        if ((size_t)(end - s) < klen || strncmp(s, key, klen) != 0)
+            continue;
+        const char *eq = s + klen;
+        while (eq < end && (*eq == ' ' || *eq == '\t'))
+            eq++;
+        if (eq < end && *eq == '=')
+            /* A later line sets it again: the last one counts. */
+            set = value_set(eq + 1, (size_t)(end - eq - 1));
+    }
+    return set;
+}
+
+/* A file whose text is not blank (a token file), or that sets HF_TOKEN
+ * (a .env). */
+static bool file_has_token(const char *path, bool dotenv)
+{
+    char *text = NULL;
+    size_t len = 0;
+    aitk_str err = AITK_STR_INIT;
+    bool has = aitk_file_read(path, MAX_TOKEN_FILE, &text, &len, &err) == AITK_OK && text &&
+               (dotenv ? aitk_dotenv_sets(text, "HF_TOKEN") : !blank(text));
+    aitk_free(text);
+    aitk_str_free(&err);
+    return has;
+}
+
+static void looked(aitk_hub_token *t, const char *place)
+{
+    aitk_str_appendf(&t->looked, "%s%s", t->looked.len ? "; " : "", place);
+}
+
+/* The checkout's .env, or the first one above it: python-dotenv's
+ * find_dotenv stops at the first it finds walking up to the root. */
+static bool dotenv_has_token(const char *checkout, aitk_hub_token *t)
+{
+    char *dir = aitk_realpath(checkout);
+    bool has = false, found = false;
+    aitk_str path = AITK_STR_INIT;
+    for (size_t depth = 0; dir && !found && depth < 64; depth++) {
+        aitk_str_clear(&path);
+        /* In the separator the resolved folder is written in. */
+        aitk_str_appendf(&path, "%s%s.env", dir, dir[strlen(dir) - 1] == SEP[0] ? "" : SEP);
+        found = aitk_path_exists(aitk_str_cstr(&path));
+        char *slash = strrchr(dir, SEP[0]);
+        if (found || !slash || slash == dir)
+            break;
+        *slash = '\0';
+    }
+    if (found) {
+        looked(t, aitk_str_cstr(&path));
+        has = file_has_token(aitk_str_cstr(&path), true);
+        if (has)
+            aitk_str_appendf(&t->found, "HF_TOKEN in %s", aitk_str_cstr(&path));
+    } else {
+        aitk_str_clear(&path);
+        aitk_path_join(&path, checkout, ".env");
+        aitk_str_appendf(&path, " (none, nor above it)");
+        looked(t, aitk_str_cstr(&path));
+    }
+    aitk_str_free(&path);
+    aitk_free(dir);
+    return has;
+}
+
+/* The UI's settings: read by `python`'s sqlite3 (db_script). */
+static bool ui_db_has_token(const char *checkout, const char *python, aitk_hub_token *t)
+{
+    aitk_str db = AITK_STR_INIT, out = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_path_join(&db, checkout, "aitk_db.db");
+    bool has = false;
+    if (!aitk_path_exists(aitk_str_cstr(&db))) {
+        aitk_str_free(&db);
+        return false;
+    }
+    aitk_str_appendf(&t->looked, "%sthe UI's settings (%s)", t->looked.len ? "; " : "",
+                     aitk_str_cstr(&db));
+    if (!python || !*python) {
+        aitk_str_appendf(&t->unread, "the UI's settings (%s): no Python to read them with",
+                         aitk_str_cstr(&db));
+    } else {
+        const char *argv[] = {python, "-c", db_script, aitk_str_cstr(&db), NULL};
+        aitk_proc_opts opts = {.timeout_ms = DB_TIMEOUT_MS, .max_output = 4096,
+                               .end_with_child = true};
+        aitk_proc_result res;
+        memset(&res, 0, sizeof res);
+        aitk_status st = aitk_proc_run(argv, &opts, &res, &out, NULL, &err);
+        const char *answer = aitk_str_cstr(&out);
+        if (!st && strncmp(answer, "set", 3) == 0) {
+            has = true;
+            aitk_str_appendf(&t->found, "the UI's settings (%s)", aitk_str_cstr(&db));
+        } else if (st || strncmp(answer, "unset", 5) != 0) {
+            aitk_str_appendf(&t->unread, "the UI's settings (%s): %.*s", aitk_str_cstr(&db),
+                             (int)strcspn(st ? aitk_str_cstr(&err) : answer, "\r\n"),
+                             st ? aitk_str_cstr(&err) : answer);
+        }
+    }
+    aitk_str_free(&db);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+    return has;
+}
+
+aitk_status aitk_hub_token_find(const char *checkout, const char *python, aitk_hub_token *out)
+{
+    memset(out, 0, sizeof *out);
+    /* HF_TOKEN when it is set at all, even to spaces; the older name only
+     * when it is not (huggingface_hub utils/_auth.py,
+     * _get_token_from_environment: one `or` of the two, then stripped). */
+    looked(out, "HF_TOKEN; HUGGING_FACE_HUB_TOKEN");
+    const char *var = "HF_TOKEN", *v = getenv(var);
+    if (!v || !*v)
+        v = getenv(var = "HUGGING_FACE_HUB_TOKEN");
+    if (v && !blank(v)) {
+        aitk_str_appendf(&out->found, "%s in the environment", var);
+        return aitk_str_status(&out->found);
+    }
+    aitk_str file = AITK_STR_INIT;
+    if (aitk_hub_token_file(&file) == AITK_OK) {
+        looked(out, aitk_str_cstr(&file));
+        if (file_has_token(aitk_str_cstr(&file), false))
+            aitk_str_appendf(&out->found, "the token file %s", aitk_str_cstr(&file));
+    }
+    aitk_str_free(&file);
+    if (!out->found.len && checkout && !dotenv_has_token(checkout, out))
+        ui_db_has_token(checkout, python, out);
+    const aitk_str *lists[] = {&out->found, &out->looked, &out->unread};
+    for (size_t i = 0; i < 3; i++)
+        if (aitk_str_status(lists[i]))
+            return aitk_str_status(lists[i]);
+    return AITK_OK;
+}
+
+void aitk_hub_token_free(aitk_hub_token *t)
+{
+    aitk_str_free(&t->found);
+    aitk_str_free(&t->looked);
+    aitk_str_free(&t->unread);
+}
