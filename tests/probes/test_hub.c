@@ -281,7 +281,8 @@ static void test_not_gated(void **state)
     r = pt_run(NULL, NULL, cargs, env, &rc);
     c = pt_check(r, "hub.access");
     pt_assert_status(c, "skip");
-    pt_assert_contains(pt_text(c, "message"), "not a gated repository");
+    pt_assert_contains(pt_text(c, "message"),
+                       "model.name_or_path (/models/flux1-dev) is not one of the gated");
     cJSON_Delete(r);
     free(d);
 }

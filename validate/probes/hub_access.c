@@ -267,15 +267,20 @@ aitk_status aitk_hub_checks(aitk_run_ctx *ctx)
     if (g) {
         st = check_access(ctx, data, g);
     } else {
+        aitk_str msg = AITK_STR_INIT;
+        const char *name = ctx->train_config ? ctx->train_config->name_or_path : NULL;
+        if (ctx->train_config)
+            aitk_str_appendf(&msg, "the config's model.name_or_path (%s) is not one of the gated "
+                                   "repositories listed (a local path, or another repository)",
+                             name ? name : "not given");
+        else
+            aitk_str_append(&msg, "no workload run here downloads a gated repository");
         aitk_check c = {.id = "hub.access", .category = "hub",
                         .title = "Hugging Face access to the job's gated model",
-                        .status = AITK_CHECK_SKIP,
-                        .message = ctx->train_config
-                                       ? "the config's model.name_or_path is not a gated "
-                                         "repository (or is a local path)"
-                                       : "no workload run here downloads a gated repository",
+                        .status = AITK_CHECK_SKIP, .message = aitk_str_cstr(&msg),
                         .source = DATA_FILE};
-        st = aitk_checklist_add(&ctx->checks, &c);
+        st = aitk_str_status(&msg) ? aitk_str_status(&msg) : aitk_checklist_add(&ctx->checks, &c);
+        aitk_str_free(&msg);
     }
     aitk_yaml_free(data);
     aitk_str_free(&err);
