@@ -39,7 +39,24 @@ static void test_dotenv(void **state)
         {"HF_TOKENS=" SECRET "\n", false},
         {"OTHER=1\nHF_TOKEN=" SECRET "\nHF_TOKEN=\n", false},
         {"HF_TOKEN=\nHF_TOKEN=" SECRET, true},
+        /* a byte-order mark, which python-dotenv takes off */
+        {"\xEF\xBB\xBFHF_TOKEN=" SECRET "\n", true},
+        /* spaces alone, quoted: huggingface_hub strips them */
+        {"HF_TOKEN='   '\n", false},
+        {"HF_TOKEN='" SECRET "\n", false},
+        /* ${...} expanded from the environment, in any quotes (python-dotenv
+         * 1.2.4, as realworld.linux.hub-access saw) */
+        {"HF_TOKEN=${AITK_TEST_NEVER_SET}\n", false},
+        {"HF_TOKEN=\"${AITK_TEST_NEVER_SET}\"\n", false},
+        {"HF_TOKEN=${AITK_TEST_NEVER_SET:-" SECRET "}\n", true},
+        {"HF_TOKEN='${AITK_TEST_NEVER_SET}'\n", false},
+        {"HF_TOKEN=${AITK_TEST_HUB_TOKEN}\n", true},
     };
+#ifdef _WIN32
+    _putenv_s("AITK_TEST_HUB_TOKEN", SECRET);
+#else
+    setenv("AITK_TEST_HUB_TOKEN", SECRET, 1);
+#endif
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         if (aitk_dotenv_sets(cases[i].text, "HF_TOKEN") != cases[i].sets)
             fail_msg("%s: want %s", cases[i].text, cases[i].sets ? "set" : "not set");

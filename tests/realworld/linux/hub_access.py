@@ -46,7 +46,15 @@ DOTENV = ["HF_TOKEN=%s\n" % SECRET, "export HF_TOKEN=%s\n" % SECRET,
           "  HF_TOKEN = '%s'\r\n" % SECRET, 'HF_TOKEN="%s" # mine\n' % SECRET, "HF_TOKEN=\n",
           'HF_TOKEN=""\n', "HF_TOKEN= # set me\n", "# HF_TOKEN=%s\n" % SECRET,
           "HF_TOKENS=%s\n" % SECRET, "HF_TOKEN=%s\nHF_TOKEN=\n" % SECRET,
-          "HF_TOKEN=\nHF_TOKEN=%s\n" % SECRET, "HF_TOKEN=abc#def\n"]
+          "HF_TOKEN=\nHF_TOKEN=%s\n" % SECRET, "HF_TOKEN=abc#def\n",
+          # a byte-order mark (Notepad's "UTF-8 with BOM"), no final newline, quoted spaces,
+          # an unclosed quote, no '=', a comment line, two spaces after export, ':' for '='
+          "\ufeffHF_TOKEN=%s\n" % SECRET, "HF_TOKEN=%s" % SECRET, "HF_TOKEN='   '\n",
+          "HF_TOKEN='%s\n" % SECRET, "HF_TOKEN\n", "  # note\nHF_TOKEN=%s\n" % SECRET,
+          "export  HF_TOKEN=%s\n" % SECRET, "HF_TOKEN: %s\n" % SECRET,
+          "HF_TOKEN=${NOT_SET_ANYWHERE}\n", "HF_TOKEN=  %s  \n" % SECRET,
+          "HF_TOKEN=${NOT_SET_ANYWHERE:-%s}\n" % SECRET, "HF_TOKEN='${NOT_SET_ANYWHERE}'\n",
+          'HF_TOKEN="${NOT_SET_ANYWHERE}"\n', "HF_TOKEN=${HOME}\n"]
 
 
 def python_of(venv):
