@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "probe_test.h"
+#include "validate/probes/dotenv.h"
 #include "validate/probes/hub_access.h"
 #include "validate/probes/hub_token.h"
 

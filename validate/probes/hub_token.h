@@ -14,8 +14,6 @@
 #ifndef AITK_VALIDATE_PROBES_HUB_TOKEN_H
 #define AITK_VALIDATE_PROBES_HUB_TOKEN_H
 
-#include <stdbool.h>
-
 #include "common/status.h"
 #include "common/str.h"
 
@@ -35,13 +33,5 @@ void aitk_hub_token_free(aitk_hub_token *t);
 /* The token file huggingface_hub reads, into `path`; AITK_E_NOTFOUND when
  * there is no home folder to put it in. */
 aitk_status aitk_hub_token_file(aitk_str *path);
-
-/* Whether the text of a .env file sets `key` to a value that is not blank,
- * read as python-dotenv 1.2.4's load_dotenv reads it: "KEY=value", an
- * optional "export ", spaces around '=', single or double quotes, a '#'
- * comment after an unquoted value, the last line for a key winning, a
- * byte-order mark ignored, ${NAME} and ${NAME:-default} expanded from the
- * environment. */
-bool aitk_dotenv_sets(const char *text, const char *key);
 
 #endif
