@@ -218,6 +218,8 @@ static aitk_status check_access(aitk_run_ctx *ctx, const aitk_yaml_doc *data,
         aitk_hub_cached(aitk_str_cstr(&cache), repo,
                         aitk_yaml_text(aitk_yaml_get(data->root, "components"), "value"),
                         &snapshot, &missing);
+    if (!cached && !missing.len)
+        aitk_str_appendf(&missing, "no cache folder (%s)", why);
     const cJSON *sel = aitk_python_selected(ctx->env);
     const char *python = sel ? aitk_field_str(sel, "interpreter") : NULL;
     aitk_hub_token tok;

@@ -90,9 +90,12 @@ static bool dotenv_has_token(const char *checkout, aitk_hub_token *t)
         aitk_str_appendf(&path, "%s%s.env", dir, dir[strlen(dir) - 1] == SEP[0] ? "" : SEP);
         found = aitk_path_exists(aitk_str_cstr(&path));
         char *slash = strrchr(dir, SEP[0]);
-        if (found || !slash || slash == dir)
-            break;
-        *slash = '\0';
+        if (found || !slash || slash[1] == '\0')
+            break; /* found, or the root ("/", "C:\\") was the last place */
+        /* The parent; the root keeps its separator, as find_dotenv looks
+         * there too. */
+        const bool root = slash == dir || (slash == dir + 2 && dir[1] == ':');
+        slash[root] = '\0';
     }
     if (found) {
         looked(t, aitk_str_cstr(&path));

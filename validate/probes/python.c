@@ -462,15 +462,16 @@ static void judge_vcs_programs(const aitk_pyreqs_verdict *v, judged *j)
                                   "\"Cannot find command '%.*s'\" when it is not on PATH",
                          a, (int)strcspn(a, ","), a);
         aitk_str fix = AITK_STR_INIT;
-        /* The pip remedy follows as the sentence's second half. */
-        const char *then = aitk_str_cstr(&j->fix);
-        aitk_str_appendf(&fix, "First install %s and open a new terminal (%s); then %c%s", a,
+        aitk_str_appendf(&fix, "First install %s and open a new terminal (%s)", a,
                          strcmp(a, "git") == 0
                              ? "Debian or Ubuntu: apt install git; Windows: Git for Windows "
                                "from https://git-scm.com, whose installer puts git on PATH "
                                "by default"
-                             : "from your system's packages",
-                         tolower((unsigned char)then[0]), then + (then[0] != '\0'));
+                             : "from your system's packages");
+        /* The pip remedy follows as the sentence's second half. */
+        const char *then = aitk_str_cstr(&j->fix);
+        if (*then)
+            aitk_str_appendf(&fix, "; then %c%s", tolower((unsigned char)then[0]), then + 1);
         aitk_str_clear(&j->fix);
         aitk_str_append(&j->fix, aitk_str_cstr(&fix));
         aitk_str_free(&fix);
