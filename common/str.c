@@ -1,6 +1,7 @@
 /* Growable owned strings; see str.h for the sticky-failure contract. */
 #include "common/str.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -202,4 +203,18 @@ aitk_status aitk_str_append_printable(aitk_str *s, const char *text, bool lines)
         }
     }
     return aitk_str_status(s);
+}
+
+bool aitk_text_ends_with(const char *s, const char *tail)
+{
+    const size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+bool aitk_text_blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s))
+            return false;
+    return true;
 }

@@ -54,6 +54,11 @@ void aitk_str_free(aitk_str *s);
  * ill-formed one (stray continuation byte, overlong form, surrogate, beyond
  * U+10FFFF, truncated). */
 size_t aitk_utf8_sequence(const unsigned char *s);
+
+/* Whether `s` ends with `tail` (bytes, case counted). */
+bool aitk_text_ends_with(const char *s, const char *tail);
+/* Whether `s` is NULL, empty or only white space (isspace). */
+bool aitk_text_blank(const char *s);
 /* NULL when `s` is well-formed UTF-8 (nothing to do); otherwise a copy (free
  * with aitk_free) in which each ill-formed byte is U+FFFD. File names and
  * environment values are bytes, but JSON and Markdown must be UTF-8. The

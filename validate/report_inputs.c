@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/str.h"
 #include "common/alloc.h"
 #include "common/fileio.h"
 
@@ -79,12 +80,6 @@ void aitk_report_inputs_unique(aitk_report_inputs *l)
     aitk_free(has_id);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 aitk_status aitk_report_inputs_expand(aitk_report_inputs *l, const char *dir, aitk_str *err)
 {
     char **names = NULL;
@@ -103,13 +98,13 @@ aitk_status aitk_report_inputs_expand(aitk_report_inputs *l, const char *dir, ai
             st = aitk_path_join(&inner, path.ptr, "report.json");
             if (!st && !aitk_is_dir(inner.ptr) && aitk_file_identity(inner.ptr, &id) == 0)
                 st = add(l, inner.ptr, true, err);
-        } else if (ends_with(names[i], ".json") && aitk_is_special_file(path.ptr)) {
+        } else if (aitk_text_ends_with(names[i], ".json") && aitk_is_special_file(path.ptr)) {
             /* A named pipe among the reports would be read as empty at best:
              * said, as any other file there that is no report. */
             aitk_str_appendf(err, "%s: not a regular file (a named pipe, socket or device), "
                                   "so no report", path.ptr);
             st = AITK_E_PARSE;
-        } else if (ends_with(names[i], ".json")) {
+        } else if (aitk_text_ends_with(names[i], ".json")) {
             st = add(l, path.ptr, true, err);
         }
     }

@@ -131,6 +131,19 @@ static void test_printable(void **state)
     aitk_str_free(&s);
 }
 
+static void test_text_helpers(void **state)
+{
+    (void)state;
+    assert_true(aitk_text_ends_with("model.safetensors", ".safetensors"));
+    assert_true(aitk_text_ends_with("x", ""));
+    assert_false(aitk_text_ends_with("json", ".json"));
+    assert_false(aitk_text_ends_with("a.JSON", ".json"));
+    assert_true(aitk_text_blank(NULL));
+    assert_true(aitk_text_blank(""));
+    assert_true(aitk_text_blank(" \t\r\n"));
+    assert_false(aitk_text_blank("  hf_x "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failure_is_sticky),
         cmocka_unit_test(test_steal_hands_over_buffer),
         cmocka_unit_test(test_utf8_repair),
+        cmocka_unit_test(test_text_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

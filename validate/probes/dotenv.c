@@ -5,13 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool blank(const char *s)
-{
-    for (; s && *s; s++)
-        if (!isspace((unsigned char)*s))
-            return false;
-    return true;
-}
+#include "common/str.h"
 
 /* Whether v[0..n) holds anything but spaces once each ${NAME} or
  * ${NAME:-default} in it is replaced as python-dotenv's load_dotenv
@@ -41,7 +35,7 @@ static bool nonblank_expanded(const char *v, size_t n, bool expand)
         char key[256];
         snprintf(key, sizeof key, "%.*s", (int)(name_len < 255 ? name_len : 255), name);
         const char *value = getenv(key);
-        if (value ? !blank(value) : nonblank_expanded(dflt, dflt_len, false))
+        if (value ? !aitk_text_blank(value) : nonblank_expanded(dflt, dflt_len, false))
             return true;
         i = (size_t)(close - v);
     }

@@ -47,6 +47,27 @@ int aitk_version_compare(const char *a, const char *b)
 #define SEP "/"
 #endif
 
+aitk_status aitk_host_hf_home(aitk_str *dir, const char **why)
+{
+    const char *v;
+    aitk_str_clear(dir);
+    if ((v = getenv("HF_HOME")) && *v) {
+        *why = "HF_HOME";
+        return aitk_str_append(dir, v);
+    }
+    if ((v = getenv("XDG_CACHE_HOME")) && *v) {
+        *why = "XDG_CACHE_HOME";
+        return aitk_str_appendf(dir, "%s" SEP "huggingface", v);
+    }
+    const char *home = aitk_host_home();
+    if (!home) {
+        *why = "no home folder: HOME is not set and the user has none in the password database";
+        return AITK_E_NOTFOUND;
+    }
+    *why = "default (~/.cache/huggingface)";
+    return aitk_str_appendf(dir, "%s" SEP ".cache" SEP "huggingface", home);
+}
+
 aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
 {
     const char *v;
@@ -59,21 +80,10 @@ aitk_status aitk_host_model_cache_dir(aitk_str *dir, const char **why)
         *why = "HUGGINGFACE_HUB_CACHE";
         return aitk_str_append(dir, v);
     }
-    if ((v = getenv("HF_HOME")) && *v) {
-        *why = "HF_HOME";
-        return aitk_path_join(dir, v, "hub");
-    }
-    if ((v = getenv("XDG_CACHE_HOME")) && *v) {
-        *why = "XDG_CACHE_HOME";
-        return aitk_str_appendf(dir, "%s" SEP "huggingface" SEP "hub", v);
-    }
-    const char *home = aitk_host_home();
-    if (!home) {
-        *why = "no home folder: HOME is not set and the user has none in the password database";
-        return AITK_E_NOTFOUND;
-    }
-    *why = "default (~/.cache/huggingface/hub)";
-    return aitk_str_appendf(dir, "%s" SEP ".cache" SEP "huggingface" SEP "hub", home);
+    aitk_status st = aitk_host_hf_home(dir, why);
+    if (!st && strncmp(*why, "default", 7) == 0)
+        *why = "default (~/.cache/huggingface/hub)";
+    return st ? st : aitk_str_append(dir, SEP "hub");
 }
 
 static int has_flag(const char *flags, const char *flag)

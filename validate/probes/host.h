@@ -7,6 +7,12 @@
 /* Fills ctx->env "host" and adds the host.* checks. */
 aitk_status aitk_host_checks(aitk_run_ctx *ctx);
 
+/* The Hugging Face home folder, as huggingface_hub's constants.py
+ * resolves HF_HOME: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+ * ~/.cache/huggingface (its token file and hub cache default to folders in
+ * it). `why` says which rule picked it; AITK_E_NOTFOUND without a home. */
+aitk_status aitk_host_hf_home(aitk_str *dir, const char **why);
+
 /* The Hugging Face hub cache folder, as huggingface_hub resolves it:
  * HUGGINGFACE_HUB_CACHE, else HF_HUB_CACHE, else $HF_HOME/hub, else
  * $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/str.h"
 #include "common/alloc.h"
 #include "common/data.h"
 #include "common/fileio.h"
@@ -16,12 +17,6 @@
 
 #define DATA_FILE "validate/probes/hub.yaml"
 #define MAX_INDEX (16 * 1024 * 1024)
-
-static bool ends_with(const char *s, const char *tail)
-{
-    const size_t n = strlen(s), m = strlen(tail);
-    return n >= m && strcmp(s + n - m, tail) == 0;
-}
 
 /* Every shard a *.safetensors.index.json names (its weight_map's values)
  * exists beside it; the first that does not goes to `missing`. */
@@ -69,9 +64,9 @@ static bool component_cached(const char *snapshot, const char *component, aitk_s
         for (size_t i = 0; i < count; i++) {
             aitk_str file = AITK_STR_INIT;
             aitk_path_join(&file, aitk_str_cstr(&folder), names[i]);
-            if (ends_with(names[i], ".safetensors.index.json"))
+            if (aitk_text_ends_with(names[i], ".safetensors.index.json"))
                 whole &= shards_present(aitk_str_cstr(&folder), names[i], missing);
-            else if (ends_with(names[i], ".safetensors"))
+            else if (aitk_text_ends_with(names[i], ".safetensors"))
                 weights |= aitk_path_exists(aitk_str_cstr(&file));
             aitk_str_free(&file);
         }

@@ -1,6 +1,5 @@
 #include "validate/probes/hub_token.h"
 
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +7,9 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "common/proc.h"
+#include "common/str.h"
 #include "validate/probes/dotenv.h"
-#include "validate/probes/host_sys.h"
+#include "validate/probes/host.h"
 
 #ifdef _WIN32
 #define SEP "\\"
@@ -34,28 +34,15 @@ static const char db_script[] =
     "except Exception as e:\n"
     "    print('error: %s: %s' % (type(e).__name__, (str(e).splitlines() or [''])[0]))\n";
 
-static bool blank(const char *s)
-{
-    for (; s && *s; s++)
-        if (!isspace((unsigned char)*s))
-            return false;
-    return true;
-}
-
 aitk_status aitk_hub_token_file(aitk_str *path)
 {
-    const char *v;
-    aitk_str_clear(path);
-    if ((v = getenv("HF_TOKEN_PATH")) && *v)
+    const char *v = getenv("HF_TOKEN_PATH"), *why = "";
+    if (v && *v) {
+        aitk_str_clear(path);
         return aitk_str_append(path, v);
-    if ((v = getenv("HF_HOME")) && *v)
-        return aitk_path_join(path, v, "token");
-    if ((v = getenv("XDG_CACHE_HOME")) && *v)
-        return aitk_str_appendf(path, "%s" SEP "huggingface" SEP "token", v);
-    const char *home = aitk_host_home();
-    if (!home)
-        return AITK_E_NOTFOUND;
-    return aitk_str_appendf(path, "%s" SEP ".cache" SEP "huggingface" SEP "token", home);
+    }
+    aitk_status st = aitk_host_hf_home(path, &why);
+    return st ? st : aitk_str_append(path, SEP "token");
 }
 
 /* A file whose text is not blank (a token file), or that sets HF_TOKEN
@@ -66,7 +53,7 @@ static bool file_has_token(const char *path, bool dotenv)
     size_t len = 0;
     aitk_str err = AITK_STR_INIT;
     bool has = aitk_file_read(path, MAX_TOKEN_FILE, &text, &len, &err) == AITK_OK && text &&
-               (dotenv ? aitk_dotenv_sets(text, "HF_TOKEN") : !blank(text));
+               (dotenv ? aitk_dotenv_sets(text, "HF_TOKEN") : !aitk_text_blank(text));
     aitk_free(text);
     aitk_str_free(&err);
     return has;
@@ -161,7 +148,7 @@ aitk_status aitk_hub_token_find(const char *checkout, const char *python, aitk_h
     const char *var = "HF_TOKEN", *v = getenv(var);
     if (!v || !*v)
         v = getenv(var = "HUGGING_FACE_HUB_TOKEN");
-    if (v && !blank(v)) {
+    if (v && !aitk_text_blank(v)) {
         aitk_str_appendf(&out->found, "%s in the environment", var);
         return aitk_str_status(&out->found);
     }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/str.h"
 #include "common/alloc.h"
 #include "common/fileio.h"
 
@@ -160,16 +161,11 @@ static int compare_versions(const char *a, const char *b)
     return 0;
 }
 
-static bool ends_with(const char *s, const char *tail)
-{
-    size_t n = strlen(s), m = strlen(tail);
-    return n >= m && strcmp(s + n - m, tail) == 0;
-}
-
 /* A pre-release, or a build pyenv-latest never picks for a prefix. */
 static bool unpicked_build(const char *name, bool free_threaded)
 {
-    if (ends_with(name, "-dev") || ends_with(name, "-src") || ends_with(name, "-latest"))
+    if (aitk_text_ends_with(name, "-dev") || aitk_text_ends_with(name, "-src") ||
+        aitk_text_ends_with(name, "-latest"))
         return true;
     size_t n = strlen(name);
     size_t digits = 0;
@@ -200,7 +196,7 @@ static bool resolve_version(const char *root, const char *want, aitk_str *out)
     if (!ok)
         aitk_dir_names(aitk_str_cstr(&dir), &names, &count, NULL);
     char *prefix = aitk_strdup(want);
-    bool free_threaded = prefix && strlen(prefix) >= 2 && ends_with(prefix, "t") &&
+    bool free_threaded = prefix && strlen(prefix) >= 2 && aitk_text_ends_with(prefix, "t") &&
                          prefix[strlen(prefix) - 2] >= '0' && prefix[strlen(prefix) - 2] <= '9';
     if (free_threaded)
         prefix[strlen(prefix) - 1] = '\0';

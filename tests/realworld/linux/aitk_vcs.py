@@ -271,7 +271,8 @@ def git_off_path(exe, venv, checkout, out):
     interpreter's path, so neither needs PATH for anything but git."""
     requirements = os.path.join(checkout, "requirements.txt")
     with_git = os.path.dirname(shutil.which("git"))
-    for label, path in (("git off PATH", "/nonexistent"), ("git on PATH", with_git)):
+    runs = (("git off PATH", "/nonexistent"), ("git on PATH", with_git))
+    for label, path in runs:
         env = dict(os.environ, PATH=path)
         r = run([python_of(venv), "-m", "pip", "install", "--dry-run", "--no-deps",
                  "--no-build-isolation", "--disable-pip-version-check", "-r", requirements],
@@ -286,7 +287,7 @@ def git_off_path(exe, venv, checkout, out):
                      r.returncode, "says git is not on PATH" if tool_says else "says nothing"))
         rw.check(remedy.startswith("First install git") == tool_says,
                  "%s: the remedy %s" % (label, remedy[:80]))
-    return 2
+    return len(runs)
 
 
 def main():
@@ -316,7 +317,8 @@ def main():
     pip_keeps_same_version(repo, commits, layouts["commit-0.42.1"], a.out)
 
     rows = []
-    for cname, checkout in checkouts(a.out, repo, commits).items():
+    made = checkouts(a.out, repo, commits)
+    for cname, checkout in made.items():
         for lname, venv in layouts.items():
             want = oracle_unmet(venv, os.path.join(checkout, "requirements.txt"))
             entries, status, obs = tool_entries(a.exe, venv, checkout,
@@ -335,7 +337,6 @@ def main():
     print("\n%-20s %-14s %-12s %s" % ("checkout", "layout", "tool: not", "pip: not met"))
     for row in rows:
         print("%-20s %-14s %-12s %s" % row)
-    made = checkouts(a.out, repo, commits)
     runs = git_off_path(a.exe, layouts["index"], made["commit-new"],
                         os.path.join(a.out, "vcs-git.json"))
     return rw.finish(len(rows) + runs, "pip's reading and pip's runs")
