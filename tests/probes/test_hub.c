@@ -19,6 +19,14 @@
 #include "validate/probes/hub_token.h"
 
 #define SECRET "hf_aitkTestSecret0123456789abcdefghij"
+/* What the tool puts after HF_HOME, as huggingface_hub's os.path.join
+ * does (validate/probes/host.c, aitk_host_hf_home's callers); the cache's
+ * own folders below it are joined with '/'. */
+#ifdef _WIN32
+#define HF_SEP "\\"
+#else
+#define HF_SEP "/"
+#endif
 
 /* .env lines as python-dotenv reads them (its README, "File format"). */
 static void test_dotenv(void **state)
@@ -140,7 +148,7 @@ static void test_token_places(void **state)
     /* The token file `hf auth login` writes, and HF_TOKEN_PATH's. */
     pt_write(hf_home, "token", SECRET "\n");
     r = run_hub(checkout, hf_home, NULL, NULL);
-    snprintf(text, sizeof text, "token: the token file %s/token", hf_home);
+    snprintf(text, sizeof text, "token: the token file %s" HF_SEP "token", hf_home);
     pt_assert_contains(pt_text(pt_check(r, "hub.access"), "observed"), text);
     cJSON_Delete(r);
     pt_write(hf_home, "token", "  \n");
@@ -262,7 +270,11 @@ static void test_cached_model(void **state)
     r = run_hub(d, hf_home, NULL, NULL);
     c = pt_check(r, "hub.access");
     pt_assert_status(c, "warn");
-    pt_assert_contains(pt_text(c, "observed"), shard);
+    char named[1600];
+    snprintf(named, sizeof named,
+             "%s" HF_SEP "%s/snapshots/0ef5fff789c832c5c7f4e127f94c8b54bbcced44/transformer/"
+             "diffusion_pytorch_model-00002-of-00002.safetensors", hf_home, repo);
+    pt_assert_contains(pt_text(c, "observed"), named);
     cJSON_Delete(r);
 #ifndef _WIN32
     /* A link into blobs/ whose blob never finished: not there either. */
