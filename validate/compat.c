@@ -82,6 +82,7 @@ static const rule_def profile_rules[] = {
     {"host", "model_cache_free_gb", KIND_GB, "34"},
     {"python", "min_version", KIND_MAJOR_MINOR, "3.10"},
     {"python", "max_version", KIND_MAJOR_MINOR, "3.12"},
+    {"python", "companions_required", KIND_TEXT, "torchaudio"},
     {"cuda", "torch_pin", KIND_TORCH_BUILD, "2.13.0+cu130"},
     {"cuda", "min_torch_cuda", KIND_MAJOR_MINOR, "11.8"},
     {"workload_vram_gb", NULL, KIND_GB, "24"},

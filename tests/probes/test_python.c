@@ -818,6 +818,43 @@ static void test_pyenv_shim_not_installed_passes_on(void **state)
     free(root);
 }
 
+/* ai-toolkit imports torchaudio when any job starts (toolkit/config_modules.py
+ * since 2025-09) and its requirements.txt does not install it: a job stops
+ * with "No module named 'torchaudio'" (ostris/ai-toolkit issues #415, #436).
+ * The remedy keeps the installed torch. */
+static void test_companion_torchaudio_missing(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-noaudio");
+    const char *pkgs[] = {"torch==2.13.0+cu130", "torchvision==0.28.0+cu130", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, "13.0");
+    cJSON *r = run_quick(venv, NULL);
+    const cJSON *c = pt_check(r, "python.torch_companions");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "torchaudio not installed");
+    pt_assert_contains(pt_text(c, "message"), "No module named 'torchaudio'");
+    pt_assert_contains(pt_text(c, "remedy"), "pip install torchaudio==2.11.0 --index-url "
+                                             "https://download.pytorch.org/whl/cu130");
+    pt_assert_contains(pt_text(c, "source"), "toolkit/config_modules.py");
+    cJSON_Delete(r);
+    /* The original guide's profile predates ai-toolkit's torchaudio import. */
+    r = run_quick(venv, "seed-guide");
+    pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
+    cJSON_Delete(r);
+    free(venv);
+    /* A torch with no row for its companions: pip is told to keep it. */
+    venv = pt_tempdir("py-noaudio-new");
+    const char *newer[] = {"torch==2.15.0+cu132", "torchvision==0.29.2+cu132", NULL};
+    pt_fake_venv(venv, "3.12.3", newer, "13.2");
+    r = run_quick(venv, NULL);
+    c = pt_check(r, "python.torch_companions");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "remedy"), "pip install \"torch==2.15.0\" torchaudio "
+                                             "--index-url https://download.pytorch.org/whl/cu132");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 /* Issue 20: PyPI's torchvision has no local label in its metadata; its
  * version.py has the build's ("0.20.1+cu124"). A plain pip install of
  * torch and torchvision belongs together. */
@@ -825,7 +862,7 @@ static void test_companion_label_from_version_py(void **state)
 {
     (void)state;
     char *venv = pt_tempdir("py-tvlabel");
-    const char *pkgs[] = {"torch==2.5.1", "torchvision==0.20.1", NULL};
+    const char *pkgs[] = {"torch==2.5.1", "torchvision==0.20.1", "torchaudio==2.5.1", NULL};
     pt_fake_venv(venv, "3.11.9", pkgs, "12.4");
     char *site = pt_site(venv, "3.11.9");
     pt_write(site, "torchvision/version.py",
@@ -974,6 +1011,7 @@ int main(void)
         cmocka_unit_test(test_no_torch_and_requirements),
         cmocka_unit_test(test_checkout_requirements),
         cmocka_unit_test(test_companion_label_from_version_py),
+        cmocka_unit_test(test_companion_torchaudio_missing),
         cmocka_unit_test(test_requirement_import_error),
         cmocka_unit_test(test_requirement_lazy_class_error),
         cmocka_unit_test(test_deep_import_error),

@@ -245,6 +245,48 @@ static const char *local_label(const char *version)
     return plus ? plus + 1 : "";
 }
 
+/* Whether the space-separated `list` names `name`. */
+static bool listed(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list ? list : ""; *p;) {
+        p += strspn(p, " ");
+        const size_t len = strcspn(p, " ");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+/* A companion the profile says every job imports (companions_required) and
+ * that is not installed: the job stops at start-up with "No module named
+ * 'torchaudio'". The remedy pins torch to the installed build so that pip
+ * picks a companion made for it instead of replacing torch. */
+static void judge_missing_companion(judged *j, const aitk_yaml_node *rule, const char *name,
+                                    const char *want, const char *torch_version,
+                                    const char *variant, aitk_check_status *status)
+{
+    aitk_str_appendf(&j->msg, "%s is not installed, and ai-toolkit imports it when any job "
+                              "starts: the job stops with \"No module named '%s'\" (pip install "
+                              "-r requirements.txt does not install it; the README's torch line "
+                              "does). ", name, name);
+    if (aitk_compat_rule_severity(rule) > *status)
+        *status = aitk_compat_rule_severity(rule);
+    aitk_str_appendf(&j->fix, "%sIn this environment: pip install", j->fix.len ? " " : "");
+    if (want)
+        aitk_str_appendf(&j->fix, " %s==%s", name, want);
+    else
+        aitk_str_appendf(&j->fix, " \"torch==%s\" %s", torch_version, name);
+    aitk_str_appendf(&j->fix, " --index-url " PIP_INDEX "%s", *variant ? variant : "cu128");
+    if (!want)
+        aitk_str_appendf(&j->fix, " (torch named so that pip picks the %s made for it and "
+                                  "keeps this torch).", name);
+    else
+        aitk_str_append(&j->fix, ".");
+    aitk_str_appendf(&j->src, "; %s", aitk_compat_rule_source(rule));
+}
+
 static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const cJSON *torch)
 {
     const char *tv = aitk_field_str(torch, "version");
@@ -259,11 +301,19 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
     aitk_str_append(&j.src, row ? aitk_compat_rule_source(row)
                                 : "PyTorch release notes: torch, torchvision and torchaudio come "
                                   "from one release and one CUDA variant (pytorch/pytorch RELEASE.md, Release Compatibility Matrix; https://pytorch.org/get-started/previous-versions/)");
-    aitk_check_status status = AITK_CHECK_PASS;
+    aitk_check_status status = AITK_CHECK_PASS, missing = AITK_CHECK_PASS;
     static const char *const names[] = {"torchvision", "torchaudio"};
+    const aitk_yaml_node *required = aitk_compat_rule(ctx->compat, "python", "companions_required");
     aitk_str_appendf(&j.exp, "same CUDA variant (+%s)", *tvar ? tvar : "?");
     for (size_t i = 0; i < 2; i++) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, names[i]);
+        if (!p && listed(aitk_compat_rule_text(required), names[i])) {
+            aitk_str_appendf(&j.obs, ", %s not installed", names[i]);
+            aitk_str_appendf(&j.exp, ", %s installed", names[i]);
+            judge_missing_companion(&j, required, names[i],
+                                    scalar_text(aitk_yaml_get(value, names[i])), base, tvar,
+                                    &missing);
+        }
         if (!p)
             continue;
         /* PyPI's wheels: the label is in version.py, not the metadata. */
@@ -291,9 +341,10 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
             status = AITK_CHECK_FAIL;
         }
     }
-    if (status == AITK_CHECK_PASS) {
+    if (status == AITK_CHECK_PASS && missing == AITK_CHECK_PASS) {
         aitk_str_append(&j.msg, "torch and its companions belong together");
-    } else {
+    } else if (status != AITK_CHECK_PASS) {
+        aitk_str_clear(&j.fix);
         aitk_str_appendf(&j.fix, "Reinstall the three from one index: pip install --force-reinstall "
                                  "torch==%s", base);
         const char *tvv = scalar_text(aitk_yaml_get(value, "torchvision"));
@@ -304,7 +355,8 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
             aitk_str_appendf(&j.fix, " torchaudio==%s", tav);
         aitk_str_appendf(&j.fix, " --index-url " PIP_INDEX "%s", *tvar ? tvar : "cu128");
     }
-    return add_judged(ctx, &j, "torch, torchvision, torchaudio", status);
+    return add_judged(ctx, &j, "torch, torchvision, torchaudio",
+                      missing > status ? missing : status);
 }
 
 static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
