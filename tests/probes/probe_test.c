@@ -317,3 +317,35 @@ void pt_assert_status_at(const cJSON *check, const char *status, const char *fil
         _fail(file, line);
     }
 }
+
+char *pt_real_venv(const char *venv, const char *const dists[][2], size_t n, const char *cuda,
+                   char root[800])
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s/v' >/dev/null 2>&1", venv);
+    if (system(cmd) != 0)
+        skip();
+    char ver[32] = "";
+    snprintf(root, 800, "%s/v", venv);
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
+                              "sys.version_info[:2])'", root);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(ver, sizeof ver, f));
+    pclose(f);
+    ver[strcspn(ver, "\n")] = '\0';
+    char *site = pt_site(root, ver);
+    for (size_t i = 0; i < n; i++) {
+        char rel[256], meta[256];
+        snprintf(rel, sizeof rel, "%s-%s.dist-info/METADATA", dists[i][0], dists[i][1]);
+        snprintf(meta, sizeof meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n",
+                 dists[i][0], dists[i][1]);
+        pt_write(site, rel, meta);
+    }
+    char text[256];
+    snprintf(text, sizeof text, "__version__ = '%s'\n", dists[0][1]);
+    pt_write(site, "torch/__init__.py", text);
+    snprintf(text, sizeof text, "__version__ = '%s'\ncuda = '%s'\n", dists[0][1], cuda);
+    pt_write(site, "torch/version.py", text);
+    return site;
+}

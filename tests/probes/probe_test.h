@@ -4,6 +4,7 @@
 #define AITK_TESTS_PROBE_TEST_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 
 /* The driver's libraries as the probes name them, and how a list of stub
  * folders is written (searched in order, as the loader searches): on Linux
@@ -39,6 +40,14 @@ void pt_fake_venv(const char *root, const char *pyver, const char *const *pkgs,
                   const char *torch_cuda);
 /* site-packages folder of such a venv, into a malloc'ed string. */
 char *pt_site(const char *root, const char *pyver);
+
+/* A real environment (python3 -m venv, without pip) in VENV/v whose site
+ * folder holds the distributions `dists` (name and version; the first is
+ * torch, with its version files, built for CUDA `cuda`): its folder into
+ * `root`, its site folder returned (caller frees). Skips the test where
+ * python3 cannot make one. */
+char *pt_real_venv(const char *venv, const char *const dists[][2], size_t n, const char *cuda,
+                   char root[800]);
 
 /* Runs AITK_EXE with `args` (NULL-terminated) plus --json <tmp>, with
  * LD_LIBRARY_PATH=lib_dir (on Windows: lib_dir's stubs in System32) and AITK_STUB_GPU=spec (either may be NULL) and

@@ -882,43 +882,6 @@ static void test_companion_label_from_version_py(void **state)
     free(venv);
 }
 
-/* A real environment (python3 -m venv, without pip) in VENV/v whose site
- * folder holds the distributions `dists` (name and version; the first is
- * torch, with its version files, built for CUDA `cuda`): its folder into
- * `root`, its site folder returned. Skips the test where python3 cannot
- * make one. */
-static char *real_venv(const char *venv, const char *const dists[][2], size_t n,
-                       const char *cuda, char root[800])
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s/v' >/dev/null 2>&1", venv);
-    if (system(cmd) != 0)
-        skip();
-    char ver[32] = "";
-    snprintf(root, 800, "%s/v", venv);
-    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
-                              "sys.version_info[:2])'", root);
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(ver, sizeof ver, f));
-    pclose(f);
-    ver[strcspn(ver, "\n")] = '\0';
-    char *site = pt_site(root, ver);
-    for (size_t i = 0; i < n; i++) {
-        char rel[256], meta[256];
-        snprintf(rel, sizeof rel, "%s-%s.dist-info/METADATA", dists[i][0], dists[i][1]);
-        snprintf(meta, sizeof meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n",
-                 dists[i][0], dists[i][1]);
-        pt_write(site, rel, meta);
-    }
-    char text[256];
-    snprintf(text, sizeof text, "__version__ = '%s'\n", dists[0][1]);
-    pt_write(site, "torch/__init__.py", text);
-    snprintf(text, sizeof text, "__version__ = '%s'\ncuda = '%s'\n", dists[0][1], cuda);
-    pt_write(site, "torch/version.py", text);
-    return site;
-}
-
 /* diffusers and transformers load their classes on first use: `import
  * diffusers` passes where `from diffusers import AutoencoderTiny` fails
  * (ostris/ai-toolkit issue #546). The packages here behave as diffusers'
@@ -930,7 +893,7 @@ static void test_requirement_lazy_class_error(void **state)
     static const char *const dists[][2] = {
         {"torch", "2.9.1"}, {"diffusers", "0.36.0"}, {"transformers", "4.57.3"}};
     char root[800];
-    char *site = real_venv(venv, dists, 3, "12.8", root);
+    char *site = pt_real_venv(venv, dists, 3, "12.8", root);
     /* A class that fails to load, with diffusers' own wording (its
      * utils/import_utils.py, _LazyModule._get_module), over two lines. */
     pt_write(site, "diffusers/__init__.py",
@@ -978,7 +941,7 @@ static void test_requirement_import_error(void **state)
     static const char *const dists[][2] = {
         {"torch", "2.5.1"}, {"diffusers", "0.35.0"}, {"peft", "0.17.0"}};
     char root[800];
-    char *site = real_venv(venv, dists, 3, "12.4", root);
+    char *site = pt_real_venv(venv, dists, 3, "12.4", root);
     pt_write(site, "diffusers/__init__.py", "import torch\ntorch.accelerator\n");
     pt_write(site, "peft/__init__.py", "import torch\n");
     const char *args[] = {"--python", root, "--model", "flux1-dev", "--steps", "1", NULL};

@@ -12,6 +12,7 @@
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/compat.h"
+#include "validate/probes/aitk_startup.h"
 #include "validate/probes/gpu_util.h"
 #include "validate/probes/path_search.h"
 #include "validate/probes/pydeep.h"
@@ -731,5 +732,7 @@ aitk_status aitk_python_checks(aitk_run_ctx *ctx)
     }
     if (!st)
         st = check_requirements(ctx, sel, pkgs);
+    if (!st && ctx->level >= AITK_LEVEL_STANDARD)
+        st = aitk_startup_check(ctx, sel);
     return st;
 }

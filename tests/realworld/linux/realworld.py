@@ -678,7 +678,9 @@ def check_pinned(venv, req):
               "the overlay's %s wheel is the pinned %s (found %s)" % (name, want, found))
 
 
-def pip_install_no_deps(venv, req):
+def pip_install_no_deps(venv, req, sdists=()):
+    """pip install --no-deps --require-hashes -r req into venv, wheels only
+    but for the projects in `sdists` (published as source only)."""
     why = registry_reachable()
     if why:
         shutil.rmtree(venv, ignore_errors=True)
@@ -687,7 +689,8 @@ def pip_install_no_deps(venv, req):
     # pip is in the copied site-packages: it installs into this venv.
     r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install",
                         "--no-cache-dir", "--disable-pip-version-check", "--no-deps",
-                        "--require-hashes", "--only-binary=:all:", "-r", req])
+                        "--require-hashes", "--only-binary=:all:"]
+                       + ["--no-binary=" + name for name in sdists] + ["-r", req])
     if r.returncode != 0:
         shutil.rmtree(venv, ignore_errors=True)
         sys.exit("pip install -r %s failed with %d" % (req, r.returncode))

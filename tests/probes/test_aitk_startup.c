@@ -1,0 +1,200 @@
+/* python.aitk_startup through the binary: a small checkout laid out as
+ * ai-toolkit's (run.py, toolkit/job.py, toolkit/extension.py,
+ * jobs/ExtensionJob.py, extensions_built_in/<name>/) in a real python3
+ * venv. What real ai-toolkit checkouts do is judged against run.py itself
+ * by realworld.linux.aitk-startup; here each verdict's path is driven. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "probe_test.h"
+
+/* A torch the deep check can ask its questions of (no GPU). */
+static const char fake_torch[] =
+    "__version__ = '2.9.1'\n"
+    "from . import version\n"
+    "class cuda:\n"
+    "    is_available = staticmethod(lambda: False)\n"
+    "    get_arch_list = staticmethod(lambda: [])\n"
+    "    device_count = staticmethod(lambda: 0)\n"
+    "class backends:\n"
+    "    class cudnn:\n"
+    "        version = staticmethod(lambda: None)\n";
+
+/* toolkit/extension.py as ai-toolkit's: every package of extensions_built_in
+ * imported, each one's AI_TOOLKIT_EXTENSIONS collected, get_process()
+ * called. run.py's body below its imports must not run. */
+static void write_checkout(const char *aitk)
+{
+    pt_write(aitk, "requirements.txt", "torch\n");
+    pt_write(aitk, "run.py",
+             "import os\nimport sys\nfrom toolkit.job import get_job\n"
+             "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'BODY_RAN'), 'w')\n");
+    pt_write(aitk, "toolkit/__init__.py", "");
+    pt_write(aitk, "toolkit/job.py", "def get_job(config, name=None):\n    return None\n");
+    pt_write(aitk, "toolkit/extension.py",
+             "import importlib, os, pkgutil\n"
+             "ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+             "def get_all_extensions_process_dict():\n"
+             "    found = {}\n"
+             "    for _, name, _ in pkgutil.iter_modules([os.path.join(ROOT, "
+             "'extensions_built_in')]):\n"
+             "        m = importlib.import_module('extensions_built_in.' + name)\n"
+             "        for e in getattr(m, 'AI_TOOLKIT_EXTENSIONS', []):\n"
+             "            found[e.uid] = e.get_process()\n"
+             "    return found\n");
+    pt_write(aitk, "jobs/__init__.py", "from .ExtensionJob import ExtensionJob\n");
+    pt_write(aitk, "jobs/ExtensionJob.py",
+             "from toolkit.extension import get_all_extensions_process_dict\n"
+             "class ExtensionJob:\n    pass\n");
+    pt_write(aitk, "extensions_built_in/__init__.py", "");
+    pt_write(aitk, "extensions_built_in/sd_trainer/__init__.py",
+             "class SDTrainerExtension:\n    uid = 'sd_trainer'\n"
+             "    @classmethod\n    def get_process(cls):\n"
+             "        from .SDTrainer import SDTrainer\n        return SDTrainer\n"
+             "AI_TOOLKIT_EXTENSIONS = [SDTrainerExtension]\n");
+    pt_write(aitk, "extensions_built_in/sd_trainer/SDTrainer.py", "class SDTrainer:\n    pass\n");
+}
+
+static cJSON *run_standard(const char *root, const char *aitk)
+{
+    const char *args[] = {"--python", root, "--aitk-dir", aitk, "--model", "flux1-dev",
+                          "--steps", "1", NULL};
+    int rc = 0;
+    return pt_run(NULL, NULL, args, NULL, &rc);
+}
+
+static int exists(const char *dir, const char *rel)
+{
+    char path[1200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return stat(path, &st) == 0;
+}
+
+static void test_startup_verdicts(void **state)
+{
+    (void)state;
+    char *base = pt_tempdir("aitk-startup");
+    char root[800], aitk[900];
+    static const char *const dists[][2] = {{"torch", "2.9.1"}};
+    char *site = pt_real_venv(base, dists, 1, "12.8", root);
+    pt_write(site, "torch/__init__.py", fake_torch);
+    snprintf(aitk, sizeof aitk, "%s/ai-toolkit", base);
+    write_checkout(aitk);
+    cJSON *r = run_standard(root, aitk);
+    const cJSON *c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "observed"), "run.py's imports and 1 job types");
+    cJSON_Delete(r);
+    if (exists(aitk, "BODY_RAN"))
+        fail_msg("run.py's body ran; only its imports should");
+    if (exists(aitk, "toolkit/__pycache__") || exists(aitk, "extensions_built_in/__pycache__"))
+        fail_msg("bytecode was written into the checkout");
+
+    /* An extension importing a module nothing installs: the line named. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py",
+             "import os\n\nimport not_installed_anywhere\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"),
+                       "ModuleNotFoundError: No module named 'not_installed_anywhere' "
+                       "(at extensions_built_in/audio/__init__.py:3)");
+    pt_assert_contains(pt_text(c, "message"), "importing its extensions");
+    pt_assert_contains(pt_text(c, "remedy"), "pip install -r requirements.txt");
+    cJSON_Delete(r);
+
+    /* ai-toolkit's own words for a diffusers older than its commit. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py",
+             "raise ImportError('Diffusers is out of date. Update diffusers to the latest "
+             "version by doing pip uninstall diffusers and then pip install -r "
+             "requirements.txt')\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "remedy"), "pip uninstall -y diffusers");
+    cJSON_Delete(r);
+
+    /* Two packages that do not fit: diffusers' words over transformers'. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py",
+             "raise RuntimeError(\"Failed to import diffusers.pipelines.stable_diffusion because "
+             "of the following error (look up to see its traceback):\\ncannot import name "
+             "'FLAX_WEIGHTS_NAME' from 'transformers.utils'\")\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_contains(pt_text(c, "observed"), "(look up to see its traceback): cannot import "
+                                               "name 'FLAX_WEIGHTS_NAME'");
+    pt_assert_contains(pt_text(c, "remedy"), "versions that do not fit");
+    cJSON_Delete(r);
+
+    /* An import in run.py itself. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py", "");
+    pt_write(aitk, "run.py", "from dotenv_missing_here import load_dotenv\nload_dotenv()\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "in run.py's imports");
+    pt_assert_contains(pt_text(c, "observed"), "(at run.py:1)");
+    cJSON_Delete(r);
+
+    /* The interpreter dies inside an import (a native library's abort). */
+    pt_write(aitk, "run.py", "import os\n");
+    pt_write(aitk, "extensions_built_in/audio/__init__.py", "import os\nos._exit(3)\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "exited with 3");
+    cJSON_Delete(r);
+    free(site);
+    free(base);
+}
+
+static void test_startup_not_run(void **state)
+{
+    (void)state;
+    char *base = pt_tempdir("aitk-startup-skip");
+    char root[800], aitk[900];
+    static const char *const dists[][2] = {{"torch", "2.9.1"}};
+    char *site = pt_real_venv(base, dists, 1, "12.8", root);
+    snprintf(aitk, sizeof aitk, "%s/ai-toolkit", base);
+    write_checkout(aitk);
+    /* torch's import fails: python.import_torch says so, this waits. */
+    pt_write(site, "torch/__init__.py", "raise ImportError('DLL load failed')\n");
+    cJSON *r = run_standard(root, aitk);
+    const cJSON *c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "skip");
+    pt_assert_contains(pt_text(c, "message"), "import torch fails first");
+    cJSON_Delete(r);
+    /* No checkout given and none in the current folder. */
+    pt_write(site, "torch/__init__.py", fake_torch);
+    const char *args[] = {"--python", root, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    r = pt_run(NULL, NULL, args, NULL, &rc);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "skip");
+    pt_assert_contains(pt_text(c, "message"), "no ai-toolkit checkout");
+    cJSON_Delete(r);
+    /* --quick runs no interpreter: the check is not made. */
+    const char *quick[] = {"--quick", "--python", root, "--aitk-dir", aitk, NULL};
+    r = pt_run(NULL, NULL, quick, NULL, &rc);
+    if (pt_find_check(r, "python.aitk_startup"))
+        fail_msg("python.aitk_startup was made at --quick");
+    cJSON_Delete(r);
+    free(site);
+    free(base);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_startup_verdicts),
+        cmocka_unit_test(test_startup_not_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,231 @@
+#include "validate/probes/aitk_startup.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/str.h"
+#include "reports/fields.h"
+#include "validate/probes/pydeep.h"
+#include "validate/probes/pyreqs.h"
+
+/* Importing everything ai-toolkit imports (torch, diffusers, transformers,
+ * every extension's model code) takes 5-30 s on a local disk; a network
+ * file system or a cold cache can take minutes. */
+#define STARTUP_TIMEOUT_MS 300000
+
+/* argv[1]: the checkout. run.py sets NO_ALBUMENTATIONS_UPDATE and
+ * DISABLE_TELEMETRY before its imports (albumentations asks PyPI for a newer
+ * version at import otherwise); HF_HUB_OFFLINE keeps any import off the
+ * network. Only run.py's top-level import statements run, read with ast, so
+ * that neither its .env loading nor its main() does. `stage` says how far
+ * the start-up came. */
+static const char script[] =
+    "import ast, json, os, sys, time, traceback\n"
+    "root = os.path.abspath(sys.argv[1])\n"
+    "sys.dont_write_bytecode = True\n"
+    "os.environ.setdefault('NO_ALBUMENTATIONS_UPDATE', '1')\n"
+    "os.environ.setdefault('DISABLE_TELEMETRY', 'YES')\n"
+    "os.environ['HF_HUB_OFFLINE'] = '1'\n"
+    "sys.path.insert(0, root)\n"
+    "r = {'stage': 'run.py'}\n"
+    "t = time.time()\n"
+    "try:\n"
+    "    path = os.path.join(root, 'run.py')\n"
+    "    with open(path, 'rb') as f:\n"
+    "        tree = ast.parse(f.read(), path)\n"
+    "    body = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]\n"
+    "    exec(compile(ast.Module(body=body, type_ignores=[]), path, 'exec'),\n"
+    "         {'__name__': 'aitk_run'})\n"
+    "    r['stage'] = 'jobs'\n"
+    "    from jobs import ExtensionJob\n"
+    "    from toolkit.extension import get_all_extensions_process_dict\n"
+    "    r['stage'] = 'extensions'\n"
+    "    r['job_types'] = len(get_all_extensions_process_dict())\n"
+    "    r['stage'] = 'done'\n"
+    "except BaseException as e:\n"
+    "    r['error'] = ' '.join(('%s: %s' % (type(e).__name__, e)).split())[:800]\n"
+    "    mine = [f for f in traceback.extract_tb(e.__traceback__) if not\n"
+    "            f.filename.startswith('<') and\n"
+    "            os.path.abspath(f.filename).startswith(root + os.sep)]\n"
+    "    if mine:\n"
+    "        rel = os.path.relpath(mine[-1].filename, root).replace(os.sep, '/')\n"
+    "        r['where'] = '%s:%d' % (rel, mine[-1].lineno)\n"
+    "    if isinstance(e, ImportError) and e.name:\n"
+    "        r['module'] = e.name\n"
+    "r['seconds'] = round(time.time() - t, 1)\n"
+    "print('" AITK_PY_ANSWER_MARK "' + json.dumps(r))\n";
+
+static const char source[] =
+    "ostris/ai-toolkit run.py (its imports, then get_job) and jobs/ExtensionJob.py (__init__: "
+    "get_all_extensions_process_dict(), toolkit/extension.py), run in the environment's "
+    "interpreter from the checkout's folder";
+
+typedef struct verdict {
+    aitk_check c;
+    aitk_str obs, msg, fix;
+} verdict;
+
+/* The remedy for an exception the start-up raised, by what it says. */
+static void remedy_for(const char *error, const char *module, aitk_str *fix)
+{
+    if (strstr(error, "Diffusers is out of date")) {
+        aitk_str_append(fix, "In the ai-toolkit folder, with this environment: pip uninstall -y "
+                             "diffusers, then pip install -r requirements.txt (ai-toolkit asks "
+                             "for diffusers at a commit; pip keeps an installed diffusers of the "
+                             "same version number).");
+    } else if (strstr(error, "cannot open shared object file") || strstr(error, "DLL load failed") ||
+               strstr(error, "undefined symbol") || strstr(error, "or one of its dependencies")) {
+        aitk_str_append(fix, "A native library did not load: `aitk-validate deps` names the "
+                             "missing link; reinstalling the package that holds it (or the one "
+                             "it was built against) usually mends it.");
+    } else if (strcmp(module, "torchaudio") == 0) {
+        aitk_str_append(fix, "Install the torchaudio made for the installed torch "
+                             "(python.torch_companions gives the pip line); ai-toolkit's "
+                             "requirements.txt does not install it.");
+    } else if (strstr(error, "cannot import name") || strstr(error, "Failed to import")) {
+        aitk_str_append(fix, "Two packages are at versions that do not fit each other (one "
+                             "imports a name the other does not have): in the ai-toolkit "
+                             "folder, with this environment, pip install -r requirements.txt "
+                             "puts back the versions ai-toolkit pins (python.requirements names "
+                             "those that differ).");
+    } else if (*module) {
+        aitk_str_appendf(fix, "In the ai-toolkit folder, with this environment: pip install -r "
+                              "requirements.txt; if that does not bring '%s', install the package "
+                              "that provides it at the version ai-toolkit's code expects.",
+                         module);
+    } else if (strstr(error, "NVIDIA driver") || strstr(error, "CUDA") ||
+               strstr(error, "cuda")) {
+        aitk_str_append(fix, "ai-toolkit calls CUDA while it starts: it needs a working NVIDIA "
+                             "GPU and a torch that can use it (see the gpu.* checks and "
+                             "python.import_torch).");
+    } else if (strncmp(error, "OSError", 7) == 0) {
+        aitk_str_append(fix, "A library did not load: `aitk-validate deps` names the missing "
+                             "link; reinstalling the package that holds it usually mends it.");
+    } else {
+        aitk_str_append(fix, "Run `python run.py` in the ai-toolkit folder with this environment "
+                             "to see the whole traceback; the line above is where it stopped.");
+    }
+}
+
+/* The start-up raised: where and what, in ai-toolkit's order. */
+static void judge_error(verdict *v, const cJSON *answer)
+{
+    const char *error = aitk_field_str(answer, "error");
+    const char *where = aitk_field_str(answer, "where");
+    const char *stage = aitk_field_str(answer, "stage");
+    v->c.status = AITK_CHECK_FAIL;
+    aitk_str_append(&v->obs, error);
+    if (*where)
+        aitk_str_appendf(&v->obs, " (at %s)", where);
+    aitk_str_appendf(&v->msg, "ai-toolkit stops before any job starts, %s: %s",
+                     strcmp(stage, "run.py") == 0 ? "in run.py's imports"
+                     : strcmp(stage, "jobs") == 0 ? "importing its job classes"
+                                                  : "importing its extensions",
+                     error);
+    if (*where)
+        aitk_str_appendf(&v->msg, " (%s)", where);
+    remedy_for(error, aitk_field_str(answer, "module"), &v->fix);
+}
+
+/* How the interpreter's run ended: its answer judged, or why there is none. */
+static void judge_run(verdict *v, aitk_status st, const aitk_proc_result *res,
+                      const aitk_str *errout, const cJSON *answer)
+{
+    if (st == AITK_E_TIMEOUT) {
+        v->c.status = AITK_CHECK_WARN;
+        aitk_str_appendf(&v->obs, "no answer within %d s", STARTUP_TIMEOUT_MS / 1000);
+        aitk_str_append(&v->msg, "ai-toolkit's start-up imports did not finish in time: a slow "
+                                 "disk or network folder, or an import that hangs");
+        aitk_str_append(&v->fix, "Run `python run.py` in the ai-toolkit folder and watch where "
+                                 "it waits.");
+    } else if (st) {
+        v->c.status = AITK_CHECK_SKIP;
+        aitk_str_append(&v->msg, "the interpreter could not be started (python.import_torch "
+                                 "says why)");
+    } else if (!answer) {
+        v->c.status = AITK_CHECK_FAIL;
+        const char *text = aitk_str_cstr(errout);
+        const char *end = text + strlen(text);
+        while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+            end--;
+        const char *start = end;
+        while (start > text && start[-1] != '\n')
+            start--;
+        aitk_str_appendn(&v->obs, start, (size_t)(end - start));
+        aitk_str_appendf(&v->msg, "the interpreter %s %d during ai-toolkit's start-up imports",
+                         res->exited ? "exited with" : "was killed by signal",
+                         res->exited ? res->exit_code : res->term_signal);
+        aitk_str_append(&v->fix, "Run `python run.py` in the ai-toolkit folder with this "
+                                 "environment: a crash in a native library here is what every "
+                                 "job hits; `aitk-validate deps` checks the libraries' links.");
+    } else if (*aitk_field_str(answer, "error")) {
+        judge_error(v, answer);
+    } else {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(answer, "job_types");
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(answer, "seconds");
+        v->c.status = AITK_CHECK_PASS;
+        aitk_str_appendf(&v->obs, "run.py's imports and %d job types of the extensions, %.1f s",
+                         cJSON_IsNumber(n) ? n->valueint : 0, cJSON_IsNumber(s) ? s->valuedouble : 0);
+        aitk_str_append(&v->msg, "ai-toolkit's start-up imports succeed in this environment");
+    }
+}
+
+/* Why the check is not run here, or NULL when it is. */
+static const char *not_run(const char *checkout, const cJSON *sel, aitk_str *path)
+{
+    if (!checkout)
+        return "no ai-toolkit checkout to start: give --aitk-dir, or run from the checkout";
+    if (aitk_path_join(path, checkout, "run.py") || !aitk_path_exists(aitk_str_cstr(path)))
+        return "the ai-toolkit folder has no run.py";
+    const cJSON *deep = cJSON_GetObjectItemCaseSensitive(sel, "deep");
+    if (!deep || !*aitk_field_str(sel, "interpreter"))
+        return "the environment's interpreter was not run (python.import_torch)";
+    if (*aitk_field_str(deep, "error"))
+        return "import torch fails first (python.import_torch)";
+    return NULL;
+}
+
+aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
+{
+    const char *checkout = aitk_pyreqs_checkout(ctx->aitk_dir);
+    verdict v = {.c = {.id = "python.aitk_startup", .category = "python",
+                       .title = "ai-toolkit's start-up", .source = source,
+                       .expected = "run.py's imports and every extension's job module import"},
+                 .obs = AITK_STR_INIT, .msg = AITK_STR_INIT, .fix = AITK_STR_INIT};
+    aitk_str path = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT,
+             err = AITK_STR_INIT;
+    aitk_status st = AITK_OK;
+    const char *why = not_run(checkout, sel, &path);
+    if (why) {
+        v.c.status = AITK_CHECK_SKIP;
+        aitk_str_append(&v.msg, why);
+    } else {
+        const char *argv[] = {aitk_field_str(sel, "interpreter"), "-c", script, checkout, NULL};
+        aitk_proc_opts opts = {.timeout_ms = STARTUP_TIMEOUT_MS, .max_output = 1 << 20,
+                               .cwd = checkout, .end_with_child = true};
+        aitk_proc_result res;
+        memset(&res, 0, sizeof res);
+        st = aitk_proc_run(argv, &opts, &res, &out, &errout, &err);
+        if (st == AITK_E_NOMEM)
+            goto done;
+        cJSON *answer = st ? NULL : aitk_py_answer(&out);
+        judge_run(&v, st, &res, &errout, answer);
+        cJSON_Delete(answer);
+        st = AITK_OK;
+    }
+    v.c.observed = aitk_str_cstr(&v.obs);
+    v.c.message = aitk_str_cstr(&v.msg);
+    v.c.remedy = aitk_str_cstr(&v.fix);
+    st = aitk_checklist_add(&ctx->checks, &v.c);
+done:
+    aitk_str_free(&v.obs);
+    aitk_str_free(&v.msg);
+    aitk_str_free(&v.fix);
+    aitk_str_free(&path);
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+    aitk_str_free(&err);
+    return st;
+}
