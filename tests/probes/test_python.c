@@ -841,6 +841,25 @@ static void test_companion_torchaudio_missing(void **state)
     r = run_quick(venv, "seed-guide");
     pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
     cJSON_Delete(r);
+    /* A checkout from before that import (or one that guards it) starts
+     * without torchaudio; one with the import at the top does not. */
+    char aitk[700];
+    snprintf(aitk, sizeof aitk, "%s-checkout", venv);
+    pt_write(aitk, "run.py", "import torch\n");
+    pt_write(aitk, "requirements.txt", "torch\n");
+    pt_write(aitk, "toolkit/config_modules.py",
+             "import os\ntry:\n    import torchaudio\nexcept ImportError:\n    pass\n");
+    const char *args[] = {"--quick", "--python", venv, "--aitk-dir", aitk, NULL};
+    int rc = 0;
+    char nolib[800];
+    snprintf(nolib, sizeof nolib, "%s/nolib", venv);
+    r = pt_run(nolib, NULL, args, NULL, &rc);
+    pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
+    cJSON_Delete(r);
+    pt_write(aitk, "toolkit/config_modules.py", "import os\nimport torchaudio\nimport yaml\n");
+    r = pt_run(nolib, NULL, args, NULL, &rc);
+    pt_assert_status(pt_check(r, "python.torch_companions"), "fail");
+    cJSON_Delete(r);
     free(venv);
     /* A torch with no row for its companions: pip is told to keep it. */
     venv = pt_tempdir("py-noaudio-new");

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/fileio.h"
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/compat.h"
@@ -260,6 +262,35 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
+/* Whether the ai-toolkit checkout, when one is known, imports `module` at
+ * the top of toolkit/config_modules.py, the module every job imports (the
+ * line as ai-toolkit writes it since 7040d8d7; an older checkout, or one
+ * that guards the import, does not need the package to start). Without a
+ * checkout, or without that file, the profile decides: true. */
+static bool checkout_imports(const char *aitk_dir, const char *module)
+{
+    const char *checkout = aitk_pyreqs_checkout(aitk_dir);
+    aitk_str path = AITK_STR_INIT;
+    char *text = NULL;
+    size_t len = 0;
+    bool found = true;
+    if (checkout && !aitk_path_join(&path, checkout, "toolkit/config_modules.py") &&
+        aitk_file_read(aitk_str_cstr(&path), 1 << 20, &text, &len, NULL) == AITK_OK) {
+        char line[128];
+        const size_t n = (size_t)snprintf(line, sizeof line, "import %s", module);
+        found = false;
+        for (const char *p = text; p && !found;) {
+            /* strchr finds the terminator too: the line may end the file. */
+            found = strncmp(p, line, n) == 0 && strchr(" \t\r\n", p[n]) != NULL;
+            p = strchr(p, '\n');
+            p = p ? p + 1 : NULL;
+        }
+    }
+    aitk_free(text);
+    aitk_str_free(&path);
+    return found;
+}
+
 /* A companion the profile says every job imports (companions_required) and
  * that is not installed: the job stops at start-up with "No module named
  * 'torchaudio'". The remedy pins torch to the installed build so that pip
@@ -308,7 +339,8 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
     aitk_str_appendf(&j.exp, "same CUDA variant (+%s)", *tvar ? tvar : "?");
     for (size_t i = 0; i < 2; i++) {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(pkgs, names[i]);
-        if (!p && listed(aitk_compat_rule_text(required), names[i])) {
+        if (!p && listed(aitk_compat_rule_text(required), names[i]) &&
+            checkout_imports(ctx->aitk_dir, names[i])) {
             aitk_str_appendf(&j.obs, ", %s not installed", names[i]);
             aitk_str_appendf(&j.exp, ", %s installed", names[i]);
             judge_missing_companion(&j, required, names[i],
