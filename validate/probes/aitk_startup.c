@@ -146,14 +146,7 @@ static void judge_run(verdict *v, aitk_status st, const aitk_proc_result *res,
                                  "says why)");
     } else if (!answer) {
         v->c.status = AITK_CHECK_FAIL;
-        const char *text = aitk_str_cstr(errout);
-        const char *end = text + strlen(text);
-        while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
-            end--;
-        const char *start = end;
-        while (start > text && start[-1] != '\n')
-            start--;
-        aitk_str_appendn(&v->obs, start, (size_t)(end - start));
+        aitk_py_last_line(aitk_str_cstr(errout), &v->obs);
         aitk_str_appendf(&v->msg, "the interpreter %s %d during ai-toolkit's start-up imports",
                          res->exited ? "exited with" : "was killed by signal",
                          res->exited ? res->exit_code : res->term_signal);

@@ -52,7 +52,7 @@ static const char script[] =
     "        r['imports'][m] = ' '.join(('%s: %s' % (type(e).__name__, e)).split())\n"
     "print('" MARK "' + json.dumps(r))\n";
 
-static void last_line(const char *text, aitk_str *out)
+void aitk_py_last_line(const char *text, aitk_str *out)
 {
     const char *end = text + strlen(text);
     while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
@@ -143,7 +143,7 @@ static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res
         c->remedy = "Check the path given with --python, or recreate the environment.";
     } else if (!answered) {
         c->status = AITK_CHECK_FAIL;
-        last_line(errout->len ? aitk_str_cstr(errout) : aitk_str_cstr(out), obs);
+        aitk_py_last_line(errout->len ? aitk_str_cstr(errout) : aitk_str_cstr(out), obs);
         aitk_str_appendf(msg, "the interpreter exited with %d before answering",
                          res->exited ? res->exit_code : -res->term_signal);
         c->message = aitk_str_cstr(msg);

@@ -15,6 +15,10 @@
  * or it is unreadable (an unreadable answer is no answer). */
 cJSON *aitk_py_answer(const aitk_str *out);
 
+/* Appends the last line of `text` that is not empty to `out`: the line an
+ * interpreter that died last wrote (its exception, a loader's words). */
+void aitk_py_last_line(const char *text, aitk_str *out);
+
 /* Adds "deep" to `pyenv` (the selected environment's record) and the
  * python.import_torch check. `modules` (NULL-terminated, may be NULL) are
  * imported after torch in the same process, as ai-toolkit imports them:
