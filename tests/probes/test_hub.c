@@ -60,6 +60,16 @@ static void test_dotenv(void **state)
         {"HF_TOKEN=${AITK_TEST_NEVER_SET:-" SECRET "}\n", true},
         {"HF_TOKEN='${AITK_TEST_NEVER_SET}'\n", false},
         {"HF_TOKEN=${AITK_TEST_HUB_TOKEN}\n", true},
+        /* else from the lines above, the latest value of each name; a name
+         * set blank (or with no '=') keeps the default out */
+        {"MY_KEY=" SECRET "\nHF_TOKEN=${MY_KEY}\n", true},
+        {"HF_TOKEN=${MY_KEY}\nMY_KEY=" SECRET "\n", false},
+        {"A_KEY=" SECRET "\nB_KEY=\"${A_KEY}\"\nHF_TOKEN=${B_KEY}\n", true},
+        {"MY_KEY=" SECRET "\nMY_KEY=\nHF_TOKEN=${MY_KEY}\n", false},
+        {"MY_KEY=\nHF_TOKEN=${MY_KEY:-" SECRET "}\n", false},
+        {"MY_KEY\nHF_TOKEN=${MY_KEY:-" SECRET "}\n", false},
+        /* the environment before the file */
+        {"AITK_TEST_HUB_TOKEN=\nHF_TOKEN=${AITK_TEST_HUB_TOKEN}\n", true},
     };
 #ifdef _WIN32
     _putenv_s("AITK_TEST_HUB_TOKEN", SECRET);

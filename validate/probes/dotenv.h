@@ -10,7 +10,7 @@
  * optional "export ", spaces around '=', single or double quotes, a '#'
  * comment after an unquoted value, the last line for a key winning, a
  * byte-order mark ignored, ${NAME} and ${NAME:-default} expanded from the
- * environment. */
+ * environment, else from the lines above. */
 bool aitk_dotenv_sets(const char *text, const char *key);
 
 #endif

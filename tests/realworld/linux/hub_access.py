@@ -54,7 +54,16 @@ DOTENV = ["HF_TOKEN=%s\n" % SECRET, "export HF_TOKEN=%s\n" % SECRET,
           "export  HF_TOKEN=%s\n" % SECRET, "HF_TOKEN: %s\n" % SECRET,
           "HF_TOKEN=${NOT_SET_ANYWHERE}\n", "HF_TOKEN=  %s  \n" % SECRET,
           "HF_TOKEN=${NOT_SET_ANYWHERE:-%s}\n" % SECRET, "HF_TOKEN='${NOT_SET_ANYWHERE}'\n",
-          'HF_TOKEN="${NOT_SET_ANYWHERE}"\n', "HF_TOKEN=${HOME}\n"]
+          'HF_TOKEN="${NOT_SET_ANYWHERE}"\n', "HF_TOKEN=${HOME}\n",
+          # names the same file set before (python-dotenv's resolve_variables: the
+          # environment first, then the lines above; a name set blank keeps its default
+          # out), after, or in a chain
+          "MY_KEY=%s\nHF_TOKEN=${MY_KEY}\n" % SECRET, "HF_TOKEN=${MY_KEY}\nMY_KEY=%s\n" % SECRET,
+          "MY_KEY=\nHF_TOKEN=${MY_KEY:-%s}\n" % SECRET, "MY_KEY\nHF_TOKEN=${MY_KEY:-%s}\n" % SECRET,
+          "A_KEY=%s\nB_KEY=${A_KEY}\nHF_TOKEN=${B_KEY}\n" % SECRET,
+          "MY_KEY='%s'\nHF_TOKEN=\"${MY_KEY}\"\n" % SECRET, "HOME=\nHF_TOKEN=${HOME}\n",
+          "export MY_KEY=%s # mine\nHF_TOKEN=${MY_KEY}\n" % SECRET,
+          "MY_KEY=%s\nMY_KEY=\nHF_TOKEN=${MY_KEY}\n" % SECRET]
 
 
 def python_of(venv):
