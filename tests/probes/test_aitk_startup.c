@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe_test.h"
 
@@ -32,9 +33,16 @@ static const char fake_torch[] =
 static void write_checkout(const char *aitk)
 {
     pt_write(aitk, "requirements.txt", "torch\n");
+    /* Its top level runs, as `python run.py` runs it; main() must not,
+     * called bare or under the __main__ guard. */
     pt_write(aitk, "run.py",
-             "import os\nimport sys\nfrom toolkit.job import get_job\n"
-             "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'BODY_RAN'), 'w')\n");
+             "import os\nimport sys\nos.environ['AITK_TEST_SET_BY_RUN_PY'] = '1'\n"
+             "from toolkit.job import get_job\n"
+             "def main():\n"
+             "    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'MAIN_RAN'), "
+             "'w')\n"
+             "main()\n"
+             "if __name__ == '__main__':\n    main()\n");
     pt_write(aitk, "toolkit/__init__.py", "");
     pt_write(aitk, "toolkit/job.py", "def get_job(config, name=None):\n    return None\n");
     pt_write(aitk, "toolkit/extension.py",
@@ -54,6 +62,7 @@ static void write_checkout(const char *aitk)
              "class ExtensionJob:\n    pass\n");
     pt_write(aitk, "extensions_built_in/__init__.py", "");
     pt_write(aitk, "extensions_built_in/sd_trainer/__init__.py",
+             "import os\nassert os.environ['AITK_TEST_SET_BY_RUN_PY'] == '1'\n"
              "class SDTrainerExtension:\n    uid = 'sd_trainer'\n"
              "    @classmethod\n    def get_process(cls):\n"
              "        from .SDTrainer import SDTrainer\n        return SDTrainer\n"
@@ -90,10 +99,10 @@ static void test_startup_verdicts(void **state)
     cJSON *r = run_standard(root, aitk);
     const cJSON *c = pt_check(r, "python.aitk_startup");
     pt_assert_status(c, "pass");
-    pt_assert_contains(pt_text(c, "observed"), "run.py's imports and 1 job types");
+    pt_assert_contains(pt_text(c, "observed"), "run.py loaded and 1 job types");
     cJSON_Delete(r);
-    if (exists(aitk, "BODY_RAN"))
-        fail_msg("run.py's body ran; only its imports should");
+    if (exists(aitk, "MAIN_RAN"))
+        fail_msg("run.py's main() ran; only its top level should");
     if (exists(aitk, "toolkit/__pycache__") || exists(aitk, "extensions_built_in/__pycache__"))
         fail_msg("bytecode was written into the checkout");
 
@@ -139,17 +148,58 @@ static void test_startup_verdicts(void **state)
     r = run_standard(root, aitk);
     c = pt_check(r, "python.aitk_startup");
     pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "message"), "in run.py's imports");
+    pt_assert_contains(pt_text(c, "message"), "while run.py loads");
     pt_assert_contains(pt_text(c, "observed"), "(at run.py:1)");
+    cJSON_Delete(r);
+    pt_write(aitk, "run.py", "import os\nos.environ['AITK_TEST_SET_BY_RUN_PY'] = '1'\n");
+
+    /* More output than the tool keeps does not hide the answer. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py",
+             "import sys\nfor _ in range(40000):\n    print('x' * 60)\n");
+    r = run_standard(root, aitk);
+    pt_assert_status(pt_check(r, "python.aitk_startup"), "pass");
     cJSON_Delete(r);
 
     /* The interpreter dies inside an import (a native library's abort). */
-    pt_write(aitk, "run.py", "import os\n");
     pt_write(aitk, "extensions_built_in/audio/__init__.py", "import os\nos._exit(3)\n");
     r = run_standard(root, aitk);
     c = pt_check(r, "python.aitk_startup");
     pt_assert_status(c, "fail");
     pt_assert_contains(pt_text(c, "message"), "exited with 3");
+    cJSON_Delete(r);
+    free(site);
+    free(base);
+}
+
+/* ai-toolkit's README makes its venv inside the checkout: the line named
+ * is the checkout's own, not a file of the venv's site-packages; relative
+ * paths to the checkout and to the environment still name them. */
+static void test_startup_venv_inside(void **state)
+{
+    (void)state;
+    char *base = pt_tempdir("aitk-startup-inside");
+    char aitk[900], root[800], cwd[1024];
+    snprintf(aitk, sizeof aitk, "%s/ai-toolkit", base);
+    write_checkout(aitk);
+    static const char *const dists[][2] = {{"torch", "2.9.1"}};
+    char *site = pt_real_venv(aitk, dists, 1, "12.8", root);
+    pt_write(site, "torch/__init__.py", fake_torch);
+    pt_write(site, "badlib/__init__.py", "raise RuntimeError('badlib cannot start')\n");
+    pt_write(aitk, "extensions_built_in/audio/__init__.py", "import os\nimport badlib\n");
+    cJSON *r = run_standard(root, aitk);
+    const cJSON *c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "RuntimeError: badlib cannot start "
+                                               "(at extensions_built_in/audio/__init__.py:2)");
+    cJSON_Delete(r);
+    /* From the checkout's parent, both given relative to it. */
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(base), 0);
+    r = run_standard("ai-toolkit/v", "ai-toolkit");
+    assert_int_equal(chdir(cwd), 0);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "(at extensions_built_in/audio/__init__.py:2)");
     cJSON_Delete(r);
     free(site);
     free(base);
@@ -170,6 +220,13 @@ static void test_startup_not_run(void **state)
     const cJSON *c = pt_check(r, "python.aitk_startup");
     pt_assert_status(c, "skip");
     pt_assert_contains(pt_text(c, "message"), "import torch fails first");
+    cJSON_Delete(r);
+    /* torch's import kills the interpreter: no second failure for it. */
+    pt_write(site, "torch/__init__.py", "import os\nos._exit(139)\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "skip");
+    pt_assert_contains(pt_text(c, "message"), "import torch did not answer");
     cJSON_Delete(r);
     /* No checkout given and none in the current folder. */
     pt_write(site, "torch/__init__.py", fake_torch);
@@ -194,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_startup_verdicts),
+        cmocka_unit_test(test_startup_venv_inside),
         cmocka_unit_test(test_startup_not_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -856,9 +856,24 @@ static void test_companion_torchaudio_missing(void **state)
     r = pt_run(nolib, NULL, args, NULL, &rc);
     pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
     cJSON_Delete(r);
-    pt_write(aitk, "toolkit/config_modules.py", "import os\nimport torchaudio\nimport yaml\n");
+    /* Each way a top-level line imports it, a byte-order mark before it. */
+    static const char *const imports[] = {
+        "import os\nimport torchaudio\nimport yaml\n", "\xEF\xBB\xBFimport torchaudio\r\n",
+        "import torchaudio.functional as F\n", "import torchaudio, numpy\n",
+        "from torchaudio import load\n", "import os\nimport torchaudio"};
+    for (size_t i = 0; i < sizeof imports / sizeof *imports; i++) {
+        pt_write(aitk, "toolkit/config_modules.py", imports[i]);
+        r = pt_run(nolib, NULL, args, NULL, &rc);
+        if (strcmp(pt_text(pt_check(r, "python.torch_companions"), "status"), "fail") != 0)
+            fail_msg("torchaudio missing, not failed for a checkout importing it as: %s",
+                     imports[i]);
+        cJSON_Delete(r);
+    }
+    /* Names that only begin the same. */
+    pt_write(aitk, "toolkit/config_modules.py",
+             "import torchaudiox\nfrom torchaudio_extra import y\n");
     r = pt_run(nolib, NULL, args, NULL, &rc);
-    pt_assert_status(pt_check(r, "python.torch_companions"), "fail");
+    pt_assert_status(pt_check(r, "python.torch_companions"), "pass");
     cJSON_Delete(r);
     free(venv);
     /* A torch with no row for its companions: pip is told to keep it. */

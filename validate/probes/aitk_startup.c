@@ -1,7 +1,9 @@
 #include "validate/probes/aitk_startup.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/proc.h"
@@ -15,29 +17,46 @@
  * file system or a cold cache can take minutes. */
 #define STARTUP_TIMEOUT_MS 300000
 
-/* argv[1]: the checkout. run.py sets NO_ALBUMENTATIONS_UPDATE and
- * DISABLE_TELEMETRY before its imports (albumentations asks PyPI for a newer
- * version at import otherwise); HF_HUB_OFFLINE keeps any import off the
- * network. Only run.py's top-level import statements run, read with ast, so
- * that neither its .env loading nor its main() does. `stage` says how far
- * the start-up came. */
+/* Run in the checkout's folder. run.py's whole top level runs as
+ * `python run.py` runs it (its .env loading, the variables it sets, its
+ * imports, the Accelerator it makes), as a module not named __main__ and
+ * with any bare main() call left out, so that no job starts; then what
+ * get_job does for `job: extension`. What the imports print goes to stderr
+ * and the answer to a copy of stdout, so no amount of output can push it
+ * out; os._exit ends the process even when an import left a thread behind.
+ * HF_HUB_OFFLINE keeps any import off the network. A frame counts as the
+ * checkout's when its file is in the checkout and not in the interpreter's
+ * own folders (ai-toolkit's README makes the venv inside the checkout). */
 static const char script[] =
     "import ast, json, os, sys, time, traceback\n"
-    "root = os.path.abspath(sys.argv[1])\n"
+    "answer = os.fdopen(os.dup(1), 'w')\n"
+    "os.dup2(2, 1)\n"
+    "root = os.getcwd()\n"
     "sys.dont_write_bytecode = True\n"
-    "os.environ.setdefault('NO_ALBUMENTATIONS_UPDATE', '1')\n"
-    "os.environ.setdefault('DISABLE_TELEMETRY', 'YES')\n"
     "os.environ['HF_HUB_OFFLINE'] = '1'\n"
     "sys.path.insert(0, root)\n"
+    "path = os.path.join(root, 'run.py')\n"
+    "sys.argv = [path]\n"
     "r = {'stage': 'run.py'}\n"
     "t = time.time()\n"
+    "def text(s):\n"
+    "    return s.encode('utf-8', 'backslashreplace').decode('utf-8')\n"
+    "inside = os.path.join(root, '')\n"
+    "env = tuple(os.path.join(os.path.abspath(p), '') for p in\n"
+    "            (sys.prefix, sys.base_prefix, sys.exec_prefix))\n"
+    "def mine(name):\n"
+    "    a = '' if name.startswith('<') else os.path.abspath(name)\n"
+    "    if not a.startswith(inside) or a.startswith(env):\n"
+    "        return False\n"
+    "    parts = a[len(inside):].split(os.sep)\n"
+    "    return 'site-packages' not in parts and 'dist-packages' not in parts\n"
     "try:\n"
-    "    path = os.path.join(root, 'run.py')\n"
     "    with open(path, 'rb') as f:\n"
     "        tree = ast.parse(f.read(), path)\n"
-    "    body = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]\n"
-    "    exec(compile(ast.Module(body=body, type_ignores=[]), path, 'exec'),\n"
-    "         {'__name__': 'aitk_run'})\n"
+    "    tree.body = [n for n in tree.body if not (isinstance(n, ast.Expr) and\n"
+    "                 isinstance(n.value, ast.Call) and\n"
+    "                 getattr(n.value.func, 'id', None) == 'main')]\n"
+    "    exec(compile(tree, path, 'exec'), {'__name__': 'aitk_run', '__file__': path})\n"
     "    r['stage'] = 'jobs'\n"
     "    from jobs import ExtensionJob\n"
     "    from toolkit.extension import get_all_extensions_process_dict\n"
@@ -45,20 +64,25 @@ static const char script[] =
     "    r['job_types'] = len(get_all_extensions_process_dict())\n"
     "    r['stage'] = 'done'\n"
     "except BaseException as e:\n"
-    "    r['error'] = ' '.join(('%s: %s' % (type(e).__name__, e)).split())[:800]\n"
-    "    mine = [f for f in traceback.extract_tb(e.__traceback__) if not\n"
-    "            f.filename.startswith('<') and\n"
-    "            os.path.abspath(f.filename).startswith(root + os.sep)]\n"
-    "    if mine:\n"
-    "        rel = os.path.relpath(mine[-1].filename, root).replace(os.sep, '/')\n"
-    "        r['where'] = '%s:%d' % (rel, mine[-1].lineno)\n"
+    "    r['error'] = text(' '.join(('%s: %s' % (type(e).__name__, e)).split())[:800])\n"
+    "    frames = [f for f in traceback.extract_tb(e.__traceback__) if mine(f.filename)]\n"
+    "    if frames:\n"
+    "        rel = os.path.relpath(frames[-1].filename, root).replace(os.sep, '/')\n"
+    "        r['where'] = text('%s:%d' % (rel, frames[-1].lineno))\n"
     "    if isinstance(e, ImportError) and e.name:\n"
-    "        r['module'] = e.name\n"
+    "        r['module'] = text(e.name)\n"
     "r['seconds'] = round(time.time() - t, 1)\n"
-    "print('" AITK_PY_ANSWER_MARK "' + json.dumps(r))\n";
+    "answer.write('" AITK_PY_ANSWER_MARK "' + json.dumps(r) + '\\n')\n"
+    "answer.flush()\n"
+    "for stream in (sys.stdout, sys.stderr):\n"
+    "    try:\n"
+    "        stream.flush()\n"
+    "    except BaseException:\n"
+    "        pass\n"
+    "os._exit(0)\n";
 
 static const char source[] =
-    "ostris/ai-toolkit run.py (its imports, then get_job) and jobs/ExtensionJob.py (__init__: "
+    "ostris/ai-toolkit run.py (its top level, then get_job) and jobs/ExtensionJob.py (__init__: "
     "get_all_extensions_process_dict(), toolkit/extension.py), run in the environment's "
     "interpreter from the checkout's folder";
 
@@ -67,23 +91,30 @@ typedef struct verdict {
     aitk_str obs, msg, fix;
 } verdict;
 
-/* The remedy for an exception the start-up raised, by what it says. */
-static void remedy_for(const char *error, const char *module, aitk_str *fix)
+/* The remedy for an exception the start-up raised, by what it says.
+ * `torch` is the installed torch's version, `variant` its CUDA label. */
+static void remedy_for(const char *error, const char *module, const char *torch,
+                       const char *variant, aitk_str *fix)
 {
     if (strstr(error, "Diffusers is out of date")) {
         aitk_str_append(fix, "In the ai-toolkit folder, with this environment: pip uninstall -y "
                              "diffusers, then pip install -r requirements.txt (ai-toolkit asks "
                              "for diffusers at a commit; pip keeps an installed diffusers of the "
                              "same version number).");
-    } else if (strstr(error, "cannot open shared object file") || strstr(error, "DLL load failed") ||
-               strstr(error, "undefined symbol") || strstr(error, "or one of its dependencies")) {
+    } else if (strstr(error, "cannot open shared object file") ||
+               strstr(error, "DLL load failed") || strstr(error, "undefined symbol") ||
+               strstr(error, "or one of its dependencies")) {
         aitk_str_append(fix, "A native library did not load: `aitk-validate deps` names the "
                              "missing link; reinstalling the package that holds it (or the one "
                              "it was built against) usually mends it.");
     } else if (strcmp(module, "torchaudio") == 0) {
-        aitk_str_append(fix, "Install the torchaudio made for the installed torch "
-                             "(python.torch_companions gives the pip line); ai-toolkit's "
-                             "requirements.txt does not install it.");
+        aitk_str_appendf(fix, "With this environment's Python: python -m pip install "
+                              "\"torch==%.*s\" torchaudio --index-url "
+                              "https://download.pytorch.org/whl/%s (torch named so that pip "
+                              "keeps it and picks a torchaudio that accepts it); ai-toolkit's "
+                              "requirements.txt does not install torchaudio, its README's torch "
+                              "line does.",
+                         (int)strcspn(torch, "+"), torch, *variant ? variant : "cu128");
     } else if (strstr(error, "cannot import name") || strstr(error, "Failed to import")) {
         aitk_str_append(fix, "Two packages are at versions that do not fit each other (one "
                              "imports a name the other does not have): in the ai-toolkit "
@@ -110,7 +141,7 @@ static void remedy_for(const char *error, const char *module, aitk_str *fix)
 }
 
 /* The start-up raised: where and what, in ai-toolkit's order. */
-static void judge_error(verdict *v, const cJSON *answer)
+static void judge_error(verdict *v, const cJSON *answer, const cJSON *torch)
 {
     const char *error = aitk_field_str(answer, "error");
     const char *where = aitk_field_str(answer, "where");
@@ -120,49 +151,70 @@ static void judge_error(verdict *v, const cJSON *answer)
     if (*where)
         aitk_str_appendf(&v->obs, " (at %s)", where);
     aitk_str_appendf(&v->msg, "ai-toolkit stops before any job starts, %s: %s",
-                     strcmp(stage, "run.py") == 0 ? "in run.py's imports"
+                     strcmp(stage, "run.py") == 0 ? "while run.py loads (before its main())"
                      : strcmp(stage, "jobs") == 0 ? "importing its job classes"
                                                   : "importing its extensions",
                      error);
     if (*where)
         aitk_str_appendf(&v->msg, " (%s)", where);
-    remedy_for(error, aitk_field_str(answer, "module"), &v->fix);
+    remedy_for(error, aitk_field_str(answer, "module"), aitk_field_str(torch, "version"),
+               aitk_field_str(torch, "variant"), &v->fix);
 }
 
-/* How the interpreter's run ended: its answer judged, or why there is none. */
-static void judge_run(verdict *v, aitk_status st, const aitk_proc_result *res,
-                      const aitk_str *errout, const cJSON *answer)
+/* The interpreter ended without a readable answer: how, and its last words. */
+static void judge_silence(verdict *v, aitk_status st, const aitk_proc_result *res,
+                          const aitk_str *out, const aitk_str *errout)
 {
+    aitk_py_last_line(errout->len ? aitk_str_cstr(errout) : aitk_str_cstr(out), &v->obs);
     if (st == AITK_E_TIMEOUT) {
         v->c.status = AITK_CHECK_WARN;
-        aitk_str_appendf(&v->obs, "no answer within %d s", STARTUP_TIMEOUT_MS / 1000);
-        aitk_str_append(&v->msg, "ai-toolkit's start-up imports did not finish in time: a slow "
-                                 "disk or network folder, or an import that hangs");
+        aitk_str_appendf(&v->msg, "ai-toolkit's start-up did not finish within %d s: a slow "
+                                  "disk or network folder, or an import that waits",
+                         STARTUP_TIMEOUT_MS / 1000);
         aitk_str_append(&v->fix, "Run `python run.py` in the ai-toolkit folder and watch where "
                                  "it waits.");
-    } else if (st) {
-        v->c.status = AITK_CHECK_SKIP;
-        aitk_str_append(&v->msg, "the interpreter could not be started (python.import_torch "
-                                 "says why)");
-    } else if (!answer) {
+    } else if (res->exited && res->exit_code == 0) {
+        v->c.status = AITK_CHECK_WARN;
+        aitk_str_append(&v->msg, "the interpreter ended without a readable answer (a site hook "
+                                 "or an import that closed or took over its output)");
+        aitk_str_append(&v->fix, "Run `python run.py` in the ai-toolkit folder with this "
+                                 "environment to see how it starts.");
+    } else {
         v->c.status = AITK_CHECK_FAIL;
-        aitk_py_last_line(aitk_str_cstr(errout), &v->obs);
-        aitk_str_appendf(&v->msg, "the interpreter %s %d during ai-toolkit's start-up imports",
+        aitk_str_appendf(&v->msg, "the interpreter %s %d during ai-toolkit's start-up",
                          res->exited ? "exited with" : "was killed by signal",
                          res->exited ? res->exit_code : res->term_signal);
         aitk_str_append(&v->fix, "Run `python run.py` in the ai-toolkit folder with this "
                                  "environment: a crash in a native library here is what every "
                                  "job hits; `aitk-validate deps` checks the libraries' links.");
+    }
+}
+
+/* How the interpreter's run ended: its answer judged (an answer written
+ * before a time-out counts), or why there is none. */
+static void judge_run(verdict *v, aitk_status st, const aitk_proc_result *res,
+                      const aitk_str *out, const aitk_str *errout, const aitk_str *err,
+                      const cJSON *torch)
+{
+    cJSON *answer = st == AITK_OK || st == AITK_E_TIMEOUT ? aitk_py_answer(out) : NULL;
+    if (st && st != AITK_E_TIMEOUT) {
+        v->c.status = AITK_CHECK_SKIP;
+        aitk_str_append(&v->obs, aitk_str_cstr(err));
+        aitk_str_append(&v->msg, "the interpreter could not be started in the ai-toolkit folder");
+    } else if (!answer) {
+        judge_silence(v, st, res, out, errout);
     } else if (*aitk_field_str(answer, "error")) {
-        judge_error(v, answer);
+        judge_error(v, answer, torch);
     } else {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(answer, "job_types");
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(answer, "seconds");
         v->c.status = AITK_CHECK_PASS;
-        aitk_str_appendf(&v->obs, "run.py's imports and %d job types of the extensions, %.1f s",
-                         cJSON_IsNumber(n) ? n->valueint : 0, cJSON_IsNumber(s) ? s->valuedouble : 0);
-        aitk_str_append(&v->msg, "ai-toolkit's start-up imports succeed in this environment");
+        aitk_str_appendf(&v->obs, "run.py loaded and %d job types of the extensions, %.1f s",
+                         cJSON_IsNumber(n) ? n->valueint : 0,
+                         cJSON_IsNumber(s) ? s->valuedouble : 0);
+        aitk_str_append(&v->msg, "ai-toolkit's start-up succeeds in this environment");
     }
+    cJSON_Delete(answer);
 }
 
 /* Why the check is not run here, or NULL when it is. */
@@ -175,9 +227,33 @@ static const char *not_run(const char *checkout, const cJSON *sel, aitk_str *pat
     const cJSON *deep = cJSON_GetObjectItemCaseSensitive(sel, "deep");
     if (!deep || !*aitk_field_str(sel, "interpreter"))
         return "the environment's interpreter was not run (python.import_torch)";
+    /* No answer at all (a crash, a hang) is python.import_torch's to tell. */
+    if (!cJSON_GetObjectItemCaseSensitive(deep, "python"))
+        return "import torch did not answer (python.import_torch)";
     if (*aitk_field_str(deep, "error"))
         return "import torch fails first (python.import_torch)";
     return NULL;
+}
+
+/* `path` as the child started in another folder must name it: a relative
+ * path with a folder in it made absolute against this process's folder,
+ * without resolving links (a venv's python is a link to the base
+ * interpreter, and only its own path makes Python find the venv). */
+static void absolute(const char *path, aitk_str *out)
+{
+#ifdef _WIN32
+    const bool has_dir = strpbrk(path, "/\\") != NULL;
+    const bool rooted = path[0] == '/' || path[0] == '\\' || (path[0] && path[1] == ':');
+#else
+    const bool has_dir = strchr(path, '/') != NULL;
+    const bool rooted = path[0] == '/';
+#endif
+    char *cwd = has_dir && !rooted ? getcwd(NULL, 0) : NULL;
+    if (cwd)
+        aitk_path_join(out, cwd, path);
+    else
+        aitk_str_append(out, path);
+    free(cwd);
 }
 
 aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
@@ -185,17 +261,18 @@ aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
     const char *checkout = aitk_pyreqs_checkout(ctx->aitk_dir);
     verdict v = {.c = {.id = "python.aitk_startup", .category = "python",
                        .title = "ai-toolkit's start-up", .source = source,
-                       .expected = "run.py's imports and every extension's job module import"},
+                       .expected = "run.py loads and every extension's job module imports"},
                  .obs = AITK_STR_INIT, .msg = AITK_STR_INIT, .fix = AITK_STR_INIT};
-    aitk_str path = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT,
-             err = AITK_STR_INIT;
+    aitk_str path = AITK_STR_INIT, interp = AITK_STR_INIT, out = AITK_STR_INIT,
+             errout = AITK_STR_INIT, err = AITK_STR_INIT;
     aitk_status st = AITK_OK;
     const char *why = not_run(checkout, sel, &path);
     if (why) {
         v.c.status = AITK_CHECK_SKIP;
         aitk_str_append(&v.msg, why);
     } else {
-        const char *argv[] = {aitk_field_str(sel, "interpreter"), "-c", script, checkout, NULL};
+        absolute(aitk_field_str(sel, "interpreter"), &interp);
+        const char *argv[] = {aitk_str_cstr(&interp), "-c", script, NULL};
         aitk_proc_opts opts = {.timeout_ms = STARTUP_TIMEOUT_MS, .max_output = 1 << 20,
                                .cwd = checkout, .end_with_child = true};
         aitk_proc_result res;
@@ -203,10 +280,8 @@ aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
         st = aitk_proc_run(argv, &opts, &res, &out, &errout, &err);
         if (st == AITK_E_NOMEM)
             goto done;
-        cJSON *answer = st ? NULL : aitk_py_answer(&out);
-        judge_run(&v, st, &res, &errout, answer);
-        cJSON_Delete(answer);
-        st = AITK_OK;
+        judge_run(&v, st, &res, &out, &errout, &err,
+                  cJSON_GetObjectItemCaseSensitive(sel, "torch"));
     }
     v.c.observed = aitk_str_cstr(&v.obs);
     v.c.message = aitk_str_cstr(&v.msg);
@@ -217,6 +292,7 @@ done:
     aitk_str_free(&v.msg);
     aitk_str_free(&v.fix);
     aitk_str_free(&path);
+    aitk_str_free(&interp);
     aitk_str_free(&out);
     aitk_str_free(&errout);
     aitk_str_free(&err);

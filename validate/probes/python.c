@@ -275,13 +275,21 @@ static bool checkout_imports(const char *aitk_dir, const char *module)
     size_t len = 0;
     bool found = true;
     if (checkout && !aitk_path_join(&path, checkout, "toolkit/config_modules.py") &&
-        aitk_file_read(aitk_str_cstr(&path), 1 << 20, &text, &len, NULL) == AITK_OK) {
-        char line[128];
-        const size_t n = (size_t)snprintf(line, sizeof line, "import %s", module);
+        aitk_file_read(aitk_str_cstr(&path), 8 << 20, &text, &len, NULL) == AITK_OK) {
+        const size_t n = strlen(module);
         found = false;
-        for (const char *p = text; p && !found;) {
-            /* strchr finds the terminator too: the line may end the file. */
-            found = strncmp(p, line, n) == 0 && strchr(" \t\r\n", p[n]) != NULL;
+        /* A UTF-8 byte-order mark before the first line, as Python allows. */
+        const char *p = strncmp(text, "\xEF\xBB\xBF", 3) == 0 ? text + 3 : text;
+        while (p && !found) {
+            /* "import torchaudio", "import torchaudio.x", "import torchaudio, y",
+             * "import torchaudio as y", "from torchaudio[.x] import y"; strchr
+             * finds the terminator too: the line may end the file. */
+            const char *m = strncmp(p, "import ", 7) == 0 ? p + 7
+                            : strncmp(p, "from ", 5) == 0 ? p + 5
+                                                          : NULL;
+            while (m && (*m == ' ' || *m == '\t'))
+                m++;
+            found = m && strncmp(m, module, n) == 0 && strchr(" \t\r\n.,", m[n]) != NULL;
             p = strchr(p, '\n');
             p = p ? p + 1 : NULL;
         }
@@ -305,15 +313,16 @@ static void judge_missing_companion(judged *j, const aitk_yaml_node *rule, const
                               "does). ", name, name);
     if (aitk_compat_rule_severity(rule) > *status)
         *status = aitk_compat_rule_severity(rule);
-    aitk_str_appendf(&j->fix, "%sIn this environment: pip install", j->fix.len ? " " : "");
+    aitk_str_appendf(&j->fix, "%sWith this environment's Python: python -m pip install",
+                     j->fix.len ? " " : "");
     if (want)
         aitk_str_appendf(&j->fix, " %s==%s", name, want);
     else
         aitk_str_appendf(&j->fix, " \"torch==%s\" %s", torch_version, name);
     aitk_str_appendf(&j->fix, " --index-url " PIP_INDEX "%s", *variant ? variant : "cu128");
     if (!want)
-        aitk_str_appendf(&j->fix, " (torch named so that pip picks the %s made for it and "
-                                  "keeps this torch).", name);
+        aitk_str_appendf(&j->fix, " (torch named so that pip keeps it and picks a %s that "
+                                  "accepts it).", name);
     else
         aitk_str_append(&j->fix, ".");
     aitk_str_appendf(&j->src, "; %s", aitk_compat_rule_source(rule));
@@ -380,14 +389,18 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
         aitk_str_clear(&j.fix);
         aitk_str_appendf(&j.fix, "Reinstall the three from one index: pip install --force-reinstall "
                                  "torch==%s", base);
+        /* Without a pin from the table, the names alone: pip then picks the
+         * companions that accept the torch named. */
         const char *tvv = scalar_text(aitk_yaml_get(value, "torchvision"));
         const char *tav = scalar_text(aitk_yaml_get(value, "torchaudio"));
-        if (tvv)
-            aitk_str_appendf(&j.fix, " torchvision==%s", tvv);
-        if (tav)
-            aitk_str_appendf(&j.fix, " torchaudio==%s", tav);
+        aitk_str_appendf(&j.fix, " torchvision%s%s", tvv ? "==" : "", tvv ? tvv : "");
+        if (tav || missing != AITK_CHECK_PASS ||
+            cJSON_GetObjectItemCaseSensitive(pkgs, "torchaudio"))
+            aitk_str_appendf(&j.fix, " torchaudio%s%s", tav ? "==" : "", tav ? tav : "");
         aitk_str_appendf(&j.fix, " --index-url " PIP_INDEX "%s", *tvar ? tvar : "cu128");
     }
+    while (j.msg.len && j.msg.ptr[j.msg.len - 1] == ' ')
+        j.msg.ptr[--j.msg.len] = '\0';
     return add_judged(ctx, &j, "torch, torchvision, torchaudio",
                       missing > status ? missing : status);
 }

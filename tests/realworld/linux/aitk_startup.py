@@ -177,7 +177,8 @@ def main():
         return rw.SKIP
     root = os.path.realpath(os.path.join(a.out, "ai-toolkit"))
     written, missing = checkout(git_dir, root)
-    print("      checkout %s: %d files, %d blobs not in the repository" % (COMMIT, written, missing))
+    print("      checkout %s: %d files, %d blobs not in the repository"
+          % (COMMIT, written, missing))
     torch215 = rw.ensure_layout("torch215", os.path.join(HERE, "requirements-torch215.txt"))
     base = rw.ensure_overlay("aitk-startup", torch215, lambda v, s: rw.pip_install_no_deps(
         v, STARTUP_REQ, sdists=("lycoris-lora",)), STARTUP_REQ)
