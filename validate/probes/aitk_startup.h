@@ -1,5 +1,5 @@
 /* ai-toolkit's own start-up, run in the environment it would train in: the
- * imports of the checkout's run.py, then what every training job does
+ * top level of the checkout's run.py (not its main()), then what every job does
  * before it reads its model (ExtensionJob: jobs.ExtensionJob, and
  * toolkit.extension.get_all_extensions_process_dict(), which imports every
  * extension and each one's job module). Whatever stops a job there stops
@@ -10,9 +10,9 @@
  * made at import time. The check reports the exception as Python words it
  * and the line of the checkout it came from.
  *
- * The imports run in the environment's interpreter, in the checkout's
- * folder as run.py runs; nothing is loaded into this process, no bytecode
- * is written into the checkout, and no job is started. */
+ * It runs in the environment's interpreter, in the checkout's folder as
+ * run.py runs; nothing is loaded into this process, no bytecode is written
+ * into the checkout, and no job is started. */
 #ifndef AITK_VALIDATE_PROBES_AITK_STARTUP_H
 #define AITK_VALIDATE_PROBES_AITK_STARTUP_H
 
