@@ -41,7 +41,9 @@ typedef struct aitk_proc_opts {
     bool end_with_child;
 } aitk_proc_opts;
 
-/* Runs argv[0] (searched on PATH) with argv. Returns AITK_OK once the child
+/* Runs argv[0] (searched on PATH) with argv; a relative path with a folder
+ * in it names a file from the caller's folder, also when opts->cwd starts
+ * the child elsewhere (on both systems). Returns AITK_OK once the child
  * was started and collected, whatever its exit status; AITK_E_EXEC when it
  * could not be started (err says why); AITK_E_TIMEOUT when it was killed for
  * running over the limit (res still filled). `out`/`errout` may be NULL. */

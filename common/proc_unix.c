@@ -338,6 +338,24 @@ static int collect(pid_t pid, const aitk_proc_opts *opts, const reaper *reap, do
     return wst;
 }
 
+/* A program named by a relative path with a folder in it ("venv/bin/python")
+ * names a file from this process's folder, as CreateProcess reads it on
+ * Windows; the child's exec runs after its chdir to opts->cwd, so such a
+ * path is made absolute here first (links kept: a venv's python is a link,
+ * and only its own path makes Python find the venv). NULL when argv[0]
+ * needs nothing, or when memory ran out (then it is run as given). */
+static char *program_from_here(const char *const *argv, const aitk_proc_opts *opts)
+{
+    if (!opts->cwd || argv[0][0] == '/' || !strchr(argv[0], '/'))
+        return NULL;
+    char *cwd = getcwd(NULL, 0);
+    char *path = cwd ? malloc(strlen(cwd) + strlen(argv[0]) + 2) : NULL;
+    if (path)
+        sprintf(path, "%s/%s", cwd, argv[0]);
+    free(cwd);
+    return path;
+}
+
 aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts *opts,
                                    aitk_proc_result *res, aitk_str *out, aitk_str *errout,
                                    aitk_str *err)
@@ -346,7 +364,18 @@ aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts
     reaper reap;
     pid_t pid;
     double t0 = 0;
-    aitk_status st = spawn(argv, opts, fds, &reap, &pid, &t0, err);
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    char *program = program_from_here(argv, opts);
+    const char **run = program ? malloc((argc + 1) * sizeof *run) : NULL;
+    if (run) {
+        memcpy(run, argv, (argc + 1) * sizeof *run);
+        run[0] = program;
+    }
+    aitk_status st = spawn(run ? run : argv, opts, fds, &reap, &pid, &t0, err);
+    free(run);
+    free(program);
     if (st)
         return st;
     int exec_errno = 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +76,41 @@ static void test_stdin_env_cwd_and_cap(void **state)
     assert_int_equal(out.len, 20); /* capped, not grown without bound */
     assert_memory_equal(out.ptr, "in\nhello\n/tmp\naaaaaa", 20);
     aitk_str_free(&out);
+}
+
+/* "bin/hello" names a file from the caller's folder, also when the child
+ * starts in another (exec runs after the child's chdir). */
+static void test_relative_program_with_cwd(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-proc-rel-XXXXXX", here[4096];
+    assert_non_null(mkdtemp(dir));
+    char path[200];
+    snprintf(path, sizeof path, "%s/bin", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/bin/hello", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\necho \"hi from $(pwd)\"\n", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(dir), 0);
+    const char *argv[] = {"bin/hello", NULL};
+    aitk_proc_opts o = {.timeout_ms = 5000, .cwd = "/"};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_status st = aitk_proc_run(argv, &o, &r, &out, NULL, &err);
+    assert_int_equal(chdir(here), 0);
+    if (st != AITK_OK)
+        fail_msg("bin/hello with cwd /: %s", aitk_str_cstr(&err));
+    assert_string_equal(aitk_str_cstr(&out), "hi from /\n");
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/bin", dir);
+    rmdir(path);
+    rmdir(dir);
 }
 
 static void test_killed_by_signal(void **state)
@@ -239,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_timeout_kills_the_group),
         cmocka_unit_test(test_missing_program),
         cmocka_unit_test(test_stdin_env_cwd_and_cap),
+        cmocka_unit_test(test_relative_program_with_cwd),
         cmocka_unit_test(test_killed_by_signal),
         cmocka_unit_test(test_end_with_child),
         cmocka_unit_test(test_std_streams_closed_in_the_caller),

@@ -1,9 +1,7 @@
 #include "validate/probes/aitk_startup.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/proc.h"
@@ -235,27 +233,6 @@ static const char *not_run(const char *checkout, const cJSON *sel, aitk_str *pat
     return NULL;
 }
 
-/* `path` as the child started in another folder must name it: a relative
- * path with a folder in it made absolute against this process's folder,
- * without resolving links (a venv's python is a link to the base
- * interpreter, and only its own path makes Python find the venv). */
-static void absolute(const char *path, aitk_str *out)
-{
-#ifdef _WIN32
-    const bool has_dir = strpbrk(path, "/\\") != NULL;
-    const bool rooted = path[0] == '/' || path[0] == '\\' || (path[0] && path[1] == ':');
-#else
-    const bool has_dir = strchr(path, '/') != NULL;
-    const bool rooted = path[0] == '/';
-#endif
-    char *cwd = has_dir && !rooted ? getcwd(NULL, 0) : NULL;
-    if (cwd)
-        aitk_path_join(out, cwd, path);
-    else
-        aitk_str_append(out, path);
-    free(cwd);
-}
-
 aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
 {
     const char *checkout = aitk_pyreqs_checkout(ctx->aitk_dir);
@@ -263,16 +240,15 @@ aitk_status aitk_startup_check(aitk_run_ctx *ctx, const cJSON *sel)
                        .title = "ai-toolkit's start-up", .source = source,
                        .expected = "run.py loads and every extension's job module imports"},
                  .obs = AITK_STR_INIT, .msg = AITK_STR_INIT, .fix = AITK_STR_INIT};
-    aitk_str path = AITK_STR_INIT, interp = AITK_STR_INIT, out = AITK_STR_INIT,
-             errout = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_str path = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT,
+             err = AITK_STR_INIT;
     aitk_status st = AITK_OK;
     const char *why = not_run(checkout, sel, &path);
     if (why) {
         v.c.status = AITK_CHECK_SKIP;
         aitk_str_append(&v.msg, why);
     } else {
-        absolute(aitk_field_str(sel, "interpreter"), &interp);
-        const char *argv[] = {aitk_str_cstr(&interp), "-c", script, NULL};
+        const char *argv[] = {aitk_field_str(sel, "interpreter"), "-c", script, NULL};
         aitk_proc_opts opts = {.timeout_ms = STARTUP_TIMEOUT_MS, .max_output = 1 << 20,
                                .cwd = checkout, .end_with_child = true};
         aitk_proc_result res;
@@ -292,7 +268,6 @@ done:
     aitk_str_free(&v.msg);
     aitk_str_free(&v.fix);
     aitk_str_free(&path);
-    aitk_str_free(&interp);
     aitk_str_free(&out);
     aitk_str_free(&errout);
     aitk_str_free(&err);
