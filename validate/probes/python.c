@@ -509,12 +509,7 @@ static void judge_elsewhere(const aitk_pyreqs_verdict *v, judged *j, aitk_check_
         *st = AITK_CHECK_WARN;
     aitk_str_appendf(&j->obs, "%snot from the commit asked for: %s", j->obs.len ? "; " : "",
                      aitk_str_cstr(&v->elsewhere));
-    bool diffusers = false;
-    for (const char *e = aitk_str_cstr(&v->elsewhere_names); *e;) {
-        const size_t n = strcspn(e, " ");
-        diffusers |= n == 9 && strncmp(e, "diffusers", 9) == 0;
-        e += n + (e[n] == ' ');
-    }
+    const bool diffusers = listed(aitk_str_cstr(&v->elsewhere_names), "diffusers");
     aitk_str_appendf(&j->msg, "%s%s asks for packages from a commit of their repository, and "
                               "the installed ones came from elsewhere: ",
                      j->msg.len ? "; " : "", aitk_str_cstr(&v->file));
