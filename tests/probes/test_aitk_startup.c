@@ -86,6 +86,33 @@ static int exists(const char *dir, const char *rel)
     return stat(path, &st) == 0;
 }
 
+/* What an extension module does when imported, and what the check must
+ * say of it: status, then up to three fields and a text each holds. */
+static const struct extension_case {
+    const char *text, *status, *field, *says, *field2, *says2, *field3, *says3;
+} extension_cases[] = {
+    /* A module nothing installs: the line named. */
+    {"import os\n\nimport not_installed_anywhere\n", "fail", "observed",
+     "ModuleNotFoundError: No module named 'not_installed_anywhere' "
+     "(at extensions_built_in/audio/__init__.py:3)",
+     "message", "importing its extensions", "remedy", "pip install -r requirements.txt"},
+    /* ai-toolkit's own words for a diffusers older than its commit. */
+    {"raise ImportError('Diffusers is out of date. Update diffusers to the latest version by "
+     "doing pip uninstall diffusers and then pip install -r requirements.txt')\n",
+     "fail", "remedy", "pip uninstall -y diffusers", NULL, NULL, NULL, NULL},
+    /* Two packages that do not fit: diffusers' words over transformers'. */
+    {"raise RuntimeError(\"Failed to import diffusers.pipelines.stable_diffusion because of the "
+     "following error (look up to see its traceback):\\ncannot import name "
+     "'FLAX_WEIGHTS_NAME' from 'transformers.utils'\")\n",
+     "fail", "observed", "(look up to see its traceback): cannot import name 'FLAX_WEIGHTS_NAME'",
+     "remedy", "versions that do not fit", NULL, NULL},
+    /* More output than the tool keeps does not hide the answer. */
+    {"import sys\nfor _ in range(40000):\n    print('x' * 60)\n", "pass", "observed",
+     "run.py loaded", NULL, NULL, NULL, NULL},
+    /* The interpreter dies inside an import (a native library's abort). */
+    {"import os\nos._exit(3)\n", "fail", "message", "exited with 3", NULL, NULL, NULL, NULL},
+};
+
 static void test_startup_verdicts(void **state)
 {
     (void)state;
@@ -106,44 +133,7 @@ static void test_startup_verdicts(void **state)
     if (exists(aitk, "toolkit/__pycache__") || exists(aitk, "extensions_built_in/__pycache__"))
         fail_msg("bytecode was written into the checkout");
 
-    /* An extension importing a module nothing installs: the line named. */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py",
-             "import os\n\nimport not_installed_anywhere\n");
-    r = run_standard(root, aitk);
-    c = pt_check(r, "python.aitk_startup");
-    pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "observed"),
-                       "ModuleNotFoundError: No module named 'not_installed_anywhere' "
-                       "(at extensions_built_in/audio/__init__.py:3)");
-    pt_assert_contains(pt_text(c, "message"), "importing its extensions");
-    pt_assert_contains(pt_text(c, "remedy"), "pip install -r requirements.txt");
-    cJSON_Delete(r);
-
-    /* ai-toolkit's own words for a diffusers older than its commit. */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py",
-             "raise ImportError('Diffusers is out of date. Update diffusers to the latest "
-             "version by doing pip uninstall diffusers and then pip install -r "
-             "requirements.txt')\n");
-    r = run_standard(root, aitk);
-    c = pt_check(r, "python.aitk_startup");
-    pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "remedy"), "pip uninstall -y diffusers");
-    cJSON_Delete(r);
-
-    /* Two packages that do not fit: diffusers' words over transformers'. */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py",
-             "raise RuntimeError(\"Failed to import diffusers.pipelines.stable_diffusion because "
-             "of the following error (look up to see its traceback):\\ncannot import name "
-             "'FLAX_WEIGHTS_NAME' from 'transformers.utils'\")\n");
-    r = run_standard(root, aitk);
-    c = pt_check(r, "python.aitk_startup");
-    pt_assert_contains(pt_text(c, "observed"), "(look up to see its traceback): cannot import "
-                                               "name 'FLAX_WEIGHTS_NAME'");
-    pt_assert_contains(pt_text(c, "remedy"), "versions that do not fit");
-    cJSON_Delete(r);
-
     /* An import in run.py itself. */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py", "");
     pt_write(aitk, "run.py", "from dotenv_missing_here import load_dotenv\nload_dotenv()\n");
     r = run_standard(root, aitk);
     c = pt_check(r, "python.aitk_startup");
@@ -153,20 +143,19 @@ static void test_startup_verdicts(void **state)
     cJSON_Delete(r);
     pt_write(aitk, "run.py", "import os\nos.environ['AITK_TEST_SET_BY_RUN_PY'] = '1'\n");
 
-    /* More output than the tool keeps does not hide the answer. */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py",
-             "import sys\nfor _ in range(40000):\n    print('x' * 60)\n");
-    r = run_standard(root, aitk);
-    pt_assert_status(pt_check(r, "python.aitk_startup"), "pass");
-    cJSON_Delete(r);
-
-    /* The interpreter dies inside an import (a native library's abort). */
-    pt_write(aitk, "extensions_built_in/audio/__init__.py", "import os\nos._exit(3)\n");
-    r = run_standard(root, aitk);
-    c = pt_check(r, "python.aitk_startup");
-    pt_assert_status(c, "fail");
-    pt_assert_contains(pt_text(c, "message"), "exited with 3");
-    cJSON_Delete(r);
+    for (size_t i = 0; i < sizeof extension_cases / sizeof *extension_cases; i++) {
+        const struct extension_case *e = &extension_cases[i];
+        pt_write(aitk, "extensions_built_in/audio/__init__.py", e->text);
+        r = run_standard(root, aitk);
+        c = pt_check(r, "python.aitk_startup");
+        pt_assert_status(c, e->status);
+        pt_assert_contains(pt_text(c, e->field), e->says);
+        if (e->field2)
+            pt_assert_contains(pt_text(c, e->field2), e->says2);
+        if (e->field3)
+            pt_assert_contains(pt_text(c, e->field3), e->says3);
+        cJSON_Delete(r);
+    }
     free(site);
     free(base);
 }
