@@ -132,7 +132,7 @@ def files_of(root):
 
 def judge(exe, name, venv, root, out_dir):
     """One environment: the tool's verdicts against run.py and Python's own
-    import of torchaudio. The number of readings."""
+    import of torchaudio. The number of readings compared (each rw.check)."""
     env = isolated_env(out_dir)
     config = job_config(root, os.path.join(out_dir, name))
     started, error, where = oracle_run_py(venv, root, config, env)
@@ -162,7 +162,7 @@ def judge(exe, name, venv, root, out_dir):
              "%s: python.torch_companions %s (%s); oracle import torchaudio: %s"
              % (name, companions.get("status"), companions.get("observed", ""),
                 "missing" if missing else "ok" if audio.returncode == 0 else audio.stderr[-200:]))
-    return 4
+    return 3 if started else 5
 
 
 def main():
