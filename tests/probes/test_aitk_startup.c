@@ -106,6 +106,19 @@ static const struct extension_case {
      "'FLAX_WEIGHTS_NAME' from 'transformers.utils'\")\n",
      "fail", "observed", "(look up to see its traceback): cannot import name 'FLAX_WEIGHTS_NAME'",
      "remedy", "versions that do not fit", NULL, NULL},
+    /* A module of ai-toolkit's own that its checkout lacks (ostris/ai-toolkit
+     * issue #1044): no pip package brings it back. */
+    {"from extensions_built_in.llm_models import Captioner\n", "fail", "observed",
+     "No module named 'extensions_built_in.llm_models'", "remedy",
+     "'extensions_built_in.llm_models' is ai-toolkit's own code", "remedy", "git status"},
+    /* Its own names that do not fit each other: files of two versions. */
+    {"from toolkit.job import run_job_now\n", "fail", "remedy",
+     "'toolkit.job' is ai-toolkit's own code", NULL, NULL, NULL, NULL},
+    /* A diffusers older than ai-toolkit's code (ostris/ai-toolkit issue
+     * #553): pip keeps an installed diffusers of the same version number. */
+    {"raise ImportError(\"cannot import name 'HiDreamImageLoraLoaderMixin' from "
+     "'diffusers.loaders' (/v/diffusers/loaders/__init__.py)\", name='diffusers.loaders')\n",
+     "fail", "remedy", "pip uninstall -y diffusers", NULL, NULL, NULL, NULL},
     /* More output than the tool keeps does not hide the answer. */
     {"import sys\nfor _ in range(40000):\n    print('x' * 60)\n", "pass", "observed",
      "run.py loaded", NULL, NULL, NULL, NULL},
@@ -156,6 +169,24 @@ static void test_startup_verdicts(void **state)
             pt_assert_contains(pt_text(c, e->field3), e->says3);
         cJSON_Delete(r);
     }
+
+    /* A checkout from before ai-toolkit dropped its submodules, cloned
+     * without them: the module is in an empty submodule folder. */
+    pt_write(aitk, ".gitmodules", "[submodule \"repositories/sd-scripts\"]\n"
+                                  "\tpath = repositories/sd-scripts\n"
+                                  "\turl = https://github.com/kohya-ss/sd-scripts.git\n");
+    char sub[1000];
+    snprintf(sub, sizeof sub, "%s/repositories/sd-scripts", aitk);
+    pt_write(aitk, "repositories/README", "submodules live below\n");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    pt_write(aitk, "extensions_built_in/audio/__init__.py", "from networks.lora import LoRA\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "remedy"), "submodules are not there (repositories/sd-scripts "
+                                             "empty), so 'networks' cannot be found");
+    pt_assert_contains(pt_text(c, "remedy"), "git submodule update --init --recursive");
+    cJSON_Delete(r);
     free(site);
     free(base);
 }

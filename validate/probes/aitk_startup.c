@@ -1,5 +1,6 @@
 #include "validate/probes/aitk_startup.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,7 +25,10 @@
  * out; os._exit ends the process even when an import left a thread behind.
  * HF_HUB_OFFLINE keeps any import off the network. A frame counts as the
  * checkout's when its file is in the checkout and not in the interpreter's
- * own folders (ai-toolkit's README makes the venv inside the checkout). */
+ * own folders (ai-toolkit's README makes the venv inside the checkout).
+ * A module that does not import is marked as the checkout's own when its
+ * top-level package is a folder or file there, and the git submodules whose
+ * folder is missing or empty are listed: pip cannot mend either. */
 static const char script[] =
     "import ast, json, os, sys, time, traceback\n"
     "answer = os.fdopen(os.dup(1), 'w')\n"
@@ -48,6 +52,15 @@ static const char script[] =
     "        return False\n"
     "    parts = a[len(inside):].split(os.sep)\n"
     "    return 'site-packages' not in parts and 'dist-packages' not in parts\n"
+    "def unfilled():\n"
+    "    try:\n"
+    "        with open(os.path.join(root, '.gitmodules'), errors='replace') as f:\n"
+    "            lines = [l.split('=', 1) for l in f.read().splitlines() if '=' in l]\n"
+    "    except OSError:\n"
+    "        return []\n"
+    "    paths = [os.path.join(root, v.strip()) for k, v in lines if k.strip() == 'path']\n"
+    "    return [text(os.path.relpath(p, root)) for p in paths\n"
+    "            if not os.path.isdir(p) or not os.listdir(p)]\n"
     "try:\n"
     "    with open(path, 'rb') as f:\n"
     "        tree = ast.parse(f.read(), path)\n"
@@ -69,6 +82,11 @@ static const char script[] =
     "        r['where'] = text('%s:%d' % (rel, frames[-1].lineno))\n"
     "    if isinstance(e, ImportError) and e.name:\n"
     "        r['module'] = text(e.name)\n"
+    "        top = e.name.split('.')[0]\n"
+    "        if (os.path.isdir(os.path.join(root, top)) or\n"
+    "                os.path.isfile(os.path.join(root, top + '.py'))):\n"
+    "            r['own'] = text(top)\n"
+    "        r['unfilled'] = unfilled()\n"
     "r['seconds'] = round(time.time() - t, 1)\n"
     "answer.write('" AITK_PY_ANSWER_MARK "' + json.dumps(r) + '\\n')\n"
     "answer.flush()\n"
@@ -89,12 +107,55 @@ typedef struct verdict {
     aitk_str obs, msg, fix;
 } verdict;
 
+/* Whether `module` is `package` or one of its submodules. */
+static bool in_package(const char *module, const char *package)
+{
+    size_t n = strlen(package);
+    return strncmp(module, package, n) == 0 && (module[n] == '\0' || module[n] == '.');
+}
+
+/* The remedy for a module ai-toolkit's own code lacks: no pip package
+ * brings it. `own` is the checkout's top-level package it belongs to;
+ * `unfilled` the git submodules whose folder is missing or empty (ai-toolkit
+ * kept sd-scripts, ipadapter and others as submodules until it removed them
+ * all on 2025-04-18, commit bfe29e21). */
+static void remedy_own_code(const char *module, const char *own, const cJSON *unfilled,
+                            aitk_str *fix)
+{
+    if (*own) {
+        aitk_str_appendf(fix, "'%s' is ai-toolkit's own code (the checkout's '%s'), which no "
+                              "pip package provides: the checkout lacks a file or holds files "
+                              "of two versions. In the ai-toolkit folder, `git status` lists "
+                              "what is deleted or changed and `git pull` (or a fresh download "
+                              "of the release) puts it back; if a fresh checkout stops the same "
+                              "way, that version of ai-toolkit has the bug: report it, or check "
+                              "out the release before it.",
+                         module, own);
+        return;
+    }
+    aitk_str_append(fix, "The checkout's git submodules are not there (");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, unfilled)
+    {
+        if (cJSON_IsString(p))
+            aitk_str_appendf(fix, "%s%s", p == unfilled->child ? "" : ", ", p->valuestring);
+    }
+    aitk_str_appendf(fix, " empty), so '%s' cannot be found: in the ai-toolkit folder run `git "
+                          "submodule update --init --recursive`.",
+                     module);
+}
+
 /* The remedy for an exception the start-up raised, by what it says.
  * `torch` is the installed torch's version, `variant` its CUDA label. */
-static void remedy_for(const char *error, const char *module, const char *torch,
-                       const char *variant, aitk_str *fix)
+static void remedy_for(const cJSON *answer, const char *torch, const char *variant,
+                       aitk_str *fix)
 {
-    if (strstr(error, "Diffusers is out of date")) {
+    const char *error = aitk_field_str(answer, "error");
+    const char *module = aitk_field_str(answer, "module");
+    const char *own = aitk_field_str(answer, "own");
+    const cJSON *unfilled = cJSON_GetObjectItemCaseSensitive(answer, "unfilled");
+    if (strstr(error, "Diffusers is out of date") ||
+        (in_package(module, "diffusers") && strstr(error, "cannot import name"))) {
         aitk_str_append(fix, "In the ai-toolkit folder, with this environment: pip uninstall -y "
                              "diffusers, then pip install -r requirements.txt (ai-toolkit asks "
                              "for diffusers at a commit; pip keeps an installed diffusers of the "
@@ -105,6 +166,8 @@ static void remedy_for(const char *error, const char *module, const char *torch,
         aitk_str_append(fix, "A native library did not load: `aitk-validate deps` names the "
                              "missing link; reinstalling the package that holds it (or the one "
                              "it was built against) usually mends it.");
+    } else if (*module && (*own || cJSON_GetArraySize(unfilled) > 0)) {
+        remedy_own_code(module, own, unfilled, fix);
     } else if (strcmp(module, "torchaudio") == 0) {
         aitk_str_appendf(fix, "With this environment's Python: python -m pip install "
                               "\"torch==%.*s\" torchaudio --index-url "
@@ -155,8 +218,8 @@ static void judge_error(verdict *v, const cJSON *answer, const cJSON *torch)
                      error);
     if (*where)
         aitk_str_appendf(&v->msg, " (%s)", where);
-    remedy_for(error, aitk_field_str(answer, "module"), aitk_field_str(torch, "version"),
-               aitk_field_str(torch, "variant"), &v->fix);
+    remedy_for(answer, aitk_field_str(torch, "version"), aitk_field_str(torch, "variant"),
+               &v->fix);
 }
 
 /* The interpreter ended without a readable answer: how, and its last words. */

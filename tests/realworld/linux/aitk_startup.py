@@ -12,7 +12,9 @@ into a hard-linked copy of the torch215 layout:
     it; the README's torch line installs it);
   * aitk-startup-torchaudio: plus torchaudio 2.11.1;
   * aitk-startup-old-diffusers: that, with diffusers 0.32.2 in place of the
-    one ai-toolkit asks for.
+    one ai-toolkit asks for;
+  * aitk-startup-partial-checkout: aitk-startup-torchaudio run with a copy of
+    the checkout that lacks one of its own modules (LACKING).
 
 The oracle is ai-toolkit itself: `python run.py <config>` with the
 checkout's own config/examples/train_lora_flux_24gb.yaml (its dataset
@@ -40,6 +42,7 @@ COMMIT = "27a03a91f2"
 STARTUP_REQ = os.path.join(HERE, "requirements-aitk-startup.txt")
 TORCHAUDIO_REQ = os.path.join(HERE, "requirements-aitk-startup-torchaudio.txt")
 OLD_DIFFUSERS_REQ = os.path.join(HERE, "requirements-aitk-startup-old-diffusers.txt")
+LACKING = "extensions_built_in/audio_models/base_audio_model.py"
 
 
 def checkout(git_dir, dest):
@@ -147,12 +150,24 @@ def judge(exe, name, venv, root, out_dir):
     rw.check((s.get("status") == "pass") == started,
              "%s: python.aitk_startup %s; oracle run.py %s" % (
                  name, s.get("status"), "started the job" if started else "stopped: " + error))
+    n = 3
     if not started:
         rw.check(error[:150] in observed, "%s: the tool names run.py's exception (%s | %s)"
                  % (name, error[:150], observed[:300]))
         rw.check(bool(where) and observed.endswith("(at %s)" % where),
                  "%s: the tool names run.py's last line in the checkout, %s (%s)"
                  % (name, where, observed[-200:]))
+        n += 2
+        missing_module = re.search(r"No module named '([^']+)'", error)
+        if missing_module:
+            top = missing_module.group(1).split(".")[0]
+            own = os.path.isdir(os.path.join(root, top)) or os.path.isfile(
+                os.path.join(root, top + ".py"))
+            remedy = s.get("remedy", "")
+            rw.check(own == ("is ai-toolkit's own code" in remedy),
+                     "%s: '%s' is %sa folder of the checkout; the remedy: %s"
+                     % (name, top, "" if own else "not ", remedy[:200]))
+            n += 1
     audio = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import torchaudio"],
                            capture_output=True, text=True, timeout=600)
     missing = "No module named 'torchaudio'" in audio.stderr
@@ -162,7 +177,7 @@ def judge(exe, name, venv, root, out_dir):
              "%s: python.torch_companions %s (%s); oracle import torchaudio: %s"
              % (name, companions.get("status"), companions.get("observed", ""),
                 "missing" if missing else "ok" if audio.returncode == 0 else audio.stderr[-200:]))
-    return 3 if started else 5
+    return n
 
 
 def main():
@@ -192,6 +207,13 @@ def main():
     for name, venv in (("aitk-startup", base), ("aitk-startup-torchaudio", audio),
                        ("aitk-startup-old-diffusers", old)):
         n += judge(a.exe, name, venv, root, a.out)
+    # A checkout that lacks one of its own modules, as ai-toolkit v0.13.12 did
+    # (ostris/ai-toolkit issue #1044): a file every job imports, removed.
+    partial = root + "-partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(root, partial, copy_function=os.link)
+    os.unlink(os.path.join(partial, *LACKING.split("/")))
+    n += judge(a.exe, "aitk-startup-partial-checkout", audio, partial, a.out)
     return rw.finish(n, "ai-toolkit's run.py and Python's import of torchaudio")
 
 
