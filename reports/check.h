@@ -31,6 +31,12 @@ typedef struct aitk_check {
     const char *message;   /* one or two sentences: what it means */
     const char *remedy;    /* what to do; required for warn and fail */
     const char *source;    /* where the rule's figure comes from */
+    /* The id of another check whose failure this one comes from ("" or NULL:
+     * none), or ids separated by commas, of which the first that failed
+     * counts; said by the check that knows why it failed: a torch that
+     * cannot use CUDA follows gpu.cuda_driver or gpu.driver_for_torch. The
+     * report keeps the one that failed, if any (reports/causes.h). */
+    const char *follows;
     double duration_ms;
 } aitk_check;
 

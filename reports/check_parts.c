@@ -25,6 +25,7 @@ void aitk_check_parts_append(aitk_str *out, const cJSON *c,
     const char *expected = aitk_field_str(c, "expected");
     const char *remedy = aitk_field_str(c, "remedy");
     const char *source = aitk_field_str(c, "source");
+    const char *follows = aitk_field_str(c, "follows");
     part(out, markup, AITK_CHECK_PART_STATUS, aitk_field_str(c, "status"), escape);
     part(out, markup, AITK_CHECK_PART_TITLE, aitk_field_str(c, "title"), escape);
     part(out, markup, AITK_CHECK_PART_ID, aitk_field_str(c, "id"), escape);
@@ -39,6 +40,8 @@ void aitk_check_parts_append(aitk_str *out, const cJSON *c,
             part(out, markup, AITK_CHECK_PART_EXPECTED, expected, escape);
         part(out, markup, AITK_CHECK_PART_OBSERVED_END, "", escape);
     }
+    if (*follows)
+        part(out, markup, AITK_CHECK_PART_FOLLOWS, follows, escape);
     if (*remedy)
         part(out, markup, AITK_CHECK_PART_REMEDY, remedy, escape);
     if (*source)

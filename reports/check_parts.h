@@ -23,6 +23,7 @@ typedef enum aitk_check_part {
     AITK_CHECK_PART_OBSERVED,     /* only with an observed or an expected value */
     AITK_CHECK_PART_EXPECTED,     /* only with an expected value */
     AITK_CHECK_PART_OBSERVED_END, /* only when OBSERVED was written */
+    AITK_CHECK_PART_FOLLOWS,      /* only when the check follows a failed one */
     AITK_CHECK_PART_REMEDY,       /* only when the check has a remedy */
     AITK_CHECK_PART_SOURCE,       /* only when the check names a source */
     AITK_CHECK_PART_END,

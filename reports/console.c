@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "reports/buyer.h"
+#include "reports/causes.h"
 #include "reports/fields.h"
 
 static const char *status_label(const char *status, bool color)
@@ -51,6 +52,11 @@ static void render_check(aitk_str *out, const cJSON *c, int verbosity, bool colo
         detail(out, "", c, "message");
     if (verbosity > 0)
         detail(out, "expected: ", c, "expected");
+    if (bad && *aitk_field_str(c, "follows")) {
+        aitk_str_append(out, "        follows from ");
+        aitk_str_append_printable(out, aitk_field_str(c, "follows"), false);
+        aitk_str_append(out, ": fixing that may clear this\n");
+    }
     if (bad)
         detail(out, "fix: ", c, "remedy");
     if (verbosity > 0)
@@ -92,6 +98,17 @@ static void render_verdict(aitk_str *out, const cJSON *summary)
                                               : "PASS",
                      count_of(counts, "fail"), warned, warned == 1 ? "" : "s",
                      count_of(counts, "pass"), count_of(counts, "skip"));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
+    {
+        aitk_str line = AITK_STR_INIT;
+        if (aitk_fix_first_sentence(e, &line)) {
+            aitk_str_append(out, "Fix first: ");
+            aitk_str_append_printable(out, aitk_str_cstr(&line), false);
+            aitk_str_append(out, "\n");
+        }
+        aitk_field_scratch_free(out, &line);
+    }
 }
 
 aitk_status aitk_render_console(const cJSON *report, const char *version, int verbosity,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reports/buyer.h"
+#include "reports/causes.h"
 #include "reports/check_parts.h"
 #include "reports/fields.h"
 #include "reports/identity.h"
@@ -101,7 +102,19 @@ static void banner(aitk_str *out, const cJSON *report)
     aitk_report_identity(out, report, " · ", text);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "redacted")))
         aitk_str_append(out, " · redacted");
-    aitk_str_append(out, "</div></header>\n");
+    aitk_str_append(out, "</div>\n");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
+    {
+        aitk_str line = AITK_STR_INIT;
+        if (aitk_fix_first_sentence(e, &line)) {
+            aitk_str_append(out, "<div class=\"meta\"><strong>Fix first:</strong> ");
+            text(out, aitk_str_cstr(&line));
+            aitk_str_append(out, "</div>\n");
+        }
+        aitk_field_scratch_free(out, &line);
+    }
+    aitk_str_append(out, "</header>\n");
 }
 
 /* A failed or warned check as a card in its status's colour. */
@@ -115,6 +128,8 @@ static const aitk_check_markup check_card[AITK_CHECK_PART_COUNT] = {
                                   "</span>"},
     [AITK_CHECK_PART_EXPECTED] = {" · expected: <span class=\"mono\">", "</span>"},
     [AITK_CHECK_PART_OBSERVED_END] = {"</div>", ""},
+    [AITK_CHECK_PART_FOLLOWS] = {"<div class=\"muted\">follows from <code>",
+                                 "</code>: fixing that may clear this</div>"},
     [AITK_CHECK_PART_REMEDY] = {"<div class=\"remedy\"><strong>Fix:</strong> ", "</div>"},
     [AITK_CHECK_PART_SOURCE] = {"<div class=\"muted\">source: ", "</div>"},
     [AITK_CHECK_PART_END] = {"", "</div>\n"},

@@ -6,6 +6,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "reports/causes.h"
 
 static const char *const verdict_names[] = {"pass", "warn", "fail"};
 
@@ -59,6 +60,7 @@ aitk_status aitk_report_add_check(cJSON *report, const aitk_check *c)
              add_text(o, "observed", c->observed) && add_text(o, "expected", c->expected) &&
              add_text(o, "message", c->message) && add_text(o, "remedy", c->remedy) &&
              add_text(o, "source", c->source) &&
+             (!c->follows || !*c->follows || add_text(o, "follows", c->follows)) &&
              cJSON_AddNumberToObject(o, "duration_ms", c->duration_ms);
     if (!ok || !cJSON_AddItemToArray(checks, o)) {
         cJSON_Delete(o);
@@ -106,6 +108,12 @@ aitk_status aitk_report_finish(cJSON *report, aitk_verdict *verdict)
     ok = ok && cJSON_AddNumberToObject(cnt, "total", (double)cJSON_GetArraySize(checks)) &&
          cJSON_AddStringToObject(summary, "verdict", aitk_verdict_name(v)) &&
          cJSON_AddNumberToObject(summary, "exit_code", v == AITK_VERDICT_FAIL ? 1 : 0);
+    /* Which failures come from which (causes.h): the first to fix. */
+    cJSON *first = ok ? aitk_report_link_causes(checks) : NULL;
+    if (ok && (!first || !cJSON_AddItemToObject(summary, "fix_first", first))) {
+        cJSON_Delete(first);
+        ok = 0;
+    }
     if (!ok) {
         cJSON_Delete(summary);
         return AITK_E_NOMEM;

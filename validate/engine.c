@@ -27,6 +27,7 @@ static void check_free_strings(aitk_check *c)
     aitk_free((char *)c->message);
     aitk_free((char *)c->remedy);
     aitk_free((char *)c->source);
+    aitk_free((char *)c->follows);
 }
 
 static int dup_field(const char **dst, const char *src)
@@ -48,7 +49,7 @@ aitk_status aitk_checklist_add(aitk_checklist *list, const aitk_check *c)
              dup_field(&copy.title, c->title ? c->title : c->id) &&
              dup_field(&copy.observed, c->observed) && dup_field(&copy.expected, c->expected) &&
              dup_field(&copy.message, c->message) && dup_field(&copy.remedy, c->remedy) &&
-             dup_field(&copy.source, c->source);
+             dup_field(&copy.source, c->source) && dup_field(&copy.follows, c->follows);
     if (!ok) {
         check_free_strings(&copy);
         return AITK_E_NOMEM;

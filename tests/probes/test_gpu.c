@@ -49,6 +49,14 @@ static void test_no_driver(void **state)
     c = pt_check(r, "gpu.cuda_driver");
     pt_assert_status(c, "fail");
     pt_assert_contains(pt_text(c, "observed"), PT_CUDA_LIB);
+    /* One missing driver: NVML tells it, libcuda's failure follows. */
+    assert_string_equal(pt_text(c, "follows"), "gpu.nvml");
+    const cJSON *first = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), "fix_first"), 0);
+    assert_string_equal(pt_text(first, "id"), "gpu.nvml");
+    const cJSON *explains = cJSON_GetObjectItem(first, "explains");
+    assert_int_equal(cJSON_GetArraySize(explains), 1);
+    assert_string_equal(cJSON_GetArrayItem(explains, 0)->valuestring, "gpu.cuda_driver");
     /* Nothing about GPUs can be judged without a driver. */
     assert_null(pt_find_check(r, "gpu.count"));
     assert_null(pt_find_check(r, "gpu.vram.flux1-dev"));

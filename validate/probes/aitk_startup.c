@@ -146,8 +146,9 @@ static void remedy_own_code(const char *module, const char *own, const cJSON *un
 }
 
 /* The remedy for an exception the start-up raised, by what it says.
- * `torch` is the installed torch's version, `variant` its CUDA label. */
-static void remedy_for(const cJSON *answer, const char *torch, const char *variant,
+ * `torch` is the installed torch's version, `variant` its CUDA label.
+ * Returns the check whose failure this one follows, or NULL. */
+static const char *remedy_for(const cJSON *answer, const char *torch, const char *variant,
                        aitk_str *fix)
 {
     const char *error = aitk_field_str(answer, "error");
@@ -192,6 +193,7 @@ static void remedy_for(const cJSON *answer, const char *torch, const char *varia
         aitk_str_append(fix, "ai-toolkit calls CUDA while it starts: it needs a working NVIDIA "
                              "GPU and a torch that can use it (see the gpu.* checks and "
                              "python.import_torch).");
+        return "python.import_torch";
     } else if (strncmp(error, "OSError", 7) == 0) {
         aitk_str_append(fix, "A library did not load: `aitk-validate deps` names the missing "
                              "link; reinstalling the package that holds it usually mends it.");
@@ -199,6 +201,7 @@ static void remedy_for(const cJSON *answer, const char *torch, const char *varia
         aitk_str_append(fix, "Run `python run.py` in the ai-toolkit folder with this environment "
                              "to see the whole traceback; the line above is where it stopped.");
     }
+    return NULL;
 }
 
 /* The start-up raised: where and what, in ai-toolkit's order. */
@@ -218,8 +221,8 @@ static void judge_error(verdict *v, const cJSON *answer, const cJSON *torch)
                      error);
     if (*where)
         aitk_str_appendf(&v->msg, " (%s)", where);
-    remedy_for(answer, aitk_field_str(torch, "version"), aitk_field_str(torch, "variant"),
-               &v->fix);
+    v->c.follows = remedy_for(answer, aitk_field_str(torch, "version"),
+                              aitk_field_str(torch, "variant"), &v->fix);
 }
 
 /* The interpreter ended without a readable answer: how, and its last words. */

@@ -8,6 +8,7 @@
 #include "validate/probes/deps.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #ifndef _WIN32
@@ -74,6 +75,7 @@ static bool native_library_name(const char *n)
 typedef struct dir_tally {
     aitk_str observed, remedy, sources, dangling_names;
     size_t bad, unreadable, skipped, not_library, python_ext, inside_needer, dangling;
+    size_t driver_only; /* of `bad`: those whose every problem is a driver library not found */
 } dir_tally;
 
 /* One library of the folder between the static walk and the loader: its
@@ -91,6 +93,42 @@ static const char *base_name(const char *path)
     const char *s = aitk_path_last_separator(path);
     return s ? s + 1 : path;
 }
+
+/* Windows' file names ignore ASCII case; Linux sonames never differ so. */
+static bool same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+/* The NVIDIA driver's own libraries: missing on a machine with no driver,
+ * which gpu.nvml and gpu.cuda_driver tell first (validate/libdeps/remedies.yaml
+ * names where each comes from). */
+static bool driver_library(const char *name)
+{
+    static const char *const names[] = {"libcuda.so.1", "libcuda.so", "nvcuda.dll",
+                                        "libnvidia-ml.so.1", "libnvidia-ml.so", "nvml.dll"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (same_name(name, names[i]))
+            return true;
+    return false;
+}
+
+/* Whether every problem of the tree is a driver library that was not found. */
+static bool only_driver_missing(const aitk_dep_tree *tree)
+{
+    for (size_t k = 1; k < tree->count; k++) {
+        const aitk_dep_node *n = &tree->nodes[k];
+        if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(tree, k))
+            continue;
+        if (n->state != AITK_DEP_NOT_FOUND || !driver_library(base_name(n->name)))
+            return false;
+    }
+    return !aitk_dep_tree_load_problem(tree);
+}
+
 
 /* The next library of the folder, from `from` on, that names libs[i] as a
  * direct link, or AITK_DEP_NONE. */
@@ -284,6 +322,8 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
             t->not_library++;
         else
             t->bad++;
+        if (!tree.not_library && only_driver_missing(&tree))
+            t->driver_only++;
         st = aitk_deps_describe_problems(&tree, rem, &t->observed, &t->remedy, &t->sources);
     }
     fl->analyzed = true;
@@ -393,6 +433,10 @@ static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *d
                   : t->dangling   ? "every library here is a dangling link"
                                   : "";
     c->message = aitk_str_cstr(&msg);
+    /* Nothing wrong here but the driver's absence, told by the gpu checks. */
+    if (c->status == AITK_CHECK_FAIL && t->bad && t->driver_only == t->bad && !t->unreadable &&
+        !t->not_library && !t->dangling)
+        c->follows = "gpu.cuda_driver";
     c->remedy = t->remedy.len ? t->remedy.ptr
                 : c->status == AITK_CHECK_FAIL
                     ? "Run `aitk-validate deps --all` on the failing library to see the "

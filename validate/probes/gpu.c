@@ -174,6 +174,11 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
         c.observed = aitk_str_cstr(&obs);
         c.message = "the CUDA driver API initialises";
     }
+    /* Both missing, or both unable to reach the kernel module: one driver
+     * problem, told first by NVML. */
+    if ((!aitk_json_true(nvml, "loaded") && !aitk_json_true(cu, "loaded")) ||
+        (*aitk_field_str(nvml, "init_error") && *aitk_field_str(cu, "init_error")))
+        c.follows = "gpu.nvml";
     aitk_status st = add(ctx, &c);
     aitk_str_free(&obs);
     return st;

@@ -190,6 +190,9 @@ aitk_status aitk_gpu_plugin_checks(aitk_run_ctx *ctx)
         if (probe_st) {
             c.status = AITK_CHECK_FAIL;
             explain_probe(pr, &msg, &fix);
+            /* No driver at all: gpu.cuda_driver's failure, seen again. */
+            if (pr->driver_version == 0)
+                c.follows = "gpu.cuda_driver";
         } else {
             c.status = AITK_CHECK_PASS;
             aitk_str_appendf(&msg, "the CUDA plugin (%s) loads and its runtime answers; ",

@@ -119,6 +119,11 @@ static void judge_import(aitk_check *c, const cJSON *deep, aitk_str *obs, aitk_s
             aitk_str_appendf(msg, ": %s", w->valuestring);
         c->remedy = "See the gpu.* and python.torch checks: a missing driver, a driver older "
                     "than torch's CUDA, or a CPU-only torch.";
+        /* No driver, or one too old for this torch's CUDA: kept only where
+         * that check failed (reports/causes.h). A CPU-only torch fails here
+         * on its own. */
+        if (*cuda_build)
+            c->follows = "gpu.cuda_driver,gpu.driver_for_torch";
     }
     c->message = aitk_str_cstr(msg);
 }
@@ -156,6 +161,12 @@ static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res
         c->remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's "
                     "README; if a DLL or .so is named, `aitk-validate deps` explains which "
                     "library is missing.";
+        /* A native library that did not load: deps.torch names the missing
+         * link when it is in torch's own tree (kept only if it failed). */
+        const char *e = aitk_field_str(deep, "error");
+        if (strstr(e, "cannot open shared object file") || strstr(e, "DLL load failed") ||
+            strstr(e, "or one of its dependencies") || strstr(e, "undefined symbol"))
+            c->follows = "deps.torch";
     } else {
         judge_import(c, deep, obs, msg);
     }

@@ -322,15 +322,41 @@ def compare_cuda_libs(venv, std, quick, python):
     return table
 
 
+DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1", "libnvidia-ml.so")
+
+
+def oracle_driver_present():
+    """Whether the loader's cache knows the NVIDIA driver's libcuda."""
+    r = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, timeout=120)
+    return any(line.split()[0] == "libcuda.so.1" for line in r.stdout.splitlines() if line.split())
+
+
+def compare_follows(report, section, missing_names, other_broken):
+    """deps.<section> follows gpu.cuda_driver (reports/causes.h) exactly when
+    every link ldd finds missing is one of the driver's own libraries, nothing
+    else is broken, and the machine has no driver."""
+    c = checks(report).get("deps." + section, {})
+    driver_only = (bool(missing_names) and not other_broken and
+                   all(n in DRIVER_LIBRARIES for n in missing_names) and
+                   not oracle_driver_present())
+    check((c.get("follows") == "gpu.cuda_driver") == driver_only,
+          "deps.%s follows %r; oracle: ldd misses %s%s, driver %s"
+          % (section, c.get("follows"), sorted(missing_names) or "nothing",
+             ", other libraries broken" if other_broken else "",
+             "present" if oracle_driver_present() else "absent"))
+
+
 def compare_deps(report, python, section):
     """deps.<section>: each library's verdict against ldd and the real dlopen."""
     libs = env_section(report, "deps").get(section, {}).get("libraries") or []
     table = []
+    missing_names, other_broken = set(), False
     for lib in libs:
         if "skipped" in lib or "error" in lib:
             continue
         path = lib["path"]
         missing = oracle_ldd_missing(path)
+        missing_names.update(line.split()[0] for line in missing)
         o = oracle_dlopen(python, path)
         # A library that fails alone may still load where it is used: torch
         # 2.15's libtorch_nvshmem.so takes symbols from libtorch_cuda.so,
@@ -342,6 +368,7 @@ def compare_deps(report, python, section):
                                                    and not lib.get("python_extension")
                                                    and not told)
         oracle_broken = bool(missing) or (not o["loaded"] and not inside)
+        other_broken = other_broken or (not missing and oracle_broken)
         said = ("python extension" if lib.get("python_extension")
                 else "loads inside " + os.path.basename(told) if told else "loads")
         table.append(("deps." + section, os.path.basename(path),
@@ -357,6 +384,8 @@ def compare_deps(report, python, section):
             check(os.path.realpath(told) == os.path.realpath(inside),
                   "deps.%s %s: tool says it loads inside %s, the loader maps it from %s"
                   % (section, os.path.basename(path), told, inside))
+    if libs:
+        compare_follows(report, section, missing_names, other_broken)
     return table
 
 
@@ -640,6 +669,12 @@ def remove_cudnn(venv, site):
     os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
 
 
+def remove_c10_cuda(venv, site):
+    """As after an interrupted reinstall: one of torch's own libraries gone
+    (one no system CUDA provides in its place)."""
+    os.unlink(os.path.join(site, "torch", "lib", "libc10_cuda.so"))
+
+
 DIFFUSERS_REQ = os.path.join(HERE, "requirements-diffusers.txt")
 CUDNN_NEWEST_REQ = os.path.join(HERE, "requirements-cudnn-newest.txt")
 CUDNN_OLDER_REQ = os.path.join(HERE, "requirements-cudnn-older.txt")
@@ -790,8 +825,36 @@ def layout_nocudnn(exe, venv, out_dir):
           "cuda.cudnn %s (%s); oracle: import torch maps %s (torch's cuDNN %s), error %s"
           % (c["status"], c.get("observed", "")[:200], mapped or "no libcudnn.so.9",
              o.get("cudnn"), o.get("error", "none")))
-    return [("cuda.cudnn", "libcudnn.so.9 (wheel file gone)", c["status"], "",
-             "torch maps " + (", ".join(mapped) or "none"), o.get("cudnn", o.get("error", "")))]
+    table = [("cuda.cudnn", "libcudnn.so.9 (wheel file gone)", c["status"], "",
+              "torch maps " + (", ".join(mapped) or "none"), o.get("cudnn", o.get("error", "")))]
+    # torch's libraries without their cuDNN: more is missing than the driver.
+    return table + compare_deps(std, python, "torch")
+
+
+def layout_c10_cuda_gone(exe, venv, out_dir):
+    """torch's own link broken beside the driver's absence: import torch
+    fails for the link deps.torch names, which follows nothing
+    (reports/causes.h)."""
+    python = os.path.join(venv, "bin", "python")
+    std = run_tool(exe, venv, "standard", os.path.join(out_dir, "c10-cuda-gone-standard.json"))
+    r = subprocess.run([python, "-c", MAPS], capture_output=True, text=True, timeout=600)
+    o = json.loads(r.stdout.strip().splitlines()[-1])
+    c = checks(std)["python.import_torch"]
+    deps = checks(std)["deps.torch"]
+    # The oracles: the import's own error, and ldd naming the same library
+    # missing for one of torch's.
+    lib = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages", "torch",
+                       "lib", "libtorch_cuda.so")
+    ldd_names = [line.split()[0] for line in oracle_ldd_missing(lib)]
+    check("libc10_cuda.so" in o.get("error", "") and "libc10_cuda.so" in ldd_names and
+          c["status"] == "fail" and c.get("follows") == "deps.torch" and
+          deps["status"] == "fail" and "libc10_cuda.so" in deps.get("observed", ""),
+          "python.import_torch %s, follows %r; deps.torch %s naming libc10_cuda.so: %s; oracle "
+          "import torch: %s; ldd libtorch_cuda.so misses %s"
+          % (c["status"], c.get("follows"), deps["status"],
+             "libc10_cuda.so" in deps.get("observed", ""), o.get("error", "imports"), ldd_names))
+    return [("python.import_torch", "libc10_cuda.so gone", c["status"], "",
+             o.get("error", "imports")[:60])] + compare_deps(std, python, "torch")
 
 
 def main():
@@ -801,7 +864,7 @@ def main():
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
                              "torch251-diffusers", "torch215-cudnn-newest",
                              "torch215-cudnn-older", "torch215-nvidia-newest",
-                             "torch215-debian-system"])
+                             "torch215-debian-system", "torch215-c10-cuda-gone"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -834,6 +897,9 @@ def main():
         overlay = ensure_overlay(a.layout, venv, downgrade_cudnn, CUDNN_OLDER_REQ)
         check_pinned(overlay, CUDNN_OLDER_REQ)
         table = layout_cudnn_older(a.exe, overlay, a.out)
+    elif a.layout == "torch215-c10-cuda-gone":
+        overlay = ensure_overlay(a.layout, venv, remove_c10_cuda)
+        table = layout_c10_cuda_gone(a.exe, overlay, a.out)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
     else:

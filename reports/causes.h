@@ -1,0 +1,32 @@
+/* Which failure to fix first: the report's checks linked by "follows".
+ *
+ * One broken link fails several checks: with no NVIDIA driver, NVML,
+ * libcuda, torch's CUDA, the CUDA plugin, ai-toolkit's start-up and a
+ * dependency tree all fail. Each such check names the one it comes from
+ * (aitk_check.follows); this keeps those links that point at a failed check
+ * (of a comma-separated list, the first that failed) and groups every failure under the one at the head of its chain, so a
+ * reader starts there. */
+#ifndef AITK_REPORTS_CAUSES_H
+#define AITK_REPORTS_CAUSES_H
+
+#include <stdbool.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct cJSON cJSON;
+
+/* Rewrites each check's "follows" to the first check it names that failed,
+ * drops it where none did (or where it would close a loop), then returns summary's "fix_first": one entry per failed
+ * check that follows none, in report order, {id, title, explains: [the ids
+ * of the checks whose chain of "follows" ends at it]}. NULL when out of
+ * memory. */
+cJSON *aitk_report_link_causes(cJSON *checks);
+
+/* One entry of summary's "fix_first" as plain text, when it explains other
+ * checks: "gpu.nvml (its title): 5 other checks follow from it: a, b, c, d,
+ * e". Writes nothing and returns false for an entry that explains none
+ * (the list of failures already shows it). */
+bool aitk_fix_first_sentence(const cJSON *entry, aitk_str *out);
+
+#endif
