@@ -54,9 +54,9 @@ static cJSON *first_failed(cJSON *checks, const char *ids, const cJSON *self)
     return NULL;
 }
 
-/* Keeps a "follows" only where it names another check that failed (of a
- * list, the first that did), and breaks any loop at its first check in
- * report order. */
+/* Keeps a "follows" only on a check that failed or warned, where it names
+ * another check that failed (of a list, the first that did), and breaks any
+ * loop at its first check in report order. */
 static void drop_loose_links(cJSON *checks)
 {
     int steps = cJSON_GetArraySize(checks) + 1;
@@ -66,7 +66,10 @@ static void drop_loose_links(cJSON *checks)
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "follows");
         if (!f)
             continue;
-        cJSON *target = cJSON_IsString(f) ? first_failed(checks, f->valuestring, c) : NULL;
+        const char *status = aitk_field_str(c, "status");
+        const bool bad = strcmp(status, "fail") == 0 || strcmp(status, "warn") == 0;
+        cJSON *target = bad && cJSON_IsString(f) ? first_failed(checks, f->valuestring, c)
+                                                 : NULL;
         const char *id = target ? aitk_field_str(target, "id") : NULL;
         cJSON *one = id ? cJSON_CreateString(id) : NULL;
         /* Out of memory: the link is dropped, never left pointing wrong. */

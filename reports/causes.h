@@ -16,8 +16,9 @@
 
 typedef struct cJSON cJSON;
 
-/* Rewrites each check's "follows" to the first check it names that failed,
- * drops it where none did (or where it would close a loop), then returns summary's "fix_first": one entry per failed
+/* Rewrites each failed or warned check's "follows" to the first check it
+ * names that failed, drops it where none did, on a check that passed or was
+ * skipped, and where it would close a loop; then returns summary's "fix_first": one entry per failed
  * check that follows none, in report order, {id, title, explains: [the ids
  * of the checks whose chain of "follows" ends at it]}. NULL when out of
  * memory. */

@@ -42,11 +42,13 @@ static outcome check_outcome(const char *status, int strict)
 }
 
 /* "observed: x / expected: y / fix: z" as the failure body. */
-static void detail(aitk_str *out, const char *message, const char *observed,
+static void detail(aitk_str *out, const char *message, const char *follows, const char *observed,
                    const char *expected, const char *remedy, const char *source)
 {
     if (*message)
         aitk_str_appendf(out, "%s\n", message);
+    if (*follows)
+        aitk_str_appendf(out, "follows from %s: fixing that may clear this\n", follows);
     if (*observed)
         aitk_str_appendf(out, "observed: %s\n", observed);
     if (*expected)
@@ -161,7 +163,8 @@ static void check_cases(aitk_str *out, const check_ref *refs, size_t n, int stri
             continue;
         aitk_str_clear(&body);
         aitk_str_clear(&cls);
-        detail(&body, aitk_field_str(c, "message"), aitk_field_str(c, "observed"),
+        detail(&body, aitk_field_str(c, "message"), aitk_field_str(c, "follows"),
+               aitk_field_str(c, "observed"),
                aitk_field_str(c, "expected"), aitk_field_str(c, "remedy"),
                aitk_field_str(c, "source"));
         aitk_str_appendf(&cls, "aitk.%s", refs[i].category);
@@ -218,8 +221,8 @@ static void workload_cases(aitk_str *out, const cJSON *workloads, suite_totals *
             const char *msg = *aitk_field_str(w, "message") ? aitk_field_str(w, "message")
                               : o == OUT_SKIP                 ? "no target to compare with"
                                                               : aitk_str_cstr(&obs);
-            detail(&body, aitk_field_str(w, "message"), aitk_str_cstr(&obs), aitk_str_cstr(&exp),
-                   "", aitk_field_str(tg, "source"));
+            detail(&body, aitk_field_str(w, "message"), "", aitk_str_cstr(&obs),
+                   aitk_str_cstr(&exp), "", aitk_field_str(tg, "source"));
             testcase(out, "aitk.workload", aitk_str_cstr(&name), 0, o, msg, &body);
         }
     }

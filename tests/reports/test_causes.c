@@ -11,6 +11,7 @@
 #include "reports/causes.h"
 #include "reports/console.h"
 #include "reports/html.h"
+#include "reports/junit.h"
 #include "reports/markdown.h"
 #include "reports/report.h"
 
@@ -93,7 +94,8 @@ static void test_chain_under_one_head(void **state)
 }
 
 /* Links to a check that passed, warned, is absent or is the check itself
- * are dropped: each such failure stands as a head of its own. */
+ * are dropped, and so are links of checks that passed or were skipped:
+ * each such failure stands as a head of its own. */
 static void test_loose_links_dropped(void **state)
 {
     (void)state;
@@ -106,6 +108,8 @@ static void test_loose_links_dropped(void **state)
         {"hub.access", AITK_CHECK_WARN, NULL},
         {"deps.torch", AITK_CHECK_FAIL, "no.such_check"},
         {"deps.cuda", AITK_CHECK_FAIL, "deps.cuda"},
+        {"gpu.count", AITK_CHECK_PASS, "deps.cuda"},
+        {"gpu.plugin", AITK_CHECK_SKIP, "deps.cuda"},
     };
     cJSON *r = finished(rows, sizeof rows / sizeof *rows);
     assert_string_equal(kept(r, "gpu.cuda_driver"), "");
@@ -113,6 +117,9 @@ static void test_loose_links_dropped(void **state)
     assert_string_equal(kept(r, "python.aitk_startup"), "");
     assert_string_equal(kept(r, "deps.torch"), "");
     assert_string_equal(kept(r, "deps.cuda"), "");
+    /* Only a failure or a warning follows anything. */
+    assert_string_equal(kept(r, "gpu.count"), "");
+    assert_string_equal(kept(r, "gpu.plugin"), "");
     char text[512];
     fix_first_text(r, text, sizeof text);
     assert_string_equal(text, "gpu.driver_for_torch: python.import_torch; "
@@ -212,6 +219,11 @@ static void test_rendered(void **state)
     assert_non_null(strstr(t, "<strong>Fix first:</strong> "));
     assert_non_null(strstr(t, head));
     assert_non_null(strstr(t, "follows from <code>gpu.nvml</code>"));
+    aitk_str_clear(&out);
+    assert_int_equal(aitk_render_junit(r, &out), AITK_OK);
+    t = strstr(aitk_str_cstr(&out), "name=\"gpu.cuda_driver\"");
+    assert_non_null(t);
+    assert_non_null(strstr(t, "follows from gpu.nvml: fixing that may clear this"));
     cJSON_Delete(r);
 
     const row alone[] = {{"gpu.nvml", AITK_CHECK_FAIL, NULL}, {"deps.torch", AITK_CHECK_FAIL, NULL}};

@@ -149,7 +149,7 @@ static void remedy_own_code(const char *module, const char *own, const cJSON *un
  * `torch` is the installed torch's version, `variant` its CUDA label.
  * Returns the check whose failure this one follows, or NULL. */
 static const char *remedy_for(const cJSON *answer, const char *torch, const char *variant,
-                       aitk_str *fix)
+                              aitk_str *fix)
 {
     const char *error = aitk_field_str(answer, "error");
     const char *module = aitk_field_str(answer, "module");

@@ -129,7 +129,6 @@ static bool only_driver_missing(const aitk_dep_tree *tree)
     return !aitk_dep_tree_load_problem(tree);
 }
 
-
 /* The next library of the folder, from `from` on, that names libs[i] as a
  * direct link, or AITK_DEP_NONE. */
 static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i, size_t from)
