@@ -147,7 +147,8 @@ static void remedy_own_code(const char *module, const char *own, const cJSON *un
 
 /* The remedy for an exception the start-up raised, by what it says.
  * `torch` is the installed torch's version, `variant` its CUDA label.
- * Returns the check whose failure this one follows, or NULL. */
+ * Returns the check whose failure this one follows, when that check's
+ * remedy is this one's (kept only where it failed: reports/causes.h). */
 static const char *remedy_for(const cJSON *answer, const char *torch, const char *variant,
                               aitk_str *fix)
 {
@@ -161,6 +162,7 @@ static const char *remedy_for(const cJSON *answer, const char *torch, const char
                              "diffusers, then pip install -r requirements.txt (ai-toolkit asks "
                              "for diffusers at a commit; pip keeps an installed diffusers of the "
                              "same version number).");
+        return "python.requirements";
     } else if (strstr(error, "cannot open shared object file") ||
                strstr(error, "DLL load failed") || strstr(error, "undefined symbol") ||
                strstr(error, "or one of its dependencies")) {
@@ -177,17 +179,20 @@ static const char *remedy_for(const cJSON *answer, const char *torch, const char
                               "requirements.txt does not install torchaudio, its README's torch "
                               "line does.",
                          (int)strcspn(torch, "+"), torch, *variant ? variant : "cu128");
+        return "python.torch_companions";
     } else if (strstr(error, "cannot import name") || strstr(error, "Failed to import")) {
         aitk_str_append(fix, "Two packages are at versions that do not fit each other (one "
                              "imports a name the other does not have): in the ai-toolkit "
                              "folder, with this environment, pip install -r requirements.txt "
                              "puts back the versions ai-toolkit pins (python.requirements names "
                              "those that differ).");
+        return "python.requirements";
     } else if (*module) {
         aitk_str_appendf(fix, "In the ai-toolkit folder, with this environment: pip install -r "
                               "requirements.txt; if that does not bring '%s', install the package "
                               "that provides it at the version ai-toolkit's code expects.",
                          module);
+        return "python.requirements";
     } else if (strstr(error, "NVIDIA driver") || strstr(error, "CUDA") ||
                strstr(error, "cuda")) {
         aitk_str_append(fix, "ai-toolkit calls CUDA while it starts: it needs a working NVIDIA "

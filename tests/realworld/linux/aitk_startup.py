@@ -129,6 +129,34 @@ def tool_checks(exe, venv, root, out, env):
         return rw.checks(json.load(f))
 
 
+def python_says(venv, code):
+    """True when `code` runs in the environment without an exception."""
+    return subprocess.run([os.path.join(venv, "bin", "python"), "-c", code], capture_output=True,
+                          text=True, timeout=600).returncode == 0
+
+
+def judge_follows(name, venv, startup, started, error):
+    """The check python.aitk_startup says its failure follows
+    (reports/causes.h), against what the interpreter itself says: torchaudio
+    missing (python.torch_companions), no usable CUDA (python.import_torch),
+    a diffusers that does not import (python.requirements), or nothing."""
+    want = None
+    if started:
+        pass
+    elif "No module named 'torchaudio'" in error:
+        want = "python.torch_companions" if not python_says(venv, "import torchaudio") else None
+    elif "NVIDIA driver" in error:
+        cuda = python_says(venv, "import torch, sys; sys.exit(not torch.cuda.is_available())")
+        want = None if cuda else "python.import_torch"
+    elif "Failed to import diffusers" in error:
+        flux = python_says(venv, "from diffusers import FluxPipeline")
+        want = None if flux else "python.requirements"
+    rw.check(startup.get("follows") == want,
+             "%s: python.aitk_startup follows %r; the interpreter's answers call for %r"
+             % (name, startup.get("follows"), want))
+    return 1
+
+
 def files_of(root):
     return sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
 
@@ -168,6 +196,7 @@ def judge(exe, name, venv, root, out_dir):
                      "%s: '%s' is %sa folder of the checkout; the remedy: %s"
                      % (name, top, "" if own else "not ", remedy[:200]))
             n += 1
+    n += judge_follows(name, venv, s, started, error)
     audio = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import torchaudio"],
                            capture_output=True, text=True, timeout=600)
     missing = "No module named 'torchaudio'" in audio.stderr
