@@ -241,6 +241,17 @@ static aitk_status one_node(cJSON *list, const aitk_fleet_node *node)
             v = 0;
         ok = cJSON_AddNumberToObject(cn, keys[k], (double)(long)v) != NULL;
     }
+    /* The failures the node's report says to fix first (reports/causes.h):
+     * a fleet's missing drivers read as one name a node. */
+    cJSON *first = ok ? cJSON_AddArrayToObject(e, "fix_first") : NULL;
+    ok = first != NULL;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, aitk_field_array(summary, "fix_first"))
+    {
+        const char *id = aitk_field_str(f, "id");
+        if (ok && *id)
+            ok = cJSON_AddItemToArray(first, cJSON_CreateString(id));
+    }
     return ok ? AITK_OK : AITK_E_NOMEM;
 }
 

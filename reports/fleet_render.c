@@ -106,10 +106,10 @@ static double num(const cJSON *o, const char *key)
 static void nodes_section(aitk_str *out, fmt f, const cJSON *fleet)
 {
     static const char *const head[] = {"node", "host", "device", "level", "verdict",
-                                       "fail", "warn"};
+                                       "fail", "warn", "fix first"};
     table t;
     heading(out, f, "nodes", "Nodes");
-    table_begin(&t, out, f, "nodes", head, 7);
+    table_begin(&t, out, f, "nodes", head, 8);
     const cJSON *n;
     char buf[32];
     cJSON_ArrayForEach(n, aitk_field_array(fleet, "nodes"))
@@ -124,6 +124,15 @@ static void nodes_section(aitk_str *out, fmt f, const cJSON *fleet)
         table_cell(&t, buf);
         snprintf(buf, sizeof buf, "%.0f", num(counts, "warn"));
         table_cell(&t, buf);
+        aitk_str first = AITK_STR_INIT;
+        const cJSON *id;
+        cJSON_ArrayForEach(id, aitk_field_array(n, "fix_first"))
+        {
+            if (cJSON_IsString(id))
+                aitk_str_appendf(&first, "%s%s", first.len ? ", " : "", id->valuestring);
+        }
+        table_cell(&t, first.len ? aitk_str_cstr(&first) : "-");
+        aitk_field_scratch_free(out, &first);
     }
     table_end(&t);
 }

@@ -223,6 +223,34 @@ static void test_allocation_failures(void **state)
         cJSON_Delete(r[i]);
 }
 
+/* Each node's failures to fix first, read from its report's summary, in the
+ * nodes table: a fleet's machines without a driver all name gpu.nvml. */
+static void test_fix_first_per_node(void **state)
+{
+    (void)state;
+    cJSON *reports[3];
+    for (int i = 0; i < 3; i++)
+        reports[i] = node("pass", "64 GiB", 1.0 + 0.01 * i, "GB/s", "570.86");
+    cJSON *first = cJSON_Parse("[{\"id\": \"gpu.nvml\", \"title\": \"NVML\", \"explains\": "
+                               "[\"gpu.cuda_driver\"]}, {\"id\": \"deps.torch\", \"title\": "
+                               "\"torch\", \"explains\": []}, {\"title\": \"no id\"}]");
+    cJSON_AddItemToObject(cJSON_GetObjectItem(reports[1], "summary"), "fix_first", first);
+    cJSON *fleet = merge(reports, 3);
+    const cJSON *nodes = cJSON_GetObjectItem(fleet, "nodes");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(nodes, 0),
+                                                            "fix_first")), 0);
+    const cJSON *b = cJSON_GetObjectItem(cJSON_GetArrayItem(nodes, 1), "fix_first");
+    assert_int_equal(cJSON_GetArraySize(b), 2);
+    assert_string_equal(cJSON_GetArrayItem(b, 0)->valuestring, "gpu.nvml");
+    assert_string_equal(cJSON_GetArrayItem(b, 1)->valuestring, "deps.torch");
+    aitk_str md = AITK_STR_INIT;
+    assert_int_equal(aitk_fleet_render_markdown(fleet, &md), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&md), "| fix first |"));
+    assert_non_null(strstr(aitk_str_cstr(&md), "| gpu.nvml, deps.torch |"));
+    aitk_str_free(&md);
+    cJSON_Delete(fleet);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_two_drivers_no_majority),
         cmocka_unit_test(test_what_matters),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_fix_first_per_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
