@@ -78,20 +78,29 @@ static void drop_loose_links(cJSON *checks)
             cJSON_DeleteItemFromObjectCaseSensitive(c, "follows");
         }
     }
+    /* A check on a loop (its chain comes back to it) loses its link; one
+     * that only leads into a loop keeps it, and ends at that check. */
     cJSON_ArrayForEach(c, checks)
     {
-        if (*aitk_field_str(c, "follows") && !head_of(checks, c, steps))
-            cJSON_DeleteItemFromObjectCaseSensitive(c, "follows");
+        cJSON *next = c;
+        for (int i = 0; i < steps && next; i++) {
+            const char *id = aitk_field_str(next, "follows");
+            next = *id ? find(checks, id) : NULL;
+            if (next == c) {
+                cJSON_DeleteItemFromObjectCaseSensitive(c, "follows");
+                break;
+            }
+        }
     }
 }
 
 /* {id, title, explains} for the failed check `head`. */
 static cJSON *entry_for(cJSON *checks, cJSON *head, int steps)
 {
-    cJSON *e = cJSON_CreateObject();
-    cJSON *explains = e ? cJSON_AddArrayToObject(e, "explains") : NULL;
-    bool ok = explains && cJSON_AddStringToObject(e, "id", aitk_field_str(head, "id")) &&
-              cJSON_AddStringToObject(e, "title", aitk_field_str(head, "title"));
+    cJSON *e = cJSON_CreateObject(), *explains = NULL;
+    bool ok = e && cJSON_AddStringToObject(e, "id", aitk_field_str(head, "id")) &&
+              cJSON_AddStringToObject(e, "title", aitk_field_str(head, "title")) &&
+              (explains = cJSON_AddArrayToObject(e, "explains"));
     cJSON *c;
     cJSON_ArrayForEach(c, checks)
     {

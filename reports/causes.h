@@ -4,8 +4,8 @@
  * libcuda, torch's CUDA, the CUDA plugin, ai-toolkit's start-up and a
  * dependency tree all fail. Each such check names the one it comes from
  * (aitk_check.follows); this keeps those links that point at a failed check
- * (of a comma-separated list, the first that failed) and groups every failure under the one at the head of its chain, so a
- * reader starts there. */
+ * (of a comma-separated list, the first that failed) and groups every
+ * failure under the one at the head of its chain, so a reader starts there. */
 #ifndef AITK_REPORTS_CAUSES_H
 #define AITK_REPORTS_CAUSES_H
 
@@ -17,11 +17,11 @@
 typedef struct cJSON cJSON;
 
 /* Rewrites each failed or warned check's "follows" to the first check it
- * names that failed, drops it where none did, on a check that passed or was
- * skipped, and where it would close a loop; then returns summary's "fix_first": one entry per failed
- * check that follows none, in report order, {id, title, explains: [the ids
- * of the checks whose chain of "follows" ends at it]}. NULL when out of
- * memory. */
+ * names that failed; drops it where none did, on a check that passed or was
+ * skipped, and on the first check of a loop. Returns summary's "fix_first":
+ * one entry per failed check that follows none, in report order, {id, title,
+ * explains: [the ids of the checks whose chain of "follows" ends at it]}.
+ * NULL when out of memory. */
 cJSON *aitk_report_link_causes(cJSON *checks);
 
 /* One entry of summary's "fix_first" as plain text, when it explains other

@@ -442,8 +442,9 @@ static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
  * elsewhere is text like any.) */
 static bool structural_field(const char *key)
 {
-    static const char *const keys[] = {"id",   "category",       "status", "verdict", "level",
-                                       "unit", "schema_version", "source", "backend"};
+    static const char *const keys[] = {"id",     "category",       "status", "verdict",
+                                       "level",  "unit",           "source", "backend",
+                                       "follows", "schema_version", "explains"};
     if (!key)
         return false;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)

@@ -187,6 +187,14 @@ static void test_startup_verdicts(void **state)
                                              "empty), so 'networks' cannot be found");
     pt_assert_contains(pt_text(c, "remedy"), "git submodule update --init --recursive");
     cJSON_Delete(r);
+    /* The same checkout missing a pip package: not the submodules' fault. */
+    pt_write(aitk, "extensions_built_in/audio/__init__.py", "import torchaudio\n");
+    r = run_standard(root, aitk);
+    c = pt_check(r, "python.aitk_startup");
+    pt_assert_contains(pt_text(c, "remedy"), "torchaudio --index-url");
+    if (strstr(pt_text(c, "remedy"), "submodule"))
+        fail_msg("a missing torchaudio was blamed on the submodules: %s", pt_text(c, "remedy"));
+    cJSON_Delete(r);
     free(site);
     free(base);
 }

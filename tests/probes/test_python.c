@@ -322,6 +322,37 @@ static void test_deep_import_error(void **state)
     free(venv);
 }
 
+/* No torch at all: import torch fails because python.torch does, and says
+ * so, so the report's "Fix first" names python.torch alone. */
+static void test_deep_no_torch_follows(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-notorch");
+    const char *pkgs[] = {"diffusers==0.33.0", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": "
+             "\"ModuleNotFoundError: No module named '\"'\"'torch'\"'\"'\"}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    pt_assert_status(pt_check(r, "python.torch"), "fail");
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "observed"), "ModuleNotFoundError: No module named 'torch'");
+    assert_string_equal(pt_text(c, "follows"), "python.torch");
+    const cJSON *heads = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), "fix_first");
+    const cJSON *h;
+    cJSON_ArrayForEach(h, heads)
+    {
+        if (strcmp(pt_text(h, "id"), "python.import_torch") == 0)
+            fail_msg("python.import_torch is listed to fix first beside python.torch");
+    }
+    cJSON_Delete(r);
+    free(venv);
+}
+
 /* An interpreter that answers and exits, leaving a grandchild that holds
  * its output pipes: the answer counts at once (it was reported as "no
  * answer within 120 s" after the whole limit, past this test's own). */
@@ -1012,6 +1043,7 @@ int main(void)
         cmocka_unit_test(test_requirement_import_error),
         cmocka_unit_test(test_requirement_lazy_class_error),
         cmocka_unit_test(test_deep_import_error),
+        cmocka_unit_test(test_deep_no_torch_follows),
         cmocka_unit_test(test_deep_grandchild_holds_pipes),
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),

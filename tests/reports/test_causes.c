@@ -13,6 +13,7 @@
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/markdown.h"
+#include "reports/redact.h"
 #include "reports/report.h"
 
 typedef struct row {
@@ -127,12 +128,13 @@ static void test_loose_links_dropped(void **state)
     cJSON_Delete(r);
 }
 
-/* A loop is broken at its first check in report order; a warning can follow
- * a failure and is named under it. */
+/* A loop is broken at its first check in report order that is on it; a
+ * warning can follow a failure and is named under it. */
 static void test_loop_and_warning(void **state)
 {
     (void)state;
     const row rows[] = {
+        {"d.tail", AITK_CHECK_FAIL, "a.one"},
         {"a.one", AITK_CHECK_FAIL, "a.three"},
         {"a.two", AITK_CHECK_FAIL, "a.one"},
         {"a.three", AITK_CHECK_FAIL, "a.two"},
@@ -140,9 +142,12 @@ static void test_loop_and_warning(void **state)
     };
     cJSON *r = finished(rows, sizeof rows / sizeof *rows);
     assert_string_equal(kept(r, "a.one"), "");
+    /* A check that leads into the loop, before it in report order, keeps
+     * its link. */
+    assert_string_equal(kept(r, "d.tail"), "a.one");
     char text[256];
     fix_first_text(r, text, sizeof text);
-    assert_string_equal(text, "a.one: a.two a.three b.warned; ");
+    assert_string_equal(text, "a.one: d.tail a.two a.three b.warned; ");
     cJSON_Delete(r);
 }
 
@@ -226,7 +231,8 @@ static void test_rendered(void **state)
     assert_non_null(strstr(t, "follows from gpu.nvml: fixing that may clear this"));
     cJSON_Delete(r);
 
-    const row alone[] = {{"gpu.nvml", AITK_CHECK_FAIL, NULL}, {"deps.torch", AITK_CHECK_FAIL, NULL}};
+    const row alone[] = {{"gpu.nvml", AITK_CHECK_FAIL, NULL},
+                         {"deps.torch", AITK_CHECK_FAIL, NULL}};
     r = finished(alone, 2);
     aitk_str_clear(&out);
     assert_int_equal(aitk_render_console(r, "1.2.3", 0, false, &out), AITK_OK);
@@ -239,6 +245,24 @@ static void test_rendered(void **state)
     cJSON_Delete(r);
 }
 
+/* Redaction leaves check ids alone, in links as in ids: a host named
+ * "deps" does not turn deps.torch into "[host-1].torch". */
+static void test_redacted_links(void **state)
+{
+    (void)state;
+    const row rows[] = {
+        {"deps.torch", AITK_CHECK_FAIL, NULL},
+        {"python.import_torch", AITK_CHECK_FAIL, "deps.torch"},
+    };
+    cJSON *r = finished(rows, sizeof rows / sizeof *rows);
+    assert_int_equal(aitk_redact_report(r, "alice", "deps"), AITK_OK);
+    assert_string_equal(kept(r, "python.import_torch"), "deps.torch");
+    char text[256];
+    fix_first_text(r, text, sizeof text);
+    assert_string_equal(text, "deps.torch: python.import_torch; ");
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_follows_not_a_string),
         cmocka_unit_test(test_sentence),
         cmocka_unit_test(test_rendered),
+        cmocka_unit_test(test_redacted_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,11 +56,12 @@ static const char script[] =
     "    try:\n"
     "        with open(os.path.join(root, '.gitmodules'), errors='replace') as f:\n"
     "            lines = [l.split('=', 1) for l in f.read().splitlines() if '=' in l]\n"
-    "    except OSError:\n"
+    "        rel = [v.strip().strip('\"') for k, v in lines if k.strip().lower() == 'path']\n"
+    "        rel = [p for p in rel if p and not os.path.isabs(p) and '..' not in p.split('/')]\n"
+    "        return [text(p) for p in rel if not os.path.isdir(os.path.join(root, p))\n"
+    "                or not os.listdir(os.path.join(root, p))]\n"
+    "    except (OSError, ValueError):\n"
     "        return []\n"
-    "    paths = [os.path.join(root, v.strip()) for k, v in lines if k.strip() == 'path']\n"
-    "    return [text(os.path.relpath(p, root)) for p in paths\n"
-    "            if not os.path.isdir(p) or not os.listdir(p)]\n"
     "try:\n"
     "    with open(path, 'rb') as f:\n"
     "        tree = ast.parse(f.read(), path)\n"
@@ -169,7 +170,7 @@ static const char *remedy_for(const cJSON *answer, const char *torch, const char
         aitk_str_append(fix, "A native library did not load: `aitk-validate deps` names the "
                              "missing link; reinstalling the package that holds it (or the one "
                              "it was built against) usually mends it.");
-    } else if (*module && (*own || cJSON_GetArraySize(unfilled) > 0)) {
+    } else if (*module && *own) {
         remedy_own_code(module, own, unfilled, fix);
     } else if (strcmp(module, "torchaudio") == 0) {
         aitk_str_appendf(fix, "With this environment's Python: python -m pip install "
@@ -180,6 +181,9 @@ static const char *remedy_for(const cJSON *answer, const char *torch, const char
                               "line does.",
                          (int)strcspn(torch, "+"), torch, *variant ? variant : "cu128");
         return "python.torch_companions";
+    } else if (strncmp(error, "ModuleNotFoundError", 19) == 0 &&
+               cJSON_GetArraySize(unfilled) > 0) {
+        remedy_own_code(module, own, unfilled, fix);
     } else if (strstr(error, "cannot import name") || strstr(error, "Failed to import")) {
         aitk_str_append(fix, "Two packages are at versions that do not fit each other (one "
                              "imports a name the other does not have): in the ai-toolkit "

@@ -119,7 +119,7 @@ static bool driver_library(const char *name)
 /* Whether every problem of the tree is a driver library that was not found. */
 static bool only_driver_missing(const aitk_dep_tree *tree)
 {
-    for (size_t k = 1; k < tree->count; k++) {
+    for (size_t k = 0; k < tree->count; k++) {
         const aitk_dep_node *n = &tree->nodes[k];
         if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(tree, k))
             continue;

@@ -138,10 +138,6 @@ static aitk_status check_nvml(aitk_run_ctx *ctx, const cJSON *nvml)
         c.observed = aitk_str_cstr(&obs);
         c.message = "the NVIDIA driver answers";
     }
-    /* Under WSL, gpu.wsl says which part of Windows' driver is missing or
-     * shadowed (kept only when it failed: reports/causes.h). */
-    if (c.status == AITK_CHECK_FAIL)
-        c.follows = "gpu.wsl";
     aitk_status st = add(ctx, &c);
     aitk_str_free(&obs);
     return st;
@@ -179,12 +175,10 @@ static aitk_status check_cuda_driver(aitk_run_ctx *ctx, const cJSON *nvml, const
         c.message = "the CUDA driver API initialises";
     }
     /* Both missing, or both unable to reach the kernel module: one driver
-     * problem, told first by NVML; under WSL by gpu.wsl, which names it. */
+     * problem, told first by NVML. */
     if ((!aitk_json_true(nvml, "loaded") && !aitk_json_true(cu, "loaded")) ||
         (*aitk_field_str(nvml, "init_error") && *aitk_field_str(cu, "init_error")))
-        c.follows = "gpu.nvml,gpu.wsl";
-    else if (c.status == AITK_CHECK_FAIL)
-        c.follows = "gpu.wsl";
+        c.follows = "gpu.nvml";
     aitk_status st = add(ctx, &c);
     aitk_str_free(&obs);
     return st;

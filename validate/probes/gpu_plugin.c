@@ -191,7 +191,7 @@ aitk_status aitk_gpu_plugin_checks(aitk_run_ctx *ctx)
             c.status = AITK_CHECK_FAIL;
             explain_probe(pr, &msg, &fix);
             /* No driver at all: gpu.cuda_driver's failure, seen again. */
-            if (pr->driver_version == 0)
+            if (pr->driver_version == 0 && pr->runtime_version != 0)
                 c.follows = "gpu.cuda_driver";
         } else {
             c.status = AITK_CHECK_PASS;

@@ -161,12 +161,20 @@ static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res
         c->remedy = "Reinstall torch in this environment with the pip line from ai-toolkit's "
                     "README; if a DLL or .so is named, `aitk-validate deps` explains which "
                     "library is missing.";
-        /* A native library that did not load: deps.torch names the missing
-         * link when it is in torch's own tree (kept only if it failed). */
+        /* A native library that did not load: deps.torch walks torch/lib's
+         * links and loads each library in a child, so it names the missing
+         * link or the symbol (kept only if it failed). Torch's Python
+         * extension (torch/_C) is not among them: its own undefined symbol
+         * is not deps.torch's to explain. */
         const char *e = aitk_field_str(deep, "error");
+        bool extension = strstr(e, ".cpython-") || strstr(e, "_C.so") || strstr(e, ".pyd");
         if (strstr(e, "cannot open shared object file") || strstr(e, "DLL load failed") ||
-            strstr(e, "or one of its dependencies") || strstr(e, "undefined symbol"))
+            strstr(e, "or one of its dependencies") ||
+            (strstr(e, "undefined symbol") && !extension))
             c->follows = "deps.torch";
+        /* Not installed at all: python.torch says so, with the pip line. */
+        else if (strstr(e, "No module named 'torch'"))
+            c->follows = "python.torch";
     } else {
         judge_import(c, deep, obs, msg);
     }
