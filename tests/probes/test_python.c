@@ -353,6 +353,30 @@ static void test_deep_no_torch_follows(void **state)
     free(venv);
 }
 
+/* A CPU-only torch imports but cannot use CUDA: python.torch has the cause
+ * and the pip line, and import torch follows it. */
+static void test_deep_cpu_torch_follows(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-deepcpu");
+    const char *pkgs[] = {"torch==2.7.0+cpu", NULL};
+    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
+    pt_write(venv, "bin/python3",
+             "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", \"torch\": \"2.7.0+cpu\", "
+             "\"cuda_build\": null, \"cuda_available\": false, \"device_count\": 0}'\n");
+    pt_chmod_x(venv, "bin/python3");
+    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "message"), "CPU-only");
+    const cJSON *c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "observed"), "CUDA build none");
+    assert_string_equal(pt_text(c, "follows"), "python.torch");
+    cJSON_Delete(r);
+    free(venv);
+}
+
 /* An interpreter that answers and exits, leaving a grandchild that holds
  * its output pipes: the answer counts at once (it was reported as "no
  * answer within 120 s" after the whole limit, past this test's own). */
@@ -1044,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_requirement_lazy_class_error),
         cmocka_unit_test(test_deep_import_error),
         cmocka_unit_test(test_deep_no_torch_follows),
+        cmocka_unit_test(test_deep_cpu_torch_follows),
         cmocka_unit_test(test_deep_grandchild_holds_pipes),
         cmocka_unit_test(test_deep_garbled_answer),
         cmocka_unit_test(test_deep_arch_list_wins),

@@ -120,10 +120,9 @@ static void judge_import(aitk_check *c, const cJSON *deep, aitk_str *obs, aitk_s
         c->remedy = "See the gpu.* and python.torch checks: a missing driver, a driver older "
                     "than torch's CUDA, or a CPU-only torch.";
         /* No driver, or one too old for this torch's CUDA: kept only where
-         * that check failed (reports/causes.h). A CPU-only torch fails here
-         * on its own. */
-        if (*cuda_build)
-            c->follows = "gpu.cuda_driver,gpu.driver_for_torch";
+         * that check failed (reports/causes.h). A torch with no CUDA build
+         * (CPU-only, ROCm) is python.torch's failure, with its pip line. */
+        c->follows = *cuda_build ? "gpu.cuda_driver,gpu.driver_for_torch" : "python.torch";
     }
     c->message = aitk_str_cstr(msg);
 }

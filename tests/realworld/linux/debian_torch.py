@@ -190,6 +190,13 @@ def judge(exe, prefix, env, out_dir):
     rw.check((i.get("status") == "fail") == (not o["available"]),
              "python.import_torch %s (%s); oracle torch.cuda.is_available() %s"
              % (i.get("status"), i.get("observed"), o["available"]))
+    # A torch with no CUDA build is one cause: python.torch's, which import
+    # torch's failure follows, so the report names python.torch to fix first.
+    if cpu_only and i.get("status") == "fail":
+        heads = [h.get("id") for h in report.get("summary", {}).get("fix_first", [])]
+        rw.check(i.get("follows") == "python.torch" and "python.import_torch" not in heads,
+                 "python.import_torch follows %r, fix first %s; oracle torch.version.cuda None: "
+                 "the one cause is python.torch's" % (i.get("follows"), heads))
 
 
 def main():
