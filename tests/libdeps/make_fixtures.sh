@@ -142,6 +142,15 @@ so "$e/missing/libneedsgone.so" "$s/mid.c" -Wl,-soname,libneedsgone.so "$e/elf_g
 # The same in a folder of lib*.so.N files, as the deps.cuda check scans them.
 mkdir -p "$e/provider"
 so "$e/provider/libneedsgone.so.1" "$s/mid.c" -Wl,-soname,libneedsgone.so.1 "$e/elf_gone.so"
+# The NVIDIA driver's libcuda.so.1 as a folder's only missing link
+# (driveronly/), and beside another missing library (drivermore/): the
+# stand-in is deleted, so neither is found where no driver is installed.
+mkdir -p "$e/driveronly" "$e/drivermore"
+so "$e/build/libcuda.so.1" "$s/leaf.c" -Wl,-soname,libcuda.so.1
+so "$e/driveronly/libusecuda.so.1" "$s/mid.c" -Wl,-soname,libusecuda.so.1 "$e/build/libcuda.so.1"
+so "$e/drivermore/libusecuda.so.1" "$s/top.c" -Wl,-soname,libusecuda.so.1 "$e/build/libcuda.so.1" \
+   "$e/provider/libneedsgone.so.1"
+rm -f "$e/build/libcuda.so.1"
 rm -f "$e/elf_gone.so"
 
 # A Linux torch install in a venv: libtorch_cpu.so -> libc10.so ($ORIGIN),

@@ -33,8 +33,40 @@ static void test_failing_folder(void **state)
         !strstr(c->observed, "1. /etc/ld.so.cache"))
         fail_msg("observed: %s", c->observed);
     assert_true(strlen(c->remedy) > 0);
+    /* A library of its own is missing: not the driver's failure. */
+    assert_true(!c->follows || !*c->follows);
     cJSON *cuda = cJSON_GetObjectItem(ctx.env, "cuda");
     assert_string_equal(cJSON_GetObjectItem(cuda, "dir")->valuestring, FX "/elf/provider");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+/* A folder whose only missing link is the driver's libcuda.so.1 follows
+ * gpu.cuda_driver, which tells the driver's absence first; one that also
+ * misses a library of its own does not. Whether libcuda.so.1 is installed
+ * is the loader cache's answer (ldconfig -p), not this code's. */
+static void test_driver_only_follows(void **state)
+{
+    (void)state;
+    if (system("{ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libcuda\\.so\\.1 '") ==
+        0) {
+        print_message("libcuda.so.1 is installed here: nothing to miss\n");
+        skip();
+    }
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/driveronly");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    assert_non_null(strstr(c->observed, "libusecuda.so.1 -> libcuda.so.1: NOT FOUND"));
+    assert_non_null(c->follows);
+    assert_string_equal(c->follows, "gpu.cuda_driver");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, FX "/elf/drivermore");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    assert_non_null(strstr(c->observed, "libneedsgone.so.1: NOT FOUND"));
+    assert_true(!c->follows || !*c->follows);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
 }
@@ -397,6 +429,7 @@ int main(void)
     aitk_libload_set_helper(AITK_EXE);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_folder),
+        cmocka_unit_test(test_driver_only_follows),
         cmocka_unit_test(test_remedy_names_variant),
         cmocka_unit_test(test_passing_and_absent),
         cmocka_unit_test(test_not_libraries),
