@@ -156,3 +156,19 @@ bool aitk_fix_first_sentence(const cJSON *entry, aitk_str *out)
     }
     return true;
 }
+
+void aitk_fix_first_lines(aitk_str *out, const cJSON *summary, const char *before,
+                          const char *after, aitk_text_escape escape)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
+    {
+        aitk_str line = AITK_STR_INIT;
+        if (aitk_fix_first_sentence(e, &line)) {
+            aitk_str_append(out, before);
+            escape(out, aitk_str_cstr(&line));
+            aitk_str_append(out, after);
+        }
+        aitk_field_scratch_free(out, &line);
+    }
+}

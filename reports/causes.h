@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "common/str.h"
+#include "reports/identity.h"
 
 typedef struct cJSON cJSON;
 
@@ -29,5 +30,11 @@ cJSON *aitk_report_link_causes(cJSON *checks);
  * e". Writes nothing and returns false for an entry that explains none
  * (the list of failures already shows it). */
 bool aitk_fix_first_sentence(const cJSON *entry, aitk_str *out);
+
+/* For each entry of `summary`'s "fix_first" that explains other checks:
+ * `before`, its sentence through `escape`, then `after` (each view's "Fix
+ * first" lines; an entry that explains none is left out). */
+void aitk_fix_first_lines(aitk_str *out, const cJSON *summary, const char *before,
+                          const char *after, aitk_text_escape escape);
 
 #endif

@@ -87,6 +87,12 @@ static double count_of(const cJSON *counts, const char *key)
     return n;
 }
 
+/* Report text on a terminal: control characters shown escaped. */
+static void printable(aitk_str *out, const char *text)
+{
+    aitk_str_append_printable(out, text, false);
+}
+
 static void render_verdict(aitk_str *out, const cJSON *summary)
 {
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(summary, "counts");
@@ -98,17 +104,7 @@ static void render_verdict(aitk_str *out, const cJSON *summary)
                                               : "PASS",
                      count_of(counts, "fail"), warned, warned == 1 ? "" : "s",
                      count_of(counts, "pass"), count_of(counts, "skip"));
-    const cJSON *e;
-    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
-    {
-        aitk_str line = AITK_STR_INIT;
-        if (aitk_fix_first_sentence(e, &line)) {
-            aitk_str_append(out, "Fix first: ");
-            aitk_str_append_printable(out, aitk_str_cstr(&line), false);
-            aitk_str_append(out, "\n");
-        }
-        aitk_field_scratch_free(out, &line);
-    }
+    aitk_fix_first_lines(out, summary, "Fix first: ", "\n", printable);
 }
 
 aitk_status aitk_render_console(const cJSON *report, const char *version, int verbosity,

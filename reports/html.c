@@ -103,17 +103,8 @@ static void banner(aitk_str *out, const cJSON *report)
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "redacted")))
         aitk_str_append(out, " · redacted");
     aitk_str_append(out, "</div>\n");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
-    {
-        aitk_str line = AITK_STR_INIT;
-        if (aitk_fix_first_sentence(e, &line)) {
-            aitk_str_append(out, "<div class=\"meta\"><strong>Fix first:</strong> ");
-            text(out, aitk_str_cstr(&line));
-            aitk_str_append(out, "</div>\n");
-        }
-        aitk_field_scratch_free(out, &line);
-    }
+    aitk_fix_first_lines(out, summary, "<div class=\"meta\"><strong>Fix first:</strong> ",
+                         "</div>\n", text);
     aitk_str_append(out, "</header>\n");
 }
 

@@ -329,17 +329,7 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     aitk_str_appendf(out, "%.0f failed · %.0f warning%s · %.0f passed · %.0f skipped\n\n",
                      number(counts, "fail"), warned, warned == 1 ? "" : "s",
                      number(counts, "pass"), number(counts, "skip"));
-    const cJSON *e;
-    cJSON_ArrayForEach(e, aitk_field_array(summary, "fix_first"))
-    {
-        aitk_str line = AITK_STR_INIT;
-        if (aitk_fix_first_sentence(e, &line)) {
-            aitk_str_append(out, "**Fix first:** ");
-            aitk_markdown_inline(out, aitk_str_cstr(&line));
-            aitk_str_append(out, "\n\n");
-        }
-        aitk_field_scratch_free(out, &line);
-    }
+    aitk_fix_first_lines(out, summary, "**Fix first:** ", "\n\n", aitk_markdown_inline);
     aitk_str_append(out, "`aitk-validate ");
     aitk_report_identity(out, report, "` · ", aitk_markdown_inline);
     aitk_str_append(out, "\n");

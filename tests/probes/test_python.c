@@ -298,22 +298,35 @@ static void test_checkout_requirements(void **state)
     free(venv);
 }
 
+/* A standard run whose environment's interpreter is the shell script
+ * `python` (answering as the deep check's real one would, or not), in a fake
+ * venv holding `pkgs` (CUDA `cuda`). Returns the report; *venv is freed by
+ * the caller. */
+static cJSON *run_scripted(const char *name, const char *const *pkgs, const char *cuda,
+                           const char *python, char **venv)
+{
+    *venv = pt_tempdir(name);
+    pt_fake_venv(*venv, "3.12.3", pkgs, cuda);
+    pt_write(*venv, "bin/python3", python);
+    pt_chmod_x(*venv, "bin/python3");
+    const char *args[] = {"--python", *venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    int rc = 0;
+    return pt_run(*venv, NULL, args, NULL, &rc);
+}
+
 /* Standard level runs the interpreter: here a script that answers like a
  * real one whose torch import fails. */
 static void test_deep_import_error(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-deep");
     const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\necho 'noise before the answer'\n"
-             "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": \"ImportError: libcudnn.so.9: "
-             "cannot open shared object file: No such file or directory\"}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    char *venv;
+    cJSON *r = run_scripted("py-deep", pkgs, "12.8",
+                            "#!/bin/sh\necho 'noise before the answer'\n"
+                            "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": "
+                            "\"ImportError: libcudnn.so.9: "
+                            "cannot open shared object file: No such file or directory\"}'\n",
+                            &venv);
     const cJSON *c = pt_check(r, "python.import_torch");
     pt_assert_status(c, "fail");
     assert_string_equal(pt_text(c, "observed"),
@@ -327,16 +340,12 @@ static void test_deep_import_error(void **state)
 static void test_deep_no_torch_follows(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-notorch");
     const char *pkgs[] = {"diffusers==0.33.0", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": "
-             "\"ModuleNotFoundError: No module named '\"'\"'torch'\"'\"'\"}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    char *venv;
+    cJSON *r = run_scripted("py-notorch", pkgs, NULL,
+                            "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": "
+                            "\"ModuleNotFoundError: No module named '\"'\"'torch'\"'\"'\"}'\n",
+                            &venv);
     pt_assert_status(pt_check(r, "python.torch"), "fail");
     const cJSON *c = pt_check(r, "python.import_torch");
     pt_assert_status(c, "fail");
@@ -358,16 +367,13 @@ static void test_deep_no_torch_follows(void **state)
 static void test_deep_cpu_torch_follows(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-deepcpu");
     const char *pkgs[] = {"torch==2.7.0+cpu", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, NULL);
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", \"torch\": \"2.7.0+cpu\", "
-             "\"cuda_build\": null, \"cuda_available\": false, \"device_count\": 0}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    char *venv;
+    cJSON *r = run_scripted("py-deepcpu", pkgs, NULL,
+                            "#!/bin/sh\necho 'AITK-JSON:{\"python\": \"3.12.3\", "
+                            "\"torch\": \"2.7.0+cpu\", \"cuda_build\": null, "
+                            "\"cuda_available\": false, \"device_count\": 0}'\n",
+                            &venv);
     pt_assert_contains(pt_text(pt_check(r, "python.torch"), "message"), "CPU-only");
     const cJSON *c = pt_check(r, "python.import_torch");
     pt_assert_status(c, "fail");
@@ -383,17 +389,14 @@ static void test_deep_cpu_torch_follows(void **state)
 static void test_deep_grandchild_holds_pipes(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-grandchild");
     const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
-    pt_write(venv, "bin/python3",
-             "#!/bin/sh\nsleep 600 &\n"
-             "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": \"ImportError: from the "
-             "interpreter that left a helper\"}'\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    char *venv;
+    cJSON *r = run_scripted("py-grandchild", pkgs, "12.8",
+                            "#!/bin/sh\nsleep 600 &\n"
+                            "echo 'AITK-JSON:{\"python\": \"3.12.3\", \"error\": "
+                            "\"ImportError: from the "
+                            "interpreter that left a helper\"}'\n",
+                            &venv);
     const cJSON *c = pt_check(r, "python.import_torch");
     pt_assert_status(c, "fail");
     assert_string_equal(pt_text(c, "observed"),
@@ -405,15 +408,12 @@ static void test_deep_grandchild_holds_pipes(void **state)
 static void test_deep_garbled_answer(void **state)
 {
     (void)state;
-    char *venv = pt_tempdir("py-garbled");
     const char *pkgs[] = {"torch==2.7.0+cu128", NULL};
-    pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
-    pt_write(venv, "bin/python3", "#!/bin/sh\necho 'AITK-JSON:[1, 2'\necho 'Segmentation fault' >&2\n"
-                                  "exit 139\n");
-    pt_chmod_x(venv, "bin/python3");
-    const char *args[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
-    int rc = 0;
-    cJSON *r = pt_run(venv, NULL, args, NULL, &rc);
+    char *venv;
+    cJSON *r = run_scripted("py-garbled", pkgs, "12.8",
+                            "#!/bin/sh\necho 'AITK-JSON:[1, 2'\necho 'Segmentation fault' >&2\n"
+                            "exit 139\n",
+                            &venv);
     const cJSON *c = pt_check(r, "python.import_torch");
     pt_assert_status(c, "fail");
     assert_string_equal(pt_text(c, "observed"), "Segmentation fault");
