@@ -8,7 +8,6 @@
 #include "validate/probes/deps.h"
 
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #ifndef _WIN32
@@ -25,6 +24,7 @@
 #include "common/alloc.h"
 #include "common/libload.h"
 #include "common/fileio.h"
+#include "validate/libdeps/remedies.h"
 #include "validate/libdeps/render.h"
 #include "validate/probes/deps_dangling.h"
 #include "validate/libdeps/tree.h"
@@ -94,15 +94,6 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* Windows' file names ignore ASCII case; Linux sonames never differ so. */
-static bool same_name(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-            return false;
-    return *a == *b;
-}
-
 /* The NVIDIA driver's own libraries: missing on a machine with no driver,
  * which gpu.nvml and gpu.cuda_driver tell first (validate/libdeps/remedies.yaml
  * names where each comes from). */
@@ -111,7 +102,7 @@ static bool driver_library(const char *name)
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", "nvcuda.dll",
                                         "libnvidia-ml.so.1", "libnvidia-ml.so", "nvml.dll"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (same_name(name, names[i]))
+        if (aitk_remedies_glob(names[i], name)) /* ignores case, as Windows does */
             return true;
     return false;
 }
