@@ -614,6 +614,16 @@ static void test_remedy_matching(void **state)
     assert_non_null(strstr(aitk_remedies_find(r, "libiomp5md.dll", true)->symptom, "Error #15"));
     assert_non_null(aitk_remedies_find(r, "libiomp5md.dll", false));
     assert_null(aitk_remedies_find(r, "libunknown-thing.so.1", false));
+    /* The driver's own libraries, as the NVIDIA driver installs them on
+     * Linux and Windows; the toolkit's and torch's are not. */
+    assert_true(aitk_remedies_of_driver(r, "libcuda.so.1"));
+    assert_true(aitk_remedies_of_driver(r, "NVCUDA.DLL"));
+    assert_true(aitk_remedies_of_driver(r, "libnvidia-ml.so.1"));
+    assert_true(aitk_remedies_of_driver(r, "nvml.dll"));
+    assert_false(aitk_remedies_of_driver(r, "libcudart.so.12"));
+    assert_false(aitk_remedies_of_driver(r, "libc10_cuda.so"));
+    assert_false(aitk_remedies_of_driver(r, "libcuda.so.1.bak"));
+    assert_false(aitk_remedies_of_driver(NULL, "libcuda.so.1"));
     aitk_remedies_free(r);
     aitk_str_free(&err);
 }
@@ -644,6 +654,18 @@ static void test_broken_remedies_file(void **state)
     if (!strstr(aitk_str_cstr(&err), "remedies.yaml:5:5: unknown key 'colour'"))
         fail_msg("unexpected message: %s", aitk_str_cstr(&err));
     assert_null(r);
+    const char *not_bool = "schema: 1\nremedies:\n  - match: [\"x.dll\"]\n    comes_from: \"a\"\n"
+                           "    symptom: \"b\"\n    fix: \"c\"\n    source: \"d\"\n"
+                           "    of_driver: maybe\n";
+    aitk_str_clear(&err);
+    assert_int_equal(aitk_file_write_atomic(path.ptr, not_bool, strlen(not_bool), &err), AITK_OK);
+    setenv("AITK_DATA_DIR", dir, 1);
+    assert_int_equal(aitk_remedies_load(&r, &err), AITK_E_PARSE);
+    unsetenv("AITK_DATA_DIR");
+    if (!strstr(aitk_str_cstr(&err), "remedies.yaml:8:16:"))
+        fail_msg("unexpected message: %s", aitk_str_cstr(&err));
+    assert_null(r);
+    assert_int_equal(aitk_file_write_atomic(path.ptr, text, strlen(text), &err), AITK_OK);
     /* The command says bad input (exit 2), as predict and gpus do for their data. */
     aitk_str env = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT;
     aitk_str_appendf(&env, "AITK_DATA_DIR=%s", dir);

@@ -53,8 +53,8 @@ bool aitk_remedies_glob(const char *p, const char *s)
 static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, rule *r,
                              aitk_str *err)
 {
-    static const char *const keys[] = {"match", "when", "comes_from", "symptom", "fix", "source",
-                                       NULL};
+    static const char *const keys[] = {"match",  "when", "comes_from", "symptom",
+                                       "fix",    "source", "of_driver",  NULL};
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a remedy (a map)", err);
     if (!st)
         st = aitk_yaml_check_keys(doc, m, keys, "a remedy", err);
@@ -106,6 +106,9 @@ static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, 
         if ((st = aitk_yaml_string(doc, v, slots[i], err)))
             return st;
     }
+    const aitk_yaml_node *of_driver = aitk_yaml_get(m, "of_driver");
+    if (of_driver && (st = aitk_yaml_bool(doc, of_driver, &r->remedy.of_driver, err)))
+        return st;
     return AITK_OK;
 }
 
@@ -162,6 +165,12 @@ const aitk_remedy *aitk_remedies_find_kind(const aitk_remedies *r, const char *n
 const aitk_remedy *aitk_remedies_find(const aitk_remedies *r, const char *name, bool duplicate)
 {
     return aitk_remedies_find_kind(r, name, duplicate ? AITK_REMEDY_DUPLICATE : AITK_REMEDY_MISSING);
+}
+
+bool aitk_remedies_of_driver(const aitk_remedies *r, const char *name)
+{
+    const aitk_remedy *rem = aitk_remedies_find_kind(r, name, AITK_REMEDY_MISSING);
+    return rem && rem->of_driver;
 }
 
 void aitk_remedies_free(aitk_remedies *r)

@@ -11,6 +11,7 @@
 
 typedef struct aitk_remedy {
     const char *comes_from, *symptom, *fix, *source; /* borrowed from the loaded list */
+    bool of_driver; /* `of_driver: true`: the NVIDIA display driver installs it */
 } aitk_remedy;
 
 typedef struct aitk_remedies aitk_remedies;
@@ -38,6 +39,11 @@ const aitk_remedy *aitk_remedies_find_kind(const aitk_remedies *r, const char *n
 /* aitk_remedies_find_kind with AITK_REMEDY_DUPLICATE or AITK_REMEDY_MISSING. */
 const aitk_remedy *aitk_remedies_find(const aitk_remedies *r, const char *name, bool duplicate);
 void aitk_remedies_free(aitk_remedies *r);
+
+/* Whether the library is one of the NVIDIA display driver's own (its
+ * missing-library remedy says `of_driver: true`): absent on a machine with
+ * no driver, where gpu.nvml and gpu.cuda_driver say so first. */
+bool aitk_remedies_of_driver(const aitk_remedies *r, const char *name);
 
 /* Case-insensitive match with * and ? (exported for the tests). */
 bool aitk_remedies_glob(const char *pattern, const char *name);

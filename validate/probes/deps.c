@@ -94,27 +94,16 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* The NVIDIA driver's own libraries: missing on a machine with no driver,
- * which gpu.nvml and gpu.cuda_driver tell first (validate/libdeps/remedies.yaml
- * names where each comes from). */
-static bool driver_library(const char *name)
-{
-    static const char *const names[] = {"libcuda.so.1", "libcuda.so", "nvcuda.dll",
-                                        "libnvidia-ml.so.1", "libnvidia-ml.so", "nvml.dll"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (aitk_remedies_glob(names[i], name)) /* ignores case, as Windows does */
-            return true;
-    return false;
-}
-
-/* Whether every problem of the tree is a driver library that was not found. */
-static bool only_driver_missing(const aitk_dep_tree *tree)
+/* Whether every problem of the tree is one of the NVIDIA driver's own
+ * libraries that was not found: missing on a machine with no driver, which
+ * gpu.nvml and gpu.cuda_driver tell first. */
+static bool only_driver_missing(const aitk_dep_tree *tree, const aitk_remedies *rem)
 {
     for (size_t k = 0; k < tree->count; k++) {
         const aitk_dep_node *n = &tree->nodes[k];
         if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(tree, k))
             continue;
-        if (n->state != AITK_DEP_NOT_FOUND || !driver_library(base_name(n->name)))
+        if (n->state != AITK_DEP_NOT_FOUND || !aitk_remedies_of_driver(rem, base_name(n->name)))
             return false;
     }
     return !aitk_dep_tree_load_problem(tree);
@@ -312,7 +301,7 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
             t->not_library++;
         else
             t->bad++;
-        if (!tree.not_library && only_driver_missing(&tree))
+        if (!tree.not_library && only_driver_missing(&tree, rem))
             t->driver_only++;
         st = aitk_deps_describe_problems(&tree, rem, &t->observed, &t->remedy, &t->sources);
     }
