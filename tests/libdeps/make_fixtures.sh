@@ -151,6 +151,12 @@ so "$e/driveronly/libusecuda.so.1" "$s/mid.c" -Wl,-soname,libusecuda.so.1 "$e/bu
 so "$e/drivermore/libusecuda.so.1" "$s/top.c" -Wl,-soname,libusecuda.so.1 "$e/build/libcuda.so.1" \
    "$e/provider/libneedsgone.so.1"
 rm -f "$e/build/libcuda.so.1"
+# Beside the driver-only library, a copy of it cut short (driverdamaged/):
+# a damaged library is its own failure, whatever it links to.
+mkdir -p "$e/driverdamaged"
+cp "$e/driveronly/libusecuda.so.1" "$e/driverdamaged/libusecuda.so.1"
+size=$(wc -c < "$e/driveronly/libusecuda.so.1")
+head -c $((size - 100)) "$e/driveronly/libusecuda.so.1" > "$e/driverdamaged/libusecut.so.1"
 rm -f "$e/elf_gone.so"
 
 # A Linux torch install in a venv: libtorch_cpu.so -> libc10.so ($ORIGIN),

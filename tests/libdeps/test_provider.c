@@ -69,6 +69,17 @@ static void test_driver_only_follows(void **state)
     assert_true(!c->follows || !*c->follows);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
+
+    /* A library cut short is damaged itself: reinstalling its package, not
+     * the driver, mends it, though it too may need only libcuda.so.1. */
+    memset(&ctx, 0, sizeof ctx);
+    c = run_dir(&ctx, FX "/elf/driverdamaged");
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->observed, "libusecut.so.1: UNREADABLE") || !strstr(c->observed, "truncated"))
+        fail_msg("observed: %s", c->observed);
+    assert_true(!c->follows || !*c->follows);
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
 }
 
 static void test_loader_confirms(void **state)
