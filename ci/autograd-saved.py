@@ -66,6 +66,15 @@ DIFFUSERS_TARGETS = [
     "ff.net.0.proj", "ff.net.2", "ff_context.net.0.proj", "ff_context.net.2",
 ]
 
+# What SimpleTuner adapts by default on FLUX.1 and Chroma (--flux_lora_target
+# all): the attention projections, no MLP (bghira/SimpleTuner
+# simpletuner/helpers/models/flux/model.py and chroma/model.py @bc8e6ab773,
+# get_lora_target_layers).
+SIMPLETUNER_TARGETS = [
+    "to_k", "to_q", "to_v", "to_qkv", "add_qkv_proj", "add_k_proj", "add_q_proj",
+    "add_v_proj", "to_out.0", "to_add_out",
+]
+
 LOWER = {F.linear, torch.matmul, torch.bmm, torch.mm, torch.addmm, torch.baddbmm,
          F.scaled_dot_product_attention}
 FLOAT32 = {F.layer_norm, F.group_norm, torch.pow, torch.Tensor.pow, torch.rsqrt,
@@ -120,7 +129,8 @@ def adapt(block, targets, lora_dtype, lora):
     if targets == "all":
         names = linears
     else:
-        wanted = DIFFUSERS_TARGETS if targets == "diffusers" else targets.split(",")
+        named = {"diffusers": DIFFUSERS_TARGETS, "simpletuner": SIMPLETUNER_TARGETS}
+        wanted = named.get(targets) or targets.split(",")
         names = [t for t in wanted if any(n == t or n.endswith("." + t) for n in linears)]
     if lora == "plain":
         for name in [n for n in linears if n in names or any(n.endswith("." + t) for t in names)]:
@@ -174,6 +184,37 @@ class Diffusers:
         else:
             call = {"hidden_states": bf16(1, txt + img, HIDDEN)}
         return dict(call, temb=temb, image_rotary_emb=table), list(table)
+
+
+class DiffusersChroma(Diffusers):
+    """diffusers' ChromaTransformerBlock and ChromaSingleTransformerBlock
+    (diffusers 0.35 on), whose layout SimpleTuner's own Chroma blocks keep
+    (bghira/SimpleTuner simpletuner/helpers/models/chroma/transformer.py:
+    diffusers' FluxAttention and FeedForward under the same pruned
+    AdaLayerNorm, with logging hooks that are off by default). The
+    modulation comes in per block (temb: 12 or 3 vectors of the width), so
+    no Linear reads it; run without the prompt's attention mask, whose
+    (tokens x tokens) boolean does not grow by the token."""
+
+    def __init__(self, src):
+        super().__init__(src)
+        from diffusers.models.transformers import transformer_chroma
+        self.m = transformer_chroma
+
+    def block(self, kind):
+        with torch.device("meta"):
+            if kind == "double":
+                return self.m.ChromaTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
+            return self.m.ChromaSingleTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
+
+    def inputs(self, block, kind, img, txt):
+        table = (torch.randn(img + txt, HEAD_DIM), torch.randn(img + txt, HEAD_DIM))
+        if kind == "double":
+            call = {"hidden_states": bf16(1, img, HIDDEN), "encoder_hidden_states": bf16(1, txt, HIDDEN),
+                    "temb": bf16(1, 12, HIDDEN)}
+        else:
+            call = {"hidden_states": bf16(1, txt + img, HIDDEN), "temb": bf16(1, 3, HIDDEN)}
+        return dict(call, image_rotary_emb=table), list(table)
 
 
 class BflStyle:
@@ -387,14 +428,17 @@ def backward_extra(code, block, kind, img, txt, autocast):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--code", choices=["diffusers", "kohya-flux", "aitk-chroma"], default="diffusers",
-                        help="whose block code to run (default: the installed diffusers)")
+    parser.add_argument("--code", choices=["diffusers", "diffusers-chroma", "kohya-flux", "aitk-chroma"],
+                        default="diffusers",
+                        help="whose block code to run (default: the installed diffusers' FLUX "
+                             "blocks; diffusers-chroma its Chroma blocks, as SimpleTuner runs them)")
     parser.add_argument("--src", help="a checkout's folder for --code kohya-flux (the folder holding "
                         "library/) or aitk-chroma (extensions_built_in/diffusion_models/chroma/src); "
                         "for diffusers, a folder to import diffusers from instead of the installed one")
     parser.add_argument("--targets", default="all",
                         help="all: LoRA on every Linear (ai-toolkit, kohya); diffusers: "
-                             "train_dreambooth_lora_flux.py's default list; or module names, "
+                             "train_dreambooth_lora_flux.py's default list; simpletuner: its "
+                             "attention projections; or module names, "
                              "comma-separated (its --lora_layers: attn.to_q,attn.to_k,...)")
     parser.add_argument("--lora-dtype", choices=["bf16", "fp32"], default="bf16")
     parser.add_argument("--tokens", type=int, nargs=2, default=[384, 768],
@@ -421,7 +465,12 @@ def main():
             lora = "peft"
         except ImportError:
             lora = "plain"
-    code = Diffusers(args.src) if args.code == "diffusers" else BflStyle(args.code, args.src)
+    if args.code == "diffusers":
+        code = Diffusers(args.src)
+    elif args.code == "diffusers-chroma":
+        code = DiffusersChroma(args.src)
+    else:
+        code = BflStyle(args.code, args.src)
     if lora == "peft":
         import peft
         lora_name = f"peft {peft.__version__}"

@@ -492,6 +492,38 @@ static void test_kohya_saved(void **state)
                      "autocast");
 }
 
+/* SimpleTuner adapts only the attention projections, so its blocks keep
+ * less (ci/autograd-saved.py --targets simpletuner: 19 and 16 hidden-sized
+ * tensors a token, 25 and 20 under autocast) than Chroma's own counts with a
+ * LoRA on every Linear (models/chroma.yaml: 25 and 23, 29 and 25). Without
+ * checkpointing, at 512 px 1536 tokens enter each of the 19 double and 38
+ * single blocks: (6 x 19 + 7 x 38) x 1536 x 3072 x 2 B = 3,586,129,920 B
+ * less, and under autocast (4 x 19 + 5 x 38) x 1536 x 6144 B =
+ * 2,510,290,944 B. ai-toolkit keeps the model's counts. */
+static void test_simpletuner_saved(void **state)
+{
+    fixture *f = *state;
+    aitk_workload st, aitk;
+    aitk_workload_defaults(&st, f->chroma);
+    aitk_workload_set_resolution(&st, 512);
+    st.batch = 1;
+    st.cache_text = true;
+    st.checkpointing = false;
+    st.base_dtype = AITK_WEIGHT_BF16;
+    aitk = st;
+    aitk_workload_set_trainer(&st, trainer(f, "simpletuner"));
+    aitk_workload_set_trainer(&aitk, trainer(f, "ai-toolkit"));
+    aitk.lora_only = st.lora_only; /* the same layers: only the saved counts differ */
+    aitk_memory_plan ms, ma;
+    for (int autocast = 0; autocast < 2; autocast++) {
+        st.autocast = aitk.autocast = autocast;
+        assert_int_equal(aitk_cost_memory(&st, f->params, 512, &ms, NULL), AITK_OK);
+        assert_int_equal(aitk_cost_memory(&aitk, f->params, 512, &ma, NULL), AITK_OK);
+        assert_near(ma.bytes[AITK_PLAN_CHECKPOINTS] - ms.bytes[AITK_PLAN_CHECKPOINTS],
+                    autocast ? 2510290944.0 : 3586129920.0, 1e-3);
+    }
+}
+
 /* diffusers' script encodes its one prompt and keeps both text encoders on
  * the GPU in bf16 for the whole run (models/trainers.yaml cached_text:
  * resident): with the prompts cached, their 4.883e9 parameters still count,
@@ -719,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_cached_text_resident),
         cmocka_unit_test(test_not_modelled),
         cmocka_unit_test(test_kohya_saved),
+        cmocka_unit_test(test_simpletuner_saved),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
