@@ -1010,58 +1010,73 @@ static const struct {
     /* A report issue 5's factor-1.5 bound is known not to hold for yet (the
      * docs/predict.md or the row's `assumed` says why); its figures are still checked. */
     bool outside_bound;
+    /* A reported peak the memory model is known to miss by more than 10%
+     * (the comment at the row says by how much); checked to stay a miss. */
+    bool peak_outside;
 } sourced[] = {
-    {"aitk-145-a40-batch1", "A40", 6.5, 0, false, false},
-    {"aitk-145-a40-batch4", "A40", 22, 0, false, false},
-    {"simpletuner-4090-512", "RTX 4090", 1.4, 0, false, false},
-    {"simpletuner-4090-1024", "RTX 4090", 3.5, 0, false, false},
-    {"simpletuner-1033-h100", "H100 SXM", 0.5, 0, false, false},
+    {"aitk-145-a40-batch1", "A40", 6.5, 0, false, false, false},
+    {"aitk-145-a40-batch4", "A40", 22, 0, false, false, false},
+    {"simpletuner-4090-512", "RTX 4090", 1.4, 0, false, false, false},
+    {"simpletuner-4090-1024", "RTX 4090", 3.5, 0, false, false, false},
+    {"simpletuner-1033-h100", "H100 SXM", 0.5, 0, false, false, false},
     /* The RTX A6000 table of 2024-08-19 (8.25, 7.99 and #2701's 7.83 s),
      * predicted 0.59-0.63 of it since attention on Ampere runs at the rate
      * measured there (models/cost.yaml attention_by_cc): open, the same
      * author's later rank-128 run on that GPU took 4.43 s (predicted 1.09x,
      * kohya-gui-secourses-a6000), and nothing in the 2024 report says what
      * made it twice as slow. */
-    {"kohya-1374-a6000-bf16", "RTX A6000", 8.25, 44.18, false, true},
-    {"kohya-1374-a6000-fp8", "RTX A6000", 7.99, 33.53, false, true},
-    {"benchmarkflux-a100-gen", "A100 80GB SXM", 0.559, 0, true, false},
-    {"benchmarkflux-h100-gen", "H100 SXM", 0.254, 0, true, false},
+    {"kohya-1374-a6000-bf16", "RTX A6000", 8.25, 44.18, false, true, false},
+    {"kohya-1374-a6000-fp8", "RTX A6000", 7.99, 33.53, false, true, false},
+    {"benchmarkflux-a100-gen", "A100 80GB SXM", 0.559, 0, true, false, false},
+    {"benchmarkflux-h100-gen", "H100 SXM", 0.254, 0, true, false, false},
     /* Hugging Face's FLUX QLoRA blog: 700 optimizer steps in 41 min over 13
      * images, 4 steps of 4, 4, 4 and 1 passes an epoch, so 2275 passes
      * (2460 / 2275 x 4 = 4.325 s per 4 passes), about 9 GB; the FP8 run 700
      * steps in 20 min at 36.57 GB. */
-    {"hfblog-qlora-4090-nf4", "RTX 4090", 4.325, 9, false, false},
-    {"hfblog-fp8-h100", "H100 SXM", 1.714, 36.57, false, false},
-    {"kohya-2701-a6000-fp16", "RTX A6000", 7.83, 44.14, false, true},
+    {"hfblog-qlora-4090-nf4", "RTX 4090", 4.325, 9, false, false, false},
+    {"hfblog-fp8-h100", "H100 SXM", 1.714, 36.57, false, false, false},
+    {"kohya-2701-a6000-fp16", "RTX A6000", 7.83, 44.14, false, true, false},
     /* Added 2026-12-04 (docs/predict.md, "Rows and sources"): SimpleTuner
      * PR #1184 and README; the diffusers QLoRA README, 1.5 h for 700 steps
      * (7.71 s), predicted 1.49x slower, just inside the bound; kohya_ss #2701
      * (bmaltais), sd-scripts #1445, fluxgym via ComfyUI-FluxTrainer #51,
      * fluxgym #164 (3 h / 1200), #57 (4 h / 3200) and #423 (4 h / 3200);
      * the SECourses video's runs with the T5 mask off. */
-    {"simpletuner-1184-4090-fp8-r1", "RTX 4090", 4.25, 0, false, false},
-    {"simpletuner-readme-4090-flux", "RTX 4090", 3.0, 0, false, false},
-    {"diffusers-qlora-readme-4090-nf4", "RTX 4090", 7.71, 0, false, false},
-    {"kohya-gui-2701-3090-bmaltais", "RTX 3090", 1.09, 0, false, false},
-    {"kohya-1445-4060ti16-512", "RTX 4060 Ti 16GB", 3.0, 0, false, false},
-    {"fluxgym-fluxtrainer51-4090-512", "RTX 4090", 1.2, 0, false, false},
-    {"fluxgym-164-3090-1024", "RTX 3090", 9.0, 0, false, false},
-    {"fluxgym-57-3090-1024", "RTX 3090", 4.5, 0, false, false},
-    {"fluxgym-423-4080super-512", "RTX 4080 SUPER", 4.5, 0, false, false},
-    {"kohya-gui-secourses-a6000", "RTX A6000", 4.43, 0, false, false},
-    {"kohya-gui-secourses-a40", "A40", 4.85, 0, false, false},
+    {"simpletuner-1184-4090-fp8-r1", "RTX 4090", 4.25, 0, false, false, false},
+    {"simpletuner-readme-4090-flux", "RTX 4090", 3.0, 0, false, false, false},
+    {"diffusers-qlora-readme-4090-nf4", "RTX 4090", 7.71, 0, false, false, false},
+    {"kohya-gui-2701-3090-bmaltais", "RTX 3090", 1.09, 0, false, false, false},
+    {"kohya-1445-4060ti16-512", "RTX 4060 Ti 16GB", 3.0, 0, false, false, false},
+    {"fluxgym-fluxtrainer51-4090-512", "RTX 4090", 1.2, 0, false, false, false},
+    {"fluxgym-164-3090-1024", "RTX 3090", 9.0, 0, false, false, false},
+    {"fluxgym-57-3090-1024", "RTX 3090", 4.5, 0, false, false, false},
+    {"fluxgym-423-4080super-512", "RTX 4080 SUPER", 4.5, 0, false, false, false},
+    {"kohya-gui-secourses-a6000", "RTX A6000", 4.43, 0, false, false, false},
+    {"kohya-gui-secourses-a40", "A40", 4.85, 0, false, false, false},
     /* The same author's earlier video, RTX A6000, 8.56 s/it (its T5 mask
      * state unsaid), predicted 0.65 of it: open, see the row. */
-    {"kohya-gui-secourses-zero2hero-a6000", "RTX A6000", 8.56, 0, false, true},
+    {"kohya-gui-secourses-zero2hero-a6000", "RTX A6000", 8.56, 0, false, true, false},
     /* Added 2026-12-05 by a third search, blind to the predictions: the
      * Hugging Face Space that ran ai-toolkit on an L4 (7.54 s/it in its cost
      * estimate) and fluxgym #8 on a Linux RTX 4090 (1.08 it/s). */
-    {"aitk-hfspace-l4", "L4", 7.54, 0, false, false},
-    {"fluxgym-8-4090-linux-512", "RTX 4090", 0.926, 0, false, false},
+    {"aitk-hfspace-l4", "L4", 7.54, 0, false, false, false},
+    {"fluxgym-8-4090-linux-512", "RTX 4090", 0.926, 0, false, false, false},
     /* Added 2026-12-05: the blog's Colab notebook on a T4 in fp16, 100
      * optimizer steps (325 passes over the 13 images) in about 30 minutes:
      * 1800 / 325 x 4 = 22.15 s per 4 passes. */
-    {"hfblog-qlora-t4-nf4", "T4", 22.15, 0, false, false},
+    {"hfblog-qlora-t4-nf4", "T4", 22.15, 0, false, false, false},
+    /* Added 2026-12-06: SimpleTuner's segmented-checkpointing sweep, Chroma
+     * bf16 at 512 px, post-warmup s/step and peak GiB (entered in GB,
+     * x 1.0737): 0.454 s / 26.18 GiB and 1.276 s / 17.67 GiB on an H100,
+     * 0.559 s / 26.13 GiB and 1.430 s / 17.63 GiB on an L40S. Without
+     * checkpointing the peaks are predicted 1.15x (32.2 GB against 28.1),
+     * with every block checkpointed 1.09x and 1.10x (20.8 against 19.0 and
+     * 18.9, the L40S's just past 10%): open, docs/predict.md says what is
+     * known. */
+    {"simpletuner-segckpt-chroma-h100-bf16-nockpt", "H100 SXM", 0.454, 28.1, false, false, true},
+    {"simpletuner-segckpt-chroma-h100-bf16-layer", "H100 SXM", 1.276, 19.0, false, false, false},
+    {"simpletuner-segckpt-chroma-l40s-bf16-nockpt", "L40S", 0.559, 28.1, false, false, true},
+    {"simpletuner-segckpt-chroma-l40s-bf16-layer", "L40S", 1.43, 18.9, false, false, true},
 };
 
 /* A generation run is one forward pass a step with no trainer in between:
@@ -1082,8 +1097,8 @@ static const cJSON *reported_row(const cJSON *doc, const char *id)
 
 /* predict --reported: every sourced report is there with the figures its
  * source gives; the 4090 rows hold the issue's sanity bound; the predicted
- * peaks are within 10% of the two reported ones (the memory model against
- * the world, not against itself). */
+ * peaks are within 10% of those reported, but for the rows marked as known
+ * misses (the memory model against the world, not against itself). */
 static void test_reported(void **state)
 {
     (void)state;
@@ -1112,9 +1127,10 @@ static void test_reported(void **state)
         if (sourced[i].peak_gb > 0) {
             assert_float_equal(json_num(rep, "peak_gb"), sourced[i].peak_gb, 1e-9);
             double m = json_num(pred, "peak_gb") / sourced[i].peak_gb;
-            if (m < 0.9 || m > 1.1)
-                fail_msg("%s: predicted peak %.1f GB, reported %.2f", sourced[i].id,
-                         json_num(pred, "peak_gb"), sourced[i].peak_gb);
+            if ((m < 0.9 || m > 1.1) != sourced[i].peak_outside)
+                fail_msg("%s: predicted peak %.1f GB, reported %.2f%s", sourced[i].id,
+                         json_num(pred, "peak_gb"), sourced[i].peak_gb,
+                         sourced[i].peak_outside ? " (marked as a known miss)" : "");
         }
         /* Issue 5's bound holds for the 4090 and A6000 reports (not yet for
          * the A40's: see docs/predict.md). */
