@@ -170,11 +170,15 @@ class Diffusers:
                 return self.m.FluxTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
             return self.m.FluxSingleTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
 
+    def temb(self, kind):
+        """The conditioning vector the block's norm Linears read."""
+        return bf16(1, HIDDEN)
+
     def inputs(self, block, kind, img, txt):
         # The rotary table is made once per step and read by every block:
         # held whatever the block saves.
         table = (torch.randn(img + txt, HEAD_DIM), torch.randn(img + txt, HEAD_DIM))
-        temb = bf16(1, HIDDEN)
+        temb = self.temb(kind)
         # Before diffusers 0.33 the single-stream blocks took the text and
         # image tokens joined once, ahead of the first of them; later each
         # block joins them itself.
@@ -207,14 +211,9 @@ class DiffusersChroma(Diffusers):
                 return self.m.ChromaTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
             return self.m.ChromaSingleTransformerBlock(HIDDEN, HEADS, HEAD_DIM)
 
-    def inputs(self, block, kind, img, txt):
-        table = (torch.randn(img + txt, HEAD_DIM), torch.randn(img + txt, HEAD_DIM))
-        if kind == "double":
-            call = {"hidden_states": bf16(1, img, HIDDEN), "encoder_hidden_states": bf16(1, txt, HIDDEN),
-                    "temb": bf16(1, 12, HIDDEN)}
-        else:
-            call = {"hidden_states": bf16(1, txt + img, HIDDEN), "temb": bf16(1, 3, HIDDEN)}
-        return dict(call, image_rotary_emb=table), list(table)
+    def temb(self, kind):
+        """The modulation itself, six vectors a stream (three in a single block)."""
+        return bf16(1, 12 if kind == "double" else 3, HIDDEN)
 
 
 class BflStyle:
