@@ -114,7 +114,9 @@ class PlainLoRA(torch.nn.Module):
         self.up = torch.nn.Linear(rank, base.out_features, **kw)
 
     def forward(self, x):
-        return self.base(x) + self.up(self.down(x)) * 1.0
+        # ai-toolkit's module scales the low-rank output and then multiplies
+        # it by the network's multiplier: two kernels that save nothing.
+        return self.base(x) + (self.up(self.down(x)) * 1.0) * 1.0
 
 
 def adapt(block, targets, lora_dtype, lora):
@@ -329,6 +331,65 @@ class ElementwiseTraffic(TorchDispatchMode):
         return out
 
 
+class KernelCount(TorchDispatchMode):
+    """The aten ops a block dispatches that are not views or metadata: on a
+    GPU each launches a kernel (an eager step's host time goes with them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.kernels = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.kernels += func.overloadpacket.__name__ not in NO_TRAFFIC_OPS
+        return func(*args, **(kwargs or {}))
+
+
+def kernel_counts(code, block, kind, autocast, img=64, txt=16):
+    """Kernels of the block's forward and of its backward (the recompute of
+    gradient checkpointing apart: a checkpointed block runs its forward
+    twice). The conditioning vector takes no gradient, as in a model whose
+    embedders are frozen."""
+    call, _ = code.inputs(block, kind, img, txt)
+    call = {k: (v.detach() if isinstance(v, torch.Tensor) and k == "temb" else v)
+            for k, v in call.items()}
+    forward, backward = KernelCount(), KernelCount()
+    with autocast_policy() if autocast else contextlib.nullcontext():
+        with forward:
+            out = block(**call)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = [torch.randn_like(o) for o in outs]
+    with backward:
+        torch.autograd.backward(outs, grads)
+    return forward.kernels, backward.kernels
+
+
+def frozen(code, kind):
+    """The block with random bf16 weights, frozen, no adapters."""
+    block = code.block(kind).to_empty(device=torch.get_default_device()).to(torch.bfloat16)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.normal_(0.0, 0.02)
+    return block.requires_grad_(False)
+
+
+def print_kernels(code, targets, lora_dtype, lora):
+    """Kernels a block launches with no adapters, and what each adapted
+    Linear adds (the difference over the count adapted), plain and under
+    autocast: the figures of models/*.yaml `kernels` and models/cost.yaml
+    `lora_kernels`."""
+    for kind in ("double", "single"):
+        adapted = adapt(code.block(kind), targets, lora_dtype, lora)
+        n = sum(1 for m in adapted.modules()
+                if isinstance(m, PlainLoRA) or hasattr(m, "lora_A"))
+        for autocast in (False, True):
+            f0, b0 = kernel_counts(code, frozen(code, kind), kind, autocast)
+            f1, b1 = kernel_counts(code, adapted, kind, autocast)
+            label = "autocast (CUDA policy)" if autocast else "bf16, no autocast"
+            print(f"{kind:6} block, {label:22}: kernels without LoRA: forward {f0}, backward "
+                  f"{b0}; {n} adapted Linears add forward {(f1 - f0) / n:.2f}, backward "
+                  f"{(b1 - b0) / n:.2f} each")
+
+
 def elementwise_traffic(code, kind, img, txt):
     """Forward and backward elementwise bytes of the block without adapters
     (the cost model counts the LoRA module's own traffic apart)."""
@@ -446,6 +507,10 @@ def main():
     parser.add_argument("--lora", choices=["peft", "plain"], default=None,
                         help="peft's LoRA (default when peft imports) or a plain one as "
                              "ai-toolkit's module computes it (no peft needed)")
+    parser.add_argument("--kernels", action="store_true",
+                        help="count the kernels each block launches (aten ops that are not "
+                             "views), without LoRA and per adapted Linear, instead of the "
+                             "saved tensors")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where to run: on cuda, autocast is CUDA's own and the backward's "
                              "peak comes from torch.cuda's counters")
@@ -478,6 +543,9 @@ def main():
     print(f"torch {torch.__version__} on {args.device}, {code.version}, {lora_name}; "
           f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}; "
           f"units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)")
+    if args.kernels:
+        print_kernels(code, args.targets, lora_dtype, lora)
+        return 0
     for kind in ("double", "single"):
         traffic = [elementwise_traffic(code, kind, img, img // 4) for img in args.tokens]
         t1, t2 = (img + img // 4 for img in args.tokens)

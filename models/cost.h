@@ -119,6 +119,11 @@ typedef struct aitk_workload {
      * (models/trainers.yaml saved_per_token); 0: the spec's count. */
     double saved_per_token[AITK_WORKLOAD_MAX_GROUPS];
     double saved_per_token_autocast[AITK_WORKLOAD_MAX_GROUPS];
+    /* The kernels a block group launches in the trainer's code with its own
+     * LoRA: forward, backward, forward and backward under autocast
+     * (models/trainers.yaml kernels); 0: the spec's, less the Linears the
+     * job leaves unadapted. */
+    double kernels[AITK_WORKLOAD_MAX_GROUPS][4];
     /* What the trainer's code does to this model that the figures above
      * leave out, in words (models/trainers.yaml not_modelled); NULL: none
      * known. The prediction prints it beside its figures. */
@@ -171,11 +176,10 @@ typedef struct aitk_cost_params {
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
     aitk_attention_share attn_by_cc[8];
     size_t n_attn_by_cc;
-    /* The host time of one eager PyTorch training step, measured where the
-     * GPU waited for it (cost.yaml eager_host_step_s); 0: not given. Not a
-     * term of the time model: predict marks steps shorter than it. */
-    double eager_host_step_s;
-    const char *eager_host_model; /* the model it was measured on */
+    /* The host's time for one kernel of an eager PyTorch step (cost.yaml
+     * host_seconds_per_kernel): a step takes at least its kernels' count
+     * times this. */
+    double host_s_per_kernel;
     /* What memory-bound kernels reach over a device copy (eff_bandwidth):
      * eager chains of normalization/RoPE ops, and plain one-op elementwise
      * work (LoRA scaling and sums, dequantization). By kind, not by GPU. */
@@ -190,6 +194,9 @@ typedef struct aitk_cost_params {
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;
+    /* Kernels a LoRA adds to one Linear, forward and backward (cost.yaml
+     * lora_kernels_*): what a job that adapts fewer Linears launches less. */
+    double lora_kernels_fwd, lora_kernels_bwd;
     double weight_bytes[AITK_WEIGHT_COUNT]; /* by aitk_weight_dtype */
     double scale_bytes_per_row, activation_bytes;
     double cuda_context_gib, cublas_workspace_mib, fragmentation;
@@ -280,6 +287,10 @@ typedef struct aitk_prediction {
     aitk_step_work work;     /* at the largest resolution */
     aitk_memory_plan memory; /* at the largest resolution */
     double t_gemm, t_attention, t_memory, t_overhead; /* largest resolution, seconds */
+    /* The host's time to launch the largest resolution's step (the same at
+     * every resolution), and its kernels; 0 where the model's blocks have no
+     * kernel counts. The step takes the larger of it and the GPU's terms. */
+    double t_host, kernels;
     /* Attention's shares of the GPU's matmul rate that t_attention used
      * (aitk_cost_attention_shares: its compute capability's, or the defaults). */
     double attn_fwd_share, attn_bwd_share;
@@ -301,6 +312,11 @@ aitk_status aitk_prediction_fit_text(const aitk_prediction *p, aitk_str *out);
 
 aitk_status aitk_cost_predict(const aitk_workload *w, const aitk_cost_params *p,
                               const aitk_gpu_spec *gpu, aitk_prediction *out, aitk_str *err);
+
+/* Kernels one step of w launches in eager PyTorch, from its blocks' counts
+ * (the model's kernels_forward and kernels_backward, or the trainer's own
+ * in models/trainers.yaml); 0 when none of its blocks has one. */
+double aitk_cost_kernels(const aitk_workload *w, const aitk_cost_params *p);
 
 /* The least time one step of `w` can take on `gpu` (seconds; 0 when the
  * card lacks the figures): its tensor-core FLOPs at the card's full matmul

@@ -77,18 +77,20 @@ static aitk_status load_optimizers(aitk_cost_params *p, const aitk_yaml_node *m,
     return st;
 }
 
-/* efficiency.eager_host_step_s, optional: a figure with the model it was
- * measured on (predict marks that model's short steps, nothing else). */
+/* efficiency.host_seconds_per_kernel: a host's time for one kernel of an
+ * eager step. Over a millisecond would be no launch but a typo; zero would
+ * make every step GPU-bound by fiat. */
 static aitk_status host_figure(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
                                aitk_cost_params *p, aitk_str *err)
 {
-    p->eager_host_step_s = 0;
-    p->eager_host_model = NULL;
-    const aitk_yaml_node *host = aitk_yaml_get(e, "eager_host_step_s");
-    if (!host)
-        return AITK_OK;
-    aitk_status st = fig(doc, e, "eager_host_step_s", &p->eager_host_step_s, err);
-    return st ? st : aitk_yaml_need_string(doc, host, "model", &p->eager_host_model, err);
+    aitk_status st = fig(doc, e, "host_seconds_per_kernel", &p->host_s_per_kernel, err);
+    if (!st && !(p->host_s_per_kernel > 0 && p->host_s_per_kernel <= 1e-3)) {
+        aitk_yaml_errorf(err, doc, aitk_yaml_figure(aitk_yaml_get(e, "host_seconds_per_kernel")),
+                         "'host_seconds_per_kernel' is %g; it must be in (0, 0.001]",
+                         p->host_s_per_kernel);
+        st = AITK_E_RANGE;
+    }
+    return st;
 }
 
 /* efficiency.attention_by_cc, optional: {cc: {fwd, bwd, source}}, each a
@@ -197,6 +199,10 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, f, "lora_backward_in", &p->lora_bwd_in, err);
     if (!st)
         st = fig(doc, f, "lora_backward_out", &p->lora_bwd_out, err);
+    if (!st)
+        st = fig(doc, f, "lora_kernels_forward", &p->lora_kernels_fwd, err);
+    if (!st)
+        st = fig(doc, f, "lora_kernels_backward", &p->lora_kernels_bwd, err);
     const aitk_yaml_node *dq = aitk_yaml_get(f, "dequant_bytes_per_weight");
     if (!st && !dq) {
         aitk_yaml_errorf(err, doc, f, "missing 'dequant_bytes_per_weight'");

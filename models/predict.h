@@ -42,16 +42,11 @@ typedef struct aitk_predict_result {
      * GPU (models/reported_fit.h): a fit whose need times its high end
      * would not fit is "tight"; NULL or n == 0: no mark. */
     const aitk_time_range *peak_error;
-    /* cost.yaml eager_host_step_s, for the model it was measured on: a
-     * training step that fits and is predicted shorter is marked as likely
-     * bound by the host; 0: no mark. */
-    double host_step_s;
 } aitk_predict_result;
 
-/* Whether r's row q is predicted faster than an eager PyTorch step's host
- * time: the GPU would wait for Python and kernel launches, which the time
- * model does not count. */
-bool aitk_predict_host_bound(const aitk_predict_result *r, const aitk_prediction *q);
+/* Whether q fits and its GPU work is shorter than eager PyTorch's time to
+ * launch it: the GPU waits for the host, and the step is the host's. */
+bool aitk_predict_host_bound(const aitk_prediction *q);
 
 /* Whether a fitting prediction is within the model's own error of missing:
  * its need, raised by the most the model has been low on measured peaks,

@@ -581,4 +581,7 @@ void aitk_prediction_scale_time(aitk_prediction *pred, double scale)
     pred->t_attention *= scale;
     pred->t_memory *= scale;
     pred->t_overhead *= scale;
+    /* The scale is a whole step's, measured over predicted: the host's
+     * share scales with the rest. */
+    pred->t_host *= scale;
 }

@@ -103,11 +103,9 @@ static void add_fit_hint(cJSON *g, const aitk_fit_hint *h)
     cJSON_AddNumberToObject(f, "step_seconds", h->pred.step_s);
 }
 
-bool aitk_predict_host_bound(const aitk_predict_result *r, const aitk_prediction *q)
+bool aitk_predict_host_bound(const aitk_prediction *q)
 {
-    const aitk_workload *w = &r->workload;
-    return r->host_step_s > 0 && q->fits && !w->forward_only && !w->step_graph &&
-           q->step_s / (double)w->accumulation < r->host_step_s;
+    return q->fits && q->t_host > 0 && q->t_host > q->t_gemm + q->t_attention + q->t_memory;
 }
 
 bool aitk_predict_tight(const aitk_prediction *q, const aitk_time_range *peak_error)
@@ -236,17 +234,19 @@ static void explain(FILE *out, const aitk_predict_result *r, const aitk_cost_par
         fprintf(out, "    %-52s %10.3e B\n", aitk_work_byte_names[i], p->work.bytes[i]);
     explain_efficiencies(out, r, params);
     const aitk_gpu_table t = gpu_table(r);
-    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-*s %9s %7s %7s %7s %7s\n",
+    /* host: eager PyTorch's time to launch the step's kernels; the step
+     * takes the larger of it and GEMM + attn + memory, then other. */
+    fprintf(out, "\n  Time of one step at %ld px, seconds%s:\n    %-*s %9s %7s %7s %7s %7s %7s\n",
             largest, r->step_scale ? " (step scale included)" : "", t.name_width, "GPU",
-            "matmul TF", "GEMM", "attn", "memory", "other");
+            "matmul TF", "GEMM", "attn", "memory", "host", "other");
     for (size_t i = 0; i < r->n_rows; i++) {
         const aitk_prediction *q = &r->rows[i].pred;
         const aitk_gpu_spec *g = r->rows[i].gpu;
         /* The rate the job's matmuls were counted at: fp16's on a card
          * that lists its own, for a job in fp16. */
-        fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f\n", t.name_width, g->name,
+        fprintf(out, "    %-*s %8.1f%c %7.2f %7.2f %7.2f %7.2f %7.2f\n", t.name_width, g->name,
                 aitk_gpu_matmul_tflops(g, r->workload.fp16), aitk_gpu_matmul_mark(g), q->t_gemm,
-                q->t_attention, q->t_memory, q->t_overhead);
+                q->t_attention, q->t_memory, q->t_host, q->t_overhead);
     }
     aitk_str legend = AITK_STR_INIT;
     /* Out of memory, the legend is left out; the table above stands. */
@@ -281,18 +281,20 @@ static void host_note(FILE *out, const aitk_predict_result *r)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->n_rows; i++)
-        n += aitk_predict_host_bound(r, &r->rows[i].pred);
+        n += aitk_predict_host_bound(&r->rows[i].pred);
     if (!n)
         return;
     fprintf(out, "  host-bound:");
     for (size_t i = 0, k = 0; i < r->n_rows; i++)
-        if (aitk_predict_host_bound(r, &r->rows[i].pred))
+        if (aitk_predict_host_bound(&r->rows[i].pred))
             fprintf(out, "%s %s", k++ ? "," : "", r->rows[i].gpu->name);
-    fprintf(out, " (%zu of %zu) predicted under %.2f s a pass, the host time of PyTorch's "
-                 "eager FLUX.1-dev step measured on an H200's host (GPU busy 36%% at 512 px): "
-                 "expect about %.2f s, more on a slower CPU (models/cost.yaml "
-                 "eager_host_step_s)\n",
-            n, r->n_rows, r->host_step_s, r->host_step_s);
+    const aitk_prediction *q = &r->rows[0].pred;
+    fprintf(out, " (%zu of %zu) the GPU would finish the step's work in less time than "
+                 "eager PyTorch takes to launch its %.0f kernels (%.2f s at %.1f us each, "
+                 "as on an H200 VM's host): the time shown is the host's; a faster CPU "
+                 "shortens it, a slower one lengthens it (models/cost.yaml "
+                 "host_seconds_per_kernel)\n",
+            n, r->n_rows, q->kernels, q->t_host, q->t_host / q->kernels * 1e6);
 }
 
 void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk_cost_params *p,
@@ -455,7 +457,9 @@ static void add_row_times_json(cJSON *g, const aitk_predict_result *r,
         cJSON_AddNumberToObject(tm, "attention", q->t_attention);
         cJSON_AddNumberToObject(tm, "memory", q->t_memory);
         cJSON_AddNumberToObject(tm, "other", q->t_overhead);
+        cJSON_AddNumberToObject(tm, "host", q->t_host);
     }
+    cJSON_AddNumberToObject(g, "kernels_per_step", q->kernels);
     /* The attention rate behind tm's attention: shares of matmul_bf16_tflops
      * by the GPU's compute capability (cost.yaml attention_by_cc). */
     cJSON *as = cJSON_AddObjectToObject(g, "attention_shares");
@@ -481,8 +485,8 @@ static aitk_status add_row_json(cJSON *gpus, const aitk_predict_result *r,
         cJSON_AddNumberToObject(g, "validation_peak_bytes", q->memory.validation_total);
     cJSON_AddBoolToObject(g, "fits", q->fits);
     add_fit(g, row, r->peak_error);
-    if (r->host_step_s > 0)
-        cJSON_AddBoolToObject(g, "host_bound", aitk_predict_host_bound(r, q));
+    if (q->kernels > 0)
+        cJSON_AddBoolToObject(g, "host_bound", aitk_predict_host_bound(q));
     if (!q->fits)
         add_fit_hint(g, &row->hint);
     add_row_times_json(g, r, row);

@@ -195,13 +195,38 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
     return st;
 }
 
+/* The four kernel counts of a block: all or none, so that a plain job and
+ * one under autocast are never counted from different data. */
+static aitk_status read_kernels(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
+                                aitk_block_spec *b, aitk_str *err)
+{
+    static const char *const keys[] = {"kernels_forward", "kernels_backward",
+                                       "kernels_forward_autocast", "kernels_backward_autocast"};
+    double *const into[] = {&b->kernels_forward, &b->kernels_backward,
+                            &b->kernels_forward_autocast, &b->kernels_backward_autocast};
+    size_t given = 0;
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < 4; i++) {
+        st = read_saved(doc, n, keys[i], into[i], err);
+        given += aitk_yaml_get(n, keys[i]) != NULL;
+    }
+    if (!st && given != 0 && given != 4) {
+        aitk_yaml_errorf(err, doc, n, "a block gives all four kernel counts (%s, %s, %s, %s) or "
+                                      "none", keys[0], keys[1], keys[2], keys[3]);
+        st = AITK_E_PARSE;
+    }
+    return st;
+}
+
 static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *dims,
                               const aitk_yaml_node *n, aitk_block_spec *b, aitk_str *err)
 {
     static const char *const keys[] = {"name", "count", "checkpointed", "backward", "input",
                                        "norm_params", "attention", "elementwise_per_token",
                                        "saved_per_token", "saved_per_token_autocast",
-                                       "backward_extra_per_token", "linears",
+                                       "backward_extra_per_token", "kernels_forward",
+                                       "kernels_backward", "kernels_forward_autocast",
+                                       "kernels_backward_autocast", "linears",
                                        "module_prefix", NULL};
     long unused = 0;
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a block group", err);
@@ -228,6 +253,8 @@ static aitk_status load_block(const aitk_yaml_doc *doc, const aitk_yaml_node *di
         st = read_saved(doc, n, "saved_per_token_autocast", &b->saved_per_token_autocast, err);
     if (!st)
         st = read_saved(doc, n, "backward_extra_per_token", &b->backward_extra_per_token, err);
+    if (!st)
+        st = read_kernels(doc, n, b, err);
     if (!st && aitk_yaml_get(n, "module_prefix"))
         st = read_string(doc, n, "module_prefix", &b->module_prefix, err);
     const aitk_yaml_node *a = aitk_yaml_get(n, "attention");

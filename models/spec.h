@@ -68,6 +68,13 @@ typedef struct aitk_block_spec {
      * (the incoming gradient and the gradients in flight), in the same
      * units; 0 where nobody measured it. */
     double backward_extra_per_token;
+    /* Kernels the block launches in an eager PyTorch step with a LoRA on
+     * every Linear: its forward, its backward (without the recompute of
+     * checkpointing, which runs the forward again), plain and under
+     * autocast; 0 where nobody counted them. An eager step's host time goes
+     * with them (models/cost.yaml host_seconds_per_kernel). */
+    double kernels_forward, kernels_backward;
+    double kernels_forward_autocast, kernels_backward_autocast;
     aitk_linear_spec *linears;
     size_t n_linears;
     /* Block i's module path is "<module_prefix>.<i>" ("transformer.

@@ -175,6 +175,62 @@ static aitk_status load_saved(const aitk_yaml_doc *doc, const aitk_yaml_node *ma
     return st;
 }
 
+/* One `kernels` entry: {forward, backward, forward_autocast,
+ * backward_autocast, source}, each count in 1..100000. */
+static aitk_status load_kernels_group(const aitk_yaml_doc *doc, const aitk_yaml_node *groups,
+                                      size_t k, const char *model_id, aitk_trainer *t,
+                                      aitk_str *err)
+{
+    static const char *const keys[] = {"forward", "backward", "forward_autocast",
+                                       "backward_autocast", "source", NULL};
+    if (t->n_kernels >= sizeof t->kernels / sizeof *t->kernels) {
+        aitk_yaml_errorf(err, doc, groups, "too many block groups");
+        return AITK_E_RANGE;
+    }
+    const aitk_yaml_node *e = groups->pairs[k].value;
+    aitk_status st = aitk_yaml_expect(doc, e, AITK_YAML_MAP,
+                                      "{forward, backward, forward_autocast, "
+                                      "backward_autocast, source}", err);
+    if (!st)
+        st = aitk_yaml_check_keys(doc, e, keys, "a block group's kernels", err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, e, "source", &(const char *){NULL}, err);
+    double *counts = t->kernels[t->n_kernels].counts;
+    for (size_t i = 0; !st && i < 4; i++) {
+        const aitk_yaml_node *v = NULL;
+        st = aitk_yaml_need(doc, e, keys[i], &v, err);
+        if (!st)
+            st = aitk_yaml_double(doc, v, &counts[i], err);
+        if (!st && !(counts[i] >= 1 && counts[i] <= 100000)) {
+            aitk_yaml_errorf(err, doc, v, "%s %g out of range (1..100000)", keys[i], counts[i]);
+            st = AITK_E_RANGE;
+        }
+    }
+    if (!st) {
+        t->kernels[t->n_kernels].model_id = model_id;
+        t->kernels[t->n_kernels].group = groups->pairs[k].key->text;
+        t->n_kernels++;
+    }
+    return st;
+}
+
+/* `kernels` (optional): model id -> block group -> entry. */
+static aitk_status load_kernels(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                aitk_trainer *t, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(map, "kernels");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids", err);
+    for (size_t i = 0; !st && i < m->count; i++) {
+        const aitk_yaml_node *groups = m->pairs[i].value;
+        st = aitk_yaml_expect(doc, groups, AITK_YAML_MAP, "a map of block groups", err);
+        for (size_t k = 0; !st && k < groups->count; k++)
+            st = load_kernels_group(doc, groups, k, m->pairs[i].key->text, t, err);
+    }
+    return st;
+}
+
 /* `validation_resolution` and `validation_text`: both or neither. */
 static aitk_status load_validation(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
                                    aitk_trainer *t, aitk_str *err)
@@ -236,7 +292,7 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                        "optimizer", "step", "lora_dtype", "lora_layers",
                                        "validation_resolution", "validation_text",
                                        "elementwise_bwd_factor", "cached_text",
-                                       "saved_per_token", "not_modelled", NULL};
+                                       "saved_per_token", "kernels", "not_modelled", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -282,6 +338,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                 err);
     if (!st)
         st = load_saved(doc, m, t, err);
+    if (!st)
+        st = load_kernels(doc, m, t, err);
     if (!st)
         st = load_not_modelled(doc, m, t, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
@@ -421,6 +479,12 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
                 w->saved_per_token[g] = t->saved[i].plain;
                 w->saved_per_token_autocast[g] = t->saved[i].autocast;
             }
+    memset(w->kernels, 0, sizeof w->kernels);
+    for (size_t i = 0; w->spec && i < t->n_kernels; i++)
+        for (size_t g = 0; g < w->spec->n_blocks && g < AITK_WORKLOAD_MAX_GROUPS; g++)
+            if (strcmp(t->kernels[i].model_id, w->spec->id) == 0 &&
+                strcmp(t->kernels[i].group, w->spec->blocks[g].name) == 0)
+                memcpy(w->kernels[g], t->kernels[i].counts, sizeof w->kernels[g]);
     /* The trainer's own choice of layers, unless the job made one. */
     if (t->lora_layers[0] && w->spec && aitk_trainer_has_model(t, w->spec->id) &&
         !(w->lora_only && *w->lora_only) && !(w->lora_ignore && *w->lora_ignore))

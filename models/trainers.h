@@ -64,6 +64,14 @@ typedef struct aitk_trainer {
         double plain, autocast;
     } saved[8];
     size_t n_saved;
+    /* `kernels`: by model and block group name, what a block launches in
+     * the trainer's own code with its own LoRA (forward, backward, and the
+     * two under autocast), counted op by op. */
+    struct {
+        const char *model_id, *group;
+        double counts[4];
+    } kernels[8];
+    size_t n_kernels;
     /* `not_modelled`, by model: what the trainer's code does to that model
      * that the cost model does not count, in words, for the prediction to
      * say beside its figures. */

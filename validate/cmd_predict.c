@@ -285,12 +285,7 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
                                .n_rows = r->n_gpus, .calibration = r->cal,
                                .step_scale = aitk_calibration_step_scale(r->cal, spec->id),
                                .range = &r->reported.time_range,
-                               .peak_error = &r->reported.peak_error,
-                               .host_step_s = r->params->eager_host_model &&
-                                                      strcmp(r->params->eager_host_model,
-                                                             spec->id) == 0
-                                                  ? r->params->eager_host_step_s
-                                                  : 0};
+                               .peak_error = &r->reported.peak_error};
     res.rows = aitk_calloc(r->n_gpus ? r->n_gpus : 1, sizeof *res.rows);
     if (!res.rows)
         return AITK_E_NOMEM;

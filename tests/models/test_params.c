@@ -160,6 +160,17 @@ static void test_broken_specs(void **state)
                    " backward: true, input: all, elementwise_per_token: 1,"
                    " backward_extra_per_token: 0}\n",
          "backward_extra_per_token must be greater than 0"},
+        /* Kernel counts come four together: a job under autocast must not
+         * be counted from the plain figures by default. */
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1,"
+                   " kernels_forward: 90, kernels_backward: 100}\n",
+         "all four kernel counts"},
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1,"
+                   " kernels_forward: 0, kernels_backward: 1, kernels_forward_autocast: 1,"
+                   " kernels_backward_autocast: 1}\n",
+         "kernels_forward must be greater than 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         aitk_str err = AITK_STR_INIT;

@@ -130,25 +130,42 @@ static void test_tight(void **state)
     ran_free(&r);
 }
 
-/* A step the model puts under an eager PyTorch step's host time is marked:
- * on the lent H200 the eager FLUX step took 0.73 s at 512 px with the GPU
- * busy 36% (bench/reference-runs/2026-12-04-h200-second-gpu-check). The
- * H200 at 512 px is predicted far under that; the RTX 4090 at 1024 px far
- * over it, and is not marked. */
+/* A step whose GPU work is shorter than eager PyTorch's time to launch it
+ * takes the host's time, and is marked. The oracle is a measurement: on the
+ * lent H200 the eager FLUX.1-dev step (bf16 base, LoRA r16 on every Linear,
+ * checkpointing, AdamW) took 0.727 s at 512 px and 0.724 s at 768 px with
+ * the GPU busy 36% and 47% of it (bench/reference-runs/2026-12-04-h200-
+ * second-gpu-check, call3-torch-flux.json). Its kernels, from
+ * models/flux1-dev.yaml by hand: 19 double blocks of 2 x 164 + 224 and 38
+ * single blocks of 2 x 79 + 107. The RTX 4090 at 1024 px is GPU-bound. */
 static void test_host_bound(void **state)
 {
     (void)state;
     const cJSON *g = NULL;
     ran r;
-    cJSON *j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
-                                            "H200 SXM", "--resolution", "512", NULL},
-                           &g, &r);
-    assert_true(json_num(g, "step_seconds") < 0.5);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "host_bound")));
-    if (!strstr(aitk_str_cstr(&r.out), "host-bound: H200 SXM (1 of 1) predicted under 0.70 s"))
-        fail_msg("no host-bound line: %s", aitk_str_cstr(&r.out));
-    cJSON_Delete(j);
-    ran_free(&r);
+    const struct {
+        const char *res;
+        double measured;
+    } h200[] = {{"512", 0.727}, {"768", 0.724}};
+    for (size_t i = 0; i < sizeof h200 / sizeof *h200; i++) {
+        cJSON *j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
+                                                "H200 SXM", "--resolution", h200[i].res,
+                                                "--quantize", "none", "--optimizer", "adamw",
+                                                NULL},
+                               &g, &r);
+        const double step = json_num(g, "step_seconds");
+        if (!(step > h200[i].measured / 1.1 && step < h200[i].measured * 1.1))
+            fail_msg("%s px: predicted %.3f s, measured %.3f s", h200[i].res, step,
+                     h200[i].measured);
+        assert_int_equal((long)json_num(g, "kernels_per_step"),
+                         19 * (2 * 164 + 224) + 38 * (2 * 79 + 107));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "host_bound")));
+        if (!strstr(aitk_str_cstr(&r.out), "host-bound: H200 SXM (1 of 1)"))
+            fail_msg("no host-bound line: %s", aitk_str_cstr(&r.out));
+        cJSON_Delete(j);
+        ran_free(&r);
+    }
+    cJSON *j = NULL;
     j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
                                      "--resolution", "1024", NULL},
                     &g, &r);

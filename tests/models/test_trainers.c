@@ -525,6 +525,39 @@ static void test_simpletuner_saved(void **state)
     assert_saved_gap(f, aitk, st, 3586129920.0, 2510290944.0);
 }
 
+/* SimpleTuner's Chroma blocks launch their own kernels (models/trainers.yaml
+ * kernels, peft's LoRA on the attention projections): without checkpointing
+ * and under autocast, 19 x (140 + 190) + 38 x (66 + 90) = 12,198 a step;
+ * ai-toolkit's own blocks with a LoRA on every Linear (models/chroma.yaml)
+ * 19 x (137 + 220) + 38 x (53 + 85) = 12,027, and with checkpointing each
+ * forward twice: 19 x (2 x 137 + 220) + 38 x (2 x 53 + 85) = 16,644. A count
+ * that is not all four figures is refused. */
+static void test_kernels(void **state)
+{
+    fixture *f = *state;
+    aitk_workload st;
+    aitk_workload_defaults(&st, f->chroma);
+    st.checkpointing = false;
+    st.autocast = true;
+    aitk_workload aitk = st;
+    aitk_workload_set_trainer(&st, trainer(f, "simpletuner"));
+    aitk_workload_set_trainer(&aitk, trainer(f, "ai-toolkit"));
+    assert_near(aitk_cost_kernels(&st, f->params), 12198, 1e-9);
+    assert_near(aitk_cost_kernels(&aitk, f->params), 12027, 1e-9);
+    aitk.checkpointing = true;
+    assert_near(aitk_cost_kernels(&aitk, f->params), 16644, 1e-9);
+    aitk.accumulation = 4;
+    assert_near(aitk_cost_kernels(&aitk, f->params), 4 * 16644, 1e-9);
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    kernels: {chroma: {double_stream: {forward: 1, backward: 2,"
+                     " forward_autocast: 3, source: s}}}\n",
+                     "backward_autocast");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    kernels: {chroma: {double_stream: {forward: 0, backward: 2,"
+                     " forward_autocast: 3, backward_autocast: 4, source: s}}}\n",
+                     "forward 0 out of range");
+}
+
 /* diffusers' script encodes its one prompt and keeps both text encoders on
  * the GPU in bf16 for the whole run (models/trainers.yaml cached_text:
  * resident): with the prompts cached, their 4.883e9 parameters still count,
@@ -753,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_not_modelled),
         cmocka_unit_test(test_kohya_saved),
         cmocka_unit_test(test_simpletuner_saved),
+        cmocka_unit_test(test_kernels),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
