@@ -488,22 +488,33 @@ def compare(doc, aitk, path):
                 "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
                           for k, p in (("gemm", "gemm"), ("attention", "attention"),
                                        ("other", "memory"))},
+                # the model's count of the step's kernels (from the blocks'
+                # kernels_forward and kernels_backward, on the CPU) against
+                # the launches the profiler saw; the host's time it implies
+                "kernels": {"predicted": g.get("kernels_per_step"),
+                            "measured": row.get("kernels_per_step")},
+                "predicted_host_seconds": terms.get("host"),
             })
     doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table,
                          "ratio": "predicted / measured seconds per step"}
     print("\npredicted (aitk-validate predict --config, %s) against measured, FLUX.1-dev LoRA "
           "rank %d, bf16 base, %s:" % (gpu, RANK, "checkpointing" if checkpointing
                                         else "no checkpointing"))
-    print("  %5s %9s %9s %6s   %-28s %-28s %-28s" % (
+    print("  %5s %9s %9s %6s   %-28s %-28s %-28s %-15s" % (
         "px", "measured", "predicted", "ratio", "GEMM pred/meas s", "attention pred/meas s",
-        "memory pred / other kernels s"))
+        "memory pred / other kernels s", "kernels pred/meas"))
+
+    def count(v):
+        return "%d" % v if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
     for t in table:
         cells = []
         for k in ("gemm", "attention", "other"):
             m = t["terms"][k]["measured"]
             cells.append("%.3f / %s" % (t["terms"][k]["predicted"],
                                         "%.3f" % m if isinstance(m, (int, float)) else "-"))
-        print("  %5d %8.3fs %8.3fs %6.2f   %-28s %-28s %-28s" % (
+        k = t["kernels"]
+        cells.append("%s / %s" % (count(k["predicted"]), count(k["measured"])))
+        print("  %5d %8.3fs %8.3fs %6.2f   %-28s %-28s %-28s %-15s" % (
             t["resolution"], t["measured_seconds"], t["predicted_seconds"], t["ratio"], *cells))
     return doc
 

@@ -92,7 +92,8 @@ static const char measured[] =
     " \"generation\": {\"resolution\": 1024, \"seconds_per_step\": 0.2},\n"
     " \"training\": [\n"
     "  {\"resolution\": 512, \"seconds_per_step\": 0.4,"
-    "   \"kernel_seconds\": {\"gemm\": 0.1, \"attention\": 0.02, \"other\": 0.15}},\n"
+    "   \"kernel_seconds\": {\"gemm\": 0.1, \"attention\": 0.02, \"other\": 0.15},"
+    "   \"kernels_per_step\": 21000},\n"
     "  {\"resolution\": 768, \"error\": \"out of memory\"},\n"
     "  {\"resolution\": 1024, \"seconds_per_step\": 1.25}]}\n";
 
@@ -130,6 +131,13 @@ static void test_compare(void **state)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "terms"), "other");
     assert_float_equal(json_num(other, "measured"), 0.15, 1e-12);
     assert_true(json_num(other, "predicted") > 0);
+    /* The profiler's launches beside the model's count of the same step's
+     * kernels: models/flux1-dev.yaml by hand, 19 double blocks of
+     * 2 x 164 + 224 and 38 single blocks of 2 x 79 + 107. */
+    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(rows, 0), "kernels");
+    assert_float_equal(json_num(kernels, "measured"), 21000, 1e-12);
+    assert_float_equal(json_num(kernels, "predicted"), 19 * (2 * 164 + 224) + 38 * (2 * 79 + 107),
+                       1e-12);
     cJSON_Delete(j);
     ran_free(&r);
 
