@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #endif
 
 #include "common/alloc.h"
+#include "common/data.h"
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/str.h"
@@ -202,6 +204,64 @@ static void install_driver(const char *dirs)
 }
 #endif
 
+#ifndef _WIN32
+/* Runs at the standard level spend half a minute and more each on 2 cores
+ * in CPU microbenchmarks at the models' real GEMM widths, which no probe
+ * test is about. pt_run gives the binary the build's own data files from a
+ * folder (AITK_DATA_DIR) where bench/workloads.yaml times them at 64 px (16
+ * image tokens) for 1 ms each and copies 1 MiB. */
+static const struct {
+    const char *from, *to;
+} fast_micro[] = {
+    {"  memcpy_mib:\n    value: 256\n", "  memcpy_mib:\n    value: 1\n"},
+    {"  gemm_resolution:\n    value: 512\n", "  gemm_resolution:\n    value: 64\n"},
+    {"  attention_resolution:\n    value: 256\n", "  attention_resolution:\n    value: 64\n"},
+    {"  min_time_s:\n    value: 0.2\n", "  min_time_s:\n    value: 0.001\n"},
+};
+
+/* text with `from` replaced by `to`; fails the test unless `from` is there
+ * once (workloads.yaml spelled otherwise would make the runs slow again
+ * unnoticed). */
+static void replace_once(aitk_str *text, const char *from, const char *to)
+{
+    const char *t = aitk_str_cstr(text), *at = strstr(t, from);
+    if (!at || strstr(at + 1, from))
+        fail_msg("bench/workloads.yaml does not hold '%s' once", from);
+    aitk_str out = AITK_STR_INIT;
+    aitk_str_appendf(&out, "%.*s%s%s", (int)(at - t), t, to, at + strlen(from));
+    assert_int_equal(aitk_str_status(&out), AITK_OK);
+    aitk_str_free(text);
+    *text = out;
+}
+
+/* "AITK_DATA_DIR=<folder>", the folder written on the first call. */
+static const char *fast_data_env(void)
+{
+    static char env[700];
+    if (env[0])
+        return env;
+    char *dir = pt_tempdir("fast-data");
+    size_t patched = 0;
+    for (size_t i = 0; i < aitk_embedded_file_count; i++) {
+        const aitk_embedded_file *f = &aitk_embedded_files[i];
+        aitk_str text = AITK_STR_INIT;
+        aitk_str_appendf(&text, "%.*s", (int)f->len, (const char *)f->data);
+        assert_int_equal(aitk_str_status(&text), AITK_OK);
+        if (strcmp(f->name, "bench/workloads.yaml") == 0) {
+            for (size_t k = 0; k < sizeof fast_micro / sizeof *fast_micro; k++)
+                replace_once(&text, fast_micro[k].from, fast_micro[k].to);
+            patched++;
+        }
+        pt_write(dir, f->name, aitk_str_cstr(&text));
+        aitk_str_free(&text);
+    }
+    assert_int_equal(patched, 1);
+    snprintf(env, sizeof env, "AITK_DATA_DIR=%s", dir);
+    free(dir);
+    return env;
+}
+#endif
+
 cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
               const char *const *extra_env, int *exit_code)
 {
@@ -232,8 +292,15 @@ cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
         snprintf(sp, sizeof sp, "AITK_STUB_GPU=%s", spec);
         env[k++] = sp;
     }
-    for (const char *const *e = extra_env; e && *e && k < n + 15; e++)
+    bool own_data = false;
+    for (const char *const *e = extra_env; e && *e && k < n + 15; e++) {
+        own_data |= strncmp(*e, "AITK_DATA_DIR=", 14) == 0;
         env[k++] = *e;
+    }
+#ifndef _WIN32
+    if (!own_data && k < n + 15)
+        env[k++] = fast_data_env();
+#endif
     env[k] = NULL;
     const char *argv[64];
     size_t a = 0;

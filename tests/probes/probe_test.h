@@ -51,7 +51,9 @@ char *pt_real_venv(const char *venv, const char *const dists[][2], size_t n, con
 
 /* Runs AITK_EXE with `args` (NULL-terminated) plus --json <tmp>, with
  * LD_LIBRARY_PATH=lib_dir (on Windows: lib_dir's stubs in System32) and AITK_STUB_GPU=spec (either may be NULL) and
- * the extra "NAME=value" entries in `extra_env`. Returns the parsed report
+ * the extra "NAME=value" entries in `extra_env`. Unless extra_env names
+ * AITK_DATA_DIR, the data files are the build's with the microbenchmarks
+ * cut to 64 px shapes (Linux: probe_test.c fast_data_env). Returns the parsed report
  * (the test fails when there is none); *exit_code gets the exit status. */
 cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
               const char *const *extra_env, int *exit_code);

@@ -13,66 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/data.h"
 #include "probe_test.h"
-
-/* "AITK_DATA_DIR=..." for every run, set by the group's setup. */
-static char fast_data[900];
-static const char *fast_env[] = {fast_data, NULL};
-
-/* The check is made at the standard level, whose CPU microbenchmarks run
- * GEMMs of the models' real widths for half a minute and more a run on 2
- * cores, twenty runs here, and are not what this tests. The runs read the
- * build's own data files from a folder (AITK_DATA_DIR) where
- * bench/workloads.yaml times them at 64 px (16 tokens) for 1 ms each, and
- * copies 1 MiB. */
-static const struct {
-    const char *from, *to;
-} fast_micro[] = {
-    {"  memcpy_mib:\n    value: 256\n", "  memcpy_mib:\n    value: 1\n"},
-    {"  gemm_resolution:\n    value: 512\n", "  gemm_resolution:\n    value: 64\n"},
-    {"  attention_resolution:\n    value: 256\n", "  attention_resolution:\n    value: 64\n"},
-    {"  min_time_s:\n    value: 0.2\n", "  min_time_s:\n    value: 0.001\n"},
-};
-
-/* text with `from` replaced by `to`; fails the test unless `from` is there
- * once (workloads.yaml spelled otherwise would make the runs slow again
- * unnoticed). */
-static void replace_once(aitk_str *text, const char *from, const char *to)
-{
-    const char *t = aitk_str_cstr(text), *at = strstr(t, from);
-    if (!at || strstr(at + 1, from))
-        fail_msg("bench/workloads.yaml does not hold '%s' once", from);
-    aitk_str out = AITK_STR_INIT;
-    aitk_str_appendf(&out, "%.*s%s%s", (int)(at - t), t, to, at + strlen(from));
-    assert_int_equal(aitk_str_status(&out), AITK_OK);
-    aitk_str_free(text);
-    *text = out;
-}
-
-static int setup_fast_data(void **state)
-{
-    (void)state;
-    char *dir = pt_tempdir("aitk-startup-data");
-    size_t patched = 0;
-    for (size_t i = 0; i < aitk_embedded_file_count; i++) {
-        const aitk_embedded_file *f = &aitk_embedded_files[i];
-        aitk_str text = AITK_STR_INIT;
-        aitk_str_appendf(&text, "%.*s", (int)f->len, (const char *)f->data);
-        assert_int_equal(aitk_str_status(&text), AITK_OK);
-        if (strcmp(f->name, "bench/workloads.yaml") == 0) {
-            for (size_t k = 0; k < sizeof fast_micro / sizeof *fast_micro; k++)
-                replace_once(&text, fast_micro[k].from, fast_micro[k].to);
-            patched++;
-        }
-        pt_write(dir, f->name, aitk_str_cstr(&text));
-        aitk_str_free(&text);
-    }
-    assert_int_equal(patched, 1);
-    snprintf(fast_data, sizeof fast_data, "AITK_DATA_DIR=%s", dir);
-    free(dir);
-    return 0;
-}
 
 /* A torch the deep check can ask its questions of (no GPU). */
 static const char fake_torch[] =
@@ -134,7 +75,7 @@ static cJSON *run_standard(const char *root, const char *aitk)
     const char *args[] = {"--python", root, "--aitk-dir", aitk, "--model", "flux1-dev",
                           "--steps", "1", NULL};
     int rc = 0;
-    return pt_run(NULL, NULL, args, fast_env, &rc);
+    return pt_run(NULL, NULL, args, NULL, &rc);
 }
 
 static int exists(const char *dir, const char *rel)
@@ -319,7 +260,7 @@ static void test_startup_not_run(void **state)
     pt_write(site, "torch/__init__.py", fake_torch);
     const char *args[] = {"--python", root, "--model", "flux1-dev", "--steps", "1", NULL};
     int rc = 0;
-    r = pt_run(NULL, NULL, args, fast_env, &rc);
+    r = pt_run(NULL, NULL, args, NULL, &rc);
     c = pt_check(r, "python.aitk_startup");
     pt_assert_status(c, "skip");
     pt_assert_contains(pt_text(c, "message"), "no ai-toolkit checkout");
@@ -341,5 +282,5 @@ int main(void)
         cmocka_unit_test(test_startup_venv_inside),
         cmocka_unit_test(test_startup_not_run),
     };
-    return cmocka_run_group_tests(tests, setup_fast_data, NULL);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
