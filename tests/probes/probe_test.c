@@ -300,6 +300,8 @@ cJSON *pt_run(const char *lib_dir, const char *spec, const char *const *args,
 #ifndef _WIN32
     if (!own_data && k < n + 15)
         env[k++] = fast_data_env();
+#else
+    (void)own_data; /* Wine's runs keep the embedded data */
 #endif
     env[k] = NULL;
     const char *argv[64];
