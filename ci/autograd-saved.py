@@ -344,6 +344,18 @@ class KernelCount(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def forward_backward(call, block, forward, backward, autocast=False):
+    """One forward of the block under the dispatch mode `forward`, then its
+    backward from random output gradients under `backward`."""
+    with autocast_policy() if autocast else contextlib.nullcontext():
+        with forward:
+            out = block(**call)
+    outs = out if isinstance(out, tuple) else (out,)
+    grads = [torch.randn_like(o) for o in outs]
+    with backward:
+        torch.autograd.backward(outs, grads)
+
+
 def kernel_counts(code, block, kind, autocast, img=64, txt=16):
     """Kernels of the block's forward and of its backward (the recompute of
     gradient checkpointing apart: a checkpointed block runs its forward
@@ -353,13 +365,7 @@ def kernel_counts(code, block, kind, autocast, img=64, txt=16):
     call = {k: (v.detach() if isinstance(v, torch.Tensor) and k == "temb" else v)
             for k, v in call.items()}
     forward, backward = KernelCount(), KernelCount()
-    with autocast_policy() if autocast else contextlib.nullcontext():
-        with forward:
-            out = block(**call)
-    outs = out if isinstance(out, tuple) else (out,)
-    grads = [torch.randn_like(o) for o in outs]
-    with backward:
-        torch.autograd.backward(outs, grads)
+    forward_backward(call, block, forward, backward, autocast)
     return forward.kernels, backward.kernels
 
 
@@ -393,19 +399,10 @@ def print_kernels(code, targets, lora_dtype, lora):
 def elementwise_traffic(code, kind, img, txt):
     """Forward and backward elementwise bytes of the block without adapters
     (the cost model counts the LoRA module's own traffic apart)."""
-    block = code.block(kind).to_empty(device=torch.get_default_device()).to(torch.bfloat16)
-    with torch.no_grad():
-        for p in block.parameters():
-            p.normal_(0.0, 0.02)
-    block.requires_grad_(False)
+    block = frozen(code, kind)
     call, _ = code.inputs(block, kind, img, txt)
     forward, backward = ElementwiseTraffic(), ElementwiseTraffic()
-    with forward:
-        out = block(**call)
-    outs = out if isinstance(out, tuple) else (out,)
-    grads = [torch.randn_like(o) for o in outs]
-    with backward:
-        torch.autograd.backward(outs, grads)
+    forward_backward(call, block, forward, backward)
     return forward.bytes, backward.bytes
 
 

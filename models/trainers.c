@@ -158,11 +158,19 @@ static aitk_status load_saved_group(const aitk_yaml_doc *doc, const aitk_yaml_no
     return st;
 }
 
-/* `saved_per_token` (optional): model id -> block group -> entry. */
-static aitk_status load_saved(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
-                              aitk_trainer *t, aitk_str *err)
+/* A block group's entry of a by-model, by-group map (saved_per_token,
+ * kernels): groups->pairs[k] for model_id. */
+typedef aitk_status (*group_loader)(const aitk_yaml_doc *doc, const aitk_yaml_node *groups,
+                                    size_t k, const char *model_id, aitk_trainer *t,
+                                    aitk_str *err);
+
+/* `key` (optional): model id -> block group -> entry, each entry given to
+ * load. */
+static aitk_status load_by_group(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                                 const char *key, group_loader load, aitk_trainer *t,
+                                 aitk_str *err)
 {
-    const aitk_yaml_node *m = aitk_yaml_get(map, "saved_per_token");
+    const aitk_yaml_node *m = aitk_yaml_get(map, key);
     if (!m)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids", err);
@@ -170,7 +178,7 @@ static aitk_status load_saved(const aitk_yaml_doc *doc, const aitk_yaml_node *ma
         const aitk_yaml_node *groups = m->pairs[i].value;
         st = aitk_yaml_expect(doc, groups, AITK_YAML_MAP, "a map of block groups", err);
         for (size_t k = 0; !st && k < groups->count; k++)
-            st = load_saved_group(doc, groups, k, m->pairs[i].key->text, t, err);
+            st = load(doc, groups, k, m->pairs[i].key->text, t, err);
     }
     return st;
 }
@@ -210,23 +218,6 @@ static aitk_status load_kernels_group(const aitk_yaml_doc *doc, const aitk_yaml_
         t->kernels[t->n_kernels].model_id = model_id;
         t->kernels[t->n_kernels].group = groups->pairs[k].key->text;
         t->n_kernels++;
-    }
-    return st;
-}
-
-/* `kernels` (optional): model id -> block group -> entry. */
-static aitk_status load_kernels(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
-                                aitk_trainer *t, aitk_str *err)
-{
-    const aitk_yaml_node *m = aitk_yaml_get(map, "kernels");
-    if (!m)
-        return AITK_OK;
-    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids", err);
-    for (size_t i = 0; !st && i < m->count; i++) {
-        const aitk_yaml_node *groups = m->pairs[i].value;
-        st = aitk_yaml_expect(doc, groups, AITK_YAML_MAP, "a map of block groups", err);
-        for (size_t k = 0; !st && k < groups->count; k++)
-            st = load_kernels_group(doc, groups, k, m->pairs[i].key->text, t, err);
     }
     return st;
 }
@@ -337,9 +328,9 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                 sizeof t->bwd_factor / sizeof *t->bwd_factor, &t->n_bwd_factor,
                                 err);
     if (!st)
-        st = load_saved(doc, m, t, err);
+        st = load_by_group(doc, m, "saved_per_token", load_saved_group, t, err);
     if (!st)
-        st = load_kernels(doc, m, t, err);
+        st = load_by_group(doc, m, "kernels", load_kernels_group, t, err);
     if (!st)
         st = load_not_modelled(doc, m, t, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
