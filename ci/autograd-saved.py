@@ -38,6 +38,10 @@ gradient and the gradients in flight), read from the allocator's events
 under torch.profiler on the CPU, from torch.cuda's counters with --device
 cuda (where autocast is CUDA's own, not emulated). models/flux1-dev.yaml
 names the versions it ran with; ci/gpu-check.sh runs it on the GPU.
+With --kernels it counts instead the kernels each block launches (aten ops
+that are not views): FLUX's and Chroma's blocks as above, and OmniGen2's as
+ai-toolkit runs them (--code aitk-omnigen2, kernels only), for the host
+term of models/cost.c.
 Exit codes: 0 measured; 77 --device cuda without a CUDA GPU (skipped).
 """
 
@@ -158,6 +162,8 @@ class Diffusers:
     """diffusers' FluxTransformerBlock and FluxSingleTransformerBlock, which
     ai-toolkit, diffusers' scripts and SimpleTuner run for FLUX.1."""
 
+    kinds = ("double", "single")
+
     def __init__(self, src):
         if src:
             sys.path.insert(0, src)
@@ -225,6 +231,8 @@ class BflStyle:
     (Chroma under ai-toolkit). --src names the folder that holds `library`
     (sd-scripts) or the chroma `src` folder (ai-toolkit)."""
 
+    kinds = ("double", "single")
+
     def __init__(self, code, src):
         import importlib
         import types
@@ -273,6 +281,92 @@ class BflStyle:
         return {"x": bf16(1, txt + img, HIDDEN), "pe": pe, "distill_vec": mod(), "mask": None}, [pe]
 
 
+class TritonRMSNormFn(torch.autograd.Function):
+    """What OmniGen2's fused RMSNorm launches on a GPU, on the CPU: its
+    forward is one Triton kernel (ops/triton/layer_norm.py _layer_norm_fwd),
+    its backward one Triton kernel and the sum of the weight's per-program
+    partial gradients cast to the weight's dtype (_layer_norm_bwd: _dw.sum(0)
+    .to(weight.dtype)), three in all, whether the weight trains or not. A
+    clone stands in for each Triton kernel: one aten op, as the count needs;
+    its values are not RMSNorm's, which no count here depends on."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        rows = x.reshape(-1, x.shape[-1])
+        if rows.stride(-1) != 1:
+            rows = rows.contiguous()
+        ctx.save_for_backward(weight)
+        return rows.clone().reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (weight,) = ctx.saved_tensors
+        rows = dy.reshape(-1, dy.shape[-1])
+        if rows.stride(-1) != 1:
+            rows = rows.contiguous()
+        dx = rows.clone().reshape(dy.shape)
+        partial = torch.empty((8, weight.shape[0]), dtype=torch.float32)
+        return dx, partial.sum(0).to(weight.dtype)
+
+
+class TritonRMSNorm(torch.nn.Module):
+    """The RMSNorm OmniGen2's blocks take where Triton imports (ai-toolkit's
+    Linux install has it), as TritonRMSNormFn counts it."""
+
+    def __init__(self, hidden_size, eps=1e-5, **_):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+
+    def forward(self, x):
+        return TritonRMSNormFn.apply(x, self.weight)
+
+
+class AitkOmniGen2:
+    """OmniGen2's transformer block as ai-toolkit runs it on Linux
+    (ostris/ai-toolkit extensions_built_in/diffusion_models/omnigen2/src:
+    OmniGen2TransformerBlock with OmniGen2AttnProcessor, since ai-toolkit
+    does not install flash_attn, and Triton's fused RMSNorm, counted by
+    TritonRMSNorm). "modulated" is the block of the noise and reference
+    refiners and of the 32 joint layers, "plain" the context refiner's. Its
+    width: OmniGen2's config (hidden 2520, 21 heads, 7 key-value heads,
+    multiple_of 256, norm_eps 1e-5). --src names that `src` folder; diffusers
+    must import (PYTHONPATH)."""
+
+    kinds = ("modulated", "plain")
+    hidden, heads, kv_heads, cond = 2520, 21, 7, 1024
+
+    def __init__(self, src):
+        import importlib
+        if not src:
+            sys.exit("autograd-saved: --code aitk-omnigen2 needs --src (see --help)")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(src)))
+        package = os.path.basename(os.path.abspath(src))
+        flags = importlib.import_module(package + ".utils.import_utils")
+        flags._triton_available = False       # the Triton kernels run on a GPU only
+        flags._flash_attn_available = False   # not in ai-toolkit's requirements
+        self.m = importlib.import_module(package + ".models.transformers.transformer_omnigen2")
+        lumina = importlib.import_module(package + ".models.transformers.block_lumina2")
+        self.m.RMSNorm = lumina.RMSNorm = TritonRMSNorm
+        self.version = f"aitk-omnigen2 from {src}"
+
+    def block(self, kind):
+        with torch.device("meta"):
+            return self.m.OmniGen2TransformerBlock(self.hidden, self.heads, self.kv_heads, 256, None, 1e-5,
+                                                   modulation=kind == "modulated")
+
+    def inputs(self, block, kind, img, txt):
+        tokens = img + txt
+        angles = torch.rand(1, tokens, self.hidden // self.heads // 2)
+        table = torch.polar(torch.ones_like(angles), angles)
+        call = {"hidden_states": bf16(1, tokens, self.hidden),
+                "attention_mask": torch.ones(1, tokens, dtype=torch.bool),
+                "image_rotary_emb": table}
+        if kind == "modulated":
+            call["temb"] = bf16(1, self.cond)
+        return call, [table]
+
+
 def saved_bytes(code, block, kind, img, txt, autocast):
     call, shared = code.inputs(block, kind, img, txt)
     held = {p.untyped_storage().data_ptr() for p in block.parameters()}
@@ -295,13 +389,15 @@ def saved_bytes(code, block, kind, img, txt, autocast):
 
 
 # Ops whose bytes the cost model counts elsewhere (GEMMs, attention) or that
-# move none (views, metadata, allocation without a write).
+# move none (views, metadata, allocation without a write; _conj only sets a
+# complex tensor's conjugate bit, PyTorch docs "torch.conj").
 GEMM_OPS = {"mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "_addmm_activation"}
 NO_TRAFFIC_OPS = {"view", "_unsafe_view", "reshape", "_reshape_alias", "transpose", "t", "permute",
                   "expand", "split", "split_with_sizes", "unbind", "slice", "select", "as_strided",
                   "detach", "alias", "unsqueeze", "squeeze", "unflatten", "flatten", "lift_fresh",
                   "empty", "empty_like", "new_empty", "empty_strided", "view_as_real",
-                  "view_as_complex", "sym_size", "sym_stride", "sym_numel", "_local_scalar_dense"}
+                  "view_as_complex", "sym_size", "sym_stride", "sym_numel", "_local_scalar_dense",
+                  "_conj"}
 
 
 class ElementwiseTraffic(TorchDispatchMode):
@@ -383,7 +479,7 @@ def print_kernels(code, targets, lora_dtype, lora):
     Linear adds (the difference over the count adapted), plain and under
     autocast: the figures of models/*.yaml `kernels` and models/cost.yaml
     `lora_kernels`."""
-    for kind in ("double", "single"):
+    for kind in code.kinds:
         adapted = adapt(code.block(kind), targets, lora_dtype, lora)
         n = sum(1 for m in adapted.modules()
                 if isinstance(m, PlainLoRA) or hasattr(m, "lora_A"))
@@ -391,7 +487,7 @@ def print_kernels(code, targets, lora_dtype, lora):
             f0, b0 = kernel_counts(code, frozen(code, kind), kind, autocast)
             f1, b1 = kernel_counts(code, adapted, kind, autocast)
             label = "autocast (CUDA policy)" if autocast else "bf16, no autocast"
-            print(f"{kind:6} block, {label:22}: kernels without LoRA: forward {f0}, backward "
+            print(f"{kind:9} block, {label:22}: kernels without LoRA: forward {f0}, backward "
                   f"{b0}; {n} adapted Linears add forward {(f1 - f0) / n:.2f}, backward "
                   f"{(b1 - b0) / n:.2f} each")
 
@@ -485,12 +581,14 @@ def backward_extra(code, block, kind, img, txt, autocast):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--code", choices=["diffusers", "diffusers-chroma", "kohya-flux", "aitk-chroma"],
+    parser.add_argument("--code", choices=["diffusers", "diffusers-chroma", "kohya-flux", "aitk-chroma",
+                                           "aitk-omnigen2"],
                         default="diffusers",
                         help="whose block code to run (default: the installed diffusers' FLUX "
                              "blocks; diffusers-chroma its Chroma blocks, as SimpleTuner runs them)")
     parser.add_argument("--src", help="a checkout's folder for --code kohya-flux (the folder holding "
-                        "library/) or aitk-chroma (extensions_built_in/diffusion_models/chroma/src); "
+                        "library/), aitk-chroma (extensions_built_in/diffusion_models/chroma/src) or "
+                        "aitk-omnigen2 (extensions_built_in/diffusion_models/omnigen2/src, --kernels only); "
                         "for diffusers, a folder to import diffusers from instead of the installed one")
     parser.add_argument("--targets", default="all",
                         help="all: LoRA on every Linear (ai-toolkit, kohya); diffusers: "
@@ -530,6 +628,10 @@ def main():
         code = Diffusers(args.src)
     elif args.code == "diffusers-chroma":
         code = DiffusersChroma(args.src)
+    elif args.code == "aitk-omnigen2":
+        if not args.kernels:
+            sys.exit("autograd-saved: --code aitk-omnigen2 counts kernels only (add --kernels)")
+        code = AitkOmniGen2(args.src)
     else:
         code = BflStyle(args.code, args.src)
     if lora == "peft":
@@ -537,9 +639,9 @@ def main():
         lora_name = f"peft {peft.__version__}"
     else:
         lora_name = "a plain LoRA module"
+    units = "" if args.kernels else f"; units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)"
     print(f"torch {torch.__version__} on {args.device}, {code.version}, {lora_name}; "
-          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}; "
-          f"units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)")
+          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}{units}")
     if args.kernels:
         print_kernels(code, args.targets, lora_dtype, lora)
         return 0

@@ -175,6 +175,30 @@ static void test_host_bound(void **state)
     ran_free(&r);
 }
 
+/* OmniGen2 under ai-toolkit launches the kernels its blocks were counted at
+ * (models/omnigen2.yaml: the modulated block 95 forward and 141 backward,
+ * the context refiner's 80 and 121), and only the 32 joint layers run their
+ * forward twice: ai-toolkit's OmniGen2 checkpoints those alone, so a
+ * refiner recomputed would show in the sum. On a CPU-bound eager step the
+ * host's term is that count at cost.yaml's 32.8 us a kernel. */
+static void test_omnigen2_kernels(void **state)
+{
+    (void)state;
+    const cJSON *g = NULL;
+    ran r;
+    cJSON *j = predict_row((const char *[]){"predict", "--model", "omnigen2", "--gpu", "H200 SXM",
+                                            "--resolution", "1024", NULL},
+                           &g, &r);
+    const long refiners = 2 * (80 + 121) + 2 * (95 + 141), layers = 32 * (2 * 95 + 141);
+    assert_int_equal((long)json_num(g, "kernels_per_step"), refiners + layers);
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(g, "seconds_at_largest_resolution");
+    const double host = json_num(at, "host");
+    if (!(fabs(host - (double)(refiners + layers) * 32.8e-6) < 0.01))
+        fail_msg("host %.3f s for %ld kernels", host, refiners + layers);
+    cJSON_Delete(j);
+    ran_free(&r);
+}
+
 /* Issue 5, "do the same against the A40 (6.5 s/it) and A6000 reports": the
  * same command (FLUX at 1024 px, fp8 base, rank 16, checkpointing) on those
  * GPUs, within 1.5x of each reported step (ostris/ai-toolkit issue #145,
@@ -1365,7 +1389,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_with),      cmocka_unit_test(test_tight),
         cmocka_unit_test(test_validation_misses), cmocka_unit_test(test_job_options),
-        cmocka_unit_test(test_host_bound),
+        cmocka_unit_test(test_host_bound),     cmocka_unit_test(test_omnigen2_kernels),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
