@@ -472,8 +472,15 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
                                   block_backward_extra_bytes(w, p, b, resolution));
         } else if (b->backward) {
             /* Without checkpointing every block keeps all it saved, and the
-             * backward of one of them holds its gradients on top. */
-            m[AITK_PLAN_CHECKPOINTS] += n * block_saved_bytes(w, p, b, resolution);
+             * backward of one of them holds its gradients on top. The
+             * estimate (no op-by-op count) has every Linear's input but not
+             * the block's own, which its first norm keeps for its backward. */
+            const bool estimated = !(b->saved_per_token > 0) || w->step_graph;
+            m[AITK_PLAN_CHECKPOINTS] +=
+                n * (block_saved_bytes(w, p, b, resolution) +
+                     (estimated ? p->activation_bytes * (double)s->hidden *
+                                      tokens(w, b->input, resolution, 0)
+                                : 0));
             live = fmax(live, block_backward_extra_bytes(w, p, b, resolution));
         }
     }

@@ -45,7 +45,7 @@ typedef struct og_state {
     aitk_act *ckpt, *zeros, *junk;
     void *acts;
     float *cos, *sin, *pos;
-    size_t *slot_off; /* per block, bytes into acts (no checkpointing) */
+    size_t *slot_off; /* per block, bytes into acts (the refiners' always) */
     size_t slot_max;  /* bytes */
     aitk_act *sc[8], *sf[3], *dmod, *work, *dres;
     aitk_act *ts, *e1, *e2, *temb, *stemb, *txtn;
@@ -394,8 +394,8 @@ static aitk_status og_alloc(aitk_step_model *m, aitk_str *err)
                           (size_t)(g->L + 1) * NC;
     ALLOC(g->ckpt, states, AITK_MEM_ACTIVATIONS, "block inputs (checkpoints)");
     if (m->setup.checkpointing)
-        ALLOC_BYTES(g->acts, g->slot_max, AITK_MEM_ACTIVATIONS,
-                    "one block's saved activations");
+        ALLOC_BYTES(g->acts, g->slot_off[2 * g->R] + g->slot_max, AITK_MEM_ACTIVATIONS,
+                    "the refiners' and one layer's saved activations");
     else
         ALLOC_BYTES(g->acts, g->slot_off[nb], AITK_MEM_ACTIVATIONS,
                     "every block's saved activations");
@@ -459,9 +459,21 @@ static void og_free(aitk_step_model *m)
     m->arch_state = NULL;
 }
 
+/* With gradient checkpointing only the joint layers run their forward again
+ * before their backward, one at a time in one shared slot; the refiners keep
+ * what they saved, as in ai-toolkit's OmniGen2, whose
+ * _gradient_checkpointing_func wraps self.layers alone (ostris/ai-toolkit
+ * extensions_built_in/diffusion_models/omnigen2/src/models/transformers/
+ * transformer_omnigen2.py @27a03a91f2). */
+static bool recomputes(const og_state *g, bool ck, int i)
+{
+    return ck && i >= 2 * g->R;
+}
+
 static og_acts slot(const aitk_step_model *m, const og_state *g, bool ck, int i)
 {
-    step_bump b = {m->ops, (unsigned char *)g->acts + (ck ? 0 : g->slot_off[i]), 0};
+    const size_t off = recomputes(g, ck, i) ? g->slot_off[2 * g->R] : g->slot_off[i];
+    step_bump b = {m->ops, (unsigned char *)g->acts + off, 0};
     og_acts a;
     carve(g, &b, block_tokens(g, i), g->blk[i].mod, &a);
     return a;
@@ -574,7 +586,7 @@ static aitk_status og_forward_backward(aitk_step_model *m, double *loss)
         og_acts a = slot(m, g, ck, i);
         const size_t rr = rope_row(g, i);
         const int tb = block_tokens(g, i);
-        if (ck) {
+        if (recomputes(g, ck, i)) {
             m->recomputing = true;
             /* the recomputed output is not needed: gradient scratch takes it */
             aitk_status st = block_forward(m, g, &g->blk[i], &a, tb, g->cos + rr, g->sin + rr,
