@@ -51,6 +51,8 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             aitk_workload_text_tokens(w));
     if (w->base_dtype == AITK_WEIGHT_FP8)
         fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
+    if (w->autocast)
+        fputs(", forward under autocast", out);
     fputs(" (models/trainers.yaml)\n", out);
     if (w->not_modelled)
         fprintf(out, "  not modelled: %s\n", w->not_modelled);
@@ -413,6 +415,7 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
     cJSON_AddStringToObject(wj, "precision", w->fp16 ? "fp16" : "bf16");
+    cJSON_AddBoolToObject(wj, "autocast", w->autocast);
     cJSON_AddBoolToObject(wj, "cache_latents", w->cache_latents);
     cJSON_AddBoolToObject(wj, "cache_text_embeddings", w->cache_text);
     cJSON_AddNumberToObject(wj, "lora_bytes_per_param", w->lora_bytes);

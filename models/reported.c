@@ -120,7 +120,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                                        "autocast", "text_tokens", "accumulation",
                                        "lora_layers", "lora_dtype", "validation_text",
                                        "precision", NULL};
-    *s = (aitk_reported_setup){.base = -1, .checkpointing = -1, .validation_te = -1};
+    *s = (aitk_reported_setup){
+        .base = -1, .checkpointing = -1, .validation_te = -1, .autocast = -1};
     if (!m)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a setup", err);
@@ -161,8 +162,11 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "ema")))
         st = aitk_yaml_bool(doc, n, &s->ema, err);
-    if (!st && (n = aitk_yaml_get(m, "autocast")))
-        st = aitk_yaml_bool(doc, n, &s->autocast, err);
+    if (!st && (n = aitk_yaml_get(m, "autocast"))) {
+        bool b = false;
+        st = aitk_yaml_bool(doc, n, &b, err);
+        s->autocast = b;
+    }
     if (!st && (n = aitk_yaml_get(m, "text_tokens")))
         st = positive_long(doc, n, 4096, &s->text_tokens, err);
     if (!st && (n = aitk_yaml_get(m, "accumulation")))
@@ -471,7 +475,8 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
     if (s->optimizer)
         w->optimizer = s->optimizer;
     w->ema = s->ema;
-    w->autocast = s->autocast;
+    if (s->autocast >= 0)
+        w->autocast = s->autocast != 0;
     w->fp16 = s->fp16;
     if (s->lora_layers[0])
         w->lora_only = s->lora_layers;

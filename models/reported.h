@@ -37,8 +37,9 @@ typedef struct aitk_reported_setup {
                              generation, one forward pass (no LoRA, no backward) */
     const char *optimizer; /* NULL: the model's default */
     bool ema;             /* ai-toolkit train.ema_config.use_ema */
-    bool autocast;        /* forward under torch.autocast (accelerate's
-                             mixed_precision), aitk_workload.autocast */
+    int autocast;         /* forward under torch.autocast (accelerate's
+                             mixed_precision), aitk_workload.autocast: 0 / 1,
+                             or -1 for the trainer's (models/trainers.yaml) */
     bool fp16;            /* precision: fp16, aitk_workload.fp16 */
     long text_tokens;     /* 0: the trainer's (models/trainers.yaml) */
     long accumulation;    /* micro-batches a reported step holds; 0: 1 */

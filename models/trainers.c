@@ -283,7 +283,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                        "optimizer", "step", "lora_dtype", "lora_layers",
                                        "validation_resolution", "validation_text",
                                        "elementwise_bwd_factor", "cached_text",
-                                       "saved_per_token", "kernels", "not_modelled", NULL};
+                                       "saved_per_token", "kernels", "not_modelled",
+                                       "autocast", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -333,6 +334,12 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = load_by_group(doc, m, "kernels", load_kernels_group, t, err);
     if (!st)
         st = load_not_modelled(doc, m, t, err);
+    t->autocast = false;
+    const aitk_yaml_node *v = NULL;
+    if (!st && aitk_yaml_get(m, "autocast"))
+        st = sourced(doc, m, "autocast", &v, err);
+    if (!st && v)
+        st = aitk_yaml_bool(doc, v, &t->autocast, err);
     static const char *const cached[] = {"unloaded", "resident", NULL};
     if (!st && aitk_yaml_get(m, "cached_text")) {
         st = sourced_string(doc, m, "cached_text", cached, &i, &text, err);
@@ -440,6 +447,7 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
 {
     w->trainer = t->id;
     w->fp8_path = t->fp8;
+    w->autocast = t->autocast;
     const char *model = w->spec ? w->spec->id : NULL;
     w->text_tokens = (long)figure_for(t->text, t->n_text, model);
     /* torchao converts the transformer alone: the text encoders keep bf16. */

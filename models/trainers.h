@@ -47,6 +47,9 @@ typedef struct aitk_trainer {
      * generation's square size and the encoders' dtype; 0: none modelled. */
     long validation_resolution;
     aitk_weight_dtype validation_te_dtype;
+    /* `autocast`: the trainer runs the model's forward under torch.autocast
+     * (aitk_workload.autocast); false where absent. */
+    bool autocast;
     /* `cached_text: resident`: a prompt encoded once leaves the text
      * encoders on the GPU in bf16 for the whole run (aitk_workload
      * te_resident); false (`unloaded`, or absent): they leave the GPU. */

@@ -137,8 +137,9 @@ static void test_file(void **state)
  * the attention projections only (--flux_lora_target all): per double block
  * q, k, v and out of both streams, 8 x (3072 + 3072) = 49,152, per single
  * block q, k, v, 3 x (3072 + 3072) = 18,432; 19 x 49,152 + 38 x 18,432 =
- * 1,634,304 a rank, 26,148,864 at rank 16. Given the same layers, ai-toolkit's
- * job is the same job: the same answer. */
+ * 1,634,304 a rank, 26,148,864 at rank 16. Given the same layers, and
+ * autocast as SimpleTuner runs its forward, ai-toolkit's job is the same job:
+ * the same answer. */
 static void test_simpletuner_as_aitk(void **state)
 {
     fixture *f = *state;
@@ -148,6 +149,7 @@ static void test_simpletuner_as_aitk(void **state)
     assert_float_equal(ps.work.lora_params, 26148864.0, 0.5);
     assert_true(predict(f, &a, "RTX 4090").step_s > ps.step_s);
     a.lora_only = s.lora_only;
+    a.autocast = s.autocast;
     aitk_prediction pa = predict(f, &a, "RTX 4090");
     assert_float_equal(ps.step_s, pa.step_s, 0);
     assert_float_equal(ps.memory.total, pa.memory.total, 0);
@@ -464,6 +466,52 @@ static void test_reported_trainer(void **state)
     aitk_str_free(&err);
 }
 
+/* Whether the forward runs under autocast is the trainer's (kohya's
+ * accelerator.autocast(), accelerate's mixed precision for diffusers and
+ * SimpleTuner; ai-toolkit's FLUX call has none), and a report's own
+ * `autocast` wins over it. Under autocast kohya's FLUX job at 512 px launches
+ * its blocks' autocast kernels (models/trainers.yaml kohya kernels:
+ * 19 x (2 x 151 + 245) + 38 x (2 x 59 + 97) = 18,563 with checkpointing),
+ * plain 19 x (2 x 139 + 205) + 38 x (2 x 56 + 86) = 16,701. A value that is
+ * no boolean, or one without a source, is refused at its place. */
+static void test_autocast(void **state)
+{
+    fixture *f = *state;
+    assert_false(trainer(f, "ai-toolkit")->autocast);
+    assert_true(trainer(f, "kohya")->autocast);
+    assert_true(trainer(f, "diffusers")->autocast);
+    assert_true(trainer(f, "simpletuner")->autocast);
+    aitk_workload w = flux_job(f, "kohya", 512, AITK_WEIGHT_FP8);
+    assert_true(w.autocast);
+    assert_near(aitk_cost_kernels(&w, f->params), 18563, 1e-9);
+    w.autocast = false;
+    assert_near(aitk_cost_kernels(&w, f->params), 16701, 1e-9);
+    assert_false(flux_job(f, "ai-toolkit", 512, AITK_WEIGHT_FP8).autocast);
+
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = "schema: 1\nreports:\n" ROW("k", "fluxgym (kohya sd-scripts)", "")
+        ROW("off", "fluxgym (kohya sd-scripts)", ", autocast: false")
+        ROW("on", "ai-toolkit", ", autocast: true") ROW("a", "ai-toolkit", "");
+    if (load_reported(f, text, &s, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_reported_row rows[4];
+    assert_int_equal(aitk_reported_evaluate(s, f->params, NULL, rows, &err), AITK_OK);
+    assert_true(rows[0].workload.autocast);
+    assert_false(rows[1].workload.autocast);
+    assert_true(rows[2].workload.autocast);
+    assert_false(rows[3].workload.autocast);
+    aitk_reported_speeds_free(s);
+    aitk_str_free(&err);
+
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    autocast: {value: sometimes, source: s}\n",
+                     "t.yaml:11:");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    autocast: {value: true}\n",
+                     "source");
+}
+
 /* kohya's own FLUX blocks save 25 hidden-sized tensors a token in a double
  * block where diffusers' save 27 (single blocks: 23 both; under autocast
  * 29 and 25 against 33 and 28). Without checkpointing every block keeps
@@ -542,6 +590,7 @@ static void test_kernels(void **state)
     aitk_workload aitk = st;
     aitk_workload_set_trainer(&st, trainer(f, "simpletuner"));
     aitk_workload_set_trainer(&aitk, trainer(f, "ai-toolkit"));
+    aitk.autocast = true; /* ai-toolkit's own is off; the counts compared are autocast's */
     assert_near(aitk_cost_kernels(&st, f->params), 12198, 1e-9);
     assert_near(aitk_cost_kernels(&aitk, f->params), 12027, 1e-9);
     aitk.checkpointing = true;
@@ -786,7 +835,7 @@ int main(void)
         cmocka_unit_test(test_not_modelled),
         cmocka_unit_test(test_kohya_saved),
         cmocka_unit_test(test_simpletuner_saved),
-        cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_kernels),       cmocka_unit_test(test_autocast),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
