@@ -315,7 +315,6 @@ class TritonRMSNorm(torch.nn.Module):
 
     def __init__(self, hidden_size, eps=1e-5, **_):
         super().__init__()
-        self.eps = eps
         self.weight = torch.nn.Parameter(torch.ones(hidden_size))
 
     def forward(self, x):

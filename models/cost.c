@@ -323,6 +323,20 @@ static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p
     return bytes;
 }
 
+/* The hidden states that enter a block: what a checkpoint keeps of it. */
+static double block_input_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                                const aitk_block_spec *b, long res)
+{
+    return p->activation_bytes * (double)w->spec->hidden * tokens(w, b->input, res, 0);
+}
+
+/* Whether what a block saves is the estimate above rather than an op-by-op
+ * count: it has none, or it is the project's own step graph. */
+static bool saved_is_estimated(const aitk_workload *w, const aitk_block_spec *b)
+{
+    return !(b->saved_per_token > 0) || w->step_graph;
+}
+
 /* Activations one block keeps for its backward in training: the block's
  * op-by-op count (saved_per_token, or saved_per_token_autocast under
  * autocast: models/<model>.yaml) when it has one, with
@@ -332,7 +346,7 @@ static double block_live_bytes(const aitk_workload *w, const aitk_cost_params *p
 static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *p,
                                 const aitk_block_spec *b, long res)
 {
-    if (!(b->saved_per_token > 0) || w->step_graph)
+    if (saved_is_estimated(w, b))
         return block_live_bytes(w, p, b, res);
     const double act = p->activation_bytes;
     double plain = b->saved_per_token, autocast = b->saved_per_token_autocast;
@@ -343,7 +357,7 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
         autocast = w->saved_per_token_autocast[g];
     }
     const double saved = w->autocast && autocast > 0 ? autocast : plain;
-    double bytes = act * saved * (double)w->spec->hidden * tokens(w, b->input, res, 0);
+    double bytes = saved * block_input_bytes(w, p, b, res);
     if (b->heads > 0)
         bytes += 4.0 * tokens(w, b->attn_stream, res, 0) * (double)b->heads;
     /* The adapters a block has on average (a name filter may leave some
@@ -466,8 +480,7 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
         } else if (w->checkpointing && b->checkpointed) {
             /* One block at a time is run again, keeps what it saves and
              * runs its backward. */
-            m[AITK_PLAN_CHECKPOINTS] += n * p->activation_bytes * (double)s->hidden *
-                                       tokens(w, b->input, resolution, 0);
+            m[AITK_PLAN_CHECKPOINTS] += n * block_input_bytes(w, p, b, resolution);
             live = fmax(live, block_saved_bytes(w, p, b, resolution) +
                                   block_backward_extra_bytes(w, p, b, resolution));
         } else if (b->backward) {
@@ -475,12 +488,9 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
              * backward of one of them holds its gradients on top. The
              * estimate (no op-by-op count) has every Linear's input but not
              * the block's own, which its first norm keeps for its backward. */
-            const bool estimated = !(b->saved_per_token > 0) || w->step_graph;
             m[AITK_PLAN_CHECKPOINTS] +=
                 n * (block_saved_bytes(w, p, b, resolution) +
-                     (estimated ? p->activation_bytes * (double)s->hidden *
-                                      tokens(w, b->input, resolution, 0)
-                                : 0));
+                     (saved_is_estimated(w, b) ? block_input_bytes(w, p, b, resolution) : 0));
             live = fmax(live, block_backward_extra_bytes(w, p, b, resolution));
         }
     }

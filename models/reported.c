@@ -18,6 +18,18 @@ static aitk_status positive(const aitk_yaml_doc *doc, const aitk_yaml_node *n, d
     return st;
 }
 
+/* A yes/no a setup may leave out: 1 or 0 where given (its field is -1 until
+ * then, for "the default"). */
+static aitk_status optional_bool(const aitk_yaml_doc *doc, const aitk_yaml_node *n, int *out,
+                                 aitk_str *err)
+{
+    bool b = false;
+    aitk_status st = aitk_yaml_bool(doc, n, &b, err);
+    if (!st)
+        *out = b;
+    return st;
+}
+
 static aitk_status positive_long(const aitk_yaml_doc *doc, const aitk_yaml_node *n, long max,
                                  long *out, aitk_str *err)
 {
@@ -155,18 +167,12 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "text")))
         st = load_text_mode(doc, n, &s->text, err);
-    if (!st && (n = aitk_yaml_get(m, "checkpointing"))) {
-        bool b = false;
-        st = aitk_yaml_bool(doc, n, &b, err);
-        s->checkpointing = b;
-    }
+    if (!st && (n = aitk_yaml_get(m, "checkpointing")))
+        st = optional_bool(doc, n, &s->checkpointing, err);
     if (!st && (n = aitk_yaml_get(m, "ema")))
         st = aitk_yaml_bool(doc, n, &s->ema, err);
-    if (!st && (n = aitk_yaml_get(m, "autocast"))) {
-        bool b = false;
-        st = aitk_yaml_bool(doc, n, &b, err);
-        s->autocast = b;
-    }
+    if (!st && (n = aitk_yaml_get(m, "autocast")))
+        st = optional_bool(doc, n, &s->autocast, err);
     if (!st && (n = aitk_yaml_get(m, "text_tokens")))
         st = positive_long(doc, n, 4096, &s->text_tokens, err);
     if (!st && (n = aitk_yaml_get(m, "accumulation")))

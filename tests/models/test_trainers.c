@@ -789,12 +789,20 @@ static void test_cli(void **state)
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "fp8_path")->valuestring, "cast");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "optimizer")->valuestring, "adamw");
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(w, "text_tokens")->valueint, 512);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "autocast")));
     cJSON_Delete(j);
     j = workload_of((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "4090", NULL}, &w);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "trainer")->valuestring,
                         "ai-toolkit");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(w, "fp8_path")->valuestring, "quanto");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(w, "autocast")));
     cJSON_Delete(j);
+    /* The setup line says it. */
+    ran t = run((const char *[]){"predict", "--model", "flux1-dev", "--gpu", "4090", "--trainer",
+                                 "kohya", NULL});
+    assert_int_equal(t.rc, 0);
+    assert_non_null(strstr(aitk_str_cstr(&t.out), "forward under autocast (models/trainers.yaml)"));
+    ran_free(&t);
     j = workload_of((const char *[]){"predict", "--config", FIXTURE("flux_24gb.yaml"), "--gpu",
                                      "4090", NULL},
                     &w);
