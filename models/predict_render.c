@@ -116,6 +116,16 @@ bool aitk_predict_tight(const aitk_prediction *q, const aitk_time_range *peak_er
            q->needed_bytes * peak_error->hi > q->usable_bytes;
 }
 
+/* A job that does not fit, or only just, may not stop on Windows: NVIDIA's
+ * driver (536.40 and later) by default moves allocations that no longer fit
+ * into system memory and goes on, over PCIe (NVIDIA support answer 5490,
+ * "System Memory Fallback for Stable Diffusion"). Such a run is slow rather
+ * than failed, which is what reports of 16 GB cards taking hours show. */
+static bool may_spill_on_windows(const aitk_prediction *q, const aitk_time_range *peak_error)
+{
+    return !q->fits || aitk_predict_tight(q, peak_error);
+}
+
 /* "fit": what the fit was judged against and by how much it fits (margin
  * >= 0) or misses, in bytes and percent of the usable memory; whether a fit
  * is tight (see aitk_predict_tight). */
@@ -136,6 +146,7 @@ static void add_fit(cJSON *g, const aitk_predict_row *row, const aitk_time_range
     cJSON_AddNumberToObject(f, "margin_percent", aitk_prediction_margin_percent(q));
     if (peak_error && peak_error->n > 0)
         cJSON_AddBoolToObject(f, "tight", aitk_predict_tight(q, peak_error));
+    cJSON_AddBoolToObject(f, "may_spill_on_windows", may_spill_on_windows(q, peak_error));
     aitk_str text = AITK_STR_INIT;
     if (aitk_prediction_fit_text(q, &text) == AITK_OK)
         cJSON_AddStringToObject(f, "text", aitk_str_cstr(&text));
@@ -277,6 +288,24 @@ static void fit_legend(FILE *out, const aitk_predict_result *r, const aitk_cost_
     fputc('\n', out);
 }
 
+/* One line under the table when a row does not fit or is tight: what the
+ * Windows driver does with such a job instead of failing, and how to get
+ * the failure back. */
+static void spill_note(FILE *out, const aitk_predict_result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_rows; i++)
+        n += may_spill_on_windows(&r->rows[i].pred, r->peak_error);
+    if (!n)
+        return;
+    fprintf(out, "  on Windows, a job marked NO or tight may not stop: NVIDIA's driver (536.40 "
+                 "and later) by default moves what does not fit into system memory and goes "
+                 "on over PCIe, many times slower than the s/step shown; to get the "
+                 "out-of-memory error instead, set 'CUDA - Sysmem Fallback Policy' to 'Prefer "
+                 "No Sysmem Fallback' for python.exe (NVIDIA Control Panel, driver 546.01 and "
+                 "later; nvidia.custhelp.com/app/answers/detail/a_id/5490)\n");
+}
+
 /* One line under the table when a row's step is shorter than an eager
  * step's host time (aitk_predict_host_bound), naming how many. */
 static void host_note(FILE *out, const aitk_predict_result *r)
@@ -370,6 +399,7 @@ void aitk_predict_print_text(FILE *out, const aitk_predict_result *r, const aitk
         }
     }
     fit_legend(out, r, p);
+    spill_note(out, r);
     host_note(out, r);
     if (r->step_scale)
         fprintf(out, "  step times x %.3f: %s measured %.3g s/step on %s where the model with "

@@ -130,6 +130,45 @@ static void test_tight(void **state)
     ran_free(&r);
 }
 
+/* A job that does not fit, or only just, gets the Windows driver's
+ * system-memory fallback named (NVIDIA support answer 5490: from driver
+ * 536.40 an allocation that no longer fits goes to system memory instead of
+ * failing); a job with room to spare does not. FLUX.1-dev with its bf16
+ * base and text encoders needs about 36 GiB, more than a 16 GB card holds;
+ * rank 112 on an RTX 4090 is test_tight's tight fit. */
+static void test_windows_spill(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *quantize, *rank;
+        bool spills;
+    } cases[] = {{"RTX 4060 Ti 16GB", "none", "16", true},
+                 {"RTX 4090", "fp8", "112", true},
+                 {"RTX 4090", "fp8", "16", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const cJSON *g = NULL;
+        ran r;
+        cJSON *j = predict_row((const char *[]){"predict", "--model", "flux1-dev", "--gpu",
+                                                cases[i].gpu, "--quantize", cases[i].quantize,
+                                                "--rank", cases[i].rank, NULL},
+                               &g, &r);
+        const cJSON *spill = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(g, "fit"), "may_spill_on_windows");
+        assert_true(cJSON_IsBool(spill));
+        if (cJSON_IsTrue(spill) != cases[i].spills)
+            fail_msg("%s rank %s: may_spill_on_windows %d", cases[i].gpu, cases[i].rank,
+                     cJSON_IsTrue(spill));
+        const char *line = strstr(aitk_str_cstr(&r.out), "on Windows, a job marked NO or tight");
+        if ((line != NULL) != cases[i].spills)
+            fail_msg("%s rank %s: Windows line %s", cases[i].gpu, cases[i].rank,
+                     line ? "shown" : "missing");
+        if (line)
+            assert_non_null(strstr(line, "'Prefer No Sysmem Fallback'"));
+        cJSON_Delete(j);
+        ran_free(&r);
+    }
+}
+
 /* A step whose GPU work is shorter than eager PyTorch's time to launch it
  * takes the host's time, and is marked. The oracle is a measurement: on the
  * lent H200 the eager FLUX.1-dev step (bf16 base, LoRA r16 on every Linear,
@@ -1390,6 +1429,7 @@ int main(void)
         cmocka_unit_test(test_fits_with),      cmocka_unit_test(test_tight),
         cmocka_unit_test(test_validation_misses), cmocka_unit_test(test_job_options),
         cmocka_unit_test(test_host_bound),     cmocka_unit_test(test_omnigen2_kernels),
+        cmocka_unit_test(test_windows_spill),
         cmocka_unit_test(test_flux_4090_json), cmocka_unit_test(test_flux_bf16_terms),
         cmocka_unit_test(test_sanity_bound_a40_a6000),
         cmocka_unit_test(test_explain_and_price), cmocka_unit_test(test_all),
