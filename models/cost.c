@@ -239,15 +239,17 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
             out->flops[AITK_WORK_GEMM_FWD] += f;
             if (recompute)
                 out->flops[AITK_WORK_GEMM_RECOMPUTE] += f;
+            /* torchao's backward computes the frozen weight's gradient too. */
             if (backward)
-                out->flops[AITK_WORK_GEMM_BWD] += f;
+                out->flops[AITK_WORK_GEMM_BWD] += f * (f8cast > 0 ? p->fp8_compute_bwd_gemms : 1);
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));
-            /* torchao scales and casts both operands of each fp8 GEMM: the
-             * weight and the input forward, the weight and dY backward. */
+            /* torchao scales and casts each fp8 GEMM's operands: the weight
+             * and the input forward; dY twice (for dX and dW) and the input
+             * backward, where the weight's fp8 copy is the forward's. */
             out->bytes[AITK_BYTES_DEQUANT] +=
-                f8cast * k * ((in * o + in * t) * fwd_passes + (backward ? in * o + o * t : 0));
+                f8cast * k * ((in * o + in * t) * fwd_passes + (backward ? 2 * o * t + in * t : 0));
             const double kl = l->lora ? lora_instances(w, b, l) : 0;
             if (kl > 0 && w->rank > 0 && !w->forward_only) {
                 const double lf = 2 * r * (in + o) * t * kl;
@@ -523,16 +525,28 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
 
 /* ---- time ---- */
 
+/* Kernels one frozen base Linear adds to a bf16 Linear's, forward [0] and
+ * backward [1], by how the job's trainer holds its weight. */
+static const double *base_linear_kernels(const aitk_workload *w, const aitk_cost_params *p)
+{
+    static const double none[2] = {0, 0};
+    if (w->base_dtype == AITK_WEIGHT_FP8)
+        return p->fp8_linear_kernels[w->fp8_path];
+    return w->base_dtype == AITK_WEIGHT_NF4 ? p->nf4_linear_kernels : none;
+}
+
 /* Kernels one step launches, by the blocks' counts (spec, or the trainer's
  * for its own code and LoRA): each checkpointed block's forward twice, its
  * backward once, every micro-batch of the step. A LoRA the job leaves off a
  * Linear takes its kernels off the spec's count, which has one on every
- * Linear; a forward-only pass has none. 0 when no block was counted. Blocks
- * without a count (the embedders, about 0.5% of FLUX.1-dev's step) add
- * none. */
+ * Linear; a forward-only pass has none. A quantized or fp8-computed base
+ * adds its path's kernels to every Linear of the block (the counts are of
+ * bf16 Linears). 0 when no block was counted. Blocks without a count (the
+ * embedders, about 0.5% of FLUX.1-dev's step) add none. */
 double aitk_cost_kernels(const aitk_workload *w, const aitk_cost_params *p)
 {
     const aitk_model_spec *s = w->spec;
+    const double *base = base_linear_kernels(w, p);
     double total = 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
@@ -556,6 +570,13 @@ double aitk_cost_kernels(const aitk_workload *w, const aitk_cost_params *p)
         bare /= (double)b->count;
         fwd -= bare * p->lora_kernels_fwd;
         bwd -= bare * p->lora_kernels_bwd;
+        double linears = 0;
+        for (size_t i = 0; i < b->n_linears; i++)
+            linears += (double)b->linears[i].repeat;
+        if (own && k[4] > 0)
+            linears = k[4]; /* the trainer's block code has its own Linears */
+        fwd += linears * base[0];
+        bwd += linears * base[1];
         const bool backward = b->backward && !w->forward_only;
         const bool recompute = backward && w->checkpointing && b->checkpointed;
         total += (double)b->count * (fwd * (recompute ? 2 : 1) + (backward ? bwd : 0));

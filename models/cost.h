@@ -120,10 +120,11 @@ typedef struct aitk_workload {
     double saved_per_token[AITK_WORKLOAD_MAX_GROUPS];
     double saved_per_token_autocast[AITK_WORKLOAD_MAX_GROUPS];
     /* The kernels a block group launches in the trainer's code with its own
-     * LoRA: forward, backward, forward and backward under autocast
-     * (models/trainers.yaml kernels); 0: the spec's, less the Linears the
-     * job leaves unadapted. */
-    double kernels[AITK_WORKLOAD_MAX_GROUPS][4];
+     * LoRA: forward, backward, forward and backward under autocast, and the
+     * Linear modules of that code's block (models/trainers.yaml kernels);
+     * 0: the spec's, less the Linears the job leaves unadapted (and the
+     * spec's Linears). */
+    double kernels[AITK_WORKLOAD_MAX_GROUPS][5];
     /* What the trainer's code does to this model that the figures above
      * leave out, in words (models/trainers.yaml not_modelled); NULL: none
      * known. The prediction prints it beside its figures. */
@@ -191,6 +192,12 @@ typedef struct aitk_cost_params {
     /* The same for a plain fp8 cast (kohya's fp8_base), and what torchao's
      * float8 training moves per bf16 element it scales and casts to fp8. */
     double dequant_fp8_cast, fp8_compute_cast_bytes;
+    /* GEMMs torchao's float8 training runs in one frozen Linear's backward
+     * (it computes the weight's gradient too). */
+    double fp8_compute_bwd_gemms;
+    /* Kernels a frozen base Linear adds to a bf16 Linear's, forward [0] and
+     * backward [1], by fp8 path and for NF4 (cost.yaml base_linear_kernels). */
+    double fp8_linear_kernels[AITK_FP8_PATH_COUNT][2], nf4_linear_kernels[2];
     /* LoRA traffic per adapted Linear and token, in input-/output-width
      * activations: forward and backward (cost.yaml flop_rules). */
     double lora_fwd_in, lora_fwd_out, lora_bwd_in, lora_bwd_out;

@@ -165,6 +165,39 @@ static aitk_status load_efficiency(const aitk_yaml_doc *doc, const aitk_yaml_nod
     return st;
 }
 
+/* base_linear_kernels: per path, the kernels a frozen base Linear adds
+ * forward and backward. */
+static aitk_status base_linear_kernels(const aitk_yaml_doc *doc, const aitk_yaml_node *f,
+                                       aitk_cost_params *p, aitk_str *err)
+{
+    const aitk_yaml_node *k = aitk_yaml_get(f, "base_linear_kernels");
+    if (!k) {
+        aitk_yaml_errorf(err, doc, f, "missing 'base_linear_kernels'");
+        return AITK_E_PARSE;
+    }
+    static const struct {
+        const char *name;
+        int fp8_path; /* -1: NF4 */
+    } paths[] = {{"quanto", AITK_FP8_QUANTO},
+                 {"cast", AITK_FP8_CAST},
+                 {"torchao", AITK_FP8_TORCHAO},
+                 {"nf4", -1}};
+    aitk_status st = AITK_OK;
+    for (size_t i = 0; !st && i < sizeof paths / sizeof *paths; i++) {
+        const aitk_yaml_node *n = aitk_yaml_get(k, paths[i].name);
+        if (!n) {
+            aitk_yaml_errorf(err, doc, k, "missing '%s'", paths[i].name);
+            return AITK_E_PARSE;
+        }
+        double *to = paths[i].fp8_path < 0 ? p->nf4_linear_kernels
+                                           : p->fp8_linear_kernels[paths[i].fp8_path];
+        st = fig(doc, n, "forward", &to[0], err);
+        if (!st)
+            st = fig(doc, n, "backward", &to[1], err);
+    }
+    return st;
+}
+
 aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
 {
     *out = NULL;
@@ -216,6 +249,10 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, dq, "fp8_cast", &p->dequant_fp8_cast, err);
     if (!st)
         st = fig(doc, f, "fp8_compute_cast_bytes", &p->fp8_compute_cast_bytes, err);
+    if (!st)
+        st = fig(doc, f, "fp8_compute_backward_gemms", &p->fp8_compute_bwd_gemms, err);
+    if (!st)
+        st = base_linear_kernels(doc, f, p, err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
         aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");

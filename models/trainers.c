@@ -184,13 +184,15 @@ static aitk_status load_by_group(const aitk_yaml_doc *doc, const aitk_yaml_node 
 }
 
 /* One `kernels` entry: {forward, backward, forward_autocast,
- * backward_autocast, source}, each count in 1..100000. */
+ * backward_autocast, source}, each count in 1..100000, and optionally
+ * `linears`, the block's Linear modules in the trainer's code (1..1000),
+ * where they differ from the model's spec (kohya's fused qkv). */
 static aitk_status load_kernels_group(const aitk_yaml_doc *doc, const aitk_yaml_node *groups,
                                       size_t k, const char *model_id, aitk_trainer *t,
                                       aitk_str *err)
 {
     static const char *const keys[] = {"forward", "backward", "forward_autocast",
-                                       "backward_autocast", "source", NULL};
+                                       "backward_autocast", "source", "linears", NULL};
     if (t->n_kernels >= sizeof t->kernels / sizeof *t->kernels) {
         aitk_yaml_errorf(err, doc, groups, "too many block groups");
         return AITK_E_RANGE;
@@ -211,6 +213,16 @@ static aitk_status load_kernels_group(const aitk_yaml_doc *doc, const aitk_yaml_
             st = aitk_yaml_double(doc, v, &counts[i], err);
         if (!st && !(counts[i] >= 1 && counts[i] <= 100000)) {
             aitk_yaml_errorf(err, doc, v, "%s %g out of range (1..100000)", keys[i], counts[i]);
+            st = AITK_E_RANGE;
+        }
+    }
+    counts[4] = 0;
+    const aitk_yaml_node *linears = aitk_yaml_get(e, "linears");
+    if (!st && linears) {
+        st = aitk_yaml_double(doc, linears, &counts[4], err);
+        if (!st && !(counts[4] >= 1 && counts[4] <= 1000 && counts[4] == (long)counts[4])) {
+            aitk_yaml_errorf(err, doc, linears, "linears %g is not a whole number in 1..1000",
+                             counts[4]);
             st = AITK_E_RANGE;
         }
     }

@@ -69,10 +69,11 @@ typedef struct aitk_trainer {
     size_t n_saved;
     /* `kernels`: by model and block group name, what a block launches in
      * the trainer's own code with its own LoRA (forward, backward, and the
-     * two under autocast), counted op by op. */
+     * two under autocast), counted op by op, and the Linear modules that
+     * code has in the block (0: as many as the model's spec lists). */
     struct {
         const char *model_id, *group;
-        double counts[4];
+        double counts[5];
     } kernels[8];
     size_t n_kernels;
     /* `not_modelled`, by model: what the trainer's code does to that model

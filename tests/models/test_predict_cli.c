@@ -218,8 +218,11 @@ static void test_host_bound(void **state)
  * (models/omnigen2.yaml: the modulated block 95 forward and 141 backward,
  * the context refiner's 80 and 121), and only the 32 joint layers run their
  * forward twice: ai-toolkit's OmniGen2 checkpoints those alone, so a
- * refiner recomputed would show in the sum. On a CPU-bound eager step the
- * host's term is that count at cost.yaml's 32.8 us a kernel. */
+ * refiner recomputed would show in the sum. ai-toolkit's example quantizes
+ * the base to qfloat8, whose Linears each launch 3 kernels more forward and
+ * 2 backward (cost.yaml base_linear_kernels quanto): the refiners' blocks
+ * have 7 and 8 Linears, the layers 8. On a CPU-bound eager step the host's
+ * term is that count at cost.yaml's 32.8 us a kernel. */
 static void test_omnigen2_kernels(void **state)
 {
     (void)state;
@@ -228,7 +231,8 @@ static void test_omnigen2_kernels(void **state)
     cJSON *j = predict_row((const char *[]){"predict", "--model", "omnigen2", "--gpu", "H200 SXM",
                                             "--resolution", "1024", NULL},
                            &g, &r);
-    const long refiners = 2 * (80 + 121) + 2 * (95 + 141), layers = 32 * (2 * 95 + 141);
+    const long refiners = 2 * (80 + 7 * 3 + 121 + 7 * 2) + 2 * (95 + 8 * 3 + 141 + 8 * 2),
+               layers = 32 * (2 * (95 + 8 * 3) + 141 + 8 * 2);
     assert_int_equal((long)json_num(g, "kernels_per_step"), refiners + layers);
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(g, "seconds_at_largest_resolution");
     const double host = json_num(at, "host");

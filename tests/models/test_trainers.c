@@ -322,8 +322,55 @@ static void test_fp8_torchao(void **state)
     assert_float_equal(pt.t_gemm, (base / (1979.0 / 989.0) + other) / (786.45e12 * 0.875),
                        1e-9);
     assert_true(pt.t_gemm < pb.t_gemm);
-    /* Each fp8 GEMM scales and casts its operands: traffic a bf16 base has not. */
-    assert_true(k->bytes[AITK_BYTES_DEQUANT] > pb.work.bytes[AITK_BYTES_DEQUANT]);
+    /* torchao's backward computes the frozen weight's gradient as well as
+     * dX: twice a bf16 base's backward GEMMs. */
+    assert_float_equal(k->flops[AITK_WORK_GEMM_BWD], 2 * pb.work.flops[AITK_WORK_GEMM_BWD], 1);
+    /* Each fp8 GEMM scales and casts its operands, 33 B an element in eager
+     * PyTorch (cost.yaml fp8_compute_cast_bytes). A forward pass casts each
+     * Linear's weight and input (in x out + in x tokens): the recompute of
+     * FLUX's checkpointed blocks at 1024 px (h = 3072; tokens 4096 image,
+     * 512 text, 4608 both, 1 for the modulation Linears) casts, per double
+     * block, 36 h^2 + 9 x 4608 h + 2 h elements and per single block
+     * 15 h^2 + 9 x 4608 h + h: 19 and 38 of them, 19,096,375,296 elements.
+     * A backward casts dY twice and the input again (2 x out x tokens +
+     * in x tokens): per double block 27 x 4608 h + 26 h, per single
+     * 25 x 4608 h + 7 h, and the final layer's two Linears 5 h + 13,107,200:
+     * 20,725,357,568 elements, the step's traffic over a forward pass's. */
+    aitk_step_work nockpt, fwd_only;
+    aitk_workload t2 = t;
+    t2.checkpointing = false;
+    assert_int_equal(aitk_cost_work(&t2, f->params, 1024, &nockpt), AITK_OK);
+    assert_float_equal(k->bytes[AITK_BYTES_DEQUANT] - nockpt.bytes[AITK_BYTES_DEQUANT],
+                       33 * 19096375296.0, 1e3);
+    t2.forward_only = true;
+    assert_int_equal(aitk_cost_work(&t2, f->params, 1024, &fwd_only), AITK_OK);
+    assert_float_equal(nockpt.bytes[AITK_BYTES_DEQUANT] - fwd_only.bytes[AITK_BYTES_DEQUANT],
+                       33 * 20725357568.0, 1e3);
+}
+
+/* Each base Linear of a quantized or fp8-computed base launches kernels a
+ * bf16 one does not (cost.yaml base_linear_kernels: quanto 3 forward and 2
+ * backward, torchao 23 and 34, NF4 3 and 3), every forward pass and the
+ * backward: FLUX.1-dev's blocks in diffusers' layout have 14 and 6 Linears,
+ * 19 x 14 + 38 x 6 = 494, each forward twice with checkpointing. */
+static void test_base_linear_kernels(void **state)
+{
+    fixture *f = *state;
+    const struct {
+        const char *trainer;
+        aitk_weight_dtype base;
+        double more;
+    } cases[] = {{"ai-toolkit", AITK_WEIGHT_FP8, 494 * (3 * 2 + 2)},
+                 {"ai-toolkit", AITK_WEIGHT_NF4, 494 * (3 * 2 + 3)},
+                 {"diffusers", AITK_WEIGHT_FP8, 494 * (23 * 2 + 34)}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_workload q = flux_job(f, cases[i].trainer, 512, cases[i].base);
+        aitk_workload b = flux_job(f, cases[i].trainer, 512, AITK_WEIGHT_BF16);
+        const double more = aitk_cost_kernels(&q, f->params) - aitk_cost_kernels(&b, f->params);
+        if (fabs(more - cases[i].more) > 1e-6)
+            fail_msg("%s, base %s: %g kernels more, expected %g", cases[i].trainer,
+                     aitk_weight_dtype_name(cases[i].base), more, cases[i].more);
+    }
 }
 
 /* Optimizer state (c): kohya's default AdamW keeps two fp32 moments, 8 B a
@@ -472,8 +519,11 @@ static void test_reported_trainer(void **state)
  * `autocast` wins over it. Under autocast kohya's FLUX job at 512 px launches
  * its blocks' autocast kernels (models/trainers.yaml kohya kernels:
  * 19 x (2 x 151 + 245) + 38 x (2 x 59 + 97) = 18,563 with checkpointing),
- * plain 19 x (2 x 139 + 205) + 38 x (2 x 56 + 86) = 16,701. A value that is
- * no boolean, or one without a source, is refused at its place. */
+ * plain 19 x (2 x 139 + 205) + 38 x (2 x 56 + 86) = 16,701; its fp8 base, a
+ * plain cast, adds one kernel to each Linear's forward (cost.yaml
+ * base_linear_kernels cast), and kohya's blocks have 10 and 3 Linears (q, k
+ * and v fused): 19 x 10 x 2 + 38 x 3 x 2 = 608 more, forward twice. A value
+ * that is no boolean, or one without a source, is refused at its place. */
 static void test_autocast(void **state)
 {
     fixture *f = *state;
@@ -483,9 +533,9 @@ static void test_autocast(void **state)
     assert_true(trainer(f, "simpletuner")->autocast);
     aitk_workload w = flux_job(f, "kohya", 512, AITK_WEIGHT_FP8);
     assert_true(w.autocast);
-    assert_near(aitk_cost_kernels(&w, f->params), 18563, 1e-9);
+    assert_near(aitk_cost_kernels(&w, f->params), 18563 + 608, 1e-9);
     w.autocast = false;
-    assert_near(aitk_cost_kernels(&w, f->params), 16701, 1e-9);
+    assert_near(aitk_cost_kernels(&w, f->params), 16701 + 608, 1e-9);
     assert_false(flux_job(f, "ai-toolkit", 512, AITK_WEIGHT_FP8).autocast);
 
     aitk_reported_speeds *s = NULL;
@@ -579,7 +629,8 @@ static void test_simpletuner_saved(void **state)
  * ai-toolkit's own blocks with a LoRA on every Linear (models/chroma.yaml)
  * 19 x (137 + 220) + 38 x (53 + 85) = 12,027, and with checkpointing each
  * forward twice: 19 x (2 x 137 + 220) + 38 x (2 x 53 + 85) = 16,644. A count
- * that is not all four figures is refused. */
+ * that is not all four figures is refused, as is a block's Linear count
+ * that is not a whole number. */
 static void test_kernels(void **state)
 {
     fixture *f = *state;
@@ -587,6 +638,7 @@ static void test_kernels(void **state)
     aitk_workload_defaults(&st, f->chroma);
     st.checkpointing = false;
     st.autocast = true;
+    st.base_dtype = AITK_WEIGHT_BF16; /* the blocks' own kernels (test_base_linear_kernels) */
     aitk_workload aitk = st;
     aitk_workload_set_trainer(&st, trainer(f, "simpletuner"));
     aitk_workload_set_trainer(&aitk, trainer(f, "ai-toolkit"));
@@ -605,6 +657,10 @@ static void test_kernels(void **state)
                      "    kernels: {chroma: {double_stream: {forward: 0, backward: 2,"
                      " forward_autocast: 3, backward_autocast: 4, source: s}}}\n",
                      "forward 0 out of range");
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    kernels: {chroma: {double_stream: {forward: 1, backward: 2,"
+                     " forward_autocast: 3, backward_autocast: 4, linears: 2.5, source: s}}}\n",
+                     "linears 2.5 is not a whole number in 1..1000");
 }
 
 /* diffusers' script encodes its one prompt and keeps both text encoders on
@@ -835,6 +891,7 @@ int main(void)
         cmocka_unit_test(test_simpletuner_as_aitk),
         cmocka_unit_test(test_text_tokens),   cmocka_unit_test(test_fp8_cast),
         cmocka_unit_test(test_fp8_torchao),   cmocka_unit_test(test_optimizer_state),
+        cmocka_unit_test(test_base_linear_kernels),
         cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
         cmocka_unit_test(test_lora_dtype),    cmocka_unit_test(test_validation),
         cmocka_unit_test(test_reported_validation),
