@@ -209,6 +209,13 @@ def judge(exe, name, venv, root, out_dir):
     return n
 
 
+def startup_venv():
+    """The aitk-startup layout: ai-toolkit's requirements.txt over torch215."""
+    torch215 = rw.ensure_layout("torch215", os.path.join(HERE, "requirements-torch215.txt"))
+    return rw.ensure_overlay("aitk-startup", torch215, lambda v, s: rw.pip_install_no_deps(
+        v, STARTUP_REQ, sdists=("lycoris-lora",)), STARTUP_REQ)
+
+
 def main():
     a = rw.corpus_args()
     if not a:
@@ -223,9 +230,7 @@ def main():
     written, missing = checkout(git_dir, root)
     print("      checkout %s: %d files, %d blobs not in the repository"
           % (COMMIT, written, missing))
-    torch215 = rw.ensure_layout("torch215", os.path.join(HERE, "requirements-torch215.txt"))
-    base = rw.ensure_overlay("aitk-startup", torch215, lambda v, s: rw.pip_install_no_deps(
-        v, STARTUP_REQ, sdists=("lycoris-lora",)), STARTUP_REQ)
+    base = startup_venv()
     audio = rw.ensure_overlay("aitk-startup-torchaudio", base,
                               lambda v, s: rw.pip_install_no_deps(v, TORCHAUDIO_REQ),
                               TORCHAUDIO_REQ)
