@@ -271,6 +271,11 @@ static aitk_status does_not_fit(const aitk_bench_request *req, const aitk_model_
                      f->tag, f->what, f->allocated / gib);
     if (isfinite(req->device->vram_bytes))
         aitk_str_appendf(&msg, " of %.1f GiB", req->device->vram_bytes / gib);
+    if (f->limit > 0 && f->allocated + f->bytes > f->limit)
+        aitk_str_appendf(&msg, "; the step may not hold more than the %.2f GiB the device had "
+                               "free when it began (past that, NVIDIA's Windows driver would move "
+                               "it into system memory and run it many times slower instead of "
+                               "failing)", f->limit / gib);
     aitk_status st = aitk_str_status(&msg);
     if (!st)
         st = aitk_bench_workload_skipped(req->model_id, "cuda", aitk_str_cstr(&msg), entry);
@@ -495,6 +500,20 @@ static aitk_status add_gemm_in_step(cJSON *entry, const aitk_backend *be,
     return aitk_bench_gemm_in_step_add(entry, be, &warm->paths, after);
 }
 
+/* What a GPU step may allocate: the device's free memory when it begins.
+ * Past it a CUDA allocation fails on Linux, but NVIDIA's Windows driver
+ * (536.40 and later) by default moves it into system memory and goes on
+ * (NVIDIA support answer 5490), so a job that does not fit would be timed,
+ * spilled and many times slower, as if it fitted. 0 (no cap) when the
+ * backend cannot say. */
+static double device_free_bytes(const aitk_backend *be)
+{
+    size_t free_b = 0, total_b = 0;
+    if (!be->mem_info || be->mem_info(&free_b, &total_b) || free_b == 0 || free_b > total_b)
+        return 0;
+    return (double)free_b;
+}
+
 static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_request *req,
                                const aitk_model_spec *spec, const aitk_backend *be, bool gpu,
                                cJSON **entry)
@@ -514,8 +533,8 @@ static aitk_status run_backend(const aitk_bench_config *cfg, const aitk_bench_re
     warm_snapshot warm = {.be = be};
     if (aitk_bench_paths_take(be, &before))
         return AITK_E_NOMEM;
-    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, be, 0,
-                                 &steps, &fail, &err);
+    st = aitk_bench_steps_create(spec, plan.resolutions, plan.n_buckets, req->train, be,
+                                 gpu ? device_free_bytes(be) : 0, &steps, &fail, &err);
     plan.step = aitk_bench_steps_run;
     plan.peak_bytes = aitk_bench_steps_peak;
     plan.user = steps;

@@ -79,6 +79,7 @@ static void note_failure(const aitk_mem_account *acct, aitk_bench_alloc_failure 
     f->tag = aitk_mem_tag_name(acct->failed_tag);
     f->bytes = (double)acct->failed_bytes;
     f->allocated = (double)acct->current_total;
+    f->limit = (double)acct->limit;
 }
 
 aitk_status aitk_bench_steps_create(const aitk_model_spec *spec, const long *resolutions,

@@ -33,6 +33,7 @@ typedef struct aitk_bench_alloc_failure {
     const char *tag;      /* "activations", ... */
     double bytes;         /* the failed request */
     double allocated;     /* bytes live in the account when it failed */
+    double limit;         /* the account's cap then, 0: none (the device's own failure) */
 } aitk_bench_alloc_failure;
 
 /* Builds the model of `spec` for the largest of `n` resolutions on `backend`

@@ -191,6 +191,42 @@ static void test_gpu_backend_is_not_faked(void **state)
     aitk_str_free(&err);
 }
 
+/* A GPU step may hold no more than the device had free when it began: past
+ * that NVIDIA's Windows driver would spill it into system memory and time a
+ * job that does not fit as if it did (NVIDIA support answer 5490). A
+ * "GPU" that is the CPU reference with 64 MiB free: FLUX.1-dev at its real
+ * size does not fit, and the entry says why, before anything is computed. */
+static aitk_status tiny_free(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = (size_t)64 << 20;
+    *total_bytes = (size_t)80 << 30;
+    return AITK_OK;
+}
+
+static void test_gpu_step_capped_at_free_memory(void **state)
+{
+    (void)state;
+    aitk_bench_config *c = NULL;
+    aitk_str err = AITK_STR_INIT;
+    assert_int_equal(aitk_bench_config_load(&c, &err), 0);
+    aitk_backend be = *aitk_backend_cpu();
+    be.mem_info = tiny_free;
+    aitk_bench_device dev = {.backend = "cuda", .name = "Small GPU", .vram_bytes = 80.0 * (1 << 30),
+                             .impl = &be};
+    aitk_bench_request req = {.model_id = "flux1-dev", .steps = 1, .device = &dev};
+    cJSON *w = NULL;
+    assert_int_equal(aitk_bench_workload_run(c, &req, &w), 0);
+    assert_string_equal(cJSON_GetObjectItem(w, "status")->valuestring, "skipped");
+    const char *msg = cJSON_GetObjectItem(w, "message")->valuestring;
+    if (!strstr(msg, "does not fit on Small GPU") ||
+        !strstr(msg, "may not hold more than the 0.06 GiB the device had free"))
+        fail_msg("%s", msg);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(w, "memory"), "fits")));
+    cJSON_Delete(w);
+    aitk_bench_config_free(c);
+    aitk_str_free(&err);
+}
+
 static void test_short_cpu_run(void **state)
 {
     (void)state;
@@ -475,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_config_errors_are_positioned),
         cmocka_unit_test(test_scaled_target),
         cmocka_unit_test(test_gpu_backend_is_not_faked),
+        cmocka_unit_test(test_gpu_step_capped_at_free_memory),
         cmocka_unit_test(test_short_cpu_run),
         cmocka_unit_test(test_kernels_are_the_workloads_own),
         cmocka_unit_test(test_lent_cost_params_are_used),
