@@ -224,7 +224,8 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     const aitk_model_spec *s = w->spec;
     const double r = (double)w->rank, act = p->activation_bytes;
     const double dequant = dequant_bytes(w, p, w->base_dtype);
-    const double f8cast = aitk_workload_fp8_compute(w) ? p->fp8_compute_cast_bytes : 0;
+    const bool f8compute = aitk_workload_fp8_compute(w);
+    const double f8cast = f8compute ? p->fp8_compute_cast_bytes : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
         const aitk_block_spec *b = &s->blocks[g];
         const double n = (double)b->count;
@@ -241,7 +242,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
                 out->flops[AITK_WORK_GEMM_RECOMPUTE] += f;
             /* torchao's backward computes the frozen weight's gradient too. */
             if (backward)
-                out->flops[AITK_WORK_GEMM_BWD] += f * (f8cast > 0 ? p->fp8_compute_bwd_gemms : 1);
+                out->flops[AITK_WORK_GEMM_BWD] += f * (f8compute ? p->fp8_compute_bwd_gemms : 1);
             /* The weight is expanded once per pass that uses it. */
             out->bytes[AITK_BYTES_DEQUANT] += dequant * in * o * n * (double)l->repeat *
                                               (fwd_passes + (backward ? 1 : 0));

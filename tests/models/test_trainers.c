@@ -322,6 +322,8 @@ static void test_fp8_torchao(void **state)
     assert_float_equal(pt.t_gemm, (base / (1979.0 / 989.0) + other) / (786.45e12 * 0.875),
                        1e-9);
     assert_true(pt.t_gemm < pb.t_gemm);
+    /* Each fp8 GEMM scales and casts its operands: traffic a bf16 base has not. */
+    assert_true(k->bytes[AITK_BYTES_DEQUANT] > pb.work.bytes[AITK_BYTES_DEQUANT]);
     /* torchao's backward computes the frozen weight's gradient as well as
      * dX: twice a bf16 base's backward GEMMs. */
     assert_float_equal(k->flops[AITK_WORK_GEMM_BWD], 2 * pb.work.flops[AITK_WORK_GEMM_BWD], 1);
