@@ -17,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "tests/temp_tree.h"
 
 static char tmpdir[256];
 
@@ -27,37 +28,10 @@ static int setup(void **state)
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-/* rm -rf without a shell (the Windows build has none): files, then folders.
- * lstat: a link (dangling or not) is removed, never followed. */
-#ifdef _WIN32
-#define lstat stat
-#endif
-static int remove_tree(const char *path)
-{
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return 0;
-    if (!S_ISDIR(sb.st_mode))
-        return remove(path);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int rc = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char child[1024];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        rc |= remove_tree(child);
-    }
-    closedir(d);
-    return rc | rmdir(path);
-}
-
 static int teardown(void **state)
 {
     (void)state;
-    return remove_tree(tmpdir) == 0 ? 0 : -1;
+    return aitk_test_remove_tree(tmpdir);
 }
 
 static int count_entries(const char *dir)

@@ -14,6 +14,7 @@
 #include "common/libload.h"
 #include "fixtures.h"
 #include "validate/probes/deps.h"
+#include "tests/temp_tree.h"
 
 static const aitk_check *run_dir(aitk_run_ctx *ctx, const char *dir)
 {
@@ -201,9 +202,7 @@ static void test_not_libraries(void **state)
     }
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(aitk_test_remove_tree(dir), 0);
 }
 
 /* A link of the folder whose target does not exist (Debian 12's
@@ -291,8 +290,7 @@ static void test_dangling_links(void **state)
         fail_msg("only dangling: %s | %s", c->observed, c->message);
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(aitk_test_remove_tree(dir), 0);
 }
 
 static void test_torch_in_venv(void **state)

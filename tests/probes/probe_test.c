@@ -23,11 +23,16 @@
 #include "common/proc.h"
 #include "common/str.h"
 #include "tests/proc_start.h"
+#include "tests/temp_tree.h"
 #include "tests/test_time.h"
 
 #ifndef _WIN32
 extern char **environ;
 #endif
+
+/* The scratch folders this program made, for pt_finish. */
+static char **made_dirs;
+static size_t n_made_dirs;
 
 char *pt_tempdir(const char *tag)
 {
@@ -37,7 +42,32 @@ char *pt_tempdir(const char *tag)
     snprintf(path, sizeof path, "%s/probes-tmp/%s-XXXXXX", AITK_BINARY_DIR, tag);
     char *d = mkdtemp(path);
     assert_non_null(d);
+    char **grown = realloc(made_dirs, (n_made_dirs + 1) * sizeof *made_dirs);
+    assert_non_null(grown);
+    made_dirs = grown;
+    made_dirs[n_made_dirs] = strdup(d);
+    assert_non_null(made_dirs[n_made_dirs]);
+    n_made_dirs++;
     return strdup(d);
+}
+
+int pt_finish(int failed)
+{
+    int left = 0;
+    for (size_t i = 0; i < n_made_dirs; i++) {
+        if (!failed && aitk_test_remove_tree(made_dirs[i]) != 0) {
+            fprintf(stderr, "could not remove the scratch folder %s\n", made_dirs[i]);
+            left++;
+        }
+        free(made_dirs[i]);
+    }
+    if (failed && n_made_dirs)
+        fprintf(stderr, "kept this program's %zu scratch folders under %s/probes-tmp to look at\n",
+                n_made_dirs, AITK_BINARY_DIR);
+    free(made_dirs);
+    made_dirs = NULL;
+    n_made_dirs = 0;
+    return failed ? failed : (left ? 1 : 0);
 }
 
 void pt_write(const char *dir, const char *rel, const char *text)

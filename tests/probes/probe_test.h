@@ -26,6 +26,11 @@ void pt_nvml_only(const char *stub_dir, const char *dir);
 
 /* A fresh scratch folder under the build tree (caller frees with free()). */
 char *pt_tempdir(const char *tag);
+/* The end of a test program: `failed` is cmocka_run_group_tests' count.
+ * When every test passed, removes the scratch folders pt_tempdir made
+ * (1 if one could not be removed); when one failed, keeps them all to be
+ * looked at and says where. Returns the program's exit status. */
+int pt_finish(int failed);
 /* Writes `text` to dir/rel, creating parent folders. */
 void pt_write(const char *dir, const char *rel, const char *text);
 /* Makes dir/rel executable. */

@@ -282,5 +282,5 @@ int main(void)
         cmocka_unit_test(test_startup_venv_inside),
         cmocka_unit_test(test_startup_not_run),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -183,5 +183,5 @@ int main(void)
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_nothing_to_judge),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

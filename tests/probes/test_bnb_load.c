@@ -193,5 +193,5 @@ int main(void)
         cmocka_unit_test(test_build_that_crashes),
         cmocka_unit_test(test_torch_does_not_import),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return pt_finish(cmocka_run_group_tests(tests, setup, teardown));
 }

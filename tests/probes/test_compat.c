@@ -379,5 +379,5 @@ int main(void)
         cmocka_unit_test(test_arch_support),
         cmocka_unit_test(test_header_define),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

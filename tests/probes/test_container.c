@@ -237,5 +237,5 @@ int main(void)
         cmocka_unit_test(test_cgroup_v1_and_mount_point_boundaries),
         cmocka_unit_test(test_binary_with_gpu_does_not_warn),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -213,5 +213,5 @@ int main(void)
         cmocka_unit_test(test_mixed_cuda_majors),
         cmocka_unit_test(test_torch_wheel_file_missing),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

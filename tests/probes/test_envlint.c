@@ -193,5 +193,5 @@ int main(void)
         cmocka_unit_test(test_several_cuda_versions),
         cmocka_unit_test(test_windows_cuda_under_wsl_not_counted),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

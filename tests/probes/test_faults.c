@@ -91,5 +91,5 @@ int main(void)
         cmocka_unit_test(test_envlint),  cmocka_unit_test(test_gpu),
         cmocka_unit_test(test_rules),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return pt_finish(cmocka_run_group_tests(tests, setup, teardown));
 }

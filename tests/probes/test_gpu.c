@@ -380,5 +380,5 @@ int main(void)
         cmocka_unit_test(test_nvlink_and_topology),
         cmocka_unit_test(test_nvlink_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -300,5 +300,5 @@ int main(void)
         cmocka_unit_test(test_compute_capability_unknown),
         cmocka_unit_test(test_required_functions_only),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -280,5 +280,5 @@ int main(void)
         cmocka_unit_test(test_uuid_refused),
         cmocka_unit_test(test_error_text_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -338,5 +338,5 @@ int main(void)
         cmocka_unit_test(test_cached_model),
         cmocka_unit_test(test_not_gated),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -548,5 +548,5 @@ int main(void)
         cmocka_unit_test(test_from_a_commit),
         cmocka_unit_test(test_program_on_path),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

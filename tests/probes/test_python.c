@@ -899,7 +899,9 @@ static void test_companion_torchaudio_missing(void **state)
     /* A checkout from before that import (or one that guards it) starts
      * without torchaudio; one with the import at the top does not. */
     char aitk[700];
-    snprintf(aitk, sizeof aitk, "%s-checkout", venv);
+    char *checkout = pt_tempdir("py-noaudio-checkout");
+    snprintf(aitk, sizeof aitk, "%s", checkout);
+    free(checkout);
     pt_write(aitk, "run.py", "import torch\n");
     pt_write(aitk, "requirements.txt", "torch\n");
     pt_write(aitk, "toolkit/config_modules.py",
@@ -1086,5 +1088,5 @@ int main(void)
         cmocka_unit_test(test_pyenv_shim_not_installed_passes_on),
         cmocka_unit_test(test_pyenv_shim_reads_aitk_dir),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -59,5 +59,5 @@ int main(void)
         cmocka_unit_test(test_skipped_as_windows_only),
         cmocka_unit_test(test_data_file),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

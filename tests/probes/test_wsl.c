@@ -266,5 +266,5 @@ int main(void)
         cmocka_unit_test(test_data_without_a_remedy),
         cmocka_unit_test(test_binary_on_this_machine),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

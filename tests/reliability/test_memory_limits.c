@@ -30,6 +30,7 @@
 
 #include "common/str.h"
 #include "tests/test_time.h"
+#include "tests/temp_tree.h"
 
 static char base[] = "/tmp/aitk-memlimit-XXXXXX";
 static char report[512];
@@ -213,9 +214,7 @@ int main(void)
              AITK_SOURCE_DIR);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_command)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    if (system(cmd) != 0)
+    if (aitk_test_remove_tree(base) != 0)
         rc = rc ? rc : 1;
     return rc;
 }

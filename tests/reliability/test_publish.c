@@ -26,6 +26,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 #include "tests/test_time.h"
+#include "tests/temp_tree.h"
 
 static char base[] = "/tmp/aitk-publish-XXXXXX";
 static char out[600];
@@ -211,9 +212,7 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_concurrent_runs),
                                        cmocka_unit_test(test_killed_runs)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    if (system(cmd) != 0)
+    if (aitk_test_remove_tree(base) != 0)
         rc = rc ? rc : 1;
     return rc;
 }

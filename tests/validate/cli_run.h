@@ -9,6 +9,7 @@
 #include "common/str.h"
 #include "tests/proc_start.h"
 #include "tests/test_time.h"
+#include "tests/temp_tree.h"
 
 typedef struct cli_result {
     int exit_code;
@@ -76,9 +77,7 @@ static inline int cli_scratch_make(char *base) { return mkdtemp(base) ? 0 : -1; 
 
 static inline int cli_scratch_remove(const char *base)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    return system(cmd) == 0 ? 0 : -1;
+    return aitk_test_remove_tree(base);
 }
 
 static inline void cli_free(cli_result *r)

@@ -40,39 +40,10 @@ static int setup(void **state)
     return mkdtemp(tmp) ? 0 : -1;
 }
 
-#ifdef _WIN32
-/* rm -rf, for a Windows without rm: files first, then the folder. */
-static int remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[1024];
-    while (d && (e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-            remove_tree(path);
-        else
-            remove(path);
-    }
-    if (d)
-        closedir(d);
-    return rmdir(dir);
-}
-#endif
-
 static int teardown(void **state)
 {
     (void)state;
-#ifdef _WIN32
-    return remove_tree(tmp);
-#else
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    return system(cmd);
-#endif
+    return aitk_test_remove_tree(tmp);
 }
 
 static int entries(const char *dir)

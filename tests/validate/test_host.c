@@ -13,6 +13,7 @@
 #include "validate/probes/host_sys.h"
 #include "validate/compat.h"
 #include "validate/probes/host.h"
+#include "tests/temp_tree.h"
 
 static char tmp[256];
 
@@ -26,10 +27,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     unsetenv("AITK_DATA_DIR");
-    return system(cmd);
+    return aitk_test_remove_tree(tmp);
 }
 
 static void test_version_compare(void **state)

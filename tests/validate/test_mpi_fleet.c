@@ -17,6 +17,7 @@
 #include "common/fileio.h"
 #include "validate/cli.h"
 #include "validate/mpi_fleet.h"
+#include "tests/temp_tree.h"
 
 static char base[] = "/tmp/aitk-mpi-fleet-XXXXXX";
 
@@ -215,9 +216,7 @@ int main(void)
         cmocka_unit_test(test_bad_nodes),    cmocka_unit_test(test_prepare),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    if (system(cmd) != 0)
+    if (aitk_test_remove_tree(base) != 0)
         rc = rc ? rc : 1;
     return rc;
 }

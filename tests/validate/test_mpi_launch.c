@@ -23,6 +23,7 @@
 
 #include "tests/exe_run.h"
 #include "tests/report_json.h"
+#include "tests/temp_tree.h"
 
 #define RANKS 3
 
@@ -353,9 +354,7 @@ int main(void)
         cmocka_unit_test_teardown(test_usage_said_once, free_held),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
-    if (system(cmd) != 0)
+    if (aitk_test_remove_tree(base) != 0)
         rc = rc ? rc : 1;
     return rc;
 }
