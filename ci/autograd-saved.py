@@ -15,7 +15,10 @@ torch.autograd.graph.saved_tensors_hooks and adds up the storage of every
 tensor autograd saved, each storage once, leaving out the weights and the
 rotary table (held anyway, and shared by every block). Two token counts are
 run, and the difference per token is the figure, so terms that do not grow
-with the tokens (the conditioning vector) drop out.
+with the tokens (the conditioning vector) drop out. The conditioning takes
+no gradient of its own unless --modulation trained: a LoRA job's embedders
+are frozen, so the block's modulation trains only through a LoRA on its
+own norm Linear, and what the modulation's products keep depends on it.
 
 Under mixed precision (accelerate's autocast, which diffusers' scripts use),
 CUDA's autocast runs layer_norm in float32 and the Linear layers in bf16.
@@ -366,8 +369,46 @@ class AitkOmniGen2:
         return call, [table]
 
 
-def saved_bytes(code, block, kind, img, txt, autocast):
+# Whether the conditioning a block reads (FLUX's temb, kohya's vec,
+# Chroma's modulation vectors) takes a gradient of its own: --modulation.
+# "frozen" (the default): it comes from frozen layers, as in diffusers',
+# SimpleTuner's and kohya's LoRA jobs, so the block's modulation takes a
+# gradient only through a LoRA on the block's own norm Linear; the products
+# `norm(x) * (1 + scale)` and `gate * y` then keep their per-token operand
+# only when that Linear is adapted. "trained": it takes one whatever the
+# block's adapters, as where a trainer adapts the layers that make it
+# (ai-toolkit's LoRA covers the whole transformer: FLUX's embedders,
+# Chroma's distilled_guidance_layer, whose input it also marks
+# requires_grad_(True) in extensions_built_in/diffusion_models/chroma/src/
+# model.py).
+MODULATION_TRAINED = False
+
+
+def conditioning(value):
+    """`value` (a tensor, a modulation record of tensors, or tuples of
+    them) without a gradient of its own."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, tuple):
+        return tuple(conditioning(v) for v in value)
+    if all(hasattr(value, f) for f in ("shift", "scale", "gate")):
+        return type(value)(shift=conditioning(value.shift), scale=conditioning(value.scale),
+                           gate=conditioning(value.gate))
+    return value
+
+
+def training_inputs(code, block, kind, img, txt):
+    """The block's inputs as a training step gives them: its conditioning
+    with or without a gradient (MODULATION_TRAINED)."""
     call, shared = code.inputs(block, kind, img, txt)
+    if not MODULATION_TRAINED:
+        call = {k: conditioning(v) if k in ("temb", "vec", "distill_vec") else v
+                for k, v in call.items()}
+    return call, shared
+
+
+def saved_bytes(code, block, kind, img, txt, autocast):
+    call, shared = training_inputs(code, block, kind, img, txt)
     held = {p.untyped_storage().data_ptr() for p in block.parameters()}
     held |= {t.untyped_storage().data_ptr() for t in shared}
     seen = {}
@@ -511,7 +552,7 @@ def autocast_policy():
 
 def backward_extra_cuda(code, block, kind, img, txt, autocast):
     """As backward_extra, from the CUDA caching allocator's own counters."""
-    call, _ = code.inputs(block, kind, img, txt)
+    call, _ = training_inputs(code, block, kind, img, txt)
     with autocast_policy() if autocast else contextlib.nullcontext():
         out = block(**call)
     outs = out if isinstance(out, tuple) else (out,)
@@ -556,7 +597,7 @@ def backward_extra(code, block, kind, img, txt, autocast):
 
     if torch.get_default_device().type == "cuda":
         return backward_extra_cuda(code, block, kind, img, txt, autocast)
-    call, _ = code.inputs(block, kind, img, txt)
+    call, _ = training_inputs(code, block, kind, img, txt)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         with contextlib.ExitStack() as stack:
             if autocast:
@@ -608,7 +649,13 @@ def main():
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where to run: on cuda, autocast is CUDA's own and the backward's "
                              "peak comes from torch.cuda's counters")
+    parser.add_argument("--modulation", choices=["frozen", "trained"], default="frozen",
+                        help="frozen (default): the conditioning the block reads takes no "
+                             "gradient of its own (diffusers, SimpleTuner, kohya); trained: it "
+                             "does (ai-toolkit, whose LoRA adapts the layers that make it)")
     args = parser.parse_args()
+    global MODULATION_TRAINED
+    MODULATION_TRAINED = args.modulation == "trained"
     if args.device == "cuda" and not torch.cuda.is_available():
         print("autograd-saved: skipped, torch %s sees no CUDA GPU" % torch.__version__, file=sys.stderr)
         return 77
@@ -640,7 +687,8 @@ def main():
         lora_name = "a plain LoRA module"
     units = "" if args.kernels else f"; units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)"
     print(f"torch {torch.__version__} on {args.device}, {code.version}, {lora_name}; "
-          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}{units}")
+          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}{units}; "
+          f"conditioning {args.modulation}")
     if args.kernels:
         print_kernels(code, args.targets, lora_dtype, lora)
         return 0

@@ -379,7 +379,7 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
         const double unadapted = cast ? 1.0 - n / ((double)b->count * (double)l->repeat)
                                       : 1.0 - blocks / (double)b->count;
         bytes -= act * (cast ? l->lora_saves_autocast : l->lora_saves) * unadapted *
-                 (double)w->spec->hidden * t;
+                 (double)w->spec->hidden * tokens(w, l->saves_stream, res, l->saves_fixed_tokens);
     }
     return fmax(bytes, 0.0);
 }

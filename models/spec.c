@@ -164,7 +164,7 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
     static const char *const keys[] = {"name",    "repeat",     "in",
                                        "out",     "bias",       "tokens",
                                        "lora",    "modules",    "lora_saves",
-                                       "lora_saves_autocast",   NULL};
+                                       "lora_saves_autocast",   "modulates", NULL};
     aitk_status st = aitk_yaml_expect(doc, n, AITK_YAML_MAP, "a Linear {name, in, out, ...}", err);
     if (!st)
         st = aitk_yaml_check_keys(doc, n, keys, "a Linear", err);
@@ -186,6 +186,11 @@ static aitk_status load_linear(const aitk_yaml_doc *doc, const aitk_yaml_node *d
         st = need(doc, n, "tokens", &t, err);
     if (!st)
         st = read_stream(doc, dims, t, &l->stream, &l->fixed_tokens, err);
+    l->saves_stream = l->stream;
+    l->saves_fixed_tokens = l->fixed_tokens;
+    const aitk_yaml_node *modulated = aitk_yaml_get(n, "modulates");
+    if (!st && modulated)
+        st = read_stream(doc, dims, modulated, &l->saves_stream, &l->saves_fixed_tokens, err);
     if (!st)
         st = load_modules(doc, n, l, err);
     if (!st)

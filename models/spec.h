@@ -46,6 +46,12 @@ typedef struct aitk_linear_spec {
      * not measured. The block's saved_per_token counts a LoRA on every
      * Linear; a job that adapts fewer keeps these less. */
     double lora_saves, lora_saves_autocast;
+    /* The tokens lora_saves is counted by: the Linear's own (stream), or,
+     * for a modulation Linear (`modulates` in the spec), the stream its
+     * output scales and gates, whose products keep their per-token operand
+     * only when the modulation takes a gradient. */
+    aitk_stream saves_stream;
+    long saves_fixed_tokens;
 } aitk_linear_spec;
 
 typedef struct aitk_block_spec {

@@ -134,6 +134,11 @@ static void test_broken_specs(void **state)
                    " backward: true, input: all, elementwise_per_token: 1, linears: [{name: l, in:"
                    " 4-9, out: 2, tokens: img}]}\n",
          "negative"},
+        /* What a modulation Linear's output scales is a token stream too. */
+        {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 1, checkpointed: true,"
+                   " backward: true, input: all, elementwise_per_token: 1, linears: [{name: l, in:"
+                   " 8, out: 16, tokens: cond, modulates: elsewhere, lora_saves: 2}]}\n",
+         "a token stream is img, txt, all, cond, ref or a count"},
         {SPEC_HEAD "dims: {hidden: 8}\nblocks:\n  - {name: b, count: 2000000000*2000000000*2000000000*2000000000*2000000000,"
                    " checkpointed: true, backward: true, input: all, elementwise_per_token: 1}\n",
          "overflow"},
