@@ -376,11 +376,11 @@ class AitkOmniGen2:
 # gradient only through a LoRA on the block's own norm Linear; the products
 # `norm(x) * (1 + scale)` and `gate * y` then keep their per-token operand
 # only when that Linear is adapted. "trained": it takes one whatever the
-# block's adapters, as where a trainer adapts the layers that make it
-# (ai-toolkit's LoRA covers the whole transformer: FLUX's embedders,
-# Chroma's distilled_guidance_layer, whose input it also marks
-# requires_grad_(True) in extensions_built_in/diffusion_models/chroma/src/
-# model.py).
+# block's adapters, as in ai-toolkit's Chroma, whose forward marks the
+# approximator's input requires_grad_(True) (ostris/ai-toolkit
+# extensions_built_in/diffusion_models/chroma/src/model.py). ai-toolkit's
+# FLUX LoRA adapts every Linear of the blocks (transformer_only, its
+# default, keeps it to transformer_blocks), the norm Linears included.
 MODULATION_TRAINED = False
 
 
@@ -651,8 +651,9 @@ def main():
                              "peak comes from torch.cuda's counters")
     parser.add_argument("--modulation", choices=["frozen", "trained"], default="frozen",
                         help="frozen (default): the conditioning the block reads takes no "
-                             "gradient of its own (diffusers, SimpleTuner, kohya); trained: it "
-                             "does (ai-toolkit, whose LoRA adapts the layers that make it)")
+                             "gradient of its own (FLUX under every trainer); trained: it does "
+                             "(ai-toolkit's Chroma, which marks the approximator's input as "
+                             "requiring one)")
     args = parser.parse_args()
     global MODULATION_TRAINED
     MODULATION_TRAINED = args.modulation == "trained"
