@@ -169,6 +169,8 @@ expect "no-ckpt: its figures in the log" \
     has "$log" "^no-ckpt workload flux1-dev on cuda: completed; median 0.61 s/step; .*MFU 0.47;.*checkpointing False$"
 expect "memory: what autograd saves, on CUDA, with no peft needed" \
     has "$calls" "autograd-saved.py --device cuda --lora plain"
+expect "memory: again with diffusers' targets, whose modulation takes no gradient" \
+    has "$calls" "autograd-saved.py --device cuda --lora plain --targets diffusers$"
 expect "memory: the peak check with the validator, its JSON in BUILD_DIR" \
     has "$calls" "torch-peak-check.py --aitk .*/build/aitk-validate --out .*/build$"
 expect "memory: the peak check's JSON is in the log" has "$log" "fake-peak-row"
