@@ -495,11 +495,11 @@ def forward_backward(call, block, forward, backward, autocast=False):
 def kernel_counts(code, block, kind, autocast, img=64, txt=16):
     """Kernels of the block's forward and of its backward (the recompute of
     gradient checkpointing apart: a checkpointed block runs its forward
-    twice). The conditioning vector takes no gradient, as in a model whose
-    embedders are frozen."""
+    twice). FLUX's conditioning vector (temb) takes no gradient, as in a
+    model whose embedders are frozen; the other codes' conditioning is left
+    as models/*.yaml's kernel counts were made with it."""
     call, _ = code.inputs(block, kind, img, txt)
-    call = {k: (v.detach() if isinstance(v, torch.Tensor) and k == "temb" else v)
-            for k, v in call.items()}
+    call = {k: conditioning(v) if k == "temb" else v for k, v in call.items()}
     forward, backward = KernelCount(), KernelCount()
     forward_backward(call, block, forward, backward, autocast)
     return forward.kernels, backward.kernels
@@ -686,10 +686,10 @@ def main():
         lora_name = f"peft {peft.__version__}"
     else:
         lora_name = "a plain LoRA module"
-    units = "" if args.kernels else f"; units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)"
+    units = "" if args.kernels else (f"; units: a {HIDDEN}-wide bf16 tensor per token ({unit} B)"
+                                     f"; conditioning {args.modulation}")
     print(f"torch {torch.__version__} on {args.device}, {code.version}, {lora_name}; "
-          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}{units}; "
-          f"conditioning {args.modulation}")
+          f"LoRA r16 on {args.targets} Linear layers in {args.lora_dtype}{units}")
     if args.kernels:
         print_kernels(code, args.targets, lora_dtype, lora)
         return 0
