@@ -456,8 +456,10 @@ PY
         echo "torch-flux-step --no-checkpointing: skipped, python3 has no torch" | tee -a "$LOG"
     fi
 fi
-# What an attention mask costs PyTorch's eager step (the cost model counts
-# unmasked, flash-class attention): a T5 key mask, as kohya's
+# What an attention mask costs PyTorch's eager step (the cost model prices a
+# masked call at the memory-efficient kernel's share of flash attention's,
+# read from other GPUs' kernel benchmarks, plus the mask's conversion:
+# models/cost.yaml masked_attention): a T5 key mask, as kohya's
 # --apply_t5_attn_mask runs it since 2024-08-21, and the dense (1, heads, L, L)
 # boolean ai-toolkit's Chroma builds for every step. Its lines go into the
 # log; its JSON stays in BUILD_DIR. A diagnosis for the cost model: a skip or

@@ -24,7 +24,7 @@ const char *const aitk_work_flop_names[AITK_WORK_FLOP_TERMS] = {
 };
 const char *const aitk_work_byte_names[AITK_BYTES_TERMS] = {
     "elementwise (norms, modulation, activations, RoPE)", "dequantizing quantized weights",
-    "LoRA adapter traffic",
+    "LoRA adapter traffic", "attention masks (converted, read)",
 };
 const char *const aitk_plan_term_names[AITK_PLAN_TERMS] = {
     "base weights", "LoRA parameters", "LoRA gradients", "optimizer state (and EMA copy)",
@@ -52,6 +52,25 @@ aitk_status aitk_weight_dtype_parse(const char *text, aitk_weight_dtype *out)
 const char *aitk_weight_dtype_name(aitk_weight_dtype d)
 {
     return d == AITK_WEIGHT_FP8 ? "fp8" : d == AITK_WEIGHT_NF4 ? "nf4" : d == AITK_WEIGHT_FP32 ? "fp32" : "bf16";
+}
+
+static const char *const mask_names[AITK_MASK_COUNT] = {
+    "none", "key_padding", "pairwise", "per_head", "per_head_kept",
+};
+
+aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out)
+{
+    for (int i = 0; i < AITK_MASK_COUNT; i++)
+        if (!strcmp(text, mask_names[i])) {
+            *out = (aitk_attention_mask)i;
+            return AITK_OK;
+        }
+    return AITK_E_INVAL;
+}
+
+const char *aitk_attention_mask_name(aitk_attention_mask m)
+{
+    return m >= 0 && m < AITK_MASK_COUNT ? mask_names[m] : "none";
 }
 
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
@@ -180,6 +199,33 @@ static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed
     return sample_tokens(w, s, res, fixed) * (double)w->batch;
 }
 
+/* The mask a job's attention calls get: the trainer's, but none in this
+ * project's own step graph, which passes none. */
+static aitk_attention_mask attention_mask(const aitk_workload *w)
+{
+    return w->step_graph ? AITK_MASK_NONE : w->attention_mask;
+}
+
+/* Elements of the additive mask one attention call of block b converts and
+ * reads (the whole batch's; aitk_attention_mask in models/cost.h). */
+static double mask_elements(const aitk_workload *w, const aitk_block_spec *b, long res)
+{
+    if (b->heads <= 0)
+        return 0;
+    const double t = sample_tokens(w, b->attn_stream, res, 0), n = (double)w->batch;
+    switch (attention_mask(w)) {
+    case AITK_MASK_KEY_PADDING:
+        return n * t;
+    case AITK_MASK_PAIRWISE:
+        return n * t * t;
+    case AITK_MASK_PER_HEAD:
+    case AITK_MASK_PER_HEAD_KEPT:
+        return n * (double)b->heads * t * t;
+    default:
+        return 0;
+    }
+}
+
 /* An encoder that reads the prompt at the model's text length (T5) reads
  * it at the trainer's; CLIP keeps its own. */
 static double encoder_tokens(const aitk_workload *w, const aitk_frozen_spec *f)
@@ -272,6 +318,12 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
                 out->flops[AITK_WORK_ATTN_RECOMPUTE] += f;
             if (backward)
                 out->flops[AITK_WORK_ATTN_BWD] += p->attn_bwd_factor * f;
+            /* Each masked call converts its mask and the kernel reads it;
+             * the backward reads it again. */
+            const double me = mask_elements(w, b, resolution) * n;
+            out->bytes[AITK_BYTES_MASK] +=
+                me * ((p->mask_convert_bytes + p->mask_bytes) * fwd_passes +
+                      (backward ? p->mask_bytes : 0));
         }
         const double eb = b->elementwise_per_token * (double)s->hidden * act *
                           tokens(w, b->input, resolution, 0) * n;
@@ -349,8 +401,10 @@ static bool saved_is_estimated(const aitk_workload *w, const aitk_block_spec *b)
 static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *p,
                                 const aitk_block_spec *b, long res)
 {
+    /* A masked call's converted mask is kept for its backward too. */
+    const double mask = p->mask_bytes * mask_elements(w, b, res);
     if (saved_is_estimated(w, b))
-        return block_live_bytes(w, p, b, res);
+        return block_live_bytes(w, p, b, res) + mask;
     const double act = p->activation_bytes;
     double plain = b->saved_per_token, autocast = b->saved_per_token_autocast;
     /* The trainer's own block code, where it keeps another count. */
@@ -381,7 +435,7 @@ static double block_saved_bytes(const aitk_workload *w, const aitk_cost_params *
         bytes -= act * (cast ? l->lora_saves_autocast : l->lora_saves) * unadapted *
                  (double)w->spec->hidden * tokens(w, l->saves_stream, res, l->saves_fixed_tokens);
     }
-    return fmax(bytes, 0.0);
+    return fmax(bytes, 0.0) + mask;
 }
 
 /* What a block's own backward holds at its peak beyond its saved
@@ -501,7 +555,14 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     m[AITK_PLAN_LORA_GRADS] = lora * w->lora_bytes;
     m[AITK_PLAN_OPTIMIZER] = lora * (opt->bytes_per_param + (w->ema ? w->lora_bytes : 0)) +
                              factored * opt->factored_bytes;
-    m[AITK_PLAN_LIVE_BLOCK] = live;
+    /* A boolean mask made once for the step (ai-toolkit's Chroma) stays
+     * beside whichever block runs. Its making passes through float and
+     * int32 copies of that size, at the forward's start, before any block
+     * has saved anything: not the step's peak, and not counted. */
+    double kept = 0;
+    for (size_t g = 0; attention_mask(w) == AITK_MASK_PER_HEAD_KEPT && g < s->n_blocks; g++)
+        kept = fmax(kept, p->mask_bool_bytes * mask_elements(w, &s->blocks[g], resolution));
+    m[AITK_PLAN_LIVE_BLOCK] = live + kept;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
     m[AITK_PLAN_WORKSPACES] = p->cublas_workspace_mib * 1048576.0 +
@@ -585,6 +646,20 @@ double aitk_cost_kernels(const aitk_workload *w, const aitk_cost_params *p)
     return total * (double)w->accumulation;
 }
 
+/* Attention's shares of g's matmul rate for w: flash attention's, or where
+ * w's calls are masked, the memory-efficient kernel's that they run. */
+static void attention_shares(const aitk_workload *w, const aitk_cost_params *p,
+                             const aitk_gpu_spec *g, double *fwd, double *bwd)
+{
+    aitk_cost_attention_shares(p, g, fwd, bwd);
+    if (attention_mask(w) != AITK_MASK_NONE) {
+        double mf, mb;
+        aitk_cost_masked_attention_ratios(p, g, &mf, &mb);
+        *fwd *= mf;
+        *bwd *= mb;
+    }
+}
+
 static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
                          const aitk_cost_params *p, const aitk_gpu_spec *g, double t[4])
 {
@@ -600,7 +675,7 @@ static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
                         wk->flops[AITK_WORK_GEMM_BWD];
     const double other = wk->flops[AITK_WORK_LORA] + wk->flops[AITK_WORK_CONDITIONING];
     double attn_fwd, attn_bwd;
-    aitk_cost_attention_shares(p, g, &attn_fwd, &attn_bwd);
+    attention_shares(w, p, g, &attn_fwd, &attn_bwd);
     t[0] = (base / fp8 + other) / (peak * p->eff_gemm);
     t[1] = (wk->flops[AITK_WORK_ATTN_FWD] + wk->flops[AITK_WORK_ATTN_RECOMPUTE]) /
                (peak * attn_fwd) +
@@ -608,10 +683,11 @@ static void step_seconds(const aitk_workload *w, const aitk_step_work *wk,
     /* Memory-bound work at a copy's rate, scaled by how near each kind of
      * kernel comes to a copy (models/cost.yaml). A new byte term must be
      * given its kind here. */
-    _Static_assert(AITK_BYTES_TERMS == 3, "each byte term needs a kernel kind");
+    _Static_assert(AITK_BYTES_TERMS == 4, "each byte term needs a kernel kind");
     const double copy = bw * p->eff_bandwidth;
     t[2] = wk->bytes[AITK_BYTES_ELEMENTWISE] / (copy * p->elt_chain_vs_copy) +
-           (wk->bytes[AITK_BYTES_DEQUANT] + wk->bytes[AITK_BYTES_LORA]) /
+           (wk->bytes[AITK_BYTES_DEQUANT] + wk->bytes[AITK_BYTES_LORA] +
+            wk->bytes[AITK_BYTES_MASK]) /
                (copy * p->elt_plain_vs_copy);
     t[3] = p->step_overhead_s;
 }
@@ -769,7 +845,7 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
     if (w->preservation)
         x.batch *= 2;
     out->step_s = bucket_seconds(&x, p, gpu, out);
-    aitk_cost_attention_shares(p, gpu, &out->attn_fwd_share, &out->attn_bwd_share);
+    attention_shares(w, p, gpu, &out->attn_fwd_share, &out->attn_bwd_share);
     for (size_t i = 0; w->preservation && i < w->n_resolutions; i++)
         out->step_s += forward_seconds(w, p, gpu, w->resolutions[i], w->batch) *
                        (double)w->accumulation / (double)w->n_resolutions;

@@ -41,6 +41,29 @@ typedef enum aitk_fp8_path {
     AITK_FP8_PATH_COUNT,
 } aitk_fp8_path;
 
+/* The boolean mask a trainer's code passes to every attention call of a
+ * model (models/trainers.yaml attention_mask), by the shape PyTorch turns
+ * into an additive bf16 mask before its memory-efficient kernel (flash
+ * attention takes none), for batch B, heads H and L tokens:
+ *   KEY_PADDING     (B, 1, 1, L): B*L elements, a row broadcast in the kernel
+ *   PAIRWISE        (B, 1, L, L), made in each block: B*L^2
+ *   PER_HEAD        (B, H, L, L), a broadcast view of a padding row that the
+ *                   conversion writes out whole (kohya's apply_t5_attn_mask)
+ *   PER_HEAD_KEPT   (B, H, L, L) booleans made once a step and kept for it,
+ *                   then converted by every call (ai-toolkit's Chroma) */
+typedef enum aitk_attention_mask {
+    AITK_MASK_NONE,
+    AITK_MASK_KEY_PADDING,
+    AITK_MASK_PAIRWISE,
+    AITK_MASK_PER_HEAD,
+    AITK_MASK_PER_HEAD_KEPT,
+    AITK_MASK_COUNT,
+} aitk_attention_mask;
+
+/* "none", "key_padding", "pairwise", "per_head", "per_head_kept". */
+aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out);
+const char *aitk_attention_mask_name(aitk_attention_mask m);
+
 /* Block groups a trainer can give its own saved counts for. */
 #define AITK_WORKLOAD_MAX_GROUPS 16
 
@@ -129,6 +152,11 @@ typedef struct aitk_workload {
      * leave out, in words (models/trainers.yaml not_modelled); NULL: none
      * known. The prediction prints it beside its figures. */
     const char *not_modelled;
+    /* The mask the trainer's code gives every attention call (models/
+     * trainers.yaml attention_mask, or a report's setup): its kernel runs
+     * at the memory-efficient kernel's rate and each call converts and
+     * reads the mask. NONE for this project's own step graph. */
+    aitk_attention_mask attention_mask;
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is
@@ -177,6 +205,18 @@ typedef struct aitk_cost_params {
     double eff_gemm, eff_attn_fwd, eff_attn_bwd, eff_bandwidth, step_overhead_s;
     aitk_attention_share attn_by_cc[8];
     size_t n_attn_by_cc;
+    /* A masked attention call runs PyTorch's memory-efficient kernel: its
+     * rate over flash attention's, forward and backward, by compute
+     * capability (cost.yaml masked_attention_by_cc) and for the others
+     * (masked_attention). */
+    aitk_attention_share masked_by_cc[8];
+    size_t n_masked_by_cc;
+    double masked_fwd, masked_bwd;
+    /* Per element of the converted mask (cost.yaml flop_rules.attention_mask):
+     * the bytes its conversion from booleans moves; its own size, which the
+     * kernel reads in each forward and each backward and autograd keeps for
+     * the backward; and a boolean's, for a mask kept for the step. */
+    double mask_convert_bytes, mask_bytes, mask_bool_bytes;
     /* The host's time for one kernel of an eager PyTorch step (cost.yaml
      * host_seconds_per_kernel): a step takes at least its kernels' count
      * times this. */
@@ -226,6 +266,10 @@ const aitk_attention_share *aitk_cost_attention_entry(const aitk_cost_params *p,
  * compute capability's, else the defaults. */
 void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *gpu, double *fwd,
                                 double *bwd);
+/* A masked call's memory-efficient kernel over flash attention on `gpu`,
+ * forward and backward: its compute capability's, else the defaults. */
+void aitk_cost_masked_attention_ratios(const aitk_cost_params *p, const aitk_gpu_spec *gpu,
+                                       double *fwd, double *bwd);
 /* NULL when the optimizer is not in cost.yaml. */
 const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name);
 
@@ -245,6 +289,7 @@ enum {
     AITK_BYTES_ELEMENTWISE,  /* norms, modulation, activations, RoPE, residuals */
     AITK_BYTES_DEQUANT,      /* quantized weights expanded to bf16 per pass */
     AITK_BYTES_LORA,         /* thin adapter GEMMs are bandwidth-bound */
+    AITK_BYTES_MASK,         /* attention masks converted and read per call */
     AITK_BYTES_TERMS,
 };
 enum {
@@ -299,7 +344,8 @@ typedef struct aitk_prediction {
      * kernel counts. The step takes the larger of it and the GPU's terms. */
     double t_host, kernels;
     /* Attention's shares of the GPU's matmul rate that t_attention used
-     * (aitk_cost_attention_shares: its compute capability's, or the defaults). */
+     * (aitk_cost_attention_shares: its compute capability's, or the defaults;
+     * times aitk_cost_masked_attention_ratios where the calls are masked). */
     double attn_fwd_share, attn_bwd_share;
     double step_s;           /* mean over the resolution buckets, x accumulation */
     double sample_s_per_1000; /* sampling's seconds per 1000 steps; 0 without */

@@ -93,23 +93,23 @@ static aitk_status host_figure(const aitk_yaml_doc *doc, const aitk_yaml_node *e
     return st;
 }
 
-/* efficiency.attention_by_cc, optional: {cc: {fwd, bwd, source}}, each a
- * share in (0, 1]. */
-static aitk_status attention_by_cc(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
-                                   aitk_cost_params *p, aitk_str *err)
+/* A map of compute capabilities to {fwd, bwd, source}, each a share in
+ * (0, 1] (efficiency.attention_by_cc and masked_attention_by_cc),
+ * optional: into out[cap], its count to *n. */
+static aitk_status shares_by_cc(const aitk_yaml_doc *doc, const aitk_yaml_node *e, const char *key,
+                                aitk_attention_share *out, size_t cap, size_t *n, aitk_str *err)
 {
-    p->n_attn_by_cc = 0;
-    const aitk_yaml_node *m = aitk_yaml_get(e, "attention_by_cc");
+    *n = 0;
+    const aitk_yaml_node *m = aitk_yaml_get(e, key);
     if (!m)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of compute capabilities", err);
     for (size_t i = 0; !st && i < m->count; i++) {
-        if (i >= sizeof p->attn_by_cc / sizeof *p->attn_by_cc) {
-            aitk_yaml_errorf(err, doc, m, "too many compute capabilities (at most %zu)",
-                             sizeof p->attn_by_cc / sizeof *p->attn_by_cc);
+        if (i >= cap) {
+            aitk_yaml_errorf(err, doc, m, "too many compute capabilities (at most %zu)", cap);
             return AITK_E_RANGE;
         }
-        aitk_attention_share *a = &p->attn_by_cc[i];
+        aitk_attention_share *a = &out[i];
         a->cc = m->pairs[i].key->text;
         /* As models/gpus.yaml writes a capability ("8.6", "12.0"): a key
          * that is not one would match no GPU and be silently unused. */
@@ -132,8 +132,28 @@ static aitk_status attention_by_cc(const aitk_yaml_doc *doc, const aitk_yaml_nod
             aitk_yaml_errorf(err, doc, v, "compute capability %s has no 'source'", a->cc);
             st = AITK_E_PARSE;
         }
-        p->n_attn_by_cc = st ? i : i + 1;
+        *n = st ? i : i + 1;
     }
+    return st;
+}
+
+/* efficiency.masked_attention: the memory-efficient kernel's {fwd, bwd}
+ * over flash attention's where masked_attention_by_cc lists no capability. */
+static aitk_status masked_attention(const aitk_yaml_doc *doc, const aitk_yaml_node *e,
+                                    aitk_cost_params *p, aitk_str *err)
+{
+    const aitk_yaml_node *m = aitk_yaml_get(e, "masked_attention");
+    if (!m) {
+        aitk_yaml_errorf(err, doc, e, "missing 'masked_attention'");
+        return AITK_E_PARSE;
+    }
+    aitk_status st = fig_share(doc, m, "fwd", 1, &p->masked_fwd, err);
+    if (!st)
+        st = fig_share(doc, m, "bwd", 1, &p->masked_bwd, err);
+    if (!st)
+        st = shares_by_cc(doc, e, "masked_attention_by_cc", p->masked_by_cc,
+                          sizeof p->masked_by_cc / sizeof *p->masked_by_cc, &p->n_masked_by_cc,
+                          err);
     return st;
 }
 
@@ -151,7 +171,10 @@ static aitk_status load_efficiency(const aitk_yaml_doc *doc, const aitk_yaml_nod
     if (!st)
         st = fig_share(doc, e, "attention_bwd", 1, &p->eff_attn_bwd, err);
     if (!st)
-        st = attention_by_cc(doc, e, p, err);
+        st = shares_by_cc(doc, e, "attention_by_cc", p->attn_by_cc,
+                          sizeof p->attn_by_cc / sizeof *p->attn_by_cc, &p->n_attn_by_cc, err);
+    if (!st)
+        st = masked_attention(doc, e, p, err);
     if (!st)
         st = fig_share(doc, e, "bandwidth", 1, &p->eff_bandwidth, err);
     if (!st)
@@ -253,6 +276,17 @@ aitk_status aitk_cost_params_load(aitk_cost_params **out, aitk_str *err)
         st = fig(doc, f, "fp8_compute_backward_gemms", &p->fp8_compute_bwd_gemms, err);
     if (!st)
         st = base_linear_kernels(doc, f, p, err);
+    const aitk_yaml_node *am = aitk_yaml_get(f, "attention_mask");
+    if (!st && !am) {
+        aitk_yaml_errorf(err, doc, f, "missing 'attention_mask'");
+        st = AITK_E_PARSE;
+    }
+    if (!st)
+        st = fig(doc, am, "convert_bytes", &p->mask_convert_bytes, err);
+    if (!st)
+        st = fig(doc, am, "mask_bytes", &p->mask_bytes, err);
+    if (!st)
+        st = fig(doc, am, "bool_bytes", &p->mask_bool_bytes, err);
     const aitk_yaml_node *wb = aitk_yaml_get(m, "weight_bytes");
     if (!st && !wb) {
         aitk_yaml_errorf(err, doc, m, "missing 'weight_bytes'");
@@ -311,6 +345,18 @@ void aitk_cost_attention_shares(const aitk_cost_params *p, const aitk_gpu_spec *
     const aitk_attention_share *a = aitk_cost_attention_entry(p, gpu);
     *fwd = a ? a->fwd : p->eff_attn_fwd;
     *bwd = a ? a->bwd : p->eff_attn_bwd;
+}
+
+void aitk_cost_masked_attention_ratios(const aitk_cost_params *p, const aitk_gpu_spec *gpu,
+                                       double *fwd, double *bwd)
+{
+    *fwd = p->masked_fwd;
+    *bwd = p->masked_bwd;
+    for (size_t i = 0; gpu && gpu->cc && i < p->n_masked_by_cc; i++)
+        if (strcmp(p->masked_by_cc[i].cc, gpu->cc) == 0) {
+            *fwd = p->masked_by_cc[i].fwd;
+            *bwd = p->masked_by_cc[i].bwd;
+        }
 }
 
 const aitk_optimizer_spec *aitk_cost_find_optimizer(const aitk_cost_params *p, const char *name)

@@ -53,6 +53,13 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
         fprintf(out, ", fp8 base as %s", fp8_what[w->fp8_path]);
     if (w->autocast)
         fputs(", forward under autocast", out);
+    /* The shapes of models/cost.h aitk_attention_mask, in words. */
+    static const char *const mask_what[AITK_MASK_COUNT] = {
+        "", "a (batch, 1, 1, tokens) padding mask", "a (batch, 1, tokens, tokens) mask made in each block",
+        "a (batch, heads, tokens, tokens) mask", "a (batch, heads, tokens, tokens) mask kept for the step"};
+    if (w->attention_mask != AITK_MASK_NONE && !w->step_graph)
+        fprintf(out, ", every attention call given %s (PyTorch's memory-efficient kernel; the "
+                "mask converted each call)", mask_what[w->attention_mask]);
     fputs(" (models/trainers.yaml)\n", out);
     if (w->not_modelled)
         fprintf(out, "  not modelled: %s\n", w->not_modelled);
@@ -188,6 +195,14 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
         for (size_t i = 0; i < p->n_attn_by_cc; i++)
             fprintf(out, "%s %s %.2f/%.2f", i ? "," : "", p->attn_by_cc[i].cc,
                     p->attn_by_cc[i].fwd, p->attn_by_cc[i].bwd);
+    }
+    if (r->workload.attention_mask != AITK_MASK_NONE && !r->workload.step_graph) {
+        /* The job's calls are masked: the kernel they run, over flash's. */
+        fprintf(out, "\n    masked calls, the memory-efficient kernel over flash attention "
+                     "(forward/backward): %.2f/%.2f", p->masked_fwd, p->masked_bwd);
+        for (size_t i = 0; i < p->n_masked_by_cc; i++)
+            fprintf(out, ", %s %.2f/%.2f", p->masked_by_cc[i].cc, p->masked_by_cc[i].fwd,
+                    p->masked_by_cc[i].bwd);
     }
     fprintf(out, "\n    overhead %.3f s/step; memory-bound kernels over a device copy: elementwise "
                  "chains %.2f, plain elementwise %.2f (defaults)\n",
@@ -441,6 +456,9 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     cJSON_AddStringToObject(wj, "trainer", w->trainer ? w->trainer : "ai-toolkit");
     if (w->not_modelled)
         cJSON_AddStringToObject(wj, "not_modelled", w->not_modelled);
+    cJSON_AddStringToObject(wj, "attention_mask",
+                            aitk_attention_mask_name(w->step_graph ? AITK_MASK_NONE
+                                                                   : w->attention_mask));
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);

@@ -131,9 +131,12 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                                        "text", "checkpointing", "optimizer", "ema",
                                        "autocast", "text_tokens", "accumulation",
                                        "lora_layers", "lora_dtype", "validation_text",
-                                       "precision", NULL};
-    *s = (aitk_reported_setup){
-        .base = -1, .checkpointing = -1, .validation_te = -1, .autocast = -1};
+                                       "precision", "attention_mask", NULL};
+    *s = (aitk_reported_setup){.base = -1,
+                               .checkpointing = -1,
+                               .validation_te = -1,
+                               .autocast = -1,
+                               .attention_mask = -1};
     if (!m)
         return AITK_OK;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a setup", err);
@@ -186,6 +189,18 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
     }
     if (!st && (n = aitk_yaml_get(m, "validation_text")))
         st = load_validation_text(doc, n, &s->validation_te, err);
+    if (!st && (n = aitk_yaml_get(m, "attention_mask"))) {
+        const char *t = NULL;
+        aitk_attention_mask k = AITK_MASK_NONE;
+        st = aitk_yaml_string(doc, n, &t, err);
+        if (!st && aitk_attention_mask_parse(t, &k)) {
+            aitk_yaml_errorf(err, doc, n,
+                             "attention_mask: expected none, key_padding, pairwise, per_head or "
+                             "per_head_kept, found '%s'", t);
+            st = AITK_E_PARSE;
+        }
+        s->attention_mask = (int)k;
+    }
     if (!st && (n = aitk_yaml_get(m, "precision")))
         st = two_choices(doc, n, "precision", "bf16", "fp16", &s->fp16, err);
     if (!st && (n = aitk_yaml_get(m, "optimizer"))) {
@@ -488,6 +503,8 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->lora_only = s->lora_layers;
     if (s->lora_bytes > 0)
         w->lora_bytes = s->lora_bytes;
+    if (s->attention_mask >= 0)
+        w->attention_mask = (aitk_attention_mask)s->attention_mask;
     if (s->validation_te == -2)
         w->validation_resolution = 0;
     else if (s->validation_te >= 0)

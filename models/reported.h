@@ -53,6 +53,10 @@ typedef struct aitk_reported_setup {
      * trainer's (models/trainers.yaml); -2 `none`: the job validates not;
      * -1: the trainer's. */
     int validation_te;
+    /* `attention_mask`: the mask the job's attention calls got
+     * (aitk_attention_mask), where its settings differ from its trainer's
+     * (kohya's --apply_t5_attn_mask: per_head); -1: the trainer's. */
+    int attention_mask;
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */

@@ -288,6 +288,34 @@ static aitk_status load_not_modelled(const aitk_yaml_doc *doc, const aitk_yaml_n
     return st;
 }
 
+/* `attention_mask`: model ids to sourced mask shapes (absent: none). */
+static aitk_status load_masks(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
+                              aitk_trainer *t, aitk_str *err)
+{
+    static const char *const kinds[] = {"none", "key_padding", "pairwise", "per_head",
+                                        "per_head_kept", NULL};
+    const aitk_yaml_node *m = aitk_yaml_get(map, "attention_mask");
+    if (!m)
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "a map of model ids to mask shapes",
+                                      err);
+    const size_t cap = sizeof t->masks / sizeof *t->masks;
+    for (size_t i = 0; !st && i < m->count; i++) {
+        if (i >= cap) {
+            aitk_yaml_errorf(err, doc, m, "too many models");
+            return AITK_E_RANGE;
+        }
+        int kind = 0;
+        const char *text = NULL;
+        t->masks[i].model_id = m->pairs[i].key->text;
+        st = sourced_string(doc, m, t->masks[i].model_id, kinds, &kind, &text, err);
+        if (!st)
+            st = aitk_attention_mask_parse(text, &t->masks[i].kind);
+        t->n_masks = st ? i : i + 1;
+    }
+    return st;
+}
+
 static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *pair,
                                 aitk_trainer *t, aitk_str *err)
 {
@@ -296,7 +324,7 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
                                        "validation_resolution", "validation_text",
                                        "elementwise_bwd_factor", "cached_text",
                                        "saved_per_token", "kernels", "not_modelled",
-                                       "autocast", NULL};
+                                       "autocast", "attention_mask", NULL};
     static const char *const lora_dtype[] = {"bf16", "fp32", NULL};
     static const char *const fp8[] = {"quanto", "cast", "torchao", NULL};
     static const char *const step[] = {"optimizer", "micro-batch", NULL};
@@ -346,6 +374,8 @@ static aitk_status load_trainer(const aitk_yaml_doc *doc, const aitk_yaml_pair *
         st = load_by_group(doc, m, "kernels", load_kernels_group, t, err);
     if (!st)
         st = load_not_modelled(doc, m, t, err);
+    if (!st)
+        st = load_masks(doc, m, t, err);
     t->autocast = false;
     const aitk_yaml_node *v = NULL;
     if (!st && aitk_yaml_get(m, "autocast"))
@@ -477,6 +507,10 @@ void aitk_workload_set_trainer(aitk_workload *w, const aitk_trainer *t)
     if (t->text_resident)
         w->te_dtype = AITK_WEIGHT_BF16;
     w->elementwise_bwd_factor = figure_for(t->bwd_factor, t->n_bwd_factor, model);
+    w->attention_mask = AITK_MASK_NONE;
+    for (size_t i = 0; model && i < t->n_masks; i++)
+        if (strcmp(t->masks[i].model_id, model) == 0)
+            w->attention_mask = t->masks[i].kind;
     w->not_modelled = NULL;
     for (size_t i = 0; model && i < t->n_not_modelled; i++)
         if (strcmp(t->not_modelled[i].model_id, model) == 0)

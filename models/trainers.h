@@ -83,6 +83,14 @@ typedef struct aitk_trainer {
         const char *model_id, *text;
     } not_modelled[8];
     size_t n_not_modelled;
+    /* `attention_mask`, by model: the boolean mask the trainer's code gives
+     * every attention call of that model (aitk_attention_mask); a model not
+     * listed gets none. */
+    struct {
+        const char *model_id;
+        aitk_attention_mask kind;
+    } masks[8];
+    size_t n_masks;
 } aitk_trainer;
 
 typedef struct aitk_trainers {

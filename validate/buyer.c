@@ -103,15 +103,31 @@ static aitk_workload default_job(const aitk_model_spec *spec, const aitk_trainer
     return w;
 }
 
-/* What the trainer's code does to the model that neither the GPU step nor
- * the prediction runs, beside either figure. */
+/* What the trainer's code does to the model that the figure beside it
+ * leaves out: what neither the GPU step nor the prediction runs, and, beside
+ * a measured figure, the attention mask the prediction counts but this
+ * project's own GPU step does not run. */
 static aitk_status add_not_modelled(cJSON *e, const aitk_model_spec *spec,
-                                    const aitk_trainer *trainer)
+                                    const aitk_trainer *trainer, bool measured)
 {
     aitk_workload w = default_job(spec, trainer);
-    if (!w.not_modelled)
-        return AITK_OK;
-    return cJSON_AddStringToObject(e, "not_modelled", w.not_modelled) ? AITK_OK : AITK_E_NOMEM;
+    aitk_str text = AITK_STR_INIT;
+    if (measured && w.attention_mask != AITK_MASK_NONE)
+        aitk_str_appendf(&text,
+                         "%s gives every attention call of this model a mask (%s), which the "
+                         "GPU step measured here does not: PyTorch then runs its "
+                         "memory-efficient kernel and converts the mask each call, so the real "
+                         "job's steps take longer (a prediction counts it)",
+                         w.trainer ? w.trainer : "the trainer",
+                         aitk_attention_mask_name(w.attention_mask));
+    if (w.not_modelled)
+        aitk_str_appendf(&text, "%s%s", text.len ? "; " : "", w.not_modelled);
+    aitk_status st = aitk_str_status(&text);
+    if (!st && text.len &&
+        !cJSON_AddStringToObject(e, "not_modelled", aitk_str_cstr(&text)))
+        st = AITK_E_NOMEM;
+    aitk_str_free(&text);
+    return st;
 }
 
 static aitk_status add_predicted(cJSON *e, const aitk_model_spec *spec, const gpu_view *g,
@@ -177,7 +193,7 @@ static aitk_status model_entry(const char *model, const cJSON *workloads, const 
     if (st && st != AITK_E_NOMEM) /* a description or prediction that fails is said */
         st = add_none(e, g->name, aitk_str_cstr(&err));
     if (!st && (measured || predicted))
-        st = add_not_modelled(e, spec, trainer);
+        st = add_not_modelled(e, spec, trainer, measured);
     if (!st)
         st = add_cpu_figure(e, workload_of(workloads, model, false));
     aitk_model_spec_free(spec);

@@ -687,6 +687,75 @@ static void test_fit_text(void **state)
     assert_string_equal(aitk_str_cstr(&t), "misses by 2.4 GiB (5.0% of usable)");
     aitk_str_free(&t);
 }
+/* A masked job (models/cost.h aitk_attention_mask) runs its attention at
+ * the memory-efficient kernel's share of flash attention's (cost.yaml
+ * masked_attention_by_cc 8.6: 0.61 forward, 0.47 backward), converts and
+ * reads its mask in every call and keeps the converted mask for the
+ * backward. Worked out here for FLUX.1-dev at 1024 px, batch 1, every block
+ * checkpointed: 4096 + 512 = 4608 tokens, 24 heads, 57 blocks that attend.
+ *   per_head: 24 x 4608^2 = 509,607,936 elements a call; the forward and the
+ *     recompute each convert (3 B) and read (2 B) them, the backward reads
+ *     them (2 B): 12 x 509,607,936 x 57 = 348,571,828,224 B.
+ *   pairwise: a 24th of that, 14,523,826,176 B; key_padding: 12 x 4608 x 57
+ *     = 3,151,872 B.
+ * Memory: the live block keeps its converted mask, 2 x 509,607,936 =
+ * 1,019,215,872 B; per_head_kept adds its booleans, 509,607,936 B; without
+ * checkpointing every block keeps one (57 of them). This project's own
+ * step graph passes no mask. */
+static void test_masked_attention(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 1024);
+    w.base_dtype = AITK_WEIGHT_BF16;
+    aitk_prediction plain = predict(f, &w, "RTX A6000");
+    assert_float_equal(plain.work.bytes[AITK_BYTES_MASK], 0, 0);
+    static const struct {
+        aitk_attention_mask mask;
+        double bytes, live;
+    } cases[] = {{AITK_MASK_PER_HEAD, 348571828224.0, 1019215872.0},
+                 {AITK_MASK_PAIRWISE, 14523826176.0, 1019215872.0 / 24},
+                 {AITK_MASK_KEY_PADDING, 3151872.0, 2.0 * 4608},
+                 {AITK_MASK_PER_HEAD_KEPT, 348571828224.0, 1019215872.0 + 509607936.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        w.attention_mask = cases[i].mask;
+        aitk_prediction p = predict(f, &w, "RTX A6000");
+        assert_same(p.work.bytes[AITK_BYTES_MASK], cases[i].bytes, "mask bytes");
+        assert_same(p.memory.bytes[AITK_PLAN_LIVE_BLOCK] - plain.memory.bytes[AITK_PLAN_LIVE_BLOCK],
+                    cases[i].live, "live block's mask");
+        /* The kernel's rate: 123.34 TFLOP/s measured, flash's 0.91 and 0.67
+         * of it (attention_by_cc 8.6), the masked kernel's 0.61 and 0.47 of
+         * those. */
+        const double fwd = p.work.flops[AITK_WORK_ATTN_FWD] + p.work.flops[AITK_WORK_ATTN_RECOMPUTE];
+        const double want = fwd / (123.34e12 * 0.91 * 0.61) +
+                            p.work.flops[AITK_WORK_ATTN_BWD] / (123.34e12 * 0.67 * 0.47);
+        assert_same(p.t_attention, want, "masked attention time");
+        /* The mask's bytes at the plain-kernel share of a copy (768 GB/s). */
+        assert_same(p.t_memory - plain.t_memory, cases[i].bytes / (768e9 * 0.90 * 0.93),
+                    "mask traffic time");
+    }
+    w.attention_mask = AITK_MASK_PER_HEAD;
+    w.checkpointing = false;
+    aitk_workload nockpt = w;
+    nockpt.attention_mask = AITK_MASK_NONE;
+    assert_same(predict(f, &w, "RTX A6000").memory.bytes[AITK_PLAN_CHECKPOINTS] -
+                    predict(f, &nockpt, "RTX A6000").memory.bytes[AITK_PLAN_CHECKPOINTS],
+                57 * 1019215872.0, "every block's kept mask");
+    aitk_workload own = example_job(f, 1024);
+    own.step_graph = true;
+    aitk_step_work wk;
+    assert_int_equal(aitk_cost_work(&own, f->params, 1024, &wk), AITK_OK);
+    own.attention_mask = AITK_MASK_PER_HEAD;
+    aitk_step_work masked;
+    assert_int_equal(aitk_cost_work(&own, f->params, 1024, &masked), AITK_OK);
+    assert_float_equal(masked.bytes[AITK_BYTES_MASK], 0, 0);
+    aitk_attention_mask k = AITK_MASK_NONE;
+    assert_int_equal(aitk_attention_mask_parse("pairwise", &k), AITK_OK);
+    assert_int_equal(k, AITK_MASK_PAIRWISE);
+    assert_int_not_equal(aitk_attention_mask_parse("dense", &k), AITK_OK);
+    assert_string_equal(aitk_attention_mask_name(AITK_MASK_PER_HEAD_KEPT), "per_head_kept");
+}
+
 
 static int teardown(void **state)
 {
@@ -714,7 +783,7 @@ int main(void)
         cmocka_unit_test(test_lora_traffic),       cmocka_unit_test(test_forward_only),
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
         cmocka_unit_test(test_attention_by_cc),
-        cmocka_unit_test(test_memory_time_by_kind),
+        cmocka_unit_test(test_memory_time_by_kind), cmocka_unit_test(test_masked_attention),
         cmocka_unit_test(test_fit_against_usable_memory), cmocka_unit_test(test_fit_text),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

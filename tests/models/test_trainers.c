@@ -623,7 +623,9 @@ static void test_simpletuner_saved(void **state)
     aitk = st;
     aitk_workload_set_trainer(&st, trainer(f, "simpletuner"));
     aitk_workload_set_trainer(&aitk, trainer(f, "ai-toolkit"));
-    aitk.lora_only = st.lora_only; /* the same layers: only the saved counts differ */
+    /* The same layers and masks: only the saved counts differ. */
+    aitk.lora_only = st.lora_only;
+    aitk.attention_mask = st.attention_mask;
     assert_saved_gap(f, aitk, st, 5020581888.0, 4661968896.0);
 }
 
@@ -731,9 +733,10 @@ static void test_bwd_factor(void **state)
 
 /* What a trainer's code does to a model that the cost model leaves out
  * (models/trainers.yaml not_modelled) reaches the workload for that model
- * only: ai-toolkit's and SimpleTuner's Chroma masks, kohya's Chroma prompts
- * cut to their length; nothing for FLUX.1. A sentence without a source, or
- * an empty one, is refused at its place. */
+ * only: kohya's Chroma prompts cut to their length; nothing for FLUX.1, and
+ * nothing where the masks are now counted (ai-toolkit's and SimpleTuner's
+ * Chroma). A sentence without a source, or an empty one, is refused at its
+ * place. */
 static void test_not_modelled(void **state)
 {
     fixture *f = *state;
@@ -743,10 +746,9 @@ static void test_not_modelled(void **state)
     aitk_workload_defaults(&c, f->chroma);
     assert_null(c.not_modelled);
     aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
-    assert_non_null(c.not_modelled);
-    assert_non_null(strstr(c.not_modelled, "(batch, 24 heads, tokens, tokens) boolean mask"));
+    assert_null(c.not_modelled);
     aitk_workload_set_trainer(&c, trainer(f, "simpletuner"));
-    assert_non_null(strstr(c.not_modelled, "(batch, 1, tokens, tokens) boolean"));
+    assert_null(c.not_modelled);
     aitk_workload_set_trainer(&c, trainer(f, "kohya"));
     assert_non_null(strstr(c.not_modelled, "cut to its own length"));
     aitk_workload_set_trainer(&c, trainer(f, "diffusers"));
@@ -757,6 +759,58 @@ static void test_not_modelled(void **state)
     rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
                      "    not_modelled: {chroma: {value: '', source: s}}\n",
                      "'chroma' says nothing");
+}
+
+/* The mask each trainer's code gives a model's attention calls, as read
+ * in their sources (models/trainers.yaml attention_mask): ai-toolkit's
+ * Chroma a (batch, heads, tokens, tokens) boolean made once a step, its
+ * OmniGen2 the padding row; SimpleTuner's Chroma a (batch, 1, tokens,
+ * tokens) one per block; FLUX.1 none in any trainer, kohya's Chroma none
+ * (it cuts each prompt instead). A report's setup overrides it (kohya's
+ * --apply_t5_attn_mask); a shape nobody knows is refused at its place. */
+static void test_attention_masks(void **state)
+{
+    fixture *f = *state;
+    static const char *const all[] = {"ai-toolkit", "kohya", "diffusers", "simpletuner"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        assert_int_equal(flux_job(f, all[i], 1024, AITK_WEIGHT_BF16).attention_mask,
+                         AITK_MASK_NONE);
+    aitk_workload c;
+    aitk_workload_defaults(&c, f->chroma);
+    aitk_workload_set_trainer(&c, trainer(f, "ai-toolkit"));
+    assert_int_equal(c.attention_mask, AITK_MASK_PER_HEAD_KEPT);
+    aitk_workload_set_trainer(&c, trainer(f, "simpletuner"));
+    assert_int_equal(c.attention_mask, AITK_MASK_PAIRWISE);
+    aitk_workload_set_trainer(&c, trainer(f, "kohya"));
+    assert_int_equal(c.attention_mask, AITK_MASK_NONE);
+    aitk_model_spec *omnigen2 = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_model_spec_load("omnigen2", false, &omnigen2, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_workload o;
+    aitk_workload_defaults(&o, omnigen2);
+    aitk_workload_set_trainer(&o, trainer(f, "ai-toolkit"));
+    assert_int_equal(o.attention_mask, AITK_MASK_KEY_PADDING);
+    aitk_model_spec_free(omnigen2);
+    rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
+                     "    attention_mask: {chroma: {value: dense, source: s}}\n",
+                     "t.yaml:11:38: 'chroma': 'dense' is not one of the known values");
+    aitk_reported_speeds *s = NULL;
+    const char *text = "schema: 1\nreports:\n" ROW("a", "kohya", "")
+        ROW("b", "kohya", ", attention_mask: per_head");
+    if (load_reported(f, text, &s, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_reported_row rows[2];
+    assert_int_equal(aitk_reported_evaluate(s, f->params, NULL, rows, &err), AITK_OK);
+    assert_int_equal(rows[0].workload.attention_mask, AITK_MASK_NONE);
+    assert_int_equal(rows[1].workload.attention_mask, AITK_MASK_PER_HEAD);
+    assert_true(rows[1].pred.step_s > rows[0].pred.step_s);
+    aitk_reported_speeds_free(s);
+    aitk_str_clear(&err);
+    const char *bad = "schema: 1\nreports:\n" ROW("c", "kohya", ", attention_mask: dense");
+    assert_int_not_equal(load_reported(f, bad, &s, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "attention_mask: expected none, key_padding"));
+    aitk_str_free(&err);
 }
 
 /* A report's validation_text overrides its trainer's: fp32 for a script of
@@ -901,7 +955,7 @@ int main(void)
         cmocka_unit_test(test_reported_validation),
         cmocka_unit_test(test_bwd_factor),
         cmocka_unit_test(test_cached_text_resident),
-        cmocka_unit_test(test_not_modelled),
+        cmocka_unit_test(test_not_modelled), cmocka_unit_test(test_attention_masks),
         cmocka_unit_test(test_kohya_saved),
         cmocka_unit_test(test_simpletuner_saved),
         cmocka_unit_test(test_kernels),       cmocka_unit_test(test_autocast),
