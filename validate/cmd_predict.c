@@ -31,7 +31,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer, *optimizer,
-        *dtype;
+        *dtype, *attention_mask;
     bool all_gpus, explain, reported, cache_text, no_validation, no_checkpointing, verbose;
     long resolution, batch, rank, accumulation;
     price prices[32];
@@ -74,6 +74,12 @@ static void predict_help(void)
           "  --no-validation       the job validates not between steps: leave out the\n"
           "                        trainer's validation stage (diffusers' script loads the\n"
           "                        text encoders again for it, a peak of its own)\n"
+          "  --attention-mask M    the boolean mask every attention call gets, where the\n"
+          "                        job differs from its trainer's code (models/\n"
+          "                        trainers.yaml attention_mask): none, key_padding,\n"
+          "                        pairwise, per_head or per_head_kept; kohya's\n"
+          "                        --apply_t5_attn_mask is per_head. A masked call runs\n"
+          "                        PyTorch's memory-efficient kernel, not flash\n"
           "  --dtype bf16|fp16     what the step computes in (ai-toolkit train.dtype;\n"
           "                        accelerate's mixed_precision): the same speed on\n"
           "                        most GPUs; a card without bf16 tensor cores (T4)\n"
@@ -234,6 +240,13 @@ static aitk_status apply_job_options(run *r, aitk_workload *w)
         w->cache_text = true;
     if (o->no_validation)
         w->validation_resolution = 0;
+    if (o->attention_mask && aitk_attention_mask_parse(o->attention_mask, &w->attention_mask)) {
+        aitk_str_append(r->err, "--attention-mask: expected none, key_padding, pairwise, per_head "
+                                "or per_head_kept, found '");
+        aitk_str_append_printable(r->err, o->attention_mask, false);
+        aitk_str_append(r->err, "'");
+        return AITK_E_INVAL;
+    }
     if (o->dtype) {
         if (strcmp(o->dtype, "bf16") && strcmp(o->dtype, "fp16")) {
             aitk_str_appendf(r->err, "--dtype: expected bf16 or fp16, found '%s'", o->dtype);
@@ -512,6 +525,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"cache-text-embeddings", no_argument, NULL, 'T'},
         {"no-validation", no_argument, NULL, 'V'},
         {"dtype", required_argument, NULL, 'D'},
+        {"attention-mask", required_argument, NULL, 'M'},
         {"optimizer", required_argument, NULL, 'O'},
         {"accumulation", required_argument, NULL, 'a'},
         {"no-checkpointing", no_argument, NULL, 'N'},
@@ -551,6 +565,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'T': o->cache_text = true; break;
         case 'V': o->no_validation = true; break;
         case 'D': o->dtype = optarg; break;
+        case 'M': o->attention_mask = optarg; break;
         case 'O': o->optimizer = optarg; break;
         case 'a':
             st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err);
@@ -579,7 +594,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
          o->no_validation || o->trainer || o->optimizer || o->accumulation ||
-         o->no_checkpointing || o->dtype)) {
+         o->no_checkpointing || o->dtype || o->attention_mask)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;

@@ -324,7 +324,9 @@ static const cJSON *plan_of(const cJSON *j)
  * rank 16 has 85,917,696 of them: 1,374,683,136 B against 171,835,392);
  * --accumulation N makes a step N passes with the peak of one;
  * --no-checkpointing keeps every block's activations (far more memory) and
- * drops the recompute (a shorter step). The peak grows by the state's
+ * drops the recompute (a shorter step); --attention-mask per_head (kohya's
+ * --apply_t5_attn_mask) keeps a converted mask for the live block and
+ * lengthens the step. The peak grows by the state's
  * growth with models/cost.yaml's fragmentation allowance (4.3%) on it. An
  * unknown optimizer is bad usage
  * that names the known ones; an accumulation of 0 is out of range. */
@@ -338,6 +340,7 @@ static void test_job_options(void **state)
     const cJSON *plan = plan_of(j);
     const double opt8 = json_num(plan, "optimizer state (and EMA copy)");
     const double ckpt = json_num(plan, "checkpointed activations");
+    const double live = json_num(plan, "one block live (recompute + backward)");
     const double step = json_num(g, "step_seconds"), peak = json_num(g, "peak_bytes");
     assert_float_equal(opt8, 171835392.0, 0.5);
     ran_free(&r);
@@ -350,6 +353,23 @@ static void test_job_options(void **state)
     assert_float_equal(json_num(plan, "optimizer state (and EMA copy)"), 1374683136.0, 0.5);
     assert_true(fabs(json_num(g, "step_seconds") / step - 4.0) < 1e-9);
     assert_true(fabs(json_num(g, "peak_bytes") - peak - (1374683136.0 - opt8) * 1.043) < 1e3);
+    ran_free(&r);
+    cJSON_Delete(j);
+
+    /* kohya's --apply_t5_attn_mask: every call's mask written out as
+     * (1, 24, 4608, 4608) at 1024 px, kept as bf16 for the live block's
+     * backward (2 x 509,607,936 B), and a longer step. */
+    const char *masked[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                            "--attention-mask", "per_head", NULL};
+    j = predict_row(masked, &g, &r);
+    plan = plan_of(j);
+    assert_float_equal(json_num(plan, "one block live (recompute + backward)") - live,
+                       1019215872.0, 0.5);
+    assert_true(json_num(g, "step_seconds") > step);
+    const cJSON *wj = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0), "workload");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(wj, "attention_mask")->valuestring,
+                        "per_head");
     ran_free(&r);
     cJSON_Delete(j);
 
@@ -371,6 +391,13 @@ static void test_job_options(void **state)
     bad = run((const char *[]){"predict", "--model", "flux1-dev", "--accumulation", "0", NULL});
     assert_int_equal(bad.rc, 2);
     assert_non_null(strstr(aitk_str_cstr(&bad.err), "--accumulation"));
+    ran_free(&bad);
+    bad = run((const char *[]){"predict", "--model", "flux1-dev", "--attention-mask", "dense",
+                               NULL});
+    assert_int_equal(bad.rc, 2);
+    assert_non_null(strstr(aitk_str_cstr(&bad.err), "--attention-mask: expected none, "
+                                                    "key_padding, pairwise, per_head or "
+                                                    "per_head_kept, found 'dense'"));
     ran_free(&bad);
 }
 
