@@ -60,7 +60,8 @@ typedef enum aitk_attention_mask {
     AITK_MASK_COUNT,
 } aitk_attention_mask;
 
-/* "none", "key_padding", "pairwise", "per_head", "per_head_kept". */
+/* The names aitk_attention_mask_parse takes, for an error to list. */
+#define AITK_ATTENTION_MASK_CHOICES "none, key_padding, pairwise, per_head or per_head_kept"
 aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out);
 const char *aitk_attention_mask_name(aitk_attention_mask m);
 

@@ -195,8 +195,8 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         st = aitk_yaml_string(doc, n, &t, err);
         if (!st && aitk_attention_mask_parse(t, &k)) {
             aitk_yaml_errorf(err, doc, n,
-                             "attention_mask: expected none, key_padding, pairwise, per_head or "
-                             "per_head_kept, found '%s'", t);
+                             "attention_mask: expected " AITK_ATTENTION_MASK_CHOICES
+                             ", found '%s'", t);
             st = AITK_E_PARSE;
         }
         s->attention_mask = (int)k;

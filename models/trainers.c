@@ -292,8 +292,6 @@ static aitk_status load_not_modelled(const aitk_yaml_doc *doc, const aitk_yaml_n
 static aitk_status load_masks(const aitk_yaml_doc *doc, const aitk_yaml_node *map,
                               aitk_trainer *t, aitk_str *err)
 {
-    static const char *const kinds[] = {"none", "key_padding", "pairwise", "per_head",
-                                        "per_head_kept", NULL};
     const aitk_yaml_node *m = aitk_yaml_get(map, "attention_mask");
     if (!m)
         return AITK_OK;
@@ -305,12 +303,16 @@ static aitk_status load_masks(const aitk_yaml_doc *doc, const aitk_yaml_node *ma
             aitk_yaml_errorf(err, doc, m, "too many models");
             return AITK_E_RANGE;
         }
-        int kind = 0;
+        int unused = 0;
         const char *text = NULL;
         t->masks[i].model_id = m->pairs[i].key->text;
-        st = sourced_string(doc, m, t->masks[i].model_id, kinds, &kind, &text, err);
-        if (!st)
-            st = aitk_attention_mask_parse(text, &t->masks[i].kind);
+        st = sourced_string(doc, m, t->masks[i].model_id, NULL, &unused, &text, err);
+        if (!st && aitk_attention_mask_parse(text, &t->masks[i].kind)) {
+            aitk_yaml_errorf(err, doc, aitk_yaml_figure(m->pairs[i].value),
+                             "'%s': '%s' is not a mask shape (" AITK_ATTENTION_MASK_CHOICES ")",
+                             t->masks[i].model_id, text);
+            st = AITK_E_PARSE;
+        }
         t->n_masks = st ? i : i + 1;
     }
     return st;

@@ -241,8 +241,8 @@ static aitk_status apply_job_options(run *r, aitk_workload *w)
     if (o->no_validation)
         w->validation_resolution = 0;
     if (o->attention_mask && aitk_attention_mask_parse(o->attention_mask, &w->attention_mask)) {
-        aitk_str_append(r->err, "--attention-mask: expected none, key_padding, pairwise, per_head "
-                                "or per_head_kept, found '");
+        aitk_str_append(r->err,
+                        "--attention-mask: expected " AITK_ATTENTION_MASK_CHOICES ", found '");
         aitk_str_append_printable(r->err, o->attention_mask, false);
         aitk_str_append(r->err, "'");
         return AITK_E_INVAL;

@@ -794,7 +794,8 @@ static void test_attention_masks(void **state)
     aitk_model_spec_free(omnigen2);
     rejects_trainers(TRAINER_HEAD TOKENS "    fp8: {value: cast, source: s}\n" REST
                      "    attention_mask: {chroma: {value: dense, source: s}}\n",
-                     "t.yaml:11:38: 'chroma': 'dense' is not one of the known values");
+                     "t.yaml:11:38: 'chroma': 'dense' is not a mask shape (none, key_padding, "
+                     "pairwise, per_head or per_head_kept)");
     aitk_reported_speeds *s = NULL;
     const char *text = "schema: 1\nreports:\n" ROW("a", "kohya", "")
         ROW("b", "kohya", ", attention_mask: per_head");
