@@ -456,14 +456,14 @@ PY
         echo "torch-flux-step --no-checkpointing: skipped, python3 has no torch" | tee -a "$LOG"
     fi
 fi
-# What an attention mask costs PyTorch's eager step (the cost model prices a
-# masked call at the memory-efficient kernel's share of flash attention's,
-# read from other GPUs' kernel benchmarks, plus the mask's conversion:
-# models/cost.yaml masked_attention): a T5 key mask, as kohya's
+# What an attention mask costs PyTorch's eager step: a T5 key mask, as kohya's
 # --apply_t5_attn_mask runs it since 2024-08-21, and the dense (1, heads, L, L)
-# boolean ai-toolkit's Chroma builds for every step. Its lines go into the
-# log; its JSON stays in BUILD_DIR. A diagnosis for the cost model: a skip or
-# a failure here is recorded, not the verdict.
+# boolean ai-toolkit's Chroma builds for every step. The cost model prices a
+# masked call at the memory-efficient kernel's share of flash attention's,
+# read from other GPUs' kernel benchmarks, plus the mask's conversion
+# (models/cost.yaml masked_attention); --aitk sets that price beside each run.
+# Its lines go into the log; its JSON stays in BUILD_DIR. A diagnosis for the
+# cost model: a skip or a failure here is recorded, not the verdict.
 if wanted torch-mask; then
     if python3 -c "import torch" 2>/dev/null; then
         # shellcheck source=ci/device-deps.sh
@@ -471,7 +471,7 @@ if wanted torch-mask; then
         rc=0
         step torch-mask 60 python3 "$ROOT/ci/torch-flux-step.py" --out "$BUILD_DIR/torch-mask" \
             --resolutions "" --no-generation --masked-resolution 1024 \
-            --dense-mask-resolution 1024 || rc=$?
+            --dense-mask-resolution 1024 --aitk "$BUILD_DIR/aitk-validate" || rc=$?
         echo "torch-flux-step (masks): rc=$rc (77: skipped)" | tee -a "$LOG"
     else
         echo "torch-flux-step (masks): skipped, python3 has no torch" | tee -a "$LOG"

@@ -422,14 +422,16 @@ config:
 """
 
 
-def predict(aitk, gpu, res, checkpointing, workdir):
-    """What `aitk-validate predict --config` says for the measured job."""
+def predict(aitk, gpu, res, checkpointing, workdir, mask=None):
+    """What `aitk-validate predict --config` says for the measured job, its
+    attention calls given `mask` (an --attention-mask shape) where one is."""
     cfg = os.path.join(workdir, "flux-%d.yaml" % res)
     out = os.path.join(workdir, "predict-%d.json" % res)
     with open(cfg, "w", encoding="utf-8") as f:
         f.write(CONFIG.format(rank=RANK, alpha=ALPHA, res=res,
                               checkpointing="true" if checkpointing else "false"))
-    p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out],
+    masked = ["--attention-mask", mask] if mask else []
+    p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out, *masked],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail(1, "predict for %d px on '%s' failed (exit %d): %s" % (
@@ -495,7 +497,8 @@ def compare(doc, aitk, path):
                             "measured": row.get("kernels_per_step")},
                 "predicted_host_seconds": terms.get("host"),
             })
-    doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table,
+        masked = compare_masked(doc, aitk, gpu, checkpointing, work, path)
+    doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table, "masked": masked,
                          "ratio": "predicted / measured seconds per step"}
     print("\npredicted (aitk-validate predict --config, %s) against measured, FLUX.1-dev LoRA "
           "rank %d, bf16 base, %s:" % (gpu, RANK, "checkpointing" if checkpointing
@@ -516,7 +519,56 @@ def compare(doc, aitk, path):
         cells.append("%s / %s" % (count(k["predicted"]), count(k["measured"])))
         print("  %5d %8.3fs %8.3fs %6.2f   %-28s %-28s %-28s %-15s" % (
             t["resolution"], t["measured_seconds"], t["predicted_seconds"], t["ratio"], *cells))
+    for t in masked:
+        a, o = t["terms"]["attention"], t["terms"]["other"]
+        print("  %5d %8.3fs %8.3fs %6.2f   attention pred/meas %.3f / %s s, memory pred / other "
+              "kernels %.3f / %s s: masked, %s (predict --attention-mask %s)" % (
+                  t["resolution"], t["measured_seconds"], t["predicted_seconds"], t["ratio"],
+                  a["predicted"], fmt(a["measured"]), o["predicted"], fmt(o["measured"]),
+                  t["measured_as"], t["mask"]))
     return doc
+
+
+def fmt(v):
+    return "%.3f" % v if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
+
+
+# The masked steps' masks as the cost model names their shapes: the T5 key
+# mask this script passes is a (1, 1, 1, L) row that the kernel broadcasts;
+# the dense one, ai-toolkit's Chroma mask, is made once and kept.
+MASKED_RUNS = (("training_masked", "key_padding"), ("training_dense_mask", "per_head_kept"))
+
+
+def compare_masked(doc, aitk, gpu, checkpointing, work, path):
+    """The masked steps (torch-mask) beside predict --attention-mask for the
+    same job: what the model prices a mask at against what it cost."""
+    out = []
+    for key, mask in MASKED_RUNS:
+        row = doc.get(key)
+        if row is None or (isinstance(row, dict) and "error" in row):
+            continue
+        where = "%s: %s" % (path, key)
+        if not isinstance(row, dict):
+            fail(2, "%s: expected an object" % where)
+        res = int(number(row, "resolution", where))
+        measured = number(row, "seconds_per_step", where)
+        g = predict(aitk, gpu, res, checkpointing, work, mask)
+        terms = g["seconds_at_largest_resolution"]
+        kinds = row.get("kernel_seconds") or {}
+        out.append({
+            "mask": mask,
+            "measured_as": row.get("mask", key),
+            "resolution": res,
+            "measured_seconds": measured,
+            "predicted_seconds": g["step_seconds"],
+            "ratio": g["step_seconds"] / measured,
+            "measured_peak_bytes": row.get("peak_allocated_bytes"),
+            "predicted_peak_bytes": g["peak_bytes"],
+            "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
+                      for k, p in (("gemm", "gemm"), ("attention", "attention"),
+                                   ("other", "memory"))},
+        })
+    return out
 
 
 # ---- comparison with aitk-validate's own measured step (no torch needed) ----

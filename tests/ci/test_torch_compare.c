@@ -56,8 +56,9 @@ static void path_in(aitk_str *p, const char *name)
 
 /* What predict says for the measured job, from this test's own description
  * of it: FLUX.1-dev, LoRA rank 16 / alpha 16, batch 1, bf16 base, gradient
- * checkpointing (or not), AdamW, text embeddings cached, one resolution. */
-static double predicted_independently(long res, bool checkpointing)
+ * checkpointing (or not), AdamW, text embeddings cached, one resolution, its
+ * attention calls given `mask` (an --attention-mask shape; NULL: none). */
+static double predicted_masked(long res, bool checkpointing, const char *mask)
 {
     aitk_str cfg = AITK_STR_INIT, out = AITK_STR_INIT, text = AITK_STR_INIT;
     path_in(&cfg, "job.yaml");
@@ -73,7 +74,7 @@ static double predicted_independently(long res, bool checkpointing)
                      res, checkpointing ? "true" : "false");
     write_file(cfg.ptr, text.ptr);
     ran r = run((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "H200 SXM", "--json",
-                                 out.ptr, NULL});
+                                 out.ptr, mask ? "--attention-mask" : NULL, mask, NULL});
     assert_int_equal(r.rc, 0);
     cJSON *j = load_json(out.ptr);
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
@@ -87,6 +88,11 @@ static double predicted_independently(long res, bool checkpointing)
     return s;
 }
 
+static double predicted_independently(long res, bool checkpointing)
+{
+    return predicted_masked(res, checkpointing, NULL);
+}
+
 static const char measured[] =
     "{\"schema\": 1, \"gpu\": \"NVIDIA H200\", \"torch\": \"2.11.0\",\n"
     " \"generation\": {\"resolution\": 1024, \"seconds_per_step\": 0.2},\n"
@@ -95,7 +101,10 @@ static const char measured[] =
     "   \"kernel_seconds\": {\"gemm\": 0.1, \"attention\": 0.02, \"other\": 0.15},"
     "   \"kernels_per_step\": 21000},\n"
     "  {\"resolution\": 768, \"error\": \"out of memory\"},\n"
-    "  {\"resolution\": 1024, \"seconds_per_step\": 1.25}]}\n";
+    "  {\"resolution\": 1024, \"seconds_per_step\": 1.25}],\n"
+    " \"training_masked\": {\"resolution\": 1024, \"seconds_per_step\": 1.6,"
+    "   \"mask\": \"T5 key mask\", \"kernel_seconds\": {\"attention\": 0.5}},\n"
+    " \"training_dense_mask\": {\"resolution\": 1024, \"seconds_per_step\": 2.0}}\n";
 
 static void test_compare(void **state)
 {
@@ -138,6 +147,30 @@ static void test_compare(void **state)
     assert_float_equal(json_num(kernels, "measured"), 21000, 1e-12);
     assert_float_equal(json_num(kernels, "predicted"), 19 * (2 * 164 + 224) + 38 * (2 * 79 + 107),
                        1e-12);
+    /* The masked steps beside predict --attention-mask for the same job:
+     * the T5 key row as key_padding, ai-toolkit's kept dense mask as
+     * per_head_kept, each priced above the unmasked step. */
+    const cJSON *masked = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "comparison"), "masked");
+    assert_int_equal(cJSON_GetArraySize(masked), 2);
+    static const struct {
+        const char *mask;
+        double seconds;
+    } shapes[] = {{"key_padding", 1.6}, {"per_head_kept", 2.0}};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *row = cJSON_GetArrayItem(masked, i);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(row, "mask")->valuestring,
+                            shapes[i].mask);
+        assert_float_equal(json_num(row, "measured_seconds"), shapes[i].seconds, 1e-12);
+        const double p = predicted_masked(1024, true, shapes[i].mask);
+        assert_float_equal(json_num(row, "predicted_seconds"), p, 1e-9 * p);
+        assert_true(p > predicted_independently(1024, true));
+    }
+    const cJSON *attention = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(masked, 0), "terms"), "attention");
+    assert_float_equal(json_num(attention, "measured"), 0.5, 1e-12);
+    assert_non_null(strstr(aitk_str_cstr(&r.out),
+                           "masked, T5 key mask (predict --attention-mask key_padding)"));
     cJSON_Delete(j);
     ran_free(&r);
 
