@@ -133,6 +133,10 @@ static aitk_status add_step_scale(aitk_calibration *c, const cJSON *w, const cha
     aitk_str perr = AITK_STR_INIT;
     if (!st)
         aitk_workload_set_trainer(&wl, trainer);
+    /* This project's GPU step passes no attention mask where the trainer's
+     * code does (ai-toolkit's Chroma and OmniGen2): the scale is of the
+     * unmasked step, and the mask's price stays on top of it. */
+    wl.attention_mask = AITK_MASK_NONE;
     if (!st && (st = aitk_cost_predict(&wl, p, c->gpu, &pred, &perr)) != AITK_OK &&
         st != AITK_E_NOMEM)
         aitk_str_appendf(err, "%s: workload %s: %s", c->report_path, model, aitk_str_cstr(&perr));

@@ -486,6 +486,59 @@ static void test_step_scale(void **state)
     tmp_close(&t);
 }
 
+/* Chroma's step at 1024 px on the H200: `calibrate` (a report, or NULL) and
+ * `mask` (an --attention-mask shape, or NULL for the trainer's). */
+static double chroma_step(tmpdir *t, const char *calibrate, const char *mask)
+{
+    const char *out = tmp_file(t, "chroma.json");
+    const char *args[16] = {"predict", "--model", "chroma", "--gpu", "H200 SXM", "--resolution",
+                            "1024", "--json", out};
+    size_t n = 9;
+    if (calibrate) {
+        args[n++] = "--calibrate";
+        args[n++] = calibrate;
+    }
+    if (mask) {
+        args[n++] = "--attention-mask";
+        args[n++] = mask;
+    }
+    ran r = run(args);
+    if (r.rc != 0)
+        fail_msg("predict exited %d: %s", r.rc, aitk_str_cstr(&r.err));
+    ran_free(&r);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(aitk_file_read(out, 1 << 24, &text, &len, NULL), AITK_OK);
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    aitk_free(text);
+    assert_non_null(j);
+    const double s = num_at(j, "predictions.0.gpus.0.step_seconds");
+    cJSON_Delete(j);
+    unlink(out);
+    aitk_free(t->files[--t->n]);
+    return s;
+}
+
+/* ai-toolkit masks Chroma's attention (models/trainers.yaml attention_mask);
+ * this project's GPU step does not. A measured Chroma step scales the
+ * unmasked prediction, so the calibrated ai-toolkit job keeps the mask's
+ * price on top of the measurement: measured x masked / unmasked. */
+static void test_step_scale_unmasked(void **state)
+{
+    (void)state;
+    const double median_s = 3.0;
+    tmpdir t;
+    tmp_open(&t);
+    cJSON *r = report_new(MEASURED);
+    add_workload(r, "chroma", "cuda", median_s, 1024);
+    const char *report = write_report(&t, "chroma-report.json", r);
+    const double masked = chroma_step(&t, NULL, NULL), unmasked = chroma_step(&t, NULL, "none");
+    assert_true(masked > unmasked);
+    assert_close(chroma_step(&t, report, NULL), median_s * masked / unmasked, "masked job");
+    assert_close(chroma_step(&t, report, "none"), median_s, "the measured, unmasked step");
+    tmp_close(&t);
+}
+
 /* Without a configuration the workload is taken at the model's defaults,
  * and the output says so. */
 static void test_step_scale_defaults(void **state)
@@ -766,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_gemm_only),
         cmocka_unit_test(test_real_h200_report),
         cmocka_unit_test(test_step_scale),     cmocka_unit_test(test_step_scale_defaults),
+        cmocka_unit_test(test_step_scale_unmasked),
         cmocka_unit_test(test_report_without_gpu), cmocka_unit_test(test_bad_reports),
         cmocka_unit_test(test_boost_limit), cmocka_unit_test(test_gemm_above_listed_matmul),
         cmocka_unit_test(test_unreadable_workload_said),
