@@ -55,8 +55,12 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
         fputs(", forward under autocast", out);
     /* The shapes of models/cost.h aitk_attention_mask, in words. */
     static const char *const mask_what[AITK_MASK_COUNT] = {
-        "", "a (batch, 1, 1, tokens) padding mask", "a (batch, 1, tokens, tokens) mask made in each block",
-        "a (batch, heads, tokens, tokens) mask", "a (batch, heads, tokens, tokens) mask kept for the step"};
+        "",
+        "a (batch, 1, 1, tokens) padding mask",
+        "a (batch, 1, tokens, tokens) mask made in each block",
+        "a (batch, heads, tokens, tokens) mask",
+        "a (batch, heads, tokens, tokens) mask kept for the step",
+    };
     if (w->attention_mask != AITK_MASK_NONE && !w->step_graph)
         fprintf(out, ", every attention call given %s (PyTorch's memory-efficient kernel; the "
                 "mask converted each call)", mask_what[w->attention_mask]);
