@@ -32,6 +32,9 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
                      w->checkpointing ? ", ckpt" : "", w->autocast ? ", amp" : "");
     if (w->fp16)
         aitk_str_appendf(o, ", fp16");
+    /* Attention calls given a mask (models/cost.h aitk_attention_mask). */
+    if (w->attention_mask != AITK_MASK_NONE)
+        aitk_str_appendf(o, ", mask %s", aitk_attention_mask_name(w->attention_mask));
     /* The trainer's validation stage (aitk_workload), with the dtype of the
      * encoders it loads again. */
     if (w->validation_resolution > 0)
@@ -361,6 +364,7 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddBoolToObject(o, "checkpointing", w->checkpointing);
     cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "precision", w->fp16 ? "fp16" : "bf16");
+    cJSON_AddStringToObject(o, "attention_mask", aitk_attention_mask_name(w->attention_mask));
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
     /* The trainer's settings (models/trainers.yaml); text_tokens 0: the
      * model's own (the row's spec is gone by the time it is written). */

@@ -1288,6 +1288,19 @@ static void test_reported(void **state)
     const cJSON *rtx = cJSON_GetObjectItemCaseSensitive(reported_row(j, "hfblog-qlora-4090-nf4"),
                                                         "setup");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(rtx, "precision")->valuestring, "bf16");
+    /* kohya's T5 mask is the row's own setting; SimpleTuner's Chroma mask
+     * its trainer's (models/trainers.yaml attention_mask). */
+    static const struct {
+        const char *id, *mask;
+    } masks[] = {{"kohya-gui-secourses-a6000-t5-mask", "per_head"},
+                 {"kohya-gui-secourses-a6000", "none"},
+                 {"simpletuner-segckpt-chroma-l40s-bf16-layer", "pairwise"}};
+    for (size_t i = 0; i < sizeof masks / sizeof *masks; i++) {
+        const cJSON *su = cJSON_GetObjectItemCaseSensitive(reported_row(j, masks[i].id), "setup");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(su, "attention_mask")->valuestring,
+                            masks[i].mask);
+    }
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "ckpt, amp, mask per_head"));
     cJSON_Delete(j);
     ran_free(&r);
     /* The trust summary under a plain prediction speaks of training jobs only. */
