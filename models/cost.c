@@ -70,7 +70,7 @@ aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out
 
 const char *aitk_attention_mask_name(aitk_attention_mask m)
 {
-    return m >= 0 && m < AITK_MASK_COUNT ? mask_names[m] : "none";
+    return (unsigned)m < AITK_MASK_COUNT ? mask_names[m] : "none";
 }
 
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
