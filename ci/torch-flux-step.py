@@ -457,6 +457,29 @@ def setup_checkpointing(doc, path):
     return ck
 
 
+def beside(row, where, aitk, gpu, checkpointing, work, mask=None):
+    """One measured step (a training row) and predict's answer for the same
+    job, side by side: (the entry, predict's GPU row)."""
+    res = int(number(row, "resolution", where))
+    measured = number(row, "seconds_per_step", where)
+    g = predict(aitk, gpu, res, checkpointing, work, mask)
+    terms = g["seconds_at_largest_resolution"]
+    kinds = row.get("kernel_seconds") or {}
+    return {
+        "resolution": res,
+        "measured_seconds": measured,
+        "predicted_seconds": g["step_seconds"],
+        "ratio": g["step_seconds"] / measured,
+        "measured_peak_bytes": row.get("peak_allocated_bytes"),
+        "predicted_peak_bytes": g["peak_bytes"],
+        # the model's GEMM term against GEMM kernels, attention against
+        # attention kernels, memory traffic against all other kernels
+        "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
+                  for k, p in (("gemm", "gemm"), ("attention", "attention"),
+                               ("other", "memory"))},
+    }, g
+
+
 def compare(doc, aitk, path):
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         fail(2, "%s: not a torch-flux-step measurement (schema %s)" % (path, SCHEMA))
@@ -473,30 +496,14 @@ def compare(doc, aitk, path):
                 fail(2, "%s: expected an object" % where)
             if "error" in row:
                 continue
-            res = int(number(row, "resolution", where))
-            measured = number(row, "seconds_per_step", where)
-            g = predict(aitk, gpu, res, checkpointing, work)
-            terms = g["seconds_at_largest_resolution"]
-            kinds = row.get("kernel_seconds") or {}
-            table.append({
-                "resolution": res,
-                "measured_seconds": measured,
-                "predicted_seconds": g["step_seconds"],
-                "ratio": g["step_seconds"] / measured,
-                "measured_peak_bytes": row.get("peak_allocated_bytes"),
-                "predicted_peak_bytes": g["peak_bytes"],
-                # the model's GEMM term against GEMM kernels, attention against
-                # attention kernels, memory traffic against all other kernels
-                "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
-                          for k, p in (("gemm", "gemm"), ("attention", "attention"),
-                                       ("other", "memory"))},
-                # the model's count of the step's kernels (from the blocks'
-                # kernels_forward and kernels_backward, on the CPU) against
-                # the launches the profiler saw; the host's time it implies
-                "kernels": {"predicted": g.get("kernels_per_step"),
-                            "measured": row.get("kernels_per_step")},
-                "predicted_host_seconds": terms.get("host"),
-            })
+            t, g = beside(row, where, aitk, gpu, checkpointing, work)
+            # the model's count of the step's kernels (from the blocks'
+            # kernels_forward and kernels_backward, on the CPU) against the
+            # launches the profiler saw; the host's time it implies
+            t["kernels"] = {"predicted": g.get("kernels_per_step"),
+                            "measured": row.get("kernels_per_step")}
+            t["predicted_host_seconds"] = g["seconds_at_largest_resolution"].get("host")
+            table.append(t)
         masked = compare_masked(doc, aitk, gpu, checkpointing, work, path)
     doc["comparison"] = {"aitk": aitk, "gpu": gpu, "rows": table, "masked": masked,
                          "ratio": "predicted / measured seconds per step"}
@@ -550,24 +557,10 @@ def compare_masked(doc, aitk, gpu, checkpointing, work, path):
         where = "%s: %s" % (path, key)
         if not isinstance(row, dict):
             fail(2, "%s: expected an object" % where)
-        res = int(number(row, "resolution", where))
-        measured = number(row, "seconds_per_step", where)
-        g = predict(aitk, gpu, res, checkpointing, work, mask)
-        terms = g["seconds_at_largest_resolution"]
-        kinds = row.get("kernel_seconds") or {}
-        out.append({
-            "mask": mask,
-            "measured_as": row.get("mask", key),
-            "resolution": res,
-            "measured_seconds": measured,
-            "predicted_seconds": g["step_seconds"],
-            "ratio": g["step_seconds"] / measured,
-            "measured_peak_bytes": row.get("peak_allocated_bytes"),
-            "predicted_peak_bytes": g["peak_bytes"],
-            "terms": {k: {"predicted": terms[p], "measured": kinds.get(k)}
-                      for k, p in (("gemm", "gemm"), ("attention", "attention"),
-                                   ("other", "memory"))},
-        })
+        t, _ = beside(row, where, aitk, gpu, checkpointing, work, mask)
+        t["mask"] = mask
+        t["measured_as"] = row.get("mask", key)
+        out.append(t)
     return out
 
 

@@ -197,14 +197,11 @@ static const char *write_report(tmpdir *t, const char *name, cJSON *report)
 
 /* ---- reading predict --json ---- */
 
-static cJSON *predict_json(tmpdir *t, const char *calibrate, const char *gpu, const char *res)
+/* Runs predict with `args` (its --json names `out`, the tmpdir's newest
+ * file) and returns the JSON it wrote; the file goes, its name is reused. */
+static cJSON *predict_out(tmpdir *t, const char *const *args, const char *out)
 {
-    const char *out = tmp_file(t, calibrate ? "cal.json" : "plain.json");
-    const char *with[] = {"predict", "--model", "flux1-dev", "--gpu", gpu, "--json", out,
-                          "--calibrate", calibrate, res ? "--resolution" : NULL, res, NULL};
-    const char *without[] = {"predict", "--model", "flux1-dev", "--gpu", gpu, "--json", out,
-                             res ? "--resolution" : NULL, res, NULL};
-    ran r = run(calibrate ? with : without);
+    ran r = run(args);
     if (r.rc != 0)
         fail_msg("predict exited %d: %s", r.rc, aitk_str_cstr(&r.err));
     ran_free(&r);
@@ -217,6 +214,16 @@ static cJSON *predict_json(tmpdir *t, const char *calibrate, const char *gpu, co
     unlink(out);
     aitk_free(t->files[--t->n]); /* the name is reused by the next call */
     return j;
+}
+
+static cJSON *predict_json(tmpdir *t, const char *calibrate, const char *gpu, const char *res)
+{
+    const char *out = tmp_file(t, calibrate ? "cal.json" : "plain.json");
+    const char *with[] = {"predict", "--model", "flux1-dev", "--gpu", gpu, "--json", out,
+                          "--calibrate", calibrate, res ? "--resolution" : NULL, res, NULL};
+    const char *without[] = {"predict", "--model", "flux1-dev", "--gpu", gpu, "--json", out,
+                             res ? "--resolution" : NULL, res, NULL};
+    return predict_out(t, calibrate ? with : without, out);
 }
 
 static const cJSON *at(const cJSON *o, const char *path)
@@ -502,20 +509,9 @@ static double chroma_step(tmpdir *t, const char *calibrate, const char *mask)
         args[n++] = "--attention-mask";
         args[n++] = mask;
     }
-    ran r = run(args);
-    if (r.rc != 0)
-        fail_msg("predict exited %d: %s", r.rc, aitk_str_cstr(&r.err));
-    ran_free(&r);
-    char *text = NULL;
-    size_t len = 0;
-    assert_int_equal(aitk_file_read(out, 1 << 24, &text, &len, NULL), AITK_OK);
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    aitk_free(text);
-    assert_non_null(j);
+    cJSON *j = predict_out(t, args, out);
     const double s = num_at(j, "predictions.0.gpus.0.step_seconds");
     cJSON_Delete(j);
-    unlink(out);
-    aitk_free(t->files[--t->n]);
     return s;
 }
 
