@@ -199,9 +199,7 @@ static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed
     return sample_tokens(w, s, res, fixed) * (double)w->batch;
 }
 
-/* The mask a job's attention calls get: the trainer's, but none in this
- * project's own step graph, which passes none. */
-static aitk_attention_mask attention_mask(const aitk_workload *w)
+aitk_attention_mask aitk_workload_attention_mask(const aitk_workload *w)
 {
     return w->step_graph ? AITK_MASK_NONE : w->attention_mask;
 }
@@ -213,7 +211,7 @@ static double mask_elements(const aitk_workload *w, const aitk_block_spec *b, lo
     if (b->heads <= 0)
         return 0;
     const double t = sample_tokens(w, b->attn_stream, res, 0), n = (double)w->batch;
-    switch (attention_mask(w)) {
+    switch (aitk_workload_attention_mask(w)) {
     case AITK_MASK_KEY_PADDING:
         return n * t;
     case AITK_MASK_PAIRWISE:
@@ -560,8 +558,9 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
      * int32 copies of that size, at the forward's start, before any block
      * has saved anything: not the step's peak, and not counted. */
     double kept = 0;
-    for (size_t g = 0; attention_mask(w) == AITK_MASK_PER_HEAD_KEPT && g < s->n_blocks; g++)
-        kept = fmax(kept, p->mask_bool_bytes * mask_elements(w, &s->blocks[g], resolution));
+    if (aitk_workload_attention_mask(w) == AITK_MASK_PER_HEAD_KEPT)
+        for (size_t g = 0; g < s->n_blocks; g++)
+            kept = fmax(kept, p->mask_bool_bytes * mask_elements(w, &s->blocks[g], resolution));
     m[AITK_PLAN_LIVE_BLOCK] = live + kept;
     /* A quantized weight is expanded to bf16 for its GEMM; allow two at once
      * (the one in use and the next). */
@@ -652,7 +651,7 @@ static void attention_shares(const aitk_workload *w, const aitk_cost_params *p,
                              const aitk_gpu_spec *g, double *fwd, double *bwd)
 {
     aitk_cost_attention_shares(p, g, fwd, bwd);
-    if (attention_mask(w) != AITK_MASK_NONE) {
+    if (aitk_workload_attention_mask(w) != AITK_MASK_NONE) {
         double mf, mb;
         aitk_cost_masked_attention_ratios(p, g, &mf, &mb);
         *fwd *= mf;

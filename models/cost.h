@@ -169,6 +169,9 @@ const char *aitk_fp8_path_name(aitk_fp8_path p);
 long aitk_workload_text_tokens(const aitk_workload *w);
 /* True when the base's GEMMs run in fp8 (an fp8 base on torchao's path). */
 bool aitk_workload_fp8_compute(const aitk_workload *w);
+/* The mask w's attention calls get: its trainer's or its own, but none in
+ * this project's own step graph, which passes none. */
+aitk_attention_mask aitk_workload_attention_mask(const aitk_workload *w);
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);

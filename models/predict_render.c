@@ -61,9 +61,10 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
         "a (batch, heads, tokens, tokens) mask",
         "a (batch, heads, tokens, tokens) mask kept for the step",
     };
-    if (w->attention_mask != AITK_MASK_NONE && !w->step_graph)
+    const aitk_attention_mask mask = aitk_workload_attention_mask(w);
+    if (mask != AITK_MASK_NONE)
         fprintf(out, ", every attention call given %s (PyTorch's memory-efficient kernel; the "
-                "mask converted each call)", mask_what[w->attention_mask]);
+                "mask converted each call)", mask_what[mask]);
     fputs(" (models/trainers.yaml)\n", out);
     if (w->not_modelled)
         fprintf(out, "  not modelled: %s\n", w->not_modelled);
@@ -200,7 +201,7 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
             fprintf(out, "%s %s %.2f/%.2f", i ? "," : "", p->attn_by_cc[i].cc,
                     p->attn_by_cc[i].fwd, p->attn_by_cc[i].bwd);
     }
-    if (r->workload.attention_mask != AITK_MASK_NONE && !r->workload.step_graph) {
+    if (aitk_workload_attention_mask(&r->workload) != AITK_MASK_NONE) {
         /* The job's calls are masked: the kernel they run, over flash's. */
         fprintf(out, "\n    masked calls, the memory-efficient kernel over flash attention "
                      "(forward/backward): %.2f/%.2f", p->masked_fwd, p->masked_bwd);
@@ -461,8 +462,7 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
     if (w->not_modelled)
         cJSON_AddStringToObject(wj, "not_modelled", w->not_modelled);
     cJSON_AddStringToObject(wj, "attention_mask",
-                            aitk_attention_mask_name(w->step_graph ? AITK_MASK_NONE
-                                                                   : w->attention_mask));
+                            aitk_attention_mask_name(aitk_workload_attention_mask(w)));
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);
