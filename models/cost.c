@@ -73,6 +73,23 @@ const char *aitk_attention_mask_name(aitk_attention_mask m)
     return (unsigned)m < AITK_MASK_COUNT ? mask_names[m] : "none";
 }
 
+static const char *const os_names[AITK_OS_COUNT] = {"linux", "windows"};
+
+aitk_status aitk_host_os_parse(const char *text, aitk_host_os *out)
+{
+    for (int i = 0; i < AITK_OS_COUNT; i++)
+        if (!strcmp(text, os_names[i])) {
+            *out = (aitk_host_os)i;
+            return AITK_OK;
+        }
+    return AITK_E_INVAL;
+}
+
+const char *aitk_host_os_name(aitk_host_os os)
+{
+    return (unsigned)os < AITK_OS_COUNT ? os_names[os] : "linux";
+}
+
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
 {
     const aitk_model_defaults *d = &spec->defaults;
@@ -202,6 +219,11 @@ static double tokens(const aitk_workload *w, aitk_stream s, long res, long fixed
 aitk_attention_mask aitk_workload_attention_mask(const aitk_workload *w)
 {
     return w->step_graph ? AITK_MASK_NONE : w->attention_mask;
+}
+
+bool aitk_workload_flash_attention(const aitk_workload *w)
+{
+    return w->step_graph || (w->attention_mask == AITK_MASK_NONE && w->os != AITK_OS_WINDOWS);
 }
 
 /* Elements of the additive mask one attention call of block b converts and
@@ -646,12 +668,13 @@ double aitk_cost_kernels(const aitk_workload *w, const aitk_cost_params *p)
 }
 
 /* Attention's shares of g's matmul rate for w: flash attention's, or where
- * w's calls are masked, the memory-efficient kernel's that they run. */
+ * w's calls are masked or run on Windows' PyTorch, the memory-efficient
+ * kernel's that they take. */
 static void attention_shares(const aitk_workload *w, const aitk_cost_params *p,
                              const aitk_gpu_spec *g, double *fwd, double *bwd)
 {
     aitk_cost_attention_shares(p, g, fwd, bwd);
-    if (aitk_workload_attention_mask(w) != AITK_MASK_NONE) {
+    if (!aitk_workload_flash_attention(w)) {
         double mf, mb;
         aitk_cost_masked_attention_ratios(p, g, &mf, &mb);
         *fwd *= mf;

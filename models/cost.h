@@ -65,6 +65,21 @@ typedef enum aitk_attention_mask {
 aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out);
 const char *aitk_attention_mask_name(aitk_attention_mask m);
 
+/* The operating system the trainer's PyTorch runs on, where it changes the
+ * step: PyTorch's Windows wheels are built without flash attention (since
+ * 2.2.0; pytorch/pytorch issue #125070), so there every attention call runs
+ * the memory-efficient kernel, masked or not (models/cost.yaml
+ * masked_attention holds that kernel's rates). */
+typedef enum aitk_host_os {
+    AITK_OS_LINUX,
+    AITK_OS_WINDOWS,
+    AITK_OS_COUNT,
+} aitk_host_os;
+
+#define AITK_HOST_OS_CHOICES "linux or windows"
+aitk_status aitk_host_os_parse(const char *text, aitk_host_os *out);
+const char *aitk_host_os_name(aitk_host_os os);
+
 /* Block groups a trainer can give its own saved counts for. */
 #define AITK_WORKLOAD_MAX_GROUPS 16
 
@@ -158,6 +173,9 @@ typedef struct aitk_workload {
      * at the memory-efficient kernel's rate and each call converts and
      * reads the mask. NONE for this project's own step graph. */
     aitk_attention_mask attention_mask;
+    /* Where the trainer's PyTorch runs (aitk_host_os); Linux unless a job
+     * or a report says otherwise. */
+    aitk_host_os os;
 } aitk_workload;
 
 /* False when w picks layers by name and its spec names none (the LoRA is
@@ -172,6 +190,10 @@ bool aitk_workload_fp8_compute(const aitk_workload *w);
 /* The mask w's attention calls get: its trainer's or its own, but none in
  * this project's own step graph, which passes none. */
 aitk_attention_mask aitk_workload_attention_mask(const aitk_workload *w);
+/* True when w's attention calls run flash attention: unmasked, and not on
+ * Windows' PyTorch. This project's own step graph counts as flash (its
+ * fused SDPA is neither PyTorch kernel). */
+bool aitk_workload_flash_attention(const aitk_workload *w);
 
 /* The model's ai-toolkit defaults (its example config), one resolution. */
 void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec);

@@ -66,6 +66,10 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
         fprintf(out, ", every attention call given %s (PyTorch's memory-efficient kernel; the "
                 "mask converted each call)", mask_what[mask]);
     fputs(" (models/trainers.yaml)\n", out);
+    if (w->os == AITK_OS_WINDOWS && !w->step_graph)
+        fputs("  PyTorch on Windows: every attention call runs the memory-efficient kernel, as "
+              "its Windows wheels have no flash attention (pytorch/pytorch issue #125070)\n",
+              out);
     if (w->not_modelled)
         fprintf(out, "  not modelled: %s\n", w->not_modelled);
     if (w->lora_only && *w->lora_only) {
@@ -463,6 +467,7 @@ static void add_workload_json(cJSON *o, const aitk_workload *w)
         cJSON_AddStringToObject(wj, "not_modelled", w->not_modelled);
     cJSON_AddStringToObject(wj, "attention_mask",
                             aitk_attention_mask_name(aitk_workload_attention_mask(w)));
+    cJSON_AddStringToObject(wj, "os", aitk_host_os_name(w->os));
     cJSON_AddNumberToObject(wj, "text_tokens", (double)aitk_workload_text_tokens(w));
     cJSON_AddStringToObject(wj, "fp8_path", aitk_fp8_path_name(w->fp8_path));
     cJSON_AddBoolToObject(wj, "gradient_checkpointing", w->checkpointing);

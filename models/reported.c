@@ -131,7 +131,7 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
                                        "text", "checkpointing", "optimizer", "ema",
                                        "autocast", "text_tokens", "accumulation",
                                        "lora_layers", "lora_dtype", "validation_text",
-                                       "precision", "attention_mask", NULL};
+                                       "precision", "attention_mask", "os", NULL};
     *s = (aitk_reported_setup){.base = -1,
                                .checkpointing = -1,
                                .validation_te = -1,
@@ -200,6 +200,11 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
             st = AITK_E_PARSE;
         }
         s->attention_mask = (int)k;
+    }
+    if (!st && (n = aitk_yaml_get(m, "os"))) {
+        bool windows = false;
+        st = two_choices(doc, n, "os", "linux", "windows", &windows, err);
+        s->os = windows ? AITK_OS_WINDOWS : AITK_OS_LINUX;
     }
     if (!st && (n = aitk_yaml_get(m, "precision")))
         st = two_choices(doc, n, "precision", "bf16", "fp16", &s->fp16, err);
@@ -505,6 +510,7 @@ void aitk_reported_workload(const aitk_reported_speed *r, const aitk_model_spec 
         w->lora_bytes = s->lora_bytes;
     if (s->attention_mask >= 0)
         w->attention_mask = (aitk_attention_mask)s->attention_mask;
+    w->os = s->os;
     if (s->validation_te == -2)
         w->validation_resolution = 0;
     else if (s->validation_te >= 0)

@@ -57,6 +57,9 @@ typedef struct aitk_reported_setup {
      * (aitk_attention_mask), where its settings differ from its trainer's
      * (kohya's --apply_t5_attn_mask: per_head); -1: the trainer's. */
     int attention_mask;
+    /* `os`: where the job's PyTorch ran (aitk_host_os), linux unless the
+     * source shows Windows (its paths, its .bat, its warnings). */
+    aitk_host_os os;
 } aitk_reported_setup;
 
 /* What a memory report's source says became of the job (`outcome`). */

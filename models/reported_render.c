@@ -35,6 +35,9 @@ void aitk_reported_describe_setup(aitk_str *o, const aitk_workload *w)
     /* Attention calls given a mask (models/cost.h aitk_attention_mask). */
     if (w->attention_mask != AITK_MASK_NONE)
         aitk_str_appendf(o, ", mask %s", aitk_attention_mask_name(w->attention_mask));
+    /* PyTorch on Windows, which has no flash attention (aitk_host_os). */
+    if (w->os == AITK_OS_WINDOWS)
+        aitk_str_append(o, ", windows");
     /* The trainer's validation stage (aitk_workload), with the dtype of the
      * encoders it loads again. */
     if (w->validation_resolution > 0)
@@ -365,6 +368,7 @@ cJSON *aitk_reported_setup_json(const aitk_workload *w)
     cJSON_AddBoolToObject(o, "autocast", w->autocast);
     cJSON_AddStringToObject(o, "precision", w->fp16 ? "fp16" : "bf16");
     cJSON_AddStringToObject(o, "attention_mask", aitk_attention_mask_name(w->attention_mask));
+    cJSON_AddStringToObject(o, "os", aitk_host_os_name(w->os));
     cJSON_AddStringToObject(o, "optimizer", w->optimizer ? w->optimizer : "");
     /* The trainer's settings (models/trainers.yaml); text_tokens 0: the
      * model's own (the row's spec is gone by the time it is written). */

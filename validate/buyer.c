@@ -93,20 +93,26 @@ static aitk_status add_measured(cJSON *e, const cJSON *w)
 }
 
 /* The model's default job as `predict` takes it: an ai-toolkit job with
- * its trainer's settings (models/trainers.yaml), where the file loaded. */
+ * its trainer's settings (models/trainers.yaml), where the file loaded, on
+ * this machine's operating system: the report is of the machine the job
+ * would run on, and on Windows PyTorch's wheels have no flash attention
+ * (models/cost.h aitk_host_os). */
 static aitk_workload default_job(const aitk_model_spec *spec, const aitk_trainer *trainer)
 {
     aitk_workload w;
     aitk_workload_defaults(&w, spec);
     if (trainer)
         aitk_workload_set_trainer(&w, trainer);
+#ifdef _WIN32
+    w.os = AITK_OS_WINDOWS;
+#endif
     return w;
 }
 
 /* What the trainer's code does to the model that the figure beside it
  * leaves out: what neither the GPU step nor the prediction runs, and, beside
- * a measured figure, the attention mask the prediction counts but this
- * project's own GPU step does not run. */
+ * a measured figure, the attention mask or Windows' attention kernel that
+ * the prediction counts but this project's own GPU step does not run. */
 static aitk_status add_not_modelled(cJSON *e, const aitk_model_spec *spec,
                                     const aitk_trainer *trainer, bool measured)
 {
@@ -120,6 +126,11 @@ static aitk_status add_not_modelled(cJSON *e, const aitk_model_spec *spec,
                          "job's steps take longer (a prediction counts it)",
                          w.trainer ? w.trainer : "the trainer",
                          aitk_attention_mask_name(w.attention_mask));
+    else if (measured && w.os == AITK_OS_WINDOWS)
+        aitk_str_append(&text, "PyTorch on Windows has no flash attention (its wheels are built "
+                               "without it), so the trainer's attention runs the "
+                               "memory-efficient kernel, which the GPU step measured here does "
+                               "not: the real job's steps take longer (a prediction counts it)");
     if (w.not_modelled)
         aitk_str_appendf(&text, "%s%s", text.len ? "; " : "", w.not_modelled);
     aitk_status st = aitk_str_status(&text);

@@ -31,7 +31,7 @@ typedef struct price {
 
 typedef struct predict_opts {
     const char *models, *config, *gpus, *json_path, *quantize, *calibrate, *trainer, *optimizer,
-        *dtype, *attention_mask;
+        *dtype, *attention_mask, *os;
     bool all_gpus, explain, reported, cache_text, no_validation, no_checkpointing, verbose;
     long resolution, batch, rank, accumulation;
     price prices[32];
@@ -80,6 +80,10 @@ static void predict_help(void)
           "                        (models/trainers.yaml attention_mask); kohya's\n"
           "                        --apply_t5_attn_mask is per_head. A masked call runs\n"
           "                        PyTorch's memory-efficient kernel, not flash\n"
+          "  --os linux|windows    where the trainer's PyTorch runs (default linux):\n"
+          "                        PyTorch's Windows wheels have no flash attention, so\n"
+          "                        there every attention call runs the memory-efficient\n"
+          "                        kernel (pytorch/pytorch issue #125070)\n"
           "  --dtype bf16|fp16     what the step computes in (ai-toolkit train.dtype;\n"
           "                        accelerate's mixed_precision): the same speed on\n"
           "                        most GPUs; a card without bf16 tensor cores (T4)\n"
@@ -244,6 +248,12 @@ static aitk_status apply_job_options(run *r, aitk_workload *w)
         aitk_str_append(r->err,
                         "--attention-mask: expected " AITK_ATTENTION_MASK_CHOICES ", found '");
         aitk_str_append_printable(r->err, o->attention_mask, false);
+        aitk_str_append(r->err, "'");
+        return AITK_E_INVAL;
+    }
+    if (o->os && aitk_host_os_parse(o->os, &w->os)) {
+        aitk_str_append(r->err, "--os: expected " AITK_HOST_OS_CHOICES ", found '");
+        aitk_str_append_printable(r->err, o->os, false);
         aitk_str_append(r->err, "'");
         return AITK_E_INVAL;
     }
@@ -524,7 +534,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         {"reported", no_argument, NULL, 'R'},
         {"cache-text-embeddings", no_argument, NULL, 'T'},
         {"no-validation", no_argument, NULL, 'V'},
-        {"dtype", required_argument, NULL, 'D'},
+        {"dtype", required_argument, NULL, 'D'},     {"os", required_argument, NULL, 'S'},
         {"attention-mask", required_argument, NULL, 'M'},
         {"optimizer", required_argument, NULL, 'O'},
         {"accumulation", required_argument, NULL, 'a'},
@@ -566,6 +576,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         case 'V': o->no_validation = true; break;
         case 'D': o->dtype = optarg; break;
         case 'M': o->attention_mask = optarg; break;
+        case 'S': o->os = optarg; break;
         case 'O': o->optimizer = optarg; break;
         case 'a':
             st = aitk_opt_long("--accumulation", optarg, 1, 1024, &o->accumulation, err);
@@ -594,7 +605,7 @@ static int parse_args(int argc, char **argv, predict_opts *o, aitk_str *err)
         (o->models || o->config || o->gpus || o->all_gpus || o->resolution || o->batch ||
          o->rank || o->quantize || o->n_price_args || o->explain || o->cache_text ||
          o->no_validation || o->trainer || o->optimizer || o->accumulation ||
-         o->no_checkpointing || o->dtype || o->attention_mask)) {
+         o->no_checkpointing || o->dtype || o->attention_mask || o->os)) {
         aitk_str_append(err, "--reported predicts the reported setups as they are; "
                              "it takes only --calibrate and --json");
         st = AITK_E_INVAL;

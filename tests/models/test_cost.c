@@ -756,6 +756,48 @@ static void test_masked_attention(void **state)
     assert_string_equal(aitk_attention_mask_name(AITK_MASK_PER_HEAD_KEPT), "per_head_kept");
 }
 
+/* PyTorch on Windows has no flash attention (models/cost.h aitk_host_os):
+ * an unmasked FLUX.1-dev job there runs every call at the memory-efficient
+ * kernel's shares, the masked ones' (RTX A6000: 0.91 x 0.61 forward, 0.67
+ * x 0.47 backward of 123.34 TFLOP/s), with no mask to convert or keep: the
+ * same work and memory as on Linux, only attention slower. A masked job is
+ * the same on both; this project's own step graph is not PyTorch's. */
+static void test_windows_attention(void **state)
+{
+    (void)state;
+    fixture *f = load("flux1-dev");
+    aitk_workload w = example_job(f, 1024);
+    w.base_dtype = AITK_WEIGHT_BF16;
+    aitk_prediction linux = predict(f, &w, "RTX A6000");
+    w.os = AITK_OS_WINDOWS;
+    aitk_prediction windows = predict(f, &w, "RTX A6000");
+    assert_float_equal(windows.work.bytes[AITK_BYTES_MASK], 0, 0);
+    assert_same(aitk_memory_plan_peak(&windows.memory), aitk_memory_plan_peak(&linux.memory),
+                "peak");
+    assert_same(windows.t_memory, linux.t_memory, "memory time");
+    const double fwd =
+        windows.work.flops[AITK_WORK_ATTN_FWD] + windows.work.flops[AITK_WORK_ATTN_RECOMPUTE];
+    assert_same(windows.t_attention,
+                fwd / (123.34e12 * 0.91 * 0.61) +
+                    windows.work.flops[AITK_WORK_ATTN_BWD] / (123.34e12 * 0.67 * 0.47),
+                "attention time on Windows");
+    assert_true(windows.step_s > linux.step_s);
+    w.attention_mask = AITK_MASK_PER_HEAD;
+    aitk_prediction masked_windows = predict(f, &w, "RTX A6000");
+    w.os = AITK_OS_LINUX;
+    assert_same(masked_windows.step_s, predict(f, &w, "RTX A6000").step_s, "masked step");
+    aitk_workload own = example_job(f, 1024);
+    own.step_graph = true;
+    const double own_linux = predict(f, &own, "RTX A6000").t_attention;
+    own.os = AITK_OS_WINDOWS;
+    assert_same(predict(f, &own, "RTX A6000").t_attention, own_linux, "own step graph");
+    aitk_host_os os = AITK_OS_LINUX;
+    assert_int_equal(aitk_host_os_parse("windows", &os), AITK_OK);
+    assert_int_equal(os, AITK_OS_WINDOWS);
+    assert_int_not_equal(aitk_host_os_parse("Windows", &os), AITK_OK);
+    assert_string_equal(aitk_host_os_name(AITK_OS_LINUX), "linux");
+}
+
 
 static int teardown(void **state)
 {
@@ -784,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_dequant_traffic),    cmocka_unit_test(test_time_uses_matmul_rate),
         cmocka_unit_test(test_attention_by_cc),
         cmocka_unit_test(test_memory_time_by_kind), cmocka_unit_test(test_masked_attention),
+        cmocka_unit_test(test_windows_attention),
         cmocka_unit_test(test_fit_against_usable_memory), cmocka_unit_test(test_fit_text),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);

@@ -326,7 +326,8 @@ static const cJSON *plan_of(const cJSON *j)
  * --no-checkpointing keeps every block's activations (far more memory) and
  * drops the recompute (a shorter step); --attention-mask per_head (kohya's
  * --apply_t5_attn_mask) keeps a converted mask for the live block and
- * lengthens the step. The peak grows by the state's
+ * lengthens the step; --os windows lengthens it alone (PyTorch's Windows
+ * wheels have no flash attention). The peak grows by the state's
  * growth with models/cost.yaml's fragmentation allowance (4.3%) on it. An
  * unknown optimizer is bad usage
  * that names the known ones; an accumulation of 0 is out of range. */
@@ -373,6 +374,23 @@ static void test_job_options(void **state)
     ran_free(&r);
     cJSON_Delete(j);
 
+    /* --os windows: the same job and memory, its attention at the
+     * memory-efficient kernel's rate (no mask), so a longer step. */
+    const char *windows[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                             "--os", "windows", NULL};
+    j = predict_row(windows, &g, &r);
+    assert_float_equal(json_num(g, "peak_bytes"), peak, 0);
+    assert_true(json_num(g, "step_seconds") > step * 1.05);
+    wj = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0), "workload");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(wj, "os")->valuestring, "windows");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(wj, "attention_mask")->valuestring,
+                        "none");
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "PyTorch on Windows: every attention call "
+                                                  "runs the memory-efficient kernel"));
+    ran_free(&r);
+    cJSON_Delete(j);
+
     const char *nockpt[] = {"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
                             "--no-checkpointing", NULL};
     j = predict_row(nockpt, &g, &r);
@@ -398,6 +416,11 @@ static void test_job_options(void **state)
     assert_non_null(strstr(aitk_str_cstr(&bad.err), "--attention-mask: expected none, "
                                                     "key_padding, pairwise, per_head or "
                                                     "per_head_kept, found 'dense'"));
+    ran_free(&bad);
+    bad = run((const char *[]){"predict", "--model", "flux1-dev", "--os", "macos", NULL});
+    assert_int_equal(bad.rc, 2);
+    assert_non_null(
+        strstr(aitk_str_cstr(&bad.err), "--os: expected linux or windows, found 'macos'"));
     ran_free(&bad);
 }
 

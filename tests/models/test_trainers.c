@@ -814,6 +814,35 @@ static void test_attention_masks(void **state)
     aitk_str_free(&err);
 }
 
+/* A report's `os: windows` runs its attention at the memory-efficient
+ * kernel's rate (PyTorch's Windows wheels have no flash attention): the same
+ * job, a longer step, the same peak; another value is refused at it. */
+static void test_reported_os(void **state)
+{
+    fixture *f = *state;
+    aitk_reported_speeds *s = NULL;
+    aitk_str err = AITK_STR_INIT;
+    const char *text = "schema: 1\nreports:\n" ROW("a", "kohya", "")
+        ROW("b", "kohya", ", os: windows") ROW("c", "kohya", ", os: linux");
+    if (load_reported(f, text, &s, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    aitk_reported_row rows[3];
+    assert_int_equal(aitk_reported_evaluate(s, f->params, NULL, rows, &err), AITK_OK);
+    assert_int_equal(rows[0].workload.os, AITK_OS_LINUX);
+    assert_int_equal(rows[1].workload.os, AITK_OS_WINDOWS);
+    assert_int_equal(rows[2].workload.os, AITK_OS_LINUX);
+    assert_true(rows[1].pred.step_s > rows[0].pred.step_s);
+    assert_true(rows[2].pred.step_s == rows[0].pred.step_s);
+    assert_true(aitk_memory_plan_peak(&rows[1].pred.memory) ==
+                aitk_memory_plan_peak(&rows[0].pred.memory));
+    aitk_reported_speeds_free(s);
+    aitk_str_clear(&err);
+    const char *bad = "schema: 1\nreports:\n" ROW("d", "kohya", ", os: macos");
+    assert_int_not_equal(load_reported(f, bad, &s, &err), AITK_OK);
+    assert_non_null(strstr(aitk_str_cstr(&err), "os: expected linux or windows, found 'macos'"));
+    aitk_str_free(&err);
+}
+
 /* A report's validation_text overrides its trainer's: fp32 for a script of
  * the weeks that moved the encoders without a dtype, none for one that
  * runs no validation (the QLoRA research project's miniature script). */
@@ -954,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_reported_trainer), cmocka_unit_test(test_cli),
         cmocka_unit_test(test_lora_dtype),    cmocka_unit_test(test_validation),
         cmocka_unit_test(test_reported_validation),
+        cmocka_unit_test(test_reported_os),
         cmocka_unit_test(test_bwd_factor),
         cmocka_unit_test(test_cached_text_resident),
         cmocka_unit_test(test_not_modelled), cmocka_unit_test(test_attention_masks),

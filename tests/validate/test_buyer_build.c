@@ -51,9 +51,10 @@ static double num(const cJSON *e, const char *k)
 }
 
 /* Minutes per 1000 steps of the model's default job on the GPU, with
- * ai-toolkit's trainer settings applied and without. */
+ * ai-toolkit's trainer settings applied and without, on this build's
+ * operating system (the buyer section is of this machine) and on Linux. */
 static void minutes_for(const char *model_id, const char *gpu, double *with_trainer,
-                        double *bare)
+                        double *bare, double *on_linux)
 {
     aitk_model_spec *spec = NULL;
     aitk_cost_params *params = NULL;
@@ -71,6 +72,11 @@ static void minutes_for(const char *model_id, const char *gpu, double *with_trai
     assert_int_equal(aitk_cost_predict(&w, params, g, &p, &err), AITK_OK);
     *bare = aitk_predict_minutes_per_1000(&p);
     aitk_workload_set_trainer(&w, aitk_trainers_find(trainers, "ai-toolkit"));
+    assert_int_equal(aitk_cost_predict(&w, params, g, &p, &err), AITK_OK);
+    *on_linux = aitk_predict_minutes_per_1000(&p);
+#ifdef _WIN32
+    w.os = AITK_OS_WINDOWS;
+#endif
     assert_int_equal(aitk_cost_predict(&w, params, g, &p, &err), AITK_OK);
     *with_trainer = aitk_predict_minutes_per_1000(&p);
     aitk_trainers_free(trainers);
@@ -125,10 +131,17 @@ static void test_detected_gpu_is_predicted(void **state)
     /* The job `predict` takes: the model's defaults with ai-toolkit's
      * settings (its elementwise backward among them), not the bare defaults,
      * which come out otherwise. */
-    double with_trainer = 0, bare = 0;
-    minutes_for("flux1-dev", "RTX 4090", &with_trainer, &bare);
-    assert_true(fabs(with_trainer - bare) > 0.01);
+    double with_trainer = 0, bare = 0, on_linux = 0;
+    minutes_for("flux1-dev", "RTX 4090", &with_trainer, &bare, &on_linux);
+    assert_true(fabs(on_linux - bare) > 0.01);
     assert_float_equal(num(f, "minutes_per_1000"), with_trainer, 1e-9);
+    /* On Windows (the Windows build, under Wine) FLUX's unmasked attention
+     * runs the memory-efficient kernel: slower than on Linux. */
+#ifdef _WIN32
+    assert_true(with_trainer > on_linux * 1.02);
+#else
+    assert_float_equal(with_trainer, on_linux, 0);
+#endif
     /* Nothing ai-toolkit's code does to these models is left out of the
      * figures (models/trainers.yaml not_modelled): the mask it gives
      * Chroma's attention is counted (attention_mask), and Chroma's minutes
@@ -136,8 +149,10 @@ static void test_detected_gpu_is_predicted(void **state)
     assert_null(str(f, "not_modelled"));
     const cJSON *c = model(arr, 1, "chroma");
     assert_null(str(c, "not_modelled"));
-    double masked = 0, bare_chroma = 0;
-    minutes_for("chroma", "RTX 4090", &masked, &bare_chroma);
+    double masked = 0, bare_chroma = 0, chroma_linux = 0;
+    minutes_for("chroma", "RTX 4090", &masked, &bare_chroma, &chroma_linux);
+    /* Masked calls take the memory-efficient kernel on either system. */
+    assert_float_equal(masked, chroma_linux, 0);
     assert_float_equal(num(c, "minutes_per_1000"), masked, 1e-9);
     cJSON_Delete(arr);
 }
@@ -159,6 +174,9 @@ static void test_gpu_workload_is_measured(void **state)
     (void)state;
     cJSON *arr = build("[{\"name\": \"chroma\", \"backend\": \"cuda\", \"device\": \"NVIDIA "
                        "H200\", \"time_per_1000_steps\": {\"measured_s\": 5400}, "
+                       "\"memory\": {\"status\": \"pass\"}}, {\"name\": \"flux1-dev\", "
+                       "\"backend\": \"cuda\", \"device\": \"NVIDIA H200\", "
+                       "\"time_per_1000_steps\": {\"measured_s\": 1800}, "
                        "\"memory\": {\"status\": \"pass\"}}]",
                        "{\"gpu\": {\"nvml\": {\"devices\": [{\"name\": \"NVIDIA H200\"}]}}}");
     const cJSON *c = model(arr, 1, "chroma");
@@ -173,6 +191,16 @@ static void test_gpu_workload_is_measured(void **state)
     assert_non_null(note);
     assert_non_null(strstr(note, "ai-toolkit gives every attention call of this model a mask "
                                  "(per_head_kept), which the GPU step measured here does not"));
+    /* FLUX's attention is unmasked: on Linux nothing is left out of its
+     * measured figure; on Windows PyTorch's attention kernel is. */
+    const cJSON *f = model(arr, 0, "flux1-dev");
+    assert_string_equal(str(f, "source"), "measured");
+#ifdef _WIN32
+    assert_non_null(str(f, "not_modelled"));
+    assert_non_null(strstr(str(f, "not_modelled"), "PyTorch on Windows has no flash attention"));
+#else
+    assert_null(str(f, "not_modelled"));
+#endif
     cJSON_Delete(arr);
 }
 
