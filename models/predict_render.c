@@ -205,10 +205,15 @@ static void explain_efficiencies(FILE *out, const aitk_predict_result *r,
             fprintf(out, "%s %s %.2f/%.2f", i ? "," : "", p->attn_by_cc[i].cc,
                     p->attn_by_cc[i].fwd, p->attn_by_cc[i].bwd);
     }
-    if (aitk_workload_attention_mask(&r->workload) != AITK_MASK_NONE) {
-        /* The job's calls are masked: the kernel they run, over flash's. */
-        fprintf(out, "\n    masked calls, the memory-efficient kernel over flash attention "
-                     "(forward/backward): %.2f/%.2f", p->masked_fwd, p->masked_bwd);
+    if (!aitk_workload_flash_attention(&r->workload)) {
+        /* The job's calls are masked or on Windows: the kernel they run,
+         * over flash's. */
+        fprintf(out, "\n    %s, the memory-efficient kernel over flash attention "
+                     "(forward/backward): %.2f/%.2f",
+                aitk_workload_attention_mask(&r->workload) != AITK_MASK_NONE
+                    ? "masked calls"
+                    : "calls on Windows",
+                p->masked_fwd, p->masked_bwd);
         for (size_t i = 0; i < p->n_masked_by_cc; i++)
             fprintf(out, ", %s %.2f/%.2f", p->masked_by_cc[i].cc, p->masked_by_cc[i].fwd,
                     p->masked_by_cc[i].bwd);

@@ -671,6 +671,19 @@ static void test_explain_and_price(void **state)
                                 "(forward/backward): 0.60/0.47, 8.0 0.57/0.47, 8.6 0.61/0.47"));
     assert_null(strstr(out, "not modelled:"));
     ran_free(&r);
+    /* FLUX's calls are unmasked: on Linux flash attention alone, on Windows
+     * the memory-efficient kernel's shares, named as such. */
+    const char *flux[] = {"predict", "--model", "flux1-dev", "--gpu", "A40", "--explain", NULL};
+    r = run(flux);
+    assert_null(strstr(aitk_str_cstr(&r.out), "the memory-efficient kernel over flash"));
+    ran_free(&r);
+    const char *windows[] = {"predict", "--model", "flux1-dev", "--gpu", "A40", "--explain",
+                             "--os", "windows", NULL};
+    r = run(windows);
+    assert_non_null(strstr(aitk_str_cstr(&r.out),
+                           "calls on Windows, the memory-efficient kernel over flash attention "
+                           "(forward/backward): 0.60/0.47"));
+    ran_free(&r);
 }
 
 /* Every model on every GPU; the run is also the one timed for the < 50 ms
