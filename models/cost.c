@@ -54,18 +54,26 @@ const char *aitk_weight_dtype_name(aitk_weight_dtype d)
     return d == AITK_WEIGHT_FP8 ? "fp8" : d == AITK_WEIGHT_NF4 ? "nf4" : d == AITK_WEIGHT_FP32 ? "fp32" : "bf16";
 }
 
+/* The index of text among n names, or -1: the parsers of the enums below. */
+static int name_index(const char *const *names, int n, const char *text)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(text, names[i]))
+            return i;
+    return -1;
+}
+
 static const char *const mask_names[AITK_MASK_COUNT] = {
     "none", "key_padding", "pairwise", "per_head", "per_head_kept",
 };
 
 aitk_status aitk_attention_mask_parse(const char *text, aitk_attention_mask *out)
 {
-    for (int i = 0; i < AITK_MASK_COUNT; i++)
-        if (!strcmp(text, mask_names[i])) {
-            *out = (aitk_attention_mask)i;
-            return AITK_OK;
-        }
-    return AITK_E_INVAL;
+    const int i = name_index(mask_names, AITK_MASK_COUNT, text);
+    if (i < 0)
+        return AITK_E_INVAL;
+    *out = (aitk_attention_mask)i;
+    return AITK_OK;
 }
 
 const char *aitk_attention_mask_name(aitk_attention_mask m)
@@ -77,12 +85,11 @@ static const char *const os_names[AITK_OS_COUNT] = {"linux", "windows"};
 
 aitk_status aitk_host_os_parse(const char *text, aitk_host_os *out)
 {
-    for (int i = 0; i < AITK_OS_COUNT; i++)
-        if (!strcmp(text, os_names[i])) {
-            *out = (aitk_host_os)i;
-            return AITK_OK;
-        }
-    return AITK_E_INVAL;
+    const int i = name_index(os_names, AITK_OS_COUNT, text);
+    if (i < 0)
+        return AITK_E_INVAL;
+    *out = (aitk_host_os)i;
+    return AITK_OK;
 }
 
 const char *aitk_host_os_name(aitk_host_os os)
