@@ -56,6 +56,10 @@ static void append_answer(aitk_str *out, const cJSON *e)
     }
     aitk_str_appendf(out, ", %s %s", strcmp(source, "measured") ? "predicted for" : "measured on",
                      *gpu ? gpu : "an unnamed GPU");
+    /* A prediction for PyTorch on Windows, which runs attention without
+     * flash attention (validate/buyer.c). */
+    if (!strcmp(source, "predicted") && !strcmp(text(e, "os"), "windows"))
+        aitk_str_append(out, " with PyTorch on Windows");
 }
 
 aitk_status aitk_buyer_sentence(const cJSON *e, aitk_str *out)

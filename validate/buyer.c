@@ -156,7 +156,8 @@ static aitk_status add_predicted(cJSON *e, const aitk_model_spec *spec, const gp
                                                 aitk_predict_minutes_per_1000(&p)) != NULL
                       : cJSON_AddNullToObject(e, "minutes_per_1000") != NULL) &&
               cJSON_AddStringToObject(e, "source", "predicted") &&
-              cJSON_AddStringToObject(e, "gpu", g->name);
+              cJSON_AddStringToObject(e, "gpu", g->name) &&
+              cJSON_AddStringToObject(e, "os", aitk_host_os_name(w.os));
     return ok ? AITK_OK : AITK_E_NOMEM;
 }
 

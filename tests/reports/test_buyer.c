@@ -45,6 +45,19 @@ static void test_predicted(void **state)
                     "\"target_gpu\": \"A100\"}",
                     "Chroma LoRA: fits; 3 h 20 min per 1000 steps, predicted for NVIDIA "
                     "A100-SXM4-80GB. Target: 32 GB, A100, 2 h per 1000 steps.");
+    /* A prediction for PyTorch on Windows says so (no flash attention
+     * there); one for Linux says nothing more. */
+    expect_sentence("{\"model\": \"flux1-dev\", \"title\": \"FLUX.1-dev LoRA\", \"fits\": true, "
+                    "\"minutes_per_1000\": 70.4, \"source\": \"predicted\", \"gpu\": \"NVIDIA "
+                    "GeForce RTX 4090\", \"os\": \"windows\", " FLUX_TARGET "}",
+                    "FLUX.1-dev LoRA: fits; 70 min per 1000 steps, predicted for NVIDIA GeForce "
+                    "RTX 4090 with PyTorch on Windows. Target: 24 GB, RTX 4090, 45 min per 1000 "
+                    "steps.");
+    expect_sentence("{\"model\": \"flux1-dev\", \"title\": \"FLUX.1-dev LoRA\", \"fits\": true, "
+                    "\"minutes_per_1000\": 62.6, \"source\": \"predicted\", \"gpu\": \"NVIDIA "
+                    "GeForce RTX 4090\", \"os\": \"linux\", " FLUX_TARGET "}",
+                    "FLUX.1-dev LoRA: fits; 63 min per 1000 steps, predicted for NVIDIA GeForce "
+                    "RTX 4090. Target: 24 GB, RTX 4090, 45 min per 1000 steps.");
     /* No time is given for a job that does not fit. */
     expect_sentence("{\"model\": \"omnigen2\", \"title\": \"OmniGen2 LoRA\", \"fits\": false, "
                     "\"minutes_per_1000\": null, \"source\": \"predicted\", \"gpu\": \"NVIDIA "

@@ -136,10 +136,12 @@ static void test_detected_gpu_is_predicted(void **state)
     assert_true(fabs(on_linux - bare) > 0.01);
     assert_float_equal(num(f, "minutes_per_1000"), with_trainer, 1e-9);
     /* On Windows (the Windows build, under Wine) FLUX's unmasked attention
-     * runs the memory-efficient kernel: slower than on Linux. */
+     * runs the memory-efficient kernel: slower than on Linux, and said. */
 #ifdef _WIN32
     assert_true(with_trainer > on_linux * 1.02);
+    assert_string_equal(str(f, "os"), "windows");
 #else
+    assert_string_equal(str(f, "os"), "linux");
     assert_float_equal(with_trainer, on_linux, 0);
 #endif
     /* Nothing ai-toolkit's code does to these models is left out of the
