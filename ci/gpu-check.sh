@@ -59,10 +59,12 @@
 #   no-ckpt    2x60 s       -   the mfu job without gradient checkpointing,
 #                                aitk's step (20 steps) then PyTorch eager's
 #                                at 1024 px (predicted 0.64 s a step, 63 GiB)
-#   torch-mask    60 s       -   the eager step at 1024 px with a T5 key mask
-#                                and with ai-toolkit's dense Chroma mask (two
-#                                more 1024 px runs and the model's set-up);
-#                                last, so a short slot loses only it
+#   torch-mask    75 s       -   the eager step at 1024 px with a T5 key mask,
+#                                unmasked on the memory-efficient kernel (as
+#                                PyTorch on Windows) and with ai-toolkit's
+#                                dense Chroma mask (three 1024 px runs and
+#                                the model's set-up); last, so a short slot
+#                                loses only it
 #   total        900 s    >270 s capped at TOTAL_LIMIT_S = 520 s; a cut step
 #                                gets 30 s more to stop: 590 s at worst
 # The machine started in about 30 s. validate and mfu stop on SIGINT like
@@ -458,10 +460,12 @@ PY
 fi
 # What an attention mask costs PyTorch's eager step: a T5 key mask, as kohya's
 # --apply_t5_attn_mask runs it since 2024-08-21, and the dense (1, heads, L, L)
-# boolean ai-toolkit's Chroma builds for every step. The cost model prices a
-# masked call at the memory-efficient kernel's share of flash attention's,
-# read from other GPUs' kernel benchmarks, plus the mask's conversion
-# (models/cost.yaml masked_attention); --aitk sets that price beside each run.
+# boolean ai-toolkit's Chroma builds for every step; and between them the
+# unmasked step held to the memory-efficient kernel, which PyTorch on Windows
+# runs for every call. The cost model prices a masked or Windows call at the
+# memory-efficient kernel's share of flash attention's, read from other GPUs'
+# kernel benchmarks, plus a mask's conversion (models/cost.yaml
+# masked_attention); --aitk sets that price beside each run.
 # Its lines go into the log; its JSON stays in BUILD_DIR. A diagnosis for the
 # cost model: a skip or a failure here is recorded, not the verdict.
 if wanted torch-mask; then
@@ -469,9 +473,10 @@ if wanted torch-mask; then
         # shellcheck source=ci/device-deps.sh
         . "$ROOT/ci/device-deps.sh" python >>"$LOG" 2>&1 || true
         rc=0
-        step torch-mask 60 python3 "$ROOT/ci/torch-flux-step.py" --out "$BUILD_DIR/torch-mask" \
+        step torch-mask 75 python3 "$ROOT/ci/torch-flux-step.py" --out "$BUILD_DIR/torch-mask" \
             --resolutions "" --no-generation --masked-resolution 1024 \
-            --dense-mask-resolution 1024 --aitk "$BUILD_DIR/aitk-validate" || rc=$?
+            --efficient-resolution 1024 --dense-mask-resolution 1024 \
+            --aitk "$BUILD_DIR/aitk-validate" || rc=$?
         echo "torch-flux-step (masks): rc=$rc (77: skipped)" | tee -a "$LOG"
     else
         echo "torch-flux-step (masks): skipped, python3 has no torch" | tee -a "$LOG"

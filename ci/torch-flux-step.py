@@ -33,7 +33,12 @@ What runs (nothing is downloaded):
     joined to the image tokens, its outer product repeated over the heads, a
     (1, heads, L, L) boolean kept for the whole step (0.5 GB at 1024 px), which
     PyTorch turns into an additive mask on each call. Its memory and time are
-    what predict would need to count ai-toolkit's Chroma attention.
+    what predict would need to count ai-toolkit's Chroma attention;
+  - with --efficient-resolution (default 0: not run), the unmasked training
+    step with SDPA held to its memory-efficient kernel, the one PyTorch's
+    Windows wheels run for every call (they have no flash attention:
+    pytorch/pytorch issue #125070): that kernel's share of flash attention's
+    without a mask to convert, what `predict --os windows` prices.
 For each resolution: the median of --steps timed steps after --warmup, peak
 memory (PyTorch's allocator; the CUDA context comes on top) and a profile of
 one more step: GPU kernel time by kind (GEMM, attention, other) and how much
@@ -42,7 +47,7 @@ of the step the GPU was busy.
 Usage:
   python3 ci/torch-flux-step.py --out DIR [--resolutions 512,768,1024]
           [--steps 5] [--warmup 2] [--no-generation] [--masked-resolution 1024]
-          [--dense-mask-resolution 0] [--no-checkpointing]
+          [--dense-mask-resolution 0] [--efficient-resolution 0] [--no-checkpointing]
           [--aitk PATH/aitk-validate]
           [--report REPORT.json]
   python3 ci/torch-flux-step.py --compare DIR/torch-flux.json
@@ -307,6 +312,8 @@ def measure(args):
         del step
     if args.masked_resolution:
         doc["training_masked"] = masked_step(torch, model, opt, args, "key")
+    if args.efficient_resolution:
+        doc["training_efficient"] = efficient_step(torch, model, opt, args)
     if args.dense_mask_resolution:
         doc["training_dense_mask"] = masked_step(torch, model, opt, args, "dense")
     return doc
@@ -385,6 +392,33 @@ def masked_step(torch, model, opt, args, form):
     return row
 
 
+def efficient_step(torch, model, opt, args):
+    """The unmasked LoRA training step at --efficient-resolution with SDPA
+    held to its memory-efficient kernel, as PyTorch on Windows runs every
+    call. The backward (and the recompute of checkpointed blocks in it) runs
+    inside the same setting."""
+    res = args.efficient_resolution
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as e:  # torch before 2.3
+        return {"resolution": res, "error": "ImportError: %s" % e}
+    inner = training_step(torch, model, opt, inputs(torch, res))
+
+    def step():
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            inner()
+
+    try:
+        row = run_or_oom(torch, "training %d px, memory-efficient attention" % res,
+                         lambda: timed(torch, step, args.warmup, args.steps))
+    except RuntimeError as e:  # the kernel refused a call
+        row = {"error": "RuntimeError: %s" % e}
+    row["resolution"] = res
+    row["attention"] = "memory-efficient kernel, no mask (as PyTorch on Windows)"
+    print("training %d px, memory-efficient attention: %s" % (res, brief(row)), flush=True)
+    return row
+
+
 def brief(row):
     if "error" in row:
         return row["error"]
@@ -422,16 +456,15 @@ config:
 """
 
 
-def predict(aitk, gpu, res, checkpointing, workdir, mask=None):
-    """What `aitk-validate predict --config` says for the measured job, its
-    attention calls given `mask` (an --attention-mask shape) where one is."""
+def predict(aitk, gpu, res, checkpointing, workdir, extra=()):
+    """What `aitk-validate predict --config` says for the measured job, with
+    `extra` options (--attention-mask SHAPE, --os windows) where it ran so."""
     cfg = os.path.join(workdir, "flux-%d.yaml" % res)
     out = os.path.join(workdir, "predict-%d.json" % res)
     with open(cfg, "w", encoding="utf-8") as f:
         f.write(CONFIG.format(rank=RANK, alpha=ALPHA, res=res,
                               checkpointing="true" if checkpointing else "false"))
-    masked = ["--attention-mask", mask] if mask else []
-    p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out, *masked],
+    p = subprocess.run([aitk, "predict", "--config", cfg, "--gpu", gpu, "--json", out, *extra],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         fail(1, "predict for %d px on '%s' failed (exit %d): %s" % (
@@ -457,12 +490,12 @@ def setup_checkpointing(doc, path):
     return ck
 
 
-def beside(row, where, aitk, gpu, checkpointing, work, mask=None):
+def beside(row, where, aitk, gpu, checkpointing, work, extra=()):
     """One measured step (a training row) and predict's answer for the same
     job, side by side: (the entry, predict's GPU row)."""
     res = int(number(row, "resolution", where))
     measured = number(row, "seconds_per_step", where)
-    g = predict(aitk, gpu, res, checkpointing, work, mask)
+    g = predict(aitk, gpu, res, checkpointing, work, extra)
     terms = g["seconds_at_largest_resolution"]
     kinds = row.get("kernel_seconds") or {}
     return {
@@ -529,10 +562,10 @@ def compare(doc, aitk, path):
     for t in masked:
         a, o = t["terms"]["attention"], t["terms"]["other"]
         print("  %5d %8.3fs %8.3fs %6.2f   attention pred/meas %.3f / %s s, memory pred / other "
-              "kernels %.3f / %s s: masked, %s (predict --attention-mask %s)" % (
+              "kernels %.3f / %s s: %s (predict %s)" % (
                   t["resolution"], t["measured_seconds"], t["predicted_seconds"], t["ratio"],
                   a["predicted"], fmt(a["measured"]), o["predicted"], fmt(o["measured"]),
-                  t["measured_as"], t["mask"]))
+                  t["measured_as"], " ".join(t["predict_options"])))
     return doc
 
 
@@ -540,26 +573,35 @@ def fmt(v):
     return "%.3f" % v if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
 
 
-# The masked steps' masks as the cost model names their shapes: the T5 key
+# The steps off flash attention, as the cost model names them: the T5 key
 # mask this script passes is a (1, 1, 1, L) row that the kernel broadcasts;
-# the dense one, ai-toolkit's Chroma mask, is made once and kept.
-MASKED_RUNS = (("training_masked", "key_padding"), ("training_dense_mask", "per_head_kept"))
+# the dense one, ai-toolkit's Chroma mask, is made once and kept; the
+# unmasked step held to the memory-efficient kernel is PyTorch on Windows.
+# (doc key, the mask's shape, the predict options for the same job)
+MASKED_RUNS = (
+    ("training_masked", "key_padding", ("--attention-mask", "key_padding")),
+    ("training_efficient", "none", ("--os", "windows")),
+    ("training_dense_mask", "per_head_kept", ("--attention-mask", "per_head_kept")),
+)
 
 
 def compare_masked(doc, aitk, gpu, checkpointing, work, path):
-    """The masked steps (torch-mask) beside predict --attention-mask for the
-    same job: what the model prices a mask at against what it cost."""
+    """The steps off flash attention (torch-mask) beside predict for the same
+    job with the same attention: what the model prices a mask, or the
+    memory-efficient kernel alone, at against what it cost."""
     out = []
-    for key, mask in MASKED_RUNS:
+    for key, mask, options in MASKED_RUNS:
         row = doc.get(key)
         if row is None or (isinstance(row, dict) and "error" in row):
             continue
         where = "%s: %s" % (path, key)
         if not isinstance(row, dict):
             fail(2, "%s: expected an object" % where)
-        t, _ = beside(row, where, aitk, gpu, checkpointing, work, mask)
+        t, _ = beside(row, where, aitk, gpu, checkpointing, work, options)
         t["mask"] = mask
-        t["measured_as"] = row.get("mask", key)
+        t["predict_options"] = list(options)
+        t["measured_as"] = ("masked, " + row["mask"] if "mask" in row
+                            else row.get("attention", key))
         out.append(t)
     return out
 
@@ -671,6 +713,10 @@ def main():
                     help="the training step again with ai-toolkit's Chroma attention mask "
                          "(a dense (1, heads, L, L) boolean) at this resolution "
                          "(default 0: not run)")
+    ap.add_argument("--efficient-resolution", type=int, default=0, metavar="PX",
+                    help="the unmasked training step again with SDPA held to its "
+                         "memory-efficient kernel, as PyTorch on Windows runs it, at this "
+                         "resolution (default 0: not run)")
     ap.add_argument("--no-checkpointing", dest="checkpointing", action="store_false",
                     help="train without gradient checkpointing (ai-toolkit's example configs "
                          "checkpoint; a GPU with room for every block's activations need not)")
@@ -688,8 +734,10 @@ def main():
         ap.error("--resolutions: each must be a multiple of 16 px")
     if args.masked_resolution < 0 or args.masked_resolution % 16:
         ap.error("--masked-resolution: a multiple of 16 px, or 0")
-    if args.dense_mask_resolution < 0 or args.dense_mask_resolution % 16:
-        ap.error("--dense-mask-resolution: a multiple of 16 px, or 0")
+    for name in ("dense_mask_resolution", "efficient_resolution"):
+        v = getattr(args, name)
+        if v < 0 or v % 16:
+            ap.error("--%s: a multiple of 16 px, or 0" % name.replace("_", "-"))
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
     if args.compare:

@@ -159,8 +159,8 @@ expect "torch: no resolution or generation pass left out, the masks apart" \
     has "$calls" "torch-flux-step.py --out [^ ]*/out --aitk [^ ]* --masked-resolution 0 "
 expect "torch: the main step keeps its resolutions and generation pass" \
     lacks "$calls" "torch-flux-step.py --out [^ ]*/out .*\(--resolutions\|--no-generation\)"
-expect "torch-mask: both masks at 1024 px beside predict, last, its JSON in BUILD_DIR" \
-    has "$calls" "torch-flux-step.py --out .*/build/torch-mask --resolutions  --no-generation --masked-resolution 1024 --dense-mask-resolution 1024 --aitk .*/build/aitk-validate$"
+expect "torch-mask: both masks and the Windows kernel at 1024 px beside predict, last, its JSON in BUILD_DIR" \
+    has "$calls" "torch-flux-step.py --out .*/build/torch-mask --resolutions  --no-generation --masked-resolution 1024 --efficient-resolution 1024 --dense-mask-resolution 1024 --aitk .*/build/aitk-validate$"
 expect "no-ckpt: aitk's step on the job without checkpointing, its report in BUILD_DIR" \
     has "$calls" "aitk-validate --standard --steps 20 --config .*/ci/flux-bf16-mfu-no-checkpointing.yaml --json .*/build/mfu-no-ckpt.json .*\[AITK_TIME_OPS=unset\]"
 expect "no-ckpt: PyTorch eager's step without checkpointing at 1024 px, beside aitk's" \

@@ -56,9 +56,10 @@ static void path_in(aitk_str *p, const char *name)
 
 /* What predict says for the measured job, from this test's own description
  * of it: FLUX.1-dev, LoRA rank 16 / alpha 16, batch 1, bf16 base, gradient
- * checkpointing (or not), AdamW, text embeddings cached, one resolution, its
- * attention calls given `mask` (an --attention-mask shape; NULL: none). */
-static double predicted_masked(long res, bool checkpointing, const char *mask)
+ * checkpointing (or not), AdamW, text embeddings cached, one resolution, with
+ * `option value` (--attention-mask SHAPE, --os windows; NULL: neither). */
+static double predicted_with(long res, bool checkpointing, const char *option,
+                             const char *value)
 {
     aitk_str cfg = AITK_STR_INIT, out = AITK_STR_INIT, text = AITK_STR_INIT;
     path_in(&cfg, "job.yaml");
@@ -74,7 +75,7 @@ static double predicted_masked(long res, bool checkpointing, const char *mask)
                      res, checkpointing ? "true" : "false");
     write_file(cfg.ptr, text.ptr);
     ran r = run((const char *[]){"predict", "--config", cfg.ptr, "--gpu", "H200 SXM", "--json",
-                                 out.ptr, mask ? "--attention-mask" : NULL, mask, NULL});
+                                 out.ptr, option, value, NULL});
     assert_int_equal(r.rc, 0);
     cJSON *j = load_json(out.ptr);
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "predictions"), 0);
@@ -88,9 +89,14 @@ static double predicted_masked(long res, bool checkpointing, const char *mask)
     return s;
 }
 
+static double predicted_masked(long res, bool checkpointing, const char *mask)
+{
+    return predicted_with(res, checkpointing, "--attention-mask", mask);
+}
+
 static double predicted_independently(long res, bool checkpointing)
 {
-    return predicted_masked(res, checkpointing, NULL);
+    return predicted_with(res, checkpointing, NULL, NULL);
 }
 
 static const char measured[] =
@@ -104,6 +110,8 @@ static const char measured[] =
     "  {\"resolution\": 1024, \"seconds_per_step\": 1.25}],\n"
     " \"training_masked\": {\"resolution\": 1024, \"seconds_per_step\": 1.6,"
     "   \"mask\": \"T5 key mask\", \"kernel_seconds\": {\"attention\": 0.5}},\n"
+    " \"training_efficient\": {\"resolution\": 1024, \"seconds_per_step\": 1.4,"
+    "   \"attention\": \"memory-efficient kernel, no mask (as PyTorch on Windows)\"},\n"
     " \"training_dense_mask\": {\"resolution\": 1024, \"seconds_per_step\": 2.0}}\n";
 
 static void test_compare(void **state)
@@ -147,25 +155,37 @@ static void test_compare(void **state)
     assert_float_equal(json_num(kernels, "measured"), 21000, 1e-12);
     assert_float_equal(json_num(kernels, "predicted"), 19 * (2 * 164 + 224) + 38 * (2 * 79 + 107),
                        1e-12);
-    /* The masked steps beside predict --attention-mask for the same job:
-     * the T5 key row as key_padding, ai-toolkit's kept dense mask as
-     * per_head_kept, each priced above the unmasked step. */
+    /* The steps off flash attention beside predict for the same job: the T5
+     * key row as --attention-mask key_padding, the unmasked step on the
+     * memory-efficient kernel as --os windows, ai-toolkit's kept dense mask
+     * as --attention-mask per_head_kept, each priced above the flash step. */
     const cJSON *masked = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(j, "comparison"), "masked");
-    assert_int_equal(cJSON_GetArraySize(masked), 2);
+    assert_int_equal(cJSON_GetArraySize(masked), 3);
     static const struct {
-        const char *mask;
+        const char *mask, *option, *value;
         double seconds;
-    } shapes[] = {{"key_padding", 1.6}, {"per_head_kept", 2.0}};
-    for (int i = 0; i < 2; i++) {
+    } runs[] = {{"key_padding", "--attention-mask", "key_padding", 1.6},
+                {"none", "--os", "windows", 1.4},
+                {"per_head_kept", "--attention-mask", "per_head_kept", 2.0}};
+    for (int i = 0; i < 3; i++) {
         const cJSON *row = cJSON_GetArrayItem(masked, i);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(row, "mask")->valuestring,
-                            shapes[i].mask);
-        assert_float_equal(json_num(row, "measured_seconds"), shapes[i].seconds, 1e-12);
-        const double p = predicted_masked(1024, true, shapes[i].mask);
+                            runs[i].mask);
+        const cJSON *opts = cJSON_GetObjectItemCaseSensitive(row, "predict_options");
+        assert_string_equal(cJSON_GetArrayItem(opts, 0)->valuestring, runs[i].option);
+        assert_string_equal(cJSON_GetArrayItem(opts, 1)->valuestring, runs[i].value);
+        assert_float_equal(json_num(row, "measured_seconds"), runs[i].seconds, 1e-12);
+        const double p = predicted_with(1024, true, runs[i].option, runs[i].value);
         assert_float_equal(json_num(row, "predicted_seconds"), p, 1e-9 * p);
         assert_true(p > predicted_independently(1024, true));
     }
+    /* The Windows step converts no mask: priced below the masked ones. */
+    assert_true(predicted_with(1024, true, "--os", "windows") <
+                predicted_masked(1024, true, "key_padding"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out),
+                           "memory-efficient kernel, no mask (as PyTorch on Windows) "
+                           "(predict --os windows)"));
     const cJSON *attention = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(masked, 0), "terms"), "attention");
     assert_float_equal(json_num(attention, "measured"), 0.5, 1e-12);
