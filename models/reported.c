@@ -109,6 +109,14 @@ static aitk_status load_validation_text(const aitk_yaml_doc *doc, const aitk_yam
     return AITK_OK;
 }
 
+/* "KEY: expected CHOICES, found 'T'" at n: a key's value none of its words. */
+static aitk_status refuse(const aitk_yaml_doc *doc, const aitk_yaml_node *n, const char *key,
+                          const char *choices, const char *t, aitk_str *err)
+{
+    aitk_yaml_errorf(err, doc, n, "%s: expected %s, found '%s'", key, choices, t);
+    return AITK_E_PARSE;
+}
+
 /* A key of two spellings (`first` or `second`): *is_second says which. */
 static aitk_status two_choices(const aitk_yaml_doc *doc, const aitk_yaml_node *n,
                                const char *key, const char *first, const char *second,
@@ -193,18 +201,15 @@ static aitk_status load_setup(const aitk_yaml_doc *doc, const aitk_yaml_node *m,
         const char *t = NULL;
         aitk_attention_mask k = AITK_MASK_NONE;
         st = aitk_yaml_string(doc, n, &t, err);
-        if (!st && aitk_attention_mask_parse(t, &k)) {
-            aitk_yaml_errorf(err, doc, n,
-                             "attention_mask: expected " AITK_ATTENTION_MASK_CHOICES
-                             ", found '%s'", t);
-            st = AITK_E_PARSE;
-        }
+        if (!st && aitk_attention_mask_parse(t, &k))
+            st = refuse(doc, n, "attention_mask", AITK_ATTENTION_MASK_CHOICES, t, err);
         s->attention_mask = (int)k;
     }
     if (!st && (n = aitk_yaml_get(m, "os"))) {
-        bool windows = false;
-        st = two_choices(doc, n, "os", "linux", "windows", &windows, err);
-        s->os = windows ? AITK_OS_WINDOWS : AITK_OS_LINUX;
+        const char *t = NULL;
+        st = aitk_yaml_string(doc, n, &t, err);
+        if (!st && aitk_host_os_parse(t, &s->os))
+            st = refuse(doc, n, "os", AITK_HOST_OS_CHOICES, t, err);
     }
     if (!st && (n = aitk_yaml_get(m, "precision")))
         st = two_choices(doc, n, "precision", "bf16", "fp16", &s->fp16, err);

@@ -229,6 +229,17 @@ static aitk_status load_reported(run *r)
 }
 
 /* The options that change the job: over the model's or the config's. */
+/* "--OPTION: expected CHOICES, found 'VALUE'", the value made printable:
+ * every job option that takes one of a few words refuses others so. */
+static aitk_status bad_choice(aitk_str *err, const char *option, const char *choices,
+                              const char *found)
+{
+    aitk_str_appendf(err, "--%s: expected %s, found '", option, choices);
+    aitk_str_append_printable(err, found, false);
+    aitk_str_append(err, "'");
+    return AITK_E_INVAL;
+}
+
 static aitk_status apply_job_options(run *r, aitk_workload *w)
 {
     const predict_opts *o = r->o;
@@ -244,33 +255,20 @@ static aitk_status apply_job_options(run *r, aitk_workload *w)
         w->cache_text = true;
     if (o->no_validation)
         w->validation_resolution = 0;
-    if (o->attention_mask && aitk_attention_mask_parse(o->attention_mask, &w->attention_mask)) {
-        aitk_str_append(r->err,
-                        "--attention-mask: expected " AITK_ATTENTION_MASK_CHOICES ", found '");
-        aitk_str_append_printable(r->err, o->attention_mask, false);
-        aitk_str_append(r->err, "'");
-        return AITK_E_INVAL;
-    }
-    if (o->os && aitk_host_os_parse(o->os, &w->os)) {
-        aitk_str_append(r->err, "--os: expected " AITK_HOST_OS_CHOICES ", found '");
-        aitk_str_append_printable(r->err, o->os, false);
-        aitk_str_append(r->err, "'");
-        return AITK_E_INVAL;
-    }
+    if (o->attention_mask && aitk_attention_mask_parse(o->attention_mask, &w->attention_mask))
+        return bad_choice(r->err, "attention-mask", AITK_ATTENTION_MASK_CHOICES,
+                          o->attention_mask);
+    if (o->os && aitk_host_os_parse(o->os, &w->os))
+        return bad_choice(r->err, "os", AITK_HOST_OS_CHOICES, o->os);
     if (o->dtype) {
-        if (strcmp(o->dtype, "bf16") && strcmp(o->dtype, "fp16")) {
-            aitk_str_appendf(r->err, "--dtype: expected bf16 or fp16, found '%s'", o->dtype);
-            return AITK_E_INVAL;
-        }
+        if (strcmp(o->dtype, "bf16") && strcmp(o->dtype, "fp16"))
+            return bad_choice(r->err, "dtype", "bf16 or fp16", o->dtype);
         w->fp16 = strcmp(o->dtype, "fp16") == 0;
     }
     if (o->quantize) {
         aitk_weight_dtype d = AITK_WEIGHT_BF16;
-        if (aitk_weight_dtype_parse(o->quantize, &d)) {
-            aitk_str_appendf(r->err, "--quantize: expected fp8, nf4 or none, found '%s'",
-                             o->quantize);
-            return AITK_E_INVAL;
-        }
+        if (aitk_weight_dtype_parse(o->quantize, &d))
+            return bad_choice(r->err, "quantize", "fp8, nf4 or none", o->quantize);
         aitk_workload_set_base(w, d);
     }
     if (o->optimizer) {

@@ -647,6 +647,13 @@ static void test_dtype(void **state)
     assert_int_equal(r.rc, 2);
     assert_non_null(strstr(aitk_str_cstr(&r.err), "--dtype: expected bf16 or fp16, found 'fp32'"));
     ran_free(&r);
+    /* A control character in the value never reaches the terminal raw (the
+     * option's message escapes it, and so does the error printer). */
+    r = run((const char *[]){"predict", "--dtype", "fp\x1b[2J", NULL});
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "found 'fp\\x1b[2J'"));
+    assert_null(strchr(aitk_str_cstr(&r.err), '\x1b'));
+    ran_free(&r);
 }
 
 static void test_explain_and_price(void **state)
