@@ -344,6 +344,21 @@ def training_step(torch, model, opt, batch):
     return step
 
 
+def timed_row(torch, args, res, what, step, errors, described):
+    """The timed row of one extra training step (masked, or on another
+    attention kernel): `errors` a call may raise become the row's error,
+    `described` says what ran; the row is printed as it comes."""
+    try:
+        row = run_or_oom(torch, "training %d px, %s" % (res, what),
+                         lambda: timed(torch, step, args.warmup, args.steps))
+    except errors as e:
+        row = {"error": "%s: %s" % (type(e).__name__, e)}
+    row["resolution"] = res
+    row.update(described)
+    print("training %d px, %s: %s" % (res, what, brief(row)), flush=True)
+    return row
+
+
 def t5_key_mask(torch, res, kept=78):
     """(1, 1, 1, text + image tokens), True where a key may be attended: the
     first `kept` text tokens (diffusers' FLUX attention puts the text first)
@@ -378,18 +393,12 @@ def masked_step(torch, model, opt, args, form):
     batch = inputs(torch, res)
     mask = t5_key_mask(torch, res) if form == "key" else dense_mask(torch, res)
     batch["joint_attention_kwargs"] = {"attention_mask": mask}
-    step = training_step(torch, model, opt, batch)
-    try:
-        row = run_or_oom(torch, "training %d px, %s" % (res, what),
-                         lambda: timed(torch, step, args.warmup, args.steps))
-    except (TypeError, RuntimeError) as e:  # a diffusers without the mask argument
-        row = {"error": "%s: %s" % (type(e).__name__, e)}
-    row["resolution"] = res
-    row["mask"] = ("T5 key mask, 78 of %d text tokens kept" % TEXT_TOKENS if form == "key"
-                   else "dense (1, %d, L, L) boolean, %.2f GiB, 86 of %d text tokens kept"
-                   % (HEADS, mask.numel() / 2**30, TEXT_TOKENS))
-    print("training %d px, %s: %s" % (res, what, brief(row)), flush=True)
-    return row
+    described = {"mask": ("T5 key mask, 78 of %d text tokens kept" % TEXT_TOKENS if form == "key"
+                          else "dense (1, %d, L, L) boolean, %.2f GiB, 86 of %d text tokens kept"
+                          % (HEADS, mask.numel() / 2**30, TEXT_TOKENS))}
+    # TypeError: a diffusers whose FLUX attention takes no mask argument.
+    return timed_row(torch, args, res, what, training_step(torch, model, opt, batch),
+                     (TypeError, RuntimeError), described)
 
 
 def efficient_step(torch, model, opt, args):
@@ -408,15 +417,9 @@ def efficient_step(torch, model, opt, args):
         with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
             inner()
 
-    try:
-        row = run_or_oom(torch, "training %d px, memory-efficient attention" % res,
-                         lambda: timed(torch, step, args.warmup, args.steps))
-    except RuntimeError as e:  # the kernel refused a call
-        row = {"error": "RuntimeError: %s" % e}
-    row["resolution"] = res
-    row["attention"] = "memory-efficient kernel, no mask (as PyTorch on Windows)"
-    print("training %d px, memory-efficient attention: %s" % (res, brief(row)), flush=True)
-    return row
+    # RuntimeError: the kernel refused a call.
+    return timed_row(torch, args, res, "memory-efficient attention", step, (RuntimeError,),
+                     {"attention": "memory-efficient kernel, no mask (as PyTorch on Windows)"})
 
 
 def brief(row):
