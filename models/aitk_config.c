@@ -287,10 +287,13 @@ static aitk_status read_qtype(reader *r, const aitk_yaml_node *m, const char *ke
 
 static aitk_status read_model(reader *r, const aitk_yaml_node *m)
 {
-    static const char *const used[] = {"name_or_path", "is_flux", "arch", "quantize", "qtype",
-                                       "quantize_te", "qtype_te", "is_lumina2", "is_v3",
-                                       "is_xl", "is_v2", "is_ssd", "is_vega", "is_pixart",
-                                       "is_pixart_sigma", "is_auraflow", NULL};
+    /* qtype_te is read only by models whose text encoder takes it; for the
+     * others it falls to the key table's no_effect list. */
+    const bool te_own = strcmp(r->te_qtype_key, "qtype_te") == 0;
+    const char *const used[] = {"name_or_path", "is_flux", "arch", "quantize", "qtype",
+                                "quantize_te", "is_lumina2", "is_v3", "is_xl", "is_v2",
+                                "is_ssd", "is_vega", "is_pixart", "is_pixart_sigma",
+                                "is_auraflow", te_own ? "qtype_te" : NULL, NULL};
     aitk_train_config *c = r->cfg;
     bool te_set = aitk_yaml_get(m, "quantize_te") != NULL;
     aitk_status st = opt_bool(r, m, "quantize", &c->quantize);
@@ -300,8 +303,14 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     c->quantize_te = c->quantize; /* ai-toolkit: quantize_te defaults to quantize */
     if (!st && te_set)
         st = opt_bool(r, m, "quantize_te", &c->quantize_te);
-    if (!st && c->quantize_te)
-        st = read_qtype(r, m, "qtype_te", &c->qtype_te, &c->te_qbits);
+    /* The text encoders take the key their model's loader reads: FLUX.1's
+     * and Chroma's the transformer's qtype, OmniGen2's qtype_te. */
+    if (!st && c->quantize_te && !te_own && c->quantize) {
+        c->qtype_te = c->qtype;
+        c->te_qbits = c->qbits;
+    } else if (!st && c->quantize_te) {
+        st = read_qtype(r, m, r->te_qtype_key, &c->qtype_te, &c->te_qbits);
+    }
     if (!st)
         st = opt_bool(r, m, "low_vram", &c->low_vram);
     if (!st)

@@ -127,6 +127,8 @@ static aitk_status identify_model(aitk_config_reader *r, const aitk_yaml_node *m
         r->cfg->title = title;
         const char *cfg_flag = text_of(e, "sample_cfg");
         r->sample_cfg = cfg_flag && strcmp(cfg_flag, "true") == 0;
+        const char *te_key = text_of(e, "text_encoder_qtype");
+        r->te_qtype_key = te_key ? te_key : "qtype_te";
         return AITK_OK;
     }
     aitk_yaml_errorf(r->err, r->doc, at,

@@ -13,6 +13,9 @@ typedef struct aitk_config_reader {
     aitk_yaml_doc *ids;  /* models/aitk_models.yaml */
     aitk_yaml_doc *keys; /* models/aitk_config_keys.yaml */
     bool sample_cfg;     /* the identity samples with classifier-free guidance */
+    /* The model key whose qtype quantizes the text encoders: "qtype" or
+     * "qtype_te" (models/aitk_models.yaml text_encoder_qtype). */
+    const char *te_qtype_key;
 } aitk_config_reader;
 
 /* Loads both data files (schema checked) into r. */

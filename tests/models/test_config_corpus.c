@@ -105,6 +105,15 @@ static const expect cases[] = {
     /* qtype_te is its own: a 4-bit text encoder under a bf16 base. */
     {.file = "omnigen2_qtype_te.yaml", .says = "OmniGen2", .model_id = "omnigen2",
      .base = DT(AITK_WEIGHT_BF16), .te = DT(AITK_WEIGHT_NF4)},
+    /* FLUX.1's and Chroma's loaders quantize T5 with the transformer's
+     * qtype (stable_diffusion_model.py load_model, chroma_model.py):
+     * qtype_te plays no part, with quantize on or off. */
+    {.file = "flux_te_takes_qtype.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_NF4),
+     .te = DT(AITK_WEIGHT_NF4)},
+    {.file = "flux_te_only_qtype.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_BF16),
+     .te = DT(AITK_WEIGHT_NF4)},
+    {.file = "chroma_te_takes_qtype.yaml", .says = "Chroma", .model_id = "chroma",
+     .base = DT(AITK_WEIGHT_FP8), .te = DT(AITK_WEIGHT_FP8)},
     /* get_optimizer: any name starting with "prodigy" is Prodigy. */
     {.file = "prodigyopt.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy"},
     /* The model is refused before its qtype is judged. */
