@@ -341,9 +341,46 @@ static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
     return st;
 }
 
+/* A non-empty list under `key` (DatasetConfig's augments, augmentations). */
+static bool has_items(const aitk_yaml_node *d, const char *key)
+{
+    const aitk_yaml_node *n = aitk_yaml_get(d, key);
+    return n && n->kind == AITK_YAML_SEQ && n->count > 0;
+}
+
+/* datasets[].cache_text_embeddings: one dataset caching makes ai-toolkit
+ * unload the text encoders after encoding (BaseSDTrainProcess.__init__,
+ * is_caching_text_embeddings), and it refuses a job where another dataset
+ * does not cache (toolkit/config_modules.py validate_configs: "All datasets
+ * must have cache_text_embeddings set to True ..."): so do we, there. */
+static aitk_status read_dataset_text_cache(reader *r, const aitk_yaml_node *ds)
+{
+    const aitk_yaml_node *missing = NULL;
+    bool any = false;
+    for (size_t i = 0; i < ds->count; i++) {
+        bool on = false;
+        aitk_status st = opt_bool(r, ds->items[i], "cache_text_embeddings", &on);
+        if (st)
+            return st;
+        any = any || on;
+        if (!on && !missing)
+            missing = ds->items[i];
+    }
+    if (any && missing) {
+        aitk_yaml_errorf(r->err, r->doc, missing,
+                         "this dataset does not set cache_text_embeddings while another does; "
+                         "ai-toolkit refuses such a job (all datasets must cache text embeddings)");
+        return AITK_E_INVAL;
+    }
+    if (any)
+        r->cfg->cache_text = true;
+    return AITK_OK;
+}
+
 static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
 {
     static const char *const used[] = {"resolution", "cache_latents_to_disk", "cache_latents",
+                                       "cache_text_embeddings", "augments", "augmentations",
                                        NULL};
     if (!ds)
         return AITK_OK;
@@ -356,6 +393,10 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
             st = opt_bool(r, d, "cache_latents_to_disk", &cached);
         if (!st && !cached)
             st = opt_bool(r, d, "cache_latents", &cached);
+        /* DatasetConfig.__init__ turns latent caching off where augments or
+         * augmentations are set: they change the image every time. */
+        if (has_items(d, "augments") || has_items(d, "augmentations"))
+            cached = false;
         /* The VAE can leave the GPU only if every dataset is cached. */
         r->cfg->cache_latents = (i == 0 ? cached : r->cfg->cache_latents && cached);
         const aitk_yaml_node *res = aitk_yaml_get(d, "resolution");
@@ -367,6 +408,8 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
         }
         aitk_config_note_keys(r, d, "datasets", "datasets[].", used);
     }
+    if (!st)
+        st = read_dataset_text_cache(r, ds);
     return st;
 }
 

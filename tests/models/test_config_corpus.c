@@ -35,6 +35,8 @@ typedef struct expect {
     int base, te;             /* aitk_weight_dtype + 1; 0: fp8 (quantize: true) */
     const char *optimizer;    /* NULL: adamw8bit */
     bool preservation, ema;
+    bool text_cached;         /* true: the text encoders leave the GPU */
+    bool latents_uncached;    /* true: the VAE stays on the GPU */
     const sample_expect *sample; /* NULL: no sampling (no prompts) */
     const char *not_modelled;    /* NULL: nothing warned */
     const char *not_modelled2;
@@ -114,6 +116,14 @@ static const expect cases[] = {
      .te = DT(AITK_WEIGHT_NF4)},
     {.file = "chroma_te_takes_qtype.yaml", .says = "Chroma", .model_id = "chroma",
      .base = DT(AITK_WEIGHT_FP8), .te = DT(AITK_WEIGHT_FP8)},
+    /* One dataset's cache_text_embeddings unloads the encoders
+     * (BaseSDTrainProcess.__init__ is_caching_text_embeddings); ai-toolkit
+     * refuses a job where another dataset leaves it off (validate_configs). */
+    {.file = "dataset_text_cache.yaml", .says = "FLUX.1-dev", .text_cached = true},
+    {.file = "dataset_text_cache_partial.yaml", .st = AITK_E_INVAL,
+     .says = "does not set cache_text_embeddings"},
+    /* DatasetConfig.__init__: augments turn latent caching off. */
+    {.file = "dataset_augments.yaml", .says = "FLUX.1-dev", .latents_uncached = true},
     /* get_optimizer: any name starting with "prodigy" is Prodigy. */
     {.file = "prodigyopt.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy"},
     /* The model is refused before its qtype is judged. */
@@ -189,6 +199,10 @@ static void check_reading(const expect *e, const aitk_train_config *c)
         fail_msg("%s: use_ema read as %d", e->file, c->ema);
     if (c->preservation != e->preservation)
         fail_msg("%s: diff_output_preservation read as %d", e->file, c->preservation);
+    if (e->text_cached && !c->cache_text)
+        fail_msg("%s: text embeddings not read as cached", e->file);
+    if (e->latents_uncached && c->cache_latents)
+        fail_msg("%s: latents read as cached", e->file);
     check_sample(e, c);
     check_warnings(e, c);
 }
