@@ -459,6 +459,27 @@ static aitk_status read_sample(reader *r, const aitk_yaml_node *smp, bool disabl
     return st;
 }
 
+/* train.dtype fp32, written or taken from TrainConfig's default when the key
+ * is absent, is what ai-toolkit computes in: the model is made in it
+ * (BaseSDTrainProcess.__init__: model_config['dtype'] = train_config.dtype)
+ * and the latents cast to it. The cost model counts bf16 activations and
+ * the bf16 matmul rate, so the person is told which way it is off. */
+static void note_fp32_compute(reader *r, const aitk_yaml_node *p)
+{
+    if (r->cfg->lora_bytes != 4)
+        return;
+    const aitk_yaml_node *train = aitk_yaml_get(p, "train");
+    const aitk_yaml_node *at = aitk_yaml_get(train, "dtype");
+    aitk_config_note_cost(r, at ? at : train ? train : p, "train.dtype",
+                          at ? "fp32: the model computes and keeps its activations in fp32, "
+                               "counted here as bf16 (slower steps, about twice the "
+                               "activation memory)"
+                             : "not set, so fp32 (TrainConfig's default): the model computes "
+                               "and keeps its activations in fp32, counted here as bf16 "
+                               "(slower steps, about twice the activation memory); ai-toolkit's "
+                               "examples and web UI set bf16");
+}
+
 static aitk_status read_process(reader *r, const aitk_yaml_node *p)
 {
     static const char *const used[] = {"network", "train", "model", "datasets", "sample", NULL};
@@ -470,6 +491,8 @@ static aitk_status read_process(reader *r, const aitk_yaml_node *p)
         st = read_network(r, aitk_yaml_get(p, "network"));
     if (!st)
         st = read_train(r, aitk_yaml_get(p, "train"), &no_sampling);
+    if (!st)
+        note_fp32_compute(r, p);
     if (!st)
         st = read_datasets(r, aitk_yaml_get(p, "datasets"));
     if (!st)

@@ -623,7 +623,7 @@ static void test_config_optimizer_verdict(void **state)
     aitk_str cfg = AITK_STR_INIT, where = AITK_STR_INIT;
     aitk_path_join(&cfg, tmp, "job.yaml");
     static const char yaml[] = "job: extension\nconfig:\n  process:\n    - model: {is_flux: true}\n"
-                               "      train: {optimizer: sgd-magic}\n";
+                               "      train: {optimizer: sgd-magic, dtype: bf16}\n";
     assert_int_equal(aitk_file_write_atomic(cfg.ptr, yaml, sizeof yaml - 1, NULL), AITK_OK);
     aitk_str_appendf(&where, "%s:5:26: optimizer 'sgd-magic'", cfg.ptr);
     expect_usage_error((const char *[]){"--quick", "--config", cfg.ptr, NULL}, where.ptr);
