@@ -427,6 +427,17 @@ const char *aitk_yaml_text(const aitk_yaml_node *map, const char *key)
     return n && n->kind == AITK_YAML_SCALAR ? n->text : "";
 }
 
+bool aitk_yaml_is_null(const aitk_yaml_node *node)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
+    if (!node || node->kind != AITK_YAML_SCALAR || node->quoted)
+        return false;
+    for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++)
+        if (strcmp(node->text, nulls[i]) == 0)
+            return true;
+    return false;
+}
+
 void aitk_yaml_errorf(aitk_str *err, const aitk_yaml_doc *doc, const aitk_yaml_node *node,
                       const char *fmt, ...)
 {

@@ -59,6 +59,11 @@ const aitk_yaml_node *aitk_yaml_figure(const aitk_yaml_node *n);
 /* The text of map[key] written either way (plain, or a figure's value);
  * "" when the key is absent or not a scalar. */
 const char *aitk_yaml_text(const aitk_yaml_node *map, const char *key);
+/* True for YAML's null: an unquoted scalar that is empty, ~, null, Null or
+ * NULL (the YAML 1.2 core schema; JSON's null too). A configuration key set
+ * to null is read as absent, as Python's kwargs.get(key, default) does not:
+ * callers that follow ai-toolkit use it where its code treats None as off. */
+bool aitk_yaml_is_null(const aitk_yaml_node *node);
 /* A key that must be there: its value in *out, or AITK_E_PARSE with
  * "name:line:col: missing 'key'" (the map's position). */
 aitk_status aitk_yaml_need(const aitk_yaml_doc *doc, const aitk_yaml_node *map, const char *key,

@@ -211,13 +211,68 @@ static aitk_status read_accumulation(reader *r, const aitk_yaml_node *t)
 }
 
 /* ema_config.use_ema keeps a moving average of the trained weights (toolkit/
- * ema.py ExponentialMovingAverage): one more copy of the LoRA, counted. */
+ * ema.py ExponentialMovingAverage): one more copy of the LoRA, counted.
+ * ema_config: null is no EMA (TrainConfig.__init__). */
 static aitk_status read_ema(reader *r, const aitk_yaml_node *t)
 {
     const aitk_yaml_node *e = aitk_yaml_get(t, "ema_config");
+    if (aitk_yaml_is_null(e))
+        return AITK_OK;
     aitk_status st = expect_map(r, e, "ema_config (a map)");
     if (!st && e)
         st = opt_bool(r, e, "use_ema", &r->cfg->ema);
+    return st;
+}
+
+/* The validation items setup_validation keeps: those with an image_path
+ * ("Skipping validation item with no image"; the web UI's Validation card
+ * starts with one such empty item). */
+static aitk_status count_val_loss_items(reader *r, const aitk_yaml_node *items, long *out)
+{
+    *out = 0;
+    if (!items || aitk_yaml_is_null(items))
+        return AITK_OK;
+    aitk_status st = aitk_yaml_expect(r->doc, items, AITK_YAML_SEQ,
+                                      "validation_items (a list)", r->err);
+    for (size_t i = 0; !st && i < items->count; i++) {
+        const char *path = "";
+        st = expect_map(r, items->items[i], "a validation item (a map)");
+        if (!st)
+            st = opt_string(r, items->items[i], "image_path", &path);
+        *out += !st && path && *path;
+    }
+    return st;
+}
+
+/* train.validation_config (ValidationConfig; BaseSDTrainProcess.validate):
+ * at the first step and every validate_every_n_steps (10; 0: the first
+ * only), each item is predicted, no grad, as one batch of its
+ * validation_sigmas (4 by default) at about `resolution` px (512). */
+static aitk_status read_val_loss(reader *r, const aitk_yaml_node *t)
+{
+    const aitk_yaml_node *v = aitk_yaml_get(t, "validation_config");
+    if (!v || aitk_yaml_is_null(v))
+        return AITK_OK;
+    aitk_train_config *c = r->cfg;
+    c->val_loss_every = 10;
+    c->val_loss_resolution = 512;
+    c->val_loss_sigmas = 4;
+    aitk_status st = expect_map(r, v, "validation_config (a map)");
+    if (!st)
+        st = opt_long(r, v, "validate_every_n_steps", 0, CONFIG_MAX_STEPS, &c->val_loss_every);
+    if (!st)
+        st = opt_long(r, v, "resolution", CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION,
+                      &c->val_loss_resolution);
+    const aitk_yaml_node *sigmas = aitk_yaml_get(v, "validation_sigmas");
+    if (!st && sigmas) {
+        st = aitk_yaml_expect(r->doc, sigmas, AITK_YAML_SEQ, "validation_sigmas (a list)",
+                              r->err);
+        c->val_loss_sigmas = st ? 0 : (long)sigmas->count;
+    }
+    if (!st)
+        st = count_val_loss_items(r, aitk_yaml_get(v, "validation_items"), &c->val_loss_items);
+    if (c->val_loss_sigmas == 0)
+        c->val_loss_items = 0;
     return st;
 }
 
@@ -227,7 +282,8 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t, bool *no_sampl
                                        "gradient_accumulation", "gradient_checkpointing",
                                        "optimizer", "dtype", "cache_text_embeddings",
                                        "unload_text_encoder", "diff_output_preservation",
-                                       "disable_sampling", "ema_config", NULL};
+                                       "disable_sampling", "ema_config", "validation_config",
+                                       NULL};
     aitk_status st = expect_map(r, t, "the train section (a map)");
     if (st || !t)
         return st;
@@ -259,6 +315,8 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t, bool *no_sampl
         st = read_dtype(r, t);
     if (!st)
         st = read_ema(r, t);
+    if (!st)
+        st = read_val_loss(r, t);
     aitk_config_note_keys(r, t, "train", "train.", used);
     return st;
 }
@@ -293,7 +351,8 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     const char *const used[] = {"name_or_path", "is_flux", "arch", "quantize", "qtype",
                                 "quantize_te", "is_lumina2", "is_v3", "is_xl", "is_v2",
                                 "is_ssd", "is_vega", "is_pixart", "is_pixart_sigma",
-                                "is_auraflow", te_own ? "qtype_te" : NULL, NULL};
+                                "is_auraflow", "use_flux_cfg", te_own ? "qtype_te" : NULL,
+                                NULL};
     aitk_train_config *c = r->cfg;
     bool te_set = aitk_yaml_get(m, "quantize_te") != NULL;
     aitk_status st = opt_bool(r, m, "quantize", &c->quantize);
@@ -313,6 +372,13 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     }
     if (!st)
         st = opt_bool(r, m, "low_vram", &c->low_vram);
+    /* use_flux_cfg samples FLUX.1 with FluxWithCFGPipeline: a second,
+     * unconditional pass per denoising step when guidance_scale > 1
+     * (toolkit/pipelines.py; stable_diffusion_model.py generate_images). */
+    bool flux_cfg = false;
+    if (!st)
+        st = opt_bool(r, m, "use_flux_cfg", &flux_cfg);
+    r->sample_cfg = r->sample_cfg || flux_cfg;
     if (!st)
         aitk_config_note_keys(r, m, "model", "model.", used);
     return st;
@@ -413,14 +479,60 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
     return st;
 }
 
-/* The number of images one sampling round makes: `samples` (what the web
- * UI writes), else the older `prompts` (SampleConfig.__init__). */
-static size_t sample_count(const aitk_yaml_node *smp)
+/* Counts one image of width x height and `steps` in its group; false when
+ * every group is taken by other sizes, and it was counted with the last. */
+static bool add_sample_image(aitk_train_config *c, long width, long height, long steps)
 {
+    const long res = aitk_sample_resolution(width, height);
+    size_t i = 0;
+    while (i < c->n_sample_groups &&
+           (c->sample_groups[i].resolution != res || c->sample_groups[i].steps != steps))
+        i++;
+    const bool kept = i < AITK_MAX_SAMPLE_GROUPS;
+    if (!kept)
+        i--;
+    else if (i == c->n_sample_groups)
+        c->sample_groups[c->n_sample_groups++] = (aitk_sample_group){.steps = steps,
+                                                                     .resolution = res};
+    c->sample_groups[i].images++;
+    return kept;
+}
+
+/* The images of one sampling round by size and steps: `samples` (what the
+ * web UI writes), each taking the block's width, height and sample_steps
+ * unless it gives its own (SampleItem.__init__), else the older `prompts`
+ * list at the block's. */
+static aitk_status read_sample_images(reader *r, const aitk_yaml_node *smp)
+{
+    aitk_train_config *c = r->cfg;
     const aitk_yaml_node *list = aitk_yaml_get(smp, "samples");
+    const bool items = list != NULL;
     if (!list)
         list = aitk_yaml_get(smp, "prompts");
-    return list && list->kind == AITK_YAML_SEQ ? list->count : 0;
+    if (!list || list->kind != AITK_YAML_SEQ)
+        return AITK_OK;
+    bool all_kept = true;
+    for (size_t i = 0; i < list->count; i++) {
+        const aitk_yaml_node *item = items ? list->items[i] : NULL;
+        long width = c->sample_width, height = c->sample_height, steps = c->sample_steps;
+        aitk_status st = items ? expect_map(r, item, "a sample (a map)") : AITK_OK;
+        if (!st)
+            st = opt_long(r, item, "width", CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION, &width);
+        if (!st)
+            st = opt_long(r, item, "height", CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION,
+                          &height);
+        if (!st)
+            st = opt_long(r, item, "sample_steps", 1, 10000, &steps);
+        if (st)
+            return st;
+        all_kept = add_sample_image(c, width, height, steps) && all_kept;
+    }
+    c->sample_prompts = (long)list->count;
+    if (!all_kept)
+        aitk_config_note_cost(r, key_of(smp, "samples"), "sample.samples",
+                              "more sizes and step counts than the prediction keeps apart: the "
+                              "last ones are counted at the last kept one's");
+    return AITK_OK;
 }
 
 /* The sample block, with SampleConfig's defaults (toolkit/config_modules.py:
@@ -451,7 +563,8 @@ static aitk_status read_sample(reader *r, const aitk_yaml_node *smp, bool disabl
     const aitk_yaml_node *g = aitk_yaml_get(smp, "guidance_scale");
     if (!st && g)
         st = aitk_yaml_double(r->doc, g, &guidance, r->err);
-    c->sample_prompts = (long)sample_count(smp);
+    if (!st)
+        st = read_sample_images(r, smp);
     c->sample_passes = r->sample_cfg && guidance > 1 ? 2 : 1;
     if (disabled)
         c->sample_every = 0;

@@ -52,11 +52,19 @@ typedef struct aitk_train_config {
      * prior prediction without, each step (SDTrainer). */
     bool preservation;
     bool ema;                  /* train.ema_config.use_ema */
-    /* The sample block: every sample_every steps, sample_prompts images of
-     * sample_steps denoising steps at sample_width x sample_height, each
-     * step sample_passes transformer passes. sample_every 0: no sampling. */
+    /* The sample block: every sample_every steps, sample_prompts images,
+     * each step sample_passes transformer passes; sample_steps, sample_width
+     * and sample_height are the block's, which a sample's own keys replace
+     * (SampleItem): the images by size and steps in sample_groups.
+     * sample_every 0: no sampling. */
     long sample_every, sample_steps, sample_prompts, sample_width, sample_height;
     int sample_passes;
+    aitk_sample_group sample_groups[AITK_MAX_SAMPLE_GROUPS];
+    size_t n_sample_groups;
+    /* train.validation_config (ValidationConfig): every val_loss_every steps,
+     * val_loss_items images (those with an image_path) each predicted as one
+     * batch of val_loss_sigmas at val_loss_resolution; 0 items: none. */
+    long val_loss_every, val_loss_items, val_loss_sigmas, val_loss_resolution;
     /* network_kwargs.only_if_contains / ignore_if_contains, NULL-terminated;
      * lora_only[0] NULL when not given. */
     const char *lora_only[AITK_CONFIG_MAX_FILTERS + 1], *lora_ignore[AITK_CONFIG_MAX_FILTERS + 1];

@@ -11,8 +11,8 @@
 #define AITK_CONFIG_WORKLOAD_SAME(X)                                                          \
     X(n_resolutions) X(batch) X(accumulation) X(rank) X(alpha) X(steps) X(checkpointing)   \
     X(optimizer) X(lora_bytes) X(cache_latents) X(cache_text) X(preservation) X(ema)        \
-    X(sample_every) X(sample_steps) X(sample_prompts) X(sample_passes) X(lora_only)         \
-    X(lora_ignore) X(fp16)
+    X(sample_every) X(n_sample_groups) X(sample_passes) X(lora_only) X(lora_ignore) X(fp16)  \
+    X(val_loss_every) X(val_loss_items) X(val_loss_sigmas) X(val_loss_resolution)
 
 void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *spec,
                           aitk_workload *w)
@@ -22,8 +22,8 @@ void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *s
     AITK_CONFIG_WORKLOAD_SAME(AITK_X_COPY)
 #undef AITK_X_COPY
     memcpy(w->resolutions, cfg->resolutions, sizeof w->resolutions);
+    memcpy(w->sample_groups, cfg->sample_groups, sizeof w->sample_groups);
     /* The rest are stored differently on each side. */
     w->base_dtype = aitk_config_base_storage(cfg);
     w->te_dtype = aitk_config_te_storage(cfg);
-    w->sample_resolution = aitk_sample_resolution(cfg->sample_width, cfg->sample_height);
 }

@@ -878,11 +878,21 @@ static aitk_status predict(const aitk_workload *w, const aitk_cost_params *p,
     for (size_t i = 0; w->preservation && i < w->n_resolutions; i++)
         out->step_s += forward_seconds(w, p, gpu, w->resolutions[i], w->batch) *
                        (double)w->accumulation / (double)w->n_resolutions;
-    if (w->sample_every > 0 && w->sample_prompts > 0 && w->sample_resolution >= patch_px)
-        out->sample_s_per_1000 = 1000.0 / (double)w->sample_every *
-                                 (double)w->sample_prompts * (double)w->sample_steps *
-                                 (double)w->sample_passes *
-                                 forward_seconds(w, p, gpu, w->sample_resolution, 1);
+    for (size_t i = 0; w->sample_every > 0 && i < w->n_sample_groups; i++) {
+        const aitk_sample_group *g = &w->sample_groups[i];
+        if (g->resolution >= patch_px)
+            out->sample_s_per_1000 += 1000.0 / (double)w->sample_every * (double)g->images *
+                                      (double)g->steps * (double)w->sample_passes *
+                                      forward_seconds(w, p, gpu, g->resolution, 1);
+    }
+    /* validate() predicts each item as one batch of its sigmas, no grad. */
+    if (!w->forward_only && w->val_loss_every > 0 && w->val_loss_items > 0 &&
+        w->val_loss_resolution >= patch_px) {
+        out->val_loss_s = (double)w->val_loss_items *
+                          forward_seconds(w, p, gpu, w->val_loss_resolution, w->val_loss_sigmas) /
+                          (double)w->val_loss_every;
+        out->step_s += out->val_loss_s;
+    }
     aitk_status st = aitk_cost_memory(&x, p, largest, &out->memory, err);
     if (st)
         return st;

@@ -83,6 +83,17 @@ const char *aitk_host_os_name(aitk_host_os os);
 /* Block groups a trainer can give its own saved counts for. */
 #define AITK_WORKLOAD_MAX_GROUPS 16
 
+/* Sample images of one size and step count (a sample block's default, or
+ * one sample's own width, height and sample_steps). */
+typedef struct aitk_sample_group {
+    long images, steps;
+    long resolution; /* square, the sample's area */
+} aitk_sample_group;
+
+/* Distinct (size, steps) groups a sampling round keeps apart; a config
+ * with more is counted with its last group's size (said where read). */
+#define AITK_MAX_SAMPLE_GROUPS 8
+
 typedef struct aitk_workload {
     const aitk_model_spec *spec;
     long resolutions[8];     /* buckets; time is their mean, memory their max */
@@ -126,12 +137,19 @@ typedef struct aitk_workload {
      * autograd's op-by-op count (saved_per_token), so a block's live
      * activations are counted as the graph allocates them. */
     bool step_graph;
-    /* Sampling during training: every sample_every steps (0: never),
-     * sample_prompts images of sample_steps denoising steps, each
-     * sample_passes forward passes at sample_resolution (square, the
-     * sample's area). Its time per 1000 steps is given apart. */
-    long sample_every, sample_steps, sample_prompts, sample_resolution;
+    /* Sampling during training: every sample_every steps (0: never), the
+     * images of each group of sample_groups, each denoising step of them
+     * sample_passes forward passes. Its time per 1000 steps is given apart. */
+    long sample_every;
+    aitk_sample_group sample_groups[AITK_MAX_SAMPLE_GROUPS];
+    size_t n_sample_groups;
     int sample_passes;
+    /* ai-toolkit's validation loss (train.validation_config): every
+     * val_loss_every steps (0: never), val_loss_items no-grad forward
+     * passes, each a batch of val_loss_sigmas at val_loss_resolution
+     * (BaseSDTrainProcess.validate). It runs inside the training loop, so
+     * its time per step joins step_s. */
+    long val_loss_every, val_loss_items, val_loss_sigmas, val_loss_resolution;
     /* network_kwargs only_if_contains / ignore_if_contains (NULL-terminated,
      * or NULL): the LoRA adapts a layer whose module path contains one of
      * lora_only (when given) and none of lora_ignore. */
@@ -375,6 +393,7 @@ typedef struct aitk_prediction {
     double attn_fwd_share, attn_bwd_share;
     double step_s;           /* mean over the resolution buckets, x accumulation */
     double sample_s_per_1000; /* sampling's seconds per 1000 steps; 0 without */
+    double val_loss_s;       /* the validation loss's seconds a step, in step_s */
     double vram_bytes;       /* the card's nominal size, read as GiB */
     /* The fit: what the process sees (the GPU's total_memory_gib), less the
      * CUDA context and the allocator's reserve, is usable; the job needs its

@@ -86,11 +86,21 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     if (w->preservation)
         fputs("  diff_output_preservation: each step also predicts the class prompt with the "
               "LoRA (graph kept for the backward) and without it\n", out);
-    if (w->sample_every > 0 && w->sample_prompts > 0)
-        fprintf(out, "  sampling: %ld image(s) of %ld steps (%d pass%s each) at about %ld px "
-                     "square every %ld steps, in min/1000\n",
-                w->sample_prompts, w->sample_steps, w->sample_passes,
-                w->sample_passes > 1 ? "es" : "", w->sample_resolution, w->sample_every);
+    if (w->sample_every > 0 && w->n_sample_groups > 0) {
+        fputs("  sampling:", out);
+        for (size_t i = 0; i < w->n_sample_groups; i++) {
+            const aitk_sample_group *g = &w->sample_groups[i];
+            fprintf(out, "%s %ld image(s) of %ld steps at about %ld px", i ? "," : "", g->images,
+                    g->steps, g->resolution);
+        }
+        fprintf(out, " (%d pass%s a step) every %ld steps, in min/1000\n", w->sample_passes,
+                w->sample_passes > 1 ? "es" : "", w->sample_every);
+    }
+    if (w->val_loss_every > 0 && w->val_loss_items > 0)
+        fprintf(out, "  validation loss: %ld image(s) at about %ld px, each one pass of %ld "
+                     "sigma(s), every %ld steps, in s/step\n",
+                w->val_loss_items, w->val_loss_resolution, w->val_loss_sigmas,
+                w->val_loss_every);
 }
 
 /* Indices of the memory terms, largest first. */
@@ -497,6 +507,8 @@ static void add_row_times_json(cJSON *g, const aitk_predict_result *r,
     }
     cJSON_AddNumberToObject(g, "minutes_per_1000_steps", aitk_predict_minutes_per_1000(q));
     cJSON_AddNumberToObject(g, "sampling_minutes_per_1000_steps", q->sample_s_per_1000 / 60.0);
+    /* Inside step_seconds: the loop runs it between steps. */
+    cJSON_AddNumberToObject(g, "validation_loss_seconds_per_step", q->val_loss_s);
     /* The rate GEMM and attention time were counted against, and whether
      * people measured it or it is the default share of the datasheet. */
     cJSON_AddNumberToObject(g, "matmul_bf16_tflops", row->gpu->matmul_bf16_tflops);

@@ -113,6 +113,22 @@ static void test_quoted_scalars_are_strings(void **state)
     aitk_yaml_free(doc);
 }
 
+static void test_nulls(void **state)
+{
+    (void)state;
+    aitk_yaml_doc *doc = parse_ok("a: null\nb: ~\nc:\nd: \"null\"\ne: nil\nf: {x: 1}\ng: NULL\n");
+    const aitk_yaml_node *root = doc->root;
+    assert_true(aitk_yaml_is_null(aitk_yaml_get(root, "a")));
+    assert_true(aitk_yaml_is_null(aitk_yaml_get(root, "b")));
+    assert_true(aitk_yaml_is_null(aitk_yaml_get(root, "c")));
+    assert_false(aitk_yaml_is_null(aitk_yaml_get(root, "d"))); /* the string "null" */
+    assert_false(aitk_yaml_is_null(aitk_yaml_get(root, "e")));
+    assert_false(aitk_yaml_is_null(aitk_yaml_get(root, "f")));
+    assert_true(aitk_yaml_is_null(aitk_yaml_get(root, "g")));
+    assert_false(aitk_yaml_is_null(NULL));
+    aitk_yaml_free(doc);
+}
+
 static void test_unterminated_quote_is_positioned(void **state)
 {
     (void)state;
@@ -303,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_unterminated_quote_is_positioned),
         cmocka_unit_test(test_reader_errors_are_positioned),
         cmocka_unit_test(test_quoted_scalars_are_strings),
+        cmocka_unit_test(test_nulls),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_big_mapping),
         cmocka_unit_test(test_duplicates_at_every_size),

@@ -50,6 +50,8 @@ static const sample_expect chroma_sample = {200, 3, 30, 1024, 768, 2};
 /* SampleConfig defaults: every 100, 20 steps, 512 x 512. */
 static const sample_expect default_sample = {100, 2, 20, 512, 512, 1};
 static const sample_expect disabled_sample = {0, 3, 30, 1024, 768, 1};
+/* model.use_flux_cfg: FluxWithCFGPipeline, two passes at guidance 4. */
+static const sample_expect flux_cfg_sample = {200, 3, 30, 1024, 768, 2};
 static const sample_expect ui_sample = {250, 2, 25, 1024, 1024, 1};
 /* The web UI's defaults (defaultSampleConfig): every 250 steps, its 10
  * prompts, 30 steps, 1024 x 1024; Chroma's and OmniGen2's pipelines get
@@ -124,6 +126,9 @@ static const expect cases[] = {
      .says = "does not set cache_text_embeddings"},
     /* DatasetConfig.__init__: augments turn latent caching off. */
     {.file = "dataset_augments.yaml", .says = "FLUX.1-dev", .latents_uncached = true},
+    {.file = "sample_flux_cfg.yaml", .says = "FLUX.1-dev", .sample = &flux_cfg_sample},
+    /* TrainConfig.__init__: ema_config None is no EMA. */
+    {.file = "ema_null.yaml", .says = "FLUX.1-dev"},
     /* get_optimizer: any name starting with "prodigy" is Prodigy. */
     {.file = "prodigyopt.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy"},
     /* The model is refused before its qtype is judged. */
@@ -440,7 +445,8 @@ static void test_sampling_time(void **state)
     assert_true(off.p.sample_s_per_1000 == 0 && none.p.sample_s_per_1000 == 0);
     /* 1024 x 768 is 3072 patches of 16 px: the square of that area is 880 px
      * (55 patches a side, 3025) to the nearest 16. */
-    assert_int_equal(flux.w.sample_resolution, 880);
+    assert_int_equal(flux.w.n_sample_groups, 1);
+    assert_int_equal(flux.w.sample_groups[0].resolution, 880);
     aitk_cost_params *params = NULL;
     aitk_gpudb *db = NULL;
     const aitk_gpu_spec *g = NULL;
@@ -464,6 +470,76 @@ static void test_sampling_time(void **state)
     predicted_free(&flux);
     predicted_free(&chroma);
     predicted_free(&off);
+    predicted_free(&none);
+}
+
+/* One forward pass of w's model on g at `resolution`, batch `batch`. */
+static double forward_s(const aitk_workload *w, const char *gpu, long resolution, long batch)
+{
+    aitk_cost_params *params = NULL;
+    aitk_gpudb *db = NULL;
+    const aitk_gpu_spec *g = NULL;
+    aitk_prediction fwd;
+    assert_int_equal(aitk_cost_params_load(&params, NULL), AITK_OK);
+    assert_int_equal(aitk_gpudb_load(&db, NULL), AITK_OK);
+    assert_int_equal(aitk_gpudb_find(db, gpu, &g, NULL), AITK_OK);
+    aitk_workload f = *w;
+    f.forward_only = true;
+    f.cache_text = true;
+    f.batch = batch;
+    aitk_workload_set_resolution(&f, resolution);
+    assert_int_equal(aitk_cost_predict(&f, params, g, &fwd, NULL), AITK_OK);
+    aitk_cost_params_free(params);
+    aitk_gpudb_free(db);
+    return fwd.step_s;
+}
+
+/* A sample's own width, height and sample_steps replace the block's
+ * (SampleItem.__init__): of four images, two 512 px squares of the block's
+ * 30 steps, one of 10 steps, and one at the block's 1024 x 768 (880 px). */
+static void test_sample_own_sizes(void **state)
+{
+    (void)state;
+    predicted own;
+    predict_file("sample_own_sizes.yaml", "RTX 4090", &own);
+    assert_int_equal(own.w.n_sample_groups, 3);
+    const aitk_sample_group want[] = {{2, 30, 512}, {1, 30, 880}, {1, 10, 512}};
+    for (size_t i = 0; i < 3; i++)
+        if (own.w.sample_groups[i].images != want[i].images ||
+            own.w.sample_groups[i].steps != want[i].steps ||
+            own.w.sample_groups[i].resolution != want[i].resolution)
+            fail_msg("group %zu: %ld image(s) of %ld steps at %ld px", i,
+                     own.w.sample_groups[i].images, own.w.sample_groups[i].steps,
+                     own.w.sample_groups[i].resolution);
+    const double f512 = forward_s(&own.w, "RTX 4090", 512, 1);
+    const double f880 = forward_s(&own.w, "RTX 4090", 880, 1);
+    near(own.p.sample_s_per_1000, 1000.0 / 200 * (2 * 30 * f512 + 30 * f880 + 10 * f512), 1e-9,
+         "sampling by size");
+    predicted_free(&own);
+}
+
+/* train.validation_config: one of two items has an image (the other is
+ * skipped, as setup_validation skips it), predicted as one batch of its 3
+ * sigmas at 1024 px every 2 steps: half such a pass joins each step. The
+ * web UI's card as it opens (one item, no image) validates nothing. */
+static void test_validation_loss_time(void **state)
+{
+    (void)state;
+    predicted val, empty, none;
+    predict_file("validation_loss.yaml", "RTX 4090", &val);
+    predict_file("validation_ui_empty.yaml", "RTX 4090", &empty);
+    predict_file("flux_dev_lora.yaml", "RTX 4090", &none);
+    assert_int_equal(val.cfg.val_loss_items, 1);
+    assert_int_equal(val.cfg.val_loss_sigmas, 3);
+    assert_int_equal(val.cfg.val_loss_every, 2);
+    assert_int_equal(val.cfg.val_loss_resolution, 1024);
+    const double pass = forward_s(&val.w, "RTX 4090", 1024, 3);
+    near(val.p.val_loss_s, pass / 2, 1e-9, "the validation loss a step");
+    near(val.p.step_s, none.p.step_s + pass / 2, 1e-9, "the step with the validation loss");
+    near(empty.p.step_s, none.p.step_s, 1e-12, "no item with an image");
+    assert_true(empty.p.val_loss_s == 0);
+    predicted_free(&val);
+    predicted_free(&empty);
     predicted_free(&none);
 }
 
@@ -521,6 +597,8 @@ int main(void)
         cmocka_unit_test(test_ema_memory),
         cmocka_unit_test(test_preservation),
         cmocka_unit_test(test_sampling_time),
+        cmocka_unit_test(test_sample_own_sizes),
+        cmocka_unit_test(test_validation_loss_time),
         cmocka_unit_test(test_only_if_contains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
