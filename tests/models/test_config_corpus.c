@@ -131,6 +131,12 @@ static const expect cases[] = {
     {.file = "ema_null.yaml", .says = "FLUX.1-dev"},
     /* get_optimizer: any name starting with "prodigy" is Prodigy. */
     {.file = "prodigyopt.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy"},
+    /* ai-toolkit's own optimizers (toolkit/optimizer.py), which the web UI
+     * offers; prodigy8bit is matched before prodigy. */
+    {.file = "optimizer_prodigy8bit.yaml", .says = "FLUX.1-dev", .optimizer = "prodigy8bit"},
+    {.file = "optimizer_automagic.yaml", .says = "FLUX.1-dev", .optimizer = "automagic"},
+    {.file = "optimizer_automagic2.yaml", .says = "FLUX.1-dev", .optimizer = "automagic2"},
+    {.file = "optimizer_automagic3.yaml", .says = "FLUX.1-dev", .optimizer = "automagic3"},
     /* The model is refused before its qtype is judged. */
     {.file = "qwen_image_uint4.yaml", .st = AITK_E_INVAL, .says = "trains Qwen-Image"},
     {.file = "wan22_uint4.yaml", .st = AITK_E_INVAL, .says = "trains Wan 2.2"},
@@ -402,6 +408,34 @@ static void test_ema_memory(void **state)
     predicted_free(&off);
 }
 
+/* ai-toolkit's optimizers' state per LoRA parameter, from their code:
+ * Prodigy8bit four int8 tensors (s, p0, exp_avg, exp_avg_sq); Automagic an
+ * int8 lr mask and a bool polarity, Automagic2 the bool polarity alone,
+ * Automagic3 8 one-bit sign planes (one byte), each of the three with the
+ * same factored second moment. */
+static void test_aitk_optimizer_memory(void **state)
+{
+    (void)state;
+    predicted p8, a1, a2, a3;
+    predict_file("optimizer_prodigy8bit.yaml", "RTX 4090", &p8);
+    predict_file("optimizer_automagic.yaml", "RTX 4090", &a1);
+    predict_file("optimizer_automagic2.yaml", "RTX 4090", &a2);
+    predict_file("optimizer_automagic3.yaml", "RTX 4090", &a3);
+    const double n = p8.p.work.lora_params;
+    near(p8.p.memory.bytes[AITK_PLAN_OPTIMIZER], 4 * n, 1e-9, "Prodigy8bit state");
+    near(a1.p.memory.bytes[AITK_PLAN_OPTIMIZER] - a2.p.memory.bytes[AITK_PLAN_OPTIMIZER], n,
+         1e-9, "Automagic's int8 lr mask");
+    near(a3.p.memory.bytes[AITK_PLAN_OPTIMIZER], a2.p.memory.bytes[AITK_PLAN_OPTIMIZER], 1e-12,
+         "Automagic3 against Automagic2");
+    if (!(a2.p.memory.bytes[AITK_PLAN_OPTIMIZER] > n))
+        fail_msg("Automagic2: the factored moment missing (%g bytes for %g parameters)",
+                 a2.p.memory.bytes[AITK_PLAN_OPTIMIZER], n);
+    predicted_free(&p8);
+    predicted_free(&a1);
+    predicted_free(&a2);
+    predicted_free(&a3);
+}
+
 /* diff_output_preservation: the preservation prediction keeps its graph for
  * the one backward (loss = loss + preservation_loss), like a doubled batch,
  * and the prior prediction adds a forward without grad. */
@@ -595,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_accumulation_time),
         cmocka_unit_test(test_unquantized_dtype_memory),
         cmocka_unit_test(test_ema_memory),
+        cmocka_unit_test(test_aitk_optimizer_memory),
         cmocka_unit_test(test_preservation),
         cmocka_unit_test(test_sampling_time),
         cmocka_unit_test(test_sample_own_sizes),
