@@ -29,6 +29,9 @@ bool aitk_redact_ci_equal(const char *a, const char *b);
 /* Secret shapes (redact_secrets.c). A name (JSON key, VARIABLE of
  * VARIABLE=value) that holds a secret when its value is 8+ characters. */
 bool aitk_redact_secret_name(const char *name, size_t n);
+/* A name (JSON key, header, --flag) whose value is a secret whatever its
+ * shape or length: DB_PASSWORD, api_key, HF_TOKEN, auth, Cookie. */
+bool aitk_redact_secret_field(const char *name, size_t n);
 
 size_t aitk_redact_match_uuid(const char *p);
 size_t aitk_redact_match_mac(const char *p);
@@ -47,12 +50,16 @@ typedef struct aitk_url_credentials {
     size_t user_at, user_len, password_at, password_len;
 } aitk_url_credentials;
 bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c);
+/* The value of a URL query parameter named like a credential (sig=,
+ * X-Amz-Signature=, token=) at p, after its '?' or '&' (prev); *keep
+ * counts the name and '='. */
+size_t aitk_redact_match_query_secret(const char *p, char prev, size_t *keep);
 /* A secret at p, for both the --redact rewrite and the scrub every report
  * gets: a known token shape, a JWT; with `random` (p starts a word of
  * base64) a long random string (aitk_redact_match_random, under `flags`);
- * a PEM private key, a Bearer credential, or NAME=value with a
- * secret-sounding name, whose name and separator (the part to leave)
- * *keep counts. 0: none. */
+ * a credential parameter of a URL query, a PEM private key, a Bearer
+ * credential, or NAME=value with a secret-sounding name, whose name and
+ * separator (the part to leave) *keep counts. 0: none. */
 size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
                                 size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */

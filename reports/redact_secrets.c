@@ -89,6 +89,36 @@ static bool key_name(const char *name, size_t n)
     return key_last && words >= 2;
 }
 
+/* The last word of name[0..n) is one of `words` (any case). */
+static bool last_word_in(const char *name, size_t n, const char *const *words, size_t count)
+{
+    size_t at = 0, start = 0, len, last = 0, last_len = 0;
+    while ((len = next_word(name, n, &at, &start)) > 0) {
+        last = start;
+        last_len = len;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (word_is(name + last, last_len, words[i]))
+            return true;
+    return false;
+}
+
+/* A field whose value is a secret whatever it looks like ("hunter2", "two
+ * words secret", "12345"): a JSON key, a header, a command-line flag. It
+ * names a password (password_name), or a key in a compound (api_key,
+ * x-api-key, SSH_KEY: key_name), or its last word names a secret (HF_TOKEN,
+ * client_secret, X-Auth-Token, auth, credentials, Cookie). Only the last
+ * word counts for these: HF_TOKEN_PATH is a path, secret_name a name, and
+ * text_tokens or a tokenizer is not a token. */
+bool aitk_redact_secret_field(const char *name, size_t n)
+{
+    static const char *const last[] = {"token",      "secret",      "secrets", "apikey",
+                                       "auth",       "authorization", "credential",
+                                       "credentials", "cookie"};
+    return password_name(name, n) || key_name(name, n) ||
+           last_word_in(name, n, last, sizeof last / sizeof *last);
+}
+
 /* A value a machine made, as tokens and keys are: letters and digits
  * together (base64's '/' and '+' allowed, an AWS secret has them), no dots
  * or spaces, not a path. What follows "tokens_per_second:", "max_tokens:"
@@ -111,7 +141,8 @@ static bool machine_made(const char *v, size_t n)
 
 /* The value after `NAME=`, `NAME: `, `"NAME": "` at p[at]: its length. A
  * quoted value runs to its closing quote (a passphrase has spaces); a bare
- * one to a space or , ; and quotes. */
+ * one to a space, quotes, or , ; & (the next item of a list or a URL's
+ * query: tokens=77&page=2 is a count, then another parameter). */
 static size_t value_length(const char *p, size_t at, char quote)
 {
     size_t v = 0;
@@ -120,7 +151,7 @@ static size_t value_length(const char *p, size_t at, char quote)
             v++;
         return v;
     }
-    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;", p[at + v]))
+    while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;&", p[at + v]))
         v++;
     return v;
 }
@@ -167,6 +198,42 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
         return 0;
     *name_len = at;
     return at + v;
+}
+
+/* Where a value runs to in a URL's query: the next parameter, the fragment,
+ * or the end of the URL. */
+static size_t query_value_length(const char *p)
+{
+    size_t v = 0;
+    while (p[v] && !isspace((unsigned char)p[v]) && !strchr("&#\"'<>`", p[v]))
+        v++;
+    return v;
+}
+
+/* A credential in a URL's query string: the value of a parameter whose
+ * name says it is one (Azure SAS sig=, X-Amz-Signature, X-Goog-Signature,
+ * X-Amz-Credential, token, access_token, key=AIza...). The name decides,
+ * never the value's shape: a signature is percent-encoded
+ * (sig=Xy%2BAb...%3D), which cuts it into runs too short for any shape
+ * rule, and a signed URL is a bearer credential until it expires. Only the
+ * value goes: the other parameters (sv=, se= the expiry, X-Amz-Expires)
+ * hold nothing secret and tell a reader why a download failed. At p = the
+ * name, after its '?' or '&' (prev). */
+size_t aitk_redact_match_query_secret(const char *p, char prev, size_t *keep)
+{
+    static const char *const last[] = {"sig", "signature", "key", "credential", "pass", "pwd"};
+    if (prev != '?' && prev != '&')
+        return 0;
+    size_t n = 0;
+    while (aitk_redact_is_name_char(p[n]) || p[n] == '.')
+        n++;
+    if (n == 0 || p[n] != '=' || p[n + 1] == '[')
+        return 0;
+    if (!aitk_redact_secret_field(p, n) && !last_word_in(p, n, last, sizeof last / sizeof *last))
+        return 0;
+    size_t v = query_value_length(p + n + 1);
+    *keep = n + 1;
+    return v ? n + 1 + v : 0;
 }
 
 /* RFC 6750's b64token: what follows "Bearer ". */
@@ -291,7 +358,9 @@ size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned 
                                 size_t *keep)
 {
     *keep = 0;
-    size_t n = aitk_redact_match_token(p);
+    size_t n = aitk_redact_match_query_secret(p, prev, keep);
+    if (!n)
+        n = aitk_redact_match_token(p);
     if (!n)
         n = aitk_redact_match_jwt(p);
     if (!n && random)

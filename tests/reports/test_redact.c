@@ -301,6 +301,43 @@ static void test_secret_shapes(void **state)
     aitk_redactor_free(r);
 }
 
+#define SAS_SIG "Xy%2BAzSasSIGabc123DEF456ghi789JKL%2Fmno%3D"
+#define HEX64 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+/* A signed URL (pip's direct_url.json keeps the one an archive came from)
+ * loses the values of its credential parameters without --redact, escapes
+ * and all; the rest of the query stays, and so do ordinary queries. */
+static void test_query_credentials(void **state)
+{
+    (void)state;
+    expect_scrub("diffusers from https://acct.blob.core.windows.net/w/d.whl?sv=2022-11-02&sr=b&sp=r"
+                 "&sig=" SAS_SIG " ok",
+                 "diffusers from https://acct.blob.core.windows.net/w/d.whl?sv=2022-11-02&sr=b&sp=r"
+                 "&sig=[secret] ok");
+    expect_scrub("https://b.s3.amazonaws.com/d.whl?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                 "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20240101%2Fus-east-1%2Fs3%2Faws4_request"
+                 "&X-Amz-Expires=3600&X-Amz-Signature=" HEX64,
+                 "https://b.s3.amazonaws.com/d.whl?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                 "&X-Amz-Credential=[secret]&X-Amz-Expires=3600&X-Amz-Signature=[secret]");
+    expect_scrub("\"https://storage.googleapis.com/b/d.whl?X-Goog-Signature=" HEX64 "\"",
+                 "\"https://storage.googleapis.com/b/d.whl?X-Goog-Signature=[secret]\"");
+    expect_scrub("https://h.example/x?access_token=abc&token=t0k&api-key=k1&key=k2#top",
+                 "https://h.example/x?access_token=[secret]&token=[secret]&api-key=[secret]"
+                 "&key=[secret]#top");
+    static const char *const kept[] = {
+        "https://pypi.org/simple/?page=2&sort=name&keyword=lora&tokens=77&monkey=1",
+        "sig=abc and token=t0k outside a query",
+        "https://h.example/x?token=[secret]&sig=",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        expect_scrub(kept[i], kept[i]);
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "https://a.example/d.whl?se=2030-01-01&sig=" SAS_SIG,
+           "https://a.example/d.whl?se=2030-01-01&sig=[secret-1]");
+    aitk_redactor_free(r);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -532,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),
         cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
         cmocka_unit_test(test_secret_shapes),
+        cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
