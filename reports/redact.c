@@ -212,6 +212,18 @@ static aitk_status put_placeholder(aitk_redactor *r, aitk_redact_kind kind, cons
     return st;
 }
 
+/* A secret's replacement; one the scrub (or an earlier redaction) left,
+ * "[secret]" or "[secret-2]", stays as it is rather than being learnt as a
+ * value, which would give every scrubbed secret the same number. */
+static aitk_status put_secret(aitk_redactor *r, const char *v, size_t n, aitk_str *out)
+{
+    if (n >= 8 && strncmp(v, "[secret", 7) == 0 && v[n - 1] == ']') {
+        aitk_str_appendn(out, v, n);
+        return AITK_OK;
+    }
+    return put_placeholder(r, AITK_REDACT_SECRET, v, n, out);
+}
+
 /* scheme://user:password@ at in[i] = "://": the password always goes, the
  * user too with a redactor. *used: how much of `in` was written. */
 static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, aitk_str *out,
@@ -280,7 +292,9 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
                 kind = AITK_REDACT_SECRET;
             if (n) {
                 aitk_str_appendn(out, p, keep);
-                if ((st = put_placeholder(r, kind, p + keep, n - keep, out)))
+                st = kind == AITK_REDACT_SECRET ? put_secret(r, p + keep, n - keep, out)
+                                                : put_placeholder(r, kind, p + keep, n - keep, out);
+                if (st)
                     return st;
                 i += n;
                 *changed = true;
@@ -466,17 +480,78 @@ static unsigned key_text_flags(const char *key)
     return AITK_REDACT_TEXT_NO_NAMES;
 }
 
+/* A value that hides nothing: the tool's own marker for a secret it did
+ * not copy, or a secret's placeholder. */
+static bool nothing_to_hide(const char *v)
+{
+    size_t n = strlen(v);
+    return n == 0 || strcmp(v, "(set; value not shown)") == 0 ||
+           (strncmp(v, "[secret", 7) == 0 && v[n - 1] == ']');
+}
+
+/* One string value under `key`. A field named like a secret
+ * (aitk_redact_secret_field: DB_PASSWORD, api_key, auth) loses the whole
+ * of it: a password has no shape to find ("hunter2", "two words"). Any
+ * other keeps what the patterns do not take. */
+static aitk_status rewrite_value(aitk_redactor *r, const char *key, const char *v, aitk_str *out,
+                                 bool *changed)
+{
+    if (key && aitk_redact_secret_field(key, strlen(key))) {
+        if (nothing_to_hide(v))
+            return AITK_OK;
+        *changed = true;
+        aitk_status st = put_secret(r, v, strlen(v), out);
+        return st ? st : aitk_str_status(out);
+    }
+    return redact_text(r, v, r ? key_flags(key) : 0, out, changed);
+}
+
+/* An object key is text like any value: a key can be a URL with a
+ * password in it, or a token (a saved mapping of tokens to owners). */
+static aitk_status rewrite_key(aitk_redactor *r, cJSON *c, aitk_str *text)
+{
+    bool changed = false;
+    aitk_str_clear(text);
+    aitk_status st = redact_text(r, c->string, key_text_flags(c->string), text, &changed);
+    if (st || !changed)
+        return st;
+    char *k = cJSON_malloc(text->len + 1);
+    if (!k)
+        return AITK_E_NOMEM;
+    memcpy(k, aitk_str_cstr(text), text->len + 1);
+    cJSON_free(c->string);
+    c->string = k;
+    return AITK_OK;
+}
+
+/* The key that says what c holds: its own, or in {"name": "HF_TOKEN",
+ * "value": "..."} the name's when that names a secret. An array's items
+ * take their array's key. */
+static const char *key_of(const cJSON *node, const cJSON *c, const char *key)
+{
+    if (!cJSON_IsObject(node))
+        return key;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(node, "name");
+    if (c->string && strcmp(c->string, "value") == 0 && cJSON_IsString(name) &&
+        aitk_redact_secret_field(name->valuestring, strlen(name->valuestring)))
+        return name->valuestring;
+    return c->string;
+}
+
+/* Rewrites node and everything under it, keys too. With a redactor
+ * (--redact): structural fields and the spared objects stay; without one
+ * (the scrub every report gets) secrets go from every string. */
 static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
 {
     aitk_str text = AITK_STR_INIT;
     aitk_status st = AITK_OK;
-    if (node == r->spare[0] || node == r->spare[1])
+    if (r && (node == r->spare[0] || node == r->spare[1]))
         return AITK_OK;
     if (cJSON_IsString(node) && node->valuestring) {
-        if (structural_field(key))
+        if (r && structural_field(key))
             return AITK_OK;
         bool changed = false;
-        st = redact_text(r, node->valuestring, key_flags(key), &text, &changed);
+        st = rewrite_value(r, key, node->valuestring, &text, &changed);
         if (!st && changed &&
             !cJSON_SetValuestring(node, aitk_str_cstr(&text)))
             st = AITK_E_NOMEM;
@@ -486,23 +561,9 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
     cJSON *c;
     cJSON_ArrayForEach(c, node)
     {
-        if (c->string && !(c->type & cJSON_StringIsConst)) {
-            aitk_str_clear(&text);
-            bool changed = false;
-            if ((st = redact_text(r, c->string, key_text_flags(c->string), &text, &changed)))
-                break;
-            if (changed) {
-                char *k = cJSON_malloc(text.len + 1);
-                if (!k) {
-                    st = AITK_E_NOMEM;
-                    break;
-                }
-                memcpy(k, aitk_str_cstr(&text), text.len + 1);
-                cJSON_free(c->string);
-                c->string = k;
-            }
-        }
-        if ((st = rewrite(r, c, cJSON_IsObject(node) ? c->string : key)))
+        if (c->string && !(c->type & cJSON_StringIsConst) && (st = rewrite_key(r, c, &text)))
+            break;
+        if ((st = rewrite(r, c, key_of(node, c, key))))
             break;
     }
     aitk_str_free(&text);
@@ -550,21 +611,5 @@ aitk_status aitk_redact_report(cJSON *report, const char *user, const char *host
 
 aitk_status aitk_scrub_secrets(cJSON *tree)
 {
-    if (!tree)
-        return AITK_OK;
-    if (cJSON_IsString(tree) && tree->valuestring) {
-        aitk_str out = AITK_STR_INIT;
-        bool changed = false;
-        aitk_status st = redact_text(NULL, tree->valuestring, 0, &out, &changed);
-        if (!st && changed && !cJSON_SetValuestring(tree, aitk_str_cstr(&out)))
-            st = AITK_E_NOMEM;
-        aitk_str_free(&out);
-        return st;
-    }
-    for (cJSON *c = tree->child; c; c = c->next) {
-        aitk_status st = aitk_scrub_secrets(c);
-        if (st)
-            return st;
-    }
-    return AITK_OK;
+    return tree ? rewrite(NULL, tree, NULL) : AITK_OK;
 }

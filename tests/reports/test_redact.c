@@ -338,6 +338,72 @@ static void test_query_credentials(void **state)
     aitk_redactor_free(r);
 }
 
+static const char *string_at(const cJSON *t, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, key);
+    assert_non_null(v);
+    return v->valuestring;
+}
+
+/* A field named like a secret loses its whole value, whatever its shape
+ * (a short password, words); the tool's own marker and fields that only
+ * mention a secret (a path, a name, a count) stay. Keys are scrubbed like
+ * values. */
+static cJSON *secret_fields(void)
+{
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "DB_PASSWORD", "hunter2");
+    cJSON_AddStringToObject(t, "password", "shortpw");
+    cJSON_AddStringToObject(t, "MY_SECRET", "two words secret");
+    cJSON_AddStringToObject(t, "Api_Key", "k1");
+    cJSON_AddStringToObject(t, "auth", "x");
+    cJSON_AddStringToObject(t, "HF_TOKEN", "(set; value not shown)");
+    cJSON_AddStringToObject(t, "HF_TOKEN_PATH", "/srv/hf/token");
+    cJSON_AddStringToObject(t, "secret_name", "my-secret");
+    cJSON_AddStringToObject(t, "text_tokens", "77");
+    cJSON_AddStringToObject(t, "key", "train.lr");
+    cJSON_AddStringToObject(t, "https://keyuser:KeyPassword123@proxy.example:3128", "proxy");
+    cJSON_AddStringToObject(t, "hf_KeyTokenAAAAbbbbCCCCdddd4444", "owner");
+    cJSON *pair = cJSON_AddObjectToObject(t, "pair");
+    cJSON_AddStringToObject(pair, "name", "DB_PASSWORD");
+    cJSON_AddStringToObject(pair, "value", "hunter3");
+    return t;
+}
+
+static void test_secret_fields(void **state)
+{
+    (void)state;
+    cJSON *t = secret_fields();
+    assert_int_equal(aitk_scrub_secrets(t), AITK_OK);
+    static const char *const gone[] = {"DB_PASSWORD", "password", "MY_SECRET", "Api_Key", "auth"};
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        assert_string_equal(string_at(t, gone[i]), "[secret]");
+    assert_string_equal(string_at(t, "HF_TOKEN"), "(set; value not shown)");
+    assert_string_equal(string_at(t, "HF_TOKEN_PATH"), "/srv/hf/token");
+    assert_string_equal(string_at(t, "secret_name"), "my-secret");
+    assert_string_equal(string_at(t, "text_tokens"), "77");
+    assert_string_equal(string_at(t, "key"), "train.lr");
+    assert_string_equal(string_at(t, "https://keyuser:[secret]@proxy.example:3128"), "proxy");
+    assert_string_equal(string_at(t, "[secret]"), "owner");
+    assert_string_equal(string_at(cJSON_GetObjectItem(t, "pair"), "value"), "[secret]");
+    cJSON_Delete(t);
+
+    t = secret_fields();
+    assert_int_equal(aitk_redact_report(t, NULL, NULL), AITK_OK);
+    char *text = cJSON_PrintUnformatted(t);
+    static const char *const planted_values[] = {"hunter2", "shortpw", "two words", "hunter3",
+                                                 "KeyPassword123", "KeyTokenAAAA"};
+    for (size_t i = 0; i < sizeof planted_values / sizeof *planted_values; i++)
+        if (strstr(text, planted_values[i]))
+            fail_msg("'%s' survived --redact: %s", planted_values[i], text);
+    /* Numbered like any secret: two values, two numbers. */
+    assert_memory_equal(string_at(t, "auth"), "[secret-", 8);
+    assert_memory_equal(string_at(t, "password"), "[secret-", 8);
+    assert_string_not_equal(string_at(t, "auth"), string_at(t, "password"));
+    cJSON_free(text);
+    cJSON_Delete(t);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -570,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_query_credentials),
+        cmocka_unit_test(test_secret_fields),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
