@@ -224,31 +224,31 @@ static aitk_status put_secret(aitk_redactor *r, const char *v, size_t n, aitk_st
     return put_placeholder(r, AITK_REDACT_SECRET, v, n, out);
 }
 
-/* scheme://user:password@ at in[i] = "://": the password always goes, the
- * user too with a redactor. *used: how much of `in` was written. */
-static aitk_status url_credentials(aitk_redactor *r, const char *in, size_t i, aitk_str *out,
-                                   size_t *used)
+/* The userinfo at in[i] (aitk_redact_match_userinfo): the password always
+ * goes, and a user name that is the credential; a login name too with a
+ * redactor. *used: how much of `in` was written. */
+static aitk_status userinfo(aitk_redactor *r, const char *in, size_t i, aitk_str *out,
+                            size_t *used)
 {
     aitk_url_credentials c;
     *used = 0;
-    if (i == 0 || !isalnum((unsigned char)in[i - 1]) ||
-        !aitk_redact_match_url_credentials(in + i, &c))
+    if (!aitk_redact_match_userinfo(in, i, &c))
         return AITK_OK;
     const char *p = in + i;
-    aitk_str_append(out, "://");
     aitk_status st = AITK_OK;
-    if (r && c.user_len)
+    aitk_str_appendn(out, p, c.user_at);
+    if (c.user_secret)
+        st = put_secret(r, p + c.user_at, c.user_len, out);
+    else if (r && c.user_len)
         st = put_placeholder(r, AITK_REDACT_USER, p + c.user_at, c.user_len, out);
     else
         aitk_str_appendn(out, p + c.user_at, c.user_len);
-    aitk_str_appendc(out, ':');
-    /* "[secret]": the scrub that every report gets has been here already. */
-    if (p[c.password_at] == '[' && p[c.password_at + c.password_len - 1] == ']')
-        aitk_str_appendn(out, p + c.password_at, c.password_len);
-    else if (!st)
-        st = put_placeholder(r, AITK_REDACT_SECRET, p + c.password_at, c.password_len, out);
+    if (c.colon)
+        aitk_str_appendc(out, ':');
+    if (!st && c.password_len)
+        st = put_secret(r, p + c.password_at, c.password_len, out);
     aitk_str_appendc(out, '@');
-    *used = c.password_at + c.password_len + 1;
+    *used = c.end;
     return st;
 }
 
@@ -264,7 +264,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
         const char *p = in + i;
         size_t n = 0, keep = 0;
         aitk_status st = AITK_OK;
-        if (p[0] == ':' && (st = url_credentials(r, in, i, out, &n)))
+        if ((st = userinfo(r, in, i, out, &n)))
             return st;
         if (n) {
             i += n;

@@ -45,11 +45,18 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len);
 size_t aitk_redact_match_bearer(const char *p, size_t *keep);
 size_t aitk_redact_match_jwt(const char *p);
 size_t aitk_redact_match_pem(const char *p, size_t *keep);
-/* Offsets from p ("://") of the user and the password of a URL's userinfo. */
+/* A URL's userinfo, offsets from where it was found: the user, the
+ * password after a ':' (colon; it may be empty), the end (past the '@').
+ * user_secret: the user name is the credential itself (https://TOKEN@host,
+ * https://TOKEN:@host). */
 typedef struct aitk_url_credentials {
-    size_t user_at, user_len, password_at, password_len;
+    size_t user_at, user_len, password_at, password_len, end;
+    bool colon, user_secret;
 } aitk_url_credentials;
-bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c);
+/* in[i] starts userinfo with a secret in it: "://" after a scheme
+ * (scheme://user:password@host, scheme://TOKEN@host), or a proxy written
+ * without one at the start of a word (user:password@proxy:8080). */
+bool aitk_redact_match_userinfo(const char *in, size_t i, aitk_url_credentials *c);
 /* The value of a URL query parameter named like a credential (sig=,
  * X-Amz-Signature=, token=) at p, after its '?' or '&' (prev); *keep
  * counts the name and '='. */

@@ -328,14 +328,19 @@ size_t aitk_redact_match_pem(const char *p, size_t *keep)
     return close ? (size_t)(close + 5 - p) : strlen(p);
 }
 
-/* scheme://user:password@host: the password is a secret wherever it is.
- * At p = "://" (the scheme is behind it). The userinfo is what comes before
- * the last '@' ahead of the path, query or fragment; a ':' in it separates
- * the user from the password. */
-bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c)
+/* A user name that is the credential itself (https://TOKEN@host, Gemfury's
+ * and GitLab's form): machine-made and 8+ characters, or 20+ of any kind.
+ * A login ("git", "jdoe") is neither, and stays for --redact to judge. */
+static bool token_as_user(const char *u, size_t n)
 {
-    if (strncmp(p, "://", 3) != 0)
-        return false;
+    return (n >= 8 && machine_made(u, n)) || (n >= 20 && !memchr(u, '.', n));
+}
+
+/* The userinfo of a URL at p = "://" (the scheme is behind it): what comes
+ * before the last '@' ahead of the path, query or fragment; a ':' in it
+ * separates the user from the password. */
+static bool url_userinfo(const char *p, aitk_url_credentials *c)
+{
     size_t end = 3, at = 0;
     while (p[end] && !isspace((unsigned char)p[end]) && !strchr("/?#\"'<>`", p[end])) {
         if (p[end] == '@')
@@ -345,13 +350,55 @@ bool aitk_redact_match_url_credentials(const char *p, aitk_url_credentials *c)
     if (!at)
         return false;
     const char *colon = memchr(p + 3, ':', at - 3);
-    if (!colon || (size_t)(colon - p) + 1 >= at)
-        return false;
     c->user_at = 3;
-    c->user_len = (size_t)(colon - p) - 3;
-    c->password_at = (size_t)(colon - p) + 1;
+    c->user_len = (colon ? (size_t)(colon - p) : at) - 3;
+    c->colon = colon != NULL;
+    c->password_at = colon ? (size_t)(colon - p) + 1 : at;
     c->password_len = at - c->password_at;
+    c->end = at + 1;
+    /* TOKEN:@host, an empty password: the user is the credential. */
+    c->user_secret = c->user_len && (colon ? !c->password_len : token_as_user(p + 3, c->user_len));
+    return c->password_len || c->user_secret;
+}
+
+/* A host with a port (proxy:3128) or a dotted name (proxy.corp.example). */
+static bool proxy_host(const char *h)
+{
+    size_t n = 0, digits = 0;
+    bool dot = false;
+    for (; isalnum((unsigned char)h[n]) || h[n] == '-' || h[n] == '.'; n++)
+        dot |= h[n] == '.';
+    if (n && h[n] == ':')
+        while (isdigit((unsigned char)h[n + 1 + digits]))
+            digits++;
+    return n && (dot || (digits >= 1 && digits <= 5 && !isalnum((unsigned char)h[n + 1 + digits])));
+}
+
+/* user:password@host[:port] with no scheme, the way http_proxy and
+ * no_proxy-era tools are often set (http_proxy=user:pass@proxy:8080). At
+ * p = the user. "mailto:" is a scheme, not a user. */
+static bool bare_userinfo(const char *p, aitk_url_credentials *c)
+{
+    size_t u = 0, w;
+    while (isalnum((unsigned char)p[u]) || (p[u] && strchr("._~%!$*+-_", p[u])))
+        u++;
+    if (u == 0 || p[u] != ':' || (u == 6 && strncasecmp(p, "mailto", 6) == 0))
+        return false;
+    for (w = u + 1; p[w] && !isspace((unsigned char)p[w]) && !strchr("@/\"'<>`", p[w]); w++)
+        ;
+    if (w == u + 1 || p[w] != '@' || !proxy_host(p + w + 1))
+        return false;
+    *c = (aitk_url_credentials){0, u, u + 1, w - u - 1, w + 1, true, false};
     return true;
+}
+
+bool aitk_redact_match_userinfo(const char *in, size_t i, aitk_url_credentials *c)
+{
+    char prev = i ? in[i - 1] : '\0';
+    if (strncmp(in + i, "://", 3) == 0)
+        return i > 0 && isalnum((unsigned char)prev) && url_userinfo(in + i, c);
+    bool word_start = i == 0 || isspace((unsigned char)prev) || strchr("=\"'(,;<`", prev);
+    return word_start && bare_userinfo(in + i, c);
 }
 
 size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,

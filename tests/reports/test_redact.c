@@ -404,6 +404,34 @@ static void test_secret_fields(void **state)
     cJSON_Delete(t);
 }
 
+/* A token used as a URL's user name, alone or with an empty password, and
+ * a proxy's password written without a scheme; logins and look-alikes
+ * (git@, an image digest, mailto:) stay. */
+static void test_userinfo(void **state)
+{
+    (void)state;
+    expect_scrub("pip https://TokOnlyUser0123abcdXYZ@pypi.fury.io/acct/ done",
+                 "pip https://[secret]@pypi.fury.io/acct/ done");
+    expect_scrub("https://FuryTok3nABCdef123xyz:@pypi.fury.io/acct/",
+                 "https://[secret]:@pypi.fury.io/acct/");
+    expect_scrub("http_proxy=pxuserB:ProxyPassB456@proxy.corp.example:8080",
+                 "http_proxy=pxuserB:[secret]@proxy.corp.example:8080");
+    expect_scrub("{\"https_proxy\": \"u_1:pw@squid:3128\"}", "{\"https_proxy\": \"u_1:[secret]@squid:3128\"}");
+    static const char *const kept[] = {
+        "ssh://git@github.com/x/y.git and https://jdoe@host.example/x",
+        "git@github.com:org/repo.git, mailto:alice@example.org",
+        "nvcr.io/nvidia/pytorch:24.01-py3@sha256:0123abcdef",
+        "time 12:30, see note:x@y",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        expect_scrub(kept[i], kept[i]);
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, "https://TokOnlyUser0123abcdXYZ@h.example/ and proxy u:pw@p.example",
+           "https://[secret-1]@h.example/ and proxy [user-1]:[secret-2]@p.example");
+    aitk_redactor_free(r);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -637,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_secret_fields),
+        cmocka_unit_test(test_userinfo),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
