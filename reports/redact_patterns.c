@@ -155,8 +155,12 @@ static size_t alnum_run(const char *p, const char *extra)
     return n;
 }
 
-/* Tokens with a published prefix: Hugging Face, GitHub, AWS key ids,
- * OpenAI-style, Slack, GitLab. */
+/* Tokens with a published prefix: Hugging Face (user and organisation),
+ * GitHub, AWS key ids, OpenAI-style, Slack, GitLab, Stripe secret and
+ * restricted keys, npm, Replicate, Google (API keys, OAuth client secrets
+ * and access tokens). Each prefix is specific enough that an identifier
+ * of the report does not start with it; the minimum length after it keeps
+ * a bare mention ("sk_live_ keys") out. */
 size_t aitk_redact_match_token(const char *p)
 {
     static const struct {
@@ -168,6 +172,9 @@ size_t aitk_redact_match_token(const char *p)
         {"ghs_", "", 20},      {"ghr_", "", 20},        {"github_pat_", "_", 20},
         {"AKIA", "", 16},      {"ASIA", "", 16},        {"sk-", "_-", 20}, {"xoxb-", "-", 10},
         {"xoxp-", "-", 10},    {"glpat-", "_-", 20},
+        {"api_org_", "", 20},  {"sk_live_", "", 16},    {"sk_test_", "", 16},
+        {"rk_live_", "", 16},  {"rk_test_", "", 16},    {"npm_", "", 30},  {"r8_", "", 30},
+        {"AIza", "_-", 30},    {"GOCSPX-", "_-", 20},   {"ya29.", "_-.", 20},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         size_t k = strlen(kinds[i].prefix);

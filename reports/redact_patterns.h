@@ -64,9 +64,10 @@ size_t aitk_redact_match_query_secret(const char *p, char prev, size_t *keep);
 /* A secret at p, for both the --redact rewrite and the scrub every report
  * gets: a known token shape, a JWT; with `random` (p starts a word of
  * base64) a long random string (aitk_redact_match_random, under `flags`);
- * a credential parameter of a URL query, a PEM private key, a Bearer
- * credential, or NAME=value with a secret-sounding name, whose name and
- * separator (the part to leave) *keep counts. 0: none. */
+ * a credential parameter of a URL query, a PEM private key, a header
+ * (Authorization, Cookie, x-api-key), a --token flag, a .netrc password,
+ * a Bearer credential, or NAME=value with a secret-sounding name; *keep
+ * counts what stays before it (name, separator, scheme). 0: none. */
 size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
                                 size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */

@@ -156,6 +156,27 @@ static size_t value_length(const char *p, size_t at, char quote)
     return v;
 }
 
+/* After a name at p[0..n): its closing quote, spaces, one of `seps`
+ * (' ' among them: a run of spaces alone will do), spaces, an opening
+ * quote. Where the value starts, or 0; *quote gets the opening quote. */
+static size_t value_start(const char *p, size_t n, const char *seps, char *quote)
+{
+    size_t at = n;
+    if (p[at] == '"' || p[at] == '\'') /* "password": the name's closing quote */
+        at++;
+    size_t spaces = at;
+    while (p[at] == ' ')
+        at++;
+    if (p[at] && p[at] != ' ' && strchr(seps, p[at]))
+        at++;
+    else if (!(strchr(seps, ' ') && at > spaces))
+        return 0;
+    while (p[at] == ' ')
+        at++;
+    *quote = p[at] == '"' || p[at] == '\'' ? p[at] : 0;
+    return at + (*quote != 0);
+}
+
 /* SOME_TOKEN=value, api_key: "value", "password": "value" (JSON inside
  * text). *name_len gets the part to keep (name, separator, opening quote). */
 size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
@@ -176,19 +197,10 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
         min = 8;
     else
         return 0;
-    size_t at = n;
-    if (p[at] == '"' || p[at] == '\'') /* "password": the name's closing quote */
-        at++;
-    while (p[at] == ' ')
-        at++;
-    if (p[at] != '=' && p[at] != ':')
+    char quote;
+    size_t at = value_start(p, n, "=:", &quote);
+    if (!at)
         return 0;
-    at++;
-    while (p[at] == ' ')
-        at++;
-    char quote = p[at] == '"' || p[at] == '\'' ? p[at] : 0;
-    if (quote)
-        at++;
     size_t v = value_length(p, at, quote);
     /* '[': already a placeholder; '(': the tool's own "(set; value not shown)". */
     if (v < min || p[at] == '[' || p[at] == '(')
@@ -236,6 +248,123 @@ size_t aitk_redact_match_query_secret(const char *p, char prev, size_t *keep)
     return v ? n + 1 + v : 0;
 }
 
+/* A value that names a secret rather than holding it, or holds none: a
+ * placeholder ("[secret]", "<your token>"), a variable ($HF_TOKEN,
+ * %HF_TOKEN%), the next flag, the tool's own "(set; value not shown)". */
+static bool stands_for_a_value(char c)
+{
+    return !c || strchr("[<$%(-{", c);
+}
+
+/* A command-line flag that takes a secret: --token X, --api-key=X,
+ * --hf_token "X" (aitk_redact_secret_field names which). The value goes
+ * whatever it looks like: the flag says what it is. */
+static size_t match_flag(const char *p, size_t *keep)
+{
+    if (strncmp(p, "--", 2) != 0)
+        return 0;
+    size_t n = 2;
+    while (aitk_redact_is_name_char(p[n]))
+        n++;
+    char quote;
+    size_t at = aitk_redact_secret_field(p + 2, n - 2) ? value_start(p, n, "= ", &quote) : 0;
+    if (!at || stands_for_a_value(p[at]))
+        return 0;
+    *keep = at;
+    return at + value_length(p, at, quote);
+}
+
+/* The headers whose whole value is the credential, to the end of the line
+ * or of the quoted text ("Cookie: a=1; b=2"), any case. */
+static bool whole_line_header(const char *name, size_t n)
+{
+    static const char *const names[] = {"authorization", "proxy-authorization", "cookie",
+                                        "set-cookie"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == n && strncasecmp(name, names[i], n) == 0)
+            return true;
+    return false;
+}
+
+/* An HTTP header that carries a credential: "Authorization: <scheme> X"
+ * (any scheme: Bearer, Basic, token, Digest...), "Cookie: ...",
+ * "x-api-key: X", "X-Auth-Token: X", "Private-Token: X". The scheme
+ * stays, so a reader sees which kind was sent. A header's name has a '-'
+ * or is one of whole_line_header's; other "name: value" text is an
+ * assignment (aitk_redact_match_assignment), held to its stricter rule. */
+static size_t match_header(const char *p, size_t *keep)
+{
+    size_t n = 0;
+    while (aitk_redact_is_name_char(p[n]))
+        n++;
+    bool line = whole_line_header(p, n);
+    if (!line && (!memchr(p, '-', n) || !aitk_redact_secret_field(p, n)))
+        return 0;
+    char quote;
+    size_t at = value_start(p, n, ":", &quote);
+    if (!at || stands_for_a_value(p[at]))
+        return 0;
+    if (!line) {
+        *keep = at;
+        return at + value_length(p, at, quote);
+    }
+    char stop[5] = "\n\"'`";
+    if (quote)
+        stop[0] = quote, stop[1] = '\n', stop[2] = '\0';
+    size_t end = at + strcspn(p + at, stop);
+    /* "Authorization: <scheme> <credential>"; one word alone is the
+     * credential. */
+    size_t scheme = strcspn(p + at, " \n\"'`");
+    if (p[at + scheme] != ' ' || !aitk_redact_ci_contains(p, n, "authorization"))
+        scheme = 0;
+    while (scheme && at + scheme < end && p[at + scheme] == ' ')
+        scheme++;
+    if (at + scheme >= end || p[at + scheme] == '[')
+        return 0;
+    *keep = at + scheme;
+    return end;
+}
+
+/* One whitespace-separated word of p at *at (skipping whitespace first, new
+ * lines too); advances *at. */
+static size_t netrc_word(const char *p, size_t *at, size_t *start)
+{
+    while (isspace((unsigned char)p[*at]))
+        (*at)++;
+    *start = *at;
+    while (p[*at] && !isspace((unsigned char)p[*at]))
+        (*at)++;
+    return *at - *start;
+}
+
+/* A .netrc entry, on one line or several: "machine HOST login USER
+ * password SECRET" or "default login USER password SECRET". Its words
+ * come in pairs (login, account, port, password and their values), which
+ * keeps prose with "machine" or "default" in it out. */
+static size_t match_netrc(const char *p, size_t *keep)
+{
+    static const char *const keys[] = {"login", "account", "port", "password"};
+    size_t at = 0, start, len = netrc_word(p, &at, &start);
+    bool machine = word_is(p, len, "machine");
+    if (!machine && !word_is(p, len, "default"))
+        return 0;
+    if (machine && !netrc_word(p, &at, &start))
+        return 0;
+    for (int pair = 0; pair < 4; pair++) {
+        len = netrc_word(p, &at, &start);
+        size_t k = 0;
+        while (k < sizeof keys / sizeof *keys && !word_is(p + start, len, keys[k]))
+            k++;
+        if (k == sizeof keys / sizeof *keys || !(len = netrc_word(p, &at, &start)))
+            return 0;
+        if (k == 3 && p[start] != '[') {
+            *keep = start;
+            return start + len;
+        }
+    }
+    return 0;
+}
+
 /* RFC 6750's b64token: what follows "Bearer ". */
 static size_t token68(const char *p)
 {
@@ -247,38 +376,26 @@ static size_t token68(const char *p)
     return n;
 }
 
-/* "Bearer <token>" (any case; "Authorization: Bearer x" included) and
- * "Authorization: Basic <base64>": the word stays, the credential goes.
- * 8+ characters, so that prose ("bearer of bad news") is left alone. */
+/* "Bearer <token>" (any case) in free text: the word stays, the credential
+ * goes. 8+ characters, so that prose ("bearer of bad news") is left alone;
+ * after "Authorization:" match_header takes any credential. */
 size_t aitk_redact_match_bearer(const char *p, size_t *keep)
 {
-    static const char *const schemes[] = {"bearer ", "basic "};
-    size_t at = 0;
-    bool authorization = strncasecmp(p, "authorization:", 14) == 0;
-    if (authorization) {
-        at = 14;
-        while (p[at] == ' ')
-            at++;
-    }
-    for (size_t k = 0; k < sizeof schemes / sizeof *schemes; k++) {
-        size_t s = strlen(schemes[k]);
-        if (strncasecmp(p + at, schemes[k], s) != 0 || (k == 1 && !authorization))
-            continue;
-        size_t t = at + s;
-        while (p[t] == ' ')
-            t++;
-        size_t n = token68(p + t);
-        /* A credential has digits; prose after "Bearer" ("authentication
-         * required") has none. */
-        bool digit = false;
-        for (size_t i = 0; i < n; i++)
-            digit |= isdigit((unsigned char)p[t + i]) != 0;
-        if (n < 8 || !digit || p[t] == '[' || aitk_redact_is_word(p[t + n]))
-            return 0;
-        *keep = t;
-        return t + n;
-    }
-    return 0;
+    if (strncasecmp(p, "bearer ", 7) != 0)
+        return 0;
+    size_t t = 7;
+    while (p[t] == ' ')
+        t++;
+    size_t n = token68(p + t);
+    /* A credential has digits; prose after "Bearer" ("authentication
+     * required") has none. */
+    bool digit = false;
+    for (size_t i = 0; i < n; i++)
+        digit |= isdigit((unsigned char)p[t + i]) != 0;
+    if (n < 8 || !digit || p[t] == '[' || aitk_redact_is_word(p[t + n]))
+        return 0;
+    *keep = t;
+    return t + n;
 }
 
 static size_t base64url_run(const char *p)
@@ -306,7 +423,8 @@ size_t aitk_redact_match_jwt(const char *p)
 }
 
 /* A PEM private key, "-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE
- * KEY-----" through its END line (or to the end of a text cut short). The
+ * KEY-----", or an armoured PGP one ("-----BEGIN PGP PRIVATE KEY
+ * BLOCK-----"), through its END line (or to the end of a text cut short). The
  * BEGIN line stays, so a reader sees what was there. */
 size_t aitk_redact_match_pem(const char *p, size_t *keep)
 {
@@ -317,7 +435,8 @@ size_t aitk_redact_match_pem(const char *p, size_t *keep)
     if (!head_end)
         return 0;
     size_t label = (size_t)(head_end - p);
-    if (label < 11 + 11 || strncmp(head_end - 11, "PRIVATE KEY", 11) != 0 ||
+    bool block = label >= 17 && strncmp(head_end - 17, "PRIVATE KEY BLOCK", 17) == 0;
+    if (label < 11 + 11 || (strncmp(head_end - 11, "PRIVATE KEY", 11) != 0 && !block) ||
         memchr(p, '\n', label))
         return 0;
     *keep = label + 5;
@@ -414,6 +533,12 @@ size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned 
         n = aitk_redact_match_random(p, flags);
     if (!n)
         n = aitk_redact_match_pem(p, keep);
+    if (!n)
+        n = match_header(p, keep);
+    if (!n)
+        n = match_flag(p, keep);
+    if (!n)
+        n = match_netrc(p, keep);
     if (!n)
         n = aitk_redact_match_bearer(p, keep);
     if (!n)

@@ -432,6 +432,46 @@ static void test_userinfo(void **state)
     aitk_redactor_free(r);
 }
 
+/* Credentials in the plain-text forms commands, headers and .netrc use,
+ * and tokens by their published prefixes; the words around them, and
+ * ordinary text that looks alike, stay. */
+static void test_plain_text_forms(void **state)
+{
+    (void)state;
+    expect_scrub("huggingface-cli login --token CliTokH4x0r0123456789 --api-key=ApiKeyFlag0123 "
+                 "--api_key 'two words'",
+                 "huggingface-cli login --token [secret] --api-key=[secret] --api_key '[secret]'");
+    expect_scrub("Authorization: token 0123456789abcdef0123456789abcdef01234567",
+                 "Authorization: token [secret]");
+    expect_scrub("Authorization: onlyonecredential9", "Authorization: [secret]");
+    expect_scrub("curl -H 'x-api-key: XApiKey0123' -H 'Cookie: session=Sess01; csrf=abc' x",
+                 "curl -H 'x-api-key: [secret]' -H 'Cookie: [secret]' x");
+    expect_scrub("{\"Authorization\": \"Bearer abc\"}", "{\"Authorization\": \"Bearer [secret]\"}");
+    expect_scrub("machine api.example.com login jdoe password NetrcPassG123 # netrc",
+                 "machine api.example.com login jdoe password [secret] # netrc");
+    expect_scrub("machine h.example\n  login jdoe\n  password pw1\n",
+                 "machine h.example\n  login jdoe\n  password [secret]\n");
+    expect_scrub("keys sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_4eC39HqLyjWDarjtT1zdp7dc",
+                 "keys [secret] [secret]");
+    expect_scrub("npm_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 r8_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789a",
+                 "[secret] [secret]");
+    expect_scrub("api_org_aBcDeFgHiJkLmNoPqRsTuVwXyZabcdefgh AIzaSyA1b2C3d4E5f6G7h8I9j0K-lMnOpQrStU",
+                 "[secret] [secret]");
+    expect_scrub("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 ACCESS_TOKEN=ya29.a0AfH6SMBx1y2z3-abcdefghij",
+                 "[secret] ACCESS_TOKEN=[secret]");
+    expect_scrub("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0abc\n-----END PGP PRIVATE KEY BLOCK-----",
+                 "-----BEGIN PGP PRIVATE KEY BLOCK-----[secret]");
+    static const char *const kept[] = {
+        "--tokenizer t5 --max-tokens 77 --token <your token> --token $HF_TOKEN --key name",
+        "the machine learns; by default login is slow",
+        "Authorization failed; x-request-id: abc123; set-cookie-policy: strict",
+        "sk_live_ keys are refused; npm_config_cache=/tmp/npm; AIzaSy",
+        "huggingface-cli login --token [secret]",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        expect_scrub(kept[i], kept[i]);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -666,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_secret_fields),
         cmocka_unit_test(test_userinfo),
+        cmocka_unit_test(test_plain_text_forms),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
