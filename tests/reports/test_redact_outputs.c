@@ -587,6 +587,39 @@ static void test_run_private_places(void **state)
     aitk_str_free(&redacted);
 }
 
+/* HOME with a trailing '/' and no USER or LOGNAME (env -i, containers):
+ * the account name is still learnt from the home folder. The plain run
+ * shows it, so the check can fail. */
+static void test_run_home_with_trailing_slash(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, path_env = AITK_STR_INIT, plain = AITK_STR_INIT,
+             redacted = AITK_STR_INIT;
+    rt_dir(&dir, "redact-home-slash");
+    aitk_str_appendf(&path_env, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    aitk_str_appendf(&plain, "%s/plain.json", dir.ptr);
+    aitk_str_appendf(&redacted, "%s/redacted.json", dir.ptr);
+    const char *env[] = {path_env.ptr, "HOME=/data/jdoe7/", "NO_COLOR=1", NULL};
+    const char *runs[][7] = {
+        {AITK_EXE, "--quick", "-Q", "--json", plain.ptr, NULL},
+        {AITK_EXE, "--quick", "-Q", "--json", redacted.ptr, "--redact", NULL},
+    };
+    for (int i = 0; i < 2; i++) {
+        int rc = rt_run(runs[i], env, NULL, NULL);
+        if (rc != 0 && rc != 1)
+            fail_msg("exit %d", rc);
+    }
+    char *text = rt_read(plain.ptr);
+    if (!text || !strstr(text, "/data/jdoe7/"))
+        fail_msg("the plain report does not show the home folder");
+    aitk_free(text);
+    const char *values[] = {"jdoe7"};
+    assert_clean(redacted.ptr, values, 1, 0);
+    aitk_str *all[] = {&dir, &path_env, &plain, &redacted};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        aitk_str_free(all[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -600,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_run_as_common_user),
         cmocka_unit_test(test_run_as_technical_users),
         cmocka_unit_test(test_run_private_places),
+        cmocka_unit_test(test_run_home_with_trailing_slash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
