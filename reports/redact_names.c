@@ -1,11 +1,19 @@
 /* Where a learnt user or host name counts as that name in text.
  *
  * The rule (match_learnt in redact.c applies it):
- *  - A name is bounded by anything that does not continue its edge: a
- *    letter after a name that ends in a letter, a digit after one that ends
- *    in a digit. '_', '-', '.', '/' and the like always bound it. So "jdoe"
- *    is replaced in jdoe2, jdoe_envs, hf_jdoe and jdoe-lora, but "ann" is
- *    not in "annotation", nor host "gpu7" in "gpu70".
+ *  - A name of 4+ characters is bounded by anything that does not
+ *    continue its edge: a letter after a name that ends in a letter, a
+ *    digit after one that ends in a digit. '_', '-', '.', '/' and the like
+ *    always bound it. So "jdoe" is replaced in jdoe2, jdoe_envs, hf_jdoe
+ *    and jdoe-lora, but not in "jdoes", nor host "gpu7" in "gpu70".
+ *  - A shorter name ("ml", "max", "ann") must stand alone: no letter,
+ *    digit, '-', '_' or '.' on either side. Two or three letters glued to
+ *    others are far more often part of an identifier than the name itself
+ *    (libnvidia-ml.so.1, libcudart.so.13, max_split_size_mb), and those
+ *    identifiers are what a support report is read for. The places where
+ *    such a name really is the name stay covered: a path segment
+ *    (/home/max/, /opt/max), a prompt (max@ml:), a field, prose ("by max"),
+ *    and a host's domain after it (ml.example.org).
  *  - A name that is a technical word (the table below: the tool's own
  *    vocabulary and the names of software folders) is replaced only where it
  *    is a user's home folder (/home/<name>, C:\Users\<name>, ...) or where a
@@ -45,6 +53,12 @@ static const char *const technical_words[] = {
      * tool's text (WSL, Docker remedies) or shared by every such machine. */
     "linux", "windows", "wsl", "ubuntu", "debian", "fedora", "centos", "rocky", "docker",
     "container", "jupyter", "runner", "user", "users", "admin", "test", "build", "ci",
+    /* Words of the report's own text that are also host or user names: the
+     * CPU vendors, memory and process words, git's default branch. Replaced
+     * in prose they turn "AMD EPYC", "47.9 GB free" or "refs/main" into
+     * riddles, and as names they identify little. */
+    "amd", "intel", "arm", "free", "total", "available", "kernel", "main", "master", "node",
+    "fix", "so", "an",
 };
 
 bool aitk_redact_technical_word(const char *v, size_t n)
@@ -64,8 +78,30 @@ static bool continues(char edge, char c)
     return (letter_edge && letter) || (isdigit((unsigned char)edge) && isdigit((unsigned char)c));
 }
 
+/* c joins a short name into a longer identifier (see the rule above). */
+static bool glue(char c)
+{
+    return aitk_redact_is_name_char(c) || c == '.' || (unsigned char)c >= 0x80;
+}
+
+/* p = ".example.org": the rest of a host's domain, two labels or more that
+ * start with a letter (".so.1", a library's version, is not one). */
+static bool domain_follows(const char *p)
+{
+    int labels = 0;
+    while (*p == '.' && isalpha((unsigned char)p[1])) {
+        labels++;
+        for (p++; isalnum((unsigned char)*p) || *p == '-'; p++)
+            ;
+    }
+    return labels >= 2;
+}
+
 bool aitk_redact_name_bounded(const char *in, size_t i, const char *name, size_t n)
 {
+    if (n < 4)
+        return (i == 0 || !glue(in[i - 1])) &&
+               (!glue(in[i + n]) || domain_follows(in + i + n));
     return (i == 0 || !continues(name[0], in[i - 1])) && !continues(name[n - 1], in[i + n]);
 }
 

@@ -75,7 +75,8 @@ bool aitk_redact_version_context(const char *in, size_t i);
 /* Learnt names (redact_names.c; the rule is written there). */
 bool aitk_redact_technical_word(const char *v, size_t n);
 /* name[0..n) at in[i] is not continued by its neighbours (jdoe in jdoe2:
- * yes; ann in annotation: no). */
+ * yes; ann in annotation: no); a name under 4 characters stands alone (ml
+ * in libnvidia-ml.so.1: no; in max@ml: yes). */
 bool aitk_redact_name_bounded(const char *in, size_t i, const char *name, size_t n);
 /* c[0..n) names a folder that holds home folders (home, homes, home2, Users). */
 bool aitk_redact_home_parent(const char *c, size_t n);

@@ -181,11 +181,45 @@ static void test_other_names_everywhere(void **state)
     expect(r, "C:\\Program Files\\jdoe\\x", "C:\\Program Files\\[user-1]\\x");
     expect(r, "gpu7_scratch on gpu7.cluster.example.org, not gpu70",
            "[host-2]_scratch on [host-1], not gpu70");
-    expect(r, "ann: annotation, Ann2, joann", "[user-2]: annotation, [user-2]2, joann");
+    /* Under 4 characters a name stands alone or not at all (see
+     * test_short_names). */
+    expect(r, "ann: annotation, Ann2, joann", "[user-2]: annotation, Ann2, joann");
     /* SSSD: jdoe@corp.example.com is learnt with its local part. */
     assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "mroe@corp.example.com"), AITK_OK);
     expect(r, "/home/mroe@corp.example.com/x prompt mroe-lora",
            "/home/[user-3]/x prompt [user-4]-lora");
+    aitk_redactor_free(r);
+}
+
+/* Names under 4 characters: the identifiers they hide in stay (the NVML
+ * library's name, an allocator setting), and so do words of the report's
+ * text that are names here; the places where they are the name do not. */
+static void test_short_names(void **state)
+{
+    (void)state;
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "max"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "ml"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "so"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "amd"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "main"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "node"), AITK_OK);
+    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "free"), AITK_OK);
+    static const char *const keep[] = {
+        "libnvidia-ml.so.1: cannot open shared object file",
+        "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True",
+        "libcudart.so.13, so every GPU check fails",
+        "AMD EPYC 7763, 47.9 GB free on device node 0",
+        "git+https://github.com/huggingface/diffusers.git@main (refs/main)",
+        "ml2, ml-tools, maxima, x.max, max.y and ml.so.1",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        expect(r, keep[i], keep[i]);
+    expect(r, "/home/max/ai-toolkit on max@ml:~$ (ml.example.org), /opt/max, by max",
+           "/home/[user-1]/ai-toolkit on [user-1]@[host-1]:~$ ([host-1].example.org), "
+           "/opt/[user-1], by [user-1]");
+    expect(r, "/home/so/x /home/free/y", "/home/[user-2]/x /home/[user-4]/y");
     aitk_redactor_free(r);
 }
 
@@ -702,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_known_values_consistent),
         cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),
         cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
+        cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_secret_fields),
