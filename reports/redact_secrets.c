@@ -308,14 +308,21 @@ static size_t match_header(const char *p, size_t *keep)
         *keep = at;
         return at + value_length(p, at, quote);
     }
-    char stop[5] = "\n\"'`";
+    /* A cookie header runs to the end of the line ("a=1; b=2"); an
+     * Authorization header's credentials never hold a ';' (token68, or
+     * AWS's and Digest's comma-separated parameters), so prose after one
+     * stays. */
+    bool authorization = aitk_redact_ci_contains(p, n, "authorization");
+    char stop[6] = "\n\"'`;";
     if (quote)
-        stop[0] = quote, stop[1] = '\n', stop[2] = '\0';
+        stop[0] = quote, stop[1] = '\n', stop[2] = ';', stop[3] = '\0';
+    if (!authorization)
+        stop[strlen(stop) - 1] = '\0';
     size_t end = at + strcspn(p + at, stop);
     /* "Authorization: <scheme> <credential>"; one word alone is the
      * credential. */
     size_t scheme = strcspn(p + at, " \n\"'`");
-    if (p[at + scheme] != ' ' || !aitk_redact_ci_contains(p, n, "authorization"))
+    if (p[at + scheme] != ' ' || !authorization)
         scheme = 0;
     while (scheme && at + scheme < end && p[at + scheme] == ' ')
         scheme++;

@@ -478,6 +478,7 @@ static void test_plain_text_forms(void **state)
     expect_scrub("Authorization: token 0123456789abcdef0123456789abcdef01234567",
                  "Authorization: token [secret]");
     expect_scrub("Authorization: onlyonecredential9", "Authorization: [secret]");
+    expect_scrub("Authorization: Bearer abc123def; jwt eyJ", "Authorization: Bearer [secret]; jwt eyJ");
     expect_scrub("curl -H 'x-api-key: XApiKey0123' -H 'Cookie: session=Sess01; csrf=abc' x",
                  "curl -H 'x-api-key: [secret]' -H 'Cookie: [secret]' x");
     expect_scrub("{\"Authorization\": \"Bearer abc\"}", "{\"Authorization\": \"Bearer [secret]\"}");
