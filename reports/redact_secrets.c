@@ -447,6 +447,10 @@ size_t aitk_redact_match_pem(const char *p, size_t *keep)
         memchr(p, '\n', label))
         return 0;
     *keep = label + 5;
+    /* Already hidden: a key cut short would otherwise run on over the
+     * placeholder and the text after it. */
+    if (strncmp(p + *keep, "[secret", 7) == 0)
+        return 0;
     const char *end = strstr(head_end + 5, "-----END ");
     if (!end)
         return strlen(p);

@@ -199,16 +199,17 @@ static aitk_status load_report(const char *path, const char *text, size_t len, c
 }
 
 /* A report from elsewhere (an older build) is rendered without secrets
- * too, and redacted when asked. */
+ * too, and redacted when asked: redacted first, so that its secrets get
+ * numbered placeholders, then scrubbed where --redact does not rewrite. */
 static int scrub(const char *path, cJSON *report, bool redact)
 {
     int rc = AITK_EXIT_OK;
-    if (aitk_scrub_secrets(report)) {
-        aitk_log(AITK_LOG_ERROR, "%s: out of memory", path);
-        rc = AITK_EXIT_INTERNAL;
-    }
     if (redact && aitk_redact_report(report, NULL, NULL)) {
         aitk_log(AITK_LOG_ERROR, "%s: could not redact (out of memory)", path);
+        rc = AITK_EXIT_INTERNAL;
+    }
+    if (aitk_scrub_secrets(report)) {
+        aitk_log(AITK_LOG_ERROR, "%s: out of memory", path);
         rc = AITK_EXIT_INTERNAL;
     }
     return rc;

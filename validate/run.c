@@ -267,11 +267,15 @@ static bool probe(run_state *r)
     return true;
 }
 
+/* The redacted copy is made before the scrub, so that its secrets get
+ * numbered placeholders ("[secret-2]") rather than the scrub's bare
+ * "[secret]"; it is scrubbed after, in case a secret sat where --redact
+ * does not rewrite (check ids, host.os). */
 static bool make_report(run_state *r)
 {
     if (!(r->report = build_report(r->o, &r->ctx)) || aitk_json_repair_utf8(r->report) ||
-        aitk_scrub_secrets(r->report) ||
-        (r->redactor && !(r->redacted = aitk_run_redacted_copy(r->report, r->redactor)))) {
+        (r->redactor && !(r->redacted = aitk_run_redacted_copy(r->report, r->redactor))) ||
+        aitk_scrub_secrets(r->report) || aitk_scrub_secrets(r->redacted)) {
         aitk_log(AITK_LOG_ERROR, "could not build the report (out of memory)");
         return false;
     }

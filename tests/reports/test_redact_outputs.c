@@ -162,6 +162,9 @@ static void test_render_secret_shapes(void **state)
         assert_non_null(strstr(json, "@pypi.internal.example.com/simple"));
         /* The user of the URL is a name: --redact's, not the scrub's. */
         assert_int_equal(strstr(json, "//jdoe:") == NULL, redact);
+        /* --redact numbers secrets, seven distinct values here. */
+        assert_int_equal(strstr(json, "[secret]") == NULL, redact);
+        assert_int_equal(strstr(json, "[secret-7]") != NULL, redact);
         aitk_free(json);
     }
     for (int i = 0; i < 4; i++)
@@ -341,6 +344,16 @@ static void test_unredacted_run_keeps_no_secret(void **state)
     aitk_str_appendf(&p, "%s/report.json", dir.ptr);
     char *text = rt_read(p.ptr);
     assert_non_null(strstr(text, "expandable_segments:True,token=[secret]"));
+    aitk_free(text);
+    /* --redact numbers the same secret instead. */
+    aitk_str_appendf(&p, ".redacted");
+    const char *redacted[] = {AITK_EXE, "--quick", "-Q", "--redact", "--json", p.ptr, NULL};
+    rc = rt_run(redacted, env, NULL, NULL);
+    if (rc != 0 && rc != 1)
+        fail_msg("exit %d with --redact", rc);
+    text = rt_read(p.ptr);
+    assert_non_null(strstr(text, "expandable_segments:True,token=[secret-"));
+    assert_null(strstr(text, "[secret]"));
     aitk_free(text);
     aitk_str_free(&p);
     aitk_str_free(&dir);
