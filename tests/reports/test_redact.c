@@ -28,6 +28,13 @@ static void expect(aitk_redactor *r, const char *in, const char *want)
     aitk_str_free(&out);
 }
 
+/* Texts the redactor must leave as they are. */
+static void expect_keeps(aitk_redactor *r, const char *const *texts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect(r, texts[i], texts[i]);
+}
+
 static void test_patterns(void **state)
 {
     (void)state;
@@ -72,8 +79,7 @@ static void test_addresses_after_colons(void **state)
         "build 1.2024.0101.1234 and 1234.5678.9abc.0",
         "peer ::ffff:10.9.8.1.6",
     };
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        expect(r, keep[i], keep[i]);
+    expect_keeps(r, keep, sizeof keep / sizeof *keep);
     aitk_redactor_free(r);
 }
 
@@ -93,8 +99,7 @@ static void test_leaves_ordinary_text(void **state)
         "FluxTransformer2DModel.from_pretrained",
         "",
     };
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        expect(r, keep[i], keep[i]);
+    expect_keeps(r, keep, sizeof keep / sizeof *keep);
     for (int k = 0; k < AITK_REDACT_KIND_COUNT; k++)
         assert_int_equal(aitk_redactor_count(r, (aitk_redact_kind)k), 0);
     aitk_redactor_free(r);
@@ -143,8 +148,7 @@ static void test_technical_names(void **state)
         "/home/pythonista/x and /home/python3/x",
         "Python environment (--python)",
     };
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        expect(r, keep[i], keep[i]);
+    expect_keeps(r, keep, sizeof keep / sizeof *keep);
     expect(r, "/home/python/cuda/x", "/home/[user-1]/cuda/x");
     expect(r, "PATH=/usr/local/cuda/bin:/home/python/bin",
            "PATH=/usr/local/cuda/bin:/home/[user-1]/bin");
@@ -199,13 +203,16 @@ static void test_short_names(void **state)
     (void)state;
     aitk_redactor *r;
     assert_int_equal(aitk_redactor_new(&r), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "max"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "ml"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "so"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "amd"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "main"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_HOST, "node"), AITK_OK);
-    assert_int_equal(aitk_redactor_add(r, AITK_REDACT_USER, "free"), AITK_OK);
+    /* In this order: user-1 max, host-1 ml, user-2 so, user-3 amd, ... */
+    static const struct {
+        aitk_redact_kind kind;
+        const char *name;
+    } names[] = {{AITK_REDACT_USER, "max"},  {AITK_REDACT_HOST, "ml"},
+                 {AITK_REDACT_USER, "so"},   {AITK_REDACT_USER, "amd"},
+                 {AITK_REDACT_HOST, "main"}, {AITK_REDACT_HOST, "node"},
+                 {AITK_REDACT_USER, "free"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        assert_int_equal(aitk_redactor_add(r, names[i].kind, names[i].name), AITK_OK);
     static const char *const keep[] = {
         "libnvidia-ml.so.1: cannot open shared object file",
         "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128,expandable_segments:True",
@@ -214,8 +221,7 @@ static void test_short_names(void **state)
         "git+https://github.com/huggingface/diffusers.git@main (refs/main)",
         "ml2, ml-tools, maxima, x.max, max.y and ml.so.1",
     };
-    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
-        expect(r, keep[i], keep[i]);
+    expect_keeps(r, keep, sizeof keep / sizeof *keep);
     expect(r, "/home/max/ai-toolkit on max@ml:~$ (ml.example.org), /opt/max, by max",
            "/home/[user-1]/ai-toolkit on [user-1]@[host-1]:~$ ([host-1].example.org), "
            "/opt/[user-1], by [user-1]");
@@ -266,6 +272,22 @@ static void expect_scrub(const char *in, const char *want)
     if (strcmp(t->valuestring, want) != 0)
         fail_msg("scrub(\"%s\")\n  got  \"%s\"\n  want \"%s\"", in, t->valuestring, want);
     cJSON_Delete(t);
+}
+
+/* Texts the scrub must leave as they are. */
+static void expect_scrub_keeps(const char *const *texts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_scrub(texts[i], texts[i]);
+}
+
+/* One text through a fresh redactor, so that placeholders count from 1. */
+static void expect_fresh(const char *in, const char *want)
+{
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    expect(r, in, want);
+    aitk_redactor_free(r);
 }
 
 #define JWT "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
@@ -322,8 +344,7 @@ static void test_secret_shapes(void **state)
         "eyJhbGciOiJIUzI1NiJ9 alone",
         "--python /etc/passwd: not an executable program",
     };
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
-        expect_scrub(kept[i], kept[i]);
+    expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
 
     /* --redact: the URL's user goes too, and each secret has its placeholder. */
     aitk_redactor *r;
@@ -363,13 +384,9 @@ static void test_query_credentials(void **state)
         "sig=abc and token=t0k outside a query",
         "https://h.example/x?token=[secret]&sig=",
     };
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
-        expect_scrub(kept[i], kept[i]);
-    aitk_redactor *r;
-    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
-    expect(r, "https://a.example/d.whl?se=2030-01-01&sig=" SAS_SIG,
-           "https://a.example/d.whl?se=2030-01-01&sig=[secret-1]");
-    aitk_redactor_free(r);
+    expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
+    expect_fresh("https://a.example/d.whl?se=2030-01-01&sig=" SAS_SIG,
+                 "https://a.example/d.whl?se=2030-01-01&sig=[secret-1]");
 }
 
 static const char *string_at(const cJSON *t, const char *key)
@@ -385,22 +402,15 @@ static const char *string_at(const cJSON *t, const char *key)
  * values. */
 static cJSON *secret_fields(void)
 {
-    cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "DB_PASSWORD", "hunter2");
-    cJSON_AddStringToObject(t, "password", "shortpw");
-    cJSON_AddStringToObject(t, "MY_SECRET", "two words secret");
-    cJSON_AddStringToObject(t, "Api_Key", "k1");
-    cJSON_AddStringToObject(t, "auth", "x");
-    cJSON_AddStringToObject(t, "HF_TOKEN", "(set; value not shown)");
-    cJSON_AddStringToObject(t, "HF_TOKEN_PATH", "/srv/hf/token");
-    cJSON_AddStringToObject(t, "secret_name", "my-secret");
-    cJSON_AddStringToObject(t, "text_tokens", "77");
-    cJSON_AddStringToObject(t, "key", "train.lr");
-    cJSON_AddStringToObject(t, "https://keyuser:KeyPassword123@proxy.example:3128", "proxy");
-    cJSON_AddStringToObject(t, "hf_KeyTokenAAAAbbbbCCCCdddd4444", "owner");
-    cJSON *pair = cJSON_AddObjectToObject(t, "pair");
-    cJSON_AddStringToObject(pair, "name", "DB_PASSWORD");
-    cJSON_AddStringToObject(pair, "value", "hunter3");
+    cJSON *t = cJSON_Parse(
+        "{\"DB_PASSWORD\": \"hunter2\", \"password\": \"shortpw\","
+        " \"MY_SECRET\": \"two words secret\", \"Api_Key\": \"k1\", \"auth\": \"x\","
+        " \"HF_TOKEN\": \"(set; value not shown)\", \"HF_TOKEN_PATH\": \"/srv/hf/token\","
+        " \"secret_name\": \"my-secret\", \"text_tokens\": \"77\", \"key\": \"train.lr\","
+        " \"https://keyuser:KeyPassword123@proxy.example:3128\": \"proxy\","
+        " \"hf_KeyTokenAAAAbbbbCCCCdddd4444\": \"owner\","
+        " \"pair\": {\"name\": \"DB_PASSWORD\", \"value\": \"hunter3\"}}");
+    assert_non_null(t);
     return t;
 }
 
@@ -412,13 +422,13 @@ static void test_secret_fields(void **state)
     static const char *const gone[] = {"DB_PASSWORD", "password", "MY_SECRET", "Api_Key", "auth"};
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
         assert_string_equal(string_at(t, gone[i]), "[secret]");
-    assert_string_equal(string_at(t, "HF_TOKEN"), "(set; value not shown)");
-    assert_string_equal(string_at(t, "HF_TOKEN_PATH"), "/srv/hf/token");
-    assert_string_equal(string_at(t, "secret_name"), "my-secret");
-    assert_string_equal(string_at(t, "text_tokens"), "77");
-    assert_string_equal(string_at(t, "key"), "train.lr");
-    assert_string_equal(string_at(t, "https://keyuser:[secret]@proxy.example:3128"), "proxy");
-    assert_string_equal(string_at(t, "[secret]"), "owner");
+    static const char *const kept[][2] = {
+        {"HF_TOKEN", "(set; value not shown)"}, {"HF_TOKEN_PATH", "/srv/hf/token"},
+        {"secret_name", "my-secret"}, {"text_tokens", "77"}, {"key", "train.lr"},
+        {"https://keyuser:[secret]@proxy.example:3128", "proxy"}, {"[secret]", "owner"},
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        assert_string_equal(string_at(t, kept[i][0]), kept[i][1]);
     assert_string_equal(string_at(cJSON_GetObjectItem(t, "pair"), "value"), "[secret]");
     cJSON_Delete(t);
 
@@ -457,13 +467,9 @@ static void test_userinfo(void **state)
         "nvcr.io/nvidia/pytorch:24.01-py3@sha256:0123abcdef",
         "time 12:30, see note:x@y",
     };
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
-        expect_scrub(kept[i], kept[i]);
-    aitk_redactor *r;
-    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
-    expect(r, "https://TokOnlyUser0123abcdXYZ@h.example/ and proxy u:pw@p.example",
-           "https://[secret-1]@h.example/ and proxy [user-1]:[secret-2]@p.example");
-    aitk_redactor_free(r);
+    expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
+    expect_fresh("https://TokOnlyUser0123abcdXYZ@h.example/ and proxy u:pw@p.example",
+                 "https://[secret-1]@h.example/ and proxy [user-1]:[secret-2]@p.example");
 }
 
 /* Credentials in the plain-text forms commands, headers and .netrc use,
@@ -503,8 +509,7 @@ static void test_plain_text_forms(void **state)
         "sk_live_ keys are refused; npm_config_cache=/tmp/npm; AIzaSy",
         "huggingface-cli login --token [secret]",
     };
-    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
-        expect_scrub(kept[i], kept[i]);
+    expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
 }
 
 /* A report with every planted kind, in the places probes put them. */
