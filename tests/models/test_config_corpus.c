@@ -466,47 +466,6 @@ static void test_preservation(void **state)
     predicted_free(&plain);
 }
 
-/* Sampling per 1000 steps: 1000 / sample_every rounds of images x steps x
- * passes, each a forward at the sample's area; Chroma's CFG doubles it. */
-static void test_sampling_time(void **state)
-{
-    (void)state;
-    predicted flux, chroma, off, none;
-    predict_file("sample_flux.yaml", "RTX 4090", &flux);
-    predict_file("sample_chroma.yaml", "RTX 4090", &chroma);
-    predict_file("sample_disabled.yaml", "RTX 4090", &off);
-    predict_file("flux_dev_lora.yaml", "RTX 4090", &none);
-    assert_true(off.p.sample_s_per_1000 == 0 && none.p.sample_s_per_1000 == 0);
-    /* 1024 x 768 is 3072 patches of 16 px: the square of that area is 880 px
-     * (55 patches a side, 3025) to the nearest 16. */
-    assert_int_equal(flux.w.n_sample_groups, 1);
-    assert_int_equal(flux.w.sample_groups[0].resolution, 880);
-    aitk_cost_params *params = NULL;
-    aitk_gpudb *db = NULL;
-    const aitk_gpu_spec *g = NULL;
-    aitk_prediction fwd;
-    assert_int_equal(aitk_cost_params_load(&params, NULL), AITK_OK);
-    assert_int_equal(aitk_gpudb_load(&db, NULL), AITK_OK);
-    assert_int_equal(aitk_gpudb_find(db, "RTX 4090", &g, NULL), AITK_OK);
-    aitk_workload f = flux.w;
-    f.forward_only = true;
-    f.cache_text = true;
-    f.batch = 1;
-    aitk_workload_set_resolution(&f, 880);
-    assert_int_equal(aitk_cost_predict(&f, params, g, &fwd, NULL), AITK_OK);
-    near(flux.p.sample_s_per_1000, 1000.0 / 200 * 3 * 30 * fwd.step_s, 1e-9, "FLUX sampling");
-    /* Sampling is not in the step, and it is in the minutes per 1000. */
-    near(flux.p.step_s, none.p.step_s, 1e-9, "the step without sampling");
-    if (!(chroma.p.sample_s_per_1000 > flux.p.sample_s_per_1000))
-        fail_msg("Chroma's two passes a step should cost more than FLUX's one");
-    aitk_cost_params_free(params);
-    aitk_gpudb_free(db);
-    predicted_free(&flux);
-    predicted_free(&chroma);
-    predicted_free(&off);
-    predicted_free(&none);
-}
-
 /* One forward pass of w's model on g at `resolution`, batch `batch`. */
 static double forward_s(const aitk_workload *w, const char *gpu, long resolution, long batch)
 {
@@ -526,6 +485,33 @@ static double forward_s(const aitk_workload *w, const char *gpu, long resolution
     aitk_cost_params_free(params);
     aitk_gpudb_free(db);
     return fwd.step_s;
+}
+
+/* Sampling per 1000 steps: 1000 / sample_every rounds of images x steps x
+ * passes, each a forward at the sample's area; Chroma's CFG doubles it. */
+static void test_sampling_time(void **state)
+{
+    (void)state;
+    predicted flux, chroma, off, none;
+    predict_file("sample_flux.yaml", "RTX 4090", &flux);
+    predict_file("sample_chroma.yaml", "RTX 4090", &chroma);
+    predict_file("sample_disabled.yaml", "RTX 4090", &off);
+    predict_file("flux_dev_lora.yaml", "RTX 4090", &none);
+    assert_true(off.p.sample_s_per_1000 == 0 && none.p.sample_s_per_1000 == 0);
+    /* 1024 x 768 is 3072 patches of 16 px: the square of that area is 880 px
+     * (55 patches a side, 3025) to the nearest 16. */
+    assert_int_equal(flux.w.n_sample_groups, 1);
+    assert_int_equal(flux.w.sample_groups[0].resolution, 880);
+    near(flux.p.sample_s_per_1000, 1000.0 / 200 * 3 * 30 * forward_s(&flux.w, "RTX 4090", 880, 1),
+         1e-9, "FLUX sampling");
+    /* Sampling is not in the step, and it is in the minutes per 1000. */
+    near(flux.p.step_s, none.p.step_s, 1e-9, "the step without sampling");
+    if (!(chroma.p.sample_s_per_1000 > flux.p.sample_s_per_1000))
+        fail_msg("Chroma's two passes a step should cost more than FLUX's one");
+    predicted_free(&flux);
+    predicted_free(&chroma);
+    predicted_free(&off);
+    predicted_free(&none);
 }
 
 /* A sample's own width, height and sample_steps replace the block's
