@@ -158,7 +158,8 @@ static size_t alnum_run(const char *p, const char *extra)
 /* Tokens with a published prefix: Hugging Face (user and organisation),
  * GitHub, AWS key ids, OpenAI-style, Slack, GitLab, Stripe secret and
  * restricted keys, npm, Replicate, Google (API keys, OAuth client secrets
- * and access tokens). Each prefix is specific enough that an identifier
+ * and access tokens), PyPI API tokens (pypi- and a base64url macaroon,
+ * PyPI's help page "API tokens"). Each prefix is specific enough that an identifier
  * of the report does not start with it; the minimum length after it keeps
  * a bare mention ("sk_live_ keys") out. */
 size_t aitk_redact_match_token(const char *p)
@@ -175,6 +176,7 @@ size_t aitk_redact_match_token(const char *p)
         {"api_org_", "", 20},  {"sk_live_", "", 16},    {"sk_test_", "", 16},
         {"rk_live_", "", 16},  {"rk_test_", "", 16},    {"npm_", "", 30},  {"r8_", "", 30},
         {"AIza", "_-", 30},    {"GOCSPX-", "_-", 20},   {"ya29.", "_-.", 20},
+        {"pypi-", "_-", 50},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         size_t k = strlen(kinds[i].prefix);

@@ -500,13 +500,15 @@ static void test_plain_text_forms(void **state)
                  "[secret] [secret]");
     expect_scrub("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 ACCESS_TOKEN=ya29.a0AfH6SMBx1y2z3-abcdefghij",
                  "[secret] ACCESS_TOKEN=[secret]");
+    expect_scrub("twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmcCJGE3ZmQ5NmRhLTk4ZjQtNDg4Ni1hN2E1LWU1Zjg3ZTM4MmZhYQ",
+                 "twine upload -u __token__ -p [secret]");
     expect_scrub("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0abc\n-----END PGP PRIVATE KEY BLOCK-----",
                  "-----BEGIN PGP PRIVATE KEY BLOCK-----[secret]");
     static const char *const kept[] = {
         "--tokenizer t5 --max-tokens 77 --token <your token> --token $HF_TOKEN --key name",
         "the machine learns; by default login is slow",
         "Authorization failed; x-request-id: abc123; set-cookie-policy: strict",
-        "sk_live_ keys are refused; npm_config_cache=/tmp/npm; AIzaSy",
+        "sk_live_ keys are refused; npm_config_cache=/tmp/npm; AIzaSy; pypi-simple-index",
         "huggingface-cli login --token [secret]",
     };
     expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
