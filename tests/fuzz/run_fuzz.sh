@@ -16,7 +16,8 @@ clang -fsanitize=fuzzer "$probe" -o "$work/probe" 2>/dev/null ||
     { echo "clang has no libFuzzer here: skipping" >&2; exit 77; }
 common="$src/common/alloc.c $src/common/str.c $src/common/status.c $src/common/fileio.c"
 case $target in
-    elf) files="$src/validate/libdeps/elf.c $src/validate/libdeps/elf_ident.c $src/validate/libdeps/elf_layout.c"; libs=-lelf ;;
+    elf) files="$src/validate/libdeps/elf.c $src/validate/libdeps/elf_ident.c $src/validate/libdeps/elf_layout.c
+                $src/validate/libdeps/elf_syms.c"; libs=-lelf ;;
     pe) files="$src/validate/libdeps/pe.c $src/validate/libdeps/pe_exports.c"; libs= ;;
     ldcache) files="$src/validate/libdeps/ldcache.c"; libs= ;;
     report) files="$src/reports/report.c $src/reports/compare.c $src/reports/markdown.c

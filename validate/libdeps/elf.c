@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/alloc.h"
+#include "validate/libdeps/elf_syms.h"
 
 static aitk_status fail(aitk_str *err, const char *name, const char *what)
 {
@@ -255,7 +256,8 @@ static aitk_status read_verneed(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const
             if (!g)
                 return AITK_E_NOMEM;
             out->verneed = g;
-            g[out->verneed_count] = (aitk_elf_verneed){aitk_strdup(file), aitk_strdup(ver)};
+            g[out->verneed_count] =
+                (aitk_elf_verneed){aitk_strdup(file), aitk_strdup(ver), va.vna_other & 0x7fffu};
             out->verneed_count++;
             if (!g[out->verneed_count - 1].file || !g[out->verneed_count - 1].version)
                 return AITK_E_NOMEM;
@@ -272,8 +274,10 @@ static aitk_status read_verneed(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const
     return AITK_OK;
 }
 
-static aitk_status read_verdef(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
-                               aitk_elf_info *out, aitk_str *err)
+/* Walks the version definitions of section `scn`, base entry included,
+ * giving `fn` each one's index and name (elf_syms.h). */
+aitk_status aitk_elf_walk_verdef(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+                                 aitk_elf_verdef_fn fn, void *ctx, aitk_str *err)
 {
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d)
@@ -283,7 +287,7 @@ static aitk_status read_verdef(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const 
         GElf_Verdef vd;
         if (!gelf_getverdef(d, (int)off, &vd))
             return fail_elf(err, name, "version definition outside its section");
-        if (!(vd.vd_flags & VER_FLG_BASE) && vd.vd_cnt > 0) {
+        if (vd.vd_cnt > 0) {
             GElf_Verdaux va;
             size_t aoff = off + vd.vd_aux;
             if (aoff > (size_t)INT32_MAX || !gelf_getverdaux(d, (int)aoff, &va))
@@ -291,7 +295,7 @@ static aitk_status read_verdef(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const 
             const char *ver = str_at(e, sh->sh_link, va.vda_name, name, err);
             if (!ver)
                 return AITK_E_PARSE;
-            aitk_status st = list_push(&out->verdef, &out->verdef_count, ver);
+            aitk_status st = fn(ctx, vd.vd_ndx & 0x7fff, (vd.vd_flags & VER_FLG_BASE) != 0, ver);
             if (st)
                 return st;
         }
@@ -302,6 +306,15 @@ static aitk_status read_verdef(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const 
             return fail(err, name, "version-definition chain runs past its section");
     }
     return AITK_OK;
+}
+
+/* The versions a library provides: its base entry is its own name, which
+ * no requester asks for as a version. */
+static aitk_status push_verdef(void *ctx, unsigned ndx, bool base, const char *version)
+{
+    (void)ndx;
+    aitk_elf_info *out = ctx;
+    return base ? AITK_OK : list_push(&out->verdef, &out->verdef_count, version);
 }
 
 static aitk_status read_interp(Elf *e, const char *name, aitk_elf_info *out, aitk_str *err)
@@ -452,6 +465,7 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
     if (!st && elf_getshdrnum(e, &shnum) != 0)
         return fail_elf(err, name, "unreadable section headers");
     bool seen_dynamic = false;
+    Elf_Scn *dynsym = NULL, *versym = NULL;
     for (size_t i = 1; i < shnum && !st; i++) {
         Elf_Scn *scn = elf_getscn(e, i);
         GElf_Shdr sh;
@@ -463,9 +477,16 @@ static aitk_status read_elf(Elf *e, const char *name, aitk_elf_info *out, aitk_s
         } else if (sh.sh_type == SHT_GNU_verneed) {
             st = read_verneed(e, scn, &sh, name, out, err);
         } else if (sh.sh_type == SHT_GNU_verdef) {
-            st = read_verdef(e, scn, &sh, name, out, err);
+            st = aitk_elf_walk_verdef(e, scn, &sh, name, push_verdef, out, err);
+        } else if (sh.sh_type == SHT_DYNSYM && !dynsym) {
+            dynsym = scn;
+        } else if (sh.sh_type == SHT_GNU_versym && !versym) {
+            versym = scn;
         }
     }
+    /* After the loop: the references name verneed entries, read above. */
+    if (!st && dynsym && versym && out->verneed_count)
+        st = aitk_elf_read_refs(e, dynsym, versym, out);
     /* Version needs are not read this way: without section headers only
      * DT_VERNEED's address is known, and the search needs the names. */
     if (!st && !seen_dynamic)

@@ -2,8 +2,11 @@
  *
  * Reads only what the loader's search needs: class, machine, OS ABI,
  * DT_NEEDED, DT_RPATH, DT_RUNPATH, DT_SONAME, DF_1_NODEFLIB, the interpreter,
- * and symbol-version needs (GLIBC_2.x wanted from libc.so.6) and definitions
- * (what a library provides). Files are mapped, not read, because CUDA
+ * symbol-version needs (GLIBC_2.x wanted from libc.so.6) and definitions
+ * (what a library provides), and the symbols bound to a needed version
+ * (sym@VER: the loader wants that symbol at that version, in that library).
+ * What a library defines, symbol by symbol, is read only when asked
+ * (aitk_elf_read_defs). Files are mapped, not read, because CUDA
  * libraries run to hundreds of MiB and we touch a few pages of each. Every
  * failure names the file; no input, however broken, may crash the reader. */
 #ifndef AITK_LIBDEPS_ELF_H
@@ -17,9 +20,22 @@
 #include "common/str.h"
 
 typedef struct aitk_elf_verneed {
-    char *file;    /* the DT_NEEDED name the versions are wanted from */
-    char *version; /* "GLIBC_2.34" */
+    char *file;     /* the DT_NEEDED name the versions are wanted from */
+    char *version;  /* "GLIBC_2.34" */
+    unsigned index; /* the version index (vna_other) the symbols bound to it carry */
 } aitk_elf_verneed;
+
+/* An undefined dynamic symbol bound to a needed version (the versym index
+ * of a verneed entry): ld.so looks it up with that version, and the load
+ * fails ("undefined symbol: NAME, version VER") when no loaded object
+ * defines it so. Weak ones are not read (their absence is no error), nor
+ * unversioned ones (the program or an RTLD_GLOBAL library may supply
+ * them, which no file here tells), nor those bound to glibc's own
+ * versions (GLIBC_*: the version check covers them whole; elf_syms.c). */
+typedef struct aitk_elf_symref {
+    char *name;
+    size_t need;    /* its verneed entry (index into aitk_elf_info.verneed) */
+} aitk_elf_symref;
 
 typedef struct aitk_elf_info {
     int elf_class;      /* ELFCLASS32 or ELFCLASS64 */
@@ -35,6 +51,8 @@ typedef struct aitk_elf_info {
     size_t verneed_count;
     char **verdef;      /* version names defined (provided), base entry excluded */
     size_t verdef_count;
+    aitk_elf_symref *refs; /* versioned undefined symbols, none without section headers */
+    size_t ref_count;
     /* A cut-off copy (an interrupted download or copy): its headers describe
      * `described_size` bytes, the file holds `file_size`. ld.so maps the
      * missing part and faults on it (SIGBUS), so this is a finding, and only
@@ -80,6 +98,24 @@ aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_
 aitk_status aitk_elf_read_mem(const char *name, const void *data, size_t len, aitk_elf_info *out,
                               aitk_str *err);
 void aitk_elf_info_free(aitk_elf_info *info);
+
+/* What a library defines, symbol by symbol, with the version each is
+ * defined at: read from its .dynsym when a requester binds symbols to one
+ * of its versions, not with the rest (a CUDA library defines thousands). */
+typedef struct aitk_elf_defs aitk_elf_defs;
+/* Reads the defined dynamic symbols of a file aitk_elf_read_file read
+ * whole; AITK_E_PARSE ("path: reason") when its symbol tables are
+ * unreadable, AITK_E_UNSUPPORTED in a build without libelf. An object with
+ * no .dynsym section (section headers stripped) defines nothing here:
+ * *out is NULL, and the caller cannot judge its symbols. */
+aitk_status aitk_elf_read_defs(const char *path, aitk_elf_defs **out, aitk_str *err);
+/* Whether a reference to `name` at `version` binds to a definition here,
+ * by glibc's rule (elf/dl-lookup.c, check_match): a definition at that
+ * version, default or not (a library keeps old ones as name@VER for the
+ * programs built against them), or one that carries no version of its
+ * own and is not hidden. */
+bool aitk_elf_defs_binds(const aitk_elf_defs *defs, const char *name, const char *version);
+void aitk_elf_defs_free(aitk_elf_defs *defs);
 
 /* Cheap identity check of a search candidate: reads the first 20 bytes only.
  * AITK_E_PARSE when the file is not ELF. */

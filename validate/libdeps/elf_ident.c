@@ -250,5 +250,8 @@ void aitk_elf_info_free(aitk_elf_info *info)
     }
     aitk_free(info->verneed);
     free_list(info->verdef, info->verdef_count);
+    for (size_t i = 0; i < info->ref_count; i++)
+        aitk_free(info->refs[i].name);
+    aitk_free(info->refs);
     memset(info, 0, sizeof *info);
 }

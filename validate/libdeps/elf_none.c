@@ -31,3 +31,23 @@ aitk_status aitk_elf_read_fd(int fd, const char *name, aitk_elf_info *out, aitk_
     (void)fd;
     return unsupported(name, out, err);
 }
+
+aitk_status aitk_elf_read_defs(const char *path, aitk_elf_defs **out, aitk_str *err)
+{
+    aitk_elf_info none;
+    *out = NULL;
+    return unsupported(path, &none, err);
+}
+
+bool aitk_elf_defs_binds(const aitk_elf_defs *defs, const char *name, const char *version)
+{
+    (void)defs;
+    (void)name;
+    (void)version;
+    return false;
+}
+
+void aitk_elf_defs_free(aitk_elf_defs *defs)
+{
+    (void)defs;
+}
