@@ -197,6 +197,37 @@ so "$e/oldver/libneedsver.so" "$s/needsver.c" -Wl,-soname,libneedsver.so "$e/old
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 so "$e/oldver/libver.so" "$s/ver.c" -Wl,-soname,libver.so -Wl,--version-script,"$s/ver1.map"
 
+# Another release of a library under the same soname and version name:
+# v1/libsv.so.1 defines aitk_sv_foo, aitk_sv_bar and aitk_sv_opt at
+# AITK_SV_1; v2/ has only aitk_sv_foo there (cuDNN 9.1's sub-libraries
+# against a newer cuDNN 9). libsvuse.so, linked against v1, binds all three
+# (aitk_sv_opt weakly); libsvweak.so binds aitk_sv_foo and, weakly,
+# aitk_sv_opt. Both search v2 before v1 (RUNPATH), as LD_LIBRARY_PATH puts
+# /usr/local/cuda/lib64 before pip's cuDNN.
+mkdir -p "$e/symver/v1" "$e/symver/v2"
+printf 'AITK_SV_1 { global: aitk_sv_foo; aitk_sv_bar; aitk_sv_opt; local: *; };\n' > "$s/sv1.map"
+printf 'AITK_SV_1 { global: aitk_sv_foo; local: *; };\n' > "$s/sv2.map"
+printf 'int aitk_sv_foo(void) { return 1; }\nint aitk_sv_bar(void) { return 2; }\nint aitk_sv_opt(void) { return 3; }\n' \
+  > "$s/sv1.c"
+printf 'int aitk_sv_foo(void) { return 1; }\n' > "$s/sv2.c"
+cat > "$s/svuse.c" <<'C'
+int aitk_sv_foo(void);
+int aitk_sv_bar(void);
+__attribute__((weak)) int aitk_sv_opt(void);
+int aitk_svuse(void) { return aitk_sv_foo() + aitk_sv_bar() + (aitk_sv_opt ? aitk_sv_opt() : 0); }
+C
+cat > "$s/svweak.c" <<'C'
+int aitk_sv_foo(void);
+__attribute__((weak)) int aitk_sv_opt(void);
+int aitk_svweak(void) { return aitk_sv_foo() + (aitk_sv_opt ? aitk_sv_opt() : 0); }
+C
+so "$e/symver/v1/libsv.so.1" "$s/sv1.c" -Wl,-soname,libsv.so.1 -Wl,--version-script,"$s/sv1.map"
+so "$e/symver/v2/libsv.so.1" "$s/sv2.c" -Wl,-soname,libsv.so.1 -Wl,--version-script,"$s/sv2.map"
+for u in svuse svweak; do
+  so "$e/symver/lib$u.so" "$s/$u.c" -Wl,-soname,lib$u.so "$e/symver/v1/libsv.so.1" \
+     -Wl,--enable-new-dtags,-rpath,'$ORIGIN/v2:$ORIGIN/v1'
+done
+
 # A symbolic link loop named like the needed library in the RUNPATH folder.
 mkdir -p "$e/symloop/lib"
 so "$e/build/libloop.so.1" "$s/leaf.c" -Wl,-soname,libloop.so.1

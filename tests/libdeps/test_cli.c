@@ -475,6 +475,14 @@ static void test_remedy_by_problem_kind(void **state)
     assert_int_equal(run_deps(old, &out, &err, NULL), 1);
     assert_non_null(strstr(aitk_str_cstr(&out), "libneedsver.so -> libver.so: MISSING VERSION"));
     assert_non_null(strstr(aitk_str_cstr(&out), "fix: This library is older than what"));
+    /* The version is there, the symbol is not: another release, not an
+     * older one, and the fix is to load one release. */
+    const char *other[] = {FX "/elf/symver/libsvuse.so", NULL};
+    aitk_str_clear(&out);
+    assert_int_equal(run_deps(other, &out, &err, NULL), 1);
+    assert_non_null(strstr(aitk_str_cstr(&out), "libsvuse.so -> libsv.so.1: MISSING SYMBOL"));
+    assert_non_null(strstr(aitk_str_cstr(&out), "fix: Make the two copies the same release"));
+    assert_null(strstr(aitk_str_cstr(&out), "This library is older"));
     /* glibc keeps its own advice: never copy a newer libc in. */
     const char *glibc[] = {FX "/elf/glibc/libtoonew.so", NULL};
     aitk_str_clear(&out);

@@ -39,6 +39,19 @@ static const aitk_dep_node *node(const aitk_dep_tree *t, const char *name)
     return NULL;
 }
 
+#ifndef _WIN32
+/* The real loader's word on `path` (dlopen, RTLD_NOW, then closed): "" when
+ * it loads, else its error text (valid until the next dlopen). */
+static const char *loader_says(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *why = h ? "" : dlerror();
+    if (h)
+        dlclose(h);
+    return why;
+}
+#endif
+
 static void test_linux_fixture_rules(void **state)
 {
     (void)state;
@@ -83,6 +96,47 @@ static void test_linux_fixture_rules(void **state)
     aitk_dep_tree_free(&t);
 }
 
+/* Another release of a library with the same soname and version name
+ * (make_fixtures.sh, symver/): v2/libsv.so.1, searched first, has version
+ * AITK_SV_1 but not aitk_sv_bar, which libsvuse.so binds to it. The version
+ * check passes; the symbol is what ld.so misses. A weak binding
+ * (aitk_sv_opt, also absent from v2) is no error. With v1 first, nothing is
+ * missing. The real loader is the witness each time. */
+static void test_versioned_symbol_of_another_release(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = ""};
+    aitk_dep_tree t = analyze(&o, FX "/elf/symver/libsvuse.so");
+    const aitk_dep_node *sv = node(&t, "libsv.so.1");
+    assert_int_equal(sv->state, AITK_DEP_MISSING_SYMBOL);
+    assert_string_equal(sv->path, FX "/elf/symver/v2/libsv.so.1");
+    assert_string_equal(sv->detail,
+                        "libsvuse.so needs aitk_sv_bar@AITK_SV_1, which " FX
+                        "/elf/symver/v2/libsv.so.1 does not define: it is another release of "
+                        "libsv.so.1 than the one libsvuse.so was built against, with the same "
+                        "version name (ld.so: undefined symbol: aitk_sv_bar, version AITK_SV_1)");
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    t = analyze(&o, FX "/elf/symver/libsvweak.so");
+    assert_int_equal(node(&t, "libsv.so.1")->state, AITK_DEP_FOUND);
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    aitk_deps_opts v1 = {.ld_library_path = FX "/elf/symver/v1"};
+    t = analyze(&v1, FX "/elf/symver/libsvuse.so");
+    sv = node(&t, "libsv.so.1");
+    assert_int_equal(sv->state, AITK_DEP_FOUND);
+    assert_string_equal(sv->path, FX "/elf/symver/v1/libsv.so.1");
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+#ifndef _WIN32
+    assert_non_null(strstr(loader_says(FX "/elf/symver/libsvuse.so"),
+                           "undefined symbol: aitk_sv_bar, version AITK_SV_1"));
+    assert_string_equal(loader_says(FX "/elf/symver/libsvweak.so"), "");
+#endif
+}
+
 /* A Git LFS pointer under the soname, in the first RUNPATH folder, with the
  * real library in the second: ld.so stops at the pointer, so the walk must
  * too (it used to skip it and report the real copy: 0 problems). The real
@@ -105,12 +159,7 @@ static void test_non_elf_candidate_ends_the_search(void **state)
     assert_int_equal(aitk_dep_tree_problems(&t), 1);
     aitk_dep_tree_free(&t);
 #ifndef _WIN32
-    void *h = dlopen(FX "/elf/lfsdep/libuser.so", RTLD_NOW | RTLD_LOCAL);
-    const char *why = h ? "" : dlerror();
-    if (h)
-        dlclose(h);
-    assert_null(h);
-    assert_non_null(strstr(why, "lfs/libptr.so.1"));
+    assert_non_null(strstr(loader_says(FX "/elf/lfsdep/libuser.so"), "lfs/libptr.so.1"));
 #endif
 }
 
@@ -183,10 +232,7 @@ static void test_refused_candidates(void **state)
 #ifndef _WIN32
         if (strcmp(cases[i].kind, "fifo") == 0 || strcmp(cases[i].kind, "strtab") == 0)
             continue;
-        void *h = dlopen(root, RTLD_NOW | RTLD_LOCAL);
-        const char *why = h ? "" : dlerror();
-        if (h)
-            dlclose(h);
+        const char *why = loader_says(root);
         if (loads ? *why != '\0' : !strstr(why, cases[i].loader))
             fail_msg("%s: the real loader says %s", cases[i].kind, why);
 #endif
@@ -673,7 +719,7 @@ static void test_out_of_memory(void **state)
                            FX "/elf/glibc/libtoonew.so", FX "/pe/ord/ordimp.dll",
                            FX "/pe/fwd/fwda.dll", FX "/pe/fwdchain/fwduse.dll",
                            FX "/elf/lfsdep/libuser.so", FX "/elf/refused/pie/libuser.so",
-                           FX "/elf/refused/loop/libuser.so"};
+                           FX "/elf/refused/loop/libuser.so", FX "/elf/symver/libsvuse.so"};
     for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
         if (!fx_exists(roots[r]))
             continue;
@@ -698,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_ld_library_path),
         cmocka_unit_test(test_ld_library_path_repeats),
         cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_versioned_symbol_of_another_release),
         cmocka_unit_test(test_non_elf_candidate_ends_the_search),
         cmocka_unit_test(test_refused_candidates),
         cmocka_unit_test(test_agrees_with_ldd),

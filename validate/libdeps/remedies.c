@@ -80,15 +80,14 @@ static aitk_status read_rule(const aitk_yaml_doc *doc, const aitk_yaml_node *m, 
         /* In aitk_remedy_when's order. */
         static const char *const kinds[] = {"missing",     "duplicate",   "wrong_arch",
                                             "truncated",   "old_version", "not_library",
-                                            "refused",     "corrupt"};
+                                            "refused",     "corrupt",     "other_release"};
         size_t k = 0;
         while (k < sizeof kinds / sizeof *kinds && strcmp(w, kinds[k]) != 0)
             k++;
         if (k == sizeof kinds / sizeof *kinds) {
             aitk_yaml_errorf(err, doc, when, "'when' must be missing, duplicate, wrong_arch, "
-                                             "truncated, old_version, not_library, refused or "
-                                             "corrupt, "
-                                             "found '%s'",
+                                             "truncated, old_version, not_library, refused, "
+                                             "corrupt or other_release, found '%s'",
                              w);
             return AITK_E_PARSE;
         }

@@ -31,6 +31,8 @@ typedef enum aitk_remedy_when {
     AITK_REMEDY_REFUSED,     /* found, refused by the loader as it is: a program, an object
                               * file, a foreign ELF flavour, a folder or pipe */
     AITK_REMEDY_CORRUPT,     /* found, its headers damaged (not cut short) */
+    AITK_REMEDY_OTHER_RELEASE, /* found, has the version but lacks symbols of it: another
+                                * release of the library than the requester's */
 } aitk_remedy_when;
 
 /* The first remedy for this file name and kind; NULL when none applies. */

@@ -9,7 +9,7 @@
 #include "common/alloc.h"
 #include "common/fileio.h"
 
-static const char *state_text(const aitk_dep_node *n)
+static const char *state_text(const aitk_dep_tree *t, const aitk_dep_node *n)
 {
     switch (n->state) {
     case AITK_DEP_NOT_FOUND: return "NOT FOUND";
@@ -20,7 +20,10 @@ static const char *state_text(const aitk_dep_node *n)
                : n->refused && !n->truncated ? "REFUSED BY THE LOADER"
                                               : "UNREADABLE";
     case AITK_DEP_BAD_VERSION: return "MISSING VERSION";
-    case AITK_DEP_MISSING_SYMBOL: return "MISSING FUNCTION";
+    /* PE imports are functions; an ELF library binds data too (cuDNN's
+     * missing LibraryLoader entries are function pointers). */
+    case AITK_DEP_MISSING_SYMBOL: return t->format == AITK_DEP_ELF ? "MISSING SYMBOL"
+                                                                    : "MISSING FUNCTION";
     default: return aitk_dep_state_name(n->state);
     }
 }
@@ -74,7 +77,7 @@ static void text_node(const aitk_dep_tree *t, size_t i, esc_ring *r, aitk_str *o
     else if (n->state == AITK_DEP_SYSTEM)
         aitk_str_appendf(o, " => %s\n", E(r, n->how));
     else
-        aitk_str_appendf(o, " => %s%s%s\n", state_text(n), n->detail ? ": " : "",
+        aitk_str_appendf(o, " => %s%s%s\n", state_text(t, n), n->detail ? ": " : "",
                          n->detail ? E(r, n->detail) : "");
     for (size_t k = 0; k < n->skipped.count; k++) {
         for (unsigned d = 0; d < n->depth + 2; d++)
@@ -99,13 +102,16 @@ static void text_list(aitk_str *o, esc_ring *r, const char *title, const aitk_st
     }
 }
 
-/* Which kind of remedy a problem node wants (remedies.yaml `when:`). */
-static aitk_remedy_when problem_kind(const aitk_dep_node *n)
+/* Which kind of remedy a problem node wants (remedies.yaml `when:`). An
+ * ELF library that has the version but not the symbol is another release
+ * of it, not necessarily an older one (tree_needs.c). */
+static aitk_remedy_when problem_kind(const aitk_dep_tree *t, const aitk_dep_node *n)
 {
     switch (n->state) {
     case AITK_DEP_WRONG_ARCH: return AITK_REMEDY_WRONG_ARCH;
-    case AITK_DEP_BAD_VERSION:
-    case AITK_DEP_MISSING_SYMBOL: return AITK_REMEDY_OLD_VERSION;
+    case AITK_DEP_BAD_VERSION: return AITK_REMEDY_OLD_VERSION;
+    case AITK_DEP_MISSING_SYMBOL:
+        return t->format == AITK_DEP_ELF ? AITK_REMEDY_OTHER_RELEASE : AITK_REMEDY_OLD_VERSION;
     case AITK_DEP_BAD_FILE:
         return n->not_library ? AITK_REMEDY_NOT_LIBRARY
                : n->corrupt   ? AITK_REMEDY_CORRUPT
@@ -208,7 +214,7 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         aitk_dep_tree_chain(t, i, &chain);
         if (problem) {
             aitk_str_appendf(o, "  %s: %s: %s\n", deferred ? "warning (delay-load)" : "PROBLEM",
-                             E(e, aitk_str_cstr(&chain)), state_text(n));
+                             E(e, aitk_str_cstr(&chain)), state_text(t, n));
             if (n->path)
                 aitk_str_appendf(o, "    file: %s%s%s%s\n", E(e, n->path), n->arch ? " (" : "",
                                  n->arch ? E(e, n->arch) : "", n->arch ? ")" : "");
@@ -218,7 +224,7 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
                 aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
             text_list(o, e, "searched, in order:", &n->searched, true);
             text_list(o, e, "skipped candidates:", &n->skipped, false);
-            text_remedy(o, aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n)), "    ");
+            text_remedy(o, aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(t, n)), "    ");
             if (deferred)
                 warnings++;
             else
@@ -428,7 +434,7 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
             cJSON_AddItemToObject(p, "skipped", json_list(&n->skipped));
         if (n->duplicates.count)
             cJSON_AddItemToObject(p, "duplicates", json_list(&n->duplicates));
-        json_remedy(p, problem ? aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n))
+        json_remedy(p, problem ? aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(t, n))
                                    : aitk_remedies_find(r, remedy_key(t, i), true));
         cJSON_AddItemToArray(problem && !deferred ? problems : warnings, p);
     }
@@ -453,7 +459,7 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
         aitk_str chain = AITK_STR_INIT;
         aitk_dep_tree_chain(t, i, &chain);
         aitk_str_appendf(observed, "%s%s: %s", observed->len ? "; " : "", aitk_str_cstr(&chain),
-                         state_text(n));
+                         state_text(t, n));
         if (n->detail)
             aitk_str_appendf(observed, " (%s)", n->detail);
         /* The same folders are searched for every name a tree lacks, and a
@@ -467,7 +473,7 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
             aitk_str_appendf(observed, "; searched:%s", searched.ptr);
         aitk_str_free(&searched);
         aitk_str_free(&chain);
-        const aitk_remedy *rem = aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(n));
+        const aitk_remedy *rem = aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(t, n));
         if (rem && !strstr(aitk_str_cstr(remedy), rem->fix)) {
             /* Fixes end in file names ("...ship libomp140.x86_64.dll"): a
              * plain space or a period would run two together. */

@@ -21,6 +21,11 @@ typedef struct aitk_dep_obj {
     char *error;      /* the reader's message otherwise */
     aitk_elf_info elf;
     aitk_pe_info pe;
+    /* ELF: its defined symbols, read when a requester first binds symbols
+     * to one of its versions (tree_needs.c); NULL when it defines none or
+     * they could not be read. */
+    aitk_elf_defs *defs;
+    bool defs_read;
 } aitk_dep_obj;
 
 /* A folder's listing for case-insensitive lookups (Windows names). */

@@ -71,6 +71,7 @@ static void obj_free(aitk_dep_obj *o)
     aitk_free(o->error);
     aitk_elf_info_free(&o->elf);
     aitk_pe_info_free(&o->pe);
+    aitk_elf_defs_free(o->defs);
 }
 
 void aitk_deps_free(aitk_deps *d)
@@ -585,6 +586,8 @@ aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err)
         else if (d->objs[n->obj].is_pe && !pair_done(t, i))
             st = expand_forwarders(d, t, i); /* this requester's forwarded imports */
     }
+    if (!st && t->format == AITK_DEP_ELF)
+        st = aitk_deps_check_bindings(d, t);
     if (st)
         aitk_dep_tree_free(t);
     return st;
