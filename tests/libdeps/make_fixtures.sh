@@ -228,6 +228,22 @@ for u in svuse svweak; do
      -Wl,--enable-new-dtags,-rpath,'$ORIGIN/v2:$ORIGIN/v1'
 done
 
+# A root with no SONAME that its dependency needs back by file name
+# (nosoname/): X/libA.so needs libB.so (RUNPATH $ORIGIN/../Y), which needs
+# libA.so and has no search path of its own. ld.so matches a needed name
+# against the path the root was opened by and its SONAME, not its base
+# name, so it searches for libA.so and does not find it. found/ is the same
+# with libB.so's RUNPATH naming X: the search finds the root's own file,
+# which ld.so reuses.
+for v in nosoname found; do
+  mkdir -p "$e/$v/X" "$e/$v/Y"
+  rp=; [ $v = found ] && rp='-Wl,--enable-new-dtags,-rpath,$ORIGIN/../X'
+  so "$e/$v/X/libA.so" "$s/leaf.c"
+  so "$e/$v/Y/libB.so" "$s/mid.c" -Wl,-soname,libB.so -Wl,--no-as-needed -L"$e/$v/X" -lA $rp
+  so "$e/$v/X/libA.so" "$s/leaf.c" -Wl,--no-as-needed "$e/$v/Y/libB.so" \
+     -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../Y'
+done
+
 # A symbolic link loop named like the needed library in the RUNPATH folder.
 mkdir -p "$e/symloop/lib"
 so "$e/build/libloop.so.1" "$s/leaf.c" -Wl,-soname,libloop.so.1

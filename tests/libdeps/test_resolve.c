@@ -137,6 +137,43 @@ static void test_versioned_symbol_of_another_release(void **state)
 #endif
 }
 
+/* A root with no SONAME that its dependency needs back by file name
+ * (make_fixtures.sh, nosoname/ and found/): ld.so does not match the
+ * name with the root's base name, it searches for it; libB.so has no
+ * search path, so libA.so is not found (the walk used to call it "the root
+ * itself, already loaded": 0 problems). Where libB.so's RUNPATH leads to
+ * the root's own file, ld.so reuses the root. The real loader is the
+ * witness. */
+static void test_root_without_soname_needed_by_name(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = ""};
+    aitk_dep_tree t = analyze(&o, FX "/elf/nosoname/X/libA.so");
+    const aitk_dep_node *a = node(&t, "libA.so");
+    assert_int_equal(a->state, AITK_DEP_NOT_FOUND);
+    assert_null(a->path);
+    assert_string_equal(t.nodes[a->parent].name, "libB.so");
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    t = analyze(&o, FX "/elf/found/X/libA.so");
+    a = NULL;
+    for (size_t i = 1; i < t.count; i++)
+        if (strcmp(t.nodes[i].name, "libA.so") == 0)
+            a = &t.nodes[i];
+    assert_non_null(a);
+    assert_int_equal(a->state, AITK_DEP_FOUND);
+    assert_true(a->repeat);
+    assert_string_equal(a->how, "DT_RUNPATH of libB.so");
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+#ifndef _WIN32
+    assert_non_null(strstr(loader_says(FX "/elf/nosoname/X/libA.so"),
+                           "libA.so: cannot open shared object file"));
+    assert_string_equal(loader_says(FX "/elf/found/X/libA.so"), "");
+#endif
+}
+
 /* A Git LFS pointer under the soname, in the first RUNPATH folder, with the
  * real library in the second: ld.so stops at the pointer, so the walk must
  * too (it used to skip it and report the real copy: 0 problems). The real
@@ -745,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_ld_library_path_repeats),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_versioned_symbol_of_another_release),
+        cmocka_unit_test(test_root_without_soname_needed_by_name),
         cmocka_unit_test(test_non_elf_candidate_ends_the_search),
         cmocka_unit_test(test_refused_candidates),
         cmocka_unit_test(test_agrees_with_ldd),

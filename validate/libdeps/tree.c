@@ -204,7 +204,12 @@ static char *dup_or_null(const char *s, bool *oom)
     return c;
 }
 
-/* An earlier node the loader would reuse for `name` instead of searching. */
+/* An earlier node the loader would reuse for `name` instead of searching.
+ * ELF: glibc's _dl_name_match_p compares the name with the names each
+ * object was asked for by (the root's: the path it was opened by) and
+ * with its SONAME, never with a base name: a root without a SONAME that a
+ * dependency needs by its file name is searched for like any other name
+ * (ld.so then reuses it only if the search finds that very file). */
 static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upto, const char *name)
 {
     for (size_t j = 0; j < upto; j++) {
@@ -216,7 +221,7 @@ static size_t find_loaded(const aitk_deps *d, const aitk_dep_tree *t, size_t upt
         if (t->format == AITK_DEP_PE) {
             if (strcasecmp(aitk_path_base_name(n->name), name) == 0)
                 return j;
-        } else if (strcmp(j == 0 ? aitk_path_base_name(n->name) : n->name, name) == 0 ||
+        } else if (strcmp(n->name, name) == 0 ||
                    (n->obj != AITK_DEP_NONE && d->objs[n->obj].elf.soname &&
                     strcmp(d->objs[n->obj].elf.soname, name) == 0)) {
             return j;
