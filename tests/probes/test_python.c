@@ -634,6 +634,95 @@ static void test_path_venv_not_activated(void **state)
 #endif
 }
 
+/* A real venv (python3 -m venv) made from a base Python that is then
+ * renamed, as uninstalling or moving that Python leaves it: pyvenv.cfg's
+ * home names a missing folder and bin/python3 is a dangling link. The
+ * venv's packages are all still there, and the tool passed python.env and
+ * every torch check while its python could not start. The base here is a
+ * folder whose bin/python3 links to this machine's interpreter, so that
+ * the venv records that folder as home. */
+static void test_venv_base_gone(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* Windows venvs copy python.exe; the link is Linux's layout */
+#else
+    char *root = pt_tempdir("py-base-gone");
+    char cmd[4096], exe[600] = "", base[700], venv[700], moved[720];
+    FILE *p = popen("python3 -c 'import sys; print(sys.executable)' 2>/dev/null", "r");
+    if (!p || !fgets(exe, sizeof exe, p) || pclose(p) != 0) {
+        free(root);
+        skip(); /* no python3 here */
+    }
+    exe[strcspn(exe, "\n")] = '\0';
+    snprintf(base, sizeof base, "%s/base312", root);
+    snprintf(venv, sizeof venv, "%s/venv", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/bin' && ln -s '%s' '%s/bin/python3' && "
+                              "'%s/bin/python3' -m venv --without-pip '%s' >/dev/null 2>&1",
+             base, exe, base, base, venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* no venv module */
+    }
+    char want[1000];
+    snprintf(cmd, sizeof cmd, "grep -qx 'home = %s/bin' '%s/pyvenv.cfg'", base, venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* this python3 wrote another home (a shim resolves itself) */
+    }
+    /* The packages the finding's venv held: torch 2.13.0 for CUDA 13.0. */
+    char ver[32] = "";
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
+                              "sys.version_info[:2])'", venv);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(ver, sizeof ver, p));
+    pclose(p);
+    ver[strcspn(ver, "\n")] = '\0';
+    char *site = pt_site(venv, ver);
+    pt_write(site, "torch-2.13.0+cu130.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0+cu130\n\n");
+    pt_write(site, "torch/version.py", "__version__ = '2.13.0+cu130'\ncuda = '13.0'\n");
+    free(site);
+    snprintf(moved, sizeof moved, "%s.renamed", base);
+    assert_int_equal(rename(base, moved), 0);
+    /* The oracle: the venv's python no longer starts. */
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c pass >/dev/null 2>&1", venv);
+    assert_int_not_equal(system(cmd), 0);
+    /* Found as the active venv (as ./venv is: the finding's case), and
+     * named with --python: the venv's folder, its interpreter's link. */
+    char link[720], active[720];
+    snprintf(link, sizeof link, "%s/bin/python3", venv);
+    snprintf(active, sizeof active, "VIRTUAL_ENV=%s", venv);
+    const char *named[] = {NULL, venv, link};
+    const char *env[] = {active, NULL};
+    int rc = 0;
+    cJSON *r;
+    const cJSON *c;
+    for (size_t i = 0; i < 3; i++) {
+        const char *args[] = {"--quick", named[i] ? "--python" : NULL, named[i], NULL};
+        r = pt_run(NULL, NULL, args, named[i] ? NULL : env, &rc);
+        c = pt_check(r, "python.env");
+        pt_assert_status(c, "fail");
+        snprintf(want, sizeof want, "pyvenv.cfg names home = %s/bin, which no longer exists",
+                 base);
+        pt_assert_contains(pt_text(c, "message"), want);
+        pt_assert_contains(pt_text(c, "remedy"), "python3 -m venv --clear ");
+        snprintf(want, sizeof want, "reinstall the Python that was at %s/bin", base);
+        pt_assert_contains(pt_text(c, "remedy"), want);
+        cJSON_Delete(r);
+    }
+    /* Beyond --quick, import torch fails for that reason, and says so. */
+    const char *standard[] = {"--python", venv, "--model", "flux1-dev", "--steps", "1", NULL};
+    r = pt_run(NULL, NULL, standard, NULL, &rc);
+    c = pt_check(r, "python.import_torch");
+    pt_assert_status(c, "fail");
+    assert_string_equal(pt_text(c, "follows"), "python.env");
+    cJSON_Delete(r);
+    free(root);
+#endif
+}
+
 /* A Python installation (no venv) with torch at <site_rel> of prefix; its
  * site.py names dist-packages when debian (Debian's and Ubuntu's do). */
 static void fake_installation(const char *prefix, int debian, const char *site_rel,
@@ -1080,6 +1169,7 @@ int main(void)
         cmocka_unit_test(test_deep_interpreter_not_runnable),
         cmocka_unit_test(test_aitk_dir_venv),
         cmocka_unit_test(test_path_venv_not_activated),
+        cmocka_unit_test(test_venv_base_gone),
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),
         cmocka_unit_test(test_free_threaded_venv),

@@ -185,6 +185,17 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
     aitk_check c = {.id = "python.import_torch", .category = "python", .title = "import torch",
                     .expected = "imports; torch.cuda.is_available() is True",
                     .source = "the deep check runs the interpreter: python -c 'import torch'"};
+    if (!*interp && cJSON_GetObjectItemCaseSensitive(pyenv, "base_missing")) {
+        /* A venv whose base Python is gone: nothing can import torch, and
+         * python.env names the Python to bring back. */
+        c.status = AITK_CHECK_FAIL;
+        c.observed = "the venv's python cannot start";
+        c.message = "import torch cannot run: the Python this venv was made from is gone "
+                    "(python.env)";
+        c.remedy = "Recreate the venv or reinstall its Python, as python.env says.";
+        c.follows = "python.env";
+        return aitk_checklist_add(&ctx->checks, &c);
+    }
     if (!*interp) {
         c.status = AITK_CHECK_SKIP;
         c.message = "no interpreter found in the environment";

@@ -733,6 +733,27 @@ static void read_packages(cJSON *env, const cJSON *sites)
     companion_labels(packages);
 }
 
+/* A venv has no Python of its own: bin/python3 is a link to the
+ * interpreter pyvenv.cfg's home holds (or, made with --copies, a copy that
+ * still reads that installation's standard library). When home, or the
+ * executable pyvenv.cfg names, is gone (that Python uninstalled, renamed
+ * or moved) nothing starts in the venv: "No such file or directory".
+ * Recorded as "base_missing" {key, path}: the pyvenv.cfg line that names
+ * what is gone. */
+static void note_missing_base(const cJSON *cfg, cJSON *env)
+{
+    const char *home = aitk_field_str(cfg, "home");
+    const char *exe = aitk_field_str(cfg, "executable");
+    const char *key = *home && !is_dir(home)  ? "home"
+                      : *exe && !is_file(exe) ? "executable"
+                                              : NULL;
+    cJSON *gone = key ? cJSON_AddObjectToObject(env, "base_missing") : NULL;
+    if (gone) {
+        cJSON_AddStringToObject(gone, "key", key);
+        cJSON_AddStringToObject(gone, "path", aitk_field_str(cfg, key));
+    }
+}
+
 aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *env)
 {
     aitk_str p = AITK_STR_INIT, ver = AITK_STR_INIT;
@@ -744,6 +765,7 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
     if (is_file(aitk_str_cstr(&p))) {
         cfg = cJSON_AddObjectToObject(env, "pyvenv_cfg");
         read_cfg(aitk_str_cstr(&p), cfg);
+        note_missing_base(cfg, env);
     }
     cJSON_AddBoolToObject(env, "venv", cfg != NULL);
     python_version(prefix, cfg, &ver);

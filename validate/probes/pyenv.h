@@ -19,7 +19,8 @@ typedef struct aitk_pyenv_hints {
 
 /* Appends one object per environment found to `envs` (first: the one ai-toolkit
  * would use), each {found_by, prefix, interpreter, pyvenv_cfg, python_version,
- * site_packages[], packages{name: {version, path, copies[]}}, torch{...}}.
+ * site_packages[], packages{name: {version, path, copies[]}}, torch{...}},
+ * and base_missing{key, path} for a venv whose base Python is gone.
  * Only AITK_E_NOMEM is returned; unreadable files become "errors" entries. */
 aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs);
 

@@ -273,11 +273,21 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
         aitk_str prefix = AITK_STR_INIT;
         aitk_str interp = AITK_STR_INIT;
         const bool dir = is_dir(hints->python);
+        /* A venv whose base Python is gone has only a dangling link for an
+         * interpreter: it is still the venv named, and python.env says
+         * what is gone (pyenv.c, note_missing_base). */
+        aitk_str cfg = AITK_STR_INIT;
+        aitk_path_join(&cfg, hints->python, "pyvenv.cfg");
+        const bool venv_dir = dir && access(aitk_str_cstr(&cfg), F_OK) == 0;
+        aitk_str_free(&cfg);
+        const bool dangling = !dir && access(hints->python, F_OK) != 0 &&
+                              venv_prefix_of(hints->python, &prefix);
         /* What --python names must be an interpreter or hold one: said
          * plainly rather than judging /etc as "an installation". */
         const char *problem =
-            access(hints->python, F_OK) != 0 ? "no such file or folder"
-            : dir && !interpreter_in(hints->python, &interp)
+            dangling ? NULL
+            : access(hints->python, F_OK) != 0 ? "no such file or folder"
+            : dir && !venv_dir && !interpreter_in(hints->python, &interp)
                 ? "no Python interpreter in this folder (bin/python3, Scripts/python.exe or "
                   "python.exe)"
 #ifndef _WIN32
@@ -297,6 +307,8 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
             cJSON_AddStringToObject(env, "found_by", "--python");
             cJSON_AddStringToObject(env, "interpreter", hints->python);
             cJSON_AddStringToObject(env, "error", problem);
+        } else if (dangling) {
+            add_env(envs, aitk_str_cstr(&prefix), NULL, "--python");
         } else if (dir) {
             add_env(envs, hints->python, interpreter_in(hints->python, &interp), "--python");
         } else {

@@ -106,6 +106,27 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                      aitk_field_str(sel, "found_by"),
                      *aitk_field_str(sel, "python_version") ? aitk_field_str(sel, "python_version")
                                                              : "version unknown");
+    const cJSON *gone = cJSON_GetObjectItemCaseSensitive(sel, "base_missing");
+    if (gone) {
+        /* The packages are still there, so every static check would pass;
+         * the interpreter is what cannot run (pyenv.c, note_missing_base). */
+        const char *key = aitk_field_str(gone, "key"), *path = aitk_field_str(gone, "path");
+        aitk_str_clear(&j.src);
+        aitk_str_append(&j.src, "PEP 405, 'Specification': a venv's pyvenv.cfg names with "
+                                "home the base installation whose interpreter it runs");
+        aitk_str_appendf(&j.obs, "; pyvenv.cfg's %s %s does not exist", key, path);
+        aitk_str_appendf(&j.msg, "the Python this venv was made from is gone: pyvenv.cfg names "
+                                 "%s = %s, which no longer exists (uninstalled, renamed or "
+                                 "moved), so the venv's python cannot start and ai-toolkit "
+                                 "cannot run in it",
+                         key, path);
+        aitk_str_appendf(&j.fix, "Recreate the venv with a Python that exists (python3 -m venv "
+                                 "--clear %s, then install ai-toolkit's requirements and the "
+                                 "README's torch line again), or reinstall the Python that was "
+                                 "at %s, at that place.",
+                         aitk_field_str(sel, "prefix"), path);
+        return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
+    }
     if (*aitk_field_str(sel, "pyenv_not_installed")) {
         /* pyenv ran another Python than the one asked for, silently
          * (pyenv-which tries "system" last): what was asked is the user's
