@@ -962,6 +962,47 @@ static void test_pyenv_shim_not_installed_passes_on(void **state)
     free(root);
 }
 
+/* `--python "$(which python3)"` names pyenv's shim: it is followed to the
+ * version it runs, as the shim found on PATH is. The tool judged the shims
+ * folder ("torch is not installed in .../shims") while python3 imported
+ * torch from the version's site-packages. */
+static void test_pyenv_shim_given_to_python(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* pyenv-win's shims are .bat files */
+#endif
+    char *root = pt_tempdir("pyenv-given");
+    const char *exes[] = {"versions/3.11.7/bin/python3", "system/bin/python3", NULL};
+    fake_pyenv_root(root, exes);
+    pt_write(root, "version", "3.11.7\n");
+    pt_write(root, "versions/3.11.7/lib/python3.11/site-packages/torch-2.5.1.dist-info/METADATA",
+             "Name: torch\nVersion: 2.5.1\n\n");
+    pt_write(root, "project/src/main.py", "");
+    char shim[800], path[900], want[800];
+    snprintf(shim, sizeof shim, "%s/shims/python3", root);
+    snprintf(path, sizeof path, "PATH=%s/shims:%s/system/bin:/nonexistent", root, root);
+    const char *env[] = {path, "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
+    const char *args[] = {"--quick", "--python", shim, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_status(c, "pass");
+    snprintf(want, sizeof want, "%s/versions/3.11.7 (--python: pyenv's python3 shim, version set "
+                                "by %s/version)", root, root);
+    pt_assert_contains(pt_text(c, "observed"), want);
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "observed"), "2.5.1");
+    cJSON_Delete(r);
+    /* Version "system": the shim hands python3 to the next one on PATH. */
+    const char *sys_env[] = {path, "VIRTUAL_ENV=", "CONDA_PREFIX=", "PYENV_VERSION=system", NULL};
+    r = pt_run(NULL, NULL, args, sys_env, &rc);
+    snprintf(want, sizeof want, "%s/system (python3 on PATH: pyenv's python3 shim passes it on",
+             root);
+    pt_assert_contains(pt_text(pt_check(r, "python.env"), "observed"), want);
+    cJSON_Delete(r);
+    free(root);
+}
+
 /* ai-toolkit imports torchaudio when any job starts (toolkit/config_modules.py
  * since 2025-09) and its requirements.txt does not install it: a job stops
  * with "No module named 'torchaudio'" (ostris/ai-toolkit issues #415, #436).
@@ -1177,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_pyenv_shim_first_version_with_command),
         cmocka_unit_test(test_pyenv_shim_not_installed_passes_on),
         cmocka_unit_test(test_pyenv_shim_reads_aitk_dir),
+        cmocka_unit_test(test_pyenv_shim_given_to_python),
     };
     return pt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

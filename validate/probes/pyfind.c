@@ -121,6 +121,32 @@ static int venv_prefix_of(const char *interpreter, aitk_str *prefix)
     return found;
 }
 
+/* The prefix an interpreter path runs in: a venv's by PEP 405 (below),
+ * else the prefix of the file its links lead to (/usr/bin/python3 ->
+ * python3.11), and for a pyenv shim the version it runs (pyshim.h), with
+ * the shim's word on why in `how`. On AITK_SHIM_SYSTEM and
+ * AITK_SHIM_NOT_INSTALLED the shim hands the command to the next python3
+ * on PATH, and `prefix` is left empty. */
+static aitk_shim_kind interpreter_prefix(const char *interpreter, const char *run_dir,
+                                         aitk_str *prefix, aitk_str *how)
+{
+    /* A venv's bin/python3 is a symbolic link to the base interpreter, but
+     * it runs the venv: Python looks for pyvenv.cfg beside the executable
+     * or one folder up without following the link (PEP 405,
+     * "Specification"). A venv put on PATH without being activated (no
+     * $VIRTUAL_ENV) is common in containers; following the link would
+     * judge /usr instead. */
+    if (venv_prefix_of(interpreter, prefix))
+        return AITK_SHIM_NONE;
+    char *real = aitk_realpath(interpreter);
+    const char *file = real ? real : interpreter;
+    aitk_shim_kind shim = aitk_pyenv_shim_resolve(file, run_dir, prefix, how);
+    if (shim == AITK_SHIM_NONE)
+        prefix_of(file, prefix);
+    free(real);
+    return shim;
+}
+
 #ifdef _WIN32
 #define RUNNABLE F_OK /* the C runtime has no execute bit to test */
 /* `python` first: what ai-toolkit's README types on Windows, and the name
@@ -195,21 +221,7 @@ static void add_path_python(cJSON *envs, const char *run_dir)
                     aitk_str_append(&first_alias, aitk_str_cstr(&cand));
             } else if (runnable) {
                 found_any = true;
-                /* A venv's bin/python3 is a symbolic link to the base
-                 * interpreter, but it runs the venv: Python looks for
-                 * pyvenv.cfg beside the executable or one folder up without
-                 * following the link (PEP 405, "Specification"). A venv put
-                 * on PATH without being activated (no $VIRTUAL_ENV) is common
-                 * in containers; following the link would judge /usr instead. */
-                if (!venv_prefix_of(aitk_str_cstr(&cand), &prefix)) {
-                    /* Follow symlinks (/usr/bin/python3 -> python3.11) to the real prefix. */
-                    char *real = aitk_realpath(aitk_str_cstr(&cand));
-                    const char *file = real ? real : aitk_str_cstr(&cand);
-                    shim = aitk_pyenv_shim_resolve(file, run_dir, &prefix, &how);
-                    if (shim == AITK_SHIM_NONE)
-                        prefix_of(file, &prefix);
-                    free(real);
-                }
+                shim = interpreter_prefix(aitk_str_cstr(&cand), run_dir, &prefix, &how);
                 /* A pyenv shim whose version is the system's hands the
                  * command to the next one on PATH: that one is judged, with
                  * the shim's word on why. */
@@ -267,58 +279,76 @@ static bool named_python(const char *path)
     return strncasecmp(sep ? sep + 1 : path, "python", 6) == 0;
 }
 
+/* The environment --python names: an interpreter, a pyenv shim, or a
+ * folder holding one; what is not is an "error" entry python.env fails. */
+static aitk_status add_named_python(cJSON *envs, const char *python, const char *aitk_dir)
+{
+    aitk_str prefix = AITK_STR_INIT;
+    aitk_str interp = AITK_STR_INIT;
+    const bool dir = is_dir(python);
+    /* A venv whose base Python is gone has only a dangling link for an
+     * interpreter: it is still the venv named, and python.env says
+     * what is gone (pyenv.c, note_missing_base). */
+    aitk_str cfg = AITK_STR_INIT;
+    aitk_path_join(&cfg, python, "pyvenv.cfg");
+    const bool venv_dir = dir && access(aitk_str_cstr(&cfg), F_OK) == 0;
+    aitk_str_free(&cfg);
+    const bool dangling = !dir && access(python, F_OK) != 0 && venv_prefix_of(python, &prefix);
+    /* What --python names must be an interpreter or hold one: said
+     * plainly rather than judging /etc as "an installation". */
+    const char *problem =
+        dangling ? NULL
+        : access(python, F_OK) != 0 ? "no such file or folder"
+        : dir && !venv_dir && !interpreter_in(python, &interp)
+            ? "no Python interpreter in this folder (bin/python3, Scripts/python.exe or "
+              "python.exe)"
+#ifndef _WIN32
+        : !dir && access(python, X_OK) != 0 ? "not an executable program"
+#endif
+        : !dir && !named_python(python)
+            ? "not a Python interpreter: its name does not begin with 'python' "
+              "(python3, python3.11, python.exe)"
+            : NULL;
+    if (problem) {
+        cJSON *env = cJSON_CreateObject();
+        if (!env || !cJSON_AddItemToArray(envs, env)) {
+            cJSON_Delete(env);
+            aitk_str_free(&interp);
+            aitk_str_free(&prefix);
+            return AITK_E_NOMEM;
+        }
+        cJSON_AddStringToObject(env, "found_by", "--python");
+        cJSON_AddStringToObject(env, "interpreter", python);
+        cJSON_AddStringToObject(env, "error", problem);
+    } else if (dangling) {
+        add_env(envs, aitk_str_cstr(&prefix), NULL, "--python");
+    } else if (dir) {
+        add_env(envs, python, interpreter_in(python, &interp), "--python");
+    } else {
+        /* `--python "$(which python3)"` names a pyenv shim as often as
+         * an interpreter: it is followed as the one on PATH is. */
+        aitk_str how = AITK_STR_INIT, found_by = AITK_STR_INIT;
+        aitk_shim_kind shim = interpreter_prefix(python, aitk_dir, &prefix, &how);
+        aitk_str_appendf(&found_by, how.len ? "--python: %s" : "--python", aitk_str_cstr(&how));
+        if (shim == AITK_SHIM_SYSTEM || shim == AITK_SHIM_NOT_INSTALLED)
+            /* The shim hands the command on: the search on PATH meets
+             * the same shim and judges the Python it hands it to. */
+            add_path_python(envs, aitk_dir);
+        else
+            add_env(envs, prefix.len ? aitk_str_cstr(&prefix) : ".", python,
+                    aitk_str_cstr(&found_by));
+        aitk_str_free(&how);
+        aitk_str_free(&found_by);
+    }
+    aitk_str_free(&interp);
+    aitk_str_free(&prefix);
+    return AITK_OK;
+}
+
 aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
 {
-    if (hints && hints->python) {
-        aitk_str prefix = AITK_STR_INIT;
-        aitk_str interp = AITK_STR_INIT;
-        const bool dir = is_dir(hints->python);
-        /* A venv whose base Python is gone has only a dangling link for an
-         * interpreter: it is still the venv named, and python.env says
-         * what is gone (pyenv.c, note_missing_base). */
-        aitk_str cfg = AITK_STR_INIT;
-        aitk_path_join(&cfg, hints->python, "pyvenv.cfg");
-        const bool venv_dir = dir && access(aitk_str_cstr(&cfg), F_OK) == 0;
-        aitk_str_free(&cfg);
-        const bool dangling = !dir && access(hints->python, F_OK) != 0 &&
-                              venv_prefix_of(hints->python, &prefix);
-        /* What --python names must be an interpreter or hold one: said
-         * plainly rather than judging /etc as "an installation". */
-        const char *problem =
-            dangling ? NULL
-            : access(hints->python, F_OK) != 0 ? "no such file or folder"
-            : dir && !venv_dir && !interpreter_in(hints->python, &interp)
-                ? "no Python interpreter in this folder (bin/python3, Scripts/python.exe or "
-                  "python.exe)"
-#ifndef _WIN32
-            : !dir && access(hints->python, X_OK) != 0 ? "not an executable program"
-#endif
-            : !dir && !named_python(hints->python)
-                ? "not a Python interpreter: its name does not begin with 'python' "
-                  "(python3, python3.11, python.exe)"
-                : NULL;
-        if (problem) {
-            cJSON *env = cJSON_CreateObject();
-            if (!env || !cJSON_AddItemToArray(envs, env)) {
-                cJSON_Delete(env);
-                aitk_str_free(&interp);
-                return AITK_E_NOMEM;
-            }
-            cJSON_AddStringToObject(env, "found_by", "--python");
-            cJSON_AddStringToObject(env, "interpreter", hints->python);
-            cJSON_AddStringToObject(env, "error", problem);
-        } else if (dangling) {
-            add_env(envs, aitk_str_cstr(&prefix), NULL, "--python");
-        } else if (dir) {
-            add_env(envs, hints->python, interpreter_in(hints->python, &interp), "--python");
-        } else {
-            prefix_of(hints->python, &prefix);
-            add_env(envs, prefix.len ? aitk_str_cstr(&prefix) : ".", hints->python, "--python");
-        }
-        aitk_str_free(&interp);
-        aitk_str_free(&prefix);
-        return AITK_OK;
-    }
+    if (hints && hints->python)
+        return add_named_python(envs, hints->python, hints->aitk_dir);
     add_prefix_env(envs, getenv("VIRTUAL_ENV"), "$VIRTUAL_ENV");
     add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
     /* ai-toolkit's UI runs its jobs with .venv's Python, else venv's, else
