@@ -723,6 +723,48 @@ static void test_venv_base_gone(void **state)
 #endif
 }
 
+/* A real venv moved after it was made, then activated: its activate
+ * script sets $VIRTUAL_ENV to the old place, which is gone. The tool
+ * skipped the missing folder without a word and judged the next
+ * environment (here the checkout's venv, the moved one itself): it now
+ * warns, naming the variable, the missing folder and what was judged. */
+static void test_stale_virtual_env(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* the same rule there; the venv is made with Linux's layout here */
+#else
+    char *root = pt_tempdir("py-moved");
+    char cmd[4096], orig[700], aitk[700], venv[720], want[1600];
+    snprintf(orig, sizeof orig, "%s/orig/venv", root);
+    snprintf(aitk, sizeof aitk, "%s/moved", root);
+    snprintf(venv, sizeof venv, "%s/venv", aitk);
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s' >/dev/null 2>&1 && "
+                              "mkdir '%s' && mv '%s' '%s'", orig, aitk, orig, venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* no python3 with the venv module here */
+    }
+    char active[720];
+    snprintf(active, sizeof active, "VIRTUAL_ENV=%s", orig);
+    const char *env[] = {active, "PATH=/nonexistent", "CONDA_PREFIX=", NULL};
+    const char *args[] = {"--quick", "--aitk-dir", aitk, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.env");
+    pt_assert_status(c, "warn");
+    snprintf(want, sizeof want, "$VIRTUAL_ENV names %s, a folder that does not exist", orig);
+    pt_assert_contains(pt_text(c, "message"), want);
+    pt_assert_contains(pt_text(c, "message"), "(--aitk-dir) was judged instead: it is that "
+                                              "venv, moved");
+    pt_assert_contains(pt_text(c, "remedy"), "Run deactivate");
+    snprintf(want, sizeof want, "or move it back to %s", orig);
+    pt_assert_contains(pt_text(c, "remedy"), want);
+    cJSON_Delete(r);
+    free(root);
+#endif
+}
+
 /* A Python installation (no venv) with torch at <site_rel> of prefix; its
  * site.py names dist-packages when debian (Debian's and Ubuntu's do). */
 static void fake_installation(const char *prefix, int debian, const char *site_rel,
@@ -1211,6 +1253,7 @@ int main(void)
         cmocka_unit_test(test_aitk_dir_venv),
         cmocka_unit_test(test_path_venv_not_activated),
         cmocka_unit_test(test_venv_base_gone),
+        cmocka_unit_test(test_stale_virtual_env),
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),
         cmocka_unit_test(test_free_threaded_venv),

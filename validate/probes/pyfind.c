@@ -279,6 +279,26 @@ static bool named_python(const char *path)
     return strncasecmp(sep ? sep + 1 : path, "python", 6) == 0;
 }
 
+/* Whether the venv at `prefix` is the one $VIRTUAL_ENV meant, moved: its
+ * activate script (bin/ on Linux, Scripts\ on Windows) still sets the
+ * old place. */
+static bool names_old_place(const char *prefix, const char *old_place)
+{
+    static const char *const scripts[] = {"bin/activate", "Scripts/activate"};
+    bool found = false;
+    for (size_t i = 0; i < 2 && !found; i++) {
+        aitk_str path = AITK_STR_INIT;
+        char *text = NULL;
+        size_t len = 0;
+        aitk_path_join(&path, prefix, scripts[i]);
+        if (aitk_file_read(aitk_str_cstr(&path), 1 << 16, &text, &len, NULL) == AITK_OK)
+            found = strstr(text, old_place) != NULL;
+        aitk_free(text);
+        aitk_str_free(&path);
+    }
+    return found;
+}
+
 /* The environment --python names: an interpreter, a pyenv shim, or a
  * folder holding one; what is not is an "error" entry python.env fails. */
 static aitk_status add_named_python(cJSON *envs, const char *python, const char *aitk_dir)
@@ -386,5 +406,15 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
         }
     }
     add_path_python(envs, hints && hints->aitk_dir ? hints->aitk_dir : NULL);
+    /* A venv moved after it was activated, or whose activate script
+     * still names its old place: the folder $VIRTUAL_ENV names is gone.
+     * The next environment is judged, with python.env's word on it. */
+    const char *active = getenv("VIRTUAL_ENV");
+    cJSON *first = cJSON_GetArrayItem(envs, 0);
+    if (active && *active && !is_dir(active) && first) {
+        cJSON_AddStringToObject(first, "virtual_env_missing", active);
+        cJSON_AddBoolToObject(first, "virtual_env_moved_here",
+                              names_old_place(aitk_field_str(first, "prefix"), active));
+    }
     return AITK_OK;
 }

@@ -58,6 +58,78 @@ static int mm(const char *v)
     return aitk_pyver_major_minor(v, &a, &b) ? a * 100 + b : -1;
 }
 
+/* A venv whose base Python is gone (pyenv.c, note_missing_base): the
+ * packages are still there, so every static check would pass; the
+ * interpreter is what cannot run. */
+static aitk_check_status judge_missing_base(const cJSON *sel, judged *j)
+{
+    const cJSON *gone = cJSON_GetObjectItemCaseSensitive(sel, "base_missing");
+    const char *key = aitk_field_str(gone, "key"), *path = aitk_field_str(gone, "path");
+    aitk_str_clear(&j->src);
+    aitk_str_append(&j->src, "PEP 405, 'Specification': a venv's pyvenv.cfg names with home the "
+                             "base installation whose interpreter it runs");
+    aitk_str_appendf(&j->obs, "; pyvenv.cfg's %s %s does not exist", key, path);
+    aitk_str_appendf(&j->msg, "the Python this venv was made from is gone: pyvenv.cfg names "
+                              "%s = %s, which no longer exists (uninstalled, renamed or moved), "
+                              "so the venv's python cannot start and ai-toolkit cannot run in it",
+                     key, path);
+    aitk_str_appendf(&j->fix, "Recreate the venv with a Python that exists (python3 -m venv "
+                              "--clear %s, then install ai-toolkit's requirements and the "
+                              "README's torch line again), or reinstall the Python that was at "
+                              "%s, at that place.",
+                     aitk_field_str(sel, "prefix"), path);
+    return AITK_CHECK_FAIL;
+}
+
+/* pyenv ran another Python than the one asked for, silently (pyenv-which
+ * tries "system" last): what was asked is the user's intent, and
+ * ai-toolkit would run elsewhere. */
+static aitk_check_status judge_pyenv_not_installed(const cJSON *sel, judged *j)
+{
+    aitk_str_clear(&j->src);
+    aitk_str_append(&j->src, "pyenv libexec/pyenv-which: each version set, then the system's "
+                             "(https://github.com/pyenv/pyenv)");
+    aitk_str_appendf(&j->msg, "pyenv was asked for a Python that is not installed, so its shim "
+                              "runs the next python3 on PATH: ai-toolkit would run in %s",
+                     aitk_field_str(sel, "prefix"));
+    aitk_str_append(&j->fix, "Install the version pyenv was asked for (pyenv install <version>) "
+                             "or set one that is installed (pyenv local <version>; pyenv "
+                             "versions lists them).");
+    return AITK_CHECK_WARN;
+}
+
+/* $VIRTUAL_ENV names a folder that is gone (pyfind.c): a venv moved after
+ * it was made, whose activate script still sets the old path. That shell's
+ * python is not the venv's, its pip's first line names the old path and
+ * fails, and the remedies' "with the environment active" cannot work; the
+ * environment found next was judged instead. True when so. */
+static bool judge_stale_virtual_env(const cJSON *sel, judged *j)
+{
+    const char *gone = aitk_field_str(sel, "virtual_env_missing");
+    if (!*gone)
+        return false;
+    const char *prefix = aitk_field_str(sel, "prefix");
+    const bool here = aitk_json_true(sel, "virtual_env_moved_here");
+    aitk_str_appendf(&j->obs, "; $VIRTUAL_ENV %s does not exist", gone);
+    aitk_str_appendf(&j->msg, "%s$VIRTUAL_ENV names %s, a folder that does not exist (a venv "
+                              "moved after it was made keeps its old path in its activate "
+                              "script and its pip), so %s (%s) was judged instead%s",
+                     j->msg.len ? "; " : "", gone, prefix, aitk_field_str(sel, "found_by"),
+                     here ? ": it is that venv, moved, as its activate script still names the "
+                            "old place; from that shell python is not the venv's and its pip "
+                            "does not start"
+                          : "");
+    aitk_str_appendf(&j->fix, "%sRun deactivate; a venv cannot be moved, so re-create it where "
+                              "it is now (python3 -m venv --clear %s, then install the "
+                              "requirements again) or move it back to %s, and activate it again.",
+                     j->fix.len ? " " : "", here ? prefix : "<its folder>", gone);
+    aitk_str_appendf(&j->src, "%sPython documentation, venv, 'How venvs work': not movable "
+                              "or copyable, recreate it in the new place (its scripts hold its "
+                              "absolute path)",
+                     j->src.len ? "; " : "");
+    return true;
+}
+
 static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
 {
     judged j = {0};
@@ -106,44 +178,17 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
                      aitk_field_str(sel, "found_by"),
                      *aitk_field_str(sel, "python_version") ? aitk_field_str(sel, "python_version")
                                                              : "version unknown");
-    const cJSON *gone = cJSON_GetObjectItemCaseSensitive(sel, "base_missing");
-    if (gone) {
-        /* The packages are still there, so every static check would pass;
-         * the interpreter is what cannot run (pyenv.c, note_missing_base). */
-        const char *key = aitk_field_str(gone, "key"), *path = aitk_field_str(gone, "path");
-        aitk_str_clear(&j.src);
-        aitk_str_append(&j.src, "PEP 405, 'Specification': a venv's pyvenv.cfg names with "
-                                "home the base installation whose interpreter it runs");
-        aitk_str_appendf(&j.obs, "; pyvenv.cfg's %s %s does not exist", key, path);
-        aitk_str_appendf(&j.msg, "the Python this venv was made from is gone: pyvenv.cfg names "
-                                 "%s = %s, which no longer exists (uninstalled, renamed or "
-                                 "moved), so the venv's python cannot start and ai-toolkit "
-                                 "cannot run in it",
-                         key, path);
-        aitk_str_appendf(&j.fix, "Recreate the venv with a Python that exists (python3 -m venv "
-                                 "--clear %s, then install ai-toolkit's requirements and the "
-                                 "README's torch line again), or reinstall the Python that was "
-                                 "at %s, at that place.",
-                         aitk_field_str(sel, "prefix"), path);
-        return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
-    }
-    if (*aitk_field_str(sel, "pyenv_not_installed")) {
-        /* pyenv ran another Python than the one asked for, silently
-         * (pyenv-which tries "system" last): what was asked is the user's
-         * intent, and ai-toolkit would run elsewhere. */
-        aitk_str_clear(&j.src);
-        aitk_str_append(&j.src, "pyenv libexec/pyenv-which: each version set, then the system's "
-                                "(https://github.com/pyenv/pyenv)");
-        aitk_str_appendf(&j.msg, "pyenv was asked for a Python that is not installed, so its "
-                                 "shim runs the next python3 on PATH: ai-toolkit would run in %s",
-                         aitk_field_str(sel, "prefix"));
-        aitk_str_append(&j.fix, "Install the version pyenv was asked for (pyenv install <version>) "
-                                "or set one that is installed (pyenv local <version>; pyenv "
-                                "versions lists them).");
-        return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
-    }
-    aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment" : "an installation");
-    return add_judged(ctx, &j, "Python environment", AITK_CHECK_PASS);
+    aitk_check_status st = AITK_CHECK_PASS;
+    if (cJSON_GetObjectItemCaseSensitive(sel, "base_missing"))
+        st = judge_missing_base(sel, &j);
+    else if (*aitk_field_str(sel, "pyenv_not_installed"))
+        st = judge_pyenv_not_installed(sel, &j);
+    else
+        aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment"
+                                                             : "an installation");
+    if (judge_stale_virtual_env(sel, &j) && st == AITK_CHECK_PASS)
+        st = AITK_CHECK_WARN;
+    return add_judged(ctx, &j, "Python environment", st);
 }
 
 static aitk_status check_version(aitk_run_ctx *ctx, const cJSON *sel)
