@@ -153,6 +153,89 @@ static void test_two_dist_info_same_site(void **state)
     free(venv);
 }
 
+/* The site folder of the real venv at `venv` (its Python's X.Y into
+ * `ver`, asked of its interpreter), holding torch 2.13.0 for CUDA 13.0,
+ * the build ai-toolkit pins (caller frees). */
+static char *site_with_torch(const char *venv, char ver[16])
+{
+    char cmd[900];
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
+                              "sys.version_info[:2])'", venv);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(ver, 16, p));
+    pclose(p);
+    ver[strcspn(ver, "\n")] = '\0';
+    char *site = pt_site(venv, ver);
+    pt_write(site, "torch-2.13.0+cu130.dist-info/METADATA",
+             "Name: torch\nVersion: 2.13.0+cu130\n\n");
+    pt_write(site, "torch/version.py", "__version__ = '2.13.0+cu130'\ncuda = '13.0'\n");
+    return site;
+}
+
+/* A real venv made with --system-site-packages that installed its own
+ * torch over one it lets through (here the user site's; the finding's was
+ * the base installation's): the venv's site-packages comes first on
+ * sys.path, so its copy is the one imported, and pip in the venv leaves
+ * the other alone. The tool failed that as a shadowed install and told
+ * people to uninstall torch until pip says it is gone, which removes the
+ * venv's copy first. Two copies in the venv's own folder still fail. */
+static void test_venv_layered_over_system_site(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* the venv is made with Linux's layout here */
+#else
+    char *root = pt_tempdir("py-ssp");
+    char cmd[2400], venv[700], home[720], ver[16], line[4096] = "";
+    snprintf(venv, sizeof venv, "%s/v", root);
+    snprintf(cmd, sizeof cmd, "python3 -m venv --system-site-packages --without-pip '%s' "
+                              ">/dev/null 2>&1", venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* no python3 with the venv module here */
+    }
+    char *site = site_with_torch(venv, ver);
+    char user_rel[200];
+    snprintf(user_rel, sizeof user_rel, ".local/lib/python%s/site-packages/"
+                                        "torch-2.5.1.dist-info/METADATA", ver);
+    snprintf(home, sizeof home, "%s/home", root);
+    pt_write(home, user_rel, "Name: torch\nVersion: 2.5.1\n\n");
+    /* The oracle: that interpreter puts the venv's folder before the user site. */
+    snprintf(cmd, sizeof cmd, "HOME='%s' PYTHONNOUSERSITE= PYTHONUSERBASE= '%s/bin/python3' -c "
+                              "'import sys, site; print(sys.path.index(\"%s\") < "
+                              "sys.path.index(site.getusersitepackages()))'",
+             home, venv, site);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_string_equal(line, "True\n");
+    char home_env[760];
+    snprintf(home_env, sizeof home_env, "HOME=%s", home);
+    const char *env[] = {home_env, "PYTHONUSERBASE=", "PYTHONNOUSERSITE=", "PYTHONPATH=", NULL};
+    const char *args[] = {"--quick", "--python", venv, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+    const cJSON *c = pt_check(r, "python.shadowing");
+    pt_assert_status(c, "pass");
+    pt_assert_contains(pt_text(c, "message"), "the venv's own torch 2.13.0+cu130 is imported, "
+                                              "over the copies its --system-site-packages "
+                                              "lets through");
+    assert_null(strstr(pt_text(c, "remedy"), "pip uninstall"));
+    cJSON_Delete(r);
+    /* A leftover dist-info beside the venv's own: pip's broken upgrade. */
+    pt_write(site, "torch-2.12.0.dist-info/METADATA", "Name: torch\nVersion: 2.12.0\n\n");
+    r = pt_run(NULL, NULL, args, env, &rc);
+    c = pt_check(r, "python.shadowing");
+    pt_assert_status(c, "fail");
+    pt_assert_contains(pt_text(c, "message"), "torch is installed 3 times");
+    cJSON_Delete(r);
+    free(site);
+    free(root);
+#endif
+}
+
 static void test_cpu_torch(void **state)
 {
     (void)state;
@@ -671,19 +754,8 @@ static void test_venv_base_gone(void **state)
         skip(); /* this python3 wrote another home (a shim resolves itself) */
     }
     /* The packages the finding's venv held: torch 2.13.0 for CUDA 13.0. */
-    char ver[32] = "";
-    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
-                              "sys.version_info[:2])'", venv);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(ver, sizeof ver, p));
-    pclose(p);
-    ver[strcspn(ver, "\n")] = '\0';
-    char *site = pt_site(venv, ver);
-    pt_write(site, "torch-2.13.0+cu130.dist-info/METADATA",
-             "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.0+cu130\n\n");
-    pt_write(site, "torch/version.py", "__version__ = '2.13.0+cu130'\ncuda = '13.0'\n");
-    free(site);
+    char ver[16];
+    free(site_with_torch(venv, ver));
     snprintf(moved, sizeof moved, "%s.renamed", base);
     assert_int_equal(rename(base, moved), 0);
     /* The oracle: the venv's python no longer starts. */
@@ -1233,6 +1305,7 @@ int main(void)
         cmocka_unit_test(test_profiles_judge_python_312),
         cmocka_unit_test(test_two_torch_installs),
         cmocka_unit_test(test_two_dist_info_same_site),
+        cmocka_unit_test(test_venv_layered_over_system_site),
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
         cmocka_unit_test(test_checkout_requirements),

@@ -471,7 +471,46 @@ static aitk_status check_companions(aitk_run_ctx *ctx, const cJSON *pkgs, const 
                       missing > status ? missing : status);
 }
 
-static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
+/* What site_packages (pyenv.c) says of one site folder: "environment",
+ * "base installation", "user site", "PYTHONPATH"...; "" when not listed. */
+static const char *site_kind(const cJSON *sel, const char *site)
+{
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(sel, "site_packages"))
+    {
+        if (strcmp(aitk_field_str(s, "path"), site) == 0)
+            return aitk_field_str(s, "kind");
+    }
+    return "";
+}
+
+/* A venv made with --system-site-packages sees its base installation's
+ * folders (and the user site) after its own: a package installed in the
+ * venv over the base's is imported from the venv, and pip in the venv
+ * leaves the base's copy alone ("Not uninstalling ... outside
+ * environment"). That layering is by design, not a broken upgrade: the
+ * first copy is the venv's, and each other one sits in a folder the venv
+ * lets through, one to a folder. */
+static bool layered_over_base(const cJSON *sel, const cJSON *installs)
+{
+    const cJSON *in;
+    int k = 0;
+    cJSON_ArrayForEach(in, installs)
+    {
+        const char *site = aitk_field_str(in, "site"), *kind = site_kind(sel, site);
+        const bool ok = k++ == 0 ? strcmp(kind, "environment") == 0
+                                 : strcmp(kind, "base installation") == 0 ||
+                                       strcmp(kind, "user site") == 0;
+        if (!ok || !aitk_json_true(sel, "venv"))
+            return false;
+        for (const cJSON *before = installs->child; before != in; before = before->next)
+            if (strcmp(aitk_field_str(before, "site"), site) == 0)
+                return false; /* two in one folder: pip's leftover */
+    }
+    return true;
+}
+
+static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *pkgs)
 {
     judged j = {0};
     aitk_str_append(&j.id, "python.shadowing");
@@ -480,12 +519,13 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
                             "leaves older dist-info behind after interrupted upgrades");
     const cJSON *p;
     int dup = 0;
+    bool torch_dup = false;
+    aitk_str layered = AITK_STR_INIT; /* "torch 2.13.0, numpy 1.26.4" */
     cJSON_ArrayForEach(p, pkgs)
     {
         const cJSON *installs = cJSON_GetObjectItemCaseSensitive(p, "installs");
         if (cJSON_GetArraySize(installs) < 2)
             continue;
-        dup++;
         aitk_str_appendf(&j.obs, "%s%s:", j.obs.len ? "; " : "", p->string);
         const cJSON *in;
         int k = 0;
@@ -494,6 +534,13 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
             aitk_str_appendf(&j.obs, "%s %s in %s", k++ ? "," : "", aitk_field_str(in, "version"),
                              aitk_field_str(in, "site"));
         }
+        if (layered_over_base(sel, installs)) {
+            aitk_str_appendf(&layered, "%s%s %s", layered.len ? ", " : "", p->string,
+                             aitk_field_str(p, "version"));
+            continue;
+        }
+        dup++;
+        torch_dup = torch_dup || strcmp(p->string, "torch") == 0;
         aitk_str_appendf(&j.msg, "%s is installed %d times; Python imports %s from %s and the "
                                  "others confuse pip and version checks. ",
                          p->string, cJSON_GetArraySize(installs), aitk_field_str(p, "version"),
@@ -503,17 +550,21 @@ static aitk_status check_shadowing(aitk_run_ctx *ctx, const cJSON *pkgs)
                                  "*.dist-info folders), then install it once.",
                          j.fix.len ? " " : "", p->string);
     }
-    if (!dup) {
+    if (layered.len)
+        aitk_str_appendf(&j.msg, "%s venv's own %s %s imported, over the copies its "
+                                 "--system-site-packages lets through (the base installation's "
+                                 "or the user site's): by design, and pip in the venv leaves "
+                                 "those alone",
+                         dup ? "The" : "no broken install; the", aitk_str_cstr(&layered),
+                         strchr(aitk_str_cstr(&layered), ',') ? "are" : "is");
+    if (!dup && !layered.len) {
         aitk_str_append(&j.obs, "none");
         aitk_str_append(&j.msg, "no package is installed twice");
     }
-    aitk_check_status st = AITK_CHECK_PASS;
-    if (dup)
-        st = cJSON_GetObjectItemCaseSensitive(pkgs, "torch") &&
-                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-                         cJSON_GetObjectItemCaseSensitive(pkgs, "torch"), "installs")) > 1
-                 ? AITK_CHECK_FAIL
-                 : AITK_CHECK_WARN;
+    aitk_str_free(&layered);
+    while (j.msg.len && j.msg.ptr[j.msg.len - 1] == ' ')
+        j.msg.ptr[--j.msg.len] = '\0';
+    aitk_check_status st = !dup ? AITK_CHECK_PASS : torch_dup ? AITK_CHECK_FAIL : AITK_CHECK_WARN;
     return add_judged(ctx, &j, "Shadowed installs", st);
 }
 
@@ -830,7 +881,7 @@ aitk_status aitk_python_checks(aitk_run_ctx *ctx)
     if (!st && torch)
         st = check_torch_build(ctx, torch);
     if (!st)
-        st = check_shadowing(ctx, pkgs);
+        st = check_shadowing(ctx, sel, pkgs);
     if (!st && ctx->level >= AITK_LEVEL_STANDARD) {
         const char *modules[N_REQUIREMENTS + 1];
         installed_modules(pkgs, modules);
