@@ -236,6 +236,63 @@ static void test_venv_layered_over_system_site(void **state)
 #endif
 }
 
+/* torch reached through a .pth file's path line (a torch shared on a
+ * cluster, `conda develop`): site.py adds each existing path line of the
+ * site folder's .pth files to sys.path, relative ones from the site
+ * folder, and runs the "import" lines, which are never run here. The tool
+ * said "torch is not installed" while import torch worked. */
+static void test_pth_path_lines(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* the venv is made with Linux's layout here */
+#else
+    char *root = pt_tempdir("py-pth");
+    char cmd[2400], venv[700], shared[700], line[100] = "";
+    snprintf(venv, sizeof venv, "%s/v", root);
+    snprintf(shared, sizeof shared, "%s/shared/site", root);
+    snprintf(cmd, sizeof cmd, "python3 -m venv --without-pip '%s' >/dev/null 2>&1", venv);
+    if (system(cmd) != 0) {
+        free(root);
+        skip(); /* no python3 with the venv module here */
+    }
+    char ver[16];
+    /* torch 2.13.0 written into the venv, then moved out to the shared folder. */
+    char *site = site_with_torch(venv, ver);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && mv '%s'/torch* '%s'/", shared, site, shared);
+    assert_int_equal(system(cmd), 0);
+    pt_write(site, "extra/diffusers-0.36.0.dist-info/METADATA",
+             "Name: diffusers\nVersion: 0.36.0\n\n");
+    /* An editable install: pip's dist-info here, the egg-info in its source. */
+    pt_write(site, "peft-0.15.0.dist-info/METADATA", "Name: peft\nVersion: 0.15.0\n\n");
+    pt_write(site, "extra/peft.egg-info/PKG-INFO", "Name: peft\nVersion: 0.15.0\n\n");
+    char pth[1600];
+    snprintf(pth, sizeof pth, "# shared torch\nimport os; os.environ.setdefault('X', '1')\n"
+                              "%s\nextra  \n/nonexistent/folder\n", shared);
+    pt_write(site, "shared_torch.pth", pth);
+    /* The oracle: the venv's interpreter has both folders on sys.path. */
+    snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%s\" in sys.path, "
+                              "\"%s/extra\" in sys.path)'", venv, shared, site);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    pclose(p);
+    assert_string_equal(line, "True True\n");
+    const char *args[] = {"--quick", "--python", venv, NULL};
+    int rc = 0;
+    cJSON *r = pt_run(NULL, NULL, args, NULL, &rc);
+    const cJSON *c = pt_check(r, "python.torch");
+    pt_assert_status(c, "pass");
+    assert_string_equal(pt_text(c, "observed"), "2.13.0+cu130 (CUDA 13.0)");
+    pt_assert_contains(pt_text(pt_check(r, "python.requirements"), "observed"),
+                       "diffusers 0.36.0");
+    pt_assert_status(pt_check(r, "python.shadowing"), "pass");
+    cJSON_Delete(r);
+    free(site);
+    free(root);
+#endif
+}
+
 static void test_cpu_torch(void **state)
 {
     (void)state;
@@ -1306,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_two_torch_installs),
         cmocka_unit_test(test_two_dist_info_same_site),
         cmocka_unit_test(test_venv_layered_over_system_site),
+        cmocka_unit_test(test_pth_path_lines),
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
         cmocka_unit_test(test_checkout_requirements),

@@ -221,29 +221,43 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void aitk_pyenv_scan_site(const char *site, bool all, cJSON *packages)
+/* The names in folder `dir` that `keep` accepts, sorted: reports must not
+ * depend on directory order, and site.py reads .pth files by name. *n gets
+ * how many; the caller frees each and the array (NULL when none). */
+static char **sorted_names(const char *dir, bool (*keep)(const char *name), size_t *n)
 {
-    DIR *d = opendir(site);
-    if (!d)
-        return;
-    /* Sorted, so reports do not depend on directory order. */
     char **names = NULL;
-    size_t n = 0, cap = 0;
+    size_t cap = 0;
+    *n = 0;
+    DIR *d = opendir(dir);
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *dot = strrchr(e->d_name, '.');
-        if (!dot || (strcmp(dot, ".dist-info") != 0 && strcmp(dot, ".egg-info") != 0))
+    while (d && (e = readdir(d)) != NULL) {
+        if (!keep(e->d_name))
             continue;
-        char **p = aitk_grow(names, sizeof *p, n, &cap, 64);
+        char **p = aitk_grow(names, sizeof *p, *n, &cap, 64);
         if (!p)
             break;
         names = p;
-        if ((names[n] = aitk_strdup(e->d_name)) != NULL)
-            n++;
+        if ((names[*n] = aitk_strdup(e->d_name)) != NULL)
+            (*n)++;
     }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, by_name);
+    if (d)
+        closedir(d);
+    if (*n)
+        qsort(names, *n, sizeof *names, by_name);
+    return names;
+}
+
+static bool metadata_dir(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot && (strcmp(dot, ".dist-info") == 0 || strcmp(dot, ".egg-info") == 0);
+}
+
+void aitk_pyenv_scan_site(const char *site, bool all, cJSON *packages)
+{
+    size_t n;
+    char **names = sorted_names(site, metadata_dir, &n);
     for (size_t i = 0; i < n; i++) {
         /* "name-version.dist-info": the name ends at the first '-' (wheel rule);
          * "name.egg-info" has no version: it ends at the suffix. */
@@ -457,6 +471,71 @@ static void add_site(cJSON *sites, const char *dir, const char *why)
     cJSON_AddItemToArray(sites, o);
 }
 
+/* "/x", "\\server\x", "C:\x": a path os.path.join keeps as it is. */
+static bool absolute_path(const char *p)
+{
+    return p[0] == '/' || p[0] == '\\' || (isalpha((unsigned char)p[0]) && p[1] == ':');
+}
+
+/* The path lines of one .pth file of `site`, as site.py's addpackage reads
+ * them: "#" lines skipped, "import" lines (code site.py runs, never run
+ * here) skipped, the others taken relative to the site folder, each added
+ * when it exists. */
+static void add_pth_file_paths(cJSON *sites, const char *site, const char *name)
+{
+    aitk_str path = AITK_STR_INIT, why = AITK_STR_INIT;
+    char *text = NULL;
+    size_t len = 0;
+    aitk_path_join(&path, site, name);
+    if (aitk_file_read(aitk_str_cstr(&path), SMALL_FILE, &text, &len, NULL) == AITK_OK) {
+        aitk_str_appendf(&why, "path line of %s", aitk_str_cstr(&path));
+        for (char *line = text, *next; line && *line; line = next) {
+            size_t n = strcspn(line, "\n");
+            next = line[n] ? line + n + 1 : NULL;
+            line[n] = '\0';
+            while (n && isspace((unsigned char)line[n - 1]))
+                line[--n] = '\0'; /* site.py's rstrip() */
+            if (!*line || *line == '#' || strncmp(line, "import ", 7) == 0 ||
+                strncmp(line, "import\t", 7) == 0)
+                continue;
+            aitk_str dir = AITK_STR_INIT;
+            if (absolute_path(line))
+                aitk_str_append(&dir, line);
+            else
+                aitk_path_join(&dir, site, line);
+            add_site(sites, aitk_str_cstr(&dir), aitk_str_cstr(&why));
+            aitk_str_free(&dir);
+        }
+    }
+    aitk_free(text);
+    aitk_str_free(&path);
+    aitk_str_free(&why);
+}
+
+/* "x.pth", not a hidden ".x.pth" (site.py skips those). */
+static bool pth_file(const char *name)
+{
+    const size_t len = strlen(name);
+    return name[0] != '.' && len > 4 && strcmp(name + len - 4, ".pth") == 0;
+}
+
+/* A site folder as site.py's addsitedir adds it: the folder, then the path
+ * lines of its .pth files, by name (a torch shared on a cluster, `conda
+ * develop`, a src-layout editable install). */
+static void add_site_dir(cJSON *sites, const char *dir, const char *why)
+{
+    if (!is_dir(dir))
+        return;
+    add_site(sites, dir, why);
+    size_t n;
+    char **names = sorted_names(dir, pth_file, &n);
+    for (size_t i = 0; i < n; i++) {
+        add_pth_file_paths(sites, dir, names[i]);
+        aitk_free(names[i]);
+    }
+    aitk_free(names);
+}
+
 /* The site folders of one prefix, in the order site.py reads them. in_venv:
  * Python runs in a venv (this prefix is the venv or its base); debian: its
  * site.py is Debian's (debian_site_py). */
@@ -467,23 +546,23 @@ static void add_prefix_sites(cJSON *sites, const char *prefix, const char *versi
     find_lib_python(prefix, version, &lp);
     if (lp.len && (!debian || in_venv)) {
         aitk_path_join(&sp, aitk_str_cstr(&lp), "site-packages");
-        add_site(sites, aitk_str_cstr(&sp), why);
+        add_site_dir(sites, aitk_str_cstr(&sp), why);
         aitk_str_clear(&sp);
     }
     int ma, mi;
     if (debian && aitk_pyver_major_minor(version, &ma, &mi)) {
         aitk_str_appendf(&sp, "%s/local/lib/python%d.%d/dist-packages", prefix, ma, mi);
-        add_site(sites, aitk_str_cstr(&sp), why);
+        add_site_dir(sites, aitk_str_cstr(&sp), why);
         aitk_str_clear(&sp);
         aitk_str_appendf(&sp, "%s/lib/python3/dist-packages", prefix);
-        add_site(sites, aitk_str_cstr(&sp), why);
+        add_site_dir(sites, aitk_str_cstr(&sp), why);
         aitk_str_clear(&sp);
         aitk_str_appendf(&sp, "%s/lib/python%d.%d/dist-packages", prefix, ma, mi);
-        add_site(sites, aitk_str_cstr(&sp), why);
+        add_site_dir(sites, aitk_str_cstr(&sp), why);
         aitk_str_clear(&sp);
     }
     aitk_path_join(&sp, prefix, "Lib/site-packages");
-    add_site(sites, aitk_str_cstr(&sp), why);
+    add_site_dir(sites, aitk_str_cstr(&sp), why);
     aitk_str_free(&lp);
     aitk_str_free(&sp);
 }
@@ -610,7 +689,7 @@ static void add_user_site(cJSON *sites, const char *version)
         aitk_str_appendf(&user, "%s/.local/lib/python%d.%d/site-packages", home, ma, mi);
 #endif
     if (user.len)
-        add_site(sites, aitk_str_cstr(&user), "user site");
+        add_site_dir(sites, aitk_str_cstr(&user), "user site");
     aitk_str_free(&user);
 }
 
@@ -720,7 +799,23 @@ static void read_packages(cJSON *env, const cJSON *sites)
     const cJSON *site;
     cJSON_ArrayForEach(site, sites)
     {
-        aitk_pyenv_scan_site(aitk_field_str(site, "path"), false, packages);
+        if (strncmp(aitk_field_str(site, "kind"), "path line of ", 13) != 0) {
+            aitk_pyenv_scan_site(aitk_field_str(site, "path"), false, packages);
+            continue;
+        }
+        /* A folder a .pth file adds holds what is not installed otherwise;
+         * a package already found is not counted twice from it: an
+         * editable install's source folder keeps an egg-info beside the
+         * dist-info pip wrote, one install and not a shadowing copy. */
+        cJSON *more = cJSON_CreateObject();
+        aitk_pyenv_scan_site(aitk_field_str(site, "path"), false, more);
+        for (cJSON *pkg = more ? more->child : NULL, *next; pkg; pkg = next) {
+            next = pkg->next;
+            if (!cJSON_GetObjectItemCaseSensitive(packages, pkg->string))
+                cJSON_AddItemToObject(packages, pkg->string,
+                                      cJSON_DetachItemViaPointer(more, pkg));
+        }
+        cJSON_Delete(more);
     }
     const cJSON *torch_pkg = cJSON_GetObjectItemCaseSensitive(packages, "torch");
     if (torch_pkg) {
