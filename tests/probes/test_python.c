@@ -666,6 +666,9 @@ static void test_python_path_not_python(void **state)
         const cJSON *c = pt_check(r, "python.env");
         pt_assert_status(c, "fail");
         pt_assert_contains(pt_text(c, "observed"), want[i]);
+        /* A checkout's folder is --aitk-dir's to take, not --python's. */
+        pt_assert_contains(pt_text(c, "remedy"), "For an ai-toolkit checkout, give its folder "
+                                                 "with --aitk-dir instead");
         cJSON_Delete(r);
     }
     free(empty);

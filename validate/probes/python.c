@@ -170,8 +170,10 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
             return add_judged(ctx, &j, "Python environment", AITK_CHECK_WARN);
         }
         aitk_str_append(&j.msg, "the Python named on the command line cannot be used");
-        aitk_str_append(&j.fix, "Give the path of the environment's interpreter (venv/bin/python) "
-                                "or folder, or the ai-toolkit checkout's folder.");
+        aitk_str_append(&j.fix, "Give --python the environment's interpreter (venv/bin/python) "
+                                "or its folder (venv). For an ai-toolkit checkout, give its "
+                                "folder with --aitk-dir instead: its .venv or venv is found "
+                                "there.");
         return add_judged(ctx, &j, "Python environment", AITK_CHECK_FAIL);
     }
     aitk_str_appendf(&j.obs, "%s (%s), Python %s", aitk_field_str(sel, "prefix"),
