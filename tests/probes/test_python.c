@@ -153,6 +153,16 @@ static void test_two_dist_info_same_site(void **state)
     free(venv);
 }
 
+/* The first line `cmd` prints, into `line` (newline kept); the test fails
+ * when it prints none. */
+static void first_line(const char *cmd, char *line, int size)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, size, p));
+    pclose(p);
+}
+
 /* The site folder of the real venv at `venv` (its Python's X.Y into
  * `ver`, asked of its interpreter), holding torch 2.13.0 for CUDA 13.0,
  * the build ai-toolkit pins (caller frees). */
@@ -161,10 +171,7 @@ static char *site_with_torch(const char *venv, char ver[16])
     char cmd[900];
     snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%%d.%%d\" %% "
                               "sys.version_info[:2])'", venv);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(ver, 16, p));
-    pclose(p);
+    first_line(cmd, ver, 16);
     ver[strcspn(ver, "\n")] = '\0';
     char *site = pt_site(venv, ver);
     pt_write(site, "torch-2.13.0+cu130.dist-info/METADATA",
@@ -206,10 +213,7 @@ static void test_venv_layered_over_system_site(void **state)
                               "'import sys, site; print(sys.path.index(\"%s\") < "
                               "sys.path.index(site.getusersitepackages()))'",
              home, venv, site);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(line, sizeof line, p));
-    pclose(p);
+    first_line(cmd, line, sizeof line);
     assert_string_equal(line, "True\n");
     char home_env[760];
     snprintf(home_env, sizeof home_env, "HOME=%s", home);
@@ -273,10 +277,7 @@ static void test_pth_path_lines(void **state)
     /* The oracle: the venv's interpreter has both folders on sys.path. */
     snprintf(cmd, sizeof cmd, "'%s/bin/python3' -c 'import sys; print(\"%s\" in sys.path, "
                               "\"%s/extra\" in sys.path)'", venv, shared, site);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_non_null(fgets(line, sizeof line, p));
-    pclose(p);
+    first_line(cmd, line, sizeof line);
     assert_string_equal(line, "True True\n");
     const char *args[] = {"--quick", "--python", venv, NULL};
     int rc = 0;
