@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe_test.h"
 
@@ -729,6 +730,23 @@ static void test_aitk_dir_venv(void **state)
     r = pt_run(NULL, NULL, bad, env, &rc);
     pt_assert_status(pt_check(r, "python.env"), "fail");
     cJSON_Delete(r);
+    /* Run from a folder with a .venv of its own: the checkout named is
+     * where ai-toolkit runs, so its .venv is judged, not the stray one. */
+    char *elsewhere = pt_tempdir("stray-venv");
+    char stray[700], here[4096];
+    snprintf(stray, sizeof stray, "%s/.venv", elsewhere);
+    const char *old[] = {"torch==2.4.0", NULL};
+    pt_fake_venv(stray, "3.11.2", old, NULL);
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(elsewhere), 0);
+    r = pt_run(NULL, NULL, args, env, &rc);
+    assert_int_equal(chdir(here), 0);
+    c = pt_check(r, "python.env");
+    pt_assert_contains(pt_text(c, "observed"), "aitk-checkout");
+    pt_assert_contains(pt_text(c, "observed"), "(--aitk-dir)");
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "observed"), "2.9.1");
+    cJSON_Delete(r);
+    free(elsewhere);
     free(aitk);
 }
 

@@ -371,21 +371,9 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
         return add_named_python(envs, hints->python, hints->aitk_dir);
     add_prefix_env(envs, getenv("VIRTUAL_ENV"), "$VIRTUAL_ENV");
     add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
-    /* ai-toolkit's UI runs its jobs with .venv's Python, else venv's, else
-     * python3 on PATH (ostris/ai-toolkit ui/cron/pythonPath.ts
-     * resolvePythonPath @27a03a9), whatever environment is active: the same
-     * order here, so that with both folders the one judged is the one the
-     * UI trains in. An active environment still comes first above: it is
-     * the one `python run.py` uses from that shell. */
-    add_prefix_env(envs, ".venv", "./.venv");
-    add_prefix_env(envs, "venv", "./venv");
-    /* AI-Toolkit-Easy-Install, the one-click Windows install of ai-toolkit,
-     * has no venv: an embeddable Python in python_embeded beside the
-     * ai-toolkit checkout (Tavris1/AI-Toolkit-Easy-Install,
-     * AI-Toolkit-Easy-Install.bat). Run from the install's folder or
-     * from the checkout. */
-    add_prefix_env(envs, "python_embeded", "./python_embeded");
-    add_prefix_env(envs, "../python_embeded", "../python_embeded");
+    /* A checkout named with --aitk-dir says where ai-toolkit is: its own
+     * venv, the one its UI trains in, comes before a .venv that happens to
+     * be in the folder the tool runs from. */
     if (hints && hints->aitk_dir && !is_dir(hints->aitk_dir)) {
         cJSON *env = cJSON_CreateObject();
         if (!env || !cJSON_AddItemToArray(envs, env)) {
@@ -405,6 +393,21 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
             aitk_str_free(&p);
         }
     }
+    /* ai-toolkit's UI runs its jobs with .venv's Python, else venv's, else
+     * python3 on PATH (ostris/ai-toolkit ui/cron/pythonPath.ts
+     * resolvePythonPath @27a03a9), whatever environment is active: the same
+     * order here, so that with both folders the one judged is the one the
+     * UI trains in. An active environment still comes first above: it is
+     * the one `python run.py` uses from that shell. */
+    add_prefix_env(envs, ".venv", "./.venv");
+    add_prefix_env(envs, "venv", "./venv");
+    /* AI-Toolkit-Easy-Install, the one-click Windows install of ai-toolkit,
+     * has no venv: an embeddable Python in python_embeded beside the
+     * ai-toolkit checkout (Tavris1/AI-Toolkit-Easy-Install,
+     * AI-Toolkit-Easy-Install.bat). Run from the install's folder or
+     * from the checkout. */
+    add_prefix_env(envs, "python_embeded", "./python_embeded");
+    add_prefix_env(envs, "../python_embeded", "../python_embeded");
     add_path_python(envs, hints && hints->aitk_dir ? hints->aitk_dir : NULL);
     /* A venv moved after it was activated, or whose activate script
      * still names its old place: the folder $VIRTUAL_ENV names is gone.
