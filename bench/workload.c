@@ -239,6 +239,9 @@ static aitk_status add_predicted(cJSON *w, const aitk_bench_request *req,
          * without the one ai-toolkit's Chroma and OmniGen2 code adds (the
          * buyer report says that mask is not in a measured figure). */
         wl.attention_mask = AITK_MASK_NONE;
+        /* Nor does it run a config's validation loss (train.validation_config),
+         * which predict counts in the step of the job it reads. */
+        wl.val_loss_every = 0;
         /* the buckets that ran: the cost model's time is their mean, its
          * memory their largest */
         memcpy(wl.resolutions, plan->resolutions, plan->n_buckets * sizeof(long));
