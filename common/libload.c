@@ -81,7 +81,21 @@ int aitk_libload_child(int argc, char **argv)
         _Exit(2);
     aitk_str err = AITK_STR_INIT, mapped = AITK_STR_INIT;
     aitk_dl *dl = NULL;
-    aitk_status st = aitk_dl_open(argv[0], AITK_DL_DEFAULT, &dl, &err);
+    aitk_status st = AITK_OK;
+    /* Libraries the process loaded before (aitk_libload_probe_after): kept
+     * open, so the library's links bind to them as they would there. */
+    for (int i = 2; i < argc && !st; i++) {
+        aitk_dl *pre = NULL;
+        if ((st = aitk_dl_open(argv[i], AITK_DL_DEFAULT, &pre, &err)) != AITK_OK) {
+            aitk_str msg = AITK_STR_INIT;
+            aitk_str_appendf(&msg, "loading %s before it: %s", argv[i], aitk_str_cstr(&err));
+            aitk_str_clear(&err);
+            aitk_str_append(&err, aitk_str_cstr(&msg));
+            aitk_str_free(&msg);
+        }
+    }
+    if (!st)
+        st = aitk_dl_open(argv[0], AITK_DL_DEFAULT, &dl, &err);
     putchar('\n'); /* on a fresh line: a constructor may have left one unfinished */
     if (st) {
         print_line(MARK_LOAD "err\t", aitk_str_cstr(&err));
@@ -90,7 +104,7 @@ int aitk_libload_child(int argc, char **argv)
         print_line(MARK_LOAD "ok\t", aitk_str_cstr(&mapped));
     }
     fflush(stdout);
-    if (!st && argc > 1) {
+    if (!st && argc > 1 && argv[1][0]) {
         void *fn = NULL;
         long v[3] = {0};
         aitk_str_clear(&err);
@@ -180,15 +194,42 @@ static void describe_end(aitk_status st, const aitk_proc_result *res, long timeo
         aitk_str_appendf(&r->error, "; its last error output: %.*s", (int)(end - start), t + start);
 }
 
+static aitk_status probe_argv(const char *const *argv, long timeout_ms, aitk_libload *r,
+                              aitk_str *err);
+
 aitk_status aitk_libload_probe(const char *path, const char *fn, long timeout_ms,
                                aitk_libload *r, aitk_str *err)
+{
+    const char *argv[] = {helper, AITK_LIBLOAD_CHILD_ARG, path, fn, NULL};
+    return probe_argv(argv, timeout_ms, r, err);
+}
+
+aitk_status aitk_libload_probe_after(const char *path, const char *const *before,
+                                     size_t n_before, long timeout_ms, aitk_libload *r,
+                                     aitk_str *err)
+{
+    const char **argv = aitk_calloc(n_before + 5, sizeof *argv);
+    if (!argv)
+        return AITK_E_NOMEM;
+    argv[0] = helper;
+    argv[1] = AITK_LIBLOAD_CHILD_ARG;
+    argv[2] = path;
+    argv[3] = ""; /* no version function */
+    for (size_t i = 0; i < n_before; i++)
+        argv[4 + i] = before[i];
+    aitk_status st = probe_argv(argv, timeout_ms, r, err);
+    aitk_free((void *)argv);
+    return st;
+}
+
+static aitk_status probe_argv(const char *const *argv, long timeout_ms, aitk_libload *r,
+                              aitk_str *err)
 {
     memset(r, 0, sizeof *r);
     if (!helper) {
         aitk_str_append(err, "no loading process is configured in this program");
         return AITK_E_UNSUPPORTED;
     }
-    const char *argv[] = {helper, AITK_LIBLOAD_CHILD_ARG, path, fn, NULL};
     /* The verdict is the loading process's: a helper a constructor forks
      * must neither hold the pipes open nor outlive the run. */
     const aitk_proc_opts po = {

@@ -22,6 +22,7 @@
 #define AITK_COMMON_LIBLOAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/status.h"
 #include "common/str.h"
@@ -52,11 +53,20 @@ aitk_status aitk_libload_set_helper(const char *exe);
 aitk_status aitk_libload_probe(const char *path, const char *fn, long timeout_ms,
                                aitk_libload *r, aitk_str *err);
 
+/* The same, in a process that first loads each of `before` by path, in
+ * order and kept loaded, as a program that loads them itself would (torch
+ * preloading the CUDA wheels' libraries): the library's links then bind to
+ * them. No version function is called. A library of `before` the loader
+ * refuses is the answer ("loading PATH before it: ..."). */
+aitk_status aitk_libload_probe_after(const char *path, const char *const *before,
+                                     size_t n_before, long timeout_ms, aitk_libload *r,
+                                     aitk_str *err);
+
 void aitk_libload_free(aitk_libload *r);
 
-/* The child side: argv is {PATH, FN or absent}. Prints the marked answer
- * and ends the process at once (_Exit: the library's destructors are not
- * part of the question). */
+/* The child side: argv is {PATH, FN (absent or empty: none), BEFORE...}.
+ * Prints the marked answer and ends the process at once (_Exit: the
+ * library's destructors are not part of the question). */
 int aitk_libload_child(int argc, char **argv);
 
 #endif

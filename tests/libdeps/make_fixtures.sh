@@ -171,6 +171,70 @@ so "$e/build/libcudart.so.99" "$s/leaf.c" -Wl,-soname,libcudart.so.99
 so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libcudart.so.99" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/../../nvidia/cuda_runtime/lib'
 
+# torch apart from pip's nvidia-* wheels (pip install --user or --target, a
+# PYTHONPATH folder): torch/lib's RPATH $ORIGIN/../../nvidia/... leads
+# nowhere, and torch/__init__.py loads the wheels' libraries by path from
+# sys.path itself. target/ is that other folder: libcudart.so.98, and
+# libcublas.so.98 which brings libcublasLt.so.98 through its own RUNPATH.
+#   venv/      torch 2.5.1's shape: libtorch_global_deps.so fails on
+#              libcudart, so every library of the list is preloaded
+#   venv-cudnn/ the same with cuDNN in the list, which target/ lacks
+#   venv-new/  torch 2.15's shape: libcudart is in the venv, the rest is
+#              preloaded best effort after libtorch_global_deps.so loaded
+a=$e/apart
+mkdir -p "$a/target/nvidia/cuda_runtime/lib" "$a/target/nvidia/cublas/lib"
+so "$a/target/nvidia/cuda_runtime/lib/libcudart.so.98" "$s/leaf.c" -Wl,-soname,libcudart.so.98
+so "$a/target/nvidia/cublas/lib/libcublasLt.so.98" "$s/leaf.c" -Wl,-soname,libcublasLt.so.98
+so "$a/target/nvidia/cublas/lib/libcublas.so.98" "$s/mid.c" -Wl,-soname,libcublas.so.98 \
+   -Wl,--no-as-needed "$a/target/nvidia/cublas/lib/libcublasLt.so.98" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+for v in venv venv-cudnn venv-new; do
+  tl=$a/$v/lib/python3.11/site-packages/torch/lib
+  mkdir -p "$tl"
+  so "$tl/libtorch_global_deps.so" "$s/mid.c" -Wl,-soname,libtorch_global_deps.so \
+     -Wl,--no-as-needed "$a/target/nvidia/cuda_runtime/lib/libcudart.so.98" \
+     -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../../nvidia/cuda_runtime/lib'
+  so "$tl/libtorch_cuda.so" "$s/top.c" -Wl,-soname,libtorch_cuda.so -Wl,--no-as-needed \
+     "$a/target/nvidia/cuda_runtime/lib/libcudart.so.98" \
+     "$a/target/nvidia/cublas/lib/libcublas.so.98" "$a/target/nvidia/cublas/lib/libcublasLt.so.98" \
+     -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../../nvidia/cublas/lib:$ORIGIN/../../nvidia/cuda_runtime/lib'
+done
+# The lists as the two releases write them (torch/__init__.py,
+# _load_global_deps and _preload_cuda_deps).
+cat > "$a/venv/lib/python3.11/site-packages/torch/__init__.py" <<'PY'
+def _load_global_deps():
+    try:
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as err:
+        cuda_libs: Dict[str, str] = {
+            "cublas": "libcublas.so.*[0-9]",
+            "cuda_runtime": "libcudart.so.*[0-9]",
+        }
+PY
+sed 's|"cublas": "libcublas.so.\*\[0-9\]",|&\n            "cudnn": "libcudnn.so.*[0-9]",|' \
+    "$a/venv/lib/python3.11/site-packages/torch/__init__.py" \
+    > "$a/venv-cudnn/lib/python3.11/site-packages/torch/__init__.py"
+cat > "$a/venv-new/lib/python3.11/site-packages/torch/__init__.py" <<'PY'
+def _preload_cuda_deps(err=None, required=True):
+    cuda_libs: list[tuple[str, str]] = [
+        ("cublas", "libcublasLt.so.*[0-9]"),
+        ("cublas", "libcublas.so.*[0-9]"),
+        ("cuda_runtime", "libcudart.so.*[0-9]"),
+        ("cudnn", "libcudnn.so.*[0-9]"),
+    ]
+    _preload_cuda_lib("nvtx", "libnvToolsExt.so.*[0-9]", required=False)
+
+def _load_global_deps():
+    try:
+        ctypes.CDLL(global_deps_lib_path, mode=ctypes.RTLD_GLOBAL)
+        _preload_cuda_deps(required=False)
+    except OSError as err:
+        _preload_cuda_deps(err)
+PY
+mkdir -p "$a/venv-new/lib/python3.11/site-packages/nvidia/cuda_runtime/lib"
+cp "$a/target/nvidia/cuda_runtime/lib/libcudart.so.98" \
+   "$a/venv-new/lib/python3.11/site-packages/nvidia/cuda_runtime/lib/"
+
 # A GNU ld script named like a library (as libc.so is), met by a glob.
 mkdir -p "$e/ldscript"
 printf '/* GNU ld script */\nGROUP ( libleaf.so.1 )\n' > "$e/ldscript/libscript.so"

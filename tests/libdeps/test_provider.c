@@ -346,6 +346,91 @@ static void test_torch_of_selected_python_env(void **state)
     cJSON_Delete(ctx.env);
 }
 
+/* deps.torch for torch apart from pip's nvidia-* wheels, with `target`
+ * (a PYTHONPATH folder holding them) on sys.path or not. */
+#define APART FX "/elf/apart"
+static const aitk_check *run_apart(aitk_run_ctx *ctx, const char *venv, bool target)
+{
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("CONDA_PREFIX");
+    setenv("AITK_CUDA_LIB_DIR", FX "/no-cuda-here", 1);
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"python\": {\"environments\": [{\"site_packages\": [%s"
+             "{\"path\": \"%s/lib/python3.11/site-packages\", \"kind\": \"environment\"}],"
+             "\"torch\": {\"cuda\": \"12.4\"}, \"packages\": {\"torch\": "
+             "{\"site\": \"%s/lib/python3.11/site-packages\"}}}]}}",
+             target ? "{\"path\": \"" APART "/target\", \"kind\": \"PYTHONPATH\"}," : "", venv,
+             venv);
+    ctx->env = cJSON_Parse(json);
+    assert_non_null(ctx->env);
+    assert_int_equal(aitk_deps_checks(ctx), AITK_OK);
+    unsetenv("AITK_CUDA_LIB_DIR");
+    assert_int_equal(ctx->checks.count, 2);
+    assert_string_equal(ctx->checks.items[1].id, "deps.torch");
+    return &ctx->checks.items[1];
+}
+
+static void free_ctx(aitk_run_ctx *ctx)
+{
+    aitk_checklist_free(&ctx->checks);
+    cJSON_Delete(ctx->env);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+static void test_torch_apart_from_wheels(void **state)
+{
+    (void)state;
+    /* torch 2.5.1's shape: libtorch_global_deps.so cannot find libcudart,
+     * torch preloads its list from sys.path, and the libraries bind to
+     * those copies (libcublasLt.so.98 too, which libcublas brings in). */
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_apart(&ctx, APART "/venv", true);
+    if (c->status != AITK_CHECK_PASS)
+        fail_msg("with the wheels on sys.path: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+    /* The real loader agrees, given the same libraries first. */
+    ctx.level = AITK_LEVEL_STANDARD;
+    c = run_apart(&ctx, APART "/venv", true);
+    if (c->status != AITK_CHECK_PASS)
+        fail_msg("loaded after the preloads: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+    /* Not on sys.path: torch raises ValueError; the links are not found. */
+    c = run_apart(&ctx, APART "/venv", false);
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->observed, "libtorch_cuda.so -> libcudart.so.98: NOT FOUND") ||
+        !strstr(c->message, "libcublas.so.*[0-9] from nvidia/cublas/lib") ||
+        !strstr(c->message, "raises ValueError"))
+        fail_msg("without them: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+    /* A listed library no folder holds: torch raises, nothing preloaded. */
+    c = run_apart(&ctx, APART "/venv-cudnn", true);
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->message, "libcudnn.so.*[0-9] from nvidia/cudnn/lib") ||
+        !strstr(c->observed, "libcublas.so.98: NOT FOUND"))
+        fail_msg("cuDNN listed and absent: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+}
+
+static void test_torch_apart_best_effort(void **state)
+{
+    (void)state;
+    /* torch 2.15's shape: libtorch_global_deps.so loads (libcudart in the
+     * venv), then each listed library found is preloaded, the absent
+     * cuDNN and nvtx passed over. */
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_apart(&ctx, APART "/venv-new", true);
+    if (c->status != AITK_CHECK_PASS)
+        fail_msg("best effort, wheels on sys.path: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+    c = run_apart(&ctx, APART "/venv-new", false);
+    assert_int_equal(c->status, AITK_CHECK_FAIL);
+    if (!strstr(c->observed, "libtorch_cuda.so -> libcublas.so.98: NOT FOUND") ||
+        strstr(c->message, "ValueError"))
+        fail_msg("best effort, without them: %s | %s", c->observed, c->message);
+    free_ctx(&ctx);
+}
+
 static void test_real_cuda(void **state)
 {
     (void)state;
@@ -447,6 +532,8 @@ int main(void)
         cmocka_unit_test(test_dangling_links),
         cmocka_unit_test(test_torch_in_venv),
         cmocka_unit_test(test_torch_of_selected_python_env),
+        cmocka_unit_test(test_torch_apart_from_wheels),
+        cmocka_unit_test(test_torch_apart_best_effort),
         cmocka_unit_test(test_real_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

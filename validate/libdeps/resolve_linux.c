@@ -450,7 +450,7 @@ static aitk_status load_cache(aitk_deps *d)
     return AITK_OK;
 }
 
-aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
+static aitk_status search_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
 {
     const aitk_elf_info *root = &d->objs[t->nodes[0].obj].elf;
     search s = {d, &t->nodes[i], root->elf_class, root->machine, false};
@@ -509,4 +509,39 @@ aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
     aitk_str_free(&a);
     aitk_str_free(&b);
     return st;
+}
+
+/* A name the search left unfound may be a library the process loaded by
+ * path before (opts.preloaded): ld.so matches a requested name against the
+ * objects already loaded before it searches, so that copy is the one
+ * bound. Asked only after the search, so a name the search finds keeps
+ * its verdict. */
+static aitk_status try_preloaded(aitk_deps *d, aitk_dep_node *n, search *s)
+{
+    const aitk_strlist *pre = &d->opts.preloaded;
+    aitk_status st = AITK_OK;
+    for (size_t k = 0; k < pre->count && !n->path && !st; k++) {
+        const char *slash = strrchr(pre->items[k], '/');
+        if (strcmp(slash ? slash + 1 : pre->items[k], n->name) != 0)
+            continue;
+        const char *rule = d->opts.preloaded_by ? d->opts.preloaded_by : "loaded before";
+        aitk_str label = AITK_STR_INIT;
+        aitk_str_appendf(&label, "%s (%s)", pre->items[k], rule);
+        if (!(st = aitk_str_status(&label)))
+            st = aitk_strlist_add(&n->searched, label.ptr);
+        aitk_str_free(&label);
+        if (!st)
+            try_path(s, pre->items[k], rule, &st);
+    }
+    return st;
+}
+
+aitk_status aitk_resolve_linux(aitk_deps *d, aitk_dep_tree *t, size_t i)
+{
+    aitk_status st = search_linux(d, t, i);
+    if (st || t->nodes[i].path || !d->opts.preloaded.count)
+        return st;
+    const aitk_elf_info *root = &d->objs[t->nodes[0].obj].elf;
+    search s = {d, &t->nodes[i], root->elf_class, root->machine, false};
+    return try_preloaded(d, &t->nodes[i], &s);
 }

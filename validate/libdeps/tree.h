@@ -123,6 +123,13 @@ typedef struct aitk_deps_opts {
     const char *ld_library_path; /* NULL: the environment's */
     const char *ldcache_path;    /* NULL: /etc/ld.so.cache */
     unsigned max_depth;          /* 0: unlimited */
+    /* Linux: libraries the process loaded by path before the root (torch's
+     * own preload of the CUDA wheels from sys.path), with the words that say
+     * who loaded them. A name the search does not find is the preloaded
+     * library of that file name, as ld.so reuses a loaded object whose
+     * name matches; a name the search finds keeps what it found. */
+    aitk_strlist preloaded;
+    const char *preloaded_by;
 } aitk_deps_opts;
 
 typedef struct aitk_deps aitk_deps; /* one analysis session: options + caches */

@@ -27,6 +27,7 @@
 #include "validate/libdeps/remedies.h"
 #include "validate/libdeps/render.h"
 #include "validate/probes/deps_dangling.h"
+#include "validate/probes/torch_preload.h"
 #include "validate/libdeps/tree.h"
 
 #define LOAD_TIMEOUT_MS 120000
@@ -74,6 +75,10 @@ static bool native_library_name(const char *n)
 /* What the libraries of one folder add up to. */
 typedef struct dir_tally {
     aitk_str observed, remedy, sources, dangling_names;
+    /* What the process loads by path before the folder's libraries (torch's
+     * preload), and why it would not when it tries and cannot. */
+    const aitk_strlist *preloaded;
+    const char *preload_failure;
     size_t bad, unreadable, skipped, not_library, python_ext, inside_needer, dangling;
     size_t driver_only; /* of `bad`: those whose every problem is a driver library not found */
 } dir_tally;
@@ -130,12 +135,24 @@ static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i
  * load either; the needer's own refusal is then its own finding. Loaded
  * alone through Python's ctypes the same file gives the same error, and
  * libtorch_cuda.so loads: the oracle this follows. */
-static aitk_status load_inside_needer(const char *needer, cJSON *o, bool *ok)
+/* The loader's verdict on one library, in a process that first loads
+ * what the folder's users load before it (t->preloaded). */
+static aitk_status load_probe(const char *path, const dir_tally *t, aitk_libload *r,
+                              aitk_str *err)
+{
+    if (!t->preloaded || !t->preloaded->count)
+        return aitk_libload_probe(path, NULL, LOAD_TIMEOUT_MS, r, err);
+    return aitk_libload_probe_after(path, (const char *const *)t->preloaded->items,
+                                    t->preloaded->count, LOAD_TIMEOUT_MS, r, err);
+}
+
+static aitk_status load_inside_needer(const char *needer, const dir_tally *t, cJSON *o,
+                                      bool *ok)
 {
     aitk_libload r;
     aitk_str err = AITK_STR_INIT;
     *ok = false;
-    aitk_status st = aitk_libload_probe(needer, NULL, LOAD_TIMEOUT_MS, &r, &err);
+    aitk_status st = load_probe(needer, t, &r, &err);
     aitk_str_free(&err);
     if (st)
         return st == AITK_E_NOMEM ? st : AITK_OK;
@@ -162,7 +179,7 @@ static aitk_status load_confirm(const aitk_strlist *libs, const folder_lib *fl, 
     cJSON *o = fl[i].o;
     aitk_libload r;
     aitk_str err = AITK_STR_INIT;
-    aitk_status st = aitk_libload_probe(path, NULL, LOAD_TIMEOUT_MS, &r, &err);
+    aitk_status st = load_probe(path, t, &r, &err);
     if (st == AITK_E_NOMEM || st) {
         if (st != AITK_E_NOMEM)
             cJSON_AddStringToObject(o, "load_skipped", aitk_str_cstr(&err));
@@ -175,7 +192,7 @@ static aitk_status load_confirm(const aitk_strlist *libs, const folder_lib *fl, 
         strstr(aitk_str_cstr(&r.error), "undefined symbol: "))
         for (size_t n = needer_of(libs, fl, i, 0); !st && !inside && n != AITK_DEP_NONE;
              n = needer_of(libs, fl, i, n + 1))
-            st = load_inside_needer(libs->items[n], o, &inside);
+            st = load_inside_needer(libs->items[n], t, o, &inside);
     if (r.python_ext) {
         t->python_ext++;
         cJSON_AddBoolToObject(o, "python_extension", 1);
@@ -372,6 +389,8 @@ static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir
     if (t->skipped)
         aitk_str_appendf(msg, "; %zu skipped, not shared libraries (linker scripts, "
                               "archives)", t->skipped);
+    if (t->preload_failure && (t->bad || t->unreadable))
+        aitk_str_appendf(msg, "; %s", t->preload_failure);
     if (t->python_ext)
         aitk_str_appendf(msg, "; %zu Python extension module%s (Python's own symbols "
                               "come from the interpreter that imports it: not loadable "
@@ -433,11 +452,17 @@ static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *d
     return st;
 }
 
-/* Every library of `libs` through one resolver, then the check. */
+/* Every library of `libs` through one resolver, then the check; `pre`:
+ * what the process loads before them (torch_preload.h), or NULL. */
 static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char *dir,
-                                   const aitk_strlist *libs, cJSON *sec)
+                                   const aitk_strlist *libs, cJSON *sec,
+                                   const aitk_strlist *pre, const char *pre_failure)
 {
     aitk_deps_opts opts = {0};
+    if (pre && pre->count) {
+        opts.preloaded = *pre;
+        opts.preloaded_by = AITK_TORCH_PRELOADED_BY;
+    }
     aitk_str win_root = AITK_STR_INIT, err = AITK_STR_INIT;
     /* Running on Windows: resolve against this system's own folders. */
     if (aitk_deps_native_windows_root(&win_root) == AITK_OK)
@@ -451,7 +476,8 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
         st = aitk_deps_new(&opts, &d, &err);
     cJSON *arr = cJSON_AddArrayToObject(sec, "libraries");
     dir_tally t = {.observed = AITK_STR_INIT, .remedy = AITK_STR_INIT, .sources = AITK_STR_INIT,
-                   .dangling_names = AITK_STR_INIT};
+                   .dangling_names = AITK_STR_INIT, .preloaded = pre,
+                   .preload_failure = pre_failure && *pre_failure ? pre_failure : NULL};
     folder_lib *fl = libs->count ? aitk_calloc(libs->count, sizeof *fl) : NULL;
     if (libs->count && !fl && !st)
         st = AITK_E_NOMEM;
@@ -482,8 +508,9 @@ static aitk_status check_libraries(aitk_run_ctx *ctx, aitk_check *c, const char 
     return st;
 }
 
-aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *title,
-                                const char *dir, cJSON *env)
+static aitk_status check_dir(aitk_run_ctx *ctx, const char *id, const char *title,
+                             const char *dir, cJSON *env, const aitk_strlist *pre,
+                             const char *pre_failure)
 {
     aitk_strlist libs = {0};
     aitk_status st = list_libs(dir, &libs);
@@ -498,10 +525,16 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
         c.source = "";
         st = aitk_checklist_add(&ctx->checks, &c);
     } else if (!st) {
-        st = check_libraries(ctx, &c, dir, &libs, sec);
+        st = check_libraries(ctx, &c, dir, &libs, sec, pre, pre_failure);
     }
     aitk_strlist_free(&libs);
     return st;
+}
+
+aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *title,
+                                const char *dir, cJSON *env)
+{
+    return check_dir(ctx, id, title, dir, env, NULL, NULL);
 }
 
 #ifdef _WIN32
@@ -627,12 +660,17 @@ static const char *default_cuda_dir(aitk_str *buf)
  * an active venv or conda env, ./.venv, ./venv, --aitk-dir's, python3 on PATH):
  * the install ai-toolkit will load, found the same way for every check. The
  * python provider runs before this one (validate/registry.c). */
+static const cJSON *selected_env(const cJSON *env)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(env, "python"), "environments"),
+                              0);
+}
+
 static aitk_status torch_of_selected_env(const cJSON *env, aitk_str *out)
 {
-    const cJSON *envs = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(env, "python"), "environments");
     const cJSON *torch = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(envs, 0), "packages"), "torch");
+        cJSON_GetObjectItemCaseSensitive(selected_env(env), "packages"), "torch");
     const cJSON *site = cJSON_GetObjectItemCaseSensitive(torch, "site");
     if (!cJSON_IsString(site) || !*site->valuestring)
         return AITK_E_NOTFOUND;
@@ -660,8 +698,13 @@ aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
     aitk_str_free(&cuda_buf);
     if (st)
         return st;
-    aitk_str torch = AITK_STR_INIT;
+    aitk_str torch = AITK_STR_INIT, pre_failure = AITK_STR_INIT;
+    aitk_strlist pre = {0};
     st = torch_of_selected_env(ctx->env, &torch);
+    /* torch's own repair when it sits apart from the nvidia-* wheels:
+     * known only with the environment's sys.path, so only for its torch. */
+    if (!st)
+        st = aitk_torch_preloads(torch.ptr, selected_env(ctx->env), &pre, &pre_failure);
     if (st == AITK_E_NOTFOUND)
         st = find_torch(&torch);
     if (st == AITK_E_NOTFOUND) {
@@ -672,9 +715,11 @@ aitk_status aitk_deps_checks(aitk_run_ctx *ctx)
                         .source = ""};
         st = aitk_checklist_add(&ctx->checks, &c);
     } else if (!st) {
-        st = aitk_deps_check_dir(ctx, "deps.torch", "torch libraries: dependency tree", torch.ptr,
-                                 env);
+        st = check_dir(ctx, "deps.torch", "torch libraries: dependency tree", torch.ptr, env,
+                       &pre, aitk_str_cstr(&pre_failure));
     }
     aitk_str_free(&torch);
+    aitk_str_free(&pre_failure);
+    aitk_strlist_free(&pre);
     return st;
 }

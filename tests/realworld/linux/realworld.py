@@ -664,6 +664,57 @@ def user_site_first(exe, prefix, out_dir, name):
              said.group(1) if said else "no shadowing said", "", "importlib", site)]
 
 
+def ensure_apart(name, torch_venv):
+    """torch in a venv of its own and pip's nvidia-* wheels in a folder
+    beside it, reached through PYTHONPATH, as `pip install --target DIR`
+    leaves them (pip install --user, and distributions whose platlib and
+    purelib differ, part them the same way): torch/lib's RPATH
+    ($ORIGIN/../../nvidia/...) leads nowhere and torch/__init__.py loads
+    the wheels' libraries by path from sys.path itself."""
+    def build(dest, torch_site):
+        venv = os.path.join(dest, "venv")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        site = os.path.join(venv, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+        target = os.path.join(dest, "target")
+        os.makedirs(target)
+        for entry in os.listdir(torch_site):
+            wheel = entry == "nvidia" or entry.startswith("nvidia_")
+            subprocess.run(["cp", "-al", os.path.join(torch_site, entry),
+                            target if wheel else site], check=True)
+    return ensure_derived(name, torch_venv, build, recipe="apart\n")
+
+
+def layout_apart(exe, dest, out_dir, name):
+    """deps.torch with the wheels' folder on PYTHONPATH and without it,
+    against `import torch` in the same environment variables. A run that
+    fails only for want of the NVIDIA driver (follows gpu.cuda_driver) is
+    the tool's pass on a machine without one: import torch does not load
+    libcuda.so.1."""
+    venv, target = os.path.join(dest, "venv"), os.path.join(dest, "target")
+    table = []
+    for on_path in (True, False):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONNOUSERSITE")}
+        if on_path:
+            env["PYTHONPATH"] = target
+        level = "standard" if on_path else "quick"
+        rep = run_tool(exe, venv, level, os.path.join(out_dir, "%s-%s.json" % (name, on_path)),
+                       env)
+        c = checks(rep)["deps.torch"]
+        tool_ok = c["status"] == "pass" or (c["status"] == "fail" and
+                                            c.get("follows") == "gpu.cuda_driver")
+        r = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import torch"],
+                           capture_output=True, text=True, timeout=600, env=env)
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        check(tool_ok == (r.returncode == 0),
+              "deps.torch at --%s, wheels %s: %s (%s); oracle import torch: %s"
+              % (level, "on PYTHONPATH" if on_path else "off sys.path", c["status"],
+                 c.get("observed", "")[:300], "ok" if r.returncode == 0 else last[:300]))
+        table.append(("deps.torch", "wheels " + ("on PYTHONPATH" if on_path else "absent"),
+                      c["status"], "", "import torch", "ok" if r.returncode == 0 else last[:60]))
+    return table
+
+
 def remove_cudnn(venv, site):
     """As after a failed or partial upgrade: nvidia-cudnn-cu12's file gone."""
     os.unlink(os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9"))
@@ -864,7 +915,8 @@ def main():
                     choices=["torch251", "torch215", "mixed", "torch251-nocudnn",
                              "torch251-diffusers", "torch215-cudnn-newest",
                              "torch215-cudnn-older", "torch215-nvidia-newest",
-                             "torch215-debian-system", "torch215-c10-cuda-gone"])
+                             "torch215-debian-system", "torch215-c10-cuda-gone",
+                             "torch251-apart", "torch215-apart"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--sanitized", action="store_true")
     a = ap.parse_args()
@@ -900,6 +952,8 @@ def main():
     elif a.layout == "torch215-c10-cuda-gone":
         overlay = ensure_overlay(a.layout, venv, remove_c10_cuda)
         table = layout_c10_cuda_gone(a.exe, overlay, a.out)
+    elif a.layout.endswith("-apart"):
+        table = layout_apart(a.exe, ensure_apart(a.layout, venv), a.out, a.layout)
     elif a.layout == "mixed":
         table = layout_mixed(a.exe, venv, a.out)
     else:
