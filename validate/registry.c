@@ -14,6 +14,7 @@
 #include "validate/probes/python.h"
 #include "validate/probes/rules.h"
 #include "validate/probes/train_config.h"
+#include "validate/probes/uv_remedies.h"
 #include "validate/probes/windows.h"
 #include "validate/probes/wsl.h"
 #include "validate/probes/workloads.h"
@@ -43,5 +44,8 @@ const aitk_provider aitk_providers[] = {
     /* After micro: its GPU context is open; the collectives add to micro[]. */
     {"multigpu", AITK_LEVEL_STANDARD, aitk_multigpu_checks},
     {"workload", AITK_LEVEL_STANDARD, aitk_workload_checks},
+    /* Last: says every remedy's pip commands as uv's where uv made the
+     * environment without pip. */
+    {"python", AITK_LEVEL_QUICK, aitk_uv_remedies},
 };
 const size_t aitk_provider_count = sizeof aitk_providers / sizeof *aitk_providers;

@@ -335,6 +335,37 @@ static void test_no_torch_and_requirements(void **state)
     free(venv);
 }
 
+/* A venv uv made (pyvenv.cfg as uv 0.13.10 writes it) has no pip: the
+ * remedies say uv's commands for it; the same venv with pip keeps pip's. */
+static void test_uv_venv_remedies(void **state)
+{
+    (void)state;
+    char *venv = pt_tempdir("py-uv");
+    const char *pkgs[] = {"diffusers==0.33.0", NULL};
+    pt_fake_venv(venv, "3.11.7", pkgs, NULL);
+    pt_write(venv, "pyvenv.cfg",
+             "home = /root/.pyenv/versions/3.11.7/bin\nimplementation = CPython\n"
+             "uv = 0.13.10\nversion_info = 3.11.7\ninclude-system-site-packages = false\n");
+    cJSON *r = run_quick(venv, NULL);
+    char want[1024];
+    snprintf(want, sizeof want, "e.g. uv pip install --python %s torch torchvision", venv);
+    pt_assert_contains(pt_text(pt_check(r, "python.torch"), "remedy"), want);
+    snprintf(want, sizeof want, "active: uv pip install --python %s -r requirements.txt", venv);
+    pt_assert_contains(pt_text(pt_check(r, "python.requirements"), "remedy"), want);
+    cJSON_Delete(r);
+    /* uv venv --seed puts pip in: pip's own commands then work. */
+    char *site = pt_site(venv, "3.11.7");
+    pt_write(site, "pip/__init__.py", "__version__ = \"25.3\"\n");
+    r = run_quick(venv, NULL);
+    const char *fix = pt_text(pt_check(r, "python.torch"), "remedy");
+    pt_assert_contains(fix, "e.g. pip install torch torchvision");
+    if (strstr(fix, "uv pip"))
+        fail_msg("a venv with pip got uv's commands: %s", fix);
+    cJSON_Delete(r);
+    free(site);
+    free(venv);
+}
+
 /* With --aitk-dir the checkout's requirements.txt is read as pip reads it:
  * what it lists and is not installed, and pins the installed versions do
  * not meet, are warnings; all met, the check passes and says how many. */
@@ -1388,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_pth_path_lines),
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
+        cmocka_unit_test(test_uv_venv_remedies),
         cmocka_unit_test(test_checkout_requirements),
         cmocka_unit_test(test_companion_label_from_version_py),
         cmocka_unit_test(test_companion_torchaudio_missing),
