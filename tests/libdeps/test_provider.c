@@ -319,6 +319,61 @@ static void test_torch_in_venv(void **state)
     cJSON_Delete(ctx.env);
 }
 
+static void test_torch_in_user_site(void **state)
+{
+    (void)state;
+    /* No environment chose a torch: the user site's is judged, unless
+     * PYTHONNOUSERSITE turns the user site off (Python imports nothing
+     * from it then); PYTHONUSERBASE moves it. */
+    char home[] = "/tmp/aitk-user-site-XXXXXX";
+    assert_non_null(mkdtemp(home));
+    char dir[512], link[600];
+    snprintf(dir, sizeof dir, "%s/base/lib/python3.11/site-packages", home);
+    char mk[700];
+    snprintf(mk, sizeof mk, "mkdir -p '%s' '%s/.local/lib'", dir, home);
+    assert_int_equal(system(mk), 0);
+    snprintf(link, sizeof link, "%s/torch", dir);
+    assert_int_equal(symlink(FX "/elf/venv/lib/python3.11/site-packages/torch", link), 0);
+    snprintf(link, sizeof link, "%s/.local/lib/python3.11", home);
+    assert_int_equal(symlink("../../base/lib/python3.11", link), 0);
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("CONDA_PREFIX");
+    unsetenv("PYTHONUSERBASE");
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    setenv("AITK_CUDA_LIB_DIR", FX "/no-cuda-here", 1);
+    const char *cases[][2] = {{"", ""}, {"1", ""}, {"1", "base"}, {"", "base"}};
+    const int judged[] = {1, 0, 0, 1};
+    for (size_t k = 0; k < 4; k++) {
+        setenv("PYTHONNOUSERSITE", cases[k][0], 1);
+        char base[600];
+        snprintf(base, sizeof base, "%s/%s", home, cases[k][1]);
+        if (*cases[k][1])
+            setenv("PYTHONUSERBASE", base, 1);
+        else
+            unsetenv("PYTHONUSERBASE");
+        aitk_run_ctx ctx = {0};
+        ctx.env = cJSON_CreateObject();
+        assert_int_equal(aitk_deps_checks(&ctx), AITK_OK);
+        const aitk_check *c = &ctx.checks.items[1];
+        /* /usr/local and /usr may hold a torch of this machine's own. */
+        const bool user = strstr(c->message, home) != NULL;
+        if (user != (judged[k] == 1))
+            fail_msg("PYTHONNOUSERSITE='%s' PYTHONUSERBASE='%s': %s", cases[k][0], cases[k][1],
+                     c->message);
+        aitk_checklist_free(&ctx.checks);
+        cJSON_Delete(ctx.env);
+    }
+    unsetenv("PYTHONNOUSERSITE");
+    unsetenv("PYTHONUSERBASE");
+    unsetenv("AITK_CUDA_LIB_DIR");
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+        free(old_home);
+    }
+    assert_int_equal(aitk_test_remove_tree(home), 0);
+}
+
 static void test_torch_of_selected_python_env(void **state)
 {
     (void)state;
@@ -532,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_dangling_links),
         cmocka_unit_test(test_torch_in_venv),
         cmocka_unit_test(test_torch_of_selected_python_env),
+        cmocka_unit_test(test_torch_in_user_site),
         cmocka_unit_test(test_torch_apart_from_wheels),
         cmocka_unit_test(test_torch_apart_best_effort),
         cmocka_unit_test(test_real_cuda),

@@ -537,6 +537,13 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     return check_dir(ctx, id, title, dir, env, NULL, NULL);
 }
 
+/* A variable Python counts as set: CPython takes an empty one as unset. */
+static const char *python_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 #ifdef _WIN32
 static bool is_dir(const char *path)
 {
@@ -590,7 +597,8 @@ static aitk_status find_torch(aitk_str *out)
     }
     aitk_str parent = AITK_STR_INIT;
     aitk_status st = AITK_E_NOTFOUND;
-    if (getenv("APPDATA")) {
+    /* The user site, unless PYTHONNOUSERSITE turns it off (site.py). */
+    if (getenv("APPDATA") && !python_env("PYTHONNOUSERSITE")) {
         aitk_str_appendf(&parent, "%s\\Python", getenv("APPDATA"));
         st = find_in_pythons(parent.ptr, "site-packages\\torch\\lib", out);
     }
@@ -620,15 +628,20 @@ static const char *default_cuda_dir(aitk_str *buf)
 /* The first torch/lib folder of the active environment, if any. */
 static aitk_status find_torch(aitk_str *out)
 {
-    const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), getenv("HOME"),
-                              "/usr/local", "/usr"};
+    /* The user site (site.py): $PYTHONUSERBASE, else ~/.local; none at all
+     * under PYTHONNOUSERSITE, where Python imports nothing from it. */
+    const char *home = getenv("HOME");
+    const bool user_site = !python_env("PYTHONNOUSERSITE");
+    const char *user_base = python_env("PYTHONUSERBASE");
+    const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"),
+                              user_site ? (user_base ? user_base : home) : NULL, "/usr/local",
+                              "/usr"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
         if (!prefixes[i] || !*prefixes[i])
             continue;
         aitk_str pat = AITK_STR_INIT;
-        /* $HOME: the user site, ~/.local/lib/python3.X/site-packages. */
         aitk_str_appendf(&pat, "%s%s/lib/python3*/*-packages/torch/lib", prefixes[i],
-                         i == 2 ? "/.local" : "");
+                         i == 2 && !user_base ? "/.local" : "");
         if (aitk_str_status(&pat))
             return AITK_E_NOMEM;
         glob_t g;
@@ -646,8 +659,8 @@ static aitk_status find_torch(aitk_str *out)
 }
 
 static const char *torch_places =
-    "no torch install found in $VIRTUAL_ENV, $CONDA_PREFIX, the user site (~/.local), "
-    "/usr/local or /usr";
+    "no torch install found in $VIRTUAL_ENV, $CONDA_PREFIX, the user site (~/.local or "
+    "$PYTHONUSERBASE, unless PYTHONNOUSERSITE is set), /usr/local or /usr";
 
 static const char *default_cuda_dir(aitk_str *buf)
 {
