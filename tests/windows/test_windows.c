@@ -450,6 +450,64 @@ static void embedded_python_reads_its_pth_only(void **state)
 #undef PY_BASE
 }
 
+/* python.torch and python.shadowing of a --quick run on the embeddable
+ * Python at `python`. */
+static void expect_embedded_torch(const char *python, const char *report, const char *version)
+{
+    remove(report);
+    ran r = RUN("--quick", "--python", python, "--json", report);
+    ran_free(&r);
+    cJSON *doc = load_json(report);
+    const cJSON *c = check_by_id(doc, "python.torch");
+    if (!strstr(json_str(c, "observed"), version))
+        fail_msg("%s: python.torch does not read torch %s: %s", python, version,
+                 json_str(c, "observed"));
+    c = check_by_id(doc, "python.shadowing");
+    if (strcmp(json_str(c, "status"), "pass") != 0)
+        fail_msg("%s: python.shadowing %s: %s", python, json_str(c, "status"),
+                 json_str(c, "message"));
+    cJSON_Delete(doc);
+}
+
+/* ComfyUI's portable build: the embeddable zip's python311._pth with
+ * "import site" appended and "../ComfyUI" put first
+ * (comfyanonymous/ComfyUI .github/workflows/windows_release_package.yml),
+ * no Lib\site-packages line. site.py, run by that line, adds the prefix's
+ * Lib\site-packages (CPython Lib/site.py, getsitepackages on Windows),
+ * where pip put torch; the tool called it not installed. A ._pth that
+ * lists that folder too and imports site reads it once: sys.path holds it
+ * once, and counting its torch twice would fail python.shadowing. */
+static void embedded_python_import_site_reads_site_packages(void **state)
+{
+    (void)state;
+#define PY_BASE AITK_BINARY_DIR "/tests/windows/py-comfyui"
+    static const char *const pth[] = {
+        /* as the workflow leaves it: the zip's own lines end in CR LF */
+        "../ComfyUI\npython311.zip\r\n.\r\n\r\n# Uncomment to run site.main() automatically\r\n"
+        "#import site\r\nimport site\n",
+        /* the same folder named by a line and by site.py */
+        "python311.zip\n.\nLib\nLib\\site-packages\n\n  import site  # run site.main()\n",
+    };
+    for (size_t i = 0; i < sizeof pth / sizeof *pth; i++) {
+        char root[MAX_PATH], file[MAX_PATH];
+        snprintf(root, sizeof root, PY_BASE "/%zu/python_embeded", i);
+        static const char *const stand_ins[] = {"python.exe", "python311.dll", "python311.zip"};
+        for (size_t k = 0; k < sizeof stand_ins / sizeof *stand_ins; k++) {
+            snprintf(file, sizeof file, "%s/%s", root, stand_ins[k]);
+            put_file(file, "stand-in\n");
+        }
+        snprintf(file, sizeof file, "%s/python311._pth", root);
+        put_file(file, pth[i]);
+        snprintf(file, sizeof file, "%s/Lib/site-packages/torch-2.4.1.dist-info/METADATA", root);
+        put_file(file, "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\n\n");
+        snprintf(file, sizeof file, "%s/Lib/site-packages/torch/version.py", root);
+        put_file(file, "__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\n");
+        snprintf(file, sizeof file, AITK_TEST_REPORTS "/windows-embedded-site-%zu.json", i);
+        expect_embedded_torch(root, file, "2.4.1+cu124");
+    }
+#undef PY_BASE
+}
+
 /* AI-Toolkit-Easy-Install (the one-click Windows install of ai-toolkit,
  * Tavris1/AI-Toolkit-Easy-Install, AI-Toolkit-Easy-Install.bat v0.4.1) has
  * no venv: torch lives in an embeddable Python, python_embeded, beside the
@@ -506,6 +564,7 @@ int main(void)
         cmocka_unit_test(quick_run_finds_the_broken_torch_on_its_own),
         cmocka_unit_test(python_user_site_on_windows),
         cmocka_unit_test(embedded_python_reads_its_pth_only),
+        cmocka_unit_test(embedded_python_import_site_reads_site_packages),
         cmocka_unit_test(easy_install_python_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -455,6 +455,18 @@ static int debian_site_py(const char *prefix, const char *version)
     return debian;
 }
 
+/* Whether two names lead to one folder: "x\.", "x/Lib/site-packages" and
+ * "x\Lib\site-packages" are one entry of sys.path for site.py, which
+ * compares them made absolute and case-folded (makepath), and reading the
+ * folder twice would count each package in it twice. */
+static bool same_folder(const char *a, const char *b)
+{
+    aitk_file_id ia, ib;
+    return strcmp(a, b) == 0 || (aitk_file_identity(a, &ia) == 0 &&
+                                 aitk_file_identity(b, &ib) == 0 && ia.volume == ib.volume &&
+                                 ia.index == ib.index);
+}
+
 static void add_site(cJSON *sites, const char *dir, const char *why)
 {
     if (!is_dir(dir))
@@ -462,7 +474,7 @@ static void add_site(cJSON *sites, const char *dir, const char *why)
     const cJSON *s;
     cJSON_ArrayForEach(s, sites)
     {
-        if (strcmp(aitk_field_str(s, "path"), dir) == 0)
+        if (same_folder(aitk_field_str(s, "path"), dir))
             return;
     }
     cJSON *o = cJSON_CreateObject();
@@ -713,15 +725,24 @@ static char *venv_base_prefix(const cJSON *cfg)
     return base;
 }
 
-/* A ._pth file beside python.exe (python._pth, or python3XY._pth beside
- * the DLL: Windows' embeddable Python, as in ComfyUI's portable build)
- * replaces the search path: its lines, relative to its folder, are the path,
- * and Python runs isolated, without PYTHONPATH or the user site (Python
- * documentation, "Using Python on Windows", "Finding modules"). 1 when one
- * was found; its folders are then the sites. */
-static int add_pth_sites(cJSON *sites, const char *prefix)
-{
 #ifdef _WIN32
+/* One line of a ._pth file as getpath.py reads it (CPython
+ * Modules/getpath.py, "SET pythonpath FROM _PTH FILE"): what comes before
+ * a '#', stripped of white space at both ends. */
+static char *pth_line_text(char *line)
+{
+    line[strcspn(line, "#")] = '\0';
+    while (isspace((unsigned char)*line))
+        line++;
+    for (size_t n = strlen(line); n && isspace((unsigned char)line[n - 1]);)
+        line[--n] = '\0';
+    return line;
+}
+
+/* The text of the ._pth file beside python.exe (python._pth, or
+ * python3XY._pth beside the DLL), NULL when there is none. */
+static char *read_pth_file(const char *prefix)
+{
     DIR *d = opendir(prefix);
     struct dirent *e;
     char *text = NULL;
@@ -739,23 +760,53 @@ static int add_pth_sites(cJSON *sites, const char *prefix)
     }
     if (d)
         closedir(d);
+    return text;
+}
+#endif
+
+/* A ._pth file (Windows' embeddable Python, as in ComfyUI's portable
+ * build and AI-Toolkit-Easy-Install) replaces the search path: its lines,
+ * relative to its folder, are the path, and Python runs isolated, without
+ * PYTHONPATH or the user site (Python documentation, "Using Python on
+ * Windows", "Finding modules"). Its line "import site" still runs site.py,
+ * whose getsitepackages() on Windows adds the prefix (the ._pth file's
+ * folder) and its Lib\site-packages, where get-pip.py and pip put
+ * packages: ComfyUI's python_embeded has only that line to find torch
+ * (comfyanonymous/ComfyUI .github/workflows/windows_release_package.yml
+ * appends it to the embeddable zip's python3XY._pth). 1 when a ._pth file
+ * was found; its folders are then the sites. */
+static int add_pth_sites(cJSON *sites, const char *prefix)
+{
+#ifdef _WIN32
+    char *text = read_pth_file(prefix);
     if (!text)
         return 0;
+    bool site_import = false;
     for (char *line = text, *next; line && *line; line = next) {
         size_t n = strcspn(line, "\r\n");
         next = line[n] ? line + n + 1 : NULL;
         line[n] = '\0';
-        if (*line == '#' || strncmp(line, "import ", 7) == 0 || !*line)
+        const char *path = pth_line_text(line);
+        if (strcmp(path, "import site") == 0)
+            site_import = true;
+        if (!*path || strncmp(path, "import ", 7) == 0)
             continue;
         aitk_str dir = AITK_STR_INIT;
-        if (line[0] && line[1] == ':')
-            aitk_str_append(&dir, line);
+        if (path[0] && path[1] == ':')
+            aitk_str_append(&dir, path);
         else
-            aitk_path_join(&dir, prefix, line);
+            aitk_path_join(&dir, prefix, path);
         add_site(sites, aitk_str_cstr(&dir), "._pth file");
         aitk_str_free(&dir);
     }
     aitk_free(text);
+    if (site_import) {
+        aitk_str sp = AITK_STR_INIT;
+        aitk_path_join(&sp, prefix, "Lib/site-packages");
+        add_site_dir(sites, prefix, "environment");
+        add_site_dir(sites, aitk_str_cstr(&sp), "environment");
+        aitk_str_free(&sp);
+    }
     return 1;
 #else
     (void)sites;
