@@ -905,6 +905,48 @@ static void test_venv_base_gone(void **state)
 #endif
 }
 
+/* A venv made on Windows, read by the Linux build (WSL's /mnt/c): its
+ * pyvenv.cfg as CPython 3.11's venv writes it there (Lib/venv/__init__.py,
+ * create_configuration), Scripts\python.exe, which WSL's drvfs shows as
+ * executable. Its home is no folder here, and python.env said that Python
+ * was uninstalled or moved and told to recreate the venv in place with
+ * --clear, which would wipe the venv Windows trains in. */
+static void test_windows_venv_on_linux(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* the Linux build's reading of a Windows venv */
+#else
+    char *venv = pt_tempdir("py-winvenv");
+    pt_write(venv, "pyvenv.cfg",
+             "home = C:\\Users\\Ana\\AppData\\Local\\Programs\\Python\\Python311\r\n"
+             "include-system-site-packages = false\r\nversion = 3.11.9\r\n"
+             "executable = C:\\Users\\Ana\\AppData\\Local\\Programs\\Python\\Python311"
+             "\\python.exe\r\ncommand = C:\\Users\\Ana\\AppData\\Local\\Programs\\Python"
+             "\\Python311\\python.exe -m venv C:\\ai-toolkit\\venv\r\n");
+    pt_write(venv, "Scripts/python.exe", "MZ\n");
+    pt_chmod_x(venv, "Scripts/python.exe");
+    pt_write(venv, "Lib/site-packages/torch-2.7.1+cu128.dist-info/METADATA",
+             "Name: torch\nVersion: 2.7.1+cu128\n\n");
+    char exe[700];
+    snprintf(exe, sizeof exe, "%s/Scripts/python.exe", venv);
+    const char *named[] = {venv, exe};
+    for (size_t i = 0; i < 2; i++) {
+        cJSON *r = run_quick(named[i], NULL);
+        const cJSON *c = pt_check(r, "python.env");
+        pt_assert_status(c, "fail");
+        pt_assert_contains(pt_text(c, "message"), "this venv was made on Windows: pyvenv.cfg "
+                                                  "names home = C:\\Users\\Ana\\AppData");
+        pt_assert_contains(pt_text(c, "remedy"), "aitk-validate.exe");
+        if (strstr(pt_text(c, "remedy"), "--clear") || strstr(pt_text(c, "message"), "gone"))
+            fail_msg("python.env calls the Windows venv broken here: %s %s",
+                     pt_text(c, "message"), pt_text(c, "remedy"));
+        cJSON_Delete(r);
+    }
+    free(venv);
+#endif
+}
+
 /* A real venv moved after it was made, then activated: its activate
  * script sets $VIRTUAL_ENV to the old place, which is gone. The tool
  * skipped the missing folder without a word and judged the next
@@ -1438,6 +1480,7 @@ int main(void)
         cmocka_unit_test(test_aitk_dir_venv),
         cmocka_unit_test(test_path_venv_not_activated),
         cmocka_unit_test(test_venv_base_gone),
+        cmocka_unit_test(test_windows_venv_on_linux),
         cmocka_unit_test(test_stale_virtual_env),
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),

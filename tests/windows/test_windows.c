@@ -508,6 +508,40 @@ static void embedded_python_import_site_reads_site_packages(void **state)
 #undef PY_BASE
 }
 
+/* A venv made on Linux, given to the Windows build (through \\wsl$): its
+ * pyvenv.cfg names a pyenv Python's bin folder, a path no Windows Python
+ * writes. python.env said that Python was uninstalled or moved and told
+ * to recreate the venv in place with --clear, which would wipe the venv
+ * Linux trains in. */
+static void linux_venv_is_named_as_such(void **state)
+{
+    (void)state;
+#define PY_BASE AITK_BINARY_DIR "/tests/windows/py-linux-venv"
+#define PYENV_BIN "/home/ana/.pyenv/versions/3.12.3/bin"
+    put_file(PY_BASE "/venv/pyvenv.cfg",
+             "home = " PYENV_BIN "\ninclude-system-site-packages = false\nversion = 3.12.3\n"
+             "executable = " PYENV_BIN "/python3.12\ncommand = " PYENV_BIN
+             "/python3 -m venv /home/ana/ai-toolkit/venv\n");
+    put_file(PY_BASE "/venv/bin/python3", "not a program\n");
+    put_file(PY_BASE "/venv/lib/python3.12/site-packages/torch-2.7.1.dist-info/METADATA",
+             "Name: torch\nVersion: 2.7.1\n\n");
+    const char *report = AITK_TEST_REPORTS "/windows-linux-venv.json";
+    remove(report);
+    ran r = RUN("--quick", "--python", PY_BASE "/venv", "--json", report);
+    ran_free(&r);
+    cJSON *doc = load_json(report);
+    const cJSON *c = check_by_id(doc, "python.env");
+    if (strcmp(json_str(c, "status"), "fail") != 0 ||
+        !strstr(json_str(c, "message"),
+                "this venv was made on Linux or macOS: pyvenv.cfg names home = " PYENV_BIN) ||
+        strstr(json_str(c, "remedy"), "--clear"))
+        fail_msg("python.env %s: %s / %s", json_str(c, "status"), json_str(c, "message"),
+                 json_str(c, "remedy"));
+    cJSON_Delete(doc);
+#undef PYENV_BIN
+#undef PY_BASE
+}
+
 /* AI-Toolkit-Easy-Install (the one-click Windows install of ai-toolkit,
  * Tavris1/AI-Toolkit-Easy-Install, AI-Toolkit-Easy-Install.bat v0.4.1) has
  * no venv: torch lives in an embeddable Python, python_embeded, beside the
@@ -565,6 +599,7 @@ int main(void)
         cmocka_unit_test(python_user_site_on_windows),
         cmocka_unit_test(embedded_python_reads_its_pth_only),
         cmocka_unit_test(embedded_python_import_site_reads_site_packages),
+        cmocka_unit_test(linux_venv_is_named_as_such),
         cmocka_unit_test(easy_install_python_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

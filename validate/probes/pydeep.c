@@ -188,11 +188,18 @@ aitk_status aitk_pydeep_check(aitk_run_ctx *ctx, cJSON *pyenv, const char *const
     if (!*interp && cJSON_GetObjectItemCaseSensitive(pyenv, "base_missing")) {
         /* A venv whose base Python is gone: nothing can import torch, and
          * python.env names the Python to bring back. */
+        /* Made on another system, the venv is whole: recreating it in
+         * place would wipe what that system trains in. */
+        const bool elsewhere =
+            *aitk_field_str(cJSON_GetObjectItemCaseSensitive(pyenv, "base_missing"), "made_on");
         c.status = AITK_CHECK_FAIL;
         c.observed = "the venv's python cannot start";
-        c.message = "import torch cannot run: the Python this venv was made from is gone "
-                    "(python.env)";
-        c.remedy = "Recreate the venv or reinstall its Python, as python.env says.";
+        c.message = elsewhere ? "import torch cannot run: this venv was made on another system "
+                                "(python.env)"
+                              : "import torch cannot run: the Python this venv was made from "
+                                "is gone (python.env)";
+        c.remedy = elsewhere ? "Judge the venv where it was made, as python.env says."
+                             : "Recreate the venv or reinstall its Python, as python.env says.";
         c.follows = "python.env";
         return aitk_checklist_add(&ctx->checks, &c);
     }

@@ -879,13 +879,30 @@ static void read_packages(cJSON *env, const cJSON *sites)
     companion_labels(packages);
 }
 
+/* The system that wrote a pyvenv.cfg path no Python of this one writes,
+ * NULL for this system's own: "C:\..." or "\\server\..." read on Linux
+ * (a Windows venv seen through /mnt/c under WSL), "/usr/bin" read on
+ * Windows (a Linux venv seen through \\wsl$). Such a venv runs only
+ * there (Python documentation, venv, "How venvs work": not movable). */
+static const char *other_system_of(const char *path)
+{
+#ifdef _WIN32
+    return path[0] == '/' ? "Linux or macOS" : NULL;
+#else
+    const bool drive = isalpha((unsigned char)path[0]) && path[1] == ':' &&
+                       (path[2] == '\\' || path[2] == '/');
+    return drive || strncmp(path, "\\\\", 2) == 0 ? "Windows" : NULL;
+#endif
+}
+
 /* A venv has no Python of its own: bin/python3 is a link to the
  * interpreter pyvenv.cfg's home holds (or, made with --copies, a copy that
  * still reads that installation's standard library). When home, or the
  * executable pyvenv.cfg names, is gone (that Python uninstalled, renamed
  * or moved) nothing starts in the venv: "No such file or directory".
  * Recorded as "base_missing" {key, path}: the pyvenv.cfg line that names
- * what is gone. */
+ * what is gone; with "made_on" when that path is another system's: the
+ * venv was made there, and nothing of it is missing. */
 static void note_missing_base(const cJSON *cfg, cJSON *env)
 {
     const char *home = aitk_field_str(cfg, "home");
@@ -895,8 +912,11 @@ static void note_missing_base(const cJSON *cfg, cJSON *env)
                                               : NULL;
     cJSON *gone = key ? cJSON_AddObjectToObject(env, "base_missing") : NULL;
     if (gone) {
+        const char *path = aitk_field_str(cfg, key), *made_on = other_system_of(path);
         cJSON_AddStringToObject(gone, "key", key);
-        cJSON_AddStringToObject(gone, "path", aitk_field_str(cfg, key));
+        cJSON_AddStringToObject(gone, "path", path);
+        if (made_on)
+            cJSON_AddStringToObject(gone, "made_on", made_on);
     }
 }
 

@@ -58,6 +58,32 @@ static int mm(const char *v)
     return aitk_pyver_major_minor(v, &a, &b) ? a * 100 + b : -1;
 }
 
+/* A venv made on another system (pyenv.c, other_system_of): a Windows
+ * venv read through WSL's /mnt/c, or a Linux one through \\wsl$. Its
+ * python runs only there, and the usual remedy, recreating the venv in
+ * place, would wipe the environment that system trains in: this one says
+ * to judge it there and to make one of this system's own. */
+static aitk_check_status judge_other_system_venv(judged *j, const char *key, const char *path,
+                                                 const char *made_on)
+{
+    aitk_str_append(&j->src, "; Python documentation, venv, 'How venvs work': not movable or "
+                             "copyable, recreate the environment in the target location "
+                             "(https://docs.python.org/3/library/venv.html)");
+    aitk_str_appendf(&j->obs, "; pyvenv.cfg's %s %s is a %s path", key, path, made_on);
+    aitk_str_appendf(&j->msg, "this venv was made on %s: pyvenv.cfg names %s = %s, and its "
+                              "python runs only there, so ai-toolkit cannot run in it on this "
+                              "system",
+                     made_on, key, path);
+    aitk_str_appendf(&j->fix, "Leave this venv as it is: ai-toolkit on %s may train in it; "
+                              "judge it there with aitk-validate's %s build. To train on this "
+                              "system, make a venv of its own for an ai-toolkit checkout on its "
+                              "own disk, install the requirements and the README's torch line "
+                              "in it, and give that one to --python.",
+                     made_on,
+                     strcmp(made_on, "Windows") == 0 ? "Windows (aitk-validate.exe)" : "Linux");
+    return AITK_CHECK_FAIL;
+}
+
 /* A venv whose base Python is gone (pyenv.c, note_missing_base): the
  * packages are still there, so every static check would pass; the
  * interpreter is what cannot run. */
@@ -68,6 +94,8 @@ static aitk_check_status judge_missing_base(const cJSON *sel, judged *j)
     aitk_str_clear(&j->src);
     aitk_str_append(&j->src, "PEP 405, 'Specification': a venv's pyvenv.cfg names with home the "
                              "base installation whose interpreter it runs");
+    if (*aitk_field_str(gone, "made_on"))
+        return judge_other_system_venv(j, key, path, aitk_field_str(gone, "made_on"));
     aitk_str_appendf(&j->obs, "; pyvenv.cfg's %s %s does not exist", key, path);
     aitk_str_appendf(&j->msg, "the Python this venv was made from is gone: pyvenv.cfg names "
                               "%s = %s, which no longer exists (uninstalled, renamed or moved), "
