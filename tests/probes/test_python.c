@@ -947,6 +947,37 @@ static void test_windows_venv_on_linux(void **state)
 #endif
 }
 
+/* A torch for another Python in a venv's site-packages (pip install
+ * --target with another --python-version, a folder copied from another
+ * venv): Python 3.12 imports only extension files tagged for 3.12
+ * (CPython Python/dynload_shlib.c), so torch._C of a cp311 wheel is never
+ * found. Its WHEEL's Tag says so; the same torch for cp312 passes. */
+static void test_torch_wheel_for_another_python(void **state)
+{
+    (void)state;
+    static const char *const tags[] = {"cp312-cp312", "cp311-cp311"};
+    for (size_t i = 0; i < 2; i++) {
+        char *venv = pt_tempdir(i ? "py-wheel-cp311" : "py-wheel-cp312");
+        const char *pkgs[] = {"torch==2.7.1+cu128", NULL};
+        pt_fake_venv(venv, "3.12.3", pkgs, "12.8");
+        char wheel[200];
+        snprintf(wheel, sizeof wheel, "Wheel-Version: 1.0\nGenerator: setuptools (75.8.0)\n"
+                                      "Root-Is-Purelib: false\nTag: %s-manylinux_2_28_x86_64\n\n",
+                 tags[i]);
+        char *site = pt_site(venv, "3.12.3");
+        pt_write(site, "torch-2.7.1+cu128.dist-info/WHEEL", wheel);
+        free(site);
+        cJSON *r = run_quick(venv, NULL);
+        const cJSON *c = pt_check(r, "python.torch_python");
+        pt_assert_status(c, i ? "fail" : "pass");
+        if (i)
+            pt_assert_contains(pt_text(c, "message"),
+                               "this torch's wheel was built for Python 3.11");
+        cJSON_Delete(r);
+        free(venv);
+    }
+}
+
 /* A real venv moved after it was made, then activated: its activate
  * script sets $VIRTUAL_ENV to the old place, which is gone. The tool
  * skipped the missing folder without a word and judged the next
@@ -1481,6 +1512,7 @@ int main(void)
         cmocka_unit_test(test_path_venv_not_activated),
         cmocka_unit_test(test_venv_base_gone),
         cmocka_unit_test(test_windows_venv_on_linux),
+        cmocka_unit_test(test_torch_wheel_for_another_python),
         cmocka_unit_test(test_stale_virtual_env),
         cmocka_unit_test(test_debian_system_python),
         cmocka_unit_test(test_user_site_first_outside_venv),

@@ -542,6 +542,52 @@ static void linux_venv_is_named_as_such(void **state)
 #undef PY_BASE
 }
 
+/* A conda environment on Windows keeps pip's packages in Lib\site-packages
+ * whatever its Python's version, so `conda install python=3.12` leaves the
+ * cp311 torch pip put there where Python 3.12 reads it, and import torch
+ * fails: 3.12 loads only ".cp312-win_amd64.pyd" and ".pyd" extension files
+ * (CPython Python/dynload_win.c), not torch\_C.cp311-win_amd64.pyd. The
+ * tool passed python.torch_python, torch 2.4 being made for 3.12 too. The
+ * same environment before the upgrade passes. */
+static void conda_torch_for_another_python(void **state)
+{
+    (void)state;
+#define PY_BASE AITK_BINARY_DIR "/tests/windows/py-conda-upgrade"
+    static const char *const dlls[] = {"python311.dll", "python312.dll"};
+    for (size_t i = 0; i < 2; i++) {
+        char env[MAX_PATH], file[MAX_PATH];
+        snprintf(env, sizeof env, PY_BASE "/%zu/envs/aitk", i);
+        snprintf(file, sizeof file, "%s/python.exe", env);
+        put_file(file, "stand-in\n");
+        snprintf(file, sizeof file, "%s/%s", env, dlls[i]);
+        put_file(file, "stand-in\n");
+        snprintf(file, sizeof file, "%s/conda-meta/history", env);
+        put_file(file, "==> 2026-01-01 00:00:00 <==\n");
+        snprintf(file, sizeof file, "%s/Lib/site-packages/torch-2.4.1.dist-info/METADATA", env);
+        put_file(file, "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\n\n");
+        /* torch 2.4.1's own WHEEL file, as PyPI's cp311 win_amd64 wheel has it */
+        snprintf(file, sizeof file, "%s/Lib/site-packages/torch-2.4.1.dist-info/WHEEL", env);
+        put_file(file, "Wheel-Version: 1.0\nGenerator: bdist_wheel (0.44.0)\n"
+                       "Root-Is-Purelib: false\nTag: cp311-cp311-win_amd64\n\n");
+        snprintf(file, sizeof file, "%s/Lib/site-packages/torch/version.py", env);
+        put_file(file, "__version__ = '2.4.1+cu124'\ncuda: Optional[str] = '12.4'\n");
+        snprintf(file, sizeof file, "%s/python.exe", env);
+        const char *report = AITK_TEST_REPORTS "/windows-conda-upgrade.json";
+        remove(report);
+        ran r = RUN("--quick", "--python", file, "--json", report);
+        ran_free(&r);
+        cJSON *doc = load_json(report);
+        const cJSON *c = check_by_id(doc, "python.torch_python");
+        const char *want = i ? "fail" : "pass";
+        if (strcmp(json_str(c, "status"), want) != 0 ||
+            (i && !strstr(json_str(c, "message"), "built for Python 3.11")))
+            fail_msg("%s: python.torch_python %s, not %s: %s", dlls[i], json_str(c, "status"),
+                     want, json_str(c, "message"));
+        cJSON_Delete(doc);
+    }
+#undef PY_BASE
+}
+
 /* AI-Toolkit-Easy-Install (the one-click Windows install of ai-toolkit,
  * Tavris1/AI-Toolkit-Easy-Install, AI-Toolkit-Easy-Install.bat v0.4.1) has
  * no venv: torch lives in an embeddable Python, python_embeded, beside the
@@ -600,6 +646,7 @@ int main(void)
         cmocka_unit_test(embedded_python_reads_its_pth_only),
         cmocka_unit_test(embedded_python_import_site_reads_site_packages),
         cmocka_unit_test(linux_venv_is_named_as_such),
+        cmocka_unit_test(conda_torch_for_another_python),
         cmocka_unit_test(easy_install_python_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -843,6 +843,40 @@ static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
     aitk_free(base);
 }
 
+/* The CPython a wheel's extension modules were built for, from the Tag
+ * lines of its dist-info/WHEEL ("Tag: cp311-cp311-win_amd64", PEP 425):
+ * "3.11" when every tag names one CPython ABI, else "" (abi3, none: any
+ * version loads them). A Python of another version passes the modules by,
+ * since it imports only extension files tagged with its own version
+ * (CPython Python/dynload_win.c: ".cp312-win_amd64.pyd" and ".pyd";
+ * Python/dynload_shlib.c: ".cpython-312-x86_64-linux-gnu.so"). */
+static void wheel_python(const char *meta_dir, aitk_str *out)
+{
+    aitk_str path = AITK_STR_INIT;
+    aitk_path_join(&path, meta_dir, "WHEEL");
+    char *text = NULL;
+    size_t len = 0;
+    unsigned first = 0;
+    bool one = aitk_file_read(aitk_str_cstr(&path), SMALL_FILE, &text, &len, NULL) == AITK_OK;
+    for (char *line = one ? text : NULL, *next; line && *line && one; line = next) {
+        size_t n = strcspn(line, "\n");
+        next = line[n] ? line + n + 1 : NULL;
+        line[n] = '\0';
+        unsigned py = 0, abi = 0;
+        char sep = 0;
+        if (strncmp(line, "Tag:", 4) != 0)
+            continue;
+        one = sscanf(line + 4, " cp%3u-cp%3u%c", &py, &abi, &sep) == 3 && py == abi &&
+              py >= 30 && (sep == '-' || sep == 't') && (!first || first == py);
+        first = py;
+    }
+    if (one && first) /* cp39 is 3.9, cp311 3.11 */
+        aitk_str_appendf(out, "%u.%u", first < 100 ? first / 10 : first / 100,
+                         first < 100 ? first % 10 : first % 100);
+    aitk_free(text);
+    aitk_str_free(&path);
+}
+
 /* The packages of every site, then torch's own record. */
 static void read_packages(cJSON *env, const cJSON *sites)
 {
@@ -875,6 +909,13 @@ static void read_packages(cJSON *env, const cJSON *sites)
         if (!cJSON_GetObjectItemCaseSensitive(torch, "version"))
             cJSON_AddStringToObject(torch, "version", aitk_field_str(torch_pkg, "version"));
         torch_variant(torch);
+        aitk_str built_for = AITK_STR_INIT;
+        const cJSON *imported =
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(torch_pkg, "installs"), 0);
+        wheel_python(aitk_field_str(imported, "metadata"), &built_for);
+        if (built_for.len)
+            cJSON_AddStringToObject(torch, "wheel_python", aitk_str_cstr(&built_for));
+        aitk_str_free(&built_for);
     }
     companion_labels(packages);
 }

@@ -295,6 +295,34 @@ static aitk_status check_torch(aitk_run_ctx *ctx, const cJSON *sel, const cJSON 
     return add_judged(ctx, &j, "torch", AITK_CHECK_PASS);
 }
 
+/* A torch wheel built for another CPython than the one that would import
+ * it (pyenv.c, wheel_python): on Windows a conda environment's
+ * Lib\site-packages is the same folder for every Python version, so
+ * `conda install python=3.12` leaves pip's cp311 torch where 3.12 reads
+ * it, and `import torch` fails for want of torch._C. True when so, with
+ * the judgement in j. */
+static bool judge_wheel_python(const cJSON *torch, const char *pv, judged *j)
+{
+    const char *built = aitk_field_str(torch, "wheel_python");
+    if (!*built || mm(pv) < 0 || mm(built) == mm(pv))
+        return false;
+    aitk_str_appendf(&j->obs, "; its wheel is built for Python %s", built);
+    aitk_str_appendf(&j->msg, "this torch's wheel was built for Python %s (the Tag of its "
+                              "dist-info's WHEEL), and Python %s does not import extension "
+                              "modules built for another version: import torch fails (no "
+                              "module torch._C)",
+                     built, pv);
+    aitk_str_appendf(&j->fix, "Install torch, torchvision and torchaudio again in this "
+                              "environment with the README's torch line and "
+                              "--force-reinstall, so that pip picks the wheels for Python %s; "
+                              "or use a Python %s environment.",
+                     pv, built);
+    aitk_str_append(&j->src, "; PEP 425, compatibility tags; CPython Python/dynload_win.c "
+                             "and Python/dynload_shlib.c (only extension files tagged for the "
+                             "running version load)");
+    return true;
+}
+
 static aitk_status check_torch_python(aitk_run_ctx *ctx, const cJSON *sel, const cJSON *torch)
 {
     int ta, tb;
@@ -314,6 +342,10 @@ static aitk_status check_torch_python(aitk_run_ctx *ctx, const cJSON *sel, const
         const char *dash = strchr(range, '-');
         lo = mm(range);
         hi = dash ? mm(dash + 1) : -1;
+    }
+    if (judge_wheel_python(torch, pv, &j)) {
+        aitk_str_appendf(&j.exp, "Python %s", aitk_field_str(torch, "wheel_python"));
+        return add_judged(ctx, &j, "Python for this torch", AITK_CHECK_FAIL);
     }
     if (lo < 0 || hi < 0 || mm(pv) < 0) {
         aitk_str_appendf(&j.msg, mm(pv) < 0 ? "the Python version is unknown"
