@@ -335,6 +335,35 @@ static void test_no_torch_and_requirements(void **state)
     free(venv);
 }
 
+/* include-system-site-packages is read as site.py reads it, lower-cased
+ * (CPython Lib/site.py, venv(): system_site = value.lower()): "True"
+ * lets the base installation's packages in, as "true" does. */
+static void test_system_site_any_case(void **state)
+{
+    (void)state;
+    char *root = pt_tempdir("py-sys-case");
+    char base_site[1024], cfg[1200], venv[400];
+    snprintf(base_site, sizeof base_site, "%s/base/lib/python3.11/site-packages", root);
+    pt_write(base_site, "torch-2.5.1.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\nSummary: x\n\nbody\n");
+    snprintf(venv, sizeof venv, "%s/venv", root);
+    pt_fake_venv(venv, "3.11.7", NULL, NULL);
+    const char *values[] = {"True", "TRUE", "true", "false", "False"};
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(cfg, sizeof cfg, "home = %s/base/bin\ninclude-system-site-packages = %s\n"
+                                  "version = 3.11.7\n", root, values[i]);
+        pt_write(venv, "pyvenv.cfg", cfg);
+        cJSON *r = run_quick(venv, NULL);
+        const char *obs = pt_text(pt_check(r, "python.torch"), "observed");
+        const int seen = strstr(obs, "2.5.1") != NULL;
+        if (seen != (i < 3))
+            fail_msg("include-system-site-packages = %s: python.torch observed '%s'", values[i],
+                     obs);
+        cJSON_Delete(r);
+    }
+    free(root);
+}
+
 /* A venv uv made (pyvenv.cfg as uv 0.13.10 writes it) has no pip: the
  * remedies say uv's commands for it; the same venv with pip keeps pip's. */
 static void test_uv_venv_remedies(void **state)
@@ -1493,6 +1522,7 @@ int main(void)
         cmocka_unit_test(test_cpu_torch),
         cmocka_unit_test(test_no_torch_and_requirements),
         cmocka_unit_test(test_uv_venv_remedies),
+        cmocka_unit_test(test_system_site_any_case),
         cmocka_unit_test(test_checkout_requirements),
         cmocka_unit_test(test_companion_label_from_version_py),
         cmocka_unit_test(test_companion_torchaudio_missing),

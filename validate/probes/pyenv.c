@@ -831,11 +831,12 @@ static void add_search_sites(cJSON *sites, const char *prefix, const cJSON *cfg,
         return;
     }
     /* A venv: its own site-packages, then what include-system-site-packages
-     * lets through (with it false, site.py turns the user site off too). */
+     * lets through (with it false, site.py turns the user site off too).
+     * site.py lower-cases the value: "True" counts as "true". */
     char *base = venv_base_prefix(cfg);
     int debian = base && debian_site_py(base, version);
     add_prefix_sites(sites, prefix, version, 1, debian, "environment");
-    if (strcmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0) {
+    if (strcasecmp(aitk_field_str(cfg, "include-system-site-packages"), "true") == 0) {
         add_user_site(sites, version);
         if (base)
             add_prefix_sites(sites, base, version, 1, debian, "base installation");
