@@ -139,6 +139,14 @@ static bool machine_made(const char *v, size_t n)
     return alpha && digit;
 }
 
+static size_t digit_run(const char *v)
+{
+    size_t n = 0;
+    while (isdigit((unsigned char)v[n]))
+        n++;
+    return n;
+}
+
 /* The value after `NAME=`, `NAME: `, `"NAME": "` at p[at]: its length. A
  * quoted value runs to its closing quote (a passphrase has spaces); a bare
  * one to a space, quotes, or , ; & (the next item of a list or a URL's
@@ -205,9 +213,17 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
     /* '[': already a placeholder; '(': the tool's own "(set; value not shown)". */
     if (v < min || p[at] == '[' || p[at] == '(')
         return 0;
-    /* After a token or key name: only a value that looks machine-made. */
-    if (min > 1 && !machine_made(p + at, v))
-        return 0;
+    /* After a token or key name: only a value that looks machine-made, or
+     * a long run of digits after a name whose last word says it is a
+     * secret (HF_TOKEN=8675309..., "api_key": 12345678...): a count is
+     * shorter, and its name is not a secret's (max_tokens). */
+    if (min > 1 && !machine_made(p + at, v)) {
+        /* JSON's number runs to its closing brace, which stays. */
+        const size_t d = digit_run(p + at);
+        if (d < min || isalnum((unsigned char)p[at + d]) || !aitk_redact_secret_field(p, n))
+            return 0;
+        v = d;
+    }
     *name_len = at;
     return at + v;
 }
@@ -466,6 +482,51 @@ static bool token_as_user(const char *u, size_t n)
     return (n >= 8 && machine_made(u, n)) || (n >= 20 && !memchr(u, '.', n));
 }
 
+/* A host with a port (proxy:3128) or a dotted name (proxy.corp.example). */
+static bool proxy_host(const char *h)
+{
+    size_t n = 0, digits = 0;
+    bool dot = false;
+    for (; isalnum((unsigned char)h[n]) || h[n] == '-' || h[n] == '.'; n++)
+        dot |= h[n] == '.';
+    if (n && h[n] == ':')
+        while (isdigit((unsigned char)h[n + 1 + digits]))
+            digits++;
+    return n && (dot || (digits >= 1 && digits <= 5 && !isalnum((unsigned char)h[n + 1 + digits])));
+}
+
+/* Whether text[0..n) holds "://": another URL, not a password. */
+static bool holds_url(const char *text, size_t n)
+{
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (strncmp(text + i, "://", 3) == 0)
+            return true;
+    return false;
+}
+
+/* A password holding '/', '?' or '#' written into a URL unencoded
+ * (https://user:pa#ss@host/): the authority scan stopped at `stop`, after
+ * "user:" and before any '@'. The '@' further on, before a space or a
+ * quote, with a host name after it, ends the password; a port
+ * (host:8080/...) is digits and is not one. Where that '@' is, or 0. */
+static size_t password_past_delimiter(const char *p, size_t stop)
+{
+    const char *colon = memchr(p + 3, ':', stop - 3);
+    if (!colon || !strchr("/?#", p[stop]))
+        return 0;
+    bool digits = true;
+    for (const char *q = colon + 1; q < p + stop; q++)
+        digits &= isdigit((unsigned char)*q) != 0;
+    if (digits)
+        return 0;
+    size_t at = stop;
+    while (p[at] && !isspace((unsigned char)p[at]) && !strchr("@\"'<>`", p[at]))
+        at++;
+    if (p[at] != '@' || !proxy_host(p + at + 1) || holds_url(p + stop, at - stop))
+        return 0;
+    return at;
+}
+
 /* The userinfo of a URL at p = "://" (the scheme is behind it): what comes
  * before the last '@' ahead of the path, query or fragment; a ':' in it
  * separates the user from the password. */
@@ -478,6 +539,8 @@ static bool url_userinfo(const char *p, aitk_url_credentials *c)
         end++;
     }
     if (!at)
+        at = password_past_delimiter(p, end);
+    if (!at)
         return false;
     const char *colon = memchr(p + 3, ':', at - 3);
     c->user_at = 3;
@@ -489,19 +552,6 @@ static bool url_userinfo(const char *p, aitk_url_credentials *c)
     /* TOKEN:@host, an empty password: the user is the credential. */
     c->user_secret = c->user_len && (colon ? !c->password_len : token_as_user(p + 3, c->user_len));
     return c->password_len || c->user_secret;
-}
-
-/* A host with a port (proxy:3128) or a dotted name (proxy.corp.example). */
-static bool proxy_host(const char *h)
-{
-    size_t n = 0, digits = 0;
-    bool dot = false;
-    for (; isalnum((unsigned char)h[n]) || h[n] == '-' || h[n] == '.'; n++)
-        dot |= h[n] == '.';
-    if (n && h[n] == ':')
-        while (isdigit((unsigned char)h[n + 1 + digits]))
-            digits++;
-    return n && (dot || (digits >= 1 && digits <= 5 && !isalnum((unsigned char)h[n + 1 + digits])));
 }
 
 /* user:password@host[:port] with no scheme, the way http_proxy and

@@ -461,7 +461,15 @@ static void test_userinfo(void **state)
     expect_scrub("http_proxy=pxuserB:ProxyPassB456@proxy.corp.example:8080",
                  "http_proxy=pxuserB:[secret]@proxy.corp.example:8080");
     expect_scrub("{\"https_proxy\": \"u_1:pw@squid:3128\"}", "{\"https_proxy\": \"u_1:[secret]@squid:3128\"}");
+    /* A password with '#', '/' or '?' left unencoded: the '@' further on,
+     * before a host, still ends it. */
+    expect_scrub("index-url = https://alice:pa#ss9@pypi.corp.example/simple x",
+                 "index-url = https://alice:[secret]@pypi.corp.example/simple x");
+    expect_scrub("https://alice:pa/ss9@pypi.corp.example/ https://bob:q?w@h.example:8443/",
+                 "https://alice:[secret]@pypi.corp.example/ https://bob:[secret]@h.example:8443/");
     static const char *const kept[] = {
+        "https://host.example:8080/path/user@example.com",
+        "https://h.example/a:b/c@d.example and https://x.example/y#z then bob@corp.example",
         "ssh://git@github.com/x/y.git and https://jdoe@host.example/x",
         "git@github.com:org/repo.git, mailto:alice@example.org",
         "nvcr.io/nvidia/pytorch:24.01-py3@sha256:0123abcdef",
@@ -504,7 +512,12 @@ static void test_plain_text_forms(void **state)
                  "twine upload -u __token__ -p [secret]");
     expect_scrub("-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0abc\n-----END PGP PRIVATE KEY BLOCK-----",
                  "-----BEGIN PGP PRIVATE KEY BLOCK-----[secret]");
+    /* Digits alone after a name whose last word is a secret's; a count
+     * after other names stays. */
+    expect_scrub("HF_TOKEN=8675309123456789 {\"api_key\": 12345678901234}",
+                 "HF_TOKEN=[secret] {\"api_key\": [secret]}");
     static const char *const kept[] = {
+        "max_tokens=12345678 text_tokens: 512 HF_TOKEN=1234 hub_token_count: 123456789012",
         "--tokenizer t5 --max-tokens 77 --token <your token> --token $HF_TOKEN --key name",
         "the machine learns; by default login is slow",
         "Authorization failed; x-request-id: abc123; set-cookie-policy: strict",
