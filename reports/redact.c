@@ -396,6 +396,36 @@ static aitk_status learn_home_users(aitk_redactor *r, const char *s)
     return AITK_OK;
 }
 
+/* The home folder a path gives away by what sits in it: the folder that
+ * holds a .cache, .local, .config, .pyenv or .conda (the folders Python,
+ * pip, pyenv, conda and the Hugging Face cache keep in a user's home) is
+ * one, wherever homes live: /home1/<group>/<user>, /scratch/u/<user>,
+ * /root. Its last component is learnt as a user name, as the live run
+ * learns $USER. */
+static aitk_status learn_dot_folder_users(aitk_redactor *r, const char *s)
+{
+    static const char *const dot[] = {".cache", ".local", ".config", ".pyenv", ".conda"};
+    for (size_t i = 1; s[i]; i++) {
+        if ((s[i - 1] != '/' && s[i - 1] != '\\') || s[i] != '.')
+            continue;
+        size_t n = strcspn(s + i, "/\\ \t\r\n\"':;,");
+        bool known = false;
+        for (size_t k = 0; k < sizeof dot / sizeof *dot && !known; k++)
+            known = strlen(dot[k]) == n && strncmp(s + i, dot[k], n) == 0;
+        size_t end = i - 1, start = end;
+        while (start > 0 && !strchr("/\\ \t\r\n\"'`:;,=()[]<>~", s[start - 1]))
+            start--;
+        /* A path's folder, after a separator ("/x/.cache", "C:\\x\\.cache");
+         * not "~/.cache", which names no one. */
+        if (!known || start == end || start == 0 || (s[start - 1] != '/' && s[start - 1] != '\\'))
+            continue;
+        aitk_status st = learn_user(r, s + start, end - start);
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
+
 static aitk_status learn_from_key(aitk_redactor *r, const char *key, const char *v)
 {
     if (!key)
@@ -425,6 +455,8 @@ static aitk_status learn(aitk_redactor *r, const cJSON *node, const char *key)
         st = learn_from_key(r, key, node->valuestring);
         if (!st)
             st = learn_home_users(r, node->valuestring);
+        if (!st)
+            st = learn_dot_folder_users(r, node->valuestring);
         return st;
     }
     if (cJSON_IsObject(node)) {

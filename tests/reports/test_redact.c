@@ -195,6 +195,27 @@ static void test_other_names_everywhere(void **state)
     aitk_redactor_free(r);
 }
 
+/* render --redact knows no $USER: the home folders a saved report's paths
+ * give away are learnt, under a home parent (/home1/<group>/...) and by
+ * the dot folders a home holds (.cache, .local, ...) wherever homes live. */
+static void test_homes_learnt_from_paths(void **state)
+{
+    (void)state;
+    cJSON *t = cJSON_Parse("{\"a\": \"free in /home1/grp/maxime/.cache (from (~/.cache/x))\","
+                           " \"b\": \"/scratch/u/quentin/.local/lib/python3.11\","
+                           " \"c\": \"maxime and quentin ran x/.config and ./.conda/envs\","
+                           " \"d\": \"/work/proj/.venv/lib and /srv/app/.git\"}");
+    assert_non_null(t);
+    assert_int_equal(aitk_redact_report(t, NULL, NULL), AITK_OK);
+    char *out = cJSON_PrintUnformatted(t);
+    if (strstr(out, "maxime") || strstr(out, "quentin") || strstr(out, "grp/") ||
+        !strstr(out, "(~/.cache/x)") || !strstr(out, " x/.config and ./.conda/envs") ||
+        !strstr(out, "/work/proj/.venv/lib and /srv/app/.git"))
+        fail_msg("%s", out);
+    cJSON_free(out);
+    cJSON_Delete(t);
+}
+
 /* Names under 4 characters: the identifiers they hide in stay (the NVML
  * library's name, an allocator setting), and so do words of the report's
  * text that are names here; the places where they are the name do not. */
@@ -758,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_technical_names), cmocka_unit_test(test_other_names_everywhere),
         cmocka_unit_test(test_names_after_patterns), cmocka_unit_test(test_scrub_secrets),
         cmocka_unit_test(test_short_names),
+        cmocka_unit_test(test_homes_learnt_from_paths),
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_secret_fields),
