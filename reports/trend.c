@@ -323,6 +323,28 @@ static aitk_status add_micro(aitk_trend *t, size_t run, const cJSON *report, ait
     return AITK_OK;
 }
 
+/* One point per check: 1 where it failed, 0 where it ran otherwise.
+ * "checks failed" alone reads a night that fixed one check and broke
+ * another as no change; compare calls the new failure a regression. */
+static aitk_status add_checks(aitk_trend *t, size_t run, const cJSON *report, aitk_str *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, aitk_field_array(report, "checks"))
+    {
+        aitk_str_clear(name);
+        aitk_str_appendf(name, "check %s", aitk_field_str(c, "id"));
+        aitk_status st = aitk_str_status(name);
+        bool failed = strcmp(aitk_field_str(c, "status"), "fail") == 0;
+        if (!st)
+            st = add_point(t, run, name->ptr, "failed", false, failed, "");
+        if (!st)
+            find_series(t, name->ptr, "failed")->check = true;
+        if (st)
+            return st;
+    }
+    return AITK_OK;
+}
+
 static aitk_status keep_run(aitk_trend *t, const cJSON *report, const char *label,
                             double time_s)
 {
@@ -389,6 +411,8 @@ aitk_status aitk_trend_add_report(aitk_trend *t, const cJSON *report, const char
         st = add_workloads(t, run, report, &name, &device);
     if (!st)
         st = add_micro(t, run, report, &name, &device);
+    if (!st)
+        st = add_checks(t, run, report, &name);
     aitk_str_free(&name);
     aitk_str_free(&device);
     return st;
@@ -502,7 +526,13 @@ static void judge(const aitk_trend *t, aitk_trend_series *s, double *scratch)
         if (strcmp(s->points[j].device, p->device) == 0)
             scratch[n++] = s->points[j].value;
     if (n == 0) {
-        s->state = AITK_TREND_NEW;
+        /* compare's rule: a check that fails where the base lacked it is a
+         * regression (judged as growth from "not failed"); a figure only the
+         * new run has is not. */
+        bool failed_anew = s->check && p->value > 0 && t->nruns >= 2;
+        s->state = failed_anew ? AITK_TREND_REGRESSION : AITK_TREND_NEW;
+        if (failed_anew)
+            s->change = aitk_change_judge(0, p->value, false, t->threshold_pct);
         return;
     }
     qsort(scratch, n, sizeof *scratch, by_value);
@@ -512,6 +542,30 @@ static void judge(const aitk_trend *t, aitk_trend_series *s, double *scratch)
     s->state = s->change.regression    ? AITK_TREND_REGRESSION
                : s->change.improvement ? AITK_TREND_IMPROVED
                                        : AITK_TREND_OK;
+}
+
+/* A check series worth no line: it never failed, and the latest run has
+ * it or it ended before the run ahead of the latest. */
+static bool quiet_check(const aitk_trend_series *s)
+{
+    if (!s->check || s->state == AITK_TREND_REGRESSION || s->state == AITK_TREND_MISSING)
+        return false;
+    for (size_t j = 0; j < s->count; j++)
+        if (s->points[j].value > 0)
+            return false;
+    return true;
+}
+
+static void drop_quiet_checks(aitk_trend *t)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < t->nseries; i++) {
+        if (quiet_check(&t->series[i]))
+            free_series(&t->series[i]);
+        else
+            t->series[kept++] = t->series[i];
+    }
+    t->nseries = kept;
 }
 
 aitk_status aitk_trend_finish(aitk_trend *t, size_t last)
@@ -534,6 +588,7 @@ aitk_status aitk_trend_finish(aitk_trend *t, size_t last)
         t->regressions += s == AITK_TREND_REGRESSION || s == AITK_TREND_MISSING;
     }
     aitk_free(scratch);
+    drop_quiet_checks(t);
     t->finished = true;
     return AITK_OK;
 }

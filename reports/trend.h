@@ -15,7 +15,11 @@
  * Series: "checks failed" (summary.counts.fail), then per workload the
  * metrics of reports/metrics.h ("workload flux1-dev: median step time"),
  * then per microbenchmark its value ("micro memcpy.host"). A metric whose
- * unit changed is a new series; the old one ends. */
+ * unit changed is a new series; the old one ends. Each check is a series
+ * too ("check gpu.nvml", 1 failed, 0 not), judged like the others, so a
+ * night that fixes one check and breaks another is a regression as it is
+ * for compare; aitk_trend_finish drops the check series that never failed
+ * and did not go missing, so the outputs list only checks that matter. */
 #ifndef AITK_REPORTS_TREND_H
 #define AITK_REPORTS_TREND_H
 
@@ -57,6 +61,7 @@ typedef struct aitk_trend_series {
     char *name;
     char *unit;
     bool higher_is_better;
+    bool check;               /* "check <id>": 1 where it failed, 0 where it ran otherwise */
     aitk_trend_point *points; /* in run order, at most one per run */
     size_t count, cap;
     /* The latest run against the baseline (aitk_trend_finish fills these). */

@@ -7,6 +7,7 @@
  * created_at and one step time set here. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -139,8 +140,9 @@ static void test_formats_and_output(void **state)
     assert_int_equal(trend(&out, &err, nightly.ptr, "--format", "csv", NULL, NULL), 0);
     assert_true(strncmp(out.ptr, "created_at,git_commit,report,series,unit,device,value\n", 54) ==
                 0);
-    /* 5 nights x (checks failed + 2 workloads x 7 metrics + 3 micro) = 90 rows. */
-    assert_int_equal(rt_count(out.ptr, "\n"), 1 + 5 * 18);
+    /* 5 nights x (checks failed + the fixture's 2 failing checks + 2 workloads
+     * x 7 metrics + 3 micro) = 100 rows; a check that never failed has none. */
+    assert_int_equal(rt_count(out.ptr, "\n"), 1 + 5 * 20);
     assert_int_equal(trend(&out, &err, nightly.ptr, "--format", "markdown", NULL, NULL), 0);
     assert_true(strncmp(out.ptr, "## aitk-validate trend: REGRESSION\n", 35) == 0);
     aitk_str_free(&out);
@@ -160,6 +162,95 @@ static void refused(const char *why, const char *a1, const char *a2, const char 
         fail_msg("trend %s %s %s %s: rc %d, stdout '%s', stderr '%s' (wanted '%s')", a1,
                  a2 ? a2 : "", a3 ? a3 : "", a4 ? a4 : "", rc, out.ptr ? out.ptr : "",
                  err.ptr ? err.ptr : "", why);
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+/* Sets check `id` of report `r` to `status`. */
+static void set_check(cJSON *r, const char *id, const char *status)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "checks"))
+    {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "id")), id) == 0)
+            cJSON_ReplaceItemInObjectCaseSensitive((cJSON *)c, "status",
+                                                   cJSON_CreateString(status));
+    }
+}
+
+/* Whether the line of `text` that starts with `start` holds `word`. */
+static bool line_says(const char *text, const char *start, const char *word)
+{
+    const char *line = strstr(text, start);
+    if (!line)
+        return false;
+    const char *end = strchr(line + 1, '\n');
+    const char *hit = strstr(line, word);
+    return hit && (!end || hit < end);
+}
+
+/* Four nights of the fixture into folder `name`; the last one changed by
+ * `last_night`. */
+static void write_four_nights(aitk_str *dir, const char *name, void (*last_night)(cJSON *))
+{
+    aitk_str p = AITK_STR_INIT;
+    rt_dir(dir, name);
+    for (int night = 1; night <= 4; night++) {
+        cJSON *r = rt_load(FIXTURE);
+        assert_non_null(r);
+        char when[32];
+        snprintf(when, sizeof when, "2026-11-0%dT05:00:00Z", night);
+        cJSON_ReplaceItemInObjectCaseSensitive(r, "created_at", cJSON_CreateString(when));
+        if (night == 4)
+            last_night(r);
+        aitk_str_clear(&p);
+        aitk_str_appendf(&p, "%s/night%d.json", dir->ptr, night);
+        assert_int_equal(rt_write_json(p.ptr, r), 0);
+        cJSON_Delete(r);
+    }
+    aitk_str_free(&p);
+}
+
+static void swap_failures(cJSON *r)
+{
+    set_check(r, "cuda.cudnn", "pass");
+    set_check(r, "host.libc", "fail");
+    /* The schema wants a remedy beside a failure. */
+    cJSON *libc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(libc, "remedy", cJSON_CreateString("Use glibc 2.35+."));
+}
+
+/* A check no earlier night had, failing, in place of cuda.cudnn's failure. */
+static void add_failing_check(cJSON *r)
+{
+    cJSON *checks = cJSON_GetObjectItemCaseSensitive(r, "checks");
+    cJSON *c = cJSON_Duplicate(cJSON_GetArrayItem(checks, 2), true); /* gpu.driver, fail */
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "id", cJSON_CreateString("gpu.extra"));
+    cJSON_AddItemToArray(checks, c);
+    set_check(r, "cuda.cudnn", "pass");
+}
+
+/* The latest night fixes cuda.cudnn and breaks host.libc: as many checks
+ * fail as before, and the gate still fails on the new failure, as compare
+ * fails it; so does a failing check that no earlier night had. A check
+ * that never failed (host.os) is not listed. */
+static void test_check_that_fails_anew(void **state)
+{
+    (void)state;
+    aitk_str dir = AITK_STR_INIT, out = AITK_STR_INIT, err = AITK_STR_INIT;
+    write_four_nights(&dir, "trend/swap", swap_failures);
+    assert_int_equal(trend(&out, &err, dir.ptr, "--fail-on-regression", NULL, NULL, NULL), 1);
+    assert_non_null(strstr(out.ptr, "Result: REGRESSION (1 series)"));
+    assert_true(line_says(out.ptr, "\ncheck host.libc ", "REGRESSION"));
+    assert_true(line_says(out.ptr, "\ncheck cuda.cudnn ", "improved"));
+    assert_true(line_says(out.ptr, "\nchecks failed ", "ok"));
+    assert_null(strstr(out.ptr, "check host.os"));
+
+    write_four_nights(&dir, "trend/anew", add_failing_check);
+    assert_int_equal(trend(&out, &err, dir.ptr, "--fail-on-regression", NULL, NULL, NULL), 1);
+    assert_non_null(strstr(out.ptr, "Result: REGRESSION (1 series)"));
+    assert_true(line_says(out.ptr, "\ncheck gpu.extra ", "REGRESSION"));
+    aitk_str_free(&dir);
     aitk_str_free(&out);
     aitk_str_free(&err);
 }
@@ -208,6 +299,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_folder_and_gate),
         cmocka_unit_test(test_formats_and_output),
+        cmocka_unit_test(test_check_that_fails_anew),
         cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
