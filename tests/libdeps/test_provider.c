@@ -433,25 +433,28 @@ static void free_ctx(aitk_run_ctx *ctx)
     memset(ctx, 0, sizeof *ctx);
 }
 
+/* deps.torch passes for `venv` with the wheels on sys.path, at `level`. */
+static void expect_apart_pass(const char *venv, aitk_level level, const char *what)
+{
+    aitk_run_ctx ctx = {.level = level};
+    const aitk_check *c = run_apart(&ctx, venv, true);
+    if (c->status != AITK_CHECK_PASS)
+        fail_msg("%s: %s | %s", what, c->observed, c->message);
+    free_ctx(&ctx);
+}
+
 static void test_torch_apart_from_wheels(void **state)
 {
     (void)state;
     /* torch 2.5.1's shape: libtorch_global_deps.so cannot find libcudart,
      * torch preloads its list from sys.path, and the libraries bind to
      * those copies (libcublasLt.so.98 too, which libcublas brings in). */
-    aitk_run_ctx ctx = {0};
-    const aitk_check *c = run_apart(&ctx, APART "/venv", true);
-    if (c->status != AITK_CHECK_PASS)
-        fail_msg("with the wheels on sys.path: %s | %s", c->observed, c->message);
-    free_ctx(&ctx);
+    expect_apart_pass(APART "/venv", AITK_LEVEL_QUICK, "with the wheels on sys.path");
     /* The real loader agrees, given the same libraries first. */
-    ctx.level = AITK_LEVEL_STANDARD;
-    c = run_apart(&ctx, APART "/venv", true);
-    if (c->status != AITK_CHECK_PASS)
-        fail_msg("loaded after the preloads: %s | %s", c->observed, c->message);
-    free_ctx(&ctx);
+    expect_apart_pass(APART "/venv", AITK_LEVEL_STANDARD, "loaded after the preloads");
     /* Not on sys.path: torch raises ValueError; the links are not found. */
-    c = run_apart(&ctx, APART "/venv", false);
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_apart(&ctx, APART "/venv", false);
     assert_int_equal(c->status, AITK_CHECK_FAIL);
     if (!strstr(c->observed, "libtorch_cuda.so -> libcudart.so.98: NOT FOUND") ||
         !strstr(c->message, "libcublas.so.*[0-9] from nvidia/cublas/lib") ||
@@ -473,12 +476,9 @@ static void test_torch_apart_best_effort(void **state)
     /* torch 2.15's shape: libtorch_global_deps.so loads (libcudart in the
      * venv), then each listed library found is preloaded, the absent
      * cuDNN and nvtx passed over. */
+    expect_apart_pass(APART "/venv-new", AITK_LEVEL_QUICK, "best effort, wheels on sys.path");
     aitk_run_ctx ctx = {0};
-    const aitk_check *c = run_apart(&ctx, APART "/venv-new", true);
-    if (c->status != AITK_CHECK_PASS)
-        fail_msg("best effort, wheels on sys.path: %s | %s", c->observed, c->message);
-    free_ctx(&ctx);
-    c = run_apart(&ctx, APART "/venv-new", false);
+    const aitk_check *c = run_apart(&ctx, APART "/venv-new", false);
     assert_int_equal(c->status, AITK_CHECK_FAIL);
     if (!strstr(c->observed, "libtorch_cuda.so -> libcublas.so.98: NOT FOUND") ||
         strstr(c->message, "ValueError"))
