@@ -126,15 +126,6 @@ static size_t needer_of(const aitk_strlist *libs, const folder_lib *fl, size_t i
     return AITK_DEP_NONE;
 }
 
-/* A library refused alone for an undefined symbol may take that symbol
- * from its needer's other links: torch 2.11's and 2.15's libtorch_nvshmem.so
- * uses c10::cuda's allocator from libc10_cuda.so, which it does not list,
- * and is only ever loaded as a link of libtorch_cuda.so, which lists both
- * (glibc searches the dlopen'd object's whole dependency list for each
- * symbol, elf/dl-lookup.c). It is broken only when that needer does not
- * load either; the needer's own refusal is then its own finding. Loaded
- * alone through Python's ctypes the same file gives the same error, and
- * libtorch_cuda.so loads: the oracle this follows. */
 /* The loader's verdict on one library, in a process that first loads
  * what the folder's users load before it (t->preloaded). */
 static aitk_status load_probe(const char *path, const dir_tally *t, aitk_libload *r,
@@ -146,6 +137,15 @@ static aitk_status load_probe(const char *path, const dir_tally *t, aitk_libload
                                     t->preloaded->count, LOAD_TIMEOUT_MS, r, err);
 }
 
+/* A library refused alone for an undefined symbol may take that symbol
+ * from its needer's other links: torch 2.11's and 2.15's libtorch_nvshmem.so
+ * uses c10::cuda's allocator from libc10_cuda.so, which it does not list,
+ * and is only ever loaded as a link of libtorch_cuda.so, which lists both
+ * (glibc searches the dlopen'd object's whole dependency list for each
+ * symbol, elf/dl-lookup.c). It is broken only when that needer does not
+ * load either; the needer's own refusal is then its own finding. Loaded
+ * alone through Python's ctypes the same file gives the same error, and
+ * libtorch_cuda.so loads: the oracle this follows. */
 static aitk_status load_inside_needer(const char *needer, const dir_tally *t, cJSON *o,
                                       bool *ok)
 {
