@@ -405,8 +405,8 @@ static aitk_status learn_home_users(aitk_redactor *r, const char *s)
 static aitk_status learn_dot_folder_users(aitk_redactor *r, const char *s)
 {
     static const char *const dot[] = {".cache", ".local", ".config", ".pyenv", ".conda"};
-    for (size_t i = 1; s[i]; i++) {
-        if ((s[i - 1] != '/' && s[i - 1] != '\\') || s[i] != '.')
+    for (size_t i = 0; s[i]; i++) {
+        if (i == 0 || (s[i - 1] != '/' && s[i - 1] != '\\') || s[i] != '.')
             continue;
         size_t n = strcspn(s + i, "/\\ \t\r\n\"':;,");
         bool known = false;

@@ -204,7 +204,7 @@ static void test_homes_learnt_from_paths(void **state)
     cJSON *t = cJSON_Parse("{\"a\": \"free in /home1/grp/maxime/.cache (from (~/.cache/x))\","
                            " \"b\": \"/scratch/u/quentin/.local/lib/python3.11\","
                            " \"c\": \"maxime and quentin ran x/.config and ./.conda/envs\","
-                           " \"d\": \"/work/proj/.venv/lib and /srv/app/.git\"}");
+                           " \"d\": \"/work/proj/.venv/lib and /srv/app/.git\", \"e\": \"\"}");
     assert_non_null(t);
     assert_int_equal(aitk_redact_report(t, NULL, NULL), AITK_OK);
     char *out = cJSON_PrintUnformatted(t);
