@@ -27,6 +27,7 @@
 #include "validate/libdeps/remedies.h"
 #include "validate/libdeps/render.h"
 #include "validate/probes/deps_dangling.h"
+#include "validate/probes/pyenv.h"
 #include "validate/probes/torch_preload.h"
 #include "validate/libdeps/tree.h"
 
@@ -537,13 +538,6 @@ aitk_status aitk_deps_check_dir(aitk_run_ctx *ctx, const char *id, const char *t
     return check_dir(ctx, id, title, dir, env, NULL, NULL);
 }
 
-/* A variable Python counts as set: CPython takes an empty one as unset. */
-static const char *python_env(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
-
 #ifdef _WIN32
 static bool is_dir(const char *path)
 {
@@ -598,7 +592,7 @@ static aitk_status find_torch(aitk_str *out)
     aitk_str parent = AITK_STR_INIT;
     aitk_status st = AITK_E_NOTFOUND;
     /* The user site, unless PYTHONNOUSERSITE turns it off (site.py). */
-    if (getenv("APPDATA") && !python_env("PYTHONNOUSERSITE")) {
+    if (getenv("APPDATA") && !aitk_pyenv_var("PYTHONNOUSERSITE")) {
         aitk_str_appendf(&parent, "%s\\Python", getenv("APPDATA"));
         st = find_in_pythons(parent.ptr, "site-packages\\torch\\lib", out);
     }
@@ -631,8 +625,8 @@ static aitk_status find_torch(aitk_str *out)
     /* The user site (site.py): $PYTHONUSERBASE, else ~/.local; none at all
      * under PYTHONNOUSERSITE, where Python imports nothing from it. */
     const char *home = getenv("HOME");
-    const bool user_site = !python_env("PYTHONNOUSERSITE");
-    const char *user_base = python_env("PYTHONUSERBASE");
+    const bool user_site = !aitk_pyenv_var("PYTHONNOUSERSITE");
+    const char *user_base = aitk_pyenv_var("PYTHONUSERBASE");
     const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"),
                               user_site ? (user_base ? user_base : home) : NULL, "/usr/local",
                               "/usr"};

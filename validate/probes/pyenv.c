@@ -668,25 +668,25 @@ static void add_pythonpath_sites(cJSON *sites)
     }
 }
 
-/* The user site (site.py's getusersitepackages): PYTHONUSERBASE, else
- * ~/.local on Linux and %APPDATA%\Python on Windows, where pip puts
- * packages with --user, or by itself when the installation's own folder is
- * not writable ("Defaulting to user installation"). */
-/* A variable Python counts as set: CPython takes an empty one as unset
- * (PYTHONNOUSERSITE through its config, PYTHONUSERBASE in site.py). */
-static const char *python_env(const char *name)
+/* CPython takes an empty variable as unset (PYTHONNOUSERSITE through its
+ * config, PYTHONUSERBASE in site.py). */
+const char *aitk_pyenv_var(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
 }
 
+/* The user site (site.py's getusersitepackages): PYTHONUSERBASE, else
+ * ~/.local on Linux and %APPDATA%\Python on Windows, where pip puts
+ * packages with --user, or by itself when the installation's own folder is
+ * not writable ("Defaulting to user installation"). */
 static void add_user_site(cJSON *sites, const char *version)
 {
     int ma, mi;
-    if (!aitk_pyver_major_minor(version, &ma, &mi) || python_env("PYTHONNOUSERSITE"))
+    if (!aitk_pyver_major_minor(version, &ma, &mi) || aitk_pyenv_var("PYTHONNOUSERSITE"))
         return;
     aitk_str user = AITK_STR_INIT;
-    const char *base = python_env("PYTHONUSERBASE");
+    const char *base = aitk_pyenv_var("PYTHONUSERBASE");
 #ifdef _WIN32
     const char *appdata = getenv("APPDATA");
     if (base)

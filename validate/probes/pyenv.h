@@ -33,6 +33,10 @@ aitk_status aitk_pyenv_read(const char *prefix, const char *interpreter, cJSON *
  * one when `all`, else the ones the python checks read. */
 void aitk_pyenv_scan_site(const char *site, bool all, cJSON *packages);
 
+/* The value of environment variable `name` as Python reads it: NULL when it
+ * is unset or empty. */
+const char *aitk_pyenv_var(const char *name);
+
 /* "2.7.0+cu128" -> major 2, minor 7; false when it does not start with N.N. */
 int aitk_pyver_major_minor(const char *version, int *major, int *minor);
 
