@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -570,6 +571,32 @@ static const char *key_of(const cJSON *node, const cJSON *c, const char *key)
     return c->string;
 }
 
+/* A secret written as a JSON number ("password": 12345678) becomes its
+ * placeholder, a string: the digits, as cJSON prints them, are what a
+ * placeholder of the same secret in text is keyed on. The node's key and
+ * flags stay. */
+static aitk_status number_to_secret(aitk_redactor *r, cJSON *node)
+{
+    char digits[64];
+    snprintf(digits, sizeof digits, "%.17g", node->valuedouble);
+    aitk_str text = AITK_STR_INIT;
+    aitk_status st = put_secret(r, digits, strlen(digits), &text);
+    if (!st)
+        st = aitk_str_status(&text);
+    char *v = st ? NULL : cJSON_malloc(text.len + 1);
+    if (!st && !v)
+        st = AITK_E_NOMEM;
+    if (!st) {
+        memcpy(v, aitk_str_cstr(&text), text.len + 1);
+        node->type = (node->type & ~0xFF) | cJSON_String;
+        node->valuestring = v;
+        node->valueint = 0;
+        node->valuedouble = 0;
+    }
+    aitk_str_free(&text);
+    return st;
+}
+
 /* Rewrites node and everything under it, keys too. With a redactor
  * (--redact): structural fields and the spared objects stay; without one
  * (the scrub every report gets) secrets go from every string. */
@@ -590,6 +617,10 @@ static aitk_status rewrite(aitk_redactor *r, cJSON *node, const char *key)
         aitk_str_free(&text);
         return st;
     }
+    if (cJSON_IsNumber(node))
+        return key && aitk_redact_secret_number(key, strlen(key), node->valuedouble)
+                   ? number_to_secret(r, node)
+                   : AITK_OK;
     cJSON *c;
     cJSON_ArrayForEach(c, node)
     {

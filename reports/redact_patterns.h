@@ -32,6 +32,9 @@ bool aitk_redact_secret_name(const char *name, size_t n);
 /* A name (JSON key, header, --flag) whose value is a secret whatever its
  * shape or length: DB_PASSWORD, api_key, HF_TOKEN, auth, Cookie. */
 bool aitk_redact_secret_field(const char *name, size_t n);
+/* A JSON number under `name` that is a secret: any under a password's name,
+ * an integer of 8+ digits under another secret field. */
+bool aitk_redact_secret_number(const char *name, size_t n, double value);
 
 size_t aitk_redact_match_uuid(const char *p);
 size_t aitk_redact_match_mac(const char *p);

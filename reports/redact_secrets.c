@@ -7,6 +7,7 @@
  * redact_patterns.c). Names, paths and addresses are not secrets: they are
  * --redact's too. */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -119,6 +120,19 @@ bool aitk_redact_secret_field(const char *name, size_t n)
            last_word_in(name, n, last, sizeof last / sizeof *last);
 }
 
+/* A JSON number under a field named `name` that is a secret: any number
+ * under a password's name (a PIN, "password": 12345678), and one of 8 or
+ * more integer digits under another secret field ("hf_token": 86753091...),
+ * the rule text gets from aitk_redact_match_assignment. A count under a
+ * name ending in a secret word ("per_token": 2) is shorter, and stays. */
+bool aitk_redact_secret_number(const char *name, size_t n, double value)
+{
+    if (password_name(name, n))
+        return true;
+    return aitk_redact_secret_field(name, n) && value == floor(value) &&
+           fabs(value) >= 1e7;
+}
+
 /* A value a machine made, as tokens and keys are: letters and digits
  * together (base64's '/' and '+' allowed, an AWS secret has them), no dots
  * or spaces, not a path. What follows "tokens_per_second:", "max_tokens:"
@@ -162,6 +176,32 @@ static size_t value_length(const char *p, size_t at, char quote)
     while (p[at + v] && !isspace((unsigned char)p[at + v]) && !strchr("\"',;&", p[at + v]))
         v++;
     return v;
+}
+
+/* A password's bare value at p[at]: as value_length, but over spaces to the
+ * end of the line, since a passphrase is words ("PASSWORD=correct horse
+ * battery staple" in a .env file, where python-dotenv takes the whole line,
+ * or in YAML). It stops before the next NAME= (DB_PASS=x MYSQL_PWD=y), and
+ * spaces at its end stay. */
+static size_t passphrase_length(const char *p, size_t at)
+{
+    size_t v = 0, end = 0;
+    while (p[at + v] && p[at + v] != '\n' && !strchr("\"',;&", p[at + v])) {
+        if (p[at + v] == ' ' || p[at + v] == '\t') {
+            size_t w = v;
+            while (p[at + w] == ' ' || p[at + w] == '\t')
+                w++;
+            size_t name = 0;
+            while (aitk_redact_is_word(p[at + w + name]))
+                name++;
+            if (name && p[at + w + name] == '=')
+                break;
+            v = w;
+            continue;
+        }
+        end = ++v;
+    }
+    return end;
 }
 
 /* After a name at p[0..n): its closing quote, spaces, one of `seps`
@@ -209,7 +249,7 @@ size_t aitk_redact_match_assignment(const char *p, char prev, size_t *name_len)
     size_t at = value_start(p, n, "=:", &quote);
     if (!at)
         return 0;
-    size_t v = value_length(p, at, quote);
+    size_t v = min == 1 && !quote ? passphrase_length(p, at) : value_length(p, at, quote);
     /* '[': already a placeholder; '(': the tool's own "(set; value not shown)". */
     if (v < min || p[at] == '[' || p[at] == '(')
         return 0;

@@ -322,7 +322,11 @@ static void test_secret_shapes(void **state)
                  "from https://jdoe:[secret]@pypi.internal.example.com/simple on x");
     expect_scrub("postgres://dbuser:p@ss@db.internal:5432/app",
                  "postgres://dbuser:[secret]@db.internal:5432/app");
-    expect_scrub("MY_PASSWORD=hunter2 set", "MY_PASSWORD=[secret] set");
+    expect_scrub("MY_PASSWORD=hunter2, set", "MY_PASSWORD=[secret], set");
+    /* A passphrase is words: a .env line's value runs to its end
+     * (python-dotenv), and so does the secret. */
+    expect_scrub("PASSWORD=correct horse battery staple \nnext line",
+                 "PASSWORD=[secret] \nnext line");
     /* Ordinary text after names that contain KEY or TOKEN, or after
      * "Bearer", is kept: the missing state-dict key is the clue of a
      * loading failure, and throughput figures are the report. */
@@ -373,7 +377,7 @@ static void test_secret_shapes(void **state)
     expect(r, "pip error: https://bob:Tr0ub4dor3x@pypi.corp.example.net/simple",
            "pip error: https://[user-1]:[secret-1]@pypi.corp.example.net/simple");
     expect(r, "again bob and Tr0ub4dor3x", "again [user-1] and [secret-1]");
-    expect(r, "MY_PASSWORD=hunter2 and " JWT, "MY_PASSWORD=[secret-2] and [secret-3]");
+    expect(r, "MY_PASSWORD=hunter2; and " JWT, "MY_PASSWORD=[secret-2]; and [secret-3]");
     aitk_redactor_free(r);
 }
 
@@ -413,7 +417,8 @@ static void test_query_credentials(void **state)
 static const char *string_at(const cJSON *t, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, key);
-    assert_non_null(v);
+    if (!cJSON_IsString(v))
+        fail_msg("\"%s\" is not a string", key);
     return v->valuestring;
 }
 
@@ -467,6 +472,44 @@ static void test_secret_fields(void **state)
     assert_string_not_equal(string_at(t, "auth"), string_at(t, "password"));
     cJSON_free(text);
     cJSON_Delete(t);
+}
+
+/* A secret written as a JSON number: a PIN under a password's name, a long
+ * integer under a token's; counts under names that end in a secret word
+ * stay numbers. */
+static void test_secret_numbers(void **state)
+{
+    (void)state;
+    cJSON *t = cJSON_Parse("{\"password\": 4711, \"DB_PASS\": 123456789,"
+                           " \"hf_token\": 8675309123, \"api_key\": 12345678,"
+                           " \"per_token\": 2, \"HF_TOKEN\": 1234567, \"ratio\": 98765432,"
+                           " \"env\": [{\"name\": \"MY_PASSWORD\", \"value\": 12}]}");
+    assert_non_null(t);
+    assert_int_equal(aitk_scrub_secrets(t), AITK_OK);
+    static const char *const gone[] = {"password", "DB_PASS", "hf_token", "api_key"};
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        assert_string_equal(string_at(t, gone[i]), "[secret]");
+    static const char *const kept[][2] = {{"per_token", "2"}, {"HF_TOKEN", "1234567"},
+                                          {"ratio", "98765432"}};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, kept[i][0]);
+        assert_true(cJSON_IsNumber(v));
+        assert_int_equal(v->valueint, atoi(kept[i][1]));
+    }
+    const cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "env"), 0);
+    assert_string_equal(string_at(pair, "value"), "[secret]");
+    cJSON_Delete(t);
+
+    /* --redact: the same secret in text and as a number has one placeholder. */
+    aitk_redactor *r;
+    assert_int_equal(aitk_redactor_new(&r), AITK_OK);
+    t = cJSON_Parse("{\"hf_token\": 8675309123, \"message\": \"HF_TOKEN=8675309123 refused\"}");
+    assert_non_null(t);
+    assert_int_equal(aitk_redactor_apply(r, t), AITK_OK);
+    assert_string_equal(string_at(t, "hf_token"), "[secret-1]");
+    assert_string_equal(string_at(t, "message"), "HF_TOKEN=[secret-1] refused");
+    cJSON_Delete(t);
+    aitk_redactor_free(r);
 }
 
 /* A token used as a URL's user name, alone or with an empty password, and
@@ -783,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_secret_shapes),
         cmocka_unit_test(test_query_credentials),
         cmocka_unit_test(test_secret_fields),
+        cmocka_unit_test(test_secret_numbers),
         cmocka_unit_test(test_userinfo),
         cmocka_unit_test(test_plain_text_forms),
         cmocka_unit_test(test_tree),
