@@ -1140,6 +1140,62 @@ static void test_free_threaded_venv(void **state)
     free(venv);
 }
 
+/* conda's base is active in every shell `conda init` set up, so it says
+ * nothing about where a person trains: with it active (CONDA_DEFAULT_ENV
+ * base, or the root that holds condabin) the checkout's venv is judged,
+ * and says which base it was chosen over. An environment activated by
+ * name is still judged first. Before, base came first and its missing
+ * torch failed a checkout whose venv had one. */
+static void test_conda_base_after_checkout_venv(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip(); /* the layouts below are POSIX ones */
+#endif
+    char *root = pt_tempdir("conda-base");
+    pt_write(root, "conda/bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(root, "conda/bin/python3");
+    pt_write(root, "conda/condabin/conda", "#!/bin/sh\nexit 99\n");
+    pt_write(root, "conda/lib/python3.12/site-packages/README.txt", "");
+    pt_write(root, "conda/envs/train/bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(root, "conda/envs/train/bin/python3");
+    pt_write(root, "conda/envs/train/lib/python3.11/site-packages/README.txt", "");
+    pt_write(root, "aitk/venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.11.2\n");
+    pt_write(root, "aitk/venv/bin/python3", "#!/bin/sh\nexit 99\n");
+    pt_chmod_x(root, "aitk/venv/bin/python3");
+    pt_write(root, "aitk/venv/lib/python3.11/site-packages/README.txt", "");
+    char aitk[800], base[800], named[800];
+    snprintf(aitk, sizeof aitk, "%s/aitk", root);
+    snprintf(base, sizeof base, "CONDA_PREFIX=%s/conda", root);
+    snprintf(named, sizeof named, "CONDA_PREFIX=%s/conda/envs/train", root);
+    const char *args[] = {"--quick", "--aitk-dir", aitk, NULL};
+    const struct {
+        const char *prefix, *name, *judged;
+    } cases[] = {
+        {base, "CONDA_DEFAULT_ENV=base", "/aitk/venv (--aitk-dir)"},
+        {base, "CONDA_DEFAULT_ENV=", "/aitk/venv (--aitk-dir)"}, /* the root, by condabin */
+        {named, "CONDA_DEFAULT_ENV=train", "/conda/envs/train ($CONDA_PREFIX)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *env[] = {"PATH=/nonexistent", "VIRTUAL_ENV=", cases[i].prefix, cases[i].name,
+                             NULL};
+        int rc = 0;
+        cJSON *r = pt_run(NULL, NULL, args, env, &rc);
+        const cJSON *c = pt_check(r, "python.env");
+        pt_assert_contains(pt_text(c, "observed"), cases[i].judged);
+        if (i < 2) {
+            char want[900];
+            snprintf(want, sizeof want, "judged instead of conda's base environment (%s)",
+                     cases[i].prefix + strlen("CONDA_PREFIX="));
+            pt_assert_contains(pt_text(c, "message"), want);
+        } else {
+            assert_null(strstr(pt_text(c, "message"), "conda's base"));
+        }
+        cJSON_Delete(r);
+    }
+    free(root);
+}
+
 /* A fake pyenv root: shims/python3 and the interpreters of the versions
  * named, each bin/<command> a script that is never run. */
 static void fake_pyenv_root(const char *root, const char *const *exes)
@@ -1548,6 +1604,7 @@ int main(void)
         cmocka_unit_test(test_user_site_first_outside_venv),
         cmocka_unit_test(test_free_threaded_venv),
         cmocka_unit_test(test_pyenv_shim_nearest_version_file),
+        cmocka_unit_test(test_conda_base_after_checkout_venv),
         cmocka_unit_test(test_pyenv_shim_first_version_with_command),
         cmocka_unit_test(test_pyenv_shim_not_installed_passes_on),
         cmocka_unit_test(test_pyenv_shim_reads_aitk_dir),

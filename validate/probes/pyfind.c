@@ -365,12 +365,38 @@ static aitk_status add_named_python(cJSON *envs, const char *python, const char 
     return AITK_OK;
 }
 
+/* Whether $CONDA_PREFIX is conda's base environment, which `conda init`
+ * activates in every new shell unless auto_activate_base is turned off
+ * (conda/conda issue #8211): being active says nothing about where a
+ * person trains. Named as jupyter_core tells it (jupyter/jupyter_core
+ * PR #324: CONDA_DEFAULT_ENV is "base"), or by the condabin folder only
+ * the root of an install has. */
+static bool conda_base_active(void)
+{
+    const char *prefix = aitk_pyenv_var("CONDA_PREFIX");
+    if (!prefix)
+        return false;
+    const char *name = getenv("CONDA_DEFAULT_ENV");
+    if (name && strcmp(name, "base") == 0)
+        return true;
+    aitk_str condabin = AITK_STR_INIT;
+    aitk_path_join(&condabin, prefix, "condabin");
+    const bool root = is_dir(aitk_str_cstr(&condabin));
+    aitk_str_free(&condabin);
+    return root;
+}
+
 aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
 {
     if (hints && hints->python)
         return add_named_python(envs, hints->python, hints->aitk_dir);
     add_prefix_env(envs, getenv("VIRTUAL_ENV"), "$VIRTUAL_ENV");
-    add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
+    /* conda's base, active by default, comes after the checkout's own
+     * environments below; an environment someone activated by name comes
+     * here. */
+    const bool conda_base = conda_base_active();
+    if (!conda_base)
+        add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX");
     /* A checkout named with --aitk-dir says where ai-toolkit is: its own
      * venv, the one its UI trains in, comes before a .venv that happens to
      * be in the folder the tool runs from. */
@@ -408,6 +434,14 @@ aitk_status aitk_pyenv_find(const aitk_pyenv_hints *hints, cJSON *envs)
      * from the checkout. */
     add_prefix_env(envs, "python_embeded", "./python_embeded");
     add_prefix_env(envs, "../python_embeded", "../python_embeded");
+    if (conda_base) {
+        const cJSON *before = cJSON_GetArrayItem(envs, 0);
+        add_prefix_env(envs, getenv("CONDA_PREFIX"), "$CONDA_PREFIX, conda's base");
+        /* The judged environment says which base it was chosen over. */
+        if (before && strcmp(aitk_field_str(before, "found_by"), "$VIRTUAL_ENV") != 0)
+            cJSON_AddStringToObject((cJSON *)before, "conda_base_passed_over",
+                                    getenv("CONDA_PREFIX"));
+    }
     add_path_python(envs, hints && hints->aitk_dir ? hints->aitk_dir : NULL);
     /* A venv moved after it was activated, or whose activate script
      * still names its old place: the folder $VIRTUAL_ENV names is gone.

@@ -216,6 +216,13 @@ static aitk_status check_env(aitk_run_ctx *ctx, const cJSON *sel)
     else
         aitk_str_append(&j.msg, aitk_json_true(sel, "venv") ? "a virtual environment"
                                                              : "an installation");
+    const char *conda_base = aitk_field_str(sel, "conda_base_passed_over");
+    if (*conda_base)
+        aitk_str_appendf(&j.msg, "; judged instead of conda's base environment (%s), which "
+                                 "is active in this shell as conda activates it in every new "
+                                 "one: ai-toolkit's UI runs its jobs with this one, and "
+                                 "`python run.py` does once it is activated",
+                         conda_base);
     if (judge_stale_virtual_env(sel, &j) && st == AITK_CHECK_PASS)
         st = AITK_CHECK_WARN;
     return add_judged(ctx, &j, "Python environment", st);
