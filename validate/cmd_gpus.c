@@ -18,8 +18,9 @@ static void gpus_help(void)
 {
     fputs("Usage: aitk-validate gpus [--json] [--sources]\n"
           "\n"
-          "Lists the GPUs `predict` knows: VRAM, memory bandwidth, dense BF16/FP8/FP32\n"
-          "tensor rates (TFLOP/s), compute capability, PCIe generation and TDP.\n"
+          "Lists the GPUs `predict` knows: VRAM, memory bandwidth, dense BF16 and FP8\n"
+          "tensor-core rates and the FP32 rate without tensor cores (TFLOP/s), compute\n"
+          "capability, PCIe generation and TDP.\n"
           "  --sources   add each row's source and the figures marked unverified\n"
           "  --json      print the database as JSON instead\n"
           "Names are matched ignoring case, spaces and '-': \"rtx4090\", \"NVIDIA GeForce\n"
@@ -185,7 +186,8 @@ int aitk_cmd_gpus(int argc, char **argv)
         aitk_str_clear(&text);
         if (aitk_gpu_table_legend(&t, "", "matmul", &text))
             rc = AITK_EXIT_INTERNAL;
-        printf("TFLOP/s are dense tensor rates; BF16 with FP32 accumulate.\n%s"
+        printf("BF16 and FP8: dense tensor-core rates (no sparsity), BF16 with FP32 accumulate;\n"
+               "FP32: the rate without tensor cores. All in TFLOP/s.\n%s"
                "Predictions count GEMM and attention against matmul. Data: models/gpus.yaml\n"
                "(with sources: --sources).\n", aitk_str_cstr(&text));
         if (any_shared)

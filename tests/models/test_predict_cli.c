@@ -977,6 +977,19 @@ static void test_gpus(void **state)
     assert_non_null(strstr(aitk_str_cstr(&r.out), "  NVIDIA GeForce RTX 4060 Ti (shared)\n"));
     assert_non_null(strstr(aitk_str_cstr(&r.out), "\n(shared): NVML gives cards of another "
                                                    "memory size this name too"));
+    /* The FP32 column is the rate without tensor cores, not a tensor rate
+     * (an H100 SXM's 67 against its TF32 tensor rate's 495): the legend
+     * and --help say which columns are which. */
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "\nBF16 and FP8: dense tensor-core rates (no "
+                                                   "sparsity), BF16 with FP32 accumulate;\n"
+                                                   "FP32: the rate without tensor cores."));
+    ran_free(&r);
+    const char *help[] = {"gpus", "--help", NULL};
+    r = run(help);
+    assert_int_equal(r.rc, 0);
+    assert_null(strstr(aitk_str_cstr(&r.out), "FP32\ntensor rates"));
+    assert_null(strstr(aitk_str_cstr(&r.out), "FP32 tensor"));
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "FP32 rate without tensor cores"));
     ran_free(&r);
     const char *json[] = {"gpus", "--json", NULL};
     r = run(json);
