@@ -44,15 +44,24 @@ static aitk_status opt_long(reader *r, const aitk_yaml_node *map, const char *ke
     return st;
 }
 
-/* Bits per weight of an ai-toolkit qtype (optimum-quanto's qfloat8, qint8,
- * qint4; torchao's uint8/uint4; bitsandbytes' nf4): the digits after the
- * type family. 0 for anything else, including 2- and 3-bit types the memory
- * model has no bytes for. (A plain strstr(qtype, "4") took qfloat8_e4m3fn,
- * an 8-bit type, for 4-bit.) */
-static int qtype_bits(const char *qtype)
+/* Bits per weight of an ai-toolkit qtype, its scales included: 8 for the
+ * 8-bit types (optimum-quanto's qfloat8 and qint8, torchao's int8 and
+ * float8), 4 for quanto's qint4 and bitsandbytes' nf4 (cost.yaml's NF4
+ * figure), and for uint2..uint7 (toolkit/util/uintx_quant.py, ai-toolkit
+ * 27a03a9: torchao 0.10.0's UIntX layout, asymmetric groups of 64 weights
+ * along in_features, each with a scale in the weight's dtype, bf16, and a
+ * uint8 zero point) the packed bits plus 24 bits a group: k + 0.375. uint8
+ * is 0: that backend refuses 8 bits in can_quantize, as torchao 0.10.0 failed
+ * before touching the layer, so a uint8 job trains an unquantized base. -1:
+ * not a type the memory model knows, including the rotation and codebook
+ * backends (convrot*, nvfp4, orbit*), whose storage and per-layer rotations
+ * it does not count. (A plain strstr(qtype, "4") took qfloat8_e4m3fn, an
+ * 8-bit type, for 4-bit.) */
+static double qtype_bits(const char *qtype, bool *packed)
 {
     static const char *const families[] = {"qfloat", "qint", "uint", "int", "float", "fp", "nf",
                                            NULL};
+    *packed = false;
     for (const char *const *f = families; *f; f++) {
         size_t n = strlen(*f);
         if (strncmp(qtype, *f, n) != 0)
@@ -61,10 +70,15 @@ static int qtype_bits(const char *qtype)
         int bits = 0;
         while (*d >= '0' && *d <= '9' && bits < 100)
             bits = bits * 10 + (*d++ - '0');
-        const bool tail_ok = *d == '\0' || *d == '_' || *d == '|';
-        return tail_ok && (bits == 8 || bits == 4) ? bits : 0;
+        if (*d != '\0' && *d != '_' && *d != '|')
+            return -1;
+        if (strcmp(*f, "uint") == 0 && bits >= 2 && bits <= 8) {
+            *packed = bits < 8;
+            return bits < 8 ? bits + 24.0 / 64.0 : 0;
+        }
+        return bits == 8 || bits == 4 ? bits : -1;
     }
-    return 0;
+    return -1;
 }
 
 static aitk_status opt_bool(reader *r, const aitk_yaml_node *map, const char *key, bool *out)
@@ -324,15 +338,17 @@ static aitk_status read_train(reader *r, const aitk_yaml_node *t, bool *no_sampl
 /* The storage of one quantized part: qtype's bits, the part after '|' (an
  * accuracy recovery adapter, ModelConfig.__init__) said as not counted. */
 static aitk_status read_qtype(reader *r, const aitk_yaml_node *m, const char *key,
-                              const char **qtype, int *bits)
+                              const char **qtype, double *bits, bool *packed)
 {
     aitk_status st = opt_string(r, m, key, qtype);
     const aitk_yaml_node *n = aitk_yaml_get(m, key);
-    *bits = st ? 0 : qtype_bits(*qtype);
-    if (!st && *bits == 0) {
+    *bits = st ? -1 : qtype_bits(*qtype, packed);
+    if (!st && *bits < 0) {
         aitk_yaml_errorf(r->err, r->doc, n,
                          "%s '%s' is not one the memory model knows (8-bit: qfloat8, "
-                         "qfloat8_e4m3fn, qint8, uint8; 4-bit: qint4, uint4, nf4)", key, *qtype);
+                         "qfloat8_e4m3fn, qint8, int8, float8; 4-bit: qint4, nf4; 2- to 7-bit: "
+                         "uint2 to uint7; the rotation and codebook types, convrot, nvfp4 and "
+                         "orbit, are not counted)", key, *qtype);
         return AITK_E_PARSE;
     }
     if (!st && n && strchr(*qtype, '|'))
@@ -358,7 +374,7 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     aitk_status st = opt_bool(r, m, "quantize", &c->quantize);
     /* ai-toolkit reads qtype only to quantize. */
     if (!st && c->quantize)
-        st = read_qtype(r, m, "qtype", &c->qtype, &c->qbits);
+        st = read_qtype(r, m, "qtype", &c->qtype, &c->qbits, &c->packed);
     c->quantize_te = c->quantize; /* ai-toolkit: quantize_te defaults to quantize */
     if (!st && te_set)
         st = opt_bool(r, m, "quantize_te", &c->quantize_te);
@@ -367,8 +383,15 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     if (!st && c->quantize_te && !te_own && c->quantize) {
         c->qtype_te = c->qtype;
         c->te_qbits = c->qbits;
+        c->te_packed = c->packed;
     } else if (!st && c->quantize_te) {
-        st = read_qtype(r, m, r->te_qtype_key, &c->qtype_te, &c->te_qbits);
+        st = read_qtype(r, m, r->te_qtype_key, &c->qtype_te, &c->te_qbits, &c->te_packed);
+    }
+    if (!st && c->qtype && c->qtype_te) {
+        snprintf(c->qtype_name, sizeof c->qtype_name, "%.*s", (int)strcspn(c->qtype, "|"),
+                 c->qtype);
+        snprintf(c->qtype_te_name, sizeof c->qtype_te_name, "%.*s",
+                 (int)strcspn(c->qtype_te, "|"), c->qtype_te);
     }
     if (!st)
         st = opt_bool(r, m, "low_vram", &c->low_vram);
@@ -772,10 +795,13 @@ aitk_status aitk_config_parse(const char *name, const char *text, size_t len,
     return st;
 }
 
-static aitk_weight_dtype storage(const aitk_train_config *cfg, bool quantized, int bits)
+/* A qtype of 0 bits (uint8) leaves the weights as an unquantized base is;
+ * 8 bits are the fp8 path, fewer the packed path of NF4 (dequantized before
+ * each GEMM). */
+static aitk_weight_dtype storage(const aitk_train_config *cfg, bool quantized, double bits)
 {
-    if (quantized)
-        return bits == 4 ? AITK_WEIGHT_NF4 : AITK_WEIGHT_FP8;
+    if (quantized && bits > 0)
+        return bits >= 8 ? AITK_WEIGHT_FP8 : AITK_WEIGHT_NF4;
     return cfg->lora_bytes == 4 ? AITK_WEIGHT_FP32 : AITK_WEIGHT_BF16;
 }
 
@@ -787,4 +813,14 @@ aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg)
 aitk_weight_dtype aitk_config_te_storage(const aitk_train_config *cfg)
 {
     return storage(cfg, cfg->quantize_te, cfg->te_qbits);
+}
+
+double aitk_config_base_packed_bits(const aitk_train_config *cfg)
+{
+    return cfg->quantize && cfg->packed ? cfg->qbits : 0;
+}
+
+double aitk_config_te_packed_bits(const aitk_train_config *cfg)
+{
+    return cfg->quantize_te && cfg->te_packed ? cfg->te_qbits : 0;
 }

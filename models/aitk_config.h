@@ -46,7 +46,14 @@ typedef struct aitk_train_config {
     const aitk_yaml_node *optimizer_at; /* where it is written; NULL: the default */
     bool quantize, quantize_te, low_vram;
     const char *qtype, *qtype_te;
-    int qbits, te_qbits;       /* bits per weight the qtypes mean: 8 or 4 */
+    /* Bits per weight the qtypes mean, scales included (8, 4, or a uint
+     * type's packed k + 0.375; 0: uint8, which quantizes nothing); packed:
+     * a uint type's own figure, not cost.yaml's NF4 one. */
+    double qbits, te_qbits;
+    bool packed, te_packed;
+    /* The qtypes without an accuracy recovery adapter's '|path', for the
+     * output ("uint3"). */
+    char qtype_name[16], qtype_te_name[16];
     bool cache_latents, cache_text;
     /* train.diff_output_preservation: a second prediction with grad and a
      * prior prediction without, each step (SDTrainer). */
@@ -112,6 +119,10 @@ void aitk_config_list_no_effect(const aitk_train_config *cfg, const char *path);
 aitk_weight_dtype aitk_config_base_storage(const aitk_train_config *cfg);
 /* The text encoders' storage, the same way (quantize_te, qtype_te). */
 aitk_weight_dtype aitk_config_te_storage(const aitk_train_config *cfg);
+/* Bits a weight of the base (text encoders) takes in a packed uint format,
+ * scales included; 0 where the storage's cost.yaml figure holds. */
+double aitk_config_base_packed_bits(const aitk_train_config *cfg);
+double aitk_config_te_packed_bits(const aitk_train_config *cfg);
 
 /* The workload `cfg` describes, on the model spec it names. */
 void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *spec,

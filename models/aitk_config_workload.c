@@ -26,4 +26,8 @@ void aitk_config_workload(const aitk_train_config *cfg, const aitk_model_spec *s
     /* The rest are stored differently on each side. */
     w->base_dtype = aitk_config_base_storage(cfg);
     w->te_dtype = aitk_config_te_storage(cfg);
+    w->base_packed_bits = aitk_config_base_packed_bits(cfg);
+    w->te_packed_bits = aitk_config_te_packed_bits(cfg);
+    w->base_qtype = cfg->quantize ? cfg->qtype_name : NULL;
+    w->te_qtype = cfg->quantize_te ? cfg->qtype_te_name : NULL;
 }

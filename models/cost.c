@@ -54,6 +54,20 @@ const char *aitk_weight_dtype_name(aitk_weight_dtype d)
     return d == AITK_WEIGHT_FP8 ? "fp8" : d == AITK_WEIGHT_NF4 ? "nf4" : d == AITK_WEIGHT_FP32 ? "fp32" : "bf16";
 }
 
+const char *aitk_workload_base_storage_name(const aitk_workload *w)
+{
+    return w->base_dtype == AITK_WEIGHT_NF4 && w->base_packed_bits > 0 && w->base_qtype
+               ? w->base_qtype
+               : aitk_weight_dtype_name(w->base_dtype);
+}
+
+const char *aitk_workload_te_storage_name(const aitk_workload *w)
+{
+    return w->te_dtype == AITK_WEIGHT_NF4 && w->te_packed_bits > 0 && w->te_qtype
+               ? w->te_qtype
+               : aitk_weight_dtype_name(w->te_dtype);
+}
+
 /* The index of text among n names, or -1: the parsers of the enums below. */
 static int name_index(const char *const *names, int n, const char *text)
 {
@@ -262,12 +276,23 @@ static double encoder_tokens(const aitk_workload *w, const aitk_frozen_spec *f)
     return (double)f->tokens;
 }
 
+/* Bytes one stored weight of dtype d takes: a packed format's own bits
+ * (packed_bits, 0: none) in NF4's place, else cost.yaml's figure. */
+static double stored_bytes(const aitk_cost_params *p, aitk_weight_dtype d, double packed_bits)
+{
+    return d == AITK_WEIGHT_NF4 && packed_bits > 0 ? packed_bits / 8 : p->weight_bytes[d];
+}
+
 /* Bytes moved to expand one stored weight to bf16 for one pass: an fp8
  * weight costs what the trainer's path does (torchao keeps bf16 weights;
- * its casts are counted per GEMM). */
+ * its casts are counted per GEMM); a packed format in NF4's place reads its
+ * own bytes where NF4 reads its own, the rest of NF4's kernel the same. */
 static double dequant_bytes(const aitk_workload *w, const aitk_cost_params *p,
-                            aitk_weight_dtype d)
+                            aitk_weight_dtype d, double packed_bits)
 {
+    if (d == AITK_WEIGHT_NF4)
+        return p->dequant_bytes_per_weight[d] - p->weight_bytes[d] +
+               stored_bytes(p, d, packed_bits);
     if (d != AITK_WEIGHT_FP8)
         return p->dequant_bytes_per_weight[d];
     if (w->fp8_path == AITK_FP8_CAST)
@@ -296,7 +321,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
     memset(out, 0, sizeof *out);
     const aitk_model_spec *s = w->spec;
     const double r = (double)w->rank, act = p->activation_bytes;
-    const double dequant = dequant_bytes(w, p, w->base_dtype);
+    const double dequant = dequant_bytes(w, p, w->base_dtype, w->base_packed_bits);
     const bool f8compute = aitk_workload_fp8_compute(w);
     const double f8cast = f8compute ? p->fp8_compute_cast_bytes : 0;
     for (size_t g = 0; g < s->n_blocks; g++) {
@@ -369,7 +394,7 @@ aitk_status aitk_cost_work(const aitk_workload *w, const aitk_cost_params *p, lo
                 out->flops[AITK_WORK_CONDITIONING] +=
                     2 * s->frozen[i].params * encoder_tokens(w, &s->frozen[i]) * (double)w->batch;
                 out->bytes[AITK_BYTES_DEQUANT] +=
-                    dequant_bytes(w, p, w->te_dtype) * s->frozen[i].params;
+                    dequant_bytes(w, p, w->te_dtype, w->te_packed_bits) * s->frozen[i].params;
             }
     for (int i = 0; i < AITK_WORK_FLOP_TERMS; i++)
         out->flops[i] *= (double)w->accumulation;
@@ -531,7 +556,8 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     double *m = out->bytes, lora = 0, factored = 0, largest_weight = 0, live = 0;
     /* torchao's fp8 training keeps the weights in bf16. */
     const bool f8compute = aitk_workload_fp8_compute(w);
-    const double wbytes = p->weight_bytes[f8compute ? AITK_WEIGHT_BF16 : w->base_dtype];
+    const double wbytes = f8compute ? p->weight_bytes[AITK_WEIGHT_BF16]
+                                    : stored_bytes(p, w->base_dtype, w->base_packed_bits);
     const bool quant = (w->base_dtype == AITK_WEIGHT_FP8 && !f8compute) ||
                        w->base_dtype == AITK_WEIGHT_NF4;
     /* NF4's block statistics are in its bytes per weight; quanto's fp8 has
@@ -598,7 +624,8 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
     for (size_t i = 0; i < s->n_frozen; i++) {
         const aitk_frozen_spec *f = &s->frozen[i];
         if (f->role == AITK_FROZEN_TEXT_ENCODER && (!w->cache_text || w->te_resident))
-            m[AITK_PLAN_TEXT_ENCODERS] += f->params * p->weight_bytes[w->te_dtype];
+            m[AITK_PLAN_TEXT_ENCODERS] +=
+                f->params * stored_bytes(p, w->te_dtype, w->te_packed_bits);
         else if (f->role == AITK_FROZEN_VAE && !w->cache_latents)
             m[AITK_PLAN_VAE] += f->params * p->weight_bytes[AITK_WEIGHT_BF16];
     }

@@ -101,6 +101,12 @@ typedef struct aitk_workload {
     long batch, accumulation, rank, steps;
     double alpha;
     aitk_weight_dtype base_dtype, te_dtype;
+    /* A base (text encoders) in NF4's place stored in another packed
+     * format, dequantized before each GEMM as NF4 is: its bits per weight,
+     * scales included, and its qtype for the output (ai-toolkit's uint2 to
+     * uint7). 0 and NULL: cost.yaml's NF4 figures. */
+    double base_packed_bits, te_packed_bits;
+    const char *base_qtype, *te_qtype;
     const char *optimizer;   /* ai-toolkit spelling; looked up in cost.yaml */
     bool checkpointing, cache_latents, cache_text;
     /* Inference: one forward pass, no LoRA, no backward and no optimizer
@@ -195,6 +201,11 @@ typedef struct aitk_workload {
      * or a report says otherwise. */
     aitk_host_os os;
 } aitk_workload;
+
+/* How the output names the base's (text encoders') storage: the packed
+ * qtype where the workload has one, else aitk_weight_dtype_name. */
+const char *aitk_workload_base_storage_name(const aitk_workload *w);
+const char *aitk_workload_te_storage_name(const aitk_workload *w);
 
 /* False when w picks layers by name and its spec names none (the LoRA is
  * then counted on every layer: an upper bound). */

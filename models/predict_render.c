@@ -31,8 +31,12 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             r->config_path ? ", LoRA job from " : "", r->config_path ? r->config_path : "");
     if (r->title && strcmp(r->title, w->spec->title))
         fprintf(out, "  (predicted with the %s description)\n", w->spec->title);
-    fprintf(out, "  %s base weights, LoRA rank %ld (alpha %g), batch %ld",
-            aitk_weight_dtype_name(w->base_dtype), w->rank, w->alpha, w->batch);
+    fprintf(out, "  %s base weights", aitk_workload_base_storage_name(w));
+    /* uint8 is the one qtype that leaves a quantized job's base as it is. */
+    if (w->base_qtype && (w->base_dtype == AITK_WEIGHT_BF16 || w->base_dtype == AITK_WEIGHT_FP32))
+        fprintf(out, " (qtype %s quantizes nothing: ai-toolkit's uint backend refuses 8 bits, "
+                     "toolkit/util/uintx_quant.py)", w->base_qtype);
+    fprintf(out, ", LoRA rank %ld (alpha %g), batch %ld", w->rank, w->alpha, w->batch);
     if (w->accumulation > 1)
         fprintf(out, " x %ld accumulation", w->accumulation);
     fprintf(out, ", %s", w->n_resolutions > 1 ? "resolutions" : "resolution");
@@ -44,7 +48,7 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
             w->cache_text ? (w->te_resident ? "cached, kept on the GPU by the trainer"
                                             : "cached")
                           : "loaded as ",
-            w->cache_text ? "" : aitk_weight_dtype_name(w->te_dtype));
+            w->cache_text ? "" : aitk_workload_te_storage_name(w));
     static const char *const fp8_what[] = {"optimum-quanto qfloat8", "a plain float8 cast",
                                            "torchao fp8 compute on bf16 weights"};
     fprintf(out, "  trainer %s: prompts of %ld text tokens", w->trainer ? w->trainer : "ai-toolkit",

@@ -199,6 +199,15 @@ static void test_malformed(void **state)
          "outside 64..8192", AITK_E_RANGE},
         {"config: {process: [{model: {is_flux: true, quantize: true, qtype: qint3}}]}\n",
          "cfg.yaml:1:67: qtype 'qint3' is not one the memory model knows", AITK_E_PARSE},
+        /* ai-toolkit's rotation and codebook backends: refused by name, not
+         * counted as another type. */
+        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: convrot4}}]}\n",
+         "qtype 'convrot4' is not one the memory model knows", AITK_E_PARSE},
+        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: nvfp4}}]}\n",
+         "the rotation and codebook types, convrot, nvfp4 and orbit, are not counted",
+         AITK_E_PARSE},
+        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: uint9}}]}\n",
+         "qtype 'uint9' is not one the memory model knows", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, train: {dtype: int3}}]}\n",
          "unknown dtype", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, network: {type: lokr}}]}\n",
@@ -236,24 +245,41 @@ static void parse_ok(const char *text, aitk_train_config *c)
 }
 
 /* qtype decides the bytes per weight: the digits after the type family.
- * qfloat8_e4m3fn is 8-bit although it contains a 4. */
+ * qfloat8_e4m3fn is 8-bit although it contains a 4. ai-toolkit's uint2 to
+ * uint7 (toolkit/util/uintx_quant.py @27a03a9) pack k bits a weight with a
+ * bf16 scale and a uint8 zero point for each 64: k + 24/64 bits, worked by
+ * hand; its uint8 quantizes nothing (can_quantize refuses 8 bits), so the
+ * base stays as an unquantized one (bf16 here). */
 static void test_qtype_bits(void **state)
 {
     (void)state;
     static const struct {
         const char *qtype;
-        int bits;
-    } cases[] = {{"qfloat8", 8}, {"qfloat8_e4m3fn", 8}, {"qfloat8_e5m2", 8}, {"qint8", 8},
-                 {"uint8", 8},   {"qint4", 4},          {"uint4", 4},        {"nf4", 4}};
+        double bits, packed_bits;
+        aitk_weight_dtype base;
+    } cases[] = {
+        {"qfloat8", 8, 0, AITK_WEIGHT_FP8},      {"qfloat8_e4m3fn", 8, 0, AITK_WEIGHT_FP8},
+        {"qfloat8_e5m2", 8, 0, AITK_WEIGHT_FP8}, {"qint8", 8, 0, AITK_WEIGHT_FP8},
+        {"float8", 8, 0, AITK_WEIGHT_FP8},       {"qint4", 4, 0, AITK_WEIGHT_NF4},
+        {"nf4", 4, 0, AITK_WEIGHT_NF4},          {"uint4", 4.375, 4.375, AITK_WEIGHT_NF4},
+        {"uint2", 2.375, 2.375, AITK_WEIGHT_NF4}, {"uint3", 3.375, 3.375, AITK_WEIGHT_NF4},
+        {"uint6", 6.375, 6.375, AITK_WEIGHT_NF4}, {"uint7", 7.375, 7.375, AITK_WEIGHT_NF4},
+        {"uint8", 0, 0, AITK_WEIGHT_BF16},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char text[200];
+        char text[240];
         snprintf(text, sizeof text,
-                 "config: {process: [{model: {is_flux: true, quantize: true, qtype: %s}}]}\n",
+                 "config: {process: [{train: {dtype: bf16}, model: {is_flux: true, quantize: "
+                 "true, qtype: %s}}]}\n",
                  cases[i].qtype);
         aitk_train_config c;
         parse_ok(text, &c);
-        if (c.qbits != cases[i].bits)
-            fail_msg("%s: %d bits, expected %d", cases[i].qtype, c.qbits, cases[i].bits);
+        if (c.qbits != cases[i].bits || aitk_config_base_packed_bits(&c) != cases[i].packed_bits ||
+            aitk_config_base_storage(&c) != cases[i].base)
+            fail_msg("%s: %g bits (packed %g, storage %d), expected %g (packed %g, storage %d)",
+                     cases[i].qtype, c.qbits, aitk_config_base_packed_bits(&c),
+                     (int)aitk_config_base_storage(&c), cases[i].bits, cases[i].packed_bits,
+                     (int)cases[i].base);
         aitk_config_free(&c);
     }
 }

@@ -88,6 +88,12 @@ static const expect cases[] = {
      .base = DT(AITK_WEIGHT_FP32), .te = DT(AITK_WEIGHT_FP32), .not_modelled = "train.dtype"},
     {.file = "unquantized_bf16.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_BF16),
      .te = DT(AITK_WEIGHT_BF16)},
+    /* ai-toolkit's uint6 packs the base and T5 alike (the transformer's
+     * qtype quantizes FLUX.1's text encoder too); uint8 quantizes nothing. */
+    {.file = "flux_uint6.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_NF4),
+     .te = DT(AITK_WEIGHT_NF4)},
+    {.file = "flux_uint8.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_BF16),
+     .te = DT(AITK_WEIGHT_BF16)},
     {.file = "layer_offloading.yaml", .says = "FLUX.1-dev", .not_modelled = "model.layer_offloading",
      .not_modelled2 = "model.layer_offloading_transformer_percent"},
     {.file = "only_if_contains.yaml", .says = "FLUX.1-dev", .rank = 128, .alpha = 128},
@@ -393,6 +399,29 @@ static void test_unquantized_dtype_memory(void **state)
     predicted_free(&bf16);
 }
 
+/* ai-toolkit's uint2 to uint7 store k bits a weight and, for each 64, a
+ * bf16 scale and a uint8 zero point (toolkit/util/uintx_quant.py @27a03a9):
+ * uint6 is 6.375 bits, so FLUX.1-dev's 11.9 B weights take 11.9e9 x
+ * 6.375 / 8 bytes, and its T5 0.797 of the bf16 run's bytes. uint8 leaves
+ * the base unquantized: the bf16 run's bytes. Before, uint6 was refused and
+ * uint8 counted as one byte a weight. */
+static void test_uint_qtype_memory(void **state)
+{
+    (void)state;
+    predicted u6, u8, bf16;
+    predict_file("flux_uint6.yaml", "H200 SXM", &u6);
+    predict_file("flux_uint8.yaml", "H200 SXM", &u8);
+    predict_file("unquantized_bf16.yaml", "H200 SXM", &bf16);
+    near(u6.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 6.375 / 8, 0.01, "uint6 base");
+    near(u6.p.memory.bytes[AITK_PLAN_TEXT_ENCODERS],
+         bf16.p.memory.bytes[AITK_PLAN_TEXT_ENCODERS] * 6.375 / 16, 1e-9, "uint6 T5 and CLIP");
+    near(u8.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS], bf16.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS],
+         1e-12, "uint8 base");
+    predicted_free(&u6);
+    predicted_free(&u8);
+    predicted_free(&bf16);
+}
+
 /* EMA (toolkit/ema.py): a clone of each trained parameter, in its dtype
  * (bf16 here, 2 bytes), beside the optimizer's own state. */
 static void test_ema_memory(void **state)
@@ -614,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_ui_arches_named),
         cmocka_unit_test(test_accumulation_time),
         cmocka_unit_test(test_unquantized_dtype_memory),
+        cmocka_unit_test(test_uint_qtype_memory),
         cmocka_unit_test(test_ema_memory),
         cmocka_unit_test(test_aitk_optimizer_memory),
         cmocka_unit_test(test_preservation),

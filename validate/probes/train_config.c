@@ -43,12 +43,16 @@ aitk_status aitk_train_config_checks(aitk_run_ctx *ctx)
     aitk_str obs = AITK_STR_INIT, msg = AITK_STR_INIT;
     /* The base's storage as `predict --config` counts it; train.dtype is the
      * precision the LoRA trains in (ai-toolkit's default fp32). */
+    /* A packed uint base is named by its qtype, which then is not repeated. */
+    const bool packed = aitk_config_base_packed_bits(t) > 0;
+    const bool say_qtype = t->quantize && !packed;
     aitk_str_appendf(&obs, "%s, LoRA rank %ld alpha %g in %s, batch %ld, %s, %s base%s%s%s, "
                            "checkpointing %s",
                      t->model_id, t->rank, t->alpha, t->dtype ? t->dtype : "fp32", t->batch,
-                     t->optimizer ? t->optimizer : "adamw", aitk_weight_dtype_name(aitk_config_base_storage(t)),
-                     t->quantize ? " (" : "", t->quantize ? t->qtype : "",
-                     t->quantize ? ")" : "", t->checkpointing ? "on" : "off");
+                     t->optimizer ? t->optimizer : "adamw",
+                     packed ? t->qtype_name : aitk_weight_dtype_name(aitk_config_base_storage(t)),
+                     say_qtype ? " (" : "", say_qtype ? t->qtype : "", say_qtype ? ")" : "",
+                     t->checkpointing ? "on" : "off");
     if (t->n_ignored) {
         /* Keys that cost time or memory but are not modelled, and keys this
          * reader does not know: one line, "; "-separated. */
