@@ -407,9 +407,24 @@ static aitk_status read_model(reader *r, const aitk_yaml_node *m)
     return st;
 }
 
-static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
+/* Adds bucket v once; `at` is where an error points. */
+static aitk_status add_resolution_value(reader *r, const aitk_yaml_node *at, long v)
 {
     aitk_train_config *c = r->cfg;
+    for (size_t i = 0; i < c->n_resolutions; i++)
+        if (c->resolutions[i] == v)
+            return AITK_OK;
+    if (c->n_resolutions == sizeof c->resolutions / sizeof *c->resolutions) {
+        aitk_yaml_errorf(r->err, r->doc, at, "more than %zu distinct resolutions",
+                         sizeof c->resolutions / sizeof *c->resolutions);
+        return AITK_E_RANGE;
+    }
+    c->resolutions[c->n_resolutions++] = v;
+    return AITK_OK;
+}
+
+static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
+{
     long v = 0;
     aitk_status st = aitk_yaml_long(r->doc, n, &v, r->err);
     if (!st && (v < CONFIG_MIN_RESOLUTION || v > CONFIG_MAX_RESOLUTION)) {
@@ -417,17 +432,7 @@ static aitk_status add_resolution(reader *r, const aitk_yaml_node *n)
                          CONFIG_MIN_RESOLUTION, CONFIG_MAX_RESOLUTION);
         return AITK_E_RANGE;
     }
-    for (size_t i = 0; !st && i < c->n_resolutions; i++)
-        if (c->resolutions[i] == v)
-            return AITK_OK;
-    if (!st && c->n_resolutions == sizeof c->resolutions / sizeof *c->resolutions) {
-        aitk_yaml_errorf(r->err, r->doc, n, "more than %zu distinct resolutions",
-                         sizeof c->resolutions / sizeof *c->resolutions);
-        return AITK_E_RANGE;
-    }
-    if (!st)
-        c->resolutions[c->n_resolutions++] = v;
-    return st;
+    return st ? st : add_resolution_value(r, n, v);
 }
 
 /* A non-empty list under `key` (DatasetConfig's augments, augmentations). */
@@ -488,14 +493,26 @@ static aitk_status read_datasets(reader *r, const aitk_yaml_node *ds)
             cached = false;
         /* The VAE can leave the GPU only if every dataset is cached. */
         r->cfg->cache_latents = (i == 0 ? cached : r->cfg->cache_latents && cached);
+        /* ai-toolkit makes one dataset per resolution listed
+         * (config_modules.py preprocess_dataset_raw_config, 512 where none
+         * is given): `resolution: []` makes none, so it adds no bucket. */
         const aitk_yaml_node *res = aitk_yaml_get(d, "resolution");
         if (!st && res && res->kind == AITK_YAML_SEQ) {
             for (size_t k = 0; !st && k < res->count; k++)
                 st = add_resolution(r, res->items[k]);
         } else if (!st && res) {
             st = add_resolution(r, res);
+        } else if (!st) {
+            st = add_resolution_value(r, d, 512);
         }
         aitk_config_note_keys(r, d, "datasets", "datasets[].", used);
+    }
+    if (!st && ds->count > 0 && r->cfg->n_resolutions == 0) {
+        aitk_yaml_errorf(r->err, r->doc, ds,
+                         "no dataset has a resolution: ai-toolkit makes one dataset per "
+                         "resolution listed (preprocess_dataset_raw_config), so `resolution: "
+                         "[]` leaves this job no images to train on");
+        return AITK_E_INVAL;
     }
     if (!st)
         st = read_dataset_text_cache(r, ds);

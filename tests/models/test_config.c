@@ -197,6 +197,9 @@ static void test_malformed(void **state)
          "outside 64..8192", AITK_E_RANGE},
         {"config: {process: [{model: {is_flux: true}, datasets: [{resolution: [16384]}]}]}\n",
          "outside 64..8192", AITK_E_RANGE},
+        /* Every dataset's resolution empty: ai-toolkit makes no dataset of it. */
+        {"config: {process: [{model: {is_flux: true}, datasets: [{resolution: []}]}]}\n",
+         "cfg.yaml:1:55: no dataset has a resolution", AITK_E_INVAL},
         {"config: {process: [{model: {is_flux: true, quantize: true, qtype: qint3}}]}\n",
          "cfg.yaml:1:67: qtype 'qint3' is not one the memory model knows", AITK_E_PARSE},
         /* ai-toolkit's rotation and codebook backends: refused by name, not
@@ -242,6 +245,39 @@ static void parse_ok(const char *text, aitk_train_config *c)
     if (aitk_config_parse("cfg.yaml", text, strlen(text), c, &err))
         fail_msg("%s", aitk_str_cstr(&err));
     aitk_str_free(&err);
+}
+
+/* ai-toolkit makes one dataset per resolution listed, 512 where a dataset
+ * gives none (config_modules.py preprocess_dataset_raw_config): a dataset
+ * without the key adds a 512 px bucket beside the others' (it was left
+ * out), and `resolution: []` adds none (it was read as 512). */
+static void test_dataset_resolutions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *datasets;
+        size_t n;
+        long want[3];
+    } cases[] = {
+        {"[{resolution: [1024]}, {folder_path: /b}]", 2, {1024, 512}},
+        {"[{resolution: []}, {resolution: 768}]", 1, {768}},
+        {"[{folder_path: /a}]", 1, {512}},
+        {"[{resolution: [768, 1024]}, {resolution: []}]", 2, {768, 1024}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[300];
+        snprintf(text, sizeof text, "config: {process: [{model: {is_flux: true}, datasets: %s}]}\n",
+                 cases[i].datasets);
+        aitk_train_config c;
+        parse_ok(text, &c);
+        bool same = c.n_resolutions == cases[i].n;
+        for (size_t k = 0; same && k < cases[i].n; k++)
+            same = c.resolutions[k] == cases[i].want[k];
+        if (!same)
+            fail_msg("%s: %zu resolutions, the first %ld", cases[i].datasets, c.n_resolutions,
+                     c.n_resolutions ? c.resolutions[0] : 0L);
+        aitk_config_free(&c);
+    }
 }
 
 /* qtype decides the bytes per weight: the digits after the type family.
@@ -390,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_both_accumulation_spellings),
         cmocka_unit_test(test_unterminated_quote), cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_malformed),          cmocka_unit_test(test_qtype_bits),
+        cmocka_unit_test(test_dataset_resolutions),
         cmocka_unit_test(test_dtype_fp16),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_mutations),
