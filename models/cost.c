@@ -138,6 +138,9 @@ void aitk_workload_defaults(aitk_workload *w, const aitk_model_spec *spec)
 void aitk_workload_set_base(aitk_workload *w, aitk_weight_dtype d)
 {
     w->base_dtype = d;
+    /* A packed qtype of the job is replaced too: NF4 is bitsandbytes'. */
+    w->base_packed_bits = w->te_packed_bits = 0;
+    w->base_qtype = w->te_qtype = NULL;
     w->te_dtype = d == AITK_WEIGHT_BF16 || d == AITK_WEIGHT_FP32 ? d : AITK_WEIGHT_FP8;
     /* torchao's float8 training converts the transformer alone, and a
      * trainer that keeps its encoders resident (diffusers) keeps them in the

@@ -27,7 +27,9 @@ static change effective(const aitk_workload *w, change c)
 {
     c.cache_text = c.cache_text && !w->cache_text;
     c.no_validation = c.no_validation && w->validation_resolution > 0;
-    c.nf4 = c.nf4 && w->base_dtype != AITK_WEIGHT_NF4;
+    /* A uint5 to uint7 base is packed on NF4's path with more bits: NF4
+     * itself would still take less. */
+    c.nf4 = c.nf4 && (w->base_dtype != AITK_WEIGHT_NF4 || w->base_packed_bits > 4.5);
     if (c.resolution >= largest_resolution(w))
         c.resolution = 0;
     return c;
