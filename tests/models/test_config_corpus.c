@@ -417,6 +417,22 @@ static void test_uint_qtype_memory(void **state)
          bf16.p.memory.bytes[AITK_PLAN_TEXT_ENCODERS] * 6.375 / 16, 1e-9, "uint6 T5 and CLIP");
     near(u8.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS], bf16.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS],
          1e-12, "uint8 base");
+    /* Suggesting an NF4 base instead (predict's "fits with --quantize nf4")
+     * counts bitsandbytes' 0.515625 bytes a weight (cost.yaml), not uint6's. */
+    aitk_workload x = u6.w;
+    aitk_workload_set_base(&x, AITK_WEIGHT_NF4);
+    aitk_cost_params *params = NULL;
+    aitk_gpudb *db = NULL;
+    const aitk_gpu_spec *g = NULL;
+    aitk_prediction nf4;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_cost_params_load(&params, &err) || aitk_gpudb_load(&db, &err) ||
+        aitk_gpudb_find(db, "H200 SXM", &g, &err) || aitk_cost_predict(&x, params, g, &nf4, &err))
+        fail_msg("%s", aitk_str_cstr(&err));
+    near(nf4.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 0.515625, 0.01, "NF4 instead");
+    aitk_cost_params_free(params);
+    aitk_gpudb_free(db);
+    aitk_str_free(&err);
     predicted_free(&u6);
     predicted_free(&u8);
     predicted_free(&bf16);
