@@ -171,6 +171,21 @@ so "$e/build/libcudart.so.99" "$s/leaf.c" -Wl,-soname,libcudart.so.99
 so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libcudart.so.99" \
    -Wl,--enable-new-dtags,-rpath,'$ORIGIN:$ORIGIN/../../nvidia/cuda_runtime/lib'
 
+# cuDNN 9's shape: libcudnn.so.9 names none of its sub-libraries as needs
+# and opens them at run time (so does libcudnn_graph.so.9 its engine
+# libraries), each with RUNPATH $ORIGIN as nvidia-cudnn-cu12's are. full/
+# has all eight; gone/ lacks libcudnn_engines_precompiled.so.9.
+for v in full gone; do
+  c=$e/opened/$v
+  mkdir -p "$c"
+  for sub in graph ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
+    so "$c/libcudnn_$sub.so.9" "$s/leaf.c" -Wl,-soname,libcudnn_$sub.so.9 \
+       -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+  done
+  so "$c/libcudnn.so.9" "$s/leaf.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+done
+rm -f "$e/opened/gone/libcudnn_engines_precompiled.so.9"
+
 # torch apart from pip's nvidia-* wheels (pip install --user or --target, a
 # PYTHONPATH folder): torch/lib's RPATH $ORIGIN/../../nvidia/... leads
 # nowhere, and torch/__init__.py loads the wheels' libraries by path from

@@ -319,6 +319,53 @@ static void test_ld_library_path(void **state)
     aitk_dep_tree_free(&t);
 }
 
+/* cuDNN 9's sub-libraries, which libcudnn.so.9 and libcudnn_graph.so.9 open
+ * with dlopen and name as no need (opened.yaml): followed as needs of their
+ * opener, found by its RUNPATH, marked as opened at run time. Without an
+ * ld.so.cache (this machine's holds the CUDA toolkit's cuDNN), the one
+ * gone from the fixture is NOT FOUND and says what fails; under cuDNN's
+ * GRAPH_JIT_ONLY configuration only the graph and JIT engine libraries are
+ * needed. Before, none was in the tree. */
+static void test_opened_at_run_time(void **state)
+{
+    (void)state;
+    aitk_deps_opts o = {.ld_library_path = "", .ldcache_path = "/nonexistent/ld.so.cache"};
+    unsetenv("CUDNN_LIB_CONFIG");
+    aitk_dep_tree t = analyze(&o, FX "/elf/opened/full/libcudnn.so.9");
+    static const char *const subs[] = {"graph", "ops", "cnn", "adv", "engines_precompiled",
+                                       "engines_runtime_compiled", "heuristic"};
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "libcudnn_%s.so.9", subs[i]);
+        const aitk_dep_node *n = node(&t, name);
+        assert_true(n->opened);
+        assert_int_equal(n->state, AITK_DEP_FOUND);
+        assert_string_equal(n->how, i < 4 ? "DT_RUNPATH of libcudnn.so.9"
+                                          : "DT_RUNPATH of libcudnn_graph.so.9");
+    }
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    t = analyze(&o, FX "/elf/opened/gone/libcudnn.so.9");
+    const aitk_dep_node *gone = node(&t, "libcudnn_engines_precompiled.so.9");
+    assert_true(gone->opened);
+    assert_int_equal(gone->state, AITK_DEP_NOT_FOUND);
+    assert_non_null(strstr(gone->detail, "libcudnn_graph.so.9 opens it at run time, not as a "
+                                         "link: torch imports, and its first convolution"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    setenv("CUDNN_LIB_CONFIG", "GRAPH_JIT_ONLY", 1);
+    t = analyze(&o, FX "/elf/opened/gone/libcudnn.so.9");
+    unsetenv("CUDNN_LIB_CONFIG");
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    node(&t, "libcudnn_engines_runtime_compiled.so.9");
+    for (size_t i = 1; i < t.count; i++)
+        if (strstr(t.nodes[i].name, "_ops") || strstr(t.nodes[i].name, "_precompiled"))
+            fail_msg("%s followed under GRAPH_JIT_ONLY", t.nodes[i].name);
+    aitk_dep_tree_free(&t);
+}
+
 /* A long LD_LIBRARY_PATH of repeated and missing folders (review L7): each
  * folder is searched once, where it first comes (glibc keeps the first of
  * repeated entries), so the file found is the one the first occurrence
@@ -780,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_linux_fixture_rules),
         cmocka_unit_test(test_ld_library_path),
         cmocka_unit_test(test_ld_library_path_repeats),
+        cmocka_unit_test(test_opened_at_run_time),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_versioned_symbol_of_another_release),
         cmocka_unit_test(test_root_without_soname_needed_by_name),

@@ -67,8 +67,9 @@ static void text_node(const aitk_dep_tree *t, size_t i, esc_ring *r, aitk_str *o
     const aitk_dep_node *n = &t->nodes[i];
     for (unsigned d = 0; d < n->depth + 1; d++)
         aitk_str_append(o, "  ");
-    aitk_str_appendf(o, "%s%s%s", E(r, n->name), n->delay ? " (delay-load)" : "",
-                     n->forwarder ? " (forwarded export)" : "");
+    aitk_str_appendf(o, "%s%s%s%s", E(r, n->name), n->delay ? " (delay-load)" : "",
+                     n->forwarder ? " (forwarded export)" : "",
+                     n->opened ? " (opened at run time)" : "");
     if (i == 0)
         aitk_str_appendf(o, " [%s]\n", E(r, n->arch ? n->arch : "?"));
     else if (n->state == AITK_DEP_FOUND)
@@ -326,6 +327,8 @@ static cJSON *json_node(const aitk_dep_tree *t, size_t i)
         cJSON_AddTrueToObject(o, "forwarder");
     if (n->delay)
         cJSON_AddTrueToObject(o, "delay_load");
+    if (n->opened)
+        cJSON_AddTrueToObject(o, "opened_at_run_time");
     if (n->repeat)
         cJSON_AddTrueToObject(o, "already_loaded");
     if (aitk_dep_state_is_problem(n->state) || n->state == AITK_DEP_UNKNOWN)

@@ -53,6 +53,9 @@ struct aitk_deps {
     struct aitk_folder_seen *folders;
     size_t folder_cap, folder_count;
     unsigned list_id;
+    /* opened.yaml, read at the first library that may open others. */
+    struct aitk_opened *opened;
+    bool opened_loaded;
 };
 
 /* Reads (or finds in the session cache) the object at `path`. Returns its

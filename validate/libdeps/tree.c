@@ -14,6 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/fileio.h"
+#include "validate/libdeps/opened.h"
 #include "validate/libdeps/resolve.h"
 #include "validate/libdeps/sniff.h"
 #include "validate/libdeps/tree_needs.h"
@@ -94,6 +95,7 @@ void aitk_deps_free(aitk_deps *d)
     aitk_free(d->dirs);
     aitk_deps_folders_free(d);
     aitk_ldcache_free(&d->cache);
+    aitk_opened_free(d->opened);
     aitk_free(d->cache_error);
     aitk_free(d);
 }
@@ -481,7 +483,48 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return st;
 }
 
-static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
+/* The libraries node i opens at run time (opened.yaml), as children found
+ * by its own search path, as dlopen from it finds them; those it already
+ * needs are not repeated. A missing one says what fails and when. */
+static aitk_status expand_opened(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_str *err)
+{
+    if (!d->opened_loaded) {
+        d->opened_loaded = true;
+        aitk_status st = aitk_opened_load(&d->opened, err);
+        if (st)
+            return st;
+    }
+    const char *names[16], *when_missing = NULL;
+    size_t n = aitk_opened_by(d->opened, aitk_path_base_name(t->nodes[i].name),
+                              aitk_opened_graph_jit_only(), names, 16, &when_missing);
+    for (size_t k = 0; k < n; k++) {
+        const aitk_elf_info *elf = &d->objs[t->nodes[i].obj].elf;
+        bool needed = false;
+        for (size_t j = 0; j < elf->needed_count && !needed; j++)
+            needed = strcmp(elf->needed[j], names[k]) == 0;
+        if (needed)
+            continue;
+        const size_t child = t->count;
+        aitk_status st = add_child(d, t, i, names[k], false);
+        if (st)
+            return st;
+        aitk_dep_node *c = &t->nodes[child];
+        c->opened = true;
+        if (aitk_dep_state_is_problem(c->state) && !c->detail) {
+            aitk_str why = AITK_STR_INIT;
+            aitk_str_appendf(&why, "%s opens it at run time, not as a link: %s",
+                             aitk_path_base_name(t->nodes[i].name), when_missing);
+            if ((st = aitk_str_status(&why)) != AITK_OK) {
+                aitk_str_free(&why);
+                return st;
+            }
+            t->nodes[child].detail = aitk_str_steal(&why);
+        }
+    }
+    return AITK_OK;
+}
+
+static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_str *err)
 {
     const aitk_dep_obj *o = &d->objs[t->nodes[i].obj];
     size_t n = o->is_pe ? o->pe.import_count : o->elf.needed_count;
@@ -498,7 +541,8 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i)
         if (st)
             return st;
     }
-    return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i) : AITK_OK;
+    return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i)
+                                          : expand_opened(d, t, i, err);
 }
 
 aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
@@ -587,7 +631,7 @@ aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err)
         if (d->opts.max_depth && n->depth >= d->opts.max_depth)
             continue;
         if (!n->repeat)
-            st = expand(d, t, i);
+            st = expand(d, t, i, err);
         else if (d->objs[n->obj].is_pe && !pair_done(t, i))
             st = expand_forwarders(d, t, i); /* this requester's forwarded imports */
     }

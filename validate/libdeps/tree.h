@@ -70,6 +70,9 @@ typedef struct aitk_dep_node {
     char *version;          /* PE file version when known */
     aitk_dep_state state;
     bool delay;             /* a PE delay-load import: failure shows only when first used */
+    bool opened;            /* opened by its parent at run time (opened.yaml), not linked:
+                             * `import torch` does not show its failure, the first call
+                             * needing it does */
     bool repeat;            /* already loaded earlier in the walk: not expanded again */
     bool forwarder;         /* PE: loaded to bind a forwarded export of its parent */
     bool truncated;         /* BAD_FILE because the file is shorter than its headers say */

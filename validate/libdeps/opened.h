@@ -1,0 +1,31 @@
+/* Libraries a library opens at run time rather than names among its needs
+ * (opened.yaml, with the source of each): cuDNN 9's shim and graph library
+ * open their sub-libraries with dlopen, so a missing one passes every
+ * static and `import torch` check and fails the first convolution. Loaded
+ * from the embedded data file, or from AITK_DATA_DIR when set. */
+#ifndef AITK_LIBDEPS_OPENED_H
+#define AITK_LIBDEPS_OPENED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/status.h"
+#include "common/str.h"
+
+typedef struct aitk_opened aitk_opened;
+
+/* AITK_E_PARSE with "validate/libdeps/opened.yaml:L:C: ..." when malformed. */
+aitk_status aitk_opened_load(aitk_opened **out, aitk_str *err);
+void aitk_opened_free(aitk_opened *o);
+
+/* What `opener` (a file name, compared exactly) opens at run time: up to
+ * `max` names into `names` (borrowed from the list), those of cuDNN's
+ * GRAPH_JIT_ONLY configuration alone when graph_jit_only; the count.
+ * *when_missing gets the opener's symptom text (NULL when none opens). */
+size_t aitk_opened_by(const aitk_opened *o, const char *opener, bool graph_jit_only,
+                      const char **names, size_t max, const char **when_missing);
+
+/* Whether CUDNN_LIB_CONFIG names cuDNN's GRAPH_JIT_ONLY configuration. */
+bool aitk_opened_graph_jit_only(void);
+
+#endif
