@@ -48,6 +48,7 @@ packages=(
   python3-jsonschema  # validates every report the tests produce
   libxml2-utils       # xmllint: the JUnit output against its schema
   chromium            # headless browser: the HTML report really renders
+  cmark-gfm           # GitHub's Markdown renderer: the Markdown report reads as written (reports.markdown.gfm)
   file                # CPack's .deb generator finds the ELF files for dpkg-shlibdeps with it
   man-db              # man -l: the package test renders the generated man page (groff with it)
 )

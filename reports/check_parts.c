@@ -12,7 +12,7 @@ static void part(aitk_str *out, const aitk_check_markup *markup, aitk_check_part
     if (!markup[p].before)
         return;
     aitk_str_append(out, markup[p].before);
-    escape(out, text);
+    (markup[p].escape ? markup[p].escape : escape)(out, text);
     aitk_str_append(out, markup[p].after);
 }
 

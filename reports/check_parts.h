@@ -36,6 +36,9 @@ typedef enum aitk_check_part {
 typedef struct aitk_check_markup {
     const char *before;
     const char *after;
+    /* How this part's text is written, where it differs from the rest
+     * (Markdown writes an id as a code span of its own); NULL: as the rest. */
+    aitk_text_escape escape;
 } aitk_check_markup;
 
 /* Appends check `c` to `out`: for each part that applies, markup[part].before,

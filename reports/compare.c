@@ -551,13 +551,13 @@ static void cells(const aitk_compare_row *r, aitk_str cell[CELLS])
 static void markdown_row(aitk_str *out, const aitk_compare_row *r, const aitk_str cell[CELLS])
 {
     aitk_str_append(out, "| ");
-    aitk_markdown_inline(out, aitk_str_cstr(&cell[0]));
+    aitk_markdown_cell(out, aitk_str_cstr(&cell[0]));
     for (int k = 1; k < 4; k++) {
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, aitk_str_cstr(&cell[k]));
+        aitk_markdown_cell(out, aitk_str_cstr(&cell[k]));
     }
     aitk_str_append(out, r->change.regression ? " | **" : " | ");
-    aitk_markdown_inline(out, aitk_str_cstr(&cell[4]));
+    aitk_markdown_cell(out, aitk_str_cstr(&cell[4]));
     aitk_str_append(out, r->change.regression ? "** |\n" : " |\n");
 }
 

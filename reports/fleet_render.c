@@ -65,7 +65,7 @@ static void table_cell(table *t, const char *s)
         aitk_str_append(out, "</td>");
     } else if (t->f == FMT_MARKDOWN) {
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, v);
+        aitk_markdown_cell(out, v);
         aitk_str_append(out, " ");
     } else {
         aitk_str_appendf(out, "  %s", v);

@@ -17,41 +17,24 @@ static double number(const cJSON *obj, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-/* Inline text: pipes would break tables, newlines would break list items. */
-void aitk_markdown_inline(aitk_str *out, const char *s)
+/* A check's id, and the id it follows, in code type: written as a code
+ * span of its own, so no character of it is read as markup. */
+static void id_span(aitk_str *out, const char *id)
 {
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '|')
-            aitk_str_append(out, "\\|");
-        else if (c == '\n' || c == '\r')
-            aitk_str_appendc(out, ' ');
-        else if (c == '<')
-            aitk_str_append(out, "&lt;");
-        else if ((c < 0x20 && c != '\t') || c == 0x7f ||
-                 (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)) {
-            /* A control sequence from a probe's text stays visible and inert
-             * when the file is shown in a terminal (cat report.md). */
-            char one[3] = {*s, c == 0xc2 ? s[1] : '\0', '\0'};
-            aitk_str_append_printable(out, one, false);
-            s += c == 0xc2;
-        } else {
-            aitk_str_appendc(out, *s);
-        }
-    }
+    aitk_markdown_code(out, id, false);
 }
 
 /* A failed or warned check as a list item with its details nested below. */
 static const aitk_check_markup check_item[AITK_CHECK_PART_COUNT] = {
     [AITK_CHECK_PART_STATUS] = {NULL, NULL},
-    [AITK_CHECK_PART_TITLE] = {"- **", "** (`"},
-    [AITK_CHECK_PART_ID] = {"", "`)"},
+    [AITK_CHECK_PART_TITLE] = {"- **", "** ("},
+    [AITK_CHECK_PART_ID] = {"", ")", id_span},
     [AITK_CHECK_PART_MESSAGE] = {": ", ""},
     [AITK_CHECK_PART_HEAD_END] = {"\n", ""},
     [AITK_CHECK_PART_OBSERVED] = {"  - observed: ", ""},
     [AITK_CHECK_PART_EXPECTED] = {"; expected: ", ""},
     [AITK_CHECK_PART_OBSERVED_END] = {"\n", ""},
-    [AITK_CHECK_PART_FOLLOWS] = {"  - follows from `", "`: fixing that may clear this\n"},
+    [AITK_CHECK_PART_FOLLOWS] = {"  - follows from ", ": fixing that may clear this\n", id_span},
     [AITK_CHECK_PART_REMEDY] = {"  - **fix:** ", "\n"},
     [AITK_CHECK_PART_SOURCE] = {"  - source: ", "\n"},
     [AITK_CHECK_PART_END] = {"", ""},
@@ -277,11 +260,11 @@ static void append_workloads(aitk_str *out, const cJSON *workloads)
         const cJSON *t1k = cJSON_GetObjectItemCaseSensitive(w, "time_per_1000_steps");
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(w, "memory");
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, aitk_field_str(w, "name"));
+        aitk_markdown_cell(out, aitk_field_str(w, "name"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, aitk_field_str(w, "status"));
+        aitk_markdown_cell(out, aitk_field_str(w, "status"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, aitk_field_str(w, "backend"));
+        aitk_markdown_cell(out, aitk_field_str(w, "backend"));
         if (strcmp(aitk_field_str(w, "backend"), "cpu") == 0)
             aitk_str_append(out, " (CPU figures, small configuration)");
         aitk_str_append(out, " | ");
@@ -349,15 +332,15 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
     cJSON_ArrayForEach(c, checks)
     {
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, aitk_field_str(c, "status"));
-        aitk_str_append(out, " | `");
-        aitk_markdown_inline(out, aitk_field_str(c, "id"));
-        aitk_str_append(out, "` ");
-        aitk_markdown_inline(out, aitk_field_str(c, "title"));
+        aitk_markdown_cell(out, aitk_field_str(c, "status"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, aitk_field_str(c, "observed"));
+        aitk_markdown_code(out, aitk_field_str(c, "id"), true);
+        aitk_str_append(out, " ");
+        aitk_markdown_cell(out, aitk_field_str(c, "title"));
         aitk_str_append(out, " | ");
-        aitk_markdown_inline(out, aitk_field_str(c, "expected"));
+        aitk_markdown_cell(out, aitk_field_str(c, "observed"));
+        aitk_str_append(out, " | ");
+        aitk_markdown_cell(out, aitk_field_str(c, "expected"));
         aitk_str_append(out, " |\n");
     }
     aitk_str_append(out, "\n</details>\n");

@@ -4,16 +4,14 @@
 
 #include "common/status.h"
 #include "common/str.h"
+/* The text escapes every Markdown view of a report uses, here so that the
+ * views that include this header have them. */
+#include "reports/markdown_text.h"
 
 typedef struct cJSON cJSON;
 
 /* Failures first, each with observed/expected and its remedy; then warnings;
  * then every check in a collapsed table. Input: a report tree (see report.h). */
 aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out);
-
-/* Report text made safe for one Markdown table cell or list item: pipes
- * escaped, newlines folded, '<' as &lt; so no markup or <script> from a
- * report reaches an issue page. Shared with `compare --format markdown`. */
-void aitk_markdown_inline(aitk_str *out, const char *s);
 
 #endif

@@ -190,10 +190,10 @@ static void markdown_render(const aitk_trend *t, const order_ref *order, aitk_st
     aitk_markdown_inline(out, t->runs[0].created_at);
     aitk_str_append(out, " to ");
     aitk_markdown_inline(out, last->created_at);
-    aitk_str_append(out, "; latest `");
-    aitk_markdown_inline(out, last->label);
+    aitk_str_append(out, "; latest ");
+    aitk_markdown_code(out, last->label, false);
     aitk_str_appendf(out,
-                     "`. Baseline: median of up to %zu earlier run(s) on the same device; "
+                     ". Baseline: median of up to %zu earlier run(s) on the same device; "
                      "threshold %.1f%%; %zu regression(s).\n\n"
                      "| series | latest | baseline | change | result | history |\n"
                      "|---|---:|---:|---:|---|---|\n",
@@ -205,13 +205,13 @@ static void markdown_render(const aitk_trend *t, const order_ref *order, aitk_st
         clear_cells(cell);
         cells(t, s, cell);
         aitk_str_append(out, "| ");
-        aitk_markdown_inline(out, s->name);
+        aitk_markdown_cell(out, s->name);
         for (int k = 0; k < 3; k++) {
             aitk_str_append(out, " | ");
-            aitk_markdown_inline(out, aitk_str_cstr(&cell[k]));
+            aitk_markdown_cell(out, aitk_str_cstr(&cell[k]));
         }
         aitk_str_append(out, bad ? " | **" : " | ");
-        aitk_markdown_inline(out, aitk_str_cstr(&cell[3]));
+        aitk_markdown_cell(out, aitk_str_cstr(&cell[3]));
         aitk_str_append(out, bad ? "** | " : " | ");
         sparkline(out, t, s);
         aitk_str_append(out, " |\n");

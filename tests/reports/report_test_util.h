@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
@@ -85,6 +86,28 @@ static inline int rt_run(const char *const *argv, const char *const *env, aitk_s
     if (st || !res.exited)
         return -1;
     return res.exit_code;
+}
+
+/* The first of `names` (NULL-terminated) found as a program on PATH, or
+ * NULL: for the tests that judge a report with an outside tool (a browser,
+ * GitHub's Markdown renderer). The path stays valid until the next call. */
+static inline const char *rt_which(const char *const *names)
+{
+    static aitk_str path;
+    const char *env_path = getenv("PATH");
+    for (size_t i = 0; names[i]; i++) {
+        for (const char *p = env_path ? env_path : "/usr/bin"; *p;) {
+            size_t n = strcspn(p, ":");
+            aitk_str_clear(&path);
+            aitk_str_appendf(&path, "%.*s/%s", (int)n, p, names[i]);
+            if (access(path.ptr, X_OK) == 0)
+                return path.ptr;
+            p += n;
+            if (*p == ':')
+                p++;
+        }
+    }
+    return NULL;
 }
 
 static inline int rt_exists(const char *path)

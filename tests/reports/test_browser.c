@@ -16,26 +16,6 @@
 
 static const char *chromium;
 
-static const char *find_chromium(void)
-{
-    static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
-    static aitk_str path;
-    const char *env_path = getenv("PATH");
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        for (const char *p = env_path ? env_path : "/usr/bin"; *p;) {
-            size_t n = strcspn(p, ":");
-            aitk_str_clear(&path);
-            aitk_str_appendf(&path, "%.*s/%s", (int)n, p, names[i]);
-            if (access(path.ptr, X_OK) == 0)
-                return path.ptr;
-            p += n;
-            if (*p == ':')
-                p++;
-        }
-    }
-    return NULL;
-}
-
 static void browser(const char *const *extra, aitk_str *out)
 {
     /* --no-sandbox: CI runs as root in a container, where the sandbox cannot start. */
@@ -178,7 +158,8 @@ static void test_trend_page(void **state)
 
 int main(void)
 {
-    chromium = find_chromium();
+    const char *const names[] = {"chromium", "chromium-browser", "google-chrome", NULL};
+    chromium = rt_which(names);
     if (!chromium) {
         printf("no chromium on PATH: skipped\n");
         return 77;

@@ -130,7 +130,7 @@ static void test_kernels_grouped(void **state)
     const char *t = aitk_str_cstr(&md);
     const char *want = "- flux1-dev: lora_linear_forward → cuBLASLt (2 shapes, 7 calls); "
                        "rope_forward → pair rotation kernel (5 calls); lora_linear_backward → "
-                       "cuBLASLt [m=4 n=8] algo 7 (2 calls)\n";
+                       "cuBLASLt \\[m=4 n=8] algo 7 (2 calls)\n";
     if (!strstr(t, want))
         fail_msg("no '%s' in:\n%s", want, t);
     aitk_str_free(&md);
@@ -177,6 +177,37 @@ static void test_inline_is_inert(void **state)
     aitk_str_free(&out);
 }
 
+/* A code span whatever the text holds: a fence longer than any backtick run
+ * inside, a space beside a backtick at either end (CommonMark 0.29, 6.1),
+ * and in a table cell the pipe escaped; outside one it is only a pipe. */
+static void test_code_span_fences(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool cell;
+        const char *want;
+    } spans[] = {
+        {"gpu.nvml", false, "`gpu.nvml`"}, {"a``b", false, "```a``b```"},
+        {"`x", false, "`` `x ``"},         {"a|b", false, "`a|b`"},
+        {"a|b", true, "`a\\|b`"},          {"", true, ""},
+    };
+    aitk_str out = AITK_STR_INIT;
+    for (size_t i = 0; i < sizeof spans / sizeof *spans; i++) {
+        aitk_str_clear(&out);
+        aitk_markdown_code(&out, spans[i].text, spans[i].cell);
+        assert_string_equal(aitk_str_cstr(&out), spans[i].want);
+    }
+    aitk_str_clear(&out);
+    /* Text: a paired run is a code span left as it is, an unpaired backtick
+     * is escaped, and so are the characters that would be markup. */
+    aitk_markdown_inline(&out, "run `a | <b>` then ` alone; __init__ *.dll [x](y) ~1 &amp; "
+                               "C:\\Users\\_C");
+    assert_string_equal(aitk_str_cstr(&out), "run `a | <b>` then \\` alone; \\_\\_init\\_\\_ "
+                                             "\\*.dll \\[x](y) \\~1 \\&amp; C:\\Users\\\\\\_C");
+    aitk_str_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_clean_report_has_no_failure_section),
         cmocka_unit_test(test_workloads_table), cmocka_unit_test(test_inline_is_inert),
         cmocka_unit_test(test_gemm_in_step), cmocka_unit_test(test_kernels_grouped),
+        cmocka_unit_test(test_code_span_fences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

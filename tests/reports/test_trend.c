@@ -473,7 +473,10 @@ static void test_markdown_escapes(void **state)
     assert_int_equal(aitk_trend_add_report(&t, r, "<b>\xff.json", &err), AITK_OK);
     assert_int_equal(aitk_trend_finish(&t, 0), AITK_OK);
     assert_int_equal(aitk_trend_render(&t, AITK_TREND_MARKDOWN, &out), AITK_OK);
-    assert_null(strchr(out.ptr, '<'));
+    /* The label is a code span, where '<' is only a character; elsewhere
+     * no '<' is left to open a tag. */
+    assert_non_null(strstr(out.ptr, "latest `<b>\xef\xbf\xbd.json`."));
+    assert_int_equal(rt_count(out.ptr, "<"), 1);
     assert_null(strchr(out.ptr, '\xff'));
     assert_non_null(strstr(out.ptr, "\xef\xbf\xbd.json"));
     size_t rows = 0;
