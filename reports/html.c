@@ -42,6 +42,13 @@ const char aitk_html_css[] =
     "table{border-collapse:collapse;width:100%;margin:6px 0}th,td{text-align:left;padding:5px 8px;"
     "border-bottom:1px solid var(--line);vertical-align:top}th{color:var(--muted);font-weight:600}\n"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    /* A path, a PATH or a loader message can be one word wider than the page
+     * (C:\Users\...\site-packages\torch\lib\...dll): it breaks rather than
+     * push the check table's last columns off the page or run out of its
+     * card. In the table's value cells and the environment's grid it is
+     * "anywhere", which also lets the column shrink; elsewhere "break-word",
+     * which leaves the other tables' columns (an id, a number) whole. */
+    "td.mono,dd{overflow-wrap:anywhere}.card,.banner,li{overflow-wrap:break-word}\n"
     ".badge{display:inline-block;min-width:38px;text-align:center;border-radius:10px;padding:0 8px;"
     "font-size:12px;font-weight:700;color:var(--c);background:var(--b);border:1px solid var(--c)}\n"
     ".muted{color:var(--muted)}\n"

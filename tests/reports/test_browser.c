@@ -2,7 +2,9 @@
  * below): headless Chromium loads the rendered synthetic report, its DOM must hold the charts (svg) and the check table,
  * and a screenshot is saved as a test artifact
  * (tests/reports-out/browser/report.png, and report-dark.png with the dark
- * colour scheme). Skipped (77) only when no Chromium is installed. */
+ * colour scheme). A page whose checks hold a path wider than the window
+ * must stay as wide as the window. Skipped (77) only when no Chromium is
+ * installed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,6 +158,78 @@ static void test_trend_page(void **state)
     aitk_str_free(&html);
 }
 
+/* The page as the browser laid it out: a copy of the page with a script
+ * (the page itself has none) that writes into the DOM, for --dump-dom to
+ * show, the document's scroll width, the window's width and how many of
+ * the check table's ids and durations run over more than one line. */
+static void laid_out(const char *html, const char *dir, long *scroll, long *window, long *wrapped)
+{
+    static const char measure[] =
+        "<script>addEventListener('load',()=>{let n=0;"
+        "for(const e of document.querySelectorAll('#checks code,#checks td.num')){"
+        "const r=document.createRange();r.selectNodeContents(e);"
+        "if(new Set([...r.getClientRects()].map(x=>Math.round(x.top))).size>1)n++}"
+        "const p=document.createElement('pre');p.id='width';"
+        "p.textContent=document.documentElement.scrollWidth+' '+innerWidth+' '+n;"
+        "document.body.appendChild(p)})</script>";
+    aitk_str page = AITK_STR_INIT, url = AITK_STR_INIT, dom = AITK_STR_INIT;
+    aitk_str_appendf(&page, "%s/width.html", dir);
+    aitk_str_appendf(&url, "file://%s", page.ptr);
+    aitk_str copy = AITK_STR_INIT;
+    aitk_str_appendf(&copy, "%s%s", html, measure);
+    assert_int_equal(aitk_file_write_atomic(page.ptr, copy.ptr, copy.len, NULL), AITK_OK);
+    const char *dump[] = {"--dump-dom", url.ptr, NULL};
+    browser(dump, &dom);
+    const char *w = strstr(aitk_str_cstr(&dom), "<pre id=\"width\">");
+    assert_non_null(w);
+    assert_int_equal(sscanf(w, "<pre id=\"width\">%ld %ld %ld", scroll, window, wrapped), 3);
+    aitk_str_free(&page);
+    aitk_str_free(&url);
+    aitk_str_free(&dom);
+    aitk_str_free(&copy);
+}
+
+/* A Windows path is one word as wide as the page (two of them joined by a
+ * ';', as PATH holds them): it breaks inside its card and its table cell,
+ * and the page stays as wide as the window, so the table's expected and ms
+ * columns stay on it (without the wrapping, 1527 pixels in a window of
+ * 1100). Only the long values break: no check id and no duration in the
+ * table is split over two lines to make room. */
+static void test_long_path_stays_on_page(void **state)
+{
+    (void)state;
+    static const char path[] =
+        "C:\\Users\\averyveryverylongusername\\AppData\\Local\\Programs\\Python\\Python310"
+        "\\lib\\site-packages\\torch\\lib\\cudnn_engines_precompiled64_9.dll;C:\\Users"
+        "\\averyveryverylongusername\\AppData\\Local\\Programs\\Python\\Python310\\lib"
+        "\\site-packages\\nvidia\\cudnn\\bin\\cudnn_graph64_9.dll";
+    aitk_str dir = AITK_STR_INIT, html = AITK_STR_INIT;
+    rt_dir(&dir, "browser");
+    cJSON *r = rt_load(FIXTURE);
+    assert_non_null(r);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "checks"))
+    {
+        cJSON_ReplaceItemInObjectCaseSensitive((cJSON *)c, "observed", cJSON_CreateString(path));
+        cJSON_ReplaceItemInObjectCaseSensitive((cJSON *)c, "message", cJSON_CreateString(path));
+        cJSON_ReplaceItemInObjectCaseSensitive((cJSON *)c, "duration_ms",
+                                               cJSON_CreateNumber(1234.5));
+    }
+    cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(first, "id",
+                                           cJSON_CreateString("host.disk.model_cache"));
+    assert_int_equal(aitk_render_html(r, &html), AITK_OK);
+    cJSON_Delete(r);
+    long scroll = 0, window = 0, wrapped = -1;
+    laid_out(html.ptr, dir.ptr, &scroll, &window, &wrapped);
+    assert_int_equal(window, 1100);
+    if (scroll > window)
+        fail_msg("the page is %ld pixels wide in a window of %ld", scroll, window);
+    assert_int_equal(wrapped, 0);
+    aitk_str_free(&dir);
+    aitk_str_free(&html);
+}
+
 int main(void)
 {
     const char *const names[] = {"chromium", "chromium-browser", "google-chrome", NULL};
@@ -167,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dom_and_screenshot),
         cmocka_unit_test(test_trend_page),
+        cmocka_unit_test(test_long_path_stays_on_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
