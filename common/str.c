@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/alloc.h"
@@ -73,6 +74,15 @@ aitk_status aitk_str_appendf(aitk_str *s, const char *fmt, ...)
     aitk_status st = aitk_str_vappendf(s, fmt, ap);
     va_end(ap);
     return st;
+}
+
+aitk_status aitk_str_append_number(aitk_str *s, double v)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, sizeof buf, "%.17g", v);
+    return aitk_str_append(s, buf);
 }
 
 const char *aitk_str_cstr(const aitk_str *s) { return s->ptr ? s->ptr : ""; }

@@ -40,6 +40,10 @@ aitk_status aitk_str_appendc(aitk_str *s, char c);
 AITK_PRINTF(2, 3)
 aitk_status aitk_str_appendf(aitk_str *s, const char *fmt, ...);
 aitk_status aitk_str_vappendf(aitk_str *s, const char *fmt, va_list ap);
+/* A JSON number as cJSON writes it into a report: the shorter of %.15g and
+ * %.17g that reads back as the same double, so 24.2 stays "24.2" and not
+ * "24.199999999999999". */
+aitk_status aitk_str_append_number(aitk_str *s, double v);
 
 /* Text so far; "" for an empty string, never NULL. */
 const char *aitk_str_cstr(const aitk_str *s);

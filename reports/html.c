@@ -197,7 +197,7 @@ static void json_value(aitk_str *out, const cJSON *v, int depth)
     if (cJSON_IsString(v)) {
         text(out, v->valuestring);
     } else if (cJSON_IsNumber(v)) {
-        aitk_str_appendf(out, "%.17g", v->valuedouble);
+        aitk_str_append_number(out, v->valuedouble);
     } else if (cJSON_IsBool(v)) {
         aitk_str_append(out, cJSON_IsTrue(v) ? "true" : "false");
     } else if (cJSON_IsNull(v)) {

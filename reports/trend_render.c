@@ -237,16 +237,6 @@ static void csv_field(aitk_str *out, const char *s, bool text)
         aitk_str_append(out, "\"");
 }
 
-/* The shortest of %.15g and %.17g that reads back as the same double. */
-static void csv_number(aitk_str *out, double v)
-{
-    char buf[40];
-    snprintf(buf, sizeof buf, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, sizeof buf, "%.17g", v);
-    aitk_str_append(out, buf);
-}
-
 static void csv_render(const aitk_trend *t, aitk_str *out)
 {
     aitk_str_append(out, "created_at,git_commit,report,series,unit,device,value\n");
@@ -268,7 +258,7 @@ static void csv_render(const aitk_trend *t, aitk_str *out)
                 csv_field(out, fields[k], true);
                 aitk_str_append(out, ",");
             }
-            csv_number(out, p->value);
+            aitk_str_append_number(out, p->value);
             aitk_str_append(out, "\n");
         }
     }

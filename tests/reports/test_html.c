@@ -123,6 +123,27 @@ static void test_deps_in_environment(void **state)
     cJSON_Delete(r);
 }
 
+/* Numbers of the environment record read as report.json has them: a
+ * multi-GPU link's 24.2 GB/s is "24.2", not the "24.199999999999999" that
+ * %.17g writes; a third keeps the digits it needs to read back. */
+static void test_environment_numbers_as_in_json(void **state)
+{
+    (void)state;
+    cJSON *r = rt_load(FIXTURE);
+    cJSON *link = cJSON_Parse("{\"gbs_per_direction\": 24.2, \"ratio\": 0.1, "
+                              "\"third\": 0.333333333333333314829616256247390992939472198486328125, "
+                              "\"bytes\": 1048576}");
+    assert_non_null(link);
+    cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(r, "environment"), "link", link);
+    char *html = render(r);
+    assert_non_null(strstr(html, "<dt>gbs_per_direction</dt><dd>24.2</dd>"));
+    assert_non_null(strstr(html, "<dt>ratio</dt><dd>0.1</dd>"));
+    assert_non_null(strstr(html, "<dt>third</dt><dd>0.33333333333333331</dd>"));
+    assert_non_null(strstr(html, "<dt>bytes</dt><dd>1048576</dd>"));
+    aitk_free(html);
+    cJSON_Delete(r);
+}
+
 static void test_minimal_report(void **state)
 {
     (void)state;
@@ -253,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_escaping_and_self_contained),
         cmocka_unit_test(test_deps_in_environment),
+        cmocka_unit_test(test_environment_numbers_as_in_json),
         cmocka_unit_test(test_minimal_report),
         cmocka_unit_test(test_gemm_in_step),
         cmocka_unit_test(test_allocation_failures),
