@@ -17,6 +17,12 @@ static double number(const cJSON *obj, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* Text for a scratch that is escaped as a whole afterwards. */
+static void as_is(aitk_str *out, const char *text)
+{
+    aitk_str_append(out, text);
+}
+
 /* A check's id, and the id it follows, in code type: written as a code
  * span of its own, so no character of it is read as markup. */
 static void id_span(aitk_str *out, const char *id)
@@ -313,8 +319,16 @@ aitk_status aitk_render_markdown(const cJSON *report, aitk_str *out)
                      number(counts, "fail"), warned, warned == 1 ? "" : "s",
                      number(counts, "pass"), number(counts, "skip"));
     aitk_fix_first_lines(out, summary, "**Fix first:** ", "\n\n", aitk_markdown_inline);
-    aitk_str_append(out, "`aitk-validate ");
-    aitk_report_identity(out, report, "` · ", aitk_markdown_inline);
+    /* The version is one code span of its own making: text escaped for a
+     * paragraph would show its backslashes there, and a backtick in it
+     * would end the span early and let the rest be read as markup. */
+    aitk_str version = AITK_STR_INIT;
+    aitk_str_append(&version, "aitk-validate ");
+    aitk_report_version(&version, report, as_is);
+    aitk_markdown_code(out, aitk_str_cstr(&version), false);
+    aitk_field_scratch_free(out, &version);
+    aitk_str_append(out, " · ");
+    aitk_report_run(out, report, aitk_markdown_inline);
     aitk_str_append(out, "\n");
     append_host_line(out, cJSON_GetObjectItemCaseSensitive(report, "host"));
     append_buyer(out, cJSON_GetObjectItemCaseSensitive(report, "buyer"));

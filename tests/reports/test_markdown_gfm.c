@@ -94,6 +94,27 @@ static void test_windows_texts_read_as_written(void **state)
     cJSON_Delete(r);
 }
 
+/* A report from elsewhere (render reads any report.json) whose version
+ * holds backticks: the version line stays one code span, and the link
+ * between the backticks stays text in it. */
+static void test_version_cannot_end_its_code_span(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"1`[x](https://evil.example)`", "a_b", "quick", "p", "validate",
+                          false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_report_finish(r, NULL);
+    aitk_str md = AITK_STR_INIT, html = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    github_render(md.ptr, &html);
+    expect(html.ptr, "<p><code>aitk-validate 1`[x](https://evil.example)` (a_b)</code> · level "
+                     "quick · profile p · ");
+    assert_null(strstr(html.ptr, "<a "));
+    aitk_str_free(&md);
+    aitk_str_free(&html);
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const char *const names[] = {"cmark-gfm", NULL};
@@ -104,6 +125,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_windows_texts_read_as_written),
+        cmocka_unit_test(test_version_cannot_end_its_code_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
