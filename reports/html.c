@@ -19,7 +19,7 @@
  * (trend_render.c) wears the same style. */
 const char aitk_html_css[] =
     ":root{--bg:#fff;--fg:#1b1f24;--muted:#5c6670;--card:#f5f7f9;--line:#d6dbe0;"
-    "--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--skip:#6e7781;--ref:#8c959f;"
+    "--pass:#116329;--warn:#7d4e00;--fail:#cf222e;--skip:#59636e;--ref:#8c959f;"
     "--pass-bg:#dafbe1;--warn-bg:#fff8c5;--fail-bg:#ffebe9;--skip-bg:#eaeef2;"
     "color-scheme:light dark}\n"
     "@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9da7b3;"

@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "reports/html.h"
+#include "reports/html_parts.h"
 #include "reports/xml_escape.h"
 #include "report_test_util.h"
 #include "tests/reports/gemm_in_step_fixture.h"
@@ -268,6 +271,51 @@ static void test_escape_random_bytes(void **state)
     aitk_str_free(&out);
 }
 
+/* The relative luminance of colour "--NAME:#rrggbb" in the style block
+ * that starts at `block` (WCAG 2.1, "relative luminance"). */
+static double luminance(const char *block, const char *name)
+{
+    char key[32];
+    snprintf(key, sizeof key, "--%s:#", name);
+    const char *at = strstr(block, key);
+    assert_non_null(at);
+    unsigned rgb[3];
+    assert_int_equal(sscanf(at + strlen(key), "%2x%2x%2x", &rgb[0], &rgb[1], &rgb[2]), 3);
+    double l[3];
+    for (int i = 0; i < 3; i++) {
+        double c = rgb[i] / 255.0;
+        l[i] = c <= 0.03928 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+    }
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+}
+
+/* Every status colour is text on every status background: its own in a
+ * badge, the verdict's in the banner's counts ("1 skipped" on a failed
+ * run's red). WCAG 2.1 (1.4.3) asks 4.5:1 for text of this size (12 and
+ * 15 pixels, bold), in the light scheme and the dark one. The light
+ * scheme's grey was 3.90:1 on its own badge and its amber 4.24:1 on the
+ * failed banner. */
+static void test_status_colours_contrast(void **state)
+{
+    (void)state;
+    static const char *const status[] = {"pass", "warn", "fail", "skip"};
+    const char *blocks[] = {aitk_html_css, strstr(aitk_html_css, "prefers-color-scheme:dark")};
+    assert_non_null(blocks[1]);
+    for (int b = 0; b < 2; b++) {
+        for (int fg = 0; fg < 4; fg++) {
+            for (int bg = 0; bg < 4; bg++) {
+                char bg_name[16];
+                snprintf(bg_name, sizeof bg_name, "%s-bg", status[bg]);
+                double l1 = luminance(blocks[b], status[fg]), l2 = luminance(blocks[b], bg_name);
+                double ratio = (fmax(l1, l2) + 0.05) / (fmin(l1, l2) + 0.05);
+                if (ratio < 4.5)
+                    fail_msg("%s scheme: --%s on --%s is %.2f:1", b ? "dark" : "light",
+                             status[fg], bg_name, ratio);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_escaping_and_self_contained),
         cmocka_unit_test(test_deps_in_environment),
         cmocka_unit_test(test_environment_numbers_as_in_json),
+        cmocka_unit_test(test_status_colours_contrast),
         cmocka_unit_test(test_minimal_report),
         cmocka_unit_test(test_gemm_in_step),
         cmocka_unit_test(test_allocation_failures),
