@@ -9,6 +9,7 @@
 #include "reports/buyer.h"
 #include "reports/causes.h"
 #include "reports/check_parts.h"
+#include "reports/code_spans.h"
 #include "reports/fields.h"
 #include "reports/identity.h"
 #include "reports/html_parts.h"
@@ -76,6 +77,34 @@ static void text(aitk_str *out, const char *s)
     aitk_xml_escape(out, s);
 }
 
+/* Text in which a command between backticks, as remedies write them, is
+ * shown in <code> without its backticks; a backtick that pairs with none
+ * stays a character. The Markdown view keeps the same spans (code_spans.h). */
+static void text_with_code(aitk_str *out, const char *s)
+{
+    aitk_str part = AITK_STR_INIT;
+    while (*s) {
+        size_t run = aitk_backtick_run(s);
+        const char *end = run ? aitk_code_span_end(s, run) : NULL;
+        if (!end) {
+            size_t n = run ? run : 1;
+            aitk_str_appendn(&part, s, n);
+            s += n;
+            continue;
+        }
+        text(out, aitk_str_cstr(&part));
+        aitk_str_clear(&part);
+        aitk_str_appendn(&part, s + run, (size_t)(end - s - run));
+        aitk_str_append(out, "<code>");
+        text(out, aitk_str_cstr(&part));
+        aitk_str_append(out, "</code>");
+        aitk_str_clear(&part);
+        s = end + run;
+    }
+    text(out, aitk_str_cstr(&part));
+    aitk_field_scratch_free(out, &part);
+}
+
 static const char *verdict_label(const char *v)
 {
     if (strcmp(v, "fail") == 0)
@@ -120,7 +149,7 @@ static const aitk_check_markup check_card[AITK_CHECK_PART_COUNT] = {
     [AITK_CHECK_PART_STATUS] = {"<div class=\"card v-", "\">"},
     [AITK_CHECK_PART_TITLE] = {"<strong>", "</strong> <code>"},
     [AITK_CHECK_PART_ID] = {"", "</code>"},
-    [AITK_CHECK_PART_MESSAGE] = {"<div>", "</div>"},
+    [AITK_CHECK_PART_MESSAGE] = {"<div>", "</div>", text_with_code},
     [AITK_CHECK_PART_HEAD_END] = {"", ""},
     [AITK_CHECK_PART_OBSERVED] = {"<div class=\"muted\">observed: <span class=\"mono\">",
                                   "</span>"},
@@ -128,8 +157,9 @@ static const aitk_check_markup check_card[AITK_CHECK_PART_COUNT] = {
     [AITK_CHECK_PART_OBSERVED_END] = {"</div>", ""},
     [AITK_CHECK_PART_FOLLOWS] = {"<div class=\"muted\">follows from <code>",
                                  "</code>: fixing that may clear this</div>"},
-    [AITK_CHECK_PART_REMEDY] = {"<div class=\"remedy\"><strong>Fix:</strong> ", "</div>"},
-    [AITK_CHECK_PART_SOURCE] = {"<div class=\"muted\">source: ", "</div>"},
+    [AITK_CHECK_PART_REMEDY] = {"<div class=\"remedy\"><strong>Fix:</strong> ", "</div>",
+                                text_with_code},
+    [AITK_CHECK_PART_SOURCE] = {"<div class=\"muted\">source: ", "</div>", text_with_code},
     [AITK_CHECK_PART_END] = {"", "</div>\n"},
 };
 
@@ -298,7 +328,7 @@ static void buyer(aitk_str *out, const cJSON *report)
         aitk_str line = AITK_STR_INIT;
         aitk_buyer_sentence(e, &line);
         aitk_str_append(out, "<li>");
-        text(out, aitk_str_cstr(&line));
+        text_with_code(out, aitk_str_cstr(&line));
         aitk_str_append(out, "</li>\n");
         aitk_str_free(&line);
     }

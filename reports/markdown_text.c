@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "reports/code_spans.h"
+
 static bool ascii_alnum(unsigned char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -24,28 +26,6 @@ static size_t control(aitk_str *out, const char *s)
     char one[3] = {s[0], c1 ? s[1] : '\0', '\0'};
     aitk_str_append_printable(out, one, false);
     return c1 ? 2 : 1;
-}
-
-static size_t backtick_run(const char *s)
-{
-    size_t n = 0;
-    while (s[n] == '`')
-        n++;
-    return n;
-}
-
-/* Where the code span opened by the run of n backticks at s ends: the next
- * run of exactly n backticks (spec 6.1), or NULL when there is none and the
- * backticks are plain text. */
-static const char *span_end(const char *s, size_t n)
-{
-    for (const char *p = s + n; *p;) {
-        size_t m = backtick_run(p);
-        if (m == n)
-            return p;
-        p += m ? m : 1;
-    }
-    return NULL;
 }
 
 /* The text inside a code span, which Markdown takes literally: only line
@@ -121,8 +101,8 @@ static void markdown_text(aitk_str *out, const char *s, bool cell)
             s += took;
             continue;
         }
-        size_t run = backtick_run(s);
-        const char *end = run ? span_end(s, run) : NULL;
+        size_t run = aitk_backtick_run(s);
+        const char *end = run ? aitk_code_span_end(s, run) : NULL;
         if (end) {
             aitk_str_appendn(out, s, run);
             code_text(out, s + run, (size_t)(end - s - run), cell);
@@ -153,7 +133,7 @@ void aitk_markdown_code(aitk_str *out, const char *s, bool cell)
         return;
     size_t longest = 0;
     for (const char *p = s; *p;) {
-        size_t n = backtick_run(p);
+        size_t n = aitk_backtick_run(p);
         longest = n > longest ? n : longest;
         p += n ? n : 1;
     }

@@ -22,7 +22,7 @@ case $target in
     ldcache) files="$src/validate/libdeps/ldcache.c"; libs= ;;
     report) files="$src/reports/report.c $src/reports/compare.c $src/reports/markdown.c
                    $src/reports/metrics.c $src/reports/name_index.c $src/reports/xml_escape.c
-                   $src/reports/markdown_text.c
+                   $src/reports/markdown_text.c $src/reports/code_spans.c
                    $src/reports/check.c $src/reports/buyer.c $src/reports/identity.c
                    $src/reports/check_parts.c $src/reports/causes.c $src/common/clock.c"
             libs="-lcjson -lm" ;;

@@ -271,6 +271,29 @@ static void test_escape_random_bytes(void **state)
     aitk_str_free(&out);
 }
 
+/* A remedy's commands between backticks (gpu.c: "check `lsmod | grep
+ * nvidia`") show in <code>, not as backticks around plain text; what is
+ * inside is escaped as any text, and a backtick with no partner stays. */
+static void test_remedy_commands_in_code(void **state)
+{
+    (void)state;
+    cJSON *r = rt_load(FIXTURE);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "checks"), 2);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        c, "remedy",
+        cJSON_CreateString("check `lsmod | grep nvidia` & ``wsl --set-version <distribution> 2``;"
+                           " a lone ` stays"));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status")),
+                        "fail");
+    char *html = render(r);
+    const char *want = "<strong>Fix:</strong> check <code>lsmod | grep nvidia</code> &amp; "
+                       "<code>wsl --set-version &lt;distribution&gt; 2</code>; a lone ` stays</div>";
+    if (!strstr(html, want))
+        fail_msg("no\n%s\nin:\n%s", want, html);
+    aitk_free(html);
+    cJSON_Delete(r);
+}
+
 /* The relative luminance of colour "--NAME:#rrggbb" in the style block
  * that starts at `block` (WCAG 2.1, "relative luminance"). */
 static double luminance(const char *block, const char *name)
@@ -324,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_deps_in_environment),
         cmocka_unit_test(test_environment_numbers_as_in_json),
         cmocka_unit_test(test_status_colours_contrast),
+        cmocka_unit_test(test_remedy_commands_in_code),
         cmocka_unit_test(test_minimal_report),
         cmocka_unit_test(test_gemm_in_step),
         cmocka_unit_test(test_allocation_failures),
