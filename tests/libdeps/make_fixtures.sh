@@ -185,6 +185,31 @@ for v in full gone; do
   so "$c/libcudnn.so.9" "$s/leaf.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 done
 rm -f "$e/opened/gone/libcudnn_engines_precompiled.so.9"
+# graphgone/: libcudnn_ops.so.9 binds a symbol at version libcudnn_graph.so.9,
+# as the real one does, and libcudnn_graph.so.9 is gone: dlopen then takes
+# whatever copy ld.so.cache has (the CUDA toolkit's cuDNN, without this
+# symbol) or none, and libcudnn_ops.so.9 fails to load either way.
+c=$e/opened/graphgone
+mkdir -p "$c"
+printf 'libcudnn_graph.so.9 { global: aitk_fixture_graph_fn; local: *; };\n' > "$s/graph.map"
+printf 'int aitk_fixture_graph_fn(void) { return 9; }\n' > "$s/graph.c"
+printf 'int aitk_fixture_graph_fn(void);\nint ops_fn(void) { return aitk_fixture_graph_fn(); }\n' \
+  > "$s/ops.c"
+so "$c/libcudnn_graph.so.9" "$s/graph.c" -Wl,-soname,libcudnn_graph.so.9 \
+   -Wl,--version-script,"$s/graph.map" -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$c/libcudnn_ops.so.9" "$s/ops.c" -Wl,-soname,libcudnn_ops.so.9 "$c/libcudnn_graph.so.9" \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+for sub in cnn adv engines_precompiled engines_runtime_compiled heuristic; do
+  so "$c/libcudnn_$sub.so.9" "$s/leaf.c" -Wl,-soname,libcudnn_$sub.so.9 \
+     -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+done
+so "$c/libcudnn.so.9" "$s/leaf.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# user/: a library linking that libcudnn.so.9, as torch/lib's do (the
+# folder a deps check examines holds it alone).
+mkdir -p "$e/opened/user"
+so "$e/opened/user/libusecudnn.so" "$s/mid.c" -Wl,-soname,libusecudnn.so -Wl,--no-as-needed \
+   "$c/libcudnn.so.9" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../graphgone'
+rm -f "$c/libcudnn_graph.so.9"
 
 # torch apart from pip's nvidia-* wheels (pip install --user or --target, a
 # PYTHONPATH folder): torch/lib's RPATH $ORIGIN/../../nvidia/... leads

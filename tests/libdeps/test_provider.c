@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,36 @@ static void test_failing_folder(void **state)
     assert_true(!c->follows || !*c->follows);
     cJSON *cuda = cJSON_GetObjectItem(ctx.env, "cuda");
     assert_string_equal(cJSON_GetObjectItem(cuda, "dir")->valuestring, FX "/elf/provider");
+    aitk_checklist_free(&ctx.checks);
+    cJSON_Delete(ctx.env);
+}
+
+/* cuDNN's sub-libraries are opened at run time (opened.yaml): one of them
+ * broken leaves every library loadable, so the check warns, naming the
+ * chain from the opener once, and says the first call fails. Here
+ * libcudnn_ops.so.9 binds a symbol at version libcudnn_graph.so.9 and the
+ * graph library is gone: the system's copy (without that symbol) or none
+ * is found, and the real loader refuses libcudnn_ops.so.9 either way. The
+ * folder holds one library linking that libcudnn.so.9, as torch/lib's do. */
+static void test_opened_at_run_time_warns(void **state)
+{
+    (void)state;
+    /* The real loader, binding every symbol now as Python's ctypes does. */
+    void *h = dlopen(FX "/elf/opened/graphgone/libcudnn_ops.so.9", RTLD_NOW | RTLD_LOCAL);
+    if (h)
+        fail_msg("the real loader loads libcudnn_ops.so.9: the fixture is not broken");
+
+    aitk_run_ctx ctx = {0};
+    const aitk_check *c = run_dir(&ctx, FX "/elf/opened/user");
+    assert_int_equal(c->status, AITK_CHECK_WARN);
+    if (!strstr(c->observed, "at first use, not at import: libcudnn.so.9 -> libcudnn_ops.so.9 -> "
+                             "libcudnn_graph.so.9: "))
+        fail_msg("observed: %s", c->observed);
+    /* The chain starts at the opener, and is said once. */
+    const char *first = strstr(c->observed, "libcudnn_ops.so.9 -> libcudnn_graph.so.9");
+    assert_null(strstr(first + 1, "libcudnn_ops.so.9 -> libcudnn_graph.so.9"));
+    assert_null(strstr(c->observed, "libusecudnn.so ->"));
+    assert_non_null(strstr(c->message, "broken library among those opened at run time"));
     aitk_checklist_free(&ctx.checks);
     cJSON_Delete(ctx.env);
 }
@@ -578,6 +609,7 @@ int main(void)
     aitk_libload_set_helper(AITK_EXE);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_folder),
+        cmocka_unit_test(test_opened_at_run_time_warns),
         cmocka_unit_test(test_driver_only_follows),
         cmocka_unit_test(test_remedy_names_variant),
         cmocka_unit_test(test_passing_and_absent),

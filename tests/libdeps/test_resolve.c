@@ -323,7 +323,8 @@ static void test_ld_library_path(void **state)
  * with dlopen and name as no need (opened.yaml): followed as needs of their
  * opener, found by its RUNPATH, marked as opened at run time. Without an
  * ld.so.cache (this machine's holds the CUDA toolkit's cuDNN), the one
- * gone from the fixture is NOT FOUND and says what fails; under cuDNN's
+ * gone from the fixture is NOT FOUND, says what fails, and is a warning
+ * (import works, the first convolution does not); under cuDNN's
  * GRAPH_JIT_ONLY configuration only the graph and JIT engine libraries are
  * needed. Before, none was in the tree. */
 static void test_opened_at_run_time(void **state)
@@ -352,7 +353,9 @@ static void test_opened_at_run_time(void **state)
     assert_int_equal(gone->state, AITK_DEP_NOT_FOUND);
     assert_non_null(strstr(gone->detail, "libcudnn_graph.so.9 opens it at run time, not as a "
                                          "link: torch imports, and its first convolution"));
-    assert_int_equal(aitk_dep_tree_problems(&t), 1);
+    /* The load goes through; the first call needing it fails: a warning. */
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    assert_int_equal(aitk_dep_tree_warnings(&t), 1);
     aitk_dep_tree_free(&t);
 
     setenv("CUDNN_LIB_CONFIG", "GRAPH_JIT_ONLY", 1);

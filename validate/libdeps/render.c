@@ -211,10 +211,14 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
         if (n->repeat || (!problem && !n->duplicates.count))
             continue;
         bool deferred = aitk_dep_tree_deferred(t, i);
+        bool opened = aitk_dep_tree_opened(t, i);
         aitk_str chain = AITK_STR_INIT;
         aitk_dep_tree_chain(t, i, &chain);
         if (problem) {
-            aitk_str_appendf(o, "  %s: %s: %s\n", deferred ? "warning (delay-load)" : "PROBLEM",
+            aitk_str_appendf(o, "  %s: %s: %s\n",
+                             !deferred ? "PROBLEM"
+                             : opened  ? "warning (opened at run time)"
+                                       : "warning (delay-load)",
                              E(e, aitk_str_cstr(&chain)), state_text(t, n));
             if (n->path)
                 aitk_str_appendf(o, "    file: %s%s%s%s\n", E(e, n->path), n->arch ? " (" : "",
@@ -222,7 +226,10 @@ static aitk_status render_text_raw(const aitk_dep_tree *t, const aitk_remedies *
             if (n->detail)
                 aitk_str_appendf(o, "    why: %s\n", E(e, n->detail));
             if (deferred)
-                aitk_str_append(o, "    (a delay-load import: it fails only when first used)\n");
+                aitk_str_append(o, opened ? "    (opened at run time, not linked: it fails only "
+                                            "when first used)\n"
+                                          : "    (a delay-load import: it fails only when first "
+                                            "used)\n");
             text_list(o, e, "searched, in order:", &n->searched, true);
             text_list(o, e, "skipped candidates:", &n->skipped, false);
             text_remedy(o, aitk_remedies_find_kind(r, remedy_key(t, i), problem_kind(t, n)), "    ");
@@ -431,7 +438,10 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
             cJSON_AddBoolToObject(p, "corrupt", true);
         if (n->truncated)
             cJSON_AddBoolToObject(p, "truncated", true);
-        cJSON_AddBoolToObject(p, "delay_load", deferred);
+        const bool at_run_time = aitk_dep_tree_opened(t, i);
+        cJSON_AddBoolToObject(p, "delay_load", deferred && !at_run_time);
+        if (at_run_time)
+            cJSON_AddTrueToObject(p, "opened_at_run_time");
         cJSON_AddItemToObject(p, "searched", json_list(&n->searched));
         if (n->skipped.count)
             cJSON_AddItemToObject(p, "skipped", json_list(&n->skipped));
@@ -452,19 +462,73 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
     return AITK_OK;
 }
 
-aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remedies *r,
-                                        aitk_str *observed, aitk_str *remedy, aitk_str *sources)
+/* Which problems a description takes: those that stop the load, or those
+ * under a library opened at run time. */
+typedef enum described { DESCRIBE_LOAD, DESCRIBE_RUN_TIME } described;
+
+static bool described_here(const aitk_dep_tree *t, size_t i, const aitk_remedies *r,
+                           described which)
+{
+    const aitk_dep_node *n = &t->nodes[i];
+    if (n->repeat || !aitk_dep_state_is_problem(n->state))
+        return false;
+    if (which == DESCRIBE_LOAD)
+        return !aitk_dep_tree_deferred(t, i);
+    return aitk_dep_tree_opened(t, i) &&
+           !(n->state == AITK_DEP_NOT_FOUND &&
+             aitk_remedies_of_driver(r, aitk_path_base_name(n->name)));
+}
+
+/* "a.so -> b.so -> c.so" from the library that opens the topmost library
+ * opened at run time above node i, down to i: the same whichever of a
+ * folder's libraries leads there. */
+static void chain_from_opener(const aitk_dep_tree *t, size_t i, aitk_str *out)
+{
+    size_t top = i;
+    for (size_t j = i; j != AITK_DEP_NONE; j = t->nodes[j].parent)
+        if (t->nodes[j].opened)
+            top = j;
+    const size_t from = t->nodes[top].parent;
+    aitk_str rest = AITK_STR_INIT;
+    for (size_t j = i; j != from && j != AITK_DEP_NONE; j = t->nodes[j].parent) {
+        aitk_str step = AITK_STR_INIT;
+        aitk_str_appendf(&step, " -> %s%s", aitk_path_base_name(t->nodes[j].name),
+                         aitk_str_cstr(&rest));
+        aitk_str_free(&rest);
+        rest = step;
+    }
+    aitk_str_appendf(out, "%s%s", aitk_path_base_name(t->nodes[from].name), aitk_str_cstr(&rest));
+    aitk_str_free(&rest);
+}
+
+static aitk_status describe(const aitk_dep_tree *t, const aitk_remedies *r, described which,
+                            aitk_str *observed, aitk_str *remedy, aitk_str *sources,
+                            size_t *count)
 {
     for (size_t i = 0; i < t->count; i++) {
         const aitk_dep_node *n = &t->nodes[i];
-        if (n->repeat || !aitk_dep_state_is_problem(n->state) || aitk_dep_tree_deferred(t, i))
+        if (!described_here(t, i, r, which))
             continue;
-        aitk_str chain = AITK_STR_INIT;
-        aitk_dep_tree_chain(t, i, &chain);
-        aitk_str_appendf(observed, "%s%s: %s", observed->len ? "; " : "", aitk_str_cstr(&chain),
-                         state_text(t, n));
+        (*count)++;
+        aitk_str chain = AITK_STR_INIT, entry = AITK_STR_INIT;
+        if (which == DESCRIBE_RUN_TIME)
+            chain_from_opener(t, i, &chain);
+        else
+            aitk_dep_tree_chain(t, i, &chain);
+        aitk_str_appendf(&entry, "%s%s: %s",
+                         which == DESCRIBE_RUN_TIME ? "at first use, not at import: " : "",
+                         aitk_str_cstr(&chain), state_text(t, n));
         if (n->detail)
-            aitk_str_appendf(observed, " (%s)", n->detail);
+            aitk_str_appendf(&entry, " (%s)", n->detail);
+        /* Every library of a folder that reaches cuDNN reaches the same
+         * broken sub-library: it is said once. */
+        if (which == DESCRIBE_RUN_TIME && entry.len && strstr(aitk_str_cstr(observed), entry.ptr)) {
+            aitk_str_free(&entry);
+            aitk_str_free(&chain);
+            continue;
+        }
+        aitk_str_appendf(observed, "%s%s", observed->len ? "; " : "", aitk_str_cstr(&entry));
+        aitk_str_free(&entry);
         /* The same folders are searched for every name a tree lacks, and a
          * check joins the problems of many trees: each list is said once. */
         aitk_str searched = AITK_STR_INIT;
@@ -488,4 +552,19 @@ aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remed
     if (aitk_str_status(observed) || aitk_str_status(remedy) || aitk_str_status(sources))
         return AITK_E_NOMEM;
     return AITK_OK;
+}
+
+aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remedies *r,
+                                        aitk_str *observed, aitk_str *remedy, aitk_str *sources)
+{
+    size_t count = 0;
+    return describe(t, r, DESCRIBE_LOAD, observed, remedy, sources, &count);
+}
+
+aitk_status aitk_deps_describe_run_time_problems(const aitk_dep_tree *t, const aitk_remedies *r,
+                                                 aitk_str *observed, aitk_str *remedy,
+                                                 aitk_str *sources, size_t *count)
+{
+    *count = 0;
+    return describe(t, r, DESCRIBE_RUN_TIME, observed, remedy, sources, count);
 }

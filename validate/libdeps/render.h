@@ -32,5 +32,11 @@ aitk_status aitk_deps_render_json(const aitk_dep_tree *t, const aitk_remedies *r
 /* One paragraph per problem for a report check: chain, searched, remedy. */
 aitk_status aitk_deps_describe_problems(const aitk_dep_tree *t, const aitk_remedies *r,
                                         aitk_str *observed, aitk_str *remedy, aitk_str *sources);
+/* The same for the problems under a library opened at run time (opened.yaml),
+ * which `import torch` does not meet, leaving out the NVIDIA driver's own
+ * libraries not found (the GPU checks say that); *count gets how many. */
+aitk_status aitk_deps_describe_run_time_problems(const aitk_dep_tree *t, const aitk_remedies *r,
+                                                 aitk_str *observed, aitk_str *remedy,
+                                                 aitk_str *sources, size_t *count);
 
 #endif

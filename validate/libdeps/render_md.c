@@ -115,6 +115,8 @@ static void md_problem(aitk_str *o, const cJSON *p, bool warning)
     md_sub(o, "why: ", str(p, "detail"));
     if (cJSON_IsTrue(list(p, "delay_load")))
         md_sub(o, "", "a delay-load import: it fails only when first used");
+    if (cJSON_IsTrue(list(p, "opened_at_run_time")))
+        md_sub(o, "", "opened at run time, not linked: it fails only when first used");
     md_strings(o, "searched, in order:", list(p, "searched"), true);
     md_strings(o, "skipped candidates:", list(p, "skipped"), false);
     md_strings(o, "copies on the search path:", list(p, "duplicates"), false);

@@ -668,10 +668,18 @@ void aitk_dep_tree_free(aitk_dep_tree *t)
     memset(t, 0, sizeof *t);
 }
 
+bool aitk_dep_tree_opened(const aitk_dep_tree *t, size_t i)
+{
+    for (size_t j = i; j != AITK_DEP_NONE; j = t->nodes[j].parent)
+        if (t->nodes[j].opened)
+            return true;
+    return false;
+}
+
 bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i)
 {
     for (size_t j = i; j != AITK_DEP_NONE; j = t->nodes[j].parent)
-        if (t->nodes[j].delay)
+        if (t->nodes[j].delay || t->nodes[j].opened)
             return true;
     return false;
 }

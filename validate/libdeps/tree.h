@@ -194,9 +194,12 @@ aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *o
 aitk_status aitk_deps_walk(aitk_deps *d, aitk_dep_tree *t, aitk_str *err);
 void aitk_dep_tree_free(aitk_dep_tree *t);
 
-/* True when node i or one of its ancestors is a delay-load import: its
- * failure shows only when the program first calls into it. */
+/* True when node i or one of its ancestors is a delay-load import or is
+ * opened at run time: its failure shows only when the program first calls
+ * into it (a warning, as `import torch` still works). */
 bool aitk_dep_tree_deferred(const aitk_dep_tree *t, size_t i);
+/* True when node i or one of its ancestors is opened at run time. */
+bool aitk_dep_tree_opened(const aitk_dep_tree *t, size_t i);
 /* Problems that stop the load (not counting repeats or deferred ones), and
  * the loader's refusal when that is the only sign (aitk_dep_tree_load_problem);
  * when the walk found the cause, the refusal is its witness, not a second

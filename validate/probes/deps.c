@@ -81,6 +81,9 @@ typedef struct dir_tally {
     const aitk_strlist *preloaded;
     const char *preload_failure;
     size_t bad, unreadable, skipped, not_library, python_ext, inside_needer, dangling;
+    /* Libraries with trouble under a library opened at run time
+     * (opened.yaml): import works, the first call needing it fails. */
+    size_t run_time;
     size_t driver_only; /* of `bad`: those whose every problem is a driver library not found */
 } dir_tally;
 
@@ -323,10 +326,18 @@ static aitk_status examine_library(aitk_deps *d, const aitk_remedies *rem, const
             t->driver_only++;
         st = aitk_deps_describe_problems(&tree, rem, &t->observed, &t->remedy, &t->sources);
     }
+    size_t at_run_time = 0;
+    if (!st)
+        st = aitk_deps_describe_run_time_problems(&tree, rem, &t->observed, &t->remedy,
+                                                  &t->sources, &at_run_time);
+    if (at_run_time) {
+        cJSON_AddNumberToObject(o, "problems_at_run_time", (double)at_run_time);
+        t->run_time++;
+    }
     fl->analyzed = true;
     fl->problems = p;
     for (size_t k = 1; !st && k < tree.count; k++)
-        if (tree.nodes[k].parent == 0 && tree.nodes[k].name)
+        if (tree.nodes[k].parent == 0 && tree.nodes[k].name && !tree.nodes[k].opened)
             st = aitk_strlist_add(&fl->needs, tree.nodes[k].name);
     aitk_dep_tree_free(&tree);
     return st;
@@ -387,6 +398,10 @@ static void summarize(aitk_str *msg, const char *dir, size_t examined, const dir
     if (t->not_library)
         aitk_str_appendf(msg, "; %zu named like a library but not one (empty, text, a "
                               "Git LFS pointer)", t->not_library);
+    if (t->run_time)
+        aitk_str_appendf(msg, "; %zu with a broken library among those opened at run time "
+                              "(the first call needing it fails, not the import)",
+                         t->run_time);
     if (t->skipped)
         aitk_str_appendf(msg, "; %zu skipped, not shared libraries (linker scripts, "
                               "archives)", t->skipped);
@@ -425,6 +440,7 @@ static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *d
     /* A folder of nothing but dangling links holds no library at all. */
     c->status = t->bad || t->unreadable || t->not_library || (t->dangling && !examined)
                     ? AITK_CHECK_FAIL
+                : t->run_time                             ? AITK_CHECK_WARN
                 : examined                                ? AITK_CHECK_PASS
                                                           : AITK_CHECK_SKIP;
     c->observed = t->observed.len ? t->observed.ptr
@@ -434,7 +450,7 @@ static aitk_status add_dir_check(aitk_run_ctx *ctx, aitk_check *c, const char *d
     c->message = aitk_str_cstr(&msg);
     /* Nothing wrong here but the driver's absence, told by the gpu checks. */
     if (c->status == AITK_CHECK_FAIL && t->bad && t->driver_only == t->bad && !t->unreadable &&
-        !t->not_library && !t->dangling)
+        !t->not_library && !t->dangling && !t->run_time)
         c->follows = "gpu.cuda_driver";
     c->remedy = t->remedy.len ? t->remedy.ptr
                 : c->status == AITK_CHECK_FAIL

@@ -54,7 +54,7 @@ aitk_status aitk_dangling_extension_needs(aitk_deps *d, const char *lib_dir, ait
         if (ast)
             continue;
         for (size_t k = 1; !st && k < tree.count; k++)
-            if (tree.nodes[k].parent == 0 && tree.nodes[k].name)
+            if (tree.nodes[k].parent == 0 && tree.nodes[k].name && !tree.nodes[k].opened)
                 st = aitk_strlist_add(out, tree.nodes[k].name);
         aitk_dep_tree_free(&tree);
     }

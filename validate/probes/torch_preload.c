@@ -130,7 +130,9 @@ static aitk_status which_path(const char *torch_lib, const preload_entry *e, siz
     for (size_t i = 1; !ast && i < tree.count; i++) {
         const aitk_dep_node *node = &tree.nodes[i];
         cudart |= node->path && strncmp(node->name, "libcudart.so", 12) == 0;
-        if (failed || node->repeat || node->state != AITK_DEP_NOT_FOUND)
+        /* What a library opens at run time is not part of its load. */
+        if (failed || node->repeat || node->state != AITK_DEP_NOT_FOUND ||
+            aitk_dep_tree_opened(&tree, i))
             continue;
         failed = true; /* the first failure is the one the error names */
         for (size_t k = 0; k < n && !yes; k++) {
@@ -231,9 +233,11 @@ static aitk_status with_their_links(const aitk_strlist *pre, bool best_effort,
             st = aitk_str_appendf(why_not, "torch/__init__.py loads %s by path and the "
                                            "loader would refuse it (`aitk-validate deps %s`)",
                                   pre->items[k], pre->items[k]);
+        /* What a library opens at run time is not loaded with it. */
         for (size_t i = 0; !st && !why_not->len && !stopped && i < tree.count; i++) {
             const aitk_dep_node *n = &tree.nodes[i];
-            if (n->path && !n->repeat && !listed(&loaded, n->path))
+            if (n->path && !n->repeat && !aitk_dep_tree_opened(&tree, i) &&
+                !listed(&loaded, n->path))
                 st = aitk_strlist_add(&loaded, n->path);
         }
         if (!ast)
