@@ -81,8 +81,11 @@ fail:
 /* Ctrl-C during a run: the benchmark runner finishes the step in flight,
  * marks the workload "interrupted", and the report is still written. A
  * second Ctrl-C ends the program at once (the default action is restored).
+ * SIGTERM is the same request: `timeout 600 aitk-validate --full`, a
+ * Kubernetes pod being stopped and Slurm's time limit all send it, and then
+ * wait a while before SIGKILL; dying at once lost every report.
  *
- * A second SIGINT within half a second of the first is the same request
+ * A second signal within half a second of the first is the same request
  * delivered twice, not a person pressing again: GNU timeout sends its
  * signal to the child and then to the child's whole process group, so
  * `timeout -s INT` would otherwise kill the run it means to stop (seen on
@@ -93,8 +96,10 @@ static struct timespec sigint_first; /* written once, before sigint_seen */
 
 static void on_sigint(int sig)
 {
-    static const char msg[] = "\naitk-validate: stopping after the current step; the report "
-                              "will still be written (Ctrl-C again to abort)\n";
+    static const char msg_int[] = "\naitk-validate: stopping after the current step; the report "
+                                  "will still be written (Ctrl-C again to abort)\n";
+    static const char msg_term[] = "\naitk-validate: terminated (SIGTERM): stopping after the "
+                                   "current step; the report will still be written\n";
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe (POSIX) */
     if (sigint_seen) {
@@ -109,7 +114,8 @@ static void on_sigint(int sig)
     sigint_first = now;
     sigint_seen = 1;
     aitk_bench_request_stop();
-    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    ssize_t ignored = sig == SIGTERM ? write(STDERR_FILENO, msg_term, sizeof msg_term - 1)
+                                     : write(STDERR_FILENO, msg_int, sizeof msg_int - 1);
     (void)ignored;
 }
 #else
@@ -135,6 +141,7 @@ static void catch_sigint(void)
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 #endif
 }
 

@@ -134,11 +134,12 @@ static bool read_some(int fd, aitk_str *s, int wait_ms)
     return true;
 }
 
-/* Runs a long workload, sends `signals` SIGINTs 50 ms apart once it runs,
- * and checks that the run stops after its step and still writes its report.
- * Two in quick succession is what `timeout -s INT` delivers (to the child,
- * then to its process group): one request, not a second Ctrl-C. */
-static void sigint_keeps_report(const char *name, int signals)
+/* Runs a long workload, sends `signals` signals `sig` (SIGINT or SIGTERM)
+ * 50 ms apart once it runs, and checks that the run stops after its step
+ * and still writes its report. Two in quick succession is what `timeout -s
+ * INT` delivers (to the child, then to its process group): one request, not
+ * a second Ctrl-C. */
+static void signal_keeps_report(const char *name, int sig, int signals)
 {
     aitk_str dir = AITK_STR_INIT, json = AITK_STR_INIT, errs = AITK_STR_INIT;
     aitk_path_join(&dir, tmp, name);
@@ -174,7 +175,7 @@ static void sigint_keeps_report(const char *name, int signals)
     for (int i = 0; i < signals; i++) {
         if (i)
             aitk_sleep_ms(50); /* else the two merge into one pending signal */
-        assert_int_equal(kill(pid, SIGINT), 0);
+        assert_int_equal(kill(pid, sig), 0);
     }
     t0 = aitk_clock_ms();
     while (open_ && aitk_clock_ms() - t0 < 120000)
@@ -184,11 +185,11 @@ static void sigint_keeps_report(const char *name, int signals)
     if (open_) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        fail_msg("no exit within 120 s of SIGINT");
+        fail_msg("no exit within 120 s of signal %d", sig);
     }
     assert_int_equal(waitpid(pid, &wst, 0), pid);
     if (!WIFEXITED(wst) || (WEXITSTATUS(wst) != 0 && WEXITSTATUS(wst) != 1))
-        fail_msg("status %d after SIGINT: %s", wst, aitk_str_cstr(&errs));
+        fail_msg("status %d after signal %d: %s", wst, sig, aitk_str_cstr(&errs));
     assert_non_null(strstr(errs.ptr, "stopping after the current step"));
     aitk_path_join(&json, dir.ptr, "report.json");
     cJSON *r = load_json(json.ptr);
@@ -217,13 +218,21 @@ static void sigint_keeps_report(const char *name, int signals)
 static void test_sigint_during_workload_keeps_report(void **state)
 {
     (void)state;
-    sigint_keeps_report("sigint", 1);
+    signal_keeps_report("sigint", SIGINT, 1);
 }
 
 static void test_double_sigint_at_once_keeps_report(void **state)
 {
     (void)state;
-    sigint_keeps_report("sigint2", 2);
+    signal_keeps_report("sigint2", SIGINT, 2);
+}
+
+/* SIGTERM is how `timeout`, Kubernetes and Slurm stop a run; it killed the
+ * program at once and left an empty --output-dir. */
+static void test_sigterm_during_workload_keeps_report(void **state)
+{
+    (void)state;
+    signal_keeps_report("sigterm", SIGTERM, 1);
 }
 
 static int setup(void **state)
@@ -248,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_standard_cpu_run_writes_everything),
         cmocka_unit_test(test_sigint_during_workload_keeps_report),
         cmocka_unit_test(test_double_sigint_at_once_keeps_report),
+        cmocka_unit_test(test_sigterm_during_workload_keeps_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
