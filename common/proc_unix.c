@@ -184,6 +184,10 @@ static _Noreturn void child_exec(const char *const *argv, const aitk_proc_opts *
                                  const int *fds)
 {
     setpgid(0, 0);
+    /* An ignored signal stays ignored across exec; the caller may ignore
+     * SIGPIPE for itself (validate/run.c, exec_outcome), and the programs it
+     * runs should get theirs as from a shell. */
+    signal(SIGPIPE, SIG_DFL);
     onto(fds[IN_R], 0);
     onto(fds[OUT_W], 1);
     onto(fds[ERR_W], 2);

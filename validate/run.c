@@ -267,6 +267,14 @@ static bool probe(run_state *r)
     aitk_progress_set_default(aitk_progress_mode_for(stderr, o->verbosity < 0), stderr);
     if (o->level != AITK_LEVEL_QUICK) /* --quick has nothing long to stop gracefully */
         catch_sigint();
+#ifndef _WIN32
+    /* A reader of stdout or stderr that goes away must not end the run
+     * before its reports are written: Ctrl-C on `aitk-validate 2>&1 | tee
+     * log` ends tee too, and `2>&1 | head` ends early, and the next progress
+     * line then raised SIGPIPE. The failed writes are lost instead, and one
+     * to standard output is exit 3 at the end (main.c). */
+    signal(SIGPIPE, SIG_IGN);
+#endif
     if (!r->ctx.env || aitk_engine_run(&r->ctx, aitk_providers, aitk_provider_count)) {
         aitk_log(AITK_LOG_ERROR, "out of memory while probing");
         return false;
