@@ -33,6 +33,8 @@ void aitk_log_init(aitk_log_level max_level, bool want_color)
 
 bool aitk_log_color(void) { return use_color; }
 
+bool aitk_log_color_on(FILE *out) { return use_color && isatty(fileno(out)); }
+
 bool aitk_log_enabled(aitk_log_level level) { return level <= current_level; }
 
 const char *aitk_color(const char *ansi) { return use_color ? ansi : ""; }

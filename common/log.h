@@ -7,6 +7,7 @@
 #define AITK_COMMON_LOG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "common/str.h"
 
@@ -20,6 +21,9 @@ typedef enum aitk_log_level {
 /* want_color: false when --no-color was given. */
 void aitk_log_init(aitk_log_level max_level, bool want_color);
 bool aitk_log_color(void);
+/* Colour for text written to `out` (the summary on stdout): only where that
+ * stream is a terminal too, so `> summary.txt` at a terminal stays plain. */
+bool aitk_log_color_on(FILE *out);
 bool aitk_log_enabled(aitk_log_level level);
 
 AITK_PRINTF(2, 3)

@@ -103,7 +103,7 @@ void aitk_cli_print_help(void)
         "                        every output (the same value, the same placeholder)\n"
         "      --support-bundle DIR  write a redacted report.md (an issue body),\n"
         "                        report.html and report.json into DIR\n"
-        "      --no-color        no colours (also: NO_COLOR=1, or stderr not a terminal)\n"
+        "      --no-color        no colours (also: NO_COLOR=1, or not a terminal)\n"
         "  -Q, --quiet           print nothing but errors\n"
         "  -v, --verbose         print each check as it is made\n"
         "  -V, --version         print the version and exit\n"

@@ -27,11 +27,12 @@
 #include "validate/version.h"
 
 /* The console view (reports/console.h); a report it cannot render in full
- * (out of memory) shows what it could. */
+ * (out of memory) shows what it could. It goes to stdout, which may be a
+ * file or a pipe while stderr is the terminal. */
 static void print_summary(const cJSON *report, int verbosity)
 {
     aitk_str text = AITK_STR_INIT;
-    aitk_render_console(report, AITK_VERSION, verbosity, aitk_log_color(), &text);
+    aitk_render_console(report, AITK_VERSION, verbosity, aitk_log_color_on(stdout), &text);
     fputs(aitk_str_cstr(&text), stdout);
     aitk_str_free(&text);
 }
