@@ -51,4 +51,12 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
                           aitk_proc_result *res, aitk_str *out, aitk_str *errout,
                           aitk_str *err);
 
+#ifndef _WIN32
+/* Kills the process group of the program aitk_proc_run is running now, if
+ * any. For a signal handler about to end this process: the program runs in
+ * a group of its own, which a terminal's Ctrl-C does not reach, so it would
+ * run on alone. Async-signal-safe. */
+void aitk_proc_kill_running(void);
+#endif
+
 #endif

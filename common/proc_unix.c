@@ -304,6 +304,17 @@ static void pump_output(pid_t pid, const aitk_proc_opts *opts, const int *fds, d
     }
 }
 
+/* The process group of the program running now (its pid), 0 when none:
+ * read by aitk_proc_kill_running from a signal handler. */
+static volatile sig_atomic_t running_group;
+
+void aitk_proc_kill_running(void)
+{
+    pid_t group = (pid_t)running_group;
+    if (group > 0)
+        kill(-group, SIGKILL);
+}
+
 static void kill_and_wait(pid_t pid, int *wst)
 {
     kill(-pid, SIGKILL);
@@ -382,11 +393,13 @@ aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts
     free(program);
     if (st)
         return st;
+    running_group = (sig_atomic_t)pid;
     int exec_errno = 0;
     ssize_t got = exec_outcome(opts, fds, &exec_errno);
     pump_output(pid, opts, fds, t0, out, errout, res);
     close_all(fds, NFDS);
     int wst = collect(pid, opts, &reap, t0, res);
+    running_group = 0;
     res->wall_ms = aitk_clock_ms() - t0;
     if (WIFEXITED(wst)) {
         res->exited = true;

@@ -15,6 +15,7 @@
 #include "bench/runner.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "models/aitk_config.h"
 #include "models/cost.h"
 #include "reports/console.h"
@@ -108,6 +109,8 @@ static void on_sigint(int sig)
                        (double)(now.tv_nsec - sigint_first.tv_nsec) / 1e9;
         if (since < 0.5)
             return;
+        /* The program a probe runs (import torch) would outlive us. */
+        aitk_proc_kill_running();
         signal(sig, SIG_DFL);
         raise(sig);
         return;

@@ -261,6 +261,95 @@ static void test_sigint_with_reader_gone_keeps_report(void **state)
     signal_keeps_report("sigint-tee", SIGINT, 1, true);
 }
 
+/* True when process `pid` is gone or only a zombie waiting for its reaper. */
+static bool gone_or_zombie(pid_t pid)
+{
+    char path[64], stat[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A second Ctrl-C ends the program at once, and with it the program a
+ * probe is running: that one runs in a process group of its own, which the
+ * terminal's signal never reaches, and was left behind (a "python" that
+ * sleeps stands in for a slow import torch). */
+static void test_abort_during_a_probe_ends_its_program(void **state)
+{
+    (void)state;
+    aitk_str py = AITK_STR_INIT, pidfile = AITK_STR_INIT, dir = AITK_STR_INIT,
+             text = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_path_join(&py, tmp, "python3");
+    aitk_path_join(&pidfile, tmp, "python.pid");
+    aitk_path_join(&dir, tmp, "abort");
+    aitk_str_appendf(&text, "#!/bin/sh\necho $$ > '%s.tmp'\nmv '%s.tmp' '%s'\nexec sleep 300\n",
+                     pidfile.ptr, pidfile.ptr, pidfile.ptr);
+    assert_int_equal(aitk_file_write_atomic(py.ptr, text.ptr, text.len, &err), 0);
+    assert_int_equal(chmod(py.ptr, 0755), 0);
+    const char *argv[] = {AITK_EXE,   "--standard",  "--cpu", "--python", py.ptr,
+                          "--output-dir", dir.ptr, "--no-color", NULL};
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+        signal(SIGINT, SIG_DFL);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    /* Wait until the probe's program runs (it has written its pid). */
+    const double limit = aitk_test_ms(60000);
+    double t0 = aitk_clock_ms();
+    char *data = NULL;
+    size_t len = 0;
+    while (aitk_file_read(pidfile.ptr, 64, &data, &len, NULL) != AITK_OK &&
+           aitk_clock_ms() - t0 < limit)
+        aitk_sleep_ms(50);
+    if (!data) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the fake python never ran");
+    }
+    pid_t child = (pid_t)atol(data);
+    free(data);
+    assert_true(child > 0);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    aitk_sleep_ms(700); /* a second press, not the first one delivered twice */
+    assert_int_equal(kill(pid, SIGINT), 0);
+    int wst = 0;
+    pid_t ended = 0;
+    t0 = aitk_clock_ms();
+    while ((ended = waitpid(pid, &wst, WNOHANG)) == 0 && aitk_clock_ms() - t0 < limit)
+        aitk_sleep_ms(50);
+    if (ended != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        kill(child, SIGKILL);
+        fail_msg("no exit after the second SIGINT");
+    }
+    assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGINT);
+    t0 = aitk_clock_ms();
+    while (!gone_or_zombie(child) && aitk_clock_ms() - t0 < aitk_test_ms(10000))
+        aitk_sleep_ms(50);
+    bool left = !gone_or_zombie(child);
+    if (left)
+        kill(child, SIGKILL);
+    assert_false(left);
+    aitk_str_free(&py);
+    aitk_str_free(&pidfile);
+    aitk_str_free(&dir);
+    aitk_str_free(&text);
+    aitk_str_free(&err);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -285,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_double_sigint_at_once_keeps_report),
         cmocka_unit_test(test_sigterm_during_workload_keeps_report),
         cmocka_unit_test(test_sigint_with_reader_gone_keeps_report),
+        cmocka_unit_test(test_abort_during_a_probe_ends_its_program),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
