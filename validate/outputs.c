@@ -235,8 +235,14 @@ void aitk_outputs_print(const aitk_output_plan *plan, aitk_redactor *redactor)
         if (redactor)
             path = aitk_redactor_text(redactor, path, &shown) ? "(path withheld)"
                                                                : aitk_str_cstr(&shown);
+        /* The path is the user's text: its control characters (ESC, a
+         * newline) are shown escaped, never sent to the terminal. */
+        aitk_str printable = AITK_STR_INIT;
         printf("%s%s: %s\n", out_labels[plan->files[i].kind],
-               plan->files[i].redacted ? " (redacted)" : "", path);
+               plan->files[i].redacted ? " (redacted)" : "",
+               aitk_str_append_printable(&printable, path, false) ? "(path withheld)"
+                                                                 : aitk_str_cstr(&printable));
+        aitk_str_free(&printable);
         aitk_str_free(&shown);
     }
 }

@@ -1,7 +1,8 @@
 /* Every error line on stderr is one line with no control character, whatever
  * hostile text an input carries: a profile name, a file name, a report's
  * created_at, a config key. Each case runs the real binary on an input
- * holding an OSC title write, a bell, a screen clear and a newline. */
+ * holding an OSC title write, a bell, a screen clear and a newline. The
+ * lines on stdout that name the report files are held to the same rule. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,6 +91,32 @@ static void test_config_key(void **state)
     expect_plain_refusal("predict --config", args);
 }
 
+/* The lines on stdout that say where the reports went name the folder the
+ * user gave: its control characters are shown escaped there too, and its
+ * newline forges no line of its own ("Report: od<ESC>]0;..." retitled the
+ * window). */
+static void test_output_folder_named_on_stdout(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/" HOSTILE, base);
+    const char *args[] = {"--quick", "--output-dir", dir, NULL};
+    cli_result r;
+    cli_run(&r, args, NULL);
+    const char *o = aitk_str_cstr(&r.out);
+    if (r.exit_code != 0 && r.exit_code != 1)
+        fail_msg("exit %d, stderr: %s", r.exit_code, aitk_str_cstr(&r.err));
+    for (const unsigned char *p = (const unsigned char *)o; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+            fail_msg("raw control byte 0x%02x on stdout", *p);
+    for (const char *line = o; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+        if (strncmp(line, "forged: line", 12) == 0)
+            fail_msg("a line forged by the folder's name on stdout");
+    assert_non_null(strstr(o, "Report: "));
+    assert_non_null(strstr(o, "\\x1b]0;pwned"));
+    cli_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -109,6 +136,7 @@ int main(void)
         cmocka_unit_test(test_report_file_name),
         cmocka_unit_test(test_trend_created_at),
         cmocka_unit_test(test_config_key),
+        cmocka_unit_test(test_output_folder_named_on_stdout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
