@@ -368,7 +368,7 @@ static bool bad_entry(const aitk_name_index *names, const char *what, int i, con
     if (first && first->order < (size_t)i) {
         refuse(err, name, "%s[%d] and %s[%d] are both named '", what, (int)first->order, what, i);
         append_visible(err, n);
-        aitk_str_append(err, "': compare cannot tell which to compare");
+        aitk_str_append(err, "': entries are matched by name, so the two cannot be told apart");
         return true;
     }
     if (strcmp(what, "micro") == 0) {
@@ -463,7 +463,7 @@ aitk_status aitk_compare_check_report(const cJSON *report, const char *name, ait
             refuse(err, name, "checks[%d] and checks[%d] have the same id '", (int)first->order,
                    i);
             append_visible(err, id);
-            aitk_str_append(err, "': compare cannot tell which to compare");
+            aitk_str_append(err, "': checks are matched by id, so the two cannot be told apart");
             st = AITK_E_PARSE;
             break;
         }
