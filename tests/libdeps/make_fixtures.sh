@@ -679,4 +679,19 @@ $cc64 -shared -o "$p/vcomp/usevcomp.dll" "$s/usevcomp.c" "$b/libvcomp.a"
 # The installed VC++ redistributable lives in System32 (kernel32.dll does
 # not: the built-in list must cover it).
 cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"
+# cuDNN 9's DLLs: cudnn64_9.dll imports none of its sub-DLLs and opens them
+# by name at run time (so does cudnn_graph64_9.dll its engine DLLs), as
+# nvidia-cudnn-cu12 9.1.0.70's win_amd64 DLLs do. full/ has all eight, its
+# shim spelled cuDNN64_9.DLL (Windows compares names ignoring case); gone/
+# lacks cudnn_ops64_9.dll.
+printf 'int cudnn_stub(void) { return 9; }\n' > "$s/cudnnstub.c"
+for v in full gone; do
+    mkdir -p "$p/opened/$v"
+    for sub in graph ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
+        $cc64 -shared -o "$p/opened/$v/cudnn_${sub}64_9.dll" "$s/cudnnstub.c"
+    done
+done
+$cc64 -shared -o "$p/opened/full/cuDNN64_9.DLL" "$s/cudnnstub.c"
+$cc64 -shared -o "$p/opened/gone/cudnn64_9.dll" "$s/cudnnstub.c"
+rm -f "$p/opened/gone/cudnn_ops64_9.dll"
 echo "fixtures built in $out"

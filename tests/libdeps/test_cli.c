@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "fixtures.h"
+#include "validate/libdeps/opened.h"
 #include "validate/libdeps/remedies.h"
 #include "tests/test_time.h"
 
@@ -697,6 +698,77 @@ static void test_broken_remedies_file(void **state)
     aitk_str_free(&errout);
 }
 
+/* opened.yaml is checked as remedies.yaml is: a name only in
+ * graph_jit_only (a typo the default walk would never follow) and a
+ * malformed list are refused with file:line:column, and `deps` says bad
+ * input (exit 2) rather than walking without the run-time openers. */
+static void test_broken_opened_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/aitk-opened-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    aitk_str path = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_str_appendf(&path, "%s/validate/libdeps", dir);
+    assert_int_equal(aitk_dir_create(path.ptr, &err), AITK_OK);
+    aitk_str_append(&path, "/opened.yaml");
+    const char *stray = "schema: 1\nopeners:\n  - library: a.so\n    opens: [b.so]\n"
+                        "    graph_jit_only: [c.so]\n    when_missing: x\n    source: y\n";
+    const char *not_list = "schema: 1\nopeners:\n  - library: a.so\n    opens: b.so\n"
+                           "    graph_jit_only: []\n    when_missing: x\n    source: y\n";
+    const struct {
+        const char *text, *message;
+    } cases[] = {
+        {stray, "opened.yaml:5:22: 'c.so' is in graph_jit_only but not in opens"},
+        {not_list, "opened.yaml:4:12:"},
+    };
+    setenv("AITK_DATA_DIR", dir, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        aitk_str_clear(&err);
+        assert_int_equal(aitk_file_write_atomic(path.ptr, cases[i].text, strlen(cases[i].text),
+                                                &err),
+                         AITK_OK);
+        aitk_opened *o = NULL;
+        assert_int_equal(aitk_opened_load(&o, &err), AITK_E_PARSE);
+        assert_null(o);
+        if (!strstr(aitk_str_cstr(&err), cases[i].message))
+            fail_msg("case %zu: unexpected message: %s", i, aitk_str_cstr(&err));
+    }
+    unsetenv("AITK_DATA_DIR");
+    /* The command reads remedies.yaml from the same folder first: the
+     * project's own copy. */
+    char *remedies = NULL;
+    size_t remedies_len = 0;
+    aitk_str copy = AITK_STR_INIT;
+    aitk_str_appendf(&copy, "%s/validate/libdeps/remedies.yaml", dir);
+    assert_int_equal(aitk_file_read(AITK_SOURCE_DIR "/validate/libdeps/remedies.yaml", 1 << 20,
+                                    &remedies, &remedies_len, &err),
+                     AITK_OK);
+    assert_int_equal(aitk_file_write_atomic(copy.ptr, remedies, remedies_len, &err), AITK_OK);
+    aitk_free(remedies);
+    aitk_str env = AITK_STR_INIT, out = AITK_STR_INIT, errout = AITK_STR_INIT;
+    aitk_str_appendf(&env, "AITK_DATA_DIR=%s", dir);
+    const char *envp[] = {env.ptr, "NO_COLOR=1", NULL};
+    const char *args[] = {FX "/elf/chain/libtop.so", NULL};
+    assert_int_equal(run_deps(args, &out, &errout, envp), 2);
+    if (!strstr(aitk_str_cstr(&errout), "opened.yaml:4:12"))
+        fail_msg("unexpected message: %s", aitk_str_cstr(&errout));
+    remove(copy.ptr);
+    aitk_str_free(&copy);
+    remove(path.ptr);
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/validate/libdeps", dir);
+    rmdir(path.ptr);
+    aitk_str_clear(&path);
+    aitk_str_appendf(&path, "%s/validate", dir);
+    rmdir(path.ptr);
+    rmdir(dir);
+    aitk_str_free(&path);
+    aitk_str_free(&err);
+    aitk_str_free(&env);
+    aitk_str_free(&out);
+    aitk_str_free(&errout);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_depth_all_and_load),
         cmocka_unit_test(test_remedy_matching),
         cmocka_unit_test(test_broken_remedies_file),
+        cmocka_unit_test(test_broken_opened_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

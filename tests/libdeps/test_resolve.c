@@ -486,6 +486,51 @@ static aitk_dep_tree analyze_pe(const char *dll, aitk_win_mode mode)
     return analyze(&o, dll);
 }
 
+/* The same on Windows (opened.yaml's DLL names): cudnn64_9.dll imports no
+ * sub-DLL and opens them by name; the walk follows them as the opener's
+ * imports, matching the opener's name ignoring case as Windows does, and a
+ * missing one is a warning that says what fails. Before, none was in the
+ * tree. */
+static void test_opened_at_run_time_windows(void **state)
+{
+    (void)state;
+    if (!fx_exists(FX "/pe/opened/full/cuDNN64_9.DLL"))
+        skip();
+    unsetenv("CUDNN_LIB_CONFIG");
+    aitk_dep_tree t = analyze_pe(FX "/pe/opened/full/cuDNN64_9.DLL", AITK_WIN_SAFE);
+    static const char *const subs[] = {"graph", "ops", "cnn", "adv", "engines_precompiled",
+                                       "engines_runtime_compiled", "heuristic"};
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "cudnn_%s64_9.dll", subs[i]);
+        const aitk_dep_node *n = node(&t, name);
+        assert_true(n->opened);
+        assert_int_equal(n->state, AITK_DEP_FOUND);
+        assert_int_equal(t.nodes[n->parent].depth, i < 4 ? 0 : 1);
+    }
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    assert_int_equal(aitk_dep_tree_warnings(&t), 0);
+    aitk_dep_tree_free(&t);
+
+    t = analyze_pe(FX "/pe/opened/gone/cudnn64_9.dll", AITK_WIN_SAFE);
+    const aitk_dep_node *gone = node(&t, "cudnn_ops64_9.dll");
+    assert_true(gone->opened);
+    assert_int_equal(gone->state, AITK_DEP_NOT_FOUND);
+    assert_non_null(strstr(gone->detail, "cudnn64_9.dll opens it at run time, not as a link: "
+                                         "torch imports, and the first call into cuDNN"));
+    assert_int_equal(aitk_dep_tree_problems(&t), 0);
+    assert_int_equal(aitk_dep_tree_warnings(&t), 1);
+    aitk_dep_tree_free(&t);
+
+    /* GRAPH_JIT_ONLY needs no ops DLL: nothing is missing then. */
+    setenv("CUDNN_LIB_CONFIG", "GRAPH_JIT_ONLY", 1);
+    t = analyze_pe(FX "/pe/opened/gone/cudnn64_9.dll", AITK_WIN_SAFE);
+    unsetenv("CUDNN_LIB_CONFIG");
+    assert_int_equal(aitk_dep_tree_warnings(&t), 0);
+    node(&t, "cudnn_engines_runtime_compiled64_9.dll");
+    aitk_dep_tree_free(&t);
+}
+
 static void test_windows_torch_240(void **state)
 {
     (void)state;
@@ -831,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_ld_library_path),
         cmocka_unit_test(test_ld_library_path_repeats),
         cmocka_unit_test(test_opened_at_run_time),
+        cmocka_unit_test(test_opened_at_run_time_windows),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_versioned_symbol_of_another_release),
         cmocka_unit_test(test_root_without_soname_needed_by_name),

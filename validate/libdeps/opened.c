@@ -1,9 +1,11 @@
 /* opened.yaml: validated once at load (unknown keys, missing fields, wrong
- * types all name file:line:column), then looked up by the opener's name. */
+ * types, a GRAPH_JIT_ONLY name that `opens` lacks: each names
+ * file:line:column), then looked up by the opener's name. */
 #include "validate/libdeps/opened.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/data.h"
@@ -11,9 +13,14 @@
 
 #define OPENED_FILE "validate/libdeps/opened.yaml"
 
+typedef struct name_list {
+    const char **names; /* borrowed from the document */
+    size_t count;
+} name_list;
+
 typedef struct opener_entry {
     const char *library, *when_missing;
-    const aitk_yaml_node *opens, *graph_jit_only; /* sequences of names */
+    name_list opens, graph_jit_only;
 } opener_entry;
 
 struct aitk_opened {
@@ -23,19 +30,27 @@ struct aitk_opened {
 };
 
 static aitk_status read_names(const aitk_yaml_doc *doc, const aitk_yaml_node *m, const char *key,
-                              const aitk_yaml_node **out, aitk_str *err)
+                              name_list *out, aitk_str *err)
 {
-    *out = aitk_yaml_get(m, key);
-    if (!*out) {
-        aitk_yaml_errorf(err, doc, m, "opener without '%s'", key);
-        return AITK_E_PARSE;
-    }
-    aitk_status st = aitk_yaml_expect(doc, *out, AITK_YAML_SEQ, "a list of library names", err);
-    for (size_t i = 0; !st && i < (*out)->count; i++) {
-        const char *name;
-        st = aitk_yaml_string(doc, (*out)->items[i], &name, err);
+    const aitk_yaml_node *seq = NULL;
+    aitk_status st = aitk_yaml_need(doc, m, key, &seq, err);
+    if (!st)
+        st = aitk_yaml_expect(doc, seq, AITK_YAML_SEQ, "a list of library names", err);
+    if (!st && seq->count && !(out->names = aitk_calloc(seq->count, sizeof *out->names)))
+        st = AITK_E_NOMEM;
+    for (size_t i = 0; !st && i < seq->count; i++) {
+        st = aitk_yaml_string(doc, seq->items[i], &out->names[i], err);
+        out->count += !st;
     }
     return st;
+}
+
+static bool listed(const name_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->names[i], name) == 0)
+            return true;
+    return false;
 }
 
 static aitk_status read_opener(const aitk_yaml_doc *doc, const aitk_yaml_node *m, opener_entry *o,
@@ -43,24 +58,29 @@ static aitk_status read_opener(const aitk_yaml_doc *doc, const aitk_yaml_node *m
 {
     static const char *const keys[] = {"library", "opens", "graph_jit_only", "when_missing",
                                        "source", NULL};
+    const char *source = NULL;
     aitk_status st = aitk_yaml_expect(doc, m, AITK_YAML_MAP, "an opener (a map)", err);
     if (!st)
         st = aitk_yaml_check_keys(doc, m, keys, "an opener", err);
-    const char **slots[] = {&o->library, &o->when_missing, NULL};
-    const char *names[] = {"library", "when_missing", "source"};
-    for (size_t i = 0; !st && i < 3; i++) {
-        const aitk_yaml_node *v = aitk_yaml_get(m, names[i]);
-        const char *text = NULL;
-        if (!v) {
-            aitk_yaml_errorf(err, doc, m, "opener without '%s'", names[i]);
-            return AITK_E_PARSE;
-        }
-        st = aitk_yaml_string(doc, v, slots[i] ? slots[i] : &text, err);
-    }
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "library", &o->library, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "when_missing", &o->when_missing, err);
+    if (!st)
+        st = aitk_yaml_need_string(doc, m, "source", &source, err);
     if (!st)
         st = read_names(doc, m, "opens", &o->opens, err);
     if (!st)
         st = read_names(doc, m, "graph_jit_only", &o->graph_jit_only, err);
+    /* cuDNN's slimmed configuration needs a subset of the full one: a name
+     * only there would be a typo the walk never follows by default. */
+    for (size_t i = 0; !st && i < o->graph_jit_only.count; i++)
+        if (!listed(&o->opens, o->graph_jit_only.names[i])) {
+            aitk_yaml_errorf(err, doc, aitk_yaml_get(m, "graph_jit_only")->items[i],
+                             "'%s' is in graph_jit_only but not in opens",
+                             o->graph_jit_only.names[i]);
+            st = AITK_E_PARSE;
+        }
     return st;
 }
 
@@ -72,20 +92,17 @@ aitk_status aitk_opened_load(aitk_opened **out, aitk_str *err)
         return AITK_E_NOMEM;
     aitk_status st = aitk_data_load_schema(OPENED_FILE, 1, &o->doc, err);
     const aitk_yaml_node *list = NULL;
-    if (!st) {
-        list = aitk_yaml_get(o->doc->root, "openers");
-        if (!list) {
-            aitk_yaml_errorf(err, o->doc, o->doc->root, "no 'openers' list");
-            st = AITK_E_PARSE;
-        }
-    }
+    if (!st)
+        st = aitk_yaml_need(o->doc, o->doc->root, "openers", &list, err);
     if (!st)
         st = aitk_yaml_expect(o->doc, list, AITK_YAML_SEQ, "a list of openers", err);
     if (!st && list->count && !(o->openers = aitk_calloc(list->count, sizeof *o->openers)))
         st = AITK_E_NOMEM;
+    /* count follows the entries read so far, so free releases each one's
+     * lists even when a later entry is malformed. */
     for (size_t i = 0; !st && i < list->count; i++) {
+        o->count++;
         st = read_opener(o->doc, list->items[i], &o->openers[i], err);
-        o->count += !st;
     }
     if (st) {
         aitk_opened_free(o);
@@ -99,25 +116,28 @@ void aitk_opened_free(aitk_opened *o)
 {
     if (!o)
         return;
+    for (size_t i = 0; i < o->count; i++) {
+        aitk_free(o->openers[i].opens.names);
+        aitk_free(o->openers[i].graph_jit_only.names);
+    }
     aitk_yaml_free(o->doc);
     aitk_free(o->openers);
     aitk_free(o);
 }
 
-size_t aitk_opened_by(const aitk_opened *o, const char *opener, bool graph_jit_only,
-                      const char **names, size_t max, const char **when_missing)
+size_t aitk_opened_by(const aitk_opened *o, const char *opener, bool fold_case,
+                      bool graph_jit_only, const char *const **names, const char **when_missing)
 {
+    *names = NULL;
     *when_missing = NULL;
     for (size_t i = 0; o && i < o->count; i++) {
-        if (strcmp(o->openers[i].library, opener) != 0)
+        const opener_entry *e = &o->openers[i];
+        if ((fold_case ? strcasecmp(e->library, opener) : strcmp(e->library, opener)) != 0)
             continue;
-        const aitk_yaml_node *list = graph_jit_only ? o->openers[i].graph_jit_only
-                                                    : o->openers[i].opens;
-        size_t n = 0;
-        for (size_t k = 0; k < list->count && n < max; k++)
-            names[n++] = list->items[k]->text;
-        *when_missing = o->openers[i].when_missing;
-        return n;
+        const name_list *l = graph_jit_only ? &e->graph_jit_only : &e->opens;
+        *names = l->names;
+        *when_missing = e->when_missing;
+        return l->count;
     }
     return 0;
 }

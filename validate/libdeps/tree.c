@@ -484,8 +484,10 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
 }
 
 /* The libraries node i opens at run time (opened.yaml), as children found
- * by its own search path, as dlopen from it finds them; those it already
- * needs are not repeated. A missing one says what fails and when. */
+ * by its own search path, as dlopen from it finds them (on Windows, as the
+ * walk finds its imports: cuDNN's LoadLibrary of a sub-DLL by name gets
+ * the copy torch already loaded from torch\lib); those it already needs
+ * are not repeated. A missing one says what fails and when. */
 static aitk_status expand_opened(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_str *err)
 {
     if (!d->opened_loaded) {
@@ -494,14 +496,18 @@ static aitk_status expand_opened(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_
         if (st)
             return st;
     }
-    const char *names[16], *when_missing = NULL;
-    size_t n = aitk_opened_by(d->opened, aitk_path_base_name(t->nodes[i].name),
-                              aitk_opened_graph_jit_only(), names, 16, &when_missing);
+    const bool pe = d->objs[t->nodes[i].obj].is_pe;
+    const char *const *names = NULL;
+    const char *when_missing = NULL;
+    size_t n = aitk_opened_by(d->opened, aitk_path_base_name(t->nodes[i].name), pe,
+                              aitk_opened_graph_jit_only(), &names, &when_missing);
     for (size_t k = 0; k < n; k++) {
-        const aitk_elf_info *elf = &d->objs[t->nodes[i].obj].elf;
+        const aitk_dep_obj *o = &d->objs[t->nodes[i].obj];
         bool needed = false;
-        for (size_t j = 0; j < elf->needed_count && !needed; j++)
-            needed = strcmp(elf->needed[j], names[k]) == 0;
+        for (size_t j = 0; pe && j < o->pe.import_count && !needed; j++)
+            needed = strcasecmp(o->pe.imports[j].dll, names[k]) == 0;
+        for (size_t j = 0; !pe && j < o->elf.needed_count && !needed; j++)
+            needed = strcmp(o->elf.needed[j], names[k]) == 0;
         if (needed)
             continue;
         const size_t child = t->count;
@@ -541,8 +547,8 @@ static aitk_status expand(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_str *er
         if (st)
             return st;
     }
-    return d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i)
-                                          : expand_opened(d, t, i, err);
+    aitk_status st = d->objs[t->nodes[i].obj].is_pe ? expand_forwarders(d, t, i) : AITK_OK;
+    return st ? st : expand_opened(d, t, i, err);
 }
 
 aitk_status aitk_deps_read_root(aitk_deps *d, const char *path, aitk_dep_tree *t, aitk_str *err)
