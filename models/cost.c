@@ -54,18 +54,26 @@ const char *aitk_weight_dtype_name(aitk_weight_dtype d)
     return d == AITK_WEIGHT_FP8 ? "fp8" : d == AITK_WEIGHT_NF4 ? "nf4" : d == AITK_WEIGHT_FP32 ? "fp32" : "bf16";
 }
 
+static const char *storage_name(aitk_weight_dtype dtype, double packed_bits, const char *qtype)
+{
+    return dtype == AITK_WEIGHT_NF4 && packed_bits > 0 && qtype ? qtype
+                                                               : aitk_weight_dtype_name(dtype);
+}
+
 const char *aitk_workload_base_storage_name(const aitk_workload *w)
 {
-    return w->base_dtype == AITK_WEIGHT_NF4 && w->base_packed_bits > 0 && w->base_qtype
-               ? w->base_qtype
-               : aitk_weight_dtype_name(w->base_dtype);
+    return storage_name(w->base_dtype, w->base_packed_bits, w->base_qtype);
 }
 
 const char *aitk_workload_te_storage_name(const aitk_workload *w)
 {
-    return w->te_dtype == AITK_WEIGHT_NF4 && w->te_packed_bits > 0 && w->te_qtype
-               ? w->te_qtype
-               : aitk_weight_dtype_name(w->te_dtype);
+    return storage_name(w->te_dtype, w->te_packed_bits, w->te_qtype);
+}
+
+bool aitk_workload_base_qtype_inert(const aitk_workload *w)
+{
+    return w->base_qtype &&
+           (w->base_dtype == AITK_WEIGHT_BF16 || w->base_dtype == AITK_WEIGHT_FP32);
 }
 
 /* The index of text among n names, or -1: the parsers of the enums below. */

@@ -206,6 +206,10 @@ typedef struct aitk_workload {
  * qtype where the workload has one, else aitk_weight_dtype_name. */
 const char *aitk_workload_base_storage_name(const aitk_workload *w);
 const char *aitk_workload_te_storage_name(const aitk_workload *w);
+/* Whether the job names a qtype that leaves its base unquantized (uint8:
+ * ai-toolkit's uint backend refuses 8 bits), so the output can say why a
+ * quantized job is counted at its unquantized bytes. */
+bool aitk_workload_base_qtype_inert(const aitk_workload *w);
 
 /* False when w picks layers by name and its spec names none (the LoRA is
  * then counted on every layer: an upper bound). */

@@ -32,8 +32,7 @@ static void describe_workload(FILE *out, const aitk_predict_result *r)
     if (r->title && strcmp(r->title, w->spec->title))
         fprintf(out, "  (predicted with the %s description)\n", w->spec->title);
     fprintf(out, "  %s base weights", aitk_workload_base_storage_name(w));
-    /* uint8 is the one qtype that leaves a quantized job's base as it is. */
-    if (w->base_qtype && (w->base_dtype == AITK_WEIGHT_BF16 || w->base_dtype == AITK_WEIGHT_FP32))
+    if (aitk_workload_base_qtype_inert(w))
         fprintf(out, " (qtype %s quantizes nothing: ai-toolkit's uint backend refuses 8 bits, "
                      "toolkit/util/uintx_quant.py)", w->base_qtype);
     fprintf(out, ", LoRA rank %ld (alpha %g), batch %ld", w->rank, w->alpha, w->batch);

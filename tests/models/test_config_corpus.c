@@ -335,26 +335,34 @@ static void predicted_free(predicted *p)
     aitk_model_spec_free(p->spec);
 }
 
+/* A workload predicted on one GPU, with the project's cost and GPU data. */
+static void predict_workload(const aitk_workload *w, const char *gpu, aitk_prediction *out,
+                             const char *what)
+{
+    aitk_cost_params *params = NULL;
+    aitk_gpudb *db = NULL;
+    const aitk_gpu_spec *g = NULL;
+    aitk_str err = AITK_STR_INIT;
+    if (aitk_cost_params_load(&params, &err) || aitk_gpudb_load(&db, &err) ||
+        aitk_gpudb_find(db, gpu, &g, &err) || aitk_cost_predict(w, params, g, out, &err))
+        fail_msg("%s: %s", what, aitk_str_cstr(&err));
+    aitk_cost_params_free(params);
+    aitk_gpudb_free(db);
+    aitk_str_free(&err);
+}
+
 static void predict_file(const char *file, const char *gpu, predicted *out)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", CORPUS(""), file);
     aitk_train_config *c = &out->cfg;
-    aitk_cost_params *params = NULL;
-    aitk_gpudb *db = NULL;
-    const aitk_gpu_spec *g = NULL;
     aitk_str err = AITK_STR_INIT;
-    if (aitk_config_read(path, c, &err) || aitk_model_spec_load(c->model_id, false, &out->spec,
-                                                                &err) ||
-        aitk_cost_params_load(&params, &err) || aitk_gpudb_load(&db, &err) ||
-        aitk_gpudb_find(db, gpu, &g, &err))
+    if (aitk_config_read(path, c, &err) ||
+        aitk_model_spec_load(c->model_id, false, &out->spec, &err))
         fail_msg("%s: %s", file, aitk_str_cstr(&err));
-    aitk_config_workload(c, out->spec, &out->w);
-    if (aitk_cost_predict(&out->w, params, g, &out->p, &err))
-        fail_msg("%s: %s", file, aitk_str_cstr(&err));
-    aitk_cost_params_free(params);
-    aitk_gpudb_free(db);
     aitk_str_free(&err);
+    aitk_config_workload(c, out->spec, &out->w);
+    predict_workload(&out->w, gpu, &out->p, file);
 }
 
 static void near(double got, double want, double tol, const char *what)
@@ -421,18 +429,9 @@ static void test_uint_qtype_memory(void **state)
      * counts bitsandbytes' 0.515625 bytes a weight (cost.yaml), not uint6's. */
     aitk_workload x = u6.w;
     aitk_workload_set_base(&x, AITK_WEIGHT_NF4);
-    aitk_cost_params *params = NULL;
-    aitk_gpudb *db = NULL;
-    const aitk_gpu_spec *g = NULL;
     aitk_prediction nf4;
-    aitk_str err = AITK_STR_INIT;
-    if (aitk_cost_params_load(&params, &err) || aitk_gpudb_load(&db, &err) ||
-        aitk_gpudb_find(db, "H200 SXM", &g, &err) || aitk_cost_predict(&x, params, g, &nf4, &err))
-        fail_msg("%s", aitk_str_cstr(&err));
+    predict_workload(&x, "H200 SXM", &nf4, "flux_uint6.yaml with an NF4 base");
     near(nf4.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 0.515625, 0.01, "NF4 instead");
-    aitk_cost_params_free(params);
-    aitk_gpudb_free(db);
-    aitk_str_free(&err);
     predicted_free(&u6);
     predicted_free(&u8);
     predicted_free(&bf16);

@@ -789,6 +789,12 @@ static void test_config_corpus_cli(void **state)
          "model.assistant_lora_path"},
         {CORPUS("prodigyopt.yaml"), 0, ", prodigy,", NULL},
         {CORPUS("sample_flux.yaml"), 0, "sampling min/1000", NULL},
+        /* uint8 is counted unquantized, and the output says why. */
+        {CORPUS("flux_uint8.yaml"), 0,
+         "bf16 base weights (qtype uint8 quantizes nothing: ai-toolkit's uint backend refuses "
+         "8 bits",
+         NULL},
+        {CORPUS("flux_uint6.yaml"), 0, "uint6 base weights, LoRA rank", NULL},
         /* 19.70 GiB when a double block's saved activations were counted
          * at 37 hidden-sized tensors a token; at the 27 autograd keeps, the
          * block run again holds 10 x 4608 tokens x 6144 B = 0.264 GiB less,
