@@ -173,17 +173,28 @@ so "$tl/libtorch_cuda.so" "$s/mid.c" -Wl,-soname,libtorch_cuda.so "$e/build/libc
 
 # cuDNN 9's shape: libcudnn.so.9 names none of its sub-libraries as needs
 # and opens them at run time (so does libcudnn_graph.so.9 its engine
-# libraries), each with RUNPATH $ORIGIN as nvidia-cudnn-cu12's are. full/
-# has all eight; gone/ lacks libcudnn_engines_precompiled.so.9.
-for v in full gone; do
+# libraries), each with RUNPATH $ORIGIN as nvidia-cudnn-cu12's are. The
+# openers hold the names they open as text, as 9.1.0.70's do (not
+# libcudnn_ext nor libcudnn_engines_tensor_ir, which came later). full/ has
+# all eight; gone/ lacks libcudnn_engines_precompiled.so.9; newer/ has a
+# graph library that also names libcudnn_engines_tensor_ir.so, as
+# 9.28.1.4's does, without that library beside it.
+printf 'const char *const aitk_fixture_opens[] = {"libcudnn_graph.so.9", "libcudnn_ops.so.9",\n  "libcudnn_cnn.so.9", "libcudnn_adv.so.9"};\n' > "$s/shim.c"
+printf 'const char *const aitk_fixture_opens[] = {"libcudnn_engines_precompiled.so",\n  "libcudnn_engines_runtime_compiled.so", "libcudnn_heuristic.so"};\n' > "$s/graphnames.c"
+printf 'const char *const aitk_fixture_opens[] = {"libcudnn_engines_precompiled.so",\n  "libcudnn_engines_runtime_compiled.so", "libcudnn_heuristic.so",\n  "libcudnn_engines_tensor_ir.so"};\n' > "$s/graphnewer.c"
+for v in full gone newer; do
   c=$e/opened/$v
   mkdir -p "$c"
-  for sub in graph ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
+  for sub in ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
     so "$c/libcudnn_$sub.so.9" "$s/leaf.c" -Wl,-soname,libcudnn_$sub.so.9 \
        -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
   done
-  so "$c/libcudnn.so.9" "$s/leaf.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+  so "$c/libcudnn_graph.so.9" "$s/graphnames.c" -Wl,-soname,libcudnn_graph.so.9 \
+     -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+  so "$c/libcudnn.so.9" "$s/shim.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 done
+so "$e/opened/newer/libcudnn_graph.so.9" "$s/graphnewer.c" -Wl,-soname,libcudnn_graph.so.9 \
+   -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 rm -f "$e/opened/gone/libcudnn_engines_precompiled.so.9"
 # graphgone/: libcudnn_ops.so.9 binds a symbol at version libcudnn_graph.so.9,
 # as the real one does, and libcudnn_graph.so.9 is gone: dlopen then takes
@@ -203,7 +214,7 @@ for sub in cnn adv engines_precompiled engines_runtime_compiled heuristic; do
   so "$c/libcudnn_$sub.so.9" "$s/leaf.c" -Wl,-soname,libcudnn_$sub.so.9 \
      -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 done
-so "$c/libcudnn.so.9" "$s/leaf.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+so "$c/libcudnn.so.9" "$s/shim.c" -Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 # user/: a library linking that libcudnn.so.9, as torch/lib's do (the
 # folder a deps check examines holds it alone).
 mkdir -p "$e/opened/user"
@@ -684,14 +695,19 @@ cp "$b/vcruntime140.dll" "$b/msvcp140.dll" "$sys/"
 # nvidia-cudnn-cu12 9.1.0.70's win_amd64 DLLs do. full/ has all eight, its
 # shim spelled cuDNN64_9.DLL (Windows compares names ignoring case); gone/
 # lacks cudnn_ops64_9.dll.
+# The shim and graph DLLs hold the names they open as UTF-16 text, as the
+# real ones do.
 printf 'int cudnn_stub(void) { return 9; }\n' > "$s/cudnnstub.c"
+printf '__declspec(dllexport) const unsigned short *const aitk_fixture_opens[] = {u"cudnn_graph64_9.dll",\n  u"cudnn_ops64_9.dll", u"cudnn_cnn64_9.dll", u"cudnn_adv64_9.dll"};\n' > "$s/winshim.c"
+printf '__declspec(dllexport) const unsigned short *const aitk_fixture_opens[] = {u"cudnn_engines_precompiled64_9.dll",\n  u"cudnn_engines_runtime_compiled64_9.dll", u"cudnn_heuristic64_9.dll"};\n' > "$s/wingraph.c"
 for v in full gone; do
     mkdir -p "$p/opened/$v"
-    for sub in graph ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
+    for sub in ops cnn adv engines_precompiled engines_runtime_compiled heuristic; do
         $cc64 -shared -o "$p/opened/$v/cudnn_${sub}64_9.dll" "$s/cudnnstub.c"
     done
+    $cc64 -std=c11 -shared -o "$p/opened/$v/cudnn_graph64_9.dll" "$s/wingraph.c"
 done
-$cc64 -shared -o "$p/opened/full/cuDNN64_9.DLL" "$s/cudnnstub.c"
-$cc64 -shared -o "$p/opened/gone/cudnn64_9.dll" "$s/cudnnstub.c"
+$cc64 -std=c11 -shared -o "$p/opened/full/cuDNN64_9.DLL" "$s/winshim.c"
+$cc64 -std=c11 -shared -o "$p/opened/gone/cudnn64_9.dll" "$s/winshim.c"
 rm -f "$p/opened/gone/cudnn_ops64_9.dll"
 echo "fixtures built in $out"

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/data.h"
+#include "common/fileio.h"
 #include "common/yaml.h"
 
 #define OPENED_FILE "validate/libdeps/opened.yaml"
@@ -146,4 +148,65 @@ bool aitk_opened_graph_jit_only(void)
 {
     const char *v = getenv("CUDNN_LIB_CONFIG");
     return v && strcmp(v, "GRAPH_JIT_ONLY") == 0;
+}
+
+/* The name without its file-name tail: cuDNN writes an engine library as
+ * "libcudnn_heuristic.so" in one release and with ".so.9" in another, and
+ * Windows' names as UTF-16 text. */
+static size_t stem_length(const char *name)
+{
+    const char *so = strstr(name, ".so");
+    size_t n = strlen(name);
+    if (so)
+        return (size_t)(so - name);
+    if (n > 4 && strcasecmp(name + n - 4, ".dll") == 0)
+        return n - 4;
+    return n;
+}
+
+static bool holds(const unsigned char *buf, size_t len, const unsigned char *needle, size_t n)
+{
+    for (size_t i = 0; n && i + n <= len; i++) {
+        const unsigned char *hit = memchr(buf + i, needle[0], len - n - i + 1);
+        if (!hit)
+            return false;
+        i = (size_t)(hit - buf);
+        if (memcmp(hit, needle, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool aitk_opened_named_in(const char *opener_path, const char *name)
+{
+    /* The stem as bytes and as UTF-16LE; each read keeps the last bytes
+     * of the one before, so a name across two reads is still seen. */
+    unsigned char ascii[128], wide[256];
+    const size_t n = stem_length(name);
+    if (n == 0 || n > sizeof ascii)
+        return true; /* nothing to look for: follow it, as before */
+    for (size_t i = 0; i < n; i++) {
+        ascii[i] = (unsigned char)name[i];
+        wide[2 * i] = (unsigned char)name[i];
+        wide[2 * i + 1] = 0;
+    }
+    int fd = aitk_open_read(opener_path);
+    if (fd < 0)
+        return true; /* unreadable: the walk reports the opener itself */
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = aitk_malloc(CHUNK + sizeof wide);
+    bool found = buf == NULL;
+    size_t kept = 0;
+    while (!found) {
+        ssize_t got = read(fd, buf + kept, CHUNK);
+        if (got <= 0)
+            break;
+        size_t len = kept + (size_t)got;
+        found = holds(buf, len, ascii, n) || holds(buf, len, wide, 2 * n);
+        kept = len < 2 * n ? len : 2 * n;
+        memmove(buf, buf + len - kept, kept);
+    }
+    close(fd);
+    aitk_free(buf);
+    return found;
 }

@@ -28,6 +28,13 @@ void aitk_opened_free(aitk_opened *o);
 size_t aitk_opened_by(const aitk_opened *o, const char *opener, bool fold_case,
                       bool graph_jit_only, const char *const **names, const char **when_missing);
 
+/* Whether the opener's file holds `name` (its stem, before ".so" or
+ * ".dll", as bytes or as UTF-16 text): the list holds the names of every
+ * cuDNN 9 release, and one a release does not name is not one it opens
+ * (libcudnn_engines_tensor_ir.so.9 came after 9.1). Read only for a name
+ * the walk did not find; true when the file cannot be read. */
+bool aitk_opened_named_in(const char *opener_path, const char *name);
+
 /* Whether CUDNN_LIB_CONFIG names cuDNN's GRAPH_JIT_ONLY configuration. */
 bool aitk_opened_graph_jit_only(void);
 

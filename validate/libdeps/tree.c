@@ -159,6 +159,20 @@ aitk_status aitk_deps_obj(aitk_deps *d, const char *path, bool is_pe, size_t *in
     return obj_add(d, path, &id, -1, is_pe, index);
 }
 
+static void node_free(aitk_dep_node *n)
+{
+    aitk_free(n->name);
+    aitk_free(n->path);
+    aitk_free(n->how);
+    aitk_free(n->detail);
+    aitk_free(n->arch);
+    aitk_free(n->version);
+    aitk_strlist_free(&n->searched);
+    aitk_strlist_free(&n->skipped);
+    aitk_strlist_free(&n->duplicates);
+    aitk_strlist_free(&n->forwarded);
+}
+
 static aitk_status add_node(aitk_dep_tree *t, const char *name, size_t parent, size_t *index)
 {
     aitk_dep_node *g = aitk_grow(t->nodes, sizeof *g, t->count, &t->cap, 32);
@@ -483,6 +497,25 @@ static aitk_status expand_forwarders(aitk_deps *d, aitk_dep_tree *t, size_t i)
     return st;
 }
 
+/* Takes back the node just added as node i's last child (it had no
+ * children of its own yet). */
+static void drop_last_child(aitk_dep_tree *t, size_t i)
+{
+    const size_t last = t->count - 1;
+    aitk_dep_node *p = &t->nodes[i];
+    size_t prev = AITK_DEP_NONE;
+    for (size_t c = p->first_child; c != last; c = t->nodes[c].next_sibling)
+        prev = c;
+    if (prev == AITK_DEP_NONE)
+        p->first_child = p->last_child = AITK_DEP_NONE;
+    else {
+        t->nodes[prev].next_sibling = AITK_DEP_NONE;
+        p->last_child = prev;
+    }
+    node_free(&t->nodes[last]);
+    t->count = last;
+}
+
 /* The libraries node i opens at run time (opened.yaml), as children found
  * by its own search path, as dlopen from it finds them (on Windows, as the
  * walk finds its imports: cuDNN's LoadLibrary of a sub-DLL by name gets
@@ -515,6 +548,14 @@ static aitk_status expand_opened(aitk_deps *d, aitk_dep_tree *t, size_t i, aitk_
         if (st)
             return st;
         aitk_dep_node *c = &t->nodes[child];
+        /* The list holds every cuDNN 9 release's names: one this opener's
+         * file does not hold is not one it opens (read only when the walk
+         * did not find it, so a healthy tree costs no reading). */
+        if (c->state != AITK_DEP_FOUND && t->nodes[i].path &&
+            !aitk_opened_named_in(t->nodes[i].path, names[k])) {
+            drop_last_child(t, i);
+            continue;
+        }
         c->opened = true;
         if (aitk_dep_state_is_problem(c->state) && !c->detail) {
             aitk_str why = AITK_STR_INIT;
@@ -656,19 +697,8 @@ aitk_status aitk_deps_analyze(aitk_deps *d, const char *path, aitk_dep_tree *t, 
 
 void aitk_dep_tree_free(aitk_dep_tree *t)
 {
-    for (size_t i = 0; i < t->count; i++) {
-        aitk_dep_node *n = &t->nodes[i];
-        aitk_free(n->name);
-        aitk_free(n->path);
-        aitk_free(n->how);
-        aitk_free(n->detail);
-        aitk_free(n->arch);
-        aitk_free(n->version);
-        aitk_strlist_free(&n->searched);
-        aitk_strlist_free(&n->skipped);
-        aitk_strlist_free(&n->duplicates);
-        aitk_strlist_free(&n->forwarded);
-    }
+    for (size_t i = 0; i < t->count; i++)
+        node_free(&t->nodes[i]);
     aitk_free(t->nodes);
     aitk_free(t->load);
     memset(t, 0, sizeof *t);

@@ -80,7 +80,7 @@ def pip_command():
     skip("pip is not installed (Debian package python3-pip, ci/install-deps.sh)")
 
 
-def fetch(cache, version, name, want):
+def fetch(cache, version, name, want, package="torch"):
     """The wheel in the cache, downloaded with pip when absent; its hash checked."""
     path = os.path.join(cache, "dl", name)
     if os.path.exists(path) and sha256(path) == want:
@@ -88,15 +88,15 @@ def fetch(cache, version, name, want):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     cmd = pip_command() + ["download", "--no-deps", "--only-binary=:all:", "--platform",
                            "win_amd64", "--python-version", "3.11", "--dest",
-                           os.path.dirname(path), f"torch=={version}"]
+                           os.path.dirname(path), f"{package}=={version}"]
     print("realworld.windows: " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0 or not os.path.exists(path):
         if not registry_reachable():
-            skip(f"the package registry (pypi.org) cannot be reached; torch {version} "
+            skip(f"the package registry (pypi.org) cannot be reached; {package} {version} "
                  f"is not in the cache {cache}")
         print(r.stdout[-2000:] + r.stderr[-2000:], file=sys.stderr)
-        sys.exit(f"pip download of torch {version} failed")
+        sys.exit(f"pip download of {package} {version} failed")
     got = sha256(path)
     if got != want:
         os.remove(path)
