@@ -514,6 +514,28 @@ static double block_backward_extra_bytes(const aitk_workload *w, const aitk_cost
            tokens(w, b->input, res, 0);
 }
 
+/* Weights a block's backward keeps dequantized: ai-toolkit's packed
+ * qtypes (OstrisLinear, toolkit/util/uintx_quant.py @27a03a9) expand the
+ * weight outside autograd and call F.linear on the copy, and F.linear keeps
+ * its weight for the gradient of its input, so each Linear whose input
+ * takes a gradient holds a bf16 copy until the block's backward (PyTorch
+ * 2.15: the saved tensor is the dequantized weight itself). A modulation
+ * Linear reads the conditioning, which takes none. bitsandbytes' NF4 and
+ * quanto keep their packed weight instead: nothing more. */
+static double block_kept_weight_bytes(const aitk_workload *w, const aitk_cost_params *p,
+                                      const aitk_block_spec *b)
+{
+    if (!(w->base_dtype == AITK_WEIGHT_NF4 && w->base_packed_bits > 0))
+        return 0;
+    double params = 0;
+    for (size_t i = 0; i < b->n_linears; i++) {
+        const aitk_linear_spec *l = &b->linears[i];
+        if (l->stream != AITK_STREAM_COND)
+            params += (double)l->repeat * (double)l->in * (double)l->out;
+    }
+    return params * p->weight_bytes[AITK_WEIGHT_BF16];
+}
+
 /* The validation stage's peak (aitk_memory_plan): what stays from training,
  * the encoders loaded again, and one block's forward of a batch-1 generation
  * at the validation resolution, with the same fragmentation allowance. The
@@ -603,14 +625,15 @@ static aitk_status memory_plan(const aitk_workload *w, const aitk_cost_params *p
              * runs its backward. */
             m[AITK_PLAN_CHECKPOINTS] += n * block_input_bytes(w, p, b, resolution);
             live = fmax(live, block_saved_bytes(w, p, b, resolution) +
-                                  block_backward_extra_bytes(w, p, b, resolution));
+                                  block_backward_extra_bytes(w, p, b, resolution) +
+                                  block_kept_weight_bytes(w, p, b));
         } else if (b->backward) {
             /* Without checkpointing every block keeps all it saved, and the
              * backward of one of them holds its gradients on top. The
              * estimate (no op-by-op count) has every Linear's input but not
              * the block's own, which its first norm keeps for its backward. */
             m[AITK_PLAN_CHECKPOINTS] +=
-                n * (block_saved_bytes(w, p, b, resolution) +
+                n * (block_saved_bytes(w, p, b, resolution) + block_kept_weight_bytes(w, p, b) +
                      (saved_is_estimated(w, b) ? block_input_bytes(w, p, b, resolution) : 0));
             live = fmax(live, block_backward_extra_bytes(w, p, b, resolution));
         }

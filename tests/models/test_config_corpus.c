@@ -432,6 +432,31 @@ static void test_uint_qtype_memory(void **state)
     aitk_prediction nf4;
     predict_workload(&x, "H200 SXM", &nf4, "flux_uint6.yaml with an NF4 base");
     near(nf4.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 0.515625, 0.01, "NF4 instead");
+    /* A uint Linear runs F.linear on a dequantized bf16 copy, which autograd
+     * keeps for its input's gradient (bitsandbytes keeps the packed weight).
+     * Without checkpointing every block keeps them all: FLUX.1-dev's 19
+     * double blocks hold 2 x (4 x 3072^2 + 2 x 3072 x 12288) weights outside
+     * the modulation, its 38 single blocks 3072 x 21504 + 15360 x 3072,
+     * and the final proj_out 3072 x 64: 8,606,908,416, 2 bytes each. With
+     * checkpointing, one block at a time: at most a double block's
+     * 226,492,416. */
+    aitk_workload no_ckpt = u6.w, no_ckpt_bnb;
+    no_ckpt.checkpointing = false;
+    no_ckpt_bnb = no_ckpt;
+    no_ckpt_bnb.base_packed_bits = 0;
+    aitk_prediction kept, bnb_kept;
+    predict_workload(&no_ckpt, "H200 SXM", &kept, "flux_uint6.yaml without checkpointing");
+    predict_workload(&no_ckpt_bnb, "H200 SXM", &bnb_kept, "the same with bitsandbytes' NF4");
+    near(kept.memory.bytes[AITK_PLAN_CHECKPOINTS] - bnb_kept.memory.bytes[AITK_PLAN_CHECKPOINTS],
+         8606908416.0 * 2, 1e-9, "dequantized weights kept without checkpointing");
+    aitk_workload ckpt_bnb = u6.w;
+    ckpt_bnb.base_packed_bits = 0;
+    aitk_prediction bnb;
+    predict_workload(&ckpt_bnb, "H200 SXM", &bnb, "flux_uint6.yaml with bitsandbytes' NF4");
+    const double grew =
+        u6.p.memory.bytes[AITK_PLAN_LIVE_BLOCK] - bnb.memory.bytes[AITK_PLAN_LIVE_BLOCK];
+    if (!(grew > 113246208.0 * 2 * 0.999 && grew <= 226492416.0 * 2 * 1.001))
+        fail_msg("checkpointed, the live block grew by %g bytes", grew);
     predicted_free(&u6);
     predicted_free(&u8);
     predicted_free(&bf16);
