@@ -52,16 +52,21 @@ static aitk_status opt_long(reader *r, const aitk_yaml_node *map, const char *ke
  * along in_features, each with a scale in the weight's dtype, bf16, and a
  * uint8 zero point) the packed bits plus 24 bits a group: k + 0.375. uint8
  * is 0: that backend refuses 8 bits in can_quantize, as torchao 0.10.0 failed
- * before touching the layer, so a uint8 job trains an unquantized base. -1:
- * not a type the memory model knows, including the rotation and codebook
- * backends (convrot*, nvfp4, orbit*), whose storage and per-layer rotations
- * it does not count. (A plain strstr(qtype, "4") took qfloat8_e4m3fn, an
- * 8-bit type, for 4-bit.) */
+ * before touching the layer, so a uint8 job trains an unquantized base.
+ * nvfp4 (toolkit/util/nvfp4_quant.py) stores a 4-bit code a weight and an
+ * e4m3 scale for each 16 (quantize_nvfp4: 4.5 bits) and dequantizes before
+ * each GEMM, full-precision activations, as uint does. -1: not a type the
+ * memory model knows, including the rotation and codebook backends
+ * (convrot*, orbit*), which quantize activations or rotate them per layer.
+ * (A plain strstr(qtype, "4") took qfloat8_e4m3fn, an 8-bit type, for
+ * 4-bit.) */
 static double qtype_bits(const char *qtype, bool *packed)
 {
     static const char *const families[] = {"qfloat", "qint", "uint", "int", "float", "fp", "nf",
                                            NULL};
-    *packed = false;
+    *packed = strcmp(qtype, "nvfp4") == 0;
+    if (*packed)
+        return 4.5;
     for (const char *const *f = families; *f; f++) {
         size_t n = strlen(*f);
         if (strncmp(qtype, *f, n) != 0)
@@ -347,7 +352,7 @@ static aitk_status read_qtype(reader *r, const aitk_yaml_node *m, const char *ke
         aitk_yaml_errorf(r->err, r->doc, n,
                          "%s '%s' is not one the memory model knows (8-bit: qfloat8, "
                          "qfloat8_e4m3fn, qint8, int8, float8; 4-bit: qint4, nf4; 2- to 7-bit: "
-                         "uint2 to uint7; the rotation and codebook types, convrot, nvfp4 and "
+                         "uint2 to uint7, nvfp4; the rotation and codebook types, convrot and "
                          "orbit, are not counted)", key, *qtype);
         return AITK_E_PARSE;
     }

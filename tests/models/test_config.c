@@ -206,9 +206,8 @@ static void test_malformed(void **state)
          * counted as another type. */
         {"config: {process: [{model: {is_flux: true, quantize: true, qtype: convrot4}}]}\n",
          "qtype 'convrot4' is not one the memory model knows", AITK_E_PARSE},
-        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: nvfp4}}]}\n",
-         "the rotation and codebook types, convrot, nvfp4 and orbit, are not counted",
-         AITK_E_PARSE},
+        {"config: {process: [{model: {is_flux: true, quantize: true, qtype: orbit3}}]}\n",
+         "the rotation and codebook types, convrot and orbit, are not counted", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true, quantize: true, qtype: uint9}}]}\n",
          "qtype 'uint9' is not one the memory model knows", AITK_E_PARSE},
         {"config: {process: [{model: {is_flux: true}, train: {dtype: int3}}]}\n",

@@ -94,6 +94,9 @@ static const expect cases[] = {
      .te = DT(AITK_WEIGHT_NF4)},
     {.file = "flux_uint8.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_BF16),
      .te = DT(AITK_WEIGHT_BF16)},
+    /* nvfp4 (weights only) takes the packed path too. */
+    {.file = "flux_nvfp4.yaml", .says = "FLUX.1-dev", .base = DT(AITK_WEIGHT_NF4),
+     .te = DT(AITK_WEIGHT_NF4)},
     {.file = "layer_offloading.yaml", .says = "FLUX.1-dev", .not_modelled = "model.layer_offloading",
      .not_modelled2 = "model.layer_offloading_transformer_percent"},
     {.file = "only_if_contains.yaml", .says = "FLUX.1-dev", .rank = 128, .alpha = 128},
@@ -449,6 +452,12 @@ static void test_uint_qtype_memory(void **state)
     predict_workload(&no_ckpt_bnb, "H200 SXM", &bnb_kept, "the same with bitsandbytes' NF4");
     near(kept.memory.bytes[AITK_PLAN_CHECKPOINTS] - bnb_kept.memory.bytes[AITK_PLAN_CHECKPOINTS],
          8606908416.0 * 2, 1e-9, "dequantized weights kept without checkpointing");
+    /* nvfp4: a 4-bit code a weight and an e4m3 scale for each 16
+     * (toolkit/util/convrot_quant.py quantize_nvfp4): 4.5 bits. */
+    predicted fp4;
+    predict_file("flux_nvfp4.yaml", "H200 SXM", &fp4);
+    near(fp4.p.memory.bytes[AITK_PLAN_BASE_WEIGHTS], 11.9e9 * 4.5 / 8, 0.01, "nvfp4 base");
+    predicted_free(&fp4);
     aitk_workload ckpt_bnb = u6.w;
     ckpt_bnb.base_packed_bits = 0;
     aitk_prediction bnb;

@@ -795,6 +795,7 @@ static void test_config_corpus_cli(void **state)
          "8 bits",
          NULL},
         {CORPUS("flux_uint6.yaml"), 0, "uint6 base weights, LoRA rank", NULL},
+        {CORPUS("flux_nvfp4.yaml"), 0, "nvfp4 base weights, LoRA rank", NULL},
         /* 19.70 GiB when a double block's saved activations were counted
          * at 37 hidden-sized tensors a token; at the 27 autograd keeps, the
          * block run again holds 10 x 4608 tokens x 6144 B = 0.264 GiB less,
