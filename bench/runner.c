@@ -9,34 +9,17 @@
  * the 1000 steps are run (warm-up counts toward them, as ai-toolkit runs no
  * extra steps) and their sum is the figure.
  *
- * Stopping: before each step the runner looks at the stop flag (Ctrl-C) and
- * the time limit; it never abandons a step in flight, so a backend is never
+ * Stopping: before each step the runner looks at the stop flag (common/stop.h:
+ * Ctrl-C or SIGTERM) and the time limit; it never abandons a step in flight, so a backend is never
  * left half-way through an update. */
 #include "bench/runner.h"
 
 #include <math.h>
-#include <signal.h>
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
-
-static volatile sig_atomic_t stop_flag = 0;
-
-void aitk_bench_request_stop(void)
-{
-    stop_flag = 1;
-}
-
-bool aitk_bench_stop_requested(void)
-{
-    return stop_flag != 0;
-}
-
-void aitk_bench_reset_stop(void)
-{
-    stop_flag = 0;
-}
+#include "common/stop.h"
 
 /* 1: off. Only `--mpi` sets it, from a test-only variable (runner.h). */
 static double test_slowdown = 1.0;
@@ -95,7 +78,7 @@ typedef struct run_state {
  * outcome set. */
 static aitk_status may_continue(run_state *s)
 {
-    if (aitk_bench_stop_requested()) {
+    if (aitk_stop_requested()) {
         s->r->outcome = AITK_BENCH_INTERRUPTED;
         return AITK_E_INTERRUPTED;
     }
@@ -336,8 +319,8 @@ aitk_status aitk_bench_run(const aitk_bench_plan *p, aitk_bench_result *r)
                          "per bucket; figures may include start-up effects",
                          p->warmup.max_steps);
     if (r->outcome == AITK_BENCH_INTERRUPTED)
-        aitk_str_appendf(&r->message, "interrupted (Ctrl-C) after %ld warm-up and %ld timed "
-                         "steps; figures are from those steps", r->warmup_steps, r->timed);
+        aitk_str_appendf(&r->message, "%s after %ld warm-up and %ld timed steps; figures are "
+                         "from those steps", aitk_stop_words(), r->warmup_steps, r->timed);
     else if (r->outcome == AITK_BENCH_TIMED_OUT)
         aitk_str_appendf(&r->message, "stopped at the time limit of %.0f s after %ld warm-up "
                          "and %ld timed steps; figures are from those steps", p->time_limit_s,

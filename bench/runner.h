@@ -1,9 +1,10 @@
 /* The workload runner: warm-up until the step time settles, timed steps
  * cycling through the resolution buckets, statistics, the time for 1000 steps
- * (measured or extrapolated), throughput, peak memory, a time limit and
- * Ctrl-C. It knows nothing of models or backends: a step is a callback, so
- * the runner is tested on synthetic steps with an injected clock and used on
- * the real training-step graph (bench/workload_step.c) unchanged.
+ * (measured or extrapolated), throughput, peak memory, a time limit and a
+ * stop request (common/stop.h: Ctrl-C, SIGTERM). It knows nothing of models
+ * or backends: a step is a callback, so the runner is tested on synthetic
+ * steps with an injected clock and used on the real training-step graph
+ * (bench/workload_step.c) unchanged.
  *
  * Results become one workloads[] entry of the report (shape: reports/schema,
  * "workload"); the checks that judge them are made by the workload provider
@@ -96,12 +97,6 @@ typedef struct aitk_bench_result {
  * for an impossible plan, AITK_E_NOMEM. */
 aitk_status aitk_bench_run(const aitk_bench_plan *plan, aitk_bench_result *out);
 void aitk_bench_result_free(aitk_bench_result *r);
-
-/* Ctrl-C: the handler calls request_stop (async-signal-safe); the runner
- * finishes the step in flight, then stops and reports what it has. */
-void aitk_bench_request_stop(void);
-bool aitk_bench_stop_requested(void);
-void aitk_bench_reset_stop(void);
 
 /* Test-only: every step, warm-up included, is made `factor` times slower
  * (the runner sleeps inside the step's timing, `factor` - 1 times the step's

@@ -10,6 +10,7 @@
 #include "bench/paths_since.h"
 #include "bench/runner.h"
 #include "common/alloc.h"
+#include "common/stop.h"
 #include "common/str.h"
 
 /* Each problem alone for at least this long (the last batch of back-to-back
@@ -211,8 +212,8 @@ static void isolated_note(aitk_str *note, size_t unsupported, size_t failed,
         aitk_str_appendf(note, "%s%zu could not be timed alone: %s", note->len ? "; " : "",
                          failed, first_error);
     if (interrupted)
-        aitk_str_appendf(note, "%sinterrupted (Ctrl-C) before every problem picked was timed "
-                               "alone", note->len ? "; " : "");
+        aitk_str_appendf(note, "%s%s before every problem picked was timed alone",
+                         note->len ? "; " : "", aitk_stop_words());
 }
 
 /* Times the picked problems alone on be; rates[] gets those that ran. */
@@ -224,7 +225,7 @@ static void time_alone(const aitk_backend *be, const aitk_gemm_shape *picked, si
     bool interrupted = false;
     *n_rates = 0;
     for (size_t i = 0; i < n_picked; i++) {
-        if (aitk_bench_stop_requested()) {
+        if (aitk_stop_requested()) {
             interrupted = true;
             break;
         }

@@ -12,10 +12,10 @@
 
 #include "bench/cpu_backend.h"
 #include "bench/progress.h"
-#include "bench/runner.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/proc.h"
+#include "common/stop.h"
 #include "models/aitk_config.h"
 #include "models/cost.h"
 #include "reports/console.h"
@@ -81,7 +81,9 @@ fail:
 }
 
 /* Ctrl-C during a run: the benchmark runner finishes the step in flight,
- * marks the workload "interrupted", and the report is still written. A
+ * marks the workload "interrupted", and the report is still written; the
+ * stop request (common/stop.h) keeps the signal, so the report says which
+ * one stopped the run. A
  * second Ctrl-C ends the program at once (the default action is restored).
  * SIGTERM is the same request: `timeout 600 aitk-validate --full`, a
  * Kubernetes pod being stopped and Slurm's time limit all send it, and then
@@ -117,7 +119,7 @@ static void on_sigint(int sig)
     }
     sigint_first = now;
     sigint_seen = 1;
-    aitk_bench_request_stop();
+    aitk_stop_request(sig);
     ssize_t ignored = sig == SIGTERM ? write(STDERR_FILENO, msg_term, sizeof msg_term - 1)
                                      : write(STDERR_FILENO, msg_int, sizeof msg_int - 1);
     (void)ignored;
@@ -127,7 +129,7 @@ static void on_sigint(int sig)
 {
     static const char msg[] = "\naitk-validate: stopping after the current step; the report "
                               "will still be written (Ctrl-C again to abort)\n";
-    aitk_bench_request_stop();
+    aitk_stop_request(sig);
     ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)ignored;
     signal(sig, SIG_DFL);

@@ -10,6 +10,7 @@
 
 #include "bench/collective_bw.h"
 #include "bench/runner.h"
+#include "common/stop.h"
 
 static const aitk_collective kinds[] = {AITK_COLLECTIVE_ALL_REDUCE, AITK_COLLECTIVE_ALL_GATHER,
                                         AITK_COLLECTIVE_REDUCE_SCATTER};
@@ -99,9 +100,9 @@ aitk_status aitk_coll_sweep(const aitk_bench_config *cfg, const aitk_backend *be
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds && !st; k++)
         for (long mib = cfg->coll_min_mib; mib <= cfg->coll_max_mib && !st;
              mib *= cfg->coll_factor) {
-            if (aitk_bench_stop_requested()) {
-                aitk_str_append(notes, "interrupted (Ctrl-C): the remaining collectives were "
-                                       "not run; ");
+            if (aitk_stop_requested()) {
+                aitk_str_appendf(notes, "%s: the remaining collectives were not run; ",
+                                 aitk_stop_words());
                 k = sizeof kinds / sizeof *kinds; /* leave both loops, then close */
                 break;
             }

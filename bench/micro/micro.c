@@ -17,6 +17,7 @@
 #include "bench/runner.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/stop.h"
 #include "kernels/backend.h"
 #include "kernels/ops.h"
 #include "models/spec.h"
@@ -48,9 +49,9 @@ static const char *op_name(kind k)
 
 static bool interrupted(aitk_mb_state *s)
 {
-    if (!aitk_bench_stop_requested())
+    if (!aitk_stop_requested())
         return false;
-    aitk_mb_skip_with_error(s, "interrupted");
+    aitk_mb_skip_with_error(s, aitk_stop_words());
     return true;
 }
 
@@ -532,9 +533,9 @@ aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filte
     for (size_t i = 0; i < n && !st; i++) {
         if (filter && !strstr(aitk_str_cstr(&defs[i].name), filter))
             continue;
-        if (aitk_bench_stop_requested()) {
-            aitk_str_append(notes, "interrupted (Ctrl-C): the remaining microbenchmarks were "
-                                   "not run; ");
+        if (aitk_stop_requested()) {
+            aitk_str_appendf(notes, "%s: the remaining microbenchmarks were not run; ",
+                             aitk_stop_words());
             break;
         }
         double t0 = aitk_clock_ms();
@@ -543,7 +544,7 @@ aitk_status aitk_micro_run_suite(const aitk_bench_config *cfg, const char *filte
             aitk_progress_update(pg, ++done, (aitk_clock_ms() - t0) / 1e3);
     }
     if (pg) {
-        aitk_progress_end(pg, aitk_bench_stop_requested() ? "interrupted" : "completed");
+        aitk_progress_end(pg, aitk_stop_requested() ? "interrupted" : "completed");
         pg->unit = unit;
     }
     for (size_t i = 0; i < MAX_DEFS; i++) {

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "bench/micro/micro.h"
 #include "bench/micro/shim.h"
 #include "bench/runner.h"
+#include "common/stop.h"
 #include "tests/bench/bt.h"
 
 static long calls;
@@ -145,12 +147,14 @@ static void test_suite_real_shapes(void **state)
     assert_string_equal(cJSON_GetObjectItem(m, "category")->valuestring, "memcpy");
     assert_string_equal(cJSON_GetObjectItem(m, "unit")->valuestring, "GB/s");
     assert_true(cJSON_GetObjectItem(m, "value")->valuedouble > 0.1);
-    /* After Ctrl-C nothing more runs, and the notes say why. */
-    aitk_bench_request_stop();
+    /* After a stop nothing more runs, and the notes say why: which signal
+     * stopped it (SIGTERM from `timeout` or Slurm is not a Ctrl-C). */
+    aitk_stop_request(SIGTERM);
     assert_int_equal(aitk_micro_run_suite(cfg, NULL, NULL, arr, &notes), 0);
-    aitk_bench_reset_stop();
+    aitk_stop_reset();
     assert_int_equal(cJSON_GetArraySize(arr), 2);
-    assert_non_null(strstr(aitk_str_cstr(&notes), "interrupted"));
+    assert_non_null(strstr(aitk_str_cstr(&notes), "interrupted (SIGTERM): the remaining"));
+    assert_null(strstr(aitk_str_cstr(&notes), "Ctrl-C"));
     cJSON_Delete(arr);
     aitk_bench_config_free(cfg);
     aitk_str_free(&err);

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "bench/runner.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/stop.h"
 #include "tests/bench/bt.h"
 
 static uint64_t fake_now;
@@ -28,6 +30,7 @@ typedef struct script {
     long count[AITK_BENCH_MAX_BUCKETS]; /* steps run per bucket */
     long total;
     long stop_at, fail_at;              /* 1-based overall step; 0: never */
+    int stop_sig;                       /* the stop's signal (0: SIGINT) */
     double noise;                       /* relative, uniform +-noise */
     bool decline;                       /* 0.88^k forever: never settles */
     uint32_t rng;
@@ -58,7 +61,7 @@ static aitk_status fake_step(void *user, size_t b, aitk_bench_step_info *info, a
     fake_now += (uint64_t)llround(t * 1e9);
     info->flops = 1e9 * (double)(1 << b); /* 1, 2, 4 GFLOP */
     if (s->stop_at && s->total == s->stop_at)
-        aitk_bench_request_stop();
+        aitk_stop_request(s->stop_sig ? s->stop_sig : SIGINT);
     return AITK_OK;
 }
 
@@ -91,7 +94,7 @@ static int setup(void **state)
 {
     (void)state;
     fake_now = 1000000000ull;
-    aitk_bench_reset_stop();
+    aitk_stop_reset();
     return 0;
 }
 
@@ -211,7 +214,7 @@ static void test_interrupt_keeps_figures(void **state)
     assert_int_equal(r.outcome, AITK_BENCH_INTERRUPTED);
     assert_int_equal(r.timed, 5); /* the step in flight is finished and counted */
     assert_true(r.have_stats);
-    assert_non_null(strstr(aitk_str_cstr(&r.message), "interrupted"));
+    assert_non_null(strstr(aitk_str_cstr(&r.message), "interrupted (Ctrl-C) after 15 warm-up"));
     /* Buckets 0 1 2 0 1 timed: every bucket seen, so an estimate exists. */
     assert_true(isfinite(r.time_1000_s));
     cJSON *w = NULL;
@@ -233,6 +236,21 @@ static void test_interrupt_keeps_figures(void **state)
     assert_int_equal(s2.total, 0);
     assert_false(r.have_stats);
     assert_true(isnan(r.time_1000_s));
+    aitk_bench_result_free(&r);
+}
+
+/* SIGTERM (`timeout`, Kubernetes, Slurm) is not a Ctrl-C: the message
+ * names the signal that stopped the run. */
+static void test_interrupt_names_sigterm(void **state)
+{
+    (void)state;
+    script s = {.stop_at = 20, .stop_sig = SIGTERM};
+    aitk_bench_plan p = make_plan(&s);
+    aitk_bench_result r;
+    assert_int_equal(aitk_bench_run(&p, &r), 0);
+    assert_int_equal(r.outcome, AITK_BENCH_INTERRUPTED);
+    assert_non_null(strstr(aitk_str_cstr(&r.message), "interrupted (SIGTERM) after 15 warm-up"));
+    assert_null(strstr(aitk_str_cstr(&r.message), "Ctrl-C"));
     aitk_bench_result_free(&r);
 }
 
@@ -496,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup(test_full_short_run_times_steps, setup),
         cmocka_unit_test_setup(test_noisy_extrapolation_within_2pct, setup),
         cmocka_unit_test_setup(test_interrupt_keeps_figures, setup),
+        cmocka_unit_test_setup(test_interrupt_names_sigterm, setup),
         cmocka_unit_test_setup(test_time_limit, setup),
         cmocka_unit_test_setup(test_failed_step, setup),
         cmocka_unit_test_setup(test_after_warmup_hook, setup),

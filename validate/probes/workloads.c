@@ -5,9 +5,9 @@
  * judged against the documented time and memory targets); every model also
  * runs the CPU backend's small configuration (checks workload.<model>),
  * whose figures are labelled as such and never judged against the GPU
- * targets. A Ctrl-C (the CLI's SIGINT handler sets the runner's stop flag)
- * ends the workload in flight as "interrupted" and leaves the rest
- * "skipped", so the report is still complete and valid. */
+ * targets. A Ctrl-C or SIGTERM (the CLI's handler sets the stop flag,
+ * common/stop.h) ends the workload in flight as "interrupted" and leaves the
+ * rest "skipped", so the report is still complete and valid. */
 #include "validate/probes/workloads.h"
 
 #include <cjson/cJSON.h>
@@ -20,6 +20,7 @@
 #include "bench/gpu_backend.h"
 #include "bench/micro/micro.h"
 #include "bench/workload.h"
+#include "common/stop.h"
 #include "common/str.h"
 #include "models/gpudb.h"
 #include "reports/fields.h"
@@ -124,8 +125,8 @@ static const char *remedy_of(const char *status, bool gpu, const cJSON *w)
         return "run again with --verbose and attach report.json to an issue: a step that "
                "fails on the CPU backend is a bug in aitk-validate";
     if (!strcmp(status, "interrupted"))
-        return "run again and let the workload finish (Ctrl-C ends it early); --steps N "
-               "makes a shorter run";
+        return "run again and let the workload finish (Ctrl-C or SIGTERM ends it early); "
+               "--steps N makes a shorter run";
     if (!strcmp(status, "timed_out"))
         return "the workload ran past its time limit (bench/workloads.yaml): use --steps N "
                "for a shorter run, or run on a faster backend";
@@ -321,10 +322,13 @@ aitk_status aitk_workload_checks(aitk_run_ctx *ctx)
             if (!selected(ctx->models, *m))
                 continue;
             cJSON *w = NULL;
-            if (aitk_bench_stop_requested()) {
-                st = aitk_bench_workload_skipped(*m, devices[d]->backend,
-                                                 "not run: interrupted (Ctrl-C) before it "
-                                                 "started", &w);
+            if (aitk_stop_requested()) {
+                aitk_str why = AITK_STR_INIT;
+                aitk_str_appendf(&why, "not run: %s before it started", aitk_stop_words());
+                st = aitk_str_status(&why);
+                if (!st)
+                    st = aitk_bench_workload_skipped(*m, devices[d]->backend, why.ptr, &w);
+                aitk_str_free(&why);
             } else {
                 aitk_bench_request req = {.model_id = *m,
                                           .full = ctx->level == AITK_LEVEL_FULL,
