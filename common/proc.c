@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/proc_platform.h"
+#include "common/stop.h"
 
 aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
                           aitk_proc_result *res, aitk_str *out, aitk_str *errout,
@@ -15,8 +16,19 @@ aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
     if (!opts)
         opts = &defaults;
     memset(res, 0, sizeof *res);
+    /* The run is stopping: a program started now would only delay its
+     * reports. */
+    if (aitk_stop_requested()) {
+        res->interrupted = true;
+        if (err)
+            aitk_str_appendf(err, "%s: not started: %s", argv[0], aitk_stop_words());
+        return AITK_E_INTERRUPTED;
+    }
     aitk_status st = aitk_proc_run_platform(argv, opts, res, out, errout, err);
     if (st == AITK_E_TIMEOUT && err)
         aitk_str_appendf(err, "%s: killed after %ld ms", argv[0], opts->timeout_ms);
+    else if (st == AITK_E_INTERRUPTED && err)
+        aitk_str_appendf(err, "%s: ended after %.1f s: %s", argv[0], res->wall_ms / 1000,
+                         aitk_stop_words());
     return st;
 }

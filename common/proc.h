@@ -3,7 +3,15 @@
  * Used for the deep Python check (import torch), for loading the libraries
  * the validator examines (common/libload.h) and by tests that drive the
  * CLI. The child runs in its own process group so a timeout kills the whole
- * tree (python may spawn helpers), not just the first process. */
+ * tree (python may spawn helpers), not just the first process.
+ *
+ * A stop request (common/stop.h: the first Ctrl-C or SIGTERM of a run) ends
+ * the program that runs now, so that the run goes on at once to write its
+ * reports: SIGTERM to its process group, SIGKILL after
+ * AITK_PROC_STOP_GRACE_MS (on Windows its job is ended at once: a program
+ * there has no SIGTERM to take). Once a stop was requested no program is
+ * started. Both are AITK_E_INTERRUPTED with res->interrupted: the program
+ * gave no verdict, which a caller must not report as one. */
 #ifndef AITK_COMMON_PROC_H
 #define AITK_COMMON_PROC_H
 
@@ -18,8 +26,12 @@ typedef struct aitk_proc_result {
     int term_signal;  /* non-zero when killed by a signal */
     bool exited;
     bool timed_out;
+    bool interrupted; /* a stop request ended it, or kept it from starting */
     double wall_ms;
 } aitk_proc_result;
+
+/* How long a program may take to end after SIGTERM on a stop request. */
+#define AITK_PROC_STOP_GRACE_MS 2000
 
 typedef struct aitk_proc_opts {
     long timeout_ms;           /* <= 0: no limit */
@@ -46,7 +58,9 @@ typedef struct aitk_proc_opts {
  * the child elsewhere (on both systems). Returns AITK_OK once the child
  * was started and collected, whatever its exit status; AITK_E_EXEC when it
  * could not be started (err says why); AITK_E_TIMEOUT when it was killed for
- * running over the limit (res still filled). `out`/`errout` may be NULL. */
+ * running over the limit (res still filled); AITK_E_INTERRUPTED when a stop
+ * request ended it or kept it from starting (err says which signal).
+ * `out`/`errout` may be NULL. */
 aitk_status aitk_proc_run(const char *const *argv, const aitk_proc_opts *opts,
                           aitk_proc_result *res, aitk_str *out, aitk_str *errout,
                           aitk_str *err);

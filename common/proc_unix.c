@@ -1,6 +1,7 @@
 /* Subprocess with timeout on POSIX (proc.h): fork + exec, poll on two
- * pipes, kill the group on timeout (and, with end_with_child, whatever the
- * child left behind). The Windows side is proc_win.c. */
+ * pipes, kill the group on timeout or on a stop request (and, with
+ * end_with_child, whatever the child left behind). The Windows side is
+ * proc_win.c. */
 #define _GNU_SOURCE
 #include "common/proc.h"
 #include "common/proc_platform.h"
@@ -20,6 +21,7 @@
 #endif
 
 #include "common/clock.h"
+#include "common/stop.h"
 
 /* Everything readable now, without blocking; *open_flag is cleared at EOF. */
 static void drain(int fd, aitk_str *sink, size_t cap, bool *open_flag)
@@ -260,8 +262,25 @@ static ssize_t exec_outcome(const aitk_proc_opts *opts, int *fds, int *exec_errn
     return got;
 }
 
+/* A stop request while the child runs: SIGTERM to its group the first time
+ * it is seen (res->interrupted), then true, to stop waiting, once the grace
+ * has passed; collect() kills what is left. */
+static bool stop_child(pid_t pid, double *since, aitk_proc_result *res)
+{
+    if (!aitk_stop_requested())
+        return false;
+    if (!res->interrupted) {
+        res->interrupted = true;
+        *since = aitk_clock_ms();
+        kill(-pid, SIGTERM);
+        return false;
+    }
+    return aitk_clock_ms() - *since >= AITK_PROC_STOP_GRACE_MS;
+}
+
 /* Reads both output pipes until they close (or, with end_with_child, until
- * the child ends) or the deadline passes (res->timed_out). */
+ * the child ends), the deadline passes (res->timed_out) or a stop request's
+ * grace runs out (res->interrupted). */
 static void pump_output(pid_t pid, const aitk_proc_opts *opts, const int *fds, double t0,
                         aitk_str *out, aitk_str *errout, aitk_proc_result *res)
 {
@@ -270,6 +289,7 @@ static void pump_output(pid_t pid, const aitk_proc_opts *opts, const int *fds, d
     fcntl(fds[OUT_R], F_SETFL, fcntl(fds[OUT_R], F_GETFL) | O_NONBLOCK);
     fcntl(fds[ERR_R], F_SETFL, fcntl(fds[ERR_R], F_GETFL) | O_NONBLOCK);
     bool o_open = true, e_open = true;
+    double stop_since = 0;
     for (;;) {
         if (with_child && ended(pid)) {
             /* What it wrote is in the pipes: take it and stop, whoever else
@@ -280,16 +300,21 @@ static void pump_output(pid_t pid, const aitk_proc_opts *opts, const int *fds, d
         }
         if (!with_child && !o_open && !e_open)
             break;
+        if (stop_child(pid, &stop_since, res))
+            break;
         double left = opts->timeout_ms > 0 ? opts->timeout_ms - (aitk_clock_ms() - t0) : 1e9;
         if (left <= 0) {
             res->timed_out = true;
             break;
         }
         /* With end_with_child, wake every 20 ms to notice the child's end
-         * while a helper keeps the pipes open and quiet. */
+         * while a helper keeps the pipes open and quiet; else every 50 ms,
+         * to see a stop request whose signal another thread took (poll is
+         * not interrupted then). */
         int wait_ms = opts->timeout_ms > 0 ? (int)left + 1 : -1;
-        if (with_child && (wait_ms < 0 || wait_ms > 20))
-            wait_ms = 20;
+        const int wake_ms = with_child ? 20 : 50;
+        if (wait_ms < 0 || wait_ms > wake_ms)
+            wait_ms = wake_ms;
         struct pollfd p[2] = {{o_open ? fds[OUT_R] : -1, POLLIN, 0},
                               {e_open ? fds[ERR_R] : -1, POLLIN, 0}};
         int n = poll(p, 2, wait_ms);
@@ -323,7 +348,8 @@ static void kill_and_wait(pid_t pid, int *wst)
 }
 
 /* Collects the child's status: after the sweep with end_with_child, after
- * killing its group on a timeout, else still within the deadline. */
+ * killing its group on a timeout or a stop request, else still within the
+ * deadline. */
 static int collect(pid_t pid, const aitk_proc_opts *opts, const reaper *reap, double t0,
                    aitk_proc_result *res)
 {
@@ -333,7 +359,7 @@ static int collect(pid_t pid, const aitk_proc_opts *opts, const reaper *reap, do
         reaper_end(reap);
         while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
             ;
-    } else if (res->timed_out) {
+    } else if (res->timed_out || res->interrupted) {
         kill_and_wait(pid, &wst);
     } else {
         /* Output closed; the child may still be running (it closed its
@@ -412,5 +438,7 @@ aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts
             aitk_str_appendf(err, "%s: %s", argv[0], strerror(exec_errno));
         return AITK_E_EXEC;
     }
-    return res->timed_out ? AITK_E_TIMEOUT : AITK_OK;
+    return res->timed_out     ? AITK_E_TIMEOUT
+           : res->interrupted ? AITK_E_INTERRUPTED
+                              : AITK_OK;
 }

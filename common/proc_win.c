@@ -1,6 +1,7 @@
 /* Subprocess with timeout on Windows (proc.h): CreateProcessW with three
  * pipes, a reader thread per output pipe, and a job object that a timeout
- * ends with everything the child started. The POSIX side is proc_unix.c. */
+ * or a stop request ends with everything the child started. The POSIX side
+ * is proc_unix.c. */
 #include "common/proc.h"
 #include "common/proc_platform.h"
 
@@ -10,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/stop.h"
 #include "common/wide.h"
 
 /* One argument quoted the way CommandLineToArgvW and the C runtime split a
@@ -139,8 +141,36 @@ static aitk_status start_child(win_run *w, const char *argv0, wchar_t *wcmd, wch
     return AITK_OK;
 }
 
+/* Waits for the child in short slices, to see a stop request (the C
+ * runtime runs the Ctrl-C handler on a thread of its own): true when it
+ * ended by itself, false at the deadline (res->timed_out) or on a stop
+ * (res->interrupted). There is no SIGTERM to send a program here: the
+ * caller ends its job at once. */
+static bool wait_or_stop(const win_run *w, const aitk_proc_opts *opts, double t0,
+                         aitk_proc_result *res)
+{
+    for (;;) {
+        DWORD slice = 50;
+        if (opts->timeout_ms > 0) {
+            double left = opts->timeout_ms - (aitk_clock_ms() - t0);
+            if (left <= 0) {
+                res->timed_out = true;
+                return false;
+            }
+            if (left < slice)
+                slice = (DWORD)left + 1;
+        }
+        if (WaitForSingleObject(w->pi.hProcess, slice) != WAIT_TIMEOUT)
+            return true;
+        if (aitk_stop_requested()) {
+            res->interrupted = true;
+            return false;
+        }
+    }
+}
+
 /* Reads both pipes on threads while the child runs, ends the job at the
- * deadline, and fills res. */
+ * deadline or on a stop request, and fills res. */
 static void wait_child(win_run *w, const aitk_proc_opts *opts, double t0, aitk_str *out,
                        aitk_str *errout, aitk_proc_result *res)
 {
@@ -148,11 +178,7 @@ static void wait_child(win_run *w, const aitk_proc_opts *opts, double t0, aitk_s
     reader ro = {w->o_rd, out, cap}, re = {w->e_rd, errout, cap};
     HANDLE threads[2] = {CreateThread(NULL, 0, read_pipe, &ro, 0, NULL),
                          CreateThread(NULL, 0, read_pipe, &re, 0, NULL)};
-    DWORD limit = INFINITE;
-    if (opts->timeout_ms > 0)
-        limit = (DWORD)opts->timeout_ms;
-    if (WaitForSingleObject(w->pi.hProcess, limit) == WAIT_TIMEOUT) {
-        res->timed_out = true;
+    if (!wait_or_stop(w, opts, t0, res)) {
         if (w->job)
             TerminateJobObject(w->job, 1);
         else
@@ -160,8 +186,10 @@ static void wait_child(win_run *w, const aitk_proc_opts *opts, double t0, aitk_s
         WaitForSingleObject(w->pi.hProcess, INFINITE);
     }
     /* A grandchild may still hold the pipes: give it what is left of
-     * the limit, then end the job. */
-    double left = opts->timeout_ms > 0 ? opts->timeout_ms - (aitk_clock_ms() - t0) : 5000;
+     * the limit (nothing on a stop), then end the job. */
+    double left = res->interrupted     ? 0
+                  : opts->timeout_ms > 0 ? opts->timeout_ms - (aitk_clock_ms() - t0)
+                                         : 5000;
     if (WaitForMultipleObjects(2, threads, TRUE, left > 0 ? (DWORD)left : 0) == WAIT_TIMEOUT &&
         w->job) {
         TerminateJobObject(w->job, 1);
@@ -172,7 +200,7 @@ static void wait_child(win_run *w, const aitk_proc_opts *opts, double t0, aitk_s
     DWORD code = 0;
     GetExitCodeProcess(w->pi.hProcess, &code);
     res->exit_code = (int)code;
-    res->exited = !res->timed_out;
+    res->exited = !res->timed_out && !res->interrupted;
     res->wall_ms = aitk_clock_ms() - t0;
     CloseHandle(w->pi.hThread);
     CloseHandle(w->pi.hProcess);
@@ -215,6 +243,8 @@ aitk_status aitk_proc_run_platform(const char *const *argv, const aitk_proc_opts
         wait_child(&w, opts, t0, out, errout, res);
         if (res->timed_out)
             st = AITK_E_TIMEOUT;
+        else if (res->interrupted)
+            st = AITK_E_INTERRUPTED;
     }
     close_handle(&w.o_rd);
     close_handle(&w.e_rd);

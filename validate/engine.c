@@ -5,6 +5,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/stop.h"
 #include "common/str.h"
 
 const char *aitk_level_name(aitk_level level)
@@ -81,16 +82,22 @@ aitk_status aitk_engine_run(aitk_run_ctx *ctx, const aitk_provider *providers, s
         if (st == AITK_E_NOMEM)
             return st;
         if (st) {
+            /* A stop request (Ctrl-C, SIGTERM) is the person's, not the
+             * machine's: a skip, never a failure. */
+            const bool stopped = st == AITK_E_INTERRUPTED;
             aitk_str id = AITK_STR_INIT, msg = AITK_STR_INIT;
             aitk_str_appendf(&id, "%s.probe", p->category);
-            aitk_str_appendf(&msg, "the %s probe stopped: %s", p->category, aitk_strerror(st));
+            aitk_str_appendf(&msg, "the %s probe stopped: %s", p->category,
+                             stopped ? aitk_stop_words() : aitk_strerror(st));
             aitk_check c = {
                 .id = aitk_str_cstr(&id),
                 .category = p->category,
-                .title = "Probe error",
-                .status = AITK_CHECK_FAIL,
+                .title = stopped ? "Probe interrupted" : "Probe error",
+                .status = stopped ? AITK_CHECK_SKIP : AITK_CHECK_FAIL,
                 .message = aitk_str_cstr(&msg),
-                .remedy = "Run again with --verbose and file an issue with the report attached.",
+                .remedy = stopped ? "Run again and let it finish."
+                                  : "Run again with --verbose and file an issue with the "
+                                    "report attached.",
             };
             aitk_status ast = aitk_checklist_add(&ctx->checks, &c);
             aitk_str_free(&id);

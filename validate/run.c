@@ -83,8 +83,10 @@ fail:
 /* Ctrl-C during a run: the benchmark runner finishes the step in flight,
  * marks the workload "interrupted", and the report is still written; the
  * stop request (common/stop.h) keeps the signal, so the report says which
- * one stopped the run. A
- * second Ctrl-C ends the program at once (the default action is restored).
+ * one stopped the run. It also ends the program a probe is running (import
+ * torch may take two minutes) and starts no other (common/proc.h), whose
+ * checks are then skipped as interrupted. A second Ctrl-C ends the program
+ * at once (the default action is restored).
  * SIGTERM is the same request: `timeout 600 aitk-validate --full`, a
  * Kubernetes pod being stopped and Slurm's time limit all send it, and then
  * wait a while before SIGKILL; dying at once lost every report.

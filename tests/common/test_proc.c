@@ -1,4 +1,5 @@
-/* Subprocesses: output capture, exit codes, signals, timeouts, exec failure. */
+/* Subprocesses: output capture, exit codes, signals, timeouts, exec failure,
+ * and the run's stop request (Ctrl-C, SIGTERM) ending the program. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "common/proc.h"
+#include "common/stop.h"
+#include "tests/test_time.h"
 
 static void test_captures_both_streams(void **state)
 {
@@ -268,6 +271,102 @@ static void test_std_streams_closed_in_the_caller(void **state)
     }
 }
 
+/* The stop request arrives as the real one does: from a signal handler,
+ * while aitk_proc_run waits in poll(). */
+static void on_alarm(int sig)
+{
+    (void)sig;
+    aitk_stop_request(SIGTERM);
+}
+
+static void stop_in_a_second(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    aitk_stop_reset();
+    alarm(1);
+}
+
+/* The first Ctrl-C or SIGTERM of a run ends the program a probe runs (an
+ * import torch that would take two minutes): SIGTERM to its group first,
+ * which the program sees (its trap answers), and the run is
+ * AITK_E_INTERRUPTED, not the program's own verdict. */
+static void test_stop_request_ends_the_program(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "trap 'echo term; exit 7' TERM; sleep 30 & wait", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 60000};
+    stop_in_a_second();
+    aitk_status st = aitk_proc_run(argv, &o, &r, &out, NULL, &err);
+    alarm(0);
+    aitk_stop_reset();
+    if (st != AITK_E_INTERRUPTED)
+        fail_msg("status %d after %.0f ms (out: %s): the stop did not end the program", st,
+                 r.wall_ms, aitk_str_cstr(&out));
+    assert_true(r.interrupted);
+    assert_false(r.timed_out);
+    assert_string_equal(aitk_str_cstr(&out), "term\n");
+    assert_true(r.wall_ms < aitk_test_ms(20000));
+    assert_non_null(strstr(aitk_str_cstr(&err), "interrupted (SIGTERM)"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
+/* A program that ignores SIGTERM is killed once the grace has passed, and
+ * nothing of its group outlives the run. */
+static void test_stop_request_kills_after_the_grace(void **state)
+{
+    (void)state;
+    const char *argv[] = {"sh", "-c", "trap '' TERM; sleep 30 & echo $!; wait", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 60000, .end_with_child = true};
+    stop_in_a_second();
+    aitk_status st = aitk_proc_run(argv, &o, &r, &out, NULL, NULL);
+    alarm(0);
+    aitk_stop_reset();
+    if (st != AITK_E_INTERRUPTED)
+        fail_msg("status %d after %.0f ms: the stop did not end the program", st, r.wall_ms);
+    assert_true(r.interrupted);
+    assert_int_equal(r.term_signal, SIGKILL);
+    assert_true(r.wall_ms >= AITK_PROC_STOP_GRACE_MS);
+    assert_true(r.wall_ms < aitk_test_ms(20000));
+    long helper = strtol(aitk_str_cstr(&out), NULL, 10);
+    assert_true(helper > 0);
+    assert_true(gone(helper));
+    aitk_str_free(&out);
+}
+
+/* Once the run is stopping, no program starts: it would only hold the
+ * reports back. */
+static void test_no_program_starts_after_a_stop(void **state)
+{
+    (void)state;
+    char marker[] = "/tmp/aitk-proc-stop-XXXXXX";
+    int fd = mkstemp(marker);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(marker);
+    const char *argv[] = {"touch", marker, NULL};
+    aitk_proc_result r;
+    aitk_str err = AITK_STR_INIT;
+    aitk_stop_reset();
+    aitk_stop_request(SIGINT);
+    aitk_status st = aitk_proc_run(argv, NULL, &r, NULL, NULL, &err);
+    aitk_stop_reset();
+    assert_int_equal(st, AITK_E_INTERRUPTED);
+    assert_true(r.interrupted);
+    assert_int_equal(access(marker, F_OK), -1);
+    assert_non_null(strstr(aitk_str_cstr(&err), "not started: interrupted (Ctrl-C)"));
+    unlink(marker);
+    aitk_str_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +378,9 @@ int main(void)
         cmocka_unit_test(test_killed_by_signal),
         cmocka_unit_test(test_end_with_child),
         cmocka_unit_test(test_std_streams_closed_in_the_caller),
+        cmocka_unit_test(test_stop_request_ends_the_program),
+        cmocka_unit_test(test_stop_request_kills_after_the_grace),
+        cmocka_unit_test(test_no_program_starts_after_a_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

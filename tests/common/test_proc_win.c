@@ -1,6 +1,7 @@
 /* Subprocesses on Windows (run under Wine in CI): CreateProcess with a
  * quoted command line, captured streams, stdin, environment, working folder,
- * output cap, and a timeout that ends the whole job tree. The child is this
+ * output cap, a timeout that ends the whole job tree, and the run's stop
+ * request (Ctrl-C) that ends it too. The child is this
  * very program, started again with a role as its first argument, so the
  * test needs no shell and knows exactly what the child does. */
 #include <setjmp.h>
@@ -9,12 +10,15 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <io.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
 
 #include "common/proc.h"
+#include "common/stop.h"
+#include "tests/test_time.h"
 
 static char self[MAX_PATH];
 
@@ -167,6 +171,59 @@ static void missing_program(void **state)
     aitk_str_free(&err);
 }
 
+/* Ctrl-C's handler runs on a thread of the C runtime's own: so here. */
+static DWORD WINAPI stop_later(void *arg)
+{
+    (void)arg;
+    Sleep(1000);
+    aitk_stop_request(SIGINT);
+    return 0;
+}
+
+/* The first Ctrl-C of a run ends the program a probe runs, and all it
+ * started, at once: the run goes on to write its reports. */
+static void stop_request_ends_the_whole_tree(void **state)
+{
+    (void)state;
+    const char *argv[] = {self, "child-tree", NULL};
+    aitk_proc_result r;
+    aitk_str err = AITK_STR_INIT;
+    aitk_proc_opts o = {.timeout_ms = 60000};
+    aitk_stop_reset();
+    HANDLE t = CreateThread(NULL, 0, stop_later, NULL, 0, NULL);
+    assert_non_null(t);
+    aitk_status st = aitk_proc_run(argv, &o, &r, NULL, NULL, &err);
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+    aitk_stop_reset();
+    if (st != AITK_E_INTERRUPTED)
+        fail_msg("status %d after %.0f ms: the stop did not end the program", st, r.wall_ms);
+    assert_true(r.interrupted);
+    assert_false(r.exited);
+    if (r.wall_ms > aitk_test_ms(20000))
+        fail_msg("the stop took %.0f ms: the grandchild outlived the job", r.wall_ms);
+    assert_non_null(strstr(aitk_str_cstr(&err), "interrupted (Ctrl-C)"));
+    aitk_str_free(&err);
+}
+
+static void no_program_starts_after_a_stop(void **state)
+{
+    (void)state;
+    const char *argv[] = {self, "child-exit3", NULL};
+    aitk_proc_result r;
+    aitk_str out = AITK_STR_INIT, err = AITK_STR_INIT;
+    aitk_stop_reset();
+    aitk_stop_request(SIGINT);
+    aitk_status st = aitk_proc_run(argv, NULL, &r, &out, NULL, &err);
+    aitk_stop_reset();
+    assert_int_equal(st, AITK_E_INTERRUPTED);
+    assert_true(r.interrupted);
+    assert_string_equal(aitk_str_cstr(&out), "");
+    assert_non_null(strstr(aitk_str_cstr(&err), "not started: interrupted (Ctrl-C)"));
+    aitk_str_free(&out);
+    aitk_str_free(&err);
+}
+
 int main(int argc, char **argv)
 {
     DWORD n = GetModuleFileNameA(NULL, self, sizeof self);
@@ -180,6 +237,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(stdin_env_cwd_and_cap),
         cmocka_unit_test(timeout_ends_the_whole_tree),
         cmocka_unit_test(missing_program),
+        cmocka_unit_test(stop_request_ends_the_whole_tree),
+        cmocka_unit_test(no_program_starts_after_a_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

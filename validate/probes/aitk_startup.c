@@ -270,7 +270,14 @@ static void judge_run(verdict *v, aitk_status st, const aitk_proc_result *res,
                       const cJSON *torch)
 {
     cJSON *answer = st == AITK_OK || st == AITK_E_TIMEOUT ? aitk_py_answer(out) : NULL;
-    if (st && st != AITK_E_TIMEOUT) {
+    if (st == AITK_E_INTERRUPTED) {
+        /* The person stopped the run: no verdict on ai-toolkit. */
+        v->c.status = AITK_CHECK_SKIP;
+        aitk_str_append(&v->obs, aitk_str_cstr(err));
+        aitk_str_append(&v->msg, "not judged: the run was stopped before ai-toolkit's start-up "
+                                 "finished");
+        aitk_str_append(&v->fix, "Run again and let it finish.");
+    } else if (st && st != AITK_E_TIMEOUT) {
         v->c.status = AITK_CHECK_SKIP;
         aitk_str_append(&v->obs, aitk_str_cstr(err));
         aitk_str_append(&v->msg, "the interpreter could not be started in the ai-toolkit folder");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/proc.h"
+#include "common/stop.h"
 #include "reports/fields.h"
 #include "validate/probes/pydeep.h"
 
@@ -58,6 +59,8 @@ aitk_status aitk_bnb_load_beside_torch(const char *interpreter, const char *libr
     } else if (st == AITK_E_TIMEOUT) {
         aitk_str_appendf(words, "the interpreter gave no answer within %d s",
                          LOAD_TIMEOUT_MS / 1000);
+    } else if (st == AITK_E_INTERRUPTED) {
+        aitk_str_append(words, aitk_stop_words()); /* no verdict: the run is stopping */
     } else if (st) {
         aitk_str_append(words, "the interpreter could not be started: ");
         one_line(words, aitk_str_cstr(&err));

@@ -24,6 +24,7 @@
 #include "common/alloc.h"
 #include "common/libload.h"
 #include "common/fileio.h"
+#include "common/stop.h"
 #include "validate/libdeps/remedies.h"
 #include "validate/libdeps/render.h"
 #include "validate/probes/deps_dangling.h"
@@ -158,8 +159,8 @@ static aitk_status load_inside_needer(const char *needer, const dir_tally *t, cJ
     *ok = false;
     aitk_status st = load_probe(needer, t, &r, &err);
     aitk_str_free(&err);
-    if (st)
-        return st == AITK_E_NOMEM ? st : AITK_OK;
+    if (st) /* a stop request: the caller's verdict is not known either */
+        return st == AITK_E_NOMEM || st == AITK_E_INTERRUPTED ? st : AITK_OK;
     if (r.loaded) {
         *ok = true;
         cJSON_AddStringToObject(o, "loaded_inside", needer);
@@ -197,7 +198,12 @@ static aitk_status load_confirm(const aitk_strlist *libs, const folder_lib *fl, 
         for (size_t n = needer_of(libs, fl, i, 0); !st && !inside && n != AITK_DEP_NONE;
              n = needer_of(libs, fl, i, n + 1))
             st = load_inside_needer(libs->items[n], t, o, &inside);
-    if (r.python_ext) {
+    if (st == AITK_E_INTERRUPTED) {
+        /* Refused alone, not asked inside its needer: no verdict, and none
+         * reported as a broken library. */
+        st = cJSON_AddStringToObject(o, "load_skipped", aitk_stop_words()) ? AITK_OK
+                                                                            : AITK_E_NOMEM;
+    } else if (r.python_ext) {
         t->python_ext++;
         cJSON_AddBoolToObject(o, "python_extension", 1);
     } else if (inside) {

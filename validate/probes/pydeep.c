@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/proc.h"
+#include "common/stop.h"
 #include "common/str.h"
 #include "reports/fields.h"
 #include "validate/probes/gpu_util.h"
@@ -127,8 +128,9 @@ static void judge_import(aitk_check *c, const cJSON *deep, aitk_str *obs, aitk_s
     c->message = aitk_str_cstr(msg);
 }
 
-/* What the interpreter's run comes to: hung, not started, exited without
- * answering, import failed, or the import's own answer. */
+/* What the interpreter's run comes to: hung, stopped by the run's own stop
+ * request, not started, exited without answering, import failed, or the
+ * import's own answer. */
 static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res,
                       const aitk_str *out, const aitk_str *errout, const aitk_str *err,
                       const cJSON *deep, bool answered, aitk_str *obs, aitk_str *msg)
@@ -140,6 +142,17 @@ static void judge_run(aitk_check *c, aitk_status st, const aitk_proc_result *res
                      "file system";
         c->remedy = "Run `python -c 'import torch; print(torch.cuda.is_available())'` by hand; "
                     "check dmesg for GPU errors (Xid).";
+    } else if (st == AITK_E_INTERRUPTED) {
+        /* The person stopped the run: no verdict on the machine. */
+        c->status = AITK_CHECK_SKIP;
+        if (res->wall_ms > 0)
+            aitk_str_appendf(obs, "%s after %.1f s, before import torch answered",
+                             aitk_stop_words(), res->wall_ms / 1000);
+        else
+            aitk_str_appendf(obs, "not run: %s", aitk_stop_words());
+        c->message = "not judged: the run was stopped before import torch answered";
+        c->remedy = "Run again and let it finish: the first import torch after an install "
+                    "can take minutes.";
     } else if (st) {
         c->status = AITK_CHECK_FAIL;
         aitk_str_append(obs, aitk_str_cstr(err));
