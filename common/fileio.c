@@ -702,13 +702,40 @@ int aitk_same_file(const char *a, const char *b)
     return same;
 }
 
+bool aitk_output_is_stdout(const char *path)
+{
+    return path && path[0] == '-' && path[1] == '\0';
+}
+
+/* Two outputs on standard output: AITK_E_INVAL, said. */
+static aitk_status one_stdout(const aitk_named_path *outputs, size_t n, aitk_str *err)
+{
+    const aitk_named_path *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!aitk_output_is_stdout(outputs[i].path))
+            continue;
+        if (first) {
+            if (err)
+                aitk_str_appendf(err, "%s - and %s - both ask for standard output: only one "
+                                      "output can go there; give the other a file name",
+                                 first->what, outputs[i].what);
+            return AITK_E_INVAL;
+        }
+        first = &outputs[i];
+    }
+    return AITK_OK;
+}
+
 aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outputs,
                                   const aitk_named_path *inputs, size_t n_inputs,
                                   aitk_str *err)
 {
+    aitk_status st = one_stdout(outputs, n_outputs, err);
+    if (st)
+        return st;
     for (size_t i = 0; i < n_outputs; i++) {
         const aitk_named_path *o = &outputs[i];
-        if (!o->path || !*o->path)
+        if (!o->path || !*o->path || aitk_output_is_stdout(o->path))
             continue;
         for (size_t k = 0; k < n_inputs; k++)
             if (aitk_same_file(o->path, inputs[k].path)) {
@@ -720,7 +747,8 @@ aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outpu
                 return AITK_E_INVAL;
             }
         for (size_t k = 0; k < i; k++)
-            if (aitk_same_file(o->path, outputs[k].path)) {
+            if (!aitk_output_is_stdout(outputs[k].path) &&
+                aitk_same_file(o->path, outputs[k].path)) {
                 if (err)
                     aitk_str_appendf(err,
                                      "%s %s and %s %s are one file: one output would "

@@ -143,10 +143,15 @@ typedef struct aitk_named_path {
     const char *path; /* NULL or "": not given */
 } aitk_named_path;
 
+/* True for "-": an output option's way to name standard output, as most
+ * command-line tools read it (`--json - | jq`). A file named "-" is "./-". */
+bool aitk_output_is_stdout(const char *path);
+
 /* Refuses (AITK_E_INVAL, one line naming both options) an output that is the
  * same file as an input or as another output: the run would replace the
- * user's config or report, or one output would overwrite the other. For
- * checking before any work. */
+ * user's config or report, or one output would overwrite the other; and two
+ * outputs that both ask for standard output ("-"), which would run together
+ * there. For checking before any work. */
 aitk_status aitk_outputs_distinct(const aitk_named_path *outputs, size_t n_outputs,
                                   const aitk_named_path *inputs, size_t n_inputs,
                                   aitk_str *err);

@@ -31,6 +31,7 @@ static void compare_help(void)
           "  --threshold P   allowed change in the bad direction, in percent (default 5%)\n"
           "  --format F      text (default), markdown or html\n"
           "  --output FILE   write there (atomically) instead of standard output\n"
+          "                  (FILE -: standard output, as without it)\n"
           "\n"
           "Exit codes: 0 no regression, 1 a regression, 2 bad usage or an unreadable or\n"
           "malformed report (a metric that is not a number >= 0, a repeated workload or\n"
@@ -87,7 +88,7 @@ int aitk_cmd_compare(int argc, char **argv)
                 return aitk_opt_usage_error("compare", &err);
             }
         } else if (c == 'o') {
-            output = optarg;
+            output = aitk_output_is_stdout(optarg) ? NULL : optarg; /* -: stdout */
         } else if (c == 'h') {
             compare_help();
             return AITK_EXIT_OK;

@@ -57,7 +57,8 @@ static void deps_help(void)
           "  --all                print every link, not only the broken ones\n"
           "  --json               print JSON instead of text\n"
           "  --markdown FILE      also write the findings as Markdown, for a support\n"
-          "                       issue (`render` turns a saved --json into the same)\n"
+          "                       issue (`render` turns a saved --json into the same);\n"
+          "                       FILE -: standard output, the text then goes to stderr\n"
           "  --load               also load each file with the native loader and show its\n"
           "                       own error text (runs library constructors, in a\n"
           "                       separate process); a refusal or crash is a problem\n"
@@ -207,6 +208,11 @@ static int parse_args(int argc, char **argv, deps_args *a)
     }
     if (optind >= argc) {
         aitk_log(AITK_LOG_ERROR, "deps: give at least one library or DLL (see deps --help)");
+        return AITK_EXIT_USAGE;
+    }
+    if (a->json && aitk_output_is_stdout(a->markdown)) {
+        aitk_log(AITK_LOG_ERROR, "deps: --json and --markdown - both ask for standard output: "
+                                 "only one output can go there; give --markdown a file name");
         return AITK_EXIT_USAGE;
     }
     return a->markdown ? deps_markdown_ready(a->markdown, argv + optind, argc - optind)
@@ -372,6 +378,7 @@ typedef struct deps_run {
     aitk_remedies *rem;
     cJSON *roots, *skipped; /* NULL without --json */
     const char *self;       /* this program, for --load */
+    FILE *text;             /* the text: stdout, or stderr when the Markdown goes there */
 } deps_run;
 
 /* One PATH: its tree once read, or why it was passed over. */
@@ -439,7 +446,7 @@ static int render_one(const deps_run *run, const aitk_dep_tree *t)
     aitk_str text = AITK_STR_INIT;
     int rc = aitk_deps_render_text(t, run->rem, run->a->all, &text) ? AITK_EXIT_INTERNAL
                                                                      : AITK_EXIT_OK;
-    fputs(aitk_str_cstr(&text), stdout);
+    fputs(aitk_str_cstr(&text), run->text);
     aitk_str_free(&text);
     return rc;
 }
@@ -459,8 +466,8 @@ static int deps_one(const deps_run *run, deps_input *in)
         if (!run->a->json) {
             aitk_str line = AITK_STR_INIT;
             aitk_deps_text_escape(&line, in->path);
-            printf("%s: skipped, not a shared library: %s\n", aitk_str_cstr(&line),
-                   aitk_dep_other_text(in->skip));
+            fprintf(run->text, "%s: skipped, not a shared library: %s\n",
+                    aitk_str_cstr(&line), aitk_dep_other_text(in->skip));
             aitk_str_free(&line);
         }
         return AITK_EXIT_OK;
@@ -576,6 +583,7 @@ int aitk_cmd_deps(int argc, char **argv)
         goto out;
     }
     run.self = aitk_str_cstr(&self);
+    run.text = aitk_output_is_stdout(a.markdown) ? stderr : stdout;
     rc = deps_all(&run, argv + optind, (size_t)(argc - optind));
 out:
     aitk_deps_free(run.d);

@@ -50,6 +50,7 @@ static void fleet_help(void)
           "are named by their paths.\n"
           "  --format F        text (default), markdown, html or json\n"
           "  --output FILE     write there (atomically) instead of standard output\n"
+          "                    (FILE -: standard output, as without it)\n"
           "  --output-dir DIR  write fleet.json, fleet.md and fleet.html into DIR\n"
           "                    (created; all three or none), and the text on the terminal\n"
           "                    (an output place that cannot be written is refused before\n"
@@ -100,7 +101,7 @@ static int parse_args(int argc, char **argv, fleet_opts *o, aitk_str *err)
             }
             o->fmt = (fleet_format)k;
         } else if (c == 'o') {
-            o->output = optarg;
+            o->output = aitk_output_is_stdout(optarg) ? NULL : optarg; /* -: stdout */
         } else if (c == 'd') {
             o->output_dir = optarg;
         } else if (c == 'h') {

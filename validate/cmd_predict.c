@@ -97,7 +97,8 @@ static void predict_help(void)
           "  --no-checkpointing    every block keeps its activations for the backward\n"
           "                        (faster, far more memory)\n"
           "  --price-per-hour GPU=USD   rental price, for cost per 1000 steps (repeatable)\n"
-          "  --json FILE           write the predictions as JSON (atomically)\n"
+          "  --json FILE           write the predictions as JSON (atomically); FILE -:\n"
+          "                        standard output, the tables then go to stderr\n"
           "  --explain             print the memory plan and the work of one step\n"
           "  --calibrate REPORT    efficiencies measured on a GPU, from a report.json of\n"
           "                        `aitk-validate --full --output-dir`/`--json` run there\n"
@@ -150,6 +151,7 @@ static aitk_status each_item(const char *opt, const char *list,
 
 typedef struct run {
     predict_opts *o;
+    FILE *text; /* the tables: stdout, or stderr when the JSON goes there (--json -) */
     aitk_gpudb *db;
     aitk_cost_params *params;
     aitk_trainers *trainers;
@@ -339,7 +341,7 @@ static aitk_status predict_workload(run *r, const aitk_model_spec *spec, aitk_wo
         }
     }
     if (!st)
-        aitk_predict_print_text(stdout, &res, r->params, o->explain);
+        aitk_predict_print_text(r->text, &res, r->params, o->explain);
     if (!st && r->json)
         st = aitk_predict_add_json(cJSON_GetObjectItemCaseSensitive(r->json, "predictions"), &res);
     aitk_free(res.rows);
@@ -434,7 +436,7 @@ static aitk_status predict_fits(run *r)
     const size_t n = e->speeds->n_memory;
     aitk_peak_tally peaks = {0};
     aitk_reported_peak_tally(e->timed, e->speeds->count, e->fits, n, &peaks);
-    aitk_status st = aitk_reported_fit_print_text(stdout, e->fits, n, &e->peak_error, &peaks);
+    aitk_status st = aitk_reported_fit_print_text(r->text, e->fits, n, &e->peak_error, &peaks);
     if (!st && r->json)
         st = aitk_reported_fit_add_json(r->json, e->fits, n, &e->peak_error, &peaks);
     return st;
@@ -447,10 +449,11 @@ static aitk_status print_peak_error(run *r)
     const aitk_time_range *e = &r->reported.peak_error;
     if (e->n == 0)
         return AITK_OK;
-    printf("How far to trust the fits: measured peaks came to %.2f-%.2fx the model's (10-90th "
-           "percentile of\nreported / predicted over %zu runs that measured one on a named GPU); "
-           "a fit within that is marked tight.\n",
-           e->lo, e->hi, e->n);
+    fprintf(r->text,
+            "How far to trust the fits: measured peaks came to %.2f-%.2fx the model's (10-90th "
+            "percentile of\nreported / predicted over %zu runs that measured one on a named "
+            "GPU); a fit within that is marked tight.\n",
+            e->lo, e->hi, e->n);
     if (!r->json)
         return AITK_OK;
     cJSON *against = cJSON_GetObjectItemCaseSensitive(r->json, "against_reports");
@@ -472,9 +475,9 @@ static aitk_status predict_reported(run *r, bool table)
     const aitk_reported_row *rows = r->reported.timed;
     const size_t n = r->reported.speeds->count;
     if (table)
-        st = aitk_reported_print_text(stdout, rows, n);
+        st = aitk_reported_print_text(r->text, rows, n);
     else
-        st = aitk_reported_print_summary(stdout, rows, n, r->cal != NULL);
+        st = aitk_reported_print_summary(r->text, rows, n, r->cal != NULL);
     if (!st && r->json)
         st = table ? aitk_reported_add_json(r->json, rows, n)
                    : aitk_reported_add_summary_json(r->json, rows, n);
@@ -495,6 +498,12 @@ static int finish(run *r, aitk_status st)
         char *text = cJSON_Print(r->json);
         if (!text) {
             st = AITK_E_NOMEM;
+        } else if (aitk_output_is_stdout(r->o->json_path)) {
+            /* main.c checks that it reached standard output. */
+            st = aitk_fputs_printable(text, stdout);
+            if (!st)
+                fputc('\n', stdout);
+            cJSON_free(text);
         } else {
             st = aitk_file_write_atomic(r->o->json_path, text, strlen(text), r->err);
             write_failed = st != AITK_OK;
@@ -632,7 +641,8 @@ int aitk_cmd_predict(int argc, char **argv)
         aitk_str_free(&err);
         return rc < 0 ? AITK_EXIT_OK : rc;
     }
-    run r = {.o = &o, .err = &err};
+    run r = {.o = &o, .err = &err,
+             .text = aitk_output_is_stdout(o.json_path) ? stderr : stdout};
     aitk_status st = aitk_gpudb_load(&r.db, &err);
     if (!st)
         st = aitk_cost_params_load(&r.params, &err);
@@ -654,7 +664,7 @@ int aitk_cmd_predict(int argc, char **argv)
         st = parse_prices(&r);
     /* An unusable --json is refused before the table is printed, and it may
      * not replace the config or report the prediction reads. */
-    if (!st && o.json_path)
+    if (!st && o.json_path && !aitk_output_is_stdout(o.json_path))
         st = aitk_output_file_ready(o.json_path, &err);
     if (!st && o.json_path) {
         const aitk_named_path out = {"--json", o.json_path};
@@ -665,7 +675,7 @@ int aitk_cmd_predict(int argc, char **argv)
     if (!st && o.calibrate)
         st = aitk_calibration_load(o.calibrate, r.db, r.params, &r.cal, &err);
     if (!st && r.cal)
-        aitk_calibration_print_text(stdout, r.cal);
+        aitk_calibration_print_text(r.text, r.cal);
     if (!st && o.json_path) {
         r.json = cJSON_CreateObject();
         if (!r.json || !cJSON_AddNumberToObject(r.json, "schema", 1) ||

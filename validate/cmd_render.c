@@ -28,8 +28,9 @@ static void render_help(void)
           "                            [--junit FILE] [--json FILE] [--redact]\n"
           "\n"
           "Re-renders a saved report. Without an output option the Markdown goes to\n"
-          "standard output. Files are written atomically. A saved `deps --json` is\n"
-          "rendered as Markdown only (--markdown FILE or standard output).\n"
+          "standard output; FILE - is standard output too, for one output at most.\n"
+          "Files are written atomically. A saved `deps --json` is rendered as\n"
+          "Markdown only (--markdown FILE or standard output).\n"
           "  --markdown FILE   the Markdown summary (for an issue body)\n"
           "  --html FILE       the self-contained HTML page (charts, every check)\n"
           "  --junit FILE      JUnit XML for CI test reporters\n"
@@ -98,7 +99,7 @@ static int render_deps(const char *path, cJSON *doc, const char *md, bool others
     } else if (aitk_deps_render_saved(doc, redact, &page)) {
         aitk_log(AITK_LOG_ERROR, "%s: could not render Markdown (out of memory)", path);
         rc = AITK_EXIT_INTERNAL;
-    } else if (!md || strcmp(md, "-") == 0) {
+    } else if (!md || aitk_output_is_stdout(md)) {
         aitk_fputs_printable(aitk_str_cstr(&page), stdout);
     } else if (aitk_file_write_atomic(md, aitk_str_cstr(&page), page.len, &err)) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));
@@ -165,20 +166,20 @@ static int parse_args(int argc, char **argv, render_args *a)
 }
 
 /* `render out/report.json --markdown out/report.json` would replace the
- * report it renders: refused, as is one output written twice. An output
- * that cannot be created is bad usage, found before any work; a write that
- * fails later (a full disk) is exit 3. */
+ * report it renders: refused, as is one output written twice, and two
+ * outputs on standard output ("-"), which would run together there. An
+ * output that cannot be created is bad usage, found before any work; a
+ * write that fails later (a full disk) is exit 3. */
 static aitk_status check_outputs(const render_args *a, aitk_str *err)
 {
     static const char *const options[NOUT] = {"--markdown", "--html", "--junit", "--json"};
     aitk_named_path outs[NOUT];
     for (int i = 0; i < NOUT; i++)
-        outs[i] = (aitk_named_path){options[i],
-                                    a->paths[i] && strcmp(a->paths[i], "-") ? a->paths[i] : NULL};
+        outs[i] = (aitk_named_path){options[i], a->paths[i]};
     const aitk_named_path in = {"render", a->report};
     aitk_status st = aitk_outputs_distinct(outs, NOUT, &in, 1, err);
     for (int i = 0; !st && i < NOUT; i++)
-        if (outs[i].path)
+        if (outs[i].path && !aitk_output_is_stdout(outs[i].path))
             st = aitk_output_file_ready(outs[i].path, err);
     return st;
 }
@@ -233,7 +234,7 @@ static int write_renderings(const char *path, const cJSON *report, const char *c
             aitk_log(AITK_LOG_ERROR, "%s: could not render %s", path, names[i]);
             rc = AITK_EXIT_INTERNAL;
             break; /* out of memory: the next would fail alike */
-        } else if (paths[i][0] == '-' && paths[i][1] == '\0') {
+        } else if (aitk_output_is_stdout(paths[i])) {
             aitk_fputs_printable(aitk_str_cstr(&out), stdout);
         } else if (aitk_file_write_atomic(paths[i], aitk_str_cstr(&out), out.len, &err)) {
             aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&err));

@@ -43,6 +43,7 @@ static void trend_help(void)
           "                       row per run and metric, for a dashboard; html, one page\n"
           "                       with a chart per metric\n"
           "  --output FILE        write there (atomically) instead of standard output\n"
+          "                       (FILE -: standard output, as without it)\n"
           "  --threshold P        allowed change in the bad direction (default 5%)\n"
           "  --window N           baseline: median of up to N earlier runs (default 7)\n"
           "  --last N             only the N newest runs\n"
@@ -126,7 +127,7 @@ static int parse_args(int argc, char **argv, trend_opts *o, aitk_str *err)
             }
             o->fmt = formats[k].fmt;
         } else if (c == 'o') {
-            o->output = optarg;
+            o->output = aitk_output_is_stdout(optarg) ? NULL : optarg; /* -: stdout */
         } else if (c == 't') {
             st = aitk_compare_parse_threshold(optarg, &o->threshold, err);
         } else if (c == 'w') {

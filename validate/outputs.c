@@ -23,13 +23,15 @@ static aitk_status plan_add(aitk_output_plan *plan, const char *option, const ch
     f->kind = kind;
     f->redacted = redacted;
     f->in_dir = dir != NULL;
+    f->to_stdout = !dir && aitk_output_is_stdout(name);
     plan->any_redacted |= redacted;
+    plan->to_stdout |= f->to_stdout;
     aitk_status st = dir ? aitk_path_join(&f->path, dir, name) : aitk_str_append(&f->path, name);
     if (!st)
         st = dir ? aitk_str_appendf(&f->what, "%s's", option) : aitk_str_append(&f->what, option);
     /* An empty name, a folder or a dangling link is refused now, not after
      * the run; a folder's report.json that is itself a folder, too. */
-    return st ? st : aitk_output_path_check(aitk_str_cstr(&f->path), err);
+    return st || f->to_stdout ? st : aitk_output_path_check(aitk_str_cstr(&f->path), err);
 }
 
 static void plan_free(aitk_output_plan *plan)
@@ -142,12 +144,13 @@ static aitk_status prepare_outputs(const aitk_options *o, aitk_output_plan *plan
         if (!files[k])
             continue;
         aitk_status st = plan_add(plan, file_options[k], NULL, files[k], k, o->redact, err);
-        if (!st)
+        if (!st && !aitk_output_is_stdout(files[k]))
             st = aitk_output_file_ready(files[k], err);
         if (st)
             return st;
     }
-    /* No output may replace an input or another output. */
+    /* No output may replace an input or another output, and only one may
+     * take standard output. */
     aitk_named_path outs[AITK_MAX_OUTPUTS];
     for (size_t i = 0; i < plan->count; i++)
         outs[i] = (aitk_named_path){aitk_str_cstr(&plan->files[i].what),
@@ -184,6 +187,8 @@ static aitk_status stage_all(const aitk_output_plan *plan, const cJSON *report,
             aitk_log(AITK_LOG_ERROR, "could not render %s (out of memory)", f->path.ptr);
             return AITK_E_NOMEM;
         }
+        if (f->to_stdout) /* written after the files (write_stdout) */
+            continue;
         aitk_str why = AITK_STR_INIT;
         if (aitk_file_stage(f->path.ptr, aitk_str_cstr(&texts[i]), texts[i].len, &staged[i],
                             &why)) {
@@ -195,10 +200,34 @@ static aitk_status stage_all(const aitk_output_plan *plan, const cJSON *report,
     return write_failed ? AITK_E_IO : AITK_OK;
 }
 
+/* The output asked for on standard output, once the files are in place.
+ * Its control characters are escaped as render's are (a report holds text
+ * from the machine), in a way that keeps JSON valid; a write that fails (a
+ * reader gone: SIGPIPE is ignored during a run) is AITK_E_IO. */
+static aitk_status write_stdout(const aitk_output_plan *plan, const aitk_str *texts,
+                                aitk_str *err)
+{
+    for (size_t i = 0; i < plan->count; i++) {
+        if (!plan->files[i].to_stdout)
+            continue;
+        if (aitk_fputs_printable(aitk_str_cstr(&texts[i]), stdout))
+            return AITK_E_NOMEM;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            aitk_str_appendf(err, "%s -: standard output: write failed",
+                             aitk_str_cstr(&plan->files[i].what));
+            clearerr(stdout); /* said here: main.c need not say it again */
+            return AITK_E_IO;
+        }
+    }
+    return AITK_OK;
+}
+
 static aitk_status commit_all(const aitk_output_plan *plan, aitk_staged *staged, aitk_str *err)
 {
     bool write_failed = false;
     for (size_t i = 0; i < plan->count; i++) {
+        if (plan->files[i].to_stdout)
+            continue;
         aitk_str why = AITK_STR_INIT;
         if (aitk_file_commit(&staged[i], &why)) {
             aitk_str_appendf(err, "%s%s", write_failed ? "; " : "", aitk_str_cstr(&why));
@@ -220,6 +249,8 @@ aitk_status aitk_outputs_write(const aitk_output_plan *plan, const cJSON *report
         aitk_str_append(err, " (no report file was replaced)");
     else if (!st)
         st = commit_all(plan, staged, err);
+    if (!st)
+        st = write_stdout(plan, texts, err);
     for (size_t i = 0; i < AITK_MAX_OUTPUTS; i++) {
         aitk_file_discard(&staged[i]);
         aitk_str_free(&texts[i]);
@@ -227,9 +258,14 @@ aitk_status aitk_outputs_write(const aitk_output_plan *plan, const cJSON *report
     return st;
 }
 
-void aitk_outputs_print(const aitk_output_plan *plan, aitk_redactor *redactor)
+void aitk_outputs_print(const aitk_output_plan *plan, aitk_redactor *redactor, FILE *out)
 {
     for (size_t i = 0; i < plan->count; i++) {
+        if (plan->files[i].to_stdout) {
+            fprintf(out, "%s%s: standard output\n", out_labels[plan->files[i].kind],
+                    plan->files[i].redacted ? " (redacted)" : "");
+            continue;
+        }
         const char *path = plan->files[i].path.ptr;
         aitk_str shown = AITK_STR_INIT;
         if (redactor)
@@ -238,10 +274,10 @@ void aitk_outputs_print(const aitk_output_plan *plan, aitk_redactor *redactor)
         /* The path is the user's text: its control characters (ESC, a
          * newline) are shown escaped, never sent to the terminal. */
         aitk_str printable = AITK_STR_INIT;
-        printf("%s%s: %s\n", out_labels[plan->files[i].kind],
-               plan->files[i].redacted ? " (redacted)" : "",
-               aitk_str_append_printable(&printable, path, false) ? "(path withheld)"
-                                                                 : aitk_str_cstr(&printable));
+        fprintf(out, "%s%s: %s\n", out_labels[plan->files[i].kind],
+                plan->files[i].redacted ? " (redacted)" : "",
+                aitk_str_append_printable(&printable, path, false) ? "(path withheld)"
+                                                                  : aitk_str_cstr(&printable));
         aitk_str_free(&printable);
         aitk_str_free(&shown);
     }

@@ -29,12 +29,13 @@
 
 /* The console view (reports/console.h); a report it cannot render in full
  * (out of memory) shows what it could. It goes to stdout, which may be a
- * file or a pipe while stderr is the terminal. */
-static void print_summary(const cJSON *report, int verbosity)
+ * file or a pipe while stderr is the terminal; to stderr when a report
+ * itself goes to stdout (`--json -`). */
+static void print_summary(const cJSON *report, int verbosity, FILE *out)
 {
     aitk_str text = AITK_STR_INIT;
-    aitk_render_console(report, AITK_VERSION, verbosity, aitk_log_color_on(stdout), &text);
-    fputs(aitk_str_cstr(&text), stdout);
+    aitk_render_console(report, AITK_VERSION, verbosity, aitk_log_color_on(out), &text);
+    fputs(aitk_str_cstr(&text), out);
     aitk_str_free(&text);
 }
 
@@ -306,21 +307,23 @@ static bool make_report(run_state *r)
 }
 
 /* The files, then the summary (a redacted run shows the redacted one),
- * then where the files are; the exit code from the verdict. */
+ * then where the files are; the exit code from the verdict. With a report
+ * on standard output, what is said for a person goes to stderr. */
 static void write_and_show(run_state *r)
 {
     const aitk_options *o = r->o;
+    FILE *human = r->plan.to_stdout ? stderr : stdout;
     aitk_status st = aitk_outputs_write(&r->plan, r->report, r->redacted, &r->err);
     if (st == AITK_E_NOMEM)
         return;
     if (o->verbosity >= 0)
-        print_summary(r->redactor ? r->redacted : r->report, o->verbosity);
+        print_summary(r->redactor ? r->redacted : r->report, o->verbosity, human);
     if (st) {
         aitk_log(AITK_LOG_ERROR, "%s", aitk_str_cstr(&r->err));
         return;
     }
     if (o->verbosity >= 0)
-        aitk_outputs_print(&r->plan, r->redactor);
+        aitk_outputs_print(&r->plan, r->redactor, human);
     aitk_verdict v;
     r->rc = aitk_report_verdict(r->report, &v) ? AITK_EXIT_INTERNAL
             : v == AITK_VERDICT_FAIL           ? AITK_EXIT_FAILED

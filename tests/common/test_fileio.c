@@ -378,6 +378,18 @@ static void test_same_file(void **state)
     const aitk_named_path twice[] = {{"--json", fresh.ptr}, {"--html", fresh2.ptr}};
     assert_int_equal(aitk_outputs_distinct(twice, 2, ins, 0, &err), AITK_E_INVAL);
     assert_non_null(strstr(err.ptr, "--html"));
+    /* "-" is standard output, not a file: one may take it, beside files
+     * (also one named "./-"), and two are refused. */
+    assert_true(aitk_output_is_stdout("-"));
+    assert_false(aitk_output_is_stdout("./-") || aitk_output_is_stdout("--") ||
+                 aitk_output_is_stdout("") || aitk_output_is_stdout(NULL));
+    const aitk_named_path one_dash[] = {{"--json", "-"}, {"--html", "./-"}, {"--junit", fresh.ptr}};
+    assert_int_equal(aitk_outputs_distinct(one_dash, 3, ins, 2, NULL), AITK_OK);
+    aitk_str_clear(&err);
+    const aitk_named_path two_dashes[] = {{"--json", "-"}, {"--html", fresh.ptr}, {"--junit", "-"}};
+    assert_int_equal(aitk_outputs_distinct(two_dashes, 3, ins, 2, &err), AITK_E_INVAL);
+    assert_string_equal(err.ptr, "--json - and --junit - both ask for standard output: only one "
+                                 "output can go there; give the other a file name");
     char *data = NULL;
     assert_int_equal(aitk_file_read(a.ptr, 10, &data, NULL, NULL), AITK_OK);
     assert_string_equal(data, "a"); /* nothing was written by checking */

@@ -532,7 +532,11 @@ static void test_stdout_write_failure_is_exit_3(void **state)
         (const char *[]){"gpus", NULL},
         (const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090", NULL},
         (const char *[]){"deps", "/bin/sh", NULL},
+        (const char *[]){"deps", "/bin/sh", "--markdown", "-", NULL},
+        (const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090", "--json", "-",
+                         NULL},
         (const char *[]){"--quick", NULL},
+        (const char *[]){"--quick", "--json", "-", NULL},
         (const char *[]){"--help", NULL},
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
@@ -701,6 +705,99 @@ static void test_output_clashes_are_refused(void **state)
     aitk_str_free(&via_dot);
 }
 
+/* Runs `args` in folder `dir` (so that a file named "-" would land there)
+ * and returns the result; the test's own folder is kept. */
+static void cli_run_in(const char *dir, cli_result *r, const char *const *args)
+{
+    char here[4096];
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(dir), 0);
+    cli_run(r, args, NULL);
+    assert_int_equal(chdir(here), 0);
+}
+
+/* stdout parsed as JSON, failing the test (with what was there) when it
+ * is not exactly one JSON document. */
+static cJSON *stdout_json(const cli_result *r, const char *what)
+{
+    cJSON *j = cJSON_ParseWithOpts(aitk_str_cstr(&r->out), NULL, true);
+    if (!j)
+        fail_msg("%s: standard output is not one JSON document (exit %d): %.300s\nstderr: %s",
+                 what, r->exit_code, aitk_str_cstr(&r->out), aitk_str_cstr(&r->err));
+    return j;
+}
+
+/* "-" as an output file is standard output, as command-line tools read
+ * it: `aitk-validate --quick --json - | python3 -m json.tool` gets the
+ * report alone, the summary and the report lines going to stderr, and no
+ * file named "-" is written. Only one output may take standard output. */
+static void test_dash_is_standard_output(void **state)
+{
+    (void)state;
+    cli_result r;
+    cli_run_in(tmp, &r, (const char *[]){"--quick", "--json", "-", NULL});
+    if (r.exit_code != 0 && r.exit_code != 1)
+        fail_msg("exit %d: %s", r.exit_code, aitk_str_cstr(&r.err));
+    cJSON *rep = stdout_json(&r, "--quick --json -");
+    const cJSON *summary = cJSON_GetObjectItem(rep, "summary");
+    assert_int_equal(cJSON_GetObjectItem(summary, "exit_code")->valueint, r.exit_code);
+    assert_string_equal(cJSON_GetObjectItem(rep, "level")->valuestring, "quick");
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "Verdict: "));
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "Report: standard output"));
+    cJSON_Delete(rep);
+    cli_free(&r);
+    assert_int_equal(entries(tmp), 0); /* no file named "-" */
+
+    /* Another output beside it still goes to its file. */
+    aitk_str json = AITK_STR_INIT;
+    aitk_path_join(&json, tmp, "r.json");
+    cli_run_in(tmp, &r, (const char *[]){"--quick", "--markdown", "-", "--json", json.ptr, NULL});
+    assert_true(r.exit_code == 0 || r.exit_code == 1);
+    if (strncmp(aitk_str_cstr(&r.out), "## aitk-validate: ", 18) != 0)
+        fail_msg("--markdown -: stdout is not the Markdown alone: %.300s", aitk_str_cstr(&r.out));
+    cJSON_Delete(load_json(json.ptr));
+    cli_free(&r);
+    assert_int_equal(entries(tmp), 1);
+
+    /* Two on standard output would run together: refused, nothing run. */
+    expect_usage_error((const char *[]){"--quick", "--json", "-", "--markdown", "-", NULL},
+                       "--json - and --markdown - both ask for standard output");
+    expect_usage_error((const char *[]){"render", json.ptr, "--html", "-", "--json", "-", NULL},
+                       "both ask for standard output");
+    expect_usage_error((const char *[]){"deps", AITK_EXE, "--json", "--markdown", "-", NULL},
+                       "both ask for standard output");
+
+    /* The other commands read "-" alike. */
+    cli_run_in(tmp, &r, (const char *[]){"render", json.ptr, "--json", "-", NULL});
+    assert_int_equal(r.exit_code, 0);
+    cJSON_Delete(stdout_json(&r, "render --json -"));
+    cli_free(&r);
+    cli_run_in(tmp, &r, (const char *[]){"compare", json.ptr, json.ptr, "--output", "-", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(aitk_str_cstr(&r.out), "no regression"));
+    cli_free(&r);
+    cli_run_in(tmp, &r, (const char *[]){"trend", json.ptr, "--format", "csv", "--output", "-",
+                                         NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_true(r.out.len > 0);
+    cli_free(&r);
+    cli_run_in(tmp, &r, (const char *[]){"predict", "--model", "flux1-dev", "--gpu", "RTX 4090",
+                                         "--json", "-", NULL});
+    assert_int_equal(r.exit_code, 0);
+    cJSON_Delete(stdout_json(&r, "predict --json -"));
+    assert_non_null(strstr(aitk_str_cstr(&r.err), "flux1-dev")); /* the table, on stderr */
+    cli_free(&r);
+    cli_run_in(tmp, &r, (const char *[]){"deps", AITK_EXE, "--markdown", "-", NULL});
+    if (r.exit_code != 0 && r.exit_code != 1)
+        fail_msg("deps --markdown -: exit %d: %s", r.exit_code, aitk_str_cstr(&r.err));
+    if (strncmp(aitk_str_cstr(&r.out), "## aitk-validate deps: ", 23) != 0)
+        fail_msg("deps --markdown -: stdout is not the Markdown alone: %.300s",
+                 aitk_str_cstr(&r.out));
+    cli_free(&r);
+    assert_int_equal(entries(tmp), 1); /* still only r.json */
+    aitk_str_free(&json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +813,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_broken_data_file_is_positioned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render_rejects_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_clashes_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dash_is_standard_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_optimizer_verdict, setup, teardown),
 #ifndef _WIN32
         /* Linux only: /dev/full, /bin/sh and ulimit -f (SIGXFSZ) make the

@@ -226,6 +226,8 @@ aitk_status aitk_deps_render_markdown(const cJSON *doc, aitk_str *out)
 
 aitk_status aitk_deps_markdown_ready(const char *md, char *const *inputs, size_t n, aitk_str *err)
 {
+    if (aitk_output_is_stdout(md)) /* standard output: no file to check */
+        return AITK_OK;
     const aitk_named_path out = {"--markdown", md};
     aitk_status st = AITK_OK;
     /* `deps --markdown torch_cpu.dll torch_cpu.dll` would replace the DLL. */
@@ -240,7 +242,9 @@ aitk_status aitk_deps_markdown_write(const cJSON *doc, const char *md, aitk_str 
 {
     aitk_str page = AITK_STR_INIT;
     aitk_status st = aitk_deps_render_markdown(doc, &page);
-    if (!st)
+    if (!st && aitk_output_is_stdout(md)) /* main.c checks that it got there */
+        st = aitk_fputs_printable(aitk_str_cstr(&page), stdout);
+    else if (!st)
         st = aitk_file_write_atomic(md, aitk_str_cstr(&page), page.len, err);
     aitk_str_free(&page);
     return st;

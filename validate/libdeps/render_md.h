@@ -16,9 +16,11 @@ typedef struct cJSON cJSON;
 aitk_status aitk_deps_render_markdown(const cJSON *doc, aitk_str *out);
 
 /* Before any work: the --markdown file can be written and is none of the
- * inputs (AITK_E_INVAL / AITK_E_IO, one line in err). */
+ * inputs (AITK_E_INVAL / AITK_E_IO, one line in err); "-" is standard
+ * output, nothing to check. */
 aitk_status aitk_deps_markdown_ready(const char *md, char *const *inputs, size_t n, aitk_str *err);
-/* The page for `doc`, written atomically to `md`. */
+/* The page for `doc`, written atomically to `md`, or to standard output
+ * for "-". */
 aitk_status aitk_deps_markdown_write(const cJSON *doc, const char *md, aitk_str *err);
 
 /* `render DEPS.json`: secrets scrubbed (and with `redact`, user and host
