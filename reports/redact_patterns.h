@@ -35,6 +35,9 @@ bool aitk_redact_secret_field(const char *name, size_t n);
 /* A JSON number under `name` that is a secret: any under a password's name,
  * an integer of 8+ digits under another secret field. */
 bool aitk_redact_secret_number(const char *name, size_t n, double value);
+/* v[0..n) looks made by a machine, as tokens and keys are: letters and
+ * digits together, no dots or spaces, not a path. */
+bool aitk_redact_machine_made(const char *v, size_t n);
 
 size_t aitk_redact_match_uuid(const char *p);
 size_t aitk_redact_match_mac(const char *p);
@@ -56,7 +59,7 @@ typedef struct aitk_url_credentials {
     size_t user_at, user_len, password_at, password_len, end;
     bool colon, user_secret;
 } aitk_url_credentials;
-/* in[i] starts userinfo with a secret in it: "://" after a scheme
+/* (redact_userinfo.c) in[i] starts userinfo with a secret in it: "://" after a scheme
  * (scheme://user:password@host, scheme://TOKEN@host), or a proxy written
  * without one at the start of a word (user:password@proxy:8080). */
 bool aitk_redact_match_userinfo(const char *in, size_t i, aitk_url_credentials *c);
