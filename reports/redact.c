@@ -175,7 +175,9 @@ static const entry *match_learnt(const aitk_redactor *r, const char *in, size_t 
     const entry *best = NULL;
     for (size_t k = 0; k < r->count; k++) {
         const entry *e = &r->items[k];
-        if (best && e->len <= best->len)
+        /* An empty value would match everywhere, and the rewrite would
+         * never move on. */
+        if ((best && e->len <= best->len) || e->len == 0)
             continue;
         bool name = e->kind == AITK_REDACT_HOST || e->kind == AITK_REDACT_USER;
         if (name && !names)

@@ -537,5 +537,8 @@ size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned 
         n = aitk_redact_match_bearer(p, keep);
     if (!n)
         n = aitk_redact_match_assignment(p, prev, keep);
-    return n;
+    /* A header or name with nothing after it ("X-Auth-Token:" at the end
+     * of a line) hides nothing: taken, it would put a placeholder where no
+     * secret was. */
+    return n > *keep ? n : 0;
 }

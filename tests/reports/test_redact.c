@@ -591,6 +591,20 @@ static void test_plain_text_forms(void **state)
     expect_scrub_keeps(kept, sizeof kept / sizeof *kept);
 }
 
+/* A header or a password's name with nothing after it hides nothing: the
+ * scrub puts no placeholder there, and --redact, which learnt the empty
+ * "secret" and matched it everywhere without moving on, finishes. */
+static void test_empty_values(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"X-Auth-Token:\n(x) y", "x-api-key: \nfoo bar",
+                                        "DB-PASSWORD:\n- a"};
+    const size_t n = sizeof texts / sizeof *texts;
+    expect_scrub_keeps(texts, n);
+    for (size_t i = 0; i < n; i++)
+        expect_fresh(texts[i], texts[i]);
+}
+
 /* A report with every planted kind, in the places probes put them. */
 static cJSON *planted_report(void)
 {
@@ -829,6 +843,7 @@ int main(void)
         cmocka_unit_test(test_secret_numbers),
         cmocka_unit_test(test_userinfo),
         cmocka_unit_test(test_plain_text_forms),
+        cmocka_unit_test(test_empty_values),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_common_names_keep_structure),
         cmocka_unit_test(test_allocation_failures),
