@@ -283,7 +283,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
         if (boundary) {
             aitk_redact_kind kind = AITK_REDACT_SECRET;
             if (!r)
-                n = aitk_redact_match_secret(p, prev, false, 0, &keep);
+                n = aitk_redact_match_secret(in, i, false, 0, &keep);
             else if ((n = aitk_redact_match_uuid(p)))
                 kind = AITK_REDACT_UUID;
             else if (prev != '.' && (n = aitk_redact_match_mac(p))) /* not in 1.2024.0101.1234 */
@@ -291,7 +291,7 @@ static aitk_status redact_text(aitk_redactor *r, const char *in, unsigned flags,
             else if (!(flags & AITK_REDACT_TEXT_NO_IP) && !aitk_redact_version_context(in, i) &&
                      ((n = aitk_redact_match_ipv4(p)) || (n = aitk_redact_match_ipv6(p))))
                 kind = AITK_REDACT_IP;
-            else if ((n = aitk_redact_match_secret(p, prev, b64_start, flags, &keep)))
+            else if ((n = aitk_redact_match_secret(in, i, b64_start, flags, &keep)))
                 kind = AITK_REDACT_SECRET;
             if (n) {
                 aitk_str_appendn(out, p, keep);

@@ -63,9 +63,10 @@ size_t aitk_redactor_count(const aitk_redactor *r, aitk_redact_kind kind);
 /* Without --redact too: every string of the tree loses what is a secret by
  * its shape alone: known token formats (hf_, ghp_, AKIA, sk-, ...), JWTs,
  * PEM private keys, Bearer/Basic credentials, the password of a URL
- * (scheme://user:PASSWORD@host) and secret assignments (token=...,
- * MY_PASSWORD=..., "password": "...", see redact_secrets.c for which names
- * count) become "[secret]". Reports never copy a secret, even one inside a
+ * (scheme://user:PASSWORD@host), the password option of a known program
+ * (mysql -pSECRET, sshpass -p SECRET: redact_commands.c) and secret
+ * assignments (token=..., MY_PASSWORD=..., "password": "...", see
+ * redact_secrets.c for which names count) become "[secret]". Reports never copy a secret, even one inside a
  * variable they may show (a token in PYTORCH_CUDA_ALLOC_CONF). Names,
  * paths, addresses and long random-looking runs (which hashes resemble)
  * stay: that is --redact's job. */

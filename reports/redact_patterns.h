@@ -67,14 +67,21 @@ bool aitk_redact_match_userinfo(const char *in, size_t i, aitk_url_credentials *
  * X-Amz-Signature=, token=) at p, after its '?' or '&' (prev); *keep
  * counts the name and '='. */
 size_t aitk_redact_match_query_secret(const char *p, char prev, size_t *keep);
-/* A secret at p, for both the --redact rewrite and the scrub every report
- * gets: a known token shape, a JWT; with `random` (p starts a word of
- * base64) a long random string (aitk_redact_match_random, under `flags`);
- * a credential parameter of a URL query, a PEM private key, a header
- * (Authorization, Cookie, x-api-key), a --token flag, a .netrc password,
- * a Bearer credential, or NAME=value with a secret-sounding name; *keep
- * counts what stays before it (name, separator, scheme). 0: none. */
-size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+/* A password given to a known program on its command line, at in[i] (the
+ * option's '-'): mysql -pSECRET, sshpass -p SECRET, docker login -p
+ * SECRET, curl -u USER:SECRET (redact_commands.c has the table and each
+ * program's rule). *keep counts what stays before it (the option, an
+ * opening quote, "USER:"). 0: none. */
+size_t aitk_redact_match_tool_password(const char *in, size_t i, size_t *keep);
+/* A secret at in[i], for both the --redact rewrite and the scrub every
+ * report gets: a known token shape, a JWT; with `random` (in[i] starts a
+ * word of base64) a long random string (aitk_redact_match_random, under
+ * `flags`); a credential parameter of a URL query, a PEM private key, a
+ * header (Authorization, Cookie, x-api-key), a --token flag, a known
+ * program's password option, a .netrc password, a Bearer credential, or
+ * NAME=value with a secret-sounding name; *keep counts what stays before
+ * it (name, separator, scheme). 0: none. */
+size_t aitk_redact_match_secret(const char *in, size_t i, bool random, unsigned flags,
                                 size_t *keep);
 /* True when in[i] starts a dotted number that is a version, not an address. */
 bool aitk_redact_version_context(const char *in, size_t i);

@@ -48,9 +48,20 @@ static bool word_is(const char *w, size_t n, const char *want)
     return strlen(want) == n && strncasecmp(w, want, n) == 0;
 }
 
+/* w[0..n) has no lower-case letter. */
+static bool upper_word(const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (islower((unsigned char)w[i]))
+            return false;
+    return true;
+}
+
 /* A name whose value is a password however short it is ("hunter2"): one
  * of whose words is PASSWORD, PASSWD or PASSPHRASE (any case, alone or in a
- * compound: MY_PASSWORD, "password", dbPassword), or PASS or PWD written
+ * compound: MY_PASSWORD, "password", dbPassword), or ends in PASSWORD in
+ * capitals, the way some programs name their variable without a
+ * separator (libpq's PGPASSWORD, REDISPASSWORD); or PASS or PWD written
  * in capitals as the last word of a compound, the way environment
  * variables are (DB_PASS, MYSQL_PWD). PASS and PWD alone, or in lower case,
  * are ordinary words of the report and of code ("forward pass: 12 ms",
@@ -68,7 +79,8 @@ static bool password_name(const char *name, size_t n)
         const char *w = name + start;
         words++;
         if (word_is(w, len, "password") || word_is(w, len, "passwd") ||
-            word_is(w, len, "passphrase"))
+            word_is(w, len, "passphrase") ||
+            (len > 8 && strncmp(w + len - 8, "PASSWORD", 8) == 0 && upper_word(w, len)))
             return true;
         last_is_short_word = (len == 4 && strncmp(w, "PASS", 4) == 0) ||
                              (len == 3 && strncmp(w, "PWD", 3) == 0);
@@ -204,14 +216,18 @@ static size_t passphrase_length(const char *p, size_t at)
     return end;
 }
 
-/* After a name at p[0..n): its closing quote, spaces, one of `seps`
- * (' ' among them: a run of spaces alone will do), spaces, an opening
- * quote. Where the value starts, or 0; *quote gets the opening quote. */
+/* After a name at p[0..n): its closing quote (and a subscript's ']':
+ * os.environ["HF_TOKEN"] = "..."), spaces, one of `seps` (' ' among them:
+ * a run of spaces alone will do), spaces, an opening quote. Where the
+ * value starts, or 0; *quote gets the opening quote. */
 static size_t value_start(const char *p, size_t n, const char *seps, char *quote)
 {
     size_t at = n;
-    if (p[at] == '"' || p[at] == '\'') /* "password": the name's closing quote */
+    if (p[at] == '"' || p[at] == '\'') { /* "password": the name's closing quote */
         at++;
+        if (p[at] == ']')
+            at++;
+    }
     size_t spaces = at;
     while (p[at] == ' ')
         at++;
@@ -514,9 +530,11 @@ size_t aitk_redact_match_pem(const char *p, size_t *keep)
     return close ? (size_t)(close + 5 - p) : strlen(p);
 }
 
-size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned flags,
+size_t aitk_redact_match_secret(const char *in, size_t i, bool random, unsigned flags,
                                 size_t *keep)
 {
+    const char *p = in + i;
+    const char prev = i ? in[i - 1] : '\0';
     *keep = 0;
     size_t n = aitk_redact_match_query_secret(p, prev, keep);
     if (!n)
@@ -531,6 +549,8 @@ size_t aitk_redact_match_secret(const char *p, char prev, bool random, unsigned 
         n = match_header(p, keep);
     if (!n)
         n = match_flag(p, keep);
+    if (!n)
+        n = aitk_redact_match_tool_password(in, i, keep);
     if (!n)
         n = match_netrc(p, keep);
     if (!n)

@@ -1,6 +1,6 @@
-/* Credentials in a URL's userinfo: scheme://user:PASSWORD@host, a token
- * as the user (https://TOKEN@host), and a proxy's user:PASSWORD@host
- * written without a scheme. Like the shapes of redact_secrets.c, every
+/* Credentials in a URL's userinfo: scheme://user:PASSWORD@host (in quotes,
+ * a password with spaces), a token as the user (https://TOKEN@host), and a
+ * proxy's user:PASSWORD@host written without a scheme. Like the shapes of redact_secrets.c, every
  * report loses these (aitk_scrub_secrets); the user name stays for
  * --redact to judge, unless it is the credential itself. */
 #include <ctype.h>
@@ -108,11 +108,51 @@ static bool bare_userinfo(const char *p, aitk_url_credentials *c)
     return true;
 }
 
+/* A URL in quotes (git clone "https://user:my pass@host/r.git", pip's
+ * --index-url '...'), at p = "://": the closing quote, not a space, ends
+ * it, so a password may hold spaces, and '@' too (p@ss w0rd). It runs to
+ * the last '@' before that quote that a host follows with no space after
+ * it, and holds a space (a password without one is url_userinfo's, whose
+ * '@' is the first ahead of the path: u:p@h/x?mail=a@b.org). A '/' before
+ * the first space is the URL's path ('https://u:p@h/ then a@b.org'): the
+ * URL ended there. */
+static bool quoted_userinfo(const char *p, char quote, aitk_url_credentials *c)
+{
+    size_t u = 3, at = 0, close;
+    bool spaced = false;
+    while (p[u] && !isspace((unsigned char)p[u]) && !strchr(":/?#@\"'<>`", p[u]))
+        u++;
+    if (p[u] != ':')
+        return false;
+    for (close = u + 1; p[close] && p[close] != quote && p[close] != '\n'; close++)
+        if (p[close] == '@')
+            at = close;
+    if (p[close] != quote || at <= u + 1 || !proxy_host(p + at + 1))
+        return false;
+    for (size_t k = u + 1; k < close; k++) {
+        if ((isspace((unsigned char)p[k]) && k > at) || (p[k] == '/' && !spaced && k < at))
+            return false;
+        spaced |= isspace((unsigned char)p[k]) != 0;
+    }
+    if (!spaced || holds_url(p + u + 1, at - u - 1))
+        return false;
+    *c = (aitk_url_credentials){3, u - 3, u + 1, at - u - 1, at + 1, true, false};
+    return true;
+}
+
 bool aitk_redact_match_userinfo(const char *in, size_t i, aitk_url_credentials *c)
 {
     char prev = i ? in[i - 1] : '\0';
-    if (strncmp(in + i, "://", 3) == 0)
+    if (strncmp(in + i, "://", 3) == 0) {
+        size_t scheme = i;
+        while (scheme > 0 && (isalnum((unsigned char)in[scheme - 1]) || in[scheme - 1] == '+' ||
+                              in[scheme - 1] == '.' || in[scheme - 1] == '-'))
+            scheme--;
+        char quote = scheme > 0 ? in[scheme - 1] : '\0';
+        if (i > 0 && (quote == '"' || quote == '\'') && quoted_userinfo(in + i, quote, c))
+            return true;
         return i > 0 && isalnum((unsigned char)prev) && url_userinfo(in + i, c);
+    }
     bool word_start = i == 0 || isspace((unsigned char)prev) || strchr("=\"'(,;<`", prev);
     return word_start && bare_userinfo(in + i, c);
 }
