@@ -7,7 +7,10 @@
  * renderer, gives back the text itself, and so that nothing in it becomes a
  * link, an image, raw HTML or a new table cell. The one markup let through is
  * a code span: remedies put commands between backticks on purpose, and a
- * code span cannot hold anything but literal text. */
+ * code span cannot hold anything but literal text. A word that GitHub would
+ * link or act on (a URL, an e-mail address, @user, #123, owner/repo#123) is
+ * written as a code span too, so that pasting a report into an issue pings
+ * and cross-references no one. */
 #ifndef AITK_REPORTS_MARKDOWN_TEXT_H
 #define AITK_REPORTS_MARKDOWN_TEXT_H
 

@@ -66,7 +66,9 @@ static void test_markdown_page(void **state)
         "- **PROBLEM**: fbgemm.dll -> libomp140.x86_64.dll: not found\n",
         "  - searched, in order:\n    1. " FX_TORCH " (the DLL's folder)\n",
         "  - **fix:** Upgrade torch to 2.4.1",
-        "  - source: pytorch/pytorch#131662"};
+        /* In code: pasted into an issue, it must not cross-reference
+         * pytorch's issue. */
+        "  - source: `pytorch/pytorch#131662`"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(md, want[i]))
             fail_msg("page lacks '%s':\n%s", want[i], md);

@@ -5,9 +5,10 @@
  * own renderer, with the extensions GitHub turns on (table, autolink,
  * strikethrough, tagfilter). Each text must come back character for
  * character, each table row with its four cells, and nothing may turn into
- * emphasis, a link, an image or raw HTML. The expected HTML was written by
- * hand and checked against cmark-gfm 0.29.0.gfm.6 (Debian 12). Skipped (77)
- * only when no cmark-gfm is installed (ci/install-deps.sh installs it). */
+ * emphasis, a link, an image or raw HTML; no URL, address, @name or issue
+ * reference may stand where GitHub links it. The expected HTML was written
+ * by hand and checked against cmark-gfm 0.29.0.gfm.6 (Debian 12). Skipped
+ * (77) only when no cmark-gfm is installed (ci/install-deps.sh installs it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,11 +77,11 @@ static void test_windows_texts_read_as_written(void **state)
     /* A command between backticks stays a code span, pipe and <...> included. */
     expect(h, "<li><strong>fix:</strong> check <code>lsmod | grep nvidia</code> and "
               "<code>wsl --set-version &lt;distribution&gt; 2</code></li>\n");
-    /* A bare URL is shown as itself (GitHub links any URL it sees); the
-     * link text and the image around it stay text. */
-    expect(h, "<li>source: [docs](<a href=\"https://evil.example\">https://evil.example</a>) "
-              "![x](<a href=\"https://evil.example/p.png\">https://evil.example/p.png</a>) "
-              "&amp;copy; &lt;lambda&gt;</li>\n");
+    /* A bare URL is shown as itself, in code (its word but the brackets
+     * at its edges), where GitHub links nothing; the link text and the
+     * image around it stay text. */
+    expect(h, "<li>source: [<code>docs](https://evil.example</code>) "
+              "![<code>x](https://evil.example/p.png</code>) &amp;copy; &lt;lambda&gt;</li>\n");
     expect(h, "<tr>\n<td>fail</td>\n<td><code>python.import_torch</code> import torch</td>\n"
               "<td>C:\\PROGRA~1\\NVIDIA~1\\CUDA\\v12.1\\bin; torch\\_C.cp310-win_amd64.pyd; "
               "\\\\nas\\share\\</td>\n<td>__init__.py and *.dll</td>\n</tr>\n");
@@ -89,6 +90,67 @@ static void test_windows_texts_read_as_written(void **state)
     assert_null(strstr(h, "<img"));
     assert_null(strstr(h, "<em>"));
     assert_null(strstr(h, "<del>"));
+    aitk_str_free(&md);
+    aitk_str_free(&html);
+    cJSON_Delete(r);
+}
+
+/* What a report quotes from elsewhere (a pip error, a loader message, the
+ * source a rule cites) holds URLs, e-mail addresses, @names and issue
+ * references. Pasted into an issue, cmark-gfm would link the URLs and
+ * addresses (showing the backslashes that escape a URL's _ ~ &), and
+ * github.com would ping @jdoe and cross-reference the issues it names; it
+ * does neither inside code. Each comes back as the same characters, its
+ * word in a code span but for the punctuation at its edges, in a list item
+ * and in a table cell; look-alikes that GitHub leaves alone (torch @ file:,
+ * pkg@1.0, C#1) stay plain text. */
+static void test_links_and_mentions_stay_text(void **state)
+{
+    (void)state;
+    aitk_report_meta m = {"0.1.0", "abc", "quick", "p", "validate", false};
+    cJSON *r = aitk_report_new(&m);
+    aitk_check pip = {
+        .id = "python.requirements", .category = "python", .title = "requirements",
+        .status = AITK_CHECK_FAIL,
+        .message = "pip could not reach https://pypi.corp.example/simple/__init__/?a=1&b=~2 (see "
+                   "https://github.com/ostris/ai-toolkit/issues/36); ask @jdoe or mail "
+                   "first.last@corp.example.org",
+        .observed = "www.example.com/a_b|c, ostris/ai-toolkit#91, #490 and GH-12",
+        .expected = "torch @ file:///wheels/t.whl, pkg@1.0, C#1, me@localhost",
+        .remedy = "wrap the step in @torch.compile, or ask @org/team-a",
+        .source = "pytorch/pytorch#119989; git+https://github.com/huggingface/diffusers@v0.30.0"};
+    /* Text right beside a span is a text of its own to GitHub ("@jdoe"
+     * after one pings; "GH-12" before one links): the whole word is code. */
+    aitk_check touching = {.id = "host.touching", .category = "host", .title = "Touching",
+                           .status = AITK_CHECK_WARN,
+                           .message = "`pip`https://x.org/a_b and GH-12`x` and `y`@jdoe",
+                           .observed = "C:\\Users\\first.last@corp.example.org\\AppData"};
+    aitk_report_add_check(r, &pip);
+    aitk_report_add_check(r, &touching);
+    aitk_report_finish(r, NULL);
+    aitk_str md = AITK_STR_INIT, html = AITK_STR_INIT;
+    assert_int_equal(aitk_render_markdown(r, &md), AITK_OK);
+    github_render(md.ptr, &html);
+    const char *h = aitk_str_cstr(&html);
+    expect(h, "(<code>python.requirements</code>): pip could not reach "
+              "<code>https://pypi.corp.example/simple/__init__/?a=1&amp;b=~2</code> (see "
+              "<code>https://github.com/ostris/ai-toolkit/issues/36</code>); ask "
+              "<code>@jdoe</code> or mail <code>first.last@corp.example.org</code>\n");
+    expect(h, "<li>observed: <code>www.example.com/a_b|c</code>, "
+              "<code>ostris/ai-toolkit#91</code>, <code>#490</code> and <code>GH-12</code>; "
+              "expected: torch @ file:///wheels/t.whl, pkg@1.0, C#1, me@localhost</li>\n");
+    expect(h, "<li><strong>fix:</strong> wrap the step in <code>@torch.compile</code>, or ask "
+              "<code>@org/team-a</code></li>\n");
+    expect(h, "<li>source: <code>pytorch/pytorch#119989</code>; "
+              "<code>git+https://github.com/huggingface/diffusers@v0.30.0</code></li>\n");
+    /* The table's cells: a pipe inside the span does not end the cell. */
+    expect(h, "<td><code>www.example.com/a_b|c</code>, <code>ostris/ai-toolkit#91</code>, "
+              "<code>#490</code> and <code>GH-12</code></td>\n"
+              "<td>torch @ file:///wheels/t.whl, pkg@1.0, C#1, me@localhost</td>\n");
+    expect(h, "(<code>host.touching</code>): <code>piphttps://x.org/a_b</code> and "
+              "<code>GH-12x</code> and <code>y@jdoe</code>\n<ul>\n<li>observed: "
+              "<code>C:\\Users\\first.last@corp.example.org\\AppData</code></li>\n");
+    assert_null(strstr(h, "<a "));
     aitk_str_free(&md);
     aitk_str_free(&html);
     cJSON_Delete(r);
@@ -126,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_windows_texts_read_as_written),
         cmocka_unit_test(test_version_cannot_end_its_code_span),
+        cmocka_unit_test(test_links_and_mentions_stay_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
