@@ -69,6 +69,13 @@ const char aitk_html_css[] =
     "dl.env{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:4px 0}"
     "dl.env dt{color:var(--muted)}dl.env dd{margin:0}\n"
     "footer{color:var(--muted);font-size:12px;margin:30px 0 10px}\n"
+    /* A narrow window (a phone, a split screen): with the usual paddings
+     * the tables' words that do not break (a check id, a benchmark's name,
+     * a header) need more than 500 pixels (514 for the checks of a --quick
+     * run without a GPU, 578 for the microbenchmarks of the test report),
+     * so the page and the cells give up some padding and the headers some
+     * size. */
+    "@media (max-width:600px){body{padding:12px 8px}th,td{padding:4px 3px}th{font-size:13px}}\n"
     "@media print{body{max-width:none;padding:0;font-size:11pt}.card,.banner{background:none}"
     "details{display:block}details>summary{display:none}h2{break-after:avoid}}\n";
 
